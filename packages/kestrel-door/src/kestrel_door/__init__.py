@@ -1,0 +1,5 @@
+"""Kestrel door."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,152 @@
+"""RFC 8785 (JCS) canonical JSON and sha256 roots.
+
+Hand-written so that ``kestrel-protocol`` depends on pydantic alone; the tests prove it
+byte-identical to the ``rfc8785`` package. Kestrel refuses floats outright (money and
+ratios are decimal strings), so JCS's number serialisation reduces to integers, which
+must lie in the IEEE-754 safe range to mean the same thing in every JSON reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "CanonicalizationError",
+    "canonical_json",
+    "root_of",
+    "root_of_bytes",
+    "to_json_value",
+]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+class CanonicalizationError(ValueError):
+    """A value that has no canonical JSON form in Kestrel (float, NaN, bad key, ...)."""
+
+
+def _encode_string(text: str, where: str) -> str:
+    out: list[str] = ['"']
+    for ch in text:
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch < " ":
+            out.append(f"\\u{ord(ch):04x}")
+        elif "\ud800" <= ch <= "\udfff":
+            raise CanonicalizationError(f"lone surrogate U+{ord(ch):04X} in a string at {where}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _encode(value: Any, where: str, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_encode_string(value, where))
+    elif isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise CanonicalizationError(
+                f"integer {value} at {where} is outside the safe range ±(2**53-1); "
+                "send it as a decimal string"
+            )
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        kind = "NaN" if value != value else "a float"  # noqa: PLR0124 - NaN test
+        raise CanonicalizationError(
+            f"{kind} ({value!r}) at {where}: Kestrel objects carry no floats; "
+            'use a decimal string such as "101.25"'
+        )
+    elif isinstance(value, Mapping):
+        items: list[tuple[str, Any]] = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalizationError(
+                    f"object key {key!r} at {where} is a {type(key).__name__}, not a string"
+                )
+            items.append((key, item))
+        items.sort(key=lambda kv: _utf16_key(kv[0]))
+        out.append("{")
+        for index, (key, item) in enumerate(items):
+            if index:
+                out.append(",")
+            out.append(_encode_string(key, where))
+            out.append(":")
+            _encode(item, f"{where}.{key}", out)
+        out.append("}")
+    elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _encode(item, f"{where}[{index}]", out)
+        out.append("]")
+    else:
+        raise CanonicalizationError(
+            f"value of type {type(value).__name__} at {where} has no JSON form"
+        )
+
+
+def to_json_value(value: Any) -> Any:
+    """Turn a protocol model (or plain JSON value) into plain JSON data."""
+    if isinstance(value, BaseModel):
+        dump = getattr(value, "to_json", None)
+        if callable(dump):
+            return dump()
+        return value.model_dump(mode="json", by_alias=True)
+    return value
+
+
+def canonical_json(value: Any) -> bytes:
+    """The RFC 8785 bytes of ``value`` (a model or plain JSON data)."""
+    out: list[str] = []
+    _encode(to_json_value(value), "$", out)
+    return "".join(out).encode("utf-8")
+
+
+def root_of_bytes(data: bytes) -> str:
+    """``"sha256:<hex>"`` of raw bytes (the tape root is the root of its CSV bytes)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def root_of(value: Any) -> str:
+    """The root of an object: sha256 of its canonical JSON *without* its ``root`` member."""
+    data = to_json_value(value)
+    if isinstance(data, Mapping) and "root" in data:
+        data = {k: v for k, v in data.items() if k != "root"}
+    return root_of_bytes(canonical_json(data))
+
+
+def _loads_strict(text: str | bytes) -> Any:
+    """Parse JSON refusing NaN/Infinity literals (Python's json accepts them)."""
+
+    def refuse(token: str) -> Any:
+        raise CanonicalizationError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)

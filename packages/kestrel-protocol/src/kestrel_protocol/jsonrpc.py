@@ -1,0 +1,204 @@
+"""JSON-RPC 2.0 messages and the MCP error codes of both protocol eras.
+
+The parser is hand-written on plain data (not pydantic) because it sits on the MCP
+hot path and because its job is to *classify* arbitrary input precisely: a message
+with an ``id`` member is a request (``id: null`` is invalid), one without is a
+notification, and anything else is an invalid request with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "JsonRpcError",
+    "JsonRpcErrorResponse",
+    "JsonRpcMessage",
+    "JsonRpcNotification",
+    "JsonRpcProtocolError",
+    "JsonRpcRequest",
+    "JsonRpcResponse",
+    "JsonRpcResult",
+    "McpErrorCode",
+    "RequestId",
+    "error_response",
+    "parse_message",
+    "parse_message_text",
+]
+
+RequestId = str | int
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+
+class McpErrorCode:
+    """MCP-defined codes beyond JSON-RPC's own.
+
+    2025-11-25 (and older): ``RESOURCE_NOT_FOUND`` (-32002) for an unknown resource and
+    ``URL_ELICITATION_REQUIRED`` (-32042). 2026-07-28 reports an unknown resource as
+    ``INVALID_PARAMS`` (SEP-2164) and adds the version/capability codes below.
+    """
+
+    RESOURCE_NOT_FOUND: Final = -32002
+    URL_ELICITATION_REQUIRED: Final = -32042
+    UNSUPPORTED_PROTOCOL_VERSION: Final = -32000
+    MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32003
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcError:
+    """The ``error`` member of an error response."""
+
+    code: int
+    message: str
+    data: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            out["data"] = self.data
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcRequest:
+    """A call that expects exactly one response carrying the same ``id``."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any] | list[Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        if self.params is not None:
+            out["params"] = self.params
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcNotification:
+    """A message with no ``id`` member: it never gets a response."""
+
+    method: str
+    params: dict[str, Any] | list[Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"jsonrpc": "2.0", "method": self.method}
+        if self.params is not None:
+            out["params"] = self.params
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcResult:
+    """A successful response."""
+
+    id: RequestId
+    result: Any = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self.id, "result": self.result}
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcErrorResponse:
+    """A failed response; ``id`` is ``None`` only when the request's id was unreadable."""
+
+    id: RequestId | None
+    error: JsonRpcError
+
+    def to_json(self) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self.id, "error": self.error.to_json()}
+
+
+JsonRpcResponse = JsonRpcResult | JsonRpcErrorResponse
+JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcErrorResponse
+
+
+class JsonRpcProtocolError(ValueError):
+    """Input that is not a valid JSON-RPC message; carries the code and any readable id."""
+
+    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+    def to_response(self) -> JsonRpcErrorResponse:
+        return JsonRpcErrorResponse(self.request_id, JsonRpcError(self.code, self.message))
+
+
+def error_response(
+    request_id: RequestId | None, code: int, message: str, data: Any = None
+) -> JsonRpcErrorResponse:
+    """Build an error response."""
+    return JsonRpcErrorResponse(request_id, JsonRpcError(code, message, data))
+
+
+def _valid_id(value: Any) -> bool:
+    return (isinstance(value, (str, int))) and not isinstance(value, bool)
+
+
+def parse_message(data: Any) -> JsonRpcMessage:
+    """Classify decoded JSON as one JSON-RPC 2.0 message, or raise with a precise reason.
+
+    Batches (arrays) are refused: MCP since 2025-06-18 does not use them.
+    """
+    if isinstance(data, list):
+        raise JsonRpcProtocolError(INVALID_REQUEST, "batch arrays are not supported")
+    if not isinstance(data, dict):
+        raise JsonRpcProtocolError(INVALID_REQUEST, "a message must be a JSON object")
+    has_id = "id" in data
+    raw_id = data.get("id")
+    request_id: RequestId | None = raw_id if has_id and _valid_id(raw_id) else None
+    if data.get("jsonrpc") != "2.0":
+        raise JsonRpcProtocolError(INVALID_REQUEST, 'member "jsonrpc" must be "2.0"', request_id)
+    if has_id and not _valid_id(raw_id):
+        raise JsonRpcProtocolError(
+            INVALID_REQUEST, 'member "id" must be a string or an integer (not null)'
+        )
+    if "method" in data:
+        method = data["method"]
+        if not isinstance(method, str) or not method:
+            raise JsonRpcProtocolError(
+                INVALID_REQUEST, 'member "method" must be a non-empty string', request_id
+            )
+        params = data.get("params")
+        if "params" in data and not isinstance(params, dict | list):
+            raise JsonRpcProtocolError(
+                INVALID_REQUEST, 'member "params" must be an object or an array', request_id
+            )
+        if request_id is None:
+            return JsonRpcNotification(method, params)
+        return JsonRpcRequest(request_id, method, params)
+    if request_id is not None and "result" in data and "error" not in data:
+        return JsonRpcResult(request_id, data["result"])
+    if "error" in data and "result" not in data and isinstance(data["error"], dict):
+        err = data["error"]
+        code, message = err.get("code"), err.get("message")
+        if isinstance(code, int) and not isinstance(code, bool) and isinstance(message, str):
+            rid = raw_id if _valid_id(raw_id) else None
+            return JsonRpcErrorResponse(rid, JsonRpcError(code, message, err.get("data")))
+    raise JsonRpcProtocolError(
+        INVALID_REQUEST, "not a request, notification or response", request_id
+    )
+
+
+def parse_message_text(raw: str | bytes) -> JsonRpcMessage:
+    """Decode one JSON text and classify it; undecodable input is a parse error (-32700)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise JsonRpcProtocolError(PARSE_ERROR, f"parse error: {exc}") from None
+    return parse_message(data)

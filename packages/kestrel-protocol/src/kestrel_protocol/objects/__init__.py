@@ -1,0 +1,86 @@
+"""Every protocol object of spec §6 as an immutable, lossless pydantic model."""
+
+from __future__ import annotations
+
+from .blotter import Blotter, BlotterFill, BlotterOrder
+from .catalog import (
+    AccountTerms,
+    Catalog,
+    CatalogScenario,
+    FeeTerms,
+    FillTerms,
+    Instrument,
+    Scenario,
+    StatementKind,
+    TapeInfo,
+)
+from .grade import (
+    Conformance,
+    ConformanceCheck,
+    GradeResult,
+    Metrics,
+    Mismatch,
+    OperationProgress,
+    OperationResumption,
+    VerificationReport,
+)
+from .offer import Offer
+from .record import SessionRecord
+from .session import (
+    AccountState,
+    Clock,
+    Delivery,
+    FrameEvent,
+    FrameOrder,
+    Payment,
+    Pentad,
+    PentadBody,
+    Position,
+    ScenarioRef,
+    SessionFrame,
+    SessionOpened,
+    SessionResponse,
+    StandDown,
+)
+from .validation import Diagnostic, ValidationReport
+
+__all__ = [
+    "AccountState",
+    "AccountTerms",
+    "Blotter",
+    "BlotterFill",
+    "BlotterOrder",
+    "Catalog",
+    "CatalogScenario",
+    "Clock",
+    "Conformance",
+    "ConformanceCheck",
+    "Delivery",
+    "Diagnostic",
+    "FeeTerms",
+    "FillTerms",
+    "FrameEvent",
+    "FrameOrder",
+    "GradeResult",
+    "Instrument",
+    "Metrics",
+    "Mismatch",
+    "Offer",
+    "OperationProgress",
+    "OperationResumption",
+    "Payment",
+    "Pentad",
+    "PentadBody",
+    "Position",
+    "Scenario",
+    "ScenarioRef",
+    "SessionFrame",
+    "SessionOpened",
+    "SessionRecord",
+    "SessionResponse",
+    "StandDown",
+    "StatementKind",
+    "TapeInfo",
+    "ValidationReport",
+    "VerificationReport",
+]

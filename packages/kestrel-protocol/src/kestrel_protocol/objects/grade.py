@@ -1,0 +1,96 @@
+"""Grades, their verification reports, and resumable operations."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..model import DecimalStr, ProtocolModel, RootStr, SelfRooted
+from .session import ScenarioRef
+
+__all__ = [
+    "Conformance",
+    "ConformanceCheck",
+    "GradeResult",
+    "Metrics",
+    "Mismatch",
+    "OperationProgress",
+    "OperationResumption",
+    "VerificationReport",
+]
+
+
+class Metrics(ProtocolModel):
+    """Performance over the equity series (decimal strings, 8 places for ratios)."""
+
+    pnl: DecimalStr
+    return_: DecimalStr = Field(alias="return")
+    max_drawdown: DecimalStr
+    sharpe: DecimalStr
+    fills: int
+    fees: DecimalStr
+    exposure: DecimalStr
+    turnover: DecimalStr
+
+
+class ConformanceCheck(ProtocolModel):
+    """One rule the session either kept or broke."""
+
+    id: str
+    passed: bool
+    detail: str
+
+
+class Conformance(SelfRooted):
+    """The conformance checks, bound by their own root."""
+
+    checks: list[ConformanceCheck]
+
+
+class GradeResult(SelfRooted):
+    """A portable grade: verifiable from the record's artifacts and the scenario alone."""
+
+    kind: Literal["kestrel.grade"] = "kestrel.grade"
+    session: str
+    scenario: ScenarioRef
+    record: RootStr
+    head: RootStr
+    metrics: Metrics
+    conformance: Conformance
+    passed: bool
+
+
+class OperationProgress(ProtocolModel):
+    """How far a long operation has come."""
+
+    done: int
+    total: int
+
+
+class OperationResumption(ProtocolModel):
+    """A long operation that is still running: come back after ``resumeAfterMs`` with ``token``."""
+
+    kind: Literal["kestrel.operation"] = "kestrel.operation"
+    operation: str
+    state: Literal["running"] = "running"
+    progress: OperationProgress
+    resume_after_ms: int
+    token: str
+
+
+class Mismatch(ProtocolModel):
+    """The first place a replay disagreed with what was presented."""
+
+    field: str
+    expected: str
+    found: str
+
+
+class VerificationReport(ProtocolModel):
+    """The outcome of ``verify(grade)``: replayed from artifacts, first mismatch named."""
+
+    kind: Literal["kestrel.verification"] = "kestrel.verification"
+    ok: bool
+    grade: str
+    mismatch: Mismatch | None = None

@@ -1,0 +1,169 @@
+"""Objects of a live session: pentads, frames, deliveries and submit responses."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..model import DecimalStr, ProtocolModel, RootStr, SelfRooted
+from .offer import Offer
+
+__all__ = [
+    "AccountState",
+    "Clock",
+    "Delivery",
+    "FrameEvent",
+    "FrameOrder",
+    "Payment",
+    "Pentad",
+    "PentadBody",
+    "Position",
+    "ScenarioRef",
+    "SessionFrame",
+    "SessionOpened",
+    "SessionResponse",
+    "StandDown",
+]
+
+Side = Literal["buy", "sell"]
+OrderType = Literal["market", "limit", "stop", "stop-limit"]
+Tif = Literal["day", "gtc", "ioc"]
+OrderStatus = Literal["new", "partially_filled", "filled", "cancelled", "expired", "rejected"]
+EventType = Literal["accepted", "fill", "cancelled", "expired", "rejected", "stood-down", "closed"]
+StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
+
+
+class PentadBody(ProtocolModel):
+    """The source exactly as sent."""
+
+    media_type: Literal["text/x-kestrel"] = "text/x-kestrel"
+    bytes: str
+
+
+class Pentad(SelfRooted):
+    """The five members that bind one accepted submission to the frame it applied to."""
+
+    session: str
+    seq: int = Field(ge=1)
+    prev: RootStr
+    body: PentadBody
+
+
+class ScenarioRef(ProtocolModel):
+    """A scenario by id and root."""
+
+    id: str
+    root: RootStr
+
+
+class Clock(ProtocolModel):
+    """The last processed bar, its time, and how many bars remain on the tape."""
+
+    bar: int
+    time: str
+    remaining: int
+
+
+class AccountState(ProtocolModel):
+    """Money state at the clock bar's close."""
+
+    cash: DecimalStr
+    equity: DecimalStr
+    realized: DecimalStr
+    unrealized: DecimalStr
+    fees: DecimalStr
+    peak: DecimalStr
+    drawdown: DecimalStr
+
+
+class Position(ProtocolModel):
+    """A non-flat position (negative ``qty`` is short)."""
+
+    symbol: str
+    qty: int
+    avg_price: DecimalStr
+    unrealized: DecimalStr
+
+
+class FrameOrder(ProtocolModel):
+    """An open order as the frame shows it."""
+
+    id: str
+    alias: str | None
+    side: Side
+    qty: int
+    filled: int
+    symbol: str
+    type: OrderType
+    limit: DecimalStr | None
+    stop: DecimalStr | None
+    tif: Tif
+    status: OrderStatus
+
+
+class FrameEvent(ProtocolModel):
+    """Something that happened since the previous frame."""
+
+    type: EventType
+    order: str | None = None
+    bar: int
+    qty: int | None = None
+    price: DecimalStr | None = None
+    fee: DecimalStr | None = None
+    reason: str | None = None
+
+
+class SessionFrame(ProtocolModel):
+    """What an agent sees after every submission (bound by ``Delivery.frameRoot``)."""
+
+    kind: Literal["kestrel.frame"] = "kestrel.frame"
+    session: str
+    seq: int
+    scenario: ScenarioRef
+    clock: Clock
+    status: Literal["open", "stood-down", "closed"]
+    marks: dict[str, DecimalStr]
+    account: AccountState
+    positions: list[Position]
+    orders: list[FrameOrder]
+    events: list[FrameEvent]
+
+
+class Delivery(ProtocolModel):
+    """A frame and the root of its canonical JSON."""
+
+    frame: SessionFrame
+    frame_root: RootStr
+
+
+class StandDown(ProtocolModel):
+    """Why a session stood down."""
+
+    reason: StandDownReason
+    detail: str
+
+
+class SessionResponse(ProtocolModel):
+    """The result of an accepted submit."""
+
+    ok: bool = True
+    disposition: Literal["applied", "stood-down"]
+    pentad: Pentad
+    delivery: Delivery
+    stand_down: StandDown | None = None
+
+
+class Payment(ProtocolModel):
+    """A payment presented with a gated open: an offer and a voucher for it."""
+
+    offer_id: str
+    voucher: str
+
+
+class SessionOpened(ProtocolModel):
+    """``open`` as data: a session id, or the offer that gates it (continuation as data)."""
+
+    gated: bool
+    session_id: str | None = None
+    payment: Offer | None = None

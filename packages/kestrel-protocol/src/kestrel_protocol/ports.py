@@ -1,0 +1,186 @@
+"""The ports of the hexagon: what adapters implement and composition roots wire.
+
+Each port is a ``typing.Protocol``; its docstring is its contract. Adapters depend on
+these and on nothing of each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from .objects import (
+    Blotter,
+    Catalog,
+    Delivery,
+    GradeResult,
+    Offer,
+    OperationResumption,
+    Payment,
+    Scenario,
+    SessionOpened,
+    SessionRecord,
+    SessionResponse,
+    ValidationReport,
+    VerificationReport,
+)
+
+__all__ = [
+    "ArtifactStore",
+    "Grant",
+    "GrantVerifier",
+    "LiveTurn",
+    "RunContext",
+    "SecretStore",
+    "SecretWrite",
+    "SessionGate",
+    "Transport",
+    "TurnCredentialPort",
+    "TurnTools",
+]
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """How an SDK reaches a runtime: in-process (local) or over HTTP (remote).
+
+    Every method returns protocol objects exactly as the runtime produced them and
+    raises a ``KestrelError`` subclass carrying a refusal code for typed refusals.
+    A transport is bound to one principal; sessions of another principal are
+    ``UNKNOWN_SESSION`` to it.
+    """
+
+    async def catalog(self) -> Catalog: ...
+    async def scenario(self, scenario_id: str) -> Scenario: ...
+    async def tape(self, scenario_id: str) -> str: ...
+    async def validate(self, source: str, scenario: str | None = None) -> ValidationReport: ...
+    async def open_session(
+        self, scenario: str, label: str | None = None, payment: Payment | None = None
+    ) -> SessionOpened: ...
+    async def submit(self, session_id: str, source: str) -> SessionResponse: ...
+    async def frame(self, session_id: str) -> Delivery: ...
+    async def blotter(self, session_id: str) -> Blotter: ...
+    async def close(self, session_id: str) -> SessionRecord: ...
+    async def grade(self, session_id: str) -> GradeResult | OperationResumption: ...
+    async def resume(self, token: str) -> GradeResult | OperationResumption: ...
+    async def artifact(self, root: str) -> dict[str, Any]: ...
+    async def verify(self, grade: GradeResult) -> VerificationReport: ...
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Who is acting, from where: the accountability context of one call."""
+
+    venue: Literal["mcp", "http", "sdk", "cli", "harness"]
+    presence: Literal["present", "absent"]
+    principal: str
+    scopes: frozenset[str] = field(default_factory=frozenset)
+
+
+@runtime_checkable
+class TurnTools(Protocol):
+    """A turn's own tool surface. Guard, approval, audit and transcript all happen inside."""
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Run tool ``name``; returns an MCP ``CallToolResult`` as JSON data. Never raises
+        for a refusal (that is a result with ``isError: true``)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LiveTurn:
+    """One live turn as the door sees it: its own context and its own tools."""
+
+    ctx: RunContext
+    tools: TurnTools
+
+
+@runtime_checkable
+class TurnCredentialPort(Protocol):
+    """Resolves a presented bearer to the live turn it names."""
+
+    async def resolve(self, token: str) -> LiveTurn | None:
+        """The live turn, or ``None``. Never raises: garbage is simply not a credential."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What a verified bearer (issued token or OAuth access token) grants."""
+
+    principal: str
+    scopes: frozenset[str]
+    kind: Literal["issued", "oauth"]
+
+
+@runtime_checkable
+class GrantVerifier(Protocol):
+    """Verifies a bearer token into a :class:`Grant`."""
+
+    async def verify(self, token: str) -> Grant | None:
+        """The grant, or ``None`` when the token is not valid for this verifier.
+        Never raises for bad input, and never logs the token."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SecretWrite:
+    """What a secret write reports: the key and where it went, never the value."""
+
+    key: str
+    path: str
+    removed: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "path": self.path}
+        if self.removed is not None:
+            out["removed"] = self.removed
+        return out
+
+
+@runtime_checkable
+class SecretStore(Protocol):
+    """The operator's paper-only secrets.
+
+    Contract: no method returns a value to a face; ``reveal`` exists only for local
+    composition roots (e.g. to read a remote API token) and must never be exposed as
+    a verb. Keys are checked by ``check_operator_secret_key`` before any write.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where values live (a file path or ``keyring:<service>``)."""
+        ...
+
+    def set(self, key: str, value: str) -> SecretWrite: ...
+    def unset(self, key: str) -> SecretWrite: ...
+    def names(self) -> list[str]: ...
+    def reveal(self, key: str) -> str | None: ...
+
+
+@runtime_checkable
+class ArtifactStore(Protocol):
+    """Content-addressed storage of protocol objects.
+
+    ``put`` stores canonical bytes under their root and is idempotent; ``get`` returns
+    the object verbatim, or ``None`` when absent; a stored row whose bytes no longer
+    match its root is reported as corrupt and never served.
+    """
+
+    def put(self, obj: Mapping[str, Any]) -> str: ...
+    def get(self, root: str) -> dict[str, Any] | None: ...
+    def has(self, root: str) -> bool: ...
+
+
+@runtime_checkable
+class SessionGate(Protocol):
+    """Decides whether ``principal`` may open a session now.
+
+    Returns ``None`` to let the open proceed, or an :class:`Offer` that gates it. A
+    presented payment that is not valid raises a ``PAYMENT_INVALID`` refusal.
+    Called before the session exists; a gate never changes runtime semantics.
+    """
+
+    def check(self, principal: str, scenario: str, payment: Payment | None) -> Offer | None: ...

@@ -1,0 +1,20 @@
+"""Kestrel SDK: ``create_sdk`` over ``local_transport`` (the runtime) or ``remote_transport``."""
+
+from __future__ import annotations
+
+from .client import Gated, KestrelSdk, KestrelSession, create_sdk
+from .errors import KestrelClientError, SdkError, SdkLocalError
+from .render import render_frame
+from .transports import local_transport
+
+__all__ = [
+    "Gated",
+    "KestrelClientError",
+    "KestrelSdk",
+    "KestrelSession",
+    "SdkError",
+    "SdkLocalError",
+    "create_sdk",
+    "local_transport",
+    "render_frame",
+]

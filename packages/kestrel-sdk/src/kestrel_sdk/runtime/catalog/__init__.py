@@ -1,0 +1,5 @@
+"""Runtime part (being built)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,115 @@
+"""INTERFACE of the catalog work, consumed by the engine and the service.
+
+A tape is held once per process as compact immutable columns and shared by every
+session on it. Prices are integers in units of ``10**-scale`` (``scale`` is the tape's
+number of decimal places), so the engine computes in exact integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kestrel_protocol import Catalog, Scenario
+
+__all__ = ["CatalogIndex", "CatalogProblem", "LoadedScenario", "SymbolColumns", "Tape"]
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolColumns:
+    """One symbol's bars; every array has one entry per bar (``array('q')``)."""
+
+    open: array[int]
+    high: array[int]
+    low: array[int]
+    close: array[int]
+    volume: array[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Tape:
+    """The bars of a scenario: times (ISO-8601 UTC ``...Z``), the UTC day of each bar
+    (a proleptic ordinal, for ``tif day``), and per-symbol columns."""
+
+    symbols: tuple[str, ...]
+    times: tuple[str, ...]
+    days: array[int]
+    scale: int
+    columns: Mapping[str, SymbolColumns]
+    root: str
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def price_text(self, value: int) -> str:
+        """A scaled integer price as a decimal string with ``scale`` places."""
+        sign = "-" if value < 0 else ""
+        whole, frac = divmod(abs(value), 10**self.scale)
+        return f"{sign}{whole}.{frac:0{self.scale}d}" if self.scale else f"{sign}{whole}"
+
+
+class LoadedScenario:
+    """A scenario ready to trade: its protocol object (with root), its origin, its tape.
+
+    The tape's columns are parsed on first use and then shared by every session of the
+    process (catalog loading only hashes bytes, so start-up stays fast).
+    """
+
+    def __init__(
+        self, scenario: Scenario, origin: Path | None, load_tape: Callable[[], Tape]
+    ) -> None:
+        self.scenario = scenario
+        self.origin = origin  # None for shipped scenarios
+        self._load_tape = load_tape
+        self._tape: Tape | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        return self.scenario.id
+
+    @property
+    def tape(self) -> Tape:
+        tape = self._tape
+        if tape is None:
+            with self._lock:
+                if self._tape is None:
+                    self._tape = self._load_tape()
+                tape = self._tape
+        return tape
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogProblem:
+    """A malformed user scenario: where, and why."""
+
+    path: Path
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        return f"{where}: {self.reason}"
+
+
+class CatalogIndex:
+    """The catalog of one process: shipped scenarios plus valid user scenarios."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        scenarios: Mapping[str, LoadedScenario],
+        problems: list[CatalogProblem],
+    ) -> None:
+        self.catalog = catalog
+        self._scenarios = dict(scenarios)
+        self.problems = problems
+
+    def get(self, scenario_id: str) -> LoadedScenario | None:
+        return self._scenarios.get(scenario_id)
+
+    def ids(self) -> list[str]:
+        return list(self._scenarios)

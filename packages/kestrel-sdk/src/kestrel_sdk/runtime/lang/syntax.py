@@ -1,0 +1,54 @@
+"""The four statement kinds as parsed values (the lang work owns the parser).
+
+INTERFACE (shared by the lang, engine and service work): the engine consumes these.
+Prices are ``Decimal`` exactly as written; symbols are upper-cased; aliases lower-case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+__all__ = ["Advance", "Cancel", "Order", "StandDownStatement", "Statement"]
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    line: int
+    side: Literal["buy", "sell"]
+    qty: int
+    symbol: str
+    type: Literal["market", "limit", "stop", "stop-limit"]
+    limit: Decimal | None
+    stop: Decimal | None
+    tif: Literal["day", "gtc", "ioc"]
+    alias: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """``cancel o3`` / ``cancel my-alias`` (``ref`` set) or ``cancel all [SYMBOL]``."""
+
+    line: int
+    ref: str | None
+    all: bool
+    symbol: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Advance:
+    """``advance [N]`` (``count``) or ``advance to TIMESTAMP`` (``to``, normalised ISO Z)."""
+
+    line: int
+    count: int | None
+    to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StandDownStatement:
+    line: int
+    reason: str | None
+
+
+Statement = Order | Cancel | Advance | StandDownStatement

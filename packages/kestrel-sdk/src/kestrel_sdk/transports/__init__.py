@@ -1,0 +1,7 @@
+"""Transports: the runtime in-process, or a door over HTTP."""
+
+from __future__ import annotations
+
+from .local import local_transport
+
+__all__ = ["local_transport"]

@@ -1,0 +1,5 @@
+"""Kestrel secrets."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
