@@ -1,5 +1,36 @@
-"""Runtime part (being built)."""
+"""The Kestrel language (spec §3): four statement kinds, parsed and validated with K-codes."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .kinds import STATEMENT_KINDS
+from .lexer import Token, tokenize
+from .parser import (
+    MAX_SOURCE_BYTES,
+    MAX_STATEMENTS,
+    Located,
+    check_limits,
+    parse,
+    parse_located,
+)
+from .syntax import Advance, Cancel, Order, StandDownStatement, Statement
+from .validate import SessionContext, check_located, validate_source
+
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "MAX_STATEMENTS",
+    "STATEMENT_KINDS",
+    "Advance",
+    "Cancel",
+    "Located",
+    "Order",
+    "SessionContext",
+    "StandDownStatement",
+    "Statement",
+    "Token",
+    "check_limits",
+    "check_located",
+    "parse",
+    "parse_located",
+    "tokenize",
+    "validate_source",
+]

@@ -1,0 +1,172 @@
+"""Validation beyond syntax: against a scenario (K201-K203) and a live session (K204, K205).
+
+The session checks walk the source in order with a projected clock and a projected set
+of order ids and aliases, because statements apply in order: ``buy 1 ACME as a`` then
+``cancel a`` is fine in one source, ``advance 5`` then ``advance to`` an earlier time is not.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from kestrel_protocol import Diagnostic, ValidationReport
+
+from ..catalog.model import LoadedScenario
+from .parser import Located, diagnostic, parse_located
+from .syntax import Advance, Cancel, Order
+
+__all__ = ["SessionContext", "check_located", "validate_source"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What the session checks need to know about a live session."""
+
+    orders: int
+    """Orders placed so far (ids ``o1`` … ``o{orders}`` exist)."""
+    aliases: frozenset[str]
+    """Aliases already taken in this session (an alias is never reused)."""
+    clock: int
+    """The clock bar."""
+    times: Sequence[str]
+    """The tape's bar times (ISO-8601 UTC, ``...Z``)."""
+
+
+def _scenario_checks(item: Located, loaded: LoadedScenario) -> list[Diagnostic]:
+    st = item.statement
+    found: list[Diagnostic] = []
+    instruments = {inst.symbol: inst for inst in loaded.scenario.instruments}
+    symbol = st.symbol if isinstance(st, Order | Cancel) else None
+    if symbol is None:
+        return found
+    inst = instruments.get(symbol)
+    if inst is None:
+        known = ", ".join(sorted(instruments))
+        found.append(
+            diagnostic(
+                st.line,
+                item.columns["symbol"],
+                "K201",
+                f"unknown symbol {symbol!r}; this scenario trades {known}",
+            )
+        )
+        return found
+    if not isinstance(st, Order):
+        return found
+    tick = Decimal(inst.tick)
+    for part, price in (("stop", st.stop), ("limit", st.limit)):
+        if price is not None and tick > 0 and price % tick != 0:
+            found.append(
+                diagnostic(
+                    st.line,
+                    item.columns[part],
+                    "K202",
+                    f"price {price} is not on {symbol}'s tick grid of {inst.tick}",
+                )
+            )
+    if st.qty % inst.lot != 0:
+        found.append(
+            diagnostic(
+                st.line,
+                item.columns["qty"],
+                "K203",
+                f"quantity {st.qty} is not a multiple of {symbol}'s lot of {inst.lot}",
+            )
+        )
+    return found
+
+
+def check_located(
+    located: Sequence[Located],
+    loaded: LoadedScenario | None,
+    session: SessionContext | None,
+) -> list[Diagnostic]:
+    """The K2xx diagnostics (and K105 for aliases the session already holds)."""
+    found: list[Diagnostic] = []
+    if loaded is not None:
+        for item in located:
+            found.extend(_scenario_checks(item, loaded))
+    if session is None:
+        return found
+    orders = session.orders
+    aliases = set(session.aliases)
+    clock = session.clock
+    times = session.times
+    last = len(times) - 1
+    for item in located:
+        st = item.statement
+        if isinstance(st, Order):
+            orders += 1
+            if st.alias is not None:
+                if st.alias in session.aliases:
+                    found.append(
+                        diagnostic(
+                            st.line,
+                            item.columns["alias"],
+                            "K105",
+                            f"duplicate alias {st.alias!r}: this session already uses it",
+                        )
+                    )
+                aliases.add(st.alias)
+        elif isinstance(st, Cancel) and st.ref is not None:
+            ref = st.ref
+            known = ref in aliases
+            if not known and ref[0] == "o" and ref[1:].isdigit():
+                known = 1 <= int(ref[1:]) <= orders and str(int(ref[1:])) == ref[1:]
+            if not known:
+                found.append(
+                    diagnostic(
+                        st.line,
+                        item.columns["ref"],
+                        "K204",
+                        f"unknown order reference {ref!r}",
+                    )
+                )
+        elif isinstance(st, Advance):
+            if st.to is None:
+                clock = min(clock + (st.count or 1), last)
+                continue
+            if st.to <= times[clock]:
+                found.append(
+                    diagnostic(
+                        st.line,
+                        item.columns["to"],
+                        "K205",
+                        f"advance to {st.to}: not after the clock ({times[clock]})",
+                    )
+                )
+            elif st.to > times[last]:
+                found.append(
+                    diagnostic(
+                        st.line,
+                        item.columns["to"],
+                        "K205",
+                        f"advance to {st.to}: beyond the tape (last bar {times[last]})",
+                    )
+                )
+            else:
+                clock = bisect_right(times, st.to) - 1
+    return found
+
+
+def validate_source(
+    source: str,
+    loaded: LoadedScenario | None = None,
+    session: SessionContext | None = None,
+) -> ValidationReport:
+    """Every diagnostic of ``source``: syntax always, K201-K203 with a scenario, K204/K205
+    (and session-wide alias reuse) with a session. Raises ``LIMIT_EXCEEDED``."""
+    located, diagnostics = parse_located(source)
+    diagnostics = diagnostics + check_located(located, loaded, session)
+    diagnostics.sort(key=lambda d: (d.line, d.column))
+    lines = {item.statement.line for item in located}
+    lines.update(d.line for d in diagnostics if d.code.startswith("K1"))
+    statements = len(lines)
+    return ValidationReport(
+        ok=not any(d.severity == "error" for d in diagnostics),
+        statements=statements,
+        diagnostics=diagnostics,
+    )

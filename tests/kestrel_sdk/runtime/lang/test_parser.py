@@ -1,0 +1,139 @@
+"""The language as an agent meets it: statements parsed, mistakes located exactly."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from kestrel_protocol import KestrelError
+from kestrel_sdk.runtime.lang import (
+    Advance,
+    Cancel,
+    Order,
+    StandDownStatement,
+    parse,
+    parser,
+    validate_source,
+)
+
+# (source, expected line, column, code); a missing token is reported just after the
+# previous token.
+SYNTAX_CASES = [
+    ("purchase 10 ACME", 1, 1, "K100"),
+    ("  \n   hold", 2, 4, "K100"),
+    ("buy", 1, 4, "K101"),
+    ("buy 10", 1, 7, "K101"),
+    ("buy 10 ACME limit", 1, 18, "K101"),
+    ("buy 10 ACME foo", 1, 13, "K101"),
+    ("buy 10 9ACME", 1, 8, "K101"),
+    ("buy 10 ACME as x tif day", 1, 18, "K101"),
+    ("cancel", 1, 7, "K101"),
+    ("cancel Entry", 1, 8, "K101"),
+    ("advance 5 6", 1, 11, "K101"),
+    ("stand", 1, 6, "K101"),
+    ("stand up", 1, 7, "K101"),
+    ('stand down "unterminated', 1, 12, "K101"),
+    ("stand down why", 1, 12, "K101"),
+    ("buy 0 ACME", 1, 5, "K102"),
+    ("sell 1.5 ACME", 1, 6, "K102"),
+    ("buy 1234567890 ACME", 1, 5, "K102"),
+    ("advance 0", 1, 9, "K102"),
+    ("advance soon", 1, 9, "K102"),
+    ("buy 1 ACME limit abc", 1, 18, "K103"),
+    ("buy 1 ACME limit 1.", 1, 18, "K103"),
+    ("buy 1 ACME stop 10 limit 0", 1, 26, "K103"),
+    ("buy 1 ACME tif week", 1, 16, "K104"),
+    ("buy 1 ACME market tif forever", 1, 23, "K104"),
+    ("buy 1 ACME as Entry", 1, 15, "K105"),
+    ("buy 1 ACME as o3", 1, 15, "K105"),
+    ("buy 1 ACME as a\nsell 1 ACME as a", 2, 16, "K105"),
+    ("advance to tomorrow", 1, 12, "K106"),
+    ("advance to 2024-02-30T00:00:00Z", 1, 12, "K106"),
+    ("advance to 2024-03-01T15:30:00+02:00", 1, 12, "K106"),
+    ("stand down\nadvance", 2, 1, "K107"),
+    ('buy 1 ACME\nstand down "ok"\n  # fine\n  cancel all', 4, 3, "K107"),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "column", "code"), SYNTAX_CASES)
+def test_each_syntax_mistake_is_located(source: str, line: int, column: int, code: str) -> None:
+    _, diagnostics = parse(source)
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(line, column, code)]
+    assert diagnostics[0].severity == "error"
+    assert diagnostics[0].message
+
+
+def test_full_grammar_parses_with_defaults() -> None:
+    source = (
+        "# a plan\n"
+        "BUY 10 acme limit 101.25 TIF gtc as entry\n"
+        "\n"
+        "sell 5 ACME stop 99 limit 98.50\n"
+        "buy 1 brk.b   # trailing comment\n"
+        "cancel entry\n"
+        "cancel o2\n"
+        "cancel all acme\n"
+        "advance\n"
+        "advance 390\n"
+        "advance TO 2024-03-01t15:30z\n"
+        'stand down "done # for today"\n'
+    )
+    statements, diagnostics = parse(source)
+    assert diagnostics == []
+    assert statements == [
+        Order(2, "buy", 10, "ACME", "limit", Decimal("101.25"), None, "gtc", "entry"),
+        Order(4, "sell", 5, "ACME", "stop-limit", Decimal("98.50"), Decimal("99"), "day", None),
+        Order(5, "buy", 1, "BRK.B", "market", None, None, "day", None),
+        Cancel(6, "entry", False, None),
+        Cancel(7, "o2", False, None),
+        Cancel(8, None, True, "ACME"),
+        Advance(9, 1, None),
+        Advance(10, 390, None),
+        Advance(11, None, "2024-03-01T15:30:00Z"),
+        StandDownStatement(12, "done # for today"),
+    ]
+
+
+def test_crlf_and_tabs_are_whitespace() -> None:
+    statements, diagnostics = parse("buy\t2 ACME\r\nadvance 3\r\n")
+    assert diagnostics == []
+    assert [type(s).__name__ for s in statements] == ["Order", "Advance"]
+
+
+def test_one_diagnostic_per_line_and_lines_in_order() -> None:
+    _, diagnostics = parse("buy 0 ACME tif week\nfly\nadvance 0")
+    assert [(d.line, d.code) for d in diagnostics] == [(1, "K102"), (2, "K100"), (3, "K102")]
+
+
+def test_source_over_64_kib_is_refused() -> None:
+    with pytest.raises(KestrelError) as err:
+        parse("# " + "x" * (64 * 1024))
+    assert err.value.code == "LIMIT_EXCEEDED"
+
+
+def test_exactly_64_kib_is_accepted() -> None:
+    source = "advance\n" + "#" * (64 * 1024 - len("advance\n"))
+    statements, _ = parse(source)
+    assert len(statements) == 1
+
+
+def test_more_than_10000_statements_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shortest statement takes 8 bytes a line, so 64 KiB already stops 10,001 of
+    # them; lift the byte limit to prove the statement limit holds on its own.
+    with pytest.raises(KestrelError) as err:
+        parse("advance\n" * 10_001)
+    assert err.value.code == "LIMIT_EXCEEDED"
+    monkeypatch.setattr(parser, "MAX_SOURCE_BYTES", 1 << 20)
+    with pytest.raises(KestrelError) as err:
+        parse("advance\n" * 10_001)
+    assert err.value.code == "LIMIT_EXCEEDED"
+    assert err.value.detail["limit"] == "statements"
+    assert len(parse("advance\n" * 10_000)[0]) == 10_000
+
+
+def test_validation_report_counts_statements() -> None:
+    report = validate_source("# plan\nbuy 1 ACME\nfly away\n\nadvance\n")
+    assert not report.ok
+    assert report.statements == 3
+    assert [d.code for d in report.diagnostics] == ["K100"]
+    assert validate_source("advance 2").ok

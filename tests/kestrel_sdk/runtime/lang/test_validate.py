@@ -1,0 +1,64 @@
+"""Scenario and session checks: K201-K205 at the token they reject."""
+
+from __future__ import annotations
+
+import pytest
+from kestrel_sdk.runtime.lang import SessionContext, validate_source
+
+from tests.kestrel_sdk.runtime.engine.tapes import daily
+
+SCENARIO = daily(
+    [("100", "101", "99", "100")] * 5,
+    tick="0.05",
+    lot=10,
+)
+TIMES = SCENARIO.tape.times  # 2024-01-01 … 2024-01-05, midnight UTC
+SESSION = SessionContext(orders=2, aliases=frozenset({"entry"}), clock=1, times=TIMES)
+
+SCENARIO_CASES = [
+    ("buy 10 XYZ", 1, 8, "K201"),
+    ("advance\ncancel all XYZ", 2, 12, "K201"),
+    ("buy 10 ACME limit 100.03", 1, 19, "K202"),
+    ("buy 10 ACME stop 100.05 limit 100.07", 1, 31, "K202"),
+    ("sell 15 ACME", 1, 6, "K203"),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "column", "code"), SCENARIO_CASES)
+def test_scenario_checks(source: str, line: int, column: int, code: str) -> None:
+    report = validate_source(source, SCENARIO)
+    assert [(d.line, d.column, d.code) for d in report.diagnostics] == [(line, column, code)]
+    assert not report.ok
+
+
+def test_scenario_checks_need_a_scenario() -> None:
+    assert validate_source("buy 15 XYZ limit 1.03").ok
+
+
+SESSION_CASES = [
+    ("cancel o3", 1, 8, "K204"),
+    ("cancel exit", 1, 8, "K204"),
+    ("cancel o02", 1, 8, "K204"),
+    ("cancel later\nbuy 10 ACME as later", 1, 8, "K204"),
+    ("buy 10 ACME as entry", 1, 16, "K105"),
+    ("advance to 2024-01-02T00:00:00Z", 1, 12, "K205"),
+    ("advance to 2024-01-01T12:00:00Z", 1, 12, "K205"),
+    ("advance to 2024-01-05T00:00:01Z", 1, 12, "K205"),
+    ("advance 2\nadvance to 2024-01-04T00:00:00Z", 2, 12, "K205"),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "column", "code"), SESSION_CASES)
+def test_session_checks(source: str, line: int, column: int, code: str) -> None:
+    report = validate_source(source, SCENARIO, SESSION)
+    assert [(d.line, d.column, d.code) for d in report.diagnostics] == [(line, column, code)]
+
+
+def test_references_defined_earlier_in_the_source_are_known() -> None:
+    source = "buy 10 ACME as exit\ncancel exit\nbuy 10 ACME\ncancel o4\ncancel o1\ncancel entry"
+    assert validate_source(source, SCENARIO, SESSION).ok
+
+
+def test_advance_to_inside_the_tape_is_fine() -> None:
+    assert validate_source("advance to 2024-01-05T00:00:00Z", SCENARIO, SESSION).ok
+    assert validate_source("advance to 2024-01-03T06:00:00Z", SCENARIO, SESSION).ok
