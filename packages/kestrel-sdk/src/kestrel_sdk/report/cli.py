@@ -1,0 +1,163 @@
+"""``kestrel report`` and ``kestrel demo``: plugin verbs of the ``kestrel`` CLI.
+
+``demo`` is the README's main job: a full agent run on the shipped defaults that ends
+with a verified grade and the path of its report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import webbrowser
+from pathlib import Path
+
+import anyio
+import click
+from kestrel_protocol import GradeResult, KestrelError, RefusalCode, SessionResponse
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..cli.exits import ExitCode
+from ..cli.group import fail
+from ..cli.state import state_of
+from ..client import KestrelSdk
+from .agent import SmaCrossAgent, grade_to_completion
+from .collect import collect_report_data
+from .html import render_report
+
+__all__ = ["demo_command", "report_command", "write_report"]
+
+
+async def write_report(sdk: KestrelSdk, grade: GradeResult, out: Path) -> Path:
+    """Render the grade's report into ``out`` (a self-contained HTML file)."""
+    data = await collect_report_data(sdk, grade)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_report(data), encoding="utf-8")
+    return out.resolve()
+
+
+def _load_grade(path: Path) -> GradeResult:
+    try:
+        return GradeResult.parse(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise KestrelError(
+            RefusalCode.UNKNOWN_ARTIFACT, f"{path}: not a readable grade: {first}"
+        ) from None
+
+
+@click.command("report")
+@click.argument("grade_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the HTML (default: beside the grade, .html).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the report in a browser.")
+@click.pass_context
+def report_command(
+    ctx: click.Context, grade_file: Path, out: Path | None, open_browser: bool
+) -> None:
+    """Write a self-contained HTML report of GRADE_FILE (equity, drawdown, fills, checks)."""
+    grade = _load_grade(grade_file)
+    target = out or grade_file.with_suffix(".html")
+
+    async def go() -> Path:
+        async with state_of(ctx).sdk() as sdk:
+            return await write_report(sdk, grade, target)
+
+    written = anyio.run(go)
+    click.echo(str(written))
+    if open_browser:
+        webbrowser.open(written.as_uri())
+
+
+def _summary(grade: GradeResult, report: Path, grade_path: Path, verified: bool) -> Table:
+    m = grade.metrics
+    table = Table(title=f"Kestrel demo — {grade.scenario.id}", show_header=False)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    for label, value in (
+        ("session", grade.session),
+        ("passed", "yes" if grade.passed else "no"),
+        ("verified", "yes" if verified else "NO"),
+        ("pnl", m.pnl),
+        ("return", m.return_),
+        ("max drawdown", m.max_drawdown),
+        ("sharpe", m.sharpe),
+        ("fills", str(m.fills)),
+        ("fees", m.fees),
+        ("grade root", grade.root),
+        ("grade", str(grade_path)),
+        ("report", str(report)),
+    ):
+        table.add_row(label, value)
+    return table
+
+
+@click.command("demo")
+@click.option("--scenario", default="acme-trend", show_default=True, help="Scenario to trade.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for grade.json and report.html (default: $KESTREL_HOME/reports/<session>).",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar; print only the report path.")
+@click.pass_context
+def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: bool) -> None:
+    """Run the SMA-cross agent on a shipped scenario: trade, grade, verify, report."""
+    console = Console(stderr=True)
+
+    async def go() -> tuple[GradeResult, Path, Path, bool]:
+        async with state_of(ctx).sdk() as sdk:
+            found = await sdk.scenario(scenario)
+            symbol = found.instruments[0].symbol
+            opened = await sdk.open_session(scenario)
+            if opened.session is None:
+                raise KestrelError(RefusalCode.PAYMENT_INVALID, "opening the session is gated")
+            session = opened.session
+            agent = SmaCrossAgent(symbol)
+            with Progress(
+                TextColumn("[bold]trading[/] " + scenario),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("bars · {task.fields[fills]} fills"),
+                TimeElapsedColumn(),
+                console=console,
+                disable=quiet,
+            ) as progress:
+                task = progress.add_task("run", total=found.tape.bars - 1, fills=0)
+                fills = 0
+
+                def step(response: SessionResponse) -> None:
+                    nonlocal fills
+                    fills += sum(1 for e in response.delivery.frame.events if e.type == "fill")
+                    progress.update(task, completed=response.delivery.frame.clock.bar, fills=fills)
+
+                await agent.run(session, step)
+            await session.close()
+            grade = await grade_to_completion(sdk, session.id)
+            verified = (await sdk.verify(grade)).ok
+            home = state_of(ctx).home
+            folder = out or (home or _default_home()) / "reports" / session.id
+            folder.mkdir(parents=True, exist_ok=True)
+            grade_path = folder / "grade.json"
+            grade_path.write_text(json.dumps(grade.to_json(), indent=2) + "\n", encoding="utf-8")
+            report = await write_report(sdk, grade, folder / "report.html")
+            return grade, report, grade_path.resolve(), verified
+
+    grade, report, grade_path, verified = anyio.run(go)
+    if quiet:
+        click.echo(str(report))
+    else:
+        Console().print(_summary(grade, report, grade_path, verified))
+    if not verified:
+        raise fail(f"grade {grade.root} did not verify", ExitCode.FAILED)
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("KESTREL_HOME") or Path.home() / ".kestrel")
