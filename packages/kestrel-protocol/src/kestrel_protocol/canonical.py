@@ -1,9 +1,22 @@
-"""RFC 8785 (JCS) canonical JSON and sha256 roots.
+r"""RFC 8785 (JCS) canonical JSON and sha256 roots.
 
 Hand-written so that ``kestrel-protocol`` depends on pydantic alone; the tests prove it
 byte-identical to the ``rfc8785`` package. Kestrel refuses floats outright (money and
 ratios are decimal strings), so JCS's number serialisation reduces to integers, which
 must lie in the IEEE-754 safe range to mean the same thing in every JSON reader.
+
+The runtime roots a frame on every step, so the common case is fast: one type-checking
+walk, then the C encoder of :mod:`json`. That is provably JCS for the values the walk
+admits (plain ``dict``/``list``/``str``/safe ``int``/``bool``/``None``):
+
+* with ``ensure_ascii=False`` it escapes exactly ``"``, ``\``, ``\b \f \n \r \t`` and
+  the other controls below U+0020 as lower-case ``\u00xx``, and nothing else - as JCS;
+* integers print as their shortest decimal form, as JCS's ES6 number form for them;
+* ``sort_keys`` orders by code points, JCS by UTF-16 code units. The two orders agree
+  unless a key holds a non-BMP character (its UTF-16 form starts with a surrogate,
+  which sorts *below* U+E000-U+FFFF). The walk sends any object with such a key, and
+  anything else unusual (floats, odd types, lone surrogates), to the exact encoder,
+  which either produces the bytes or raises the precise error.
 """
 
 from __future__ import annotations
@@ -88,7 +101,7 @@ def _encode(value: Any, where: str, out: list[str]) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise CanonicalizationError(
-                    f"object key {key!r} at {where} is a {type(key).__name__}, not a string"
+                    f"object key {key!r} at {where} is of type {type(key).__name__}, not a string"
                 )
             items.append((key, item))
         items.sort(key=lambda kv: _utf16_key(kv[0]))
@@ -96,7 +109,7 @@ def _encode(value: Any, where: str, out: list[str]) -> None:
         for index, (key, item) in enumerate(items):
             if index:
                 out.append(",")
-            out.append(_encode_string(key, where))
+            out.append(_encode_string(key, f"{where} (key {key!r})"))
             out.append(":")
             _encode(item, f"{where}.{key}", out)
         out.append("}")
@@ -123,11 +136,54 @@ def to_json_value(value: Any) -> Any:
     return value
 
 
-def canonical_json(value: Any) -> bytes:
-    """The RFC 8785 bytes of ``value`` (a model or plain JSON data)."""
+_FAST_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+)
+
+
+def _plain(value: Any) -> bool:
+    """True when ``value`` is plain JSON data whose ``json`` encoding is its JCS form."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+    if kind is dict:
+        astral_key = False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if not key.isascii() and max(key) > "\uffff":
+                astral_key = True
+            if type(item) is not str and not _plain(item):  # strings are the common case
+                return False
+        return not (astral_key and len(value) > 1)
+    if kind is list:
+        for item in value:  # noqa: SIM110 - a loop beats all(genexpr) here
+            if type(item) is not str and not _plain(item):
+                return False
+        return True
+    return False
+
+
+def _exact(value: Any) -> bytes:
     out: list[str] = []
-    _encode(to_json_value(value), "$", out)
+    _encode(value, "$", out)
     return "".join(out).encode("utf-8")
+
+
+def canonical_json(value: Any) -> bytes:
+    """The RFC 8785 bytes of ``value`` (a model or plain JSON data).
+
+    Raises :class:`CanonicalizationError` naming where the first offending value is.
+    """
+    data = to_json_value(value)
+    if _plain(data):
+        try:
+            return _FAST_ENCODER.encode(data).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the exact encoder names where it is
+    return _exact(data)
 
 
 def root_of_bytes(data: bytes) -> str:

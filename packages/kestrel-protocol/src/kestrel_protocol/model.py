@@ -24,6 +24,8 @@ __all__ = [
     "RootMismatchError",
     "RootStr",
     "SelfRooted",
+    "draft_context",
+    "is_draft",
     "money",
     "ratio",
 ]
@@ -71,6 +73,17 @@ def ratio(value: Decimal) -> str:
     return f"{quantized:f}"
 
 
+def draft_context(cls: type[BaseModel]) -> dict[str, Any]:
+    """Validation context in which ``cls`` itself (not its nested objects) skips its root
+    check, because the caller is about to compute that root."""
+    return {_DRAFT: cls}
+
+
+def is_draft(obj: BaseModel, info: ValidationInfo) -> bool:
+    """Whether ``obj`` is being validated under :func:`draft_context` for its own class."""
+    return isinstance(info.context, dict) and info.context.get(_DRAFT) is type(obj)
+
+
 class RootMismatchError(ValueError):
     """An object whose ``root`` member is not the root of its content."""
 
@@ -96,11 +109,15 @@ class ProtocolModel(BaseModel):
 
     @model_validator(mode="after")
     def _mark_present_defaults(self) -> Self:
+        self._mark_defaults_given()
+        return self
+
+    def _mark_defaults_given(self) -> None:
+        # A default with a value (``kind``, ``version`` ...) is dumped like a given member.
         fields_set = self.__pydantic_fields_set__
         for name in type(self).model_fields:
             if name not in fields_set and getattr(self, name) is not None:
                 fields_set.add(name)
-        return self
 
     def to_json(self) -> dict[str, Any]:
         """The object as plain JSON data, exactly the members it carries."""
@@ -121,29 +138,33 @@ class ProtocolModel(BaseModel):
 class SelfRooted(ProtocolModel):
     """An object bound by its own ``root``: sha256 of its JCS without ``root``.
 
-    Parsing verifies the root and fails naming the expected and the found value;
-    :meth:`with_root` builds a fresh object whose root is computed.
+    Validation (parse or constructor) verifies the root and fails naming the expected
+    and the found value; :meth:`with_root` builds a fresh object whose root is computed.
+    The check runs on the validated object's own dump, which by the lossless rule is the
+    input's JSON, so it holds however the object was built (JSON text, camelCase data,
+    snake_case keywords, nested model instances).
     """
 
     root: RootStr
 
-    @model_validator(mode="before")
-    @classmethod
-    def _verify_root(cls, data: Any, info: ValidationInfo) -> Any:
-        drafting = isinstance(info.context, dict) and info.context.get(_DRAFT) is True
-        if not drafting and isinstance(data, dict) and isinstance(data.get("root"), str):
-            found = data["root"]
-            expected = root_of({k: v for k, v in data.items() if k != "root"})
-            if found != expected:
-                kind = str(data.get("kind", cls.__name__))
-                raise RootMismatchError(kind, expected, found)
-        return data
+    @model_validator(mode="after")
+    def _verify_root(self, info: ValidationInfo) -> Self:
+        if is_draft(self, info):
+            return self
+        self._mark_defaults_given()
+        expected = root_of(self.to_json())
+        if self.root != expected:
+            kind = getattr(self, "kind", None)
+            raise RootMismatchError(
+                kind if isinstance(kind, str) else type(self).__name__, expected, self.root
+            )
+        return self
 
     @classmethod
     def with_root(cls, **members: Any) -> Self:
         """Build the object from its members and bind it with its computed root."""
         members.pop("root", None)
-        draft = cls.model_validate({**members, "root": _PLACEHOLDER_ROOT}, context={_DRAFT: True})
-        body = draft.to_json()
-        body["root"] = root_of(body)
-        return cls.model_validate(body)
+        draft = cls.model_validate(
+            {**members, "root": _PLACEHOLDER_ROOT}, context=draft_context(cls)
+        )
+        return draft.model_copy(update={"root": root_of(draft.to_json())})

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, model_validator
 
-from ..model import DecimalStr, ProtocolModel, RootStr, SelfRooted
+from ..canonical import root_of
+from ..model import (
+    DecimalStr,
+    ProtocolModel,
+    RootMismatchError,
+    RootStr,
+    SelfRooted,
+    draft_context,
+    is_draft,
+)
 from .offer import Offer
 
 __all__ = [
@@ -131,10 +140,29 @@ class SessionFrame(ProtocolModel):
 
 
 class Delivery(ProtocolModel):
-    """A frame and the root of its canonical JSON."""
+    """A frame and the root of its canonical JSON.
+
+    ``frameRoot`` is verified like any ``root``: a delivery whose frame does not hash to
+    it fails validation naming both values. Build one with :meth:`of`, which hashes the
+    frame once (the runtime does this on every step).
+    """
 
     frame: SessionFrame
     frame_root: RootStr
+
+    @model_validator(mode="after")
+    def _verify_frame_root(self, info: ValidationInfo) -> Self:
+        if not is_draft(self, info):
+            expected = root_of(self.frame.to_json())
+            if self.frame_root != expected:
+                raise RootMismatchError("kestrel.frame", expected, self.frame_root)
+        return self
+
+    @classmethod
+    def of(cls, frame: SessionFrame) -> Self:
+        """The delivery of ``frame``, its root computed."""
+        root = root_of(frame.to_json())
+        return cls.model_validate({"frame": frame, "frame_root": root}, context=draft_context(cls))
 
 
 class StandDown(ProtocolModel):

@@ -1,0 +1,99 @@
+"""Time ``canonical_json`` against ``rfc8785.dumps`` on a frame-sized object.
+
+The runtime roots a frame on every step, so this is the encoder's hot path. Run with
+``uv run python benchmarks/canonical.py``; it prints the median time per call of each
+encoder over several runs, and their ratio. It also asserts the two agree byte for byte.
+"""
+
+from __future__ import annotations
+
+import statistics
+import timeit
+from typing import Any
+
+import rfc8785
+from kestrel_protocol import canonical_json
+
+RUNS = 7
+CALLS = 200
+
+
+def frame_sized() -> dict[str, Any]:
+    """A busy frame: a dozen marks and positions, 40 open orders, 60 events."""
+    symbols = [f"SYM{i:02d}" for i in range(12)]
+    return {
+        "kind": "kestrel.frame",
+        "session": "ks_0123456789abcdef",
+        "seq": 137,
+        "scenario": {"id": "acme-2015-daily", "root": "sha256:" + "ab" * 32},
+        "clock": {"bar": 412, "time": "2016-08-19T20:00:00Z", "remaining": 2108},
+        "status": "open",
+        "marks": {s: f"{100 + i}.{i:02d}" for i, s in enumerate(symbols)},
+        "account": {
+            "cash": "98211.37",
+            "equity": "101204.55",
+            "realized": "1830.12",
+            "unrealized": "-125.57",
+            "fees": "41.20",
+            "peak": "102001.00",
+            "drawdown": "0.00781250",
+        },
+        "positions": [
+            {
+                "symbol": s,
+                "qty": (i - 6) * 10 or 5,
+                "avgPrice": f"{99 + i}.5",
+                "unrealized": "12.30",
+            }
+            for i, s in enumerate(symbols)
+        ],
+        "orders": [
+            {
+                "id": f"o{i}",
+                "alias": f"entry-{i}" if i % 3 else None,
+                "side": "buy" if i % 2 else "sell",
+                "qty": 10 + i,
+                "filled": i % 5,
+                "symbol": symbols[i % 12],
+                "type": "limit" if i % 4 else "stop-limit",
+                "limit": f"{100 + i}.25",
+                "stop": None if i % 4 else f"{101 + i}.00",
+                "tif": "gtc",
+                "status": "partially_filled" if i % 5 else "new",
+            }
+            for i in range(40)
+        ],
+        "events": [
+            {
+                "type": "fill",
+                "order": f"o{i}",
+                "bar": 412,
+                "qty": 3,
+                "price": f"{100 + i}.20",
+                "fee": "1.00",
+                "reason": "déjà vu ✓" if i % 10 == 0 else None,
+            }
+            for i in range(60)
+        ],
+    }
+
+
+def median_seconds(fn: Any, value: Any) -> float:
+    times = timeit.repeat(lambda: fn(value), number=CALLS, repeat=RUNS)
+    return statistics.median(times) / CALLS
+
+
+def main() -> None:
+    value = frame_sized()
+    ours = canonical_json(value)
+    assert ours == rfc8785.dumps(value), "canonical_json differs from rfc8785.dumps"
+    t_ours = median_seconds(canonical_json, value)
+    t_ref = median_seconds(rfc8785.dumps, value)
+    print(f"frame: {len(ours)} canonical bytes, median of {RUNS} runs x {CALLS} calls")
+    print(f"canonical_json : {t_ours * 1e6:9.1f} us/call")
+    print(f"rfc8785.dumps  : {t_ref * 1e6:9.1f} us/call")
+    print(f"ratio          : {t_ref / t_ours:9.2f}x (rfc8785 time / canonical_json time)")
+
+
+if __name__ == "__main__":
+    main()

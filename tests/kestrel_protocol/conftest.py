@@ -1,0 +1,291 @@
+"""Realistic instances of every protocol object kind, shared by the protocol tests.
+
+A test that takes a ``sample`` argument runs once per kind (``pytest_generate_tests``
+below), so adding an object to ``kestrel_protocol.objects`` without a sample here fails
+``test_every_object_kind_has_a_sample``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kestrel_protocol import (
+    AccountState,
+    AccountTerms,
+    Blotter,
+    BlotterFill,
+    BlotterOrder,
+    Catalog,
+    CatalogScenario,
+    Clock,
+    Conformance,
+    ConformanceCheck,
+    Delivery,
+    Diagnostic,
+    FeeTerms,
+    FillTerms,
+    FrameEvent,
+    FrameOrder,
+    GradeResult,
+    Instrument,
+    Metrics,
+    Mismatch,
+    Offer,
+    OperationProgress,
+    OperationResumption,
+    Payment,
+    Pentad,
+    PentadBody,
+    Position,
+    ProtocolModel,
+    Scenario,
+    ScenarioRef,
+    SessionFrame,
+    SessionOpened,
+    SessionRecord,
+    SessionResponse,
+    StandDown,
+    StatementKind,
+    TapeInfo,
+    ValidationReport,
+    VerificationReport,
+    root_of_bytes,
+)
+
+TAPE_CSV = (
+    b"time,symbol,open,high,low,close,volume\n2015-01-02,ACME,100.00,101.50,99.25,101.20,120000\n"
+)
+
+
+def build_samples() -> list[ProtocolModel]:
+    """One realistic instance of each kind, roots consistent across objects."""
+    statement_kinds = [
+        StatementKind(
+            kind="order",
+            syntax="buy|sell QTY SYMBOL [limit P] [stop P] [tif day|gtc|ioc] [as ALIAS]",
+            example="buy 10 ACME limit 101.25 tif gtc as entry",
+            summary="Place an order.",
+        ),
+        StatementKind(
+            kind="cancel", syntax="cancel ID|ALIAS", example="cancel entry", summary="Cancel."
+        ),
+        StatementKind(
+            kind="advance", syntax="advance N", example="advance 5", summary="Move the clock."
+        ),
+        StatementKind(
+            kind="stand-down",
+            syntax="stand-down REASON",
+            example='stand-down "done for the day"',
+            summary="Stop trading; the session stays readable.",
+        ),
+    ]
+    instrument = Instrument(symbol="ACME", tick="0.01", lot=1)
+    tape = TapeInfo(
+        interval="1d",
+        bars=2520,
+        start="2015-01-02T21:00:00Z",
+        end="2024-12-31T21:00:00Z",
+        bars_per_year=252,
+        root=root_of_bytes(TAPE_CSV),
+    )
+    account_terms = AccountTerms(
+        cash="100000.00", shortable=True, max_position=1000, max_drawdown="0.25"
+    )
+    fees = FeeTerms(bps="1.5", minimum="1.00")
+    fill = FillTerms(participation="0.1", slippage_bps="2")
+    scenario = Scenario.with_root(
+        id="acme-daily",
+        title="ACME, ten years of daily bars",
+        description="A single liquid stock through two drawdowns — «ça va».",
+        instruments=[instrument],
+        tape=tape,
+        account=account_terms,
+        fees=fees,
+        fill=fill,
+    )
+    catalog_entry = CatalogScenario(
+        id=scenario.id,
+        title=scenario.title,
+        symbols=["ACME"],
+        interval="1d",
+        bars=2520,
+        root=scenario.root,
+    )
+    catalog = Catalog.with_root(scenarios=[catalog_entry], statement_kinds=statement_kinds)
+    diagnostic = Diagnostic(
+        line=2, column=9, code="K102", severity="error", message="unknown symbol 'ACMR'"
+    )
+    report = ValidationReport(ok=False, statements=3, diagnostics=[diagnostic])
+    scenario_ref = ScenarioRef(id=scenario.id, root=scenario.root)
+    clock = Clock(bar=1, time="2015-01-05T21:00:00Z", remaining=2518)
+    account_state = AccountState(
+        cash="98988.00",
+        equity="100000.50",
+        realized="0.00",
+        unrealized="1.50",
+        fees="1.00",
+        peak="100000.50",
+        drawdown="0",
+    )
+    position = Position(symbol="ACME", qty=10, avg_price="101.10", unrealized="1.50")
+    frame_order = FrameOrder(
+        id="o2",
+        alias="exit",
+        side="sell",
+        qty=10,
+        filled=0,
+        symbol="ACME",
+        type="limit",
+        limit="105.00",
+        stop=None,
+        tif="gtc",
+        status="new",
+    )
+    accepted = FrameEvent(type="accepted", order="o2", bar=1)
+    fill_event = FrameEvent(type="fill", order="o1", bar=1, qty=10, price="101.10", fee="1.00")
+    frame = SessionFrame(
+        session="ks_1f2e3d4c",
+        seq=1,
+        scenario=scenario_ref,
+        clock=clock,
+        status="open",
+        marks={"ACME": "101.25"},
+        account=account_state,
+        positions=[position],
+        orders=[frame_order],
+        events=[fill_event, accepted],
+    )
+    delivery = Delivery.of(frame)
+    body = PentadBody(bytes="buy 10 ACME\nsell 10 ACME limit 105.00 tif gtc as exit\n")
+    pentad = Pentad.with_root(session="ks_1f2e3d4c", seq=1, prev="sha256:" + "0" * 64, body=body)
+    stand_down = StandDown(reason="statement", detail="done for the day")
+    response = SessionResponse(
+        disposition="stood-down", pentad=pentad, delivery=delivery, stand_down=stand_down
+    )
+    offer = Offer.with_root(
+        offer_id="of_9a8b",
+        scenario=scenario.id,
+        amount="0.50",
+        currency="USD",
+        description="One more session on acme-daily today.",
+        expires_at="2026-11-30T06:00:00Z",
+        accepts=["voucher"],
+    )
+    payment = Payment(offer_id=offer.offer_id, voucher="v_5c6d7e")
+    opened = SessionOpened(gated=True, payment=offer)
+    blotter_order = BlotterOrder(
+        id="o1",
+        alias=None,
+        seq=1,
+        line=1,
+        side="buy",
+        qty=10,
+        symbol="ACME",
+        type="market",
+        limit=None,
+        stop=None,
+        tif="day",
+        status="filled",
+        filled=10,
+        avg_price="101.10",
+        submitted_bar=0,
+        closed_bar=1,
+        reason=None,
+    )
+    blotter_fill = BlotterFill(
+        id="f1", order="o1", bar=1, time=clock.time, qty=10, price="101.10", fee="1.00"
+    )
+    blotter = Blotter.with_root(session=frame.session, orders=[blotter_order], fills=[blotter_fill])
+    record = SessionRecord.with_root(
+        session=frame.session,
+        scenario=scenario_ref,
+        label="first try",
+        pentads=[pentad.root],
+        head=delivery.frame_root,
+        blotter_root=blotter.root,
+    )
+    metrics = Metrics(
+        pnl="0.50",
+        return_="0.00000500",
+        max_drawdown="0.00000000",
+        sharpe="1.23456789",
+        fills=1,
+        fees="1.00",
+        exposure="1.00000000",
+        turnover="0.01011000",
+    )
+    checks = [
+        ConformanceCheck(id="chain-intact", passed=True, detail="1 pentad replayed"),
+        ConformanceCheck(id="within-position-limits", passed=True, detail="max 10 of 1000"),
+        ConformanceCheck(id="flat-at-end", passed=False, detail="ACME 10 open at close"),
+        ConformanceCheck(id="no-statement-after-stand-down", passed=True, detail="ok"),
+    ]
+    conformance = Conformance.with_root(checks=checks)
+    grade = GradeResult.with_root(
+        session=frame.session,
+        scenario=scenario_ref,
+        record=record.root,
+        head=record.head,
+        metrics=metrics,
+        conformance=conformance,
+        passed=False,
+    )
+    progress = OperationProgress(done=1, total=4)
+    resumption = OperationResumption(
+        operation="op_77", progress=progress, resume_after_ms=250, token="tok_abc"
+    )
+    mismatch = Mismatch(field="head", expected=record.head, found="sha256:" + "1" * 64)
+    verification = VerificationReport(ok=False, grade=grade.root, mismatch=mismatch)
+    return [
+        statement_kinds[0],
+        catalog_entry,
+        catalog,
+        instrument,
+        tape,
+        account_terms,
+        fees,
+        fill,
+        scenario,
+        diagnostic,
+        report,
+        scenario_ref,
+        clock,
+        account_state,
+        position,
+        frame_order,
+        fill_event,
+        frame,
+        delivery,
+        body,
+        pentad,
+        stand_down,
+        response,
+        offer,
+        payment,
+        opened,
+        blotter_order,
+        blotter_fill,
+        blotter,
+        record,
+        metrics,
+        checks[2],
+        conformance,
+        grade,
+        progress,
+        resumption,
+        mismatch,
+        verification,
+    ]
+
+
+SAMPLES = build_samples()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "sample" in metafunc.fixturenames:
+        metafunc.parametrize("sample", SAMPLES, ids=[type(s).__name__ for s in SAMPLES])
+
+
+@pytest.fixture
+def samples() -> list[ProtocolModel]:
+    """All samples at once (for coverage checks)."""
+    return list(SAMPLES)
