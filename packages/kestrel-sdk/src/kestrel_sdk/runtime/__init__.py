@@ -1,5 +1,43 @@
-"""Placeholder: filled in by the runtime/SDK work."""
+"""The Kestrel runtime: catalog, language, engine, and the service that persists them.
+
+Names are imported on first use so that importing one part (say the language) does not
+load the others; ``Runtime`` is the entry point every face uses.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .ids import operation_id, session_id
+    from .service import DEFAULT_GRADE_BUDGET, Runtime
+    from .store import SqliteStore, default_home
+    from .verify import verify_grade
+
+__all__ = [
+    "DEFAULT_GRADE_BUDGET",
+    "Runtime",
+    "SqliteStore",
+    "default_home",
+    "operation_id",
+    "session_id",
+    "verify_grade",
+]
+
+_WHERE = {
+    "DEFAULT_GRADE_BUDGET": ".service",
+    "Runtime": ".service",
+    "SqliteStore": ".store",
+    "default_home": ".store",
+    "operation_id": ".ids",
+    "session_id": ".ids",
+    "verify_grade": ".verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(where, __name__), name)

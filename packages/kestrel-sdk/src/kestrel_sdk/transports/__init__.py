@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .local import local_transport
+from .local import LocalTransport, local_transport
 
-__all__ = ["local_transport"]
+__all__ = ["LocalTransport", "local_transport"]

@@ -1,21 +1,150 @@
-"""``local_transport``: the runtime in-process. (To be implemented by the runtime work.)"""
+"""``local_transport``: the runtime in-process, behind the ``Transport`` port.
+
+Short calls (a submit of a few bars, a frame) run directly on the caller's thread: a
+worker-thread hop would cost more than the work. Work that can take long (a grade, a
+verification, a submit that advances many bars) runs in a worker thread via
+``anyio.to_thread`` so the event loop stays responsive. Where a call runs never changes
+its result.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio.to_thread
+from kestrel_protocol import (
+    Blotter,
+    Catalog,
+    Delivery,
+    GradeResult,
+    KestrelError,
+    OperationResumption,
+    Payment,
+    Scenario,
+    SessionOpened,
+    SessionRecord,
+    SessionResponse,
+    ValidationReport,
+    VerificationReport,
+)
 from kestrel_protocol.ports import SessionGate, Transport
 
-__all__ = ["local_transport"]
+from ..errors import SdkLocalError
+
+if TYPE_CHECKING:
+    from ..runtime.service import Runtime
+
+__all__ = ["LocalTransport", "local_transport"]
+
+T = TypeVar("T")
+
+_HEAVY_ADVANCE = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
+_HEAVY_LINES = 200
+
+
+def _heavy(source: str) -> bool:
+    """Whether a submit may take long enough to be worth a worker thread."""
+    if len(source) < 12:
+        return False
+    if source.count("\n") >= _HEAVY_LINES:
+        return True
+    return any(
+        m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
+    )
+
+
+class LocalTransport:
+    """The ``Transport`` port over a :class:`Runtime`, acting as one principal."""
+
+    def __init__(self, runtime: Runtime, principal: str, *, owns_runtime: bool) -> None:
+        self.runtime = runtime
+        self.principal = principal
+        self._owns_runtime = owns_runtime
+
+    def __repr__(self) -> str:
+        return f"LocalTransport(home={str(self.runtime.home)!r}, principal={self.principal!r})"
+
+    @staticmethod
+    def _direct(fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return fn(*args)
+        except KestrelError as exc:
+            if isinstance(exc, SdkLocalError):
+                raise
+            raise SdkLocalError(exc.code, exc.message, exc.detail) from None
+
+    async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
+        return await anyio.to_thread.run_sync(partial(self._direct, fn, *args))
+
+    async def catalog(self) -> Catalog:
+        return await self._offload(self.runtime.catalog)
+
+    async def scenario(self, scenario_id: str) -> Scenario:
+        return await self._offload(self.runtime.scenario, scenario_id)
+
+    async def tape(self, scenario_id: str) -> str:
+        return await self._offload(self.runtime.tape, scenario_id)
+
+    async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
+        return await self._offload(self.runtime.validate, source, scenario)
+
+    async def open_session(
+        self, scenario: str, label: str | None = None, payment: Payment | None = None
+    ) -> SessionOpened:
+        return await self._offload(
+            self.runtime.open_session, self.principal, scenario, label, payment
+        )
+
+    async def submit(self, session_id: str, source: str) -> SessionResponse:
+        if _heavy(source):
+            return await self._offload(self.runtime.submit, self.principal, session_id, source)
+        return self._direct(self.runtime.submit, self.principal, session_id, source)
+
+    async def frame(self, session_id: str) -> Delivery:
+        return self._direct(self.runtime.frame, self.principal, session_id)
+
+    async def blotter(self, session_id: str) -> Blotter:
+        return await self._offload(self.runtime.blotter, self.principal, session_id)
+
+    async def close(self, session_id: str) -> SessionRecord:
+        return await self._offload(self.runtime.close, self.principal, session_id)
+
+    async def grade(self, session_id: str) -> GradeResult | OperationResumption:
+        return await self._offload(self.runtime.grade, self.principal, session_id)
+
+    async def resume(self, token: str) -> GradeResult | OperationResumption:
+        return await self._offload(self.runtime.resume, self.principal, token)
+
+    async def artifact(self, root: str) -> dict[str, Any]:
+        return await self._offload(self.runtime.artifact, root)
+
+    async def verify(self, grade: GradeResult) -> VerificationReport:
+        return await self._offload(self.runtime.verify, grade)
+
+    async def aclose(self) -> None:
+        if self._owns_runtime:
+            self.runtime.shutdown()
 
 
 def local_transport(
     home: str | Path | None = None,
-    catalog_paths: list[str | Path] | None = None,
+    catalog_paths: Sequence[str | Path] | None = None,
     principal: str = "local",
     gate: SessionGate | None = None,
-    **options: Any,
+    *,
+    runtime: Runtime | None = None,
 ) -> Transport:
-    """The runtime in-process; state persists in ``$KESTREL_HOME/kestrel.db``."""
-    raise NotImplementedError("local_transport is being built")
+    """The runtime in-process; state persists in ``$KESTREL_HOME/kestrel.db``.
+
+    Pass ``runtime=`` to let several principals (transports) share one runtime, as the
+    door does; ``home``/``catalog_paths``/``gate`` are then the runtime's own.
+    """
+    if runtime is not None:
+        return LocalTransport(runtime, principal, owns_runtime=False)
+    from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
+
+    return LocalTransport(Runtime(home, catalog_paths, gate), principal, owns_runtime=True)

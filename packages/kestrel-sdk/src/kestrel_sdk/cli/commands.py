@@ -1,0 +1,270 @@
+"""The verbs of spec §11: catalog, validate, run, grade, verify, artifact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+from kestrel_protocol import GradeResult, OperationResumption, canonical_json
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..client import KestrelSdk, KestrelSession
+from .exits import ExitCode
+from .group import fail
+from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
+from .show import (
+    catalog_table,
+    diagnostics_lines,
+    grade_table,
+    json_text,
+    pretty_json,
+    stdout,
+)
+from .state import CliState, state_of
+
+__all__ = ["artifact", "catalog", "grade", "run", "validate", "verify"]
+
+_DRAFT = {"kestrel.draft": True}  # parse a presented grade without trusting its root
+
+
+def _read_source(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"{path}: not UTF-8 text ({exc.reason})", ExitCode.FAILED) from None
+    except OSError as exc:
+        raise fail(f"{path}: {exc.strerror}", ExitCode.USAGE) from None
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_bytes(canonical_json(data) + b"\n")
+
+
+async def _finish(sdk: KestrelSdk, session_id: str, quiet: bool) -> GradeResult:
+    """Grade, following resumptions (with a progress bar when it takes a while)."""
+    result = await sdk.grade(session_id)
+    if isinstance(result, GradeResult):
+        return result
+    progress = Progress(
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=quiet,
+        console=stdout(),
+    )
+    with progress:
+        task = progress.add_task("grade", total=None)
+        while isinstance(result, OperationResumption):
+            total = result.progress.total or None
+            progress.update(task, completed=result.progress.done, total=total)
+            await anyio.sleep(result.resume_after_ms / 1000)
+            result = await sdk.resume(result)
+    return result
+
+
+@click.command("catalog")
+@click.option("--check", is_flag=True, help="Check user scenarios; report each problem.")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalog object as JSON.")
+@click.pass_context
+def catalog(ctx: click.Context, check: bool, as_json: bool) -> None:
+    """List the scenarios (shipped and from KESTREL_CATALOG_PATH)."""
+    if check:
+        from ..runtime.catalog import check_catalog  # noqa: PLC0415 - local files only
+
+        problems = check_catalog()
+        for problem in problems:
+            click.echo(str(problem))
+        if problems:
+            raise fail(f"{len(problems)} catalog problem(s)", ExitCode.FAILED)
+        if not as_json:
+            click.echo("catalog ok")
+            return
+
+    async def go(state: CliState) -> None:
+        async with state.sdk() as sdk:
+            cat = await sdk.catalog()
+        if as_json:
+            click.echo(json_text(cat))
+        else:
+            stdout().print(catalog_table(cat))
+
+    anyio.run(go, state_of(ctx))
+
+
+@click.command("validate")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--scenario", help="Also check symbols, ticks and lots against a scenario.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ValidationReport as JSON.")
+@click.pass_context
+def validate(ctx: click.Context, file: Path, scenario: str | None, as_json: bool) -> None:
+    """Check a Kestrel program without running it (exit 1 on errors)."""
+    source = _read_source(file)
+
+    async def go(state: CliState) -> None:
+        async with state.sdk() as sdk:
+            report = await sdk.validate(source, scenario)
+        if as_json:
+            click.echo(json_text(report))
+        else:
+            for line in diagnostics_lines(str(file), report):
+                click.echo(line)
+            if report.ok:
+                click.echo(f"{file}: ok ({report.statements} statements)")
+        if not report.ok:
+            raise click.exceptions.Exit(int(ExitCode.FAILED))
+
+    anyio.run(go, state_of(ctx))
+
+
+async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet: bool) -> None:
+    estimate = estimate_bars(source)
+    if atomic or estimate < LONG_RUN_BARS:
+        chunks = [Chunk(source, estimate)]
+    else:
+        chunks = plan_chunks(source)
+    if len(chunks) == 1:
+        if quiet:
+            await session.submit(source)
+        else:
+            with stdout().status("running"):
+                await session.submit(source)
+        return
+    opening = (await session.frame()).frame.clock
+    total = min(estimate, opening.remaining) or None
+    progress = Progress(
+        TextColumn("bars"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=quiet,
+        console=stdout(),
+    )
+    with progress:
+        task = progress.add_task("run", total=total)
+        for chunk in chunks:
+            response = await session.submit(chunk.source)
+            progress.update(task, completed=response.delivery.frame.clock.bar - opening.bar)
+            if response.disposition == "stood-down":
+                break
+
+
+@click.command("run")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--scenario", required=True, help="Scenario id (see `kestrel catalog`).")
+@click.option("--label", help="Session label (default: the next unused one).")
+@click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress and no table.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grade.")
+@click.option("--atomic", is_flag=True, help="Send the program as one submission.")
+@click.pass_context
+def run(  # noqa: PLR0917 - one parameter per click option
+    ctx: click.Context,
+    file: Path,
+    scenario: str,
+    label: str | None,
+    as_json: bool,
+    quiet: bool,
+    out: Path | None,
+    atomic: bool,
+) -> None:
+    """Open a session, run a program, close, grade and summarise."""
+    source = _read_source(file)
+
+    async def go(state: CliState) -> None:
+        async with state.sdk() as sdk:
+            report = await sdk.validate(source, scenario)
+            if not report.ok:
+                for line in diagnostics_lines(str(file), report):
+                    click.echo(line, err=True)
+                raise click.exceptions.Exit(int(ExitCode.FAILED))
+            opened = await sdk.open_session(scenario, label)
+            if opened.gated or opened.session is None:
+                offer = opened.payment
+                what = f"offer {offer.offer_id}: {offer.amount} {offer.currency}" if offer else ""
+                raise fail(f"gated: opening a session needs payment ({what})", ExitCode.REFUSED)
+            session = opened.session
+            await _submit_all(session, source, atomic, quiet or as_json)
+            await session.close()
+            graded = await _finish(sdk, session.id, quiet or as_json)
+        if out is not None:
+            _write_json(out, graded.to_json())
+        if as_json:
+            click.echo(json_text(graded))
+        elif not quiet:
+            stdout().print(grade_table(graded))
+            if out is not None:
+                click.echo(f"grade written to {out}")
+
+    anyio.run(go, state_of(ctx))
+
+
+@click.command("grade")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grade.")
+@click.pass_context
+def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) -> None:
+    """Grade a session (closing it if it is still open)."""
+
+    async def go(state: CliState) -> None:
+        async with state.sdk() as sdk:
+            graded = await _finish(sdk, session_id, as_json)
+        if out is not None:
+            _write_json(out, graded.to_json())
+        if as_json:
+            click.echo(json_text(graded))
+        else:
+            stdout().print(grade_table(graded))
+
+    anyio.run(go, state_of(ctx))
+
+
+@click.command("verify")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the VerificationReport as JSON.")
+@click.pass_context
+def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
+    """Replay a grade from the artifacts; exit 1 naming the first mismatching field."""
+    try:
+        data = json.loads(file.read_bytes())
+        presented = GradeResult.model_validate(data, context=_DRAFT)
+    except (ValueError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise fail(f"{file}: not a Kestrel grade: {first}", ExitCode.FAILED) from None
+
+    async def go(state: CliState) -> None:
+        async with state.sdk() as sdk:
+            report = await sdk.verify(presented)
+        if as_json:
+            click.echo(json_text(report))
+        elif report.ok:
+            click.echo(f"ok: grade {report.grade} verified by replay")
+        if report.mismatch is not None:
+            m = report.mismatch
+            raise fail(
+                f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
+                ExitCode.FAILED,
+            )
+
+    anyio.run(go, state_of(ctx))
+
+
+@click.command("artifact")
+@click.argument("root")
+@click.option("--pretty", is_flag=True, help="Indented JSON instead of the canonical bytes.")
+@click.pass_context
+def artifact(ctx: click.Context, root: str, pretty: bool) -> None:
+    """Print a stored object verbatim (canonical JSON)."""
+
+    async def go(state: CliState) -> None:
+        async with state.sdk() as sdk:
+            obj = await sdk.artifact(root)
+        click.echo(pretty_json(obj) if pretty else json_text(obj))
+
+    anyio.run(go, state_of(ctx))

@@ -1,0 +1,104 @@
+"""The root click group: global options, one-line errors, and plugin verbs.
+
+Plugin verbs come from the entry-point group ``kestrel.cli`` (each entry point is a
+click command or group, named by the entry point). They are loaded only when the verb
+list is needed or the verb is invoked, and a plugin that fails to load is reported on
+stderr and left out: a broken plugin never breaks the CLI.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import click
+from kestrel_protocol import KestrelError
+
+from .exits import ExitCode, exit_code_for
+
+__all__ = ["PLUGIN_GROUP", "KestrelGroup", "fail"]
+
+log = logging.getLogger(__name__)
+
+PLUGIN_GROUP = "kestrel.cli"
+
+
+def fail(message: str, code: ExitCode) -> click.exceptions.Exit:
+    """Print ``kestrel: message`` on stderr and return the exit to raise."""
+    click.echo(f"kestrel: {message}", err=True)
+    return click.exceptions.Exit(int(code))
+
+
+class KestrelGroup(click.Group):
+    """A group that turns refusals into one line and exit codes, and adds plugin verbs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._plugins: dict[str, EntryPoint] | None = None
+        self._loaded: dict[str, click.Command | None] = {}
+
+    def _entry_points(self) -> dict[str, EntryPoint]:
+        if self._plugins is None:
+            found: dict[str, EntryPoint] = {}
+            try:
+                for ep in entry_points(group=PLUGIN_GROUP):
+                    if ep.name not in self.commands:
+                        found.setdefault(ep.name, ep)
+            except Exception as exc:  # a broken distribution's metadata
+                click.echo(f"kestrel: could not list plugins: {exc}", err=True)
+            self._plugins = found
+        return self._plugins
+
+    def _plugin(self, name: str) -> click.Command | None:
+        if name in self._loaded:
+            return self._loaded[name]
+        ep = self._entry_points().get(name)
+        command: click.Command | None = None
+        if ep is not None:
+            try:
+                loaded = ep.load()
+                if not isinstance(loaded, click.Command):
+                    raise TypeError(f"{ep.value} is not a click command")
+                command = loaded
+            except Exception as exc:
+                click.echo(
+                    f"kestrel: plugin {name!r} ({ep.value}) failed to load and is skipped: "
+                    f"{type(exc).__name__}: {exc}",
+                    err=True,
+                )
+        self._loaded[name] = command
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        names.update(name for name in self._entry_points() if self._plugin(name) is not None)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        return self._plugin(cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KestrelError as exc:
+            raise fail(f"{exc.code}: {exc.message}", exit_code_for(exc.code)) from None
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:
+            raise fail("interrupted", ExitCode.FAILED) from None
+        except Exception as exc:
+            if os.environ.get("KESTREL_DEBUG"):
+                log.exception("internal error")
+                import traceback  # noqa: PLC0415
+
+                traceback.print_exc(file=sys.stderr)
+            raise fail(
+                f"internal error: {type(exc).__name__}: {exc} (set KESTREL_DEBUG=1 for details)",
+                ExitCode.INTERNAL,
+            ) from None

@@ -1,0 +1,420 @@
+"""The runtime service: sessions, submissions, persistence, grades, artifacts.
+
+``Runtime`` is what every face reaches (through ``local_transport`` in-process, through
+the door over HTTP). It owns no semantics of its own: the engine decides what a
+submission does; the service binds it (pentad, frame root), persists it (one
+transaction per accepted submission) and serves it back. Every method takes the acting
+principal; a session of another principal is ``UNKNOWN_SESSION``.
+
+Sessions are rebuilt lazily: the first touch of an open session in a new process
+replays its journal on a fresh engine and checks that every frame root is identical.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from kestrel_protocol import (
+    Blotter,
+    Catalog,
+    Delivery,
+    GradeResult,
+    KestrelError,
+    OperationResumption,
+    Payment,
+    Pentad,
+    PentadBody,
+    RefusalCode,
+    Scenario,
+    ScenarioRef,
+    SessionFrame,
+    SessionOpened,
+    SessionRecord,
+    SessionResponse,
+    ValidationReport,
+    VerificationReport,
+    canonical_json,
+    root_of,
+    root_of_bytes,
+)
+from kestrel_protocol.ports import SessionGate
+
+from .catalog import load_catalog, tape_csv
+from .catalog.model import CatalogIndex, LoadedScenario
+from .engine.session import SessionEngine, compute_grade
+from .ids import operation_id, session_id
+from .lang import validate_source
+from .operations import Operations
+from .store import SessionRow, SqliteStore
+from .verify import verify_grade
+
+__all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GRADE_BUDGET = 2.0
+"""Seconds a grade call waits before answering with an ``OperationResumption``."""
+
+_MEDIA_TYPE: Final = "text/x-kestrel"
+
+
+@dataclass(eq=False)
+class _Live:
+    """A session in memory: its row and, while not closed, its engine and head root."""
+
+    row: SessionRow
+    loaded: LoadedScenario
+    engine: SessionEngine | None
+    frame_root: str
+    lock: threading.Lock
+
+
+def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
+    return KestrelError(code, message, detail)
+
+
+class Runtime:
+    """The Kestrel runtime of one process over one home directory."""
+
+    def __init__(
+        self,
+        home: str | Path | None = None,
+        catalog_paths: Sequence[str | Path] | None = None,
+        gate: SessionGate | None = None,
+        *,
+        grade_budget: float = DEFAULT_GRADE_BUDGET,
+        catalog: CatalogIndex | None = None,
+    ) -> None:
+        self.store = SqliteStore(home)
+        self.gate = gate
+        self.grade_budget = grade_budget
+        self._catalog_paths = list(catalog_paths) if catalog_paths is not None else None
+        self._index: CatalogIndex | None = catalog  # tests and embedders may supply one
+        self._lock = threading.RLock()
+        self._live: dict[str, _Live] = {}
+        self._ops: Operations[GradeResult] = Operations()
+
+    @property
+    def home(self) -> Path:
+        return self.store.home
+
+    def shutdown(self) -> None:
+        """Release the database connection."""
+        self.store.close()
+
+    # -- catalog ------------------------------------------------------------------------
+
+    @property
+    def index(self) -> CatalogIndex:
+        """The catalog of this process, loaded once on first use."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = load_catalog(self._catalog_paths)
+                index = self._index
+        return index
+
+    def loaded(self, scenario_id: str) -> LoadedScenario:
+        loaded = self.index.get(scenario_id)
+        if loaded is None:
+            raise _refuse(
+                RefusalCode.UNKNOWN_SCENARIO,
+                f"no scenario {scenario_id!r} in the catalog",
+                scenario=scenario_id,
+            )
+        return loaded
+
+    def catalog(self) -> Catalog:
+        return self.index.catalog
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        return self.loaded(scenario_id).scenario
+
+    def tape(self, scenario_id: str) -> str:
+        return tape_csv(self.loaded(scenario_id))
+
+    def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
+        loaded = self.loaded(scenario) if scenario is not None else None
+        return validate_source(source, loaded)
+
+    # -- sessions -----------------------------------------------------------------------
+
+    def open_session(
+        self,
+        principal: str,
+        scenario: str,
+        label: str | None = None,
+        payment: Payment | None = None,
+    ) -> SessionOpened:
+        """Open a session, resume an open one by label, or answer with the gate's offer."""
+        loaded = self.loaded(scenario)
+        root = loaded.scenario.root
+        if label is not None:
+            sid = session_id(principal, root, label)
+            row = self.store.session(sid)
+            if row is not None:
+                if row.status == "closed":
+                    raise _refuse(
+                        RefusalCode.SESSION_CLOSED,
+                        f"session {sid} (label {label!r}) is closed; open another label",
+                        session=sid,
+                        label=label,
+                    )
+                return SessionOpened(gated=False, session_id=sid)
+        if self.gate is not None:
+            offer = self.gate.check(principal, scenario, payment)
+            if offer is not None:
+                return SessionOpened(gated=True, payment=offer)
+        while True:
+            chosen = label if label is not None else self._next_label(principal, root)
+            sid = session_id(principal, root, chosen)
+            row = SessionRow(sid, principal, loaded.id, root, chosen, "open", None, None)
+            if self.store.insert_session(row):
+                return SessionOpened(gated=False, session_id=sid)
+            if label is not None:  # a concurrent open of the same label won the race
+                return self.open_session(principal, scenario, label, payment)
+
+    def _next_label(self, principal: str, scenario_root: str) -> str:
+        used = self.store.labels(principal, scenario_root)
+        n = 1
+        while str(n) in used:
+            n += 1
+        return str(n)
+
+    def _session(self, principal: str, sid: str) -> _Live:
+        """The session in memory, rebuilt by replay when this process has not seen it."""
+        live = self._live.get(sid)
+        if live is not None and live.row.principal == principal:
+            return live
+        with self._lock:
+            live = self._live.get(sid)
+            if live is None:
+                row = self.store.session(sid)
+                if row is not None and row.principal == principal:
+                    live = self._rebuild(row)
+                    self._live[sid] = live
+        if live is None or live.row.principal != principal:
+            raise _refuse(RefusalCode.UNKNOWN_SESSION, f"no session {sid}", session=sid)
+        return live
+
+    def _rebuild(self, row: SessionRow) -> _Live:
+        loaded = self.loaded(row.scenario_id)
+        if loaded.scenario.root != row.scenario_root:
+            raise _refuse(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"session {row.id} was opened on scenario {row.scenario_id} with root "
+                f"{row.scenario_root}, but this catalog has {loaded.scenario.root}",
+                session=row.id,
+            )
+        if row.status == "closed":
+            assert row.record_root is not None
+            record = SessionRecord.parse(self._artifact(row.record_root))
+            return _Live(row, loaded, None, record.head, threading.Lock())
+        engine = SessionEngine(loaded, row.id)
+        frame_root = root_of(engine.frame())
+        for entry in self.store.journal(row.id):
+            pentad = Pentad.parse(self._artifact(entry.pentad_root))
+            if pentad.prev != frame_root:
+                raise self._diverged(row.id, entry.seq, "prev", frame_root, pentad.prev)
+            step = engine.submit(pentad.body.bytes)
+            frame_root = root_of(step.frame)
+            if frame_root != entry.frame_root:
+                raise self._diverged(row.id, entry.seq, "frameRoot", entry.frame_root, frame_root)
+        log.debug("resumed session %s at seq %d", row.id, engine.seq)
+        return _Live(row, loaded, engine, frame_root, threading.Lock())
+
+    @staticmethod
+    def _diverged(sid: str, seq: int, field: str, expected: str, found: str) -> KestrelError:
+        log.error(
+            "session %s cannot be resumed: replay diverged at seq %d (%s expected %s, found %s)",
+            sid,
+            seq,
+            field,
+            expected,
+            found,
+        )
+        return _refuse(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"session {sid} cannot be resumed: its replay diverged at seq {seq} ({field})",
+            session=sid,
+            seq=seq,
+            field=field,
+        )
+
+    def resume_all(self) -> list[str]:
+        """Replay every open session now (rather than on first touch); their ids."""
+        resumed = []
+        for row in self.store.sessions():
+            if row.status != "closed":
+                self._session(row.principal, row.id)
+                resumed.append(row.id)
+        return resumed
+
+    def submit(self, principal: str, sid: str, source: str) -> SessionResponse:
+        """Check, apply, bind and persist one submission; atomic in every sense."""
+        live = self._session(principal, sid)
+        with live.lock:
+            engine = live.engine
+            if engine is None:
+                raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
+            program = engine.check(source)
+            before = engine.status
+            try:
+                step = engine.apply(program)
+                seq = engine.seq
+                prev = live.frame_root
+                body: dict[str, Any] = {
+                    "session": sid,
+                    "seq": seq,
+                    "prev": prev,
+                    "body": {"mediaType": _MEDIA_TYPE, "bytes": source},
+                }
+                pentad_root = root_of_bytes(canonical_json(body))
+                body["root"] = pentad_root
+                frame = step.frame
+                frame_root = root_of(frame)
+                status = frame.status if frame.status != before else None
+                self.store.append(
+                    sid, seq, pentad_root, canonical_json(body), frame_root, status=status
+                )
+            except BaseException:
+                # The engine moved but nothing was persisted: forget it so the next touch
+                # replays the journal, which holds exactly what was accepted.
+                with self._lock:
+                    self._live.pop(sid, None)
+                live.engine = None
+                raise
+            live.frame_root = frame_root
+        pentad = Pentad.model_construct(
+            session=sid,
+            seq=seq,
+            prev=prev,
+            body=PentadBody.model_construct(media_type=_MEDIA_TYPE, bytes=source),
+            root=pentad_root,
+        )
+        delivery = Delivery.model_construct(frame=frame, frame_root=frame_root)
+        if step.stand_down is not None:
+            return SessionResponse.model_construct(
+                ok=True,
+                disposition="stood-down",
+                pentad=pentad,
+                delivery=delivery,
+                stand_down=step.stand_down,
+            )
+        return SessionResponse.model_construct(
+            ok=True, disposition="applied", pentad=pentad, delivery=delivery
+        )
+
+    def frame(self, principal: str, sid: str) -> Delivery:
+        live = self._session(principal, sid)
+        with live.lock:
+            if live.engine is not None:
+                return Delivery(frame=live.engine.frame(), frame_root=live.frame_root)
+            head = live.frame_root
+        return Delivery(frame=SessionFrame.parse(self._artifact(head)), frame_root=head)
+
+    def blotter(self, principal: str, sid: str) -> Blotter:
+        live = self._session(principal, sid)
+        with live.lock:
+            if live.engine is not None:
+                return live.engine.blotter()
+        return Blotter.parse(self._artifact(self._record(live).blotter_root))
+
+    def _record(self, live: _Live) -> SessionRecord:
+        row = self.store.session(live.row.id)
+        assert row is not None
+        assert row.record_root is not None
+        return SessionRecord.parse(self._artifact(row.record_root))
+
+    def close(self, principal: str, sid: str) -> SessionRecord:
+        """Close the session (idempotent) and store its record, head frame and blotter."""
+        live = self._session(principal, sid)
+        with live.lock:
+            engine = live.engine
+            if engine is None:
+                return self._record(live)
+            journal = self.store.journal(sid)
+            frame = engine.close()
+            head = root_of(frame)
+            blotter = engine.blotter()
+            record = SessionRecord.with_root(
+                session=sid,
+                scenario=ScenarioRef(id=live.loaded.id, root=live.loaded.scenario.root),
+                label=live.row.label,
+                status="closed",
+                pentads=[entry.pentad_root for entry in journal],
+                head=head,
+                blotter_root=blotter.root,
+            )
+            artifacts = {
+                head: canonical_json(frame),
+                blotter.root: canonical_json(blotter),
+                record.root: canonical_json(record),
+            }
+            try:
+                self.store.finish(sid, artifacts, record.root)
+            except BaseException:
+                with self._lock:
+                    self._live.pop(sid, None)
+                raise
+            live.engine = None
+            live.frame_root = head
+            return record
+
+    # -- grades, artifacts, verification ---------------------------------------------------
+
+    def grade(
+        self, principal: str, sid: str, budget: float | None = None
+    ) -> GradeResult | OperationResumption:
+        """Grade a session (closing it first if it is still open).
+
+        Waits up to ``budget`` seconds (default :data:`DEFAULT_GRADE_BUDGET`); longer
+        work answers with an ``OperationResumption`` that :meth:`resume` continues.
+        """
+        record = self.close(principal, sid)
+        row = self.store.session(sid)
+        if row is not None and row.grade_root is not None:
+            stored = self.store.get(row.grade_root)
+            if stored is not None:
+                return GradeResult.parse(stored)
+        loaded = self._session(principal, sid).loaded
+        pentads = [Pentad.parse(self._artifact(root)) for root in record.pentads]
+
+        def work(progress: Any) -> GradeResult:
+            grade = compute_grade(loaded, record, pentads, progress)
+            self.store.set_grade(sid, grade.root, canonical_json(grade))
+            return grade
+
+        op = self._ops.start(operation_id(principal, record.root), principal, work)
+        return self._ops.wait(op, self.grade_budget if budget is None else budget)
+
+    def resume(
+        self, principal: str, token: str, budget: float | None = None
+    ) -> GradeResult | OperationResumption:
+        op = self._ops.find(principal, token)
+        return self._ops.wait(op, self.grade_budget if budget is None else budget)
+
+    def _artifact(self, root: str) -> dict[str, Any]:
+        obj, status = self.store.lookup(root)
+        if obj is None:
+            message = (
+                f"artifact {root} is corrupt in the store and is not served"
+                if status == "corrupt"
+                else f"no artifact {root}"
+            )
+            raise _refuse(RefusalCode.UNKNOWN_ARTIFACT, message, root=root, status=status)
+        return obj
+
+    def artifact(self, root: str) -> dict[str, Any]:
+        """Any stored object, verbatim; ``UNKNOWN_ARTIFACT`` when absent or corrupt."""
+        return self._artifact(root)
+
+    def verify(self, grade: GradeResult) -> VerificationReport:
+        """Replay a grade from the artifacts alone and name the first mismatch."""
+        return verify_grade(self.store, self.index, grade)

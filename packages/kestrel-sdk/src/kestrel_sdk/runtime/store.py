@@ -1,0 +1,322 @@
+"""SQLite persistence: content-addressed artifacts, sessions and the submission journal.
+
+One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Durability decision: an accepted
+submission is one transaction (pentad artifact + journal row + status), committed before
+the response is returned. ``synchronous=NORMAL`` in WAL mode means a committed
+transaction survives the process being killed (SIGKILL, crash) because the WAL is
+written before ``COMMIT`` returns; only an operating-system crash or power loss may roll
+back the last few commits, never corrupt the file. ``synchronous=FULL`` would fsync on
+every step and cost the per-step path an order of magnitude; set
+``KESTREL_SQLITE_SYNCHRONOUS=FULL`` to trade that speed for power-loss durability.
+
+One connection per store, guarded by a lock, so a store may be shared by the event
+loop and worker threads; other processes on the same home wait on ``busy_timeout``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from kestrel_protocol import canonical_json, root_of, root_of_bytes
+
+__all__ = [
+    "ArtifactStatus",
+    "JournalEntry",
+    "SessionRow",
+    "SqliteStore",
+    "default_home",
+]
+
+log = logging.getLogger(__name__)
+
+ArtifactStatus = Literal["ok", "missing", "corrupt"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS artifacts (
+    root TEXT PRIMARY KEY,
+    body BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    scenario_id TEXT NOT NULL,
+    scenario_root TEXT NOT NULL,
+    label TEXT NOT NULL,
+    status TEXT NOT NULL,
+    record_root TEXT,
+    grade_root TEXT,
+    UNIQUE (principal, scenario_root, label)
+);
+CREATE TABLE IF NOT EXISTS journal (
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    pentad_root TEXT NOT NULL,
+    frame_root TEXT NOT NULL,
+    PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+"""
+
+_SCHEMA_VERSION = "1"
+
+
+def default_home() -> Path:
+    """``$KESTREL_HOME``, else ``~/.kestrel``."""
+    env = os.environ.get("KESTREL_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".kestrel"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A session as persisted (the engine state is rebuilt from the journal)."""
+
+    id: str
+    principal: str
+    scenario_id: str
+    scenario_root: str
+    label: str
+    status: str
+    record_root: str | None
+    grade_root: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One accepted submission: its pentad and the root of the frame it produced."""
+
+    seq: int
+    pentad_root: str
+    frame_root: str
+
+
+class SqliteStore:
+    """The artifact store (``kestrel_protocol.ports.ArtifactStore``) plus session tables."""
+
+    def __init__(self, home: str | Path | None = None) -> None:
+        self.home = Path(home).expanduser() if home is not None else default_home()
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = self.home / "kestrel.db"
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        sync = os.environ.get("KESTREL_SQLITE_SYNCHRONOUS", "NORMAL").upper()
+        if sync not in {"NORMAL", "FULL", "EXTRA"}:
+            sync = "NORMAL"
+        with self._lock:
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute(f"PRAGMA synchronous = {sync}")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            with self._transaction():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
+                    (_SCHEMA_VERSION,),
+                )
+
+    # -- plumbing -------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock, suppress(sqlite3.ProgrammingError):
+            self._conn.close()
+
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
+        with self._lock:
+            row = self._conn.execute("PRAGMA integrity_check").fetchone()
+        return str(row[0])
+
+    # -- artifacts (ArtifactStore) ---------------------------------------------------
+
+    def put(self, obj: Mapping[str, Any]) -> str:
+        """Store ``obj``'s canonical bytes under its root; idempotent.
+
+        An object carrying a ``root`` member that is not the root of its content is
+        refused: the store never holds a lie.
+        """
+        root = root_of(obj)
+        claimed = obj.get("root")
+        if claimed is not None and claimed != root:
+            raise ValueError(f"object claims root {claimed} but its content hashes to {root}")
+        self.put_raw(root, canonical_json(obj))
+        return root
+
+    def put_raw(self, root: str, body: bytes) -> None:
+        """Store bytes the caller already canonicalised and hashed (the hot path)."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
+            )
+
+    def lookup(self, root: str) -> tuple[dict[str, Any] | None, ArtifactStatus]:
+        """The stored object and whether it was found intact.
+
+        A row whose bytes do not hash to its root is logged as corrupt and not returned.
+        """
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT body FROM artifacts WHERE root = ?", (root,)
+            ).fetchone()
+        if row is None:
+            return None, "missing"
+        body = bytes(row[0])
+        try:
+            obj = json.loads(body.decode("utf-8"))
+            found = root_of(obj) if isinstance(obj, dict) else root_of_bytes(body)
+            claimed = obj.get("root") if isinstance(obj, dict) else None
+            intact = (
+                isinstance(obj, dict)
+                and found == root
+                and claimed in (None, root)
+                and canonical_json(obj) == body
+            )
+        except (UnicodeDecodeError, ValueError):
+            intact = False
+            found = root_of_bytes(body)
+        if not intact:
+            log.error(
+                "artifact %s in %s is corrupt (its stored bytes hash to %s); not served",
+                root,
+                self.path,
+                found,
+            )
+            return None, "corrupt"
+        assert isinstance(obj, dict)
+        return obj, "ok"
+
+    def get(self, root: str) -> dict[str, Any] | None:
+        """The object verbatim, or ``None`` when absent or corrupt."""
+        return self.lookup(root)[0]
+
+    def has(self, root: str) -> bool:
+        """Whether an intact object is stored under ``root``."""
+        return self.lookup(root)[1] == "ok"
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def session(self, session_id: str) -> SessionRow | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, principal, scenario_id, scenario_root, label, status, record_root,"
+                " grade_root FROM sessions WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+        return SessionRow(*row) if row is not None else None
+
+    def sessions(self, status: str | None = None) -> list[SessionRow]:
+        query = (
+            "SELECT id, principal, scenario_id, scenario_root, label, status, record_root,"
+            " grade_root FROM sessions"
+        )
+        args: tuple[str, ...] = ()
+        if status is not None:
+            query += " WHERE status = ?"
+            args = (status,)
+        with self._lock:
+            rows = self._conn.execute(query + " ORDER BY rowid", args).fetchall()
+        return [SessionRow(*row) for row in rows]
+
+    def labels(self, principal: str, scenario_root: str) -> set[str]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT label FROM sessions WHERE principal = ? AND scenario_root = ?",
+                (principal, scenario_root),
+            ).fetchall()
+        return {str(row[0]) for row in rows}
+
+    def insert_session(self, row: SessionRow) -> bool:
+        """Insert a new session; ``False`` when its id already exists (a concurrent open)."""
+        with self._transaction() as conn:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, principal, scenario_id, scenario_root,"
+                " label, status, record_root, grade_root) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.id,
+                    row.principal,
+                    row.scenario_id,
+                    row.scenario_root,
+                    row.label,
+                    row.status,
+                    row.record_root,
+                    row.grade_root,
+                ),
+            )
+            return cursor.rowcount == 1
+
+    def append(
+        self,
+        session_id: str,
+        seq: int,
+        pentad_root: str,
+        pentad_body: bytes,
+        frame_root: str,
+        *,
+        status: str | None = None,
+    ) -> None:
+        """Persist one accepted submission atomically (pentad, journal row, status)."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)",
+                (pentad_root, pentad_body),
+            )
+            conn.execute(
+                "INSERT INTO journal (session, seq, pentad_root, frame_root) VALUES (?, ?, ?, ?)",
+                (session_id, seq, pentad_root, frame_root),
+            )
+            if status is not None:
+                conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session_id))
+
+    def journal(self, session_id: str) -> list[JournalEntry]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, pentad_root, frame_root FROM journal WHERE session = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        return [JournalEntry(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def finish(self, session_id: str, artifacts: Mapping[str, bytes], record_root: str) -> None:
+        """Close a session: its artifacts and its closed status in one transaction."""
+        with self._transaction() as conn:
+            for root, body in artifacts.items():
+                conn.execute(
+                    "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
+                )
+            conn.execute(
+                "UPDATE sessions SET status = 'closed', record_root = ? WHERE id = ?",
+                (record_root, session_id),
+            )
+
+    def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
+        """Store a grade and remember it as the session's grade."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (grade_root, body)
+            )
+            conn.execute(
+                "UPDATE sessions SET grade_root = ? WHERE id = ?", (grade_root, session_id)
+            )
