@@ -1,5 +1,21 @@
-"""Runtime part (being built)."""
+"""The catalog: shipped and user scenarios, their tapes as shared compact columns."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .builder import build_loaded_scenario
+from .loader import CATALOG_PATH_ENV, ShippedTapeError, check_catalog, load_catalog, tape_csv
+from .model import CatalogIndex, CatalogProblem, LoadedScenario, SymbolColumns, Tape
+
+__all__ = [
+    "CATALOG_PATH_ENV",
+    "CatalogIndex",
+    "CatalogProblem",
+    "LoadedScenario",
+    "ShippedTapeError",
+    "SymbolColumns",
+    "Tape",
+    "build_loaded_scenario",
+    "check_catalog",
+    "load_catalog",
+    "tape_csv",
+]

@@ -1,0 +1,134 @@
+"""In-memory scenarios from literal bars, for tests of the engine, grading and faces.
+
+The scenario goes through exactly the validation a ``scenario.toml`` and tape CSV get,
+so a test cannot build a tape the catalog would refuse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from .model import LoadedScenario
+from .objects import scenario_object
+from .tapes import HEADER, TapeShape, parse_tape
+from .terms import parse_terms
+
+__all__ = ["BarRow", "build_loaded_scenario"]
+
+Value = str | int | Decimal
+BarRow = Sequence[Value]
+"""``(open, high, low, close, volume)`` or ``(time, symbol, open, high, low, close, volume)``."""
+
+_STEP = {"1m": 60, "5m": 300, "1h": 3600, "1d": 86400}
+_BARS_PER_YEAR = {"1m": 98280, "5m": 19656, "1h": 1638, "1d": 252}
+
+
+def _text(value: Value) -> str:
+    return f"{value:f}" if isinstance(value, Decimal) else str(value)
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def build_loaded_scenario(
+    bars: Sequence[BarRow],
+    *,
+    scenario_id: str = "test-scenario",
+    title: str = "Test scenario",
+    description: str = "",
+    symbol: str = "ACME",
+    start: str = "2024-01-01T00:00:00Z",
+    interval: str = "1d",
+    bars_per_year: int | None = None,
+    cash: str = "100000.00",
+    shortable: bool = False,
+    max_position: int = 100000,
+    max_drawdown: str = "1.0",
+    fee_bps: str = "10",
+    fee_minimum: str = "0.00",
+    participation: str = "1",
+    slippage_bps: str = "0",
+    tick: str = "0.01",
+    lot: int = 1,
+    instruments: Sequence[Mapping[str, str | int]] | None = None,
+) -> LoadedScenario:
+    """A validated scenario (``origin`` ``None``) whose tape is the given bars.
+
+    ``bars`` rows are either ``(open, high, low, close, volume)`` for the single symbol
+    ``symbol``, timed ``start``, ``start + interval``, ... (``1d`` steps are calendar
+    days, so each bar is its own UTC date for ``tif day``), or full rows
+    ``(time, symbol, open, high, low, close, volume)`` with every symbol at every time.
+    Prices are decimal strings (``"101.25"``), ``Decimal`` or ``int``; volume is an int.
+    Instruments default to one per symbol found with ``tick`` and ``lot``; pass
+    ``instruments=[{"symbol": "KAPPA", "tick": "0.05", "lot": 10}, ...]`` to override.
+    ``bars_per_year`` defaults by interval (252 for 1d, 98280 for 1m).
+
+    Raises ``ValueError`` listing every problem when the terms or bars are invalid.
+    """
+    if interval not in _STEP:
+        raise ValueError(f"interval {interval!r} must be one of {', '.join(_STEP)}")
+    rows = _rows(bars, symbol, start, interval)
+    if instruments is None:
+        symbols = sorted({row[1] for row in rows}) or [symbol]
+        instruments = [{"symbol": name, "tick": tick, "lot": lot} for name in symbols]
+    toml = "\n".join(
+        [
+            f"id = {_toml_string(scenario_id)}",
+            f"title = {_toml_string(title)}",
+            f"description = {_toml_string(description)}",
+            'tape = "tape.csv"',
+            f"interval = {_toml_string(interval)}",
+            f"bars_per_year = {bars_per_year or _BARS_PER_YEAR[interval]}",
+            "[account]",
+            f"cash = {_toml_string(cash)}",
+            f"shortable = {'true' if shortable else 'false'}",
+            f"max_position = {max_position}",
+            f"max_drawdown = {_toml_string(max_drawdown)}",
+            "[fees]",
+            f"bps = {_toml_string(fee_bps)}",
+            f"minimum = {_toml_string(fee_minimum)}",
+            "[fill]",
+            f"participation = {_toml_string(participation)}",
+            f"slippage_bps = {_toml_string(slippage_bps)}",
+            *(
+                "[[instruments]]\n"
+                + "\n".join(
+                    f"{key} = {_toml_string(value) if isinstance(value, str) else value}"
+                    for key, value in item.items()
+                )
+                for item in instruments
+            ),
+            "",
+        ]
+    )
+    terms = parse_terms(toml)
+    if isinstance(terms, list):
+        raise ValueError("invalid scenario terms: " + "; ".join(p.reason for p in terms))
+    csv = HEADER + "\n" + "".join(",".join(row) + "\n" for row in rows)
+    ticks = {item.symbol: item.tick for item in terms.instruments}
+    tape = parse_tape(csv.encode("utf-8"), ticks, terms.scale, limit=50)
+    if isinstance(tape, list):
+        raise ValueError(
+            "invalid bars: " + "; ".join(f"bar {(p.line or 2) - 2}: {p.reason}" for p in tape)
+        )
+    shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
+    return LoadedScenario(scenario_object(terms, shape), None, lambda: tape)
+
+
+def _rows(bars: Sequence[BarRow], symbol: str, start: str, interval: str) -> list[list[str]]:
+    rows: list[list[str]] = []
+    first = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    step = timedelta(seconds=_STEP[interval])
+    for index, bar in enumerate(bars):
+        if len(bar) == 5:
+            time = (first + index * step).strftime("%Y-%m-%dT%H:%M:%SZ")
+            rows.append([time, symbol, *(_text(value) for value in bar)])
+        elif len(bar) == 7:
+            rows.append([_text(value) for value in bar])
+        else:
+            raise ValueError(f"bar {index} has {len(bar)} values; expected 5 or 7")
+    return rows

@@ -1,0 +1,240 @@
+"""Building the process's catalog: shipped scenarios plus ``KESTREL_CATALOG_PATH``.
+
+Shipped tapes are committed in canonical form, so loading them costs one hash; their
+columns are parsed on first use. User scenarios are validated in full when loaded (a
+malformed one is skipped with a warning, never breaking the rest). Parsed tapes live in
+a process-wide cache keyed by tape root, so every session on a tape shares one copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import logging
+import os
+import threading
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
+from .objects import catalog_object, scenario_object
+from .tapes import TapeShape, parse_tape, render_tape, shape_of_canonical
+from .terms import ScenarioTerms, parse_terms
+
+__all__ = [
+    "CATALOG_PATH_ENV",
+    "ShippedTapeError",
+    "check_catalog",
+    "load_catalog",
+    "shared_tape",
+    "tape_csv",
+]
+
+CATALOG_PATH_ENV = "KESTREL_CATALOG_PATH"
+SCENARIO_FILE = "scenario.toml"
+_SHIPPED_PATH = Path("kestrel_sdk/catalog_data")
+_CHECK_LIMIT = 100  # problems reported per tape by a check (a broken file can have many)
+
+logger = logging.getLogger("kestrel_sdk.runtime.catalog")
+
+_TAPES: dict[str, Tape] = {}
+_TAPES_LOCK = threading.Lock()
+
+
+class ShippedTapeError(RuntimeError):
+    """A shipped tape that does not parse: the installed package is damaged."""
+
+
+def shared_tape(tape: Tape) -> Tape:
+    """The process's one copy of a tape with this root (``tape`` if it is the first)."""
+    with _TAPES_LOCK:
+        return _TAPES.setdefault(tape.root, tape)
+
+
+def _cached_tape(root: str) -> Tape | None:
+    with _TAPES_LOCK:
+        return _TAPES.get(root)
+
+
+def _read_tape_bytes(read: Callable[[], bytes], name: str) -> bytes:
+    data = read()
+    return gzip.decompress(data) if name.endswith(".gz") else data
+
+
+def _tick_map(terms: ScenarioTerms) -> dict[str, str]:
+    return {item.symbol: item.tick for item in terms.instruments}
+
+
+# --- shipped -----------------------------------------------------------------------
+
+
+def _shipped_dirs() -> list[Traversable]:
+    root = resources.files("kestrel_sdk.catalog_data")
+    return sorted(
+        (entry for entry in root.iterdir() if entry.is_dir() and (entry / SCENARIO_FILE).is_file()),
+        key=lambda entry: entry.name,
+    )
+
+
+def _shipped_one(directory: Traversable) -> LoadedScenario:
+    terms = parse_terms((directory / SCENARIO_FILE).read_text(encoding="utf-8"))
+    if isinstance(terms, list):
+        raise ShippedTapeError(f"shipped scenario {directory.name}: {terms[0].reason}")
+    tape_file = directory / terms.tape
+    data = _read_tape_bytes(tape_file.read_bytes, terms.tape)
+    shape = shape_of_canonical(data, len(terms.instruments))
+    del data
+    scenario = scenario_object(terms, shape)
+
+    def load() -> Tape:
+        cached = _cached_tape(shape.root)
+        if cached is not None:
+            return cached
+        raw = _read_tape_bytes(tape_file.read_bytes, terms.tape)
+        parsed = parse_tape(raw, _tick_map(terms), terms.scale)
+        if isinstance(parsed, list) or parsed.root != shape.root or len(parsed) != shape.bars:
+            detail = parsed[0] if isinstance(parsed, list) else "not in canonical form"
+            raise ShippedTapeError(f"shipped tape of {terms.id} is damaged: {detail}")
+        return shared_tape(parsed)
+
+    return LoadedScenario(scenario, None, load)
+
+
+@functools.cache
+def _shipped() -> tuple[LoadedScenario, ...]:
+    """The shipped scenarios, loaded once per process (their tapes stay lazy)."""
+    return tuple(_shipped_one(directory) for directory in _shipped_dirs())
+
+
+# --- user scenarios ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _UserScenario:
+    loaded: LoadedScenario
+    terms: ScenarioTerms
+    toml: Path
+
+
+def _catalog_entries(paths: Sequence[str | Path] | None) -> list[Path]:
+    if paths is None:
+        raw = os.environ.get(CATALOG_PATH_ENV, "")
+        return [Path(entry) for entry in raw.split(os.pathsep) if entry.strip()]
+    return [Path(entry) for entry in paths if str(entry).strip()]
+
+
+def _scenario_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iterator[Path]:
+    """Every scenario directory, in path order then by name; an entry may be one itself."""
+    for entry in entries:
+        if not entry.is_dir():
+            problems.append(CatalogProblem(entry, None, "catalog path entry is not a directory"))
+            continue
+        if (entry / SCENARIO_FILE).is_file():
+            yield entry
+            continue
+        try:
+            children = sorted(entry.iterdir())
+        except OSError as error:
+            problems.append(CatalogProblem(entry, None, f"cannot list directory: {error}"))
+            continue
+        for child in children:
+            if child.is_dir() and (child / SCENARIO_FILE).is_file():
+                yield child
+
+
+def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProblem]:
+    toml = directory / SCENARIO_FILE
+    try:
+        text = toml.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return [CatalogProblem(toml, None, f"cannot read scenario.toml: {error}")]
+    terms = parse_terms(text)
+    if isinstance(terms, list):
+        return [CatalogProblem(toml, problem.line, problem.reason) for problem in terms]
+    tape_path = directory / terms.tape
+    try:
+        data = _read_tape_bytes(tape_path.read_bytes, terms.tape)
+    except FileNotFoundError:
+        line = _line_of(text, "tape")
+        return [CatalogProblem(toml, line, f"tape file {terms.tape} does not exist")]
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
+        return [CatalogProblem(tape_path, None, f"cannot read the tape: {error}")]
+    parsed = parse_tape(data, _tick_map(terms), terms.scale, limit=limit)
+    if isinstance(parsed, list):
+        return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in parsed]
+    tape = shared_tape(parsed)
+    shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
+    scenario = scenario_object(terms, shape)
+    return _UserScenario(LoadedScenario(scenario, directory, lambda: tape), terms, toml)
+
+
+def _line_of(text: str, key: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith(key) and line.lstrip()[len(key) :].lstrip().startswith("="):
+            return number
+    return None
+
+
+def _collect(
+    paths: Sequence[str | Path] | None, limit: int
+) -> tuple[dict[str, LoadedScenario], list[CatalogProblem]]:
+    scenarios: dict[str, LoadedScenario] = {item.id: item for item in _shipped()}
+    origins: dict[str, str] = {item.id: "a shipped scenario" for item in scenarios.values()}
+    problems: list[CatalogProblem] = []
+    for directory in _scenario_dirs(_catalog_entries(paths), problems):
+        result = _load_user(directory, limit)
+        if isinstance(result, list):
+            problems.extend(result)
+            continue
+        scenario_id = result.loaded.id
+        if scenario_id in scenarios:
+            problems.append(
+                CatalogProblem(
+                    result.toml,
+                    result.terms.id_line,
+                    f"id {scenario_id!r} is already taken by {origins[scenario_id]}",
+                )
+            )
+            continue
+        scenarios[scenario_id] = result.loaded
+        origins[scenario_id] = str(directory)
+    return scenarios, problems
+
+
+def load_catalog(paths: Sequence[str | Path] | None = None) -> CatalogIndex:
+    """The catalog: shipped scenarios plus every valid user scenario.
+
+    ``paths`` lists catalog directories (each holds scenario directories, or is one);
+    ``None`` reads ``KESTREL_CATALOG_PATH``. A malformed user scenario is skipped and
+    logged as a warning; the problems are also on ``CatalogIndex.problems``.
+    """
+    scenarios, problems = _collect(paths, limit=1)
+    for problem in problems:
+        logger.warning("skipping a user scenario: %s", problem)
+    ordered = {scenario_id: scenarios[scenario_id] for scenario_id in sorted(scenarios)}
+    catalog = catalog_object(item.scenario for item in ordered.values())
+    return CatalogIndex(catalog, ordered, problems)
+
+
+def check_catalog(paths: Sequence[str | Path] | None = None) -> list[CatalogProblem]:
+    """Every problem of the catalog, shipped tapes parsed in full too (no warnings logged).
+
+    An empty list means every scenario loads; ``kestrel catalog --check`` prints these.
+    """
+    problems: list[CatalogProblem] = []
+    for item in _shipped():
+        try:
+            item.tape  # noqa: B018 - parsing it is the check
+        except ShippedTapeError as error:
+            problems.append(CatalogProblem(_SHIPPED_PATH / item.id, None, str(error)))
+    problems.extend(_collect(paths, limit=_CHECK_LIMIT)[1])
+    return problems
+
+
+def tape_csv(loaded: LoadedScenario) -> str:
+    """The canonical CSV text of a scenario's tape (its sha256 is the tape root)."""
+    return render_tape(loaded.tape)

@@ -1,0 +1,60 @@
+"""The protocol objects the catalog publishes: ``Scenario`` and ``Catalog``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kestrel_protocol import Catalog, Scenario
+
+from ..lang.kinds import STATEMENT_KINDS
+from .tapes import TapeShape
+from .terms import ScenarioTerms
+
+__all__ = ["catalog_object", "scenario_object"]
+
+
+def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
+    """The rooted Scenario of validated terms and the shape of their tape."""
+    return Scenario.with_root(
+        id=terms.id,
+        title=terms.title,
+        description=terms.description,
+        instruments=[
+            {"symbol": item.symbol, "tick": item.tick, "lot": item.lot}
+            for item in terms.instruments
+        ],
+        tape={
+            "interval": terms.interval,
+            "bars": shape.bars,
+            "start": shape.start,
+            "end": shape.end,
+            "bars_per_year": terms.bars_per_year,
+            "root": shape.root,
+        },
+        account={
+            "cash": terms.cash,
+            "shortable": terms.shortable,
+            "max_position": terms.max_position,
+            "max_drawdown": terms.max_drawdown,
+        },
+        fees={"bps": terms.fee_bps, "minimum": terms.fee_minimum},
+        fill={"participation": terms.participation, "slippage_bps": terms.slippage_bps},
+    )
+
+
+def catalog_object(scenarios: Iterable[Scenario]) -> Catalog:
+    """The rooted Catalog: every scenario by id, and the four statement kinds."""
+    return Catalog.with_root(
+        scenarios=[
+            {
+                "id": scenario.id,
+                "title": scenario.title,
+                "symbols": [item.symbol for item in scenario.instruments],
+                "interval": scenario.tape.interval,
+                "bars": scenario.tape.bars,
+                "root": scenario.root,
+            }
+            for scenario in sorted(scenarios, key=lambda scenario: scenario.id)
+        ],
+        statement_kinds=[kind.to_json() for kind in STATEMENT_KINDS],
+    )

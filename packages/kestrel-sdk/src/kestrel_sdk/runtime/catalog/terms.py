@@ -1,0 +1,363 @@
+"""``scenario.toml``: parse it, validate every member, and say on which line a fault is.
+
+``tomllib`` gives no positions for values, so a small scan of the text finds the line of
+a key inside its table; a user fixing a scenario wants ``scenario.toml:12``, not a dump.
+Every fault found is reported (not only the first), so one ``kestrel catalog --check``
+run lists all of them.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+__all__ = [
+    "INTERVALS",
+    "InstrumentTerms",
+    "ScenarioTerms",
+    "TermsProblem",
+    "parse_terms",
+    "tick_scale",
+]
+
+INTERVALS = ("1m", "5m", "1h", "1d")
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+SYMBOL_PATTERN = re.compile(r"[A-Z][A-Z0-9.]{0,11}")
+_DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
+_TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
+_TABLE_HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
+_KEY_LINE = re.compile(r"\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
+
+_TOP_KEYS = {
+    "id",
+    "title",
+    "description",
+    "tape",
+    "interval",
+    "bars_per_year",
+    "account",
+    "fees",
+    "fill",
+    "instruments",
+}
+_TABLE_KEYS = {
+    "account": ("cash", "shortable", "max_position", "max_drawdown"),
+    "fees": ("bps", "minimum"),
+    "fill": ("participation", "slippage_bps"),
+}
+_INSTRUMENT_KEYS = ("symbol", "tick", "lot")
+
+
+@dataclass(frozen=True, slots=True)
+class TermsProblem:
+    """One fault in a ``scenario.toml`` (``line`` is 1-based, ``None`` when unknown)."""
+
+    line: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class InstrumentTerms:
+    symbol: str
+    tick: str
+    lot: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioTerms:
+    """A validated scenario description, before its tape is known."""
+
+    id: str
+    title: str
+    description: str
+    tape: str
+    interval: str
+    bars_per_year: int
+    cash: str
+    shortable: bool
+    max_position: int
+    max_drawdown: str
+    fee_bps: str
+    fee_minimum: str
+    participation: str
+    slippage_bps: str
+    instruments: tuple[InstrumentTerms, ...]
+    id_line: int | None = None
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return tuple(instrument.symbol for instrument in self.instruments)
+
+    @property
+    def scale(self) -> int:
+        """Decimal places of the tape's prices: the finest tick among the instruments."""
+        return max(tick_scale(instrument.tick) for instrument in self.instruments)
+
+
+def tick_scale(tick: str) -> int:
+    """Decimal places a tick needs (``"0.01"`` → 2, ``"0.50"`` → 1, ``"5"`` → 0)."""
+    exponent = Decimal(tick).normalize().as_tuple().exponent
+    assert isinstance(exponent, int)
+    return max(0, -exponent)
+
+
+class _Locator:
+    """Finds the line of ``key`` inside a table (``""`` = top level), best effort."""
+
+    def __init__(self, text: str) -> None:
+        self._lines: dict[tuple[str, int, str], int] = {}
+        self._headers: dict[tuple[str, int], int] = {}
+        table, index = "", 0
+        counts: dict[str, int] = {}
+        for number, line in enumerate(text.splitlines(), start=1):
+            header = _TABLE_HEADER.match(line)
+            if header and not _KEY_LINE.match(line):
+                table = header.group(2).strip()
+                if header.group(1) == "[[":
+                    index = counts.get(table, 0)
+                    counts[table] = index + 1
+                else:
+                    index = 0
+                self._headers.setdefault((table, index), number)
+                continue
+            key = _KEY_LINE.match(line)
+            if key:
+                name = key.group(1).strip('"')
+                self._lines.setdefault((table, index, name), number)
+
+    def line(self, table: str, key: str | None, index: int = 0) -> int | None:
+        if key is not None:
+            found = self._lines.get((table, index, key))
+            if found is not None:
+                return found
+        return self._headers.get((table, index))
+
+
+class _Checker:
+    def __init__(self, text: str) -> None:
+        self.locate = _Locator(text)
+        self.problems: list[TermsProblem] = []
+
+    def fault(self, table: str, key: str | None, reason: str, index: int = 0) -> None:
+        self.problems.append(TermsProblem(self.locate.line(table, key, index), reason))
+
+    @staticmethod
+    def _name(table: str, key: str, index: int | None = None) -> str:
+        if not table:
+            return key
+        where = f"{table}[{index}]" if index is not None else table
+        return f"{where}.{key}"
+
+    def text(self, data: dict[str, Any], table: str, key: str, *, required: bool = True) -> str:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.fault(table, None, f"missing {self._name(table, key)}")
+            return ""
+        if not isinstance(value, str):
+            self.fault(table, key, f"{self._name(table, key)} must be a string")
+            return ""
+        return value
+
+    def decimal(
+        self,
+        data: dict[str, Any],
+        table: str,
+        key: str,
+        *,
+        low: Decimal | None = None,
+        high: Decimal | None = None,
+        positive: bool = False,
+        index: int | None = None,
+    ) -> str:
+        name = self._name(table, key, index)
+        at = 0 if index is None else index
+        value = data.get(key)
+        if value is None:
+            self.fault(table, None, f"missing {name}", at)
+            return "0"
+        if not isinstance(value, str) or not _DECIMAL.fullmatch(value):
+            self.fault(
+                table,
+                key,
+                f'{name} must be a decimal string such as "0.01" (quoted, no sign or exponent),'
+                f" not {value!r}",
+                at,
+            )
+            return "0"
+        number = Decimal(value)
+        if positive and number <= 0:
+            self.fault(table, key, f"{name} must be greater than 0, not {value}", at)
+        if low is not None and number < low:
+            self.fault(table, key, f"{name} must be at least {low}, not {value}", at)
+        if high is not None and number > high:
+            self.fault(table, key, f"{name} must be at most {high}, not {value}", at)
+        return value
+
+    def integer(
+        self, data: dict[str, Any], table: str, key: str, *, low: int, index: int | None = None
+    ) -> int:
+        name = self._name(table, key, index)
+        at = 0 if index is None else index
+        value = data.get(key)
+        if value is None:
+            self.fault(table, None, f"missing {name}", at)
+            return low
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fault(table, key, f"{name} must be an integer, not {value!r}", at)
+            return low
+        if value < low:
+            self.fault(table, key, f"{name} must be at least {low}, not {value}", at)
+            return low
+        if value > 2**53 - 1:
+            self.fault(table, key, f"{name} is too large ({value})", at)
+            return low
+        return value
+
+    def table(self, data: dict[str, Any], name: str) -> dict[str, Any]:
+        value = data.get(name)
+        if value is None:
+            self.fault("", None, f"missing table [{name}]")
+            return {}
+        if not isinstance(value, dict):
+            self.fault("", name, f"{name} must be a table [{name}]")
+            return {}
+        for key in value:
+            if key not in _TABLE_KEYS[name]:
+                self.fault(name, key, f"unknown key {key!r} in [{name}]")
+        return value
+
+
+def _cash_text(value: str) -> str:
+    """Money to the cent, as the Scenario object carries it."""
+    return f"{Decimal(value).quantize(Decimal('0.01')):f}"
+
+
+def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
+    """The validated terms, or every problem found (each with its line where known)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        position = _TOML_POSITION.search(message)
+        line = int(position.group(1)) if position else None
+        reason = _TOML_POSITION.sub("", message).strip()
+        return [TermsProblem(line, f"not valid TOML: {reason}")]
+
+    check = _Checker(text)
+    for key in data:
+        if key not in _TOP_KEYS:
+            check.fault("", key, f"unknown key {key!r}")
+
+    scenario_id = check.text(data, "", "id")
+    if scenario_id and not ID_PATTERN.fullmatch(scenario_id):
+        check.fault("", "id", f"id {scenario_id!r} must match [a-z0-9][a-z0-9-]{{0,63}}")
+    title = check.text(data, "", "title")
+    if "title" in data and isinstance(data["title"], str) and not title.strip():
+        check.fault("", "title", "title must not be empty")
+    description = check.text(data, "", "description", required=False)
+    tape = check.text(data, "", "tape")
+    if tape:
+        parts = tape.replace("\\", "/").split("/")
+        if tape.startswith(("/", "\\")) or ":" in tape or ".." in parts:
+            check.fault("", "tape", f"tape {tape!r} must be a path inside the scenario directory")
+        elif not tape.endswith((".csv", ".csv.gz")):
+            check.fault("", "tape", f"tape {tape!r} must be a .csv or .csv.gz file")
+    interval = check.text(data, "", "interval")
+    if interval and interval not in INTERVALS:
+        check.fault("", "interval", f"interval {interval!r} must be one of {', '.join(INTERVALS)}")
+    bars_per_year = check.integer(data, "", "bars_per_year", low=1)
+
+    account = check.table(data, "account")
+    cash = check.decimal(account, "account", "cash", positive=True)
+    if cash != "0" and Decimal(cash) != Decimal(cash).quantize(Decimal("0.01")):
+        check.fault("account", "cash", f"account.cash {cash} has more than 2 decimal places")
+    shortable = account.get("shortable")
+    if account and not isinstance(shortable, bool):
+        if shortable is None:
+            check.fault("account", None, "missing account.shortable")
+        else:
+            check.fault("account", "shortable", "account.shortable must be true or false")
+    max_position = check.integer(account, "account", "max_position", low=1) if account else 1
+    max_drawdown = (
+        check.decimal(account, "account", "max_drawdown", positive=True, high=Decimal(1))
+        if account
+        else "1"
+    )
+
+    fees = check.table(data, "fees")
+    fee_bps = check.decimal(fees, "fees", "bps") if fees else "0"
+    fee_minimum = check.decimal(fees, "fees", "minimum") if fees else "0"
+
+    fill = check.table(data, "fill")
+    participation = (
+        check.decimal(fill, "fill", "participation", positive=True, high=Decimal(1))
+        if fill
+        else "1"
+    )
+    slippage_bps = check.decimal(fill, "fill", "slippage_bps") if fill else "0"
+
+    instruments = _instruments(check, data.get("instruments"))
+
+    if check.problems:
+        return check.problems
+    return ScenarioTerms(
+        id=scenario_id,
+        title=title,
+        description=description,
+        tape=tape,
+        interval=interval,
+        bars_per_year=bars_per_year,
+        cash=_cash_text(cash),
+        shortable=bool(shortable),
+        max_position=max_position,
+        max_drawdown=max_drawdown,
+        fee_bps=fee_bps,
+        fee_minimum=fee_minimum,
+        participation=participation,
+        slippage_bps=slippage_bps,
+        instruments=instruments,
+        id_line=check.locate.line("", "id"),
+    )
+
+
+def _instruments(check: _Checker, value: Any) -> tuple[InstrumentTerms, ...]:
+    if value is None:
+        check.fault("", None, "missing [[instruments]] (at least one)")
+        return ()
+    if not isinstance(value, list) or not value:
+        check.fault("", "instruments", "instruments must be an array of tables [[instruments]]")
+        return ()
+    found: list[InstrumentTerms] = []
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            check.fault("", "instruments", "instruments must be an array of tables [[instruments]]")
+            continue
+        for key in item:
+            if key not in _INSTRUMENT_KEYS:
+                check.fault("instruments", key, f"unknown key {key!r} in [[instruments]]", index)
+        symbol = item.get("symbol")
+        if not isinstance(symbol, str) or not SYMBOL_PATTERN.fullmatch(symbol):
+            check.fault(
+                "instruments",
+                None if symbol is None else "symbol",
+                f"instruments[{index}].symbol must be an upper-case symbol matching "
+                f"[A-Z][A-Z0-9.]{{0,11}}, not {symbol!r}",
+                index,
+            )
+            symbol = ""
+        elif symbol in seen:
+            check.fault("instruments", "symbol", f"duplicate instrument {symbol}", index)
+        seen.add(symbol)
+        tick = check.decimal(item, "instruments", "tick", positive=True, index=index)
+        if tick != "0" and tick_scale(tick) > 8:
+            check.fault(
+                "instruments", "tick", f"instruments[{index}].tick {tick} is finer than 1e-8", index
+            )
+        lot = check.integer(item, "instruments", "lot", low=1, index=index)
+        found.append(InstrumentTerms(symbol=symbol, tick=tick, lot=lot))
+    return tuple(found)

@@ -1,0 +1,221 @@
+"""The catalog as a service sees it: shipped scenarios, user scenarios, problems."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+from kestrel_protocol import Catalog, Scenario, root_of_bytes
+from kestrel_sdk.runtime.catalog import (
+    CatalogProblem,
+    check_catalog,
+    load_catalog,
+    tape_csv,
+)
+from kestrel_sdk.runtime.lang.kinds import STATEMENT_KINDS
+
+SHIPPED = {
+    "acme-chop": ["ACME"],
+    "acme-crash": ["ACME"],
+    "acme-trend": ["ACME"],
+    "minute-200k": ["ACME"],
+    "pairs-kx": ["KAPPA", "XI"],
+}
+
+TOML = """\
+id = "{id}"
+title = "A user scenario"
+description = "two days of FOO"
+tape = "tape.csv"
+interval = "1d"
+bars_per_year = 252
+
+[account]
+cash = "5000.00"
+shortable = false
+max_position = 1000
+max_drawdown = "1.0"
+
+[fees]
+bps = "10"
+minimum = "0.00"
+
+[fill]
+participation = "1"
+slippage_bps = "0"
+
+[[instruments]]
+symbol = "FOO"
+tick = "0.01"
+lot = 1
+"""
+
+TAPE = """\
+time,symbol,open,high,low,close,volume
+2024-01-02T00:00:00Z,FOO,10.00,10.50,9.90,10.20,1000
+2024-01-03T00:00:00Z,FOO,10.20,10.40,10.00,10.10,800
+"""
+
+
+def write_scenario(parent: Path, scenario_id: str, tape: str = TAPE, toml: str = TOML) -> Path:
+    directory = parent / scenario_id
+    directory.mkdir(parents=True)
+    (directory / "scenario.toml").write_text(toml.format(id=scenario_id), encoding="utf-8")
+    (directory / "tape.csv").write_text(tape, encoding="utf-8")
+    return directory
+
+
+def test_shipped_catalog_lists_the_five_scenarios_sorted_with_their_symbols() -> None:
+    index = load_catalog([])
+    assert index.problems == []
+    assert index.ids() == sorted(SHIPPED)
+    entries = {entry.id: entry for entry in index.catalog.scenarios}
+    assert {key: entry.symbols for key, entry in entries.items()} == SHIPPED
+    assert [entry.id for entry in index.catalog.scenarios] == sorted(SHIPPED)
+    assert entries["minute-200k"].bars == 200_000
+    assert entries["minute-200k"].interval == "1m"
+    for scenario_id in ("acme-chop", "acme-crash", "acme-trend", "pairs-kx"):
+        assert entries[scenario_id].interval == "1d"
+        assert entries[scenario_id].bars >= 2_500
+
+
+def test_catalog_object_verifies_and_teaches_the_four_statement_kinds() -> None:
+    catalog = load_catalog([]).catalog
+    again = Catalog.parse(catalog.canonical())
+    assert again.root == catalog.root
+    assert [kind.kind for kind in catalog.statement_kinds] == [k.kind for k in STATEMENT_KINDS]
+    for entry in catalog.scenarios:
+        loaded = load_catalog([]).get(entry.id)
+        assert loaded is not None
+        assert entry.root == loaded.scenario.root
+
+
+def test_scenario_objects_carry_the_shipped_terms_and_verify() -> None:
+    index = load_catalog([])
+    for scenario_id in index.ids():
+        loaded = index.get(scenario_id)
+        assert loaded is not None
+        scenario = Scenario.parse(loaded.scenario.canonical())
+        assert scenario.account.cash == "100000.00"
+        assert scenario.fees.bps == "10"
+        assert scenario.fees.minimum == "0.00"
+        assert scenario.fill.participation == "1"
+        assert scenario.fill.slippage_bps == "0"
+        assert all(item.tick == "0.01" and item.lot == 1 for item in scenario.instruments)
+        assert scenario.tape.bars_per_year == (98280 if scenario_id == "minute-200k" else 252)
+        assert loaded.origin is None
+    pairs = index.get("pairs-kx")
+    crash = index.get("acme-crash")
+    trend = index.get("acme-trend")
+    assert pairs is not None
+    assert crash is not None
+    assert trend is not None
+    assert pairs.scenario.account.shortable is True
+    assert trend.scenario.account.shortable is False
+    assert crash.scenario.account.max_drawdown == "0.25"
+    assert "0.25" in crash.scenario.description
+    assert trend.scenario.account.max_drawdown == "1.0"
+
+
+def test_tape_root_is_the_sha256_of_the_canonical_csv() -> None:
+    index = load_catalog([])
+    for scenario_id in ("acme-trend", "pairs-kx"):
+        loaded = index.get(scenario_id)
+        assert loaded is not None
+        text = tape_csv(loaded)
+        assert text.startswith("time,symbol,open,high,low,close,volume\n")
+        assert root_of_bytes(text.encode("utf-8")) == loaded.scenario.tape.root
+        assert loaded.tape.root == loaded.scenario.tape.root
+        assert len(loaded.tape) == loaded.scenario.tape.bars
+        assert loaded.tape.times[0] == loaded.scenario.tape.start
+        assert loaded.tape.times[-1] == loaded.scenario.tape.end
+
+
+def test_every_session_shares_one_tape_per_process() -> None:
+    first = load_catalog([]).get("acme-chop")
+    second = load_catalog([]).get("acme-chop")
+    assert first is not None
+    assert second is not None
+    assert first.tape is second.tape
+
+
+def test_user_scenario_loads_next_to_the_shipped_ones(tmp_path: Path) -> None:
+    directory = write_scenario(tmp_path, "foo-daily")
+    index = load_catalog([tmp_path])
+    assert index.problems == []
+    loaded = index.get("foo-daily")
+    assert loaded is not None
+    assert loaded.origin == directory
+    assert loaded.scenario.account.cash == "5000.00"
+    assert loaded.scenario.tape.bars == 2
+    assert loaded.scenario.tape.start == "2024-01-02T00:00:00Z"
+    assert loaded.tape.columns["FOO"].close.tolist() == [1020, 1010]
+    assert loaded.tape.root == root_of_bytes(TAPE.encode())
+    assert "foo-daily" in [entry.id for entry in index.catalog.scenarios]
+    assert set(SHIPPED) <= set(index.ids())
+
+
+def test_catalog_path_entry_may_be_a_scenario_directory_itself(tmp_path: Path) -> None:
+    directory = write_scenario(tmp_path, "solo")
+    index = load_catalog([directory])
+    assert index.problems == []
+    assert index.get("solo") is not None
+
+
+def test_kestrel_catalog_path_with_several_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    write_scenario(first, "alpha")
+    write_scenario(second, "beta")
+    solo = write_scenario(tmp_path / "three", "gamma")
+    monkeypatch.setenv(
+        "KESTREL_CATALOG_PATH", os.pathsep.join([str(first), "", str(second), str(solo)])
+    )
+    index = load_catalog()
+    assert index.problems == []
+    assert {"alpha", "beta", "gamma"} <= set(index.ids())
+    assert check_catalog() == []
+
+
+def test_user_scenario_may_not_shadow_a_shipped_id(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_scenario(tmp_path, "acme-trend")
+    with caplog.at_level(logging.WARNING):
+        index = load_catalog([tmp_path])
+    assert index.problems == [
+        CatalogProblem(
+            tmp_path / "acme-trend" / "scenario.toml",
+            1,
+            "id 'acme-trend' is already taken by a shipped scenario",
+        )
+    ]
+    loaded = index.get("acme-trend")
+    assert loaded is not None
+    assert loaded.origin is None
+    assert "acme-trend" in caplog.text
+
+
+def test_duplicate_user_ids_keep_the_first_in_path_order(tmp_path: Path) -> None:
+    first = write_scenario(tmp_path / "a", "same")
+    write_scenario(tmp_path / "b", "same")
+    index = load_catalog([tmp_path / "a", tmp_path / "b"])
+    loaded = index.get("same")
+    assert loaded is not None
+    assert loaded.origin == first
+    assert [(p.path, p.line) for p in index.problems] == [
+        (tmp_path / "b" / "same" / "scenario.toml", 1)
+    ]
+    assert str(first) in index.problems[0].reason
+
+
+def test_missing_catalog_directory_is_reported_not_fatal(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    index = load_catalog([missing])
+    assert index.problems == [
+        CatalogProblem(missing, None, "catalog path entry is not a directory")
+    ]
+    assert set(index.ids()) == set(SHIPPED)
