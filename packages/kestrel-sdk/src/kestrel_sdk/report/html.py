@@ -177,5 +177,12 @@ sha256 of the object's canonical JSON (RFC 8785).</p>
 <table id="roots">{roots}</table>
 <h2>Scenario</h2>
 <table id="scenario">{scenario_rows}</table>
+<script>
+// Marks the page as rendered once every chart is in the DOM (the browser test reads it).
+(function () {{
+  var charts = document.querySelectorAll("svg.chart polyline").length;
+  document.body.setAttribute("data-rendered", charts >= 2 ? "ok" : "missing-charts");
+}})();
+</script>
 </body></html>
 """
