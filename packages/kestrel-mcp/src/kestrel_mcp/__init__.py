@@ -1,5 +1,14 @@
-"""Kestrel mcp."""
+"""Kestrel MCP: the MCP face, a lossless projection of the Kestrel SDK for every MCP host."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .server import KestrelMcpServer, ToolCallError, create_kestrel_mcp_server
+from .stdio import MAX_LINE_BYTES, serve_stdio
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "KestrelMcpServer",
+    "ToolCallError",
+    "create_kestrel_mcp_server",
+    "serve_stdio",
+]

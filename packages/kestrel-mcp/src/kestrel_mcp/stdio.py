@@ -1,0 +1,185 @@
+"""``serve_stdio``: the MCP stdio transport, one JSON-RPC message per line.
+
+stdout carries protocol and nothing else: while serving, file descriptor 1 is
+pointed at stderr and the protocol writes to a private duplicate, so a stray
+``print`` or a C library writing to fd 1 can never corrupt a frame. Requests are
+answered concurrently, each response written whole. A line longer than 16 MiB is
+answered with a parse error and skipped; the server keeps going. EOF or SIGTERM
+ends the loop cleanly within a second.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from .eras import REQUEST_CANCELLED
+from .server import KestrelMcpServer
+
+__all__ = ["MAX_LINE_BYTES", "serve_stdio"]
+
+logger = logging.getLogger("kestrel_mcp.stdio")
+
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+_READ_CHUNK: Final = 1 << 16
+_EOF_GRACE_SECONDS: Final = 0.5
+
+
+class _Writer:
+    """Writes whole frames to one file descriptor, in order, never interleaved."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"
+        )
+        view = memoryview(data + b"\n")
+        # Synchronous on purpose: a frame is written whole before any other task runs,
+        # so concurrent responses can never interleave.
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+
+class _Reader:
+    """Reads stdin without a thread per line where the platform allows it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pollable = True
+
+    async def read(self) -> bytes:
+        if self._pollable:
+            try:
+                await anyio.wait_readable(self._fd)
+            except (OSError, ValueError, NotImplementedError, PermissionError):
+                self._pollable = False  # a regular file, or a loop without fd readiness
+        if not self._pollable:
+            return await anyio.to_thread.run_sync(
+                os.read, self._fd, _READ_CHUNK, abandon_on_cancel=True
+            )
+        return os.read(self._fd, _READ_CHUNK)
+
+
+async def _lines(reader: _Reader, writer: _Writer) -> AsyncIterator[bytes]:
+    """Yield complete lines; answer an over-long one with -32700 and skip it."""
+    buffer = bytearray()
+    skipping = False
+    while True:
+        chunk = await reader.read()
+        if not chunk:
+            if buffer and not skipping:
+                yield bytes(buffer)
+            return
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline < 0:
+                if not skipping:
+                    buffer += chunk[start:]
+                    if len(buffer) > MAX_LINE_BYTES:
+                        buffer.clear()
+                        skipping = True
+                        _too_long(writer)
+                break
+            if skipping:
+                skipping = False
+            else:
+                buffer += chunk[start:newline]
+                if len(buffer) > MAX_LINE_BYTES:
+                    _too_long(writer)
+                else:
+                    yield bytes(buffer)
+                buffer.clear()
+            start = newline + 1
+
+
+def _too_long(writer: _Writer) -> None:
+    logger.warning("dropped a message longer than %d bytes", MAX_LINE_BYTES)
+    writer.write(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32700,
+                "message": f"Parse error: message exceeds the {MAX_LINE_BYTES // (1024 * 1024)} "
+                "MiB line limit and was discarded",
+            },
+        }
+    )
+
+
+async def _answer(server: KestrelMcpServer, line: bytes, writer: _Writer) -> None:
+    response = await server.handle_frame(line)
+    if response is None:
+        return
+    error = response.get("error")
+    if isinstance(error, dict) and error.get("code") == REQUEST_CANCELLED:
+        return  # the client cancelled it: MCP says no response
+    writer.write(response)
+
+
+async def _serve(server: KestrelMcpServer, in_fd: int, out_fd: int) -> None:
+    reader, writer = _Reader(in_fd), _Writer(out_fd)
+    async with anyio.create_task_group() as outer:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for signum in signals:
+                    logger.info("received signal %d, shutting down", signum)
+                    outer.cancel_scope.cancel()
+                    return
+
+        if sys.platform != "win32":
+            outer.start_soon(on_signal)
+        async with anyio.create_task_group() as requests:
+            async for line in _lines(reader, writer):
+                if line.strip():
+                    requests.start_soon(_answer, server, line, writer)
+            # EOF: give in-flight requests a moment, then stop them.
+            requests.cancel_scope.deadline = anyio.current_time() + _EOF_GRACE_SECONDS
+        outer.cancel_scope.cancel()
+
+
+async def serve_stdio(
+    server: KestrelMcpServer, *, stdin_fd: int | None = None, stdout_fd: int | None = None
+) -> None:
+    """Serve ``server`` on stdin/stdout until EOF or SIGTERM, then close its SDK.
+
+    With the default descriptors, fd 1 is redirected to stderr for the duration so
+    that nothing but protocol can reach the client's pipe.
+    """
+    in_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
+    guard = stdout_fd is None
+    saved_stdout = None
+    if guard:
+        sys.stdout.flush()
+        out_fd = os.dup(1)
+        os.dup2(2, 1)
+        saved_stdout = sys.stdout
+        sys.stdout = sys.stderr
+    else:
+        assert stdout_fd is not None
+        out_fd = stdout_fd
+    try:
+        await _serve(server, in_fd, out_fd)
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                await server.sdk.aclose()
+            except Exception:
+                logger.exception("closing the SDK failed")
+        if guard:
+            sys.stdout = saved_stdout
+            os.dup2(out_fd, 1)
+            os.close(out_fd)
