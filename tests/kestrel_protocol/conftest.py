@@ -7,6 +7,9 @@ below), so adding an object to ``kestrel_protocol.objects`` without a sample her
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import pytest
 from kestrel_protocol import (
     AccountState,
@@ -39,6 +42,7 @@ from kestrel_protocol import (
     ProtocolModel,
     Scenario,
     ScenarioRef,
+    SelfRooted,
     SessionFrame,
     SessionOpened,
     SessionRecord,
@@ -279,13 +283,55 @@ def build_samples() -> list[ProtocolModel]:
 
 SAMPLES = build_samples()
 
+M = TypeVar("M", bound=ProtocolModel)
+
+
+def decimal_members(sample: ProtocolModel) -> list[str]:
+    """The wire names of ``sample``'s top-level decimal-string members that hold a value."""
+    return [
+        field.alias or name
+        for name, field in type(sample).model_fields.items()
+        if "_check_decimal" in repr(field.annotation) + repr(field.metadata)
+        and getattr(sample, name) is not None
+    ]
+
+
+DECIMAL_CASES = [(s, m) for s in SAMPLES for m in decimal_members(s)]
+ROOTED = [s for s in SAMPLES if isinstance(s, SelfRooted)]
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``sample``: every kind; ``rooted``: every self-rooted kind; ``decimal_case``:
+    every (kind, decimal member) pair."""
     if "sample" in metafunc.fixturenames:
         metafunc.parametrize("sample", SAMPLES, ids=[type(s).__name__ for s in SAMPLES])
+    if "rooted" in metafunc.fixturenames:
+        metafunc.parametrize("rooted", ROOTED, ids=[type(s).__name__ for s in ROOTED])
+    if "decimal_case" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "decimal_case",
+            DECIMAL_CASES,
+            ids=[f"{type(s).__name__}.{m}" for s, m in DECIMAL_CASES],
+        )
 
 
 @pytest.fixture
 def samples() -> list[ProtocolModel]:
     """All samples at once (for coverage checks)."""
     return list(SAMPLES)
+
+
+@pytest.fixture
+def decimal_cases() -> list[tuple[ProtocolModel, str]]:
+    """Every (sample, decimal member) pair the decimal tests run on."""
+    return list(DECIMAL_CASES)
+
+
+@pytest.fixture
+def sample_of() -> Callable[[type[M]], M]:
+    """The sample of one kind, e.g. ``sample_of(SessionFrame)``."""
+
+    def pick(cls: type[M]) -> M:
+        return next(s for s in SAMPLES if isinstance(s, cls))
+
+    return pick
