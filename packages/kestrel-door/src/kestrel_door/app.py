@@ -1,0 +1,90 @@
+"""``create_door_app``: the ASGI app of the door, built from injected ports."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from kestrel_protocol.ports import GrantVerifier, SessionGate, TurnCredentialPort
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from .approval import ApprovalPolicy
+from .audit import AuditLog
+from .config import DoorConfig
+from .door import Door, McpFactory, TransportFactory, json_response
+from .guard import GuardMiddleware
+from .mcp_http import mcp_routes
+from .scopes import ALL_SCOPES
+from .v1 import v1_routes
+
+__all__ = ["create_door_app", "protected_resource_metadata"]
+
+
+def protected_resource_metadata(config: DoorConfig) -> dict[str, Any]:
+    """The RFC 9728 document: the one thing the door serves without a credential."""
+    return {
+        "resource": config.resource,
+        "authorization_servers": list(config.authorization_servers),
+        "scopes_supported": list(ALL_SCOPES),
+        "bearer_methods_supported": ["header"],
+        "resource_name": config.resource_name,
+    }
+
+
+def create_door_app(
+    config: DoorConfig,
+    *,
+    transport_for: TransportFactory,
+    mcp_for: McpFactory | None = None,
+    turn_credentials: TurnCredentialPort | None = None,
+    grant_verifiers: Sequence[GrantVerifier] = (),
+    gate: SessionGate | None = None,
+    audit: AuditLog | None = None,
+    approval: ApprovalPolicy | None = None,
+) -> ASGIApp:
+    """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
+
+    ``transport_for(principal)`` must return a transport bound to that principal (its
+    sessions are invisible to every other principal); ``mcp_for(transport)`` the MCP
+    server over it. Neither ever sees a bearer token.
+    """
+    door = Door(
+        config,
+        transport_for=transport_for,
+        mcp_for=mcp_for,
+        turn_credentials=turn_credentials,
+        grant_verifiers=grant_verifiers,
+        gate=gate,
+        audit=audit,
+        approval=approval,
+    )
+
+    async def metadata(request: Request) -> Response:
+        return json_response(protected_resource_metadata(config))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await door.aclose()
+
+    routes = [
+        Route("/.well-known/oauth-protected-resource", metadata, methods=["GET"]),
+        Route("/.well-known/oauth-protected-resource/{rest:path}", metadata, methods=["GET"]),
+        *v1_routes(door),
+        *mcp_routes(door),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.door = door
+    return GuardMiddleware(
+        app,
+        allowed_hosts=config.allowed_hosts,
+        allowed_origins=config.allowed_origins,
+        max_body_bytes=config.max_body_bytes,
+    )

@@ -1,0 +1,47 @@
+"""The door's settings: where it is reachable from, and its request limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["DEFAULT_MAX_BODY", "DoorConfig"]
+
+DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class DoorConfig:
+    """Where the door is and what it accepts.
+
+    ``base_url`` is this server's canonical URL: the OAuth audience (RFC 8707) and the
+    ``resource`` of the RFC 9728 metadata. ``allowed_hosts``/``allowed_origins`` defend
+    against DNS rebinding; entries may end in ``:*`` for any port.
+    """
+
+    base_url: str = "http://127.0.0.1:8787"
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+    allowed_origins: tuple[str, ...] = (
+        "http://127.0.0.1:*",
+        "http://localhost:*",
+        "http://[::1]:*",
+    )
+    authorization_servers: tuple[str, ...] = ()
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    request_timeout_s: float = 60.0
+    resource_name: str = "Kestrel door"
+    extra_audiences: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def resource(self) -> str:
+        return self.base_url.rstrip("/")
+
+    @property
+    def audiences(self) -> tuple[str, ...]:
+        """Audiences an access token may name: this server, its /mcp endpoint, extras."""
+        base = self.resource
+        return (base, base + "/", base + "/mcp", *self.extra_audiences)
+
+    @property
+    def metadata_url(self) -> str:
+        return self.resource + "/.well-known/oauth-protected-resource"

@@ -1,0 +1,119 @@
+"""Transport-level checks before anything else runs: Host, Origin, body size.
+
+Host and Origin validation is the DNS-rebinding defence a loopback server needs (a
+browser page on another site must not drive the door through a rebound name). The
+body limit is enforced while reading, so a lying or absent ``Content-Length`` does not
+get a larger body through.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["GuardMiddleware", "matches"]
+
+
+def matches(value: str, patterns: Sequence[str]) -> bool:
+    """``value`` equals a pattern, or a ``prefix:*`` pattern with any port."""
+    value = value.lower()
+    for raw in patterns:
+        pattern = raw.lower()
+        if pattern in ("*", value):
+            return True
+        if pattern.endswith(":*"):
+            prefix = pattern[:-2]
+            if value == prefix:
+                return True
+            if value.startswith(prefix + ":") and value[len(prefix) + 1 :].isdigit():
+                return True
+    return False
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _refusal_bytes(code: str, message: str) -> bytes:
+    body = {"refusal": {"code": code, "message": message, "detail": {}}}
+    return json.dumps(body).encode()
+
+
+async def _reply(send: Send, status: int, code: str, message: str) -> None:
+    body = _refusal_bytes(code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class GuardMiddleware:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: Sequence[str],
+        allowed_origins: Sequence[str],
+        max_body_bytes: int,
+    ) -> None:
+        self.app = app
+        self.allowed_hosts = tuple(allowed_hosts)
+        self.allowed_origins = tuple(allowed_origins)
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        if not matches(host, self.allowed_hosts):
+            await _reply(send, 421, "FORBIDDEN", "this Host is not served (DNS-rebinding defence)")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not matches(origin, self.allowed_origins):
+            await _reply(send, 403, "FORBIDDEN", "this Origin is not allowed")
+            return
+        length = headers.get("content-length")
+        if length is not None:
+            try:
+                too_big = int(length) > self.max_body_bytes
+            except ValueError:
+                await _reply(send, 400, "INVALID_SOURCE", "Content-Length is not a number")
+                return
+            if too_big:
+                await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
+                return
+
+        seen = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")

@@ -1,0 +1,248 @@
+"""MCP over Streamable HTTP at ``/mcp``, both protocol eras, without server sessions.
+
+Every POST carries one JSON-RPC message (or, for 2025-03-26 clients, a batch) and is
+answered with one JSON body: notifications and responses get ``202``. The door keeps
+no ``Mcp-Session-Id`` state, so GET (a server-to-client SSE stream) and DELETE are
+``405``. A ``2026-07-28`` request must also agree with its routing headers
+(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``), each present once.
+
+``tools/call`` never reaches the injected MCP handler: it goes to the caller's live
+turn (``turn.tools.call``), so the guard and the audit happen where the turn puts them,
+and ``kestrel_secrets_*`` are refused here for every caller. Everything else (handshake,
+listings, resources) is the handler's, with secrets tools removed from ``tools/list``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+from kestrel_protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from kestrel_protocol.ports import LiveTurn
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .basic_mcp import HANDSHAKE_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_META
+from .door import Door, json_response
+from .tools import ToolArgumentError, is_secret_tool
+
+__all__ = ["HEADER_MISMATCH", "mcp_routes"]
+
+logger = logging.getLogger(__name__)
+
+HEADER_MISMATCH: Final = -32020
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+_NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_ROUTING: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
+_MODERN_STATUS: Final = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    -32021: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+def _accepts_json(request: Request) -> bool:
+    accept = request.headers.get("accept")
+    if accept is None:
+        return True
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(kinds & {"application/json", "application/*", "*/*"})
+
+
+def _to_json(value: Any) -> Any:
+    dump = getattr(value, "to_json", None)
+    return dump() if callable(dump) else value
+
+
+def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None:
+    """Why a 2026-07-28 request disagrees with its routing headers, or ``None``."""
+    for name in _ROUTING:
+        if len(request.headers.getlist(name)) > 1:
+            return f"{name} header appears more than once"
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if (
+        isinstance(meta, Mapping)
+        and PROTOCOL_VERSION_META in meta
+        and meta[PROTOCOL_VERSION_META] != request.headers.get("mcp-protocol-version")
+    ):
+        return "mcp-protocol-version header does not match params._meta"
+    method = message.get("method")
+    if request.headers.get("mcp-method") != method:
+        return "mcp-method header does not match the request body's method"
+    key = _NAME_PARAM.get(str(method))
+    if (
+        key is not None
+        and isinstance(params, Mapping)
+        and params.get(key) is not None
+        and request.headers.get("mcp-name") != params.get(key)
+    ):
+        return f"mcp-name header does not match the request body's {key!r}"
+    return None
+
+
+class _Exchange:
+    def __init__(self, door: Door, turn: LiveTurn, modern: bool) -> None:
+        self.door = door
+        self.turn = turn
+        self.modern = modern
+        self.scope_challenge: str | None = None
+
+    async def dispatch(self, message: Any) -> dict[str, Any] | None:
+        """One message in; its response, or ``None`` for a notification/response."""
+        if not isinstance(message, dict):
+            return _error(None, INVALID_REQUEST, "a JSON-RPC message must be an object")
+        if "method" not in message:
+            return None  # a client's response to us: nothing to answer
+        rid = message.get("id")
+        is_request = "id" in message
+        if is_request and (rid is None or isinstance(rid, bool) or not isinstance(rid, str | int)):
+            return _error(None, INVALID_REQUEST, "id must be a string or an integer")
+        method = message.get("method")
+        if not isinstance(method, str) or message.get("jsonrpc") != "2.0":
+            return _error(
+                rid if is_request else None, INVALID_REQUEST, "not a JSON-RPC 2.0 request"
+            )
+        if not is_request:
+            try:
+                await self.door.mcp_handler(self.turn.ctx.principal).handle(message)
+            except Exception:
+                logger.exception("notification handler failed")
+            return None
+        try:
+            if method == "tools/call":
+                return await self._tools_call(rid, message.get("params"))
+            response = _to_json(
+                await self.door.mcp_handler(self.turn.ctx.principal).handle(message)
+            )
+        except Exception:
+            logger.exception("MCP request %s failed", method)
+            return _error(rid, INTERNAL_ERROR, "internal error")
+        if method == "tools/list" and isinstance(response, dict):
+            result = response.get("result")
+            if isinstance(result, dict) and isinstance(result.get("tools"), list):
+                result["tools"] = [
+                    t
+                    for t in result["tools"]
+                    if not (isinstance(t, dict) and is_secret_tool(str(t.get("name", ""))))
+                ]
+        return response if isinstance(response, dict) else None
+
+    async def _tools_call(self, rid: Any, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+            return _error(rid, INVALID_PARAMS, "tools/call needs params.name")
+        name = params["name"]
+        arguments = params.get("arguments", {})
+        if arguments is None:
+            arguments = {}
+        if is_secret_tool(name):
+            return _error(rid, INVALID_PARAMS, f"unknown tool {name!r}")
+        if not isinstance(arguments, dict):
+            return _error(rid, INVALID_PARAMS, "arguments must be an object")
+        try:
+            with anyio.fail_after(self.door.config.request_timeout_s):
+                result = await self.turn.tools.call(name, arguments)
+        except ToolArgumentError as exc:
+            return _error(rid, INVALID_PARAMS, str(exc))
+        except TimeoutError:
+            return _error(rid, INTERNAL_ERROR, "the call timed out")
+        result = dict(result)
+        if self.modern:
+            result.setdefault("resultType", "complete")
+        if result.get("isError"):
+            data = result.get("structuredContent")
+            refusal = data.get("refusal") if isinstance(data, Mapping) else None
+            detail = refusal.get("detail") if isinstance(refusal, Mapping) else None
+            if isinstance(detail, Mapping) and detail.get("error") == "insufficient_scope":
+                self.scope_challenge = str(detail.get("requiredScope", ""))
+        return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def mcp_routes(door: Door) -> list[Route]:
+    async def post(request: Request) -> Response:
+        turn = await door.authenticate(request, "mcp")
+        if isinstance(turn, Response):
+            return turn
+        if not _accepts_json(request):
+            return json_response(
+                _error(None, INVALID_REQUEST, "Accept must include application/json"), 406
+            )
+        ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
+        if ctype.lower() != "application/json":
+            return json_response(
+                _error(None, INVALID_REQUEST, "Content-Type must be application/json"), 415
+            )
+        version = request.headers.get("mcp-protocol-version")
+        modern = version in MODERN_VERSIONS
+        if version is not None and not modern and version not in HANDSHAKE_VERSIONS:
+            data = {"supported": [*MODERN_VERSIONS, *HANDSHAKE_VERSIONS], "requested": version}
+            return json_response(
+                _error(
+                    None, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}", data
+                ),
+                400,
+            )
+        raw = await request.body()
+        try:
+            message = json.loads(raw)
+        except (ValueError, RecursionError):
+            return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
+        exchange = _Exchange(door, turn, modern)
+        if isinstance(message, list):
+            if modern or not message:
+                return json_response(_error(None, INVALID_REQUEST, "batches are not accepted"), 400)
+            answers = [a for a in [await exchange.dispatch(m) for m in message] if a is not None]
+            return json_response(answers) if answers else Response(status_code=202)
+        if modern and isinstance(message, dict) and "id" in message and "method" in message:
+            mismatch = _header_mismatch(request, message)
+            if mismatch is not None:
+                return json_response(_error(message.get("id"), HEADER_MISMATCH, mismatch), 400)
+        answer = await exchange.dispatch(message)
+        if answer is None:
+            return Response(status_code=202)
+        status = 200
+        headers: dict[str, str] = {}
+        if exchange.scope_challenge:
+            status = 403
+            headers["WWW-Authenticate"] = door.insufficient_scope_header(exchange.scope_challenge)
+        elif modern and "error" in answer:
+            status = _MODERN_STATUS.get(int(answer["error"].get("code", 0)), 200)
+        elif (
+            "error" in answer
+            and answer["error"].get("code") == INVALID_REQUEST
+            and answer.get("id") is None
+        ):
+            status = 400
+        return json_response(answer, status, headers)
+
+    async def not_allowed(request: Request) -> Response:
+        turn = await door.authenticate(request, "mcp")
+        if isinstance(turn, Response):
+            return turn
+        return Response(status_code=405, headers={"Allow": "POST"})
+
+    return [
+        Route("/mcp", post, methods=["POST"]),
+        Route("/mcp", not_allowed, methods=["GET", "DELETE"]),
+    ]

@@ -1,0 +1,110 @@
+"""The door's own SQLite file: issued tokens, audit rows, vouchers and quotas.
+
+One file (``$KESTREL_HOME/door.db``, WAL) so that the operator's CLI verbs and a
+running ``serve`` share state without a server process between them. The runtime's
+database is separate: the door's bookkeeping never touches runtime semantics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["DoorStore", "default_home"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    digest BLOB NOT NULL UNIQUE,
+    principal TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    label TEXT,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    time TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    venue TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    outcome TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit rows are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit rows are append-only'); END;
+CREATE TABLE IF NOT EXISTS opens (
+    principal TEXT NOT NULL,
+    day TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (principal, day)
+);
+CREATE TABLE IF NOT EXISTS offers (
+    offer_id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vouchers_used (
+    voucher_id TEXT PRIMARY KEY,
+    used_at TEXT NOT NULL,
+    principal TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS approvals (
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    granted_at TEXT NOT NULL,
+    PRIMARY KEY (principal, tool)
+);
+"""
+
+
+def default_home() -> Path:
+    """``$KESTREL_HOME`` or ``~/.kestrel``: the same home the runtime uses."""
+    env = os.environ.get("KESTREL_HOME")
+    return Path(env) if env else Path.home() / ".kestrel"
+
+
+class DoorStore:
+    """A serialised SQLite connection; every write is its own short transaction."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_home() / "door.db"
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=10.0
+        )
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        with contextlib.suppress(OSError):  # e.g. a read-only mount; not fatal
+            os.chmod(self.path, 0o600)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """An immediate (write-locking) transaction, so read-check-write is atomic."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,202 @@
+"""Vouchers and the door's ``SessionGate``: a daily quota, then an Offer, then payment.
+
+A voucher is an operator-signed bearer (HMAC-SHA256 under a key kept in
+``$KESTREL_HOME/door-voucher.key``): ``kv1.<payload>.<signature>``. It is single-use
+(its id is recorded when spent, atomically with the open it pays for), expires, and
+may be bound to one principal. An Offer names what the next open would cost; a payment
+must name an offer the door made to the same principal for the same scenario that has
+not expired.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from kestrel_protocol import KestrelError, Offer, Payment, RefusalCode
+
+from .store import DoorStore, default_home
+
+__all__ = ["VOUCHER_PREFIX", "VoucherGate", "VoucherSigner", "load_voucher_key"]
+
+VOUCHER_PREFIX: Final = "kv1."
+_OFFER_TTL_S: Final = 15 * 60
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def load_voucher_key(home: str | Path | None = None) -> bytes:
+    """The signing key, created (0600) on first use."""
+    path = Path(home) if home is not None else default_home()
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key_path = path / "door-voucher.key"
+    try:
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return key_path.read_bytes()
+    key = secrets.token_bytes(32)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return key
+
+
+def _iso(epoch: float) -> str:
+    return (
+        dt.datetime.fromtimestamp(epoch, dt.UTC)
+        .isoformat(timespec="seconds")
+        .replace("+00:00", "Z")
+    )
+
+
+class VoucherSigner:
+    """Issues and checks voucher signatures (not their use: that is the gate's job)."""
+
+    def __init__(self, key: bytes, now: Callable[[], float] = time.time) -> None:
+        self._key = key
+        self._now = now
+
+    def issue(self, ttl_s: int = 86_400, principal: str | None = None) -> str:
+        payload: dict[str, Any] = {
+            "id": "vc_" + secrets.token_hex(8),
+            "exp": int(self._now() + ttl_s),
+        }
+        if principal is not None:
+            payload["sub"] = principal
+        body = _b64(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
+        sig = _b64(hmac.new(self._key, body.encode("ascii"), hashlib.sha256).digest())
+        return f"{VOUCHER_PREFIX}{body}.{sig}"
+
+    def check(self, voucher: str) -> dict[str, Any] | None:
+        """The payload of a well-signed, unexpired voucher, else ``None``."""
+        try:
+            if not voucher.startswith(VOUCHER_PREFIX) or len(voucher) > 1024:
+                return None
+            body, sig = voucher[len(VOUCHER_PREFIX) :].split(".")
+            expected = hmac.new(self._key, body.encode("ascii"), hashlib.sha256).digest()
+            if not hmac.compare_digest(expected, _unb64(sig)):
+                return None
+            payload = json.loads(_unb64(body))
+            if not isinstance(payload, dict) or not isinstance(payload.get("id"), str):
+                return None
+            exp = payload.get("exp")
+            if not isinstance(exp, int) or exp <= self._now():
+                return None
+            return payload
+        except Exception:
+            return None
+
+
+def _invalid(message: str) -> KestrelError:
+    return KestrelError(RefusalCode.PAYMENT_INVALID, message)
+
+
+class VoucherGate:
+    """``SessionGate``: ``daily_quota`` free opens per principal per UTC day, then an Offer."""
+
+    def __init__(
+        self,
+        store: DoorStore,
+        signer: VoucherSigner,
+        *,
+        daily_quota: int,
+        amount: str = "1.00",
+        currency: str = "USD",
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._signer = signer
+        self.daily_quota = daily_quota
+        self.amount = amount
+        self.currency = currency
+        self._now = now
+
+    def _day(self) -> str:
+        return dt.datetime.fromtimestamp(self._now(), dt.UTC).date().isoformat()
+
+    def check(self, principal: str, scenario: str, payment: Payment | None) -> Offer | None:
+        """``None`` lets the open proceed (and counts it); an Offer gates it.
+
+        Raises ``PAYMENT_INVALID`` for a payment that is bad, expired, reused, or names an
+        offer this principal was not made for this scenario.
+        """
+        day = self._day()
+        if payment is not None:
+            payload = self._signer.check(payment.voucher)
+            if payload is None:
+                raise _invalid("the voucher is not valid or has expired")
+            bound = payload.get("sub")
+            if bound is not None and bound != principal:
+                raise _invalid("the voucher was issued to another principal")
+            with self._store.transaction() as db:
+                offer = db.execute(
+                    "SELECT principal, scenario, expires_at FROM offers WHERE offer_id = ?",
+                    (payment.offer_id,),
+                ).fetchone()
+                if offer is None or offer[0] != principal or offer[1] != scenario:
+                    raise _invalid("the payment names no offer made for this open")
+                if offer[2] <= self._now():
+                    raise _invalid("the offer has expired; open again for a fresh one")
+                try:
+                    db.execute(
+                        "INSERT INTO vouchers_used (voucher_id, used_at, principal)"
+                        " VALUES (?, ?, ?)",
+                        (payload["id"], _iso(self._now()), principal),
+                    )
+                except sqlite3.IntegrityError:
+                    raise _invalid("the voucher has already been used") from None
+                db.execute("DELETE FROM offers WHERE offer_id = ?", (payment.offer_id,))
+                self._count(db, principal, day)
+            return None
+        with self._store.transaction() as db:
+            row = db.execute(
+                "SELECT count FROM opens WHERE principal = ? AND day = ?", (principal, day)
+            ).fetchone()
+            used = 0 if row is None else int(row[0])
+            if used < self.daily_quota:
+                self._count(db, principal, day)
+                return None
+            expires = self._now() + _OFFER_TTL_S
+            offer_id = "of_" + secrets.token_hex(8)
+            db.execute(
+                "INSERT INTO offers (offer_id, principal, scenario, expires_at)"
+                " VALUES (?, ?, ?, ?)",
+                (offer_id, principal, scenario, expires),
+            )
+        return Offer.with_root(
+            offer_id=offer_id,
+            scenario=scenario,
+            amount=self.amount,
+            currency=self.currency,
+            description=(
+                f"{self.daily_quota} free session(s) per day are used; "
+                "retry the open with payment {offerId, voucher}"
+            ),
+            expires_at=_iso(expires),
+            accepts=["voucher"],
+        )
+
+    @staticmethod
+    def _count(db: sqlite3.Connection, principal: str, day: str) -> None:
+        db.execute(
+            "INSERT INTO opens (principal, day, count) VALUES (?, ?, 1)"
+            " ON CONFLICT (principal, day) DO UPDATE SET count = count + 1",
+            (principal, day),
+        )

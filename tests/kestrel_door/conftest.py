@@ -1,0 +1,293 @@
+"""Door test kit: a real runtime shared by principals, the door's stores, an app builder."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kestrel_door import (
+    AuditLog,
+    DoorConfig,
+    DoorStore,
+    IssuedTokens,
+    TurnCredentials,
+    create_door_app,
+    create_turn_credentials,
+)
+from kestrel_protocol.ports import Transport
+from kestrel_sdk import local_transport
+
+BASE = "http://127.0.0.1:8787"
+
+
+@dataclass
+class Kit:
+    home: Path
+    store: DoorStore
+    tokens: IssuedTokens
+    audit: AuditLog
+    creds: TurnCredentials
+    owner: Any
+    config: DoorConfig
+
+    sessions: FakeSessions
+
+    def transport_for(self, principal: str) -> Transport:
+        real = local_transport(principal=principal, runtime=self.owner.runtime)
+        return FakeTransport(real, self.sessions, principal)
+
+    def app(self, **overrides: Any) -> Any:
+        options: dict[str, Any] = {
+            "transport_for": self.transport_for,
+            "turn_credentials": self.creds,
+            "grant_verifiers": [self.tokens],
+            "audit": self.audit,
+        }
+        options.update(overrides)
+        config = options.pop("config", self.config)
+        return create_door_app(config, **options)
+
+    def token(self, principal: str = "alice", scopes: tuple[str, ...] = ()) -> str:
+        _, token = self.tokens.issue(
+            principal, list(scopes or ("kestrel:read", "kestrel:trade", "kestrel:grade"))
+        )
+        return token
+
+
+@pytest.fixture
+async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
+    owner = local_transport(home=tmp_path / "runtime")
+    store = DoorStore(tmp_path / "door.db")
+    yield Kit(
+        home=tmp_path,
+        store=store,
+        tokens=IssuedTokens(store),
+        audit=AuditLog(store),
+        creds=create_turn_credentials(),
+        owner=owner,
+        config=DoorConfig(base_url=BASE),
+        sessions=FakeSessions(),
+    )
+    await owner.aclose()
+    store.close()
+
+
+ClientFactory = Callable[..., httpx.AsyncClient]
+
+
+def asgi_client(app: Any, token: str | None = None, **headers: str) -> httpx.AsyncClient:
+    """An in-process client for ``app`` (no sockets), optionally with a bearer."""
+    all_headers = dict(headers)
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token}"
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=all_headers
+    )
+
+
+class FakeSessions:
+    """Session state shared by every principal's :class:`FakeTransport`.
+
+    Stands in for the runtime's session engine (still being built) with valid protocol
+    objects; catalog, scenarios, tapes and validation come from the real runtime.
+    """
+
+    def __init__(self) -> None:
+        self.owner: dict[str, str] = {}
+        self.seq: dict[str, int] = {}
+        self.heads: dict[str, str] = {}
+        self.pentads: dict[str, list[str]] = {}
+        self.closed: set[str] = set()
+        self.artifacts: dict[str, dict[str, Any]] = {}
+        self.opened = 0
+
+
+_SCENARIO_ROOT = "sha256:" + "1" * 64
+
+
+def _frame(sid: str, seq: int, status: str = "open") -> Any:
+    from kestrel_protocol import AccountState, Clock, ScenarioRef, SessionFrame
+
+    money = "100000.00"
+    return SessionFrame(
+        session=sid,
+        seq=seq,
+        scenario=ScenarioRef(id="acme-trend", root=_SCENARIO_ROOT),
+        clock=Clock(bar=seq, time="2020-01-01", remaining=100 - seq),
+        status=status,  # type: ignore[arg-type]
+        marks={"ACME": "101.25"},
+        account=AccountState(
+            cash=money,
+            equity=money,
+            realized="0.00",
+            unrealized="0.00",
+            fees="0.00",
+            peak=money,
+            drawdown="0.00",
+        ),
+        positions=[],
+        orders=[],
+        events=[],
+    )
+
+
+class FakeTransport:
+    """A principal-bound ``Transport``: real catalog, in-memory sessions."""
+
+    def __init__(self, real: Any, sessions: FakeSessions, principal: str) -> None:
+        self.real = real
+        self.s = sessions
+        self.principal = principal
+
+    def _own(self, sid: str) -> None:
+        from kestrel_protocol import KestrelError
+
+        if self.s.owner.get(sid) != self.principal:
+            raise KestrelError("UNKNOWN_SESSION", f"no session {sid!r}", {"session": sid})
+
+    def _open_check(self, sid: str) -> None:
+        from kestrel_protocol import KestrelError
+
+        self._own(sid)
+        if sid in self.s.closed:
+            raise KestrelError("SESSION_CLOSED", "the session is closed", {"session": sid})
+
+    async def catalog(self) -> Any:
+        return await self.real.catalog()
+
+    async def scenario(self, scenario_id: str) -> Any:
+        return await self.real.scenario(scenario_id)
+
+    async def tape(self, scenario_id: str) -> str:
+        return str(await self.real.tape(scenario_id))
+
+    async def validate(self, source: str, scenario: str | None = None) -> Any:
+        return await self.real.validate(source, scenario)
+
+    async def open_session(
+        self, scenario: str, label: str | None = None, payment: Any = None
+    ) -> Any:
+        from kestrel_protocol import Delivery, KestrelError, SessionOpened
+
+        if scenario not in {s.id for s in (await self.real.catalog()).scenarios}:
+            raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario!r}", {})
+        self.s.opened += 1
+        sid = f"ks_fake{self.s.opened:04d}"
+        self.s.owner[sid] = self.principal
+        self.s.seq[sid] = 0
+        self.s.heads[sid] = Delivery.of(_frame(sid, 0)).frame_root
+        self.s.pentads[sid] = []
+        return SessionOpened(gated=False, session_id=sid)
+
+    async def submit(self, session_id: str, source: str) -> Any:
+        from kestrel_protocol import Delivery, KestrelError, Pentad, PentadBody, SessionResponse
+
+        self._open_check(session_id)
+        if "banana" in source:
+            raise KestrelError("INVALID_SOURCE", "line 1: not a statement", {"line": 1})
+        seq = self.s.seq[session_id] + 1
+        pentad = Pentad.with_root(
+            session=session_id,
+            seq=seq,
+            prev=self.s.heads[session_id],
+            body=PentadBody(bytes=source),
+        )
+        delivery = Delivery.of(_frame(session_id, seq))
+        self.s.seq[session_id] = seq
+        self.s.heads[session_id] = delivery.frame_root
+        self.s.pentads[session_id].append(pentad.root)
+        self.s.artifacts[pentad.root] = pentad.to_json()
+        return SessionResponse(disposition="applied", pentad=pentad, delivery=delivery)
+
+    async def frame(self, session_id: str) -> Any:
+        from kestrel_protocol import Delivery
+
+        self._own(session_id)
+        return Delivery.of(_frame(session_id, self.s.seq[session_id]))
+
+    async def blotter(self, session_id: str) -> Any:
+        from kestrel_protocol import Blotter
+
+        self._own(session_id)
+        return Blotter.with_root(session=session_id, orders=[], fills=[])
+
+    async def close(self, session_id: str) -> Any:
+        from kestrel_protocol import ScenarioRef, SessionRecord
+
+        self._open_check(session_id)
+        self.s.closed.add(session_id)
+        blotter = await self.blotter(session_id)
+        record = SessionRecord.with_root(
+            session=session_id,
+            scenario=ScenarioRef(id="acme-trend", root=_SCENARIO_ROOT),
+            label="t",
+            pentads=self.s.pentads[session_id],
+            head=self.s.heads[session_id],
+            blotter_root=blotter.root,
+        )
+        self.s.artifacts[record.root] = record.to_json()
+        return record
+
+    async def grade(self, session_id: str) -> Any:
+        from kestrel_protocol import (
+            Conformance,
+            GradeResult,
+            KestrelError,
+            Metrics,
+            ScenarioRef,
+        )
+
+        self._own(session_id)
+        if session_id not in self.s.closed:
+            raise KestrelError("SESSION_CLOSED", "close the session before grading", {})
+        record = next(
+            a for a in self.s.artifacts.values() if a.get("session") == session_id and "head" in a
+        )
+        zero = "0.00000000"
+        grade = GradeResult.with_root(
+            session=session_id,
+            scenario=ScenarioRef(id="acme-trend", root=_SCENARIO_ROOT),
+            record=record["root"],
+            head=record["head"],
+            metrics=Metrics.model_validate(
+                {
+                    "pnl": "0.00",
+                    "return": zero,
+                    "maxDrawdown": zero,
+                    "sharpe": zero,
+                    "fills": 0,
+                    "fees": "0.00",
+                    "exposure": zero,
+                    "turnover": zero,
+                }
+            ),
+            conformance=Conformance.with_root(checks=[]),
+            passed=True,
+        )
+        self.s.artifacts[grade.root] = grade.to_json()
+        return grade
+
+    async def resume(self, token: str) -> Any:
+        from kestrel_protocol import KestrelError
+
+        raise KestrelError("UNKNOWN_OPERATION", "no such operation", {})
+
+    async def artifact(self, root: str) -> dict[str, Any]:
+        from kestrel_protocol import KestrelError
+
+        found = self.s.artifacts.get(root)
+        if found is None:
+            raise KestrelError("UNKNOWN_ARTIFACT", f"no artifact {root}", {"root": root})
+        return found
+
+    async def verify(self, grade: Any) -> Any:
+        from kestrel_protocol import VerificationReport
+
+        return VerificationReport(ok=grade.root in self.s.artifacts, grade=grade.root)
+
+    async def aclose(self) -> None:
+        return None

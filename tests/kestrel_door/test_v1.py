@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kestrel_protocol import Catalog, GradeResult, SessionRecord, SessionResponse
+
+from .conftest import Kit, asgi_client
+
+pytestmark = pytest.mark.anyio
+
+SOURCE = "buy 10 ACME\nadvance 5\n"
+
+
+async def _open(client: Any, scenario: str = "acme-trend") -> str:
+    resp = await client.post("/v1/sessions", json={"scenario": scenario, "label": "t"})
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    assert body["gated"] is False
+    return str(body["sessionId"])
+
+
+async def test_whole_session_over_v1(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token()) as client:
+        catalog = Catalog.parse((await client.get("/v1/catalog")).json())
+        assert "acme-trend" in [s.id for s in catalog.scenarios]
+        sid = await _open(client)
+        resp = await client.post(f"/v1/sessions/{sid}/submit", json={"source": SOURCE})
+        assert resp.status_code == 200, resp.text
+        submitted = SessionResponse.parse(resp.json())
+        assert submitted.pentad.seq == 1
+        text = await client.post(
+            f"/v1/sessions/{sid}/submit",
+            content="advance 2\n",
+            headers={"content-type": "text/x-kestrel"},
+        )
+        assert text.status_code == 200
+        frame = (await client.get(f"/v1/sessions/{sid}/frame")).json()
+        assert frame["frame"]["seq"] == 2
+        blotter = (await client.get(f"/v1/sessions/{sid}/blotter")).json()
+        assert blotter["kind"] == "kestrel.blotter"
+        record = SessionRecord.parse((await client.post(f"/v1/sessions/{sid}/close")).json())
+        graded = await client.post(f"/v1/sessions/{sid}/grade")
+        assert graded.status_code in (200, 202)
+        if graded.status_code == 200:
+            grade = GradeResult.parse(graded.json())
+            assert grade.record == record.root
+            report = (await client.post("/v1/verify", json={"grade": grade.to_json()})).json()
+            assert report["ok"] is True
+        art = await client.get(f"/v1/artifacts/{record.root}")
+        assert art.status_code == 200
+        assert art.json()["root"] == record.root
+        scen = await client.get("/v1/catalog/scenarios/acme-trend")
+        assert scen.json()["id"] == "acme-trend"
+        tape = await client.get("/v1/catalog/scenarios/acme-trend/tape")
+        assert tape.headers["content-type"].startswith("text/csv")
+        assert tape.text.count("\n") > 10
+
+
+async def test_refusals_are_4xx_with_code(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token()) as client:
+        resp = await client.post("/v1/sessions", json={"scenario": "no-such"})
+        assert resp.status_code == 404
+        assert resp.json()["refusal"]["code"] == "UNKNOWN_SCENARIO"
+        resp = await client.get("/v1/sessions/ks_nope/frame")
+        assert resp.status_code == 404
+        assert resp.json()["refusal"]["code"] == "UNKNOWN_SESSION"
+        sid = await _open(client)
+        resp = await client.post(f"/v1/sessions/{sid}/submit", json={"source": "buy banana\n"})
+        assert resp.status_code == 422
+        assert resp.json()["refusal"]["code"] == "INVALID_SOURCE"
+        await client.post(f"/v1/sessions/{sid}/close")
+        resp = await client.post(f"/v1/sessions/{sid}/submit", json={"source": SOURCE})
+        assert resp.status_code == 409
+        assert resp.json()["refusal"]["code"] == "SESSION_CLOSED"
+        resp = await client.get("/v1/artifacts/sha256:" + "0" * 64)
+        assert resp.json()["refusal"]["code"] == "UNKNOWN_ARTIFACT"
+        resp = await client.post("/v1/operations/resume", json={"token": "nope"})
+        assert resp.json()["refusal"]["code"] == "UNKNOWN_OPERATION"
+
+
+async def test_bad_request_bodies_are_400_not_5xx(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token()) as client:
+        for body in (b"not json", b"[1,2]", b'{"scenario": 5}', b'{"source": null}'):
+            for path in ("/v1/sessions", "/v1/validate", "/v1/operations/resume", "/v1/verify"):
+                resp = await client.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
+                assert 400 <= resp.status_code < 500, (path, body, resp.text)
+                assert "refusal" in resp.json()
+
+
+async def test_another_principal_never_sees_a_session(kit: Kit) -> None:
+    app = kit.app()
+    async with (
+        asgi_client(app, kit.token("alice")) as alice,
+        asgi_client(app, kit.token("bob")) as bob,
+    ):
+        sid = await _open(alice)
+        for method, path in (
+            ("GET", f"/v1/sessions/{sid}/frame"),
+            ("GET", f"/v1/sessions/{sid}/blotter"),
+            ("POST", f"/v1/sessions/{sid}/close"),
+            ("POST", f"/v1/sessions/{sid}/grade"),
+        ):
+            resp = await bob.request(method, path)
+            assert resp.status_code == 404, (path, resp.text)
+            assert resp.json()["refusal"]["code"] == "UNKNOWN_SESSION"
+        resp = await bob.post(f"/v1/sessions/{sid}/submit", json={"source": SOURCE})
+        assert resp.json()["refusal"]["code"] == "UNKNOWN_SESSION"
+        # and alice still can
+        assert (await alice.get(f"/v1/sessions/{sid}/frame")).status_code == 200
+
+
+async def test_without_credential_only_metadata_is_served(kit: Kit) -> None:
+    app = kit.app()
+    async with asgi_client(app) as anon:
+        meta = await anon.get("/.well-known/oauth-protected-resource")
+        assert meta.status_code == 200
+        assert meta.json()["resource"] == "http://127.0.0.1:8787"
+        assert "kestrel:trade" in meta.json()["scopes_supported"]
+        for method, path in (
+            ("GET", "/v1/catalog"),
+            ("GET", "/v1/openapi.json"),
+            ("POST", "/v1/sessions"),
+            ("GET", "/v1/artifacts/sha256:" + "0" * 64),
+            ("POST", "/mcp"),
+            ("GET", "/mcp"),
+        ):
+            resp = await anon.request(method, path, json={"scenario": "acme-trend"})
+            assert resp.status_code == 401, path
+            challenge = resp.headers["www-authenticate"]
+            assert challenge.startswith("Bearer ")
+            assert (
+                'resource_metadata="http://127.0.0.1:8787/.well-known/oauth-protected-resource"'
+                in challenge
+            )
+    for bad in ("Bearer nope", "Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Bearer", "kestrel_tok_x"):
+        async with asgi_client(app, Authorization=bad) as client:
+            resp = await client.get("/v1/catalog")
+            assert resp.status_code == 401, bad
+
+
+async def test_revoked_token_is_401(kit: Kit) -> None:
+    row, token = kit.tokens.issue("alice", ["kestrel:read"])
+    async with asgi_client(kit.app(), token) as client:
+        assert (await client.get("/v1/catalog")).status_code == 200
+        assert kit.tokens.revoke(row.id)
+        assert (await client.get("/v1/catalog")).status_code == 401
+
+
+async def test_insufficient_scope_is_403_with_challenge(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token("alice", ("kestrel:read",))) as client:
+        assert (await client.get("/v1/catalog")).status_code == 200
+        resp = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        assert resp.status_code == 403
+        assert resp.json()["refusal"]["code"] == "FORBIDDEN"
+        challenge = resp.headers["www-authenticate"]
+        assert 'error="insufficient_scope"' in challenge
+        assert 'scope="kestrel:trade"' in challenge
+
+
+async def test_openapi_document(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token()) as client:
+        doc = (await client.get("/v1/openapi.json")).json()
+    assert doc["openapi"].startswith("3.1")
+    for path in ("/v1/catalog", "/v1/sessions", "/v1/sessions/{id}/submit", "/v1/openapi.json"):
+        assert path in doc["paths"]
+    assert "402" in doc["paths"]["/v1/sessions"]["post"]["responses"]
