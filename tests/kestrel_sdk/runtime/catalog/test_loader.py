@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from kestrel_sdk.runtime.catalog import (
 )
 from kestrel_sdk.runtime.lang.kinds import STATEMENT_KINDS
 
+MakeScenario = Callable[..., Path]
+
 SHIPPED = {
     "acme-chop": ["ACME"],
     "acme-crash": ["ACME"],
@@ -23,48 +26,6 @@ SHIPPED = {
     "minute-200k": ["ACME"],
     "pairs-kx": ["KAPPA", "XI"],
 }
-
-TOML = """\
-id = "{id}"
-title = "A user scenario"
-description = "two days of FOO"
-tape = "tape.csv"
-interval = "1d"
-bars_per_year = 252
-
-[account]
-cash = "5000.00"
-shortable = false
-max_position = 1000
-max_drawdown = "1.0"
-
-[fees]
-bps = "10"
-minimum = "0.00"
-
-[fill]
-participation = "1"
-slippage_bps = "0"
-
-[[instruments]]
-symbol = "FOO"
-tick = "0.01"
-lot = 1
-"""
-
-TAPE = """\
-time,symbol,open,high,low,close,volume
-2024-01-02T00:00:00Z,FOO,10.00,10.50,9.90,10.20,1000
-2024-01-03T00:00:00Z,FOO,10.20,10.40,10.00,10.10,800
-"""
-
-
-def write_scenario(parent: Path, scenario_id: str, tape: str = TAPE, toml: str = TOML) -> Path:
-    directory = parent / scenario_id
-    directory.mkdir(parents=True)
-    (directory / "scenario.toml").write_text(toml.format(id=scenario_id), encoding="utf-8")
-    (directory / "tape.csv").write_text(tape, encoding="utf-8")
-    return directory
 
 
 def test_shipped_catalog_lists_the_five_scenarios_sorted_with_their_symbols() -> None:
@@ -141,8 +102,10 @@ def test_every_session_shares_one_tape_per_process() -> None:
     assert first.tape is second.tape
 
 
-def test_user_scenario_loads_next_to_the_shipped_ones(tmp_path: Path) -> None:
-    directory = write_scenario(tmp_path, "foo-daily")
+def test_user_scenario_loads_next_to_the_shipped_ones(
+    tmp_path: Path, make_scenario: MakeScenario, good_tape: str
+) -> None:
+    directory = make_scenario(tmp_path, "foo-daily")
     index = load_catalog([tmp_path])
     assert index.problems == []
     loaded = index.get("foo-daily")
@@ -152,25 +115,27 @@ def test_user_scenario_loads_next_to_the_shipped_ones(tmp_path: Path) -> None:
     assert loaded.scenario.tape.bars == 2
     assert loaded.scenario.tape.start == "2024-01-02T00:00:00Z"
     assert loaded.tape.columns["FOO"].close.tolist() == [1020, 1010]
-    assert loaded.tape.root == root_of_bytes(TAPE.encode())
+    assert loaded.tape.root == root_of_bytes(good_tape.encode())
     assert "foo-daily" in [entry.id for entry in index.catalog.scenarios]
     assert set(SHIPPED) <= set(index.ids())
 
 
-def test_catalog_path_entry_may_be_a_scenario_directory_itself(tmp_path: Path) -> None:
-    directory = write_scenario(tmp_path, "solo")
+def test_catalog_path_entry_may_be_a_scenario_directory_itself(
+    tmp_path: Path, make_scenario: MakeScenario
+) -> None:
+    directory = make_scenario(tmp_path, "solo")
     index = load_catalog([directory])
     assert index.problems == []
     assert index.get("solo") is not None
 
 
 def test_kestrel_catalog_path_with_several_entries(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_scenario: MakeScenario
 ) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
-    write_scenario(first, "alpha")
-    write_scenario(second, "beta")
-    solo = write_scenario(tmp_path / "three", "gamma")
+    make_scenario(first, "alpha")
+    make_scenario(second, "beta")
+    solo = make_scenario(tmp_path / "three", "gamma")
     monkeypatch.setenv(
         "KESTREL_CATALOG_PATH", os.pathsep.join([str(first), "", str(second), str(solo)])
     )
@@ -181,9 +146,9 @@ def test_kestrel_catalog_path_with_several_entries(
 
 
 def test_user_scenario_may_not_shadow_a_shipped_id(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, make_scenario: MakeScenario
 ) -> None:
-    write_scenario(tmp_path, "acme-trend")
+    make_scenario(tmp_path, "acme-trend")
     with caplog.at_level(logging.WARNING):
         index = load_catalog([tmp_path])
     assert index.problems == [
@@ -199,9 +164,11 @@ def test_user_scenario_may_not_shadow_a_shipped_id(
     assert "acme-trend" in caplog.text
 
 
-def test_duplicate_user_ids_keep_the_first_in_path_order(tmp_path: Path) -> None:
-    first = write_scenario(tmp_path / "a", "same")
-    write_scenario(tmp_path / "b", "same")
+def test_duplicate_user_ids_keep_the_first_in_path_order(
+    tmp_path: Path, make_scenario: MakeScenario
+) -> None:
+    first = make_scenario(tmp_path / "a", "same")
+    make_scenario(tmp_path / "b", "same")
     index = load_catalog([tmp_path / "a", tmp_path / "b"])
     loaded = index.get("same")
     assert loaded is not None
