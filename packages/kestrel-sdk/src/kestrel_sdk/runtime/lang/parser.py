@@ -121,9 +121,7 @@ def _timestamp(tok: Token) -> str:
         )
     year, month, day, hour, minute, second, _ = match.groups()
     try:
-        when = datetime(
-            int(year), int(month), int(day), int(hour), int(minute), int(second or 0)
-        )
+        when = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
     except ValueError as exc:
         raise _Problem(tok.column, "K106", f"bad timestamp {tok.text!r}: {exc}") from None
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kestrel_protocol import Diagnostic, ValidationReport
+from kestrel_protocol import Diagnostic, Instrument, ValidationReport
 
 from ..catalog.model import LoadedScenario
 from .parser import Located, diagnostic, parse_located
@@ -27,7 +28,7 @@ class SessionContext:
 
     orders: int
     """Orders placed so far (ids ``o1`` … ``o{orders}`` exist)."""
-    aliases: frozenset[str]
+    aliases: AbstractSet[str]
     """Aliases already taken in this session (an alias is never reused)."""
     clock: int
     """The clock bar."""
@@ -35,10 +36,9 @@ class SessionContext:
     """The tape's bar times (ISO-8601 UTC, ``...Z``)."""
 
 
-def _scenario_checks(item: Located, loaded: LoadedScenario) -> list[Diagnostic]:
+def _scenario_checks(item: Located, instruments: dict[str, Instrument]) -> list[Diagnostic]:
     st = item.statement
     found: list[Diagnostic] = []
-    instruments = {inst.symbol: inst for inst in loaded.scenario.instruments}
     symbol = st.symbol if isinstance(st, Order | Cancel) else None
     if symbol is None:
         return found
@@ -87,12 +87,13 @@ def check_located(
     """The K2xx diagnostics (and K105 for aliases the session already holds)."""
     found: list[Diagnostic] = []
     if loaded is not None:
+        instruments = {inst.symbol: inst for inst in loaded.scenario.instruments}
         for item in located:
-            found.extend(_scenario_checks(item, loaded))
+            found.extend(_scenario_checks(item, instruments))
     if session is None:
         return found
     orders = session.orders
-    aliases = set(session.aliases)
+    aliases: set[str] = set()  # defined earlier in this source
     clock = session.clock
     times = session.times
     last = len(times) - 1
@@ -113,7 +114,7 @@ def check_located(
                 aliases.add(st.alias)
         elif isinstance(st, Cancel) and st.ref is not None:
             ref = st.ref
-            known = ref in aliases
+            known = ref in aliases or ref in session.aliases
             if not known and ref[0] == "o" and ref[1:].isdigit():
                 known = 1 <= int(ref[1:]) <= orders and str(int(ref[1:])) == ref[1:]
             if not known:

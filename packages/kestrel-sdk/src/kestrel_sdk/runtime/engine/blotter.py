@@ -1,0 +1,83 @@
+"""The blotter (spec §6): every order and fill, recorded from the bus and rooted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from kestrel_protocol import Blotter
+
+from .bus import Event
+from .orders import Fill, LiveOrder
+from .scaled import Terms, money_text
+
+__all__ = ["BlotterRecorder"]
+
+
+class BlotterRecorder:
+    """Bus subscriber keeping orders (on ``accepted``) and fills (on ``fill``).
+
+    An order's ``reason`` is the rejection (``insufficient-cash`` …), who cancelled it
+    (``statement``, ``stand-down``, ``closed``), the time in force that expired it, or
+    ``stand-down`` for the liquidation orders a stand-down places; ``null`` otherwise.
+    """
+
+    def __init__(self, session_id: str, terms: Terms, times: Sequence[str]) -> None:
+        self._session_id = session_id
+        self._terms = terms
+        self._times = times
+        self.orders: list[LiveOrder] = []
+        self.fills: list[Fill] = []
+        self._cache: Blotter | None = None
+
+    def on_event(self, event: Event) -> None:
+        self._cache = None
+        if event.type == "accepted" and event.order is not None:
+            self.orders.append(event.order)
+        elif event.type == "fill" and event.fill is not None:
+            self.fills.append(event.fill)
+
+    def _order(self, o: LiveOrder) -> dict[str, Any]:
+        terms = self._terms
+        avg = terms.price_of(Fraction(o.notional, o.filled)) if o.filled else None
+        return {
+            "id": o.id,
+            "alias": o.alias,
+            "seq": o.seq,
+            "line": o.line,
+            "side": o.side,
+            "qty": o.qty,
+            "symbol": o.symbol,
+            "type": o.type,
+            "limit": o.limit,
+            "stop": o.stop,
+            "tif": o.tif,
+            "status": o.status,
+            "filled": o.filled,
+            "avg_price": avg,
+            "submitted_bar": o.submitted_bar,
+            "closed_bar": o.closed_bar,
+            "reason": o.reason,
+        }
+
+    def _fill(self, f: Fill) -> dict[str, Any]:
+        return {
+            "id": f.id,
+            "order": f.order.id,
+            "bar": f.bar,
+            "time": self._times[f.bar],
+            "qty": f.qty,
+            "price": self._terms.price(f.price),
+            "fee": money_text(f.fee, self._terms.scale),
+        }
+
+    def build(self) -> Blotter:
+        """The rooted blotter now (cached until the next event)."""
+        if self._cache is None:
+            self._cache = Blotter.with_root(
+                session=self._session_id,
+                orders=[self._order(o) for o in self.orders],
+                fills=[self._fill(f) for f in self.fills],
+            )
+        return self._cache

@@ -1,0 +1,52 @@
+"""The session's event bus: every state change is published once, as an :class:`Event`.
+
+The frame's ``events`` list and the blotter are both built by subscribers, so they can
+never disagree about what happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from .orders import Fill, LiveOrder
+
+__all__ = ["Event", "EventBus", "EventType"]
+
+EventType = Literal["accepted", "fill", "cancelled", "expired", "rejected", "stood-down", "closed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """What happened, at which bar; amounts in P units.
+
+    ``reason``: ``rejected`` → the rejection (``insufficient-cash``, ``not-shortable``,
+    ``max-position``); ``cancelled`` → who cancelled (``statement``, ``stand-down``,
+    ``closed``); ``expired`` → the time in force (``ioc``, ``day``); ``stood-down`` →
+    ``statement``, ``max-drawdown`` or ``end-of-tape``; ``accepted`` of a liquidation
+    order → ``stand-down``.
+    """
+
+    type: EventType
+    bar: int
+    order: LiveOrder | None = None
+    qty: int | None = None
+    fill: Fill | None = None
+    reason: str | None = None
+
+
+class EventBus:
+    """Synchronous publish/subscribe in subscription order (deterministic)."""
+
+    __slots__ = ("_subscribers",)
+
+    def __init__(self) -> None:
+        self._subscribers: list[Callable[[Event], None]] = []
+
+    def subscribe(self, subscriber: Callable[[Event], None]) -> None:
+        self._subscribers.append(subscriber)
+
+    def publish(self, event: Event) -> None:
+        for subscriber in self._subscribers:
+            subscriber(event)

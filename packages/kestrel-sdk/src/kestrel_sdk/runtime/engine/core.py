@@ -1,0 +1,585 @@
+"""The session state machine: clock, matching, accounting, stand-down (spec §5).
+
+Deterministic by construction: no I/O, no clock, no randomness, exact integers. The
+advance loop is event-driven: it asks each open order for the next bar at which it can
+act (a cached scan of the tape columns) and skips the bars in between in bulk, so a
+resting order costs nothing per bar and a flat, idle account costs nothing at all.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from kestrel_protocol import (
+    Blotter,
+    KestrelError,
+    RefusalCode,
+    SessionFrame,
+    StandDown,
+)
+
+from ..catalog.model import LoadedScenario
+from ..lang.parser import parse_located
+from ..lang.syntax import Advance, Cancel, Order, StandDownStatement, Statement
+from ..lang.validate import SessionContext, check_located
+from .account import Account
+from .blotter import BlotterRecorder
+from .bus import Event, EventBus
+from .fill import match_price, trigger_search
+from .frame import FrameBuilder
+from .orders import Fill, LiveOrder
+from .scaled import NEVER, Terms, ratio_text
+
+__all__ = ["Program", "SessionEngine", "Step"]
+
+if TYPE_CHECKING:
+    Columns = tuple[array[int], array[int], array[int], array[int], array[int]]
+StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A checked source: its exact text and its statements, ready to apply atomically."""
+
+    source: str
+    statements: tuple[Statement, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one applied submission produced."""
+
+    frame: SessionFrame
+    stand_down: StandDown | None
+
+
+def _columns(loaded: LoadedScenario, factor: int) -> dict[str, Columns]:
+    tape = loaded.tape
+    out: dict[str, Columns] = {}
+    for symbol in tape.symbols:
+        c = tape.columns[symbol]
+        if factor == 1:
+            out[symbol] = (c.open, c.high, c.low, c.close, c.volume)
+        else:
+            out[symbol] = (
+                array("q", (v * factor for v in c.open)),
+                array("q", (v * factor for v in c.high)),
+                array("q", (v * factor for v in c.low)),
+                array("q", (v * factor for v in c.close)),
+                c.volume,
+            )
+    return out
+
+
+class SessionEngine:
+    """One session over one scenario, opened with bar 0 complete (frame seq 0).
+
+    ``record=True`` keeps the per-bar equity series and exposure flags that grading
+    needs; live sessions leave it off so a step stays O(open orders + events).
+    """
+
+    def __init__(self, loaded: LoadedScenario, session_id: str, *, record: bool = False) -> None:
+        tape = loaded.tape
+        self._loaded = loaded
+        self._session_id = session_id
+        self._terms = terms = Terms.of(loaded)
+        self._symbols = tape.symbols
+        self._cols = _columns(loaded, terms.tape_factor)
+        self._times = tape.times
+        self._days = tape.days
+        self._last = len(tape) - 1
+        self._clock = 0
+        self._status: Literal["open", "stood-down", "closed"] = "open"
+        self._seq = 0
+        self._working_seq = 0
+        self._account = Account(terms.cash)
+        self._peak = terms.cash
+        dd = terms.max_drawdown
+        self._dd_on = 0 < dd < 1
+        self._dd_num = dd.numerator
+        self._dd_den = dd.denominator
+        self._participation = (terms.participation.numerator, terms.participation.denominator)
+        self._orders: list[LiveOrder] = []
+        self._open: list[LiveOrder] = []
+        self._aliases: dict[str, LiveOrder] = {}
+        self._fill_count = 0
+        self._stand_down: StandDown | None = None
+        self._skipped = 0
+        self.series: list[int] | None = [terms.cash] if record else None
+        self.holding: bytearray | None = bytearray(1) if record else None
+        self._bus = EventBus()
+        self._frames = FrameBuilder(session_id, loaded, terms, self._cols)
+        self._blotter = BlotterRecorder(session_id, terms, self._times)
+        self._bus.subscribe(self._frames.on_event)
+        self._bus.subscribe(self._blotter.on_event)
+        self._frame = self._make_frame()
+
+    # -- reading -----------------------------------------------------------------------
+
+    @property
+    def status(self) -> Literal["open", "stood-down", "closed"]:
+        return self._status
+
+    @property
+    def seq(self) -> int:
+        """Accepted submissions so far (the current frame's seq)."""
+        return self._seq
+
+    @property
+    def clock(self) -> int:
+        return self._clock
+
+    @property
+    def account(self) -> Account:
+        return self._account
+
+    @property
+    def orders(self) -> list[LiveOrder]:
+        """Every order so far, in id order (read-only use)."""
+        return self._orders
+
+    @property
+    def fills(self) -> list[Fill]:
+        return self._blotter.fills
+
+    @property
+    def terms(self) -> Terms:
+        return self._terms
+
+    @property
+    def stand_down(self) -> StandDown | None:
+        return self._stand_down
+
+    @property
+    def skipped(self) -> int:
+        """Statements left unapplied because the session stood down mid-source."""
+        return self._skipped
+
+    def frame(self) -> SessionFrame:
+        """The latest frame (its events are those of the last submission)."""
+        return self._frame
+
+    def blotter(self) -> Blotter:
+        """All orders and fills so far, rooted."""
+        return self._blotter.build()
+
+    def context(self) -> SessionContext:
+        """What the validator needs to know about this session now."""
+        return SessionContext(
+            orders=len(self._orders),
+            aliases=self._aliases.keys(),
+            clock=self._clock,
+            times=self._times,
+        )
+
+    # -- submitting --------------------------------------------------------------------
+
+    def _refuse_unless_open(self) -> None:
+        if self._status == "closed":
+            raise KestrelError(RefusalCode.SESSION_CLOSED, f"session {self._session_id} is closed")
+        if self._status == "stood-down":
+            raise KestrelError(
+                RefusalCode.SESSION_STOOD_DOWN,
+                f"session {self._session_id} has stood down; it can be read, closed and graded",
+            )
+
+    def check(self, source: str) -> Program:
+        """Parse and validate ``source`` against this session without changing it.
+
+        Raises ``KestrelError``: ``LIMIT_EXCEEDED``; ``INVALID_SOURCE`` with
+        ``detail={"diagnostics": [...]}``; ``SESSION_STOOD_DOWN``; ``SESSION_CLOSED``.
+        """
+        self._refuse_unless_open()
+        located, diagnostics = parse_located(source)
+        diagnostics += check_located(located, self._loaded, self.context())
+        if diagnostics:
+            diagnostics.sort(key=lambda d: (d.line, d.column))
+            first = diagnostics[0]
+            raise KestrelError(
+                RefusalCode.INVALID_SOURCE,
+                f"{len(diagnostics)} error(s); first at line {first.line} column"
+                f" {first.column}: {first.code} {first.message}",
+                {"diagnostics": [d.to_json() for d in diagnostics]},
+            )
+        return Program(source, tuple(item.statement for item in located))
+
+    def apply(self, program: Program) -> Step:
+        """Apply a checked program atomically; the new frame has ``seq + 1``."""
+        self._refuse_unless_open()
+        self._working_seq = self._seq + 1
+        statements = program.statements
+        for index, st in enumerate(statements):
+            if isinstance(st, Order):
+                self._place(st)
+            elif isinstance(st, Advance):
+                if self._advance(st):
+                    self._skipped += len(statements) - index - 1
+                    break
+            elif isinstance(st, Cancel):
+                self._cancel_statement(st)
+            elif isinstance(st, StandDownStatement):
+                detail = st.reason if st.reason else f"stand down on line {st.line}"
+                self._stand("statement", detail)
+                break
+        self._seq = self._working_seq
+        self._frame = self._make_frame()
+        stood = self._stand_down if self._status == "stood-down" else None
+        return Step(self._frame, stood)
+
+    def submit(self, source: str) -> Step:
+        """``apply(check(source))``."""
+        return self.apply(self.check(source))
+
+    def close(self) -> SessionFrame:
+        """Mark the session closed (event ``closed``); open orders are cancelled."""
+        if self._status == "closed":
+            raise KestrelError(RefusalCode.SESSION_CLOSED, f"session {self._session_id} is closed")
+        bar = self._clock
+        for order in list(self._open):
+            self._cancel(order, bar, "closed")
+        self._status = "closed"
+        self._bus.publish(Event("closed", bar))
+        self._frame = self._make_frame()
+        return self._frame
+
+    # -- statements --------------------------------------------------------------------
+
+    def _place(self, st: Order) -> LiveOrder:
+        terms = self._terms
+        unit = 10**terms.scale
+        limit_p = int(st.limit * unit) if st.limit is not None else 0
+        stop_p = int(st.stop * unit) if st.stop is not None else 0
+        eligible = self._clock + 1
+        if st.tif == "gtc":
+            expires = NEVER
+        elif st.tif == "ioc":
+            expires = eligible
+        else:
+            days = self._days
+            expires = bisect_right(days, days[min(eligible, self._last)]) - 1
+        order = LiveOrder(
+            id=f"o{len(self._orders) + 1}",
+            alias=st.alias,
+            seq=self._working_seq,
+            line=st.line,
+            side=st.side,
+            qty=st.qty,
+            symbol=st.symbol,
+            type=st.type,
+            limit=terms.price(limit_p) if st.limit is not None else None,
+            stop=terms.price(stop_p) if st.stop is not None else None,
+            limit_p=limit_p,
+            stop_p=stop_p,
+            tif=st.tif,
+            submitted_bar=self._clock,
+            expires=expires,
+        )
+        self._orders.append(order)
+        self._open.append(order)
+        if st.alias is not None:
+            self._aliases[st.alias] = order
+        self._bus.publish(Event("accepted", self._clock, order, st.qty))
+        return order
+
+    def _resolve(self, ref: str) -> LiveOrder | None:
+        order = self._aliases.get(ref)
+        if order is None and ref[:1] == "o" and ref[1:].isdigit():
+            index = int(ref[1:])
+            if 1 <= index <= len(self._orders):
+                order = self._orders[index - 1]
+        return order
+
+    def _cancel_statement(self, st: Cancel) -> None:
+        bar = self._clock
+        if st.ref is not None:
+            order = self._resolve(st.ref)
+            if order is not None and order.open:
+                self._cancel(order, bar, "statement")
+            return
+        for order in list(self._open):
+            if st.symbol is None or order.symbol == st.symbol:
+                self._cancel(order, bar, "statement")
+
+    def _cancel(self, order: LiveOrder, bar: int, reason: str) -> None:
+        order.status = "cancelled"
+        order.closed_bar = bar
+        order.reason = reason
+        self._open.remove(order)
+        self._bus.publish(Event("cancelled", bar, order, order.remaining, reason=reason))
+
+    def _advance(self, st: Advance) -> bool:
+        """Process bars; True when the session stood down (drawdown or end of tape)."""
+        if st.to is not None:
+            target = max(self._clock, bisect_right(self._times, st.to) - 1)
+        else:
+            target = min(self._clock + (st.count or 1), self._last)
+        if self._run(target):
+            return True
+        if self._clock >= self._last:
+            self._stand("end-of-tape", f"the tape ended at bar {self._last} ({self._times[-1]})")
+            return True
+        return False
+
+    # -- the bar loop ------------------------------------------------------------------
+
+    def _next_act(self, order: LiveOrder, start: int, target: int) -> int:
+        """The first bar in ``start..target`` at which ``order`` must be processed (a
+        possible fill or its expiry), else ``target + 1``."""
+        hit = order.hit
+        if hit >= start:
+            return hit
+        expires = order.expires
+        end = target if target < expires else expires
+        scan_from = order.scanned + 1
+        scan_from = max(scan_from, start)
+        cols = self._cols[order.symbol]
+        found = trigger_search(order, cols[1], cols[2], scan_from, end)
+        if found >= 0:
+            order.hit = found
+            return found
+        order.scanned = max(order.scanned, end)
+        return expires if expires <= target else target + 1
+
+    def _run(self, target: int) -> bool:
+        """Process bars clock+1 … target; True when max drawdown stood the session down."""
+        bar = self._clock + 1
+        while bar <= target:
+            nxt = target + 1
+            for order in self._open:
+                at = self._next_act(order, bar, target)
+                if at < nxt:
+                    nxt = at
+                    if at == bar:
+                        break
+            if nxt > bar:
+                hit = self._idle(bar, nxt - 1)
+                if hit >= 0:
+                    self._clock = hit
+                    self._stand_drawdown(hit)
+                    return True
+            if nxt > target:
+                break
+            self._clock = nxt
+            if self._bar(nxt):
+                return True
+            bar = nxt + 1
+        self._clock = target
+        return False
+
+    def _drawdown_hit(self, peak: int, equity: int) -> bool:
+        return (
+            self._dd_on
+            and peak > 0
+            and equity < peak
+            and (peak - equity) * self._dd_den >= self._dd_num * peak
+        )
+
+    def _idle(self, first: int, last: int) -> int:
+        """Bars ``first..last`` where no order acts: only equity moves. Returns the bar
+        where drawdown reached ``max_drawdown``, else -1."""
+        holdings = self._account.holdings
+        series = self.series
+        count = last - first + 1
+        cash = self._account.cash
+        if not holdings:
+            self._peak = max(self._peak, cash)
+            if series is not None and self.holding is not None:
+                series.extend([cash] * count)
+                self.holding.extend(bytes(count))
+            return -1
+        peak = self._peak
+        if len(holdings) == 1:
+            ((symbol, held),) = holdings.items()
+            qty = held.qty
+            close = self._cols[symbol][3]
+            if series is None and not self._dd_on:
+                window = close[first : last + 1]
+                best = max(window) if qty > 0 else min(window)
+                equity = cash + qty * best
+                if equity > peak:
+                    self._peak = equity
+                return -1
+            dd_on = self._dd_on
+            for j in range(first, last + 1):
+                equity = cash + qty * close[j]
+                if series is not None:
+                    series.append(equity)
+                if equity > peak:
+                    peak = equity
+                elif dd_on and self._drawdown_hit(peak, equity):
+                    self._peak = peak
+                    if self.holding is not None:
+                        self.holding.extend(b"\x01" * (j - first + 1))
+                    return j
+        else:
+            marks = [(held.qty, self._cols[symbol][3]) for symbol, held in holdings.items()]
+            for j in range(first, last + 1):
+                equity = cash
+                for qty, close in marks:
+                    equity += qty * close[j]
+                if series is not None:
+                    series.append(equity)
+                if equity > peak:
+                    peak = equity
+                elif self._drawdown_hit(peak, equity):
+                    self._peak = peak
+                    if self.holding is not None:
+                        self.holding.extend(b"\x01" * (j - first + 1))
+                    return j
+        self._peak = peak
+        if self.holding is not None:
+            self.holding.extend(b"\x01" * count)
+        return -1
+
+    def _bar(self, j: int) -> bool:
+        """Match every open order at bar ``j`` in id order, expire, then mark to the close.
+        True when drawdown stood the session down."""
+        terms = self._terms
+        slippage = terms.slippage
+        ticks = terms.ticks
+        cols = self._cols
+        for order in list(self._open):
+            order.hit = -1
+            order.scanned = j
+            o, h, lo, _, volume = cols[order.symbol]
+            price = match_price(
+                order, o[j], h[j], lo[j], slippage=slippage, tick=ticks[order.symbol]
+            )
+            if price is not None:
+                self._execute(order, j, price, volume[j])
+        for order in list(self._open):
+            if order.expires == j:
+                order.status = "expired"
+                order.closed_bar = j
+                order.reason = order.tif
+                self._open.remove(order)
+                self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        equity = self._equity(j)
+        self._peak = max(self._peak, equity)
+        if self.series is not None and self.holding is not None:
+            self.series.append(equity)
+            self.holding.append(1 if self._account.holdings else 0)
+        if self._drawdown_hit(self._peak, equity):
+            self._stand_drawdown(j)
+            return True
+        return False
+
+    def _equity(self, j: int) -> int:
+        equity = self._account.cash
+        cols = self._cols
+        for symbol, held in self._account.holdings.items():
+            equity += held.qty * cols[symbol][3][j]
+        return equity
+
+    def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
+        terms = self._terms
+        num, den = self._participation
+        cap = volume * num // den
+        qty = min(order.remaining, cap)
+        lot = terms.lots.get(order.symbol, 1)
+        qty -= qty % lot
+        if qty <= 0:
+            return
+        account = self._account
+        position = account.position(order.symbol)
+        delta = qty if order.buy else -qty
+        after = position + delta
+        notional = qty * price
+        fee = terms.fee(notional)
+        if not order.buy and after < 0 and not terms.shortable:
+            self._reject(order, j, qty, "not-shortable")
+        elif abs(after) > terms.max_position:
+            self._reject(order, j, qty, "max-position")
+        elif order.buy and account.cash < notional + fee:
+            self._reject(order, j, qty, "insufficient-cash")
+        else:
+            self._book(order, j, qty, price, fee)
+
+    def _reject(self, order: LiveOrder, j: int, qty: int, reason: str) -> None:
+        order.status = "rejected"
+        order.closed_bar = j
+        order.reason = reason
+        self._open.remove(order)
+        self._bus.publish(Event("rejected", j, order, qty, reason=reason))
+
+    def _book(self, order: LiveOrder, j: int, qty: int, price: int, fee: int) -> None:
+        self._account.apply_fill(order.symbol, qty if order.buy else -qty, price, fee)
+        order.filled += qty
+        order.notional += qty * price
+        self._fill_count += 1
+        fill = Fill(f"f{self._fill_count}", order, j, qty, price, fee)
+        if order.filled >= order.qty:
+            order.status = "filled"
+            order.closed_bar = j
+            if order in self._open:
+                self._open.remove(order)
+        else:
+            order.status = "partially_filled"
+        self._bus.publish(Event("fill", j, order, qty, fill=fill))
+
+    # -- standing down -----------------------------------------------------------------
+
+    def _stand_drawdown(self, j: int) -> None:
+        equity = self._equity(j)
+        drawdown = ratio_text(self._peak - equity, self._peak)
+        self._stand(
+            "max-drawdown",
+            f"drawdown {drawdown} of peak reached max_drawdown"
+            f" {self._loaded.scenario.account.max_drawdown} at bar {j} ({self._times[j]})",
+        )
+
+    def _stand(self, reason: StandDownReason, detail: str) -> None:
+        """Cancel every open order and liquidate every position at the clock bar's close
+        as market orders (``reason: "stand-down"``), fees applying."""
+        bar = self._clock
+        for order in list(self._open):
+            self._cancel(order, bar, "stand-down")
+        terms = self._terms
+        for symbol in self._symbols:
+            position = self._account.position(symbol)
+            if position == 0:
+                continue
+            mark = self._cols[symbol][3][bar]
+            qty = abs(position)
+            order = LiveOrder(
+                id=f"o{len(self._orders) + 1}",
+                alias=None,
+                seq=self._working_seq,
+                line=0,
+                side="sell" if position > 0 else "buy",
+                qty=qty,
+                symbol=symbol,
+                type="market",
+                limit=None,
+                stop=None,
+                limit_p=0,
+                stop_p=0,
+                tif="day",
+                submitted_bar=bar,
+                reason="stand-down",
+            )
+            self._orders.append(order)
+            self._open.append(order)
+            self._bus.publish(Event("accepted", bar, order, qty, reason="stand-down"))
+            self._book(order, bar, qty, mark, terms.fee(qty * mark))
+        if self.series is not None:
+            self.series[bar] = self._equity(bar)
+        self._status = "stood-down"
+        self._stand_down = StandDown(reason=reason, detail=detail)
+        self._bus.publish(Event("stood-down", bar, reason=reason))
+
+    # -- frames ------------------------------------------------------------------------
+
+    def _make_frame(self) -> SessionFrame:
+        return self._frames.build(
+            seq=self._seq,
+            clock=self._clock,
+            last=self._last,
+            status=self._status,
+            account=self._account,
+            peak=self._peak,
+            open_orders=self._open,
+        )

@@ -1,0 +1,202 @@
+"""Grading (spec §6): replay a record's pentads on a fresh engine, then measure.
+
+Pure: a function of the scenario, the record and its pentads. The equity series is the
+equity at each processed bar's close from the opening bar (bar 0); when a session
+stands down, the liquidation's fees are booked at the stand-down bar, so that bar's
+point is the equity *after* liquidation. ``exposure`` counts the processed bars
+(bar 1 … T) whose close found a position held before any stand-down liquidation.
+Ratios use Decimal at 50 significant digits, then 8 places half-even.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from decimal import Context, Decimal, localcontext
+from typing import Any
+
+from kestrel_protocol import (
+    Conformance,
+    GradeResult,
+    KestrelError,
+    Pentad,
+    RefusalCode,
+    SessionRecord,
+    money,
+    ratio,
+    root_of,
+)
+
+from ..catalog.model import LoadedScenario
+from .core import SessionEngine
+
+__all__ = ["compute_grade", "equity_metrics"]
+
+_CONTEXT = Context(prec=50)
+
+
+def _sharpe(series: Sequence[int], bars_per_year: int) -> Decimal:
+    returns: list[Decimal] = []
+    zero = Decimal(0)
+    previous = series[0]
+    for equity in series[1:]:
+        if previous in (equity, 0):
+            returns.append(zero)
+        else:
+            returns.append(Decimal(equity - previous) / Decimal(previous))
+        previous = equity
+    n = len(returns)
+    if n < 2:
+        return zero
+    mean = sum(returns, zero) / n
+    variance = sum(((r - mean) * (r - mean) for r in returns), zero) / (n - 1)
+    if variance == 0:
+        return zero
+    return mean / variance.sqrt() * Decimal(bars_per_year).sqrt()
+
+
+def equity_metrics(
+    series: Sequence[int], holding: Sequence[int], scale: int, bars_per_year: int
+) -> dict[str, str]:
+    """pnl, return, maxDrawdown, sharpe and exposure of an equity series in 10**-scale
+    units (``holding[i]`` is 1 when bar ``i`` closed with a position)."""
+    with localcontext(_CONTEXT):
+        e0, et = series[0], series[-1]
+        pnl = Decimal(et - e0).scaleb(-scale)
+        ret = Decimal(et - e0) / Decimal(e0) if e0 else Decimal(0)
+        worst_num, worst_den = 0, 1
+        peak = series[0]
+        for equity in series:
+            if equity > peak:
+                peak = equity
+            elif peak > 0 and (peak - equity) * worst_den > worst_num * peak:
+                worst_num, worst_den = peak - equity, peak
+        processed = len(series) - 1
+        exposure = Decimal(sum(holding[1:])) / processed if processed else Decimal(0)
+        return {
+            "pnl": money(pnl),
+            "return": ratio(ret),
+            "maxDrawdown": ratio(Decimal(worst_num) / Decimal(worst_den)),
+            "sharpe": ratio(_sharpe(series, bars_per_year)),
+            "exposure": ratio(exposure),
+        }
+
+
+def _check(check_id: str, passed: bool, detail: str) -> dict[str, Any]:
+    return {"id": check_id, "passed": passed, "detail": detail}
+
+
+def compute_grade(
+    loaded: LoadedScenario,
+    record: SessionRecord,
+    pentads: Sequence[Pentad],
+    progress: Callable[[int, int], None] | None = None,
+) -> GradeResult:
+    """Replay ``pentads`` on a fresh engine and grade the result (spec §6 metrics and
+    conformance). Pure: a function of the artifacts and the scenario alone.
+    ``progress(done, total)`` is called now and then with bars replayed / total bars."""
+    engine = SessionEngine(loaded, record.session, record=True)
+    total = max(1, len(loaded.tape) - 1)
+    chain: str | None = None
+    after_stand_down = 0
+    scenario = loaded.scenario
+    if record.scenario.id != scenario.id or record.scenario.root != scenario.root:
+        chain = (
+            f"record is for scenario {record.scenario.id} {record.scenario.root}, "
+            f"graded on {scenario.id} {scenario.root}"
+        )
+    elif len(pentads) != len(record.pentads):
+        chain = f"record lists {len(record.pentads)} pentads, {len(pentads)} were given"
+    for index, pentad in enumerate(pentads):
+        if chain is not None:
+            break
+        seq = index + 1
+        prev = root_of(engine.frame())
+        if pentad.root != record.pentads[index]:
+            chain = f"pentad {seq} is {pentad.root}, the record lists {record.pentads[index]}"
+        elif pentad.session != record.session or pentad.seq != seq:
+            chain = f"pentad {seq} names session {pentad.session} seq {pentad.seq}"
+        elif pentad.prev != prev:
+            chain = f"pentad {seq}: prev {pentad.prev} is not frame {index}'s root {prev}"
+        else:
+            try:
+                engine.submit(pentad.body.bytes)
+            except KestrelError as exc:
+                if exc.code == RefusalCode.SESSION_STOOD_DOWN:
+                    after_stand_down = len(pentads) - index
+                chain = f"pentad {seq} does not replay: {exc.code}: {exc.message}"
+        if progress is not None:
+            progress(engine.clock, total)
+    if chain is None:
+        last_root = root_of(engine.frame())
+        closed_root = root_of(engine.close())
+        if record.head not in (last_root, closed_root):
+            chain = f"replay ends at {closed_root}, the record's head is {record.head}"
+    elif engine.status != "closed":
+        engine.close()
+    if progress is not None:
+        progress(total, total)
+
+    terms = engine.terms
+    series = engine.series or [terms.cash]
+    holding = engine.holding or bytearray(1)
+    metrics: dict[str, Any] = equity_metrics(
+        series, holding, terms.scale, scenario.tape.bars_per_year
+    )
+    fills = engine.fills
+    turnover = sum(abs(f.qty * f.price) for f in fills)
+    with localcontext(_CONTEXT):
+        e0 = series[0]
+        metrics["turnover"] = ratio(Decimal(turnover) / Decimal(e0) if e0 else Decimal(0))
+        metrics["fees"] = money(Decimal(engine.account.fees).scaleb(-terms.scale))
+    metrics["fills"] = len(fills)
+
+    positions: dict[str, int] = {}
+    worst = 0
+    short = False
+    for f in fills:
+        q = positions.get(f.order.symbol, 0) + (f.qty if f.order.buy else -f.qty)
+        positions[f.order.symbol] = q
+        worst = max(worst, abs(q))
+        short = short or q < 0
+    limit = terms.max_position
+    within = worst <= limit and (terms.shortable or not short)
+    holdings = {s: h.qty for s, h in engine.account.holdings.items()}
+    skipped = engine.skipped
+    checks = [
+        _check(
+            "chain-intact",
+            chain is None,
+            chain or f"{len(pentads)} pentads chain from the opening frame; replay reproduces head",
+        ),
+        _check(
+            "within-position-limits",
+            within,
+            f"largest |position| {worst} of max_position {limit}"
+            + ("" if terms.shortable or not short else "; went short on a cash account"),
+        ),
+        _check(
+            "flat-at-end",
+            not holdings,
+            "flat at the end"
+            if not holdings
+            else "still holding " + ", ".join(f"{q} {s}" for s, q in sorted(holdings.items())),
+        ),
+        _check(
+            "no-statement-after-stand-down",
+            skipped == 0 and after_stand_down == 0,
+            "nothing was sent after the session stood down"
+            if skipped == 0 and after_stand_down == 0
+            else f"{skipped} statement(s) after the stand-down in its source were not applied;"
+            f" {after_stand_down} submission(s) came after it",
+        ),
+    ]
+    conformance = Conformance.with_root(checks=checks)
+    return GradeResult.with_root(
+        session=record.session,
+        scenario={"id": scenario.id, "root": scenario.root},
+        record=record.root,
+        head=record.head,
+        metrics=metrics,
+        conformance=conformance,
+        passed=all(c["passed"] for c in checks),
+    )

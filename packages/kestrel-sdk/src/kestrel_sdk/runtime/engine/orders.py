@@ -1,0 +1,117 @@
+"""Orders and fills as the engine tracks them (mutable, one object per order)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .scaled import NEVER
+
+__all__ = ["Fill", "LiveOrder"]
+
+OrderType = Literal["market", "limit", "stop", "stop-limit"]
+Tif = Literal["day", "gtc", "ioc"]
+Status = Literal["new", "partially_filled", "filled", "cancelled", "expired", "rejected"]
+
+
+class LiveOrder:
+    """One order over its life. Prices are P-unit integers (``limit_p``/``stop_p``).
+
+    ``hit``/``scanned`` cache the trigger search: ``hit`` is the first bar at or after
+    ``scanned + 1`` where the order can act (-1 when unknown), so a resting order costs
+    nothing on the bars where it cannot fill.
+    """
+
+    __slots__ = (
+        "alias",
+        "buy",
+        "closed_bar",
+        "eligible",
+        "expires",
+        "filled",
+        "hit",
+        "id",
+        "limit",
+        "limit_p",
+        "line",
+        "notional",
+        "qty",
+        "reason",
+        "scanned",
+        "seq",
+        "side",
+        "status",
+        "stop",
+        "stop_p",
+        "submitted_bar",
+        "symbol",
+        "tif",
+        "triggered",
+        "type",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        alias: str | None,
+        seq: int,
+        line: int,
+        side: Literal["buy", "sell"],
+        qty: int,
+        symbol: str,
+        type: OrderType,
+        limit: str | None,
+        stop: str | None,
+        limit_p: int,
+        stop_p: int,
+        tif: Tif,
+        submitted_bar: int,
+        expires: int = NEVER,
+        reason: str | None = None,
+    ) -> None:
+        self.id = id
+        self.alias = alias
+        self.seq = seq
+        self.line = line
+        self.side = side
+        self.buy = side == "buy"
+        self.qty = qty
+        self.symbol = symbol
+        self.type = type
+        self.limit = limit
+        self.stop = stop
+        self.limit_p = limit_p
+        self.stop_p = stop_p
+        self.tif = tif
+        self.submitted_bar = submitted_bar
+        self.eligible = submitted_bar + 1
+        self.expires = expires
+        self.status: Status = "new"
+        self.filled = 0
+        self.notional = 0
+        self.closed_bar: int | None = None
+        self.reason = reason
+        self.triggered = False
+        self.hit = -1
+        self.scanned = submitted_bar
+
+    @property
+    def open(self) -> bool:
+        return self.status in {"new", "partially_filled"}
+
+    @property
+    def remaining(self) -> int:
+        return self.qty - self.filled
+
+
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """One execution; ``price`` and ``fee`` in P units."""
+
+    id: str
+    order: LiveOrder
+    bar: int
+    qty: int
+    price: int
+    fee: int

@@ -1,0 +1,143 @@
+"""Exact integer arithmetic for one session: every price and amount in units of 10**-P.
+
+The engine never touches a float or a Decimal in its inner loop. ``P`` is the finest
+scale the scenario needs (tape prices, ticks, starting cash, and at least cents), so
+fills, cash, fees and equity are exact integers; only the frame's display rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+from ..catalog.model import LoadedScenario
+
+__all__ = [
+    "NEVER",
+    "Terms",
+    "div_ceil",
+    "div_round_half_even",
+    "fraction_of",
+    "money_text",
+    "places",
+    "ratio_text",
+    "scaled_text",
+]
+
+NEVER = 1 << 62
+"""A bar index no tape reaches (``gtc`` never expires, an unseen trigger never comes)."""
+
+
+def places(text: str) -> int:
+    """Decimal places of a decimal string."""
+    return len(text.split(".", 1)[1]) if "." in text else 0
+
+
+def fraction_of(text: str) -> Fraction:
+    """A decimal string as an exact fraction."""
+    return Fraction(Decimal(text))
+
+
+def div_round_half_even(num: int, den: int) -> int:
+    """``num / den`` rounded to an integer, ties to even (``den`` > 0)."""
+    q, r = divmod(num, den)
+    twice = 2 * r
+    if twice > den or (twice == den and q % 2 == 1):
+        q += 1
+    return q
+
+
+def div_ceil(num: int, den: int) -> int:
+    """``ceil(num / den)`` for ``den`` > 0."""
+    return -((-num) // den)
+
+
+def scaled_text(value: int, scale: int) -> str:
+    """An integer in units of 10**-scale as a decimal string with ``scale`` places."""
+    sign = "-" if value < 0 else ""
+    whole, frac = divmod(abs(value), 10**scale)
+    return f"{sign}{whole}.{frac:0{scale}d}" if scale else f"{sign}{whole}"
+
+
+def money_text(value: Fraction | int, scale: int) -> str:
+    """An amount in units of 10**-scale as money: to the cent, half-even, never ``-0.00``."""
+    frac = Fraction(value)
+    cents = div_round_half_even(frac.numerator * 100, frac.denominator * 10**scale)
+    return scaled_text(cents, 2) if cents else "0.00"
+
+
+def ratio_text(num: int, den: int) -> str:
+    """``num / den`` as a ratio: 8 places, half-even (``den`` > 0)."""
+    return scaled_text(div_round_half_even(num * 10**8, den), 8)
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """A scenario's account, fee and fill terms as exact integers and fractions."""
+
+    scale: int
+    """``P``: amounts are integers in units of 10**-P."""
+    price_scale: int
+    """Places shown for prices (the tape's or the finest tick's, whichever is finer)."""
+    tape_factor: int
+    """Multiply a tape integer by this to get P units."""
+    cash: int
+    shortable: bool
+    max_position: int
+    max_drawdown: Fraction
+    fee_rate: Fraction
+    """Fee per unit of notional (bps / 10000)."""
+    fee_minimum: int
+    participation: Fraction
+    slippage: Fraction
+    """Slippage per unit of price (slippage_bps / 10000)."""
+    ticks: dict[str, int]
+    lots: dict[str, int]
+
+    @classmethod
+    def of(cls, loaded: LoadedScenario) -> Terms:
+        sc = loaded.scenario
+        tape = loaded.tape
+        price_scale = max([tape.scale] + [places(inst.tick) for inst in sc.instruments])
+        scale = max(2, price_scale, places(sc.account.cash), places(sc.fees.minimum))
+        unit = 10**scale
+
+        def amount(text: str) -> int:
+            return int(Decimal(text) * unit)
+
+        minimum = fraction_of(sc.fees.minimum)
+        cents = div_round_half_even(minimum.numerator * 100, minimum.denominator)
+        return cls(
+            scale=scale,
+            price_scale=price_scale,
+            tape_factor=10 ** (scale - tape.scale),
+            cash=amount(sc.account.cash),
+            shortable=sc.account.shortable,
+            max_position=sc.account.max_position,
+            max_drawdown=fraction_of(sc.account.max_drawdown),
+            fee_rate=fraction_of(sc.fees.bps) / 10000,
+            fee_minimum=cents * 10 ** (scale - 2),
+            participation=fraction_of(sc.fill.participation),
+            slippage=fraction_of(sc.fill.slippage_bps) / 10000,
+            ticks={inst.symbol: amount(inst.tick) for inst in sc.instruments},
+            lots={inst.symbol: inst.lot for inst in sc.instruments},
+        )
+
+    def fee(self, notional: int) -> int:
+        """``max(minimum, notional × bps / 10000)`` rounded to the cent, in P units."""
+        rate = self.fee_rate
+        cent = 10 ** (self.scale - 2)
+        cents = div_round_half_even(notional * rate.numerator, rate.denominator * cent)
+        return max(self.fee_minimum, int(cents * cent))
+
+    def price(self, value: int) -> str:
+        """A P-unit price as a decimal string with the price scale's places."""
+        return scaled_text(value // 10 ** (self.scale - self.price_scale), self.price_scale)
+
+    def price_of(self, value: Fraction) -> str:
+        """A fractional price (an average) rounded half-even to the price scale."""
+        shown = div_round_half_even(
+            value.numerator, value.denominator * 10 ** (self.scale - self.price_scale)
+        )
+        return scaled_text(shown, self.price_scale)
