@@ -1,0 +1,195 @@
+"""``kestrel secrets …`` (a ``kestrel.cli`` plugin) and the ``kestrel-secrets`` script.
+
+A value is taken only from a hidden prompt or from stdin, never from argv, where it
+would land in shell history and in every process listing. Refusals print
+``CODE: message`` on stderr and exit 1 without writing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from .errors import SecretStoreError
+from .keys import check_operator_secret_key
+from .selection import select_secret_store
+from .tools import secret_tool_list, secret_tool_set, secret_tool_unset
+
+__all__ = ["main", "secrets_group"]
+
+log = logging.getLogger("kestrel_secrets")
+
+_HOME_META = "kestrel_secrets.home"
+_ARGV_VALUE_ERROR = (
+    "refusing to take a secret value from the command line: it would be kept in shell "
+    "history and shown in process listings. Run `set KEY` and type it at the hidden "
+    "prompt, or pipe it in with `set KEY --stdin`."
+)
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+
+
+def _refuse(exc: SecretStoreError) -> NoReturn:
+    click.echo(f"{exc.code}: {exc.message}", err=True)
+    raise SystemExit(EXIT_REFUSED)
+
+
+def _usage(message: str) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    raise SystemExit(EXIT_USAGE)
+
+
+def _inherited_home(ctx: click.Context) -> Path | None:
+    """The home the mounting ``kestrel`` CLI was given (its global ``--home``), if any."""
+    parent = ctx.parent
+    while parent is not None:
+        value = parent.params.get("home")
+        if value:
+            return Path(value)
+        obj = parent.obj
+        found = obj.get("home") if isinstance(obj, Mapping) else getattr(obj, "home", None)
+        if found:
+            return Path(found)
+        parent = parent.parent
+    return None
+
+
+def _home(ctx: click.Context) -> Path | None:
+    value = ctx.find_root().meta.get(_HOME_META)
+    return value if isinstance(value, Path) else None
+
+
+def _emit(as_json: bool, data: Mapping[str, Any], text: str) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
+    elif text:
+        click.echo(text)
+
+
+def _stdin_is_tty() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def _read_value(key: str, from_stdin: bool) -> str:
+    if from_stdin:
+        data = sys.stdin.buffer.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            _usage("the value on stdin is not UTF-8 text")
+        # One trailing newline is what `echo` and a here-string add; it is not the secret's.
+        if text.endswith("\r\n"):
+            return text[:-2]
+        return text.removesuffix("\n")
+    if not _stdin_is_tty():
+        _usage("no terminal for the hidden prompt; pipe the value in and pass --stdin")
+    value = click.prompt(
+        f"Value for {key}", hide_input=True, confirmation_prompt=True, show_default=False
+    )
+    return str(value)
+
+
+@click.group(name="secrets", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Kestrel home directory (default: $KESTREL_HOME, else ~/.kestrel).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log what the store does (never values).")
+@click.pass_context
+def secrets_group(ctx: click.Context, home: Path | None, verbose: bool) -> None:
+    """Manage the operator's paper-only secrets (names only; values are never shown)."""
+    ctx.find_root().meta[_HOME_META] = home if home is not None else _inherited_home(ctx)
+    if verbose:
+        log.setLevel(logging.DEBUG)
+        if not logging.getLogger().handlers and not log.handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            log.addHandler(handler)
+
+
+@secrets_group.command("set")
+@click.argument("key")
+@click.argument("extra", nargs=-1, metavar="")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read the value from stdin.")
+@click.option("--json", "as_json", is_flag=True, help="Print {key, path} as JSON.")
+@click.pass_context
+def set_command(
+    ctx: click.Context, key: str, extra: tuple[str, ...], from_stdin: bool, as_json: bool
+) -> None:
+    """Store KEY; the value comes from a hidden prompt or, with --stdin, from stdin."""
+    if extra or "=" in key:
+        _usage(_ARGV_VALUE_ERROR)
+    try:
+        check_operator_secret_key(key)
+        store = select_secret_store(_home(ctx)).store
+        value = _read_value(key, from_stdin)
+        result = secret_tool_set(store, key, value)
+    except SecretStoreError as exc:
+        _refuse(exc)
+    _emit(as_json, result, f"set {result['key']} in {result['path']}")
+
+
+@secrets_group.command("unset")
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print {key, path, removed} as JSON.")
+@click.pass_context
+def unset_command(ctx: click.Context, key: str, as_json: bool) -> None:
+    """Remove KEY from the store (no error when it was not there)."""
+    try:
+        check_operator_secret_key(key)
+        result = secret_tool_unset(select_secret_store(_home(ctx)).store, key)
+    except SecretStoreError as exc:
+        _refuse(exc)
+    if result["removed"]:
+        text = f"removed {result['key']} from {result['path']}"
+    else:
+        text = f"{result['key']} was not set in {result['path']}"
+    _emit(as_json, result, text)
+
+
+@secrets_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print {keys, path} as JSON.")
+@click.pass_context
+def list_command(ctx: click.Context, as_json: bool) -> None:
+    """Print the stored key names, one per line (never a value)."""
+    try:
+        result = secret_tool_list(select_secret_store(_home(ctx)).store)
+    except SecretStoreError as exc:
+        _refuse(exc)
+    _emit(as_json, result, "\n".join(result["keys"]))
+
+
+@secrets_group.command("path")
+@click.option("--json", "as_json", is_flag=True, help="Print {store, path, mode, reason}.")
+@click.pass_context
+def path_command(ctx: click.Context, as_json: bool) -> None:
+    """Print where secrets are kept; stderr says which store and why."""
+    try:
+        choice = select_secret_store(_home(ctx))
+    except SecretStoreError as exc:
+        _refuse(exc)
+    if as_json:
+        _emit(True, choice.to_json(), "")
+        return
+    click.echo(choice.store.location)
+    click.echo(f"store: {choice.kind} ({choice.reason})", err=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``kestrel-secrets`` console script."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    secrets_group.main(args=argv, prog_name="kestrel-secrets")
+
+
+if __name__ == "__main__":
+    main()
