@@ -43,17 +43,23 @@ INTERNAL_ERROR: Final = -32603
 
 
 class McpErrorCode:
-    """MCP-defined codes beyond JSON-RPC's own.
+    """MCP-defined codes beyond JSON-RPC's own, per protocol era (see docs/mcp-eras.md).
 
-    2025-11-25 (and older): ``RESOURCE_NOT_FOUND`` (-32002) for an unknown resource and
-    ``URL_ELICITATION_REQUIRED`` (-32042). 2026-07-28 reports an unknown resource as
-    ``INVALID_PARAMS`` (SEP-2164) and adds the version/capability codes below.
+    2025-11-25 (and older): ``RESOURCE_NOT_FOUND`` (-32002, ``data: {"uri"}``) and
+    ``URL_ELICITATION_REQUIRED`` (-32042). 2026-07-28 MUST NOT emit those two (an unknown
+    resource is ``INVALID_PARAMS``, SEP-2164) and allocates its own from -32020 upward:
+    ``HEADER_MISMATCH`` (-32020), ``MISSING_REQUIRED_CLIENT_CAPABILITY`` (-32021, ``data:
+    {"requiredCapabilities"}``) and ``UNSUPPORTED_PROTOCOL_VERSION`` (-32022, ``data:
+    {"supported", "requested"}``). (Drafts of 2026-07-28 used -32001/-32003/-32004.)
     """
 
+    # 2025-11-25 and older
     RESOURCE_NOT_FOUND: Final = -32002
     URL_ELICITATION_REQUIRED: Final = -32042
-    UNSUPPORTED_PROTOCOL_VERSION: Final = -32000
-    MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32003
+    # 2026-07-28
+    HEADER_MISMATCH: Final = -32020
+    MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+    UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +170,9 @@ def parse_message(data: Any) -> JsonRpcMessage:
     request_id: RequestId | None = raw_id if has_id and _valid_id(raw_id) else None
     if data.get("jsonrpc") != "2.0":
         raise JsonRpcProtocolError(INVALID_REQUEST, 'member "jsonrpc" must be "2.0"', request_id)
-    if has_id and not _valid_id(raw_id):
+    is_error_response = "error" in data and "method" not in data
+    # ``id: null`` is valid in one place only: an error response to an unreadable request.
+    if has_id and not _valid_id(raw_id) and not (is_error_response and raw_id is None):
         raise JsonRpcProtocolError(
             INVALID_REQUEST, 'member "id" must be a string or an integer (not null)'
         )
@@ -184,7 +192,7 @@ def parse_message(data: Any) -> JsonRpcMessage:
         return JsonRpcRequest(request_id, method, params)
     if request_id is not None and "result" in data and "error" not in data:
         return JsonRpcResult(request_id, data["result"])
-    if "error" in data and "result" not in data and isinstance(data["error"], dict):
+    if is_error_response and has_id and "result" not in data and isinstance(data["error"], dict):
         err = data["error"]
         code, message = err.get("code"), err.get("message")
         if isinstance(code, int) and not isinstance(code, bool) and isinstance(message, str):

@@ -81,7 +81,11 @@ class RunContext:
 
 @runtime_checkable
 class TurnTools(Protocol):
-    """A turn's own tool surface. Guard, approval, audit and transcript all happen inside."""
+    """A turn's own tool surface. Guard, approval, audit and transcript all happen inside.
+
+    Contract: ``call`` returns an MCP ``CallToolResult`` as JSON data and never raises for
+    a refusal (that is a result with ``isError: true``).
+    """
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Run tool ``name``; returns an MCP ``CallToolResult`` as JSON data. Never raises
@@ -99,7 +103,11 @@ class LiveTurn:
 
 @runtime_checkable
 class TurnCredentialPort(Protocol):
-    """Resolves a presented bearer to the live turn it names."""
+    """Resolves a presented bearer to the live turn it names.
+
+    Contract: ``resolve`` returns the :class:`LiveTurn` or ``None`` and never raises;
+    a credential is valid only while its turn is live.
+    """
 
     async def resolve(self, token: str) -> LiveTurn | None:
         """The live turn, or ``None``. Never raises: garbage is simply not a credential."""
@@ -117,7 +125,11 @@ class Grant:
 
 @runtime_checkable
 class GrantVerifier(Protocol):
-    """Verifies a bearer token into a :class:`Grant`."""
+    """Verifies a bearer token (issued token or OAuth access token) into a :class:`Grant`.
+
+    Contract: returns ``None`` for anything that is not a valid token for this verifier
+    (expired, wrong audience, garbage); never raises for bad input and never logs the token.
+    """
 
     async def verify(self, token: str) -> Grant | None:
         """The grant, or ``None`` when the token is not valid for this verifier.
