@@ -1,0 +1,319 @@
+"""The stdio transport, end to end in a subprocess: framing, isolation, limits, shutdown."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).resolve().parent / "fake_server.py"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+class Peer:
+    """A raw line-oriented JSON-RPC client on a server subprocess."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        assert process.stdout is not None
+        self.stdout = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, message: Any) -> None:
+        await self.send_raw(json.dumps(message).encode() + b"\n")
+
+    async def send_raw(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(data)
+
+    async def receive(self, timeout: float = 10.0) -> dict[str, Any]:
+        with anyio.fail_after(timeout):
+            line = await self.stdout.receive_until(b"\n", 64 * 1024 * 1024)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    async def stderr_text(self) -> str:
+        assert self.process.stderr is not None
+        chunks = []
+        with anyio.move_on_after(5):
+            async for chunk in self.process.stderr:
+                chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace")
+
+
+async def start(*args: str) -> Peer:
+    process = await anyio.open_process([sys.executable, str(SERVER), *args])
+    peer = Peer(process)
+    await peer.send(INIT)
+    assert (await peer.receive())["result"]["protocolVersion"] == "2025-11-25"
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return peer
+
+
+async def stop(peer: Peer) -> None:
+    if peer.process.returncode is None:
+        peer.process.kill()
+    await peer.process.aclose()
+
+
+async def test_stdout_carries_protocol_only_logs_and_prints_go_to_stderr() -> None:
+    peer = await start()
+    try:
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
+            }
+        )
+        assert (await peer.receive())["id"] == 1
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "kestrel_session_submit",
+                    "arguments": {"sessionId": "ks_fake1", "source": "print"},
+                },
+            }
+        )
+        response = await peer.receive()
+        assert response["id"] == 2
+        assert response["result"]["structuredContent"]["ok"] is True
+        assert peer.process.stdin is not None
+        await peer.process.stdin.aclose()
+        with anyio.fail_after(5):
+            await peer.process.wait()
+        rest = b""
+        with anyio.move_on_after(2):
+            try:
+                while True:
+                    rest += await peer.stdout.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                pass
+        stderr = await peer.stderr_text()
+        assert "a log line from deep inside the runtime" in stderr
+        assert "stray print from deep inside the runtime" in stderr
+        assert rest == b""
+    finally:
+        await stop(peer)
+
+
+async def test_every_stdout_line_is_a_json_rpc_response() -> None:
+    process = await anyio.open_process([sys.executable, str(SERVER)])
+    lines = [
+        json.dumps(INIT),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
+            }
+        ),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "kestrel_session_submit",
+                    "arguments": {"sessionId": "ks_fake1", "source": "print"},
+                },
+            }
+        ),
+        "",
+        "   ",
+    ]
+    assert process.stdin is not None
+    await process.stdin.send(("\n".join(lines) + "\n").encode())
+    await process.stdin.aclose()
+    assert process.stdout is not None
+    out = b""
+    with anyio.fail_after(10):
+        async for chunk in process.stdout:
+            out += chunk
+        await process.wait()
+    await process.aclose()
+    messages = [json.loads(line) for line in out.decode().splitlines()]
+    assert [m["id"] for m in messages] == [0, 1, 2]
+    assert all(m["jsonrpc"] == "2.0" for m in messages)
+
+
+async def test_notifications_write_nothing() -> None:
+    peer = await start()
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 12345}},
+            {"jsonrpc": "2.0", "method": "notifications/who/knows"},
+        ):
+            await peer.send(message)
+        await peer.send({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    finally:
+        await stop(peer)
+
+
+async def test_a_line_past_16_mib_is_refused_and_the_server_keeps_going() -> None:
+    peer = await start()
+    try:
+        huge = (
+            b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"'
+            + b"x" * (16 * 1024 * 1024)
+            + b'"}}\n'
+        )
+        await peer.send_raw(huge)
+        refused = await peer.receive(timeout=30)
+        assert refused["error"]["code"] == -32700
+        assert "16 MiB" in refused["error"]["message"]
+        await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert (await peer.receive())["id"] == 2
+        # Just under the limit is fine.
+        pad = 16 * 1024 * 1024 - 200
+        big = b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"' + b"y" * pad + b'"}}\n'
+        await peer.send_raw(big)
+        assert (await peer.receive(timeout=30)) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    finally:
+        await stop(peer)
+
+
+async def test_requests_complete_concurrently() -> None:
+    peer = await start()
+    try:
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
+            }
+        )
+        await peer.receive()
+        started = time.monotonic()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "slow",
+                "method": "tools/call",
+                "params": {
+                    "name": "kestrel_session_submit",
+                    "arguments": {"sessionId": "ks_fake1", "source": "slow"},
+                },
+            }
+        )
+        await peer.send({"jsonrpc": "2.0", "id": "fast", "method": "ping"})
+        first = await peer.receive()
+        assert first["id"] == "fast"
+        assert time.monotonic() - started < 0.9
+        second = await peer.receive()
+        assert second["id"] == "slow"
+        assert second["result"]["structuredContent"]["ok"] is True
+    finally:
+        await stop(peer)
+
+
+async def test_a_cancelled_request_gets_no_response() -> None:
+    peer = await start()
+    try:
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
+            }
+        )
+        await peer.receive()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {
+                    "name": "kestrel_session_submit",
+                    "arguments": {"sessionId": "ks_fake1", "source": "slow"},
+                },
+            }
+        )
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 5, "reason": "user"},
+            }
+        )
+        await anyio.sleep(1.3)
+        await peer.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+        assert (await peer.receive())["id"] == 6
+    finally:
+        await stop(peer)
+
+
+async def test_eof_ends_cleanly_within_a_second() -> None:
+    peer = await start()
+    assert peer.process.stdin is not None
+    started = time.monotonic()
+    await peer.process.stdin.aclose()
+    with anyio.fail_after(5):
+        code = await peer.process.wait()
+    assert time.monotonic() - started < 1.0
+    assert code == 0
+    await stop(peer)
+
+
+async def test_sigterm_ends_cleanly_within_a_second_even_mid_request() -> None:
+    peer = await start()
+    try:
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
+            }
+        )
+        await peer.receive()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "kestrel_session_submit",
+                    "arguments": {"sessionId": "ks_fake1", "source": "slow"},
+                },
+            }
+        )
+        await anyio.sleep(0.1)
+        started = time.monotonic()
+        peer.process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(5):
+            code = await peer.process.wait()
+        assert time.monotonic() - started < 1.0
+        assert code == 0
+        stderr = await peer.stderr_text()
+        assert "Traceback" not in stderr
+    finally:
+        await stop(peer)
