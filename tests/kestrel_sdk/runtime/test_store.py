@@ -5,7 +5,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from kestrel_protocol import canonical_json, root_of
 from kestrel_sdk.runtime.store import SessionRow, SqliteStore
 

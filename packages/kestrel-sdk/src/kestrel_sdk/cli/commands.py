@@ -8,7 +8,14 @@ from typing import Any
 
 import anyio
 import click
-from kestrel_protocol import GradeResult, OperationResumption, canonical_json
+from kestrel_protocol import (
+    GradeResult,
+    Mismatch,
+    OperationResumption,
+    VerificationReport,
+    canonical_json,
+    root_of,
+)
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..client import KestrelSdk, KestrelSession
@@ -27,7 +34,26 @@ from .state import CliState, state_of
 
 __all__ = ["artifact", "catalog", "grade", "run", "validate", "verify"]
 
-_DRAFT = {"kestrel.draft": True}  # parse a presented grade without trusting its root
+
+def _rerooted(data: Any) -> tuple[GradeResult, Mismatch | None]:
+    """The presented grade with its roots recomputed, and the first root it got wrong.
+
+    The replay compares every member, so a tampered member is named by the replay; a
+    tampered root alone (content intact) is named here.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("conformance"), dict):
+        raise ValueError("expected a kestrel.grade object")
+    conformance = dict(data["conformance"])
+    conformance["root"] = root_of(conformance)
+    body = {**data, "conformance": conformance}
+    body["root"] = root_of(body)
+    mismatch = None
+    if data["conformance"].get("root") != conformance["root"]:
+        found = str(data["conformance"].get("root"))
+        mismatch = Mismatch(field="conformance.root", expected=conformance["root"], found=found)
+    elif data.get("root") != body["root"]:
+        mismatch = Mismatch(field="root", expected=body["root"], found=str(data.get("root")))
+    return GradeResult.parse(body), mismatch
 
 
 def _read_source(path: Path) -> str:
@@ -233,14 +259,18 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
     """Replay a grade from the artifacts; exit 1 naming the first mismatching field."""
     try:
         data = json.loads(file.read_bytes())
-        presented = GradeResult.model_validate(data, context=_DRAFT)
-    except (ValueError, UnicodeDecodeError) as exc:
+        presented, root_mismatch = _rerooted(data)
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
         first = str(exc).splitlines()[0]
         raise fail(f"{file}: not a Kestrel grade: {first}", ExitCode.FAILED) from None
 
     async def go(state: CliState) -> None:
         async with state.sdk() as sdk:
             report = await sdk.verify(presented)
+        if report.ok and root_mismatch is not None:
+            report = VerificationReport(
+                ok=False, grade=data.get("root", ""), mismatch=root_mismatch
+            )
         if as_json:
             click.echo(json_text(report))
         elif report.ok:

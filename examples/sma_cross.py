@@ -1,0 +1,72 @@
+"""An agent loop through the SDK: SMA(20) cross on ACME, 10 shares, one bar per step.
+
+Run it with ``uv run python examples/sma_cross.py [SCENARIO]`` (default ``acme-trend``).
+Each step reads the frame's mark, decides on the closes seen so far, and submits at
+most one order followed by ``advance 1``; orders fill at the next bar's open. When the
+tape ends the runtime stands the session down (flattening it), and the agent closes
+and grades the session and prints the grade.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+
+import anyio
+from kestrel_protocol import GradeResult, OperationResumption
+from kestrel_sdk import create_sdk, local_transport, render_frame
+
+WINDOW = 20
+QTY = 10
+SYMBOL = "ACME"
+
+
+def cents(mark: str) -> int:
+    """A 2-decimal mark as integer cents (exact, no floats)."""
+    whole, _, frac = mark.partition(".")
+    return int(whole) * 100 + int((frac + "00")[:2])
+
+
+async def main(scenario: str = "acme-trend") -> GradeResult:
+    async with create_sdk(local_transport()) as sdk:
+        opened = await sdk.open_session(scenario)
+        if opened.session is None:
+            raise SystemExit("the session is gated; this example does not pay")
+        session = opened.session
+        delivery = await session.frame()
+        window: deque[int] = deque(maxlen=WINDOW)
+        close = cents(delivery.frame.marks[SYMBOL])
+        window.append(close)
+        prev: tuple[int, int] | None = None  # (close * WINDOW, sum of the window) one bar ago
+        long = False
+        while True:
+            order = ""
+            if len(window) == WINDOW:
+                now = (close * WINDOW, sum(window))
+                if prev is not None:
+                    crossed_up = prev[0] < prev[1] and now[0] > now[1]
+                    crossed_down = prev[0] > prev[1] and now[0] < now[1]
+                    if crossed_up and not long:
+                        order = f"buy {QTY} {SYMBOL}\n"
+                    elif crossed_down and long:
+                        order = f"sell {QTY} {SYMBOL}\n"
+                prev = now
+            response = await session.submit(order + "advance 1\n")
+            frame = response.delivery.frame
+            long = any(p.symbol == SYMBOL and p.qty > 0 for p in frame.positions)
+            if response.disposition == "stood-down" or frame.clock.remaining == 0:
+                break
+            close = cents(frame.marks[SYMBOL])
+            window.append(close)
+        print(render_frame(frame))
+        await session.close()
+        result: GradeResult | OperationResumption = await sdk.grade(session.id)
+        while isinstance(result, OperationResumption):
+            await anyio.sleep(result.resume_after_ms / 1000)
+            result = await sdk.resume(result)
+        print(result.to_json())
+        return result
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1] if len(sys.argv) > 1 else "acme-trend")

@@ -1,0 +1,293 @@
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kestrel_protocol import (
+    GradeResult,
+    KestrelError,
+    Offer,
+    OperationResumption,
+    Payment,
+    Pentad,
+    SessionRecord,
+    root_of,
+)
+from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime.engine.session import compute_grade
+from kestrel_sdk.runtime.ids import session_id
+from kestrel_sdk.runtime.service import Runtime
+
+SCENARIO = "acme-trend"
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[Runtime]:
+    rt = Runtime(tmp_path / "home")
+    yield rt
+    rt.shutdown()
+
+
+def _code(fn: Callable[[], Any]) -> str:
+    with pytest.raises(KestrelError) as err:
+        fn()
+    return err.value.code
+
+
+def _open(rt: Runtime, principal: str = "local", label: str | None = None) -> str:
+    opened = rt.open_session(principal, SCENARIO, label)
+    assert not opened.gated
+    assert opened.session_id is not None
+    return opened.session_id
+
+
+def test_open_takes_next_label_and_is_idempotent_by_label(runtime: Runtime) -> None:
+    root = runtime.scenario(SCENARIO).root
+    first = _open(runtime)
+    assert first == session_id("local", root, "1")
+    second = _open(runtime)
+    assert second == session_id("local", root, "2")
+    assert _open(runtime, label="1") == first  # resume, not a new session
+    runtime.submit("local", first, "advance 2")
+    assert _open(runtime, label="1") == first
+    assert runtime.frame("local", first).frame.clock.bar == 2
+    runtime.close("local", first)
+    assert _code(lambda: _open(runtime, label="1")) == "SESSION_CLOSED"
+    assert _open(runtime) == session_id("local", root, "3")
+    assert _open(runtime, label="mine") == session_id("local", root, "mine")
+
+
+def test_unknown_scenario_and_unknown_session(runtime: Runtime) -> None:
+    assert _code(lambda: runtime.open_session("local", "no-such")) == "UNKNOWN_SCENARIO"
+    assert _code(lambda: runtime.frame("local", "ks_nothing")) == "UNKNOWN_SESSION"
+    sid = _open(runtime, "alice")
+    for call in (
+        lambda: runtime.submit("bob", sid, "advance 1"),
+        lambda: runtime.frame("bob", sid),
+        lambda: runtime.blotter("bob", sid),
+        lambda: runtime.close("bob", sid),
+        lambda: runtime.grade("bob", sid),
+    ):
+        assert _code(call) == "UNKNOWN_SESSION"
+    assert _open(runtime, "bob", label="1") != sid  # bob's label 1 is bob's own session
+
+
+def test_submit_binds_a_pentad_to_the_frame_it_applied_to(runtime: Runtime) -> None:
+    sid = _open(runtime)
+    opening = runtime.frame("local", sid)
+    assert opening.frame.seq == 0
+    assert opening.frame_root == root_of(opening.frame)
+    source = "buy 10 ACME   # exact bytes, comment and all\nadvance 3\n"
+    response = runtime.submit("local", sid, source)
+    assert response.disposition == "applied"
+    assert response.stand_down is None
+    pentad = Pentad.parse(response.pentad.to_json())  # the root verifies
+    assert (pentad.session, pentad.seq, pentad.prev) == (sid, 1, opening.frame_root)
+    assert pentad.body.bytes == source
+    assert pentad.body.media_type == "text/x-kestrel"
+    assert response.delivery.frame.seq == 1
+    assert response.delivery.frame_root == root_of(response.delivery.frame)
+    assert runtime.artifact(pentad.root) == pentad.to_json()
+    again = runtime.frame("local", sid)
+    assert again.frame_root == response.delivery.frame_root
+    nxt = runtime.submit("local", sid, "advance 1")
+    assert nxt.pentad.prev == response.delivery.frame_root
+    assert nxt.pentad.seq == 2
+
+
+def test_invalid_source_is_refused_whole_and_changes_nothing(runtime: Runtime) -> None:
+    sid = _open(runtime)
+    before = runtime.frame("local", sid)
+    with pytest.raises(KestrelError) as err:
+        runtime.submit("local", sid, "buy 10 ACME\nfly to the moon\n")
+    assert err.value.code == "INVALID_SOURCE"
+    assert err.value.detail["diagnostics"][0]["line"] == 2
+    assert runtime.frame("local", sid) == before
+    assert runtime.store.journal(sid) == []
+
+
+def test_stand_down_is_persisted_and_refuses_further_submits(tmp_path: Path) -> None:
+    rt = Runtime(tmp_path)
+    sid = _open(rt)
+    rt.submit("local", sid, "buy 10 ACME\nadvance 2")
+    response = rt.submit("local", sid, 'stand down "enough"')
+    assert response.disposition == "stood-down"
+    assert response.stand_down is not None
+    assert response.stand_down.reason == "statement"
+    assert response.delivery.frame.status == "stood-down"
+    assert _code(lambda: rt.submit("local", sid, "advance 1")) == "SESSION_STOOD_DOWN"
+    rt.shutdown()
+    again = Runtime(tmp_path)  # a new process: the status survives
+    assert _code(lambda: again.submit("local", sid, "advance 1")) == "SESSION_STOOD_DOWN"
+    assert again.frame("local", sid).frame_root == response.delivery.frame_root
+    assert again.grade("local", sid).passed in (True, False)  # type: ignore[union-attr]
+    again.shutdown()
+
+
+def test_close_stores_record_head_and_blotter(runtime: Runtime) -> None:
+    sid = _open(runtime)
+    roots = [runtime.submit("local", sid, s).pentad.root for s in ("buy 5 ACME", "advance 4")]
+    blotter = runtime.blotter("local", sid)
+    record = runtime.close("local", sid)
+    assert SessionRecord.parse(record.to_json()) == record
+    assert record.pentads == roots
+    assert record.session == sid
+    assert record.label == "1"
+    assert record.scenario.id == SCENARIO
+    assert runtime.artifact(record.root) == record.to_json()
+    head = runtime.artifact(record.head)
+    assert head["kind"] == "kestrel.frame"
+    assert head["status"] == "closed"
+    assert root_of(head) == record.head
+    assert runtime.artifact(record.blotter_root)["kind"] == "kestrel.blotter"
+    assert runtime.blotter("local", sid).orders == blotter.orders
+    assert runtime.close("local", sid) == record  # idempotent
+    assert runtime.frame("local", sid).frame_root == record.head
+    assert _code(lambda: runtime.submit("local", sid, "advance 1")) == "SESSION_CLOSED"
+
+
+def test_grade_is_stored_and_verifies_and_tampering_is_named(runtime: Runtime) -> None:
+    sid = _open(runtime)
+    runtime.submit("local", sid, "buy 10 ACME\nadvance 30\nsell 10 ACME\nadvance 2\n")
+    grade = runtime.grade("local", sid)
+    assert isinstance(grade, GradeResult)
+    assert runtime.artifact(grade.root) == grade.to_json()
+    assert runtime.grade("local", sid) == grade  # stored, same answer
+    report = runtime.verify(grade)
+    assert report.ok, report.mismatch
+    assert report.grade == grade.root
+    data = grade.to_json()
+    data["metrics"]["pnl"] = "1000000.00"
+    tampered = GradeResult.with_root(**data)
+    bad = runtime.verify(tampered)
+    assert not bad.ok
+    assert bad.mismatch is not None
+    assert bad.mismatch.field == "metrics.pnl"
+    assert bad.mismatch.found == "1000000.00"
+    assert bad.mismatch.expected == grade.metrics.pnl
+
+
+def test_verify_names_a_missing_record(runtime: Runtime) -> None:
+    sid = _open(runtime)
+    runtime.submit("local", sid, "advance 1")
+    grade = runtime.grade("local", sid)
+    assert isinstance(grade, GradeResult)
+    data = grade.to_json()
+    data["record"] = "sha256:" + "0" * 64
+    report = runtime.verify(GradeResult.with_root(**data))
+    assert report.mismatch is not None
+    assert report.mismatch.field == "record"
+
+
+def test_grade_over_budget_resumes(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    real = compute_grade
+
+    def slow(*args: Any, **kwargs: Any) -> GradeResult:
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "compute_grade", slow)
+    sid = _open(runtime)
+    runtime.submit("local", sid, "advance 5")
+    first = runtime.grade("local", sid, budget=0.01)
+    assert isinstance(first, OperationResumption)
+    assert first.operation.startswith("op_")
+    again = runtime.resume("local", first.token, budget=0.01)
+    assert isinstance(again, OperationResumption)
+    assert again.token == first.token
+    assert _code(lambda: runtime.resume("other", first.token)) == "UNKNOWN_OPERATION"
+    assert _code(lambda: runtime.resume("local", "opt_bogus")) == "UNKNOWN_OPERATION"
+    release.set()
+    done = runtime.resume("local", first.token, budget=10)
+    assert isinstance(done, GradeResult)
+    assert runtime.artifact(done.root) == done.to_json()
+
+
+def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:
+    missing = "sha256:" + "9" * 64
+    with pytest.raises(KestrelError) as err:
+        runtime.artifact(missing)
+    assert err.value.code == "UNKNOWN_ARTIFACT"
+    sid = _open(runtime)
+    root = runtime.submit("local", sid, "advance 1").pentad.root
+    conn = runtime.store._conn
+    conn.execute("UPDATE artifacts SET body = ? WHERE root = ?", (b'{"forged":true}', root))
+    with pytest.raises(KestrelError) as bad:
+        runtime.artifact(root)
+    assert bad.value.code == "UNKNOWN_ARTIFACT"
+    assert bad.value.detail["status"] == "corrupt"
+    assert "corrupt" in bad.value.message
+
+
+def test_a_new_runtime_resumes_open_sessions_with_identical_roots(tmp_path: Path) -> None:
+    sources = ["buy 10 ACME as a\nadvance 3", "sell 5 ACME limit 1000.00 tif gtc", "advance 7"]
+    first = Runtime(tmp_path / "one")
+    sid = _open(first)
+    for source in sources[:2]:
+        first.submit("local", sid, source)
+    head = first.frame("local", sid)
+    first.shutdown()
+    second = Runtime(tmp_path / "one")
+    assert second.resume_all() == [sid]
+    assert second.frame("local", sid) == head
+    resumed = second.submit("local", sid, sources[2])
+    reference = Runtime(tmp_path / "two")
+    ref_sid = _open(reference)
+    assert ref_sid == sid  # deterministic id: same principal, scenario and label
+    for source in sources:
+        expected = reference.submit("local", ref_sid, source)
+    assert resumed.delivery.frame_root == expected.delivery.frame_root
+    assert resumed.pentad.root == expected.pentad.root
+    assert second.blotter("local", sid).root == reference.blotter("local", ref_sid).root
+    second.shutdown()
+    reference.shutdown()
+
+
+class _Gate:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, Payment | None]] = []
+
+    def check(self, principal: str, scenario: str, payment: Payment | None) -> Offer | None:
+        self.calls.append((principal, scenario, payment))
+        if payment is None:
+            return Offer.with_root(
+                offer_id="of_1",
+                scenario=scenario,
+                amount="1.00",
+                currency="USD",
+                description="one more session today",
+                expires_at="2030-01-01T00:00:00Z",
+                accepts=["voucher"],
+            )
+        if payment.voucher != "good":
+            raise KestrelError("PAYMENT_INVALID", "bad voucher")
+        return None
+
+
+def test_the_gate_is_honoured(tmp_path: Path) -> None:
+    gate = _Gate()
+    rt = Runtime(tmp_path, gate=gate)
+    gated = rt.open_session("alice", SCENARIO)
+    assert gated.gated
+    assert gated.payment is not None
+    assert gated.payment.offer_id == "of_1"
+    assert rt.store.sessions() == []  # nothing opened
+    bad = Payment(offer_id="of_1", voucher="forged")
+    assert _code(lambda: rt.open_session("alice", SCENARIO, payment=bad)) == "PAYMENT_INVALID"
+    opened = rt.open_session("alice", SCENARIO, payment=Payment(offer_id="of_1", voucher="good"))
+    assert not opened.gated
+    assert opened.session_id is not None
+    assert gate.calls[0] == ("alice", SCENARIO, None)
+    # resuming an open session by label is not a new session: not gated again
+    calls = len(gate.calls)
+    assert rt.open_session("alice", SCENARIO, "1").session_id == opened.session_id
+    assert len(gate.calls) == calls
+    rt.shutdown()
+
+
+def test_default_runtime_is_never_gated(runtime: Runtime) -> None:
+    assert not runtime.open_session("x", SCENARIO).gated
