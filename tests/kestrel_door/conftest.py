@@ -1,8 +1,9 @@
-"""Door test kit: a real runtime shared by principals, the door's stores, an app builder."""
+"""Door test kit: an in-memory runtime shared by principals, the door's stores, an app builder."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ from kestrel_door import (
     create_turn_credentials,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_sdk import local_transport
 
 BASE = "http://127.0.0.1:8787"
 
@@ -31,14 +31,12 @@ class Kit:
     tokens: IssuedTokens
     audit: AuditLog
     creds: TurnCredentials
-    owner: Any
     config: DoorConfig
 
     sessions: FakeSessions
 
     def transport_for(self, principal: str) -> Transport:
-        real = local_transport(principal=principal, runtime=self.owner.runtime)
-        return FakeTransport(real, self.sessions, principal)
+        return FakeTransport(self.sessions, principal)
 
     def app(self, **overrides: Any) -> Any:
         options: dict[str, Any] = {
@@ -60,7 +58,6 @@ class Kit:
 
 @pytest.fixture
 async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
-    owner = local_transport(home=tmp_path / "runtime")
     store = DoorStore(tmp_path / "door.db")
     yield Kit(
         home=tmp_path,
@@ -68,11 +65,9 @@ async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
         tokens=IssuedTokens(store),
         audit=AuditLog(store),
         creds=create_turn_credentials(),
-        owner=owner,
         config=DoorConfig(base_url=BASE),
         sessions=FakeSessions(),
     )
-    await owner.aclose()
     store.close()
 
 
@@ -92,8 +87,8 @@ def asgi_client(app: Any, token: str | None = None, **headers: str) -> httpx.Asy
 class FakeSessions:
     """Session state shared by every principal's :class:`FakeTransport`.
 
-    Stands in for the runtime's session engine (still being built) with valid protocol
-    objects; catalog, scenarios, tapes and validation come from the real runtime.
+    Stands in for the runtime (built in parallel by another package) with valid protocol
+    objects, so the door's own tests do not depend on the engine's state.
     """
 
     def __init__(self) -> None:
@@ -135,11 +130,18 @@ def _frame(sid: str, seq: int, status: str = "open") -> Any:
     )
 
 
-class FakeTransport:
-    """A principal-bound ``Transport``: real catalog, in-memory sessions."""
+class _Raw:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
 
-    def __init__(self, real: Any, sessions: FakeSessions, principal: str) -> None:
-        self.real = real
+    def to_json(self) -> dict[str, Any]:
+        return self.data
+
+
+class FakeTransport:
+    """A principal-bound ``Transport`` over :class:`FakeSessions`."""
+
+    def __init__(self, sessions: FakeSessions, principal: str) -> None:
         self.s = sessions
         self.principal = principal
 
@@ -157,23 +159,52 @@ class FakeTransport:
             raise KestrelError("SESSION_CLOSED", "the session is closed", {"session": sid})
 
     async def catalog(self) -> Any:
-        return await self.real.catalog()
+        from kestrel_protocol import Catalog, CatalogScenario, StatementKind
+
+        return Catalog.with_root(
+            scenarios=[
+                CatalogScenario(
+                    id="acme-trend",
+                    title="ACME trend",
+                    symbols=["ACME"],
+                    interval="1d",
+                    bars=100,
+                    root=_SCENARIO_ROOT,
+                )
+            ],
+            statement_kinds=[
+                StatementKind(kind="advance", syntax="advance N", example="advance 5", summary="s")
+            ],
+        )
 
     async def scenario(self, scenario_id: str) -> Any:
-        return await self.real.scenario(scenario_id)
+        from kestrel_protocol import KestrelError
+
+        if scenario_id != "acme-trend":
+            raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario_id!r}", {})
+        return _Raw({"kind": "kestrel.scenario", "id": scenario_id})
 
     async def tape(self, scenario_id: str) -> str:
-        return str(await self.real.tape(scenario_id))
+        await self.scenario(scenario_id)
+        return "time,open,high,low,close,volume\n" + "".join(
+            f"2020-01-{d:02d},1,1,1,1,1\n" for d in range(1, 29)
+        )
 
     async def validate(self, source: str, scenario: str | None = None) -> Any:
-        return await self.real.validate(source, scenario)
+        from kestrel_protocol import Diagnostic, ValidationReport
+
+        bad = "banana" in source
+        diags = [Diagnostic(line=1, column=1, code="E1", severity="error", message="no")]
+        return ValidationReport(
+            ok=not bad, statements=source.count("\n"), diagnostics=diags if bad else []
+        )
 
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Any = None
     ) -> Any:
         from kestrel_protocol import Delivery, KestrelError, SessionOpened
 
-        if scenario not in {s.id for s in (await self.real.catalog()).scenarios}:
+        if scenario != "acme-trend":
             raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario!r}", {})
         self.s.opened += 1
         sid = f"ks_fake{self.s.opened:04d}"
@@ -291,3 +322,29 @@ class FakeTransport:
 
     async def aclose(self) -> None:
         return None
+
+
+@asynccontextmanager
+async def serve(app: Any) -> AsyncIterator[str]:
+    """Run ``app`` on uvicorn at 127.0.0.1 on a free port; yields its base URL."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+    sock.close()

@@ -32,10 +32,6 @@ def matches(value: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-class _TooLarge(Exception):
-    pass
-
-
 def _refusal_bytes(code: str, message: str) -> bytes:
     body = {"refusal": {"code": code, "message": message, "detail": {}}}
     return json.dumps(body).encode()
@@ -94,26 +90,30 @@ class GuardMiddleware:
                 await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
                 return
 
+        # Read the whole body here, bounded, then replay it: the app never sees more
+        # than the limit, and the 413 is sent before any app code has run.
+        chunks: list[bytes] = []
         seen = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal seen
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body_bytes:
-                    raise _TooLarge
-            return message
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_body_bytes:
                 await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

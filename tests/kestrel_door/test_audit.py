@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+import pytest
+from kestrel_door import RequireApproval, argument_digest
+from kestrel_door.door_tools import APPROVAL_MESSAGE
+
+from .conftest import Kit, asgi_client
+
+pytestmark = pytest.mark.anyio
+
+
+def test_digest_is_stable_and_hides_arguments() -> None:
+    a = argument_digest({"source": "buy 10 ACME", "sessionId": "ks_1"})
+    assert a == argument_digest({"sessionId": "ks_1", "source": "buy 10 ACME"})
+    assert a.startswith("sha256:")
+    assert "ACME" not in a
+
+
+async def test_one_row_per_call_and_append_only(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token("alice", ("kestrel:read",))) as client:
+        await client.get("/v1/catalog")
+        await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        await client.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_catalog"},
+            },
+        )
+    rows = kit.audit.rows()
+    assert [(r.principal, r.venue, r.tool, r.outcome) for r in rows] == [
+        ("alice", "http", "kestrel_catalog", "ok"),
+        ("alice", "http", "kestrel_session_open", "FORBIDDEN"),
+        ("alice", "mcp", "kestrel_catalog", "ok"),
+    ]
+    assert all(r.time.endswith("Z") for r in rows)
+    db = sqlite3.connect(kit.store.path)
+    with pytest.raises(sqlite3.DatabaseError):
+        db.execute("UPDATE audit SET outcome = 'ok'")
+    with pytest.raises(sqlite3.DatabaseError):
+        db.execute("DELETE FROM audit")
+    db.close()
+
+
+async def test_approval_required_then_resolved_in_product(kit: Kit) -> None:
+    policy = RequireApproval(kit.store, frozenset({"kestrel_session_open"}))
+    async with asgi_client(kit.app(approval=policy), kit.token("alice")) as client:
+        resp = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        assert resp.status_code == 403
+        assert resp.json()["refusal"]["code"] == "APPROVAL_REQUIRED"
+        assert "resolve it in the product and retry" in resp.json()["refusal"]["message"]
+        assert resp.json()["refusal"]["message"] == APPROVAL_MESSAGE
+        policy.grant("alice", "kestrel_session_open")
+        assert (
+            await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        ).status_code == 200
+        # one-shot: the next open asks again
+        resp = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        assert resp.json()["refusal"]["code"] == "APPROVAL_REQUIRED"
+
+
+async def test_canary_token_never_in_responses_logs_or_audit(
+    kit: Kit, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = kit.token("alice")
+    canary = token[len("kestrel_tok_") :]
+    forged = "kestrel_tok_" + "C" * 43
+    turn_forged = "kestrel_turn_" + "C" * 43
+    bodies: list[bytes] = []
+    app = kit.app()
+    for bearer in (token, forged, turn_forged):
+        async with asgi_client(app, bearer, Accept="application/json") as client:
+            for method, path, body in (
+                ("GET", "/v1/catalog", None),
+                ("POST", "/v1/sessions", {"scenario": "acme-trend", "label": "x"}),
+                ("POST", "/v1/validate", {"source": "buy 1 ACME\n"}),
+                ("GET", "/v1/sessions/ks_none/frame", None),
+                (
+                    "POST",
+                    "/mcp",
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tools/call",
+                        "params": {"name": "kestrel_catalog"},
+                    },
+                ),
+                ("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "nope"}),
+            ):
+                resp = await client.request(method, path, json=body)
+                bodies.append(resp.content)
+                bodies.append(repr(resp.headers).encode())
+    everything = b"\n".join(bodies).decode("utf-8", "replace")
+    everything += "\n".join(r.getMessage() for r in caplog.records)
+    everything += repr([r.to_json() for r in kit.audit.rows()])
+    db = sqlite3.connect(kit.store.path)
+    everything += repr(db.execute("SELECT * FROM tokens").fetchall())
+    everything += repr(db.execute("SELECT * FROM audit").fetchall())
+    db.close()
+    for secret in (canary, "C" * 43):
+        assert secret not in everything
+    assert kit.audit.rows()  # the calls were audited

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from kestrel_door import DoorConfig
+from kestrel_door.guard import matches
+
+from .conftest import BASE, Kit, asgi_client
+
+pytestmark = pytest.mark.anyio
+
+
+def test_matches_port_wildcards() -> None:
+    assert matches("127.0.0.1:8787", ["127.0.0.1:*"])
+    assert matches("localhost", ["localhost:*"])
+    assert not matches("127.0.0.1.evil.com:80", ["127.0.0.1:*"])
+    assert not matches("evil.com", ["127.0.0.1:*", "localhost:*"])
+    assert not matches("127.0.0.1:80x", ["127.0.0.1:*"])
+
+
+async def test_foreign_host_is_refused(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token(), Host="attacker.example") as client:
+        resp = await client.get("/v1/catalog")
+    assert resp.status_code == 421
+    meta_host = "rebound.example:8787"
+    async with asgi_client(kit.app(), Host=meta_host) as client:
+        assert (await client.get("/.well-known/oauth-protected-resource")).status_code == 421
+
+
+async def test_foreign_origin_is_refused_and_loopback_origin_allowed(kit: Kit) -> None:
+    app = kit.app()
+    async with asgi_client(app, kit.token(), Origin="https://evil.example") as client:
+        resp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert resp.status_code == 403
+    async with asgi_client(app, kit.token(), Origin="http://localhost:3000") as client:
+        resp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert resp.status_code == 200
+
+
+async def test_body_limit_is_413_by_header_and_by_stream(kit: Kit) -> None:
+    config = DoorConfig(base_url=BASE, max_body_bytes=1024)
+    app = kit.app(config=config)
+    big = b'{"source": "' + b"x" * 4096 + b'"}'
+    async with asgi_client(app, kit.token()) as client:
+        resp = await client.post(
+            "/v1/validate", content=big, headers={"content-type": "application/json"}
+        )
+        assert resp.status_code == 413
+        assert resp.json()["refusal"]["code"] == "LIMIT_EXCEEDED"
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for _ in range(8):
+                yield b"x" * 512
+
+        resp = await client.post(
+            "/v1/validate", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert resp.status_code == 413
+        small = await client.post("/v1/validate", json={"source": "buy 1 ACME\n"})
+        assert small.status_code == 200

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kestrel_door import DoorStore, VoucherGate, VoucherSigner, load_voucher_key
+from kestrel_protocol import KestrelError, Offer, Payment
+
+from .conftest import Kit, asgi_client
+
+pytestmark = pytest.mark.anyio
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _gate(tmp_path: Path, clock: _Clock, quota: int = 1) -> tuple[VoucherGate, VoucherSigner]:
+    signer = VoucherSigner(load_voucher_key(tmp_path), now=clock)
+    return VoucherGate(DoorStore(tmp_path / "g.db"), signer, daily_quota=quota, now=clock), signer
+
+
+def test_key_is_created_private_and_stable(tmp_path: Path) -> None:
+    key = load_voucher_key(tmp_path)
+    assert len(key) == 32
+    assert load_voucher_key(tmp_path) == key
+    assert (tmp_path / "door-voucher.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_quota_then_offer_then_voucher(tmp_path: Path) -> None:
+    clock = _Clock()
+    gate, signer = _gate(tmp_path, clock)
+    assert gate.check("alice", "acme-trend", None) is None
+    offer = gate.check("alice", "acme-trend", None)
+    assert isinstance(offer, Offer)
+    assert offer.accepts == ["voucher"]
+    Offer.parse(offer.to_json())  # its root verifies
+    assert gate.check("bob", "acme-trend", None) is None  # per principal
+    voucher = signer.issue()
+    assert (
+        gate.check("alice", "acme-trend", Payment(offer_id=offer.offer_id, voucher=voucher)) is None
+    )
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["garbage", "forged", "expired", "reused", "wrong-offer", "other-principal", "offer-expired"],
+)
+def test_payment_invalid(tmp_path: Path, case: str) -> None:
+    clock = _Clock()
+    gate, signer = _gate(tmp_path, clock, quota=0)
+    offer = gate.check("alice", "acme-trend", None)
+    assert offer is not None
+    voucher = signer.issue(ttl_s=60)
+    offer_id = offer.offer_id
+    if case == "garbage":
+        voucher = "kv1.nope"
+    elif case == "forged":
+        voucher = VoucherSigner(b"k" * 32, now=clock).issue()
+    elif case == "expired":
+        clock.t += 61
+    elif case == "reused":
+        assert (
+            gate.check("alice", "acme-trend", Payment(offer_id=offer_id, voucher=voucher)) is None
+        )
+        offer_id = gate.check("alice", "acme-trend", None).offer_id  # type: ignore[union-attr]
+    elif case == "wrong-offer":
+        offer_id = "of_unknown"
+    elif case == "other-principal":
+        voucher = signer.issue(principal="bob")
+    elif case == "offer-expired":
+        clock.t += 16 * 60
+        voucher = signer.issue()
+    with pytest.raises(KestrelError) as err:
+        gate.check("alice", "acme-trend", Payment(offer_id=offer_id, voucher=voucher))
+    assert err.value.code == "PAYMENT_INVALID"
+
+
+async def test_gated_open_over_http_402_then_paid(kit: Kit, tmp_path: Path) -> None:
+    signer = VoucherSigner(load_voucher_key(tmp_path))
+    gate = VoucherGate(kit.store, signer, daily_quota=1)
+    async with asgi_client(kit.app(gate=gate), kit.token()) as client:
+        first = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        assert first.status_code == 200
+        second = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        assert second.status_code == 402
+        offer = Offer.parse(second.json())
+        bad = await client.post(
+            "/v1/sessions",
+            json={
+                "scenario": "acme-trend",
+                "payment": {"offerId": offer.offer_id, "voucher": "kv1.x.y"},
+            },
+        )
+        assert bad.status_code == 402
+        assert bad.json()["refusal"]["code"] == "PAYMENT_INVALID"
+        paid = await client.post(
+            "/v1/sessions",
+            json={
+                "scenario": "acme-trend",
+                "payment": {"offerId": offer.offer_id, "voucher": signer.issue()},
+            },
+        )
+        assert paid.status_code == 200
+        assert paid.json()["sessionId"].startswith("ks_")
+    outcomes = [r.outcome for r in kit.audit.rows()]
+    assert outcomes == ["ok", "gated", "PAYMENT_INVALID", "ok"]
