@@ -1,0 +1,119 @@
+"""kestrel-protocol installs alone into an empty venv and works there: pydantic is all it needs.
+
+A client in any language-neutral setting (a notebook, another agent framework) should be
+able to speak Kestrel without pulling in the runtime. The install is offline, from the uv
+cache that ``uv sync`` filled, so the test needs no network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "packages" / "kestrel-protocol"
+UV = shutil.which("uv")
+# Read before any test runs: the autouse fixture points HOME (and so uv's default cache)
+# at an empty temp dir.
+UV_CACHE = (
+    subprocess.run([UV, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
+    if UV
+    else ""
+)
+
+PROBE = r"""
+import json, sys
+from importlib import metadata
+
+import kestrel_protocol
+from kestrel_protocol import Offer, RefusalCode, canonical_json, root_of
+
+offer = Offer.with_root(
+    offer_id="of_1", scenario="acme", amount="0.50", currency="USD",
+    description="one more session", expires_at="2026-12-01T00:00:00Z", accepts=["voucher"],
+)
+parsed = Offer.parse(canonical_json(offer))
+assert parsed == offer and parsed.root == root_of(offer.to_json())
+try:
+    Offer.parse({**offer.to_json(), "amount": "0.75"})
+except ValueError as exc:
+    assert "root does not verify" in str(exc)
+else:
+    raise AssertionError("a tampered offer parsed")
+
+
+def name(dist):
+    return dist.metadata["Name"].lower().replace("_", "-")
+
+
+def requirement_names(dist_name):
+    out = []
+    for req in metadata.requires(dist_name) or []:
+        if "extra ==" in req:
+            continue
+        bare = req.split(";")[0]
+        for stop in "<>=!~[ (":
+            bare = bare.split(stop)[0]
+        out.append(bare.strip().lower().replace("_", "-"))
+    return out
+
+
+closure, todo = set(), ["pydantic"]
+while todo:
+    current = todo.pop()
+    if current not in closure:
+        closure.add(current)
+        todo.extend(requirement_names(current))
+
+print(json.dumps({
+    "file": kestrel_protocol.__file__,
+    "root": offer.root,
+    "codes": len(RefusalCode),
+    "installed": sorted(name(d) for d in metadata.distributions()),
+    "requires": requirement_names("kestrel-protocol"),
+    "pydantic_closure": sorted(closure),
+}))
+"""
+
+
+def _uv(*args: str) -> None:
+    assert UV, "uv is not on PATH"
+    subprocess.run(
+        [UV, *args, "--offline", "--cache-dir", UV_CACHE, "--quiet"],
+        check=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("UV_", "VIRTUAL_ENV"))},
+    )
+
+
+def test_protocol_alone_installs_into_an_empty_venv_and_works(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    _uv("venv", str(venv), "--python", sys.executable)
+    python = venv / "bin" / "python"
+    _uv("pip", "install", "--python", str(python), str(PACKAGE))
+
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    result = subprocess.run(
+        [str(python), "-I", "-c", PROBE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+
+    assert Path(report["file"]).is_relative_to(venv)  # the venv's copy, not the workspace's
+    assert report["root"].startswith("sha256:")
+    assert report["codes"] == 15
+    assert report["requires"] == ["pydantic"]
+    kestrel = [name for name in report["installed"] if name.startswith("kestrel")]
+    assert kestrel == ["kestrel-protocol"]
+    others = set(report["installed"]) - {"kestrel-protocol"}
+    assert others == set(report["pydantic_closure"]), report
+    assert "pydantic-core" in others  # pydantic and its own deps, nothing else
