@@ -249,7 +249,8 @@ def build() -> dict[str, dict[str, bytes]]:
             "acme-trend",
             "ACME daily, trending up",
             f"{DAILY_BARS} synthetic daily bars of ACME ({times[0][:10]} to {times[-1][:10]})"
-            " with a steady upward drift (about 15 % a year, 16 % volatility).",
+            " with a steady upward drift and about 16 % yearly volatility: the close rises"
+            f" from {price_text(bars[0].close)} to {price_text(bars[-1].close)}.",
         ).encode(),
         "tape.csv": tape_text(times, {"ACME": bars}).encode(),
     }
@@ -261,7 +262,7 @@ def build() -> dict[str, dict[str, bytes]]:
             "acme-chop",
             "ACME daily, choppy and mean-reverting",
             f"{DAILY_BARS} synthetic daily bars of ACME ({times[0][:10]} to {times[-1][:10]})"
-            " that keep returning to about 100 (half the gap closes in roughly two weeks):"
+            " that keep returning to about 100 (half of any gap closes in about 14 bars):"
             " no trend to ride, fades pay.",
         ).encode(),
         "tape.csv": tape_text(times, {"ACME": bars}).encode(),
@@ -276,7 +277,9 @@ def build() -> dict[str, dict[str, bytes]]:
             "ACME daily with a crash",
             f"{DAILY_BARS} synthetic daily bars of ACME ({times[0][:10]} to {times[-1][:10]}):"
             f" a calm climb, then from {crash_day} a crash that halves the price within"
-            f" {CRASH_DAYS} bars, then a slow recovery. max_drawdown is 0.25 (not 1.0) on"
+            f" {CRASH_DAYS} bars (close {price_text(bars[CRASH_START - 1].close)} to"
+            f" {price_text(bars[CRASH_START + CRASH_DAYS - 1].close)}), then a slow recovery."
+            " max_drawdown is 0.25 (not 1.0) on"
             " purpose: a fully invested long holder reaches a 25 % drawdown in the crash"
             " and is stood down automatically (reason max-drawdown).",
             max_drawdown="0.25",
@@ -296,7 +299,8 @@ def build() -> dict[str, dict[str, bytes]]:
             "KAPPA and XI, a cointegrated pair",
             f"{DAILY_BARS} synthetic daily bars of KAPPA and XI ({times[0][:10]} to"
             f" {times[-1][:10]}). Each wanders on its own, but XI stays near"
-            " 1.5 x KAPPA + 10 (the spread mean-reverts within days). Shortable, for"
+            " 1.5 x KAPPA + 10 (the spread mean-reverts with a half-life of about 7 bars)."
+            " Shortable, for"
             " pairs trading.",
             symbols=("KAPPA", "XI"),
             shortable=True,
