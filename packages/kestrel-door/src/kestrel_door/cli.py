@@ -1,0 +1,275 @@
+"""``kestrel-door``: the composition root that wires the runtime and MCP server in.
+
+This is the one module of the package allowed to import ``kestrel_sdk`` and
+``kestrel_mcp`` (through their barrels only, import-linter contract 4). The verbs:
+``serve``, ``token issue|list|revoke``, ``audit``, ``voucher issue``, ``approval grant``.
+Secrets (tokens, vouchers) are printed once, alone on the last line of stdout, so a
+script can take them with ``tail -n1``; nothing else ever prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import kestrel_mcp
+import kestrel_sdk
+import uvicorn
+
+from .app import create_door_app
+from .approval import ApprovalPolicy, RequireApproval
+from .audit import AuditLog
+from .config import DEFAULT_MAX_BODY, DoorConfig
+from .door import McpFactory
+from .oauth import JwtGrantVerifier
+from .scopes import ALL_SCOPES
+from .store import DoorStore, default_home
+from .tokens import IssuedTokens
+from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
+
+__all__ = ["door_group", "main"]
+
+logger = logging.getLogger("kestrel_door")
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def _home(home: str | None) -> Path:
+    if home:
+        os.environ["KESTREL_HOME"] = home
+        return Path(home)
+    return default_home()
+
+
+def _store(ctx: click.Context) -> DoorStore:
+    obj: dict[str, Any] = ctx.ensure_object(dict)
+    if "store" not in obj:
+        obj["store"] = DoorStore(_home(obj.get("home")) / "door.db")
+    store: DoorStore = obj["store"]
+    return store
+
+
+def _mcp_factory() -> McpFactory | None:
+    """The real MCP face when ``kestrel_mcp`` provides it; else the door's basic one."""
+    create = getattr(kestrel_mcp, "create_kestrel_mcp_server", None)
+    if create is None:
+        logger.warning("kestrel_mcp has no create_kestrel_mcp_server; using the basic MCP face")
+        return None
+
+    def mcp_for(transport: Any) -> Any:
+        return create(transport=transport)
+
+    return mcp_for
+
+
+@click.group(name="door", help="The Kestrel door: HTTP face and remote MCP, with auth.")
+@click.option("--home", envvar="KESTREL_HOME", default=None, help="Kestrel home directory.")
+@click.pass_context
+def door_group(ctx: click.Context, home: str | None) -> None:
+    ctx.ensure_object(dict)["home"] = home
+
+
+@door_group.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8787, show_default=True, type=int)
+@click.option(
+    "--public-url", default=None, help="Canonical URL (OAuth audience); default http://HOST:PORT."
+)
+@click.option(
+    "--allow-host", multiple=True, help="Extra allowed Host header values (host:port, host:*)."
+)
+@click.option("--allow-origin", multiple=True, help="Extra allowed Origin values.")
+@click.option("--oauth-issuer", default=None, help="Issuer whose JWT access tokens are accepted.")
+@click.option("--oauth-jwks", default=None, help="The issuer's JWKS URL.")
+@click.option("--require-approval", multiple=True, help="Tools that need an operator's approval.")
+@click.option(
+    "--daily-quota", type=int, default=None, help="Free session opens per principal per day."
+)
+@click.option("--max-body", type=int, default=DEFAULT_MAX_BODY, show_default=True)
+@click.option(
+    "--timeout", type=float, default=60.0, show_default=True, help="Per-call timeout (s)."
+)
+@click.pass_context
+def serve(  # noqa: PLR0917 - one parameter per click option
+    ctx: click.Context,
+    host: str,
+    port: int,
+    public_url: str | None,
+    allow_host: tuple[str, ...],
+    allow_origin: tuple[str, ...],
+    oauth_issuer: str | None,
+    oauth_jwks: str | None,
+    require_approval: tuple[str, ...],
+    daily_quota: int | None,
+    max_body: int,
+    timeout: float,
+) -> None:
+    """Serve /v1, /mcp and the OAuth metadata with uvicorn."""
+
+    store = _store(ctx)
+    home = store.path.parent
+    shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    base_url = public_url or f"http://{shown_host}:{port}"
+    hosts: tuple[str, ...] = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+    if host not in _LOOPBACK:
+        hosts = (*hosts, f"{shown_host}:{port}")
+    config = DoorConfig(
+        base_url=base_url,
+        allowed_hosts=(*hosts, *allow_host),
+        allowed_origins=(*DoorConfig().allowed_origins, *allow_origin),
+        authorization_servers=(oauth_issuer,) if oauth_issuer else (),
+        max_body_bytes=max_body,
+        request_timeout_s=timeout,
+    )
+    owner = kestrel_sdk.local_transport(home=home)
+    runtime = getattr(owner, "runtime", None)
+
+    def transport_for(principal: str) -> Any:
+        if runtime is None:  # pragma: no cover - a transport without a shareable runtime
+            return kestrel_sdk.local_transport(home=home, principal=principal)
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
+
+    verifiers: list[Any] = [IssuedTokens(store)]
+    if oauth_issuer or oauth_jwks:
+        if not (oauth_issuer and oauth_jwks):
+            raise click.UsageError("--oauth-issuer and --oauth-jwks go together")
+        verifiers.append(
+            JwtGrantVerifier(issuer=oauth_issuer, jwks_url=oauth_jwks, audiences=config.audiences)
+        )
+    gate = None
+    if daily_quota is not None:
+        gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
+    approval: ApprovalPolicy | None = None
+    if require_approval:
+        approval = RequireApproval(store, frozenset(require_approval))
+    app = create_door_app(
+        config,
+        transport_for=transport_for,
+        mcp_for=_mcp_factory(),
+        grant_verifiers=verifiers,
+        gate=gate,
+        audit=AuditLog(store),
+        approval=approval,
+    )
+    click.echo(f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}", err=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=5,
+        lifespan="on",
+    )
+
+
+@door_group.group("token")
+def token_group() -> None:
+    """Issued API tokens (only their hash is stored)."""
+
+
+@token_group.command("issue")
+@click.option("--principal", required=True)
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    required=True,
+    help=f"Repeatable; one of {', '.join(ALL_SCOPES)} (or several, space-separated).",
+)
+@click.option("--label", default=None)
+@click.pass_context
+def token_issue(
+    ctx: click.Context, principal: str, scopes: tuple[str, ...], label: str | None
+) -> None:
+    """Mint a token; it is printed once, alone on the last line."""
+    flat = [s for item in scopes for s in item.split()]
+    try:
+        row, token = IssuedTokens(_store(ctx)).issue(principal, flat, label)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"issued {row.id} for {row.principal} ({' '.join(row.scopes)}); shown once:")
+    click.echo(token)
+
+
+@token_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def token_list(ctx: click.Context, as_json: bool) -> None:
+    rows = IssuedTokens(_store(ctx)).list()
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in rows], indent=2))
+        return
+    for r in rows:
+        state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
+        click.echo(f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}")
+
+
+@token_group.command("revoke")
+@click.argument("token_id")
+@click.pass_context
+def token_revoke(ctx: click.Context, token_id: str) -> None:
+    if not IssuedTokens(_store(ctx)).revoke(token_id):
+        click.echo(f"kestrel-door: no live token {token_id}", err=True)
+        ctx.exit(1)
+    click.echo(f"revoked {token_id}")
+
+
+@door_group.command("audit")
+@click.option("--principal", default=None)
+@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def audit(ctx: click.Context, principal: str | None, limit: int, as_json: bool) -> None:
+    """The newest audit rows (time, principal, venue, tool, argument digest, outcome)."""
+    rows = AuditLog(_store(ctx)).rows(principal, limit)
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in rows], indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r.time}  {r.principal}  {r.venue}  {r.tool}  {r.digest[:19]}  {r.outcome}")
+
+
+@door_group.group("voucher")
+def voucher_group() -> None:
+    """Operator-signed vouchers that pay for a gated open."""
+
+
+@voucher_group.command("issue")
+@click.option(
+    "--ttl", default=86_400, show_default=True, type=int, help="Seconds until it expires."
+)
+@click.option("--principal", default=None, help="Bind the voucher to one principal.")
+@click.pass_context
+def voucher_issue(ctx: click.Context, ttl: int, principal: str | None) -> None:
+    """Print a single-use voucher, alone on the last line."""
+    home = _store(ctx).path.parent
+    voucher = VoucherSigner(load_voucher_key(home)).issue(ttl_s=ttl, principal=principal)
+    click.echo(f"voucher valid for {ttl}s{f' for {principal}' if principal else ''}; shown once:")
+    click.echo(voucher)
+
+
+@door_group.group("approval")
+def approval_group() -> None:
+    """Resolve APPROVAL_REQUIRED refusals."""
+
+
+@approval_group.command("grant")
+@click.option("--principal", required=True)
+@click.option("--tool", required=True)
+@click.pass_context
+def approval_grant(ctx: click.Context, principal: str, tool: str) -> None:
+    """Allow the principal's next call of the tool (one shot)."""
+    RequireApproval(_store(ctx), frozenset({tool})).grant(principal, tool)
+    click.echo(f"approved the next {tool} by {principal}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``kestrel-door`` console script."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
+    door_group.main(args=argv, prog_name="kestrel-door")

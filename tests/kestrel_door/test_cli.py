@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from click.testing import CliRunner
+from kestrel_door.cli import door_group
+
+
+def _run(home: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(door_group, ["--home", str(home), *args])
+    return result.exit_code, result.output
+
+
+def test_token_issue_list_revoke(tmp_path: Path) -> None:
+    code, out = _run(
+        tmp_path,
+        "token",
+        "issue",
+        "--principal",
+        "alice",
+        "--scope",
+        "kestrel:read",
+        "--scope",
+        "kestrel:trade",
+    )
+    assert code == 0, out
+    token = out.strip().splitlines()[-1]
+    assert token.startswith("kestrel_tok_")
+    assert out.count(token) == 1
+    code, listed = _run(tmp_path, "token", "list", "--json")
+    rows = json.loads(listed)
+    assert [(r["principal"], r["scopes"]) for r in rows] == [
+        ("alice", ["kestrel:read", "kestrel:trade"])
+    ]
+    assert token not in listed
+    assert token.encode() not in (tmp_path / "door.db").read_bytes()
+    code, out = _run(tmp_path, "token", "revoke", rows[0]["id"])
+    assert code == 0
+    code, out = _run(tmp_path, "token", "revoke", rows[0]["id"])
+    assert code == 1
+    code, out = _run(tmp_path, "token", "issue", "--principal", "bob", "--scope", "admin")
+    assert code != 0
+    assert "unknown scope" in out
+
+
+def test_voucher_issue_prints_it_last(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, "voucher", "issue", "--ttl", "60")
+    assert code == 0
+    assert out.strip().splitlines()[-1].startswith("kv1.")
+
+
+def test_audit_and_approval_verbs(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, "audit", "--json")
+    assert code == 0
+    assert json.loads(out) == []
+    code, out = _run(
+        tmp_path, "approval", "grant", "--principal", "alice", "--tool", "kestrel_session_open"
+    )
+    assert code == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, "token", "issue", "--principal", "alice", "--scope", "kestrel:read")
+    token = out.strip().splitlines()[-1]
+    port = _free_port()
+    env = {**os.environ, "KESTREL_HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from kestrel_door.cli import main; main()",
+            "serve",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                meta = httpx.get(base + "/.well-known/oauth-protected-resource", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        assert meta.json()["resource"] == base
+        assert httpx.get(base + "/v1/catalog").status_code == 401
+        resp = httpx.get(base + "/v1/catalog", headers={"Authorization": f"Bearer {token}"})
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["kind"] == "kestrel.catalog"
+        mcp = httpx.post(
+            base + "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        names = [t["name"] for t in mcp.json()["result"]["tools"]]
+        assert "kestrel_catalog" in names
+        assert not [n for n in names if "secrets" in n]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert token.encode() not in err
