@@ -73,7 +73,7 @@ def _free_port() -> int:
 
 
 def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
-    code, out = _run(tmp_path, "token", "issue", "--principal", "alice", "--scope", "kestrel:read")
+    _, out = _run(tmp_path, "token", "issue", "--principal", "alice", "--scope", "kestrel:read")
     token = out.strip().splitlines()[-1]
     port = _free_port()
     env = {**os.environ, "KESTREL_HOME": str(tmp_path)}
