@@ -13,10 +13,9 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from keyrings.alt.file import PlaintextKeyring  # type: ignore[import-untyped]
-
 from kestrel_secrets import DotenvSecretStore, secrets_group
 from kestrel_secrets import cli as cli_module
+from keyrings.alt.file import PlaintextKeyring  # type: ignore[import-untyped]
 
 CANARY = "kc-7f3a9c41-canary-\u00e9\U0001f600"
 OPERATOR_FILE = b"# operator: keep this comment\nALPACA_KEY_ID=PK-OLD\n"

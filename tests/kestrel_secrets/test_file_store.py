@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -249,3 +251,55 @@ def test_two_processes_writing_200_keys_each_lose_nothing(tmp_path: Path) -> Non
     assert _mode(env) == 0o600
     assert env.read_text().startswith("# operator comment: do not remove\n")
     assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_writers_in_threads_of_one_process_lose_nothing(tmp_path: Path) -> None:
+    store = DotenvSecretStore(tmp_path / ".env")
+
+    def write(prefix: str) -> None:
+        for i in range(25):
+            store.set(f"{prefix}_{i:02d}", str(i))
+
+    threads = [threading.Thread(target=write, args=(p,)) for p in ("A", "B", "C", "D")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(store.names()) == 100
+
+
+_ENDLESS_WRITER = textwrap.dedent(
+    """
+    import sys
+    from kestrel_secrets import DotenvSecretStore
+
+    store = DotenvSecretStore(sys.argv[1])
+    i = 0
+    while True:
+        store.set(f"K_{i:05d}", "v" * 2000 + str(i))
+        i += 1
+    """
+)
+
+
+def test_a_killed_writer_leaves_a_whole_file_and_its_temporary_is_cleaned(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    writer = subprocess.Popen([sys.executable, "-c", _ENDLESS_WRITER, str(env)])
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if env.exists() and len(DotenvSecretStore(env).names()) >= 30:
+                break
+            time.sleep(0.01)
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+    values = dotenv_values(env, interpolate=False)
+    assert len(values) >= 30
+    for key, value in values.items():
+        assert value == "v" * 2000 + str(int(key[2:]))  # no torn value
+    # A temporary a dead writer left behind holds secrets; the next write removes it.
+    stale = tmp_path / ".env.deadbeef.tmp"
+    stale.write_text('K_99999="canary-stale"\n')
+    DotenvSecretStore(env).set("AFTER", "1")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -20,7 +20,13 @@ from .dotenv_format import parse_dotenv, remove_key, set_key
 from .errors import SecretStoreError
 from .home import kestrel_home
 from .keys import check_operator_secret_key, check_secret_value
-from .private_files import FILE_MODE, atomic_write_private, ensure_private_dir, read_private_text
+from .private_files import (
+    FILE_MODE,
+    atomic_write_private,
+    ensure_private_dir,
+    read_private_text,
+    remove_stale_temporaries,
+)
 
 __all__ = ["DotenvSecretStore"]
 
@@ -68,6 +74,7 @@ class DotenvSecretStore:
         )
         try:
             with lock:
+                remove_stale_temporaries(self._path)
                 current = read_private_text(self._path)
                 new = edit(current or "")
                 if new is not None:

@@ -25,6 +25,7 @@ __all__ = [
     "atomic_write_private",
     "ensure_private_dir",
     "read_private_text",
+    "remove_stale_temporaries",
 ]
 
 log = logging.getLogger("kestrel_secrets")
@@ -142,6 +143,29 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def _temporary_affixes(path: Path) -> tuple[str, str]:
+    # Hidden, and named after the file: `.env` -> `.env.<random>.tmp`.
+    hidden = path.name if path.name.startswith(".") else f".{path.name}"
+    return f"{hidden}.", ".tmp"
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Delete temporaries a killed writer left beside ``path``; call only under its lock.
+
+    Every writer holds the lock while its temporary exists, so one found by a lock
+    holder belongs to a dead process. Such a file holds a full copy of the secrets and
+    must not linger. Returns what was removed.
+    """
+    prefix, suffix = _temporary_affixes(path)
+    removed: list[Path] = []
+    for stale in path.parent.glob(f"{prefix}*{suffix}"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed.append(stale)
+            log.warning("removed %s, left by an interrupted write", stale)
+    return removed
+
+
 def atomic_write_private(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8), mode 0600, atomically and durably.
 
@@ -153,7 +177,8 @@ def atomic_write_private(path: Path, text: str) -> None:
     previous = _refuse_symlink(path)
     directory = path.parent
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        prefix, suffix = _temporary_affixes(path)
+        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=suffix)
     except OSError as exc:
         raise _unavailable(f"cannot write in {directory}: {exc.strerror}", path) from None
     tmp = Path(tmp_name)
