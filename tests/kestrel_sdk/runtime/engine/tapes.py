@@ -85,7 +85,7 @@ def scenario(
 
 
 def daily(
-    rows: Sequence[tuple[str, str, str, str] | tuple[str, str, str, str, int]],
+    rows: Sequence[tuple[Any, ...]],
     symbol: str = "ACME",
     **terms: Any,
 ) -> LoadedScenario:
@@ -93,7 +93,7 @@ def daily(
     bars: list[Bar] = []
     start = date(2024, 1, 1).toordinal()
     for i, row in enumerate(rows):
-        volume = row[4] if len(row) == 5 else 1_000_000
+        volume = int(row[4]) if len(row) == 5 else 1_000_000
         when = date.fromordinal(start + i).isoformat() + "T00:00:00Z"
         bars.append((when, {symbol: (row[0], row[1], row[2], row[3], volume)}))
     return scenario(bars, **terms)

@@ -1,0 +1,139 @@
+"""Matching at a bar (spec §5): each order type's fill price, slippage, participation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kestrel_sdk.runtime.engine import SessionEngine
+
+from tests.kestrel_sdk.runtime.engine.tapes import daily
+
+OPEN = ("100", "100", "100", "100")
+BAR = ("101", "103", "99", "102")  # O, H, L, C of bar 1
+
+
+def fills_of(engine: SessionEngine) -> list[tuple[str, int, str]]:
+    return [
+        (e.order or "", e.bar, e.price or "") for e in engine.frame().events if e.type == "fill"
+    ]
+
+
+def fill_price(statement: str, bars: list[Any] | None = None, **terms: Any) -> str | None:
+    engine = SessionEngine(daily([OPEN, *(bars or [BAR]), OPEN], **terms), "ks_t")
+    engine.submit(f"{statement}\nadvance")
+    prices = [e.price for e in engine.frame().events if e.type == "fill"]
+    assert len(prices) <= 1
+    return prices[0] if prices else None
+
+
+PRICE_CASES = [
+    ("buy 10 ACME", "101.00"),
+    ("sell 10 ACME", None),  # flat, not shortable: see the rejection tests
+    ("buy 10 ACME limit 101.50", "101.00"),  # O <= L: at the open
+    ("buy 10 ACME limit 100", "100.00"),  # Low <= L: at the limit
+    ("buy 10 ACME limit 98.50", None),
+    ("buy 10 ACME stop 100", "101.00"),  # gap through the stop: at the open
+    ("buy 10 ACME stop 102.50", "102.50"),  # inside the bar: at the stop
+    ("buy 10 ACME stop 104", None),
+    ("buy 10 ACME stop 100 limit 100.50", "100.50"),  # gap: limit rule this bar
+    ("buy 10 ACME stop 100 limit 98", None),  # gap, limit not reached
+    ("buy 10 ACME stop 102 limit 102.50", "102.00"),  # inside, L >= S: at S
+    ("buy 10 ACME stop 102 limit 101.50", None),  # inside, L < S: rests
+]
+
+
+@pytest.mark.parametrize(("statement", "price"), PRICE_CASES)
+def test_buy_side_fill_prices(statement: str, price: str | None) -> None:
+    assert fill_price(statement) == price
+
+
+SELL_CASES = [
+    ("sell 10 ACME", "101.00"),
+    ("sell 10 ACME limit 100.50", "101.00"),  # O >= L
+    ("sell 10 ACME limit 102", "102.00"),  # High >= L
+    ("sell 10 ACME limit 104", None),
+    ("sell 10 ACME stop 102", "101.00"),  # O <= S gap
+    ("sell 10 ACME stop 99.50", "99.50"),  # Low <= S
+    ("sell 10 ACME stop 98", None),
+    ("sell 10 ACME stop 102 limit 101.50", "101.50"),  # gap: limit rule (High >= L)
+    ("sell 10 ACME stop 100 limit 99.50", "100.00"),  # inside, L <= S: at S
+    ("sell 10 ACME stop 100 limit 100.50", None),  # inside, L > S: rests
+]
+
+
+@pytest.mark.parametrize(("statement", "price"), SELL_CASES)
+def test_sell_side_mirrors(statement: str, price: str | None) -> None:
+    assert fill_price(statement, shortable=True) == price
+
+
+def test_intrabar_stop_limit_rests_as_a_limit_from_the_next_bar() -> None:
+    engine = SessionEngine(
+        daily([OPEN, BAR, ("101.40", "101.60", "101.30", "101.50"), OPEN]), "ks_t"
+    )
+    step = engine.submit("buy 10 ACME stop 102 limit 101.50 tif gtc\nadvance")
+    assert fills_of(engine) == []
+    assert step.frame.orders[0].status == "new"
+    engine.submit("advance")
+    assert fills_of(engine) == [("o1", 2, "101.40")]  # limit rule: O <= L
+
+
+def test_untriggered_stop_limit_does_not_fill_as_a_limit() -> None:
+    # Low 99 would fill a limit at 101.50, but the stop at 104 never triggers.
+    assert fill_price("buy 10 ACME stop 104 limit 101.50") is None
+
+
+def test_orders_fill_in_id_order_within_a_bar() -> None:
+    engine = SessionEngine(daily([OPEN, BAR, OPEN], cash="1000.00"), "ks_t")
+    engine.submit("buy 5 ACME limit 100\nbuy 5 ACME\nadvance")
+    events = [(e.type, e.order) for e in engine.frame().events if e.type != "accepted"]
+    # o1 (limit 100) takes 500.00 first; o2 at 101 then lacks cash.
+    assert events == [("fill", "o1"), ("rejected", "o2")]
+
+
+SLIPPAGE_CASES = [
+    ("buy 10 ACME", "50", "0.01", "101.51"),  # 101 × 1.005 = 101.505 → up to the tick
+    ("sell 10 ACME", "50", "0.01", "100.49"),  # 101 × 0.995 = 100.495 → down to the tick
+    ("buy 10 ACME", "50", "0.05", "101.55"),  # coarser tick, still against the order
+    ("buy 10 ACME", "300", "0.01", "103.00"),  # 104.03 capped at the High
+    ("sell 10 ACME", "300", "0.01", "99.00"),  # 97.97 capped at the Low
+    ("buy 10 ACME stop 102.50", "50", "0.01", "103.00"),  # 103.0125 → 103.02 → High
+    ("buy 10 ACME stop 100", "10", "0.01", "101.11"),  # gap fill slips too: 101.101
+    ("buy 10 ACME limit 100", "50", "0.01", "100.00"),  # limits never slip
+    ("buy 10 ACME stop 102 limit 102.50", "50", "0.01", "102.00"),  # nor stop-limits
+]
+
+
+@pytest.mark.parametrize(("statement", "bps", "tick", "price"), SLIPPAGE_CASES)
+def test_slippage_against_the_order_on_the_tick_capped_at_the_bar(
+    statement: str, bps: str, tick: str, price: str
+) -> None:
+    assert fill_price(statement, slippage_bps=bps, tick=tick, shortable=True) == price
+
+
+def test_participation_caps_each_fill_and_the_rest_stays_open() -> None:
+    rows = [OPEN] + [("100", "100", "100", "100", 55)] * 3 + [OPEN]
+    engine = SessionEngine(daily(rows, participation="0.1"), "ks_t")
+    step = engine.submit("buy 12 ACME tif gtc\nadvance")
+    assert [(e.type, e.qty) for e in step.frame.events] == [("accepted", 12), ("fill", 5)]
+    assert [(o.status, o.filled) for o in step.frame.orders] == [("partially_filled", 5)]
+    step = engine.submit("advance 2")
+    assert [(e.bar, e.qty) for e in step.frame.events] == [(2, 5), (3, 2)]
+    assert step.frame.orders == []
+    assert engine.blotter().orders[0].status == "filled"
+    assert engine.blotter().orders[0].avg_price == "100.00"
+
+
+def test_participation_rounds_down_to_the_lot() -> None:
+    rows = [OPEN, ("100", "100", "100", "100", 75), OPEN]
+    engine = SessionEngine(daily(rows, participation="0.5", lot=10), "ks_t")
+    step = engine.submit("buy 100 ACME\nadvance")
+    assert [(e.type, e.qty) for e in step.frame.events if e.type == "fill"] == [("fill", 30)]
+
+
+def test_zero_volume_bar_fills_nothing() -> None:
+    rows = [OPEN, ("100", "100", "100", "100", 0), OPEN]
+    engine = SessionEngine(daily(rows), "ks_t")
+    step = engine.submit("buy 1 ACME tif gtc\nadvance")
+    assert [e.type for e in step.frame.events] == ["accepted"]
+    assert step.frame.orders[0].status == "new"

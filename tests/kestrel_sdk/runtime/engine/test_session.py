@@ -1,0 +1,168 @@
+"""The session's contract with the service: checks, atomic submissions, ids, cancels,
+frames and blotters, determinism."""
+
+from __future__ import annotations
+
+import pytest
+from kestrel_protocol import Blotter, KestrelError, SessionFrame, canonical_json, root_of
+from kestrel_sdk.runtime.engine import SessionEngine
+
+from tests.kestrel_sdk.runtime.engine.tapes import daily, minutes, scenario
+
+FLAT = ("100", "100", "100", "100")
+
+
+def test_opening_frame_shows_bar_zero_closes() -> None:
+    rows = [("99", "101", "98", "100.50"), FLAT, FLAT]
+    frame = SessionEngine(daily(rows), "ks_t").frame()
+    assert (frame.seq, frame.clock.bar, frame.clock.remaining) == (0, 0, 2)
+    assert frame.clock.time == "2024-01-01T00:00:00Z"
+    assert frame.marks == {"ACME": "100.50"}
+    assert frame.events == []
+    assert frame.account.equity == "100000.00"
+
+
+def test_orders_placed_at_bar_t_fill_from_bar_t_plus_one() -> None:
+    rows = [FLAT, ("101", "101", "101", "101"), ("102", "102", "102", "102"), FLAT]
+    engine = SessionEngine(daily(rows), "ks_t")
+    step = engine.submit("buy 1 ACME")
+    assert [e.type for e in step.frame.events] == ["accepted"]  # nothing fills at bar 0
+    step = engine.submit("advance\nbuy 1 ACME\nadvance")
+    fills = [(e.order, e.bar, e.price) for e in step.frame.events if e.type == "fill"]
+    assert fills == [("o1", 1, "101.00"), ("o2", 2, "102.00")]
+
+
+def test_advance_n_and_advance_to() -> None:
+    engine = SessionEngine(minutes(10, 1), "ks_t")
+    assert engine.submit("advance 3").frame.clock.bar == 3
+    assert engine.submit("advance").frame.clock.bar == 4
+    frame = engine.submit("advance to 2024-01-01T14:37:00Z").frame
+    assert (frame.clock.bar, frame.clock.time) == (7, "2024-01-01T14:37:00Z")
+    # between bars: to the last bar at or before the time
+    assert engine.submit("advance to 2024-01-01T14:38:30Z").frame.clock.bar == 8
+
+
+def test_invalid_source_is_refused_whole_with_diagnostics() -> None:
+    engine = SessionEngine(daily([FLAT] * 4), "ks_t")
+    before = root_of(engine.frame())
+    with pytest.raises(KestrelError) as err:
+        engine.submit("buy 1 ACME\nadvance\nbuy 1 XYZ")
+    assert err.value.code == "INVALID_SOURCE"
+    assert err.value.detail["diagnostics"] == [
+        {
+            "line": 3,
+            "column": 7,
+            "code": "K201",
+            "severity": "error",
+            "message": err.value.detail["diagnostics"][0]["message"],
+        }
+    ]
+    assert engine.seq == 0
+    assert root_of(engine.frame()) == before
+    assert engine.blotter().orders == []
+
+
+def test_check_uses_session_state() -> None:
+    engine = SessionEngine(daily([FLAT] * 6), "ks_t")
+    engine.submit("buy 1 ACME limit 90 tif gtc as dip\nadvance 2")
+    for source, code in [
+        ("cancel o2", "K204"),
+        ("buy 1 ACME as dip", "K105"),
+        ("advance to 2024-01-02T00:00:00Z", "K205"),
+    ]:
+        with pytest.raises(KestrelError) as err:
+            engine.check(source)
+        assert err.value.detail["diagnostics"][0]["code"] == code
+    assert engine.check("cancel dip\ncancel o1").statements
+
+
+def test_oversized_source_is_limit_exceeded() -> None:
+    engine = SessionEngine(daily([FLAT] * 3), "ks_t")
+    with pytest.raises(KestrelError) as err:
+        engine.check("#" * (64 * 1024 + 1))
+    assert err.value.code == "LIMIT_EXCEEDED"
+
+
+def test_ids_cancel_by_id_alias_all_and_symbol() -> None:
+    rows = [
+        (f"2024-01-0{d}T00:00:00Z", {"AAA": (*FLAT, 10), "BBB": (*FLAT, 10)}) for d in (1, 2, 3)
+    ]
+    engine = SessionEngine(scenario(rows), "ks_t")
+    step = engine.submit(
+        "buy 1 AAA limit 90 tif gtc\n"
+        "buy 1 BBB limit 90 tif gtc as b\n"
+        "buy 1 AAA limit 91 tif gtc\n"
+        "buy 1 BBB limit 91 tif gtc\n"
+        "buy 1 AAA limit 92 tif gtc\n"
+        "cancel o1\ncancel b\ncancel all BBB\n"
+    )
+    assert [o.id for o in step.frame.orders] == ["o3", "o5"]
+    assert [(e.order, e.reason) for e in step.frame.events if e.type == "cancelled"] == [
+        ("o1", "statement"),
+        ("o2", "statement"),
+        ("o4", "statement"),
+    ]
+    step = engine.submit("cancel o1\ncancel all")  # cancelling a closed order is a no-op
+    assert [e.order for e in step.frame.events] == ["o3", "o5"]
+
+
+def test_frame_events_are_only_those_since_the_previous_frame() -> None:
+    engine = SessionEngine(daily([FLAT] * 5), "ks_t")
+    engine.submit("buy 1 ACME\nadvance")
+    step = engine.submit("advance")
+    assert step.frame.events == []
+    assert engine.frame() is step.frame
+
+
+def test_frame_and_blotter_are_valid_protocol_objects() -> None:
+    engine = SessionEngine(daily([FLAT] * 5, bps="10"), "ks_t")
+    engine.submit(
+        "buy 3 ACME limit 100 tif gtc as a\nbuy 1 ACME stop 150 limit 151 tif gtc\nadvance"
+    )
+    frame = engine.frame()
+    data = frame.to_json()
+    assert canonical_json(SessionFrame.parse(data)) == canonical_json(data)
+    assert data["orders"][0] == {
+        "id": "o2",
+        "alias": None,
+        "side": "buy",
+        "qty": 1,
+        "filled": 0,
+        "symbol": "ACME",
+        "type": "stop-limit",
+        "limit": "151.00",
+        "stop": "150.00",
+        "tif": "gtc",
+        "status": "new",
+    }
+    blotter = engine.blotter()
+    assert Blotter.parse(blotter.to_json()).root == blotter.root
+    assert blotter.fills[0].time == "2024-01-02T00:00:00Z"
+
+
+SOURCES = [
+    "buy 10 ACME limit 100.50 tif gtc as a\nadvance 3",
+    "sell 4 ACME stop 99\nbuy 2 ACME\nadvance 2",
+    "cancel all\nadvance to 2024-01-09T00:00:00Z",
+    'stand down "done"',
+]
+
+
+def _run() -> list[bytes]:
+    rows = [
+        (f"{100 + i % 3}", f"{102 + i % 4}", f"{98 + i % 2}", f"{100 + (i * 7) % 5}")
+        for i in range(12)
+    ]
+    engine = SessionEngine(daily(rows, bps="10", slippage_bps="5"), "ks_det")
+    out = []
+    for source in SOURCES:
+        out.append(canonical_json(engine.submit(source).frame))
+    out.append(canonical_json(engine.blotter()))
+    out.append(canonical_json(engine.close()))
+    return out
+
+
+def test_same_sources_give_byte_identical_objects() -> None:
+    first, second = _run(), _run()
+    assert first == second
+    assert len(set(first)) == len(first)

@@ -1,0 +1,136 @@
+"""Stand-down (spec §5): by statement, by max drawdown, at the end of the tape; and what a
+stood-down or closed session still allows."""
+
+from __future__ import annotations
+
+import pytest
+from kestrel_protocol import KestrelError
+from kestrel_sdk.runtime.engine import SessionEngine
+
+from tests.kestrel_sdk.runtime.engine.tapes import daily
+
+FLAT = ("100", "100", "100", "100")
+
+
+def test_stand_down_statement_cancels_and_liquidates_at_the_mark() -> None:
+    rows = [FLAT, FLAT, ("100", "105", "100", "104"), FLAT]
+    engine = SessionEngine(daily(rows, bps="10"), "ks_t")
+    engine.submit("buy 10 ACME\nbuy 5 ACME limit 90 tif gtc as dip\nadvance 2")
+    step = engine.submit('stand down "enough"')
+    assert step.stand_down is not None
+    assert (step.stand_down.reason, step.stand_down.detail) == ("statement", "enough")
+    frame = step.frame
+    assert frame.status == "stood-down"
+    assert [(e.type, e.order, e.bar, e.qty, e.price, e.fee, e.reason) for e in frame.events] == [
+        ("cancelled", "o2", 2, 5, None, None, "stand-down"),
+        ("accepted", "o3", 2, 10, None, None, "stand-down"),
+        ("fill", "o3", 2, 10, "104.00", "1.04", None),
+        ("stood-down", None, 2, None, None, None, "statement"),
+    ]
+    assert frame.positions == []
+    assert frame.orders == []
+    # bought 10 @ 100 (fee 1.00), sold 10 @ 104 (fee 1.04)
+    assert (frame.account.cash, frame.account.realized, frame.account.fees) == (
+        "100037.96",
+        "40.00",
+        "2.04",
+    )
+    liquidation = engine.blotter().orders[2]
+    assert (liquidation.id, liquidation.side, liquidation.type, liquidation.reason) == (
+        "o3",
+        "sell",
+        "market",
+        "stand-down",
+    )
+    assert (liquidation.seq, liquidation.line, liquidation.status) == (2, 0, "filled")
+    assert engine.blotter().orders[1].status == "cancelled"
+
+
+def test_stand_down_liquidates_shorts_with_a_buy() -> None:
+    engine = SessionEngine(daily([FLAT] * 4, shortable=True), "ks_t")
+    engine.submit("sell 3 ACME\nadvance")
+    step = engine.submit("stand down")
+    assert step.stand_down is not None
+    assert step.stand_down.detail == "stand down on line 1"
+    assert [(o.side, o.qty) for o in engine.blotter().orders] == [("sell", 3), ("buy", 3)]
+
+
+def test_max_drawdown_stands_down_at_the_bar_it_is_reached() -> None:
+    rows = [
+        FLAT,
+        FLAT,
+        ("100", "100", "90", "90"),
+        ("90", "90", "70", "70"),
+        ("70", "70", "60", "60"),
+        FLAT,
+    ]
+    engine = SessionEngine(daily(rows, max_drawdown="0.25"), "ks_t")
+    step = engine.submit("buy 900 ACME\nadvance 4\nbuy 1 ACME")
+    # equity 100000 → 91000 (9 %) → 73000 (27 % ≥ 25 %): stand down at bar 3
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "max-drawdown"
+    assert "bar 3" in step.stand_down.detail
+    frame = step.frame
+    assert (frame.clock.bar, frame.status) == (3, "stood-down")
+    fills = [(e.order, e.bar, e.price) for e in frame.events if e.type == "fill"]
+    assert fills == [("o1", 1, "100.00"), ("o2", 3, "70.00")]
+    assert frame.events[-1].reason == "max-drawdown"
+    assert frame.account.equity == "73000.00"
+    assert [o.id for o in engine.blotter().orders] == ["o1", "o2"]  # the later buy never ran
+    assert engine.skipped == 1
+
+
+def test_drawdown_below_the_limit_does_not_stand_down() -> None:
+    rows = [FLAT, FLAT, ("100", "100", "76", "76"), FLAT]
+    engine = SessionEngine(daily(rows, max_drawdown="0.25"), "ks_t")
+    step = engine.submit("buy 1000 ACME\nadvance 2")  # equity 100000 → 76000: 24 %
+    assert step.stand_down is None
+    assert engine.status == "open"
+
+
+def test_end_of_tape_stands_down_and_skips_the_rest_of_the_source() -> None:
+    engine = SessionEngine(daily([FLAT] * 3, bps="10"), "ks_t")
+    step = engine.submit("buy 1 ACME\nadvance 5\nbuy 2 ACME\nadvance")
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "end-of-tape"
+    assert step.frame.clock.bar == 2
+    assert step.frame.clock.remaining == 0
+    assert [o.id for o in engine.blotter().orders] == ["o1", "o2"]
+    assert engine.blotter().orders[1].reason == "stand-down"
+    assert step.frame.positions == []
+    assert engine.skipped == 2
+
+
+def test_reaching_the_last_bar_exactly_is_the_end_of_the_tape() -> None:
+    engine = SessionEngine(daily([FLAT] * 3), "ks_t")
+    step = engine.submit("advance 2")
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "end-of-tape"
+
+
+def test_stood_down_session_refuses_submits_but_reads_and_closes() -> None:
+    engine = SessionEngine(daily([FLAT] * 3), "ks_t")
+    engine.submit("stand down")
+    with pytest.raises(KestrelError) as err:
+        engine.submit("advance")
+    assert err.value.code == "SESSION_STOOD_DOWN"
+    assert engine.frame().status == "stood-down"
+    assert engine.blotter().orders == []
+    closed = engine.close()
+    assert (closed.status, [e.type for e in closed.events]) == ("closed", ["closed"])
+    assert closed.seq == 1
+
+
+def test_close_cancels_open_orders_and_then_refuses() -> None:
+    engine = SessionEngine(daily([FLAT] * 4), "ks_t")
+    engine.submit("buy 1 ACME limit 90 tif gtc")
+    closed = engine.close()
+    assert [(e.type, e.order, e.reason) for e in closed.events] == [
+        ("cancelled", "o1", "closed"),
+        ("closed", None, None),
+    ]
+    assert closed.orders == []
+    for call in (lambda: engine.submit("advance"), engine.close):
+        with pytest.raises(KestrelError) as err:
+            call()
+        assert err.value.code == "SESSION_CLOSED"
