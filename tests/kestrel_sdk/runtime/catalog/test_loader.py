@@ -186,3 +186,34 @@ def test_missing_catalog_directory_is_reported_not_fatal(tmp_path: Path) -> None
         CatalogProblem(missing, None, "catalog path entry is not a directory")
     ]
     assert set(index.ids()) == set(SHIPPED)
+
+
+def test_a_damaged_shipped_scenario_is_reported_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_scenario: MakeScenario, good_tape: str
+) -> None:
+    """A broken install: one shipped tape lost its header, another is not canonical."""
+    from kestrel_sdk.runtime.catalog import ShippedTapeError, loader
+
+    headless = make_scenario(tmp_path, "headless", tape=good_tape.split("\n", 1)[1])
+    loose = make_scenario(tmp_path, "loose", tape=good_tape.replace("10.00", "10.0"))
+    fine = make_scenario(tmp_path, "fine")
+    monkeypatch.setattr(loader, "_shipped_dirs", lambda: [headless, loose, fine])
+    loader._shipped.cache_clear()
+    try:
+        index = load_catalog([])
+        assert index.ids() == ["fine", "loose"]
+        assert [(p.path, p.line) for p in index.problems] == [
+            (Path("kestrel_sdk/catalog_data/headless"), None)
+        ]
+        assert "not in canonical form" in index.problems[0].reason
+        loose_loaded = index.get("loose")
+        assert loose_loaded is not None
+        with pytest.raises(ShippedTapeError, match="shipped tape of loose is damaged"):
+            _ = loose_loaded.tape
+        problems = check_catalog([])
+        assert [p.path for p in problems] == [
+            Path("kestrel_sdk/catalog_data/loose"),
+            Path("kestrel_sdk/catalog_data/headless"),
+        ]
+    finally:
+        loader._shipped.cache_clear()

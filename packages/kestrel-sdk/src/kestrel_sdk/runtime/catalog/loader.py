@@ -83,10 +83,15 @@ def _shipped_dirs() -> list[Traversable]:
 def _shipped_one(directory: Traversable) -> LoadedScenario:
     terms = parse_terms((directory / SCENARIO_FILE).read_text(encoding="utf-8"))
     if isinstance(terms, list):
-        raise ShippedTapeError(f"shipped scenario {directory.name}: {terms[0].reason}")
+        raise ShippedTapeError(f"scenario.toml: {terms[0].reason}")
     tape_file = directory / terms.tape
-    data = _read_tape_bytes(tape_file.read_bytes, terms.tape)
+    try:
+        data = _read_tape_bytes(tape_file.read_bytes, terms.tape)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ShippedTapeError(f"cannot read the tape: {error}") from error
     shape = shape_of_canonical(data, len(terms.instruments))
+    if shape is None:
+        raise ShippedTapeError("the tape is not in canonical form (header, rows, final LF)")
     del data
     scenario = scenario_object(terms, shape)
 
@@ -97,17 +102,28 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
         raw = _read_tape_bytes(tape_file.read_bytes, terms.tape)
         parsed = parse_tape(raw, _tick_map(terms), terms.scale)
         if isinstance(parsed, list) or parsed.root != shape.root or len(parsed) != shape.bars:
-            detail = parsed[0] if isinstance(parsed, list) else "not in canonical form"
-            raise ShippedTapeError(f"shipped tape of {terms.id} is damaged: {detail}")
+            detail = str(parsed[0].reason) if isinstance(parsed, list) else "not canonical"
+            raise ShippedTapeError(f"the shipped tape of {terms.id} is damaged: {detail}")
         return shared_tape(parsed)
 
     return LoadedScenario(scenario, None, load)
 
 
 @functools.cache
-def _shipped() -> tuple[LoadedScenario, ...]:
-    """The shipped scenarios, loaded once per process (their tapes stay lazy)."""
-    return tuple(_shipped_one(directory) for directory in _shipped_dirs())
+def _shipped() -> tuple[tuple[LoadedScenario, ...], tuple[CatalogProblem, ...]]:
+    """The shipped scenarios, loaded once per process (their tapes stay lazy).
+
+    A damaged one (a broken install) is left out and reported, never breaking the rest.
+    """
+    loaded: list[LoadedScenario] = []
+    problems: list[CatalogProblem] = []
+    for directory in _shipped_dirs():
+        try:
+            loaded.append(_shipped_one(directory))
+        except (ShippedTapeError, OSError, UnicodeDecodeError) as error:
+            problems.append(CatalogProblem(_SHIPPED_PATH / directory.name, None, str(error)))
+            logger.error("shipped scenario %s is damaged: %s", directory.name, error)
+    return tuple(loaded), tuple(problems)
 
 
 # --- user scenarios ----------------------------------------------------------------
@@ -182,9 +198,10 @@ def _line_of(text: str, key: str) -> int | None:
 def _collect(
     paths: Sequence[str | Path] | None, limit: int
 ) -> tuple[dict[str, LoadedScenario], list[CatalogProblem]]:
-    scenarios: dict[str, LoadedScenario] = {item.id: item for item in _shipped()}
+    shipped, shipped_problems = _shipped()
+    scenarios: dict[str, LoadedScenario] = {item.id: item for item in shipped}
     origins: dict[str, str] = {item.id: "a shipped scenario" for item in scenarios.values()}
-    problems: list[CatalogProblem] = []
+    problems: list[CatalogProblem] = list(shipped_problems)
     for directory in _scenario_dirs(_catalog_entries(paths), problems):
         result = _load_user(directory, limit)
         if isinstance(result, list):
@@ -226,7 +243,7 @@ def check_catalog(paths: Sequence[str | Path] | None = None) -> list[CatalogProb
     An empty list means every scenario loads; ``kestrel catalog --check`` prints these.
     """
     problems: list[CatalogProblem] = []
-    for item in _shipped():
+    for item in _shipped()[0]:
         try:
             item.tape  # noqa: B018 - parsing it is the check
         except ShippedTapeError as error:

@@ -81,21 +81,29 @@ def _canonical_pattern(scale: int) -> re.Pattern[str]:
     return pattern
 
 
-def shape_of_canonical(data: bytes, symbol_count: int) -> TapeShape:
+def shape_of_canonical(data: bytes, symbol_count: int) -> TapeShape | None:
     """Bars, first and last time and root of canonical bytes, by counting lines only.
 
     Used for shipped tapes (committed in canonical form, which a test proves), so that
-    loading the catalog costs a hash, not a parse.
+    loading the catalog costs a hash, not a parse. ``None`` when the bytes plainly are
+    not canonical (header, final LF, whole rows); the first parse checks the rest.
     """
+    head = (HEADER + "\n").encode("ascii")
     rows = data.count(b"\n") - 1
-    start_at = len(HEADER) + 1
+    if not data.startswith(head) or not data.endswith(b"\n") or rows < symbol_count:
+        return None
+    if rows % symbol_count:
+        return None
+    start_at = len(head)
     last_at = data.rfind(b"\n", 0, len(data) - 1) + 1
-    return TapeShape(
-        bars=rows // symbol_count,
-        start=data[start_at : start_at + 20].decode("ascii"),
-        end=data[last_at : last_at + 20].decode("ascii"),
-        root=root_of_bytes(data),
-    )
+    try:
+        start = data[start_at : start_at + 20].decode("ascii")
+        end = data[last_at : last_at + 20].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    if not _TIME.fullmatch(start) or not _TIME.fullmatch(end):
+        return None
+    return TapeShape(bars=rows // symbol_count, start=start, end=end, root=root_of_bytes(data))
 
 
 def parse_tape(
