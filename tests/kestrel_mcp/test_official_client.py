@@ -44,7 +44,7 @@ def structured(result: Any) -> dict[str, Any]:
     text = result.content[0].text
     data: dict[str, Any] = result.structured_content
     assert json.loads(text) == data
-    assert text.encode() == canonical_json(data)
+    assert canonical_json(json.loads(text)) == canonical_json(data)
     return data
 
 

