@@ -5,7 +5,7 @@ from __future__ import annotations
 from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
 from .render import render_frame
-from .transports import local_transport
+from .transports import local_transport, remote_transport
 
 __all__ = [
     "Gated",
@@ -16,5 +16,6 @@ __all__ = [
     "SdkLocalError",
     "create_sdk",
     "local_transport",
+    "remote_transport",
     "render_frame",
 ]

@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from .local import LocalTransport, local_transport
+from .remote import RemoteTransport, remote_transport
 
-__all__ = ["LocalTransport", "local_transport"]
+__all__ = ["LocalTransport", "RemoteTransport", "local_transport", "remote_transport"]

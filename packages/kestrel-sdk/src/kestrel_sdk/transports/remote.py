@@ -1,0 +1,222 @@
+"""``remote_transport``: the ``Transport`` port over a Kestrel door's ``/v1`` HTTP face.
+
+It adds no semantics: each method is one HTTP request, each 2xx body is parsed into the
+protocol object it is (so roots are verified on arrival), and each refusal body
+becomes a :class:`KestrelClientError` with the door's code, message and detail. A 402
+carrying an Offer is not an error: it is ``SessionOpened(gated=True, payment=offer)``.
+A door that cannot be reached is the refusal ``BACKEND_UNAVAILABLE``. The bearer token
+goes in the ``Authorization`` header and nowhere else (never into an error message).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from kestrel_protocol import (
+    Blotter,
+    Catalog,
+    Delivery,
+    GradeResult,
+    Offer,
+    OperationResumption,
+    Payment,
+    RefusalCode,
+    Scenario,
+    SessionOpened,
+    SessionRecord,
+    SessionResponse,
+    ValidationReport,
+    VerificationReport,
+)
+from kestrel_protocol.ports import Transport
+
+from ..errors import KestrelClientError
+
+__all__ = ["RemoteTransport", "remote_transport"]
+
+_DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+
+
+def _seg(value: str) -> str:
+    return quote(value, safe="")
+
+
+class RemoteTransport:
+    """A ``Transport`` speaking to ``base_url`` as whoever ``token`` names."""
+
+    def __init__(
+        self, base_url: str, token: str | None, client: httpx.AsyncClient | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._headers = {"Accept": "application/json"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient(timeout=_DEFAULT_TIMEOUT)
+
+    def __repr__(self) -> str:  # never shows the token
+        return f"RemoteTransport({self.base_url!r})"
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        gated_ok: bool = False,
+    ) -> httpx.Response:
+        try:
+            resp = await self._client.request(
+                method, self.base_url + path, json=json, headers=self._headers
+            )
+        except httpx.HTTPError as exc:
+            raise KestrelClientError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"the Kestrel door at {self.base_url} is unreachable ({type(exc).__name__})",
+                {"url": self.base_url},
+            ) from None
+        if resp.status_code < 400 or (gated_ok and resp.status_code == 402 and _is_offer(resp)):
+            return resp
+        raise _refusal_error(resp, self.base_url)
+
+    async def _json(self, method: str, path: str, body: Any = None) -> Any:
+        resp = await self._send(method, path, json=body)
+        try:
+            return resp.json()
+        except ValueError:
+            raise KestrelClientError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"the door answered {path} with a body that is not JSON",
+                {"status": resp.status_code},
+            ) from None
+
+    async def catalog(self) -> Catalog:
+        return Catalog.parse(await self._json("GET", "/v1/catalog"))
+
+    async def scenario(self, scenario_id: str) -> Scenario:
+        return Scenario.parse(await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}"))
+
+    async def tape(self, scenario_id: str) -> str:
+        resp = await self._send("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}/tape")
+        return resp.text
+
+    async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
+        body: dict[str, Any] = {"source": source}
+        if scenario is not None:
+            body["scenario"] = scenario
+        return ValidationReport.parse(await self._json("POST", "/v1/validate", body))
+
+    async def open_session(
+        self, scenario: str, label: str | None = None, payment: Payment | None = None
+    ) -> SessionOpened:
+        body: dict[str, Any] = {"scenario": scenario}
+        if label is not None:
+            body["label"] = label
+        if payment is not None:
+            body["payment"] = payment.to_json()
+        resp = await self._send("POST", "/v1/sessions", json=body, gated_ok=True)
+        if resp.status_code == 402:
+            return SessionOpened(gated=True, payment=Offer.parse(resp.json()))
+        return SessionOpened.parse(resp.json())
+
+    async def submit(self, session_id: str, source: str) -> SessionResponse:
+        data = await self._json(
+            "POST", f"/v1/sessions/{_seg(session_id)}/submit", {"source": source}
+        )
+        return SessionResponse.parse(data)
+
+    async def frame(self, session_id: str) -> Delivery:
+        return Delivery.parse(await self._json("GET", f"/v1/sessions/{_seg(session_id)}/frame"))
+
+    async def blotter(self, session_id: str) -> Blotter:
+        return Blotter.parse(await self._json("GET", f"/v1/sessions/{_seg(session_id)}/blotter"))
+
+    async def close(self, session_id: str) -> SessionRecord:
+        return SessionRecord.parse(
+            await self._json("POST", f"/v1/sessions/{_seg(session_id)}/close")
+        )
+
+    @staticmethod
+    def _graded(data: Any) -> GradeResult | OperationResumption:
+        if isinstance(data, dict) and data.get("kind") == "kestrel.operation":
+            return OperationResumption.parse(data)
+        return GradeResult.parse(data)
+
+    async def grade(self, session_id: str) -> GradeResult | OperationResumption:
+        return self._graded(await self._json("POST", f"/v1/sessions/{_seg(session_id)}/grade"))
+
+    async def resume(self, token: str) -> GradeResult | OperationResumption:
+        return self._graded(await self._json("POST", "/v1/operations/resume", {"token": token}))
+
+    async def artifact(self, root: str) -> dict[str, Any]:
+        data = await self._json("GET", f"/v1/artifacts/{_seg(root)}")
+        if not isinstance(data, dict):
+            raise KestrelClientError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                "the door returned an artifact that is not an object",
+            )
+        return data
+
+    async def verify(self, grade: GradeResult) -> VerificationReport:
+        data = await self._json("POST", "/v1/verify", {"grade": grade.to_json()})
+        return VerificationReport.parse(data)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+
+def _is_offer(resp: httpx.Response) -> bool:
+    try:
+        data = resp.json()
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("kind") == "kestrel.offer"
+
+
+def _refusal_error(resp: httpx.Response, base_url: str) -> KestrelClientError:
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    refusal = data.get("refusal") if isinstance(data, dict) else None
+    if isinstance(refusal, dict) and isinstance(refusal.get("code"), str) and refusal["code"]:
+        detail = refusal.get("detail")
+        return KestrelClientError(
+            refusal["code"],
+            str(refusal.get("message", "")),
+            detail if isinstance(detail, dict) else {},
+        )
+    status = resp.status_code
+    if status in (401, 403):
+        return KestrelClientError(
+            RefusalCode.FORBIDDEN,
+            f"the door at {base_url} refused the credential (HTTP {status})",
+            {"status": status},
+        )
+    return KestrelClientError(
+        RefusalCode.BACKEND_UNAVAILABLE,
+        f"the door at {base_url} answered HTTP {status}",
+        {"status": status},
+    )
+
+
+def remote_transport(
+    base_url: str | None = None,
+    token: str | None = None,
+    client: httpx.AsyncClient | None = None,
+) -> Transport:
+    """A transport to a door at ``base_url`` (default ``$KESTREL_REMOTE``).
+
+    ``token`` defaults to ``$KESTREL_API_TOKEN``.
+    Pass ``client`` to share connection pools (it is then not closed by ``aclose``).
+    """
+    url = base_url or os.environ.get("KESTREL_REMOTE")
+    if not url:
+        raise ValueError("remote_transport needs base_url (or KESTREL_REMOTE)")
+    if token is None:
+        token = os.environ.get("KESTREL_API_TOKEN")
+    return RemoteTransport(url, token, client)

@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from kestrel_door import (
+    AuditLog,
+    DoorConfig,
+    DoorStore,
+    IssuedTokens,
+    VoucherGate,
+    VoucherSigner,
+    create_door_app,
+    load_voucher_key,
+)
+from kestrel_protocol import GradeResult, KestrelError, Payment, RefusalCode
+from kestrel_sdk import KestrelClientError, SdkError, create_sdk, local_transport, remote_transport
+
+pytestmark = pytest.mark.anyio
+
+SOURCE = "buy 10 ACME\nadvance 5\n"
+
+
+class _Refuser:
+    """A transport whose ``validate(source)`` refuses with the code it is given."""
+
+    async def validate(self, source: str, scenario: str | None = None) -> Any:
+        raise KestrelError(source, f"refused with {source}", {"why": source, "n": 1})
+
+    async def aclose(self) -> None:
+        return None
+
+
+@asynccontextmanager
+async def _door(tmp_path: Path, **options: Any) -> AsyncIterator[tuple[str, IssuedTokens]]:
+    owner = local_transport(home=tmp_path / "rt")
+    runtime = owner.runtime  # type: ignore[attr-defined]
+    store = DoorStore(tmp_path / "door.db")
+    tokens = IssuedTokens(store)
+
+    def transport_for(principal: str) -> Any:
+        if principal == "refuser":
+            return _Refuser()
+        return local_transport(principal=principal, runtime=runtime)
+
+    try:
+        async with _serve_door(transport_for, tokens, store, options) as url:
+            yield url, tokens
+    finally:
+        await owner.aclose()
+        store.close()
+
+
+@asynccontextmanager
+async def _serve_door(
+    transport_for: Any, tokens: IssuedTokens, store: DoorStore, options: dict[str, Any]
+) -> AsyncIterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    app = create_door_app(
+        DoorConfig(base_url=base),
+        transport_for=transport_for,
+        grant_verifiers=[tokens],
+        audit=AuditLog(store),
+        **options,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield base
+        finally:
+            server.should_exit = True
+    sock.close()
+
+
+def _token(tokens: IssuedTokens, principal: str = "alice") -> str:
+    return tokens.issue(principal, ["kestrel:read", "kestrel:trade", "kestrel:grade"])[1]
+
+
+async def test_whole_sdk_surface_against_a_live_door(tmp_path: Path) -> None:
+    async with _door(tmp_path) as (url, tokens), httpx.AsyncClient() as http:
+        sdk = create_sdk(remote_transport(base_url=url, token=_token(tokens), client=http))
+        catalog = await sdk.catalog()
+        assert "acme-trend" in [s.id for s in catalog.scenarios]
+        scenario = await sdk.scenario("acme-trend")
+        assert scenario.id == "acme-trend"
+        tape = await sdk.tape("acme-trend")
+        assert tape.count("\n") > 100
+        report = await sdk.validate(SOURCE, "acme-trend")
+        assert report.ok
+        opened = await sdk.open_session("acme-trend", label="remote")
+        assert not opened.gated
+        session = opened.session
+        assert session is not None
+        resp = await session.submit(SOURCE)
+        assert resp.pentad.seq == 1
+        delivery = await session.frame()
+        assert delivery.frame_root == resp.delivery.frame_root
+        blotter = await session.blotter()
+        assert blotter.session == session.id
+        await session.submit("sell 10 ACME\nadvance 1\n")
+        record = await session.close()
+        graded = await sdk.grade(session.id)
+        while not isinstance(graded, GradeResult):
+            graded = await sdk.resume(graded)
+        assert graded.record == record.root
+        verified = await sdk.verify(graded)
+        assert verified.ok
+        art = await sdk.artifact(record.root)
+        assert art["root"] == record.root
+        await sdk.aclose()
+        assert not http.is_closed  # a passed-in client belongs to the caller
+
+
+async def test_every_refusal_round_trips(tmp_path: Path) -> None:
+    codes = [*[c.value for c in RefusalCode], "SOME_NEWER_CODE"]
+    async with _door(tmp_path) as (url, tokens):
+        transport = remote_transport(base_url=url, token=_token(tokens, "refuser"))
+        for code in codes:
+            with pytest.raises(KestrelClientError) as err:
+                await transport.validate(code)
+            assert isinstance(err.value, SdkError)
+            assert err.value.code == code
+            assert err.value.message == f"refused with {code}"
+            assert err.value.detail == {"why": code, "n": 1}
+        await transport.aclose()
+
+
+async def test_session_refusals_from_the_runtime(tmp_path: Path) -> None:
+    async with _door(tmp_path) as (url, tokens):
+        alice = create_sdk(remote_transport(base_url=url, token=_token(tokens, "alice")))
+        bob = create_sdk(remote_transport(base_url=url, token=_token(tokens, "bob")))
+        opened = await alice.open_session("acme-trend")
+        assert opened.session is not None
+        with pytest.raises(KestrelClientError) as err:
+            await bob.session(opened.session.id).frame()
+        assert err.value.code == "UNKNOWN_SESSION"
+        with pytest.raises(KestrelClientError) as err:
+            await alice.open_session("no-such-scenario")
+        assert err.value.code == "UNKNOWN_SCENARIO"
+        with pytest.raises(KestrelClientError) as err:
+            await opened.session.submit("buy banana\n")
+        assert err.value.code == "INVALID_SOURCE"
+        await alice.aclose()
+        await bob.aclose()
+
+
+async def test_402_becomes_gated_with_offer_then_voucher_pays(tmp_path: Path) -> None:
+    signer = VoucherSigner(load_voucher_key(tmp_path))
+    store = DoorStore(tmp_path / "gate.db")
+    gate = VoucherGate(store, signer, daily_quota=0)
+    async with _door(tmp_path, gate=gate) as (url, tokens):
+        sdk = create_sdk(remote_transport(base_url=url, token=_token(tokens)))
+        gated = await sdk.open_session("acme-trend")
+        assert gated.gated
+        assert gated.session is None
+        assert gated.payment is not None
+        assert gated.payment.accepts == ["voucher"]
+        with pytest.raises(KestrelClientError) as err:
+            await sdk.open_session(
+                "acme-trend",
+                payment=Payment(offer_id=gated.payment.offer_id, voucher="kv1.bad.sig"),
+            )
+        assert err.value.code == "PAYMENT_INVALID"
+        paid = await sdk.open_session(
+            "acme-trend", payment=Payment(offer_id=gated.payment.offer_id, voucher=signer.issue())
+        )
+        assert not paid.gated
+        assert paid.session is not None
+        await sdk.aclose()
+
+
+async def test_door_down_is_backend_unavailable() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "kestrel_tok_" + "S" * 43
+    transport = remote_transport(base_url=f"http://127.0.0.1:{port}", token=token)
+    with pytest.raises(KestrelClientError) as err:
+        await transport.catalog()
+    await transport.aclose()
+    assert err.value.code == "BACKEND_UNAVAILABLE"
+    assert token not in str(err.value)
+    assert token not in repr(transport)
+
+
+async def test_bad_token_is_forbidden_refusal(tmp_path: Path) -> None:
+    async with _door(tmp_path) as (url, _):
+        transport = remote_transport(base_url=url, token="kestrel_tok_" + "x" * 43)
+        with pytest.raises(KestrelClientError) as err:
+            await transport.catalog()
+        await transport.aclose()
+    assert err.value.code == "FORBIDDEN"
+
+
+def test_env_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        remote_transport()
+    monkeypatch.setenv("KESTREL_REMOTE", "http://127.0.0.1:9")
+    assert "127.0.0.1:9" in repr(remote_transport())
