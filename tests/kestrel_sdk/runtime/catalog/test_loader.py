@@ -137,7 +137,8 @@ def test_kestrel_catalog_path_with_several_entries(
     make_scenario(second, "beta")
     solo = make_scenario(tmp_path / "three", "gamma")
     monkeypatch.setenv(
-        "KESTREL_CATALOG_PATH", os.pathsep.join([str(first), "", str(second), str(solo)])
+        "KESTREL_CATALOG_PATH",
+        os.pathsep.join([str(first), "", str(second), str(solo), str(first)]),
     )
     index = load_catalog()
     assert index.problems == []
@@ -217,3 +218,14 @@ def test_a_damaged_shipped_scenario_is_reported_not_fatal(
         ]
     finally:
         loader._shipped.cache_clear()
+
+
+def test_catalog_path_expands_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_scenario: MakeScenario
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    make_scenario(tmp_path / "scenarios", "homely")
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", "~/scenarios")
+    index = load_catalog()
+    assert index.problems == []
+    assert index.get("homely") is not None

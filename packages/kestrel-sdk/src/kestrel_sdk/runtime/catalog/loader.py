@@ -137,14 +137,27 @@ class _UserScenario:
 
 
 def _catalog_entries(paths: Sequence[str | Path] | None) -> list[Path]:
+    """The catalog directories, ``~`` expanded, empty entries dropped."""
     if paths is None:
         raw = os.environ.get(CATALOG_PATH_ENV, "")
-        return [Path(entry) for entry in raw.split(os.pathsep) if entry.strip()]
-    return [Path(entry) for entry in paths if str(entry).strip()]
+        return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
+    return [Path(entry).expanduser() for entry in paths if str(entry).strip()]
 
 
 def _scenario_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iterator[Path]:
-    """Every scenario directory, in path order then by name; an entry may be one itself."""
+    """Every scenario directory, in path order then by name; an entry may be one itself.
+
+    A directory reached twice (the same entry listed twice) is taken once.
+    """
+    seen: set[Path] = set()
+    for directory in _candidate_dirs(entries, problems):
+        key = directory.resolve()
+        if key not in seen:
+            seen.add(key)
+            yield directory
+
+
+def _candidate_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iterator[Path]:
     for entry in entries:
         if not entry.is_dir():
             problems.append(CatalogProblem(entry, None, "catalog path entry is not a directory"))
