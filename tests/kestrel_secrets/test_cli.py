@@ -125,6 +125,15 @@ def test_set_unset_list_path_round_trip_with_home_option(tmp_path: Path) -> None
     assert not _home().exists()
 
 
+@pytest.mark.parametrize("stdin", [b"", b"\n", b"\r\n"])
+def test_an_empty_value_on_stdin_is_refused_and_keeps_the_old_value(stdin: bytes) -> None:
+    assert _run("set", "TOKEN", "--stdin", stdin="good").returncode == 0
+    run = _run("set", "TOKEN", "--stdin", stdin=stdin)
+    assert run.returncode == 2
+    assert "empty" in run.stderr.decode()
+    assert DotenvSecretStore(_home() / ".env").reveal("TOKEN") == "good"
+
+
 def test_keyring_mode_without_a_backend_is_refused() -> None:
     run = _run("list", env={"KESTREL_SECRET_STORE": "keyring"})
     assert run.returncode == 1

@@ -84,9 +84,12 @@ def _read_value(key: str, from_stdin: bool) -> str:
         except UnicodeDecodeError:
             _usage("the value on stdin is not UTF-8 text")
         # One trailing newline is what `echo` and a here-string add; it is not the secret's.
-        if text.endswith("\r\n"):
-            return text[:-2]
-        return text.removesuffix("\n")
+        value = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+        if not value:
+            # Usually a failed command upstream of the pipe; storing "" would silently
+            # replace a good value.
+            _usage("the value on stdin is empty; nothing was stored (use `unset KEY` to remove)")
+        return value
     if not _stdin_is_tty():
         _usage("no terminal for the hidden prompt; pipe the value in and pass --stdin")
     value = click.prompt(
