@@ -244,3 +244,17 @@ def test_defaults_with_a_value_are_dumped() -> None:
 def test_wrong_kind_is_refused() -> None:
     with pytest.raises(ValidationError, match="kind"):
         VerificationReport.parse({"kind": "kestrel.grade", "ok": True, "grade": "g"})
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [(1.5, ["zExtra", "float"]), ({"deep": [2**60]}, ["zExtra", "safe range"])],
+)
+def test_unknown_members_must_be_canonical_json_too(
+    sample_of: Pick, extra: object, words: list[str]
+) -> None:
+    data = {**sample_of(FrameEvent).to_json(), "zExtra": extra}
+    with pytest.raises(ValidationError) as caught:
+        FrameEvent.parse(data)
+    for word in words:
+        assert word in str(caught.value)

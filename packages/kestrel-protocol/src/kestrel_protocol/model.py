@@ -16,7 +16,7 @@ from typing import Annotated, Any, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
 
-from .canonical import canonical_json, root_of
+from .canonical import CanonicalizationError, canonical_json, root_of
 
 __all__ = [
     "DecimalStr",
@@ -110,6 +110,14 @@ class ProtocolModel(BaseModel):
     @model_validator(mode="after")
     def _mark_present_defaults(self) -> Self:
         self._mark_defaults_given()
+        if self.__pydantic_extra__:
+            # Unknown members pass through unchanged, so they must be canonical JSON too
+            # (no floats, no unsafe integers): refuse them now, naming the member.
+            for key, value in self.__pydantic_extra__.items():
+                try:
+                    canonical_json(value)
+                except CanonicalizationError as exc:
+                    raise ValueError(f"unknown member {key!r}: {exc}") from None
         return self
 
     def _mark_defaults_given(self) -> None:
