@@ -6,12 +6,16 @@ import gzip
 import logging
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kestrel_protocol import root_of_bytes
 from kestrel_sdk.runtime.catalog import check_catalog, load_catalog, tape_csv
-from kestrel_sdk.runtime.catalog.tapes import parse_tape
+from kestrel_sdk.runtime.catalog.tapes import parse_tape, render_tape
 
 MakeScenario = Callable[..., Path]
 SHIPPED = {"acme-chop", "acme-crash", "acme-trend", "minute-200k", "pairs-kx"}
@@ -213,3 +217,74 @@ def test_the_200k_minute_tape_parses_quickly() -> None:
     assert not isinstance(tape, list)
     assert len(tape) == 200_000
     assert elapsed < 3.0
+
+
+Case = tuple[dict[str, str], int, list[str], dict[str, list[tuple[int, ...]]]]
+
+
+@st.composite
+def bar_sets(draw: st.DrawFn) -> Case:
+    """Valid bars: ticks per symbol, the scale, times, and (o, h, l, c, v) per symbol."""
+    symbols = draw(
+        st.lists(st.sampled_from(["A", "B.C", "ZZ9", "KAPPA"]), min_size=1, max_size=3, unique=True)
+    )
+    ticks = {
+        symbol: draw(st.sampled_from(["0.01", "0.05", "0.5", "1", "0.001"])) for symbol in symbols
+    }
+    scale = max(len(t.split(".")[1].rstrip("0")) if "." in t else 0 for t in ticks.values())
+    count = draw(st.integers(min_value=1, max_value=8))
+    seconds = sorted(draw(st.sets(st.integers(0, 10**8), min_size=count, max_size=count)))
+    times = [
+        (datetime(2020, 1, 1, tzinfo=UTC) + timedelta(seconds=s)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for s in seconds
+    ]
+    bars: dict[str, list[tuple[int, ...]]] = {}
+    for symbol in symbols:
+        unit = int(Decimal(ticks[symbol]) * 10**scale)
+        rows: list[tuple[int, ...]] = []
+        for _ in times:
+            prices = sorted(draw(st.integers(1, 10**6)) * unit for _ in range(4))
+            low, a, b, high = prices
+            open_, close = draw(st.permutations([a, b]))
+            rows.append((open_, high, low, close, draw(st.integers(0, 10**9))))
+        bars[symbol] = rows
+    return ticks, scale, times, bars
+
+
+def spell(value: int, scale: int, extra_zeros: int) -> str:
+    whole, frac = divmod(value, 10**scale)
+    digits = (f"{frac:0{scale}d}" if scale else "") + "0" * extra_zeros
+    return f"{whole}.{digits}" if digits else str(whole)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=bar_sets(), data=st.data())
+def test_any_spelling_parses_to_the_same_bars_and_root(
+    case: Case,
+    data: st.DataObject,
+) -> None:
+    ticks, scale, times, bars = case
+    lines = [HEAD.rstrip("\n")]
+    for index, stamp in enumerate(times):
+        order = data.draw(st.permutations(sorted(bars)))
+        for symbol in order:
+            *prices, volume = bars[symbol][index]
+            texts = [spell(p, scale, data.draw(st.integers(0, 2))) for p in prices]
+            zeros = "0" * data.draw(st.integers(0, 2))
+            lines.append(f"{stamp},{symbol},{','.join(texts)},{zeros}{volume}")
+    ending = data.draw(st.sampled_from(["\n", "\r\n"]))
+    loose = ending.join(lines) + data.draw(st.sampled_from(["", ending]))
+    tape = parse_tape(loose.encode(), ticks, scale)
+    assert not isinstance(tape, list), tape
+    assert tape.times == tuple(times)
+    assert tape.symbols == tuple(sorted(bars))
+    for symbol, rows in bars.items():
+        col = tape.columns[symbol]
+        got = list(zip(col.open, col.high, col.low, col.close, col.volume, strict=True))
+        assert got == rows
+    canonical = render_tape(tape)
+    assert root_of_bytes(canonical.encode()) == tape.root
+    again = parse_tape(canonical.encode(), ticks, scale)
+    assert not isinstance(again, list)
+    assert again.root == tape.root
+    assert render_tape(again) == canonical
