@@ -20,13 +20,18 @@ class Holding:
 
     __slots__ = ("basis", "qty")
 
-    def __init__(self, qty: int, basis: Fraction) -> None:
+    def __init__(self, qty: int, basis: Fraction | int) -> None:
         self.qty = qty
         self.basis = basis
 
     @property
     def avg(self) -> Fraction:
-        return self.basis / self.qty
+        return Fraction(self.basis) / self.qty
+
+
+def _exact(value: Fraction) -> Fraction | int:
+    """Whole values stay plain ints so the per-bar arithmetic stays integer."""
+    return value.numerator if value.denominator == 1 else value
 
 
 class Account:
@@ -37,7 +42,7 @@ class Account:
     def __init__(self, cash: int) -> None:
         self.cash = cash
         self.fees = 0
-        self.realized = Fraction(0)
+        self.realized: Fraction | int = 0
         self.holdings: dict[str, Holding] = {}
 
     def position(self, symbol: str) -> int:
@@ -50,23 +55,23 @@ class Account:
         self.fees += fee
         held = self.holdings.get(symbol)
         if held is None:
-            self.holdings[symbol] = Holding(delta, Fraction(delta * price))
+            self.holdings[symbol] = Holding(delta, delta * price)
             return
         qty = held.qty
         after = qty + delta
         if (qty > 0) == (delta > 0):
             held.qty = after
-            held.basis += delta * price
+            held.basis = _exact(Fraction(held.basis) + delta * price)
             return
         avg = held.avg
         closed = min(abs(delta), abs(qty))
         sign = 1 if qty > 0 else -1
-        self.realized += (price - avg) * closed * sign
+        self.realized = _exact(self.realized + (price - avg) * closed * sign)
         if after == 0:
             del self.holdings[symbol]
         elif (after > 0) == (qty > 0):
             held.qty = after
-            held.basis = avg * after
+            held.basis = _exact(avg * after)
         else:
             held.qty = after
-            held.basis = Fraction(after * price)
+            held.basis = after * price

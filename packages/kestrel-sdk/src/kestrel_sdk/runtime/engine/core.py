@@ -22,7 +22,7 @@ from kestrel_protocol import (
 )
 
 from ..catalog.model import LoadedScenario
-from ..lang.parser import parse_located
+from ..lang.parser import parse_cached
 from ..lang.syntax import Advance, Cancel, Order, StandDownStatement, Statement
 from ..lang.validate import SessionContext, check_located
 from .account import Account
@@ -193,8 +193,8 @@ class SessionEngine:
         ``detail={"diagnostics": [...]}``; ``SESSION_STOOD_DOWN``; ``SESSION_CLOSED``.
         """
         self._refuse_unless_open()
-        located, diagnostics = parse_located(source)
-        diagnostics += check_located(located, self._loaded, self.context())
+        located, syntax = parse_cached(source)
+        diagnostics = list(syntax) + check_located(located, self._loaded, self.context())
         if diagnostics:
             diagnostics.sort(key=lambda d: (d.line, d.column))
             first = diagnostics[0]

@@ -8,7 +8,8 @@ The scenario reference and the last bar's marks are cached.
 from __future__ import annotations
 
 from array import array
-from typing import TYPE_CHECKING, Any, Literal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from kestrel_protocol import (
     AccountState,
@@ -19,6 +20,7 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
 )
+from pydantic import BaseModel
 
 from ..catalog.model import LoadedScenario
 from .account import Account
@@ -26,7 +28,27 @@ from .bus import Event
 from .orders import LiveOrder
 from .scaled import Terms, money_text, ratio_text
 
-__all__ = ["FrameBuilder"]
+__all__ = ["FrameBuilder", "construct"]
+
+M = TypeVar("M", bound=BaseModel)
+
+_EVENT_DEFAULTS = {"order": None, "qty": None, "price": None, "fee": None, "reason": None}
+
+
+def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:
+    """``cls.model_construct(**members)`` without its per-field bookkeeping.
+
+    ``members`` must hold every field by its Python name (values already in wire form);
+    ``given`` names those that are dumped (default: all). A frame is rebuilt on every
+    step, and pydantic's generic ``model_construct`` was most of a step's cost.
+    """
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", members)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(members) if given is None else given)
+    object.__setattr__(obj, "__pydantic_extra__", {})
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
 
 if TYPE_CHECKING:
     Columns = tuple[array[int], array[int], array[int], array[int], array[int]]
@@ -47,8 +69,8 @@ class FrameBuilder:
         self._cols = cols
         self._times = loaded.tape.times
         self._symbols = loaded.tape.symbols
-        self._scenario = ScenarioRef.model_construct(
-            id=loaded.scenario.id, root=loaded.scenario.root
+        self._scenario = construct(
+            ScenarioRef, {"id": loaded.scenario.id, "root": loaded.scenario.root}
         )
         self._pending: list[FrameEvent] = []
         self._marks_bar = -1
@@ -67,7 +89,8 @@ class FrameBuilder:
             members["fee"] = money_text(fill.fee, self._terms.scale)
         if event.reason is not None:
             members["reason"] = event.reason
-        self._pending.append(FrameEvent.model_construct(**members))
+        given = set(members)
+        self._pending.append(construct(FrameEvent, {**_EVENT_DEFAULTS, **members}, given))
 
     def _marks_at(self, bar: int) -> dict[str, str]:
         if bar != self._marks_bar:
@@ -91,7 +114,7 @@ class FrameBuilder:
         scale = terms.scale
         cols = self._cols
         equity = account.cash
-        unrealized_total: Any = 0
+        unrealized_total: Fraction | int = 0
         positions: list[Position] = []
         for symbol in self._symbols:
             held = account.holdings.get(symbol)
@@ -103,50 +126,64 @@ class FrameBuilder:
             unrealized = value - held.basis
             unrealized_total += unrealized
             positions.append(
-                Position.model_construct(
-                    symbol=symbol,
-                    qty=held.qty,
-                    avg_price=terms.price_of(held.avg),
-                    unrealized=money_text(unrealized, scale),
+                construct(
+                    Position,
+                    {
+                        "symbol": symbol,
+                        "qty": held.qty,
+                        "avg_price": terms.price_of(held.avg),
+                        "unrealized": money_text(unrealized, scale),
+                    },
                 )
             )
         drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else "0.00000000"
-        state = AccountState.model_construct(
-            cash=money_text(account.cash, scale),
-            equity=money_text(equity, scale),
-            realized=money_text(account.realized, scale),
-            unrealized=money_text(unrealized_total, scale),
-            fees=money_text(account.fees, scale),
-            peak=money_text(peak, scale),
-            drawdown=drawdown,
+        state = construct(
+            AccountState,
+            {
+                "cash": money_text(account.cash, scale),
+                "equity": money_text(equity, scale),
+                "realized": money_text(account.realized, scale),
+                "unrealized": money_text(unrealized_total, scale),
+                "fees": money_text(account.fees, scale),
+                "peak": money_text(peak, scale),
+                "drawdown": drawdown,
+            },
         )
         orders = [
-            FrameOrder.model_construct(
-                id=o.id,
-                alias=o.alias,
-                side=o.side,
-                qty=o.qty,
-                filled=o.filled,
-                symbol=o.symbol,
-                type=o.type,
-                limit=o.limit,
-                stop=o.stop,
-                tif=o.tif,
-                status=o.status,
+            construct(
+                FrameOrder,
+                {
+                    "id": o.id,
+                    "alias": o.alias,
+                    "side": o.side,
+                    "qty": o.qty,
+                    "filled": o.filled,
+                    "symbol": o.symbol,
+                    "type": o.type,
+                    "limit": o.limit,
+                    "stop": o.stop,
+                    "tif": o.tif,
+                    "status": o.status,
+                },
             )
             for o in open_orders
         ]
         events, self._pending = self._pending, []
-        return SessionFrame.model_construct(
-            kind="kestrel.frame",
-            session=self._session_id,
-            seq=seq,
-            scenario=self._scenario,
-            clock=Clock.model_construct(bar=clock, time=self._times[clock], remaining=last - clock),
-            status=status,
-            marks=self._marks_at(clock),
-            account=state,
-            positions=positions,
-            orders=orders,
-            events=events,
+        return construct(
+            SessionFrame,
+            {
+                "kind": "kestrel.frame",
+                "session": self._session_id,
+                "seq": seq,
+                "scenario": self._scenario,
+                "clock": construct(
+                    Clock, {"bar": clock, "time": self._times[clock], "remaining": last - clock}
+                ),
+                "status": status,
+                "marks": self._marks_at(clock),
+                "account": state,
+                "positions": positions,
+                "orders": orders,
+                "events": events,
+            },
         )

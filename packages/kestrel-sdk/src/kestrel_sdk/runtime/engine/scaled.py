@@ -62,8 +62,10 @@ def scaled_text(value: int, scale: int) -> str:
 
 def money_text(value: Fraction | int, scale: int) -> str:
     """An amount in units of 10**-scale as money: to the cent, half-even, never ``-0.00``."""
-    frac = Fraction(value)
-    cents = div_round_half_even(frac.numerator * 100, frac.denominator * 10**scale)
+    if isinstance(value, int):
+        cents = value if scale == 2 else div_round_half_even(value, 10 ** (scale - 2))
+    else:
+        cents = div_round_half_even(value.numerator * 100, value.denominator * 10**scale)
     return scaled_text(cents, 2) if cents else "0.00"
 
 

@@ -10,6 +10,7 @@ from .parser import (
     Located,
     check_limits,
     parse,
+    parse_cached,
     parse_located,
 )
 from .syntax import Advance, Cancel, Order, StandDownStatement, Statement
@@ -30,6 +31,7 @@ __all__ = [
     "check_limits",
     "check_located",
     "parse",
+    "parse_cached",
     "parse_located",
     "tokenize",
     "validate_source",

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import lru_cache
 from typing import Literal
 
 from kestrel_protocol import Diagnostic, KestrelError, RefusalCode
@@ -29,6 +30,7 @@ __all__ = [
     "check_limits",
     "diagnostic",
     "parse",
+    "parse_cached",
     "parse_located",
 ]
 
@@ -378,6 +380,24 @@ def _duplicate_aliases(located: list[Located]) -> list[Diagnostic]:
             else:
                 seen[st.alias] = st.line
     return found
+
+
+_CACHE_MAX_CHARS = 1024
+
+
+@lru_cache(maxsize=256)
+def _parse_small(source: str) -> tuple[tuple[Located, ...], tuple[Diagnostic, ...]]:
+    located, diagnostics = parse_located(source)
+    return tuple(located), tuple(diagnostics)
+
+
+def parse_cached(source: str) -> tuple[tuple[Located, ...], tuple[Diagnostic, ...]]:
+    """:func:`parse_located` remembered for short sources: an agent loop sends the same
+    few lines (``advance 1``) thousands of times, and parsing is pure."""
+    if len(source) <= _CACHE_MAX_CHARS:
+        return _parse_small(source)
+    located, diagnostics = parse_located(source)
+    return tuple(located), tuple(diagnostics)
 
 
 def parse(source: str) -> tuple[list[Statement], list[Diagnostic]]:
