@@ -1,0 +1,161 @@
+"""The main job end to end: ``kestrel demo`` trades, grades, verifies and writes a report
+that a real browser renders with the grade's own numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kestrel_protocol import GradeResult
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _kestrel(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "kestrel"), "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, GradeResult, str]:
+    root = tmp_path_factory.mktemp("demo")
+    out = root / "out"
+    done = _kestrel(root / "home", "demo", "--quiet", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    report = Path(done.stdout.strip().splitlines()[-1])
+    grade = GradeResult.parse((out / "grade.json").read_bytes())
+    return report, grade, report.read_text(encoding="utf-8")
+
+
+def test_demo_ends_with_a_verified_grade_and_a_report_path(
+    demo_run: tuple[Path, GradeResult, str], tmp_path: Path
+) -> None:
+    report, grade, _ = demo_run
+    assert report.is_file()
+    assert report.name == "report.html"
+    assert grade.scenario.id == "acme-trend"
+    assert grade.metrics.fills > 0
+    grade_file = report.parent / "grade.json"
+    verified = _kestrel(report.parent.parent / "home", "verify", str(grade_file))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_report_is_self_contained(demo_run: tuple[Path, GradeResult, str]) -> None:
+    _, _, html = demo_run
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "<link" not in html
+    assert html.count("<svg") >= 3
+
+
+def test_report_shows_the_grades_numbers_and_every_fill(
+    demo_run: tuple[Path, GradeResult, str],
+) -> None:
+    _, grade, html = demo_run
+    m = grade.metrics
+    for key, value in (("pnl", m.pnl), ("return", m.return_), ("sharpe", m.sharpe)):
+        assert f'data-metric="{key}">{value}<' in html
+    assert html.count('class="fill-marker"') == m.fills
+    for check in grade.conformance.checks:
+        assert f'data-check="{check.id}"' in html
+    assert grade.root in html
+    assert grade.conformance.root in html
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is installed by .ci/services")
+def test_report_renders_in_headless_chromium(
+    demo_run: tuple[Path, GradeResult, str], tmp_path: Path
+) -> None:
+    assert CHROMIUM is not None
+    report, grade, _ = demo_run
+    profile = tmp_path / "profile"
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--dump-dom",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-rendered="ok"' in dom.stdout
+    assert "Uncaught" not in dom.stderr
+    found = dict(re.findall(r'data-metric="(\w+)">([^<]*)<', dom.stdout))
+    assert found["pnl"] == grade.metrics.pnl
+    assert found["maxDrawdown"] == grade.metrics.max_drawdown
+    assert found["sharpe"] == grade.metrics.sharpe
+    shot = tmp_path / "report.png"
+    taken = subprocess.run(
+        [
+            CHROMIUM,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--screenshot={shot}",
+            "--window-size=1100,1800",
+            "--hide-scrollbars",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert taken.returncode == 0, taken.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000  # a blank page compresses to a few KB
+
+
+def test_report_of_a_200k_bar_run_keeps_every_fill_and_stays_small(tmp_path: Path) -> None:
+    program = tmp_path / "swing.kes"
+    program.write_text(
+        "".join("buy 10 ACME\nadvance 4000\nsell 10 ACME\nadvance 4000\n" for _ in range(20)),
+        encoding="utf-8",
+    )
+    grade_file = tmp_path / "g.json"
+    ran = _kestrel(
+        tmp_path / "home",
+        "run",
+        str(program),
+        "--scenario",
+        "minute-200k",
+        "--quiet",
+        "--out",
+        str(grade_file),
+    )
+    assert ran.returncode == 0, ran.stderr
+    out = tmp_path / "r.html"
+    made = _kestrel(tmp_path / "home", "report", str(grade_file), "-o", str(out))
+    assert made.returncode == 0, made.stderr
+    html = out.read_text(encoding="utf-8")
+    grade = GradeResult.parse(grade_file.read_bytes())
+    assert grade.metrics.fills == 40
+    assert html.count('class="fill-marker"') == 40
+    assert out.stat().st_size < 1_500_000
+    assert json.loads(grade_file.read_text())["root"] in html
