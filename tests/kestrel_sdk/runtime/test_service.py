@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rfc8785
 from kestrel_protocol import (
     GradeResult,
     KestrelError,
@@ -14,12 +15,14 @@ from kestrel_protocol import (
     Payment,
     Pentad,
     SessionRecord,
+    SessionResponse,
     root_of,
 )
 from kestrel_sdk.runtime import service as service_module
 from kestrel_sdk.runtime.engine.session import compute_grade
+from kestrel_sdk.runtime.frames import frame_root_of
 from kestrel_sdk.runtime.ids import session_id
-from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.service import Runtime, _pentad_bytes
 
 SCENARIO = "acme-trend"
 
@@ -212,15 +215,43 @@ def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:
     with pytest.raises(KestrelError) as err:
         runtime.artifact(missing)
     assert err.value.code == "UNKNOWN_ARTIFACT"
+    assert err.value.detail["status"] == "missing"
+    sid = _open(runtime)
+    pentad_root = runtime.submit("local", sid, "advance 1").pentad.root
+    assert runtime.artifact(pentad_root)["seq"] == 1  # served from the journal while open
+    record = runtime.close("local", sid)
+    conn = runtime.store._conn
+    for root in (pentad_root, record.root):
+        conn.execute("UPDATE artifacts SET body = ? WHERE root = ?", (b'{"forged":true}', root))
+        with pytest.raises(KestrelError) as bad:
+            runtime.artifact(root)
+        assert bad.value.code == "UNKNOWN_ARTIFACT"
+        assert bad.value.detail["status"] == "corrupt"
+        assert "corrupt" in bad.value.message
+
+
+def test_a_corrupt_journal_row_is_never_served(runtime: Runtime) -> None:
     sid = _open(runtime)
     root = runtime.submit("local", sid, "advance 1").pentad.root
     conn = runtime.store._conn
-    conn.execute("UPDATE artifacts SET body = ? WHERE root = ?", (b'{"forged":true}', root))
-    with pytest.raises(KestrelError) as bad:
-        runtime.artifact(root)
-    assert bad.value.code == "UNKNOWN_ARTIFACT"
-    assert bad.value.detail["status"] == "corrupt"
-    assert "corrupt" in bad.value.message
+    conn.execute("UPDATE journal SET pentad = ? WHERE pentad_root = ?", (b'{"x":1}', root))
+    assert runtime.store.lookup(root) == (None, "corrupt")
+
+
+def test_pentad_bytes_are_canonical_json() -> None:
+    for source in ("advance 1", 'stand down "é \u2028 \x7f"\n\t\x01', 'buy 1 ACME # "q"'):
+        root, body = _pentad_bytes("ks_x", 3, "sha256:" + "a" * 64, source)
+        data = {
+            "session": "ks_x",
+            "seq": 3,
+            "prev": "sha256:" + "a" * 64,
+            "body": {"mediaType": "text/x-kestrel", "bytes": source},
+        }
+        assert body == rfc8785.dumps({**data, "root": root_of(data)})
+        assert root == root_of(data)
+    with pytest.raises(KestrelError) as err:
+        _pentad_bytes("ks_x", 1, "sha256:" + "a" * 64, "advance 1 \ud800")
+    assert err.value.code == "INVALID_SOURCE"
 
 
 def test_a_new_runtime_resumes_open_sessions_with_identical_roots(tmp_path: Path) -> None:
@@ -291,3 +322,14 @@ def test_the_gate_is_honoured(tmp_path: Path) -> None:
 
 def test_default_runtime_is_never_gated(runtime: Runtime) -> None:
     assert not runtime.open_session("x", SCENARIO).gated
+
+
+def test_fast_frame_roots_equal_root_of(runtime: Runtime) -> None:
+    sid = _open(runtime)
+    sources = ["buy 10 ACME limit 1.00 tif gtc as low\nadvance 2", "buy 3 ACME\nadvance 1"]
+    sources += ["cancel low\nsell 3 ACME\nadvance 3", 'stand down "bye é"']
+    for source in sources:
+        response = runtime.submit("local", sid, source)
+        frame = response.delivery.frame
+        assert response.delivery.frame_root == root_of(frame) == frame_root_of(frame)
+        assert SessionResponse.parse(response.to_json()) == response  # wire form is valid

@@ -9,6 +9,13 @@ back the last few commits, never corrupt the file. ``synchronous=FULL`` would fs
 every step and cost the per-step path an order of magnitude; set
 ``KESTREL_SQLITE_SYNCHRONOUS=FULL`` to trade that speed for power-loss durability.
 
+The per-step write is a single ``INSERT`` into the journal, a rowid table keyed so that
+a session's rows append in order (the pentad's canonical bytes ride in the row; a
+trigger moves the session's status in the same statement): each extra or randomly
+placed b-tree page touched per commit costs the step path more than the engine does.
+A pentad becomes a row of the artifact table when its session closes; until then
+``get`` finds it in the journal.
+
 One connection per store, guarded by a lock, so a store may be shared by the event
 loop and worker threads; other processes on the same home wait on ``busy_timeout``.
 """
@@ -40,6 +47,10 @@ log = logging.getLogger(__name__)
 
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
 
+_APPEND = (
+    "INSERT INTO journal (key, pentad_root, pentad, frame_root, status) VALUES (?, ?, ?, ?, ?)"
+)
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS artifacts (
@@ -58,15 +69,33 @@ CREATE TABLE IF NOT EXISTS sessions (
     UNIQUE (principal, scenario_root, label)
 );
 CREATE TABLE IF NOT EXISTS journal (
-    session TEXT NOT NULL,
-    seq INTEGER NOT NULL,
+    key INTEGER PRIMARY KEY,  -- (rowid of the session << 32) | seq: appends stay in order
     pentad_root TEXT NOT NULL,
+    pentad BLOB NOT NULL,
     frame_root TEXT NOT NULL,
-    PRIMARY KEY (session, seq)
-) WITHOUT ROWID;
+    status TEXT
+);
+CREATE TRIGGER IF NOT EXISTS journal_status AFTER INSERT ON journal
+WHEN NEW.status IS NOT NULL
+BEGIN
+    UPDATE sessions SET status = NEW.status WHERE rowid = NEW.key >> 32;
+END;
 """
 
-_SCHEMA_VERSION = "1"
+_SCHEMA_VERSION = "3"
+_SEQ_BITS = 32
+
+
+def _statements(script: str) -> list[str]:
+    """Split a schema script into statements (trigger bodies kept whole)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending.strip())
+            pending = ""
+    return out
 
 
 def default_home() -> Path:
@@ -91,11 +120,12 @@ class SessionRow:
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """One accepted submission: its pentad and the root of the frame it produced."""
+    """One accepted submission: its pentad (canonical bytes) and the frame root it produced."""
 
     seq: int
     pentad_root: str
     frame_root: str
+    pentad: bytes
 
 
 class SqliteStore:
@@ -106,6 +136,7 @@ class SqliteStore:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = self.home / "kestrel.db"
         self._lock = threading.RLock()
+        self._keys: dict[str, int] = {}
         self._conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
@@ -118,9 +149,8 @@ class SqliteStore:
             self._conn.execute(f"PRAGMA synchronous = {sync}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             with self._transaction():
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self._conn.execute(statement)
+                for statement in _statements(_SCHEMA):
+                    self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
                     (_SCHEMA_VERSION,),
@@ -182,6 +212,10 @@ class SqliteStore:
             row = self._conn.execute(
                 "SELECT body FROM artifacts WHERE root = ?", (root,)
             ).fetchone()
+            if row is None:  # a pentad of a session not yet closed
+                row = self._conn.execute(
+                    "SELECT pentad FROM journal WHERE pentad_root = ? LIMIT 1", (root,)
+                ).fetchone()
         if row is None:
             return None, "missing"
         body = bytes(row[0])
@@ -278,30 +312,51 @@ class SqliteStore:
         *,
         status: str | None = None,
     ) -> None:
-        """Persist one accepted submission atomically (pentad, journal row, status)."""
-        with self._transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)",
-                (pentad_root, pentad_body),
-            )
-            conn.execute(
-                "INSERT INTO journal (session, seq, pentad_root, frame_root) VALUES (?, ?, ?, ?)",
-                (session_id, seq, pentad_root, frame_root),
-            )
-            if status is not None:
-                conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session_id))
+        """Persist one accepted submission: one statement, so atomic by itself."""
+        base = self._keys.get(session_id)
+        if base is None:
+            base = self._base(session_id)
+        with self._lock:
+            self._conn.execute(_APPEND, (base | seq, pentad_root, pentad_body, frame_root, status))
+
+    def _base(self, session_id: str) -> int:
+        """The journal key of seq 0 of a session (its rowid shifted)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT rowid FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no session {session_id}")
+        base = int(row[0]) << _SEQ_BITS
+        self._keys[session_id] = base
+        return base
 
     def journal(self, session_id: str) -> list[JournalEntry]:
+        """A session's accepted submissions in order."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT seq, pentad_root, frame_root FROM journal WHERE session = ? ORDER BY seq",
-                (session_id,),
+                "SELECT key, pentad_root, frame_root, pentad FROM journal"
+                " WHERE key > ? AND key < ? ORDER BY key",
+                self._range(session_id),
             ).fetchall()
-        return [JournalEntry(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+        mask = (1 << _SEQ_BITS) - 1
+        return [JournalEntry(int(r[0]) & mask, str(r[1]), str(r[2]), bytes(r[3])) for r in rows]
+
+    def _range(self, session_id: str) -> tuple[int, int]:
+        base = self._keys.get(session_id)
+        if base is None:
+            base = self._base(session_id)
+        return base, base + (1 << _SEQ_BITS)
 
     def finish(self, session_id: str, artifacts: Mapping[str, bytes], record_root: str) -> None:
-        """Close a session: its artifacts and its closed status in one transaction."""
+        """Close a session in one transaction: its pentads become artifacts, with
+        ``artifacts`` (record, head frame, blotter), and its status becomes closed."""
         with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO artifacts (root, body)"
+                " SELECT pentad_root, pentad FROM journal WHERE key > ? AND key < ?",
+                self._range(session_id),
+            )
             for root, body in artifacts.items():
                 conn.execute(
                     "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
