@@ -241,7 +241,7 @@ def test_a_corrupt_journal_row_is_never_served(runtime: Runtime) -> None:
 def test_pentad_bytes_are_canonical_json() -> None:
     for source in ("advance 1", 'stand down "é \u2028 \x7f"\n\t\x01', 'buy 1 ACME # "q"'):
         root, body = _pentad_bytes("ks_x", 3, "sha256:" + "a" * 64, source)
-        data = {
+        data: dict[str, Any] = {
             "session": "ks_x",
             "seq": 3,
             "prev": "sha256:" + "a" * 64,
