@@ -22,3 +22,5 @@ def _isolated_home(
     monkeypatch.delenv("KESTREL_REMOTE", raising=False)
     monkeypatch.delenv("KESTREL_API_TOKEN", raising=False)
     monkeypatch.delenv("KESTREL_SECRET_STORE", raising=False)
+    # Subprocesses never reach a real OS keyring either (auto selection then uses the file).
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
