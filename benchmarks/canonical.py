@@ -12,7 +12,7 @@ import timeit
 from typing import Any
 
 import rfc8785
-from kestrel_protocol import canonical_json
+from kestrel_protocol import SessionFrame, canonical_json, root_of
 
 RUNS = 7
 CALLS = 200
@@ -73,6 +73,8 @@ def frame_sized() -> dict[str, Any]:
                 "fee": "1.00",
                 "reason": "déjà vu ✓" if i % 10 == 0 else None,
             }
+            if i % 2
+            else {"type": "accepted", "order": f"o{i}", "bar": 412}
             for i in range(60)
         ],
     }
@@ -93,6 +95,9 @@ def main() -> None:
     print(f"canonical_json : {t_ours * 1e6:9.1f} us/call")
     print(f"rfc8785.dumps  : {t_ref * 1e6:9.1f} us/call")
     print(f"ratio          : {t_ref / t_ours:9.2f}x (rfc8785 time / canonical_json time)")
+    frame = SessionFrame.parse(value)
+    t_root = median_seconds(root_of, frame)
+    print(f"root_of(SessionFrame model, dump included): {t_root * 1e6:9.1f} us/call")
 
 
 if __name__ == "__main__":

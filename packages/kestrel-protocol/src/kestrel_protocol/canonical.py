@@ -136,8 +136,14 @@ def to_json_value(value: Any) -> Any:
     return value
 
 
+# check_circular is off because _plain has already walked the value (a cycle would have
+# ended there in RecursionError).
 _FAST_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+    ensure_ascii=False,
+    sort_keys=True,
+    separators=(",", ":"),
+    allow_nan=False,
+    check_circular=False,
 )
 
 
