@@ -42,6 +42,7 @@ SYNTAX_CASES = [
     ("buy 1 ACME limit abc", 1, 18, "K103"),
     ("buy 1 ACME limit 1.", 1, 18, "K103"),
     ("buy 1 ACME stop 10 limit 0", 1, 26, "K103"),
+    ("buy 1 ACME limit 123456789012345678.901", 1, 18, "K103"),
     ("buy 1 ACME tif week", 1, 16, "K104"),
     ("buy 1 ACME market tif forever", 1, 23, "K104"),
     ("buy 1 ACME as Entry", 1, 15, "K105"),

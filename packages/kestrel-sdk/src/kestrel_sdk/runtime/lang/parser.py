@@ -46,6 +46,8 @@ _TIMESTAMP = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?(Z|\+00:00)"
 )
 
+_PRICE_MAX_CHARS = 20  # keeps every price exact in Decimal's default 28 digits
+
 _TYPES = frozenset({"market", "limit", "stop"})
 _TIFS = frozenset({"day", "gtc", "ioc"})
 
@@ -83,6 +85,10 @@ def _unexpected(tok: Token, expected: str) -> _Problem:
 def _price(tok: Token) -> Decimal:
     if tok.quoted or not _PRICE.fullmatch(tok.text):
         raise _Problem(tok.column, "K103", f"bad price {tok.text!r}: write digits like 101.25")
+    if len(tok.text) > _PRICE_MAX_CHARS:
+        raise _Problem(
+            tok.column, "K103", f"bad price {tok.text!r}: at most {_PRICE_MAX_CHARS} characters"
+        )
     value = Decimal(tok.text)
     if value == 0:
         raise _Problem(tok.column, "K103", f"bad price {tok.text!r}: a price must be above 0")
