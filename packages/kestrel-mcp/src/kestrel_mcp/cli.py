@@ -17,6 +17,7 @@ import anyio
 import click
 import kestrel_sdk
 from kestrel_protocol.ports import Transport
+from kestrel_secrets import open_secret_store
 
 from .server import create_kestrel_mcp_server
 from .stdio import serve_stdio
@@ -32,15 +33,13 @@ class TransportUnavailable(click.ClickException):
     exit_code = 2
 
 
-def _api_token() -> str | None:
+def _api_token(home: str | None) -> str | None:
     """The bearer for a remote door: ``KESTREL_API_TOKEN``, else the secret store's key."""
     token = os.environ.get("KESTREL_API_TOKEN")
     if token:
         return token
     try:
-        from kestrel_secrets import open_secret_store  # noqa: PLC0415
-
-        return open_secret_store().reveal("KESTREL_API_TOKEN")
+        return open_secret_store(home).reveal("KESTREL_API_TOKEN")
     except Exception as exc:
         logger.warning("no KESTREL_API_TOKEN (secret store unavailable: %s)", type(exc).__name__)
         return None
@@ -57,7 +56,7 @@ def build_transport(
                 "BACKEND_UNAVAILABLE: --remote/KESTREL_REMOTE needs kestrel_sdk.remote_transport, "
                 "which this kestrel-sdk does not provide yet; unset KESTREL_REMOTE to run locally"
             )
-        transport: Transport = factory(base_url=remote, token=_api_token())
+        transport: Transport = factory(base_url=remote, token=_api_token(home))
         return transport
     paths: list[str | Path] | None = list(catalog_paths) or None
     return kestrel_sdk.local_transport(home=home, catalog_paths=paths)
@@ -74,7 +73,7 @@ def _configure_logging(level: str) -> None:
 def _run(remote: str | None, home: str | None, catalog_paths: tuple[str, ...], log: str) -> None:
     _configure_logging(log)
     transport = build_transport(remote, home, catalog_paths)
-    server = create_kestrel_mcp_server(transport)
+    server = create_kestrel_mcp_server(transport, secret_store=lambda: open_secret_store(home))
     anyio.run(serve_stdio, server)
 
 
@@ -136,8 +135,10 @@ def mcp_command(
     log: str,
 ) -> None:
     """Serve Kestrel as an MCP server over stdio (same as the kestrel-mcp command)."""
+    # The parent ``kestrel`` group's --home/--remote apply unless given here too.
     parent: Any = ctx.find_root().obj
-    if isinstance(parent, dict):
-        remote = remote or parent.get("remote")
-        home = home or parent.get("home")
+    if parent is not None:
+        remote = remote or getattr(parent, "remote", None)
+        parent_home = getattr(parent, "home", None)
+        home = home or (str(parent_home) if parent_home is not None else None)
     _run(remote, home, catalog_paths, log)

@@ -1,0 +1,90 @@
+"""The composition root: ``kestrel-mcp``, ``kestrel mcp``, and choosing the transport."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kestrel_sdk
+import pytest
+from click.testing import CliRunner
+from kestrel_mcp import cli
+
+INIT = json.dumps(
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+)
+
+
+def test_remote_without_a_remote_transport_is_refused_clearly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delattr(kestrel_sdk, "remote_transport", raising=False)
+    result = CliRunner().invoke(cli.main, ["--remote", "http://127.0.0.1:9"])
+    assert result.exit_code == 2
+    assert "BACKEND_UNAVAILABLE" in result.output
+    assert "remote_transport" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_kestrel_remote_env_selects_the_remote_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_remote(
+        base_url: str | None = None, token: str | None = None, client: Any = None
+    ) -> Any:
+        seen.update(base_url=base_url, token=token)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(kestrel_sdk, "remote_transport", fake_remote, raising=False)
+    monkeypatch.setenv("KESTREL_REMOTE", "http://127.0.0.1:8787")
+    monkeypatch.setenv("KESTREL_API_TOKEN", "kt_from_env")
+    result = CliRunner().invoke(cli.main, [])
+    assert result.exit_code == 0
+    assert seen == {"base_url": "http://127.0.0.1:8787", "token": "kt_from_env"}
+
+
+def test_remote_token_falls_back_to_the_secret_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kestrel_secrets import open_secret_store
+
+    monkeypatch.setenv("KESTREL_SECRET_STORE", "file")
+    open_secret_store(tmp_path).set("KESTREL_API_TOKEN", "kt_from_store")
+    seen: dict[str, Any] = {}
+
+    def fake_remote(
+        base_url: str | None = None, token: str | None = None, client: Any = None
+    ) -> Any:
+        seen.update(base_url=base_url, token=token)
+        return object()
+
+    monkeypatch.setattr(kestrel_sdk, "remote_transport", fake_remote, raising=False)
+    cli.build_transport("http://127.0.0.1:8787", str(tmp_path))
+    assert seen == {"base_url": "http://127.0.0.1:8787", "token": "kt_from_store"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [str(Path(sys.executable).with_name("kestrel-mcp")), "--home", "{home}"],
+        [str(Path(sys.executable).with_name("kestrel")), "--home", "{home}", "mcp"],
+        [sys.executable, "-m", "kestrel_mcp", "--home", "{home}"],
+    ],
+)
+def test_every_entry_point_serves_stdio(argv: list[str], tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    done = subprocess.run(
+        [arg.replace("{home}", home) for arg in argv],
+        input=INIT + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "kestrel"
