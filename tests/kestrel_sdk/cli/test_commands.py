@@ -1,0 +1,208 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from kestrel_sdk.cli import cli
+from kestrel_sdk.cli import group as group_module
+
+ROOT = Path(__file__).resolve().parents[3]
+TREND = ROOT / "examples" / "trend.kes"
+
+
+def _kestrel(home: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--home", str(home), *args])
+
+
+def test_catalog_table_and_json(tmp_path: Path) -> None:
+    table = _kestrel(tmp_path, "catalog")
+    assert table.exit_code == 0
+    for scenario in ("acme-trend", "acme-chop", "acme-crash", "pairs-kx", "minute-200k"):
+        assert scenario in table.stdout
+    data = json.loads(_kestrel(tmp_path, "catalog", "--json").stdout)
+    assert data["kind"] == "kestrel.catalog"
+    check = _kestrel(tmp_path, "catalog", "--check")
+    assert check.exit_code == 0
+    assert "catalog ok" in check.stdout
+
+
+def test_catalog_check_reports_a_bad_user_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = tmp_path / "user" / "broken"
+    bad.mkdir(parents=True)
+    (bad / "scenario.toml").write_text('id = "Not Valid"\n', encoding="utf-8")
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(tmp_path / "user"))
+    check = _kestrel(tmp_path, "catalog", "--check")
+    assert check.exit_code == 1
+    assert "broken" in check.stdout
+    assert "catalog problem" in check.stderr
+    listing = _kestrel(tmp_path, "catalog")  # the shipped catalog still works
+    assert listing.exit_code == 0
+    assert "acme-trend" in listing.stdout
+
+
+def test_validate_prints_located_diagnostics_and_exits_1(tmp_path: Path) -> None:
+    program = tmp_path / "bad.kes"
+    program.write_text("buy 10 ACME\nsell ten ACME\nfly away\n", encoding="utf-8")
+    result = _kestrel(tmp_path, "validate", str(program))
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{program}:2:6: K102 " + lines[0].split(" K102 ", 1)[1]
+    assert lines[1].startswith(f"{program}:3:1: K100 ")
+    ok = _kestrel(tmp_path, "validate", str(TREND), "--scenario", "acme-trend")
+    assert ok.exit_code == 0
+    assert "ok (9 statements)" in ok.stdout
+    scenario_error = tmp_path / "sym.kes"
+    scenario_error.write_text("buy 10 NOPE\n", encoding="utf-8")
+    bad_symbol = _kestrel(tmp_path, "validate", str(scenario_error), "--scenario", "acme-trend")
+    assert bad_symbol.exit_code == 1
+    assert f"{scenario_error}:1:8: K201" in bad_symbol.stdout
+
+
+def test_run_grade_verify_and_tamper(tmp_path: Path) -> None:
+    out = tmp_path / "g.json"
+    run = _kestrel(tmp_path, "run", str(TREND), "--scenario", "acme-trend", "--out", str(out))
+    assert run.exit_code == 0, run.stderr
+    assert "pnl" in run.stdout
+    assert "chain-intact" in run.stdout
+    grade = json.loads(out.read_text(encoding="utf-8"))
+    assert grade["kind"] == "kestrel.grade"
+    verified = _kestrel(tmp_path, "verify", str(out))
+    assert verified.exit_code == 0
+    assert grade["root"] in verified.stdout
+    again = _kestrel(tmp_path, "grade", grade["session"], "--json")
+    assert json.loads(again.stdout) == grade
+    artifact = _kestrel(tmp_path, "artifact", grade["record"])
+    assert artifact.exit_code == 0
+    assert json.loads(artifact.stdout)["kind"] == "kestrel.session"
+
+    tampered = dict(grade, metrics=dict(grade["metrics"], fees="0.00"))
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(tampered), encoding="utf-8")
+    failed = _kestrel(tmp_path, "verify", str(bad))
+    assert failed.exit_code == 1
+    assert failed.stderr.strip().splitlines() == [
+        f"kestrel: verification failed: metrics.fees: expected {grade['metrics']['fees']},"
+        " found 0.00"
+    ]
+    root_only = dict(grade, root="sha256:" + "0" * 64)
+    bad.write_text(json.dumps(root_only), encoding="utf-8")
+    failed_root = _kestrel(tmp_path, "verify", str(bad), "--json")
+    assert failed_root.exit_code == 1
+    assert json.loads(failed_root.stdout)["mismatch"]["field"] == "root"
+
+
+def test_run_refuses_invalid_programs_with_exit_1(tmp_path: Path) -> None:
+    program = tmp_path / "p.kes"
+    program.write_text("buy 10 ACME limit 1.001\n", encoding="utf-8")
+    result = _kestrel(tmp_path, "run", str(program), "--scenario", "acme-trend")
+    assert result.exit_code == 1
+    assert f"{program}:1:19: K202" in result.stderr
+
+
+def test_long_runs_are_chunked_with_the_same_metrics(tmp_path: Path) -> None:
+    program = tmp_path / "long.kes"
+    program.write_text("buy 10 ACME\nadvance 6000\nsell 10 ACME\nadvance 5\n", encoding="utf-8")
+    chunked = _kestrel(
+        tmp_path, "run", str(program), "--scenario", "minute-200k", "--json", "--label", "a"
+    )
+    atomic = _kestrel(
+        tmp_path,
+        "run",
+        str(program),
+        "--scenario",
+        "minute-200k",
+        "--json",
+        "--label",
+        "b",
+        "--atomic",
+    )
+    assert chunked.exit_code == 0, chunked.stderr
+    assert atomic.exit_code == 0, atomic.stderr
+    one, many = json.loads(atomic.stdout), json.loads(chunked.stdout)
+    assert one["metrics"] == many["metrics"]
+    assert [c["passed"] for c in one["conformance"]["checks"]] == [
+        c["passed"] for c in many["conformance"]["checks"]
+    ]
+    records = [json.loads(_kestrel(tmp_path, "artifact", g["record"]).stdout) for g in (one, many)]
+    assert len(records[0]["pentads"]) == 1
+    assert len(records[1]["pentads"]) > 10
+
+
+def test_refusals_are_one_line_with_exit_3_and_4(tmp_path: Path) -> None:
+    unknown = _kestrel(tmp_path, "artifact", "sha256:" + "0" * 64)
+    assert unknown.exit_code == 3
+    assert unknown.stderr.splitlines() == [
+        f"kestrel: UNKNOWN_ARTIFACT: no artifact sha256:{'0' * 64}"
+    ]
+    session = _kestrel(tmp_path, "grade", "ks_nothing")
+    assert session.exit_code == 3
+    assert session.stderr.startswith("kestrel: UNKNOWN_SESSION: ")
+    scenario = _kestrel(tmp_path, "run", str(TREND), "--scenario", "nope")
+    assert scenario.exit_code == 3
+    assert "UNKNOWN_SCENARIO" in scenario.stderr
+    remote = CliRunner().invoke(cli, ["--remote", "http://127.0.0.1:9", "catalog"])
+    assert remote.exit_code == 4
+    assert remote.stderr.startswith("kestrel: BACKEND_UNAVAILABLE: ")
+    assert "Traceback" not in unknown.stderr + session.stderr + remote.stderr
+    usage = _kestrel(tmp_path, "run", str(TREND))
+    assert usage.exit_code == 2
+
+
+def test_plugins_load_and_a_broken_one_never_breaks_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kestrel_fake_plugin.py").write_text(
+        "import click\n\n@click.command()\n"
+        "def hello() -> None:\n    click.echo('hello from plugin')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    points = [
+        EntryPoint("hello", "kestrel_fake_plugin:hello", "kestrel.cli"),
+        EntryPoint("broken", "kestrel_no_such_module:cli", "kestrel.cli"),
+        EntryPoint("notcmd", "json:dumps", "kestrel.cli"),
+    ]
+    monkeypatch.setattr(group_module, "entry_points", lambda group: points)
+    monkeypatch.setattr(cli, "_plugins", None)
+    monkeypatch.setattr(cli, "_loaded", {})
+    hello = _kestrel(tmp_path, "hello")
+    assert hello.exit_code == 0
+    assert "hello from plugin" in hello.stdout
+    listing = _kestrel(tmp_path, "--help")
+    assert listing.exit_code == 0
+    assert "hello" in listing.stdout
+    assert "broken" not in listing.stdout
+    assert "plugin 'broken'" in listing.stderr
+    assert "plugin 'notcmd'" in listing.stderr
+    assert _kestrel(tmp_path, "catalog").exit_code == 0
+
+
+def test_console_script_run_and_verify(tmp_path: Path) -> None:
+    kestrel = Path(sys.executable).parent / "kestrel"
+    out = tmp_path / "g.json"
+    home = ["--home", str(tmp_path / "home")]
+    run = subprocess.run(
+        [str(kestrel), *home, "run", str(TREND), "--scenario", "acme-trend", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Grade of" in run.stdout
+    verify = subprocess.run(
+        [str(kestrel), *home, "verify", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert verify.returncode == 0, verify.stderr
+    assert verify.stdout.startswith("ok: grade sha256:")

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from kestrel_protocol import (
+    GradeResult,
+    KestrelError,
+    Offer,
+    OperationResumption,
+    Payment,
+    root_of,
+)
+from kestrel_protocol.ports import Transport
+from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
+from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.transports.local import _heavy
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_sdk_workflow_over_local_transport(tmp_path: Path) -> None:
+    transport = local_transport(home=tmp_path)
+    assert isinstance(transport, Transport)
+    async with create_sdk(transport) as sdk:
+        catalog = await sdk.catalog()
+        assert "acme-trend" in [s.id for s in catalog.scenarios]
+        assert (await sdk.scenario("acme-trend")).id == "acme-trend"
+        assert (await sdk.tape("acme-trend")).startswith("time,symbol,open,high,low,close,volume")
+        report = await sdk.validate("buy 10 NOPE\n", "acme-trend")
+        assert not report.ok
+        assert report.diagnostics[0].code == "K201"
+        opened = await sdk.open_session("acme-trend")
+        assert not opened.gated
+        assert opened.session is not None
+        session = opened.session
+        response = await session.submit("buy 10 ACME\nadvance 5\n")
+        assert response.disposition == "applied"
+        delivery = await session.frame()
+        assert delivery.frame_root == response.delivery.frame_root == root_of(delivery.frame)
+        blotter = await session.blotter()
+        assert blotter.orders[0].status == "filled"
+        record = await session.close()
+        assert record.head == (await session.frame()).frame_root
+        graded = await sdk.grade(session.id)
+        while isinstance(graded, OperationResumption):
+            await anyio.sleep(graded.resume_after_ms / 1000)
+            graded = await sdk.resume(graded)
+        assert isinstance(graded, GradeResult)
+        assert await sdk.artifact(graded.root) == graded.to_json()
+        assert (await sdk.verify(graded)).ok
+
+
+async def test_refusals_raise_sdk_local_error_with_the_code(tmp_path: Path) -> None:
+    async with create_sdk(local_transport(home=tmp_path)) as sdk:
+        with pytest.raises(SdkLocalError) as err:
+            await sdk.open_session("no-such-scenario")
+        assert err.value.code == "UNKNOWN_SCENARIO"
+        assert isinstance(err.value, SdkError)
+        assert isinstance(err.value, KestrelError)
+        with pytest.raises(SdkLocalError) as bad:
+            await sdk.session("ks_nope").submit("advance 1")
+        assert bad.value.code == "UNKNOWN_SESSION"
+        with pytest.raises(SdkLocalError) as art:
+            await sdk.artifact("sha256:" + "0" * 64)
+        assert art.value.code == "UNKNOWN_ARTIFACT"
+        with pytest.raises(SdkLocalError) as op:
+            await sdk.resume("opt_nope")
+        assert op.value.code == "UNKNOWN_OPERATION"
+        opened = await sdk.open_session("acme-trend")
+        assert opened.session is not None
+        with pytest.raises(SdkLocalError) as invalid:
+            await opened.session.submit("buy ten ACME")
+        assert invalid.value.code == "INVALID_SOURCE"
+        assert invalid.value.detail["diagnostics"][0]["code"] == "K102"
+
+
+async def test_principals_sharing_a_runtime_cannot_see_each_other(tmp_path: Path) -> None:
+    runtime = Runtime(tmp_path)
+    alice = create_sdk(local_transport(principal="alice", runtime=runtime))
+    bob = create_sdk(local_transport(principal="bob", runtime=runtime))
+    opened = await alice.open_session("acme-trend", label="x")
+    assert opened.session is not None
+    sid = opened.session.id
+    with pytest.raises(SdkLocalError) as err:
+        await bob.session(sid).frame()
+    assert err.value.code == "UNKNOWN_SESSION"
+    bob_opened = await bob.open_session("acme-trend", label="x")
+    assert bob_opened.session is not None
+    assert bob_opened.session.id != sid
+    await alice.aclose()
+    await bob.aclose()
+    # a shared runtime is the caller's: closing a transport leaves it usable
+    assert runtime.frame("alice", sid).frame.seq == 0
+    runtime.shutdown()
+
+
+class _QuotaGate:
+    def check(self, principal: str, scenario: str, payment: Payment | None) -> Offer | None:
+        if payment is not None:
+            return None
+        return Offer.with_root(
+            offer_id="of_q",
+            scenario=scenario,
+            amount="0.50",
+            currency="USD",
+            description="quota spent",
+            expires_at="2031-01-01T00:00:00Z",
+            accepts=["voucher"],
+        )
+
+
+async def test_a_gated_open_returns_the_offer_as_data(tmp_path: Path) -> None:
+    async with create_sdk(local_transport(home=tmp_path, gate=_QuotaGate())) as sdk:
+        gated = await sdk.open_session("acme-trend")
+        assert gated.gated
+        assert gated.session is None
+        assert gated.payment is not None
+        assert gated.payment.offer_id == "of_q"
+        paid = await sdk.open_session("acme-trend", payment=Payment(offer_id="of_q", voucher="v"))
+        assert not paid.gated
+        assert paid.session is not None
+
+
+async def test_long_submits_run_off_the_loop_with_the_same_result(tmp_path: Path) -> None:
+    assert _heavy("advance 5000")
+    assert _heavy("advance to 2024-01-01T00:00:00Z")
+    assert not _heavy("advance 1")
+    assert not _heavy("buy 10 ACME\nadvance 20")
+    sdk = create_sdk(local_transport(home=tmp_path / "a"))
+    session = (await sdk.open_session("minute-200k")).session
+    assert session is not None
+    offloaded = await session.submit("buy 10 ACME tif gtc\nadvance 2500")
+    await sdk.aclose()
+    direct = Runtime(tmp_path / "b")
+    sid = direct.open_session("local", "minute-200k").session_id
+    assert sid == session.id
+    inline = direct.submit("local", sid, "buy 10 ACME tif gtc\nadvance 2500")
+    assert offloaded.delivery.frame_root == inline.delivery.frame_root
+    assert offloaded.pentad.root == inline.pentad.root
+    direct.shutdown()
