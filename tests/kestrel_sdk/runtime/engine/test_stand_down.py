@@ -7,7 +7,7 @@ import pytest
 from kestrel_protocol import KestrelError
 from kestrel_sdk.runtime.engine import SessionEngine
 
-from tests.kestrel_sdk.runtime.engine.tapes import daily
+from tests.kestrel_sdk.runtime.engine.tapes import daily, scenario
 
 FLAT = ("100", "100", "100", "100")
 
@@ -134,3 +134,43 @@ def test_close_cancels_open_orders_and_then_refuses() -> None:
         with pytest.raises(KestrelError) as err:
             call()
         assert err.value.code == "SESSION_CLOSED"
+
+
+def test_max_drawdown_on_the_bar_of_a_fill() -> None:
+    rows = [FLAT, ("100", "100", "70", "70"), FLAT, FLAT]
+    engine = SessionEngine(daily(rows, max_drawdown="0.25"), "ks_t")
+    step = engine.submit("buy 900 ACME\nadvance 2")
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "max-drawdown"
+    assert step.frame.clock.bar == 1
+    assert [(e.order, e.price) for e in step.frame.events if e.type == "fill"] == [
+        ("o1", "100.00"),
+        ("o2", "70.00"),
+    ]
+
+
+def test_max_drawdown_with_two_symbols_held() -> None:
+    def bar(day: int, a: str, b: str) -> tuple[str, dict[str, tuple[str, str, str, str, int]]]:
+        return (
+            f"2024-01-0{day}T00:00:00Z",
+            {"AAA": (a, a, a, a, 10**6), "BBB": (b, b, b, b, 10**6)},
+        )
+
+    loaded = scenario(
+        [
+            bar(1, "100", "100"),
+            bar(2, "100", "100"),
+            bar(3, "90", "95"),
+            bar(4, "60", "70"),
+            bar(5, "50", "50"),
+        ],
+        max_drawdown="0.2",
+    )
+    engine = SessionEngine(loaded, "ks_t")
+    step = engine.submit("buy 500 AAA\nbuy 400 BBB\nadvance 3")
+    # equity 100000 → 93000 (7 %) → 68000 (32 %): stand down at bar 3, both liquidated
+    assert step.stand_down is not None
+    assert step.frame.clock.bar == 3
+    sells = [(e.order, e.qty, e.price) for e in step.frame.events if e.type == "fill"][2:]
+    assert sells == [("o3", 500, "60.00"), ("o4", 400, "70.00")]
+    assert step.frame.account.equity == "68000.00"
