@@ -166,3 +166,23 @@ def test_same_sources_give_byte_identical_objects() -> None:
     first, second = _run(), _run()
     assert first == second
     assert len(set(first)) == len(first)
+
+
+def test_fast_frame_root_is_the_protocol_root() -> None:
+    from kestrel_sdk.runtime.engine.frame import frame_root
+
+    rows = [
+        (f"{100 + i % 5}", f"{103 + i % 5}", f"{97 + i % 5}", f"{101 + i % 3}") for i in range(9)
+    ]
+    engine = SessionEngine(daily(rows, bps="10", shortable=True), "ks_ü")
+    frames = [engine.frame()]
+    for source in [
+        "buy 5 ACME tif gtc as a",
+        "sell 9 ACME stop 99\nadvance 2",
+        "buy 1 ACME limit 96 tif gtc\nadvance 3",
+        'stand down "done"',
+    ]:
+        frames.append(engine.submit(source).frame)
+    frames.append(engine.close())
+    for frame in frames:
+        assert frame_root(frame) == root_of(frame)

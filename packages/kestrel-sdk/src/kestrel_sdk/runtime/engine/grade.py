@@ -23,11 +23,11 @@ from kestrel_protocol import (
     SessionRecord,
     money,
     ratio,
-    root_of,
 )
 
 from ..catalog.model import LoadedScenario
 from .core import SessionEngine
+from .frame import frame_root
 
 __all__ = ["compute_grade", "equity_metrics"]
 
@@ -110,7 +110,7 @@ def compute_grade(
         if chain is not None:
             break
         seq = index + 1
-        prev = root_of(engine.frame())
+        prev = frame_root(engine.frame())
         if pentad.root != record.pentads[index]:
             chain = f"pentad {seq} is {pentad.root}, the record lists {record.pentads[index]}"
         elif pentad.session != record.session or pentad.seq != seq:
@@ -127,8 +127,8 @@ def compute_grade(
         if progress is not None:
             progress(engine.clock, total)
     if chain is None:
-        last_root = root_of(engine.frame())
-        closed_root = root_of(engine.close())
+        last_root = frame_root(engine.frame())
+        closed_root = frame_root(engine.close())
         if record.head not in (last_root, closed_root):
             chain = f"replay ends at {closed_root}, the record's head is {record.head}"
     elif engine.status != "closed":
