@@ -6,7 +6,9 @@ Run: ``uv run python benchmarks/engine.py [--runs 3] [--bars 199999]``.
     ``create_sdk(local_transport())`` (a temp home, so persistence is included), against
     backtesting.py's same strategy (signal on closes, market orders filled at the next
     open, commission 0.001, ``trade_on_close=False``). Reports steps/s, the peer's bars/s,
-    the ratio and both final equities, which must agree within 0.01 %.
+    the ratio and both final equities, which must agree within 0.01 %. Both sides compare
+    close × 20 with the 20-close sum in integer cents, so a tie (close exactly on its
+    SMA) is a tie on both sides; a float mean would turn some ties into crossings.
 (b) four resting orders that never fill, then one ``advance N``: bars/s, against
     backtesting.py running the same four never-filling orders.
 
@@ -27,6 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 import anyio
+import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 from backtesting import Backtest, Strategy  # type: ignore[import-untyped]
 from backtesting.lib import crossover  # type: ignore[import-untyped]
@@ -60,19 +63,32 @@ def tape_frame(tape: Tape, bars: int) -> pd.DataFrame:
     )
 
 
-def _sma(values: Any, n: int) -> Any:
-    return pd.Series(values).rolling(n).mean()
+def _cents_array(values: Any) -> Any:
+    return np.round(np.asarray(values, dtype=float) * 100)
+
+
+def _window_sum(values: Any) -> Any:
+    """Σ of the last WINDOW closes in cents: SMA × WINDOW, exact in floats (integers)."""
+    return pd.Series(_cents_array(values)).rolling(WINDOW).sum().to_numpy()
+
+
+def _scaled_close(values: Any) -> Any:
+    """Close in cents × WINDOW, comparable exactly with :func:`_window_sum`."""
+    return _cents_array(values) * WINDOW
 
 
 class SmaCross(Strategy):  # type: ignore[misc]
+    """Close crossing its SMA(20), compared exactly (a float mean can flip a tie)."""
+
     def init(self) -> None:
-        self.sma = self.I(_sma, self.data.Close, WINDOW)
+        self.total = self.I(_window_sum, self.data.Close)
+        self.scaled = self.I(_scaled_close, self.data.Close)
 
     def next(self) -> None:
-        if crossover(self.data.Close, self.sma):
+        if crossover(self.scaled, self.total):
             if not self.position:
                 self.buy(size=QTY)
-        elif crossover(self.sma, self.data.Close) and self.position:
+        elif crossover(self.total, self.scaled) and self.position:
             self.position.close()
 
 
