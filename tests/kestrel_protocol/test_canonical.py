@@ -107,6 +107,16 @@ def test_deeply_nested_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
     assert _exact(value) == expected
 
 
+@pytest.mark.slow
+@settings(max_examples=100_000, deadline=None, suppress_health_check=_SLOW_IS_FINE)
+@given(st.one_of(json_values, deep_values))
+def test_large_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
+    """The long variant (``-m slow``): ten times the default corpus."""
+    expected = rfc8785.dumps(value)
+    assert canonical_json(value) == expected
+    assert _exact(value) == expected
+
+
 @pytest.mark.parametrize(
     "value",
     [
