@@ -18,6 +18,9 @@ A pentad becomes a row of the artifact table when its session closes; until then
 
 One connection per store, guarded by a lock, so a store may be shared by the event
 loop and worker threads; other processes on the same home wait on ``busy_timeout``.
+Checkpoints (copying the WAL into the database, with an fsync) run on a background
+thread with its own connection every :data:`CHECKPOINT_EVERY` appends, so that a step
+never pays for one; SQLite's own auto-checkpoint stays on, far higher, as a backstop.
 """
 
 from __future__ import annotations
@@ -83,6 +86,9 @@ END;
 """
 
 _SCHEMA_VERSION = "3"
+CHECKPOINT_EVERY = 1000
+"""Appends between background checkpoints."""
+_BACKSTOP_PAGES = 50_000
 _SEQ_BITS = 32
 
 
@@ -102,6 +108,46 @@ def default_home() -> Path:
     """``$KESTREL_HOME``, else ``~/.kestrel``."""
     env = os.environ.get("KESTREL_HOME")
     return Path(env).expanduser() if env else Path.home() / ".kestrel"
+
+
+class _Checkpointer:
+    """A daemon thread that runs passive WAL checkpoints when asked."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="kestrel-checkpoint", daemon=True
+            )
+            self._thread.start()
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._stopping:
+                    return
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as exc:  # the backstop still checkpoints
+                    log.warning("background checkpoint of %s failed: %s", self._path, exc)
+        finally:
+            conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +183,8 @@ class SqliteStore:
         self.path = self.home / "kestrel.db"
         self._lock = threading.RLock()
         self._keys: dict[str, int] = {}
+        self._appends = 0
+        self._checkpointer = _Checkpointer(self.path)
         self._conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
@@ -148,6 +196,7 @@ class SqliteStore:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA synchronous = {sync}")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
             with self._transaction():
                 for statement in _statements(_SCHEMA):
                     self._conn.execute(statement)
@@ -171,7 +220,8 @@ class SqliteStore:
             conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connections (idempotent)."""
+        self._checkpointer.stop()
         with self._lock, suppress(sqlite3.ProgrammingError):
             self._conn.close()
 
@@ -318,6 +368,9 @@ class SqliteStore:
             base = self._base(session_id)
         with self._lock:
             self._conn.execute(_APPEND, (base | seq, pentad_root, pentad_body, frame_root, status))
+            self._appends += 1
+            if self._appends % CHECKPOINT_EVERY == 0:
+                self._checkpointer.request()
 
     def _base(self, session_id: str) -> int:
         """The journal key of seq 0 of a session (its rowid shifted)."""
