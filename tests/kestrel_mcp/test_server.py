@@ -149,7 +149,9 @@ async def test_modern_request_without_capabilities_is_invalid_params(fake: Modul
     assert response["error"]["code"] == -32602
 
 
-@pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe"])
+@pytest.mark.parametrize(
+    "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe"]
+)
 async def test_methods_removed_in_2026_are_unknown_on_modern_requests(
     fake: ModuleType, method: str
 ) -> None:
@@ -642,3 +644,19 @@ async def test_secret_key_rules_are_the_single_sourced_ones(
     assert refused["isError"] is True
     assert refused["structuredContent"]["refusal"]["code"] == code == cli_side.value.code
     assert refused["structuredContent"]["refusal"]["message"] == cli_side.value.message
+
+
+async def test_a_refusal_outside_tools_call_is_a_named_json_rpc_error(fake: ModuleType) -> None:
+    server = make(fake)
+    transport: Any = server.sdk.transport
+
+    async def down() -> Any:
+        raise fake.SdkLocalError("BACKEND_UNAVAILABLE", "the door is down", {"url": "http://x"})
+
+    transport.catalog = down
+    response = await rpc(server, "resources/list")
+    assert response["error"]["code"] == -32603
+    assert response["error"]["data"]["refusal"]["code"] == "BACKEND_UNAVAILABLE"
+    tool = await call(server, "kestrel_catalog")
+    assert tool["isError"] is True
+    assert tool["structuredContent"]["refusal"]["code"] == "BACKEND_UNAVAILABLE"

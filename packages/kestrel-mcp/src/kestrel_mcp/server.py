@@ -320,6 +320,18 @@ class KestrelMcpServer:
                 result = await handler(params, envelope)
         except _RpcError as exc:
             return _error(request_id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            # A refusal outside tools/call (e.g. the backend is down while listing
+            # resources) has no result shape to live in: a JSON-RPC error that names it.
+            refusal = _refusal_of(exc)
+            if refusal is None:
+                raise
+            return _error(
+                request_id,
+                INTERNAL_ERROR,
+                f"Kestrel refused: {refusal['code']}: {refusal['message']}",
+                {"refusal": refusal},
+            )
         finally:
             self._inflight.pop(request_id, None)
         if request_id in self._cancelled or scope.cancelled_caught:
