@@ -660,3 +660,28 @@ async def test_a_refusal_outside_tools_call_is_a_named_json_rpc_error(fake: Modu
     tool = await call(server, "kestrel_catalog")
     assert tool["isError"] is True
     assert tool["structuredContent"]["refusal"]["code"] == "BACKEND_UNAVAILABLE"
+
+
+async def test_a_secret_value_never_appears_in_a_schema_error(
+    fake: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = make(fake)
+    for arguments in (
+        {"key": 5, "value": "canary-secret-77"},
+        {"key": "OK_KEY", "value": "canary-secret-77", "extra": "canary-secret-77x"},
+        {"key": "bad key", "value": "canary-secret-77"},
+    ):
+        response = await rpc(
+            server, "tools/call", {"name": "kestrel_secrets_set", "arguments": arguments}
+        )
+        assert "canary-secret-77" not in json.dumps(response)
+    assert "canary-secret-77" not in caplog.text
+
+
+async def test_handle_accepts_protocol_dataclasses(fake: ModuleType) -> None:
+    from kestrel_protocol.jsonrpc import JsonRpcNotification, JsonRpcRequest
+
+    server = make(fake)
+    response = await server.handle(JsonRpcRequest(id=3, method="ping"))
+    assert response == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert await server.handle(JsonRpcNotification(method="notifications/initialized")) is None
