@@ -6,7 +6,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from kestrel_protocol import GradeResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
