@@ -20,7 +20,7 @@ from kestrel_protocol import (
 )
 from kestrel_sdk.runtime import service as service_module
 from kestrel_sdk.runtime.engine.session import compute_grade
-from kestrel_sdk.runtime.frames import frame_root_of
+from kestrel_sdk.runtime.engine.frame import frame_root
 from kestrel_sdk.runtime.ids import session_id
 from kestrel_sdk.runtime.service import Runtime, _pentad_bytes
 
@@ -331,5 +331,5 @@ def test_fast_frame_roots_equal_root_of(runtime: Runtime) -> None:
     for source in sources:
         response = runtime.submit("local", sid, source)
         frame = response.delivery.frame
-        assert response.delivery.frame_root == root_of(frame) == frame_root_of(frame)
+        assert response.delivery.frame_root == root_of(frame) == frame_root(frame)
         assert SessionResponse.parse(response.to_json()) == response  # wire form is valid

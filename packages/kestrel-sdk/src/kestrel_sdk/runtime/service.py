@@ -48,8 +48,8 @@ from kestrel_protocol.ports import SessionGate
 from .catalog import load_catalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.frame import construct
+from .engine.frame import frame_root as engine_frame_root
 from .engine.session import SessionEngine, compute_grade
-from .frames import frame_root_of
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations
@@ -305,7 +305,7 @@ class Runtime:
             try:
                 step = engine.apply(program)
                 frame = step.frame
-                frame_root = frame_root_of(frame)
+                frame_root = engine_frame_root(frame)
                 status = frame.status if frame.status != before else None
                 self.store.append(sid, seq, pentad_root, pentad_bytes, frame_root, status=status)
             except BaseException:
