@@ -344,7 +344,8 @@ class KestrelMcpServer:
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     def _read_only_call(self, params: dict[str, Any]) -> bool:
-        spec = self._by_name.get(params.get("name"))  # type: ignore[arg-type]
+        name = params.get("name")
+        spec = self._by_name.get(name) if isinstance(name, str) else None
         return spec is not None and spec.read_only
 
     @staticmethod
