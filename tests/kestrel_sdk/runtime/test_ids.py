@@ -5,7 +5,6 @@ import hashlib
 import re
 
 import rfc8785
-
 from kestrel_sdk.runtime.ids import operation_id, session_id
 
 

@@ -4,7 +4,6 @@ import threading
 from collections.abc import Callable
 
 import pytest
-
 from kestrel_protocol import KestrelError, OperationResumption
 from kestrel_sdk.runtime.operations import Operations
 
