@@ -1,0 +1,288 @@
+"""Hypothesis strategies for hostile MCP frames and Kestrel sources.
+
+Frames are a mix of well-formed requests aimed at every method and tool (with
+plausible, wrong and random arguments), notifications, arbitrary JSON values, broken
+JSON and raw bytes, so the fuzz reaches the runtime and not only the parser.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+METHODS = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+    "prompts/list",
+    "logging/setLevel",
+]
+NOTIFICATIONS = ["notifications/initialized", "notifications/cancelled", "notifications/progress"]
+TOOLS = [
+    "kestrel_catalog",
+    "kestrel_validate",
+    "kestrel_session_open",
+    "kestrel_session_submit",
+    "kestrel_session_frame",
+    "kestrel_session_blotter",
+    "kestrel_session_close",
+    "kestrel_grade",
+    "kestrel_operation_resume",
+    "kestrel_secrets_set",
+    "kestrel_secrets_unset",
+    "kestrel_secrets_list",
+    "kestrel.session.open",
+    "kestrel.session.submit",
+]
+SCENARIOS = ["acme-trend", "acme-chop", "acme-crash", "pairs-kx", "nope", ""]
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+_statement = st.one_of(
+    st.builds(
+        lambda side, qty, sym, kind: f"{side} {qty} {sym}{kind}",
+        st.sampled_from(["buy", "sell", "BUY", "Sell", "short"]),
+        st.sampled_from(["1", "10", "0", "-5", "1000000000", "3.5", "x"]),
+        st.sampled_from(["ACME", "acme", "KX", "ZZZ", "A" * 13, ""]),
+        st.sampled_from(
+            [
+                "",
+                " market",
+                " limit 50.00",
+                " limit 50.001",
+                " stop 60 limit 61",
+                " stop",
+                " limit -1",
+                " tif ioc",
+                " tif gtc as a1",
+                " tif week",
+                " as BAD",
+            ]
+        ),
+    ),
+    st.sampled_from(
+        [
+            "advance",
+            "advance 1",
+            "advance 3",
+            "advance 0",
+            "advance to 2010-02-01T00:00:00Z",
+            "advance to 1999-01-01T00:00:00Z",
+            "advance to tomorrow",
+            "cancel all",
+            "cancel o1",
+            "cancel a1",
+            "cancel all ACME",
+            "stand down",
+            'stand down "enough"',
+            "# a comment",
+            "",
+        ]
+    ),
+    st.text(max_size=30),
+)
+sources = st.lists(_statement, max_size=6).map("\n".join) | st.text(max_size=80)
+
+
+def session_ids(known: list[str]) -> st.SearchStrategy[str]:
+    return (
+        st.sampled_from(known)
+        | st.sampled_from(["ks_" + "a" * 26, "", "ks_"])
+        | st.text(max_size=30)
+    )
+
+
+def tool_arguments(known_sessions: list[str]) -> st.SearchStrategy[Any]:
+    plausible = st.fixed_dictionaries(
+        {},
+        optional={
+            "sessionId": session_ids(known_sessions),
+            "source": sources,
+            "scenario": st.sampled_from(SCENARIOS) | st.text(max_size=10),
+            "label": st.text(max_size=10),
+            "token": st.text(max_size=20),
+            "key": st.sampled_from(["FUZZ_KEY", "MY_LIVE_KEY", "bad key", ""])
+            | st.text(max_size=10),
+            "value": st.text(max_size=20),
+            "payment": json_values,
+            "session_id": st.text(max_size=5),
+        },
+    )
+    return plausible | json_values
+
+
+def exact_tool_calls(known_sessions: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """``tools/call`` requests whose arguments match the tool's schema, so they run."""
+    sid = session_ids(known_sessions)
+    scenario = st.sampled_from(SCENARIOS)
+    by_tool = {
+        "kestrel_catalog": st.just({}),
+        "kestrel_validate": st.fixed_dictionaries(
+            {"source": sources}, optional={"scenario": scenario}
+        ),
+        "kestrel_session_open": st.fixed_dictionaries(
+            {"scenario": scenario},
+            optional={"label": st.sampled_from(["a", "b", "c"]) | st.text(max_size=6)},
+        ),
+        "kestrel_session_submit": st.fixed_dictionaries({"sessionId": sid, "source": sources}),
+        "kestrel_session_frame": st.fixed_dictionaries({"sessionId": sid}),
+        "kestrel_session_blotter": st.fixed_dictionaries({"sessionId": sid}),
+        "kestrel_session_close": st.fixed_dictionaries({"sessionId": sid}),
+        "kestrel_grade": st.fixed_dictionaries({"sessionId": sid}),
+        "kestrel_operation_resume": st.fixed_dictionaries({"token": st.text(max_size=20)}),
+        "kestrel_secrets_set": st.fixed_dictionaries(
+            {
+                "key": st.sampled_from(["FUZZ_KEY", "MY_LIVE_KEY", "bad key", ""]),
+                "value": st.text(max_size=20),
+            }
+        ),
+        "kestrel_secrets_unset": st.fixed_dictionaries(
+            {"key": st.sampled_from(["FUZZ_KEY", "LIVE_X", "x"])}
+        ),
+        "kestrel_secrets_list": st.just({}),
+    }
+    weighted = [*by_tool.items(), ("kestrel_session_submit", by_tool["kestrel_session_submit"])]
+    return st.one_of(
+        *[
+            st.builds(
+                lambda i, a, name=name: {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": a},
+                },
+                st.integers(min_value=0, max_value=2**31),
+                args,
+            )
+            for name, args in weighted
+        ]
+    )
+
+
+def requests(known_sessions: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Well-formed JSON-RPC requests (id is an int or a string)."""
+    rid = st.integers(min_value=-(2**53), max_value=2**53) | st.text(max_size=12)
+    tool_call = st.fixed_dictionaries(
+        {
+            "name": st.sampled_from(TOOLS) | st.text(max_size=12),
+            "arguments": tool_arguments(known_sessions),
+        }
+    )
+    resource = st.fixed_dictionaries(
+        {
+            "uri": st.sampled_from(
+                [
+                    "kestrel://catalog",
+                    "kestrel://catalog/scenarios/acme-trend",
+                    "kestrel://catalog/scenarios/acme-trend/tape",
+                    "kestrel://catalog/scenarios/nope",
+                    "kestrel://artifacts/sha256:" + "0" * 64,
+                    "kestrel://artifacts/nope",
+                    "file:///etc/passwd",
+                ]
+            )
+            | st.text(max_size=20)
+        }
+    )
+    complete = st.fixed_dictionaries(
+        {
+            "ref": json_values
+            | st.just({"type": "ref/resource", "uri": "kestrel://catalog/scenarios/{id}"}),
+            "argument": json_values | st.just({"name": "id", "value": "ac"}),
+        }
+    )
+    init = st.fixed_dictionaries(
+        {
+            "protocolVersion": st.sampled_from(["2025-06-18", "2024-11-05", "1999-01-01"])
+            | json_values,
+            "capabilities": json_values,
+            "clientInfo": json_values,
+        }
+    )
+    params = st.one_of(
+        tool_call, resource, complete, init, st.dictionaries(st.text(max_size=8), json_values)
+    )
+    params_with_meta = params.map(lambda p: {**p, "_meta": MODERN_META}) | params.map(
+        lambda p: {**p, "_meta": {"io.modelcontextprotocol/protocolVersion": "bogus"}}
+    )
+    return st.builds(
+        lambda i, m, p: (
+            {"jsonrpc": "2.0", "id": i, "method": m} | ({} if p is None else {"params": p})
+        ),
+        rid,
+        st.sampled_from(METHODS) | st.text(max_size=16),
+        st.none() | params | params_with_meta,
+    )
+
+
+def notifications() -> st.SearchStrategy[dict[str, Any]]:
+    return st.builds(
+        lambda m, p: {"jsonrpc": "2.0", "method": m, **({} if p is None else {"params": p})},
+        st.sampled_from(NOTIFICATIONS) | st.text(max_size=16),
+        st.none() | st.fixed_dictionaries({"requestId": json_values}) | json_values,
+    )
+
+
+def frames(known_sessions: list[str]) -> st.SearchStrategy[tuple[str, Any, bytes]]:
+    """``(kind, decoded message or None, raw frame bytes)``."""
+
+    def encode(kind: str) -> Any:
+        return lambda m: (kind, m, json.dumps(m).encode())
+
+    broken = st.builds(
+        lambda m, cut: ("broken", None, json.dumps(m).encode()[: max(1, cut)]),
+        requests(known_sessions),
+        st.integers(min_value=1, max_value=40),
+    )
+    return st.one_of(
+        requests(known_sessions).map(encode("request")),
+        exact_tool_calls(known_sessions).map(encode("request")),
+        exact_tool_calls(known_sessions).map(encode("request")),
+        notifications().map(encode("notification")),
+        json_values.map(encode("value")),
+        broken,
+        st.binary(max_size=40).map(lambda b: ("bytes", None, b)),
+        st.sampled_from(
+            [
+                b"NaN",
+                b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}',
+                b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+                b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+                b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
+                b'{"jsonrpc":"1.0","id":1,"method":"ping"}',
+                b"[]",
+                b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+                b"[" * 5000 + b"]" * 5000,
+                b'{"a":' * 3000 + b"1" + b"}" * 3000,
+                b"\xff\xfe\x00",
+                b'"\\ud800"',
+                b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":'
+                b'"kestrel_validate","arguments":{"source":"buy 1 ACME\\ud800"}}}',
+            ]
+        ).map(lambda b: ("fixed", None, b)),
+    )
