@@ -333,3 +333,22 @@ def test_fast_frame_roots_equal_root_of(runtime: Runtime) -> None:
         frame = response.delivery.frame
         assert response.delivery.frame_root == root_of(frame) == frame_root(frame)
         assert SessionResponse.parse(response.to_json()) == response  # wire form is valid
+
+
+def test_a_session_advanced_elsewhere_is_reloaded_not_forked(tmp_path: Path) -> None:
+    one = Runtime(tmp_path)
+    two = Runtime(tmp_path)  # another process on the same home
+    sid = _open(one)
+    one.submit("local", sid, "advance 1")
+    assert two.frame("local", sid).frame.seq == 1
+    one.submit("local", sid, "buy 1 ACME\nadvance 1")
+    with pytest.raises(KestrelError) as err:
+        two.submit("local", sid, "advance 3")
+    assert err.value.code == "BACKEND_UNAVAILABLE"
+    assert two.frame("local", sid) == one.frame("local", sid)  # reloaded from the journal
+    response = two.submit("local", sid, "advance 3")
+    assert response.pentad.seq == 3
+    assert response.pentad.prev == one.frame("local", sid).frame_root
+    assert [e.seq for e in two.store.journal(sid)] == [1, 2, 3]
+    one.shutdown()
+    two.shutdown()

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -79,6 +81,7 @@ class _Live:
     engine: SessionEngine | None
     frame_root: str
     lock: threading.Lock
+    dead: bool = False  # its engine moved past what was persisted: rebuild before use
 
 
 def _pentad_bytes(sid: str, seq: int, prev: str, source: str) -> tuple[str, bytes]:
@@ -281,6 +284,22 @@ class Runtime:
             field=field,
         )
 
+    def _forget(self, live: _Live) -> None:
+        live.dead = True
+        with self._lock:
+            if self._live.get(live.row.id) is live:
+                del self._live[live.row.id]
+
+    @contextmanager
+    def _locked(self, principal: str, sid: str) -> Iterator[_Live]:
+        """The session, locked for one operation (rebuilt if a failure left it stale)."""
+        while True:
+            live = self._session(principal, sid)
+            with live.lock:
+                if not live.dead:
+                    yield live
+                    return
+
     def resume_all(self) -> list[str]:
         """Replay every open session now (rather than on first touch); their ids."""
         resumed = []
@@ -292,8 +311,7 @@ class Runtime:
 
     def submit(self, principal: str, sid: str, source: str) -> SessionResponse:
         """Check, apply, bind and persist one submission; atomic in every sense."""
-        live = self._session(principal, sid)
-        with live.lock:
+        with self._locked(principal, sid) as live:
             engine = live.engine
             if engine is None:
                 raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
@@ -308,12 +326,17 @@ class Runtime:
                 frame_root = engine_frame_root(frame)
                 status = frame.status if frame.status != before else None
                 self.store.append(sid, seq, pentad_root, pentad_bytes, frame_root, status=status)
-            except BaseException:
+            except BaseException as exc:
                 # The engine moved but nothing was persisted: forget it so the next touch
                 # replays the journal, which holds exactly what was accepted.
-                with self._lock:
-                    self._live.pop(sid, None)
-                live.engine = None
+                self._forget(live)
+                if isinstance(exc, sqlite3.IntegrityError):
+                    raise _refuse(
+                        RefusalCode.BACKEND_UNAVAILABLE,
+                        f"session {sid} was advanced by another process; it has been "
+                        "reloaded, so read its frame and submit again",
+                        session=sid,
+                    ) from None
                 raise
             live.frame_root = frame_root
         # Every member below was produced here in wire form (the pentad's bytes hash to
@@ -337,16 +360,14 @@ class Runtime:
         )
 
     def frame(self, principal: str, sid: str) -> Delivery:
-        live = self._session(principal, sid)
-        with live.lock:
+        with self._locked(principal, sid) as live:
             if live.engine is not None:
                 return Delivery(frame=live.engine.frame(), frame_root=live.frame_root)
             head = live.frame_root
         return Delivery(frame=SessionFrame.parse(self._artifact(head)), frame_root=head)
 
     def blotter(self, principal: str, sid: str) -> Blotter:
-        live = self._session(principal, sid)
-        with live.lock:
+        with self._locked(principal, sid) as live:
             if live.engine is not None:
                 return live.engine.blotter()
         return Blotter.parse(self._artifact(self._record(live).blotter_root))
@@ -359,8 +380,7 @@ class Runtime:
 
     def close(self, principal: str, sid: str) -> SessionRecord:
         """Close the session (idempotent) and store its record, head frame and blotter."""
-        live = self._session(principal, sid)
-        with live.lock:
+        with self._locked(principal, sid) as live:
             engine = live.engine
             if engine is None:
                 return self._record(live)
@@ -385,8 +405,7 @@ class Runtime:
             try:
                 self.store.finish(sid, artifacts, record.root)
             except BaseException:
-                with self._lock:
-                    self._live.pop(sid, None)
+                self._forget(live)
                 raise
             live.engine = None
             live.frame_root = head
