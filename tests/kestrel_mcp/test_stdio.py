@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -332,3 +333,33 @@ async def test_spliced_tool_result_frames_equal_the_plain_encoding(is_error: boo
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1
     assert json.loads(line) == json.loads(json.dumps(message))
+
+
+def test_a_client_that_goes_away_ends_the_server_quietly() -> None:
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdin is not None
+        process.stdout.close()  # the client stops reading: its end of the pipe is gone
+        for request_id in range(3):
+            process.stdin.write(
+                json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}).encode()
+                + b"\n"
+            )
+            process.stdin.flush()
+            time.sleep(0.05)
+        code = process.wait(timeout=5)  # stdin is still open: the broken stdout alone ends it
+        assert process.stderr is not None
+        stderr = process.stderr.read().decode()
+        assert code == 0
+        assert "Traceback" not in stderr
+        assert "BrokenPipeError" not in stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()

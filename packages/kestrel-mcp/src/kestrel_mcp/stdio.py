@@ -15,7 +15,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 import anyio
@@ -34,18 +35,31 @@ _EOF_GRACE_SECONDS: Final = 0.5
 
 
 class _Writer:
-    """Writes whole frames to one file descriptor, in order, never interleaved."""
+    """Writes whole frames to one file descriptor, in order, never interleaved.
+
+    When the client has gone away (its end of the pipe is closed) the writer says so
+    once on stderr, drops further frames and asks the loop to stop.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self.gone = False
+        self.on_gone: Callable[[], None] = lambda: None
 
     def write(self, message: dict[str, Any]) -> None:
+        if self.gone:
+            return
         view = memoryview(_encode(message))
         # Synchronous on purpose: a frame is written whole before any other task runs,
         # so concurrent responses can never interleave.
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except (BrokenPipeError, ConnectionResetError):
+            self.gone = True
+            logger.info("the client closed its end of stdout; stopping")
+            self.on_gone()
 
 
 class _Reader:
@@ -149,6 +163,7 @@ async def _answer(server: KestrelMcpServer, line: bytes, writer: _Writer) -> Non
 async def _serve(server: KestrelMcpServer, in_fd: int, out_fd: int) -> None:
     reader, writer = _Reader(in_fd), _Writer(out_fd)
     async with anyio.create_task_group() as outer:
+        writer.on_gone = outer.cancel_scope.cancel
 
         async def on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -157,7 +172,7 @@ async def _serve(server: KestrelMcpServer, in_fd: int, out_fd: int) -> None:
                     outer.cancel_scope.cancel()
                     return
 
-        if sys.platform != "win32":
+        if sys.platform != "win32" and threading.current_thread() is threading.main_thread():
             outer.start_soon(on_signal)
         async with anyio.create_task_group() as requests:
             async for line in _lines(reader, writer):
@@ -182,7 +197,10 @@ async def serve_stdio(
     if guard:
         sys.stdout.flush()
         out_fd = os.dup(1)
-        os.dup2(2, 1)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no usable stderr: keep fd 1, the print guard below still holds
+            logger.debug("could not point fd 1 at stderr")
         saved_stdout = sys.stdout
         sys.stdout = sys.stderr
     else:
