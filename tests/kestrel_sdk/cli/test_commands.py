@@ -206,3 +206,18 @@ def test_console_script_run_and_verify(tmp_path: Path) -> None:
     )
     assert verify.returncode == 0, verify.stderr
     assert verify.stdout.startswith("ok: grade sha256:")
+
+
+def test_home_is_passed_on_to_plugin_verbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "kestrel_home_plugin.py").write_text(
+        "import os\nimport click\n\n@click.command()\n"
+        "def where() -> None:\n    click.echo(os.environ['KESTREL_HOME'])\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    points = [EntryPoint("where", "kestrel_home_plugin:where", "kestrel.cli")]
+    monkeypatch.setattr(group_module, "entry_points", lambda group: points)
+    monkeypatch.setattr(cli, "_plugins", None)
+    monkeypatch.setattr(cli, "_loaded", {})
+    result = _kestrel(tmp_path / "elsewhere", "where")
+    assert result.stdout.strip() == str(tmp_path / "elsewhere")

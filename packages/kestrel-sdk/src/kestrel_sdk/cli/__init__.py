@@ -7,6 +7,7 @@ problems); 2 usage; 3 a typed refusal; 4 backend unavailable; 5 internal error.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,11 @@ __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, remote: str | None) -> None:
     """Kestrel: deterministic paper trading for software agents."""
+    # Plugin verbs (secrets, mcp, door) read the environment: pass the globals on.
+    if home is not None:
+        os.environ["KESTREL_HOME"] = str(home)
+    if remote:
+        os.environ["KESTREL_REMOTE"] = remote
     ctx.obj = CliState(home=home, remote=remote or None)
 
 
