@@ -62,7 +62,8 @@ def _mcp_factory() -> McpFactory | None:
         return None
 
     def mcp_for(transport: Any) -> Any:
-        return create(transport=transport)
+        # secrets=False: the three kestrel_secrets_* tools are local-only, never on the door
+        return create(transport=transport, secrets=False)
 
     return mcp_for
 

@@ -44,14 +44,17 @@ def openapi_document(server_url: str) -> dict[str, Any]:
     """The document, naming ``server_url`` as its server."""
     source_body = {
         "type": "object",
-        "properties": {"source": {"type": "string"}, "scenario": {"type": "string"}},
+        "properties": {
+            "source": {"type": "string"},
+            "scenario": {"type": ["string", "null"]},
+        },
         "required": ["source"],
     }
     open_body = {
         "type": "object",
         "properties": {
             "scenario": {"type": "string"},
-            "label": {"type": "string"},
+            "label": {"type": ["string", "null"]},
             "payment": {
                 "type": "object",
                 "properties": {"offerId": {"type": "string"}, "voucher": {"type": "string"}},
