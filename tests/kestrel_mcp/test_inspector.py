@@ -1,6 +1,7 @@
 """The MCP Inspector CLI (a real, independent MCP client in Node) against ``kestrel-mcp``.
 
-Runs the cached Inspector that ``.ci/install-node.sh`` installs (``KESTREL_INSPECTOR``), or
+Runs the Inspector that ``.ci/install-node.sh`` caches (``KESTREL_INSPECTOR``, or found in
+``$KESTREL_NODE_CACHE``, default ``~/.cache/kestrel-node``) with its Node 22, else
 ``npx -y @modelcontextprotocol/inspector``; skipped, saying so, only when node/npx is absent.
 HOME is the per-test temp dir (tests/conftest.py), so Kestrel's state and the Inspector's
 own config never touch the operator's.
@@ -22,12 +23,30 @@ INSPECTOR_VERSION = os.environ.get("KESTREL_INSPECTOR_VERSION", "2.12.0")
 SERVER = str(Path(sys.executable).with_name("kestrel-mcp"))
 
 
+CACHE = Path(os.environ.get("KESTREL_NODE_CACHE") or Path.home() / ".cache" / "kestrel-node")
+
+
+def node_binary() -> str | None:
+    """Node from the install-node.sh cache (Node 22), else the one on PATH."""
+    cached = CACHE / "node" / "bin" / "node"
+    return str(cached) if cached.exists() else shutil.which("node")
+
+
 def inspector_command() -> list[str] | None:
+    """How to run the Inspector: the cached install (run by node directly), else npx."""
+    node = node_binary()
+    if node is None:
+        return None
     explicit = os.environ.get("KESTREL_INSPECTOR")
-    if explicit and Path(explicit).exists() and shutil.which("node"):
-        return [explicit]
+    candidates = [Path(explicit)] if explicit else []
+    candidates.append(
+        CACHE / f"inspector-{INSPECTOR_VERSION}" / "node_modules" / ".bin" / "mcp-inspector"
+    )
+    for candidate in candidates:
+        if candidate.exists():
+            return [node, str(candidate.resolve())]
     npx = shutil.which("npx")
-    if npx and shutil.which("node"):
+    if npx:
         return [npx, "-y", f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"]
     return None
 
@@ -47,6 +66,9 @@ def npm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def inspect(npm_cache: Path, *args: str) -> dict[str, Any]:
     assert COMMAND is not None
     env = {**os.environ, "npm_config_cache": str(npm_cache), "KESTREL_SECRET_STORE": "file"}
+    node = node_binary()
+    if node is not None:  # npx and the Inspector's own children use the same node
+        env["PATH"] = str(Path(node).parent) + os.pathsep + env.get("PATH", "")
     done = subprocess.run(
         [*COMMAND, "--cli", SERVER, *args, "--format", "json"],
         capture_output=True,
