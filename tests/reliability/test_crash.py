@@ -66,7 +66,7 @@ def reference(home: Path, principal: str, sources: list[str]) -> Reference:
         sid = opened.session_id
         roots = [(await t.frame(sid)).frame_root]
         for source in sources:
-            roots.append((await t.submit(sid, source)).delivery.frame_root)  # type: ignore[union-attr]
+            roots.append((await t.submit(sid, source)).delivery.frame_root)
         await t.close(sid)
         grade = await t.grade(sid)
         await t.aclose()
