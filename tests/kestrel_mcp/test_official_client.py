@@ -93,6 +93,9 @@ async def test_full_workflow(mode: str, backend: str, tmp_path: Path) -> None:
         assert submitted["disposition"] == "applied"
         assert root_of(submitted["pentad"]) == submitted["pentad"]["root"]
         assert root_of(submitted["delivery"]["frame"]) == submitted["delivery"]["frameRoot"]
+        if backend == "fake":  # a newer backend's unknown members reach the client unchanged
+            assert submitted["futureMember"] == {"nested": [1, "two", None, True]}
+            assert submitted["delivery"]["frame"]["zFlag"] == "ü✓"
 
         refused = await client.call_tool(
             "kestrel_session_submit", {"sessionId": session_id, "source": "bogus 1 ACME"}
