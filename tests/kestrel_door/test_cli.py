@@ -121,3 +121,18 @@ def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert token.encode() not in err
+
+
+def test_kestrel_door_plugin_honours_the_root_home(tmp_path: Path) -> None:
+    from kestrel_sdk.cli import cli
+
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("--home", str(tmp_path / "h"), "door", "token", "issue"),
+            *("--principal", "p", "--scope", "kestrel:read"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1].startswith("kestrel_tok_")
+    assert (tmp_path / "h" / "door.db").exists()

@@ -72,6 +72,10 @@ def _mcp_factory() -> McpFactory | None:
 @click.option("--home", envvar="KESTREL_HOME", default=None, help="Kestrel home directory.")
 @click.pass_context
 def door_group(ctx: click.Context, home: str | None) -> None:
+    # Under ``kestrel door …`` the root group's --home applies unless given here too.
+    root: Any = ctx.find_root().obj
+    if home is None and root is not None and getattr(root, "home", None) is not None:
+        home = str(root.home)
     ctx.ensure_object(dict)["home"] = home
 
 
