@@ -156,6 +156,10 @@ async def test_modern_era_header_rules(kit: Kit) -> None:
         wrong_name = {**ok_headers, "Mcp-Name": "kestrel_grade"}
         resp = await client.post("/mcp", json=body, headers=wrong_name)
         assert resp.json()["error"]["code"] == -32020
+        no_meta = _req("tools/call", {"name": "kestrel_catalog", "arguments": {}})
+        resp = await client.post("/mcp", json=no_meta, headers=ok_headers)
+        assert resp.status_code == 400
+        assert resp.json()["error"]["code"] == -32602
         missing = {k: v for k, v in ok_headers.items() if k != "Mcp-Method"}
         resp = await client.post("/mcp", json=body, headers=missing)
         assert resp.status_code == 400

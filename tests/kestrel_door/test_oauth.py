@@ -135,3 +135,28 @@ async def test_unreachable_jwks_is_401_not_500(kit: Kit) -> None:
     app = kit.app(grant_verifiers=[verifier])
     async with asgi_client(app, _Issuer().token()) as client:
         assert (await client.get("/v1/catalog")).status_code == 401
+
+
+async def test_key_rotation_refetches_the_jwks_rate_limited(issuer: tuple[_Issuer, str]) -> None:
+    iss, jwks_url = issuer
+    clock = [time.time()]
+    verifier = JwtGrantVerifier(
+        issuer=ISSUER, jwks_url=jwks_url, audiences=[BASE], now=lambda: clock[0]
+    )
+    grant = await verifier.verify(iss.token())
+    assert grant is not None
+    assert grant.principal == "agent-7"
+    assert grant.scopes == frozenset({"kestrel:read", "kestrel:trade"})
+    assert grant.kind == "oauth"
+    iss.key = RSAKey.generate_key(2048, parameters={"kid": "k2", "use": "sig"})
+    rotated = jwt.encode({"alg": "RS256", "kid": "k2"}, _claims(), iss.key)
+    assert await verifier.verify(rotated) is None  # within the refetch window: not yet
+    assert iss.fetches == 1
+    clock[0] += 31
+    assert await verifier.verify(rotated) is not None
+    assert iss.fetches == 2
+
+
+def _claims() -> dict[str, Any]:
+    now = int(time.time())
+    return {"iss": ISSUER, "sub": "agent-7", "aud": BASE, "exp": now + 300, "scope": "kestrel:read"}

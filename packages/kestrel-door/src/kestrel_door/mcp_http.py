@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 HEADER_MISMATCH: Final = -32020
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
 _ROUTING: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
 _MODERN_STATUS: Final = {
     PARSE_ERROR: 400,
@@ -73,6 +74,18 @@ def _accepts_json(request: Request) -> bool:
 def _to_json(value: Any) -> Any:
     dump = getattr(value, "to_json", None)
     return dump() if callable(dump) else value
+
+
+def _envelope_missing(message: Mapping[str, Any]) -> str | None:
+    """Why a 2026-07-28 request lacks its per-request envelope, or ``None``."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return "params._meta must carry the protocol version and client capabilities"
+    missing = [k for k in (PROTOCOL_VERSION_META, CLIENT_CAPABILITIES_META) if k not in meta]
+    if missing:
+        return f"params._meta is missing {', '.join(missing)}"
+    return None
 
 
 def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None:
@@ -215,6 +228,9 @@ def mcp_routes(door: Door) -> list[Route]:
             answers = [a for a in [await exchange.dispatch(m) for m in message] if a is not None]
             return json_response(answers) if answers else Response(status_code=202)
         if modern and isinstance(message, dict) and "id" in message and "method" in message:
+            missing = _envelope_missing(message)
+            if missing is not None:
+                return json_response(_error(message.get("id"), INVALID_PARAMS, missing), 400)
             mismatch = _header_mismatch(request, message)
             if mismatch is not None:
                 return json_response(_error(message.get("id"), HEADER_MISMATCH, mismatch), 400)

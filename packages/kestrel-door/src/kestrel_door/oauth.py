@@ -16,6 +16,7 @@ from typing import Any, Final
 import anyio
 import httpx
 from joserfc import jwt
+from joserfc.errors import InvalidKeyIdError
 from joserfc.jwk import KeySet
 from kestrel_protocol.ports import Grant
 
@@ -114,14 +115,12 @@ class JwtGrantVerifier:
                 return None
             try:
                 decoded = jwt.decode(token, keys, algorithms=list(self.algorithms))
-            except Exception as exc:
-                if type(exc).__name__ not in {"BadSignatureError"} and "kid" in str(exc).lower():
-                    keys = await self._keyset(refresh=True)
-                    if keys is None:
-                        return None
-                    decoded = jwt.decode(token, keys, algorithms=list(self.algorithms))
-                else:
-                    raise
+            except InvalidKeyIdError:
+                # The issuer may have rotated its keys: refetch (rate-limited) and retry once.
+                keys = await self._keyset(refresh=True)
+                if keys is None:
+                    return None
+                decoded = jwt.decode(token, keys, algorithms=list(self.algorithms))
             if decoded.header.get("alg") not in self.algorithms:
                 return None
             claims = dict(decoded.claims)
