@@ -2,10 +2,20 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from typing import Any
 
 import pytest
-from kestrel_door import RequireApproval, argument_digest
+from kestrel_door import (
+    ALL_SCOPES,
+    DoorTurnTools,
+    RequireApproval,
+    VoucherGate,
+    VoucherSigner,
+    argument_digest,
+    load_voucher_key,
+)
 from kestrel_door.door_tools import APPROVAL_MESSAGE
+from kestrel_protocol.ports import LiveTurn, RunContext
 
 from .conftest import Kit, asgi_client
 
@@ -72,9 +82,29 @@ async def test_canary_token_never_in_responses_logs_or_audit(
     canary = token[len("kestrel_tok_") :]
     forged = "kestrel_tok_" + "C" * 43
     turn_forged = "kestrel_turn_" + "C" * 43
+    turn_tools = DoorTurnTools(
+        RunContext("harness", "present", "host", frozenset(ALL_SCOPES)),
+        kit.transport_for("host"),
+        audit=kit.audit,
+    )
+    kit.creds.publish("t", LiveTurn(turn_tools.ctx, turn_tools))
+    turn_token = kit.creds.mint("t")
+    assert turn_token is not None
+    signer = VoucherSigner(load_voucher_key(kit.home))
+    voucher = signer.issue()
+    seen_downstream: list[Any] = []
+
+    class _Handler:
+        async def handle(self, message: Any) -> Any:
+            seen_downstream.append(message)
+            return {"jsonrpc": "2.0", "id": message.get("id"), "result": {}}
+
     bodies: list[bytes] = []
-    app = kit.app()
-    for bearer in (token, forged, turn_forged):
+    app = kit.app(
+        mcp_for=lambda transport: _Handler(),
+        gate=VoucherGate(kit.store, signer, daily_quota=0),
+    )
+    for bearer in (token, forged, turn_forged, turn_token):
         async with asgi_client(app, bearer, Accept="application/json") as client:
             for method, path, body in (
                 ("GET", "/v1/catalog", None),
@@ -92,6 +122,12 @@ async def test_canary_token_never_in_responses_logs_or_audit(
                     },
                 ),
                 ("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "nope"}),
+                ("POST", "/mcp", {"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+                (
+                    "POST",
+                    "/v1/sessions",
+                    {"scenario": "acme-trend", "payment": {"offerId": "of_x", "voucher": voucher}},
+                ),
             ):
                 resp = await client.request(method, path, json=body)
                 bodies.append(resp.content)
@@ -103,6 +139,10 @@ async def test_canary_token_never_in_responses_logs_or_audit(
     everything += repr(db.execute("SELECT * FROM tokens").fetchall())
     everything += repr(db.execute("SELECT * FROM audit").fetchall())
     db.close()
-    for secret in (canary, "C" * 43):
+    everything += repr(seen_downstream)
+    everything += repr(kit.sessions.__dict__)
+    secrets = (canary, "C" * 43, turn_token[len("kestrel_turn_") :], voucher.split(".")[-1])
+    for secret in secrets:
         assert secret not in everything
-    assert kit.audit.rows()  # the calls were audited
+    assert seen_downstream  # the handler was reached, with no token in what it saw
+    assert {r.principal for r in kit.audit.rows()} == {"alice", "host"}
