@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
+from typing import Any
 
 import pytest
 from kestrel_door import DoorConfig
@@ -59,3 +60,40 @@ async def test_body_limit_is_413_by_header_and_by_stream(kit: Kit) -> None:
         assert resp.status_code == 413
         small = await client.post("/v1/validate", json={"source": "buy 1 ACME\n"})
         assert small.status_code == 200
+
+
+async def test_trickled_body_is_cut_off_with_408() -> None:
+    import anyio
+    from kestrel_door.guard import GuardMiddleware
+
+    reached: list[bool] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(True)
+
+    guard = GuardMiddleware(
+        app,
+        allowed_hosts=["127.0.0.1:*"],
+        allowed_origins=[],
+        max_body_bytes=1024,
+        body_timeout_s=0.2,
+    )
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep(0.05)
+        return {"type": "http.request", "body": b"x", "more_body": True}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/validate",
+        "headers": [(b"host", b"127.0.0.1:1")],
+    }
+    with anyio.fail_after(5):
+        await guard(scope, receive, send)
+    assert sent[0]["status"] == 408
+    assert reached == []

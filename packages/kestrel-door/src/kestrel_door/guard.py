@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["GuardMiddleware", "matches"]
@@ -60,8 +61,10 @@ class GuardMiddleware:
         allowed_hosts: Sequence[str],
         allowed_origins: Sequence[str],
         max_body_bytes: int,
+        body_timeout_s: float = 30.0,
     ) -> None:
         self.app = app
+        self.body_timeout_s = body_timeout_s
         self.allowed_hosts = tuple(allowed_hosts)
         self.allowed_origins = tuple(allowed_origins)
         self.max_body_bytes = max_body_bytes
@@ -92,20 +95,25 @@ class GuardMiddleware:
 
         # Read the whole body here, bounded, then replay it: the app never sees more
         # than the limit, and the 413 is sent before any app code has run.
+        # A client that trickles its body is cut off (408) rather than holding a worker.
         chunks: list[bytes] = []
         seen = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            seen += len(chunk)
-            if seen > self.max_body_bytes:
-                await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        with anyio.move_on_after(self.body_timeout_s) as scope_timer:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                seen += len(chunk)
+                if seen > self.max_body_bytes:
+                    await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
+                    return
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        if scope_timer.cancelled_caught:
+            await _reply(send, 408, "LIMIT_EXCEEDED", "the request body took too long to arrive")
+            return
         body = b"".join(chunks)
         replayed = False
 
