@@ -88,3 +88,22 @@ def test_every_entry_point_serves_stdio(argv: list[str], tmp_path: Path) -> None
     lines = done.stdout.splitlines()
     assert len(lines) == 1
     assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "kestrel"
+
+
+def test_kestrel_mcp_takes_home_from_the_parent_over_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(
+        cli, "_run", lambda remote, home, paths, log: seen.update(remote=remote, home=home)
+    )
+    monkeypatch.setenv("KESTREL_HOME", str(tmp_path / "from-env"))
+    result = CliRunner().invoke(kestrel_cli, ["--home", str(tmp_path / "from-flag"), "mcp"])
+    assert result.exit_code == 0, result.output
+    assert seen["home"] == str(tmp_path / "from-flag")
+    result = CliRunner().invoke(
+        kestrel_cli, ["--home", str(tmp_path / "p"), "mcp", "--home", str(tmp_path / "c")]
+    )
+    assert seen["home"] == str(tmp_path / "c")

@@ -136,9 +136,15 @@ def mcp_command(
 ) -> None:
     """Serve Kestrel as an MCP server over stdio (same as the kestrel-mcp command)."""
     # The parent ``kestrel`` group's --home/--remote apply unless given here too.
+    # An option given on this command wins; otherwise the parent's (which already
+    # read the environment) does.
     parent: Any = ctx.find_root().obj
     if parent is not None:
-        remote = remote or getattr(parent, "remote", None)
+        given = click.core.ParameterSource.COMMANDLINE
+        parent_remote = getattr(parent, "remote", None)
         parent_home = getattr(parent, "home", None)
-        home = home or (str(parent_home) if parent_home is not None else None)
+        if ctx.get_parameter_source("remote") != given and parent_remote:
+            remote = parent_remote
+        if ctx.get_parameter_source("home") != given and parent_home is not None:
+            home = str(parent_home)
     _run(remote, home, catalog_paths, log)
