@@ -685,3 +685,24 @@ async def test_handle_accepts_protocol_dataclasses(fake: ModuleType) -> None:
     response = await server.handle(JsonRpcRequest(id=3, method="ping"))
     assert response == {"jsonrpc": "2.0", "id": 3, "result": {}}
     assert await server.handle(JsonRpcNotification(method="notifications/initialized")) is None
+
+
+async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: ModuleType) -> None:
+    from kestrel_mcp import server as server_module
+
+    server = make(fake)
+    limit = server_module._MAX_REMEMBERED_ROOTS
+    roots = [f"sha256:{index:064x}" for index in range(limit + 5)]
+    server._remember(*roots)
+    art = {"type": "ref/resource", "uri": "kestrel://artifacts/{root}"}
+    found = (
+        await rpc(
+            server, "completion/complete", {"ref": art, "argument": {"name": "root", "value": ""}}
+        )
+    )["result"]
+    completion = found["completion"]
+    assert completion["total"] == limit
+    assert completion["hasMore"] is True
+    assert completion["values"][0] == roots[-1]
+    assert roots[0] not in completion["values"]
+    assert len(completion["values"]) == 100

@@ -79,6 +79,7 @@ _CACHE_HINTS: Final[dict[str, tuple[int, str]]] = {
     "resources/read": (60_000, "private"),
 }
 _MAX_COMPLETIONS: Final = 100
+_MAX_REMEMBERED_ROOTS: Final = 10_000
 _RESULT_META: Final = {SERVER_INFO_KEY: SERVER_INFO}
 _NOT_FOUND_CODES: Final = frozenset({"UNKNOWN_SCENARIO", "UNKNOWN_ARTIFACT"})
 
@@ -440,9 +441,13 @@ class KestrelMcpServer:
         return session if session is not None else self.sdk.session(session_id)
 
     def _remember(self, *roots: Any) -> None:
+        """Keep recent artifact roots for completion (bounded: a long run must not grow)."""
         for root in roots:
             if isinstance(root, str) and root.startswith("sha256:"):
+                self._roots.pop(root, None)
                 self._roots[root] = None
+        while len(self._roots) > _MAX_REMEMBERED_ROOTS:
+            del self._roots[next(iter(self._roots))]
 
     async def _t_catalog(self, args: BaseModel) -> dict[str, Any]:
         return (await self.sdk.catalog()).to_json()
@@ -596,7 +601,7 @@ class KestrelMcpServer:
             candidates = [s.id for s in catalog.scenarios if s.id.startswith(value)]
         elif template == ARTIFACT_PREFIX + "{root}" and name == "root":
             wanted = value if value.startswith("sha256:") or not value else "sha256:" + value
-            candidates = [root for root in self._roots if root.startswith(wanted)]
+            candidates = [root for root in reversed(self._roots) if root.startswith(wanted)]
         values = candidates[:_MAX_COMPLETIONS]
         return {
             "completion": {
