@@ -278,10 +278,11 @@ def build_door_app(home: Path, **overrides: Any) -> tuple[Any, Any, Any, Any, An
     tokens = IssuedTokens(store)
     audit = AuditLog(store)
     config = overrides.pop("config", None) or DoorConfig()
+    extra = overrides.pop("extra_verifiers", [])
     options: dict[str, Any] = {
         "transport_for": transport_for,
         "mcp_for": lambda t: kestrel_mcp.create_kestrel_mcp_server(t, secrets=False),
-        "grant_verifiers": [tokens],
+        "grant_verifiers": [tokens, *extra],
         "audit": audit,
     }
     options.update(overrides)
