@@ -260,7 +260,7 @@ class Runtime:
             if pentad.prev != frame_root:
                 raise self._diverged(row.id, entry.seq, "prev", frame_root, pentad.prev)
             step = engine.submit(pentad.body.bytes)
-            frame_root = root_of(step.frame)
+            frame_root = engine_frame_root(step.frame)
             if frame_root != entry.frame_root:
                 raise self._diverged(row.id, entry.seq, "frameRoot", entry.frame_root, frame_root)
         log.debug("resumed session %s at seq %d", row.id, engine.seq)
