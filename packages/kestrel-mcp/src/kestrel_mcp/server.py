@@ -257,7 +257,8 @@ class KestrelMcpServer:
     async def handle_frame(self, raw: str | bytes) -> dict[str, Any] | None:
         """Answer one raw frame (one stdio line); malformed JSON is a parse error (-32700)."""
         try:
-            data = json.loads(raw, parse_constant=_refuse_constant)
+            text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
+            data = _DECODER.decode(text)
         except (ValueError, RecursionError) as exc:
             reason = "invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else "invalid JSON"
             return _error(None, PARSE_ERROR, f"Parse error: {reason}")
@@ -614,6 +615,10 @@ class KestrelMcpServer:
 
 def _refuse_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
+
+
+_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Built once: ``json.loads`` with a keyword builds a new decoder on every call."""
 
 
 def create_kestrel_mcp_server(
