@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -140,3 +141,24 @@ async def test_long_submits_run_off_the_loop_with_the_same_result(tmp_path: Path
     assert offloaded.delivery.frame_root == inline.delivery.frame_root
     assert offloaded.pentad.root == inline.pentad.root
     direct.shutdown()
+
+
+async def test_a_locked_store_is_backend_unavailable(tmp_path: Path) -> None:
+    runtime = Runtime(tmp_path)
+    sdk = create_sdk(local_transport(runtime=runtime))
+    opened = await sdk.open_session("acme-trend")
+    assert opened.session is not None
+    runtime.store._conn.execute("PRAGMA busy_timeout = 50")
+    blocker = sqlite3.connect(runtime.store.path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        with pytest.raises(SdkLocalError) as err:
+            await opened.session.submit("advance 1")
+        assert err.value.code == "BACKEND_UNAVAILABLE"
+        assert "locked" in err.value.message
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    response = await opened.session.submit("advance 1")  # reloaded, nothing was lost
+    assert response.pentad.seq == 1
+    runtime.shutdown()

@@ -10,6 +10,7 @@ its result.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -24,6 +25,7 @@ from kestrel_protocol import (
     KestrelError,
     OperationResumption,
     Payment,
+    RefusalCode,
     Scenario,
     SessionOpened,
     SessionRecord,
@@ -68,14 +70,18 @@ class LocalTransport:
     def __repr__(self) -> str:
         return f"LocalTransport(home={str(self.runtime.home)!r}, principal={self.principal!r})"
 
-    @staticmethod
-    def _direct(fn: Callable[..., T], *args: Any) -> T:
+    def _direct(self, fn: Callable[..., T], *args: Any) -> T:
         try:
             return fn(*args)
         except KestrelError as exc:
             if isinstance(exc, SdkLocalError):
                 raise
             raise SdkLocalError(exc.code, exc.message, exc.detail) from None
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout, disk full ...
+            raise SdkLocalError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"the store {self.runtime.store.path} is unavailable: {exc}",
+            ) from None
 
     async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(partial(self._direct, fn, *args))
