@@ -6,7 +6,8 @@ call over the same ``local_transport``, the submit response as its structured
 result), both driven in the same run by the same raw JSON-RPC pipe client: one
 request line out, one response line back, sequentially. Both servers stay up and are
 driven in interleaved blocks so that load from the rest of the machine hits both
-alike. Prints both rates and the ratio.
+alike. Prints both rates, the ratio, and the median of the per-block ratios (less
+sensitive to bursts of load than the totals).
 
     uv run python benchmarks/mcp_stdio.py [--requests 2000] [--warmup 200] [--scenario minute-200k]
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,15 +101,17 @@ class Contender:
         self.elapsed = 0.0
         self.count = 0
 
-    def run(self, requests: int, timed: bool = True) -> None:
+    def run(self, requests: int, timed: bool = True) -> float:
         started = time.perf_counter()
         for _ in range(requests):
             result = self.client.request("tools/call", self.call)["result"]
             if result.get("isError"):
                 raise RuntimeError(f"{self.name}: submit refused: {result['structuredContent']}")
+        spent = time.perf_counter() - started
         if timed:
-            self.elapsed += time.perf_counter() - started
+            self.elapsed += spent
             self.count += requests
+        return spent
 
     @property
     def rate(self) -> float:
@@ -147,6 +151,7 @@ def main() -> None:
     if args.serve_baseline:
         serve_baseline()
         return
+    block_ratios: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kestrel-bench-") as tmp:
         kestrel = Contender(
             "kestrel-mcp", [sys.executable, "-m", "kestrel_mcp"], Path(tmp) / "k", args.scenario
@@ -163,14 +168,17 @@ def main() -> None:
             # Interleaved blocks, so load from the rest of the machine hits both alike.
             block = max(1, args.requests // 20)
             for _ in range(max(1, args.requests // block)):
-                kestrel.run(block)
-                official.run(block)
+                ours = kestrel.run(block)
+                theirs = official.run(block)
+                block_ratios.append(theirs / ours)
         finally:
             kestrel.client.close()
             official.client.close()
     print(f"kestrel-mcp    {kestrel.rate:10.1f} round trips/s  (kestrel_session_submit 'advance')")
     print(f"mcp MCPServer  {official.rate:10.1f} round trips/s  (equivalent tool, same SDK call)")
     print(f"ratio          {kestrel.rate / official.rate:10.2f}x  ({kestrel.count} requests each)")
+    median = statistics.median(block_ratios)
+    print(f"median ratio   {median:10.2f}x  (over {len(block_ratios)} interleaved blocks)")
 
 
 if __name__ == "__main__":

@@ -33,3 +33,4 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
     ratio = re.search(r"ratio\s+([\d.]+)x", done.stdout)
     assert ratio is not None
     assert float(ratio.group(1)) > 0
+    assert re.search(r"median ratio\s+[\d.]+x", done.stdout)
