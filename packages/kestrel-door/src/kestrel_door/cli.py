@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,10 +39,9 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
 def _home(home: str | None) -> Path:
-    if home:
-        os.environ["KESTREL_HOME"] = home
-        return Path(home)
-    return default_home()
+    # Never written back to os.environ: the home travels as a value, so an in-process
+    # caller (tests, the ``kestrel`` group) keeps its own environment.
+    return Path(home) if home else default_home()
 
 
 def _store(ctx: click.Context) -> DoorStore:
