@@ -52,6 +52,7 @@ class FakeTransport:
         self.newer = newer
         self.grade_steps = grade_steps
         self.gate = gate
+        self.slow_reads = False
         self.closed = False
         self.sessions: dict[str, dict[str, Any]] = {}
         self.artifacts: dict[str, dict[str, Any]] = {}
@@ -266,6 +267,8 @@ class FakeTransport:
         return SessionResponse(**members)
 
     async def frame(self, session_id: str) -> Delivery:
+        if self.slow_reads:
+            await anyio.sleep(5)
         delivery: Delivery = self._get(session_id)["delivery"]
         return delivery
 

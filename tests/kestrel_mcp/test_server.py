@@ -7,6 +7,7 @@ import re
 from types import ModuleType
 from typing import Any
 
+import anyio
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from kestrel_mcp import KestrelMcpServer, ToolCallError, create_kestrel_mcp_server
@@ -706,3 +707,67 @@ async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: Mo
     assert completion["values"][0] == roots[-1]
     assert roots[0] not in completion["values"]
     assert len(completion["values"]) == 100
+
+
+async def test_cancelled_requests_are_marked_whatever_their_outcome(fake: ModuleType) -> None:
+    server = make(fake)
+    await call(server, "kestrel_session_open", scenario="acme-trend")
+
+    async def submit(source: str, request_id: int) -> dict[str, Any] | None:
+        params = {
+            "name": "kestrel_session_submit",
+            "arguments": {"sessionId": "ks_fake1", "source": source},
+        }
+        return await server.handle(
+            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        )
+
+    async def cancel(request_id: int) -> None:
+        await anyio.sleep(0.1)
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id},
+        }
+        assert await server.handle(note) is None
+
+    results: dict[str, Any] = {}
+
+    async def run(name: str, source: str, request_id: int) -> None:
+        results[name] = await submit(source, request_id)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, "slow", "slow", 11)
+        group.start_soon(cancel, 11)
+    assert results["slow"]["error"]["code"] == -32800  # the stdio loop drops it
+    assert server._cancelled == set()
+    assert server._inflight == {}
+    # The submit was not torn: it ran to completion (mutating calls are not interrupted).
+    frame = await call(server, "kestrel_session_frame", sessionId="ks_fake1")
+    assert frame["structuredContent"]["frame"]["seq"] == 1
+
+
+async def test_a_cancelled_read_only_request_stops_at_once(fake: ModuleType) -> None:
+    server = make(fake)
+    await call(server, "kestrel_session_open", scenario="acme-trend")
+    transport: Any = server.sdk.transport
+    transport.slow_reads = True
+    results: dict[str, Any] = {}
+
+    async def read() -> None:
+        params = {"name": "kestrel_session_frame", "arguments": {"sessionId": "ks_fake1"}}
+        results["frame"] = await server.handle(
+            {"jsonrpc": "2.0", "id": "f", "method": "tools/call", "params": params}
+        )
+
+    with anyio.fail_after(2):  # the read would take 5 s
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            await anyio.sleep(0.1)
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": "f"},
+            }
+            await server.handle(note)
+    assert results["frame"]["error"]["code"] == -32800

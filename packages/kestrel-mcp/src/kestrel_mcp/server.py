@@ -297,6 +297,14 @@ class KestrelMcpServer:
             logger.debug("ignoring notification %s", method)
 
     async def _request(self, request_id: Any, method: str, params: Any) -> dict[str, Any]:
+        response = await self._answer(request_id, method, params)
+        if request_id in self._cancelled:
+            # Cancelled by the client: whatever the outcome, MCP says no response.
+            self._cancelled.discard(request_id)
+            return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
+        return response
+
+    async def _answer(self, request_id: Any, method: str, params: Any) -> dict[str, Any]:
         if params is None:
             params = {}
         elif not isinstance(params, dict):
@@ -336,10 +344,7 @@ class KestrelMcpServer:
             )
         finally:
             self._inflight.pop(request_id, None)
-        if request_id in self._cancelled or scope.cancelled_caught:
-            self._cancelled.discard(request_id)
-            return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
-        if scope.cancel_called:  # pragma: no cover - cancelled without a notification
+        if scope.cancel_called:
             return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
         if envelope is not None:
             result = self._modern(method, result)
