@@ -221,3 +221,13 @@ def test_home_is_passed_on_to_plugin_verbs(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(cli, "_loaded", {})
     result = _kestrel(tmp_path / "elsewhere", "where")
     assert result.stdout.strip() == str(tmp_path / "elsewhere")
+
+
+def test_globals_do_not_leak_into_the_calling_process(tmp_path: Path) -> None:
+    import os
+
+    before = (os.environ.get("KESTREL_HOME"), os.environ.get("KESTREL_REMOTE"))
+    CliRunner().invoke(
+        cli, ["--home", str(tmp_path / "x"), "--remote", "http://127.0.0.1:9", "catalog"]
+    )
+    assert (os.environ.get("KESTREL_HOME"), os.environ.get("KESTREL_REMOTE")) == before

@@ -33,11 +33,22 @@ __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, remote: str | None) -> None:
     """Kestrel: deterministic paper trading for software agents."""
-    # Plugin verbs (secrets, mcp, door) read the environment: pass the globals on.
-    if home is not None:
-        os.environ["KESTREL_HOME"] = str(home)
-    if remote:
-        os.environ["KESTREL_REMOTE"] = remote
+    # Plugin verbs (secrets, mcp, door) read the environment: pass the globals on for
+    # the command's duration (restored after, so an in-process caller sees no change).
+    updates = {"KESTREL_HOME": str(home) if home is not None else None, "KESTREL_REMOTE": remote}
+    saved = {name: os.environ.get(name) for name in updates}
+    for name, value in updates.items():
+        if value:
+            os.environ[name] = value
+
+    def restore() -> None:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    ctx.call_on_close(restore)
     ctx.obj = CliState(home=home, remote=remote or None)
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
-from kestrel_protocol import KestrelError, RefusalCode
 
 from ..client import KestrelSdk, create_sdk
-from ..transports import local_transport
+from ..transports import local_transport, remote_transport
 
 __all__ = ["CliState", "state_of"]
 
@@ -25,15 +23,7 @@ class CliState:
     def sdk(self) -> KestrelSdk:
         """The SDK over the chosen transport (the caller closes it)."""
         if self.remote:
-            transports = importlib.import_module("kestrel_sdk.transports")
-            remote_transport = getattr(transports, "remote_transport", None)
-            if remote_transport is None:
-                raise KestrelError(
-                    RefusalCode.BACKEND_UNAVAILABLE,
-                    f"--remote {self.remote}: this build has no remote transport yet; "
-                    "run without --remote to use the local runtime",
-                    {"remote": self.remote},
-                )
+            # the token comes from $KESTREL_API_TOKEN (remote_transport's default)
             return create_sdk(remote_transport(base_url=self.remote))
         return create_sdk(local_transport(home=self.home))
 
