@@ -109,3 +109,16 @@ async def test_gated_open_over_http_402_then_paid(kit: Kit, tmp_path: Path) -> N
         assert paid.json()["sessionId"].startswith("ks_")
     outcomes = [r.outcome for r in kit.audit.rows()]
     assert outcomes == ["ok", "gated", "PAYMENT_INVALID", "ok"]
+
+
+async def test_unknown_scenario_spends_no_quota(kit: Kit, tmp_path: Path) -> None:
+    gate = VoucherGate(kit.store, VoucherSigner(load_voucher_key(tmp_path)), daily_quota=1)
+    async with asgi_client(kit.app(gate=gate), kit.token()) as client:
+        typo = await client.post("/v1/sessions", json={"scenario": "acme-trnd"})
+        assert typo.json()["refusal"]["code"] == "UNKNOWN_SCENARIO"
+        assert (
+            await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        ).status_code == 200
+        assert (
+            await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        ).status_code == 402

@@ -132,6 +132,8 @@ class DoorTurnTools:
         payment = parse_payment(arguments.get("payment"))
         assert self._gate is not None
         try:
+            # An unknown scenario is refused before the gate spends a quota slot or voucher.
+            await self._transport.scenario(scenario)
             offer = self._gate.check(self.ctx.principal, scenario, payment)
         except KestrelError as exc:
             return refusal_result(exc)
