@@ -49,3 +49,17 @@ def test_a_failing_operation_raises_to_the_waiter() -> None:
     op = ops.start("op_z", "alice", work)
     with pytest.raises(KestrelError, match="gone"):
         ops.wait(op, 5)
+
+
+def test_old_finished_operations_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kestrel_sdk.runtime import operations
+
+    monkeypatch.setattr(operations, "KEEP_FINISHED", 2)
+    ops: Operations[str] = Operations()
+    first = ops.start("op_1", "a", lambda progress: "1")
+    assert ops.wait(first, 5) == "1"
+    for n in (2, 3, 4):
+        assert ops.wait(ops.start(f"op_{n}", "a", lambda progress: "x"), 5) == "x"
+    with pytest.raises(KestrelError) as err:
+        ops.find("a", first.token)
+    assert err.value.code == "UNKNOWN_OPERATION"

@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RESUME_AFTER_MS = 250
+KEEP_FINISHED = 1024
+"""Finished operations remembered for ``resume``; older ones are forgotten."""
 
 
 @dataclass(eq=False)
@@ -70,6 +72,7 @@ class Operations(Generic[T]):
             existing = self._by_id.get(operation_id)
             if existing is not None and existing.error is None:
                 return existing
+            self._prune()
             token = "opt_" + hashlib.sha256(f"{operation_id}\x00{principal}".encode()).hexdigest()
             op: Operation[T] = Operation(operation_id, principal, token)
             self._by_id[operation_id] = op
@@ -87,6 +90,14 @@ class Operations(Generic[T]):
 
         threading.Thread(target=run, name=f"kestrel-{operation_id}", daemon=True).start()
         return op
+
+    def _prune(self) -> None:
+        """Forget the oldest finished operations beyond :data:`KEEP_FINISHED` (their
+        results are stored elsewhere; a forgotten token is ``UNKNOWN_OPERATION``)."""
+        finished = [op for op in self._by_id.values() if op.done.is_set()]
+        for op in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+            self._by_id.pop(op.id, None)
+            self._by_token.pop(op.token, None)
 
     def find(self, principal: str, token: str) -> Operation[T]:
         """The operation of ``token``; another principal's token is unknown to this one."""

@@ -127,6 +127,7 @@ class Runtime:
         self._index: CatalogIndex | None = catalog  # tests and embedders may supply one
         self._lock = threading.RLock()
         self._live: dict[str, _Live] = {}
+        self._building: dict[str, threading.Lock] = {}
         self._ops: Operations[GradeResult] = Operations()
 
     @property
@@ -222,13 +223,17 @@ class Runtime:
         live = self._live.get(sid)
         if live is not None and live.row.principal == principal:
             return live
-        with self._lock:
-            live = self._live.get(sid)
-            if live is None:
-                row = self.store.session(sid)
-                if row is not None and row.principal == principal:
-                    live = self._rebuild(row)
-                    self._live[sid] = live
+        if live is None:
+            with self._lock:
+                building = self._building.setdefault(sid, threading.Lock())
+            with building:  # one replay per session; other sessions are not held up
+                live = self._live.get(sid)
+                if live is None:
+                    row = self.store.session(sid)
+                    if row is not None and row.principal == principal:
+                        live = self._rebuild(row)
+                        with self._lock:
+                            self._live[sid] = live
         if live is None or live.row.principal != principal:
             raise _refuse(RefusalCode.UNKNOWN_SESSION, f"no session {sid}", session=sid)
         return live
