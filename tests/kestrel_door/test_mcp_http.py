@@ -250,3 +250,46 @@ async def test_turn_credential_calls_go_to_the_turn_and_door_adds_no_permission(
     dispose()
     async with asgi_client(app, token, **ACCEPT) as client:
         assert (await client.post("/mcp", json=_req("ping"))).status_code == 401
+
+
+async def test_real_mcp_face_behind_the_door(kit: Kit, tmp_path: Any) -> None:
+    """The injected kestrel_mcp server answers everything but tools/call, secrets excluded."""
+    import kestrel_mcp
+    from kestrel_sdk import local_transport
+
+    owner: Any = local_transport(home=tmp_path / "rt")
+    app = kit.app(
+        transport_for=lambda p: local_transport(principal=p, runtime=owner.runtime),
+        # secrets left ON here on purpose: the door must still never serve them
+        mcp_for=lambda t: kestrel_mcp.create_kestrel_mcp_server(transport=t),
+    )
+    try:
+        async with asgi_client(app, kit.token("alice"), **ACCEPT) as client:
+            init = await client.post(
+                "/mcp",
+                json=_req(
+                    "initialize",
+                    {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                ),
+            )
+            assert init.json()["result"]["protocolVersion"] == "2025-11-25"
+            listed = await client.post("/mcp", json=_req("tools/list", {}, rid=2))
+            names = [t["name"] for t in listed.json()["result"]["tools"]]
+            assert "kestrel_grade" in names
+            assert not [n for n in names if "secrets" in n]
+            read = await client.post(
+                "/mcp", json=_req("resources/read", {"uri": "kestrel://catalog"}, rid=3)
+            )
+            contents = read.json()["result"]["contents"]
+            assert '"kestrel.catalog"' in contents[0]["text"]
+            secret = await client.post(
+                "/mcp",
+                json=_req("tools/call", {"name": "kestrel_secrets_list", "arguments": {}}, rid=4),
+            )
+            assert secret.json()["error"]["code"] == -32602
+    finally:
+        await owner.aclose()
