@@ -231,3 +231,12 @@ def test_globals_do_not_leak_into_the_calling_process(tmp_path: Path) -> None:
         cli, ["--home", str(tmp_path / "x"), "--remote", "http://127.0.0.1:9", "catalog"]
     )
     assert (os.environ.get("KESTREL_HOME"), os.environ.get("KESTREL_REMOTE")) == before
+
+
+def test_run_shows_session_dependent_diagnostics_located(tmp_path: Path) -> None:
+    program = tmp_path / "ref.kes"
+    program.write_text("buy 10 ACME\nadvance 2\ncancel ghost\n", encoding="utf-8")
+    result = _kestrel(tmp_path, "run", str(program), "--scenario", "acme-trend")
+    assert result.exit_code == 1
+    assert f"{program}:3:8: K204" in result.stderr
+    assert "kestrel: INVALID_SOURCE:" in result.stderr

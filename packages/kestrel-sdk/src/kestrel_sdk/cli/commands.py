@@ -12,6 +12,7 @@ from kestrel_protocol import (
     GradeResult,
     Mismatch,
     OperationResumption,
+    ValidationReport,
     VerificationReport,
     canonical_json,
     root_of,
@@ -19,6 +20,7 @@ from kestrel_protocol import (
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..client import KestrelSdk, KestrelSession
+from ..errors import SdkError
 from .exits import ExitCode
 from .group import fail
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
@@ -215,7 +217,20 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 what = f"offer {offer.offer_id}: {offer.amount} {offer.currency}" if offer else ""
                 raise fail(f"gated: opening a session needs payment ({what})", ExitCode.REFUSED)
             session = opened.session
-            await _submit_all(session, source, atomic, quiet or as_json)
+            try:
+                await _submit_all(session, source, atomic, quiet or as_json)
+            except SdkError as exc:
+                diagnostics = exc.detail.get("diagnostics")
+                if exc.code != "INVALID_SOURCE" or not diagnostics:
+                    raise
+                # session-dependent errors (K204/K205) show up only when submitted
+                report = ValidationReport(ok=False, statements=0, diagnostics=diagnostics)
+                for line in diagnostics_lines(str(file), report):
+                    click.echo(line, err=True)
+                raise fail(
+                    f"INVALID_SOURCE: {exc.message} (session {session.id} left open)",
+                    ExitCode.FAILED,
+                ) from None
             await session.close()
             graded = await _finish(sdk, session.id, quiet or as_json)
         if out is not None:
