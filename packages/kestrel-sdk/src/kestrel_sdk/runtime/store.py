@@ -193,6 +193,8 @@ class SqliteStore:
             sync = "NORMAL"
         with self._lock:
             self._conn.execute("PRAGMA busy_timeout = 30000")
+            # small pages: a step's commit writes one page to the WAL (new files only)
+            self._conn.execute("PRAGMA page_size = 1024")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA synchronous = {sync}")
             self._conn.execute("PRAGMA foreign_keys = ON")
