@@ -433,9 +433,11 @@ class Runtime:
             if stored is not None:
                 return GradeResult.parse(stored)
         loaded = self._session(principal, sid).loaded
-        pentads = [Pentad.parse(self._artifact(root)) for root in record.pentads]
 
         def work(progress: Any) -> GradeResult:
+            # loading the pentads is part of the work (and of its budget): a long
+            # session has as many pentads as steps
+            pentads = [Pentad.parse(self._artifact(root)) for root in record.pentads]
             grade = compute_grade(loaded, record, pentads, progress)
             self.store.set_grade(sid, grade.root, canonical_json(grade))
             return grade
