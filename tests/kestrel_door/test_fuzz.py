@@ -89,3 +89,43 @@ async def test_no_5xx_for_any_request(
     assert resp.status_code < 500, (method, path, body, resp.text)
     if path.startswith("/v1") and resp.status_code >= 400:
         assert "refusal" in resp.json()
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    source=st.one_of(
+        st.text(max_size=80),
+        st.lists(
+            st.sampled_from(
+                [
+                    "buy 5 ACME",
+                    "sell 3 ACME",
+                    "advance 2",
+                    "cancel o1",
+                    "stand-down",
+                    "buy x",
+                    "advance -1",
+                ]
+            ),
+            max_size=5,
+        ).map("\n".join),
+    )
+)
+async def test_any_source_on_a_live_session_is_applied_or_refused(door: Any, source: str) -> None:
+    app, token = door
+    async with asgi_client(app, token) as client:
+        opened = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        sid = opened.json()["sessionId"]
+        resp = await client.post(f"/v1/sessions/{sid}/submit", json={"source": source})
+    assert resp.status_code in (200, 409, 422), resp.text
+    if resp.status_code != 200:
+        assert resp.json()["refusal"]["code"] in {
+            "INVALID_SOURCE",
+            "LIMIT_EXCEEDED",
+            "SESSION_STOOD_DOWN",
+            "SESSION_CLOSED",
+        }
