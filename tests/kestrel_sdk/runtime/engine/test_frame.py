@@ -1,0 +1,294 @@
+"""Frames, blotters and grades are pinned byte for byte on fixed sessions.
+
+The roots below were recorded from the engine before its per-step path was optimised;
+any change to a frame, blotter or grade byte (a rounding, a member, an event's order)
+changes a digest and fails here. Each session mixes every statement kind, order type
+and time in force with refused sources (whose diagnostics are pinned too), and ends in
+a stand-down or a close. ``frame_root`` is also checked against the protocol's own
+``root_of`` so the engine's fast hashing can never drift from the specification's JCS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from decimal import Decimal
+
+import pytest
+from kestrel_protocol import (
+    KestrelError,
+    Pentad,
+    SessionFrame,
+    SessionRecord,
+    canonical_json,
+    root_of,
+)
+from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog.model import LoadedScenario
+from kestrel_sdk.runtime.engine import SessionEngine, compute_grade
+from kestrel_sdk.runtime.engine.frame import frame_root
+
+from tests.kestrel_sdk.runtime.engine.tapes import daily
+
+Chooser = Callable[[int, SessionEngine], str]
+
+
+def _shipped(scenario_id: str) -> LoadedScenario:
+    loaded = load_catalog([]).get(scenario_id)
+    assert loaded is not None
+    return loaded
+
+
+def _drive(
+    loaded: LoadedScenario, steps: int, choose: Chooser, *, check_every: int = 1
+) -> dict[str, str]:
+    """Run ``steps`` sources; digest every frame root (and every refusal), then close,
+    grade, and return the digests."""
+    session = "ks_pinned"
+    engine = SessionEngine(loaded, session)
+    head = frame_root(engine.frame())
+    assert head == root_of(engine.frame())
+    log = [head]
+    pentads: list[Pentad] = []
+    for i in range(steps):
+        if engine.status != "open":
+            break
+        source = choose(i, engine)
+        try:
+            step = engine.submit(source)
+        except KestrelError as exc:
+            log.append(f"{exc.code}:{canonical_json(exc.detail or {}).decode()}")
+            continue
+        root = frame_root(step.frame)
+        if i % check_every == 0:
+            assert root == root_of(step.frame), f"frame_root differs from root_of at step {i}"
+        pentads.append(
+            Pentad.with_root(
+                session=session,
+                seq=len(pentads) + 1,
+                prev=head,
+                body={"media_type": "text/x-kestrel", "bytes": source},
+            )
+        )
+        head = root
+        log.append(root)
+    closed = engine.close()
+    closed_root = frame_root(closed)
+    assert closed_root == root_of(closed)
+    log.append(closed_root)
+    record = SessionRecord.with_root(
+        session=session,
+        scenario={"id": loaded.scenario.id, "root": loaded.scenario.root},
+        label="1",
+        pentads=[p.root for p in pentads],
+        head=closed_root,
+        blotter_root=engine.blotter().root,
+    )
+    grade = compute_grade(loaded, record, pentads)
+    return {
+        "frames": hashlib.sha256("\n".join(log).encode()).hexdigest(),
+        "blotter": engine.blotter().root,
+        "grade": grade.root,
+        "last": f"{engine.status} seq={engine.seq} bar={engine.clock} steps={len(log)}",
+    }
+
+
+def _price(mark: str, factor: float, tick: Decimal) -> str:
+    value = Decimal(mark) * Decimal(str(factor))
+    return str(max(tick, (value / tick).quantize(Decimal(1)) * tick))
+
+
+def _mixed(seed: int, tick: str = "0.01", big: int = 4000) -> Chooser:
+    """A random but seeded agent: every statement kind, some refusals, mostly advances."""
+    rng = random.Random(seed)
+    grid = Decimal(tick)
+
+    def choose(i: int, engine: SessionEngine) -> str:
+        frame: SessionFrame = engine.frame()
+        symbols = sorted(frame.marks)
+        lines: list[str] = []
+        for _ in range(rng.choice((0, 1, 1, 2, 3))):
+            sym = rng.choice(symbols)
+            mark = frame.marks[sym]
+            qty = rng.choice((1, 3, 7, 10, 25, 40, 100, big))
+            side = rng.choice(("buy", "sell"))
+            tif = rng.choice(("", " tif day", " tif gtc", " tif ioc"))
+            roll = rng.random()
+            if roll < 0.25:
+                lines.append(f"{side} {qty} {sym}{tif}")
+            elif roll < 0.4:
+                f = 0.97 if side == "buy" else 1.03
+                alias = f" as a{i}x{len(lines)}" if rng.random() < 0.5 else ""
+                lines.append(f"{side} {qty} {sym} limit {_price(mark, f, grid)}{tif}{alias}")
+            elif roll < 0.5:
+                f = 1.02 if side == "buy" else 0.98
+                lines.append(f"{side} {qty} {sym} stop {_price(mark, f, grid)}{tif}")
+            elif roll < 0.58:
+                s, lim = (1.01, 1.015) if side == "buy" else (0.99, 0.985)
+                if rng.random() < 0.3:
+                    lim = 2 - lim  # a limit on the far side of the stop: rests after trigger
+                lines.append(
+                    f"{side} {qty} {sym} stop {_price(mark, s, grid)}"
+                    f" limit {_price(mark, lim, grid)}{tif}"
+                )
+            elif roll < 0.68:
+                lines.append(f"cancel o{rng.randint(1, len(engine.orders) + 2)}")
+            elif roll < 0.72:
+                lines.append(f"cancel a{rng.randint(0, i + 1)}x0")
+            elif roll < 0.78:
+                lines.append(rng.choice(("cancel all", f"cancel all {sym}")))
+            elif roll < 0.8:
+                lines.append(rng.choice(("buy 0 ACME", "sell 5 NOPE", "advance soon")))
+            elif roll < 0.84:
+                to = min(engine.clock + rng.randint(-1, 3), len(loaded_times(engine)) - 1)
+                lines.append(f"advance to {loaded_times(engine)[max(to, 0)]}")
+            else:
+                lines.append(f"advance {rng.randint(1, 4)}")
+        lines.append(rng.choice(("advance", "advance 1", "advance 2", "advance\n")))
+        return "\n".join(lines)
+
+    return choose
+
+
+def loaded_times(engine: SessionEngine) -> tuple[str, ...]:
+    return tuple(engine.context().times)
+
+
+def _then(choose: Chooser, steps: int, final: str) -> Chooser:
+    def wrapped(i: int, engine: SessionEngine) -> str:
+        return final if i == steps - 1 else choose(i, engine)
+
+    return wrapped
+
+
+def _minute_agent(i: int, engine: SessionEngine) -> str:
+    """Mostly ``advance 1`` (the benchmark's path) with orders on a fixed rhythm."""
+    mark = engine.frame().marks["ACME"]
+    if i % 50 == 0:
+        return "buy 10 ACME\nadvance 1"
+    if i % 50 == 25:
+        return "sell 10 ACME\nadvance 1"
+    if i % 333 == 7:
+        return f"buy 5 ACME limit {_price(mark, 0.999, Decimal('0.01'))} tif day\nadvance 1"
+    if i % 777 == 9:
+        return f"sell 20 ACME stop {_price(mark, 0.998, Decimal('0.01'))} tif gtc\nadvance"
+    if i % 400 == 11:
+        return "cancel all\nadvance 1"
+    return "advance 1"
+
+
+def _odd_scenario() -> LoadedScenario:
+    """Finer prices (4 places, tick 0.0005), a fee minimum, participation, slippage and
+    lots: fractional averages and P > 2 money rounding on every frame."""
+    rng = random.Random(11)
+    rows = []
+    price = Decimal("50.0000")
+    for _ in range(260):
+        o = price + Decimal(rng.randint(-40, 40)) * Decimal("0.0005")
+        c = o + Decimal(rng.randint(-300, 300)) * Decimal("0.0005")
+        h = max(o, c) + Decimal(rng.randint(0, 200)) * Decimal("0.0005")
+        lo = min(o, c) - Decimal(rng.randint(0, 200)) * Decimal("0.0005")
+        rows.append((str(o), str(h), str(lo), str(c), rng.choice((0, 40, 200, 5000))))
+        price = c
+    return daily(
+        rows,
+        cash="25000.0050",
+        shortable=True,
+        max_position=600,
+        bps="7.5",
+        minimum="0.35",
+        participation="0.25",
+        slippage_bps="13",
+        tick="0.0005",
+        lot=5,
+    )
+
+
+def _fives(choose: Chooser) -> Chooser:
+    """Quantities that are multiples of the lot (5) except where a K203 is wanted."""
+
+    def wrapped(i: int, engine: SessionEngine) -> str:
+        out = []
+        for line in choose(i, engine).split("\n"):
+            parts = line.split(" ")
+            if parts[0] in ("buy", "sell") and parts[1].isdigit() and i % 17:
+                parts[1] = str(int(parts[1]) * 5)
+            out.append(" ".join(parts))
+        return "\n".join(out)
+
+    return wrapped
+
+
+PINNED = {
+    "acme-trend": {
+        "frames": "7a0bcf3432155203259bc460a6d43d99f8ecd42de5f9041b0aa9d51548fc2bee",
+        "blotter": "sha256:074d306c8e851d56fd5a2d39209f8574469967c380dbfb03b9381f3402bc65b9",
+        "grade": "sha256:3541af15fa6ff27c9cc8ab23631db537247313fd88540a39692785042e78efae",
+        "last": "closed seq=353 bar=2519 steps=402",
+    },
+    "pairs-kx": {
+        "frames": "c8f4c36b4a962fa6d0ba6b1f3efa1b6ab21f9ecd7e008935c6bb6b7d49c68c39",
+        "blotter": "sha256:d9b91d8b6d549fa65ef59b2b03ebbb019f2cddb57a81a65dd81e548d203f98ee",
+        "grade": "sha256:fc52b762b87cf12e312288b69bfcfa22f13e3552b20f33d7735baa91b366399d",
+        "last": "closed seq=357 bar=638 steps=402",
+    },
+    "acme-crash": {
+        "frames": "fdab0824d4fbaf67cdb6d9db59755a2613b3b89e252fd0a7d639fe8d2de8e830",
+        "blotter": "sha256:9c5855a8025cee6e64e0f32a4e216a2924dc78f755114c523fbb9369c473252b",
+        "grade": "sha256:90629e8a05fc42e182ed88a445a5d9fdf5b5476de0b2c93d775f842ee8cd0e65",
+        "last": "closed seq=271 bar=1514 steps=302",
+    },
+    "odd": {
+        "frames": "d930ab53880d43c7b8f0b079bc5442d0b45726eef3e34edf674abe22ce858b7a",
+        "blotter": "sha256:c6b7856f794c41cb74831f4bc5de964b40aededa44e92de275b11d36790537e0",
+        "grade": "sha256:eaa5b3038440674deea485d3dd95884bb84524f4a3e3169830f7b70a8cd16b89",
+        "last": "closed seq=132 bar=259 steps=162",
+    },
+    "minute-200k": {
+        "frames": "b10f9529821d42256d65545e93524beb335fd55da8d48cb742295fd0c9221bd6",
+        "blotter": "sha256:9b86a0f99617099f1f7ce1fbb091cf0b293172a6e2a60db193985a7b52f13fb4",
+        "grade": "sha256:02a6040e34307a3dd6186db598fc4ab2fbc0a41f587cd33b5668741614316468",
+        "last": "closed seq=5000 bar=5000 steps=5002",
+    },
+}
+
+
+def test_acme_trend_mixed_session_is_pinned() -> None:
+    got = _drive(_shipped("acme-trend"), 400, _then(_mixed(1), 400, "advance 5000"))
+    assert got == PINNED["acme-trend"]
+
+
+def test_pairs_kx_shorts_and_stand_down_statement_are_pinned() -> None:
+    chooser = _then(_mixed(2), 400, 'buy 3 KAPPA\nadvance\nstand down "done"')
+    got = _drive(_shipped("pairs-kx"), 400, chooser)
+    assert got == PINNED["pairs-kx"]
+
+
+def test_acme_crash_max_drawdown_is_pinned() -> None:
+    got = _drive(_shipped("acme-crash"), 300, _then(_mixed(3), 300, "buy 900 ACME\nadvance 5000"))
+    assert got == PINNED["acme-crash"]
+
+
+def test_fine_prices_fees_participation_and_slippage_are_pinned() -> None:
+    got = _drive(_odd_scenario(), 400, _fives(_mixed(4, tick="0.0005", big=700)))
+    assert got == PINNED["odd"]
+
+
+def test_minute_200k_first_5000_bars_are_pinned() -> None:
+    got = _drive(_shipped("minute-200k"), 5000, _minute_agent, check_every=97)
+    assert got == PINNED["minute-200k"]
+
+
+@pytest.mark.parametrize("scenario_id", ["acme-trend", "pairs-kx"])
+def test_frame_root_is_root_of_the_frame(scenario_id: str) -> None:
+    engine = SessionEngine(_shipped(scenario_id), "ks_roots")
+    symbols = sorted(engine.frame().marks)
+    sources = [f"buy 10 {s} tif gtc as x{i}\nadvance" for i, s in enumerate(symbols)]
+    sources += ["sell 4 " + symbols[0] + "\nadvance 3", "cancel all\nadvance"]
+    for source in sources:
+        frame = engine.submit(source).frame
+        assert frame_root(frame) == root_of(frame)
+        # a frame rebuilt from its JSON hashes the same through either path
+        again = SessionFrame.parse(frame.to_json())
+        assert frame_root(again) == root_of(frame)
