@@ -50,6 +50,15 @@ def test_token_issue_list_revoke(tmp_path: Path) -> None:
     assert "unknown scope" in out
 
 
+def test_scopes_after_one_flag(tmp_path: Path) -> None:
+    code, out = _run(
+        tmp_path, "token", "issue", "--principal", "p", "--scope", "kestrel:read", "kestrel:grade"
+    )
+    assert code == 0, out
+    _, listed = _run(tmp_path, "token", "list", "--json")
+    assert json.loads(listed)[0]["scopes"] == ["kestrel:grade", "kestrel:read"]
+
+
 def test_voucher_issue_prints_it_last(tmp_path: Path) -> None:
     code, out = _run(tmp_path, "voucher", "issue", "--ttl", "60")
     assert code == 0

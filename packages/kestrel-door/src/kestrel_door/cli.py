@@ -186,12 +186,21 @@ def token_group() -> None:
     help=f"Repeatable; one of {', '.join(ALL_SCOPES)} (or several, space-separated).",
 )
 @click.option("--label", default=None)
+@click.argument("more_scopes", nargs=-1)
 @click.pass_context
 def token_issue(
-    ctx: click.Context, principal: str, scopes: tuple[str, ...], label: str | None
+    ctx: click.Context,
+    principal: str,
+    scopes: tuple[str, ...],
+    label: str | None,
+    more_scopes: tuple[str, ...],
 ) -> None:
-    """Mint a token; it is printed once, alone on the last line."""
-    flat = [s for item in scopes for s in item.split()]
+    """Mint a token; it is printed once, alone on the last line.
+
+    ``--scope kestrel:read kestrel:trade`` works too: the scopes after the first are
+    taken as further arguments.
+    """
+    flat = [s for item in (*scopes, *more_scopes) for s in item.split()]
     try:
         row, token = IssuedTokens(_store(ctx)).issue(principal, flat, label)
     except ValueError as exc:
