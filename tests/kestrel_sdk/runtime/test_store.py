@@ -5,7 +5,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from kestrel_protocol import canonical_json, root_of
+from kestrel_protocol import KestrelError, canonical_json, root_of
 from kestrel_sdk.runtime.store import SessionRow, SqliteStore
 
 
@@ -98,3 +98,13 @@ def test_a_second_store_on_the_same_home_sees_committed_rows(tmp_path: Path) -> 
     assert second.get(root) == {"k": "v"}
     first.close()
     second.close()
+
+
+def test_a_store_of_another_schema_is_refused_clearly(tmp_path: Path) -> None:
+    SqliteStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "kestrel.db") as conn:
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    with pytest.raises(KestrelError) as err:
+        SqliteStore(tmp_path)
+    assert err.value.code == "BACKEND_UNAVAILABLE"
+    assert "schema 0" in err.value.message

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from kestrel_protocol import canonical_json, root_of, root_of_bytes
+from kestrel_protocol import KestrelError, RefusalCode, canonical_json, root_of, root_of_bytes
 
 __all__ = [
     "ArtifactStatus",
@@ -206,6 +206,15 @@ class SqliteStore:
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
                     (_SCHEMA_VERSION,),
                 )
+                found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if found[0] != _SCHEMA_VERSION:
+            self.close()
+            raise KestrelError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"{self.path} has store schema {found[0]}; this Kestrel needs schema "
+                f"{_SCHEMA_VERSION} (move the file aside to start afresh)",
+                {"path": str(self.path)},
+            )
 
     # -- plumbing -------------------------------------------------------------------
 
