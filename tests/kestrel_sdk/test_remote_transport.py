@@ -211,3 +211,35 @@ def test_env_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         remote_transport()
     monkeypatch.setenv("KESTREL_REMOTE", "http://127.0.0.1:9")
     assert "127.0.0.1:9" in repr(remote_transport())
+
+
+async def test_an_answer_that_does_not_verify_is_backend_unavailable() -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    async def tampered(request: Any) -> JSONResponse:
+        good = {"kind": "kestrel.validation", "ok": True, "statements": 1, "diagnostics": []}
+        return JSONResponse(
+            good
+            if request.method == "POST"
+            else {"kind": "kestrel.catalog", "root": "sha256:" + "0" * 64}
+        )
+
+    async def not_json(request: Any) -> Response:
+        return Response("<html>proxy error</html>", media_type="text/html")
+
+    app = Starlette(
+        routes=[
+            Route("/v1/catalog", tampered),
+            Route("/v1/validate", tampered, methods=["POST"]),
+            Route("/v1/sessions", not_json, methods=["POST"]),
+        ]
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as http:
+        transport = remote_transport(base_url="http://door.test", token="t", client=http)
+        assert (await transport.validate("buy 1 ACME\n")).ok
+        for call in (transport.catalog(), transport.open_session("acme-trend")):
+            with pytest.raises(KestrelClientError) as err:
+                await call
+            assert err.value.code == "BACKEND_UNAVAILABLE"

@@ -11,7 +11,7 @@ goes in the ``Authorization`` header and nowhere else (never into an error messa
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -23,6 +23,7 @@ from kestrel_protocol import (
     Offer,
     OperationResumption,
     Payment,
+    ProtocolModel,
     RefusalCode,
     Scenario,
     SessionOpened,
@@ -42,6 +43,21 @@ _DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 
 def _seg(value: str) -> str:
     return quote(value, safe="")
+
+
+M = TypeVar("M", bound=ProtocolModel)
+
+
+def _parse(model: type[M], data: Any) -> M:
+    """Parse (and so root-verify) a door's answer; one that does not fit is the door's fault."""
+    try:
+        return model.parse(data)
+    except ValueError as exc:  # pydantic's ValidationError and RootMismatchError both are
+        raise KestrelClientError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"the door's {model.__name__} did not verify: {str(exc).splitlines()[0]}",
+            {"object": model.__name__},
+        ) from None
 
 
 class RemoteTransport:
@@ -83,21 +99,15 @@ class RemoteTransport:
         raise _refusal_error(resp, self.base_url)
 
     async def _json(self, method: str, path: str, body: Any = None) -> Any:
-        resp = await self._send(method, path, json=body)
-        try:
-            return resp.json()
-        except ValueError:
-            raise KestrelClientError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                f"the door answered {path} with a body that is not JSON",
-                {"status": resp.status_code},
-            ) from None
+        return _decode(await self._send(method, path, json=body), path)
 
     async def catalog(self) -> Catalog:
-        return Catalog.parse(await self._json("GET", "/v1/catalog"))
+        return _parse(Catalog, await self._json("GET", "/v1/catalog"))
 
     async def scenario(self, scenario_id: str) -> Scenario:
-        return Scenario.parse(await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}"))
+        return _parse(
+            Scenario, await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}")
+        )
 
     async def tape(self, scenario_id: str) -> str:
         resp = await self._send("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}/tape")
@@ -107,7 +117,7 @@ class RemoteTransport:
         body: dict[str, Any] = {"source": source}
         if scenario is not None:
             body["scenario"] = scenario
-        return ValidationReport.parse(await self._json("POST", "/v1/validate", body))
+        return _parse(ValidationReport, await self._json("POST", "/v1/validate", body))
 
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Payment | None = None
@@ -119,31 +129,31 @@ class RemoteTransport:
             body["payment"] = payment.to_json()
         resp = await self._send("POST", "/v1/sessions", json=body, gated_ok=True)
         if resp.status_code == 402:
-            return SessionOpened(gated=True, payment=Offer.parse(resp.json()))
-        return SessionOpened.parse(resp.json())
+            return SessionOpened(gated=True, payment=_parse(Offer, _decode(resp, "/v1/sessions")))
+        return _parse(SessionOpened, _decode(resp, "/v1/sessions"))
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
         data = await self._json(
             "POST", f"/v1/sessions/{_seg(session_id)}/submit", {"source": source}
         )
-        return SessionResponse.parse(data)
+        return _parse(SessionResponse, data)
 
     async def frame(self, session_id: str) -> Delivery:
-        return Delivery.parse(await self._json("GET", f"/v1/sessions/{_seg(session_id)}/frame"))
+        return _parse(Delivery, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/frame"))
 
     async def blotter(self, session_id: str) -> Blotter:
-        return Blotter.parse(await self._json("GET", f"/v1/sessions/{_seg(session_id)}/blotter"))
+        return _parse(Blotter, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/blotter"))
 
     async def close(self, session_id: str) -> SessionRecord:
-        return SessionRecord.parse(
-            await self._json("POST", f"/v1/sessions/{_seg(session_id)}/close")
+        return _parse(
+            SessionRecord, await self._json("POST", f"/v1/sessions/{_seg(session_id)}/close")
         )
 
     @staticmethod
     def _graded(data: Any) -> GradeResult | OperationResumption:
         if isinstance(data, dict) and data.get("kind") == "kestrel.operation":
-            return OperationResumption.parse(data)
-        return GradeResult.parse(data)
+            return _parse(OperationResumption, data)
+        return _parse(GradeResult, data)
 
     async def grade(self, session_id: str) -> GradeResult | OperationResumption:
         return self._graded(await self._json("POST", f"/v1/sessions/{_seg(session_id)}/grade"))
@@ -162,11 +172,22 @@ class RemoteTransport:
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
         data = await self._json("POST", "/v1/verify", {"grade": grade.to_json()})
-        return VerificationReport.parse(data)
+        return _parse(VerificationReport, data)
 
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+def _decode(resp: httpx.Response, path: str) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        raise KestrelClientError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"the door answered {path} with a body that is not JSON",
+            {"status": resp.status_code},
+        ) from None
 
 
 def _is_offer(resp: httpx.Response) -> bool:
