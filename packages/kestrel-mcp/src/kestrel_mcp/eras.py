@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kestrel_protocol.jsonrpc import McpErrorCode
+
 __all__ = [
     "CACHEABLE_METHODS",
     "CLIENT_CAPABILITIES_KEY",
@@ -49,12 +51,13 @@ CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 
-# MCP codes. The 2026-07-28 schema allocates from -32020 upward; -32002 is the legacy
-# "resource not found" that modern servers must no longer emit (SEP-2164: -32602 instead).
-HEADER_MISMATCH: Final = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
-RESOURCE_NOT_FOUND_LEGACY: Final = -32002
+# MCP codes, single-sourced in kestrel_protocol. The 2026-07-28 schema allocates from
+# -32020 upward; -32002 is the legacy "resource not found" that modern servers must no
+# longer emit (SEP-2164: -32602 instead).
+HEADER_MISMATCH: Final = McpErrorCode.HEADER_MISMATCH
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = McpErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+UNSUPPORTED_PROTOCOL_VERSION: Final = McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+RESOURCE_NOT_FOUND_LEGACY: Final = McpErrorCode.RESOURCE_NOT_FOUND
 REQUEST_CANCELLED: Final = -32800
 """Only ever built for a request the client cancelled; the stdio loop never writes it."""
 
