@@ -113,6 +113,8 @@ async def test_get_and_delete_are_405_and_accept_is_checked(kit: Kit) -> None:
             "/mcp", json=_req("ping"), headers={"MCP-Protocol-Version": "1999-01-01", **ACCEPT}
         )
         assert resp.status_code == 400
+        assert resp.json()["error"]["code"] == -32022
+        assert "2026-07-28" in resp.json()["error"]["data"]["supported"]
 
 
 async def test_legacy_batch(kit: Kit) -> None:
@@ -163,6 +165,21 @@ async def test_modern_era_header_rules(kit: Kit) -> None:
         missing = {k: v for k, v in ok_headers.items() if k != "Mcp-Method"}
         resp = await client.post("/mcp", json=body, headers=missing)
         assert resp.status_code == 400
+        headerless = await client.post("/mcp", json=body, headers=ACCEPT)
+        assert headerless.status_code == 400
+        assert headerless.json()["error"]["code"] == -32020
+        encoded = {**ok_headers, "Mcp-Name": "=?base64?a2VzdHJlbF9jYXRhbG9n?="}
+        resp = await client.post("/mcp", json=body, headers=encoded)
+        assert resp.status_code == 200, resp.text
+        bad_b64 = {**ok_headers, "Mcp-Name": "=?base64?!!!?="}
+        assert (await client.post("/mcp", json=body, headers=bad_b64)).status_code == 400
+        ping = await client.post(
+            "/mcp",
+            json=_modern("ping", {}),
+            headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping", **ACCEPT},
+        )
+        assert ping.status_code == 404
+        assert ping.json()["error"]["code"] == -32601
         discover = _modern("server/discover", {})
         resp = await client.post(
             "/mcp",

@@ -24,6 +24,9 @@ __all__ = [
 HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS: Final = ("2026-07-28",)
 PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
+_REMOVED_IN_MODERN: Final = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
 
 _STR: Final = {"type": "string"}
 _SESSION: Final = {
@@ -117,6 +120,13 @@ class BasicMcpHandler:
         params = message.get("params") or {}
         modern = _modern(params)
         extra: dict[str, Any] = {"resultType": "complete"} if modern else {}
+        if modern and method in _REMOVED_IN_MODERN:
+            message_text = f"{method} is not part of the 2026-07-28 protocol"
+            return {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {"code": METHOD_NOT_FOUND, "message": message_text},
+            }
         if method == "initialize":
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
             version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]

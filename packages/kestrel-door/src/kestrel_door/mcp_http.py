@@ -14,8 +14,11 @@ listings, resources) is the handler's, with secrets tools removed from ``tools/l
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -44,6 +47,7 @@ HEADER_MISMATCH: Final = -32020
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
+_B64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=")
 _ROUTING: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
 _MODERN_STATUS: Final = {
     PARSE_ERROR: 400,
@@ -74,6 +78,35 @@ def _accepts_json(request: Request) -> bool:
 def _to_json(value: Any) -> Any:
     dump = getattr(value, "to_json", None)
     return dump() if callable(dump) else value
+
+
+def _decode_header(value: str | None) -> str | None:
+    """A header value, with the ``=?base64?…?=`` form (non-ASCII values) decoded.
+
+    A malformed or non-canonical encoding decodes to ``None`` so it never matches.
+    """
+    if value is None:
+        return None
+    found = _B64_SENTINEL.fullmatch(value)
+    if found is None:
+        return value
+    payload = found.group(1)
+    try:
+        raw = base64.b64decode(payload, validate=True)
+        if base64.b64encode(raw).decode("ascii") != payload:
+            return None
+        return raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _modern_envelope(message: Any) -> bool:
+    """Whether a message carries the 2026-07-28 per-request envelope."""
+    if not isinstance(message, dict) or message.get("method") == "initialize":
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return isinstance(meta, Mapping) and meta.get(PROTOCOL_VERSION_META) in MODERN_VERSIONS
 
 
 def _envelope_missing(message: Mapping[str, Any]) -> str | None:
@@ -109,7 +142,7 @@ def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None
         key is not None
         and isinstance(params, Mapping)
         and params.get(key) is not None
-        and request.headers.get("mcp-name") != params.get(key)
+        and _decode_header(request.headers.get("mcp-name")) != params.get(key)
     ):
         return f"mcp-name header does not match the request body's {key!r}"
     return None
@@ -209,13 +242,10 @@ def mcp_routes(door: Door) -> list[Route]:
         version = request.headers.get("mcp-protocol-version")
         modern = version in MODERN_VERSIONS
         if version is not None and not modern and version not in HANDSHAKE_VERSIONS:
+            # -32022 with the supported list: a modern client can pick one and retry.
             data = {"supported": [*MODERN_VERSIONS, *HANDSHAKE_VERSIONS], "requested": version}
-            return json_response(
-                _error(
-                    None, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}", data
-                ),
-                400,
-            )
+            text = f"unsupported MCP-Protocol-Version {version!r}"
+            return json_response(_error(None, UNSUPPORTED_PROTOCOL_VERSION, text, data), 400)
         raw = await request.body()
         try:
             message = json.loads(raw)
@@ -227,6 +257,10 @@ def mcp_routes(door: Door) -> list[Route]:
                 return json_response(_error(None, INVALID_REQUEST, "batches are not accepted"), 400)
             answers = [a for a in [await exchange.dispatch(m) for m in message] if a is not None]
             return json_response(answers) if answers else Response(status_code=202)
+        if version is None and _modern_envelope(message):
+            rid = message.get("id") if isinstance(message, dict) else None
+            missing_header = "a 2026-07-28 request needs its MCP-Protocol-Version header"
+            return json_response(_error(rid, HEADER_MISMATCH, missing_header), 400)
         if modern and isinstance(message, dict) and "id" in message and "method" in message:
             missing = _envelope_missing(message)
             if missing is not None:
