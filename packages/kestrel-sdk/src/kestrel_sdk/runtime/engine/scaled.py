@@ -55,18 +55,28 @@ def div_ceil(num: int, den: int) -> int:
 
 def scaled_text(value: int, scale: int) -> str:
     """An integer in units of 10**-scale as a decimal string with ``scale`` places."""
-    sign = "-" if value < 0 else ""
-    whole, frac = divmod(abs(value), 10**scale)
-    return f"{sign}{whole}.{frac:0{scale}d}" if scale else f"{sign}{whole}"
+    if not scale:
+        return str(value)
+    if value < 0:
+        whole, frac = divmod(-value, 10**scale)
+        return f"-{whole}.{str(frac).zfill(scale)}"
+    whole, frac = divmod(value, 10**scale)
+    return f"{whole}.{str(frac).zfill(scale)}"
 
 
 def money_text(value: Fraction | int, scale: int) -> str:
     """An amount in units of 10**-scale as money: to the cent, half-even, never ``-0.00``."""
-    if isinstance(value, int):
-        cents = value if scale == 2 else div_round_half_even(value, 10 ** (scale - 2))
+    if value.__class__ is int:
+        cents = int(value) if scale == 2 else div_round_half_even(int(value), 10 ** (scale - 2))
     else:
         cents = div_round_half_even(value.numerator * 100, value.denominator * 10**scale)
-    return scaled_text(cents, 2) if cents else "0.00"
+    if cents > 0:
+        whole, frac = divmod(cents, 100)
+        return f"{whole}.{str(frac).zfill(2)}"
+    if cents < 0:
+        whole, frac = divmod(-cents, 100)
+        return f"-{whole}.{str(frac).zfill(2)}"
+    return "0.00"
 
 
 def ratio_text(num: int, den: int) -> str:
@@ -139,7 +149,13 @@ class Terms:
 
     def price_of(self, value: Fraction) -> str:
         """A fractional price (an average) rounded half-even to the price scale."""
-        shown = div_round_half_even(
-            value.numerator, value.denominator * 10 ** (self.scale - self.price_scale)
-        )
+        return self.average(value.numerator, value.denominator)
+
+    def average(self, total: Fraction | int, qty: int) -> str:
+        """``total / qty`` (a basis or a notional over shares, ``qty`` ≠ 0) as a price
+        rounded half-even to the price scale, in integers only (it is shown per step)."""
+        num, den = total.numerator, total.denominator * qty
+        if den < 0:
+            num, den = -num, -den
+        shown = div_round_half_even(num, den * 10 ** (self.scale - self.price_scale))
         return scaled_text(shown, self.price_scale)
