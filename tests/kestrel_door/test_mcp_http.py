@@ -114,6 +114,7 @@ async def test_get_and_delete_are_405_and_accept_is_checked(kit: Kit) -> None:
         )
         assert resp.status_code == 400
         assert resp.json()["error"]["code"] == -32022
+        assert resp.json()["id"] == 1  # errors carry the request's id when it is readable
         assert "2026-07-28" in resp.json()["error"]["data"]["supported"]
 
 

@@ -230,14 +230,23 @@ def mcp_routes(door: Door) -> list[Route]:
         turn = await door.authenticate(request, "mcp")
         if isinstance(turn, Response):
             return turn
+        raw = await request.body()
+        try:
+            message = json.loads(raw)
+        except (ValueError, RecursionError):
+            return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
+        # Every error below answers with the request's id when it has a readable one.
+        rid = message.get("id") if isinstance(message, dict) else None
+        if isinstance(rid, bool) or not isinstance(rid, str | int):
+            rid = None
         if not _accepts_json(request):
             return json_response(
-                _error(None, INVALID_REQUEST, "Accept must include application/json"), 406
+                _error(rid, INVALID_REQUEST, "Accept must include application/json"), 406
             )
         ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
         if ctype.lower() != "application/json":
             return json_response(
-                _error(None, INVALID_REQUEST, "Content-Type must be application/json"), 415
+                _error(rid, INVALID_REQUEST, "Content-Type must be application/json"), 415
             )
         version = request.headers.get("mcp-protocol-version")
         modern = version in MODERN_VERSIONS
@@ -245,12 +254,7 @@ def mcp_routes(door: Door) -> list[Route]:
             # -32022 with the supported list: a modern client can pick one and retry.
             data = {"supported": [*MODERN_VERSIONS, *HANDSHAKE_VERSIONS], "requested": version}
             text = f"unsupported MCP-Protocol-Version {version!r}"
-            return json_response(_error(None, UNSUPPORTED_PROTOCOL_VERSION, text, data), 400)
-        raw = await request.body()
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
+            return json_response(_error(rid, UNSUPPORTED_PROTOCOL_VERSION, text, data), 400)
         exchange = _Exchange(door, turn, modern)
         if isinstance(message, list):
             if modern or not message:
@@ -258,16 +262,15 @@ def mcp_routes(door: Door) -> list[Route]:
             answers = [a for a in [await exchange.dispatch(m) for m in message] if a is not None]
             return json_response(answers) if answers else Response(status_code=202)
         if version is None and _modern_envelope(message):
-            rid = message.get("id") if isinstance(message, dict) else None
             missing_header = "a 2026-07-28 request needs its MCP-Protocol-Version header"
             return json_response(_error(rid, HEADER_MISMATCH, missing_header), 400)
         if modern and isinstance(message, dict) and "id" in message and "method" in message:
             missing = _envelope_missing(message)
             if missing is not None:
-                return json_response(_error(message.get("id"), INVALID_PARAMS, missing), 400)
+                return json_response(_error(rid, INVALID_PARAMS, missing), 400)
             mismatch = _header_mismatch(request, message)
             if mismatch is not None:
-                return json_response(_error(message.get("id"), HEADER_MISMATCH, mismatch), 400)
+                return json_response(_error(rid, HEADER_MISMATCH, mismatch), 400)
         answer = await exchange.dispatch(message)
         if answer is None:
             return Response(status_code=202)
