@@ -119,6 +119,8 @@ async def test_without_credential_only_metadata_is_served(kit: Kit) -> None:
         assert meta.status_code == 200
         assert meta.json()["resource"] == "http://127.0.0.1:8787"
         assert "kestrel:trade" in meta.json()["scopes_supported"]
+        suffixed = await anon.get("/.well-known/oauth-protected-resource/mcp")
+        assert suffixed.json()["resource"] == "http://127.0.0.1:8787/mcp"
         for method, path in (
             ("GET", "/v1/catalog"),
             ("GET", "/v1/openapi.json"),

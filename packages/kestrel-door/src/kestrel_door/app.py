@@ -25,10 +25,16 @@ from .v1 import v1_routes
 __all__ = ["create_door_app", "protected_resource_metadata"]
 
 
-def protected_resource_metadata(config: DoorConfig) -> dict[str, Any]:
-    """The RFC 9728 document: the one thing the door serves without a credential."""
+def protected_resource_metadata(config: DoorConfig, suffix: str = "") -> dict[str, Any]:
+    """The RFC 9728 document: the one thing the door serves without a credential.
+
+    Fetched at the path-suffixed well-known URI (``…/oauth-protected-resource/mcp``),
+    ``resource`` names that path (RFC 9728 §3.3: identical to the identifier the suffix
+    came from); both are audiences the door accepts.
+    """
+    resource = config.resource + (f"/{suffix}" if suffix else "")
     return {
-        "resource": config.resource,
+        "resource": resource,
         "authorization_servers": list(config.authorization_servers),
         "scopes_supported": list(ALL_SCOPES),
         "bearer_methods_supported": ["header"],
@@ -65,7 +71,8 @@ def create_door_app(
     )
 
     async def metadata(request: Request) -> Response:
-        return json_response(protected_resource_metadata(config))
+        suffix = str(request.path_params.get("rest", "")).strip("/")
+        return json_response(protected_resource_metadata(config, suffix))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
