@@ -186,3 +186,29 @@ def test_fast_frame_root_is_the_protocol_root() -> None:
     frames.append(engine.close())
     for frame in frames:
         assert frame_root(frame) == root_of(frame)
+
+
+def test_a_repeated_source_is_checked_against_the_session_it_meets() -> None:
+    """Sources are remembered once checked, but never past what the session changes:
+    a reused alias, an order reference and ``advance to`` are judged anew each time."""
+    engine = SessionEngine(minutes(10, 1), "ks_t")
+    for _ in range(3):
+        assert engine.submit("buy 1 ACME\nadvance").frame.events[0].type == "accepted"
+    engine.submit("buy 1 ACME as a")
+    with pytest.raises(KestrelError) as err:
+        engine.submit("buy 1 ACME as a")
+    assert err.value.detail["diagnostics"][0]["code"] == "K105"
+    with pytest.raises(KestrelError) as err:
+        engine.submit("cancel o5")
+    assert err.value.detail["diagnostics"][0]["code"] == "K204"
+    engine.submit("buy 1 ACME tif gtc")
+    assert engine.submit("cancel o5").frame.events[0].type == "cancelled"
+    to = "advance to 2024-01-01T14:36:00Z"
+    assert engine.submit(to).frame.clock.bar == 6
+    with pytest.raises(KestrelError) as err:
+        engine.submit(to)
+    assert err.value.detail["diagnostics"][0]["code"] == "K205"
+    engine.submit("stand down")
+    with pytest.raises(KestrelError) as err:
+        engine.submit("buy 1 ACME\nadvance")
+    assert err.value.code == "SESSION_STOOD_DOWN"

@@ -56,6 +56,28 @@ class Step:
     stand_down: StandDown | None
 
 
+_CHECKED_MAX = 256
+_CHECKED_MAX_CHARS = 1024
+
+
+def _session_free(st: Statement) -> bool:
+    """Whether a statement's diagnostics can never depend on the session's state.
+
+    An order without an alias, ``cancel all``, ``advance N`` and ``stand down`` are
+    checked against the scenario alone (K201-K203), which a session never changes; an
+    alias (K105 reuse), an order reference (K204) or ``advance to`` (K205) depend on
+    what the session holds now. A source made only of the former that passed once
+    passes on every later check of the same session, so its program is remembered.
+    """
+    if isinstance(st, Advance):
+        return st.to is None
+    if isinstance(st, Order):
+        return st.alias is None
+    if isinstance(st, Cancel):
+        return st.ref is None
+    return True
+
+
 def _columns(loaded: LoadedScenario, factor: int) -> dict[str, Columns]:
     tape = loaded.tape
     out: dict[str, Columns] = {}
@@ -110,6 +132,7 @@ class SessionEngine:
         self._skipped = 0
         self.series: list[int] | None = [terms.cash] if record else None
         self.holding: bytearray | None = bytearray(1) if record else None
+        self._checked: dict[str, Program] = {}
         self._bus = EventBus()
         self._frames = FrameBuilder(session_id, loaded, terms, self._cols)
         self._blotter = BlotterRecorder(session_id, terms, self._times)
@@ -193,6 +216,9 @@ class SessionEngine:
         ``detail={"diagnostics": [...]}``; ``SESSION_STOOD_DOWN``; ``SESSION_CLOSED``.
         """
         self._refuse_unless_open()
+        program = self._checked.get(source)
+        if program is not None:
+            return program
         located, syntax = parse_cached(source)
         diagnostics = list(syntax) + check_located(located, self._loaded, self.context())
         if diagnostics:
@@ -204,7 +230,12 @@ class SessionEngine:
                 f" {first.column}: {first.code} {first.message}",
                 {"diagnostics": [d.to_json() for d in diagnostics]},
             )
-        return Program(source, tuple(item.statement for item in located))
+        program = Program(source, tuple(item.statement for item in located))
+        if len(source) <= _CHECKED_MAX_CHARS and all(map(_session_free, program.statements)):
+            if len(self._checked) >= _CHECKED_MAX:
+                self._checked.clear()
+            self._checked[source] = program
+        return program
 
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""

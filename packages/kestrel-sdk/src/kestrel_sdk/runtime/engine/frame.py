@@ -39,7 +39,7 @@ from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
 from .orders import LiveOrder
-from .scaled import Terms, money_text, ratio_text
+from .scaled import Terms, money_text, ratio_text, scaled_text
 
 __all__ = ["FrameBuilder", "construct", "frame_root"]
 
@@ -135,23 +135,6 @@ if TYPE_CHECKING:
     Columns = tuple[array[int], array[int], array[int], array[int], array[int]]
 
 
-class _Money:
-    """The text of one account amount, recomputed only when the amount changes."""
-
-    __slots__ = ("scale", "text", "value")
-
-    def __init__(self, scale: int) -> None:
-        self.scale = scale
-        self.value: Fraction | int | None = None
-        self.text = ""
-
-    def of(self, value: Fraction | int) -> str:
-        if value != self.value:
-            self.value = value
-            self.text = money_text(value, self.scale)
-        return self.text
-
-
 class FrameBuilder:
     """Collects frame events from the bus and builds each frame."""
 
@@ -179,11 +162,12 @@ class FrameBuilder:
         self._marks_bar = -1
         self._marks: dict[str, str] = {}
         self._marks_json = ""
-        scale = terms.scale
-        self._cash = _Money(scale)
-        self._realized = _Money(scale)
-        self._fees = _Money(scale)
-        self._peak = _Money(scale)
+        self._sorted_symbols = sorted(self._symbols)
+        self._single = self._symbols[0] if len(self._symbols) == 1 else None
+        self._price_unit = 10 ** (terms.scale - terms.price_scale)
+        self._price_places = terms.price_scale
+        # the last amount shown in each account member, and its text
+        self._money: dict[str, tuple[Fraction | int, str]] = {}
         self._account_key: tuple[Any, ...] = ()
         self._account: tuple[AccountState, str] | None = None
         self._positions: dict[str, tuple[tuple[Any, ...], Position, str]] = {}
@@ -241,18 +225,24 @@ class FrameBuilder:
         self._pending_json.append("".join(parts))
 
     def _marks_at(self, bar: int) -> tuple[dict[str, str], str]:
-        if bar != self._marks_bar:
-            price = self._terms.price
-            cols = self._cols
-            self._marks = {s: price(cols[s][3][bar]) for s in self._symbols}
+        if bar == self._marks_bar:
+            return dict(self._marks), self._marks_json
+        unit = self._price_unit
+        places = self._price_places
+        cols = self._cols
+        single = self._single
+        if single is not None:
+            text = scaled_text(cols[single][3][bar] // unit, places)
+            self._marks = {single: text}
+            self._marks_json = f'{{{self._symbol_json[single]}:"{text}"}}'
+        else:
+            marks = {s: scaled_text(cols[s][3][bar] // unit, places) for s in self._symbols}
+            quoted = self._symbol_json
+            self._marks = marks
             self._marks_json = (
-                "{"
-                + ",".join(
-                    f'{self._symbol_json[s]}:"{self._marks[s]}"' for s in sorted(self._symbols)
-                )
-                + "}"
+                "{" + ",".join(f'{quoted[s]}:"{marks[s]}"' for s in self._sorted_symbols) + "}"
             )
-            self._marks_bar = bar
+        self._marks_bar = bar
         return dict(self._marks), self._marks_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
@@ -314,38 +304,55 @@ class FrameBuilder:
         self._orders[id(o)] = (o.filled, o.status, model, text)
         return model, text
 
+    def _shown(self, member: str, value: Fraction | int) -> str:
+        """The money text of an account member, recomputed only when it changed."""
+        last = self._money.get(member)
+        if last is not None and last[0] == value:
+            return last[1]
+        text = money_text(value, self._terms.scale)
+        self._money[member] = (value, text)
+        return text
+
     def _account_state(
-        self, account: Account, equity: int, unrealized: Fraction | int, peak: int
+        self,
+        account: Account,
+        equity: int,
+        unrealized: Fraction | int,
+        unrealized_text: str | None,
+        peak: int,
     ) -> tuple[AccountState, str]:
-        key = (account.cash, equity, account.realized, unrealized, account.fees, peak)
-        cached = self._account
-        if cached is not None and key == self._account_key:
-            return cached
-        scale = self._terms.scale
-        cash = self._cash.of(account.cash)
-        shown_equity = money_text(equity, scale)
-        realized = self._realized.of(account.realized)
-        shown_unrealized = money_text(unrealized, scale)
-        fees = self._fees.of(account.fees)
-        shown_peak = self._peak.of(peak)
+        cash = account.cash
+        realized = account.realized
+        fees = account.fees
+        key = (cash, equity, realized, unrealized, fees, peak)
+        if key == self._account_key and self._account is not None:
+            return self._account
+        shown = self._shown
+        cash_text = shown("cash", cash)
+        equity_text = money_text(equity, self._terms.scale)
+        realized_text = shown("realized", realized) if realized else "0.00"
+        if unrealized_text is None:
+            unrealized_text = money_text(unrealized, self._terms.scale)
+        fees_text = shown("fees", fees) if fees else "0.00"
+        peak_text = equity_text if peak == equity else shown("peak", peak)
         drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
         model = construct(
             AccountState,
             {
-                "cash": cash,
-                "equity": shown_equity,
-                "realized": realized,
-                "unrealized": shown_unrealized,
-                "fees": fees,
-                "peak": shown_peak,
+                "cash": cash_text,
+                "equity": equity_text,
+                "realized": realized_text,
+                "unrealized": unrealized_text,
+                "fees": fees_text,
+                "peak": peak_text,
                 "drawdown": drawdown,
             },
             _ALL_ACCOUNT,
         )
         text = (
-            f'{{"cash":"{cash}","drawdown":"{drawdown}","equity":"{shown_equity}"'
-            f',"fees":"{fees}","peak":"{shown_peak}","realized":"{realized}"'
-            f',"unrealized":"{shown_unrealized}"}}'
+            f'{{"cash":"{cash_text}","drawdown":"{drawdown}","equity":"{equity_text}"'
+            f',"fees":"{fees_text}","peak":"{peak_text}","realized":"{realized_text}"'
+            f',"unrealized":"{unrealized_text}"}}'
         )
         self._account_key = key
         self._account = (model, text)
@@ -368,6 +375,7 @@ class FrameBuilder:
         positions: list[Position] = []
         position_texts: list[str] = []
         holdings = account.holdings
+        unrealized_text: str | None = "0.00"
         if holdings:
             for symbol in self._symbols:
                 held = holdings.get(symbol)
@@ -381,10 +389,14 @@ class FrameBuilder:
                 model, text = self._position(symbol, held.qty, held.basis, mark, unrealized)
                 positions.append(model)
                 position_texts.append(text)
+            # one position: the account's unrealized is that position's, text and all
+            unrealized_text = positions[0].unrealized if len(positions) == 1 else None
             positions_json = ",".join(position_texts)
         else:
             positions_json = ""
-        state, state_json = self._account_state(account, equity, unrealized_total, peak)
+        state, state_json = self._account_state(
+            account, equity, unrealized_total, unrealized_text, peak
+        )
         if open_orders:
             shown = [self._order(o) for o in open_orders]
             orders = [model for model, _ in shown]
