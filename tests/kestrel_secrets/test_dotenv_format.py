@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from dotenv import dotenv_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kestrel_secrets.dotenv_format import encode_value, parse_dotenv, remove_key, set_key
+from kestrel_secrets.dotenv_format import (
+    DotenvEditError,
+    encode_value,
+    parse_dotenv,
+    remove_key,
+    set_key,
+)
 
 KEYS = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True).filter(lambda k: "LIVE" not in k)
 
@@ -63,7 +70,18 @@ def test_parser_agrees_with_python_dotenv_and_tiles_the_text(text: str) -> None:
 @given(FILES, KEYS, st.text())
 def test_set_key_changes_only_that_key(text: str, key: str, value: str) -> None:
     before = _ours(text)
-    after_text = set_key(text, key, value)
+    malformed = [b for b in parse_dotenv(text) if b.malformed]
+    refused: DotenvEditError | None = None
+    try:
+        after_text = set_key(text, key, value)
+    except DotenvEditError as exc:
+        refused = exc
+    if refused is not None:
+        # Only a malformed operator line (an unterminated quote) can make an edit
+        # ambiguous; the refusal names it.
+        assert malformed
+        assert refused.line == text.count("\n", 0, malformed[0].start) + 1
+        return
     after = _ours(after_text)
     assert after[key] == value
     assert {k: v for k, v in after.items() if k != key} == {
@@ -104,3 +122,12 @@ def test_set_appends_on_a_new_line_and_removes_later_duplicates() -> None:
 
 def test_encode_value_escapes_only_what_double_quotes_need() -> None:
     assert encode_value("a\\b\"c\nd\re $X ${Y} #z 'q'") == ('"a\\\\b\\"c\\nd\\re $X ${Y} #z \'q\'"')
+
+
+def test_a_value_that_would_close_an_operators_dangling_quote_is_refused() -> None:
+    text = "K='unterminated\n"
+    with pytest.raises(DotenvEditError, match="line 1 cannot be parsed") as refused:
+        set_key(text, "A", "it's")
+    assert refused.value.line == 1
+    # A value with no quote to pair with the dangling one is safe and is written.
+    assert _ours(set_key(text, "A", "plain"))["A"] == "plain"

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DotenvBinding",
+    "DotenvEditError",
     "encode_value",
     "parse_dotenv",
     "remove_key",
@@ -64,6 +65,7 @@ class DotenvBinding:
     lead: str = ""
     export: str = ""
     eol: str = ""
+    malformed: bool = False
 
     @property
     def lead_lines(self) -> str:
@@ -136,7 +138,7 @@ def _parse_binding(reader: _Reader) -> DotenvBinding:
         # Like python-dotenv: skip to the end of the line where parsing stopped, which
         # may be several lines on when an unterminated quote swallowed them.
         reader.read_regex(_rest_of_line)
-        return DotenvBinding(start, reader.pos, None, None)
+        return DotenvBinding(start, reader.pos, None, None, malformed=True)
 
 
 def parse_dotenv(text: str) -> list[DotenvBinding]:
@@ -171,13 +173,48 @@ def _prefix_end(text: str) -> int:
     return 1 if text.startswith("\ufeff") else 0
 
 
+class DotenvEditError(ValueError):
+    """An edit that the file's own malformed lines would change the meaning of.
+
+    An unterminated quote on an operator's line swallows text up to the next matching
+    quote, so a line Kestrel adds after it could be read as part of that value. Such an
+    edit is refused (nothing is written) and the malformed line is named.
+    """
+
+    def __init__(self, key: str, line: int | None) -> None:
+        where = f"line {line} cannot be parsed (an unterminated quote?)" if line else "it"
+        super().__init__(
+            f"editing {key} would change how other lines read because {where}; fix that line first"
+        )
+        self.key = key
+        self.line = line
+
+
+def _bindings(text: str) -> dict[str, str | None]:
+    return {b.key: b.value for b in parse_dotenv(text) if b.key is not None}
+
+
+def _checked(before: str, after: str, key: str, value: str | None, present: bool) -> str:
+    """``after``, once proven to change the meaning of ``key`` alone."""
+    old, new = _bindings(before), _bindings(after)
+    old.pop(key, None)
+    got_present = key in new
+    got = new.pop(key, None)
+    if old != new or got_present != present or (present and got != value):
+        bad = next((b for b in parse_dotenv(before) if b.malformed), None)
+        line = before.count("\n", 0, bad.start) + 1 if bad is not None else None
+        raise DotenvEditError(key, line)
+    return after
+
+
 def set_key(text: str, key: str, value: str) -> str:
     """``text`` with ``key`` bound to ``value``; every other byte unchanged.
 
     The first binding of ``key`` is rewritten in place (keeping its leading
     whitespace, ``export`` and line ending); later duplicates are removed, since
     python-dotenv lets the last one win and a stale duplicate would shadow the new
-    value. A missing key is appended on a line of its own.
+    value. A missing key is appended on a line of its own. Raises
+    :class:`DotenvEditError` when a malformed line would change what the edit means.
     """
     pieces: list[str] = [text[: _prefix_end(text)]]
     done = False
@@ -194,7 +231,7 @@ def set_key(text: str, key: str, value: str) -> str:
         if text and not text.endswith(("\n", "\r")):
             pieces.append("\n")
         pieces.append(render_assignment(key, value) + "\n")
-    return "".join(pieces)
+    return _checked(text, "".join(pieces), key, value, present=True)
 
 
 def remove_key(text: str, key: str) -> tuple[str, bool]:
@@ -211,4 +248,4 @@ def remove_key(text: str, key: str) -> tuple[str, bool]:
             removed = True
         else:
             pieces.append(text[binding.start : binding.end])
-    return "".join(pieces), removed
+    return _checked(text, "".join(pieces), key, None, present=False), removed

@@ -11,12 +11,13 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from filelock import FileLock, Timeout
 from kestrel_protocol import RefusalCode
 from kestrel_protocol.ports import SecretWrite
 
-from .dotenv_format import parse_dotenv, remove_key, set_key
+from .dotenv_format import DotenvEditError, parse_dotenv, remove_key, set_key
 from .errors import SecretStoreError
 from .home import kestrel_home
 from .keys import check_operator_secret_key, check_secret_value
@@ -31,6 +32,7 @@ from .private_files import (
 __all__ = ["DotenvSecretStore"]
 
 log = logging.getLogger("kestrel_secrets")
+_T = TypeVar("_T")
 
 
 class DotenvSecretStore:
@@ -87,20 +89,24 @@ class DotenvSecretStore:
                 {"path": self.location},
             ) from None
 
+    def _edited(self, key: str, edit: Callable[[], _T]) -> _T:
+        """Run a text edit; one that malformed lines would garble is refused, unwritten."""
+        try:
+            return edit()
+        except DotenvEditError as exc:
+            raise SecretStoreError(
+                RefusalCode.SECRET_STORE_UNAVAILABLE,
+                f"{self._path}: {exc}; nothing was written",
+                {"key": key, "path": self.location, "line": exc.line},
+            ) from None
+
     def set(self, key: str, value: str) -> SecretWrite:
         """Bind ``key`` to ``value``; the result names the key and the file, never the value."""
         check_operator_secret_key(key)
         check_secret_value(value)
 
         def edit(text: str) -> str:
-            new = set_key(text, key, value)
-            if _value_of(new, key) != value:  # pragma: no cover - a quoting bug, not an input
-                raise SecretStoreError(
-                    RefusalCode.SECRET_STORE_UNAVAILABLE,
-                    f"refusing to write {key}: it would not read back identically",
-                    {"key": key, "path": self.location},
-                )
-            return new
+            return self._edited(key, lambda: set_key(text, key, value))
 
         self._edit(edit)
         log.debug("set %s in %s", key, self._path)
@@ -113,7 +119,7 @@ class DotenvSecretStore:
 
         def edit(text: str) -> str | None:
             nonlocal removed
-            new, removed = remove_key(text, key)
+            new, removed = self._edited(key, lambda: remove_key(text, key))
             return new if removed else None
 
         if self._path.exists() or self._path.is_symlink():
