@@ -310,3 +310,21 @@ def test_a_killed_writer_leaves_a_whole_file_and_its_temporary_is_cleaned(tmp_pa
     stale.write_text('K_99999="canary-stale"\n')
     DotenvSecretStore(env).set("AFTER", "1")
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_write_an_operators_unterminated_quote_would_swallow_is_refused_unwritten(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".env"
+    path.write_text("# operator notes\nBROKER='half-typed\n", encoding="utf-8")
+    path.chmod(0o600)
+    before = path.read_bytes()
+    store = DotenvSecretStore(path)
+    with pytest.raises(SecretStoreError) as refused:
+        store.set("PAPER_NOTE", "it's fine")
+    assert refused.value.code == RefusalCode.SECRET_STORE_UNAVAILABLE
+    assert "line 2" in refused.value.message
+    assert "it's fine" not in str(refused.value)
+    assert path.read_bytes() == before
+    store.set("PAPER_KEY", "no quotes here")
+    assert dotenv_values(path, interpolate=False)["PAPER_KEY"] == "no quotes here"
