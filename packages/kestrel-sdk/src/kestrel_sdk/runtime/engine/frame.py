@@ -162,6 +162,8 @@ class FrameBuilder:
         self._marks_bar = -1
         self._marks: dict[str, str] = {}
         self._marks_json = ""
+        self._time = ""
+        self._time_json = ""
         self._sorted_symbols = sorted(self._symbols)
         self._single = self._symbols[0] if len(self._symbols) == 1 else None
         self._price_unit = 10 ** (terms.scale - terms.price_scale)
@@ -224,9 +226,10 @@ class FrameBuilder:
         self._pending.append(construct(FrameEvent, members, given))
         self._pending_json.append("".join(parts))
 
-    def _marks_at(self, bar: int) -> tuple[dict[str, str], str]:
+    def _marks_at(self, bar: int) -> tuple[dict[str, str], str, str, str]:
+        """The marks and time of a bar, each as a value and as JSON (cached per bar)."""
         if bar == self._marks_bar:
-            return dict(self._marks), self._marks_json
+            return dict(self._marks), self._marks_json, self._time, self._time_json
         unit = self._price_unit
         places = self._price_places
         cols = self._cols
@@ -242,8 +245,10 @@ class FrameBuilder:
             self._marks_json = (
                 "{" + ",".join(f'{quoted[s]}:"{marks[s]}"' for s in self._sorted_symbols) + "}"
             )
+        self._time = self._times[bar]
+        self._time_json = _quote(self._time)
         self._marks_bar = bar
-        return dict(self._marks), self._marks_json
+        return dict(self._marks), self._marks_json, self._time, self._time_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
         cached = self._averages.get(symbol)
@@ -369,14 +374,35 @@ class FrameBuilder:
         peak: int,
         open_orders: list[LiveOrder],
     ) -> SessionFrame:
-        cols = self._cols
+        """The frame of the session now, its canonical text remembered for its root."""
         equity = account.cash
-        unrealized_total: Fraction | int = 0
-        positions: list[Position] = []
-        position_texts: list[str] = []
         holdings = account.holdings
-        unrealized_text: str | None = "0.00"
-        if holdings:
+        unrealized_total: Fraction | int
+        positions: list[Position]
+        unrealized_text: str | None
+        if not holdings:
+            unrealized_total = 0
+            unrealized_text = "0.00"
+            positions = []
+            positions_json = ""
+        elif len(holdings) == 1:
+            # one position: the account's unrealized is that position's, text and all
+            ((symbol, held),) = holdings.items()
+            mark = self._cols[symbol][3][clock]
+            value = held.qty * mark
+            equity += value
+            unrealized_total = value - held.basis
+            model, positions_json = self._position(
+                symbol, held.qty, held.basis, mark, unrealized_total
+            )
+            unrealized_text = model.unrealized
+            positions = [model]
+        else:
+            cols = self._cols
+            unrealized_total = 0
+            unrealized_text = None
+            positions = []
+            texts: list[str] = []
             for symbol in self._symbols:
                 held = holdings.get(symbol)
                 if held is None:
@@ -388,12 +414,8 @@ class FrameBuilder:
                 unrealized_total += unrealized
                 model, text = self._position(symbol, held.qty, held.basis, mark, unrealized)
                 positions.append(model)
-                position_texts.append(text)
-            # one position: the account's unrealized is that position's, text and all
-            unrealized_text = positions[0].unrealized if len(positions) == 1 else None
-            positions_json = ",".join(position_texts)
-        else:
-            positions_json = ""
+                texts.append(text)
+            positions_json = ",".join(texts)
         state, state_json = self._account_state(
             account, equity, unrealized_total, unrealized_text, peak
         )
@@ -407,12 +429,16 @@ class FrameBuilder:
         else:
             orders = []
             orders_json = ""
-        events, self._pending = self._pending, []
-        events_json = ",".join(self._pending_json)
-        self._pending_json = []
-        time = self._times[clock]
+        events = self._pending
+        if events:
+            self._pending = []
+            events_json = ",".join(self._pending_json)
+            self._pending_json = []
+        else:
+            events = []
+            events_json = ""
         remaining = last - clock
-        marks, marks_json = self._marks_at(clock)
+        marks, marks_json, time, time_json = self._marks_at(clock)
         frame = construct(
             SessionFrame,
             {
@@ -435,8 +461,8 @@ class FrameBuilder:
         _remember(
             frame,
             f'{{"account":{state_json},"clock":{{"bar":{clock},"remaining":{remaining}'
-            f',"time":{_quote(time)}}},"events":[{events_json}],"kind":"kestrel.frame"'
+            f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
             f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
-            f'{self._tail}{seq},"session":{self._session_json},"status":{_quote(status)}}}',
+            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}',
         )
         return frame
