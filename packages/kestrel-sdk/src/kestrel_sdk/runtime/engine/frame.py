@@ -404,15 +404,15 @@ class FrameBuilder:
             positions = []
             texts: list[str] = []
             for symbol in self._symbols:
-                held = holdings.get(symbol)
-                if held is None:
+                entry = holdings.get(symbol)
+                if entry is None:
                     continue
                 mark = cols[symbol][3][clock]
-                value = held.qty * mark
+                value = entry.qty * mark
                 equity += value
-                unrealized = value - held.basis
+                unrealized = value - entry.basis
                 unrealized_total += unrealized
-                model, text = self._position(symbol, held.qty, held.basis, mark, unrealized)
+                model, text = self._position(symbol, entry.qty, entry.basis, mark, unrealized)
                 positions.append(model)
                 texts.append(text)
             positions_json = ",".join(texts)
