@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kestrel_door import ISSUED_TOKEN_PREFIX, DoorStore, IssuedTokens
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> IssuedTokens:
+    return IssuedTokens(DoorStore(tmp_path / "door.db"))
+
+
+async def test_issue_verify_revoke(tokens: IssuedTokens) -> None:
+    row, token = tokens.issue("alice", ["kestrel:read", "kestrel:read", "kestrel:grade"], "ci")
+    assert token.startswith(ISSUED_TOKEN_PREFIX)
+    assert row.scopes == ("kestrel:grade", "kestrel:read")
+    grant = await tokens.verify(token)
+    assert grant is not None
+    assert (grant.principal, grant.kind) == ("alice", "issued")
+    assert grant.scopes == frozenset({"kestrel:read", "kestrel:grade"})
+    assert tokens.revoke(row.id) is True
+    assert await tokens.verify(token) is None
+    assert tokens.revoke(row.id) is False
+    assert tokens.list()[0].revoked_at is not None
+
+
+async def test_each_token_is_distinct_and_only_its_hash_is_stored(
+    tokens: IssuedTokens, tmp_path: Path
+) -> None:
+    issued = [tokens.issue("p", ["kestrel:read"])[1] for _ in range(20)]
+    assert len(set(issued)) == 20
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("door.db"))
+    for token in issued:
+        assert token.encode() not in raw
+        assert token[len(ISSUED_TOKEN_PREFIX) :].encode() not in raw
+
+
+@pytest.mark.parametrize(
+    ("principal", "scopes"), [("", ["kestrel:read"]), ("p", []), ("p", ["admin"])]
+)
+def test_issue_refuses_bad_input(tokens: IssuedTokens, principal: str, scopes: list[str]) -> None:
+    with pytest.raises(ValueError, match=r"principal|scope"):
+        tokens.issue(principal, scopes)
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    ["", "x", ISSUED_TOKEN_PREFIX, ISSUED_TOKEN_PREFIX + "A" * 43, "é" * 55, "a" * 100_000],
+)
+async def test_verify_garbage_is_none(tokens: IssuedTokens, garbage: str) -> None:
+    tokens.issue("p", ["kestrel:read"])
+    assert await tokens.verify(garbage) is None
