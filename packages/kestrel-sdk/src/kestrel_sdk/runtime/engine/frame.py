@@ -168,8 +168,11 @@ class FrameBuilder:
         self._single = self._symbols[0] if len(self._symbols) == 1 else None
         self._price_unit = 10 ** (terms.scale - terms.price_scale)
         self._price_places = terms.price_scale
-        # the last amount shown in each account member, and its text
-        self._money: dict[str, tuple[Fraction | int, str]] = {}
+        # the texts of the account's amounts that change only now and then
+        self._quiet_key: tuple[Any, ...] = ()
+        self._quiet = ("", "", "")
+        self._peak_value: int | None = None
+        self._peak_text = ""
         self._account_key: tuple[Any, ...] = ()
         self._account: tuple[AccountState, str] | None = None
         self._positions: dict[str, tuple[tuple[Any, ...], Position, str]] = {}
@@ -309,15 +312,6 @@ class FrameBuilder:
         self._orders[id(o)] = (o.filled, o.status, model, text)
         return model, text
 
-    def _shown(self, member: str, value: Fraction | int) -> str:
-        """The money text of an account member, recomputed only when it changed."""
-        last = self._money.get(member)
-        if last is not None and last[0] == value:
-            return last[1]
-        text = money_text(value, self._terms.scale)
-        self._money[member] = (value, text)
-        return text
-
     def _account_state(
         self,
         account: Account,
@@ -332,14 +326,27 @@ class FrameBuilder:
         key = (cash, equity, realized, unrealized, fees, peak)
         if key == self._account_key and self._account is not None:
             return self._account
-        shown = self._shown
-        cash_text = shown("cash", cash)
-        equity_text = money_text(equity, self._terms.scale)
-        realized_text = shown("realized", realized) if realized else "0.00"
+        scale = self._terms.scale
+        # cash, realized and fees change only with fills: their texts are kept together
+        quiet = (cash, realized, fees)
+        if quiet != self._quiet_key:
+            self._quiet_key = quiet
+            self._quiet = (
+                money_text(cash, scale),
+                money_text(realized, scale),
+                money_text(fees, scale),
+            )
+        cash_text, realized_text, fees_text = self._quiet
+        equity_text = money_text(equity, scale)
         if unrealized_text is None:
-            unrealized_text = money_text(unrealized, self._terms.scale)
-        fees_text = shown("fees", fees) if fees else "0.00"
-        peak_text = equity_text if peak == equity else shown("peak", peak)
+            unrealized_text = money_text(unrealized, scale)
+        if peak == equity:
+            peak_text = equity_text
+        else:
+            if peak != self._peak_value:
+                self._peak_value = peak
+                self._peak_text = money_text(peak, scale)
+            peak_text = self._peak_text
         drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
         model = construct(
             AccountState,
