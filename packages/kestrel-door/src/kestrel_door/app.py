@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -52,12 +52,14 @@ def create_door_app(
     gate: SessionGate | None = None,
     audit: AuditLog | None = None,
     approval: ApprovalPolicy | None = None,
+    on_close: Callable[[], Awaitable[None]] | None = None,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
 
     ``transport_for(principal)`` must return a transport bound to that principal (its
     sessions are invisible to every other principal); ``mcp_for(transport)`` the MCP
-    server over it. Neither ever sees a bearer token.
+    server over it. Neither ever sees a bearer token. ``on_close`` runs at lifespan
+    shutdown, after the per-principal transports are closed (e.g. the shared runtime).
     """
     door = Door(
         config,
@@ -80,6 +82,8 @@ def create_door_app(
             yield
         finally:
             await door.aclose()
+            if on_close is not None:
+                await on_close()
 
     routes = [
         Route("/.well-known/oauth-protected-resource", metadata, methods=["GET"]),

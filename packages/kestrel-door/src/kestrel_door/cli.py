@@ -158,6 +158,9 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         gate=gate,
         audit=AuditLog(store),
         approval=approval,
+        # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
+        # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
+        on_close=owner.aclose,
     )
     click.echo(f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}", err=True)
     uvicorn.run(
