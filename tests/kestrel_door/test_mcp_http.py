@@ -311,3 +311,65 @@ async def test_real_mcp_face_behind_the_door(kit: Kit, tmp_path: Any) -> None:
             assert secret.json()["error"]["code"] == -32602
     finally:
         await owner.aclose()
+
+
+async def test_modern_disconnect_cancels_the_call(kit: Kit) -> None:
+    import json
+
+    import anyio
+
+    cancelled: list[bool] = []
+
+    class _SlowTools:
+        async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+            try:
+                await anyio.sleep(30)
+            except anyio.get_cancelled_exc_class():
+                cancelled.append(True)
+                raise
+            return {}
+
+    turn = LiveTurn(RunContext("harness", "present", "host"), _SlowTools())
+    kit.creds.publish("slow", turn)
+    token = kit.creds.mint("slow")
+    assert token is not None
+    body = json.dumps(_modern("tools/call", {"name": "kestrel_catalog", "arguments": {}})).encode()
+    headers = {
+        "host": "127.0.0.1:8787",
+        "authorization": f"Bearer {token}",
+        "content-type": "application/json",
+        "accept": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "kestrel_catalog",
+    }
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8787),
+    }
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await anyio.sleep(0.2)  # the client goes away while the call runs
+        return {"type": "http.disconnect"}
+
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    with anyio.fail_after(5):
+        await kit.app()(scope, receive, send)
+    assert cancelled == [True]

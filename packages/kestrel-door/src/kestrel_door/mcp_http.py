@@ -19,7 +19,7 @@ import binascii
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
@@ -148,6 +148,29 @@ def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None
     return None
 
 
+async def _unless_disconnected(
+    request: Request,
+    dispatch: Callable[[Any], Awaitable[dict[str, Any] | None]],
+    message: Any,
+) -> tuple[dict[str, Any] | None, bool]:
+    """Run ``dispatch(message)``, cancelled if the client disconnects first."""
+    answer: dict[str, Any] | None = None
+    gone = False
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            nonlocal gone
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            gone = True
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        answer = await dispatch(message)
+        tg.cancel_scope.cancel()
+    return answer, gone
+
+
 class _Exchange:
     def __init__(self, door: Door, turn: LiveTurn, modern: bool) -> None:
         self.door = door
@@ -271,7 +294,13 @@ def mcp_routes(door: Door) -> list[Route]:
             mismatch = _header_mismatch(request, message)
             if mismatch is not None:
                 return json_response(_error(rid, HEADER_MISMATCH, mismatch), 400)
-        answer = await exchange.dispatch(message)
+        if modern:
+            # 2026-07-28: a client closing the connection *is* cancellation.
+            answer, gone = await _unless_disconnected(request, exchange.dispatch, message)
+            if gone:
+                return Response(status_code=204)
+        else:
+            answer = await exchange.dispatch(message)
         if answer is None:
             return Response(status_code=202)
         status = 200
