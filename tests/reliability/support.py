@@ -133,6 +133,12 @@ class DoorProcess:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def token(self, principal: str, *scopes: str) -> str:
+        return issue_token(self.home, principal, *scopes)
+
+    def log(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
 
 def start_door(home: Path, port: int, *extra: str, log: Path | None = None) -> DoorProcess:
     env = {**os.environ, "KESTREL_HOME": str(home)}
