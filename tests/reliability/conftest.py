@@ -1,14 +1,13 @@
-"""Reliability suite configuration: long variants are opt-in, the support kit is a fixture.
+"""Reliability suite fixtures: the support kit and the strategies, loaded by path.
 
-Slow tests (``@pytest.mark.slow``) run only when asked for: ``-m slow`` (or any ``-m``
-expression naming ``slow``) or ``KESTREL_SLOW=1``. A plain ``pytest`` run, as CI does,
-gets the bounded variants only.
+Long variants are marked ``@pytest.mark.slow``; the root configuration deselects them
+by default (``-m "not slow"`` in addopts), so CI runs the bounded ones and
+``pytest tests/reliability -m slow`` runs the long ones.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -31,17 +30,6 @@ def load_module(stem: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def slow_enabled(config: pytest.Config) -> bool:
-    markexpr = str(config.getoption("markexpr", "") or "")
-    return "slow" in markexpr.replace("not slow", "") or os.environ.get("KESTREL_SLOW") == "1"
-
-
-@pytest.fixture(autouse=True)
-def _slow_is_opt_in(request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("slow") is not None and not slow_enabled(request.config):
-        pytest.skip("long variant: run with -m slow or KESTREL_SLOW=1")
 
 
 @pytest.fixture
