@@ -427,8 +427,11 @@ class SessionEngine:
             qty = held.qty
             close = self._cols[symbol][3]
             if series is None and not self._dd_on:
-                window = close[first : last + 1]
-                best = max(window) if qty > 0 else min(window)
+                if first == last:  # one bar (``advance 1``): no window to scan
+                    best = close[first]
+                else:
+                    window = close[first : last + 1]
+                    best = max(window) if qty > 0 else min(window)
                 equity = cash + qty * best
                 if equity > peak:
                     self._peak = equity
