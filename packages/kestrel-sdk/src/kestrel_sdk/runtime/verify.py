@@ -24,6 +24,7 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import ArtifactStore
 
 from .catalog.model import CatalogIndex
+from .engine.frame import frame_root
 from .engine.session import SessionEngine, compute_grade
 
 __all__ = ["flatten", "verify_grade"]
@@ -90,18 +91,18 @@ def _check(store: ArtifactStore, index: CatalogIndex, grade: GradeResult) -> Non
         pentads.append(Pentad.parse(_load(store, root, f"record.pentads[{i}]")))
 
     engine = SessionEngine(loaded, record.session)
-    frame_root = root_of(engine.frame())
+    prev = frame_root(engine.frame())
     for i, pentad in enumerate(pentads):
         where = f"record.pentads[{i}]"
         _same(f"{where}.session", record.session, pentad.session)
         _same(f"{where}.seq", i + 1, pentad.seq)
-        _same(f"{where}.prev", frame_root, pentad.prev)
+        _same(f"{where}.prev", prev, pentad.prev)
         try:
             step = engine.submit(pentad.body.bytes)
         except KestrelError as exc:
             raise _Mismatch(f"{where}.body", "a source the session accepts", exc.code) from None
-        frame_root = root_of(step.frame)
-    head = root_of(engine.close())
+        prev = frame_root(step.frame)
+    head = frame_root(engine.close())
     _same("record.head", record.head, head)
     _same("record.blotterRoot", record.blotter_root, engine.blotter().root)
 
