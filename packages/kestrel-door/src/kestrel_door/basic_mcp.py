@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kestrel_protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from kestrel_protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, error_response
+from kestrel_protocol.mcp import (
+    HANDSHAKE_VERSIONS,
+    MODERN_REMOVED_METHODS,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+)
 
 from .tools import DOOR_TOOL_NAMES
 
@@ -20,13 +27,6 @@ __all__ = [
     "BasicMcpHandler",
     "tool_definitions",
 ]
-
-HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSIONS: Final = ("2026-07-28",)
-PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
-_REMOVED_IN_MODERN: Final = frozenset(
-    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
-)
 
 _STR: Final = {"type": "string"}
 _SESSION: Final = {
@@ -100,7 +100,7 @@ def tool_definitions() -> list[dict[str, Any]]:
 
 def _modern(params: Any) -> bool:
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_META) in MODERN_VERSIONS
+    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_VERSIONS
 
 
 class BasicMcpHandler:
@@ -120,13 +120,9 @@ class BasicMcpHandler:
         params = message.get("params") or {}
         modern = _modern(params)
         extra: dict[str, Any] = {"resultType": "complete"} if modern else {}
-        if modern and method in _REMOVED_IN_MODERN:
+        if modern and method in MODERN_REMOVED_METHODS:
             message_text = f"{method} is not part of the 2026-07-28 protocol"
-            return {
-                "jsonrpc": "2.0",
-                "id": rid,
-                "error": {"code": METHOD_NOT_FOUND, "message": message_text},
-            }
+            return error_response(rid, METHOD_NOT_FOUND, message_text).to_json()
         if method == "initialize":
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
             version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
@@ -144,7 +140,7 @@ class BasicMcpHandler:
                 "cacheScope": "public",
                 "ttlMs": 0,
                 "resultType": "complete",
-                "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info},
+                "_meta": {SERVER_INFO_KEY: self.server_info},
             }
         elif method == "ping":
             result = {**extra}
@@ -156,16 +152,7 @@ class BasicMcpHandler:
             key = "resources" if method == "resources/list" else "resourceTemplates"
             result = {key: [], **extra}
         elif isinstance(method, str):
-            code = METHOD_NOT_FOUND
-            return {
-                "jsonrpc": "2.0",
-                "id": rid,
-                "error": {"code": code, "message": f"{method} is not served"},
-            }
+            return error_response(rid, METHOD_NOT_FOUND, f"{method} is not served").to_json()
         else:
-            return {
-                "jsonrpc": "2.0",
-                "id": rid,
-                "error": {"code": INVALID_PARAMS, "message": "no method"},
-            }
+            return error_response(rid, INVALID_PARAMS, "no method").to_json()
         return {"jsonrpc": "2.0", "id": rid, "result": result}

@@ -29,13 +29,20 @@ from kestrel_protocol.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    McpErrorCode,
+    error_response,
+)
+from kestrel_protocol.mcp import (
+    CLIENT_CAPABILITIES_KEY,
+    HANDSHAKE_VERSIONS,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_KEY,
 )
 from kestrel_protocol.ports import LiveTurn
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .basic_mcp import HANDSHAKE_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_META
 from .door import Door, json_response
 from .tools import ToolArgumentError, is_secret_tool
 
@@ -43,10 +50,9 @@ __all__ = ["HEADER_MISMATCH", "mcp_routes"]
 
 logger = logging.getLogger(__name__)
 
-HEADER_MISMATCH: Final = -32020
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+HEADER_MISMATCH: Final = McpErrorCode.HEADER_MISMATCH
+UNSUPPORTED_PROTOCOL_VERSION: Final = McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
 _B64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=")
 _ROUTING: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
 _MODERN_STATUS: Final = {
@@ -54,17 +60,14 @@ _MODERN_STATUS: Final = {
     INVALID_REQUEST: 400,
     INVALID_PARAMS: 400,
     HEADER_MISMATCH: 400,
-    -32021: 400,
+    McpErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }
 
 
 def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": rid, "error": err}
+    return error_response(rid, code, message, data).to_json()
 
 
 def _accepts_json(request: Request) -> bool:
@@ -106,7 +109,7 @@ def _modern_envelope(message: Any) -> bool:
         return False
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, Mapping) else None
-    return isinstance(meta, Mapping) and meta.get(PROTOCOL_VERSION_META) in MODERN_VERSIONS
+    return isinstance(meta, Mapping) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_VERSIONS
 
 
 def _envelope_missing(message: Mapping[str, Any]) -> str | None:
@@ -115,7 +118,7 @@ def _envelope_missing(message: Mapping[str, Any]) -> str | None:
     meta = params.get("_meta") if isinstance(params, Mapping) else None
     if not isinstance(meta, Mapping):
         return "params._meta must carry the protocol version and client capabilities"
-    missing = [k for k in (PROTOCOL_VERSION_META, CLIENT_CAPABILITIES_META) if k not in meta]
+    missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
     if missing:
         return f"params._meta is missing {', '.join(missing)}"
     return None
@@ -130,8 +133,8 @@ def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None
     meta = params.get("_meta") if isinstance(params, Mapping) else None
     if (
         isinstance(meta, Mapping)
-        and PROTOCOL_VERSION_META in meta
-        and meta[PROTOCOL_VERSION_META] != request.headers.get("mcp-protocol-version")
+        and PROTOCOL_VERSION_KEY in meta
+        and meta[PROTOCOL_VERSION_KEY] != request.headers.get("mcp-protocol-version")
     ):
         return "mcp-protocol-version header does not match params._meta"
     method = message.get("method")

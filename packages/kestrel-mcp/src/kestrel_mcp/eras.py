@@ -4,7 +4,8 @@ Legacy (2025-11-25 and older) negotiates once with ``initialize``; modern
 (2026-07-28) carries its version and the client's capabilities in every request's
 ``_meta``. Kestrel serves both on one process without locking a connection to an era:
 each request is judged by its own envelope, so a host may probe ``server/discover`` and
-fall back to ``initialize`` (or the reverse) without tripping anything.
+fall back to ``initialize`` (or the reverse) without tripping anything. The versions
+and ``_meta`` keys are ``kestrel_protocol.mcp``'s (the door's ``/mcp`` shares them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kestrel_protocol.jsonrpc import McpErrorCode
+from kestrel_protocol.jsonrpc import INVALID_PARAMS, McpErrorCode
+from kestrel_protocol.mcp import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    HANDSHAKE_VERSIONS,
+    MODERN_REMOVED_METHODS,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+)
 
 __all__ = [
     "CACHEABLE_METHODS",
@@ -36,20 +46,8 @@ __all__ = [
     "read_envelope",
 ]
 
-HANDSHAKE_VERSIONS: Final[tuple[str, ...]] = (
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-)
-MODERN_VERSIONS: Final[tuple[str, ...]] = ("2026-07-28",)
 LATEST_HANDSHAKE_VERSION: Final = HANDSHAKE_VERSIONS[-1]
 LATEST_MODERN_VERSION: Final = MODERN_VERSIONS[-1]
-
-PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
-SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 
 # MCP codes, single-sourced in kestrel_protocol. The 2026-07-28 schema allocates from
 # -32020 upward; -32002 is the legacy "resource not found" that modern servers must no
@@ -60,13 +58,6 @@ UNSUPPORTED_PROTOCOL_VERSION: Final = McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION
 RESOURCE_NOT_FOUND_LEGACY: Final = McpErrorCode.RESOURCE_NOT_FOUND
 REQUEST_CANCELLED: Final = -32800
 """Only ever built for a request the client cancelled; the stdio loop never writes it."""
-
-MODERN_REMOVED_METHODS: Final = frozenset(
-    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
-)
-"""Methods 2026-07-28 removed: a request for one carrying the modern envelope is an
-unknown method (-32601), as the conformance suite checks. Without the envelope they are
-legacy requests and are served."""
 
 CACHEABLE_METHODS: Final = frozenset(
     {
@@ -121,7 +112,7 @@ def read_envelope(params: Any) -> Envelope | None:
     capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
     if not isinstance(capabilities, dict):
         raise EnvelopeError(
-            -32602,
+            INVALID_PARAMS,
             f"params._meta must carry {CLIENT_CAPABILITIES_KEY!r} (an object; {{}} for none)",
         )
     return Envelope(version, capabilities)
