@@ -352,3 +352,73 @@ def test_a_session_advanced_elsewhere_is_reloaded_not_forked(tmp_path: Path) -> 
     assert [e.seq for e in two.store.journal(sid)] == [1, 2, 3]
     one.shutdown()
     two.shutdown()
+
+
+PINNED_SOURCES = [
+    "buy 10 ACME as a\nadvance 3",
+    "sell 5 ACME limit 1000.00 tif gtc",
+    "advance 7",
+    "buy 3 ACME stop 1.00 tif day\nadvance 2",
+    "cancel all\nadvance 1",
+    'stand down "done é"',
+]
+PINNED_STEPS = [  # (pentad root, frame root) of each submission, as first shipped
+    (
+        "2a16bfef7754ea06466e2b3b39302b7c1977721b67c65dcb39526c9547896fd4",
+        "9d12c00d7e16e6153bf045fabbdd00b49d8ab11907838a85b5cf815911b5e4b5",
+    ),
+    (
+        "3df8ef4776ed1b8b361df733cb0d1e73b4a56222247be35a8a039c2b45aa583c",
+        "1f5b2aa554184e58b82c2d7e6a5bfad5b07e28b408ccf963c578d7cabdfbc4b2",
+    ),
+    (
+        "f9bd5cc10dd786e3bdda9039c745697967e9512a1d2c543868609b64356188a5",
+        "7045282bcf7e0acf3103fe2296cd0818b614c979b69d5921de6a377a3964f0f1",
+    ),
+    (
+        "32e4bd4ac128d75e0151431188ecad25ae684e38e1ab5096652230cc0bd8fa8e",
+        "050e0457ce98419bf0c6ed101121c4001a058fc8d7bcaa3cf656440cc1a337d4",
+    ),
+    (
+        "7d976c169716377c4fd862d4151871f43768ffb00357844031f581bd623f1cc6",
+        "a955bfd57d7af0f72b37c71b8fc4fb07e76439a85b77308664ef24e05d3cefb1",
+    ),
+    (
+        "0d69a3bd40f37cb5c86675a49f7a12e75eb53af3c9b88c30e9d7535a949244f9",
+        "45569e5220bce6c161578a9721de207355a7f23f770bcf47ca7fddcac52f0e9d",
+    ),
+]
+
+
+def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
+    """Every object the service builds or stores keeps its bytes across optimisations."""
+    rt = Runtime(tmp_path)
+    sid = _open(rt, label="pin")
+    assert sid == "ks_vj553xf5232m33epqqdz6zc624"
+    for source, (pentad, frame) in zip(PINNED_SOURCES, PINNED_STEPS, strict=True):
+        response = rt.submit("local", sid, source)
+        assert (response.pentad.root, response.delivery.frame_root) == (
+            f"sha256:{pentad}",
+            f"sha256:{frame}",
+        )
+        assert root_of(response.pentad) == response.pentad.root
+        stored = rt.artifact(response.pentad.root)  # served while the session is open
+        assert Pentad.parse(stored) == response.pentad
+    assert response.disposition == "stood-down"
+    rt.shutdown()
+    rt = Runtime(tmp_path)  # a new process replays the journal
+    record = rt.close("local", sid)
+    assert record.root == "sha256:ffb8c4726b2640762012625634f0db5427e0dd147e7721c33c3696bb506173cf"
+    assert record.head == "sha256:49c5d411c8cbd4285d22455fc516e6643b160b1814f6501a9f6a37e19ba32b5c"
+    assert (
+        record.blotter_root
+        == "sha256:76cb0e036aec1b37cbe84f173fce7aedf452e5d071cfac6ab27f792d9c0d2508"
+    )
+    assert record.pentads == [f"sha256:{pentad}" for pentad, _ in PINNED_STEPS]
+    for root in record.pentads:
+        assert root_of(rt.artifact(root)) == root
+    grade = rt.grade("local", sid)
+    assert isinstance(grade, GradeResult)
+    assert grade.root == "sha256:74138b9963a5561ad522cc7ba66f51a90606aa0ff3c06dec55c3db379cb0f255"
+    assert rt.verify(grade).ok
+    rt.shutdown()
