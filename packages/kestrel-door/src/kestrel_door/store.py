@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kestrel_protocol import kestrel_home
+
 __all__ = ["DoorStore", "default_home"]
 
 _SCHEMA = """
@@ -68,8 +70,7 @@ CREATE TABLE IF NOT EXISTS approvals (
 
 def default_home() -> Path:
     """``$KESTREL_HOME`` or ``~/.kestrel``: the same home the runtime uses."""
-    env = os.environ.get("KESTREL_HOME")
-    return Path(env) if env else Path.home() / ".kestrel"
+    return kestrel_home()
 
 
 class DoorStore:

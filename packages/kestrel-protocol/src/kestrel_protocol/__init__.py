@@ -1,4 +1,5 @@
-"""Kestrel protocol: objects, canonical JSON and roots, JSON-RPC types, refusals, ports.
+"""Kestrel protocol: objects, canonical JSON and roots, JSON-RPC types, refusals, ports,
+and where Kestrel's files live.
 
 Depends on pydantic alone so that any client can speak Kestrel.
 """
@@ -14,6 +15,7 @@ from .canonical import (
     to_json_value,
 )
 from .errors import KestrelError, Refusal, RefusalCode
+from .home import kestrel_home
 from .model import DecimalStr, ProtocolModel, RootMismatchError, RootStr, SelfRooted, money, ratio
 from .objects import (
     AccountState,
@@ -106,6 +108,7 @@ __all__ = [
     "ValidationReport",
     "VerificationReport",
     "canonical_json",
+    "kestrel_home",
     "money",
     "ratio",
     "root_of",

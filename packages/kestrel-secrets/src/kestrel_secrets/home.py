@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from kestrel_protocol import kestrel_home as shared_kestrel_home
+
 __all__ = ["kestrel_home"]
 
 
@@ -14,14 +16,8 @@ def kestrel_home(
 ) -> Path:
     """The Kestrel home directory: ``home`` if given, else ``$KESTREL_HOME``, else ``~/.kestrel``.
 
-    The path is made absolute but not resolved, so a symlinked home keeps the name
-    the operator gave it.
+    The rule is ``kestrel_protocol.kestrel_home``'s (the runtime and the door share it);
+    here the path is also made absolute, but not resolved, so a symlinked home keeps the
+    name the operator gave it.
     """
-    environ = os.environ if env is None else env
-    if home is not None:
-        chosen = Path(home)
-    elif environ.get("KESTREL_HOME"):
-        chosen = Path(environ["KESTREL_HOME"])
-    else:
-        chosen = Path("~") / ".kestrel"
-    return Path(os.path.abspath(chosen.expanduser()))
+    return Path(os.path.abspath(shared_kestrel_home(home, env)))

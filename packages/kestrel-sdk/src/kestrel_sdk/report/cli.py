@@ -7,13 +7,12 @@ with a verified grade and the path of its report.
 from __future__ import annotations
 
 import json
-import os
 import webbrowser
 from pathlib import Path
 
 import anyio
 import click
-from kestrel_protocol import GradeResult, KestrelError, RefusalCode, SessionResponse
+from kestrel_protocol import GradeResult, KestrelError, RefusalCode, SessionResponse, kestrel_home
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -143,7 +142,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
             grade = await grade_to_completion(sdk, session.id)
             verified = (await sdk.verify(grade)).ok
             home = state_of(ctx).home
-            folder = out or (home or _default_home()) / "reports" / session.id
+            folder = out or kestrel_home(home) / "reports" / session.id
             folder.mkdir(parents=True, exist_ok=True)
             grade_path = folder / "grade.json"
             grade_path.write_text(json.dumps(grade.to_json(), indent=2) + "\n", encoding="utf-8")
@@ -157,7 +156,3 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
         Console().print(_summary(grade, report, grade_path, verified))
     if not verified:
         raise fail(f"grade {grade.root} did not verify", ExitCode.FAILED)
-
-
-def _default_home() -> Path:
-    return Path(os.environ.get("KESTREL_HOME") or Path.home() / ".kestrel")

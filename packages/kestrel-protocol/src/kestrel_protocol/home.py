@@ -1,0 +1,29 @@
+"""Where Kestrel keeps its files: one rule for every package that reads or writes them.
+
+The runtime's database, the door's database and voucher key, the secrets file and the
+demo's reports all live in one directory; were each package to resolve it on its own,
+a small difference (``~`` expanded in one, not in another) would split one operator's
+state across two directories.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["kestrel_home"]
+
+
+def kestrel_home(
+    home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """``home`` if given, else ``$KESTREL_HOME`` (when non-empty), else ``~/.kestrel``.
+
+    ``~`` is expanded; the path is otherwise left as given (not made absolute, not
+    resolved), so a relative or symlinked home keeps the name the operator gave it.
+    """
+    if home is not None:
+        return Path(home).expanduser()
+    value = (os.environ if env is None else env).get("KESTREL_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".kestrel"
