@@ -196,6 +196,22 @@ def test_mounted_under_kestrel_it_uses_the_global_home(tmp_path: Path) -> None:
     assert DotenvSecretStore(tmp_path / ".env").reveal("A") == "1"
 
 
+def test_mounted_under_kestrel_a_refusal_is_still_one_line_and_exit_1(tmp_path: Path) -> None:
+    @click.group()
+    @click.option("--home", default=None)
+    def kestrel(home: str | None) -> None:
+        """Stand-in for the kestrel CLI with its global --home."""
+
+    kestrel.add_command(secrets_group)
+    result = CliRunner().invoke(
+        kestrel, ["--home", str(tmp_path), "secrets", "unset", "alpaca_key"]
+    )
+    assert result.exit_code == 1
+    assert result.stderr.startswith("SECRET_KEY_INVALID: ")
+    assert result.stderr.count("\n") == 1
+    assert result.stdout == ""
+
+
 def test_it_is_registered_as_a_kestrel_cli_plugin_and_a_script() -> None:
     (plugin,) = [ep for ep in entry_points(group="kestrel.cli") if ep.name == "secrets"]
     assert plugin.load() is secrets_group

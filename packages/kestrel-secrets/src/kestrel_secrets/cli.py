@@ -40,6 +40,16 @@ def _refuse(exc: SecretStoreError) -> NoReturn:
     raise SystemExit(EXIT_REFUSED)
 
 
+class _SecretsGroup(click.Group):
+    """Turns a store refusal raised by any verb into the one ``CODE: message`` line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SecretStoreError as exc:
+            _refuse(exc)
+
+
 def _usage(message: str) -> NoReturn:
     click.echo(f"Error: {message}", err=True)
     raise SystemExit(EXIT_USAGE)
@@ -98,7 +108,9 @@ def _read_value(key: str, from_stdin: bool) -> str:
     return str(value)
 
 
-@click.group(name="secrets", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    name="secrets", cls=_SecretsGroup, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -130,13 +142,10 @@ def set_command(
     """Store KEY; the value comes from a hidden prompt or, with --stdin, from stdin."""
     if extra or "=" in key:
         _usage(_ARGV_VALUE_ERROR)
-    try:
-        check_operator_secret_key(key)
-        store = select_secret_store(_home(ctx)).store
-        value = _read_value(key, from_stdin)
-        result = secret_tool_set(store, key, value)
-    except SecretStoreError as exc:
-        _refuse(exc)
+    check_operator_secret_key(key)
+    store = select_secret_store(_home(ctx)).store
+    value = _read_value(key, from_stdin)
+    result = secret_tool_set(store, key, value)
     _emit(as_json, result, f"set {result['key']} in {result['path']}")
 
 
@@ -146,11 +155,8 @@ def set_command(
 @click.pass_context
 def unset_command(ctx: click.Context, key: str, as_json: bool) -> None:
     """Remove KEY from the store (no error when it was not there)."""
-    try:
-        check_operator_secret_key(key)
-        result = secret_tool_unset(select_secret_store(_home(ctx)).store, key)
-    except SecretStoreError as exc:
-        _refuse(exc)
+    check_operator_secret_key(key)
+    result = secret_tool_unset(select_secret_store(_home(ctx)).store, key)
     if result["removed"]:
         text = f"removed {result['key']} from {result['path']}"
     else:
@@ -163,10 +169,7 @@ def unset_command(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def list_command(ctx: click.Context, as_json: bool) -> None:
     """Print the stored key names, one per line (never a value)."""
-    try:
-        result = secret_tool_list(select_secret_store(_home(ctx)).store)
-    except SecretStoreError as exc:
-        _refuse(exc)
+    result = secret_tool_list(select_secret_store(_home(ctx)).store)
     _emit(as_json, result, "\n".join(result["keys"]))
 
 
@@ -175,10 +178,7 @@ def list_command(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def path_command(ctx: click.Context, as_json: bool) -> None:
     """Print where secrets are kept; stderr says which store and why."""
-    try:
-        choice = select_secret_store(_home(ctx))
-    except SecretStoreError as exc:
-        _refuse(exc)
+    choice = select_secret_store(_home(ctx))
     if as_json:
         _emit(True, choice.to_json(), "")
         return
