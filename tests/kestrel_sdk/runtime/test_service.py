@@ -234,7 +234,7 @@ def test_a_corrupt_journal_row_is_never_served(runtime: Runtime) -> None:
     sid = _open(runtime)
     root = runtime.submit("local", sid, "advance 1").pentad.root
     conn = runtime.store._conn
-    conn.execute("UPDATE journal SET pentad = ? WHERE pentad_root = ?", (b'{"x":1}', root))
+    conn.execute("UPDATE journal SET source = 'advance 2' WHERE pentad_root = ?", (root,))
     assert runtime.store.lookup(root) == (None, "corrupt")
 
 

@@ -1,12 +1,19 @@
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from pathlib import Path
 
 import pytest
 from kestrel_protocol import KestrelError, canonical_json, root_of
-from kestrel_sdk.runtime.store import SessionRow, SqliteStore
+from kestrel_sdk.runtime.store import (
+    JournalEntry,
+    SessionRow,
+    SqliteStore,
+    pentad_bytes,
+    pentad_root,
+)
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:
@@ -75,20 +82,59 @@ def test_sessions_labels_and_journal(tmp_path: Path) -> None:
     assert store.session("ks_a") == row
     assert store.labels("alice", "sha256:" + "a" * 64) == {"1"}
     assert store.labels("bob", "sha256:" + "a" * 64) == set()
-    pentad = {"seq": 1, "session": "ks_a"}
-    proot = root_of(pentad)
-    store.append(
-        "ks_a", 1, proot, canonical_json(pentad), "sha256:" + "f" * 64, status="stood-down"
-    )
-    assert [(e.seq, e.pentad_root) for e in store.journal("ks_a")] == [(1, proot)]
-    assert store.get(proot) == pentad
+    opening, first, second = ("sha256:" + c * 64 for c in "0fe")
+    proot = pentad_root("ks_a", 1, opening, "advance 1")
+    store.append("ks_a", 1, "advance 1", proot, first, prev=opening, status="stood-down")
+    assert store.journal("ks_a") == [JournalEntry(1, "advance 1", opening, proot, first)]
+    assert store.get(proot) == {
+        "session": "ks_a",
+        "seq": 1,
+        "prev": opening,
+        "body": {"mediaType": "text/x-kestrel", "bytes": "advance 1"},
+        "root": proot,
+    }
     assert store.session("ks_a").status == "stood-down"  # type: ignore[union-attr]
     # a duplicate seq is refused and leaves nothing half-written
-    other = {"seq": 1, "session": "ks_a", "x": 1}
+    other = pentad_root("ks_a", 1, opening, "advance 2")
     with pytest.raises(sqlite3.IntegrityError):
-        store.append("ks_a", 1, root_of(other), canonical_json(other), "sha256:" + "e" * 64)
-    assert store.get(root_of(other)) is None
+        store.append("ks_a", 1, "advance 2", other, second, prev=opening, status="closed")
+    assert store.get(other) is None
     assert len(store.journal("ks_a")) == 1
+    assert store.session("ks_a").status == "stood-down"  # type: ignore[union-attr]
+    # later submissions follow the frame root of the one before
+    nxt = pentad_root("ks_a", 2, first, "buy 1 ACME")
+    store.append("ks_a", 2, "buy 1 ACME", nxt, second, prev=first)
+    assert store.journal("ks_a")[1] == JournalEntry(2, "buy 1 ACME", first, nxt, second)
+    assert store.get(nxt)["prev"] == first  # type: ignore[index]
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append("ks_a", 2, "advance 1", other, second, prev=first)
+    assert [e.seq for e in store.journal("ks_a")] == [1, 2]
+
+
+def test_a_journal_row_with_another_source_is_corrupt_not_served(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    row = SessionRow("ks_a", "alice", "acme-trend", "sha256:" + "a" * 64, "1", "open", None, None)
+    assert store.insert_session(row)
+    opening, first = ("sha256:" + c * 64 for c in "0f")
+    proot = pentad_root("ks_a", 1, opening, "advance 1")
+    store.append("ks_a", 1, "advance 1", proot, first, prev=opening)
+    assert store.lookup(proot)[1] == "ok"
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE journal SET source = 'advance 9' WHERE pentad_root = ?", (proot,))
+    assert store.lookup(proot) == (None, "corrupt")
+    with sqlite3.connect(store.path) as conn:  # the frame it followed is gone
+        conn.execute("UPDATE journal SET source = 'advance 1' WHERE pentad_root = ?", (proot,))
+        conn.execute("DELETE FROM journal WHERE pentad_root = ''")
+    assert store.lookup(proot) == (None, "corrupt")
+    store.close()
+
+
+def test_pentad_root_is_the_root_of_pentad_bytes() -> None:
+    prev = "sha256:" + "a" * 64
+    for source in ("advance 1", 'stand down "é \u2028 \x7f"\n\t\x01'):
+        root, body = pentad_bytes("ks_x", 3, prev, source)
+        assert pentad_root("ks_x", 3, prev, source) == root == root_of(json.loads(body))
+        assert canonical_json(json.loads(body)) == body
 
 
 def test_a_second_store_on_the_same_home_sees_committed_rows(tmp_path: Path) -> None:

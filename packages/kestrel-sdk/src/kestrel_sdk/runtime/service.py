@@ -12,7 +12,6 @@ replays its journal on a fresh engine and checks that every frame root is identi
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
@@ -43,7 +42,6 @@ from kestrel_protocol import (
     VerificationReport,
     canonical_json,
     root_of,
-    root_of_bytes,
 )
 from kestrel_protocol.ports import SessionGate
 
@@ -55,7 +53,7 @@ from .engine.session import SessionEngine, compute_grade
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations
-from .store import SessionRow, SqliteStore
+from .store import SessionRow, SqliteStore, pentad_bytes, pentad_root
 from .verify import verify_grade
 
 __all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
@@ -67,9 +65,11 @@ DEFAULT_GRADE_BUDGET = 2.0
 
 _MEDIA_TYPE: Final = "text/x-kestrel"
 
-_dumps = json.JSONEncoder(ensure_ascii=False).encode  # JCS string escaping for str values
 _APPLIED = {"ok", "disposition", "pentad", "delivery"}
 _STOOD = {*_APPLIED, "stand_down"}
+_BODY = {"media_type", "bytes"}
+_PENTAD = {"session", "seq", "prev", "body", "root"}
+_DELIVERY = {"frame", "frame_root"}
 
 
 @dataclass(eq=False)
@@ -84,24 +84,7 @@ class _Live:
     dead: bool = False  # its engine moved past what was persisted: rebuild before use
 
 
-def _pentad_bytes(sid: str, seq: int, prev: str, source: str) -> tuple[str, bytes]:
-    """The pentad's root and its canonical bytes (with ``root``), built directly.
-
-    Equal to ``canonical_json`` of the pentad (a test proves it) at a fraction of the
-    cost: members in JCS order, strings escaped as JCS escapes them.
-    """
-    head = f'{{"body":{{"bytes":{_dumps(source)},"mediaType":"{_MEDIA_TYPE}"}},"prev":"{prev}",'
-    tail = f'"seq":{seq},"session":{_dumps(sid)}}}'
-    try:
-        unrooted = (head + tail).encode("utf-8")
-    except UnicodeEncodeError:
-        raise _refuse(
-            RefusalCode.INVALID_SOURCE,
-            "the source is not valid Unicode text (lone surrogate)",
-            diagnostics=[],
-        ) from None
-    root = root_of_bytes(unrooted)
-    return root, (head + f'"root":"{root}",' + tail).encode("utf-8")
+_pentad_bytes = pentad_bytes  # the name its test knows
 
 
 def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
@@ -254,17 +237,15 @@ class Runtime:
         engine = SessionEngine(loaded, row.id)
         frame_root = root_of(engine.frame())
         for entry in self.store.journal(row.id):
+            if entry.prev != frame_root:
+                raise self._diverged(row.id, entry.seq, "prev", frame_root, entry.prev)
             try:
-                pentad = Pentad.parse(entry.pentad)
-            except ValueError:
-                raise self._diverged(
-                    row.id, entry.seq, "pentad", entry.pentad_root, "corrupt"
-                ) from None
-            if pentad.root != entry.pentad_root:
-                raise self._diverged(row.id, entry.seq, "pentad", entry.pentad_root, pentad.root)
-            if pentad.prev != frame_root:
-                raise self._diverged(row.id, entry.seq, "prev", frame_root, pentad.prev)
-            step = engine.submit(pentad.body.bytes)
+                root = pentad_root(row.id, entry.seq, entry.prev, entry.source)
+            except KestrelError:
+                root = "corrupt"
+            if root != entry.pentad_root:
+                raise self._diverged(row.id, entry.seq, "pentad", entry.pentad_root, root)
+            step = engine.submit(entry.source)
             frame_root = engine_frame_root(step.frame)
             if frame_root != entry.frame_root:
                 raise self._diverged(row.id, entry.seq, "frameRoot", entry.frame_root, frame_root)
@@ -315,54 +296,75 @@ class Runtime:
         return resumed
 
     def submit(self, principal: str, sid: str, source: str) -> SessionResponse:
-        """Check, apply, bind and persist one submission; atomic in every sense."""
-        with self._locked(principal, sid) as live:
-            engine = live.engine
-            if engine is None:
-                raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
-            program = engine.check(source)
-            seq = engine.seq + 1
-            prev = live.frame_root
-            pentad_root, pentad_bytes = _pentad_bytes(sid, seq, prev, source)
-            before = engine.status
-            try:
-                step = engine.apply(program)
-                frame = step.frame
-                frame_root = engine_frame_root(frame)
-                status = frame.status if frame.status != before else None
-                self.store.append(sid, seq, pentad_root, pentad_bytes, frame_root, status=status)
-            except BaseException as exc:
-                # The engine moved but nothing was persisted: forget it so the next touch
-                # replays the journal, which holds exactly what was accepted.
-                self._forget(live)
-                if isinstance(exc, sqlite3.IntegrityError):
+        """Check, apply, bind and persist one submission; atomic in every sense.
+
+        The journal row is committed before this returns. The session lock is taken
+        inline (not through :meth:`_locked`): this is the step path.
+        """
+        while True:
+            live = self._live.get(sid)
+            if live is None or live.row.principal != principal:
+                live = self._session(principal, sid)
+            with live.lock:
+                if live.dead:
+                    continue
+                engine = live.engine
+                if engine is None:
                     raise _refuse(
-                        RefusalCode.BACKEND_UNAVAILABLE,
-                        f"session {sid} was advanced by another process; it has been "
-                        "reloaded, so read its frame and submit again",
-                        session=sid,
-                    ) from None
-                raise
-            live.frame_root = frame_root
+                        RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid
+                    )
+                program = engine.check(source)
+                seq = engine.seq + 1
+                prev = live.frame_root
+                root = pentad_root(sid, seq, prev, source)
+                before = engine.status
+                try:
+                    step = engine.apply(program)
+                    frame = step.frame
+                    frame_root = engine_frame_root(frame)
+                    status = frame.status if frame.status != before else None
+                    self.store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
+                except BaseException as exc:
+                    # The engine moved but nothing was persisted: forget it so the next
+                    # touch replays the journal, which holds exactly what was accepted.
+                    self._forget(live)
+                    if isinstance(exc, sqlite3.IntegrityError):
+                        raise _refuse(
+                            RefusalCode.BACKEND_UNAVAILABLE,
+                            f"session {sid} was advanced by another process; it has been "
+                            "reloaded, so read its frame and submit again",
+                            session=sid,
+                        ) from None
+                    raise
+                live.frame_root = frame_root
+                break
         # Every member below was produced here in wire form (the pentad's bytes hash to
         # its root): build the models without re-validating them on the step path.
-        body = construct(PentadBody, {"media_type": _MEDIA_TYPE, "bytes": source})
+        body = construct(PentadBody, {"media_type": _MEDIA_TYPE, "bytes": source}, _BODY)
         pentad = construct(
-            Pentad, {"session": sid, "seq": seq, "prev": prev, "body": body, "root": pentad_root}
+            Pentad,
+            {"session": sid, "seq": seq, "prev": prev, "body": body, "root": root},
+            _PENTAD,
         )
-        delivery = construct(Delivery, {"frame": frame, "frame_root": frame_root})
-        stood = step.stand_down is not None
-        return construct(
-            SessionResponse,
-            {
+        delivery = construct(Delivery, {"frame": frame, "frame_root": frame_root}, _DELIVERY)
+        stand_down = step.stand_down
+        if stand_down is None:
+            members = {
                 "ok": True,
-                "disposition": "stood-down" if stood else "applied",
+                "disposition": "applied",
                 "pentad": pentad,
                 "delivery": delivery,
-                "stand_down": step.stand_down,
-            },
-            _STOOD if stood else _APPLIED,
-        )
+                "stand_down": None,
+            }
+            return construct(SessionResponse, members, _APPLIED)
+        members = {
+            "ok": True,
+            "disposition": "stood-down",
+            "pentad": pentad,
+            "delivery": delivery,
+            "stand_down": stand_down,
+        }
+        return construct(SessionResponse, members, _STOOD)
 
     def frame(self, principal: str, sid: str) -> Delivery:
         with self._locked(principal, sid) as live:
@@ -408,7 +410,7 @@ class Runtime:
                 record.root: canonical_json(record),
             }
             try:
-                self.store.finish(sid, artifacts, record.root)
+                self.store.finish(sid, journal, artifacts, record.root)
             except BaseException:
                 self._forget(live)
                 raise

@@ -9,12 +9,18 @@ back the last few commits, never corrupt the file. ``synchronous=FULL`` would fs
 every step and cost the per-step path an order of magnitude; set
 ``KESTREL_SQLITE_SYNCHRONOUS=FULL`` to trade that speed for power-loss durability.
 
-The per-step write is a single ``INSERT`` into the journal, a rowid table keyed so that
-a session's rows append in order (the pentad's canonical bytes ride in the row; a
-trigger moves the session's status in the same statement): each extra or randomly
-placed b-tree page touched per commit costs the step path more than the engine does.
-A pentad becomes a row of the artifact table when its session closes; until then
-``get`` finds it in the journal.
+The per-step write is a single ``INSERT`` of a small row into the journal, a rowid
+table keyed so that a session's rows append in order: the submission's source, the
+pentad's root and the root of the frame it produced. Everything else in a pentad is
+derivable from the journal (its session from the key, its ``prev`` from the previous
+row's frame root; row 0 of a session holds the root of its opening frame), so its
+canonical bytes are rebuilt, and checked against the stored root, when they are read.
+Each extra or randomly placed b-tree page touched per commit costs the step path more
+than the engine does, so the row is kept small (about a tenth of a 1 KiB page). The
+first submission of a session (which also writes row 0) and one that changes its
+status (a stand-down) are one explicit transaction instead. A pentad becomes a row of
+the artifact table when its session closes; until then ``get`` rebuilds it from the
+journal.
 
 One connection per store, guarded by a lock, so a store may be shared by the event
 loop and worker threads; other processes on the same home wait on ``busy_timeout``.
@@ -44,15 +50,17 @@ __all__ = [
     "SessionRow",
     "SqliteStore",
     "default_home",
+    "pentad_bytes",
+    "pentad_root",
 ]
 
 log = logging.getLogger(__name__)
 
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
 
-_APPEND = (
-    "INSERT INTO journal (key, pentad_root, pentad, frame_root, status) VALUES (?, ?, ?, ?, ?)"
-)
+_APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
+_MEDIA_TYPE = "text/x-kestrel"
+_dumps = json.JSONEncoder(ensure_ascii=False).encode  # JCS string escaping for str values
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,19 +81,13 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE TABLE IF NOT EXISTS journal (
     key INTEGER PRIMARY KEY,  -- (rowid of the session << 32) | seq: appends stay in order
-    pentad_root TEXT NOT NULL,
-    pentad BLOB NOT NULL,
-    frame_root TEXT NOT NULL,
-    status TEXT
+    source TEXT NOT NULL,  -- the submitted source ('' in row 0)
+    pentad_root TEXT NOT NULL,  -- '' in row 0
+    frame_root TEXT NOT NULL  -- the frame the submission produced (row 0: the opening one)
 );
-CREATE TRIGGER IF NOT EXISTS journal_status AFTER INSERT ON journal
-WHEN NEW.status IS NOT NULL
-BEGIN
-    UPDATE sessions SET status = NEW.status WHERE rowid = NEW.key >> 32;
-END;
 """
 
-_SCHEMA_VERSION = "3"
+_SCHEMA_VERSION = "4"
 CHECKPOINT_EVERY = 1000
 """Appends between background checkpoints."""
 _BACKSTOP_PAGES = 50_000
@@ -102,6 +104,41 @@ def _statements(script: str) -> list[str]:
             out.append(pending.strip())
             pending = ""
     return out
+
+
+def _unrooted(session_id: str, seq: int, prev: str, source: str) -> tuple[str, str]:
+    """The pentad's canonical text without ``root``, split where ``root`` goes."""
+    head = f'{{"body":{{"bytes":{_dumps(source)},"mediaType":"{_MEDIA_TYPE}"}},"prev":"{prev}",'
+    return head, f'"seq":{seq},"session":{_dumps(session_id)}}}'
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KestrelError(
+            RefusalCode.INVALID_SOURCE,
+            "the source is not valid Unicode text (lone surrogate)",
+            {"diagnostics": []},
+        ) from None
+
+
+def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
+    """The root of the pentad binding ``source`` as submission ``seq`` after ``prev``.
+
+    Equal to ``root_of`` of the pentad model (a test proves it) at a fraction of the
+    cost: members in JCS order, strings escaped as JCS escapes them. A source that is
+    not valid Unicode text is ``INVALID_SOURCE``.
+    """
+    head, tail = _unrooted(session_id, seq, prev, source)
+    return root_of_bytes(_utf8(head + tail))
+
+
+def pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> tuple[str, bytes]:
+    """The pentad's root and its canonical bytes (with ``root``)."""
+    head, tail = _unrooted(session_id, seq, prev, source)
+    root = root_of_bytes(_utf8(head + tail))
+    return root, _utf8(f'{head}"root":"{root}",{tail}')
 
 
 def default_home() -> Path:
@@ -166,12 +203,17 @@ class SessionRow:
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """One accepted submission: its pentad (canonical bytes) and the frame root it produced."""
+    """One accepted submission: what its pentad binds and the frame root it produced."""
 
     seq: int
-    pentad_root: str
+    source: str
+    prev: str  # the frame root it was applied to
+    pentad_root: str  # as stored; :meth:`pentad` rebuilds the bytes, which may disagree
     frame_root: str
-    pentad: bytes
+
+    def pentad(self, session_id: str) -> tuple[str, bytes]:
+        """The pentad's root and canonical bytes, rebuilt from this entry."""
+        return pentad_bytes(session_id, self.seq, self.prev, self.source)
 
 
 class SqliteStore:
@@ -188,6 +230,7 @@ class SqliteStore:
         self._conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
+        self._cursor = self._conn.cursor()  # the step path's: no cursor per append
         sync = os.environ.get("KESTREL_SQLITE_SYNCHRONOUS", "NORMAL").upper()
         if sync not in {"NORMAL", "FULL", "EXTRA"}:
             sync = "NORMAL"
@@ -274,9 +317,7 @@ class SqliteStore:
                 "SELECT body FROM artifacts WHERE root = ?", (root,)
             ).fetchone()
             if row is None:  # a pentad of a session not yet closed
-                row = self._conn.execute(
-                    "SELECT pentad FROM journal WHERE pentad_root = ? LIMIT 1", (root,)
-                ).fetchone()
+                row = self._journal_pentad(root)
         if row is None:
             return None, "missing"
         body = bytes(row[0])
@@ -303,6 +344,29 @@ class SqliteStore:
             return None, "corrupt"
         assert isinstance(obj, dict)
         return obj, "ok"
+
+    def _journal_pentad(self, root: str) -> tuple[bytes] | None:
+        """The bytes of an open session's pentad rebuilt from its journal row (``b""``
+        when the row's neighbours are gone), or ``None`` when no row has that root."""
+        found = self._conn.execute(
+            "SELECT key, source FROM journal WHERE pentad_root = ? LIMIT 1", (root,)
+        ).fetchone()
+        if found is None:
+            return None
+        key, source = int(found[0]), str(found[1])
+        prev = self._conn.execute(
+            "SELECT frame_root FROM journal WHERE key = ?", (key - 1,)
+        ).fetchone()
+        session = self._conn.execute(
+            "SELECT id FROM sessions WHERE rowid = ?", (key >> _SEQ_BITS,)
+        ).fetchone()
+        if prev is None or session is None:
+            return (b"",)
+        seq = key & ((1 << _SEQ_BITS) - 1)
+        try:
+            return (pentad_bytes(str(session[0]), seq, str(prev[0]), source)[1],)
+        except KestrelError:  # a stored source that is not valid text: corrupt
+            return (b"",)
 
     def get(self, root: str) -> dict[str, Any] | None:
         """The object verbatim, or ``None`` when absent or corrupt."""
@@ -367,21 +431,45 @@ class SqliteStore:
         self,
         session_id: str,
         seq: int,
+        source: str,
         pentad_root: str,
-        pentad_body: bytes,
         frame_root: str,
         *,
+        prev: str,
         status: str | None = None,
     ) -> None:
-        """Persist one accepted submission: one statement, so atomic by itself."""
+        """Persist one accepted submission, committed before this returns.
+
+        ``prev`` (the frame root the submission was applied to) is stored only with
+        seq 1, as row 0; later ones are the previous row's frame root. A duplicate seq
+        (another process advanced the session) raises ``sqlite3.IntegrityError`` and
+        writes nothing.
+        """
         base = self._keys.get(session_id)
         if base is None:
             base = self._base(session_id)
+        row = (base | seq, source, pentad_root, frame_root)
+        if seq == 1 or status is not None:
+            self._append_rare(base, row, prev if seq == 1 else None, status)
+            return
         with self._lock:
-            self._conn.execute(_APPEND, (base | seq, pentad_root, pentad_body, frame_root, status))
+            self._cursor.execute(_APPEND, row)
             self._appends += 1
-            if self._appends % CHECKPOINT_EVERY == 0:
+            if self._appends >= CHECKPOINT_EVERY:
+                self._appends = 0
                 self._checkpointer.request()
+
+    def _append_rare(
+        self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
+    ) -> None:
+        with self._transaction() as conn:
+            if prev is not None:
+                conn.execute(_APPEND, (base, "", "", prev))
+            conn.execute(_APPEND, row)
+            if status is not None:
+                conn.execute(
+                    "UPDATE sessions SET status = ? WHERE rowid = ?", (status, base >> _SEQ_BITS)
+                )
 
     def _base(self, session_id: str) -> int:
         """The journal key of seq 0 of a session (its rowid shifted)."""
@@ -396,15 +484,22 @@ class SqliteStore:
         return base
 
     def journal(self, session_id: str) -> list[JournalEntry]:
-        """A session's accepted submissions in order."""
+        """A session's accepted submissions in order (each with the root it followed)."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT key, pentad_root, frame_root, pentad FROM journal"
-                " WHERE key > ? AND key < ? ORDER BY key",
+                "SELECT key, source, pentad_root, frame_root FROM journal"
+                " WHERE key >= ? AND key < ? ORDER BY key",
                 self._range(session_id),
             ).fetchall()
         mask = (1 << _SEQ_BITS) - 1
-        return [JournalEntry(int(r[0]) & mask, str(r[1]), str(r[2]), bytes(r[3])) for r in rows]
+        entries = []
+        prev = ""
+        for key, source, root, frame in rows:
+            seq = int(key) & mask
+            if seq:
+                entries.append(JournalEntry(seq, str(source), prev, str(root), str(frame)))
+            prev = str(frame)
+        return entries
 
     def _range(self, session_id: str) -> tuple[int, int]:
         base = self._keys.get(session_id)
@@ -412,15 +507,20 @@ class SqliteStore:
             base = self._base(session_id)
         return base, base + (1 << _SEQ_BITS)
 
-    def finish(self, session_id: str, artifacts: Mapping[str, bytes], record_root: str) -> None:
-        """Close a session in one transaction: its pentads become artifacts, with
-        ``artifacts`` (record, head frame, blotter), and its status becomes closed."""
+    def finish(
+        self,
+        session_id: str,
+        journal: list[JournalEntry],
+        artifacts: Mapping[str, bytes],
+        record_root: str,
+    ) -> None:
+        """Close a session in one transaction: the pentads of ``journal`` (its entries)
+        become artifacts, with ``artifacts`` (record, head frame, blotter), and its
+        status becomes closed. Each pentad is stored under its journal root; one whose
+        rebuilt bytes disagree is then reported as corrupt when read, never served."""
+        pentads = [(e.pentad_root, e.pentad(session_id)[1]) for e in journal]
         with self._transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO artifacts (root, body)"
-                " SELECT pentad_root, pentad FROM journal WHERE key > ? AND key < ?",
-                self._range(session_id),
-            )
+            conn.executemany("INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", pentads)
             for root, body in artifacts.items():
                 conn.execute(
                     "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
