@@ -28,8 +28,8 @@ def _refusals(*statuses: int) -> dict[str, Any]:
     return out
 
 
-def _session_param() -> list[dict[str, Any]]:
-    return [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+def _path_param(name: str = "id") -> list[dict[str, Any]]:
+    return [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}]
 
 
 def _op(summary: str, ok: dict[str, Any], *refusals: int, **extra: Any) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
         "an Offer (quota spent), or PAYMENT_INVALID",
     )
     grade_op = _op(
-        "Grade a closed session", _json(_OBJ, "GradeResult"), 404, 409, parameters=_session_param()
+        "Grade a closed session", _json(_OBJ, "GradeResult"), 404, 409, parameters=_path_param()
     )
     grade_op["responses"]["202"] = _json(_OBJ, "OperationResumption: resume with its token")
     resume_op = _op(
@@ -101,14 +101,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "One scenario",
                     _json(_OBJ, "Scenario"),
                     404,
-                    parameters=[
-                        {
-                            "name": "sid",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "string"},
-                        }
-                    ],
+                    parameters=_path_param("sid"),
                 )
             },
             "/v1/catalog/scenarios/{sid}/tape": {
@@ -116,14 +109,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "A scenario's tape as CSV",
                     {"description": "CSV", "content": {"text/csv": {"schema": {"type": "string"}}}},
                     404,
-                    parameters=[
-                        {
-                            "name": "sid",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "string"},
-                        }
-                    ],
+                    parameters=_path_param("sid"),
                 )
             },
             "/v1/validate": {
@@ -144,7 +130,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     404,
                     409,
                     422,
-                    parameters=_session_param(),
+                    parameters=_path_param(),
                     requestBody={
                         "required": True,
                         "content": {
@@ -161,16 +147,14 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                 )
             },
             "/v1/sessions/{id}/frame": {
-                "get": _op(
-                    "Latest frame", _json(_OBJ, "Delivery"), 404, parameters=_session_param()
-                )
+                "get": _op("Latest frame", _json(_OBJ, "Delivery"), 404, parameters=_path_param())
             },
             "/v1/sessions/{id}/blotter": {
-                "get": _op("Blotter", _json(_OBJ, "Blotter"), 404, parameters=_session_param())
+                "get": _op("Blotter", _json(_OBJ, "Blotter"), 404, parameters=_path_param())
             },
             "/v1/sessions/{id}/close": {
                 "post": _op(
-                    "Close", _json(_OBJ, "SessionRecord"), 404, 409, parameters=_session_param()
+                    "Close", _json(_OBJ, "SessionRecord"), 404, 409, parameters=_path_param()
                 )
             },
             "/v1/sessions/{id}/grade": {"post": grade_op},
@@ -180,14 +164,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
                     "Any stored object, verbatim",
                     _json(_OBJ, "the object"),
                     404,
-                    parameters=[
-                        {
-                            "name": "root",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "string"},
-                        }
-                    ],
+                    parameters=_path_param("root"),
                 )
             },
             "/v1/verify": {

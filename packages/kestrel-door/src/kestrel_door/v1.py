@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -25,6 +25,8 @@ from .tools import ToolArgumentError
 __all__ = ["v1_routes"]
 
 logger = logging.getLogger(__name__)
+
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def _refusal(
@@ -96,28 +98,25 @@ async def _call(door: Door, request: Request, tool: str, arguments: dict[str, An
 
 
 def v1_routes(door: Door) -> list[Route]:
-    async def catalog(request: Request) -> Response:
-        return await _call(door, request, "kestrel_catalog", {})
+    def path_call(tool: str, **arguments: str) -> Endpoint:
+        """A route whose tool arguments are its path parameters (argument=parameter)."""
 
-    async def scenario(request: Request) -> Response:
-        return await _call(
-            door, request, "kestrel_scenario", {"scenario": request.path_params["sid"]}
-        )
+        async def endpoint(request: Request) -> Response:
+            args = {name: request.path_params[param] for name, param in arguments.items()}
+            return await _call(door, request, tool, args)
 
-    async def tape(request: Request) -> Response:
-        return await _call(door, request, "kestrel_tape", {"scenario": request.path_params["sid"]})
+        return endpoint
 
-    async def validate(request: Request) -> Response:
-        body = await _json_body(request)
-        if isinstance(body, Response):
-            return body
-        return await _call(door, request, "kestrel_validate", body)
+    def body_call(tool: str) -> Endpoint:
+        """A route whose tool arguments are its JSON body."""
 
-    async def open_session(request: Request) -> Response:
-        body = await _json_body(request)
-        if isinstance(body, Response):
-            return body
-        return await _call(door, request, "kestrel_session_open", body)
+        async def endpoint(request: Request) -> Response:
+            body = await _json_body(request)
+            if isinstance(body, Response):
+                return body
+            return await _call(door, request, tool, body)
+
+        return endpoint
 
     async def submit(request: Request) -> Response:
         ctype = request.headers.get("content-type", "")
@@ -134,20 +133,8 @@ def v1_routes(door: Door) -> list[Route]:
         args = {**body, "sessionId": request.path_params["id"]}
         return await _call(door, request, "kestrel_session_submit", args)
 
-    def session_call(tool: str) -> Any:
-        async def endpoint(request: Request) -> Response:
-            return await _call(door, request, tool, {"sessionId": request.path_params["id"]})
-
-        return endpoint
-
-    async def resume(request: Request) -> Response:
-        body = await _json_body(request)
-        if isinstance(body, Response):
-            return body
-        return await _call(door, request, "kestrel_operation_resume", body)
-
-    async def artifact(request: Request) -> Response:
-        return await _call(door, request, "kestrel_artifact", {"root": request.path_params["root"]})
+    def session_call(tool: str) -> Endpoint:
+        return path_call(tool, sessionId="id")
 
     async def verify(request: Request) -> Response:
         body = await _json_body(request)
@@ -156,18 +143,28 @@ def v1_routes(door: Door) -> list[Route]:
         grade = body.get("grade", body)
         return await _call(door, request, "kestrel_verify", {"grade": grade})
 
+    document = openapi_document(door.config.resource)
+
     async def openapi(request: Request) -> Response:
         turn = await door.authenticate(request, "http")
         if isinstance(turn, Response):
             return turn
-        return json_response(openapi_document(door.config.resource))
+        return json_response(document)
 
     return [
-        Route("/v1/catalog", catalog, methods=["GET"]),
-        Route("/v1/catalog/scenarios/{sid}", scenario, methods=["GET"]),
-        Route("/v1/catalog/scenarios/{sid}/tape", tape, methods=["GET"]),
-        Route("/v1/validate", validate, methods=["POST"]),
-        Route("/v1/sessions", open_session, methods=["POST"]),
+        Route("/v1/catalog", path_call("kestrel_catalog"), methods=["GET"]),
+        Route(
+            "/v1/catalog/scenarios/{sid}",
+            path_call("kestrel_scenario", scenario="sid"),
+            methods=["GET"],
+        ),
+        Route(
+            "/v1/catalog/scenarios/{sid}/tape",
+            path_call("kestrel_tape", scenario="sid"),
+            methods=["GET"],
+        ),
+        Route("/v1/validate", body_call("kestrel_validate"), methods=["POST"]),
+        Route("/v1/sessions", body_call("kestrel_session_open"), methods=["POST"]),
         Route("/v1/sessions/{id}/submit", submit, methods=["POST"]),
         Route("/v1/sessions/{id}/frame", session_call("kestrel_session_frame"), methods=["GET"]),
         Route(
@@ -175,8 +172,8 @@ def v1_routes(door: Door) -> list[Route]:
         ),
         Route("/v1/sessions/{id}/close", session_call("kestrel_session_close"), methods=["POST"]),
         Route("/v1/sessions/{id}/grade", session_call("kestrel_grade"), methods=["POST"]),
-        Route("/v1/operations/resume", resume, methods=["POST"]),
-        Route("/v1/artifacts/{root}", artifact, methods=["GET"]),
+        Route("/v1/operations/resume", body_call("kestrel_operation_resume"), methods=["POST"]),
+        Route("/v1/artifacts/{root}", path_call("kestrel_artifact", root="root"), methods=["GET"]),
         Route("/v1/verify", verify, methods=["POST"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
     ]
