@@ -106,7 +106,23 @@ _statement = st.one_of(
     ),
     st.text(max_size=30),
 )
-sources = st.lists(_statement, max_size=6).map("\n".join) | st.text(max_size=80)
+_valid_statement = st.one_of(
+    st.builds(
+        lambda side, qty, kind, tif: f"{side} {qty} ACME{kind}{tif}",
+        st.sampled_from(["buy", "sell", "BUY"]),
+        st.integers(min_value=1, max_value=50),
+        st.sampled_from(
+            ["", " market", " limit 45", " limit 60.5", " stop 70", " stop 70 limit 71"]
+        ),
+        st.sampled_from(["", " tif day", " tif gtc", " tif ioc"]),
+    ),
+    st.builds(lambda n: f"advance {n}", st.integers(min_value=1, max_value=4)),
+    st.sampled_from(["advance", "cancel all", "cancel all ACME", "# note", ""]),
+)
+valid_sources = st.lists(_valid_statement, min_size=1, max_size=6).map("\n".join)
+"""Sources that are valid on acme-trend (so the fuzz drives the engine, not only the parser)."""
+
+sources = st.lists(_statement, max_size=6).map("\n".join) | st.text(max_size=80) | valid_sources
 
 
 def session_ids(known: list[str]) -> st.SearchStrategy[str]:

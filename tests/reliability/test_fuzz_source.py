@@ -2,7 +2,9 @@
 
 Promise (issue 7.1, spec 3/8): any text, however hostile, is either applied or refused
 with a typed refusal; never a -32603 (unexpected fault). Refused submits are atomic:
-the session's frame does not move.
+the session's frame does not move. Validate and submit agree: every error validate
+reports, submit reports too (submit adds only the session checks K204/K205), and a
+source validate rejects is never applied.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kestrel_mcp import KestrelMcpServer, create_kestrel_mcp_server
 from kestrel_sdk import local_transport
 
 SUBMIT_REFUSALS = {"INVALID_SOURCE", "LIMIT_EXCEEDED", "SESSION_STOOD_DOWN"}
+SESSION_ONLY = {"K204", "K205"}  # diagnostics only a session can give (spec 3)
 
 
 async def _call(server: KestrelMcpServer, name: str, **arguments: Any) -> dict[str, Any]:
@@ -59,29 +62,44 @@ class _Agent:
 
     async def one(self, source: str, seen: collections.Counter[str]) -> None:
         report = await _call(self.server, "kestrel_validate", source=source, scenario="acme-trend")
+        found: set[tuple[Any, ...]] | None = None  # validate's error diagnostics, if it ran
         if report.get("isError"):
             seen[f"validate refusal {report['structuredContent']['refusal']['code']}"] += 1
         else:
-            assert isinstance(report["structuredContent"]["ok"], bool)
-            seen[f"validate ok={report['structuredContent']['ok']}"] += 1
+            body = report["structuredContent"]
+            assert isinstance(body["ok"], bool)
+            seen[f"validate ok={body['ok']}"] += 1
+            found = {_key(d) for d in body["diagnostics"] if d["severity"] == "error"}
+            assert body["ok"] == (not found), body
         before = await self.head()
         result = await _call(
             self.server, "kestrel_session_submit", sessionId=self.sid, source=source
         )
         seen["sources"] += 1
         if result.get("isError"):
-            code = result["structuredContent"]["refusal"]["code"]
+            refusal = result["structuredContent"]["refusal"]
+            code = refusal["code"]
             assert code in SUBMIT_REFUSALS, result
             seen[f"submit refusal {code}"] += 1
+            if code == "INVALID_SOURCE" and found is not None:
+                # Submit sees everything validate sees, plus session-only checks.
+                refused = {_key(d) for d in refusal["detail"].get("diagnostics", [])}
+                assert found <= refused, (source, found, refused)
+                assert {k[2] for k in refused - found} <= SESSION_ONLY, (source, refused - found)
             if code == "SESSION_STOOD_DOWN":
                 await self.fresh()
             else:
                 assert await self.head() == before, "a refused submit moved the session"
         else:
+            assert not found, f"validate found errors but submit applied {source!r}"
             body = result["structuredContent"]
             seen[f"submit {body['disposition']}"] += 1
             if body["disposition"] == "stood-down":
                 await self.fresh()
+
+
+def _key(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
+    return (diagnostic["line"], diagnostic["column"], diagnostic["code"])
 
 
 def _fuzz(strat: ModuleType, tmp_path: Path, examples: int) -> None:
