@@ -30,6 +30,21 @@ INIT = {
 }
 
 
+def _open_call(rid: int) -> dict[str, Any]:
+    """``tools/call`` opening the fake runtime's one session (``ks_fake1``)."""
+    return _tool_call(rid, "kestrel_session_open", {"scenario": "acme-trend"})
+
+
+def _submit_call(rid: int | str, source: str) -> dict[str, Any]:
+    """``tools/call`` submitting ``source`` (the fake runtime reads it as a cue) to it."""
+    return _tool_call(rid, "kestrel_session_submit", {"sessionId": "ks_fake1", "source": source})
+
+
+def _tool_call(rid: int | str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
 class Peer:
     """A raw line-oriented JSON-RPC client on a server subprocess."""
 
@@ -78,26 +93,9 @@ async def stop(peer: Peer) -> None:
 async def test_stdout_carries_protocol_only_logs_and_prints_go_to_stderr() -> None:
     peer = await start()
     try:
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
-            }
-        )
+        await peer.send(_open_call(1))
         assert (await peer.receive())["id"] == 1
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {
-                    "name": "kestrel_session_submit",
-                    "arguments": {"sessionId": "ks_fake1", "source": "print"},
-                },
-            }
-        )
+        await peer.send(_submit_call(2, "print"))
         response = await peer.receive()
         assert response["id"] == 2
         assert response["result"]["structuredContent"]["ok"] is True
@@ -125,25 +123,8 @@ async def test_every_stdout_line_is_a_json_rpc_response() -> None:
     lines = [
         json.dumps(INIT),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
-            }
-        ),
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {
-                    "name": "kestrel_session_submit",
-                    "arguments": {"sessionId": "ks_fake1", "source": "print"},
-                },
-            }
-        ),
+        json.dumps(_open_call(1)),
+        json.dumps(_submit_call(2, "print")),
         "",
         "   ",
     ]
@@ -203,27 +184,10 @@ async def test_a_line_past_16_mib_is_refused_and_the_server_keeps_going() -> Non
 async def test_requests_complete_concurrently() -> None:
     peer = await start()
     try:
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
-            }
-        )
+        await peer.send(_open_call(1))
         await peer.receive()
         started = time.monotonic()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "slow",
-                "method": "tools/call",
-                "params": {
-                    "name": "kestrel_session_submit",
-                    "arguments": {"sessionId": "ks_fake1", "source": "slow"},
-                },
-            }
-        )
+        await peer.send(_submit_call("slow", "slow"))
         await peer.send({"jsonrpc": "2.0", "id": "fast", "method": "ping"})
         first = await peer.receive()
         assert first["id"] == "fast"
@@ -238,26 +202,9 @@ async def test_requests_complete_concurrently() -> None:
 async def test_a_cancelled_request_gets_no_response() -> None:
     peer = await start()
     try:
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
-            }
-        )
+        await peer.send(_open_call(1))
         await peer.receive()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 5,
-                "method": "tools/call",
-                "params": {
-                    "name": "kestrel_session_submit",
-                    "arguments": {"sessionId": "ks_fake1", "source": "slow"},
-                },
-            }
-        )
+        await peer.send(_submit_call(5, "slow"))
         await peer.send(
             {
                 "jsonrpc": "2.0",
@@ -287,26 +234,9 @@ async def test_eof_ends_cleanly_within_a_second() -> None:
 async def test_sigterm_ends_cleanly_within_a_second_even_mid_request() -> None:
     peer = await start()
     try:
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
-            }
-        )
+        await peer.send(_open_call(1))
         await peer.receive()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {
-                    "name": "kestrel_session_submit",
-                    "arguments": {"sessionId": "ks_fake1", "source": "slow"},
-                },
-            }
-        )
+        await peer.send(_submit_call(2, "slow"))
         await anyio.sleep(0.1)
         started = time.monotonic()
         peer.process.send_signal(signal.SIGTERM)
