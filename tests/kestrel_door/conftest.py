@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -322,29 +321,3 @@ class FakeTransport:
 
     async def aclose(self) -> None:
         return None
-
-
-@asynccontextmanager
-async def serve(app: Any) -> AsyncIterator[str]:
-    """Run ``app`` on uvicorn at 127.0.0.1 on a free port; yields its base URL."""
-    import socket
-
-    import anyio
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
-    sock.close()

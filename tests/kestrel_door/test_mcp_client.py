@@ -13,7 +13,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from .conftest import Kit, serve
+from tests.loopback import serve
+
+from .conftest import Kit
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .conftest import BASE, Kit, asgi_client, serve
+from tests.loopback import serve
+
+from .conftest import BASE, Kit, asgi_client
 
 pytestmark = pytest.mark.anyio
 

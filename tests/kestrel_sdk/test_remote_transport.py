@@ -6,10 +6,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
-import uvicorn
 from kestrel_door import (
     AuditLog,
     DoorConfig,
@@ -22,6 +20,8 @@ from kestrel_door import (
 )
 from kestrel_protocol import GradeResult, KestrelError, Payment, RefusalCode
 from kestrel_sdk import KestrelClientError, SdkError, create_sdk, local_transport, remote_transport
+
+from tests.loopback import serve_built
 
 pytestmark = pytest.mark.anyio
 
@@ -62,28 +62,17 @@ async def _door(tmp_path: Path, **options: Any) -> AsyncIterator[tuple[str, Issu
 async def _serve_door(
     transport_for: Any, tokens: IssuedTokens, store: DoorStore, options: dict[str, Any]
 ) -> AsyncIterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
-    app = create_door_app(
-        DoorConfig(base_url=base),
-        transport_for=transport_for,
-        grant_verifiers=[tokens],
-        audit=AuditLog(store),
-        **options,
-    )
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield base
-        finally:
-            server.should_exit = True
-    sock.close()
+    def door_at(base: str) -> Any:
+        return create_door_app(
+            DoorConfig(base_url=base),
+            transport_for=transport_for,
+            grant_verifiers=[tokens],
+            audit=AuditLog(store),
+            **options,
+        )
+
+    async with serve_built(door_at) as base:
+        yield base
 
 
 def _token(tokens: IssuedTokens, principal: str = "alice") -> str:

@@ -1,0 +1,59 @@
+"""An ASGI app on uvicorn at 127.0.0.1 on a free port, for tests that need real HTTP.
+
+One copy of the bind / start / wait-until-started / stop dance, so that every suite's
+loopback server starts and stops the same way (the tests' network is loopback only).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+
+__all__ = ["serve", "serve_built"]
+
+
+@asynccontextmanager
+async def serve_built(
+    make_app: Callable[[str], Any],
+    *,
+    port: int | None = None,
+    backlog: int = 2048,
+    start_timeout: float = 10.0,
+) -> AsyncIterator[str]:
+    """Serve ``make_app(base_url)`` (an app that must know its own URL); yields the URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port or 0))
+    base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    try:
+        config = uvicorn.Config(
+            make_app(base_url),
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            backlog=backlog,
+        )
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            with anyio.fail_after(start_timeout):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            try:
+                yield base_url
+            finally:
+                server.should_exit = True
+    finally:
+        sock.close()
+
+
+@asynccontextmanager
+async def serve(app: Any, **options: Any) -> AsyncIterator[str]:
+    """Serve ``app``; yields its base URL (``options`` as for :func:`serve_built`)."""
+    async with serve_built(lambda _base_url: app, **options) as base_url:
+        yield base_url
