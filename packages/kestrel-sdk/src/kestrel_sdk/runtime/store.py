@@ -31,6 +31,7 @@ never pays for one; SQLite's own auto-checkpoint stays on, far higher, as a back
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -60,6 +61,7 @@ ArtifactStatus = Literal["ok", "missing", "corrupt"]
 
 _APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
 _MEDIA_TYPE = "text/x-kestrel"
+_sha256 = hashlib.sha256
 _dumps = json.JSONEncoder(ensure_ascii=False).encode  # JCS string escaping for str values
 
 _SCHEMA = """
@@ -106,10 +108,27 @@ def _statements(script: str) -> list[str]:
     return out
 
 
+_QUOTED: dict[str, str] = {}
+_QUOTED_MAX = 512  # distinct short strings remembered (an agent repeats its sources)
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a JCS string; short ones are remembered, since a session id and most
+    sources recur on every step."""
+    quoted = _QUOTED.get(text)
+    if quoted is None:
+        quoted = _dumps(text)
+        if len(text) <= 256:
+            if len(_QUOTED) >= _QUOTED_MAX:
+                _QUOTED.clear()
+            _QUOTED[text] = quoted
+    return quoted
+
+
 def _unrooted(session_id: str, seq: int, prev: str, source: str) -> tuple[str, str]:
     """The pentad's canonical text without ``root``, split where ``root`` goes."""
-    head = f'{{"body":{{"bytes":{_dumps(source)},"mediaType":"{_MEDIA_TYPE}"}},"prev":"{prev}",'
-    return head, f'"seq":{seq},"session":{_dumps(session_id)}}}'
+    head = f'{{"body":{{"bytes":{_quoted(source)},"mediaType":"{_MEDIA_TYPE}"}},"prev":"{prev}",'
+    return head, f'"seq":{seq},"session":{_quoted(session_id)}}}'
 
 
 def _utf8(text: str) -> bytes:
@@ -128,10 +147,17 @@ def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
 
     Equal to ``root_of`` of the pentad model (a test proves it) at a fraction of the
     cost: members in JCS order, strings escaped as JCS escapes them. A source that is
-    not valid Unicode text is ``INVALID_SOURCE``.
+    not valid Unicode text is ``INVALID_SOURCE``. This is on every step's path.
     """
-    head, tail = _unrooted(session_id, seq, prev, source)
-    return root_of_bytes(_utf8(head + tail))
+    text = (
+        f'{{"body":{{"bytes":{_quoted(source)},"mediaType":"{_MEDIA_TYPE}"}},'
+        f'"prev":"{prev}","seq":{seq},"session":{_quoted(session_id)}}}'
+    )
+    try:
+        return "sha256:" + _sha256(text.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError:
+        _utf8(text)  # raises the refusal
+        raise
 
 
 def pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> tuple[str, bytes]:

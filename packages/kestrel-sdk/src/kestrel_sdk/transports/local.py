@@ -48,15 +48,28 @@ _HEAVY_ADVANCE = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
 _HEAVY_LINES = 200
 
 
+_HEAVY_SEEN: dict[str, bool] = {}
+_HEAVY_SEEN_MAX = 512
+
+
 def _heavy(source: str) -> bool:
-    """Whether a submit may take long enough to be worth a worker thread."""
+    """Whether a submit may take long enough to be worth a worker thread.
+
+    An agent repeats a handful of sources, so short ones are answered from memory.
+    """
     if len(source) < 12:
         return False
-    if source.count("\n") >= _HEAVY_LINES:
-        return True
-    return any(
+    seen = _HEAVY_SEEN.get(source)
+    if seen is not None:
+        return seen
+    heavy = source.count("\n") >= _HEAVY_LINES or any(
         m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
     )
+    if len(source) <= 256:
+        if len(_HEAVY_SEEN) >= _HEAVY_SEEN_MAX:
+            _HEAVY_SEEN.clear()
+        _HEAVY_SEEN[source] = heavy
+    return heavy
 
 
 class LocalTransport:
