@@ -25,6 +25,7 @@ from kestrel_protocol.jsonrpc import (
     JsonRpcNotification,
     JsonRpcProtocolError,
     JsonRpcRequest,
+    error_response,
     parse_message,
 )
 from kestrel_protocol.ports import SecretStore, Transport
@@ -145,10 +146,7 @@ def _refusal_of(exc: BaseException) -> dict[str, Any] | None:
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return error_response(request_id, code, message, data).to_json()
 
 
 def _validation_summary(exc: ValidationError) -> list[dict[str, str]]:

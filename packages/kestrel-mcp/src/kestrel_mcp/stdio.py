@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
 
 from .eras import REQUEST_CANCELLED
 from .server import KestrelMcpServer, ToolResult
@@ -137,17 +138,11 @@ async def _lines(reader: _Reader, writer: _Writer) -> AsyncIterator[bytes]:
 
 def _too_long(writer: _Writer) -> None:
     logger.warning("dropped a message longer than %d bytes", MAX_LINE_BYTES)
-    writer.write(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": -32700,
-                "message": f"Parse error: message exceeds the {MAX_LINE_BYTES // (1024 * 1024)} "
-                "MiB line limit and was discarded",
-            },
-        }
+    message = (
+        f"Parse error: message exceeds the {MAX_LINE_BYTES // (1024 * 1024)} "
+        "MiB line limit and was discarded"
     )
+    writer.write(error_response(None, PARSE_ERROR, message).to_json())
 
 
 async def _answer(server: KestrelMcpServer, line: bytes, writer: _Writer) -> None:
