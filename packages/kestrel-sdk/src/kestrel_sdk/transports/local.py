@@ -83,18 +83,22 @@ class LocalTransport:
     def __repr__(self) -> str:
         return f"LocalTransport(home={str(self.runtime.home)!r}, principal={self.principal!r})"
 
+    def _translate(self, exc: KestrelError | sqlite3.OperationalError) -> SdkLocalError:
+        if isinstance(exc, SdkLocalError):
+            return exc
+        if isinstance(exc, KestrelError):
+            return SdkLocalError(exc.code, exc.message, exc.detail)
+        # locked past the busy timeout, disk full ...
+        return SdkLocalError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"the store {self.runtime.store.path} is unavailable: {exc}",
+        )
+
     def _direct(self, fn: Callable[..., T], *args: Any) -> T:
         try:
             return fn(*args)
-        except KestrelError as exc:
-            if isinstance(exc, SdkLocalError):
-                raise
-            raise SdkLocalError(exc.code, exc.message, exc.detail) from None
-        except sqlite3.OperationalError as exc:  # locked past the busy timeout, disk full ...
-            raise SdkLocalError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                f"the store {self.runtime.store.path} is unavailable: {exc}",
-            ) from None
+        except (KestrelError, sqlite3.OperationalError) as exc:
+            raise self._translate(exc) from None
 
     async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(partial(self._direct, fn, *args))
@@ -119,9 +123,12 @@ class LocalTransport:
         )
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
-        if _heavy(source):
+        if len(source) >= 12 and _heavy(source):
             return await self._offload(self.runtime.submit, self.principal, session_id, source)
-        return self._direct(self.runtime.submit, self.principal, session_id, source)
+        try:  # _direct, inlined: this is every step of an agent loop
+            return self.runtime.submit(self.principal, session_id, source)
+        except (KestrelError, sqlite3.OperationalError) as exc:
+            raise self._translate(exc) from None
 
     async def frame(self, session_id: str) -> Delivery:
         return self._direct(self.runtime.frame, self.principal, session_id)
