@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -232,3 +234,15 @@ async def test_an_answer_that_does_not_verify_is_backend_unavailable() -> None:
             with pytest.raises(KestrelClientError) as err:
                 await call
             assert err.value.code == "BACKEND_UNAVAILABLE"
+
+
+def test_importing_the_sdk_does_not_load_httpx_until_a_remote_transport_is_made() -> None:
+    # Start-up of every local face (kestrel CLI, kestrel-mcp) pays for what is imported.
+    code = (
+        "import sys, kestrel_sdk, kestrel_mcp\n"
+        "assert 'httpx' not in sys.modules, 'httpx loaded at import'\n"
+        "kestrel_sdk.remote_transport(base_url='http://127.0.0.1:9')\n"
+        "assert 'httpx' in sys.modules\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr.decode()

@@ -11,10 +11,9 @@ goes in the ``Authorization`` header and nowhere else (never into an error messa
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
-import httpx
 from kestrel_protocol import (
     Blotter,
     Catalog,
@@ -36,9 +35,13 @@ from kestrel_protocol.ports import Transport
 
 from ..errors import KestrelClientError
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["RemoteTransport", "remote_transport"]
 
-_DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+_DEFAULT_TIMEOUT_S = 60.0
+_CONNECT_TIMEOUT_S = 5.0
 
 
 def _seg(value: str) -> str:
@@ -70,8 +73,17 @@ class RemoteTransport:
         self._headers = {"Accept": "application/json"}
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
+        # httpx is imported here, not at module level: every ``import kestrel_sdk`` (the
+        # CLI, kestrel-mcp, the door) loads this module, and only a remote transport needs
+        # httpx (about 40 ms of start-up).
+        import httpx  # noqa: PLC0415
+
+        self._http_error = httpx.HTTPError
         self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient(timeout=_DEFAULT_TIMEOUT)
+        if client is None:
+            timeout = httpx.Timeout(_DEFAULT_TIMEOUT_S, connect=_CONNECT_TIMEOUT_S)
+            client = httpx.AsyncClient(timeout=timeout)
+        self._client = client
 
     def __repr__(self) -> str:  # never shows the token
         return f"RemoteTransport({self.base_url!r})"
@@ -88,7 +100,7 @@ class RemoteTransport:
             resp = await self._client.request(
                 method, self.base_url + path, json=json, headers=self._headers
             )
-        except httpx.HTTPError as exc:
+        except self._http_error as exc:
             raise KestrelClientError(
                 RefusalCode.BACKEND_UNAVAILABLE,
                 f"the Kestrel door at {self.base_url} is unreachable ({type(exc).__name__})",
