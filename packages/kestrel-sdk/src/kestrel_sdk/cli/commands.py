@@ -71,13 +71,10 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_bytes(canonical_json(data) + b"\n")
 
 
-async def _finish(sdk: KestrelSdk, session_id: str, quiet: bool) -> GradeResult:
-    """Grade, following resumptions (with a progress bar when it takes a while)."""
-    result = await sdk.grade(session_id)
-    if isinstance(result, GradeResult):
-        return result
-    progress = Progress(
-        TextColumn("grading"),
+def _progress(label: str, quiet: bool) -> Progress:
+    """The bar a long CLI wait shows (gone when done; none with ``--quiet``)."""
+    return Progress(
+        TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -85,6 +82,14 @@ async def _finish(sdk: KestrelSdk, session_id: str, quiet: bool) -> GradeResult:
         disable=quiet,
         console=stdout(),
     )
+
+
+async def _finish(sdk: KestrelSdk, session_id: str, quiet: bool) -> GradeResult:
+    """Grade, following resumptions (with a progress bar when it takes a while)."""
+    result = await sdk.grade(session_id)
+    if isinstance(result, GradeResult):
+        return result
+    progress = _progress("grading", quiet)
     with progress:
         task = progress.add_task("grade", total=None)
         while isinstance(result, OperationResumption):
@@ -164,15 +169,7 @@ async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet:
         return
     opening = (await session.frame()).frame.clock
     total = min(estimate, opening.remaining) or None
-    progress = Progress(
-        TextColumn("bars"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-        disable=quiet,
-        console=stdout(),
-    )
+    progress = _progress("bars", quiet)
     with progress:
         task = progress.add_task("run", total=total)
         for chunk in chunks:
