@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import rfc8785
 from kestrel_protocol import (
+    Delivery,
     GradeResult,
     KestrelError,
     Offer,
@@ -421,4 +422,22 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
     assert isinstance(grade, GradeResult)
     assert grade.root == "sha256:74138b9963a5561ad522cc7ba66f51a90606aa0ff3c06dec55c3db379cb0f255"
     assert rt.verify(grade).ok
+    rt.shutdown()
+
+
+def test_frame_serves_the_head_with_its_root_open_and_closed(tmp_path: Path) -> None:
+    rt = Runtime(tmp_path)
+    sid = _open(rt)
+    response = rt.submit("local", sid, "buy 10 ACME limit 1.00 tif gtc\nbuy 2 ACME\nadvance 3")
+    head = rt.frame("local", sid)
+    assert head == response.delivery
+    assert head.frame_root == root_of(head.frame)
+    assert Delivery.parse(head.to_json()) == head  # its wire form verifies
+    record = rt.close("local", sid)
+    rt.shutdown()
+    rt = Runtime(tmp_path)  # a closed session is served from its artifacts
+    closed = rt.frame("local", sid)
+    assert closed.frame.status == "closed"
+    assert closed.frame_root == record.head == root_of(closed.frame)
+    assert Delivery.parse(closed.to_json()) == closed
     rt.shutdown()

@@ -367,11 +367,20 @@ class Runtime:
         return construct(SessionResponse, members, _STOOD)
 
     def frame(self, principal: str, sid: str) -> Delivery:
+        """The head frame and its root.
+
+        Neither is re-hashed: an open session's root was computed from this very frame
+        when it was made (or replayed), and a closed session's head is read through the
+        store, which serves only bytes that hash to their root. An agent may call this
+        on every step.
+        """
         with self._locked(principal, sid) as live:
             if live.engine is not None:
-                return Delivery(frame=live.engine.frame(), frame_root=live.frame_root)
+                members = {"frame": live.engine.frame(), "frame_root": live.frame_root}
+                return construct(Delivery, members, _DELIVERY)
             head = live.frame_root
-        return Delivery(frame=SessionFrame.parse(self._artifact(head)), frame_root=head)
+        members = {"frame": SessionFrame.parse(self._artifact(head)), "frame_root": head}
+        return construct(Delivery, members, _DELIVERY)
 
     def blotter(self, principal: str, sid: str) -> Blotter:
         with self._locked(principal, sid) as live:
