@@ -15,8 +15,8 @@ from kestrel_protocol.mcp import (
     HANDSHAKE_VERSIONS,
     MODERN_REMOVED_METHODS,
     MODERN_VERSIONS,
-    PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
+    declares_modern,
 )
 
 from .tools import DOOR_TOOL_NAMES
@@ -98,11 +98,6 @@ def tool_definitions() -> list[dict[str, Any]]:
     ]
 
 
-def _modern(params: Any) -> bool:
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_VERSIONS
-
-
 class BasicMcpHandler:
     """``handle(message) -> response | None`` over plain JSON-RPC dicts."""
 
@@ -118,7 +113,7 @@ class BasicMcpHandler:
         rid = message["id"]
         method = message.get("method")
         params = message.get("params") or {}
-        modern = _modern(params)
+        modern = declares_modern(params)
         extra: dict[str, Any] = {"resultType": "complete"} if modern else {}
         if modern and method in MODERN_REMOVED_METHODS:
             message_text = f"{method} is not part of the 2026-07-28 protocol"

@@ -37,6 +37,8 @@ from kestrel_protocol.mcp import (
     HANDSHAKE_VERSIONS,
     MODERN_VERSIONS,
     PROTOCOL_VERSION_KEY,
+    declares_modern,
+    meta_of,
 )
 from kestrel_protocol.ports import LiveTurn
 from starlette.requests import Request
@@ -107,16 +109,13 @@ def _modern_envelope(message: Any) -> bool:
     """Whether a message carries the 2026-07-28 per-request envelope."""
     if not isinstance(message, dict) or message.get("method") == "initialize":
         return False
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
-    return isinstance(meta, Mapping) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_VERSIONS
+    return declares_modern(message.get("params"))
 
 
 def _envelope_missing(message: Mapping[str, Any]) -> str | None:
     """Why a 2026-07-28 request lacks its per-request envelope, or ``None``."""
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
-    if not isinstance(meta, Mapping):
+    meta = meta_of(message.get("params"))
+    if meta is None:
         return "params._meta must carry the protocol version and client capabilities"
     missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
     if missing:
@@ -130,9 +129,9 @@ def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None
         if len(request.headers.getlist(name)) > 1:
             return f"{name} header appears more than once"
     params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    meta = meta_of(params)
     if (
-        isinstance(meta, Mapping)
+        meta is not None
         and PROTOCOL_VERSION_KEY in meta
         and meta[PROTOCOL_VERSION_KEY] != request.headers.get("mcp-protocol-version")
     ):

@@ -22,6 +22,7 @@ from kestrel_protocol.mcp import (
     MODERN_VERSIONS,
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
+    meta_of,
 )
 
 __all__ = [
@@ -97,10 +98,8 @@ def read_envelope(params: Any) -> Envelope | None:
     request must also carry the client's capabilities, and the version must be one
     this server speaks.
     """
-    if not isinstance(params, dict):
-        return None
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or PROTOCOL_VERSION_KEY not in meta:
+    meta = meta_of(params)
+    if meta is None or PROTOCOL_VERSION_KEY not in meta:
         return None
     version = meta[PROTOCOL_VERSION_KEY]
     if not isinstance(version, str) or version not in MODERN_VERSIONS:

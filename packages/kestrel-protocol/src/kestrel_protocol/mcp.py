@@ -10,7 +10,8 @@ here. Legacy (2025-11-25 and older) negotiates once with ``initialize``; modern
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
@@ -20,6 +21,8 @@ __all__ = [
     "MODERN_VERSIONS",
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
+    "declares_modern",
+    "meta_of",
 ]
 
 HANDSHAKE_VERSIONS: Final[tuple[str, ...]] = (
@@ -44,3 +47,15 @@ MODERN_REMOVED_METHODS: Final = frozenset(
 """Methods 2026-07-28 removed: a request for one carrying the modern envelope is an
 unknown method (-32601), as the conformance suite checks. Without the envelope they are
 legacy requests and are served."""
+
+
+def meta_of(params: Any) -> Mapping[str, Any] | None:
+    """A request's ``params._meta`` when both are objects, else ``None``."""
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return meta if isinstance(meta, Mapping) else None
+
+
+def declares_modern(params: Any) -> bool:
+    """Whether a request's ``params._meta`` names a 2026-07-28 protocol version."""
+    meta = meta_of(params)
+    return meta is not None and meta.get(PROTOCOL_VERSION_KEY) in MODERN_VERSIONS
