@@ -71,12 +71,7 @@ def tool_result(data: dict[str, Any], text: str | None = None) -> dict[str, Any]
 def refusal_result(refusal: Refusal | KestrelError) -> dict[str, Any]:
     """A typed refusal as a tool result (never a JSON-RPC error)."""
     body = refusal.refusal if isinstance(refusal, KestrelError) else refusal
-    data = {"refusal": body.to_json()}
-    return {
-        "content": [{"type": "text", "text": _text(data)}],
-        "structuredContent": data,
-        "isError": True,
-    }
+    return {**tool_result({"refusal": body.to_json()}), "isError": True}
 
 
 def _str(args: Mapping[str, Any], key: str, *, optional: bool = False) -> str | None:
