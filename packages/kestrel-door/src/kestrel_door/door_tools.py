@@ -26,6 +26,7 @@ from .tools import (
     is_secret_tool,
     parse_payment,
     refusal_result,
+    result_refusal,
     run_transport_tool,
     tool_result,
 )
@@ -43,11 +44,9 @@ def _outcome(result: Mapping[str, Any]) -> str:
         if isinstance(data, Mapping) and data.get("gated") is True:
             return "gated"
         return "ok"
-    data = result.get("structuredContent")
-    if isinstance(data, Mapping):
-        refusal = data.get("refusal")
-        if isinstance(refusal, Mapping) and isinstance(refusal.get("code"), str):
-            return str(refusal["code"])
+    refusal = result_refusal(result)
+    if refusal is not None and isinstance(refusal.get("code"), str):
+        return str(refusal["code"])
     return "error"
 
 

@@ -46,7 +46,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .door import Door, json_response
-from .tools import ToolArgumentError, is_secret_tool
+from .tools import ToolArgumentError, is_secret_tool, result_refusal
 
 __all__ = ["HEADER_MISMATCH", "mcp_routes"]
 
@@ -241,12 +241,10 @@ class _Exchange:
         result = dict(result)
         if self.modern:
             result.setdefault("resultType", "complete")
-        if result.get("isError"):
-            data = result.get("structuredContent")
-            refusal = data.get("refusal") if isinstance(data, Mapping) else None
-            detail = refusal.get("detail") if isinstance(refusal, Mapping) else None
-            if isinstance(detail, Mapping) and detail.get("error") == "insufficient_scope":
-                self.scope_challenge = str(detail.get("requiredScope", ""))
+        refusal = result_refusal(result)
+        detail = refusal.get("detail") if refusal is not None else None
+        if isinstance(detail, Mapping) and detail.get("error") == "insufficient_scope":
+            self.scope_challenge = str(detail.get("requiredScope", ""))
         return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 

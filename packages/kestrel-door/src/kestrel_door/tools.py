@@ -22,6 +22,7 @@ __all__ = [
     "canonical_tool_name",
     "is_secret_tool",
     "refusal_result",
+    "result_refusal",
     "run_transport_tool",
     "tool_result",
 ]
@@ -72,6 +73,19 @@ def refusal_result(refusal: Refusal | KestrelError) -> dict[str, Any]:
     """A typed refusal as a tool result (never a JSON-RPC error)."""
     body = refusal.refusal if isinstance(refusal, KestrelError) else refusal
     return {**tool_result({"refusal": body.to_json()}), "isError": True}
+
+
+def result_refusal(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``{code, message, detail}`` of an ``isError`` result, else ``None``.
+
+    Both faces (and the audit) read refusals back out of results; one reader keeps
+    them agreeing on what counts as one.
+    """
+    if not result.get("isError"):
+        return None
+    data = result.get("structuredContent")
+    refusal = data.get("refusal") if isinstance(data, Mapping) else None
+    return refusal if isinstance(refusal, Mapping) else None
 
 
 def _str(args: Mapping[str, Any], key: str, *, optional: bool = False) -> str | None:

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from .door import Door, json_response
 from .http_status import status_for
 from .openapi import openapi_document
-from .tools import ToolArgumentError
+from .tools import ToolArgumentError, result_refusal
 
 __all__ = ["v1_routes"]
 
@@ -57,8 +57,8 @@ async def _json_body(request: Request) -> dict[str, Any] | Response:
 def _result_response(door: Door, result: Mapping[str, Any], tool: str) -> Response:
     data = result.get("structuredContent")
     if result.get("isError"):
-        refusal = data.get("refusal") if isinstance(data, Mapping) else None
-        if not isinstance(refusal, Mapping) or not isinstance(refusal.get("code"), str):
+        refusal = result_refusal(result)
+        if refusal is None or not isinstance(refusal.get("code"), str):
             return _refusal("BACKEND_UNAVAILABLE", "the tool failed without a refusal", 502)
         code = str(refusal["code"])
         status = status_for(code)
