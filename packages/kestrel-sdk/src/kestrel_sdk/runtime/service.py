@@ -87,6 +87,23 @@ class _Live:
 _pentad_bytes = pentad_bytes  # the name its test knows
 
 
+_BODIES: dict[str, PentadBody] = {}
+_BODIES_MAX = 512
+
+
+def _body(source: str) -> PentadBody:
+    """The pentad body of ``source``; models are frozen, so an agent's recurring sources
+    share one (short ones are remembered)."""
+    body = _BODIES.get(source)
+    if body is None:
+        body = construct(PentadBody, {"media_type": _MEDIA_TYPE, "bytes": source}, _BODY)
+        if len(source) <= 256:
+            if len(_BODIES) >= _BODIES_MAX:
+                _BODIES.clear()
+            _BODIES[source] = body
+    return body
+
+
 def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
     return KestrelError(code, message, detail)
 
@@ -340,7 +357,7 @@ class Runtime:
                 break
         # Every member below was produced here in wire form (the pentad's bytes hash to
         # its root): build the models without re-validating them on the step path.
-        body = construct(PentadBody, {"media_type": _MEDIA_TYPE, "bytes": source}, _BODY)
+        body = _body(source)
         pentad = construct(
             Pentad,
             {"session": sid, "seq": seq, "prev": prev, "body": body, "root": root},
