@@ -1,4 +1,5 @@
-"""An ASGI app on uvicorn at 127.0.0.1 on a free port, for tests that need real HTTP.
+"""Loopback HTTP servers for tests: an ASGI app on uvicorn at 127.0.0.1 on a free port,
+or a server subprocess waited for until it answers.
 
 One copy of the bind / start / wait-until-started / stop dance, so that every suite's
 loopback server starts and stops the same way (the tests' network is loopback only).
@@ -7,14 +8,38 @@ loopback server starts and stops the same way (the tests' network is loopback on
 from __future__ import annotations
 
 import socket
+import subprocess
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 
-__all__ = ["serve", "serve_built"]
+__all__ = ["free_port", "serve", "serve_built", "wait_for_http"]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now (for a server in a subprocess)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_http(
+    url: str, process: subprocess.Popen[Any], timeout: float = 20.0
+) -> httpx.Response:
+    """GET ``url`` until a server in ``process`` answers; raises once it exits or time is up."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return httpx.get(url, timeout=1)
+        except httpx.TransportError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise
+            time.sleep(0.1)
 
 
 @asynccontextmanager

@@ -2,15 +2,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
+
+from tests.loopback import free_port, wait_for_http
 
 
 def _run(home: Path, *args: str) -> tuple[int, str]:
@@ -75,16 +75,10 @@ def test_audit_and_approval_verbs(tmp_path: Path) -> None:
     assert code == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
     _, out = _run(tmp_path, "token", "issue", "--principal", "alice", "--scope", "kestrel:read")
     token = out.strip().splitlines()[-1]
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "KESTREL_HOME": str(tmp_path)}
     proc = subprocess.Popen(
         [
@@ -101,15 +95,7 @@ def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                meta = httpx.get(base + "/.well-known/oauth-protected-resource", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.1)
+        meta = wait_for_http(base + "/.well-known/oauth-protected-resource", proc)
         assert meta.json()["resource"] == base
         assert httpx.get(base + "/v1/catalog").status_code == 401
         resp = httpx.get(base + "/v1/catalog", headers={"Authorization": f"Bearer {token}"})

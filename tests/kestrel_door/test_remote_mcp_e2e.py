@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.loopback import free_port, wait_for_http
 
 
 def _rpc(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any] | None:
@@ -45,7 +38,7 @@ def test_kestrel_mcp_remote_through_the_door(tmp_path: Path) -> None:
         ],
     )
     token = issued.output.strip().splitlines()[-1]
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     door = subprocess.Popen(
         [
@@ -62,15 +55,7 @@ def test_kestrel_mcp_remote_through_the_door(tmp_path: Path) -> None:
     )
     mcp: subprocess.Popen[str] | None = None
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(base + "/.well-known/oauth-protected-resource", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                assert door.poll() is None
-                time.sleep(0.1)
+        wait_for_http(base + "/.well-known/oauth-protected-resource", door)
         mcp = subprocess.Popen(
             [sys.executable, "-m", "kestrel_mcp", "--remote", base],
             env={

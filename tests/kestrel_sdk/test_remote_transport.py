@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -23,7 +22,7 @@ from kestrel_door import (
 from kestrel_protocol import GradeResult, KestrelError, Payment, RefusalCode
 from kestrel_sdk import KestrelClientError, SdkError, create_sdk, local_transport, remote_transport
 
-from tests.loopback import serve_built
+from tests.loopback import free_port, serve_built
 
 pytestmark = pytest.mark.anyio
 
@@ -175,11 +174,8 @@ async def test_402_becomes_gated_with_offer_then_voucher_pays(tmp_path: Path) ->
 
 
 async def test_door_down_is_backend_unavailable() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     token = "kestrel_tok_" + "S" * 43
-    transport = remote_transport(base_url=f"http://127.0.0.1:{port}", token=token)
+    transport = remote_transport(base_url=f"http://127.0.0.1:{free_port()}", token=token)
     with pytest.raises(KestrelClientError) as err:
         await transport.catalog()
     await transport.aclose()
