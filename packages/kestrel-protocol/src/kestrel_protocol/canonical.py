@@ -203,12 +203,3 @@ def root_of(value: Any) -> str:
     if isinstance(data, Mapping) and "root" in data:
         data = {k: v for k, v in data.items() if k != "root"}
     return root_of_bytes(canonical_json(data))
-
-
-def _loads_strict(text: str | bytes) -> Any:
-    """Parse JSON refusing NaN/Infinity literals (Python's json accepts them)."""
-
-    def refuse(token: str) -> Any:
-        raise CanonicalizationError(f"{token} is not JSON")
-
-    return json.loads(text, parse_constant=refuse)
