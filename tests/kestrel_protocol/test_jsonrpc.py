@@ -22,6 +22,7 @@ from kestrel_protocol.jsonrpc import (
     error_response,
     parse_message,
     parse_message_text,
+    readable_id,
 )
 
 
@@ -201,3 +202,14 @@ def test_messages_are_immutable() -> None:
     request = JsonRpcRequest(1, "ping")
     with pytest.raises(AttributeError):
         request.method = "other"  # type: ignore[misc]
+
+
+def test_readable_id_echoes_only_string_or_integer_ids() -> None:
+    assert readable_id({"id": 7}) == 7
+    assert readable_id({"id": "a"}) == "a"
+    assert readable_id({"id": True}) is None
+    assert readable_id({"id": None}) is None
+    assert readable_id({"id": 1.5}) is None
+    assert readable_id({"id": [1]}) is None
+    assert readable_id({}) is None
+    assert readable_id([{"id": 1}]) is None

@@ -31,6 +31,7 @@ from kestrel_protocol.jsonrpc import (
     PARSE_ERROR,
     McpErrorCode,
     error_response,
+    readable_id,
 )
 from kestrel_protocol.mcp import (
     CLIENT_CAPABILITIES_KEY,
@@ -188,7 +189,7 @@ class _Exchange:
             return None  # a client's response to us: nothing to answer
         rid = message.get("id")
         is_request = "id" in message
-        if is_request and (rid is None or isinstance(rid, bool) or not isinstance(rid, str | int)):
+        if is_request and readable_id(message) is None:
             return _error(None, INVALID_REQUEST, "id must be a string or an integer")
         method = message.get("method")
         if not isinstance(method, str) or message.get("jsonrpc") != "2.0":
@@ -259,9 +260,7 @@ def mcp_routes(door: Door) -> list[Route]:
         except (ValueError, RecursionError):
             return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
         # Every error below answers with the request's id when it has a readable one.
-        rid = message.get("id") if isinstance(message, dict) else None
-        if isinstance(rid, bool) or not isinstance(rid, str | int):
-            rid = None
+        rid = readable_id(message)
         if not _accepts_json(request):
             return json_response(
                 _error(rid, INVALID_REQUEST, "Accept must include application/json"), 406

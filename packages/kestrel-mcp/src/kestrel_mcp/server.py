@@ -27,6 +27,7 @@ from kestrel_protocol.jsonrpc import (
     JsonRpcRequest,
     error_response,
     parse_message,
+    readable_id,
 )
 from kestrel_protocol.ports import SecretStore, Transport
 from kestrel_sdk import KestrelSession, create_sdk
@@ -247,10 +248,7 @@ class KestrelMcpServer:
             return await self._request(parsed.id, parsed.method, parsed.params)
         except Exception:
             logger.exception("unexpected fault while handling a message")
-            request_id = message.get("id") if isinstance(message, dict) else None
-            if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-                request_id = None
-            return _error(request_id, INTERNAL_ERROR, "Internal error")
+            return _error(readable_id(message), INTERNAL_ERROR, "Internal error")
 
     async def handle_frame(self, raw: str | bytes) -> dict[str, Any] | None:
         """Answer one raw frame (one stdio line); malformed JSON is a parse error (-32700)."""

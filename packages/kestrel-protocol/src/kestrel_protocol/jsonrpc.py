@@ -31,6 +31,7 @@ __all__ = [
     "error_response",
     "parse_message",
     "parse_message_text",
+    "readable_id",
 ]
 
 RequestId = str | int
@@ -154,6 +155,13 @@ def error_response(
 
 def _valid_id(value: Any) -> bool:
     return (isinstance(value, (str, int))) and not isinstance(value, bool)
+
+
+def readable_id(message: Any) -> RequestId | None:
+    """A message's ``id`` when it is one an error response may echo (a string or an
+    integer, not a boolean), else ``None``; for answering input that failed to parse."""
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if _valid_id(value) else None
 
 
 def parse_message(data: Any) -> JsonRpcMessage:
