@@ -168,3 +168,10 @@ def test_memory_per_open_session(tmp_path: Path) -> None:
     per = _memory_per_session(tmp_path, 300)
     print(f"\nmemory per open session: {per / 1024:.1f} KiB (300 sessions, tracemalloc)")
     assert per <= MEMORY_TARGET, f"{per / 1024:.1f} KiB per open session"
+
+
+@pytest.mark.slow
+def test_memory_per_open_session_1000(tmp_path: Path) -> None:
+    per = _memory_per_session(tmp_path, 1000)
+    print(f"\nmemory per open session: {per / 1024:.1f} KiB (1000 sessions, tracemalloc)")
+    assert per <= MEMORY_TARGET, f"{per / 1024:.1f} KiB per open session"
