@@ -7,7 +7,6 @@ database nor ``token list`` can leak a usable bearer.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import hmac
 import logging
 import secrets
@@ -16,6 +15,7 @@ from typing import Any, Final
 
 from kestrel_protocol.ports import Grant
 
+from .bearers import bearer_digest, mint_bearer, well_formed_bearer
 from .scopes import ALL_SCOPES
 from .store import DoorStore
 
@@ -24,7 +24,6 @@ __all__ = ["ISSUED_TOKEN_PREFIX", "IssuedToken", "IssuedTokens"]
 logger = logging.getLogger(__name__)
 
 ISSUED_TOKEN_PREFIX: Final = "kestrel_tok_"
-_TOKEN_CHARS: Final = len(ISSUED_TOKEN_PREFIX) + 43
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +48,6 @@ class IssuedToken:
         }
 
 
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8")).digest()
-
-
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -74,7 +69,8 @@ class IssuedTokens:
             raise ValueError(f"unknown scope(s) {unknown}; known: {list(ALL_SCOPES)}")
         if not scopes:
             raise ValueError(f"at least one scope is required; known: {list(ALL_SCOPES)}")
-        token = ISSUED_TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = mint_bearer(ISSUED_TOKEN_PREFIX)
+        digest = bearer_digest(token)
         row = IssuedToken(
             id="tk_" + secrets.token_hex(6),
             principal=principal,
@@ -87,7 +83,7 @@ class IssuedTokens:
             db.execute(
                 "INSERT INTO tokens (id, digest, principal, scopes, label, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (row.id, _digest(token), principal, " ".join(row.scopes), label, row.created_at),
+                (row.id, digest, principal, " ".join(row.scopes), label, row.created_at),
             )
         return row, token
 
@@ -111,13 +107,9 @@ class IssuedTokens:
     async def verify(self, token: str) -> Grant | None:
         """The grant for a live issued token, else ``None``. Never raises, never logs it."""
         try:
-            if (
-                not isinstance(token, str)
-                or len(token) != _TOKEN_CHARS
-                or not token.startswith(ISSUED_TOKEN_PREFIX)
-            ):
+            if not well_formed_bearer(token, ISSUED_TOKEN_PREFIX):
                 return None
-            digest = _digest(token)
+            digest = bearer_digest(token)
             with self._store.read() as db:
                 row = db.execute(
                     "SELECT digest, principal, scopes FROM tokens"

@@ -13,16 +13,16 @@ nothing about near misses.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kestrel_protocol.ports import LiveTurn
+
+from .bearers import bearer_digest, mint_bearer, well_formed_bearer
 
 __all__ = [
     "CREDENTIAL_IDLE_MS",
@@ -38,13 +38,6 @@ CREDENTIAL_IDLE_MS = 15 * 60 * 1000
 
 TURN_CREDENTIAL_PREFIX = "kestrel_turn_"
 """Fixed prefix so a leaked token is recognisable (secret scanners) and cheap to triage."""
-
-_TOKEN_BYTES = 32  # 256 random bits
-_TOKEN_CHARS = len(TURN_CREDENTIAL_PREFIX) + 43  # base64url of 32 bytes, unpadded
-
-
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8")).digest()
 
 
 @dataclass(slots=True)
@@ -102,15 +95,15 @@ class TurnCredentials:
         with self._lock:
             if thread_id not in self._turns:
                 return None
-            token = TURN_CREDENTIAL_PREFIX + secrets.token_urlsafe(_TOKEN_BYTES)
-            digest = _digest(token)
+            token = mint_bearer(TURN_CREDENTIAL_PREFIX)
+            digest = bearer_digest(token)
             self._credentials[digest] = _Credential(digest, thread_id, self._now())
             return token
 
     def revoke(self, token: str) -> None:
         """Forget ``token`` for good; unknown or garbage input is ignored."""
         try:
-            digest = _digest(token)
+            digest = bearer_digest(token)
         except Exception:
             return
         with self._lock:
@@ -125,13 +118,9 @@ class TurnCredentials:
             return None
 
     def _resolve(self, token: str) -> LiveTurn | None:
-        if (
-            not isinstance(token, str)
-            or len(token) != _TOKEN_CHARS
-            or not token.startswith(TURN_CREDENTIAL_PREFIX)
-        ):
+        if not well_formed_bearer(token, TURN_CREDENTIAL_PREFIX):
             return None
-        digest = _digest(token)
+        digest = bearer_digest(token)
         with self._lock:
             credential = self._credentials.get(digest)
             if credential is None or not hmac.compare_digest(credential.digest, digest):
