@@ -184,6 +184,20 @@ def test_canary_never_leaves_the_store(rs: ModuleType, tmp_path: Path) -> None:
         refused = json.loads(proc.stdout)
         assert refused["result"]["isError"] is True, refused
         outputs.append(proc.stdout.decode())
+
+        # The kestrel CLI against the door (its token comes from the environment).
+        for bearer, ok in ((token, True), (bad_token, False)):
+            cli = subprocess.run(
+                [*_script("kestrel"), "--remote", door.base, "catalog", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env={**env, "KESTREL_API_TOKEN": bearer},
+                check=False,
+            )
+            assert (cli.returncode == 0) is ok, cli.stderr
+            outputs += [cli.stdout, cli.stderr]
+    outputs.append(door.log())
     audit = subprocess.run(
         [*_script("kestrel-door"), "--home", str(door_home), "audit", "--json", "--limit", "1000"],
         capture_output=True,
