@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from kestrel_secrets import DotenvSecretStore, secrets_group
 from kestrel_secrets import cli as cli_module
 from keyrings.alt.file import PlaintextKeyring  # type: ignore[import-untyped]
@@ -182,30 +182,26 @@ def test_without_a_terminal_set_asks_for_stdin(tmp_path: Path) -> None:
     assert not (tmp_path / ".env").exists()
 
 
-def test_mounted_under_kestrel_it_uses_the_global_home(tmp_path: Path) -> None:
+def _mounted(home: Path, *args: str, stdin: str | None = None) -> Result:
+    """``kestrel --home HOME secrets ARGS`` through a stand-in for the kestrel CLI."""
+
     @click.group()
     @click.option("--home", default=None)
     def kestrel(home: str | None) -> None:
         """Stand-in for the kestrel CLI with its global --home."""
 
     kestrel.add_command(secrets_group)
-    result = CliRunner().invoke(
-        kestrel, ["--home", str(tmp_path), "secrets", "set", "A", "--stdin"], input="1"
-    )
+    return CliRunner().invoke(kestrel, ["--home", str(home), "secrets", *args], input=stdin)
+
+
+def test_mounted_under_kestrel_it_uses_the_global_home(tmp_path: Path) -> None:
+    result = _mounted(tmp_path, "set", "A", "--stdin", stdin="1")
     assert result.exit_code == 0, result.output
     assert DotenvSecretStore(tmp_path / ".env").reveal("A") == "1"
 
 
 def test_mounted_under_kestrel_a_refusal_is_still_one_line_and_exit_1(tmp_path: Path) -> None:
-    @click.group()
-    @click.option("--home", default=None)
-    def kestrel(home: str | None) -> None:
-        """Stand-in for the kestrel CLI with its global --home."""
-
-    kestrel.add_command(secrets_group)
-    result = CliRunner().invoke(
-        kestrel, ["--home", str(tmp_path), "secrets", "unset", "alpaca_key"]
-    )
+    result = _mounted(tmp_path, "unset", "alpaca_key")
     assert result.exit_code == 1
     assert result.stderr.startswith("SECRET_KEY_INVALID: ")
     assert result.stderr.count("\n") == 1
