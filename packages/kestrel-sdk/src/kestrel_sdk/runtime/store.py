@@ -575,7 +575,8 @@ class SqliteStore:
         become artifacts, with ``artifacts`` (record, head frame, blotter), and its
         status becomes closed. Each pentad is stored under its journal root; one whose
         rebuilt bytes disagree is then reported as corrupt when read, never served."""
-        pentads = [(e.pentad_root, e.pentad(session_id)[1]) for e in journal]
+        # in key order: b-tree inserts along one path instead of at random pages
+        pentads = sorted((e.pentad_root, e.pentad(session_id)[1]) for e in journal)
         with self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", pentads)
             for root, body in artifacts.items():
