@@ -441,3 +441,39 @@ def test_frame_serves_the_head_with_its_root_open_and_closed(tmp_path: Path) -> 
     assert closed.frame_root == record.head == root_of(closed.frame)
     assert Delivery.parse(closed.to_json()) == closed
     rt.shutdown()
+
+
+def _graded(tmp_path: Path, name: str, tamper: Callable[[Any, str], None] | None) -> str:
+    rt = Runtime(tmp_path / name)
+    sid = _open(rt, label="g")
+    for source in PINNED_SOURCES[:5]:
+        rt.submit("local", sid, source)
+    record = rt.close("local", sid)
+    if tamper is not None:
+        tamper(rt.store._conn, record.pentads[2])
+    try:
+        grade = rt.grade("local", sid)
+        assert isinstance(grade, GradeResult)
+        return grade.root
+    finally:
+        rt.shutdown()
+
+
+def test_grade_reads_pentads_from_the_journal_or_else_the_artifacts(tmp_path: Path) -> None:
+    def journal(conn: Any, root: str) -> None:
+        conn.execute("UPDATE journal SET source = 'advance 2' WHERE pentad_root = ?", (root,))
+
+    def artifact(conn: Any, root: str) -> None:
+        conn.execute("UPDATE artifacts SET body = ? WHERE root = ?", (b'{"x":1}', root))
+
+    def both(conn: Any, root: str) -> None:
+        journal(conn, root)
+        artifact(conn, root)
+
+    expected = _graded(tmp_path, "clean", None)
+    assert _graded(tmp_path, "artifact", artifact) == expected  # the journal still holds
+    assert _graded(tmp_path, "journal", journal) == expected  # the artifacts still hold
+    with pytest.raises(KestrelError) as err:
+        _graded(tmp_path, "both", both)
+    assert err.value.code == "UNKNOWN_ARTIFACT"
+    assert err.value.detail["status"] == "corrupt"
