@@ -162,3 +162,38 @@ async def test_a_locked_store_is_backend_unavailable(tmp_path: Path) -> None:
     response = await opened.session.submit("advance 1")  # reloaded, nothing was lost
     assert response.pentad.seq == 1
     runtime.shutdown()
+
+
+async def test_small_blotters_are_built_on_the_loop_large_ones_off_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hops: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(fn: object, *args: object, **kwargs: object) -> object:
+        hops.append(fn)
+        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    runtime = Runtime(tmp_path)
+    sdk = create_sdk(local_transport(runtime=runtime))
+    session = (await sdk.open_session("minute-200k")).session
+    assert session is not None
+    await session.submit("buy 1 ACME\nadvance 1\n" * 3)
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    small = await session.blotter()
+    assert hops == []
+    assert small == runtime.blotter("local", session.id)
+    assert len(small.orders) == 3
+    await session.submit("buy 1 ACME limit 0.01 tif gtc\n" * 300)
+    hops.clear()
+    large = await session.blotter()
+    assert len(hops) == 1  # built in a worker thread
+    assert large == runtime.blotter("local", session.id)
+    assert len(large.orders) == 303
+    await session.close()
+    hops.clear()
+    closed = await session.blotter()  # read from the store, off the loop
+    assert len(hops) == 1
+    assert closed == runtime.blotter("local", session.id)
+    assert len(closed.orders) == 303
+    runtime.shutdown()

@@ -405,6 +405,13 @@ class Runtime:
                 return live.engine.blotter()
         return Blotter.parse(self._artifact(self._record(live).blotter_root))
 
+    def blotter_size(self, principal: str, sid: str) -> int | None:
+        """Orders plus fills in an open session's blotter (what building it may cost),
+        ``None`` for a closed one (its blotter is read from the store)."""
+        with self._locked(principal, sid) as live:
+            engine = live.engine
+            return None if engine is None else len(engine.orders) + len(engine.fills)
+
     def _record(self, live: _Live) -> SessionRecord:
         row = self.store.session(live.row.id)
         assert row is not None

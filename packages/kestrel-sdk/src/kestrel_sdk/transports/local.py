@@ -1,9 +1,10 @@
 """``local_transport``: the runtime in-process, behind the ``Transport`` port.
 
-Short calls (a submit of a few bars, a frame) run directly on the caller's thread: a
-worker-thread hop would cost more than the work. Work that can take long (a grade, a
-verification, a submit that advances many bars) runs in a worker thread via
-``anyio.to_thread`` so the event loop stays responsive. Where a call runs never changes
+Short calls (a submit of a few bars, a frame, the blotter of a session with few orders)
+run directly on the caller's thread: a worker-thread hop would cost more than the work.
+Work that can take long (a grade, a verification, a submit that advances many bars, a
+large blotter) runs in a worker thread via ``anyio.to_thread`` so the event loop stays
+responsive. Where a call runs never changes
 its result.
 """
 
@@ -47,6 +48,10 @@ T = TypeVar("T")
 _HEAVY_ADVANCE = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
 _HEAVY_LINES = 200
 
+
+_DIRECT_BLOTTER = 256
+"""Orders plus fills up to which a blotter is built on the caller's thread: a rebuild
+costs ~10 us per entry (a few ms at this size), a worker-thread hop ~100-200 us."""
 
 _HEAVY_SEEN: dict[str, bool] = {}
 _HEAVY_SEEN_MAX = 512
@@ -134,6 +139,9 @@ class LocalTransport:
         return self._direct(self.runtime.frame, self.principal, session_id)
 
     async def blotter(self, session_id: str) -> Blotter:
+        size = self._direct(self.runtime.blotter_size, self.principal, session_id)
+        if size is not None and size <= _DIRECT_BLOTTER:
+            return self._direct(self.runtime.blotter, self.principal, session_id)
         return await self._offload(self.runtime.blotter, self.principal, session_id)
 
     async def close(self, session_id: str) -> SessionRecord:
