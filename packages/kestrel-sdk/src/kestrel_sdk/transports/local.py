@@ -4,8 +4,7 @@ Short calls (a submit of a few bars, a frame, the blotter of a session with few 
 run directly on the caller's thread: a worker-thread hop would cost more than the work.
 Work that can take long (a grade, a verification, a submit that advances many bars, a
 large blotter) runs in a worker thread via ``anyio.to_thread`` so the event loop stays
-responsive. Where a call runs never changes
-its result.
+responsive. Where a call runs never changes its result.
 """
 
 from __future__ import annotations
