@@ -43,7 +43,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from kestrel_protocol import KestrelError, RefusalCode, canonical_json, root_of, root_of_bytes
+from kestrel_protocol import (
+    KestrelError,
+    RefusalCode,
+    canonical_json,
+    kestrel_home,
+    root_of,
+    root_of_bytes,
+)
 
 __all__ = [
     "ArtifactStatus",
@@ -196,9 +203,8 @@ def _migrate_from_3(conn: sqlite3.Connection) -> None:
 
 
 def default_home() -> Path:
-    """``$KESTREL_HOME``, else ``~/.kestrel``."""
-    env = os.environ.get("KESTREL_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".kestrel"
+    """``$KESTREL_HOME``, else ``~/.kestrel`` (the one rule, from kestrel_protocol)."""
+    return kestrel_home()
 
 
 class _Checkpointer:
