@@ -30,3 +30,16 @@ def test_every_marker_is_drawn_even_on_a_downsampled_line() -> None:
     svg = line_chart(series, chart=Chart(), color="#000", label="x", css_id="x", markers=markers)
     assert svg.count('class="fill-marker"') == len(markers)
     assert len(re.findall(r"<title>fill \d+</title>", svg)) == len(markers)
+
+
+def test_the_x_axis_names_the_first_and_last_bar() -> None:
+    svg = line_chart(
+        [1.0, 2.0, 3.0],
+        chart=Chart(),
+        color="#000",
+        label="x",
+        css_id="x",
+        span_labels=("2010-01-04T00:00:00Z", "2019-08-30T00:00:00Z"),
+    )
+    assert ">2010-01-04T00:00:00Z</text>" in svg
+    assert 'text-anchor="end">2019-08-30T00:00:00Z</text>' in svg

@@ -46,11 +46,12 @@ def render_report(data: ReportData) -> str:
     grade, scenario = data.grade, data.scenario
     m = grade.metrics
     chart = Chart()
+    span = (data.times[0], data.times[-1]) if data.times else None
     peak = 0.0
     drawdown: list[float] = []
     for e in data.equity:
         peak = max(peak, e)
-        drawdown.append(-(peak - e) / peak * 100 if peak else 0.0)
+        drawdown.append((e - peak) / peak * 100 if peak else 0.0)
     verdict = "pass" if grade.passed else "fail"
     price_charts = []
     for symbol, closes in data.closes.items():
@@ -74,6 +75,7 @@ def render_report(data: ReportData) -> str:
                 label=f"{symbol} close with fills",
                 css_id=f"price-{symbol}",
                 markers=markers,
+                span_labels=span,
             )
         )
     metric_rows = "".join(
@@ -151,6 +153,7 @@ def render_report(data: ReportData) -> str:
             label="equity",
             css_id="equity",
             fill_below=True,
+            span_labels=span,
         )
     }
 <h2>Drawdown (%)</h2>
@@ -163,6 +166,7 @@ def render_report(data: ReportData) -> str:
             css_id="drawdown",
             fill_below=False,
             value_format="{:.2f}%",
+            span_labels=span,
         )
     }
 <h2>Prices</h2>

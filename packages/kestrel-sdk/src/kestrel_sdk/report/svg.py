@@ -64,8 +64,10 @@ def line_chart(
     markers: Sequence[Marker] = (),
     fill_below: bool = False,
     value_format: str = "{:,.2f}",
+    span_labels: tuple[str, str] | None = None,
 ) -> str:
-    """An SVG element with one polyline, its y-axis extremes, and optional markers."""
+    """An SVG element with one polyline, its y-axis extremes, optional markers, and the
+    first and last bar's time under the x axis (``span_labels``)."""
     if not series:
         return f'<svg id="{css_id}" class="chart" role="img" aria-label="{escape(label)}"></svg>'
     inner_w = chart.width - chart.pad_left - chart.pad_right
@@ -97,6 +99,13 @@ def line_chart(
             f'fill="{color}" fill-opacity="0.15" stroke="none"/>'
         )
     parts.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="1.5"/>')
+    if span_labels is not None:
+        base = chart.height - 6
+        parts.append(
+            f'<text x="{chart.pad_left}" y="{base}" class="axis">{escape(span_labels[0])}</text>'
+            f'<text x="{chart.width - chart.pad_right}" y="{base}" class="axis" '
+            f'text-anchor="end">{escape(span_labels[1])}</text>'
+        )
     for m in markers:
         cx, cy = x(m.index), y(m.value)
         tip = cy + 7 if m.up else cy - 7
