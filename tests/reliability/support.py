@@ -9,18 +9,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests import loopback
+from tests.loopback import free_port
 
 BIN = Path(sys.executable).parent
 SCENARIO = "acme-trend"
@@ -76,12 +78,6 @@ def is_notification(message: Any) -> bool:
 
 
 # ---------------------------------------------------------------- processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def script(name: str) -> list[str]:
@@ -295,30 +291,9 @@ def build_door_app(home: Path, **overrides: Any) -> tuple[Any, Any, Any, Any, An
     return create_door_app(config, **options), store, runtime, tokens, audit
 
 
-@asynccontextmanager
-async def serve(app: Any, port: int | None = None) -> AsyncIterator[str]:
+def serve(app: Any, port: int | None = None) -> AbstractAsyncContextManager[str]:
     """Run ``app`` on uvicorn at 127.0.0.1 (a free port); yields its base URL."""
-    import anyio
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port or 0))
-    bound = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="off", access_log=False, backlog=2048
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(20):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{bound}"
-        finally:
-            server.should_exit = True
-    sock.close()
+    return loopback.serve(app, port=port, start_timeout=20)
 
 
 @asynccontextmanager
