@@ -83,6 +83,19 @@ def plan(rng: random.Random, kills: int) -> list[tuple[str, int, float]]:
     ]
 
 
+def summary(
+    points: list[tuple[str, int, float]], submits: int, in_flight_applied: int, started: float
+) -> dict[str, Any]:
+    """The figures a crash run prints (kills by kind, submits, elapsed seconds)."""
+    return {
+        "kills": len(points),
+        "write kills": sum(kind == "write" for kind, _, _ in points),
+        "submits": submits,
+        "in-flight applied": in_flight_applied,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
 # ---------------------------------------------------------------- kestrel-mcp over stdio
 
 
@@ -150,13 +163,7 @@ def _mcp_run(rs: ModuleType, tmp_path: Path, kills: int) -> dict[str, Any]:
     assert grade["root"] == ref.grade_root
     assert rs.integrity(db) == "ok"
     assert "Traceback" not in (tmp_path / "mcp.log").read_text(errors="replace")
-    return {
-        "kills": kills,
-        "write kills": sum(kind == "write" for kind, _, _ in points),
-        "submits": len(sources),
-        "in-flight applied": in_flight_applied,
-        "seconds": round(time.perf_counter() - started, 1),
-    }
+    return summary(points, len(sources), in_flight_applied, started)
 
 
 def test_sigkill_mcp_stdio(rs: ModuleType, tmp_path: Path) -> None:
@@ -249,13 +256,7 @@ def _door_run(rs: ModuleType, tmp_path: Path, kills: int) -> dict[str, Any]:
         assert graded.json()["root"] == ref.grade_root
     assert rs.integrity(home / "kestrel.db") == "ok"
     assert rs.integrity(home / "door.db") == "ok"
-    return {
-        "kills": kills,
-        "write kills": sum(kind == "write" for kind, _, _ in points),
-        "submits": len(sources),
-        "in-flight applied": in_flight_applied,
-        "seconds": round(time.perf_counter() - started, 1),
-    }
+    return summary(points, len(sources), in_flight_applied, started)
 
 
 def test_sigkill_door(rs: ModuleType, tmp_path: Path) -> None:
