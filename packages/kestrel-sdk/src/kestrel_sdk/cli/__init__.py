@@ -17,6 +17,7 @@ import click
 from .commands import artifact, catalog, grade, run, validate, verify
 from .exits import ExitCode
 from .group import PLUGIN_GROUP, KestrelGroup
+from .scenario import scenario
 from .state import CliState
 
 __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
@@ -52,7 +53,7 @@ def cli(ctx: click.Context, home: Path | None, remote: str | None) -> None:
     ctx.obj = CliState(home=home, remote=remote or None)
 
 
-for _command in (catalog, validate, run, grade, verify, artifact):
+for _command in (catalog, validate, run, grade, verify, artifact, scenario):
     cli.add_command(_command)
 
 

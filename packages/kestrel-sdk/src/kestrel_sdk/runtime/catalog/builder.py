@@ -14,16 +14,13 @@ from decimal import Decimal
 from .model import LoadedScenario
 from .objects import scenario_object
 from .tapes import HEADER, TapeShape, parse_tape
-from .terms import parse_terms
+from .terms import BARS_PER_YEAR, INTERVAL_SECONDS, parse_terms
 
 __all__ = ["BarRow", "build_loaded_scenario"]
 
 Value = str | int | Decimal
 BarRow = Sequence[Value]
 """``(open, high, low, close, volume)`` or ``(time, symbol, open, high, low, close, volume)``."""
-
-_STEP = {"1m": 60, "5m": 300, "1h": 3600, "1d": 86400}
-_BARS_PER_YEAR = {"1m": 98280, "5m": 19656, "1h": 1638, "1d": 252}
 
 
 def _text(value: Value) -> str:
@@ -69,8 +66,8 @@ def build_loaded_scenario(
 
     Raises ``ValueError`` listing every problem when the terms or bars are invalid.
     """
-    if interval not in _STEP:
-        raise ValueError(f"interval {interval!r} must be one of {', '.join(_STEP)}")
+    if interval not in INTERVAL_SECONDS:
+        raise ValueError(f"interval {interval!r} must be one of {', '.join(INTERVAL_SECONDS)}")
     rows = _rows(bars, symbol, start, interval)
     if instruments is None:
         symbols = sorted({row[1] for row in rows}) or [symbol]
@@ -82,7 +79,7 @@ def build_loaded_scenario(
             f"description = {_toml_string(description)}",
             'tape = "tape.csv"',
             f"interval = {_toml_string(interval)}",
-            f"bars_per_year = {bars_per_year or _BARS_PER_YEAR[interval]}",
+            f"bars_per_year = {bars_per_year or BARS_PER_YEAR[interval]}",
             "[account]",
             f"cash = {_toml_string(cash)}",
             f"shortable = {'true' if shortable else 'false'}",
@@ -122,7 +119,7 @@ def build_loaded_scenario(
 def _rows(bars: Sequence[BarRow], symbol: str, start: str, interval: str) -> list[list[str]]:
     rows: list[list[str]] = []
     first = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    step = timedelta(seconds=_STEP[interval])
+    step = timedelta(seconds=INTERVAL_SECONDS[interval])
     for index, bar in enumerate(bars):
         if len(bar) == 5:
             time = (first + index * step).strftime("%Y-%m-%dT%H:%M:%SZ")

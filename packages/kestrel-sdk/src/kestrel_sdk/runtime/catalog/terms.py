@@ -15,7 +15,9 @@ from decimal import Decimal
 from typing import Any
 
 __all__ = [
+    "BARS_PER_YEAR",
     "INTERVALS",
+    "INTERVAL_SECONDS",
     "InstrumentTerms",
     "ScenarioTerms",
     "TermsProblem",
@@ -24,6 +26,9 @@ __all__ = [
 ]
 
 INTERVALS = ("1m", "5m", "1h", "1d")
+INTERVAL_SECONDS = {"1m": 60, "5m": 300, "1h": 3600, "1d": 86400}
+BARS_PER_YEAR = {"1m": 98280, "5m": 19656, "1h": 1638, "1d": 252}
+"""The default ``bars_per_year`` of an interval: 252 trading days of 6.5 hours."""
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 SYMBOL_PATTERN = re.compile(r"[A-Z][A-Z0-9.]{0,11}")
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")

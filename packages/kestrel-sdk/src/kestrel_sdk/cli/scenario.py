@@ -1,0 +1,143 @@
+"""``kestrel scenario new ID --from FILE``: bring your own bars as a catalog scenario.
+
+Local files only (``--remote`` does not apply). Bad input prints one line per problem,
+each with its row, on stderr and exits 1 with nothing written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..runtime.catalog import CATALOG_PATH_ENV, load_catalog
+from ..scenarios import ScenarioImportError, ScenarioTermsInput, scenario_from_file
+from .exits import ExitCode
+from .group import fail
+from .show import json_text
+
+__all__ = ["scenario"]
+
+_SHOWN_PROBLEMS = 100
+
+
+@click.group("scenario")
+def scenario() -> None:
+    """Make user scenarios (see `kestrel catalog`)."""
+
+
+def _catalog_dirs() -> list[Path]:
+    raw = os.environ.get(CATALOG_PATH_ENV, "")
+    return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
+
+
+def _taken_by(scenario_id: str) -> str | None:
+    """Who already has ``scenario_id`` in this process's catalog, if anyone."""
+    existing = load_catalog().get(scenario_id)
+    if existing is None:
+        return None
+    return "a shipped scenario" if existing.origin is None else str(existing.origin)
+
+
+def _where_to_put(target: Path) -> list[str]:
+    parent = target.resolve().parent
+    dirs = [entry.resolve() for entry in _catalog_dirs() if entry.is_dir()]
+    if parent in dirs or target.resolve() in dirs:
+        return [f"{CATALOG_PATH_ENV} includes {parent}: the scenario is in the catalog now."]
+    joined = f"{parent}${{{CATALOG_PATH_ENV}:+{os.pathsep}${CATALOG_PATH_ENV}}}"
+    return [
+        f"To use it, put {parent} on {CATALOG_PATH_ENV} (or move {target.name}/ into a "
+        "directory that is on it):",
+        f"  export {CATALOG_PATH_ENV}={joined}",
+        "  kestrel catalog --check",
+    ]
+
+
+@scenario.command("new")
+@click.argument("scenario_id", metavar="ID")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Bars: CSV (Yahoo, backtesting.py, Alpaca/Polygon, long format) or Parquet.",
+)
+@click.option(
+    "--symbol", help="Name the symbol (default: the file name), or pick from a long file."
+)
+@click.option("--interval", type=click.Choice(["1m", "5m", "1h", "1d"]), help="Default: detected.")
+@click.option("--tick", help="Price grid, e.g. 0.01 (default: the finest decimal the file uses).")
+@click.option("--cash", default="100000.00", show_default=True, help="Starting cash.")
+@click.option("--fees-bps", default="10", show_default=True, help="Fee per fill, bps of notional.")
+@click.option("--shortable", is_flag=True, help="Allow short positions.")
+@click.option("--title", help="Default: symbols, interval and dates.")
+@click.option("--bars-per-year", type=int, help="Default by interval (252 for 1d).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"Scenario directory (default: ID under the first {CATALOG_PATH_ENV} entry, else ./ID).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")
+def new(  # noqa: PLR0917 - one parameter per click option
+    scenario_id: str,
+    source: Path,
+    symbol: str | None,
+    interval: str | None,
+    tick: str | None,
+    cash: str,
+    fees_bps: str,
+    shortable: bool,
+    title: str | None,
+    bars_per_year: int | None,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Convert a bar file into a scenario directory (scenario.toml + canonical tape.csv)."""
+    terms = ScenarioTermsInput(
+        title=title, cash=cash, fee_bps=fees_bps, shortable=shortable, bars_per_year=bars_per_year
+    )
+    try:
+        imported = scenario_from_file(
+            source, scenario_id, symbol=symbol, interval=interval, tick=tick, terms=terms
+        )
+    except ScenarioImportError as error:
+        for line in error.lines[:_SHOWN_PROBLEMS]:
+            click.echo(line, err=True)
+        if len(error.lines) > _SHOWN_PROBLEMS:
+            click.echo(f"... and {len(error.lines) - _SHOWN_PROBLEMS} more", err=True)
+        count = len(error.lines)
+        raise fail(
+            f"INVALID_ARGUMENT: {count} problem{'s' if count > 1 else ''} in {source}; "
+            "nothing written",
+            ExitCode.FAILED,
+        ) from None
+    taken = _taken_by(imported.id)
+    if taken is not None:
+        raise fail(
+            f"INVALID_ARGUMENT: id {imported.id!r} is already taken by {taken}; choose another",
+            ExitCode.FAILED,
+        )
+    dirs = _catalog_dirs()
+    target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
+    try:
+        written = imported.write(target).resolve()
+    except (FileExistsError, OSError) as error:
+        raise fail(f"INVALID_ARGUMENT: {error}; nothing written", ExitCode.FAILED) from None
+    entry = imported.entry()
+    if as_json:
+        click.echo(json_text(entry))
+        return
+    tape = imported.scenario.tape
+    symbols = ", ".join(entry["symbols"])
+    click.echo(
+        f"{source.name}: {imported.layout} layout; {tape.bars} bars of {symbols}, "
+        f"{tape.interval}, {tape.start} to {tape.end}, tick {imported.scenario.instruments[0].tick}"
+    )
+    for note in imported.notes:
+        click.echo(f"  note: {note}")
+    click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
+    click.echo("catalog entry:")
+    click.echo(f"  {json_text(entry)}")
+    for line in _where_to_put(written):
+        click.echo(line)

@@ -1,0 +1,24 @@
+"""Bring your own bars: a bar file or DataFrame as a catalog scenario (spec §4).
+
+``scenario_from_file`` (CSV; Parquet where pyarrow or polars is installed) and
+``scenario_from_frame`` (a pandas DataFrame) recognise the common layouts, check every
+row, and return an ``ImportedScenario`` whose ``write(directory)`` stores a
+``scenario.toml`` and canonical ``tape.csv`` that the catalog accepts. Bad input raises
+``ScenarioImportError`` with one line per problem, and nothing is written.
+"""
+
+from __future__ import annotations
+
+from .file import scenario_from_file
+from .frame import scenario_from_frame
+from .imported import ImportedScenario, ScenarioImportError, ScenarioTermsInput
+from .layouts import ImportProblem
+
+__all__ = [
+    "ImportProblem",
+    "ImportedScenario",
+    "ScenarioImportError",
+    "ScenarioTermsInput",
+    "scenario_from_file",
+    "scenario_from_frame",
+]
