@@ -242,19 +242,21 @@ def _order(rows: list[_Row], problems: list[ImportProblem], notes: list[str]) ->
 
 
 def _gaps(rows: Sequence[_Row], interval: str, problems: list[ImportProblem]) -> None:
-    """Every gap between consecutive times a whole number of intervals (else: mixed)."""
+    """Every time on the grid of the first one (a whole number of intervals after it)."""
     step = INTERVAL_SECONDS[interval]
     first_row: dict[str, int] = {}
     for row in rows:
         first_row[row.time] = min(first_row.get(row.time, row.row), row.row)
-    for before, time in pairwise(sorted(first_row)):
-        gap = int((datetime.fromisoformat(time) - datetime.fromisoformat(before)).total_seconds())
-        if gap % step:
+    times = sorted(first_row)
+    origin = datetime.fromisoformat(times[0])
+    for time in times[1:]:
+        offset = int((datetime.fromisoformat(time) - origin).total_seconds()) % step
+        if offset:
             problems.append(
                 ImportProblem(
                     first_row[time],
-                    f"time {time} is {timedelta(seconds=gap)} after the previous bar {before}: "
-                    f"not a whole number of the {interval} interval (mixed intervals)",
+                    f"time {time} is {timedelta(seconds=offset)} off the {interval} grid of "
+                    f"the other bars (mixed intervals)",
                 )
             )
 
@@ -284,6 +286,9 @@ def _places(value: Decimal) -> int:
 def _tick(
     rows: Sequence[_Row], given: str | None, problems: list[ImportProblem], notes: list[str]
 ) -> Decimal | None:
+    """``given``, else the fewest decimals (at least 2) that hold every price to float32
+    precision: files written from 32-bit floats (Yahoo's ``187.149994`` for 187.15, or
+    ``185.63999938964844``) get their intended tick, exact decimals keep theirs."""
     if given is not None:
         try:
             tick = Decimal(given)
@@ -296,18 +301,22 @@ def _tick(
             return None
         return tick
     prices = [price for row in rows for price in row.prices]
-    places = max(2, *(_places(price) for price in prices))
-    if places <= _MAX_DECIMALS:
-        return Decimal(1).scaleb(-places)
-    noisy = next(price for price in prices if _places(price) > _MAX_DECIMALS)
-    for places in range(2, _MAX_DECIMALS + 1):
-        if all(abs(p - round(p, places)) <= p * _FLOAT32_NOISE for p in prices):
-            break
-    tick = Decimal(1).scaleb(-places)
-    notes.append(
-        f"prices carry binary-float noise (like {noisy}); rounded to the tick {tick:f} "
-        "(--tick chooses another)"
+    exact = max(2, *(_places(price) for price in prices))
+    places = next(
+        (
+            places
+            for places in range(2, min(exact, _MAX_DECIMALS))
+            if all(abs(p - round(p, places)) <= p * _FLOAT32_NOISE for p in prices)
+        ),
+        min(exact, _MAX_DECIMALS),
     )
+    tick = Decimal(1).scaleb(-places)
+    if places < exact:
+        example = next(price for price in prices if _places(price) > places)
+        notes.append(
+            f"prices rounded to the tick {tick:f}: {example} is {round(example, places)} "
+            "stored as a binary float (--tick chooses another tick)"
+        )
     return tick
 
 
