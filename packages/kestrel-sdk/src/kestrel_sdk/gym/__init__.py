@@ -1,0 +1,24 @@
+"""``kestrel/Trading-v0``: Kestrel sessions as a Gymnasium environment (``kestrel-sdk[gym]``).
+
+Importing this module registers the environment, so ``gymnasium.make("kestrel/Trading-v0",
+scenario="acme-trend")`` works after ``import kestrel_sdk.gym`` (or in one step with
+``gymnasium.make("kestrel_sdk.gym:kestrel/Trading-v0")``). The spaces are documented in
+``kestrel_sdk.gym.spaces``; episodes and grades in ``kestrel_sdk.gym.env``.
+"""
+
+from __future__ import annotations
+
+try:
+    import gymnasium
+except ImportError as error:  # pragma: no cover - depends on the installed extras
+    raise ImportError("kestrel_sdk.gym needs gymnasium: pip install 'kestrel-sdk[gym]'") from error
+
+from .env import TradingEnv
+from .spaces import ActionMapping, BarHistory
+
+__all__ = ["ENV_ID", "ActionMapping", "BarHistory", "TradingEnv"]
+
+ENV_ID = "kestrel/Trading-v0"
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="kestrel_sdk.gym.env:TradingEnv")

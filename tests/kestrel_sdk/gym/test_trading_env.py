@@ -1,0 +1,211 @@
+"""kestrel/Trading-v0: a checked Gymnasium env whose episodes are reproducible sessions."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from kestrel_door import DoorConfig, DoorStore, IssuedTokens, create_door_app
+from kestrel_sdk import SdkError, local_transport, remote_transport
+from kestrel_sdk.gym import ENV_ID, TradingEnv
+from kestrel_sdk.scenarios import ScenarioTermsInput, scenario_from_file
+
+from tests.loopback import serve_built
+
+BARS = 40
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """A 40-bar daily scenario ``zig`` (ZIG zig-zags between 100 and 120), shortable."""
+    lines = ["Date,Open,High,Low,Close,Volume"]
+    for day in range(BARS):
+        close = 100 + 2 * (day % 10 if (day // 10) % 2 == 0 else 10 - day % 10)
+        lines.append(f"{_date(day)},{close - 1},{close + 1},{close - 2},{close},100000")
+    source = tmp_path / "ZIG.csv"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    terms = ScenarioTermsInput(shortable=True)
+    scenario_from_file(source, "zig", terms=terms).write(tmp_path / "catalog" / "zig")
+    return tmp_path / "catalog"
+
+
+def _date(day: int) -> str:
+    month, rest = divmod(day, 28)
+    return f"2024-{month + 1:02d}-{rest + 1:02d}"
+
+
+def _episode_roots(env: TradingEnv, policy: Callable[[Any], Any], seed: int) -> list[Any]:
+    """Frame roots of every step of two episodes, then their grades' roots."""
+    seen: list[Any] = []
+    for episode in range(2):
+        obs, info = env.reset(seed=seed if episode == 0 else None)
+        seen.append(info["frame_root"])
+        while True:
+            obs, reward, terminated, truncated, info = env.step(policy(obs))
+            seen.append(info["frame_root"])
+            if terminated or truncated:
+                seen.append(info["grade"].root)
+                break
+    return seen
+
+
+def test_check_env_passes(catalog: Path) -> None:
+    for action in ("discrete", "continuous"):
+        env = TradingEnv("zig", action=action, catalog_paths=[catalog])  # type: ignore[arg-type]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the unbounded Box's advisory notes
+            check_env(env)
+        env.close()
+
+
+def test_registered_id_makes_the_env(catalog: Path) -> None:
+    env = gymnasium.make(ENV_ID, scenario="zig", catalog_paths=[catalog], window=4)
+    assert env.observation_space.shape == (4 * 5 + 3,)
+    assert env.action_space == gymnasium.spaces.Discrete(3)  # shortable: flat/long/short
+    env.close()
+
+
+def test_same_policy_and_seed_give_the_same_roots_and_grades(catalog: Path) -> None:
+    runs = []
+    for _ in range(2):
+        env = TradingEnv("zig", catalog_paths=[catalog])
+        env.action_space.seed(5)
+        runs.append(_episode_roots(env, lambda _obs: env.action_space.sample(), seed=5))
+        grades = env.grades
+        env.close()
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 2 * (BARS + 1)
+    assert [grade.passed for grade in grades] == [True, True]
+    other = TradingEnv("zig", catalog_paths=[catalog])
+    other.action_space.seed(5)
+    assert _episode_roots(other, lambda _obs: other.action_space.sample(), seed=6) != runs[0]
+    other.close()
+
+
+def test_discrete_long_then_flat_trades_a_full_position_at_the_next_open(catalog: Path) -> None:
+    env = TradingEnv("zig", catalog_paths=[catalog], exposure=0.5)
+    obs, info = env.reset(seed=1)
+    assert info["session"] == env.session_id
+    assert info["position"] == 0
+    obs, reward, _, _, info = env.step(1)  # long: 0.5 x 100000 / mark 100 = 500 shares
+    assert info["position"] == 500
+    assert "fill" in info["events"]
+    # bar 1 opens at 101 and closes at 102: +1 per share, less 10 bps of 500 x 101
+    assert reward == pytest.approx(500 * 1 - 50.50)
+    obs, reward, _, _, info = env.step(1)  # holding: no order, the reward is the mark move
+    assert info["position"] == 500
+    assert reward == pytest.approx(500 * 2)
+    assert obs[-3] == pytest.approx(500 * 104 / info["equity"], rel=1e-6)  # position / equity
+    _, _, _, _, info = env.step(0)
+    assert info["position"] == 0
+    env.close()
+
+
+def test_truncated_at_the_end_of_the_tape_with_the_grade_in_info(catalog: Path) -> None:
+    env = TradingEnv("zig", catalog_paths=[catalog], action="continuous")
+    env.reset(seed=2)
+    steps = 0
+    while True:
+        _, _, terminated, truncated, info = env.step(np.array([0.3], dtype=np.float32))
+        steps += 1
+        if terminated or truncated:
+            break
+    assert (terminated, truncated, steps) == (False, True, BARS - 1)
+    assert info["stand_down"] == "end-of-tape"
+    assert info["grade"].passed
+    assert env.grades == [info["grade"]]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.array([0.0], dtype=np.float32))
+    env.close()
+
+
+def test_terminated_when_the_drawdown_limit_stands_it_down(tmp_path: Path) -> None:
+    lines = ["Date,Open,High,Low,Close,Volume"]
+    for day in range(20):
+        close = 100 - 4 * day
+        lines.append(f"{_date(day)},{close},{close + 1},{close - 1},{close},100000")
+    source = tmp_path / "DROP.csv"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    terms = ScenarioTermsInput(max_drawdown="0.1")
+    scenario_from_file(source, "drop", terms=terms).write(tmp_path / "catalog" / "drop")
+    env = TradingEnv("drop", catalog_paths=[tmp_path / "catalog"])
+    env.reset(seed=0)
+    while True:
+        _, _, terminated, truncated, info = env.step(1)
+        if terminated or truncated:
+            break
+    assert (terminated, truncated, info["stand_down"]) == (True, False, "max-drawdown")
+    env.close()
+
+
+def test_close_grades_an_unfinished_episode_flat(catalog: Path) -> None:
+    env = TradingEnv("zig", catalog_paths=[catalog])
+    env.reset(seed=3)
+    env.step(1)
+    env.step(1)
+    env.close()
+    (grade,) = env.grades
+    assert grade.passed  # stood down before closing: flat at the end
+    assert grade.metrics.fills == 2
+
+
+def test_a_finished_seed_is_not_replayed_in_a_kept_home(catalog: Path, tmp_path: Path) -> None:
+    for attempt in range(2):
+        env = TradingEnv("zig", catalog_paths=[catalog], home=tmp_path / "home")
+        try:
+            if attempt == 0:
+                env.reset(seed=9)
+            else:
+                with pytest.raises(SdkError) as refused:
+                    env.reset(seed=9)
+                assert refused.value.code == "SESSION_CLOSED"
+        finally:
+            env.close()
+
+
+@pytest.mark.anyio
+async def test_over_the_remote_transport_the_roots_are_the_local_ones(
+    catalog: Path, tmp_path: Path
+) -> None:
+    owner = local_transport(home=tmp_path / "door-home", catalog_paths=[catalog])
+    runtime = owner.runtime  # type: ignore[attr-defined]
+    store = DoorStore(tmp_path / "door.db")
+    tokens = IssuedTokens(store)
+    token = tokens.issue("alice", ["kestrel:read", "kestrel:trade", "kestrel:grade"])[1]
+
+    def door_at(base: str) -> Any:
+        return create_door_app(
+            DoorConfig(base_url=base),
+            transport_for=lambda principal: local_transport(principal=principal, runtime=runtime),
+            grant_verifiers=[tokens],
+        )
+
+    def run(make: Callable[[], Any]) -> list[Any]:
+        env = TradingEnv("zig", transport=make)
+        try:
+            return _episode_roots(
+                env, lambda obs: 1 if obs[-8] < 0 else 2, seed=4
+            )  # after an up bar: long
+        finally:
+            env.close()
+
+    try:
+        async with serve_built(door_at) as url:
+            remote = await anyio.to_thread.run_sync(
+                run, lambda: remote_transport(base_url=url, token=token)
+            )
+    finally:
+        await owner.aclose()
+        store.close()
+    local = run(
+        lambda: local_transport(home=tmp_path / "alice", catalog_paths=[catalog], principal="alice")
+    )
+    assert remote == local
