@@ -18,28 +18,8 @@ from kestrel_sdk import SdkError, local_transport, remote_transport
 from kestrel_sdk.gym import ENV_ID, TradingEnv
 from kestrel_sdk.scenarios import ScenarioTermsInput, scenario_from_file
 
+from tests.kestrel_sdk.gym.conftest import BARS, day_text
 from tests.loopback import serve_built
-
-BARS = 40
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    """A 40-bar daily scenario ``zig`` (ZIG zig-zags between 100 and 120), shortable."""
-    lines = ["Date,Open,High,Low,Close,Volume"]
-    for day in range(BARS):
-        close = 100 + 2 * (day % 10 if (day // 10) % 2 == 0 else 10 - day % 10)
-        lines.append(f"{_date(day)},{close - 1},{close + 1},{close - 2},{close},100000")
-    source = tmp_path / "ZIG.csv"
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    terms = ScenarioTermsInput(shortable=True)
-    scenario_from_file(source, "zig", terms=terms).write(tmp_path / "catalog" / "zig")
-    return tmp_path / "catalog"
-
-
-def _date(day: int) -> str:
-    month, rest = divmod(day, 28)
-    return f"2024-{month + 1:02d}-{rest + 1:02d}"
 
 
 def _episode_roots(env: TradingEnv, policy: Callable[[Any], Any], seed: int) -> list[Any]:
@@ -49,7 +29,7 @@ def _episode_roots(env: TradingEnv, policy: Callable[[Any], Any], seed: int) -> 
         obs, info = env.reset(seed=seed if episode == 0 else None)
         seen.append(info["frame_root"])
         while True:
-            obs, reward, terminated, truncated, info = env.step(policy(obs))
+            obs, _reward, terminated, truncated, info = env.step(policy(obs))
             seen.append(info["frame_root"])
             if terminated or truncated:
                 seen.append(info["grade"].root)
@@ -57,9 +37,13 @@ def _episode_roots(env: TradingEnv, policy: Callable[[Any], Any], seed: int) -> 
     return seen
 
 
+def _random(env: TradingEnv) -> Callable[[Any], Any]:
+    return lambda _obs: env.action_space.sample()
+
+
 def test_check_env_passes(catalog: Path) -> None:
     for action in ("discrete", "continuous"):
-        env = TradingEnv("zig", action=action, catalog_paths=[catalog])  # type: ignore[arg-type]
+        env = TradingEnv("zig", action=action, catalog_paths=[catalog])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the unbounded Box's advisory notes
             check_env(env)
@@ -78,7 +62,7 @@ def test_same_policy_and_seed_give_the_same_roots_and_grades(catalog: Path) -> N
     for _ in range(2):
         env = TradingEnv("zig", catalog_paths=[catalog])
         env.action_space.seed(5)
-        runs.append(_episode_roots(env, lambda _obs: env.action_space.sample(), seed=5))
+        runs.append(_episode_roots(env, _random(env), seed=5))
         grades = env.grades
         env.close()
     assert runs[0] == runs[1]
@@ -86,7 +70,7 @@ def test_same_policy_and_seed_give_the_same_roots_and_grades(catalog: Path) -> N
     assert [grade.passed for grade in grades] == [True, True]
     other = TradingEnv("zig", catalog_paths=[catalog])
     other.action_space.seed(5)
-    assert _episode_roots(other, lambda _obs: other.action_space.sample(), seed=6) != runs[0]
+    assert _episode_roots(other, _random(other), seed=6) != runs[0]
     other.close()
 
 
@@ -131,7 +115,7 @@ def test_terminated_when_the_drawdown_limit_stands_it_down(tmp_path: Path) -> No
     lines = ["Date,Open,High,Low,Close,Volume"]
     for day in range(20):
         close = 100 - 4 * day
-        lines.append(f"{_date(day)},{close},{close + 1},{close - 1},{close},100000")
+        lines.append(f"{day_text(day)},{close},{close + 1},{close - 1},{close},100000")
     source = tmp_path / "DROP.csv"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     terms = ScenarioTermsInput(max_drawdown="0.1")

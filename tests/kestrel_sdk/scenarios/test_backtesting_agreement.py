@@ -102,7 +102,7 @@ async def _kestrel_fills(
 
 @pytest.mark.anyio
 async def test_sma_cross_on_imported_goog_fills_as_backtesting_py(tmp_path: Path) -> None:
-    from backtesting.test import GOOG
+    from backtesting.test import GOOG  # type: ignore[import-untyped]
 
     bench = _benchmark()
     scenario_from_frame(GOOG, "goog", symbol=SYMBOL).write(tmp_path / "catalog" / "goog")

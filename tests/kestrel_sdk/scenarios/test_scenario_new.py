@@ -33,19 +33,16 @@ def _backtesting_csv(tmp_path: Path, name: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("name", "interval", "tick", "bars"),
+    "case",
     [("GOOG", "1d", "0.01", 2148), ("EURUSD", "1h", "0.00001", 5000)],
+    ids=["GOOG", "EURUSD"],
 )
 def test_backtesting_data_imports_into_a_checked_scenario(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    name: str,
-    interval: str,
-    tick: str,
-    bars: int,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[str, str, str, int]
 ) -> None:
     from backtesting.test import EURUSD, GOOG
 
+    name, interval, tick, bars = case
     source = _backtesting_csv(tmp_path, name)
     catalog = tmp_path / "catalog"
     result = _kestrel(

@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from itertools import pairwise
 
@@ -54,14 +54,15 @@ class _Row:
     row: int
     stamp: datetime  # UTC
     day: str  # the calendar day the row's own time names (local date when it has an offset)
+    midnight: bool  # the row's own time is 00:00:00 (a date, in whatever zone)
     symbol: str
     prices: tuple[Decimal, Decimal, Decimal, Decimal]
     volume: int
     time: str = ""  # the canonical time, once the interval is known
 
 
-def _parse_time(text: str) -> tuple[datetime, str] | str:
-    """(UTC time, its calendar day) or the reason it is not a time."""
+def _parse_time(text: str) -> tuple[datetime, str, bool] | str:
+    """(UTC time, its calendar day, at midnight) or the reason it is not a time."""
     if not text:
         return "the time is empty"
     if _EPOCH.fullmatch(text):
@@ -81,7 +82,7 @@ def _parse_time(text: str) -> tuple[datetime, str] | str:
             stamp = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
         except OverflowError:
             return f"time {text} is out of range"
-        return stamp, stamp.date().isoformat()
+        return stamp, stamp.date().isoformat(), stamp.time() == time()
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -90,7 +91,7 @@ def _parse_time(text: str) -> tuple[datetime, str] | str:
         return f"time {text} has fractions of a second"
     day = parsed.date().isoformat()
     stamp = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return stamp, day
+    return stamp, day, parsed.time() == time()
 
 
 def _decimal(name: str, text: str) -> Decimal | str:
@@ -147,10 +148,9 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
             )
     if faults or isinstance(when, str) or isinstance(volume, str):
         return faults
-    stamp, day = when
-    return _Row(
-        raw.row, stamp, day, symbol, (prices[0], prices[1], prices[2], prices[3]), int(volume)
-    )
+    stamp, day, midnight = when
+    four = (prices[0], prices[1], prices[2], prices[3])
+    return _Row(raw.row, stamp, day, midnight, symbol, four, int(volume))
 
 
 def _symbols(
@@ -186,6 +186,8 @@ def _interval(rows: Sequence[_Row], given: str | None, problems: list[ImportProb
             )
             return None
         return given
+    if all(row.midnight for row in rows):
+        return "1d"  # dates (at midnight in their zone): a daily file, however sparse
     stamps = sorted({row.stamp for row in rows})
     gaps = Counter(int((b - a).total_seconds()) for a, b in pairwise(stamps))
     if not gaps:
@@ -249,13 +251,13 @@ def _gaps(rows: Sequence[_Row], interval: str, problems: list[ImportProblem]) ->
         first_row[row.time] = min(first_row.get(row.time, row.row), row.row)
     times = sorted(first_row)
     origin = datetime.fromisoformat(times[0])
-    for time in times[1:]:
-        offset = int((datetime.fromisoformat(time) - origin).total_seconds()) % step
+    for moment in times[1:]:
+        offset = int((datetime.fromisoformat(moment) - origin).total_seconds()) % step
         if offset:
             problems.append(
                 ImportProblem(
-                    first_row[time],
-                    f"time {time} is {timedelta(seconds=offset)} off the {interval} grid of "
+                    first_row[moment],
+                    f"time {moment} is {timedelta(seconds=offset)} off the {interval} grid of "
                     f"the other bars (mixed intervals)",
                 )
             )
@@ -265,14 +267,14 @@ def _complete(rows: Sequence[_Row], symbols: Sequence[str], problems: list[Impor
     at: dict[str, dict[str, int]] = defaultdict(dict)
     for row in rows:
         at[row.time].setdefault(row.symbol, row.row)
-    for time in sorted(at):
-        present = at[time]
+    for moment in sorted(at):
+        present = at[moment]
         for symbol in symbols:
             if symbol not in present:
                 problems.append(
                     ImportProblem(
                         min(present.values()),
-                        f"no bar for {symbol} at {time} (every symbol needs a bar at every time)",
+                        f"no bar for {symbol} at {moment} (every symbol needs a bar at every time)",
                     )
                 )
 
