@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from ..runtime.catalog import CATALOG_PATH_ENV, load_catalog
-from ..scenarios import ScenarioImportError, ScenarioTermsInput, scenario_from_file
 from .exits import ExitCode
 from .group import fail
 from .show import json_text
@@ -28,12 +26,16 @@ def scenario() -> None:
 
 
 def _catalog_dirs() -> list[Path]:
+    from ..runtime.catalog import CATALOG_PATH_ENV  # noqa: PLC0415 - the CLI starts without it
+
     raw = os.environ.get(CATALOG_PATH_ENV, "")
     return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
 
 
 def _taken_by(scenario_id: str) -> str | None:
     """Who already has ``scenario_id`` in this process's catalog, if anyone."""
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
+
     existing = load_catalog().get(scenario_id)
     if existing is None:
         return None
@@ -41,6 +43,8 @@ def _taken_by(scenario_id: str) -> str | None:
 
 
 def _where_to_put(target: Path) -> list[str]:
+    from ..runtime.catalog import CATALOG_PATH_ENV  # noqa: PLC0415 - the CLI starts without it
+
     parent = target.resolve().parent
     dirs = [entry.resolve() for entry in _catalog_dirs() if entry.is_dir()]
     if parent in dirs or target.resolve() in dirs:
@@ -76,7 +80,7 @@ def _where_to_put(target: Path) -> list[str]:
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help=f"Scenario directory (default: ID under the first {CATALOG_PATH_ENV} entry, else ./ID).",
+    help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")
 def new(  # noqa: PLR0917 - one parameter per click option
@@ -94,6 +98,12 @@ def new(  # noqa: PLR0917 - one parameter per click option
     as_json: bool,
 ) -> None:
     """Convert a bar file into a scenario directory (scenario.toml + canonical tape.csv)."""
+    from ..scenarios import (  # noqa: PLC0415 - the CLI starts without the importer
+        ScenarioImportError,
+        ScenarioTermsInput,
+        scenario_from_file,
+    )
+
     terms = ScenarioTermsInput(
         title=title, cash=cash, fee_bps=fees_bps, shortable=shortable, bars_per_year=bars_per_year
     )
