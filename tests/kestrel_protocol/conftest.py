@@ -216,6 +216,16 @@ def build_samples() -> list[ProtocolModel]:
         fees="1.00",
         exposure="1.00000000",
         turnover="0.01011000",
+        sortino=None,
+        calmar=None,
+        buy_and_hold="0.01200000",
+        trades=1,
+        win_rate="1.00000000",
+        best_trade="0.00049456",
+        worst_trade="0.00049456",
+        avg_trade="0.00049456",
+        profit_factor=None,
+        expectancy="0.00049456",
     )
     checks = [
         ConformanceCheck(id="chain-intact", passed=True, detail="1 pentad replayed"),

@@ -76,6 +76,10 @@ def test_report_shows_the_grades_numbers_and_every_fill(
     m = grade.metrics
     for key, value in (("pnl", m.pnl), ("return", m.return_), ("sharpe", m.sharpe)):
         assert f'data-metric="{key}">{value}<' in html
+    for key, value in m.to_json().items():  # every metric and trade statistic, null as —
+        shown = "—" if value is None else str(value)
+        assert f'data-metric-row="{key}">{shown}<' in html
+    assert m.trades > 0
     assert html.count('class="fill-marker"') == m.fills
     for check in grade.conformance.checks:
         assert f'data-check="{check.id}"' in html

@@ -420,7 +420,7 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
         assert root_of(rt.artifact(root)) == root
     grade = rt.grade("local", sid)
     assert isinstance(grade, GradeResult)
-    assert grade.root == "sha256:74138b9963a5561ad522cc7ba66f51a90606aa0ff3c06dec55c3db379cb0f255"
+    assert grade.root == "sha256:254fe6025ef4eac5f4a510e82f61d84abf84df8828c40679dbd6e085d23b6831"
     assert rt.verify(grade).ok
     rt.shutdown()
 

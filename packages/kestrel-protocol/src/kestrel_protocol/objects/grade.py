@@ -22,16 +22,28 @@ __all__ = [
 
 
 class Metrics(ProtocolModel):
-    """Performance over the equity series (decimal strings, 8 places for ratios)."""
+    """Performance over the equity series and the session's round-trip trades (decimal
+    strings, 8 places for ratios; ``null`` where a statistic is undefined, such as the
+    win rate of a session without trades)."""
 
     pnl: DecimalStr
     return_: DecimalStr = Field(alias="return")
     max_drawdown: DecimalStr
     sharpe: DecimalStr
+    sortino: DecimalStr | None
+    calmar: DecimalStr | None
     fills: int
     fees: DecimalStr
     exposure: DecimalStr
     turnover: DecimalStr
+    buy_and_hold: DecimalStr | None
+    trades: int
+    win_rate: DecimalStr | None
+    best_trade: DecimalStr | None
+    worst_trade: DecimalStr | None
+    avg_trade: DecimalStr | None
+    profit_factor: DecimalStr | None
+    expectancy: DecimalStr | None
 
 
 class ConformanceCheck(ProtocolModel):

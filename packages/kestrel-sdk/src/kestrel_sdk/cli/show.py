@@ -57,7 +57,7 @@ def grade_table(grade: GradeResult) -> Table:
     table.add_column("value", justify="right")
     metrics = grade.metrics.to_json()
     for name, value in metrics.items():
-        table.add_row(name, str(value))
+        table.add_row(name, "—" if value is None else str(value))
     for check in grade.conformance.checks:
         mark = "pass" if check.passed else "FAIL"
         table.add_row(f"check {check.id}", f"{mark}  {check.detail}".strip())

@@ -41,6 +41,16 @@ def _tile(key: str, label: str, value: str) -> str:
     )
 
 
+def _rows(*rows: tuple[str, str, str | None]) -> str:
+    """Table rows of grade figures; an undefined (``null``) one shows as an em dash."""
+    return "".join(
+        f"<tr><th>{escape(label)}</th>"
+        f'<td class="num" data-metric-row="{key}">{"—" if value is None else escape(value)}</td>'
+        "</tr>"
+        for key, label, value in rows
+    )
+
+
 def render_report(data: ReportData) -> str:
     """Render the page; every figure shown as text is the grade's own decimal string."""
     grade, scenario = data.grade, data.scenario
@@ -78,19 +88,27 @@ def render_report(data: ReportData) -> str:
                 span_labels=span,
             )
         )
-    metric_rows = "".join(
-        f"<tr><th>{escape(label)}</th>"
-        f'<td class="num" data-metric-row="{key}">{escape(value)}</td></tr>'
-        for key, label, value in (
-            ("pnl", "P&L", m.pnl),
-            ("return", "Return", m.return_),
-            ("maxDrawdown", "Max drawdown", m.max_drawdown),
-            ("sharpe", "Sharpe", m.sharpe),
-            ("fills", "Fills", str(m.fills)),
-            ("fees", "Fees", m.fees),
-            ("exposure", "Exposure", m.exposure),
-            ("turnover", "Turnover", m.turnover),
-        )
+    metric_rows = _rows(
+        ("pnl", "P&L", m.pnl),
+        ("return", "Return", m.return_),
+        ("buyAndHold", "Buy & hold return (first symbol)", m.buy_and_hold),
+        ("maxDrawdown", "Max drawdown", m.max_drawdown),
+        ("sharpe", "Sharpe", m.sharpe),
+        ("sortino", "Sortino", m.sortino),
+        ("calmar", "Calmar", m.calmar),
+        ("fills", "Fills", str(m.fills)),
+        ("fees", "Fees", m.fees),
+        ("exposure", "Exposure", m.exposure),
+        ("turnover", "Turnover", m.turnover),
+    )
+    trade_rows = _rows(
+        ("trades", "Trades (round trips)", str(m.trades)),
+        ("winRate", "Win rate", m.win_rate),
+        ("bestTrade", "Best trade", m.best_trade),
+        ("worstTrade", "Worst trade", m.worst_trade),
+        ("avgTrade", "Average trade (geometric)", m.avg_trade),
+        ("profitFactor", "Profit factor", m.profit_factor),
+        ("expectancy", "Expectancy (mean trade return)", m.expectancy),
     )
     check_rows = "".join(
         f'<tr data-check="{escape(c.id)}"><td><code>{escape(c.id)}</code></td>'
@@ -173,6 +191,10 @@ def render_report(data: ReportData) -> str:
 {"".join(price_charts)}
 <h2>Metrics</h2>
 <table id="metrics">{metric_rows}</table>
+<h2>Trades</h2>
+<p class="sub">Round trips: a trade opens when a position leaves zero and closes when it
+returns to zero; returns are net of fees over the entry notional.</p>
+<table id="trades">{trade_rows}</table>
 <h2>Conformance</h2>
 <table id="conformance"><tr><th>check</th><th>result</th><th>detail</th></tr>{check_rows}</table>
 <h2>Roots</h2>

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from decimal import Context, Decimal, localcontext
+from fractions import Fraction
 from typing import Any
 
 from kestrel_protocol import (
@@ -28,8 +29,10 @@ from kestrel_protocol import (
 from ..catalog.model import LoadedScenario
 from .core import SessionEngine
 from .frame import frame_root
+from .risk import risk_metrics
+from .trades import round_trips, trade_metrics
 
-__all__ = ["compute_grade", "equity_metrics"]
+__all__ = ["compute_grade", "equity_metrics", "max_drawdown"]
 
 _CONTEXT = Context(prec=50)
 
@@ -54,6 +57,18 @@ def _sharpe(series: Sequence[int], bars_per_year: int) -> Decimal:
     return mean / variance.sqrt() * Decimal(bars_per_year).sqrt()
 
 
+def max_drawdown(series: Sequence[int]) -> Fraction:
+    """``max (peak − e) / peak`` over the series (0 when it never falls below a positive peak)."""
+    worst_num, worst_den = 0, 1
+    peak = series[0]
+    for equity in series:
+        if equity > peak:
+            peak = equity
+        elif peak > 0 and (peak - equity) * worst_den > worst_num * peak:
+            worst_num, worst_den = peak - equity, peak
+    return Fraction(worst_num, worst_den)
+
+
 def equity_metrics(
     series: Sequence[int], holding: Sequence[int], scale: int, bars_per_year: int
 ) -> dict[str, str]:
@@ -63,22 +78,25 @@ def equity_metrics(
         e0, et = series[0], series[-1]
         pnl = Decimal(et - e0).scaleb(-scale)
         ret = Decimal(et - e0) / Decimal(e0) if e0 else Decimal(0)
-        worst_num, worst_den = 0, 1
-        peak = series[0]
-        for equity in series:
-            if equity > peak:
-                peak = equity
-            elif peak > 0 and (peak - equity) * worst_den > worst_num * peak:
-                worst_num, worst_den = peak - equity, peak
+        worst = max_drawdown(series)
         processed = len(series) - 1
         exposure = Decimal(sum(holding[1:])) / processed if processed else Decimal(0)
         return {
             "pnl": money(pnl),
             "return": ratio(ret),
-            "maxDrawdown": ratio(Decimal(worst_num) / Decimal(worst_den)),
+            "maxDrawdown": ratio(Decimal(worst.numerator) / Decimal(worst.denominator)),
             "sharpe": ratio(_sharpe(series, bars_per_year)),
             "exposure": ratio(exposure),
         }
+
+
+def _buy_and_hold(loaded: LoadedScenario, last: int) -> str | None:
+    """The first instrument's close-to-close return from bar 0 to bar ``last``."""
+    close = loaded.tape.columns[loaded.scenario.instruments[0].symbol].close
+    if close[0] <= 0:
+        return None
+    with localcontext(_CONTEXT):
+        return ratio(Decimal(close[last] - close[0]) / Decimal(close[0]))
 
 
 def _check(check_id: str, passed: bool, detail: str) -> dict[str, Any]:
@@ -149,6 +167,11 @@ def compute_grade(
         metrics["turnover"] = ratio(Decimal(turnover) / Decimal(e0) if e0 else Decimal(0))
         metrics["fees"] = money(Decimal(engine.account.fees).scaleb(-terms.scale))
     metrics["fills"] = len(fills)
+    metrics.update(risk_metrics(series, scenario.tape.bars_per_year, max_drawdown(series)))
+    metrics["buyAndHold"] = _buy_and_hold(loaded, engine.clock)
+    factor = terms.tape_factor
+    marks = {s: c.close[engine.clock] * factor for s, c in loaded.tape.columns.items()}
+    metrics.update(trade_metrics(round_trips(fills, marks)))
 
     positions: dict[str, int] = {}
     worst = 0

@@ -1,0 +1,76 @@
+"""Annualized-return ratios of an equity series: Sortino and Calmar (backtesting.py's).
+
+With e0…eT the equity series (T processed bars) and N the scenario's bars per year:
+
+* annualized return ``A = (eT / e0) ** (N / T) − 1`` when every point is positive (the
+  geometric mean of the per-bar growth, compounded over a year), else 0;
+* ``sortino = A / (sqrt(Σ min(r, 0)² / T) × sqrt(N))`` over the per-bar simple returns r;
+* ``calmar = A / maxDrawdown``.
+
+A ratio is ``None`` when it is undefined (no processed bar, no losing bar, no
+drawdown) or when ``A`` exceeds 10**100 (a few minute bars annualized over a year of
+minutes), where it no longer means anything. Decimal at 50 significant digits:
+``ln``, ``exp`` and ``sqrt`` are correctly rounded, so the figures are the same on every
+machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Context, Decimal, localcontext
+from fractions import Fraction
+
+from kestrel_protocol import ratio
+
+__all__ = ["risk_metrics"]
+
+_CONTEXT = Context(prec=50)
+_LIMIT = Decimal(100) * Decimal(10).ln(_CONTEXT)
+"""``ln(10**100)``: the largest annualized log-growth reported."""
+
+
+def _ratio(value: Decimal) -> str:
+    """A ratio of any magnitude to 8 places (the context grows to hold every digit)."""
+    with localcontext(_CONTEXT) as ctx:
+        ctx.prec = max(50, value.adjusted() + 10)
+        return ratio(value)
+
+
+def _annualized(series: Sequence[int], bars_per_year: int) -> Decimal | None:
+    bars = len(series) - 1
+    if bars == 0 or any(e <= 0 for e in series):
+        return Decimal(0)
+    growth = (Decimal(series[-1]) / Decimal(series[0])).ln() * bars_per_year / bars
+    if growth > _LIMIT:
+        return None
+    return growth.exp() - 1
+
+
+def _downside(series: Sequence[int]) -> Decimal:
+    """``sqrt(Σ min(r, 0)² / T)`` over the per-bar simple returns (0 from a zero equity)."""
+    total = Decimal(0)
+    previous = series[0]
+    for equity in series[1:]:
+        if (previous > 0 and equity < previous) or (previous < 0 and equity > previous):
+            r = Decimal(equity - previous) / Decimal(previous)
+            total += r * r
+        previous = equity
+    return (total / (len(series) - 1)).sqrt()
+
+
+def risk_metrics(
+    series: Sequence[int], bars_per_year: int, max_drawdown: Fraction
+) -> dict[str, str | None]:
+    """``sortino`` and ``calmar`` of the equity series ``series`` (any unit)."""
+    with localcontext(_CONTEXT):
+        annual = _annualized(series, bars_per_year)
+        sortino: str | None = None
+        calmar: str | None = None
+        if annual is not None and len(series) > 1:
+            downside = _downside(series)
+            if downside:
+                sortino = _ratio(annual / (downside * Decimal(bars_per_year).sqrt()))
+            if max_drawdown:
+                dd = Decimal(max_drawdown.numerator) / Decimal(max_drawdown.denominator)
+                calmar = _ratio(annual / dd)
+        return {"sortino": sortino, "calmar": calmar}

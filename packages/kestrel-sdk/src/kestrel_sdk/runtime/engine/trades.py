@@ -1,0 +1,133 @@
+"""Round-trip trades of a session and their statistics (the grade's trade metrics).
+
+A trade is one round trip of one symbol: it opens when the position leaves zero and
+closes when it returns to zero. Adding to a position or reducing it without reaching
+zero stays within the trade; a fill that crosses zero closes the trade and opens the
+next one with the rest, its fee split between them by shares (exactly, as a fraction).
+A trade's net P&L is its cash flows, ``Σ −signed qty × price − fee``; its return is that
+P&L over its entry notional (``Σ |qty × price|`` of the fills that opened or grew it), as
+backtesting.py's ``Trade.pl_pct``. A position still open when the session ends counts as
+a trade marked at the last processed bar's close, without an exit fee.
+
+Exact arithmetic: cash flows are integers (P units) and fractions; only the geometric
+mean uses ``Decimal.ln``/``exp`` at 50 digits, which are correctly rounded and so the
+same on every machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Context, Decimal, localcontext
+from fractions import Fraction
+
+from kestrel_protocol import ratio
+
+from .orders import Fill
+from .scaled import div_round_half_even, scaled_text
+
+__all__ = ["Trade", "round_trips", "trade_metrics"]
+
+_CONTEXT = Context(prec=50)
+
+
+@dataclass(frozen=True, slots=True)
+class Trade:
+    """A finished (or end-of-session marked) round trip: net P&L and entry notional in
+    P units."""
+
+    symbol: str
+    pnl: Fraction
+    cost: int
+
+    @property
+    def ret(self) -> Fraction:
+        return self.pnl / self.cost
+
+
+class _Open:
+    __slots__ = ("cost", "pnl", "qty")
+
+    def __init__(self, qty: int, price: int, fee: Fraction) -> None:
+        self.qty = qty
+        self.cost = abs(qty) * price
+        self.pnl = Fraction(-qty * price) - fee
+
+
+def round_trips(fills: Sequence[Fill], marks: Mapping[str, int]) -> list[Trade]:
+    """The round trips of ``fills`` (in booking order), closed ones in the order they
+    closed, then any still open marked at ``marks`` (P units, by symbol)."""
+    trips: list[Trade] = []
+    live: dict[str, _Open] = {}
+    for f in fills:
+        symbol = f.order.symbol
+        delta = f.qty if f.order.buy else -f.qty
+        trip = live.get(symbol)
+        if trip is None:
+            live[symbol] = _Open(delta, f.price, Fraction(f.fee))
+            continue
+        if (trip.qty > 0) == (delta > 0):
+            trip.qty += delta
+            trip.cost += abs(delta) * f.price
+            trip.pnl -= delta * f.price + f.fee
+            continue
+        closing = min(abs(delta), abs(trip.qty))
+        closing_delta = closing if delta > 0 else -closing
+        fee_part = Fraction(f.fee * closing, abs(delta))
+        trip.pnl -= closing_delta * f.price + fee_part
+        trip.qty += closing_delta
+        if trip.qty == 0:
+            trips.append(Trade(symbol, trip.pnl, trip.cost))
+            del live[symbol]
+            rest = delta - closing_delta
+            if rest:
+                live[symbol] = _Open(rest, f.price, f.fee - fee_part)
+    for symbol, trip in live.items():
+        trips.append(Trade(symbol, trip.pnl + trip.qty * marks[symbol], trip.cost))
+    return trips
+
+
+def _ratio(value: Fraction) -> str:
+    """An exact fraction as a ratio: 8 places, half-even."""
+    return scaled_text(div_round_half_even(value.numerator * 10**8, value.denominator), 8)
+
+
+def _geometric_mean(returns: Sequence[Fraction]) -> str:
+    """``exp(mean(ln(1 + r))) − 1``; 0 when some ``1 + r`` is not positive
+    (backtesting.py's ``geometric_mean``)."""
+    if any(r <= -1 for r in returns):
+        return ratio(Decimal(0))
+    with localcontext(_CONTEXT):
+        total = sum(
+            ((Decimal((1 + r).numerator) / Decimal((1 + r).denominator)).ln() for r in returns),
+            Decimal(0),
+        )
+        return ratio((total / len(returns)).exp() - 1)
+
+
+def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
+    """``trades``, ``winRate``, ``bestTrade``, ``worstTrade``, ``avgTrade`` (geometric),
+    ``profitFactor`` and ``expectancy`` (arithmetic mean return) of ``trips``; every
+    ratio ``None`` without trades, ``profitFactor`` ``None`` without a losing trade."""
+    returns = [t.ret for t in trips]
+    if not returns:
+        return {
+            "trades": 0,
+            "winRate": None,
+            "bestTrade": None,
+            "worstTrade": None,
+            "avgTrade": None,
+            "profitFactor": None,
+            "expectancy": None,
+        }
+    gains = sum((r for r in returns if r > 0), Fraction(0))
+    losses = -sum((r for r in returns if r < 0), Fraction(0))
+    return {
+        "trades": len(returns),
+        "winRate": _ratio(Fraction(sum(1 for t in trips if t.pnl > 0), len(trips))),
+        "bestTrade": _ratio(max(returns)),
+        "worstTrade": _ratio(min(returns)),
+        "avgTrade": _geometric_mean(returns),
+        "profitFactor": _ratio(gains / losses) if losses else None,
+        "expectancy": _ratio(sum(returns, Fraction(0)) / len(returns)),
+    }
