@@ -329,5 +329,9 @@ class FakeTransport:
 
         return VerificationReport(ok=grade.root in self.s.artifacts, grade=grade.root)
 
+    async def proof(self, session_id: str, embed_tape: bool = False) -> Any:
+        # The door does not serve proofs yet; nothing in it calls this.
+        raise NotImplementedError("the fake door transport makes no proofs")
+
     async def aclose(self) -> None:
         return None

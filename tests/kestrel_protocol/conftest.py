@@ -24,6 +24,7 @@ from kestrel_protocol import (
     ConformanceCheck,
     Delivery,
     Diagnostic,
+    EmbeddedScenario,
     FeeTerms,
     FillTerms,
     FrameEvent,
@@ -39,6 +40,8 @@ from kestrel_protocol import (
     Pentad,
     PentadBody,
     Position,
+    Proof,
+    ProofScenario,
     ProtocolModel,
     Scenario,
     ScenarioRef,
@@ -248,7 +251,20 @@ def build_samples() -> list[ProtocolModel]:
         operation="op_77", progress=progress, resume_after_ms=250, token="tok_abc"
     )
     mismatch = Mismatch(field="head", expected=record.head, found="sha256:" + "1" * 64)
-    verification = VerificationReport(ok=False, grade=grade.root, mismatch=mismatch)
+    proof_scenario = ProofScenario(id=scenario.id, root=scenario.root, tape_root=tape.root)
+    embedded = EmbeddedScenario(scenario=scenario, tape="time,symbol,open,high,low,close,volume\n")
+    proof = Proof.with_root(
+        scenario=proof_scenario,
+        grade=grade,
+        record=record,
+        head=frame,
+        pentads=[pentad],
+        blotter=blotter,
+        embedded=embedded,
+    )
+    verification = VerificationReport(
+        ok=False, grade=grade.root, proof=proof.root, mismatch=mismatch
+    )
     return [
         statement_kinds[0],
         catalog_entry,
@@ -287,6 +303,9 @@ def build_samples() -> list[ProtocolModel]:
         progress,
         resumption,
         mismatch,
+        proof_scenario,
+        embedded,
+        proof,
         verification,
     ]
 

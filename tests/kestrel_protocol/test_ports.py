@@ -15,6 +15,7 @@ from kestrel_protocol import (
     Offer,
     OperationResumption,
     Payment,
+    Proof,
     Scenario,
     SessionOpened,
     SessionRecord,
@@ -139,6 +140,9 @@ class _Transport:
         raise NotImplementedError
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
+        raise NotImplementedError
+
+    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
         raise NotImplementedError
 
     async def aclose(self) -> None:

@@ -197,3 +197,27 @@ async def test_small_blotters_are_built_on_the_loop_large_ones_off_it(
     assert closed == runtime.blotter("local", session.id)
     assert len(closed.orders) == 303
     runtime.shutdown()
+
+
+async def test_sdk_proof_grades_an_open_session_and_refuses_another_principals(
+    tmp_path: Path,
+) -> None:
+    runtime = Runtime(tmp_path)
+    try:
+        alice = create_sdk(local_transport(runtime=runtime, principal="alice"))
+        bob = create_sdk(local_transport(runtime=runtime, principal="bob"))
+        opened = await alice.open_session("acme-trend")
+        assert opened.session is not None
+        await opened.session.submit("buy 10 ACME\nadvance 5\n")
+        proof = await alice.proof(opened.session.id)  # closes and grades it first
+        assert proof.grade == await alice.grade(opened.session.id)
+        assert proof.record.status == "closed"
+        embedded = await alice.proof(opened.session.id, embed_tape=True)
+        assert embedded.embedded is not None
+        assert embedded.embedded.tape == await alice.tape("acme-trend")
+        assert embedded.grade == proof.grade
+        with pytest.raises(SdkLocalError) as refused:
+            await bob.proof(opened.session.id)
+        assert refused.value.code == "UNKNOWN_SESSION"
+    finally:
+        runtime.shutdown()

@@ -17,6 +17,7 @@ from kestrel_protocol import (
     Offer,
     OperationResumption,
     Payment,
+    Proof,
     Scenario,
     SessionRecord,
     SessionResponse,
@@ -114,6 +115,13 @@ class KestrelSdk:
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
         return await self.transport.verify(grade)
+
+    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
+        """The session's proof (grading it first if need be): the grade with its record,
+        pentads, blotter and scenario reference, verifiable on any machine with
+        ``kestrel verify``. ``embed_tape`` carries the scenario and its tape too, which
+        a verifier whose catalog lacks the scenario (a user scenario) needs."""
+        return await self.transport.proof(session_id, embed_tape)
 
     async def aclose(self) -> None:
         await self.transport.aclose()

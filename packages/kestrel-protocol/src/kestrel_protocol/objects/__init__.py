@@ -25,6 +25,7 @@ from .grade import (
     VerificationReport,
 )
 from .offer import Offer
+from .proof import EmbeddedScenario, Proof, ProofScenario
 from .record import SessionRecord
 from .session import (
     AccountState,
@@ -57,6 +58,7 @@ __all__ = [
     "ConformanceCheck",
     "Delivery",
     "Diagnostic",
+    "EmbeddedScenario",
     "FeeTerms",
     "FillTerms",
     "FrameEvent",
@@ -72,6 +74,8 @@ __all__ = [
     "Pentad",
     "PentadBody",
     "Position",
+    "Proof",
+    "ProofScenario",
     "Scenario",
     "ScenarioRef",
     "SessionFrame",

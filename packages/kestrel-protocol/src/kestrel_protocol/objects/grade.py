@@ -100,9 +100,11 @@ class Mismatch(ProtocolModel):
 
 
 class VerificationReport(ProtocolModel):
-    """The outcome of ``verify(grade)``: replayed from artifacts, first mismatch named."""
+    """The outcome of verifying a grade or a proof: replayed, first mismatch named.
+    ``proof`` is the presented proof's root when a proof was verified."""
 
     kind: Literal["kestrel.verification"] = "kestrel.verification"
     ok: bool
     grade: str
+    proof: str | None = None
     mismatch: Mismatch | None = None

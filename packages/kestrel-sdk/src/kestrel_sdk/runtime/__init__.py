@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .ids import operation_id, session_id
     from .service import DEFAULT_GRADE_BUDGET, Runtime
     from .store import SqliteStore, default_home
-    from .verify import verify_grade
+    from .verify import verify_grade, verify_proof
 
 __all__ = [
     "DEFAULT_GRADE_BUDGET",
@@ -23,6 +23,7 @@ __all__ = [
     "operation_id",
     "session_id",
     "verify_grade",
+    "verify_proof",
 ]
 
 _WHERE = {
@@ -33,6 +34,7 @@ _WHERE = {
     "operation_id": ".ids",
     "session_id": ".ids",
     "verify_grade": ".verify",
+    "verify_proof": ".verify",
 }
 
 

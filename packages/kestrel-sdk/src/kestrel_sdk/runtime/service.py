@@ -25,12 +25,15 @@ from kestrel_protocol import (
     Blotter,
     Catalog,
     Delivery,
+    EmbeddedScenario,
     GradeResult,
     KestrelError,
     OperationResumption,
     Payment,
     Pentad,
     PentadBody,
+    Proof,
+    ProofScenario,
     RefusalCode,
     Scenario,
     ScenarioRef,
@@ -54,7 +57,7 @@ from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations
 from .store import SessionRow, SqliteStore, pentad_bytes, pentad_root
-from .verify import verify_grade
+from .verify import verify_grade, verify_proof
 
 __all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
 
@@ -537,3 +540,32 @@ class Runtime:
     def verify(self, grade: GradeResult) -> VerificationReport:
         """Replay a grade from the artifacts alone and name the first mismatch."""
         return verify_grade(self.store, self.index, grade)
+
+    def proof(self, principal: str, sid: str, embed_tape: bool = False) -> Proof:
+        """The session's proof: its grade (graded now, closing the session, if need be;
+        this waits for the grade however long it takes), record, pentads, blotter and
+        scenario reference, with the scenario and its tape when ``embed_tape``."""
+        graded = self.grade(principal, sid)
+        while isinstance(graded, OperationResumption):
+            graded = self.resume(principal, graded.token, budget=60.0)
+        record = self.close(principal, sid)
+        loaded = self._session(principal, sid).loaded
+        scenario = loaded.scenario
+        members: dict[str, Any] = {
+            "scenario": ProofScenario(
+                id=scenario.id, root=scenario.root, tape_root=scenario.tape.root
+            ),
+            "grade": graded,
+            "record": record,
+            "head": SessionFrame.parse(self._artifact(record.head)),
+            "pentads": self._pentads(record),
+            "blotter": Blotter.parse(self._artifact(record.blotter_root)),
+        }
+        if embed_tape:
+            members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
+        return Proof.with_root(**members)
+
+    def verify_proof(self, data: Any) -> VerificationReport:
+        """Verify a proof (JSON data) by replay over this catalog or its embedded scenario;
+        needs nothing from the store. See :func:`~.verify.verify_proof`."""
+        return verify_proof(self.index, data)

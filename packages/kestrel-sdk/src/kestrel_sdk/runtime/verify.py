@@ -1,10 +1,19 @@
-"""``verify(grade)``: replay a grade from the artifact store and name the first mismatch.
+"""Verification: replay a grade (from the artifact store) or a proof (from itself) and
+name the first mismatch.
 
-Verification trusts nothing it is shown: it loads the record and the pentads by root
-(the store refuses to serve a row whose bytes do not hash to its root), replays every
-pentad on a fresh engine over the catalog's scenario, recomputes every frame root, the
-head, the blotter root and the grade, and compares them with what was presented, in a
-fixed order, reporting the first field that differs.
+Verification trusts nothing it is shown. A grade's record and pentads are loaded by
+root (the store refuses to serve a row whose bytes do not hash to its root); a proof
+carries them. Every pentad is replayed on a fresh engine over the scenario, every frame
+root, the head, the blotter and the grade are recomputed and compared with what was
+presented, in a fixed order, reporting the first field that differs.
+
+A proof is verified from its JSON data, never from a parsed model (parsing would stop
+at the first root that does not verify instead of naming the member that changed). Its
+only inputs are the session id and label, the scenario and the pentads' sources; every
+other member, the roots included, is derived and compared: ``scenario`` (the
+embedded scenario rebuilt from its terms and tape, or the catalog's), then each
+``pentads[i]`` as it is replayed, then ``record``, ``head``, ``blotter``, ``grade``,
+any other member, and the proof's ``root``.
 """
 
 from __future__ import annotations
@@ -17,17 +26,20 @@ from kestrel_protocol import (
     KestrelError,
     Mismatch,
     Pentad,
+    RefusalCode,
     SessionRecord,
     VerificationReport,
     root_of,
+    root_of_bytes,
 )
 from kestrel_protocol.ports import ArtifactStore
 
-from .catalog.model import CatalogIndex
+from .catalog import load_embedded
+from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.frame import frame_root
 from .engine.session import SessionEngine, compute_grade
 
-__all__ = ["flatten", "verify_grade"]
+__all__ = ["flatten", "verify_grade", "verify_proof"]
 
 
 class _Mismatch(Exception):
@@ -125,3 +137,159 @@ def verify_grade(
     except _Mismatch as exc:
         return VerificationReport(ok=False, grade=grade.root, mismatch=exc.mismatch)
     return VerificationReport(ok=True, grade=grade.root)
+
+
+def _root_last(leaf: tuple[str, Any]) -> tuple[int, int]:
+    """Content before roots, inner roots before outer ones: a changed member is named
+    rather than the root that no longer covers it."""
+    path = leaf[0]
+    if path == "root" or path.endswith(".root"):
+        return 1, -path.count(".")
+    return 0, 0
+
+
+def _compare(prefix: str, expected: Any, presented: Any) -> None:
+    """Every leaf of ``expected`` against ``presented`` (then any extra leaf of it)."""
+    found = dict(flatten(presented, prefix))
+    for path, value in sorted(flatten(expected, prefix), key=_root_last):
+        _same(path, value, found.pop(path, "(absent)"))
+    for path, value in found.items():
+        _same(path, "(absent)", value)
+
+
+def _member(data: dict[str, Any], name: str, kind: type) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kind):
+        raise _Mismatch(name, f"a {'list' if kind is list else 'JSON object'}", _text(value))
+    return value
+
+
+def _embedded(data: Any) -> LoadedScenario:
+    """The scenario a proof embeds, rebuilt from its terms and tape, its object compared."""
+    if not isinstance(data, dict):
+        raise _Mismatch("embedded", "an object with scenario and tape", _text(data))
+    tape, scenario = data.get("tape"), data.get("scenario")
+    if not isinstance(tape, str):
+        raise _Mismatch("embedded.tape", "the tape as canonical CSV text", _text(tape))
+    if not isinstance(scenario, dict):
+        raise _Mismatch("embedded.scenario", "a kestrel.scenario object", _text(scenario))
+    try:
+        loaded = load_embedded(scenario, tape)
+    except ValueError as exc:
+        raise _Mismatch("embedded", "a scenario the catalog would accept", str(exc)) from None
+    _same("embedded.tape", loaded.scenario.tape.root, root_of_bytes(tape.encode("utf-8")))
+    _compare("embedded.scenario", loaded.scenario.to_json(), scenario)
+    return loaded
+
+
+def _proof_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:
+    ref = _member(data, "scenario", dict)
+    scenario_id, root = ref.get("id"), ref.get("root")
+    if "embedded" in data:
+        loaded = _embedded(data["embedded"])
+    else:
+        found = index.get(scenario_id) if isinstance(scenario_id, str) else None
+        if found is None or found.scenario.root != root:
+            has = f" (its {scenario_id} is {found.scenario.root})" if found is not None else ""
+            raise KestrelError(
+                RefusalCode.UNKNOWN_SCENARIO,
+                f"cannot verify the proof: its scenario {scenario_id} ({root}) is not in this "
+                f"catalog{has} and the proof does not embed it; make the proof with "
+                "`kestrel proof SESSION --embed-tape`, or add the scenario to "
+                "KESTREL_CATALOG_PATH",
+                {"scenario": scenario_id, "root": root},
+            )
+        loaded = found
+    scenario = loaded.scenario
+    expected = {"id": scenario.id, "root": scenario.root, "tapeRoot": scenario.tape.root}
+    _compare("scenario", expected, ref)
+    return loaded
+
+
+def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
+    loaded = _proof_scenario(index, data)
+    scenario = loaded.scenario
+    presented_record = _member(data, "record", dict)
+    session, label = presented_record.get("session"), presented_record.get("label")
+    if not isinstance(session, str):
+        raise _Mismatch("record.session", "a session id", _text(session))
+    if not isinstance(label, str):
+        raise _Mismatch("record.label", "a session label", _text(label))
+    presented_pentads = _member(data, "pentads", list)
+
+    engine = SessionEngine(loaded, session)
+    pentads: list[Pentad] = []
+    for i, presented in enumerate(presented_pentads):
+        where = f"pentads[{i}]"
+        body = presented.get("body") if isinstance(presented, dict) else None
+        source = body.get("bytes") if isinstance(body, dict) else None
+        if not isinstance(source, str):
+            raise _Mismatch(f"{where}.body.bytes", "the source text", _text(source))
+        pentad = Pentad.with_root(
+            session=session,
+            seq=i + 1,
+            prev=frame_root(engine.frame()),
+            body={"media_type": "text/x-kestrel", "bytes": source},
+        )
+        _compare(where, pentad.to_json(), presented)
+        try:
+            engine.submit(source)
+        except KestrelError as exc:
+            found = f"{exc.code}: {exc.message}"
+            raise _Mismatch(f"{where}.body.bytes", "a source the session accepts", found) from None
+        pentads.append(pentad)
+    closed = engine.close()
+    head = frame_root(closed)
+    blotter = engine.blotter()
+    record = SessionRecord.with_root(
+        session=session,
+        scenario={"id": scenario.id, "root": scenario.root},
+        label=label,
+        pentads=[p.root for p in pentads],
+        head=head,
+        blotter_root=blotter.root,
+    )
+    _compare("record", record.to_json(), presented_record)
+    _compare("head", closed.to_json(), data.get("head"))
+    _compare("blotter", blotter.to_json(), data.get("blotter"))
+    grade = compute_grade(loaded, record, pentads)
+    _compare("grade", grade.to_json(), data.get("grade"))
+    expected: dict[str, Any] = {
+        "kind": "kestrel.proof",
+        "version": 1,
+        "scenario": {"id": scenario.id, "root": scenario.root, "tapeRoot": scenario.tape.root},
+        "grade": grade.to_json(),
+        "record": record.to_json(),
+        "head": closed.to_json(),
+        "pentads": [p.to_json() for p in pentads],
+        "blotter": blotter.to_json(),
+    }
+    if "embedded" in data:
+        expected["embedded"] = data["embedded"]  # rebuilt and compared above
+    rest = {k: v for k, v in data.items() if k not in expected and k != "root"}
+    _compare("", {k: v for k, v in expected.items() if k not in data}, rest)
+    _same("kind", "kestrel.proof", data.get("kind"))
+    _same("version", 1, data.get("version"))
+    _same("root", root_of(expected), data.get("root"))
+
+
+def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:
+    """The verification report of a proof given as JSON data (``ok`` or the first
+    mismatch), replayed over ``index``'s scenario or the one the proof embeds.
+
+    Raises ``ValueError`` when ``data`` is not a ``kestrel.proof`` object, and
+    ``KestrelError(UNKNOWN_SCENARIO)`` naming the scenario's id and root when it is
+    neither in ``index`` nor embedded.
+    """
+    if not isinstance(data, dict) or data.get("kind") != "kestrel.proof":
+        raise ValueError("expected a kestrel.proof object")
+    grade = data.get("grade")
+    grade_root = _text(grade.get("root")) if isinstance(grade, dict) else "(absent)"
+    proof_root = _text(data.get("root"))
+    try:
+        _check_proof(index, data)
+    except _Mismatch as exc:
+        return VerificationReport(
+            ok=False, grade=grade_root, proof=proof_root, mismatch=exc.mismatch
+        )
+    return VerificationReport(ok=True, grade=grade_root, proof=proof_root)

@@ -25,6 +25,7 @@ from kestrel_protocol import (
     KestrelError,
     OperationResumption,
     Payment,
+    Proof,
     RefusalCode,
     Scenario,
     SessionOpened,
@@ -157,6 +158,9 @@ class LocalTransport:
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
         return await self._offload(self.runtime.verify, grade)
+
+    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
+        return await self._offload(self.runtime.proof, self.principal, session_id, embed_tape)
 
     async def aclose(self) -> None:
         if self._owns_runtime:

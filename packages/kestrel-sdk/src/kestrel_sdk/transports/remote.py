@@ -22,6 +22,7 @@ from kestrel_protocol import (
     Offer,
     OperationResumption,
     Payment,
+    Proof,
     ProtocolModel,
     RefusalCode,
     Scenario,
@@ -185,6 +186,10 @@ class RemoteTransport:
     async def verify(self, grade: GradeResult) -> VerificationReport:
         data = await self._json("POST", "/v1/verify", {"grade": grade.to_json()})
         return _parse(VerificationReport, data)
+
+    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
+        path = f"/v1/sessions/{_seg(session_id)}/proof" + ("?embedTape=true" if embed_tape else "")
+        return _parse(Proof, await self._json("GET", path))
 
     async def aclose(self) -> None:
         if self._owns_client:

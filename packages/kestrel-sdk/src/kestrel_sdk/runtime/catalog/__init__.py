@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .builder import build_loaded_scenario
+from .embedded import load_embedded
 from .loader import CATALOG_PATH_ENV, ShippedTapeError, check_catalog, load_catalog, tape_csv
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, SymbolColumns, Tape
 
@@ -17,5 +18,6 @@ __all__ = [
     "build_loaded_scenario",
     "check_catalog",
     "load_catalog",
+    "load_embedded",
     "tape_csv",
 ]

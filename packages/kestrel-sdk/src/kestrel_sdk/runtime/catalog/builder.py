@@ -16,7 +16,7 @@ from .objects import scenario_object
 from .tapes import HEADER, TapeShape, parse_tape
 from .terms import BARS_PER_YEAR, INTERVAL_SECONDS, parse_terms
 
-__all__ = ["BarRow", "build_loaded_scenario"]
+__all__ = ["BarRow", "build_loaded_scenario", "terms_toml"]
 
 Value = str | int | Decimal
 BarRow = Sequence[Value]
@@ -29,6 +29,57 @@ def _text(value: Value) -> str:
 
 def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def terms_toml(
+    *,
+    scenario_id: str,
+    title: str,
+    description: str,
+    interval: str,
+    bars_per_year: int,
+    cash: str,
+    shortable: bool,
+    max_position: int,
+    max_drawdown: str,
+    fee_bps: str,
+    fee_minimum: str,
+    participation: str,
+    slippage_bps: str,
+    instruments: Sequence[Mapping[str, str | int]],
+) -> str:
+    """The ``scenario.toml`` text of these terms (tape file ``tape.csv``), for
+    :func:`~.terms.parse_terms` to validate exactly as it validates a user's file."""
+    return "\n".join(
+        [
+            f"id = {_toml_string(scenario_id)}",
+            f"title = {_toml_string(title)}",
+            f"description = {_toml_string(description)}",
+            'tape = "tape.csv"',
+            f"interval = {_toml_string(interval)}",
+            f"bars_per_year = {bars_per_year}",
+            "[account]",
+            f"cash = {_toml_string(cash)}",
+            f"shortable = {'true' if shortable else 'false'}",
+            f"max_position = {max_position}",
+            f"max_drawdown = {_toml_string(max_drawdown)}",
+            "[fees]",
+            f"bps = {_toml_string(fee_bps)}",
+            f"minimum = {_toml_string(fee_minimum)}",
+            "[fill]",
+            f"participation = {_toml_string(participation)}",
+            f"slippage_bps = {_toml_string(slippage_bps)}",
+            *(
+                "[[instruments]]\n"
+                + "\n".join(
+                    f"{key} = {_toml_string(value) if isinstance(value, str) else value}"
+                    for key, value in item.items()
+                )
+                for item in instruments
+            ),
+            "",
+        ]
+    )
 
 
 def build_loaded_scenario(
@@ -72,35 +123,21 @@ def build_loaded_scenario(
     if instruments is None:
         symbols = sorted({row[1] for row in rows}) or [symbol]
         instruments = [{"symbol": name, "tick": tick, "lot": lot} for name in symbols]
-    toml = "\n".join(
-        [
-            f"id = {_toml_string(scenario_id)}",
-            f"title = {_toml_string(title)}",
-            f"description = {_toml_string(description)}",
-            'tape = "tape.csv"',
-            f"interval = {_toml_string(interval)}",
-            f"bars_per_year = {bars_per_year or BARS_PER_YEAR[interval]}",
-            "[account]",
-            f"cash = {_toml_string(cash)}",
-            f"shortable = {'true' if shortable else 'false'}",
-            f"max_position = {max_position}",
-            f"max_drawdown = {_toml_string(max_drawdown)}",
-            "[fees]",
-            f"bps = {_toml_string(fee_bps)}",
-            f"minimum = {_toml_string(fee_minimum)}",
-            "[fill]",
-            f"participation = {_toml_string(participation)}",
-            f"slippage_bps = {_toml_string(slippage_bps)}",
-            *(
-                "[[instruments]]\n"
-                + "\n".join(
-                    f"{key} = {_toml_string(value) if isinstance(value, str) else value}"
-                    for key, value in item.items()
-                )
-                for item in instruments
-            ),
-            "",
-        ]
+    toml = terms_toml(
+        scenario_id=scenario_id,
+        title=title,
+        description=description,
+        interval=interval,
+        bars_per_year=bars_per_year or BARS_PER_YEAR[interval],
+        cash=cash,
+        shortable=shortable,
+        max_position=max_position,
+        max_drawdown=max_drawdown,
+        fee_bps=fee_bps,
+        fee_minimum=fee_minimum,
+        participation=participation,
+        slippage_bps=slippage_bps,
+        instruments=instruments,
     )
     terms = parse_terms(toml)
     if isinstance(terms, list):

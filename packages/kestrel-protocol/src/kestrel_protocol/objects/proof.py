@@ -1,0 +1,48 @@
+"""The proof: a grade with everything needed to re-derive it on any machine."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..model import ProtocolModel, RootStr, SelfRooted
+from .blotter import Blotter
+from .catalog import Scenario
+from .grade import GradeResult
+from .record import SessionRecord
+from .session import Pentad, SessionFrame
+
+__all__ = ["EmbeddedScenario", "Proof", "ProofScenario"]
+
+
+class ProofScenario(ProtocolModel):
+    """The scenario a proof was made on: its id, its root and its tape's root."""
+
+    id: str
+    root: RootStr
+    tape_root: RootStr
+
+
+class EmbeddedScenario(ProtocolModel):
+    """A scenario carried inside a proof: the full object and its tape as canonical CSV
+    text (whose root is ``scenario.tape.root``)."""
+
+    scenario: Scenario
+    tape: str
+
+
+class Proof(SelfRooted):
+    """A portable grade: the grade, the session record, its head frame (the closed
+    session's last frame, root ``record.head``), every pentad in order, the blotter and
+    the scenario reference (optionally the scenario and its tape), bound by its own
+    root. Verifying it needs nothing else but the scenario from a catalog, or from
+    ``embedded`` when the proof carries it."""
+
+    kind: Literal["kestrel.proof"] = "kestrel.proof"
+    version: int = 1
+    scenario: ProofScenario
+    grade: GradeResult
+    record: SessionRecord
+    head: SessionFrame
+    pentads: list[Pentad]
+    blotter: Blotter
+    embedded: EmbeddedScenario | None = None

@@ -1,0 +1,79 @@
+"""A scenario carried inside a proof: its terms and tape, validated like a user's files.
+
+The terms are written back as ``scenario.toml`` text and parsed by the same rules as a
+file on ``KESTREL_CATALOG_PATH``; the tape goes through the same CSV validation. So an
+embedded scenario can never be one the catalog would refuse, and the object rebuilt
+from it (:func:`~.objects.scenario_object`) is the one the catalog would publish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .builder import terms_toml
+from .loader import shared_tape
+from .model import LoadedScenario
+from .objects import scenario_object
+from .tapes import TapeShape, parse_tape
+from .terms import parse_terms
+
+__all__ = ["load_embedded"]
+
+
+def _get(data: Mapping[str, Any], path: str, kind: type | tuple[type, ...]) -> Any:
+    value: Any = data
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"scenario.{path} is missing or not of the right type")
+    return value
+
+
+def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
+    """The scenario described by ``scenario`` (a ``kestrel.scenario`` object as JSON
+    data) over the tape ``tape`` (CSV text). Its ``root`` members are not trusted: the
+    returned scenario's object is rebuilt, so the caller compares it with what it was
+    shown. Raises ``ValueError`` naming the first problem."""
+    instruments = _get(scenario, "instruments", list)
+    items: list[dict[str, str | int]] = []
+    for index, item in enumerate(instruments):
+        if not isinstance(item, Mapping):
+            raise ValueError(f"scenario.instruments[{index}] is not an object")
+        items.append(
+            {
+                "symbol": _get(item, "symbol", str),
+                "tick": _get(item, "tick", str),
+                "lot": _get(item, "lot", int),
+            }
+        )
+    toml = terms_toml(
+        scenario_id=_get(scenario, "id", str),
+        title=_get(scenario, "title", str),
+        description=_get(scenario, "description", str),
+        interval=_get(scenario, "tape.interval", str),
+        bars_per_year=_get(scenario, "tape.barsPerYear", int),
+        cash=_get(scenario, "account.cash", str),
+        shortable=_get(scenario, "account.shortable", bool),
+        max_position=_get(scenario, "account.maxPosition", int),
+        max_drawdown=_get(scenario, "account.maxDrawdown", str),
+        fee_bps=_get(scenario, "fees.bps", str),
+        fee_minimum=_get(scenario, "fees.minimum", str),
+        participation=_get(scenario, "fill.participation", str),
+        slippage_bps=_get(scenario, "fill.slippageBps", str),
+        instruments=items,
+    )
+    terms = parse_terms(toml)
+    if isinstance(terms, list):
+        raise ValueError(f"the embedded scenario's terms: {terms[0].reason}")
+    ticks = {item.symbol: item.tick for item in terms.instruments}
+    parsed = parse_tape(tape.encode("utf-8"), ticks, terms.scale)
+    if isinstance(parsed, list):
+        problem = parsed[0]
+        where = f"line {problem.line}: " if problem.line is not None else ""
+        raise ValueError(f"the embedded tape: {where}{problem.reason}")
+    shape = TapeShape(
+        bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
+    )
+    loaded_tape = shared_tape(parsed)
+    return LoadedScenario(scenario_object(terms, shape), None, lambda: loaded_tape)
