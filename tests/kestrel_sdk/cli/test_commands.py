@@ -66,18 +66,27 @@ def test_validate_prints_located_diagnostics_and_exits_1(tmp_path: Path) -> None
 
 
 def test_run_grade_verify_and_tamper(tmp_path: Path) -> None:
-    out = tmp_path / "g.json"
-    run = _kestrel(tmp_path, "run", str(TREND), "--scenario", "acme-trend", "--out", str(out))
+    proof_file = tmp_path / "p.json"
+    run = _kestrel(
+        tmp_path, "run", str(TREND), "--scenario", "acme-trend", "--out", str(proof_file)
+    )
     assert run.exit_code == 0, run.stderr
     assert "pnl" in run.stdout
     assert "chain-intact" in run.stdout
-    grade = json.loads(out.read_text(encoding="utf-8"))
+    proof = json.loads(proof_file.read_text(encoding="utf-8"))
+    assert proof["kind"] == "kestrel.proof"
+    grade = proof["grade"]
     assert grade["kind"] == "kestrel.grade"
+    verified_proof = _kestrel(tmp_path, "verify", str(proof_file))
+    assert verified_proof.exit_code == 0, verified_proof.stderr
+    assert f"ok: proof {proof['root']} of grade {grade['root']}" in verified_proof.stdout
+    out = tmp_path / "g.json"  # a grade file verifies from the artifact store, as before
+    again = _kestrel(tmp_path, "grade", grade["session"], "--json", "--out", str(out))
+    assert json.loads(again.stdout) == grade
+    assert json.loads(out.read_text(encoding="utf-8")) == grade
     verified = _kestrel(tmp_path, "verify", str(out))
     assert verified.exit_code == 0
     assert grade["root"] in verified.stdout
-    again = _kestrel(tmp_path, "grade", grade["session"], "--json")
-    assert json.loads(again.stdout) == grade
     artifact = _kestrel(tmp_path, "artifact", grade["record"])
     assert artifact.exit_code == 0
     assert json.loads(artifact.stdout)["kind"] == "kestrel.session"
@@ -205,7 +214,7 @@ def test_console_script_run_and_verify(tmp_path: Path) -> None:
         check=False,
     )
     assert verify.returncode == 0, verify.stderr
-    assert verify.stdout.startswith("ok: grade sha256:")
+    assert verify.stdout.startswith("ok: proof sha256:")
 
 
 def test_home_is_passed_on_to_plugin_verbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

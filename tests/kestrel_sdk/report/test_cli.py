@@ -3,7 +3,6 @@ that a real browser renders with the grade's own numbers."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -12,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kestrel_protocol import GradeResult
+from kestrel_protocol import GradeResult, Proof
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [
@@ -142,7 +141,7 @@ def test_report_of_a_200k_bar_run_keeps_every_fill_and_stays_small(tmp_path: Pat
         "".join("buy 10 ACME\nadvance 4000\nsell 10 ACME\nadvance 4000\n" for _ in range(20)),
         encoding="utf-8",
     )
-    grade_file = tmp_path / "g.json"
+    proof_file = tmp_path / "p.json"
     ran = _kestrel(
         tmp_path / "home",
         "run",
@@ -151,15 +150,19 @@ def test_report_of_a_200k_bar_run_keeps_every_fill_and_stays_small(tmp_path: Pat
         "minute-200k",
         "--quiet",
         "--out",
-        str(grade_file),
+        str(proof_file),
     )
     assert ran.returncode == 0, ran.stderr
+    proof = Proof.parse(proof_file.read_bytes())
     out = tmp_path / "r.html"
-    made = _kestrel(tmp_path / "home", "report", str(grade_file), "-o", str(out))
+    # a proof carries what the report needs: another home (without the session) will do
+    made = _kestrel(tmp_path / "elsewhere", "report", str(proof_file), "-o", str(out))
     assert made.returncode == 0, made.stderr
     html = out.read_text(encoding="utf-8")
-    grade = GradeResult.parse(grade_file.read_bytes())
+    grade = proof.grade
     assert grade.metrics.fills == 40
+    assert grade.metrics.trades == 20
     assert html.count('class="fill-marker"') == 40
     assert out.stat().st_size < 1_500_000
-    assert json.loads(grade_file.read_text())["root"] in html
+    assert grade.root in html
+    assert 'data-metric-row="trades">20<' in html

@@ -17,6 +17,7 @@ import click
 from .commands import artifact, catalog, grade, run, validate, verify
 from .exits import ExitCode
 from .group import PLUGIN_GROUP, KestrelGroup
+from .proofs import proof
 from .scenario import scenario
 from .state import CliState
 
@@ -53,7 +54,7 @@ def cli(ctx: click.Context, home: Path | None, remote: str | None) -> None:
     ctx.obj = CliState(home=home, remote=remote or None)
 
 
-for _command in (catalog, validate, run, grade, verify, artifact, scenario):
+for _command in (catalog, validate, run, grade, verify, artifact, proof, scenario):
     cli.add_command(_command)
 
 

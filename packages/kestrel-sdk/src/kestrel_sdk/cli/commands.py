@@ -24,6 +24,7 @@ from ..errors import SdkError
 from .exits import ExitCode
 from .group import fail
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
+from .proofs import verify_proof_data, write_proof
 from .show import (
     catalog_table,
     diagnostics_lines,
@@ -185,7 +186,14 @@ async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet:
 @click.option("--label", help="Session label (default: the next unused one).")
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress and no table.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grade.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the session's proof (the grade, verifiable anywhere with `kestrel verify`).",
+)
+@click.option(
+    "--embed-tape", is_flag=True, help="With --out: carry the scenario and its tape in the proof."
+)
 @click.option("--atomic", is_flag=True, help="Send the program as one submission.")
 @click.pass_context
 def run(  # noqa: PLR0917 - one parameter per click option
@@ -196,6 +204,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
     as_json: bool,
     quiet: bool,
     out: Path | None,
+    embed_tape: bool,
     atomic: bool,
 ) -> None:
     """Open a session, run a program, close, grade and summarise."""
@@ -230,14 +239,14 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 ) from None
             await session.close()
             graded = await _finish(sdk, session.id, quiet or as_json)
-        if out is not None:
-            _write_json(out, graded.to_json())
+            if out is not None:
+                await write_proof(sdk, session.id, out, embed_tape)
         if as_json:
             click.echo(json_text(graded))
         elif not quiet:
             stdout().print(grade_table(graded))
             if out is not None:
-                click.echo(f"grade written to {out}")
+                click.echo(f"proof written to {out}")
 
     anyio.run(go, state_of(ctx))
 
@@ -268,9 +277,17 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
 @click.option("--json", "as_json", is_flag=True, help="Print the VerificationReport as JSON.")
 @click.pass_context
 def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
-    """Replay a grade from the artifacts; exit 1 naming the first mismatching field."""
+    """Replay a proof (from the file alone) or a grade (from the artifacts); exit 1
+    naming the first mismatching field."""
     try:
         data = json.loads(file.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise fail(f"{file}: not a Kestrel proof or grade: {first}", ExitCode.FAILED) from None
+    if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
+        verify_proof_data(data, as_json)
+        return
+    try:
         presented, root_mismatch = _rerooted(data)
     except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
         first = str(exc).splitlines()[0]

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import anyio
 import click
-from kestrel_protocol import GradeResult, KestrelError, RefusalCode, SessionResponse, kestrel_home
+from kestrel_protocol import (
+    GradeResult,
+    KestrelError,
+    Proof,
+    RefusalCode,
+    SessionResponse,
+    kestrel_home,
+)
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -22,27 +29,34 @@ from ..cli.group import fail
 from ..cli.state import state_of
 from ..client import KestrelSdk
 from .agent import SmaCrossAgent, grade_to_completion
-from .collect import collect_report_data
+from .collect import collect_proof_data, collect_report_data
 from .html import render_report
 
 __all__ = ["demo_command", "report_command", "write_report"]
 
 
-async def write_report(sdk: KestrelSdk, grade: GradeResult, out: Path) -> Path:
-    """Render the grade's report into ``out`` (a self-contained HTML file)."""
-    data = await collect_report_data(sdk, grade)
+async def write_report(sdk: KestrelSdk, subject: GradeResult | Proof, out: Path) -> Path:
+    """Render the report of a grade (its artifacts fetched through ``sdk``) or of a proof
+    (which carries them) into ``out`` (a self-contained HTML file)."""
+    if isinstance(subject, Proof):
+        data = await collect_proof_data(sdk, subject)
+    else:
+        data = await collect_report_data(sdk, subject)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_report(data), encoding="utf-8")
     return out.resolve()
 
 
-def _load_grade(path: Path) -> GradeResult:
+def _load_grade(path: Path) -> GradeResult | Proof:
     try:
-        return GradeResult.parse(path.read_bytes())
+        data = json.loads(path.read_bytes())
+        if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
+            return Proof.parse(data)
+        return GradeResult.parse(data)
     except (OSError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise KestrelError(
-            RefusalCode.UNKNOWN_ARTIFACT, f"{path}: not a readable grade: {first}"
+            RefusalCode.UNKNOWN_ARTIFACT, f"{path}: not a readable grade or proof: {first}"
         ) from None
 
 
@@ -60,7 +74,8 @@ def _load_grade(path: Path) -> GradeResult:
 def report_command(
     ctx: click.Context, grade_file: Path, out: Path | None, open_browser: bool
 ) -> None:
-    """Write a self-contained HTML report of GRADE_FILE (equity, drawdown, fills, checks)."""
+    """Write a self-contained HTML report of GRADE_FILE, a grade or a proof (equity,
+    drawdown, fills, trades, checks)."""
     grade = _load_grade(grade_file)
     target = out or grade_file.with_suffix(".html")
 

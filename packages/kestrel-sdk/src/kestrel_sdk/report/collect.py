@@ -11,12 +11,21 @@ import io
 from collections import defaultdict
 from decimal import Decimal
 
-from kestrel_protocol import Blotter, GradeResult, KestrelError, SessionFrame, SessionRecord
+from kestrel_protocol import (
+    Blotter,
+    GradeResult,
+    KestrelError,
+    Proof,
+    RefusalCode,
+    Scenario,
+    SessionFrame,
+    SessionRecord,
+)
 
 from ..client import KestrelSdk
 from .data import ReportData, ReportFill
 
-__all__ = ["collect_report_data", "equity_series"]
+__all__ = ["collect_proof_data", "collect_report_data", "equity_series"]
 
 
 def _closes_by_symbol(tape_csv: str) -> tuple[list[str], dict[str, list[Decimal]]]:
@@ -56,11 +65,53 @@ async def collect_report_data(sdk: KestrelSdk, grade: GradeResult) -> ReportData
     record = SessionRecord.parse(await sdk.artifact(grade.record))
     blotter = Blotter.parse(await sdk.artifact(record.blotter_root))
     scenario = await sdk.scenario(grade.scenario.id)
-    times, closes = _closes_by_symbol(await sdk.tape(grade.scenario.id))
+    tape = await sdk.tape(grade.scenario.id)
     try:
         last_bar = SessionFrame.parse(await sdk.artifact(record.head)).clock.bar
     except KestrelError:
         last_bar = max((fill.bar for fill in blotter.fills), default=0)
+    return _assemble(
+        grade, record=record, blotter=blotter, scenario=scenario, tape=tape, last_bar=last_bar
+    )
+
+
+async def collect_proof_data(sdk: KestrelSdk, proof: Proof) -> ReportData:
+    """A proof's report data: everything from the proof, the scenario and its tape from
+    the proof when it embeds them, else from the catalog (whose scenario must be the
+    proof's, root for root)."""
+    if proof.embedded is not None:
+        scenario, tape = proof.embedded.scenario, proof.embedded.tape
+    else:
+        scenario = await sdk.scenario(proof.scenario.id)
+        if scenario.root != proof.scenario.root:
+            raise KestrelError(
+                RefusalCode.UNKNOWN_SCENARIO,
+                f"the proof's scenario {proof.scenario.id} ({proof.scenario.root}) is not the "
+                f"catalog's ({scenario.root}) and the proof does not embed it",
+                {"scenario": proof.scenario.id, "root": proof.scenario.root},
+            )
+        tape = await sdk.tape(proof.scenario.id)
+    last_bar = proof.head.clock.bar
+    return _assemble(
+        proof.grade,
+        record=proof.record,
+        blotter=proof.blotter,
+        scenario=scenario,
+        tape=tape,
+        last_bar=last_bar,
+    )
+
+
+def _assemble(
+    grade: GradeResult,
+    *,
+    record: SessionRecord,
+    blotter: Blotter,
+    scenario: Scenario,
+    tape: str,
+    last_bar: int,
+) -> ReportData:
+    times, closes = _closes_by_symbol(tape)
     equity = equity_series(Decimal(scenario.account.cash), blotter, closes, last_bar)
     orders = {order.id: order for order in blotter.orders}
     fills = [

@@ -1,0 +1,84 @@
+"""Proofs on the command line: ``kestrel proof``, and a proof's side of ``run --out``
+and ``verify``.
+
+A proof is verified on this machine from the file alone: the shipped catalog (plus
+``KESTREL_CATALOG_PATH``) or the scenario embedded in the proof supplies the bars, and
+nothing is read from or written to the Kestrel home, even with ``--remote``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+from kestrel_protocol import Proof, VerificationReport, canonical_json
+
+from ..client import KestrelSdk
+from .exits import ExitCode
+from .group import fail
+from .show import json_text
+from .state import state_of
+
+__all__ = ["proof", "verify_proof_data", "write_proof"]
+
+
+async def write_proof(sdk: KestrelSdk, session_id: str, out: Path, embed_tape: bool) -> Proof:
+    """Fetch the session's proof and write its canonical JSON to ``out``."""
+    made = await sdk.proof(session_id, embed_tape)
+    out.write_bytes(canonical_json(made.to_json()) + b"\n")
+    return made
+
+
+def verify_proof_data(data: dict[str, Any], as_json: bool) -> None:
+    """``kestrel verify`` of a proof: print the outcome, exit 1 naming the first mismatch
+    (a refusal, such as a scenario neither in the catalog nor embedded, propagates)."""
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+    from ..runtime.verify import verify_proof  # noqa: PLC0415
+
+    try:
+        report: VerificationReport = verify_proof(load_catalog(), data)
+    except ValueError as exc:
+        raise fail(f"not a Kestrel proof: {exc}", ExitCode.FAILED) from None
+    if as_json:
+        click.echo(json_text(report))
+    elif report.ok:
+        click.echo(f"ok: proof {report.proof} of grade {report.grade} verified by replay")
+    if report.mismatch is not None:
+        m = report.mismatch
+        raise fail(
+            f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
+            ExitCode.FAILED,
+        )
+
+
+@click.command("proof")
+@click.argument("session_id", metavar="SESSION")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the proof here (default: print it).",
+)
+@click.option(
+    "--embed-tape",
+    is_flag=True,
+    help="Carry the scenario and its tape (needed where the verifier's catalog lacks it).",
+)
+@click.pass_context
+def proof(ctx: click.Context, session_id: str, out: Path | None, embed_tape: bool) -> None:
+    """Write a session's proof: its grade with everything needed to re-verify it anywhere
+    (`kestrel verify FILE`). Grades the session first if need be."""
+
+    async def go() -> Proof:
+        async with state_of(ctx).sdk() as sdk:
+            if out is not None:
+                return await write_proof(sdk, session_id, out, embed_tape)
+            return await sdk.proof(session_id, embed_tape)
+
+    made = anyio.run(go)
+    if out is None:
+        click.echo(canonical_json(made.to_json()).decode("utf-8"))
+    else:
+        click.echo(f"proof {made.root} of grade {made.grade.root} written to {out}")
