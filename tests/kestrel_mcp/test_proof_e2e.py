@@ -55,7 +55,8 @@ async def _call(peer: Peer, rid: int, name: str, arguments: dict[str, Any]) -> d
     assert reply["id"] == rid
     result: dict[str, Any] = reply["result"]
     assert not result.get("isError"), result
-    return result["structuredContent"]
+    content: dict[str, Any] = result["structuredContent"]
+    return content
 
 
 async def _mcp_session(home: Path, env: dict[str, str]) -> str:
