@@ -51,6 +51,10 @@ SYNTAX_CASES = [
     ("advance to tomorrow", 1, 12, "K106"),
     ("advance to 2024-02-30T00:00:00Z", 1, 12, "K106"),
     ("advance to 2024-03-01T15:30:00+02:00", 1, 12, "K106"),
+    ("advance to 2024-03-01T15:30:00.Z", 1, 12, "K106"),
+    ("advance to 2024-03-01T15:30.000Z", 1, 12, "K106"),
+    ('stand down "ends in a backslash\\"', 1, 12, "K101"),
+    ("\ufeffpurchase 10 ACME", 1, 1, "K100"),
     ("stand down\nadvance", 2, 1, "K107"),
     ('buy 1 ACME\nstand down "ok"\n  # fine\n  cancel all', 4, 3, "K107"),
 ]
@@ -93,6 +97,59 @@ def test_full_grammar_parses_with_defaults() -> None:
         Advance(11, None, "2024-03-01T15:30:00Z"),
         StandDownStatement(12, "done # for today"),
     ]
+
+
+def test_a_byte_order_mark_at_the_start_is_ignored() -> None:
+    # Notepad and PowerShell's Out-File write one; it is not part of the first statement.
+    plain, _ = parse("buy 10 ACME\nadvance 2\n")
+    marked, diagnostics = parse("\ufeffbuy 10 ACME\nadvance 2\n")
+    assert diagnostics == []
+    assert marked == plain
+    assert validate_source("\ufeffbuy 10 ACME").ok
+    # only at the start: elsewhere it is a character like any other
+    _, inner = parse("advance\n\ufeffbuy 10 ACME")
+    assert [(d.line, d.code) for d in inner] == [(2, "K100")]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "2024-03-01T00:00:00Z",
+        "2024-03-01T00:00:00+00:00",
+        "2024-03-01T00:00:00.000Z",
+        "2024-03-01T00:00:00.000+00:00",
+        "2024-03-01t00:00:00.000000z",
+        "2024-03-01T00:00Z",
+    ],
+)
+def test_advance_to_accepts_each_utc_spelling(written: str) -> None:
+    statements, diagnostics = parse(f"advance to {written}")
+    assert diagnostics == []
+    assert statements == [Advance(1, None, "2024-03-01T00:00:00Z")]
+
+
+def test_fractional_seconds_select_the_same_bar_as_the_whole_second() -> None:
+    # Bars are stamped at whole seconds, so the last bar at or before 15:30:00.999 is the
+    # last bar at or before 15:30:00.
+    statements, diagnostics = parse("advance to 2024-03-01T15:30:00.999Z")
+    assert diagnostics == []
+    assert statements == [Advance(1, None, "2024-03-01T15:30:00Z")]
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ('stand down "said \\"enough\\""', 'said "enough"'),
+        ('stand down "a\\\\b"', "a\\b"),
+        ('stand down "C:\\\\"', "C:\\"),
+        ('stand down "keep \\n as written"', "keep \\n as written"),
+        ('stand down "\\"# not a comment"  # a comment', '"# not a comment'),
+    ],
+)
+def test_a_quoted_reason_carries_escaped_quotes(source: str, reason: str) -> None:
+    statements, diagnostics = parse(source)
+    assert diagnostics == []
+    assert statements == [StandDownStatement(1, reason)]
 
 
 def test_crlf_and_tabs_are_whitespace() -> None:

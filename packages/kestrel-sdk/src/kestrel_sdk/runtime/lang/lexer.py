@@ -2,16 +2,20 @@
 
 Columns are 1-based character positions so a diagnostic points at exactly the
 character an editor shows. A ``#`` outside a quoted string starts a comment; a token
-that begins with ``"`` runs to the next ``"`` (the stand-down reason), spaces included.
+that begins with ``"`` runs to the next unescaped ``"`` (the stand-down reason), spaces
+included. Inside it ``\\"`` stands for ``"`` and ``\\\\`` for ``\\``; any other backslash is
+itself.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["Token", "UnterminatedQuoteError", "tokenize"]
 
 _SPACE = frozenset(" \t\f\v\r")
+_ESCAPE = re.compile(r'\\(["\\])')
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,11 @@ class Token:
     @property
     def lower(self) -> str:
         return self.text.lower()
+
+    @property
+    def content(self) -> str:
+        """A quoted token's text between its quotes, escapes resolved."""
+        return _ESCAPE.sub(r"\1", self.text[1:-1])
 
 
 class UnterminatedQuoteError(ValueError):
@@ -54,7 +63,7 @@ def tokenize(line: str) -> list[Token]:
             break
         start = i
         if ch == '"':
-            close = line.find('"', i + 1)
+            close = _closing_quote(line, i + 1)
             if close < 0:
                 raise UnterminatedQuoteError(start + 1)
             tokens.append(Token(line[start : close + 1], start + 1, quoted=True))
@@ -64,3 +73,14 @@ def tokenize(line: str) -> list[Token]:
             i += 1
         tokens.append(Token(line[start:i], start + 1))
     return tokens
+
+
+def _closing_quote(line: str, i: int) -> int:
+    """The index of the ``"`` closing a quoted token whose text starts at ``i``, or -1."""
+    n = len(line)
+    while i < n:
+        ch = line[i]
+        if ch == '"':
+            return i
+        i += 2 if ch == "\\" and i + 1 < n and line[i + 1] in '"\\' else 1
+    return -1

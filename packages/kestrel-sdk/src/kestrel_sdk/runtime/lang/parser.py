@@ -43,9 +43,11 @@ _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9.]{0,11}")
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _ORDER_ID = re.compile(r"o[0-9]+")
 _TIMESTAMP = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?(Z|\+00:00)"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]{1,9})?)?"
+    r"(Z|\+00:00)"
 )
 
+_BOM = "\ufeff"
 _PRICE_MAX_CHARS = 20  # keeps every price exact in Decimal's default 28 digits
 
 _TYPES = frozenset({"market", "limit", "stop"})
@@ -281,7 +283,7 @@ def _stand_down(line: int, toks: list[Token]) -> Located:
     if len(toks) >= 3:
         if not toks[2].quoted:
             raise _unexpected(toks[2], 'a quoted reason such as "done"')
-        reason = toks[2].text[1:-1]
+        reason = toks[2].content
     if len(toks) >= 4:
         raise _unexpected(toks[3], "the end of the line")
     return Located(StandDownStatement(line=line, reason=reason), cols)
@@ -310,9 +312,12 @@ def check_limits(source: str) -> None:
 def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     """Statements with their columns, and the syntax diagnostics (K100-K107).
 
+    A UTF-8 byte order mark at the start of ``source`` is not part of it (editors on
+    Windows write one); columns count from the character after it.
     Raises ``KestrelError(LIMIT_EXCEEDED)`` over 64 KiB or 10,000 statements.
     """
     check_limits(source)
+    source = source.removeprefix(_BOM)
     located: list[Located] = []
     diagnostics: list[Diagnostic] = []
     count = 0
