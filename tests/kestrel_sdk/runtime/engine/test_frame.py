@@ -222,25 +222,25 @@ def _fives(choose: Chooser) -> Chooser:
 
 PINNED = {
     "acme-trend": {
-        "frames": "7a0bcf3432155203259bc460a6d43d99f8ecd42de5f9041b0aa9d51548fc2bee",
+        "frames": "1372e6bfe33d7a66c400d07479dded8688f3c9169774dce8b1f60789a6e34b21",
         "blotter": "sha256:074d306c8e851d56fd5a2d39209f8574469967c380dbfb03b9381f3402bc65b9",
         "grade": "sha256:594fd21770e5dc49a26d75faf76f037bdadd578a105a8c9aa2662b9a754ebb4c",
         "last": "closed seq=353 bar=2519 steps=402",
     },
     "pairs-kx": {
-        "frames": "c8f4c36b4a962fa6d0ba6b1f3efa1b6ab21f9ecd7e008935c6bb6b7d49c68c39",
+        "frames": "87ea29a56bb117afe2ea1e1b9d90f321029a4d53c5214e069caf8d6d914af604",
         "blotter": "sha256:d9b91d8b6d549fa65ef59b2b03ebbb019f2cddb57a81a65dd81e548d203f98ee",
         "grade": "sha256:c88ab8d43338f2fb1428c8e567eed5fe00688af9eb1c2f71a7f7561d85a08f3d",
         "last": "closed seq=357 bar=638 steps=402",
     },
     "acme-crash": {
-        "frames": "fdab0824d4fbaf67cdb6d9db59755a2613b3b89e252fd0a7d639fe8d2de8e830",
+        "frames": "78868d2e97936949693a1cdf746b43000cbf76f04ff514da869096f0304e1544",
         "blotter": "sha256:9c5855a8025cee6e64e0f32a4e216a2924dc78f755114c523fbb9369c473252b",
         "grade": "sha256:c6eafcae53f9bee3a397620981ee24a8ab119be1a08a2a904e00568976b777a1",
         "last": "closed seq=271 bar=1514 steps=302",
     },
     "odd": {
-        "frames": "d930ab53880d43c7b8f0b079bc5442d0b45726eef3e34edf674abe22ce858b7a",
+        "frames": "483f8ba424155795408f03701041c4688cc56e3165cd3ed5ef00bb1cae0b6489",
         "blotter": "sha256:c6b7856f794c41cb74831f4bc5de964b40aededa44e92de275b11d36790537e0",
         "grade": "sha256:4936888485b3c05373b6fd06f52a617f79be496e090ad555329acc9694a4218d",
         "last": "closed seq=132 bar=259 steps=162",

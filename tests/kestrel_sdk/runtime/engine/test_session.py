@@ -102,8 +102,30 @@ def test_ids_cancel_by_id_alias_all_and_symbol() -> None:
         ("o2", "statement"),
         ("o4", "statement"),
     ]
-    step = engine.submit("cancel o1\ncancel all")  # cancelling a closed order is a no-op
-    assert [e.order for e in step.frame.events] == ["o3", "o5"]
+    step = engine.submit("cancel o1\ncancel all")
+    assert [(e.type, e.order, e.reason) for e in step.frame.events] == [
+        ("cancel-rejected", "o1", "cancelled"),
+        ("cancelled", "o3", "statement"),
+        ("cancelled", "o5", "statement"),
+    ]
+
+
+def test_cancelling_an_order_no_longer_open_says_why_in_the_frame() -> None:
+    # The order fills on the bar the source's own `advance` processes, so no check made
+    # before the source is applied could have known the cancel comes too late.
+    engine = SessionEngine(daily([FLAT] * 6), "ks_t")
+    step = engine.submit("buy 1 ACME as entry\nadvance\ncancel entry")
+    assert [(e.type, e.order, e.qty, e.reason) for e in step.frame.events][-1] == (
+        "cancel-rejected",
+        "o1",
+        None,
+        "filled",
+    )
+    assert engine.blotter().orders[0].status == "filled"
+    before = engine.blotter()
+    step = engine.submit("cancel o1")
+    assert [(e.type, e.reason) for e in step.frame.events] == [("cancel-rejected", "filled")]
+    assert engine.blotter() == before
 
 
 def test_frame_events_are_only_those_since_the_previous_frame() -> None:

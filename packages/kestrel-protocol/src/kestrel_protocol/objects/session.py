@@ -39,7 +39,16 @@ Side = Literal["buy", "sell"]
 OrderType = Literal["market", "limit", "stop", "stop-limit"]
 Tif = Literal["day", "gtc", "ioc"]
 OrderStatus = Literal["new", "partially_filled", "filled", "cancelled", "expired", "rejected"]
-EventType = Literal["accepted", "fill", "cancelled", "expired", "rejected", "stood-down", "closed"]
+EventType = Literal[
+    "accepted",
+    "fill",
+    "cancelled",
+    "cancel-rejected",
+    "expired",
+    "rejected",
+    "stood-down",
+    "closed",
+]
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
 
 

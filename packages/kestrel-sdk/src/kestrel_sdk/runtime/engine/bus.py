@@ -14,7 +14,16 @@ from .orders import Fill, LiveOrder
 
 __all__ = ["Event", "EventBus", "EventType"]
 
-EventType = Literal["accepted", "fill", "cancelled", "expired", "rejected", "stood-down", "closed"]
+EventType = Literal[
+    "accepted",
+    "fill",
+    "cancelled",
+    "cancel-rejected",
+    "expired",
+    "rejected",
+    "stood-down",
+    "closed",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,9 +32,11 @@ class Event:
 
     ``reason``: ``rejected`` → the rejection (``insufficient-cash``, ``not-shortable``,
     ``max-position``); ``cancelled`` → who cancelled (``statement``, ``stand-down``,
-    ``closed``); ``expired`` → the time in force (``ioc``, ``day``); ``stood-down`` →
-    ``statement``, ``max-drawdown`` or ``end-of-tape``; ``accepted`` of a liquidation
-    order → ``stand-down``.
+    ``closed``); ``cancel-rejected`` (a ``cancel`` of an order no longer open) → the
+    order's status (``filled``, ``cancelled``, ``expired``, ``rejected``); ``expired`` →
+    the time in force (``ioc``, ``day``); ``stood-down`` → ``statement``,
+    ``max-drawdown`` or ``end-of-tape``; ``accepted`` of a liquidation order →
+    ``stand-down``.
     """
 
     type: EventType

@@ -327,8 +327,12 @@ class SessionEngine:
         bar = self._clock
         if st.ref is not None:
             order = self._resolve(st.ref)
-            if order is not None and order.open:
+            if order is None:  # K204 refuses the source before it is applied
+                return
+            if order.open:
                 self._cancel(order, bar, "statement")
+            else:  # too late: say so in the frame rather than nothing at all
+                self._bus.publish(Event("cancel-rejected", bar, order, reason=order.status))
             return
         for order in list(self._open):
             if st.symbol is None or order.symbol == st.symbol:
