@@ -88,6 +88,21 @@ def test_set_alpaca_live_key_is_refused_and_the_file_is_byte_identical() -> None
     assert _files_under(home) == before
 
 
+def test_unset_removes_a_live_key_the_operator_wrote_into_dotenv_by_hand() -> None:
+    home = _home()
+    home.mkdir(mode=0o700)
+    (home / ".env").write_bytes(OPERATOR_FILE + b"ALPACA_LIVE_KEY=PK-LIVE-by-hand\n")
+    (home / ".env").chmod(0o600)
+    refused = _run("set", "ALPACA_LIVE_KEY", "--stdin", stdin="PK-LIVE-123")
+    assert refused.returncode != 0
+    assert b"SECRET_KEY_LIVE" in refused.stderr
+    run = _run("unset", "ALPACA_LIVE_KEY", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["removed"] is True
+    assert (home / ".env").read_bytes() == OPERATOR_FILE
+    assert b"PK-LIVE" not in run.stdout + run.stderr + refused.stdout + refused.stderr
+
+
 def test_an_invalid_key_is_refused_with_its_code_and_nothing_is_created() -> None:
     run = _run("set", "alpaca_key", "--stdin", stdin="v")
     assert run.returncode == 1

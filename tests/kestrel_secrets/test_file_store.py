@@ -167,10 +167,25 @@ def test_refused_keys_leave_the_file_byte_identical(tmp_path: Path) -> None:
         with pytest.raises(SecretStoreError) as info:
             store.set(key, "v")
         assert info.value.code == code
-        with pytest.raises(SecretStoreError):
-            store.unset(key)
+    with pytest.raises(SecretStoreError) as info:
+        store.unset("lower")
+    assert info.value.code == RefusalCode.SECRET_KEY_INVALID
     assert env.read_bytes() == OPERATOR_TEXT.encode()
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_live_key_written_by_hand_can_be_removed_but_not_set(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_bytes((OPERATOR_TEXT + "ALPACA_LIVE_KEY=pasted-by-hand\n").encode())
+    env.chmod(0o600)
+    store = DotenvSecretStore(env)
+    with pytest.raises(SecretStoreError) as info:
+        store.set("ALPACA_LIVE_KEY", "v")
+    assert info.value.code == RefusalCode.SECRET_KEY_LIVE
+    assert store.reveal("ALPACA_LIVE_KEY") == "pasted-by-hand"
+    assert store.unset("ALPACA_LIVE_KEY").removed is True
+    assert env.read_bytes() == OPERATOR_TEXT.encode()
+    assert store.unset("ALPACA_LIVE_KEY").removed is False
 
 
 def test_a_failed_replace_keeps_the_old_file_and_leaves_no_temporary(

@@ -62,9 +62,20 @@ def test_refused_keys_touch_nothing(memory_keyring: Any) -> None:
         with pytest.raises(SecretStoreError) as info:
             store.set(key, "v")
         assert info.value.code == code
-        with pytest.raises(SecretStoreError):
-            store.unset(key)
+    with pytest.raises(SecretStoreError) as info:
+        store.unset(INDEX_ENTRY)
+    assert info.value.code == "SECRET_KEY_INVALID"
     assert memory_keyring.entries == {}
+
+
+def test_a_live_key_put_in_the_keyring_by_hand_can_be_removed(memory_keyring: Any) -> None:
+    memory_keyring.set_password("kestrel", "ALPACA_LIVE_KEY", "pasted-by-hand")
+    store = KeyringSecretStore()
+    with pytest.raises(SecretStoreError) as info:
+        store.set("ALPACA_LIVE_KEY", "v")
+    assert info.value.code == "SECRET_KEY_LIVE"
+    assert store.unset("ALPACA_LIVE_KEY").removed is True
+    assert memory_keyring.get_password("kestrel", "ALPACA_LIVE_KEY") is None
 
 
 def test_a_set_that_does_not_read_back_is_not_reported_as_success(memory_keyring: Any) -> None:

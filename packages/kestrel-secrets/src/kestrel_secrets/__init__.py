@@ -1,7 +1,8 @@
 """Kestrel's operator secret store: paper-only keys, names-only faces.
 
 Values live in the OS keyring or in ``$KESTREL_HOME/.env``; no face ever returns one.
-``check_operator_secret_key`` is the single source of the key refusals, and the
+``check_operator_secret_key`` (storing) and ``check_secret_key_name`` (removing) are the
+single source of the key refusals, and the
 ``secret_tool_*`` functions are the one code path the CLI and the MCP face share.
 """
 
@@ -18,6 +19,7 @@ from .keys import (
     SECRET_KEY_INVALID_MESSAGE,
     SECRET_KEY_LIVE_MESSAGE,
     check_operator_secret_key,
+    check_secret_key_name,
     check_secret_value,
 )
 from .selection import SECRET_STORE_ENV, SecretStoreChoice, open_secret_store, select_secret_store
@@ -34,6 +36,7 @@ __all__ = [
     "SecretStoreChoice",
     "SecretStoreError",
     "check_operator_secret_key",
+    "check_secret_key_name",
     "check_secret_value",
     "encode_value",
     "kestrel_home",

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from .errors import SecretStoreError
-from .keys import check_operator_secret_key
+from .keys import check_operator_secret_key, check_secret_key_name
 from .selection import select_secret_store
 from .tools import secret_tool_list, secret_tool_set, secret_tool_unset
 
@@ -155,7 +155,7 @@ def set_command(
 @click.pass_context
 def unset_command(ctx: click.Context, key: str, as_json: bool) -> None:
     """Remove KEY from the store (no error when it was not there)."""
-    check_operator_secret_key(key)
+    check_secret_key_name(key)
     result = secret_tool_unset(select_secret_store(_home(ctx)).store, key)
     if result["removed"]:
         text = f"removed {result['key']} from {result['path']}"

@@ -20,7 +20,7 @@ from kestrel_protocol.ports import SecretWrite
 from .dotenv_format import DotenvEditError, parse_dotenv, remove_key, set_key
 from .errors import SecretStoreError
 from .home import kestrel_home
-from .keys import check_operator_secret_key, check_secret_value
+from .keys import check_operator_secret_key, check_secret_key_name, check_secret_value
 from .private_files import (
     FILE_MODE,
     atomic_write_private,
@@ -114,7 +114,7 @@ class DotenvSecretStore:
 
     def unset(self, key: str) -> SecretWrite:
         """Remove every binding of ``key``; ``removed`` says whether there was one."""
-        check_operator_secret_key(key)
+        check_secret_key_name(key)
         removed = False
 
         def edit(text: str) -> str | None:

@@ -26,7 +26,7 @@ from keyring.errors import KeyringError, PasswordDeleteError
 from keyring.util import platform_
 
 from .errors import SecretStoreError
-from .keys import check_operator_secret_key, check_secret_value
+from .keys import check_operator_secret_key, check_secret_key_name, check_secret_value
 from .private_files import FILE_MODE, ensure_private_dir
 
 __all__ = ["INDEX_ENTRY", "KeyringSecretStore", "keyring_backend_status"]
@@ -210,7 +210,7 @@ class KeyringSecretStore:
 
     def unset(self, key: str) -> SecretWrite:
         """Delete ``key`` and drop it from the index; ``removed`` says whether it existed."""
-        check_operator_secret_key(key)
+        check_secret_key_name(key)
         with self._index_lock():
             names = set(self._read_index())
             removed = key in names

@@ -1,8 +1,10 @@
 """The key rules, single-sourced so the CLI and the MCP face refuse identically.
 
 A guard wired to only one face would be the wiring-evasion shape the seed forbids, so
-every path that writes or removes a secret calls :func:`check_operator_secret_key`
-and nothing else decides what a valid key is.
+every path that stores a secret calls :func:`check_operator_secret_key`, every path that
+removes one calls :func:`check_secret_key_name`, and nothing else decides what a valid
+key is. Removal checks only the grammar: Kestrel never stores a key naming ``LIVE``, but
+an operator may have written one into ``.env`` by hand, and taking it out must work.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ __all__ = [
     "SECRET_KEY_LIVE_MESSAGE",
     "SECRET_VALUE_INVALID_MESSAGE",
     "check_operator_secret_key",
+    "check_secret_key_name",
     "check_secret_value",
 ]
 
@@ -40,11 +43,10 @@ SECRET_VALUE_INVALID_MESSAGE = (
 )
 
 
-def check_operator_secret_key(key: object) -> str:
-    """Return ``key`` when Kestrel may store it; raise the one refusal that applies.
+def check_secret_key_name(key: object) -> str:
+    """Return ``key`` when it is a well-formed name; else ``SECRET_KEY_INVALID``.
 
-    The grammar is checked first, so ``live_key`` is ``SECRET_KEY_INVALID`` and only
-    well-formed names can be ``SECRET_KEY_LIVE``.
+    Enough to remove a key; storing one also needs :func:`check_operator_secret_key`.
     """
     if not isinstance(key, str) or _KEY.fullmatch(key) is None:
         raise SecretStoreError(
@@ -52,9 +54,19 @@ def check_operator_secret_key(key: object) -> str:
             SECRET_KEY_INVALID_MESSAGE,
             {"pattern": KEY_GRAMMAR},
         )
-    if "LIVE" in key:
-        raise SecretStoreError(RefusalCode.SECRET_KEY_LIVE, SECRET_KEY_LIVE_MESSAGE, {"key": key})
     return key
+
+
+def check_operator_secret_key(key: object) -> str:
+    """Return ``key`` when Kestrel may store it; raise the one refusal that applies.
+
+    The grammar is checked first, so ``live_key`` is ``SECRET_KEY_INVALID`` and only
+    well-formed names can be ``SECRET_KEY_LIVE``.
+    """
+    name = check_secret_key_name(key)
+    if "LIVE" in name:
+        raise SecretStoreError(RefusalCode.SECRET_KEY_LIVE, SECRET_KEY_LIVE_MESSAGE, {"key": name})
+    return name
 
 
 def check_secret_value(value: object) -> str:

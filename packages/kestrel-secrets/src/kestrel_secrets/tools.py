@@ -11,7 +11,7 @@ from typing import Any
 
 from kestrel_protocol.ports import SecretStore
 
-from .keys import check_operator_secret_key, check_secret_value
+from .keys import check_operator_secret_key, check_secret_key_name, check_secret_value
 
 __all__ = ["secret_tool_list", "secret_tool_set", "secret_tool_unset"]
 
@@ -24,8 +24,8 @@ def secret_tool_set(store: SecretStore, key: object, value: object) -> dict[str,
 
 
 def secret_tool_unset(store: SecretStore, key: object) -> dict[str, Any]:
-    """Unset ``key``; returns exactly ``{key, path, removed}``."""
-    checked = check_operator_secret_key(key)
+    """Unset ``key`` (a ``LIVE`` name included); returns exactly ``{key, path, removed}``."""
+    checked = check_secret_key_name(key)
     write = store.unset(checked)
     return {"key": write.key, "path": write.path, "removed": bool(write.removed)}
 
