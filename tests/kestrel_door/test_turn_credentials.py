@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,6 +144,49 @@ async def test_credential_from_one_thread_never_reaches_another(creds: TurnCrede
     assert tb is not None
     assert await creds.resolve(ta) is a
     assert await creds.resolve(tb) is b
+
+
+def _abandon(creds: TurnCredentials, clock: _Clock, turns: int) -> None:
+    """A harness running ``turns`` turns 100 ms apart, minting one credential per turn and
+    never revoking it."""
+    for n in range(turns):
+        dispose = creds.publish(f"t{n % 7}", _turn())
+        assert creds.mint(f"t{n % 7}") is not None
+        dispose()
+        clock.ms += 100
+
+
+def test_abandoned_credentials_are_swept_and_memory_stays_flat(clock: _Clock) -> None:
+    creds = create_turn_credentials(now=clock, idle_ms=1_000)
+    _abandon(creds, clock, 200)  # warm up: allocator pools, interned thread names
+    gc.collect()
+    tracemalloc.start()
+    try:
+        _abandon(creds, clock, 200)
+        gc.collect()
+        after_few, _ = tracemalloc.get_traced_memory()
+        _abandon(creds, clock, 20_000)
+        gc.collect()
+        after_many, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Kept, each credential costs a digest and a record (a few hundred bytes): 20,000
+    # of them would be megabytes. Swept, at most one idle period's worth stays.
+    assert after_many - after_few < 16 * 1024
+    assert len(creds._credentials) <= 10
+
+
+@pytest.mark.anyio
+async def test_the_sweep_keeps_a_credential_in_use(clock: _Clock) -> None:
+    creds = create_turn_credentials(now=clock, idle_ms=1_000)
+    turn = _turn()
+    creds.publish("busy", turn)
+    token = creds.mint("busy")
+    assert token is not None
+    for _ in range(50):  # used every 600 ms, while others are minted and abandoned
+        _abandon(creds, clock, 6)
+        assert await creds.resolve(token) is turn
+    assert len(creds._credentials) <= 11
 
 
 @pytest.mark.anyio

@@ -8,7 +8,9 @@ of that thread is in flight it resolves to nothing.
 
 Only a sha256 of each token is kept, looked up by digest and confirmed with a
 constant-time comparison, so a memory dump holds no usable bearer and timing says
-nothing about near misses.
+nothing about near misses. Credentials are kept in order of last use, so every mint
+first forgets the ones idle too long from the front of that order: a harness that mints
+one per turn and never revokes holds at most one idle period's worth.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hmac
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -65,7 +68,7 @@ class TurnCredentials:
         self._idle_ms = CREDENTIAL_IDLE_MS if idle_ms is None else idle_ms
         self._lock = threading.Lock()
         self._turns: dict[str, _Publication] = {}
-        self._credentials: dict[bytes, _Credential] = {}
+        self._credentials: OrderedDict[bytes, _Credential] = OrderedDict()  # by last use
         self._serial = 0
 
     def publish(self, thread_id: str, turn: LiveTurn) -> Callable[[], None]:
@@ -95,10 +98,21 @@ class TurnCredentials:
         with self._lock:
             if thread_id not in self._turns:
                 return None
+            now = self._now()
+            self._sweep(now)
             token = mint_bearer(TURN_CREDENTIAL_PREFIX)
             digest = bearer_digest(token)
-            self._credentials[digest] = _Credential(digest, thread_id, self._now())
+            self._credentials[digest] = _Credential(digest, thread_id, now)
             return token
+
+    def _sweep(self, now: float) -> None:
+        """Forget the credentials idle too long (the oldest-used first; caller holds the lock)."""
+        credentials = self._credentials
+        while credentials:
+            oldest = next(iter(credentials.values()))
+            if now - oldest.last_used_ms < self._idle_ms:
+                return
+            del credentials[oldest.digest]
 
     def revoke(self, token: str) -> None:
         """Forget ``token`` for good; unknown or garbage input is ignored."""
@@ -133,6 +147,7 @@ class TurnCredentials:
             if publication is None:
                 return None
             credential.last_used_ms = now
+            self._credentials.move_to_end(digest)
             return publication.turn
 
 
