@@ -63,3 +63,19 @@ def test_old_finished_operations_are_forgotten(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(KestrelError) as err:
         ops.find("a", first.token)
     assert err.value.code == "UNKNOWN_OPERATION"
+
+
+def test_the_total_is_reported_before_the_work_reports_anything() -> None:
+    gate = threading.Event()
+    ops: Operations[str] = Operations()
+
+    def work(progress: Callable[[int, int], None]) -> str:
+        gate.wait(5)  # e.g. still loading its inputs
+        return "done"
+
+    op = ops.start("op_t", "alice", work, total=7)
+    first = ops.wait(op, 0.01)
+    assert isinstance(first, OperationResumption)
+    assert (first.progress.done, first.progress.total) == (0, 7)
+    gate.set()
+    assert ops.wait(op, 5) == "done"

@@ -200,15 +200,36 @@ def test_grade_over_budget_resumes(runtime: Runtime, monkeypatch: pytest.MonkeyP
     first = runtime.grade("local", sid, budget=0.01)
     assert isinstance(first, OperationResumption)
     assert first.operation.startswith("op_")
+    # progress counts toward the bar the session ended at (advance 5), from the start
+    assert (first.progress.done, first.progress.total) == (0, 5)
     again = runtime.resume("local", first.token, budget=0.01)
     assert isinstance(again, OperationResumption)
     assert again.token == first.token
+    assert again.progress.total == 5
     assert _code(lambda: runtime.resume("other", first.token)) == "UNKNOWN_OPERATION"
     assert _code(lambda: runtime.resume("local", "opt_bogus")) == "UNKNOWN_OPERATION"
     release.set()
     done = runtime.resume("local", first.token, budget=10)
     assert isinstance(done, GradeResult)
     assert runtime.artifact(done.root) == done.to_json()
+
+
+def test_grade_progress_is_replayed_bars_of_the_bars_the_session_reached(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reports: list[tuple[int, int]] = []
+    real = compute_grade
+
+    def watched(*args: Any, **kwargs: Any) -> GradeResult:
+        args = (*args[:3], lambda done, total: reports.append((done, total)), *args[4:])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "compute_grade", watched)
+    sid = _open(runtime)
+    for source in ("advance 2", "buy 1 ACME", "advance 3"):
+        runtime.submit("local", sid, source)
+    assert isinstance(runtime.grade("local", sid), GradeResult)
+    assert reports == [(2, 5), (2, 5), (5, 5), (5, 5)]
 
 
 def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:

@@ -65,16 +65,18 @@ class Operations(Generic[T]):
         operation_id: str,
         principal: str,
         work: Callable[[Callable[[int, int], None]], T],
+        total: int = 0,
     ) -> Operation[T]:
         """Start ``work(progress)`` in a worker thread, or join the same operation already
-        running (a repeated grade of the same record does the work once)."""
+        running (a repeated grade of the same record does the work once). ``total`` is
+        the progress reported until the work first reports its own: ``(0, total)``."""
         with self._lock:
             existing = self._by_id.get(operation_id)
             if existing is not None and existing.error is None:
                 return existing
             self._prune()
             token = "opt_" + hashlib.sha256(f"{operation_id}\x00{principal}".encode()).hexdigest()
-            op: Operation[T] = Operation(operation_id, principal, token)
+            op: Operation[T] = Operation(operation_id, principal, token, progress=(0, total))
             self._by_id[operation_id] = op
             self._by_token[token] = op
 

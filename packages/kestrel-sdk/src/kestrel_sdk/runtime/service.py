@@ -471,17 +471,27 @@ class Runtime:
             if stored is not None:
                 return GradeResult.parse(stored)
         loaded = self._session(principal, sid).loaded
+        bars = self._head_bar(record) or max(1, len(loaded.tape) - 1)
 
         def work(progress: Any) -> GradeResult:
             # loading the pentads is part of the work (and of its budget): a long
             # session has as many pentads as steps
             pentads = self._pentads(record)
-            grade = compute_grade(loaded, record, pentads, progress)
+            grade = compute_grade(loaded, record, pentads, progress, bars=bars)
             self.store.set_grade(sid, grade.root, canonical_json(grade))
             return grade
 
-        op = self._ops.start(operation_id(principal, record.root), principal, work)
+        op = self._ops.start(operation_id(principal, record.root), principal, work, total=bars)
         return self._ops.wait(op, self.grade_budget if budget is None else budget)
+
+    def _head_bar(self, record: SessionRecord) -> int | None:
+        """The clock bar of the record's head frame (the bars a replay processes), so a
+        grade's progress counts toward where the session ended, not the tape's end; None
+        when the head is unreadable (the replay then reports that itself)."""
+        head, _ = self.store.lookup(record.head)
+        clock = head.get("clock") if head is not None else None
+        bar = clock.get("bar") if isinstance(clock, dict) else None
+        return max(1, bar) if isinstance(bar, int) else None
 
     def _pentads(self, record: SessionRecord) -> list[Pentad]:
         """The record's pentads, rebuilt from the session's journal when every rebuilt

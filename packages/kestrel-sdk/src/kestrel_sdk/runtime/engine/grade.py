@@ -108,12 +108,14 @@ def compute_grade(
     record: SessionRecord,
     pentads: Sequence[Pentad],
     progress: Callable[[int, int], None] | None = None,
+    bars: int | None = None,
 ) -> GradeResult:
     """Replay ``pentads`` on a fresh engine and grade the result (spec §6 metrics and
     conformance). Pure: a function of the artifacts and the scenario alone.
-    ``progress(done, total)`` is called now and then with bars replayed / total bars."""
+    ``progress(done, total)`` is called after each pentad with bars replayed / ``bars``
+    (the clock the replay ends at, i.e. the head frame's; default the tape's last bar)."""
     engine = SessionEngine(loaded, record.session, record=True)
-    total = max(1, len(loaded.tape) - 1)
+    total = max(1, len(loaded.tape) - 1 if bars is None else bars)
     chain: str | None = None
     after_stand_down = 0
     scenario = loaded.scenario
@@ -143,7 +145,7 @@ def compute_grade(
                     after_stand_down = len(pentads) - index
                 chain = f"pentad {seq} does not replay: {exc.code}: {exc.message}"
         if progress is not None:
-            progress(engine.clock, total)
+            progress(min(engine.clock, total), total)
     if chain is None:
         last_root = frame_root(engine.frame())
         closed_root = frame_root(engine.close())
