@@ -16,7 +16,7 @@ from .door import McpFactory, McpHandler, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
 from .scopes import ALL_SCOPES, SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE, required_scope
-from .store import DoorStore, default_home
+from .store import DoorStore
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
 from .tools import DOOR_TOOL_NAMES, ToolArgumentError, run_transport_tool
 from .turn_credentials import (
@@ -64,7 +64,6 @@ __all__ = [
     "bearer_of",
     "create_door_app",
     "create_turn_credentials",
-    "default_home",
     "load_voucher_key",
     "protected_resource_metadata",
     "required_scope",

@@ -19,6 +19,7 @@ import click
 import kestrel_mcp
 import kestrel_sdk
 import uvicorn
+from kestrel_protocol import kestrel_home
 
 from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
@@ -27,7 +28,7 @@ from .config import DEFAULT_MAX_BODY, DoorConfig
 from .door import McpFactory
 from .oauth import JwtGrantVerifier
 from .scopes import ALL_SCOPES
-from .store import DoorStore, default_home
+from .store import DoorStore
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
 
@@ -41,7 +42,7 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 def _home(home: str | None) -> Path:
     # Never written back to os.environ: the home travels as a value, so an in-process
     # caller (tests, the ``kestrel`` group) keeps its own environment.
-    return Path(home) if home else default_home()
+    return kestrel_home(home or None)
 
 
 def _store(ctx: click.Context) -> DoorStore:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kestrel_protocol import kestrel_home
 
-__all__ = ["DoorStore", "default_home"]
+__all__ = ["DoorStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -68,16 +68,11 @@ CREATE TABLE IF NOT EXISTS approvals (
 """
 
 
-def default_home() -> Path:
-    """``$KESTREL_HOME`` or ``~/.kestrel``: the same home the runtime uses."""
-    return kestrel_home()
-
-
 class DoorStore:
     """A serialised SQLite connection; every write is its own short transaction."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_home() / "door.db"
+        self.path = Path(path) if path is not None else kestrel_home() / "door.db"
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from kestrel_protocol import KestrelError, Offer, Payment, RefusalCode
+from kestrel_protocol import KestrelError, Offer, Payment, RefusalCode, kestrel_home
 
-from .store import DoorStore, default_home
+from .store import DoorStore
 
 __all__ = ["VOUCHER_PREFIX", "VoucherGate", "VoucherSigner", "load_voucher_key"]
 
@@ -43,7 +43,7 @@ def _unb64(text: str) -> bytes:
 
 def load_voucher_key(home: str | Path | None = None) -> bytes:
     """The signing key, created (0600) on first use."""
-    path = Path(home) if home is not None else default_home()
+    path = kestrel_home(home)
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     key_path = path / "door-voucher.key"
     try:

@@ -20,10 +20,11 @@ def kestrel_home(
 ) -> Path:
     """``home`` if given, else ``$KESTREL_HOME`` (when non-empty), else ``~/.kestrel``.
 
-    ``~`` is expanded; the path is otherwise left as given (not made absolute, not
-    resolved), so a relative or symlinked home keeps the name the operator gave it.
+    ``~`` is expanded and a relative path is made absolute against the working directory
+    (so a process that later changes directory keeps the same home), but symlinks are
+    not resolved: a symlinked home keeps the name the operator gave it.
     """
-    if home is not None:
-        return Path(home).expanduser()
-    value = (os.environ if env is None else env).get("KESTREL_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".kestrel"
+    if home is None:
+        value = (os.environ if env is None else env).get("KESTREL_HOME")
+        home = value if value else Path.home() / ".kestrel"
+    return Path(os.path.abspath(Path(home).expanduser()))

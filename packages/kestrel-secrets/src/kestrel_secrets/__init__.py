@@ -12,7 +12,6 @@ from .cli import secrets_group
 from .dotenv_format import encode_value, parse_dotenv
 from .errors import SecretStoreError
 from .file_store import DotenvSecretStore
-from .home import kestrel_home
 from .keyring_store import INDEX_ENTRY, KeyringSecretStore, keyring_backend_status
 from .keys import (
     KEY_GRAMMAR,
@@ -39,7 +38,6 @@ __all__ = [
     "check_secret_key_name",
     "check_secret_value",
     "encode_value",
-    "kestrel_home",
     "keyring_backend_status",
     "open_secret_store",
     "parse_dotenv",

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from filelock import FileLock, Timeout
-from kestrel_protocol import RefusalCode
+from kestrel_protocol import RefusalCode, kestrel_home
 from kestrel_protocol.ports import SecretWrite
 
 from .dotenv_format import DotenvEditError, parse_dotenv, remove_key, set_key
 from .errors import SecretStoreError
-from .home import kestrel_home
 from .keys import check_operator_secret_key, check_secret_key_name, check_secret_value
 from .private_files import (
     FILE_MODE,

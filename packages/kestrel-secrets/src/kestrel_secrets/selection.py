@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from kestrel_protocol import RefusalCode
+from kestrel_protocol import RefusalCode, kestrel_home
 from kestrel_protocol.ports import SecretStore
 
 from .errors import SecretStoreError
 from .file_store import DotenvSecretStore
-from .home import kestrel_home
 from .keyring_store import KeyringSecretStore, keyring_backend_status
 
 __all__ = ["SECRET_STORE_ENV", "SecretStoreChoice", "open_secret_store", "select_secret_store"]

@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .ids import operation_id, session_id
     from .service import DEFAULT_GRADE_BUDGET, Runtime
-    from .store import SqliteStore, default_home
+    from .store import SqliteStore
     from .verify import verify_grade, verify_proof
 
 __all__ = [
     "DEFAULT_GRADE_BUDGET",
     "Runtime",
     "SqliteStore",
-    "default_home",
     "operation_id",
     "session_id",
     "verify_grade",
@@ -30,7 +29,6 @@ _WHERE = {
     "DEFAULT_GRADE_BUDGET": ".service",
     "Runtime": ".service",
     "SqliteStore": ".store",
-    "default_home": ".store",
     "operation_id": ".ids",
     "session_id": ".ids",
     "verify_grade": ".verify",

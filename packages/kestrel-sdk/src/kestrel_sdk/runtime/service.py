@@ -52,7 +52,7 @@ from .catalog import load_catalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.frame import construct
 from .engine.frame import frame_root as engine_frame_root
-from .engine.session import SessionEngine, compute_grade
+from .engine import SessionEngine, compute_grade
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations

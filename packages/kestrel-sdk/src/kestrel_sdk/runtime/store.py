@@ -57,7 +57,6 @@ __all__ = [
     "JournalEntry",
     "SessionRow",
     "SqliteStore",
-    "default_home",
     "pentad_bytes",
     "pentad_root",
 ]
@@ -174,39 +173,6 @@ def pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> tuple[str
     return root, _utf8(f'{head}"root":"{root}",{tail}')
 
 
-def _migrate_from_3(conn: sqlite3.Connection) -> None:
-    """Rewrite a schema-3 journal (whole pentad bytes per row, status trigger) as schema 4,
-    inside the caller's transaction, so a home made by an earlier Kestrel keeps its open
-    sessions. Each pentad's source and ``prev`` are read from its stored bytes; a row
-    that cannot be read is carried with an empty source, so its session's replay reports
-    it (the pentad root no longer matches) instead of the migration failing."""
-    rows = conn.execute(
-        "SELECT key, pentad_root, pentad, frame_root FROM journal ORDER BY key"
-    ).fetchall()
-    conn.execute("DROP TRIGGER IF EXISTS journal_status")
-    conn.execute("DROP TABLE journal")
-    conn.execute(next(s for s in _statements(_SCHEMA) if "TABLE IF NOT EXISTS journal" in s))
-    mask = (1 << _SEQ_BITS) - 1
-    for key, root, body, frame in rows:
-        try:
-            pentad = json.loads(bytes(body).decode("utf-8"))
-            source, prev = str(pentad["body"]["bytes"]), str(pentad["prev"])
-        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
-            source, prev = "", ""
-        if int(key) & mask == 1:
-            conn.execute(_APPEND, (int(key) - 1, "", "", prev))
-        conn.execute(_APPEND, (int(key), source, str(root), str(frame)))
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (_SCHEMA_VERSION,))
-    log.info(
-        "migrated the journal of %d submissions to store schema %s", len(rows), _SCHEMA_VERSION
-    )
-
-
-def default_home() -> Path:
-    """``$KESTREL_HOME``, else ``~/.kestrel`` (the one rule, from kestrel_protocol)."""
-    return kestrel_home()
-
-
 class _Checkpointer:
     """A daemon thread that runs passive WAL checkpoints when asked."""
 
@@ -280,7 +246,7 @@ class SqliteStore:
     """The artifact store (``kestrel_protocol.ports.ArtifactStore``) plus session tables."""
 
     def __init__(self, home: str | Path | None = None) -> None:
-        self.home = Path(home).expanduser() if home is not None else default_home()
+        self.home = kestrel_home(home)
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = self.home / "kestrel.db"
         self._lock = threading.RLock()
@@ -310,9 +276,6 @@ class SqliteStore:
                     (_SCHEMA_VERSION,),
                 )
                 found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                if found[0] == "3":
-                    _migrate_from_3(self._conn)
-                    found = (_SCHEMA_VERSION,)
         if found[0] != _SCHEMA_VERSION:
             self.close()
             raise KestrelError(

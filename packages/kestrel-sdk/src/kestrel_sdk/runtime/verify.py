@@ -37,7 +37,7 @@ from kestrel_protocol.ports import ArtifactStore
 from .catalog import load_embedded
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.frame import frame_root
-from .engine.session import SessionEngine, compute_grade
+from .engine import SessionEngine, compute_grade
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
 

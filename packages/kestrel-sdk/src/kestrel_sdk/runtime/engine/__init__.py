@@ -1,8 +1,13 @@
-"""The session engine (spec §5) and grading (spec §6)."""
+"""The session engine (spec §5) and grading (spec §6).
+
+``SessionEngine`` is one session's deterministic state machine: no I/O, no clock, no
+randomness. The service around it persists pentads and frames; grading replays the
+sources of a record's pentads on a fresh engine.
+"""
 
 from __future__ import annotations
 
-from .grade import equity_metrics
-from .session import Program, SessionEngine, Step, compute_grade
+from .core import Program, SessionEngine, Step
+from .grade import compute_grade, equity_metrics
 
 __all__ = ["Program", "SessionEngine", "Step", "compute_grade", "equity_metrics"]
