@@ -12,21 +12,11 @@ import kestrel_sdk
 import pytest
 from click.testing import CliRunner
 from kestrel_mcp import cli
+from kestrel_protocol.settings import KestrelSettings
 
 INIT = json.dumps(
     {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
 )
-
-
-def test_remote_without_a_remote_transport_is_refused_clearly(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delattr(kestrel_sdk, "remote_transport", raising=False)
-    result = CliRunner().invoke(cli.main, ["--remote", "http://127.0.0.1:9"])
-    assert result.exit_code == 2
-    assert "BACKEND_UNAVAILABLE" in result.output
-    assert "remote_transport" in result.output
-    assert "Traceback" not in result.output
 
 
 def test_kestrel_remote_env_selects_the_remote_transport(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +52,7 @@ def test_remote_token_falls_back_to_the_secret_store(
         return object()
 
     monkeypatch.setattr(kestrel_sdk, "remote_transport", fake_remote, raising=False)
-    cli.build_transport("http://127.0.0.1:8787", str(tmp_path))
+    cli.build_transport(KestrelSettings.resolve(home=tmp_path, remote="http://127.0.0.1:8787"))
     assert seen == {"base_url": "http://127.0.0.1:8787", "token": "kt_from_store"}
 
 
@@ -97,13 +87,13 @@ def test_kestrel_mcp_takes_home_from_the_parent_over_the_environment(
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(
-        cli, "_run", lambda remote, home, paths, log: seen.update(remote=remote, home=home)
+        cli, "_run", lambda settings, log: seen.update(remote=settings.remote, home=settings.home)
     )
     monkeypatch.setenv("KESTREL_HOME", str(tmp_path / "from-env"))
     result = CliRunner().invoke(kestrel_cli, ["--home", str(tmp_path / "from-flag"), "mcp"])
     assert result.exit_code == 0, result.output
-    assert seen["home"] == str(tmp_path / "from-flag")
+    assert seen["home"] == tmp_path / "from-flag"
     result = CliRunner().invoke(
         kestrel_cli, ["--home", str(tmp_path / "p"), "mcp", "--home", str(tmp_path / "c")]
     )
-    assert seen["home"] == str(tmp_path / "c")
+    assert seen["home"] == tmp_path / "c"

@@ -97,7 +97,8 @@ def test_run_grade_verify_and_tamper(tmp_path: Path) -> None:
     failed = _kestrel(tmp_path, "verify", str(bad))
     assert failed.exit_code == 1
     assert failed.stderr.strip().splitlines() == [
-        f"kestrel: verification failed: metrics.fees: expected {grade['metrics']['fees']},"
+        "kestrel: CHECK_FAILED: verification failed: metrics.fees: expected "
+        f"{grade['metrics']['fees']},"
         " found 0.00"
     ]
     root_only = dict(grade, root="sha256:" + "0" * 64)
@@ -144,7 +145,7 @@ def test_long_runs_are_chunked_with_the_same_metrics(tmp_path: Path) -> None:
     assert len(records[1]["pentads"]) > 10
 
 
-def test_refusals_are_one_line_with_exit_3_and_4(tmp_path: Path) -> None:
+def test_refusals_are_one_line_with_exit_3(tmp_path: Path) -> None:
     unknown = _kestrel(tmp_path, "artifact", "sha256:" + "0" * 64)
     assert unknown.exit_code == 3
     assert unknown.stderr.splitlines() == [
@@ -157,11 +158,13 @@ def test_refusals_are_one_line_with_exit_3_and_4(tmp_path: Path) -> None:
     assert scenario.exit_code == 3
     assert "UNKNOWN_SCENARIO" in scenario.stderr
     remote = CliRunner().invoke(cli, ["--remote", "http://127.0.0.1:9", "catalog"])
-    assert remote.exit_code == 4
+    assert remote.exit_code == 3
     assert remote.stderr.startswith("kestrel: BACKEND_UNAVAILABLE: ")
     assert "Traceback" not in unknown.stderr + session.stderr + remote.stderr
     usage = _kestrel(tmp_path, "run", str(TREND))
     assert usage.exit_code == 2
+    [line] = usage.stderr.splitlines()  # one line, not click's usage block
+    assert line.startswith("kestrel: USAGE: Missing option '--scenario'. (see '")
 
 
 def test_plugins_load_and_a_broken_one_never_breaks_the_cli(
@@ -219,8 +222,10 @@ def test_console_script_run_and_verify(tmp_path: Path) -> None:
 
 def test_home_is_passed_on_to_plugin_verbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "kestrel_home_plugin.py").write_text(
-        "import os\nimport click\n\n@click.command()\n"
-        "def where() -> None:\n    click.echo(os.environ['KESTREL_HOME'])\n",
+        "import click\nfrom kestrel_protocol.settings import KestrelSettings\n\n"
+        "@click.command()\n@click.pass_context\n"
+        "def where(ctx: click.Context) -> None:\n"
+        "    click.echo(ctx.find_object(KestrelSettings).home)\n",
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -20,8 +20,8 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_sdk.runtime import service as service_module
-from kestrel_sdk.runtime.engine.frame import frame_root
 from kestrel_sdk.runtime.engine import compute_grade
+from kestrel_sdk.runtime.engine.frame import frame_root
 from kestrel_sdk.runtime.ids import session_id
 from kestrel_sdk.runtime.service import Runtime, _pentad_bytes
 

@@ -12,20 +12,19 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 import kestrel_mcp
 import kestrel_sdk
 import uvicorn
-from kestrel_protocol import kestrel_home
+from kestrel_protocol.exits import cli_error_line, exit_code_for
+from kestrel_protocol.settings import KestrelSettings
 
 from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
 from .audit import AuditLog
 from .config import DEFAULT_MAX_BODY, DoorConfig
-from .door import McpFactory
 from .oauth import JwtGrantVerifier
 from .scopes import ALL_SCOPES
 from .store import DoorStore
@@ -39,43 +38,48 @@ logger = logging.getLogger("kestrel_door")
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
-def _home(home: str | None) -> Path:
-    # Never written back to os.environ: the home travels as a value, so an in-process
-    # caller (tests, the ``kestrel`` group) keeps its own environment.
-    return kestrel_home(home or None)
+def _settings(ctx: click.Context) -> KestrelSettings:
+    settings: KestrelSettings = ctx.ensure_object(_Process).settings
+    return settings
 
 
 def _store(ctx: click.Context) -> DoorStore:
-    obj: dict[str, Any] = ctx.ensure_object(dict)
-    if "store" not in obj:
-        obj["store"] = DoorStore(_home(obj.get("home")) / "door.db")
-    store: DoorStore = obj["store"]
-    return store
+    process = ctx.ensure_object(_Process)
+    if process.store is None:
+        process.store = DoorStore(process.settings.home / "door.db")
+    return process.store
 
 
-def _mcp_factory() -> McpFactory | None:
-    """The real MCP face when ``kestrel_mcp`` provides it; else the door's basic one."""
-    create = getattr(kestrel_mcp, "create_kestrel_mcp_server", None)
-    if create is None:
-        logger.warning("kestrel_mcp has no create_kestrel_mcp_server; using the basic MCP face")
-        return None
+class _Process:
+    """What the ``kestrel-door`` process is built from: its settings, and the door store
+    opened on first use (every verb but ``serve`` needs only the store)."""
 
-    def mcp_for(transport: Any) -> Any:
-        # secrets=False: the three kestrel_secrets_* tools are local-only, never on the door
-        return create(transport=transport, secrets=False)
-
-    return mcp_for
+    def __init__(self, settings: KestrelSettings | None = None) -> None:
+        self.settings = settings if settings is not None else KestrelSettings.resolve()
+        self.store: DoorStore | None = None
 
 
-@click.group(name="door", help="The Kestrel door: HTTP face and remote MCP, with auth.")
-@click.option("--home", envvar="KESTREL_HOME", default=None, help="Kestrel home directory.")
+def _mcp_for(transport: Any) -> Any:
+    """The door's MCP face: kestrel_mcp's server over the principal's transport.
+    ``secrets=False``: the three kestrel_secrets_* tools are local-only, never on the door."""
+    return kestrel_mcp.create_kestrel_mcp_server(transport=transport, secrets=False)
+
+
+@click.group(
+    name="door",
+    cls=kestrel_sdk.KestrelCliGroup,
+    help="The Kestrel door: HTTP face and remote MCP, with auth.",
+)
+@click.option("--home", default=None, help="Kestrel home directory (default $KESTREL_HOME).")
 @click.pass_context
 def door_group(ctx: click.Context, home: str | None) -> None:
-    # Under ``kestrel door …`` the root group's --home applies unless given here too.
-    root: Any = ctx.find_root().obj
-    if home is None and root is not None and getattr(root, "home", None) is not None:
-        home = str(root.home)
-    ctx.ensure_object(dict)["home"] = home
+    # Under ``kestrel door …`` the ``kestrel`` group's settings apply; --home here wins.
+    inherited = ctx.find_object(KestrelSettings)
+    if inherited is None:
+        settings = KestrelSettings.resolve(home=home)
+    else:
+        settings = inherited.with_flags(home=home)
+    ctx.obj = _Process(settings)
 
 
 @door_group.command("serve")
@@ -116,7 +120,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     """Serve /v1, /mcp and the OAuth metadata with uvicorn."""
 
     store = _store(ctx)
-    home = store.path.parent
+    home = _settings(ctx).home
     shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
     base_url = public_url or f"http://{shown_host}:{port}"
     hosts: tuple[str, ...] = ("127.0.0.1:*", "localhost:*", "[::1]:*")
@@ -154,7 +158,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     app = create_door_app(
         config,
         transport_for=transport_for,
-        mcp_for=_mcp_factory(),
+        mcp_for=_mcp_for,
         grant_verifiers=verifiers,
         gate=gate,
         audit=AuditLog(store),
@@ -231,8 +235,8 @@ def token_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def token_revoke(ctx: click.Context, token_id: str) -> None:
     if not IssuedTokens(_store(ctx)).revoke(token_id):
-        click.echo(f"kestrel-door: no live token {token_id}", err=True)
-        ctx.exit(1)
+        click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
+        ctx.exit(int(exit_code_for("INVALID_INPUT")))
     click.echo(f"revoked {token_id}")
 
 
@@ -264,8 +268,9 @@ def voucher_group() -> None:
 @click.pass_context
 def voucher_issue(ctx: click.Context, ttl: int, principal: str | None) -> None:
     """Print a single-use voucher, alone on the last line."""
-    home = _store(ctx).path.parent
-    voucher = VoucherSigner(load_voucher_key(home)).issue(ttl_s=ttl, principal=principal)
+    voucher = VoucherSigner(load_voucher_key(_settings(ctx).home)).issue(
+        ttl_s=ttl, principal=principal
+    )
     click.echo(f"voucher valid for {ttl}s{f' for {principal}' if principal else ''}; shown once:")
     click.echo(voucher)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .cli_convention import KestrelCliCommand, KestrelCliGroup
 from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
 from .render import render_frame
@@ -9,6 +10,8 @@ from .transports import local_transport, remote_transport
 
 __all__ = [
     "Gated",
+    "KestrelCliCommand",
+    "KestrelCliGroup",
     "KestrelClientError",
     "KestrelSdk",
     "KestrelSession",

@@ -1,8 +1,11 @@
 """``kestrel secrets …`` (a ``kestrel.cli`` plugin) and the ``kestrel-secrets`` script.
 
 A value is taken only from a hidden prompt or from stdin, never from argv, where it
-would land in shell history and in every process listing. Refusals print
-``CODE: message`` on stderr and exit 1 without writing anything.
+would land in shell history and in every process listing. Failures follow the one CLI
+convention (``kestrel_protocol.exits``): ``kestrel: CODE: message`` on stderr, exit 1 for
+``SECRET_KEY_INVALID``, 2 for usage, 3 for other refusals, and nothing is written.
+Under ``kestrel`` the group takes its home from the ``KestrelSettings`` the root
+resolved (its own ``--home`` wins).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from kestrel_protocol.exits import cli_error_line, exit_code_for
+from kestrel_protocol.settings import KestrelSettings
 
 from .errors import SecretStoreError
 from .keys import check_operator_secret_key, check_secret_key_name
@@ -31,13 +36,11 @@ _ARGV_VALUE_ERROR = (
     "history and shown in process listings. Run `set KEY` and type it at the hidden "
     "prompt, or pipe it in with `set KEY --stdin`."
 )
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
 
 
 def _refuse(exc: SecretStoreError) -> NoReturn:
-    click.echo(f"{exc.code}: {exc.message}", err=True)
-    raise SystemExit(EXIT_REFUSED)
+    click.echo(cli_error_line(exc.code, exc.message), err=True)
+    raise SystemExit(int(exit_code_for(exc.code)))
 
 
 class _SecretsGroup(click.Group):
@@ -51,23 +54,14 @@ class _SecretsGroup(click.Group):
 
 
 def _usage(message: str) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
-    raise SystemExit(EXIT_USAGE)
+    click.echo(cli_error_line("USAGE", message), err=True)
+    raise SystemExit(int(exit_code_for("USAGE")))
 
 
 def _inherited_home(ctx: click.Context) -> Path | None:
-    """The home the mounting ``kestrel`` CLI was given (its global ``--home``), if any."""
-    parent = ctx.parent
-    while parent is not None:
-        value = parent.params.get("home")
-        if value:
-            return Path(value)
-        obj = parent.obj
-        found = obj.get("home") if isinstance(obj, Mapping) else getattr(obj, "home", None)
-        if found:
-            return Path(found)
-        parent = parent.parent
-    return None
+    """The home of the ``kestrel`` CLI this group is mounted under (its settings), if any."""
+    settings = ctx.find_object(KestrelSettings)
+    return settings.home if settings is not None else None
 
 
 def _home(ctx: click.Context) -> Path | None:

@@ -17,12 +17,14 @@ from kestrel_protocol import (
     canonical_json,
     root_of,
 )
+from kestrel_protocol.exits import ExitCode
+from kestrel_protocol.settings import KestrelSettings
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..cli_convention import fail
 from ..client import KestrelSdk, KestrelSession
 from ..errors import SdkError
-from .exits import ExitCode
-from .group import fail
+from .bootstrap import open_sdk, settings_of
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
 from .proofs import verify_proof_data, write_proof
 from .show import (
@@ -33,7 +35,6 @@ from .show import (
     pretty_json,
     stdout,
 )
-from .state import CliState, state_of
 
 __all__ = ["artifact", "catalog", "grade", "run", "validate", "verify"]
 
@@ -63,9 +64,9 @@ def _read_source(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise fail(f"{path}: not UTF-8 text ({exc.reason})", ExitCode.FAILED) from None
+        raise fail("INVALID_INPUT", f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
-        raise fail(f"{path}: {exc.strerror}", ExitCode.USAGE) from None
+        raise fail("INVALID_INPUT", f"{path}: {exc.strerror}") from None
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -114,20 +115,20 @@ def catalog(ctx: click.Context, check: bool, as_json: bool) -> None:
         for problem in problems:
             click.echo(str(problem))
         if problems:
-            raise fail(f"{len(problems)} catalog problem(s)", ExitCode.FAILED)
+            raise fail("CHECK_FAILED", f"{len(problems)} catalog problem(s)")
         if not as_json:
             click.echo("catalog ok")
             return
 
-    async def go(state: CliState) -> None:
-        async with state.sdk() as sdk:
+    async def go(settings: KestrelSettings) -> None:
+        async with open_sdk(settings) as sdk:
             cat = await sdk.catalog()
         if as_json:
             click.echo(json_text(cat))
         else:
             stdout().print(catalog_table(cat))
 
-    anyio.run(go, state_of(ctx))
+    anyio.run(go, settings_of(ctx))
 
 
 @click.command("validate")
@@ -139,8 +140,8 @@ def validate(ctx: click.Context, file: Path, scenario: str | None, as_json: bool
     """Check a Kestrel program without running it (exit 1 on errors)."""
     source = _read_source(file)
 
-    async def go(state: CliState) -> None:
-        async with state.sdk() as sdk:
+    async def go(settings: KestrelSettings) -> None:
+        async with open_sdk(settings) as sdk:
             report = await sdk.validate(source, scenario)
         if as_json:
             click.echo(json_text(report))
@@ -152,7 +153,7 @@ def validate(ctx: click.Context, file: Path, scenario: str | None, as_json: bool
         if not report.ok:
             raise click.exceptions.Exit(int(ExitCode.FAILED))
 
-    anyio.run(go, state_of(ctx))
+    anyio.run(go, settings_of(ctx))
 
 
 async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet: bool) -> None:
@@ -210,8 +211,8 @@ def run(  # noqa: PLR0917 - one parameter per click option
     """Open a session, run a program, close, grade and summarise."""
     source = _read_source(file)
 
-    async def go(state: CliState) -> None:
-        async with state.sdk() as sdk:
+    async def go(settings: KestrelSettings) -> None:
+        async with open_sdk(settings) as sdk:
             report = await sdk.validate(source, scenario)
             if not report.ok:
                 for line in diagnostics_lines(str(file), report):
@@ -221,7 +222,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
             if opened.gated or opened.session is None:
                 offer = opened.payment
                 what = f"offer {offer.offer_id}: {offer.amount} {offer.currency}" if offer else ""
-                raise fail(f"gated: opening a session needs payment ({what})", ExitCode.REFUSED)
+                raise fail("PAYMENT_INVALID", f"opening a session needs payment ({what})")
             session = opened.session
             try:
                 await _submit_all(session, source, atomic, quiet or as_json)
@@ -234,8 +235,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 for line in diagnostics_lines(str(file), report):
                     click.echo(line, err=True)
                 raise fail(
-                    f"INVALID_SOURCE: {exc.message} (session {session.id} left open)",
-                    ExitCode.FAILED,
+                    "INVALID_SOURCE", f"{exc.message} (session {session.id} left open)"
                 ) from None
             await session.close()
             graded = await _finish(sdk, session.id, quiet or as_json)
@@ -248,7 +248,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
             if out is not None:
                 click.echo(f"proof written to {out}")
 
-    anyio.run(go, state_of(ctx))
+    anyio.run(go, settings_of(ctx))
 
 
 @click.command("grade")
@@ -259,8 +259,8 @@ def run(  # noqa: PLR0917 - one parameter per click option
 def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) -> None:
     """Grade a session (closing it if it is still open)."""
 
-    async def go(state: CliState) -> None:
-        async with state.sdk() as sdk:
+    async def go(settings: KestrelSettings) -> None:
+        async with open_sdk(settings) as sdk:
             graded = await _finish(sdk, session_id, as_json)
         if out is not None:
             _write_json(out, graded.to_json())
@@ -269,7 +269,7 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
         else:
             stdout().print(grade_table(graded))
 
-    anyio.run(go, state_of(ctx))
+    anyio.run(go, settings_of(ctx))
 
 
 @click.command("verify")
@@ -283,7 +283,7 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
         data = json.loads(file.read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
         first = str(exc).splitlines()[0]
-        raise fail(f"{file}: not a Kestrel proof or grade: {first}", ExitCode.FAILED) from None
+        raise fail("INVALID_INPUT", f"{file}: not a Kestrel proof or grade: {first}") from None
     if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
         verify_proof_data(data, as_json)
         return
@@ -291,10 +291,10 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
         presented, root_mismatch = _rerooted(data)
     except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
         first = str(exc).splitlines()[0]
-        raise fail(f"{file}: not a Kestrel grade: {first}", ExitCode.FAILED) from None
+        raise fail("INVALID_INPUT", f"{file}: not a Kestrel grade: {first}") from None
 
-    async def go(state: CliState) -> None:
-        async with state.sdk() as sdk:
+    async def go(settings: KestrelSettings) -> None:
+        async with open_sdk(settings) as sdk:
             report = await sdk.verify(presented)
         if report.ok and root_mismatch is not None:
             report = VerificationReport(
@@ -307,11 +307,11 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
         if report.mismatch is not None:
             m = report.mismatch
             raise fail(
+                "CHECK_FAILED",
                 f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
-                ExitCode.FAILED,
             )
 
-    anyio.run(go, state_of(ctx))
+    anyio.run(go, settings_of(ctx))
 
 
 @click.command("artifact")
@@ -321,9 +321,9 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
 def artifact(ctx: click.Context, root: str, pretty: bool) -> None:
     """Print a stored object verbatim (canonical JSON)."""
 
-    async def go(state: CliState) -> None:
-        async with state.sdk() as sdk:
+    async def go(settings: KestrelSettings) -> None:
+        async with open_sdk(settings) as sdk:
             obj = await sdk.artifact(root)
         click.echo(pretty_json(obj) if pretty else json_text(obj))
 
-    anyio.run(go, state_of(ctx))
+    anyio.run(go, settings_of(ctx))

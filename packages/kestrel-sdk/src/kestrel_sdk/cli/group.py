@@ -8,32 +8,21 @@ stderr and left out: a broken plugin never breaks the CLI.
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import click
-from kestrel_protocol import KestrelError
+from kestrel_protocol.exits import cli_error_line
 
-from .exits import ExitCode, exit_code_for
+from ..cli_convention import KestrelCliGroup
 
-__all__ = ["PLUGIN_GROUP", "KestrelGroup", "fail"]
-
-log = logging.getLogger(__name__)
+__all__ = ["PLUGIN_GROUP", "KestrelGroup"]
 
 PLUGIN_GROUP = "kestrel.cli"
 
 
-def fail(message: str, code: ExitCode) -> click.exceptions.Exit:
-    """Print ``kestrel: message`` on stderr and return the exit to raise."""
-    click.echo(f"kestrel: {message}", err=True)
-    return click.exceptions.Exit(int(code))
-
-
-class KestrelGroup(click.Group):
-    """A group that turns refusals into one line and exit codes, and adds plugin verbs."""
+class KestrelGroup(KestrelCliGroup):
+    """The ``kestrel`` group: the refusal convention, and plugin verbs from ``kestrel.cli``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,7 +37,7 @@ class KestrelGroup(click.Group):
                     if ep.name not in self.commands:
                         found.setdefault(ep.name, ep)
             except Exception as exc:  # a broken distribution's metadata
-                click.echo(f"kestrel: could not list plugins: {exc}", err=True)
+                click.echo(cli_error_line("INTERNAL", f"could not list plugins: {exc}"), err=True)
             self._plugins = found
         return self._plugins
 
@@ -64,11 +53,11 @@ class KestrelGroup(click.Group):
                     raise TypeError(f"{ep.value} is not a click command")
                 command = loaded
             except Exception as exc:
-                click.echo(
-                    f"kestrel: plugin {name!r} ({ep.value}) failed to load and is skipped: "
-                    f"{type(exc).__name__}: {exc}",
-                    err=True,
+                message = (
+                    f"plugin {name!r} ({ep.value}) failed to load and is skipped: "
+                    f"{type(exc).__name__}: {exc}"
                 )
+                click.echo(cli_error_line("INTERNAL", message), err=True)
         self._loaded[name] = command
         return command
 
@@ -82,23 +71,3 @@ class KestrelGroup(click.Group):
         if command is not None:
             return command
         return self._plugin(cmd_name)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except KestrelError as exc:
-            raise fail(f"{exc.code}: {exc.message}", exit_code_for(exc.code)) from None
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except KeyboardInterrupt:
-            raise fail("interrupted", ExitCode.FAILED) from None
-        except Exception as exc:
-            if os.environ.get("KESTREL_DEBUG"):
-                log.exception("internal error")
-                import traceback  # noqa: PLC0415
-
-                traceback.print_exc(file=sys.stderr)
-            raise fail(
-                f"internal error: {type(exc).__name__}: {exc} (set KESTREL_DEBUG=1 for details)",
-                ExitCode.INTERNAL,
-            ) from None

@@ -15,11 +15,10 @@ import anyio
 import click
 from kestrel_protocol import Proof, VerificationReport, canonical_json
 
+from ..cli_convention import fail
 from ..client import KestrelSdk
-from .exits import ExitCode
-from .group import fail
+from .bootstrap import open_sdk, settings_of
 from .show import json_text
-from .state import state_of
 
 __all__ = ["proof", "verify_proof_data", "write_proof"]
 
@@ -40,7 +39,7 @@ def verify_proof_data(data: dict[str, Any], as_json: bool) -> None:
     try:
         report: VerificationReport = verify_proof(load_catalog(), data)
     except ValueError as exc:
-        raise fail(f"not a Kestrel proof: {exc}", ExitCode.FAILED) from None
+        raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
     if as_json:
         click.echo(json_text(report))
     elif report.ok:
@@ -48,8 +47,8 @@ def verify_proof_data(data: dict[str, Any], as_json: bool) -> None:
     if report.mismatch is not None:
         m = report.mismatch
         raise fail(
+            "CHECK_FAILED",
             f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
-            ExitCode.FAILED,
         )
 
 
@@ -72,7 +71,7 @@ def proof(ctx: click.Context, session_id: str, out: Path | None, embed_tape: boo
     (`kestrel verify FILE`). Grades the session first if need be."""
 
     async def go() -> Proof:
-        async with state_of(ctx).sdk() as sdk:
+        async with open_sdk(settings_of(ctx)) as sdk:
             if out is not None:
                 return await write_proof(sdk, session_id, out, embed_tape)
             return await sdk.proof(session_id, embed_tape)

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import click
 
-from .exits import ExitCode
-from .group import fail
+from ..cli_convention import fail
 from .show import json_text
 
 __all__ = ["scenario"]
@@ -118,22 +117,20 @@ def new(  # noqa: PLR0917 - one parameter per click option
             click.echo(f"... and {len(error.lines) - _SHOWN_PROBLEMS} more", err=True)
         count = len(error.lines)
         raise fail(
-            f"INVALID_ARGUMENT: {count} problem{'s' if count > 1 else ''} in {source}; "
-            "nothing written",
-            ExitCode.FAILED,
+            "INVALID_ARGUMENT",
+            f"{count} problem{'s' if count > 1 else ''} in {source}; nothing written",
         ) from None
     taken = _taken_by(imported.id)
     if taken is not None:
         raise fail(
-            f"INVALID_ARGUMENT: id {imported.id!r} is already taken by {taken}; choose another",
-            ExitCode.FAILED,
+            "INVALID_ARGUMENT", f"id {imported.id!r} is already taken by {taken}; choose another"
         )
     dirs = _catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
     try:
         written = imported.write(target).resolve()
     except (FileExistsError, OSError) as error:
-        raise fail(f"INVALID_ARGUMENT: {error}; nothing written", ExitCode.FAILED) from None
+        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))

@@ -12,21 +12,13 @@ from pathlib import Path
 
 import anyio
 import click
-from kestrel_protocol import (
-    GradeResult,
-    KestrelError,
-    Proof,
-    RefusalCode,
-    SessionResponse,
-    kestrel_home,
-)
+from kestrel_protocol import GradeResult, KestrelError, Proof, RefusalCode, SessionResponse
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..cli.exits import ExitCode
-from ..cli.group import fail
-from ..cli.state import state_of
+from ..cli.bootstrap import open_sdk, settings_of
+from ..cli_convention import fail
 from ..client import KestrelSdk
 from .agent import SmaCrossAgent, grade_to_completion
 from .collect import collect_proof_data, collect_report_data
@@ -80,7 +72,7 @@ def report_command(
     target = out or grade_file.with_suffix(".html")
 
     async def go() -> Path:
-        async with state_of(ctx).sdk() as sdk:
+        async with open_sdk(settings_of(ctx)) as sdk:
             return await write_report(sdk, grade, target)
 
     written = anyio.run(go)
@@ -127,7 +119,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
     console = Console(stderr=True)
 
     async def go() -> tuple[GradeResult, Path, Path, bool]:
-        async with state_of(ctx).sdk() as sdk:
+        async with open_sdk(settings_of(ctx)) as sdk:
             found = await sdk.scenario(scenario)
             symbol = found.instruments[0].symbol
             opened = await sdk.open_session(scenario)
@@ -156,8 +148,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
             await session.close()
             grade = await grade_to_completion(sdk, session.id)
             verified = (await sdk.verify(grade)).ok
-            home = state_of(ctx).home
-            folder = out or kestrel_home(home) / "reports" / session.id
+            folder = out or settings_of(ctx).home / "reports" / session.id
             folder.mkdir(parents=True, exist_ok=True)
             grade_path = folder / "grade.json"
             grade_path.write_text(json.dumps(grade.to_json(), indent=2) + "\n", encoding="utf-8")
@@ -170,4 +161,4 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
     else:
         Console().print(_summary(grade, report, grade_path, verified))
     if not verified:
-        raise fail(f"grade {grade.root} did not verify", ExitCode.FAILED)
+        raise fail("CHECK_FAILED", f"grade {grade.root} did not verify")

@@ -50,9 +50,9 @@ from kestrel_protocol.ports import SessionGate
 
 from .catalog import load_catalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
+from .engine import SessionEngine, compute_grade
 from .engine.frame import construct
 from .engine.frame import frame_root as engine_frame_root
-from .engine import SessionEngine, compute_grade
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations

@@ -36,8 +36,8 @@ from kestrel_protocol.ports import ArtifactStore
 
 from .catalog import load_embedded
 from .catalog.model import CatalogIndex, LoadedScenario
-from .engine.frame import frame_root
 from .engine import SessionEngine, compute_grade
+from .engine.frame import frame_root
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
 

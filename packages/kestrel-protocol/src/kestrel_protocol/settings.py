@@ -1,0 +1,64 @@
+"""The settings a Kestrel process is built from, resolved once: flags > environment >
+defaults.
+
+Each console script (``kestrel``, ``kestrel-mcp``, ``kestrel-door``) resolves one
+:class:`KestrelSettings` at its start and hands it to its bootstrap; the ``kestrel``
+CLI also hands it to its plugin verbs (``ctx.find_object(KestrelSettings)``), so no
+plugin reads ``os.environ`` or its parent's options for these.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .home import kestrel_home
+
+__all__ = ["REMOTE_ENV", "KestrelSettings"]
+
+REMOTE_ENV = "KESTREL_REMOTE"
+
+
+@dataclass(frozen=True, slots=True)
+class KestrelSettings:
+    """Where a process keeps its state and what it talks to.
+
+    ``home``: the Kestrel home (runtime store, door store, secrets file, reports).
+    ``remote``: a door's URL when the process drives a remote Kestrel, else ``None``.
+    ``catalog_paths``: extra scenario directories (``KESTREL_CATALOG_PATH`` is read by
+    the catalog itself, spec §4).
+    """
+
+    home: Path
+    remote: str | None = None
+    catalog_paths: tuple[Path, ...] = ()
+
+    @classmethod
+    def resolve(
+        cls,
+        home: str | os.PathLike[str] | None = None,
+        remote: str | None = None,
+        catalog_paths: tuple[str | os.PathLike[str], ...] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> KestrelSettings:
+        """Flags (the arguments) win over the environment (``KESTREL_HOME``,
+        ``KESTREL_REMOTE``), which wins over the defaults (``~/.kestrel``, local)."""
+        environ = os.environ if env is None else env
+        return cls(
+            home=kestrel_home(home, environ),
+            remote=remote or environ.get(REMOTE_ENV) or None,
+            catalog_paths=tuple(Path(p) for p in catalog_paths),
+        )
+
+    def with_flags(
+        self, home: str | os.PathLike[str] | None = None, remote: str | None = None
+    ) -> KestrelSettings:
+        """These settings with a plugin's own flags applied on top (a flag given to
+        ``kestrel secrets --home`` wins over ``kestrel --home``)."""
+        return KestrelSettings(
+            home=kestrel_home(home) if home is not None else self.home,
+            remote=remote or self.remote,
+            catalog_paths=self.catalog_paths,
+        )

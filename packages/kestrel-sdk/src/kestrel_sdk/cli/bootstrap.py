@@ -1,0 +1,33 @@
+"""The ``kestrel`` process's composition root: the SDK its verbs use, built from the
+:class:`~kestrel_protocol.settings.KestrelSettings` the root group resolved once.
+
+Local: ``local_transport`` over the runtime (store) in ``settings.home``. Remote:
+``remote_transport`` to ``settings.remote`` (bearer from ``$KESTREL_API_TOKEN``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from kestrel_protocol.settings import KestrelSettings
+
+from ..client import KestrelSdk, create_sdk
+from ..transports import local_transport, remote_transport
+
+__all__ = ["open_sdk", "settings_of"]
+
+
+def open_sdk(settings: KestrelSettings) -> KestrelSdk:
+    """The SDK over the transport ``settings`` choose (the caller closes it)."""
+    if settings.remote:
+        return create_sdk(remote_transport(base_url=settings.remote))
+    paths: list[str | Path] | None = list(settings.catalog_paths) or None
+    return create_sdk(local_transport(home=settings.home, catalog_paths=paths))
+
+
+def settings_of(ctx: click.Context) -> KestrelSettings:
+    """The settings the ``kestrel`` group resolved; resolved afresh when a verb runs
+    without it (a plugin's own console script, or a test invoking one verb)."""
+    found = ctx.find_object(KestrelSettings)
+    return found if found is not None else KestrelSettings.resolve()
