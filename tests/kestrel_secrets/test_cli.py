@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner, Result
 from kestrel_secrets import DotenvSecretStore, secrets_group
@@ -61,7 +60,7 @@ def test_canary_set_through_the_cli_shows_up_only_in_the_store() -> None:
         _run("-v", "list"),
     ]
     codes = [r.returncode for r in runs]
-    assert codes == [0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 0, 0, 0]
+    assert codes == [0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 2, 0, 0, 0]
     for run in runs:
         assert CANARY.encode() not in run.stdout
         assert CANARY.encode() not in run.stderr
@@ -83,7 +82,7 @@ def test_set_alpaca_live_key_is_refused_and_the_file_is_byte_identical() -> None
     before = _files_under(home)
     run = _run("set", "ALPACA_LIVE_KEY", "--stdin", stdin="PK-LIVE-123")
     assert run.returncode != 0
-    assert run.stderr.decode().startswith("SECRET_KEY_LIVE: ")
+    assert run.stderr.decode().startswith("kestrel: SECRET_KEY_LIVE: ")
     assert run.stdout == b""
     assert _files_under(home) == before
 
@@ -106,7 +105,7 @@ def test_unset_removes_a_live_key_the_operator_wrote_into_dotenv_by_hand() -> No
 def test_an_invalid_key_is_refused_with_its_code_and_nothing_is_created() -> None:
     run = _run("set", "alpaca_key", "--stdin", stdin="v")
     assert run.returncode == 1
-    assert run.stderr.decode().startswith("SECRET_KEY_INVALID: ")
+    assert run.stderr.decode().startswith("kestrel: SECRET_KEY_INVALID: ")
     assert not _home().exists()
 
 
@@ -151,8 +150,8 @@ def test_an_empty_value_on_stdin_is_refused_and_keeps_the_old_value(stdin: bytes
 
 def test_keyring_mode_without_a_backend_is_refused() -> None:
     run = _run("list", env={"KESTREL_SECRET_STORE": "keyring"})
-    assert run.returncode == 1
-    assert run.stderr.decode().startswith("SECRET_STORE_UNAVAILABLE: ")
+    assert run.returncode == 3
+    assert run.stderr.decode().startswith("kestrel: SECRET_STORE_UNAVAILABLE: ")
     assert "KESTREL_SECRET_STORE=file" in run.stderr.decode()
 
 
@@ -198,14 +197,10 @@ def test_without_a_terminal_set_asks_for_stdin(tmp_path: Path) -> None:
 
 
 def _mounted(home: Path, *args: str, stdin: str | None = None) -> Result:
-    """``kestrel --home HOME secrets ARGS`` through a stand-in for the kestrel CLI."""
+    """``kestrel --home HOME secrets ARGS``: the real kestrel CLI, the plugin mounted from
+    its entry point."""
+    from kestrel_sdk.cli import cli as kestrel
 
-    @click.group()
-    @click.option("--home", default=None)
-    def kestrel(home: str | None) -> None:
-        """Stand-in for the kestrel CLI with its global --home."""
-
-    kestrel.add_command(secrets_group)
     return CliRunner().invoke(kestrel, ["--home", str(home), "secrets", *args], input=stdin)
 
 
@@ -218,7 +213,7 @@ def test_mounted_under_kestrel_it_uses_the_global_home(tmp_path: Path) -> None:
 def test_mounted_under_kestrel_a_refusal_is_still_one_line_and_exit_1(tmp_path: Path) -> None:
     result = _mounted(tmp_path, "unset", "alpaca_key")
     assert result.exit_code == 1
-    assert result.stderr.startswith("SECRET_KEY_INVALID: ")
+    assert result.stderr.startswith("kestrel: SECRET_KEY_INVALID: ")
     assert result.stderr.count("\n") == 1
     assert result.stdout == ""
 
