@@ -224,25 +224,25 @@ PINNED = {
     "acme-trend": {
         "frames": "1372e6bfe33d7a66c400d07479dded8688f3c9169774dce8b1f60789a6e34b21",
         "blotter": "sha256:074d306c8e851d56fd5a2d39209f8574469967c380dbfb03b9381f3402bc65b9",
-        "grade": "sha256:594fd21770e5dc49a26d75faf76f037bdadd578a105a8c9aa2662b9a754ebb4c",
+        "grade": "sha256:b036fb63023864d74236e751ceaf36f2620236d779e4bcfa2e0cc068fcb7d8a0",
         "last": "closed seq=353 bar=2519 steps=402",
     },
     "pairs-kx": {
         "frames": "87ea29a56bb117afe2ea1e1b9d90f321029a4d53c5214e069caf8d6d914af604",
         "blotter": "sha256:d9b91d8b6d549fa65ef59b2b03ebbb019f2cddb57a81a65dd81e548d203f98ee",
-        "grade": "sha256:c88ab8d43338f2fb1428c8e567eed5fe00688af9eb1c2f71a7f7561d85a08f3d",
+        "grade": "sha256:c31420d584303ea257b55a9558d1a009dbe009170d19ba7472bdd4935d9758d1",
         "last": "closed seq=357 bar=638 steps=402",
     },
     "acme-crash": {
         "frames": "78868d2e97936949693a1cdf746b43000cbf76f04ff514da869096f0304e1544",
         "blotter": "sha256:9c5855a8025cee6e64e0f32a4e216a2924dc78f755114c523fbb9369c473252b",
-        "grade": "sha256:c6eafcae53f9bee3a397620981ee24a8ab119be1a08a2a904e00568976b777a1",
+        "grade": "sha256:16bc98bd03a94c77785d4e060270cb9f725156598e5c3b9c65eb0348d02e6ea5",
         "last": "closed seq=271 bar=1514 steps=302",
     },
     "odd": {
         "frames": "483f8ba424155795408f03701041c4688cc56e3165cd3ed5ef00bb1cae0b6489",
         "blotter": "sha256:c6b7856f794c41cb74831f4bc5de964b40aededa44e92de275b11d36790537e0",
-        "grade": "sha256:4936888485b3c05373b6fd06f52a617f79be496e090ad555329acc9694a4218d",
+        "grade": "sha256:5b113f78a94e5d40238d21ce3f9d05e29df576540dd6ade87ffb88f2e7855532",
         "last": "closed seq=132 bar=259 steps=162",
     },
     "minute-200k": {
