@@ -115,7 +115,7 @@ async def test_an_mcp_sessions_proof_verifies_in_an_empty_home_and_a_changed_pri
     failed = _kestrel(clean, "verify", str(tampered))
     assert failed.returncode == 1
     assert failed.stderr.strip() == (
-        f"kestrel: verification failed: blotter.fills[{fill['id']}].price:"
+        f"kestrel: CHECK_FAILED: verification failed: blotter.fills[{fill['id']}].price:"
         f" expected {price}, found {changed}"
     )
     as_json = _kestrel(clean, "verify", str(tampered), "--json")
