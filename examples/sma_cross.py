@@ -13,7 +13,7 @@ import sys
 from collections import deque
 
 import anyio
-from kestrel_protocol import GradeResult, OperationResumption
+from kestrel_protocol import GradeResult
 from kestrel_sdk import create_sdk, local_transport, render_frame
 
 WINDOW = 20
@@ -60,10 +60,7 @@ async def main(scenario: str = "acme-trend") -> GradeResult:
             window.append(close)
         print(render_frame(frame))
         await session.close()
-        result: GradeResult | OperationResumption = await sdk.grade(session.id)
-        while isinstance(result, OperationResumption):
-            await anyio.sleep(result.resume_after_ms / 1000)
-            result = await sdk.resume(result)
+        result = await sdk.grade_until_done(session.id)
         print(result.to_json())
         return result
 

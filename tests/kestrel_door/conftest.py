@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from kestrel_door import (
     create_door_app,
     create_turn_credentials,
 )
-from kestrel_protocol.ports import Transport
+from kestrel_protocol.ports import SessionGate, Transport
 
 BASE = "http://127.0.0.1:8787"
 
@@ -33,6 +33,7 @@ class Kit:
     config: DoorConfig
 
     sessions: FakeSessions
+    runtimes: list[Any] = field(default_factory=list)
 
     def transport_for(self, principal: str) -> Transport:
         return FakeTransport(self.sessions, principal)
@@ -48,6 +49,17 @@ class Kit:
         config = options.pop("config", self.config)
         return create_door_app(config, **options)
 
+    def runtime_app(self, gate: SessionGate | None = None, **overrides: Any) -> Any:
+        """The door over a real runtime shared by every principal (``gate`` is the runtime's)."""
+        from kestrel_sdk import local_transport
+
+        owner: Any = local_transport(home=self.home / "runtime", gate=gate)
+        self.runtimes.append(owner)
+        return self.app(
+            transport_for=lambda p: local_transport(principal=p, runtime=owner.runtime),
+            **overrides,
+        )
+
     def token(self, principal: str = "alice", scopes: tuple[str, ...] = ()) -> str:
         _, token = self.tokens.issue(
             principal, list(scopes or ("kestrel:read", "kestrel:trade", "kestrel:grade"))
@@ -58,7 +70,7 @@ class Kit:
 @pytest.fixture
 async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
     store = DoorStore(tmp_path / "door.db")
-    yield Kit(
+    kit = Kit(
         home=tmp_path,
         store=store,
         tokens=IssuedTokens(store),
@@ -67,6 +79,9 @@ async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
         config=DoorConfig(base_url=BASE),
         sessions=FakeSessions(),
     )
+    yield kit
+    for owner in kit.runtimes:
+        await owner.aclose()
     store.close()
 
 

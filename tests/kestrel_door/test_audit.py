@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 from kestrel_door import (
-    ALL_SCOPES,
     DoorTurnTools,
     RequireApproval,
     VoucherGate,
@@ -16,6 +15,7 @@ from kestrel_door import (
 )
 from kestrel_door.door_tools import APPROVAL_MESSAGE
 from kestrel_protocol.ports import LiveTurn, RunContext
+from kestrel_protocol.surface import ALL_SCOPES
 
 from .conftest import Kit, asgi_client
 
@@ -94,15 +94,30 @@ async def test_canary_token_never_in_responses_logs_or_audit(
     voucher = signer.issue()
     seen_downstream: list[Any] = []
 
-    class _Handler:
-        async def handle(self, message: Any) -> Any:
-            seen_downstream.append(message)
-            return {"jsonrpc": "2.0", "id": message.get("id"), "result": {}}
+    class _Recording:
+        """Records every call that reaches the transport (the runtime behind the door)."""
 
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            method = getattr(self._inner, name)
+
+            async def call(*args: Any) -> Any:
+                seen_downstream.append((name, args))
+                return await method(*args)
+
+            return call
+
+    from kestrel_sdk import local_transport
+
+    owner: Any = local_transport(
+        home=kit.home / "runtime", gate=VoucherGate(kit.store, signer, daily_quota=0)
+    )
+    kit.runtimes.append(owner)
     bodies: list[bytes] = []
     app = kit.app(
-        mcp_for=lambda transport: _Handler(),
-        gate=VoucherGate(kit.store, signer, daily_quota=0),
+        transport_for=lambda p: _Recording(local_transport(principal=p, runtime=owner.runtime))
     )
     for bearer in (token, forged, turn_forged, turn_token):
         async with asgi_client(app, bearer, Accept="application/json") as client:
@@ -139,10 +154,13 @@ async def test_canary_token_never_in_responses_logs_or_audit(
     everything += repr(db.execute("SELECT * FROM tokens").fetchall())
     everything += repr(db.execute("SELECT * FROM audit").fetchall())
     db.close()
-    everything += repr(seen_downstream)
     everything += repr(kit.sessions.__dict__)
-    secrets = (canary, "C" * 43, turn_token[len("kestrel_turn_") :], voucher.split(".")[-1])
-    for secret in secrets:
+    bearers = (canary, "C" * 43, turn_token[len("kestrel_turn_") :])
+    for secret in (*bearers, voucher.split(".")[-1]):
         assert secret not in everything
-    assert seen_downstream  # the handler was reached, with no token in what it saw
+    # No bearer goes downstream. The voucher does: it is the payment, and the session
+    # gate that spends it is the runtime's (spec §10), behind the transport.
+    for secret in bearers:
+        assert secret not in repr(seen_downstream)
+    assert seen_downstream  # the runtime was reached, with no token in what it saw
     assert {r.principal for r in kit.audit.rows()} == {"alice", "host"}

@@ -3,8 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kestrel_door import DoorTurnTools, ToolArgumentError
+from kestrel_door import DoorTurnTools
 from kestrel_protocol.ports import RunContext, TurnTools
+from kestrel_protocol.surface import ArgumentError
 
 from .conftest import Kit
 
@@ -56,7 +57,7 @@ async def test_unknown_tools_and_bad_arguments_raise_and_are_audited(
     kit: Kit, tool: str, arguments: dict[str, Any]
 ) -> None:
     tools = _tools(kit, {"kestrel:read", "kestrel:trade", "kestrel:grade"})
-    with pytest.raises(ToolArgumentError):
+    with pytest.raises(ArgumentError):
         await tools.call(tool, arguments)
     assert kit.audit.rows()[-1].outcome == "invalid-arguments"
 

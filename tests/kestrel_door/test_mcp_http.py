@@ -271,16 +271,11 @@ async def test_turn_credential_calls_go_to_the_turn_and_door_adds_no_permission(
 
 
 async def test_real_mcp_face_behind_the_door(kit: Kit, tmp_path: Any) -> None:
-    """The injected kestrel_mcp server answers everything but tools/call, secrets excluded."""
-    import kestrel_mcp
+    """The door's MCP face over the real runtime: handshake, tools, resources; no secrets."""
     from kestrel_sdk import local_transport
 
     owner: Any = local_transport(home=tmp_path / "rt")
-    app = kit.app(
-        transport_for=lambda p: local_transport(principal=p, runtime=owner.runtime),
-        # secrets left ON here on purpose: the door must still never serve them
-        mcp_for=lambda t: kestrel_mcp.create_kestrel_mcp_server(transport=t),
-    )
+    app = kit.app(transport_for=lambda p: local_transport(principal=p, runtime=owner.runtime))
     try:
         async with asgi_client(app, kit.token("alice"), **ACCEPT) as client:
             init = await client.post(

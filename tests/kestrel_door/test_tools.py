@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 
-from kestrel_door.tools import refusal_result, result_refusal, tool_result
 from kestrel_protocol import KestrelError, Refusal, RefusalCode
+from kestrel_protocol.surface import refusal_result, result_refusal, tool_result
 
 
 def test_a_refusal_result_reads_back_as_its_refusal() -> None:

@@ -83,7 +83,7 @@ def test_payment_invalid(tmp_path: Path, case: str) -> None:
 async def test_gated_open_over_http_402_then_paid(kit: Kit, tmp_path: Path) -> None:
     signer = VoucherSigner(load_voucher_key(tmp_path))
     gate = VoucherGate(kit.store, signer, daily_quota=1)
-    async with asgi_client(kit.app(gate=gate), kit.token()) as client:
+    async with asgi_client(kit.runtime_app(gate), kit.token()) as client:
         first = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
         assert first.status_code == 200
         second = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
@@ -113,7 +113,7 @@ async def test_gated_open_over_http_402_then_paid(kit: Kit, tmp_path: Path) -> N
 
 async def test_unknown_scenario_spends_no_quota(kit: Kit, tmp_path: Path) -> None:
     gate = VoucherGate(kit.store, VoucherSigner(load_voucher_key(tmp_path)), daily_quota=1)
-    async with asgi_client(kit.app(gate=gate), kit.token()) as client:
+    async with asgi_client(kit.runtime_app(gate), kit.token()) as client:
         typo = await client.post("/v1/sessions", json={"scenario": "acme-trnd"})
         assert typo.json()["refusal"]["code"] == "UNKNOWN_SCENARIO"
         assert (
@@ -122,3 +122,38 @@ async def test_unknown_scenario_spends_no_quota(kit: Kit, tmp_path: Path) -> Non
         assert (
             await client.post("/v1/sessions", json={"scenario": "acme-trend"})
         ).status_code == 402
+
+
+async def test_reopening_an_open_label_resumes_before_the_gate(kit: Kit, tmp_path: Path) -> None:
+    """Like the runtime: an open label resumes with no Offer, and no voucher is spent."""
+    signer = VoucherSigner(load_voucher_key(tmp_path))
+    gate = VoucherGate(kit.store, signer, daily_quota=1)
+    mine = {"scenario": "acme-trend", "label": "mine"}
+    async with asgi_client(kit.runtime_app(gate), kit.token()) as client:
+        first = await client.post("/v1/sessions", json=mine)
+        assert first.status_code == 200, first.text
+        again = await client.post("/v1/sessions", json=mine)
+        assert again.status_code == 200, again.text
+        assert again.json() == first.json()
+        over_mcp = await client.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "kestrel_session_open", "arguments": mine},
+            },
+        )
+        assert over_mcp.json()["result"]["structuredContent"] == first.json()
+        other = await client.post("/v1/sessions", json={"scenario": "acme-trend", "label": "b"})
+        assert other.status_code == 402  # the quota of 1 went to the first open only
+        offer = Offer.parse(other.json())
+        voucher = signer.issue()
+        payment = {"offerId": offer.offer_id, "voucher": voucher}
+        resumed = await client.post("/v1/sessions", json={**mine, "payment": payment})
+        assert resumed.json() == first.json()  # resumed: the voucher was not looked at
+        paid = await client.post(
+            "/v1/sessions", json={"scenario": "acme-trend", "label": "b", "payment": payment}
+        )
+        assert paid.status_code == 200, paid.text  # the same voucher still pays, once
+        assert paid.json()["sessionId"] != first.json()["sessionId"]

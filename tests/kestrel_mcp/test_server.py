@@ -10,8 +10,9 @@ from typing import Any
 import anyio
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from kestrel_mcp import KestrelMcpServer, ToolCallError, create_kestrel_mcp_server
+from kestrel_mcp import KestrelMcpServer, create_kestrel_mcp_server
 from kestrel_protocol import SessionResponse, canonical_json, root_of
+from kestrel_protocol.surface import RpcError
 
 pytestmark = pytest.mark.anyio
 
@@ -280,7 +281,7 @@ def assert_lossless(result: dict[str, Any], obj: Any) -> None:
 @pytest.mark.parametrize("newer", [False, True])
 async def test_every_tool_returns_the_sdk_object_verbatim(fake: ModuleType, newer: bool) -> None:
     server = make(fake, newer=newer)
-    transport: Any = server.sdk.transport
+    transport: Any = server.transport
     assert_lossless(await call(server, "kestrel_catalog"), await transport.catalog())
     assert_lossless(
         await call(server, "kestrel_validate", source="buy 1 ACME", scenario="acme-trend"),
@@ -324,7 +325,7 @@ async def test_dotted_seed_names_are_accepted_as_unlisted_aliases(fake: ModuleTy
 async def test_gated_open_is_continuation_data_not_an_error(fake: ModuleType) -> None:
     server = make(fake, gate=True)
     gated = await call(server, "kestrel_session_open", scenario="acme-trend")
-    assert "isError" not in gated
+    assert gated["isError"] is False
     offer = gated["structuredContent"]["payment"]
     assert gated["structuredContent"]["gated"] is True
     assert offer["kind"] == "kestrel.offer"
@@ -444,7 +445,7 @@ async def test_stand_down_is_an_ordinary_result(fake: ModuleType) -> None:
     server = make(fake)
     await call(server, "kestrel_session_open", scenario="acme-trend")
     stood = await call(server, "kestrel_session_submit", sessionId="ks_fake1", source="stand down")
-    assert "isError" not in stood
+    assert stood["isError"] is False
     assert stood["structuredContent"]["ok"] is True
     assert stood["structuredContent"]["disposition"] == "stood-down"
     again = await call(server, "kestrel_session_submit", sessionId="ks_fake1", source="advance")
@@ -474,7 +475,7 @@ async def test_unexpected_fault_is_32603_with_nothing_internal(
 
 async def test_call_tool_api_raises_protocol_errors_and_returns_refusals(fake: ModuleType) -> None:
     server = make(fake)
-    with pytest.raises(ToolCallError) as caught:
+    with pytest.raises(RpcError) as caught:
         await server.call_tool("nope", {})
     assert caught.value.code == -32602
     refused = await server.call_tool("kestrel_session_frame", {"sessionId": "ks_nope"})
@@ -531,7 +532,7 @@ async def test_resources_list_and_templates(fake: ModuleType) -> None:
 
 async def test_resource_reads_return_objects_verbatim(fake: ModuleType) -> None:
     server = make(fake, newer=True)
-    transport: Any = server.sdk.transport
+    transport: Any = server.transport
 
     async def read(uri: str) -> dict[str, Any]:
         contents = (await rpc(server, "resources/read", {"uri": uri}))["result"]["contents"]
@@ -649,7 +650,7 @@ async def test_secret_key_rules_are_the_single_sourced_ones(
 
 async def test_a_refusal_outside_tools_call_is_a_named_json_rpc_error(fake: ModuleType) -> None:
     server = make(fake)
-    transport: Any = server.sdk.transport
+    transport: Any = server.transport
 
     async def down() -> Any:
         raise fake.SdkLocalError("BACKEND_UNAVAILABLE", "the door is down", {"url": "http://x"})
@@ -694,7 +695,7 @@ async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: Mo
     server = make(fake)
     limit = server_module._MAX_REMEMBERED_ROOTS
     roots = [f"sha256:{index:064x}" for index in range(limit + 5)]
-    server._remember(*roots)
+    server._remember({"pentads": roots})
     art = {"type": "ref/resource", "uri": "kestrel://artifacts/{root}"}
     found = (
         await rpc(
@@ -750,7 +751,7 @@ async def test_cancelled_requests_are_marked_whatever_their_outcome(fake: Module
 async def test_a_cancelled_read_only_request_stops_at_once(fake: ModuleType) -> None:
     server = make(fake)
     await call(server, "kestrel_session_open", scenario="acme-trend")
-    transport: Any = server.sdk.transport
+    transport: Any = server.transport
     transport.slow_reads = True
     results: dict[str, Any] = {}
 

@@ -252,8 +252,8 @@ async def test_sigterm_ends_cleanly_within_a_second_even_mid_request() -> None:
 
 @pytest.mark.parametrize("is_error", [False, True])
 async def test_spliced_tool_result_frames_equal_the_plain_encoding(is_error: bool) -> None:
-    from kestrel_mcp import ToolResult
     from kestrel_mcp.stdio import _encode
+    from kestrel_protocol.surface import ToolResult
 
     structured = {"kind": "kestrel.frame", "zFlag": 'ü✓ \u2028 "q"', "n": [1, None, True]}
     result = ToolResult(structured, json.dumps(structured, ensure_ascii=False), is_error=is_error)

@@ -1,4 +1,4 @@
-"""Refusal codes are spec §6's closed list; one exception base carries code/message/detail."""
+"""Refusal codes are spec §6's closed list (and §13's INVALID_ARGUMENT); one exception base."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ SPEC_CODES = [
     "SECRET_KEY_LIVE",
     "SECRET_STORE_UNAVAILABLE",
     "BACKEND_UNAVAILABLE",
+    "INVALID_ARGUMENT",
 ]
 
 

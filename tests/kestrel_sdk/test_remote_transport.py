@@ -41,7 +41,8 @@ class _Refuser:
 
 @asynccontextmanager
 async def _door(tmp_path: Path, **options: Any) -> AsyncIterator[tuple[str, IssuedTokens]]:
-    owner = local_transport(home=tmp_path / "rt")
+    # A session gate is the runtime's, as ``kestrel-door serve --daily-quota`` wires it.
+    owner = local_transport(home=tmp_path / "rt", gate=options.pop("gate", None))
     runtime = owner.runtime  # type: ignore[attr-defined]
     store = DoorStore(tmp_path / "door.db")
     tokens = IssuedTokens(store)

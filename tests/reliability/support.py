@@ -266,7 +266,6 @@ class LiveDoor:
 
 def build_door_app(home: Path, **overrides: Any) -> tuple[Any, Any, Any, Any, Any]:
     """The app wired as ``kestrel-door serve`` wires it; returns (app, store, runtime, …)."""
-    import kestrel_mcp
     import kestrel_sdk
     from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
 
@@ -283,7 +282,6 @@ def build_door_app(home: Path, **overrides: Any) -> tuple[Any, Any, Any, Any, An
     extra = overrides.pop("extra_verifiers", [])
     options: dict[str, Any] = {
         "transport_for": transport_for,
-        "mcp_for": lambda t: kestrel_mcp.create_kestrel_mcp_server(t, secrets=False),
         "grant_verifiers": [tokens, *extra],
         "audit": audit,
     }

@@ -90,7 +90,7 @@ def _fuzz(rs: ModuleType, strat: ModuleType, tmp_path: Path, examples: int) -> N
             portal.call(_check_batch, rs, server, batch, seen)
 
         run()
-        portal.call(server.sdk.aclose)
+        portal.call(server.transport.aclose)
     elapsed = time.perf_counter() - started
     print(
         f"\nhandle_frame fuzz: {seen['frames']} frames in {elapsed:.1f}s "

@@ -152,7 +152,7 @@ def _fuzz(strat: ModuleType, tmp_path: Path, examples: int) -> None:
             portal.call(agent.one, source, seen)
 
         run()
-        portal.call(server.sdk.aclose)
+        portal.call(server.transport.aclose)
     elapsed = time.perf_counter() - started
     print(
         f"\nsource fuzz: {seen['sources']} sources in {elapsed:.1f}s; "

@@ -5,8 +5,8 @@
     uv run python packages/kestrel-door/scripts/conformance.py \
         --conformance /tmp/conf/node_modules/.bin/conformance
 
-The door runs in-process on a loopback port over the real runtime and the real MCP face
-(``kestrel_mcp``, secrets tools left out). The suite's client sends no credential, so a
+The door runs in-process on a loopback port over the real runtime, its ``/mcp`` generated
+from ``kestrel_protocol.surface`` (no secrets tools). The suite's client sends no credential, so a
 wrapper in front of the door adds an issued token's ``Authorization`` header to requests
 that carry none; everything else (Host/Origin guard included) is the door as served.
 Prints one line per scenario and a summary; ``--json`` writes the results.
@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import kestrel_mcp
 import kestrel_sdk
 import uvicorn
 from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
@@ -56,7 +55,6 @@ def _app(home: Path, port: int) -> tuple[Any, str]:
     door = create_door_app(
         DoorConfig(base_url=f"http://127.0.0.1:{port}"),
         transport_for=lambda p: kestrel_sdk.local_transport(principal=p, runtime=owner.runtime),
-        mcp_for=lambda t: kestrel_mcp.create_kestrel_mcp_server(transport=t, secrets=False),
         grant_verifiers=[IssuedTokens(store)],
         audit=AuditLog(store),
     )

@@ -1,7 +1,8 @@
 """Kestrel door: the HTTP face, remote MCP over Streamable HTTP, and its credentials.
 
-Library modules here depend on ``kestrel_protocol`` ports alone; the runtime and the
-MCP server are injected by the composition root (``kestrel_door.cli``).
+Library modules here depend on ``kestrel_protocol`` alone: its ports, and its tool and
+resource (``kestrel_protocol.surface``) from which both faces are generated; the runtime is
+injected by the composition root (``kestrel_door.cli``).
 """
 
 from __future__ import annotations
@@ -10,15 +11,12 @@ from .app import create_door_app, protected_resource_metadata
 from .approval import ApprovalPolicy, NoApproval, RequireApproval
 from .audit import AuditLog, AuditRow, argument_digest
 from .auth import Authenticated, Authenticator, bearer_of
-from .basic_mcp import BasicMcpHandler
 from .config import DoorConfig
-from .door import McpFactory, McpHandler, TransportFactory
+from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
-from .scopes import ALL_SCOPES, SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE, required_scope
 from .store import DoorStore
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
-from .tools import DOOR_TOOL_NAMES, ToolArgumentError, run_transport_tool
 from .turn_credentials import (
     CREDENTIAL_IDLE_MS,
     TURN_CREDENTIAL_PREFIX,
@@ -28,15 +26,10 @@ from .turn_credentials import (
 from .vouchers import VOUCHER_PREFIX, VoucherGate, VoucherSigner, load_voucher_key
 
 __all__ = [
-    "ALL_SCOPES",
     "APPROVAL_MESSAGE",
     "CREDENTIAL_IDLE_MS",
     "DEFAULT_ALGORITHMS",
-    "DOOR_TOOL_NAMES",
     "ISSUED_TOKEN_PREFIX",
-    "SCOPE_GRADE",
-    "SCOPE_READ",
-    "SCOPE_TRADE",
     "TURN_CREDENTIAL_PREFIX",
     "VOUCHER_PREFIX",
     "ApprovalPolicy",
@@ -44,18 +37,15 @@ __all__ = [
     "AuditRow",
     "Authenticated",
     "Authenticator",
-    "BasicMcpHandler",
+    "Caller",
     "DoorConfig",
     "DoorStore",
     "DoorTurnTools",
     "IssuedToken",
     "IssuedTokens",
     "JwtGrantVerifier",
-    "McpFactory",
-    "McpHandler",
     "NoApproval",
     "RequireApproval",
-    "ToolArgumentError",
     "TransportFactory",
     "TurnCredentials",
     "VoucherGate",
@@ -66,6 +56,4 @@ __all__ = [
     "create_turn_credentials",
     "load_voucher_key",
     "protected_resource_metadata",
-    "required_scope",
-    "run_transport_tool",
 ]

@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from kestrel_protocol.ports import GrantVerifier, SessionGate, TurnCredentialPort
+from kestrel_protocol.ports import GrantVerifier, Transport, TurnCredentialPort
+from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Surface
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,10 +17,9 @@ from starlette.types import ASGIApp
 from .approval import ApprovalPolicy
 from .audit import AuditLog
 from .config import DoorConfig
-from .door import Door, McpFactory, TransportFactory, json_response
+from .door import Door, TransportFactory, json_response
 from .guard import GuardMiddleware
 from .mcp_http import mcp_routes
-from .scopes import ALL_SCOPES
 from .v1 import v1_routes
 
 __all__ = ["create_door_app", "protected_resource_metadata"]
@@ -46,30 +46,29 @@ def create_door_app(
     config: DoorConfig,
     *,
     transport_for: TransportFactory,
-    mcp_for: McpFactory | None = None,
     turn_credentials: TurnCredentialPort | None = None,
     grant_verifiers: Sequence[GrantVerifier] = (),
-    gate: SessionGate | None = None,
     audit: AuditLog | None = None,
     approval: ApprovalPolicy | None = None,
     on_close: Callable[[], Awaitable[None]] | None = None,
+    surface: Surface[Transport] = SURFACE,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
 
     ``transport_for(principal)`` must return a transport bound to that principal (its
-    sessions are invisible to every other principal); ``mcp_for(transport)`` the MCP
-    server over it. Neither ever sees a bearer token. ``on_close`` runs at lifespan
-    shutdown, after the per-principal transports are closed (e.g. the shared runtime).
+    sessions are invisible to every other principal; a session gate, if any, is the
+    runtime's); it never sees a bearer token. Both faces are generated from ``surface``.
+    ``on_close`` runs at lifespan shutdown, after the per-principal transports are
+    closed (e.g. the shared runtime).
     """
     door = Door(
         config,
         transport_for=transport_for,
-        mcp_for=mcp_for,
         turn_credentials=turn_credentials,
         grant_verifiers=grant_verifiers,
-        gate=gate,
         audit=audit,
         approval=approval,
+        surface=surface,
     )
 
     async def metadata(request: Request) -> Response:

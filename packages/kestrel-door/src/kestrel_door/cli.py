@@ -1,7 +1,7 @@
-"""``kestrel-door``: the composition root that wires the runtime and MCP server in.
+"""``kestrel-door``: the composition root that wires the runtime in.
 
-This is the one module of the package allowed to import ``kestrel_sdk`` and
-``kestrel_mcp`` (through their barrels only, import-linter contract 4). The verbs:
+This is the one module of the package allowed to import ``kestrel_sdk`` (through its
+barrel only, import-linter contract 4). The verbs:
 ``serve``, ``token issue|list|revoke``, ``audit``, ``voucher issue``, ``approval grant``.
 Secrets (tokens, vouchers) are printed once, alone on the last line of stdout, so a
 script can take them with ``tail -n1``; nothing else ever prints them.
@@ -15,18 +15,17 @@ import sys
 from typing import Any
 
 import click
-import kestrel_mcp
 import kestrel_sdk
 import uvicorn
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 from kestrel_protocol.settings import KestrelSettings
+from kestrel_protocol.surface import ALL_SCOPES
 
 from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
 from .audit import AuditLog
 from .config import DEFAULT_MAX_BODY, DoorConfig
 from .oauth import JwtGrantVerifier
-from .scopes import ALL_SCOPES
 from .store import DoorStore
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
@@ -57,12 +56,6 @@ class _Process:
     def __init__(self, settings: KestrelSettings | None = None) -> None:
         self.settings = settings if settings is not None else KestrelSettings.resolve()
         self.store: DoorStore | None = None
-
-
-def _mcp_for(transport: Any) -> Any:
-    """The door's MCP face: kestrel_mcp's server over the principal's transport.
-    ``secrets=False``: the three kestrel_secrets_* tools are local-only, never on the door."""
-    return kestrel_mcp.create_kestrel_mcp_server(transport=transport, secrets=False)
 
 
 @click.group(
@@ -134,7 +127,11 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         max_body_bytes=max_body,
         request_timeout_s=timeout,
     )
-    owner = kestrel_sdk.local_transport(home=home)
+    gate = None
+    if daily_quota is not None:
+        gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
+    # The gate is the runtime's: it resumes an open label before it asks the gate.
+    owner = kestrel_sdk.local_transport(home=home, gate=gate)
     runtime = getattr(owner, "runtime", None)
 
     def transport_for(principal: str) -> Any:
@@ -149,18 +146,13 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         verifiers.append(
             JwtGrantVerifier(issuer=oauth_issuer, jwks_url=oauth_jwks, audiences=config.audiences)
         )
-    gate = None
-    if daily_quota is not None:
-        gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
     approval: ApprovalPolicy | None = None
     if require_approval:
         approval = RequireApproval(store, frozenset(require_approval))
     app = create_door_app(
         config,
         transport_for=transport_for,
-        mcp_for=_mcp_for,
         grant_verifiers=verifiers,
-        gate=gate,
         audit=AuditLog(store),
         approval=approval,
         # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn

@@ -1,7 +1,8 @@
 """The door's state shared by its two faces: who may call, and on what.
 
-Ports are injected (``transport_for(principal)``, ``mcp_for(transport)``) so this
-library never imports the runtime or the MCP server; the composition root wires them.
+The transport port is injected (``transport_for(principal)``) so this library never
+imports the runtime; the composition root wires it. Both faces are generated from one
+:class:`~kestrel_protocol.surface.Surface` (Kestrel's own unless a test passes another).
 """
 
 from __future__ import annotations
@@ -9,39 +10,43 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from kestrel_protocol.ports import (
     GrantVerifier,
     LiveTurn,
     RunContext,
-    SessionGate,
     Transport,
     TurnCredentialPort,
 )
+from kestrel_protocol.surface import SURFACE, Surface
 from starlette.requests import Request
 from starlette.responses import Response
 
 from .approval import ApprovalPolicy
 from .audit import AuditLog
 from .auth import Authenticator, bearer_of
-from .basic_mcp import BasicMcpHandler
 from .config import DoorConfig
 from .door_tools import DoorTurnTools
 
-__all__ = ["Door", "McpFactory", "McpHandler", "TransportFactory", "json_response"]
+__all__ = ["Caller", "Door", "TransportFactory", "json_response"]
 
 logger = logging.getLogger(__name__)
 
-
-class McpHandler(Protocol):
-    """What the door needs of an MCP server: one JSON-RPC message in, a response or None."""
-
-    async def handle(self, message: Any) -> Any: ...
-
-
 TransportFactory = Callable[[str], Transport]
-McpFactory = Callable[[Transport], McpHandler]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request is from: the live turn that runs its calls.
+
+    ``guarded`` for a grant (issued or OAuth token): the door checks each method's scope.
+    A turn credential's turn is its own guard; the door adds nothing to it.
+    """
+
+    turn: LiveTurn
+    guarded: bool
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -57,36 +62,24 @@ class Door:
         config: DoorConfig,
         *,
         transport_for: TransportFactory,
-        mcp_for: McpFactory | None = None,
         turn_credentials: TurnCredentialPort | None = None,
         grant_verifiers: Sequence[GrantVerifier] = (),
-        gate: SessionGate | None = None,
         audit: AuditLog | None = None,
         approval: ApprovalPolicy | None = None,
+        surface: Surface[Transport] = SURFACE,
     ) -> None:
         self.config = config
+        self.surface = surface
+        self.audit = audit
         self._transport_for = transport_for
-        self._mcp_for = mcp_for
         self._auth = Authenticator(turn_credentials, grant_verifiers)
-        self._gate = gate
-        self._audit = audit
         self._approval = approval
         self._transports: dict[str, Transport] = {}
-        self._handlers: dict[str, McpHandler] = {}
-        self._basic = BasicMcpHandler()
 
     def transport(self, principal: str) -> Transport:
         found = self._transports.get(principal)
         if found is None:
             found = self._transports[principal] = self._transport_for(principal)
-        return found
-
-    def mcp_handler(self, principal: str) -> McpHandler:
-        if self._mcp_for is None:
-            return self._basic
-        found = self._handlers.get(principal)
-        if found is None:
-            found = self._handlers[principal] = self._mcp_for(self.transport(principal))
         return found
 
     def challenge(self, *, invalid: bool) -> Response:
@@ -111,14 +104,14 @@ class Door:
 
     async def authenticate(
         self, request: Request, venue: Literal["mcp", "http"]
-    ) -> LiveTurn | Response:
-        """The live turn that will run this request's calls, or the 401 to send."""
+    ) -> Caller | Response:
+        """Who is calling (the live turn that will run the calls), or the 401 to send."""
         header = request.headers.get("authorization")
         found = await self._auth.authenticate(header)
         if found is None:
             return self.challenge(invalid=bearer_of(header) is not None)
         if found.turn is not None:
-            return found.turn
+            return Caller(found.turn, guarded=False)
         grant = found.grant
         assert grant is not None
         ctx = RunContext(
@@ -127,11 +120,11 @@ class Door:
         tools = DoorTurnTools(
             ctx,
             self.transport(grant.principal),
-            audit=self._audit,
+            audit=self.audit,
             approval=self._approval,
-            gate=self._gate,
+            surface=self.surface,
         )
-        return LiveTurn(ctx=ctx, tools=tools)
+        return Caller(LiveTurn(ctx=ctx, tools=tools), guarded=True)
 
     async def aclose(self) -> None:
         for transport in self._transports.values():

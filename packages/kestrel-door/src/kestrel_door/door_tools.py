@@ -2,9 +2,10 @@
 
 Turn credentials never come here: their calls go to the live turn's own tools, so the
 door adds no permission of its own on that path. This is the path for bearers that
-arrive from outside, where the door *is* the product: it checks the scope, asks the
-approval policy, applies the session gate on open, runs the tool on the principal's
-transport (which owns its sessions: another principal's id is ``UNKNOWN_SESSION``),
+arrive from outside, where the door *is* the product: it checks the tool's scope (from
+the surface), asks the approval policy, runs the tool through the one dispatcher on the
+principal's transport (which owns its sessions: another principal's id is
+``UNKNOWN_SESSION``; a gated runtime answers an Offer after resuming an open label),
 and appends one audit row whatever happened.
 """
 
@@ -14,22 +15,19 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kestrel_protocol import KestrelError, Refusal, RefusalCode, SessionOpened
-from kestrel_protocol.ports import RunContext, SessionGate, Transport
+from kestrel_protocol import Refusal, RefusalCode
+from kestrel_protocol.ports import RunContext, Transport
+from kestrel_protocol.surface import (
+    SURFACE,
+    ArgumentError,
+    Surface,
+    call_tool,
+    refusal_result,
+    result_refusal,
+)
 
 from .approval import ApprovalPolicy, NoApproval
 from .audit import AuditLog
-from .scopes import required_scope
-from .tools import (
-    ToolArgumentError,
-    canonical_tool_name,
-    is_secret_tool,
-    parse_payment,
-    refusal_result,
-    result_refusal,
-    run_transport_tool,
-    tool_result,
-)
 
 __all__ = ["APPROVAL_MESSAGE", "DoorTurnTools"]
 
@@ -51,7 +49,7 @@ def _outcome(result: Mapping[str, Any]) -> str:
 
 
 class DoorTurnTools:
-    """``TurnTools`` for one authenticated call context."""
+    """``TurnTools`` for one authenticated call context, over one surface."""
 
     def __init__(
         self,
@@ -60,22 +58,24 @@ class DoorTurnTools:
         *,
         audit: AuditLog | None = None,
         approval: ApprovalPolicy | None = None,
-        gate: SessionGate | None = None,
+        surface: Surface[Transport] = SURFACE,
     ) -> None:
         self.ctx = ctx
         self._transport = transport
         self._audit = audit
         self._approval = approval or NoApproval()
-        self._gate = gate
+        self._surface = surface
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        tool = canonical_tool_name(name) if isinstance(name, str) else "?"
+        """Run ``name``; a refusal is an ``isError`` result, bad input an ArgumentError."""
+        tool = self._surface.find(name) if isinstance(name, str) else None
+        audited = tool.name if tool is not None else str(name)[:64]
         outcome = "error"
         try:
-            result = await self._call(tool, arguments)
+            result = await self._call(name, arguments)
             outcome = _outcome(result)
             return result
-        except ToolArgumentError:
+        except ArgumentError:
             outcome = "invalid-arguments"
             raise
         finally:
@@ -84,60 +84,35 @@ class DoorTurnTools:
                     self._audit.append(
                         principal=self.ctx.principal,
                         venue=self.ctx.venue,
-                        tool=tool,
+                        tool=audited,
                         arguments=arguments if isinstance(arguments, Mapping) else {},
                         outcome=outcome,
                     )
                 except Exception:
                     logger.exception("audit row could not be written")
 
-    async def _call(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        if is_secret_tool(tool):
-            raise ToolArgumentError(f"unknown tool {tool!r}")
-        scope = required_scope(tool)
-        if scope is None:
-            raise ToolArgumentError(f"unknown tool {tool!r}")
-        if not isinstance(arguments, Mapping):
-            raise ToolArgumentError("arguments must be an object")
-        if scope not in self.ctx.scopes:
+    async def _call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        tool = self._surface.tool(name)
+        tool.parse(arguments)  # bad input is refused before the scope is even looked at
+        if tool.scope not in self.ctx.scopes:
             return refusal_result(
                 Refusal(
                     code=RefusalCode.FORBIDDEN,
-                    message=f"this credential lacks the scope {scope}",
-                    detail={"requiredScope": scope, "error": "insufficient_scope"},
+                    message=f"this credential lacks the scope {tool.scope}",
+                    detail={"requiredScope": tool.scope, "error": "insufficient_scope"},
                 )
             )
-        decision = self._approval.decide(self.ctx, tool, arguments)
+        decision = self._approval.decide(self.ctx, tool.name, arguments)
         if decision == "ask":
             return refusal_result(
                 Refusal(
                     code=RefusalCode.APPROVAL_REQUIRED,
                     message=APPROVAL_MESSAGE,
-                    detail={"tool": tool},
+                    detail={"tool": tool.name},
                 )
             )
         if decision == "deny":
             return refusal_result(
                 Refusal(code=RefusalCode.FORBIDDEN, message="this call is not allowed", detail={})
             )
-        if tool == "kestrel_session_open" and self._gate is not None:
-            return await self._gated_open(arguments)
-        return await run_transport_tool(self._transport, tool, arguments)
-
-    async def _gated_open(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        scenario = arguments.get("scenario")
-        if not isinstance(scenario, str):
-            raise ToolArgumentError("argument 'scenario' must be a string")
-        payment = parse_payment(arguments.get("payment"))
-        assert self._gate is not None
-        try:
-            # An unknown scenario is refused before the gate spends a quota slot or voucher.
-            await self._transport.scenario(scenario)
-            offer = self._gate.check(self.ctx.principal, scenario, payment)
-        except KestrelError as exc:
-            return refusal_result(exc)
-        if offer is not None:
-            return tool_result(SessionOpened(gated=True, payment=offer).to_json())
-        # The door's gate took the payment; the transport behind it is not gated again.
-        rest = {k: v for k, v in arguments.items() if k != "payment"}
-        return await run_transport_tool(self._transport, "kestrel_session_open", rest)
+        return await call_tool(self._surface, self._transport, tool.name, arguments)

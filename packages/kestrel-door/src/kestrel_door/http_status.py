@@ -26,6 +26,7 @@ _STATUS: Final[dict[str, int]] = {
     "SECRET_KEY_LIVE": 400,
     "SECRET_STORE_UNAVAILABLE": 503,
     "BACKEND_UNAVAILABLE": 503,
+    "INVALID_ARGUMENT": 400,
 }
 
 

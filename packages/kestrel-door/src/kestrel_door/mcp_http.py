@@ -6,10 +6,9 @@ no ``Mcp-Session-Id`` state, so GET (a server-to-client SSE stream) and DELETE a
 ``405``. A ``2026-07-28`` request must also agree with its routing headers
 (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``), each present once.
 
-``tools/call`` never reaches the injected MCP handler: it goes to the caller's live
-turn (``turn.tools.call``), so the guard and the audit happen where the turn puts them,
-and ``kestrel_secrets_*`` are refused here for every caller. Everything else (handshake,
-listings, resources) is the handler's, with secrets tools removed from ``tools/list``.
+This module is the transport only: each request is answered by the caller's
+:class:`~kestrel_door.mcp_face.DoorMcp`, generated from the surface, which guards every
+method and reaches the runtime only through the caller's ``turn.tools.call``.
 """
 
 from __future__ import annotations
@@ -38,23 +37,21 @@ from kestrel_protocol.mcp import (
     HANDSHAKE_VERSIONS,
     MODERN_VERSIONS,
     PROTOCOL_VERSION_KEY,
+    SUPPORTED_VERSIONS,
     declares_modern,
     meta_of,
 )
-from kestrel_protocol.ports import LiveTurn
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .door import Door, json_response
-from .tools import ToolArgumentError, is_secret_tool, result_refusal
+from .door import Caller, Door, json_response
+from .mcp_face import DoorMcp
 
-__all__ = ["HEADER_MISMATCH", "mcp_routes"]
+__all__ = ["mcp_routes"]
 
 logger = logging.getLogger(__name__)
 
-HEADER_MISMATCH: Final = McpErrorCode.HEADER_MISMATCH
-UNSUPPORTED_PROTOCOL_VERSION: Final = McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION
 _NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _B64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=")
 _ROUTING: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
@@ -62,9 +59,9 @@ _MODERN_STATUS: Final = {
     PARSE_ERROR: 400,
     INVALID_REQUEST: 400,
     INVALID_PARAMS: 400,
-    HEADER_MISMATCH: 400,
+    McpErrorCode.HEADER_MISMATCH: 400,
     McpErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }
 
@@ -79,11 +76,6 @@ def _accepts_json(request: Request) -> bool:
         return True
     kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
     return bool(kinds & {"application/json", "application/*", "*/*"})
-
-
-def _to_json(value: Any) -> Any:
-    dump = getattr(value, "to_json", None)
-    return dump() if callable(dump) else value
 
 
 def _decode_header(value: str | None) -> str | None:
@@ -175,11 +167,15 @@ async def _unless_disconnected(
 
 
 class _Exchange:
-    def __init__(self, door: Door, turn: LiveTurn, modern: bool) -> None:
-        self.door = door
-        self.turn = turn
-        self.modern = modern
-        self.scope_challenge: str | None = None
+    """One POST's messages, answered by the caller's MCP face."""
+
+    def __init__(self, door: Door, caller: Caller) -> None:
+        self.face = DoorMcp(door.surface, caller.turn, guarded=caller.guarded, audit=door.audit)
+        self.timeout_s = door.config.request_timeout_s
+
+    @property
+    def scope_challenge(self) -> str | None:
+        return self.face.scope_challenge
 
     async def dispatch(self, message: Any) -> dict[str, Any] | None:
         """One message in; its response, or ``None`` for a notification/response."""
@@ -197,63 +193,22 @@ class _Exchange:
                 rid if is_request else None, INVALID_REQUEST, "not a JSON-RPC 2.0 request"
             )
         if not is_request:
-            try:
-                await self.door.mcp_handler(self.turn.ctx.principal).handle(message)
-            except Exception:
-                logger.exception("notification handler failed")
-            return None
+            return None  # notifications change nothing on a stateless door
         try:
-            if method == "tools/call":
-                return await self._tools_call(rid, message.get("params"))
-            response = _to_json(
-                await self.door.mcp_handler(self.turn.ctx.principal).handle(message)
-            )
+            with anyio.fail_after(self.timeout_s):
+                return await self.face.request(rid, method, message.get("params"))
+        except TimeoutError:
+            return _error(rid, INTERNAL_ERROR, "the call timed out")
         except Exception:
             logger.exception("MCP request %s failed", method)
             return _error(rid, INTERNAL_ERROR, "internal error")
-        if method == "tools/list" and isinstance(response, dict):
-            result = response.get("result")
-            if isinstance(result, dict) and isinstance(result.get("tools"), list):
-                result["tools"] = [
-                    t
-                    for t in result["tools"]
-                    if not (isinstance(t, dict) and is_secret_tool(str(t.get("name", ""))))
-                ]
-        return response if isinstance(response, dict) else None
-
-    async def _tools_call(self, rid: Any, params: Any) -> dict[str, Any]:
-        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
-            return _error(rid, INVALID_PARAMS, "tools/call needs params.name")
-        name = params["name"]
-        arguments = params.get("arguments", {})
-        if arguments is None:
-            arguments = {}
-        if is_secret_tool(name):
-            return _error(rid, INVALID_PARAMS, f"unknown tool {name!r}")
-        if not isinstance(arguments, dict):
-            return _error(rid, INVALID_PARAMS, "arguments must be an object")
-        try:
-            with anyio.fail_after(self.door.config.request_timeout_s):
-                result = await self.turn.tools.call(name, arguments)
-        except ToolArgumentError as exc:
-            return _error(rid, INVALID_PARAMS, str(exc))
-        except TimeoutError:
-            return _error(rid, INTERNAL_ERROR, "the call timed out")
-        result = dict(result)
-        if self.modern:
-            result.setdefault("resultType", "complete")
-        refusal = result_refusal(result)
-        detail = refusal.get("detail") if refusal is not None else None
-        if isinstance(detail, Mapping) and detail.get("error") == "insufficient_scope":
-            self.scope_challenge = str(detail.get("requiredScope", ""))
-        return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
 def mcp_routes(door: Door) -> list[Route]:
     async def post(request: Request) -> Response:
-        turn = await door.authenticate(request, "mcp")
-        if isinstance(turn, Response):
-            return turn
+        caller = await door.authenticate(request, "mcp")
+        if isinstance(caller, Response):
+            return caller
         raw = await request.body()
         try:
             message = json.loads(raw)
@@ -274,10 +229,12 @@ def mcp_routes(door: Door) -> list[Route]:
         modern = version in MODERN_VERSIONS
         if version is not None and not modern and version not in HANDSHAKE_VERSIONS:
             # -32022 with the supported list: a modern client can pick one and retry.
-            data = {"supported": [*MODERN_VERSIONS, *HANDSHAKE_VERSIONS], "requested": version}
+            data = {"supported": list(SUPPORTED_VERSIONS), "requested": version}
             text = f"unsupported MCP-Protocol-Version {version!r}"
-            return json_response(_error(rid, UNSUPPORTED_PROTOCOL_VERSION, text, data), 400)
-        exchange = _Exchange(door, turn, modern)
+            return json_response(
+                _error(rid, McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION, text, data), 400
+            )
+        exchange = _Exchange(door, caller)
         if isinstance(message, list):
             if modern or not message:
                 return json_response(_error(None, INVALID_REQUEST, "batches are not accepted"), 400)
@@ -285,14 +242,14 @@ def mcp_routes(door: Door) -> list[Route]:
             return json_response(answers) if answers else Response(status_code=202)
         if version is None and _modern_envelope(message):
             missing_header = "a 2026-07-28 request needs its MCP-Protocol-Version header"
-            return json_response(_error(rid, HEADER_MISMATCH, missing_header), 400)
+            return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, missing_header), 400)
         if modern and isinstance(message, dict) and "id" in message and "method" in message:
             missing = _envelope_missing(message)
             if missing is not None:
                 return json_response(_error(rid, INVALID_PARAMS, missing), 400)
             mismatch = _header_mismatch(request, message)
             if mismatch is not None:
-                return json_response(_error(rid, HEADER_MISMATCH, mismatch), 400)
+                return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, mismatch), 400)
         if modern:
             # 2026-07-28: a client closing the connection *is* cancellation.
             answer, gone = await _unless_disconnected(request, exchange.dispatch, message)
@@ -318,9 +275,9 @@ def mcp_routes(door: Door) -> list[Route]:
         return json_response(answer, status, headers)
 
     async def not_allowed(request: Request) -> Response:
-        turn = await door.authenticate(request, "mcp")
-        if isinstance(turn, Response):
-            return turn
+        caller = await door.authenticate(request, "mcp")
+        if isinstance(caller, Response):
+            return caller
         return Response(status_code=405, headers={"Allow": "POST"})
 
     return [

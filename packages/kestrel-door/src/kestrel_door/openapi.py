@@ -1,227 +1,128 @@
 """The OpenAPI 3.1 document of the ``/v1`` face (served at ``/v1/openapi.json``).
 
-Hand-written so it states exactly what the routes do, including the statuses a client
-must handle (402 with an Offer, 202 with an OperationResumption, refusals as 4xx).
+Generated from the surface, like the routes: one operation per tool route, its request
+body from the tool's argument model (less the path parameters), its 200 from the result
+models, and every status a client must handle: 400 ``INVALID_ARGUMENT``, 401, 403, the
+statuses of the refusal codes the tool declares, 402 with an Offer for a gated open and
+202 with an OperationResumption for a long operation.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+from kestrel_protocol import Offer, OperationResumption, SessionOpened
+from kestrel_protocol.ports import Transport
+from kestrel_protocol.surface import Surface, Tool, input_schema, output_schema
+
+from .http_status import status_for
 
 __all__ = ["openapi_document"]
 
-_OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
-_REFUSAL = {"$ref": "#/components/schemas/RefusalBody"}
+_REFUSAL: Final = {"$ref": "#/components/schemas/RefusalBody"}
+_REFUSAL_BODY: Final = {
+    "type": "object",
+    "properties": {
+        "refusal": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "detail": {"type": "object"},
+            },
+            "required": ["code", "message", "detail"],
+        }
+    },
+    "required": ["refusal"],
+}
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _refusals(*statuses: int) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _request_body(tool: Tool[Transport]) -> dict[str, Any] | None:
+    route = tool.route
+    assert route is not None
+    if route.body == "none":
+        return None
+    schema = input_schema(tool.arguments)
+    for argument in route.params:
+        schema.get("properties", {}).pop(argument, None)
+        if argument in schema.get("required", []):
+            schema["required"] = [r for r in schema["required"] if r != argument]
+    content: dict[str, Any] = {"application/json": {"schema": schema}}
+    if route.body == "source":
+        content["text/x-kestrel"] = {"schema": {"type": "string"}}
+    return {"required": bool(schema.get("required")), "content": content}
+
+
+def _operation(tool: Tool[Transport]) -> dict[str, Any]:
+    route = tool.route
+    assert route is not None
+    if route.media == "application/json":
+        ok = _json(tool.output_schema, tool.title)
+    else:
+        ok = {"description": tool.title, "content": {route.media: {"schema": {"type": "string"}}}}
+    responses: dict[str, Any] = {
+        "200": ok,
+        "400": _json(_REFUSAL, "INVALID_ARGUMENT: arguments that do not fit the call"),
         "401": _json(_REFUSAL, "no valid bearer credential (WWW-Authenticate names the metadata)"),
         "403": _json(_REFUSAL, "FORBIDDEN (insufficient_scope) or APPROVAL_REQUIRED"),
     }
-    for status in statuses:
-        out[str(status)] = _json(_REFUSAL, "a typed refusal")
-    return out
-
-
-def _path_param(name: str = "id") -> list[dict[str, Any]]:
-    return [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}]
-
-
-def _op(summary: str, ok: dict[str, Any], *refusals: int, **extra: Any) -> dict[str, Any]:
-    return {"summary": summary, "responses": {"200": ok, **_refusals(*refusals)}, **extra}
-
-
-def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
-    return {"required": required, "content": {"application/json": {"schema": schema}}}
-
-
-def openapi_document(server_url: str) -> dict[str, Any]:
-    """The document, naming ``server_url`` as its server."""
-    source_body = {
-        "type": "object",
-        "properties": {
-            "source": {"type": "string"},
-            "scenario": {"type": ["string", "null"]},
-        },
-        "required": ["source"],
+    for code in tool.refusals:
+        responses.setdefault(str(status_for(code)), _json(_REFUSAL, f"a typed refusal ({code})"))
+    if OperationResumption in tool.results:
+        responses["202"] = _json(
+            output_schema(OperationResumption), "still running: resume with its token"
+        )
+    if SessionOpened in tool.results:
+        responses["402"] = _json(
+            {"oneOf": [{"$ref": "#/components/schemas/Offer"}, _REFUSAL]},
+            "an Offer (the open needs payment), or PAYMENT_INVALID",
+        )
+    operation: dict[str, Any] = {
+        "operationId": tool.name,
+        "summary": tool.title,
+        "description": tool.description,
+        "responses": dict(sorted(responses.items())),
     }
-    open_body = {
-        "type": "object",
-        "properties": {
-            "scenario": {"type": "string"},
-            "label": {"type": ["string", "null"]},
-            "payment": {
-                "type": "object",
-                "properties": {"offerId": {"type": "string"}, "voucher": {"type": "string"}},
-                "required": ["offerId", "voucher"],
+    if route.params:
+        operation["parameters"] = [
+            {"name": param, "in": "path", "required": True, "schema": {"type": "string"}}
+            for param in route.params.values()
+        ]
+    body = _request_body(tool)
+    if body is not None:
+        operation["requestBody"] = body
+    return operation
+
+
+def openapi_document(server_url: str, surface: Surface[Transport]) -> dict[str, Any]:
+    """The document of ``surface``'s routes, naming ``server_url`` as its server."""
+    paths: dict[str, dict[str, Any]] = {}
+    for tool in surface.tools:
+        if tool.route is not None:
+            paths.setdefault(tool.route.path, {})[tool.route.method.lower()] = _operation(tool)
+    paths["/v1/openapi.json"] = {
+        "get": {
+            "operationId": "openapi",
+            "summary": "This document",
+            "responses": {
+                "200": _json({"type": "object"}, "OpenAPI 3.1"),
+                "401": _json(_REFUSAL, "no valid bearer credential"),
+                "403": _json(_REFUSAL, "FORBIDDEN (insufficient_scope)"),
             },
-        },
-        "required": ["scenario"],
+        }
     }
-    open_op = _op(
-        "Open a session (200 {gated:false, sessionId}) or be offered a price (402 Offer)",
-        _json(_OBJ, "the session id"),
-        400,
-        404,
-        requestBody=_body(open_body),
-    )
-    open_op["responses"]["402"] = _json(
-        {"oneOf": [{"$ref": "#/components/schemas/Offer"}, _REFUSAL]},
-        "an Offer (quota spent), or PAYMENT_INVALID",
-    )
-    grade_op = _op(
-        "Grade a closed session", _json(_OBJ, "GradeResult"), 404, 409, parameters=_path_param()
-    )
-    grade_op["responses"]["202"] = _json(_OBJ, "OperationResumption: resume with its token")
-    resume_op = _op(
-        "Resume a long operation",
-        _json(_OBJ, "GradeResult"),
-        400,
-        404,
-        requestBody=_body(
-            {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]}
-        ),
-    )
-    resume_op["responses"]["202"] = _json(_OBJ, "still running")
-    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
     return {
         "openapi": "3.1.0",
         "info": {"title": "Kestrel door", "version": "1"},
         "servers": [{"url": server_url}],
-        "security": bearer,
-        "paths": {
-            "/v1/catalog": {"get": _op("The catalog", _json(_OBJ, "Catalog"))},
-            "/v1/catalog/scenarios/{sid}": {
-                "get": _op(
-                    "One scenario",
-                    _json(_OBJ, "Scenario"),
-                    404,
-                    parameters=_path_param("sid"),
-                )
-            },
-            "/v1/catalog/scenarios/{sid}/tape": {
-                "get": _op(
-                    "A scenario's tape as CSV",
-                    {"description": "CSV", "content": {"text/csv": {"schema": {"type": "string"}}}},
-                    404,
-                    parameters=_path_param("sid"),
-                )
-            },
-            "/v1/validate": {
-                "post": _op(
-                    "Validate source",
-                    _json(_OBJ, "ValidationReport"),
-                    400,
-                    404,
-                    requestBody=_body(source_body),
-                )
-            },
-            "/v1/sessions": {"post": open_op},
-            "/v1/sessions/{id}/submit": {
-                "post": _op(
-                    "Submit statements",
-                    _json(_OBJ, "SessionResponse"),
-                    400,
-                    404,
-                    409,
-                    422,
-                    parameters=_path_param(),
-                    requestBody={
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "properties": {"source": {"type": "string"}},
-                                    "required": ["source"],
-                                }
-                            },
-                            "text/x-kestrel": {"schema": {"type": "string"}},
-                        },
-                    },
-                )
-            },
-            "/v1/sessions/{id}/frame": {
-                "get": _op("Latest frame", _json(_OBJ, "Delivery"), 404, parameters=_path_param())
-            },
-            "/v1/sessions/{id}/blotter": {
-                "get": _op("Blotter", _json(_OBJ, "Blotter"), 404, parameters=_path_param())
-            },
-            "/v1/sessions/{id}/close": {
-                "post": _op(
-                    "Close", _json(_OBJ, "SessionRecord"), 404, 409, parameters=_path_param()
-                )
-            },
-            "/v1/sessions/{id}/grade": {"post": grade_op},
-            "/v1/operations/resume": {"post": resume_op},
-            "/v1/artifacts/{root}": {
-                "get": _op(
-                    "Any stored object, verbatim",
-                    _json(_OBJ, "the object"),
-                    404,
-                    parameters=_path_param("root"),
-                )
-            },
-            "/v1/verify": {
-                "post": _op(
-                    "Verify a grade by replay",
-                    _json(_OBJ, "VerificationReport"),
-                    400,
-                    404,
-                    requestBody=_body(
-                        {"type": "object", "properties": {"grade": _OBJ}, "required": ["grade"]}
-                    ),
-                )
-            },
-            "/v1/openapi.json": {"get": _op("This document", _json(_OBJ, "OpenAPI 3.1"))},
-        },
+        "security": [{"bearer": []}],
+        "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
-                "RefusalBody": {
-                    "type": "object",
-                    "properties": {
-                        "refusal": {
-                            "type": "object",
-                            "properties": {
-                                "code": {"type": "string"},
-                                "message": {"type": "string"},
-                                "detail": {"type": "object"},
-                            },
-                            "required": ["code", "message", "detail"],
-                        }
-                    },
-                    "required": ["refusal"],
-                },
-                "Offer": {
-                    "type": "object",
-                    "properties": {
-                        "kind": {"const": "kestrel.offer"},
-                        "offerId": {"type": "string"},
-                        "scenario": {"type": "string"},
-                        "amount": {"type": "string"},
-                        "currency": {"type": "string"},
-                        "description": {"type": "string"},
-                        "expiresAt": {"type": "string"},
-                        "accepts": {"type": "array", "items": {"type": "string"}},
-                        "root": {"type": "string"},
-                    },
-                    "required": [
-                        "kind",
-                        "offerId",
-                        "scenario",
-                        "amount",
-                        "currency",
-                        "expiresAt",
-                        "accepts",
-                        "root",
-                    ],
-                },
-            },
+            "schemas": {"RefusalBody": _REFUSAL_BODY, "Offer": output_schema(Offer)},
         },
     }

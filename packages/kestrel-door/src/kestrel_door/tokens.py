@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kestrel_protocol.ports import Grant
+from kestrel_protocol.surface import ALL_SCOPES
 
 from .bearers import bearer_digest, mint_bearer, well_formed_bearer
-from .scopes import ALL_SCOPES
 from .store import DoorStore
 
 __all__ = ["ISSUED_TOKEN_PREFIX", "IssuedToken", "IssuedTokens"]

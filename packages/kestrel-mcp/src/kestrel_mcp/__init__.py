@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from .server import KestrelMcpServer, ToolCallError, ToolResult, create_kestrel_mcp_server
+from .server import KestrelMcpServer, create_kestrel_mcp_server
 from .stdio import MAX_LINE_BYTES, serve_stdio
 
 __all__ = [
     "MAX_LINE_BYTES",
     "KestrelMcpServer",
-    "ToolCallError",
-    "ToolResult",
     "create_kestrel_mcp_server",
     "serve_stdio",
 ]

@@ -1,9 +1,11 @@
-"""The three secret tools: the one documented exception to projection-only.
+"""The three secret tools: the stdio face's own addition to the surface.
 
-The operator's secret store is a local-process concern (the same one ``kestrel
-secrets`` owns), not a runtime statement, so these tools reach ``kestrel_secrets``
-directly instead of going through the SDK transport, and run the very functions
-the ``kestrel secrets`` CLI runs (``secret_tool_set/unset/list``). They uphold the store's own
+They are declared here, not in ``kestrel_protocol.surface``, because the door must
+never serve them (spec §10): only the stdio server adds them (``secrets=True``). The
+operator's secret store is a local-process concern (the same one ``kestrel secrets``
+owns), not a runtime statement, so these tools reach ``kestrel_secrets`` directly
+instead of going through the SDK transport, and run the very functions the ``kestrel
+secrets`` CLI runs (``secret_tool_set/unset/list``). They uphold the store's own
 invariant: no value ever comes back (``list`` is names only, there is no ``get``, and
 ``set`` answers with the key and the path). The key rules are the single-sourced
 ``check_operator_secret_key``, so a key refused by the CLI is refused here identically.
@@ -15,7 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
-from kestrel_protocol.ports import SecretStore
+from kestrel_protocol.ports import SecretStore, Transport
+from kestrel_protocol.surface import Arguments, NoArgs, Text, Tool
 from kestrel_secrets import (
     check_operator_secret_key,
     open_secret_store,
@@ -23,9 +26,30 @@ from kestrel_secrets import (
     secret_tool_set,
     secret_tool_unset,
 )
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SecretNames", "SecretRemoved", "SecretTools", "SecretWritten"]
+__all__ = [
+    "SecretKeyArgs",
+    "SecretNames",
+    "SecretRemoved",
+    "SecretSetArgs",
+    "SecretTools",
+    "SecretWritten",
+    "secret_tools",
+]
+
+
+class SecretSetArgs(Arguments):
+    """Store a paper-only operator secret."""
+
+    key: Text = Field(description="Upper-case name, [A-Z_][A-Z0-9_]*; never one naming LIVE.")
+    value: Text = Field(description="The value; it is stored, never echoed back.")
+
+
+class SecretKeyArgs(Arguments):
+    """A secret by name."""
+
+    key: Text = Field(description="Upper-case name, [A-Z_][A-Z0-9_]*.")
 
 
 class _Out(BaseModel):
@@ -98,3 +122,62 @@ class SecretTools:
     async def list(self) -> dict[str, Any]:
         """The stored names; answers ``{keys, path}``."""
         return await anyio.to_thread.run_sync(self._list)
+
+
+def secret_tools(store: SecretTools) -> tuple[Tool[Transport], ...]:
+    """The three tools over ``store`` (the transport they are handed is not used)."""
+
+    async def set_(transport: Transport, args: SecretSetArgs) -> Any:
+        return await store.set(args.key, args.value)
+
+    async def unset(transport: Transport, args: SecretKeyArgs) -> Any:
+        return await store.unset(args.key)
+
+    async def list_(transport: Transport, args: NoArgs) -> Any:
+        return await store.list()
+
+    return (
+        Tool(
+            name="kestrel_secrets_set",
+            title="Set an operator secret",
+            description=(
+                "Store a paper-only operator secret in the local store. Answers with the key "
+                "and where it is stored, never the value. Keys naming LIVE are refused."
+            ),
+            arguments=SecretSetArgs,
+            call=set_,
+            projects="secrets.set",
+            results=(SecretWritten,),
+            scope="",
+            read_only=False,
+            destructive=True,
+            idempotent=True,
+            refusals=("SECRET_KEY_INVALID", "SECRET_KEY_LIVE", "SECRET_STORE_UNAVAILABLE"),
+        ),
+        Tool(
+            name="kestrel_secrets_unset",
+            title="Remove an operator secret",
+            description="Remove a secret from the local store; says whether it was there.",
+            arguments=SecretKeyArgs,
+            call=unset,
+            projects="secrets.unset",
+            results=(SecretRemoved,),
+            scope="",
+            read_only=False,
+            destructive=True,
+            idempotent=True,
+            refusals=("SECRET_KEY_INVALID", "SECRET_KEY_LIVE", "SECRET_STORE_UNAVAILABLE"),
+        ),
+        Tool(
+            name="kestrel_secrets_list",
+            title="List operator secrets",
+            description="The names of the stored secrets and where they live (never a value).",
+            arguments=NoArgs,
+            call=list_,
+            projects="secrets.list",
+            results=(SecretNames,),
+            scope="",
+            read_only=True,
+            refusals=("SECRET_STORE_UNAVAILABLE",),
+        ),
+    )

@@ -22,9 +22,10 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
+from kestrel_protocol.mcp import REQUEST_CANCELLED
+from kestrel_protocol.surface import ToolResult
 
-from .eras import REQUEST_CANCELLED
-from .server import KestrelMcpServer, ToolResult
+from .server import KestrelMcpServer
 
 __all__ = ["MAX_LINE_BYTES", "serve_stdio"]
 
@@ -206,7 +207,7 @@ async def serve_stdio(
     finally:
         with anyio.CancelScope(shield=True):
             try:
-                await server.sdk.aclose()
+                await server.transport.aclose()
             except Exception:
                 logger.exception("closing the SDK failed")
         if guard:

@@ -6,9 +6,11 @@ the protocol object the runtime produced.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import anyio
 from kestrel_protocol import (
     Blotter,
     Catalog,
@@ -108,6 +110,24 @@ class KestrelSdk:
     ) -> GradeResult | OperationResumption:
         token = resumption if isinstance(resumption, str) else resumption.token
         return await self.transport.resume(token)
+
+    async def grade_until_done(
+        self,
+        session_id: str,
+        on_progress: Callable[[OperationResumption], None] | None = None,
+    ) -> GradeResult:
+        """Grade, resuming (after each ``resumeAfterMs``) until the grade is done.
+
+        ``on_progress`` sees every :class:`OperationResumption` on the way (e.g. to draw
+        a progress bar).
+        """
+        result = await self.grade(session_id)
+        while isinstance(result, OperationResumption):
+            if on_progress is not None:
+                on_progress(result)
+            await anyio.sleep(result.resume_after_ms / 1000)
+            result = await self.resume(result)
+        return result
 
     async def artifact(self, root: str) -> dict[str, Any]:
         """Any stored object, verbatim."""

@@ -87,19 +87,23 @@ def _progress(label: str, quiet: bool) -> Progress:
 
 
 async def _finish(sdk: KestrelSdk, session_id: str, quiet: bool) -> GradeResult:
-    """Grade, following resumptions (with a progress bar when it takes a while)."""
-    result = await sdk.grade(session_id)
-    if isinstance(result, GradeResult):
-        return result
+    """Grade to the end (with a progress bar when it takes a while)."""
     progress = _progress("grading", quiet)
-    with progress:
-        task = progress.add_task("grade", total=None)
-        while isinstance(result, OperationResumption):
-            total = result.progress.total or None
-            progress.update(task, completed=result.progress.done, total=total)
-            await anyio.sleep(result.resume_after_ms / 1000)
-            result = await sdk.resume(result)
-    return result
+    task: Any = None
+
+    def show(running: OperationResumption) -> None:
+        nonlocal task
+        if task is None:
+            progress.start()
+            task = progress.add_task("grade", total=None)
+        total = running.progress.total or None
+        progress.update(task, completed=running.progress.done, total=total)
+
+    try:
+        return await sdk.grade_until_done(session_id, show)
+    finally:
+        if task is not None:
+            progress.stop()
 
 
 @click.command("catalog")

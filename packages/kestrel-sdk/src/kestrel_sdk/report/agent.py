@@ -10,11 +10,11 @@ from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
 
-from kestrel_protocol import GradeResult, OperationResumption, SessionResponse
+from kestrel_protocol import SessionResponse
 
-from ..client import KestrelSdk, KestrelSession
+from ..client import KestrelSession
 
-__all__ = ["SmaCrossAgent", "grade_to_completion"]
+__all__ = ["SmaCrossAgent"]
 
 
 class SmaCrossAgent:
@@ -54,10 +54,3 @@ class SmaCrossAgent:
                 return response
             close = Decimal(response.delivery.frame.marks[self.symbol])
 
-
-async def grade_to_completion(sdk: KestrelSdk, session_id: str) -> GradeResult:
-    """Grade, resuming for as long as the operation says it is still running."""
-    result: GradeResult | OperationResumption = await sdk.grade(session_id)
-    while isinstance(result, OperationResumption):
-        result = await sdk.resume(result)
-    return result

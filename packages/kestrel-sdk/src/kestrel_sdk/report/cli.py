@@ -20,7 +20,7 @@ from rich.table import Table
 from ..cli.bootstrap import open_sdk, settings_of
 from ..cli_convention import fail
 from ..client import KestrelSdk
-from .agent import SmaCrossAgent, grade_to_completion
+from .agent import SmaCrossAgent
 from .collect import collect_proof_data, collect_report_data
 from .html import render_report
 
@@ -146,7 +146,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
 
                 await agent.run(session, step)
             await session.close()
-            grade = await grade_to_completion(sdk, session.id)
+            grade = await sdk.grade_until_done(session.id)
             verified = (await sdk.verify(grade)).ok
             folder = out or settings_of(ctx).home / "reports" / session.id
             folder.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,9 @@
 """``local_transport``: the runtime in-process, behind the ``Transport`` port.
 
+Every method first checks its arguments with the model of the tool that projects it
+(``kestrel_protocol.surface``), so a Python caller with a bad label gets the same
+``INVALID_ARGUMENT`` (code, message, detail) as an MCP or HTTP caller.
+
 Short calls (a submit of a few bars, a frame, the blotter of a session with few orders)
 run directly on the caller's thread: a worker-thread hop would cost more than the work.
 Work that can take long (a grade, a verification, a submit that advances many bars, a
@@ -35,6 +39,7 @@ from kestrel_protocol import (
     VerificationReport,
 )
 from kestrel_protocol.ports import SessionGate, Transport
+from kestrel_protocol.surface import SURFACE
 
 from ..errors import SdkLocalError
 
@@ -77,6 +82,20 @@ def _heavy(source: str) -> bool:
     return heavy
 
 
+def _checker(method: str) -> Callable[..., None]:
+    """Checks a method's arguments as its tool's model does (``INVALID_ARGUMENT``)."""
+    return SURFACE.projecting(method).check
+
+
+_CHECK_OPEN = _checker("open_session")
+_CHECK_SUBMIT = _checker("submit")
+_CHECK_VALIDATE = _checker("validate")
+_CHECK_SCENARIO = _checker("scenario")
+_CHECK_SESSION = _checker("frame")
+_CHECK_RESUME = _checker("resume")
+_CHECK_ARTIFACT = _checker("artifact")
+
+
 class LocalTransport:
     """The ``Transport`` port over a :class:`Runtime`, acting as one principal."""
 
@@ -112,22 +131,31 @@ class LocalTransport:
         return await self._offload(self.runtime.catalog)
 
     async def scenario(self, scenario_id: str) -> Scenario:
+        _CHECK_SCENARIO(scenario=scenario_id)
         return await self._offload(self.runtime.scenario, scenario_id)
 
     async def tape(self, scenario_id: str) -> str:
+        _CHECK_SCENARIO(scenario=scenario_id)
         return await self._offload(self.runtime.tape, scenario_id)
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
+        _CHECK_VALIDATE(source=source, scenario=scenario)
         return await self._offload(self.runtime.validate, source, scenario)
 
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Payment | None = None
     ) -> SessionOpened:
+        _CHECK_OPEN(
+            scenario=scenario,
+            label=label,
+            payment=None if payment is None else payment.to_json(),
+        )
         return await self._offload(
             self.runtime.open_session, self.principal, scenario, label, payment
         )
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
+        _CHECK_SUBMIT(session_id=session_id, source=source)
         if len(source) >= 12 and _heavy(source):
             return await self._offload(self.runtime.submit, self.principal, session_id, source)
         try:  # _direct, inlined: this is every step of an agent loop
@@ -136,24 +164,30 @@ class LocalTransport:
             raise self._translate(exc) from None
 
     async def frame(self, session_id: str) -> Delivery:
+        _CHECK_SESSION(session_id=session_id)
         return self._direct(self.runtime.frame, self.principal, session_id)
 
     async def blotter(self, session_id: str) -> Blotter:
+        _CHECK_SESSION(session_id=session_id)
         size = self._direct(self.runtime.blotter_size, self.principal, session_id)
         if size is not None and size <= _DIRECT_BLOTTER:
             return self._direct(self.runtime.blotter, self.principal, session_id)
         return await self._offload(self.runtime.blotter, self.principal, session_id)
 
     async def close(self, session_id: str) -> SessionRecord:
+        _CHECK_SESSION(session_id=session_id)
         return await self._offload(self.runtime.close, self.principal, session_id)
 
     async def grade(self, session_id: str) -> GradeResult | OperationResumption:
+        _CHECK_SESSION(session_id=session_id)
         return await self._offload(self.runtime.grade, self.principal, session_id)
 
     async def resume(self, token: str) -> GradeResult | OperationResumption:
+        _CHECK_RESUME(token=token)
         return await self._offload(self.runtime.resume, self.principal, token)
 
     async def artifact(self, root: str) -> dict[str, Any]:
+        _CHECK_ARTIFACT(root=root)
         return await self._offload(self.runtime.artifact, root)
 
     async def verify(self, grade: GradeResult) -> VerificationReport:

@@ -1,0 +1,98 @@
+"""Kestrel's tool and resource surface, declared once (spec §13 "One surface").
+
+:data:`SURFACE` (in :mod:`.registry`) is the one place a tool or resource is declared;
+:func:`call_tool` is the one dispatcher and :class:`McpMethods` the MCP methods every
+face serves from it. The faces (``kestrel_mcp``, ``kestrel_door``) import this package
+and name no tool of their own.
+"""
+
+from __future__ import annotations
+
+from .arguments import (
+    Arguments,
+    ArtifactArgs,
+    NoArgs,
+    OpenArgs,
+    PaymentArgs,
+    ResumeArgs,
+    ScenarioArgs,
+    SessionArgs,
+    SubmitArgs,
+    ValidateArgs,
+    VerifyArgs,
+)
+from .declare import Resource, Route, Tool
+from .dispatch import call_tool
+from .methods import MAX_COMPLETIONS, McpMethods, ToolCaller
+from .paging import page
+from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
+from .results import (
+    ArgumentError,
+    ToolResult,
+    json_text,
+    refusal_result,
+    result_refusal,
+    tool_result,
+)
+from .rpc import RpcError
+from .schemas import inline_refs, input_schema, output_schema, union_output_schema
+from .scopes import (
+    ALL_SCOPES,
+    METHOD_SCOPES,
+    SCOPE_GRADE,
+    SCOPE_READ,
+    SCOPE_TRADE,
+    TOOL_SCOPE,
+)
+from .surface import Surface
+from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
+
+__all__ = [
+    "ALL_SCOPES",
+    "INSTRUCTIONS",
+    "LABEL_MAX",
+    "LABEL_RULE",
+    "MAX_COMPLETIONS",
+    "METHOD_SCOPES",
+    "RESOURCES",
+    "SCOPE_GRADE",
+    "SCOPE_READ",
+    "SCOPE_TRADE",
+    "SURFACE",
+    "TOOLS",
+    "TOOL_SCOPE",
+    "ArgumentError",
+    "Arguments",
+    "ArtifactArgs",
+    "Label",
+    "McpMethods",
+    "NoArgs",
+    "OpenArgs",
+    "PaymentArgs",
+    "Resource",
+    "ResumeArgs",
+    "Route",
+    "RpcError",
+    "ScenarioArgs",
+    "SessionArgs",
+    "SubmitArgs",
+    "Surface",
+    "Text",
+    "Tool",
+    "ToolCaller",
+    "ToolResult",
+    "ValidateArgs",
+    "VerifyArgs",
+    "call_tool",
+    "inline_refs",
+    "input_schema",
+    "json_text",
+    "label_problem",
+    "output_schema",
+    "page",
+    "refusal_result",
+    "result_refusal",
+    "text_problem",
+    "tool_result",
+    "union_output_schema",
+]

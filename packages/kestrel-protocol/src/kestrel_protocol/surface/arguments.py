@@ -1,0 +1,119 @@
+"""The argument models of the tools; their JSON Schemas are the tools' ``inputSchema``.
+
+Unknown arguments are refused (``additionalProperties: false``): an agent that writes
+``session_id`` for ``sessionId`` learns it at once instead of acting on a default.
+Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`), so the
+input rules are said here once for every face.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ..objects import GradeResult, Payment
+from .text import Label, Text
+
+__all__ = [
+    "Arguments",
+    "ArtifactArgs",
+    "NoArgs",
+    "OpenArgs",
+    "PaymentArgs",
+    "ResumeArgs",
+    "ScenarioArgs",
+    "SessionArgs",
+    "SubmitArgs",
+    "ValidateArgs",
+    "VerifyArgs",
+]
+
+
+class Arguments(BaseModel):
+    """Base of every tool's arguments: camelCase on the wire, strict, nothing extra."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        validate_by_name=False,
+        validate_by_alias=True,
+    )
+
+
+class NoArgs(Arguments):
+    """No arguments."""
+
+
+class ValidateArgs(Arguments):
+    """Kestrel source to check, optionally against a scenario (symbols, ticks, lots)."""
+
+    source: Text = Field(description="Kestrel source, one statement per line.")
+    scenario: Text | None = Field(
+        default=None, description="A scenario id; adds the symbol/tick/lot checks."
+    )
+
+
+class PaymentArgs(Arguments):
+    """The payment for a gated open: the offer it answers and a voucher."""
+
+    offer_id: Text = Field(description="The offerId of the Offer a gated open returned.")
+    voucher: Text = Field(description="An operator-issued voucher (kv1.…).")
+
+    def payment(self) -> Payment:
+        return Payment(offer_id=self.offer_id, voucher=self.voucher)
+
+
+class OpenArgs(Arguments):
+    """Open (or, with the label of an open session, resume) a session."""
+
+    scenario: Text = Field(description="A scenario id from the catalog, e.g. acme-trend.")
+    label: Label | None = Field(
+        default=None,
+        description=(
+            "Names the session (1-64 printable characters); the same label resumes it. "
+            "Omit for the next free one."
+        ),
+    )
+    payment: PaymentArgs | None = Field(
+        default=None, description="Only for a gated open: {offerId, voucher} for the offer."
+    )
+
+
+class SessionArgs(Arguments):
+    """A session by its id."""
+
+    session_id: Text = Field(description="The sessionId the session open returned.")
+
+
+class SubmitArgs(SessionArgs):
+    """Kestrel source applied atomically to a session."""
+
+    source: Text = Field(
+        description="Kestrel statements, one per line, e.g. 'buy 10 ACME\\nadvance 5'."
+    )
+
+
+class ResumeArgs(Arguments):
+    """Continue a long operation."""
+
+    token: Text = Field(description="The token of a kestrel.operation result.")
+
+
+class ScenarioArgs(Arguments):
+    """A scenario by its id."""
+
+    scenario: Text = Field(description="A scenario id from the catalog.")
+
+
+class ArtifactArgs(Arguments):
+    """A stored object by its root."""
+
+    root: Text = Field(description="The object's root, sha256:<hex>.")
+
+
+class VerifyArgs(Arguments):
+    """A grade to check by replaying its artifacts."""
+
+    grade: GradeResult = Field(description="A kestrel.grade object, verbatim.")

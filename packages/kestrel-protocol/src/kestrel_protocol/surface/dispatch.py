@@ -1,0 +1,37 @@
+"""The one dispatcher: ``(context, name, arguments)`` -> the MCP ``CallToolResult``.
+
+Argument validation and refusal mapping happen here, once, for every face: an unknown
+tool or arguments that do not fit raise :class:`~.results.ArgumentError`; a typed
+refusal of the call is a result with ``isError: true``; anything else is an
+unexpected fault and propagates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from ..errors import KestrelError
+from .results import ArgumentError, ToolResult, refusal_result, tool_result
+from .surface import Surface
+
+__all__ = ["call_tool"]
+
+C = TypeVar("C")
+
+
+async def call_tool(
+    surface: Surface[C], context: C, name: str, arguments: Any, *, listed: bool = False
+) -> ToolResult:
+    """Run tool ``name`` with ``arguments`` (``None`` is ``{}``) on ``context``.
+
+    ``listed`` refuses the tools ``tools/list`` does not show (an MCP ``tools/call``).
+    """
+    tool = surface.tool(name, listed=listed)
+    args = tool.parse({} if arguments is None else arguments)
+    try:
+        data = await tool.call(context, args)
+    except ArgumentError:
+        raise
+    except KestrelError as exc:
+        return refusal_result(exc)
+    return tool_result(data, None if tool.text is None else tool.text(data))

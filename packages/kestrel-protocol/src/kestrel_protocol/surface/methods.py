@@ -1,0 +1,181 @@
+"""The MCP methods of the surface, shared by stdio MCP and the door's ``/mcp``.
+
+``tools/list``, ``tools/call``, ``resources/list``, ``resources/templates/list``,
+``resources/read`` and ``completion/complete`` are generated from a :class:`Surface`
+and run every call through one ``call(name, arguments)``: on stdio the dispatcher over
+the transport, on the door the caller's ``turn.tools.call``. So a resource is read as
+the tool call it projects (a turn without that tool reads nothing), and both faces
+answer alike. The handshake and era envelopes stay with each face.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final
+
+from ..errors import KestrelError
+from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpErrorCode
+from .paging import page
+from .results import ArgumentError, result_refusal
+from .rpc import RpcError
+from .surface import Surface
+
+__all__ = ["MAX_COMPLETIONS", "McpMethods", "ToolCaller"]
+
+ToolCaller = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""Runs one tool by name and returns its ``CallToolResult``; raises ArgumentError."""
+
+MAX_COMPLETIONS: Final = 100
+_NOT_FOUND: Final = frozenset({"UNKNOWN_SCENARIO", "UNKNOWN_ARTIFACT"})
+
+
+class McpMethods:
+    """The surface's MCP methods over one tool caller; each raises :class:`RpcError`.
+
+    ``tools/call`` checks the arguments against the tool's model before the caller sees
+    them (``validate=False`` when the caller is the dispatcher, which checks them itself),
+    so a caller of any kind gets the same -32602 for the same bad arguments.
+    """
+
+    def __init__(
+        self,
+        surface: Surface[Any],
+        call: ToolCaller,
+        *,
+        page_size: int = 100,
+        roots: Callable[[], Iterable[str]] = tuple,
+        validate: bool = True,
+    ) -> None:
+        self.surface = surface
+        self._call = call
+        self._validate = validate
+        self._page_size = max(1, page_size)
+        self._roots = roots
+        self._templates = [r.template() for r in surface.resources if r.is_template]
+
+    async def _run(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        try:
+            return await self._call(name, arguments)
+        except ArgumentError as exc:
+            raise RpcError.of_argument(exc) from None
+        except KestrelError as exc:  # a caller that raises instead of returning a result
+            raise RpcError.of_refusal(exc) from None
+
+    async def tools_list(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return page("tools", self.surface.listings, params.get("cursor"), self._page_size)
+
+    async def tools_call(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_PARAMS, "tools/call needs a string 'name'")
+        arguments = params.get("arguments")
+        arguments = {} if arguments is None else arguments
+        try:
+            tool = self.surface.tool(name, listed=True)
+            if self._validate:
+                tool.parse(arguments)
+        except ArgumentError as exc:
+            raise RpcError.of_argument(exc) from None
+        return dict(await self._run(tool.name, arguments))
+
+    async def _catalog(self) -> list[Mapping[str, Any]]:
+        """The catalog's scenarios, read through the caller like any call."""
+        if self.surface.find("kestrel_catalog") is None:
+            return []
+        result = await self._run("kestrel_catalog", {})
+        refusal = result_refusal(result)
+        if refusal is not None:
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"Kestrel refused the catalog: {refusal.get('code')}: {refusal.get('message')}",
+                {"refusal": dict(refusal)},
+            )
+        data = result.get("structuredContent")
+        scenarios = data.get("scenarios") if isinstance(data, Mapping) else None
+        return [s for s in scenarios or () if isinstance(s, Mapping)]
+
+    async def resources_list(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        fixed = [r for r in self.surface.resources if not r.is_template]
+        expanded = [r for r in self.surface.resources if r.per_scenario]
+        listed: list[dict[str, Any]] = [
+            {
+                "uri": r.uri,
+                "name": r.name,
+                "title": r.title,
+                "description": r.description,
+                "mimeType": r.mime,
+            }
+            for r in fixed
+        ]
+        for scenario in await self._catalog() if expanded else ():
+            names = {"id": str(scenario.get("id")), "title": str(scenario.get("title"))}
+            listed.extend(
+                {
+                    "uri": r.expand(id=names["id"]),
+                    "name": r.item_name.format(**names),
+                    "title": r.item_title.format(**names),
+                    "mimeType": r.mime,
+                }
+                for r in expanded
+            )
+        return page("resources", listed, params.get("cursor"), self._page_size)
+
+    async def templates_list(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return page("resourceTemplates", self._templates, params.get("cursor"), self._page_size)
+
+    async def resources_read(self, params: Mapping[str, Any], *, modern: bool) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, "resources/read needs a string 'uri'")
+        found = self.surface.resource(uri)
+        if found is None:
+            raise _not_found(uri, modern)
+        resource, arguments = found
+        result = await self._run(resource.tool, arguments)
+        if result.get("isError"):
+            refusal = dict(result_refusal(result) or {"code": "?", "message": "no refusal"})
+            if refusal.get("code") in _NOT_FOUND:
+                raise _not_found(uri, modern)
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"Kestrel refused the read: {refusal.get('code')}: {refusal.get('message')}",
+                {"uri": uri, "refusal": refusal},
+            )
+        text = result["content"][0]["text"]
+        return {"contents": [{"uri": uri, "mimeType": resource.mime, "text": text}]}
+
+    async def complete(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if not isinstance(ref, Mapping) or not isinstance(argument, Mapping):
+            raise RpcError(INVALID_PARAMS, "completion/complete needs 'ref' and 'argument'")
+        if ref.get("type") == "ref/prompt":
+            raise RpcError(INVALID_PARAMS, "Kestrel has no prompts", {"ref": dict(ref)})
+        name, value = argument.get("name"), argument.get("value", "")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise RpcError(INVALID_PARAMS, "argument needs a string 'name' and 'value'")
+        kind = next(
+            (r.complete.get(name) for r in self.surface.resources if r.uri == ref.get("uri")),
+            None,
+        )
+        candidates: list[str] = []
+        if kind == "scenario":
+            ids = [str(s.get("id")) for s in await self._catalog()]
+            candidates = [i for i in ids if i.startswith(value)]
+        elif kind == "root":
+            wanted = value if value.startswith("sha256:") or not value else "sha256:" + value
+            candidates = [root for root in self._roots() if root.startswith(wanted)]
+        values = candidates[:MAX_COMPLETIONS]
+        return {
+            "completion": {
+                "values": values,
+                "total": len(candidates),
+                "hasMore": len(candidates) > len(values),
+            }
+        }
+
+
+def _not_found(uri: str, modern: bool) -> RpcError:
+    # 2025-11-25 and older: -32002; 2026-07-28 (SEP-2164): -32602 with data.uri.
+    code = INVALID_PARAMS if modern else McpErrorCode.RESOURCE_NOT_FOUND
+    return RpcError(code, f"Resource not found: {uri}", {"uri": uri})

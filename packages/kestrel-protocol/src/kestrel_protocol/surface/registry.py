@@ -1,0 +1,412 @@
+"""THE declaration of Kestrel's tool and resource surface: the one place a tool is named.
+
+Every face is generated from :data:`SURFACE`: stdio MCP (``kestrel_mcp``), the door's
+``/mcp`` in both eras, its ``/v1`` routes and their OpenAPI document, and the scope
+table. Adding a tool is one more :class:`~.declare.Tool` in :data:`TOOLS`; deleting one
+removes it from every face.
+
+Names use underscores because Claude Desktop and claude.ai check every tool name
+against ``^[a-zA-Z0-9_-]{1,64}$`` and withhold the whole server when one fails; the
+seed's dotted spellings stay accepted by ``tools/call`` as unlisted aliases.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..objects import (
+    Blotter,
+    Catalog,
+    Delivery,
+    GradeResult,
+    OperationResumption,
+    SessionOpened,
+    SessionRecord,
+    SessionResponse,
+    ValidationReport,
+    VerificationReport,
+)
+from ..ports import Transport
+from .arguments import (
+    ArtifactArgs,
+    NoArgs,
+    OpenArgs,
+    ResumeArgs,
+    ScenarioArgs,
+    SessionArgs,
+    SubmitArgs,
+    ValidateArgs,
+    VerifyArgs,
+)
+from .declare import Resource, Route, Tool
+from .scopes import SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE
+from .surface import Surface
+
+__all__ = ["INSTRUCTIONS", "RESOURCES", "SURFACE", "TOOLS"]
+
+_SESSION_PATH: Final = {"sessionId": "id"}
+_GRADE_OR_OPERATION: Final = (
+    "A kestrel.grade, or a kestrel.operation when grading is still running "
+    "(call kestrel_operation_resume with its token)."
+)
+
+
+async def _catalog(t: Transport, a: NoArgs) -> Any:
+    return (await t.catalog()).to_json()
+
+
+async def _scenario(t: Transport, a: ScenarioArgs) -> Any:
+    return (await t.scenario(a.scenario)).to_json()
+
+
+async def _tape(t: Transport, a: ScenarioArgs) -> Any:
+    return {"scenario": a.scenario, "mediaType": "text/csv", "text": await t.tape(a.scenario)}
+
+
+async def _validate(t: Transport, a: ValidateArgs) -> Any:
+    return (await t.validate(a.source, a.scenario)).to_json()
+
+
+async def _open(t: Transport, a: OpenArgs) -> Any:
+    payment = a.payment.payment() if a.payment is not None else None
+    return (await t.open_session(a.scenario, a.label, payment)).to_json()
+
+
+async def _submit(t: Transport, a: SubmitArgs) -> Any:
+    return (await t.submit(a.session_id, a.source)).to_json()
+
+
+async def _frame(t: Transport, a: SessionArgs) -> Any:
+    return (await t.frame(a.session_id)).to_json()
+
+
+async def _blotter(t: Transport, a: SessionArgs) -> Any:
+    return (await t.blotter(a.session_id)).to_json()
+
+
+async def _close(t: Transport, a: SessionArgs) -> Any:
+    return (await t.close(a.session_id)).to_json()
+
+
+async def _grade(t: Transport, a: SessionArgs) -> Any:
+    return (await t.grade(a.session_id)).to_json()
+
+
+async def _resume(t: Transport, a: ResumeArgs) -> Any:
+    return (await t.resume(a.token)).to_json()
+
+
+async def _artifact(t: Transport, a: ArtifactArgs) -> Any:
+    return await t.artifact(a.root)
+
+
+async def _verify(t: Transport, a: VerifyArgs) -> Any:
+    return (await t.verify(a.grade)).to_json()
+
+
+def _tape_text(data: Any) -> str:
+    return str(data["text"])
+
+
+TOOLS: Final[tuple[Tool[Transport], ...]] = (
+    Tool(
+        name="kestrel_catalog",
+        title="Kestrel catalog",
+        description=(
+            "List the scenarios you can open a session on (id, symbols, interval, bars) and "
+            "the four Kestrel statement kinds with their syntax and an example."
+        ),
+        arguments=NoArgs,
+        call=_catalog,
+        projects="catalog",
+        results=(Catalog,),
+        scope=SCOPE_READ,
+        read_only=True,
+        route=Route("GET", "/v1/catalog"),
+    ),
+    Tool(
+        name="kestrel_scenario",
+        title="Kestrel scenario",
+        description=(
+            "A scenario's full description (kestrel.scenario): instruments, tape, account, "
+            "fees and fill terms."
+        ),
+        arguments=ScenarioArgs,
+        call=_scenario,
+        projects="scenario",
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SCENARIO",),
+        route=Route("GET", "/v1/catalog/scenarios/{sid}", {"scenario": "sid"}),
+        listed=False,
+    ),
+    Tool(
+        name="kestrel_tape",
+        title="Kestrel scenario tape",
+        description="A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume).",
+        arguments=ScenarioArgs,
+        call=_tape,
+        projects="tape",
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SCENARIO",),
+        route=Route(
+            "GET", "/v1/catalog/scenarios/{sid}/tape", {"scenario": "sid"}, media="text/csv"
+        ),
+        listed=False,
+        text=_tape_text,
+    ),
+    Tool(
+        name="kestrel_validate",
+        title="Validate Kestrel source",
+        description=(
+            "Check Kestrel source without applying it. Returns a kestrel.validation report with "
+            "line/column diagnostics (K1xx syntax; with a scenario also K2xx symbol/tick/lot)."
+        ),
+        arguments=ValidateArgs,
+        call=_validate,
+        projects="validate",
+        results=(ValidationReport,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SCENARIO", "LIMIT_EXCEEDED"),
+        route=Route("POST", "/v1/validate", body="json"),
+    ),
+    Tool(
+        name="kestrel_session_open",
+        title="Open a paper-trading session",
+        description=(
+            "Open a session on a scenario; bar 0 is complete. Returns {gated:false, sessionId} "
+            "(pass sessionId to every session tool) or {gated:true, payment: offer} when the "
+            "open needs payment (retry with payment:{offerId, voucher}). The label of an open "
+            "session resumes it."
+        ),
+        arguments=OpenArgs,
+        call=_open,
+        projects="open_session",
+        results=(SessionOpened,),
+        scope=SCOPE_TRADE,
+        read_only=False,
+        idempotent=False,
+        refusals=("UNKNOWN_SCENARIO", "SESSION_CLOSED", "PAYMENT_INVALID"),
+        route=Route("POST", "/v1/sessions", body="json"),
+    ),
+    Tool(
+        name="kestrel_session_submit",
+        title="Submit Kestrel statements",
+        description=(
+            "Apply Kestrel source to a session atomically (all statements or none). Returns "
+            "the submit response: the pentad that binds it and the new frame (clock, marks, "
+            "account, positions, open orders, events). disposition 'stood-down' means the "
+            "session stopped (stand down, max drawdown or end of tape)."
+        ),
+        arguments=SubmitArgs,
+        call=_submit,
+        projects="submit",
+        results=(SessionResponse,),
+        scope=SCOPE_TRADE,
+        read_only=False,
+        idempotent=False,
+        refusals=(
+            "UNKNOWN_SESSION",
+            "SESSION_CLOSED",
+            "SESSION_STOOD_DOWN",
+            "INVALID_SOURCE",
+            "LIMIT_EXCEEDED",
+        ),
+        route=Route("POST", "/v1/sessions/{id}/submit", _SESSION_PATH, body="source"),
+    ),
+    Tool(
+        name="kestrel_session_frame",
+        title="Current frame",
+        description="The session's latest frame and its root, without changing anything.",
+        arguments=SessionArgs,
+        call=_frame,
+        projects="frame",
+        results=(Delivery,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SESSION",),
+        route=Route("GET", "/v1/sessions/{id}/frame", _SESSION_PATH),
+    ),
+    Tool(
+        name="kestrel_session_blotter",
+        title="Blotter",
+        description="Every order (open and closed) and every fill of the session so far.",
+        arguments=SessionArgs,
+        call=_blotter,
+        projects="blotter",
+        results=(Blotter,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SESSION",),
+        route=Route("GET", "/v1/sessions/{id}/blotter", _SESSION_PATH),
+    ),
+    Tool(
+        name="kestrel_session_close",
+        title="Close a session",
+        description=(
+            "Close the session for good (no more submits) and store its record; returns the "
+            "kestrel.session record (pentad roots, head frame root, blotter root)."
+        ),
+        arguments=SessionArgs,
+        call=_close,
+        projects="close",
+        results=(SessionRecord,),
+        scope=SCOPE_TRADE,
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+        refusals=("UNKNOWN_SESSION", "SESSION_CLOSED"),
+        route=Route("POST", "/v1/sessions/{id}/close", _SESSION_PATH),
+    ),
+    Tool(
+        name="kestrel_grade",
+        title="Grade a session",
+        description=(
+            "Grade a session: metrics (pnl, return, max drawdown, sharpe, fees, exposure, "
+            "turnover) and conformance checks, verifiable from its artifacts. A session still "
+            "open is closed first, for good (no more submits). A long grade returns a "
+            "kestrel.operation; continue it with kestrel_operation_resume."
+        ),
+        arguments=SessionArgs,
+        call=_grade,
+        projects="grade",
+        results=(GradeResult, OperationResumption),
+        result_description=_GRADE_OR_OPERATION,
+        scope=SCOPE_GRADE,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+        refusals=("UNKNOWN_SESSION",),
+        route=Route("POST", "/v1/sessions/{id}/grade", _SESSION_PATH),
+    ),
+    Tool(
+        name="kestrel_operation_resume",
+        title="Resume an operation",
+        description=(
+            "Continue a long operation by its token (wait resumeAfterMs first). Returns the "
+            "finished result or another kestrel.operation."
+        ),
+        arguments=ResumeArgs,
+        call=_resume,
+        projects="resume",
+        results=(GradeResult, OperationResumption),
+        result_description=_GRADE_OR_OPERATION,
+        scope=SCOPE_GRADE,
+        read_only=False,
+        idempotent=True,
+        refusals=("UNKNOWN_OPERATION",),
+        route=Route("POST", "/v1/operations/resume", body="json"),
+    ),
+    Tool(
+        name="kestrel_artifact",
+        title="Kestrel artifact",
+        description=(
+            "Any stored object (session record, pentad, blotter, grade) by its root, "
+            "sha256:<hex>, verbatim."
+        ),
+        arguments=ArtifactArgs,
+        call=_artifact,
+        projects="artifact",
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_ARTIFACT",),
+        route=Route("GET", "/v1/artifacts/{root}", {"root": "root"}),
+        listed=False,
+    ),
+    Tool(
+        name="kestrel_verify",
+        title="Verify a grade",
+        description="Replay a grade's artifacts and report the first mismatch, if any.",
+        arguments=VerifyArgs,
+        call=_verify,
+        projects="verify",
+        results=(VerificationReport,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_ARTIFACT",),
+        route=Route("POST", "/v1/verify", body="json"),
+        listed=False,
+    ),
+)
+
+_SCENARIO_ID: Final = "[a-z0-9][a-z0-9-]{0,63}"
+
+RESOURCES: Final[tuple[Resource, ...]] = (
+    Resource(
+        uri="kestrel://catalog",
+        name="catalog",
+        title="Kestrel catalog",
+        description="Every scenario and the four statement kinds (kestrel.catalog).",
+        mime="application/json",
+        tool="kestrel_catalog",
+    ),
+    Resource(
+        uri="kestrel://catalog/scenarios/{id}",
+        name="scenario",
+        title="Kestrel scenario",
+        description=(
+            "A scenario's full description (kestrel.scenario): instruments, tape, "
+            "account, fees and fill terms."
+        ),
+        mime="application/json",
+        tool="kestrel_scenario",
+        variables={"id": _SCENARIO_ID},
+        arguments=lambda v: {"scenario": v["id"]},
+        per_scenario=True,
+        item_name="scenario {id}",
+        complete={"id": "scenario"},
+    ),
+    Resource(
+        uri="kestrel://catalog/scenarios/{id}/tape",
+        name="scenario-tape",
+        title="Kestrel scenario tape",
+        description=(
+            "A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume)."
+        ),
+        mime="text/csv",
+        tool="kestrel_tape",
+        variables={"id": _SCENARIO_ID},
+        arguments=lambda v: {"scenario": v["id"]},
+        per_scenario=True,
+        item_name="tape {id}",
+        item_title="{title} (tape)",
+        complete={"id": "scenario"},
+    ),
+    Resource(
+        uri="kestrel://artifacts/{root}",
+        name="artifact",
+        title="Kestrel artifact",
+        description=(
+            "Any stored object (session record, pentad, blotter, grade) by its root, "
+            "sha256:<hex>, verbatim."
+        ),
+        mime="application/json",
+        tool="kestrel_artifact",
+        # Hosts that URL-encode the template variable send sha256%3A…
+        variables={"root": "sha256(?::|%3[aA])[0-9a-f]{64}"},
+        arguments=lambda v: {"root": "sha256:" + v["root"][-64:]},
+        complete={"root": "root"},
+    ),
+)
+
+SURFACE: Final = Surface(TOOLS, RESOURCES)
+"""Kestrel's surface, as every face serves it."""
+
+INSTRUCTIONS: Final = """\
+Kestrel is a deterministic paper-trading runtime: you trade a fixed tape of price bars, \
+no real money, and every result is content-addressed so anyone can re-verify it.
+Workflow: kestrel_catalog (pick a scenario) -> kestrel_validate (optional) -> \
+kestrel_session_open {scenario} -> kestrel_session_submit {sessionId, source} as often as you \
+like (each returns the new frame) -> kestrel_session_close -> kestrel_grade (if it returns a \
+kestrel.operation, call kestrel_operation_resume with its token).
+Source is one statement per line; exactly four kinds:
+  order:      buy|sell QTY SYMBOL [market | limit P | stop P [limit P]] [tif day|gtc|ioc] [as alias]
+  cancel:     cancel o1 | cancel alias | cancel all [SYMBOL]
+  advance:    advance [N] | advance to 2024-03-01T15:30:00Z   (orders fill from the next bar)
+  stand-down: stand down ["reason"]   (cancels orders, flattens positions, ends trading)
+A submit is atomic: any error diagnostic refuses the whole source (INVALID_SOURCE). \
+A refusal comes back as a tool error whose structuredContent.refusal.code says why.\
+"""
+"""What an agent is told about Kestrel when it connects (MCP ``instructions``)."""

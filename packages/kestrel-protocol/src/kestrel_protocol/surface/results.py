@@ -1,0 +1,105 @@
+"""The MCP ``CallToolResult`` every face sends, and the one argument error.
+
+A result carries the protocol object verbatim in ``structuredContent`` and its JSON text
+as the one text content; ``isError`` is always present (``false`` on success), on every
+face. A typed refusal is ``isError: true`` with ``structuredContent: {refusal}``.
+Arguments that do not fit a tool are not a result: they raise :class:`ArgumentError`
+(``INVALID_ARGUMENT``), which MCP faces send as -32602 and ``/v1`` as HTTP 400.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import KestrelError, Refusal, RefusalCode
+
+__all__ = [
+    "ArgumentError",
+    "ToolResult",
+    "json_text",
+    "refusal_result",
+    "result_refusal",
+    "tool_result",
+]
+
+
+def json_text(value: Any) -> str:
+    """The compact JSON text of a result, members in the object's own order.
+
+    It parses to the identical value as ``structuredContent`` (so its canonical bytes
+    and root are the object's); not re-sorted, because this runs on every call.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class ToolResult(dict[str, Any]):
+    """A ``CallToolResult``; ``json_text`` is the JSON of ``structuredContent``.
+
+    The stdio writer uses ``json_text`` to put the structured object on the wire by
+    splicing the text in, instead of encoding the same object a second time.
+    """
+
+    __slots__ = ("json_text",)
+
+    def __init__(self, structured: Any, text: str | None = None, is_error: bool = False) -> None:
+        encoded = json_text(structured)
+        super().__init__(
+            content=[{"type": "text", "text": encoded if text is None else text}],
+            structuredContent=structured,
+            isError=is_error,
+        )
+        self.json_text = encoded
+
+
+def tool_result(structured: Any, text: str | None = None) -> ToolResult:
+    """A successful result; ``text`` replaces the JSON text (e.g. a tape's CSV)."""
+    return ToolResult(structured, text)
+
+
+def refusal_result(refusal: Refusal | KestrelError) -> ToolResult:
+    """A typed refusal as a tool result (never a protocol error)."""
+    body = refusal.refusal if isinstance(refusal, KestrelError) else refusal
+    return ToolResult({"refusal": body.to_json()}, is_error=True)
+
+
+def result_refusal(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``{code, message, detail}`` of an ``isError`` result, else ``None``."""
+    if not result.get("isError"):
+        return None
+    data = result.get("structuredContent")
+    refusal = data.get("refusal") if isinstance(data, Mapping) else None
+    return refusal if isinstance(refusal, Mapping) else None
+
+
+class ArgumentError(KestrelError):
+    """An unknown tool, or arguments that do not fit it: ``INVALID_ARGUMENT``."""
+
+    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(RefusalCode.INVALID_ARGUMENT, message, detail)
+
+    @classmethod
+    def unknown_tool(cls, name: str) -> ArgumentError:
+        return cls(f"Unknown tool: {name}", {"tool": name})
+
+    @classmethod
+    def of(cls, tool: str, exc: ValidationError) -> ArgumentError:
+        """The error naming the first problem; ``detail.errors`` lists them all.
+
+        Never echoes an input value (an argument may be a secret).
+        """
+        errors = [
+            {
+                "path": ".".join(str(part) for part in err["loc"]) or "(arguments)",
+                "message": err["msg"],
+            }
+            for err in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
+        first = errors[0]
+        return cls(
+            f"Invalid arguments for {tool}: {first['path']}: {first['message']}",
+            {"tool": tool, "errors": errors},
+        )

@@ -1,0 +1,44 @@
+"""The door's three scopes, and the scope every non-tool MCP method needs.
+
+Coarse on purpose: reading never changes anything, trading drives a session, grading
+runs the (possibly long) grader. A tool's scope is declared with the tool; the methods
+here are the rest of the MCP surface. ``None`` means the method needs no scope (the
+handshake); :data:`TOOL_SCOPE` means the scope of the tool it runs (``tools/call``); a
+method absent from :data:`METHOD_SCOPES` is not served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "ALL_SCOPES",
+    "METHOD_SCOPES",
+    "SCOPE_GRADE",
+    "SCOPE_READ",
+    "SCOPE_TRADE",
+    "TOOL_SCOPE",
+]
+
+SCOPE_READ: Final = "kestrel:read"
+SCOPE_TRADE: Final = "kestrel:trade"
+SCOPE_GRADE: Final = "kestrel:grade"
+ALL_SCOPES: Final = (SCOPE_READ, SCOPE_TRADE, SCOPE_GRADE)
+TOOL_SCOPE: Final = "tool"
+"""Stands for "the scope of the tool this call runs" in :data:`METHOD_SCOPES`."""
+
+METHOD_SCOPES: Final[Mapping[str, str | None]] = MappingProxyType(
+    {
+        "initialize": None,
+        "ping": None,
+        "server/discover": None,
+        "tools/list": SCOPE_READ,
+        "tools/call": TOOL_SCOPE,
+        "resources/list": SCOPE_READ,
+        "resources/templates/list": SCOPE_READ,
+        "resources/read": SCOPE_READ,  # and the scope of the tool the resource projects
+        "completion/complete": SCOPE_READ,
+    }
+)

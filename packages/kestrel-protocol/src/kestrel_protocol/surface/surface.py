@@ -1,0 +1,80 @@
+"""A :class:`Surface`: a set of tool and resource declarations, looked up by the faces.
+
+Faces take a surface as a value (default: Kestrel's own, ``SURFACE``), so a test can
+build every face from a surface with a tool removed and see it gone everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Generic, TypeVar
+
+from .declare import Resource, Tool
+from .results import ArgumentError
+
+__all__ = ["Surface"]
+
+C = TypeVar("C")
+
+
+class Surface(Generic[C]):
+    """Tools (in listing order) and resources, with their lookups built once."""
+
+    def __init__(self, tools: Iterable[Tool[C]], resources: Iterable[Resource] = ()) -> None:
+        self.tools: tuple[Tool[C], ...] = tuple(tools)
+        self._by_name: dict[str, Tool[C]] = {}
+        for tool in self.tools:
+            if tool.name in self._by_name:
+                raise ValueError(f"tool {tool.name} is declared twice")
+            self._by_name[tool.name] = tool
+            self._by_name[tool.alias] = tool
+        # A resource whose tool is not on this surface is not served either.
+        self.resources: tuple[Resource, ...] = tuple(
+            r for r in resources if r.tool in self._by_name
+        )
+        self._by_method: dict[str, Tool[C]] = {}
+        for tool in self.tools:
+            self._by_method.setdefault(tool.projects, tool)
+        self.listed: tuple[Tool[C], ...] = tuple(t for t in self.tools if t.listed)
+        self.listings: tuple[dict[str, Any], ...] = tuple(t.listing for t in self.listed)
+
+    def __repr__(self) -> str:
+        return f"Surface({[t.name for t in self.tools]})"
+
+    def find(self, name: str) -> Tool[C] | None:
+        """The tool called ``name`` (or its dotted alias), or ``None``."""
+        return self._by_name.get(name)
+
+    def tool(self, name: str, *, listed: bool = False) -> Tool[C]:
+        """The tool called ``name``; unknown (or, with ``listed``, unlisted) is an ArgumentError."""
+        found = self._by_name.get(name)
+        if found is None or (listed and not found.listed):
+            raise ArgumentError.unknown_tool(name)
+        return found
+
+    def projecting(self, method: str) -> Tool[C]:
+        """The tool that projects ``Transport.method`` (``open_session``)."""
+        found = self._by_method.get(method)
+        if found is None:
+            raise KeyError(f"no tool projects {method}")
+        return found
+
+    def resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
+        """The resource ``uri`` names and the arguments of the call it projects."""
+        for resource in self.resources:
+            values = resource.match(uri)
+            if values is not None:
+                return resource, resource.arguments(values)
+        return None
+
+    def scopes(self) -> Mapping[str, str]:
+        """Each tool's required scope, by name."""
+        return {tool.name: tool.scope for tool in self.tools}
+
+    def without(self, *names: str) -> Surface[C]:
+        """This surface with the named tools (and the resources they project) removed."""
+        return Surface([t for t in self.tools if t.name not in names], self.resources)
+
+    def plus(self, tools: Iterable[Tool[C]]) -> Surface[C]:
+        """This surface with ``tools`` appended (a face's own additions)."""
+        return Surface([*self.tools, *tools], self.resources)
