@@ -1,6 +1,6 @@
 """The three secret operations as the faces report them, shared by the CLI and MCP.
 
-``kestrel_secrets_set/unset/list`` (spec §8) and ``kestrel secrets set/unset/list``
+The three MCP secret tools (spec §8, ``kestrel_mcp.secrets``) and ``kestrel secrets set/unset/list``
 run these same functions, so the key refusals and the result shapes cannot drift
 apart between faces. No result ever carries a value.
 """

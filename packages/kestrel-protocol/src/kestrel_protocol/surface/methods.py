@@ -80,9 +80,9 @@ class McpMethods:
 
     async def _catalog(self) -> list[Mapping[str, Any]]:
         """The catalog's scenarios, read through the caller like any call."""
-        if self.surface.find("kestrel_catalog") is None:
+        if self.surface.catalog is None:
             return []
-        result = await self._run("kestrel_catalog", {})
+        result = await self._run(self.surface.catalog, {})
         refusal = result_refusal(result)
         if refusal is not None:
             raise RpcError(

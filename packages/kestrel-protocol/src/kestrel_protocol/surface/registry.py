@@ -391,7 +391,7 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     ),
 )
 
-SURFACE: Final = Surface(TOOLS, RESOURCES)
+SURFACE: Final = Surface(TOOLS, RESOURCES, catalog="kestrel_catalog")
 """Kestrel's surface, as every face serves it."""
 
 INSTRUCTIONS: Final = """\

@@ -20,7 +20,13 @@ C = TypeVar("C")
 class Surface(Generic[C]):
     """Tools (in listing order) and resources, with their lookups built once."""
 
-    def __init__(self, tools: Iterable[Tool[C]], resources: Iterable[Resource] = ()) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool[C]],
+        resources: Iterable[Resource] = (),
+        *,
+        catalog: str | None = None,
+    ) -> None:
         self.tools: tuple[Tool[C], ...] = tuple(tools)
         self._by_name: dict[str, Tool[C]] = {}
         for tool in self.tools:
@@ -32,6 +38,8 @@ class Surface(Generic[C]):
         self.resources: tuple[Resource, ...] = tuple(
             r for r in resources if r.tool in self._by_name
         )
+        self.catalog = catalog if catalog in self._by_name else None
+        """The tool whose result lists the scenarios (``resources/list``, completion)."""
         self._by_method: dict[str, Tool[C]] = {}
         for tool in self.tools:
             self._by_method.setdefault(tool.projects, tool)
@@ -73,8 +81,9 @@ class Surface(Generic[C]):
 
     def without(self, *names: str) -> Surface[C]:
         """This surface with the named tools (and the resources they project) removed."""
-        return Surface([t for t in self.tools if t.name not in names], self.resources)
+        kept = [t for t in self.tools if t.name not in names]
+        return Surface(kept, self.resources, catalog=self.catalog)
 
     def plus(self, tools: Iterable[Tool[C]]) -> Surface[C]:
         """This surface with ``tools`` appended (a face's own additions)."""
-        return Surface([*self.tools, *tools], self.resources)
+        return Surface([*self.tools, *tools], self.resources, catalog=self.catalog)

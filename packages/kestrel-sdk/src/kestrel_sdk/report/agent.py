@@ -53,4 +53,3 @@ class SmaCrossAgent:
             if response.disposition == "stood-down":
                 return response
             close = Decimal(response.delivery.frame.marks[self.symbol])
-

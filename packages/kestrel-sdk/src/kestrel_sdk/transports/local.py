@@ -39,9 +39,17 @@ from kestrel_protocol import (
     VerificationReport,
 )
 from kestrel_protocol.ports import SessionGate, Transport
-from kestrel_protocol.surface import SURFACE
 
 from ..errors import SdkLocalError
+from .checks import (
+    CHECK_ARTIFACT,
+    CHECK_OPEN,
+    CHECK_RESUME,
+    CHECK_SCENARIO,
+    CHECK_SESSION,
+    CHECK_SUBMIT,
+    CHECK_VALIDATE,
+)
 
 if TYPE_CHECKING:
     from ..runtime.service import Runtime
@@ -82,20 +90,6 @@ def _heavy(source: str) -> bool:
     return heavy
 
 
-def _checker(method: str) -> Callable[..., None]:
-    """Checks a method's arguments as its tool's model does (``INVALID_ARGUMENT``)."""
-    return SURFACE.projecting(method).check
-
-
-_CHECK_OPEN = _checker("open_session")
-_CHECK_SUBMIT = _checker("submit")
-_CHECK_VALIDATE = _checker("validate")
-_CHECK_SCENARIO = _checker("scenario")
-_CHECK_SESSION = _checker("frame")
-_CHECK_RESUME = _checker("resume")
-_CHECK_ARTIFACT = _checker("artifact")
-
-
 class LocalTransport:
     """The ``Transport`` port over a :class:`Runtime`, acting as one principal."""
 
@@ -131,21 +125,21 @@ class LocalTransport:
         return await self._offload(self.runtime.catalog)
 
     async def scenario(self, scenario_id: str) -> Scenario:
-        _CHECK_SCENARIO(scenario=scenario_id)
+        CHECK_SCENARIO(scenario=scenario_id)
         return await self._offload(self.runtime.scenario, scenario_id)
 
     async def tape(self, scenario_id: str) -> str:
-        _CHECK_SCENARIO(scenario=scenario_id)
+        CHECK_SCENARIO(scenario=scenario_id)
         return await self._offload(self.runtime.tape, scenario_id)
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
-        _CHECK_VALIDATE(source=source, scenario=scenario)
+        CHECK_VALIDATE(source=source, scenario=scenario)
         return await self._offload(self.runtime.validate, source, scenario)
 
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Payment | None = None
     ) -> SessionOpened:
-        _CHECK_OPEN(
+        CHECK_OPEN(
             scenario=scenario,
             label=label,
             payment=None if payment is None else payment.to_json(),
@@ -155,7 +149,7 @@ class LocalTransport:
         )
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
-        _CHECK_SUBMIT(session_id=session_id, source=source)
+        CHECK_SUBMIT(session_id=session_id, source=source)
         if len(source) >= 12 and _heavy(source):
             return await self._offload(self.runtime.submit, self.principal, session_id, source)
         try:  # _direct, inlined: this is every step of an agent loop
@@ -164,30 +158,30 @@ class LocalTransport:
             raise self._translate(exc) from None
 
     async def frame(self, session_id: str) -> Delivery:
-        _CHECK_SESSION(session_id=session_id)
+        CHECK_SESSION(session_id=session_id)
         return self._direct(self.runtime.frame, self.principal, session_id)
 
     async def blotter(self, session_id: str) -> Blotter:
-        _CHECK_SESSION(session_id=session_id)
+        CHECK_SESSION(session_id=session_id)
         size = self._direct(self.runtime.blotter_size, self.principal, session_id)
         if size is not None and size <= _DIRECT_BLOTTER:
             return self._direct(self.runtime.blotter, self.principal, session_id)
         return await self._offload(self.runtime.blotter, self.principal, session_id)
 
     async def close(self, session_id: str) -> SessionRecord:
-        _CHECK_SESSION(session_id=session_id)
+        CHECK_SESSION(session_id=session_id)
         return await self._offload(self.runtime.close, self.principal, session_id)
 
     async def grade(self, session_id: str) -> GradeResult | OperationResumption:
-        _CHECK_SESSION(session_id=session_id)
+        CHECK_SESSION(session_id=session_id)
         return await self._offload(self.runtime.grade, self.principal, session_id)
 
     async def resume(self, token: str) -> GradeResult | OperationResumption:
-        _CHECK_RESUME(token=token)
+        CHECK_RESUME(token=token)
         return await self._offload(self.runtime.resume, self.principal, token)
 
     async def artifact(self, root: str) -> dict[str, Any]:
-        _CHECK_ARTIFACT(root=root)
+        CHECK_ARTIFACT(root=root)
         return await self._offload(self.runtime.artifact, root)
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
