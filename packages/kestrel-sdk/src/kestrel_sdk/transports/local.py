@@ -41,15 +41,7 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import SessionGate, Transport
 
 from ..errors import SdkLocalError
-from .checks import (
-    CHECK_ARTIFACT,
-    CHECK_OPEN,
-    CHECK_RESUME,
-    CHECK_SCENARIO,
-    CHECK_SESSION,
-    CHECK_SUBMIT,
-    CHECK_VALIDATE,
-)
+from .checks import CHECK
 
 if TYPE_CHECKING:
     from ..runtime.service import Runtime
@@ -125,21 +117,21 @@ class LocalTransport:
         return await self._offload(self.runtime.catalog)
 
     async def scenario(self, scenario_id: str) -> Scenario:
-        CHECK_SCENARIO(scenario=scenario_id)
+        CHECK["scenario"](scenario=scenario_id)
         return await self._offload(self.runtime.scenario, scenario_id)
 
     async def tape(self, scenario_id: str) -> str:
-        CHECK_SCENARIO(scenario=scenario_id)
+        CHECK["tape"](scenario=scenario_id)
         return await self._offload(self.runtime.tape, scenario_id)
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
-        CHECK_VALIDATE(source=source, scenario=scenario)
+        CHECK["validate"](source=source, scenario=scenario)
         return await self._offload(self.runtime.validate, source, scenario)
 
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Payment | None = None
     ) -> SessionOpened:
-        CHECK_OPEN(
+        CHECK["open_session"](
             scenario=scenario,
             label=label,
             payment=None if payment is None else payment.to_json(),
@@ -149,7 +141,7 @@ class LocalTransport:
         )
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
-        CHECK_SUBMIT(session_id=session_id, source=source)
+        CHECK["submit"](session_id=session_id, source=source)
         if len(source) >= 12 and _heavy(source):
             return await self._offload(self.runtime.submit, self.principal, session_id, source)
         try:  # _direct, inlined: this is every step of an agent loop
@@ -158,30 +150,30 @@ class LocalTransport:
             raise self._translate(exc) from None
 
     async def frame(self, session_id: str) -> Delivery:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["frame"](session_id=session_id)
         return self._direct(self.runtime.frame, self.principal, session_id)
 
     async def blotter(self, session_id: str) -> Blotter:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["blotter"](session_id=session_id)
         size = self._direct(self.runtime.blotter_size, self.principal, session_id)
         if size is not None and size <= _DIRECT_BLOTTER:
             return self._direct(self.runtime.blotter, self.principal, session_id)
         return await self._offload(self.runtime.blotter, self.principal, session_id)
 
     async def close(self, session_id: str) -> SessionRecord:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["close"](session_id=session_id)
         return await self._offload(self.runtime.close, self.principal, session_id)
 
     async def grade(self, session_id: str) -> GradeResult | OperationResumption:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["grade"](session_id=session_id)
         return await self._offload(self.runtime.grade, self.principal, session_id)
 
     async def resume(self, token: str) -> GradeResult | OperationResumption:
-        CHECK_RESUME(token=token)
+        CHECK["resume"](token=token)
         return await self._offload(self.runtime.resume, self.principal, token)
 
     async def artifact(self, root: str) -> dict[str, Any]:
-        CHECK_ARTIFACT(root=root)
+        CHECK["artifact"](root=root)
         return await self._offload(self.runtime.artifact, root)
 
     async def verify(self, grade: GradeResult) -> VerificationReport:

@@ -37,15 +37,7 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import Transport
 
 from ..errors import KestrelClientError
-from .checks import (
-    CHECK_ARTIFACT,
-    CHECK_OPEN,
-    CHECK_RESUME,
-    CHECK_SCENARIO,
-    CHECK_SESSION,
-    CHECK_SUBMIT,
-    CHECK_VALIDATE,
-)
+from .checks import CHECK
 
 if TYPE_CHECKING:
     import httpx
@@ -129,18 +121,18 @@ class RemoteTransport:
         return _parse(Catalog, await self._json("GET", "/v1/catalog"))
 
     async def scenario(self, scenario_id: str) -> Scenario:
-        CHECK_SCENARIO(scenario=scenario_id)
+        CHECK["scenario"](scenario=scenario_id)
         return _parse(
             Scenario, await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}")
         )
 
     async def tape(self, scenario_id: str) -> str:
-        CHECK_SCENARIO(scenario=scenario_id)
+        CHECK["tape"](scenario=scenario_id)
         resp = await self._send("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}/tape")
         return resp.text
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
-        CHECK_VALIDATE(source=source, scenario=scenario)
+        CHECK["validate"](source=source, scenario=scenario)
         body: dict[str, Any] = {"source": source}
         if scenario is not None:
             body["scenario"] = scenario
@@ -149,7 +141,7 @@ class RemoteTransport:
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Payment | None = None
     ) -> SessionOpened:
-        CHECK_OPEN(
+        CHECK["open_session"](
             scenario=scenario,
             label=label,
             payment=None if payment is None else payment.to_json(),
@@ -165,22 +157,22 @@ class RemoteTransport:
         return _parse(SessionOpened, _decode(resp, "/v1/sessions"))
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
-        CHECK_SUBMIT(session_id=session_id, source=source)
+        CHECK["submit"](session_id=session_id, source=source)
         data = await self._json(
             "POST", f"/v1/sessions/{_seg(session_id)}/submit", {"source": source}
         )
         return _parse(SessionResponse, data)
 
     async def frame(self, session_id: str) -> Delivery:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["frame"](session_id=session_id)
         return _parse(Delivery, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/frame"))
 
     async def blotter(self, session_id: str) -> Blotter:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["blotter"](session_id=session_id)
         return _parse(Blotter, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/blotter"))
 
     async def close(self, session_id: str) -> SessionRecord:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["close"](session_id=session_id)
         return _parse(
             SessionRecord, await self._json("POST", f"/v1/sessions/{_seg(session_id)}/close")
         )
@@ -192,15 +184,15 @@ class RemoteTransport:
         return _parse(GradeResult, data)
 
     async def grade(self, session_id: str) -> GradeResult | OperationResumption:
-        CHECK_SESSION(session_id=session_id)
+        CHECK["grade"](session_id=session_id)
         return self._graded(await self._json("POST", f"/v1/sessions/{_seg(session_id)}/grade"))
 
     async def resume(self, token: str) -> GradeResult | OperationResumption:
-        CHECK_RESUME(token=token)
+        CHECK["resume"](token=token)
         return self._graded(await self._json("POST", "/v1/operations/resume", {"token": token}))
 
     async def artifact(self, root: str) -> dict[str, Any]:
-        CHECK_ARTIFACT(root=root)
+        CHECK["artifact"](root=root)
         data = await self._json("GET", f"/v1/artifacts/{_seg(root)}")
         if not isinstance(data, dict):
             raise KestrelClientError(
