@@ -109,8 +109,10 @@ def test_scopes_guard_every_method_of_a_served_door(served: tuple[str, Path]) ->
                 "/mcp", json=_rpc(method, params), headers={"Authorization": f"Bearer {token}"}
             )
 
-        reads = [("resources/read", {"uri": uri}) for uri in ("kestrel://catalog", TAPE, artifact)]
-        listings = [
+        reads: list[tuple[str, dict[str, Any]]] = [
+            ("resources/read", {"uri": uri}) for uri in ("kestrel://catalog", TAPE, artifact)
+        ]
+        listings: list[tuple[str, dict[str, Any]]] = [
             ("resources/list", {}),
             ("resources/templates/list", {}),
             ("tools/list", {}),
@@ -224,7 +226,7 @@ async def test_a_deny_all_turn_reads_nothing_through_mcp_or_v1(tmp_path: Path) -
             audit=door_audit,
         )
 
-    attempts = [
+    attempts: list[tuple[str, dict[str, Any]]] = [
         ("resources/read", {"uri": "kestrel://catalog"}),
         ("resources/read", {"uri": TAPE}),
         ("resources/read", {"uri": "kestrel://artifacts/sha256:" + "a" * 64}),

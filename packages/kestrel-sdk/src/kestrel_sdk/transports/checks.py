@@ -19,4 +19,3 @@ CHECK: Final[Mapping[str, Callable[..., None]]] = {
     tool.projects: tool.check for tool in reversed(SURFACE.tools)
 }
 """``Transport`` method name -> the check of the (first) tool that projects it."""
-
