@@ -7,6 +7,7 @@ build every face from a surface with a tool removed and see it gone everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from .declare import Resource, Tool
@@ -44,7 +45,11 @@ class Surface(Generic[C]):
         for tool in self.tools:
             self._by_method.setdefault(tool.projects, tool)
         self.listed: tuple[Tool[C], ...] = tuple(t for t in self.tools if t.listed)
-        self.listings: tuple[dict[str, Any], ...] = tuple(t.listing for t in self.listed)
+
+    @cached_property
+    def listings(self) -> tuple[dict[str, Any], ...]:
+        """The ``tools/list`` objects, built on first use (schemas cost start-up time)."""
+        return tuple(t.listing for t in self.listed)
 
     def __repr__(self) -> str:
         return f"Surface({[t.name for t in self.tools]})"
