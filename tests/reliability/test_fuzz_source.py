@@ -1,7 +1,9 @@
 """Fuzz: Kestrel sources into validate and submit through the MCP face.
 
 Promise (issue 7.1, spec 3/8): any text, however hostile, is either applied or refused
-with a typed refusal; never a -32603 (unexpected fault). Refused submits are atomic:
+with a typed refusal; never a -32603 (unexpected fault). A source holding a lone
+surrogate cannot reach canonical JSON: validate and submit both refuse it as an input
+error (-32602, ``INVALID_ARGUMENT``, spec §13) and nothing moves. Refused submits are atomic:
 the session's frame does not move. Validate and submit agree: every error validate
 reports, submit reports too (submit adds only the session checks K204/K205, and K105
 for an alias an earlier submission took), and a source validate rejects is never
@@ -29,6 +31,25 @@ SESSION_ONLY = {"K204", "K205"}  # diagnostics only a session can give (spec 3)
 # K105 is also a session's when the alias was taken by an earlier submission (found by
 # this fuzz; spec 3 lists K105 as needing no scenario, true within one source).
 _ALIAS = re.compile(r"(?i)\bas\s+(\S+)")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+async def _refused_input(server: KestrelMcpServer, name: str, **arguments: Any) -> None:
+    """The call is an input error: -32602 with the INVALID_ARGUMENT refusal naming ``source``."""
+    response = await server.handle(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+    )
+    assert response is not None
+    error = response["error"]
+    assert error["code"] == -32602, response
+    refusal = error["data"]["refusal"]
+    assert refusal["code"] == "INVALID_ARGUMENT", response
+    assert [e["path"] for e in refusal["detail"]["errors"]] == ["source"], response
 
 
 async def _call(server: KestrelMcpServer, name: str, **arguments: Any) -> dict[str, Any]:
@@ -68,6 +89,17 @@ class _Agent:
         return str(frame["structuredContent"]["frameRoot"])
 
     async def one(self, source: str, seen: collections.Counter[str]) -> None:
+        if _SURROGATE.search(source):
+            before = await self.head()
+            await _refused_input(
+                self.server, "kestrel_validate", source=source, scenario="acme-trend"
+            )
+            await _refused_input(
+                self.server, "kestrel_session_submit", sessionId=self.sid, source=source
+            )
+            assert await self.head() == before, "a refused submit moved the session"
+            seen["input refusal INVALID_ARGUMENT"] += 1
+            return
         report = await _call(self.server, "kestrel_validate", source=source, scenario="acme-trend")
         found: set[tuple[Any, ...]] | None = None  # validate's error diagnostics, if it ran
         if report.get("isError"):
