@@ -79,7 +79,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         stderr=subprocess.PIPE,
     )
     try:
-        wait_for_http(base + "/.well-known/oauth-protected-resource", door)
+        wait_for_http(base + "/.well-known/oauth-protected-resource", door, timeout=90)
         yield base, home
     finally:
         door.terminate()
