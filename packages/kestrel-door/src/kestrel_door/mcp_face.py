@@ -12,6 +12,7 @@ one call of the turn's tools (guard, approval and audit included). Only the hand
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
@@ -39,6 +40,8 @@ from kestrel_protocol.surface import (
 from .audit import AuditLog
 
 __all__ = ["CAPABILITIES", "SERVER_INFO", "DoorMcp"]
+
+logger = logging.getLogger(__name__)
 
 try:
     _VERSION = version("kestrel-door")
@@ -125,13 +128,16 @@ class DoorMcp:
             {"requiredScope": scope, "error": "insufficient_scope"},
         )
         if self._audit is not None:
-            self._audit.append(
-                principal=self.turn.ctx.principal,
-                venue=self.turn.ctx.venue,
-                tool=method,
-                arguments={},
-                outcome=refusal.code,
-            )
+            try:
+                self._audit.append(
+                    principal=self.turn.ctx.principal,
+                    venue=self.turn.ctx.venue,
+                    tool=method,
+                    arguments={},
+                    outcome=refusal.code,
+                )
+            except Exception:
+                logger.exception("audit row could not be written")
         raise RpcError.of_refusal(refusal, method)
 
     def _challenge(self, data: Any) -> None:
