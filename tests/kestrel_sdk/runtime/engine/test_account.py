@@ -122,3 +122,16 @@ def test_fractional_average_rounds_for_display_only() -> None:
     engine.submit("sell 3 ACME\nadvance")  # at 100: realized = 300 − 300.01
     assert engine.frame().account.realized == "-0.01"
     assert engine.frame().account.equity == "99999.99"
+
+
+def test_fee_minimum_against_bps_at_the_boundary() -> None:
+    # 10 bps with a 1.00 minimum: 990.00 of notional pays the minimum, 1000.00 pays
+    # exactly the minimum either way, 1010.00 pays its bps (1.01).
+    rows = [FLAT, ("110", "110", "110", "110"), FLAT, ("101", "101", "101", "101"), FLAT]
+    engine = engine_on(rows, bps="10", minimum="1.00")
+    fees = []
+    for source in ("buy 9 ACME\nadvance", "buy 10 ACME\nadvance", "buy 10 ACME\nadvance"):
+        step = engine.submit(source)
+        fees += [(e.price, e.fee) for e in step.frame.events if e.type == "fill"]
+    assert fees == [("110.00", "1.00"), ("100.00", "1.00"), ("101.00", "1.01")]
+    assert engine.frame().account.fees == "3.01"

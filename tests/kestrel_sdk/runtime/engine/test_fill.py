@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 import pytest
 from kestrel_sdk.runtime.engine import SessionEngine
+from kestrel_sdk.runtime.engine.fill import first_ge, first_le, trigger_search
 
 from tests.kestrel_sdk.runtime.engine.tapes import daily
 
@@ -67,6 +69,58 @@ def test_sell_side_mirrors(statement: str, price: str | None) -> None:
     assert fill_price(statement, shortable=True) == price
 
 
+# Each rule of spec §5 at its boundary, on bar 1 = O 101, H 103, L 99, C 102.
+BOUNDARY_CASES = [
+    # stop S: "O ≥ S fills at O; else High ≥ S fills at S", equality included
+    ("buy 10 ACME stop 103", "103.00"),  # High == S
+    ("sell 10 ACME stop 99", "99.00"),  # Low == S
+    ("buy 10 ACME stop 101", "101.00"),  # O == S
+    ("sell 10 ACME stop 101", "101.00"),
+    # limit L: "O ≤ L fills at O; else Low ≤ L fills at L"
+    ("buy 10 ACME limit 101", "101.00"),  # O == L
+    ("buy 10 ACME limit 99", "99.00"),  # Low == L
+    ("sell 10 ACME limit 103", "103.00"),  # High == L
+    # stop-limit opening exactly at its stop is a gap: the limit rule applies that bar,
+    # even with the limit on the far side of the stop
+    ("buy 10 ACME stop 101 limit 100.50", "100.50"),
+    ("sell 10 ACME stop 101 limit 101.50", "101.50"),
+    ("buy 10 ACME stop 100 limit 101", "101.00"),  # gap and O == L: at the open
+    # triggered inside the bar with the limit equal to the stop: L ≥ S holds, fills at S
+    ("buy 10 ACME stop 102 limit 102", "102.00"),
+    ("sell 10 ACME stop 100 limit 100", "100.00"),
+    # triggered inside the bar exactly at the extreme: High == S (buy), Low == S (sell)
+    ("buy 10 ACME stop 103 limit 103", "103.00"),
+    ("sell 10 ACME stop 99 limit 98.50", "99.00"),
+]
+
+
+@pytest.mark.parametrize(("statement", "price"), BOUNDARY_CASES)
+def test_matching_rules_at_their_boundaries(statement: str, price: str | None) -> None:
+    assert fill_price(statement, shortable=True) == price
+
+
+@pytest.mark.parametrize(
+    ("statement", "gap", "later", "price"),
+    [
+        # gaps through the stop, but the open and the low are above the limit: no fill
+        ("buy 10 ACME stop 102 limit 101.50 tif gtc", ("103", "104", "102.50", "103"),
+         ("101.80", "101.90", "101.20", "101.50"), "101.50"),  # fmt: skip
+        ("sell 10 ACME stop 98 limit 98.50 tif gtc", ("97", "97.50", "96", "97"),
+         ("98.20", "98.80", "98.10", "98.50"), "98.50"),  # fmt: skip
+    ],
+)
+def test_gap_triggered_stop_limit_that_cannot_fill_rests_as_a_limit(
+    statement: str, gap: tuple[str, ...], later: tuple[str, ...], price: str
+) -> None:
+    # The next bar never reaches the stop again; the order fills there as a plain limit.
+    engine = SessionEngine(daily([OPEN, gap, later, OPEN], shortable=True), "ks_t")
+    step = engine.submit(f"{statement}\nadvance")
+    assert fills_of(engine) == []
+    assert step.frame.orders[0].status == "new"
+    engine.submit("advance")
+    assert fills_of(engine) == [("o1", 2, price)]
+
+
 def test_intrabar_stop_limit_rests_as_a_limit_from_the_next_bar() -> None:
     engine = SessionEngine(
         daily([OPEN, BAR, ("101.40", "101.60", "101.30", "101.50"), OPEN]), "ks_t"
@@ -109,6 +163,26 @@ def test_slippage_against_the_order_on_the_tick_capped_at_the_bar(
     statement: str, bps: str, tick: str, price: str
 ) -> None:
     assert fill_price(statement, slippage_bps=bps, tick=tick, shortable=True) == price
+
+
+def test_the_bar_search_finds_the_first_bar_across_chunks_or_returns_minus_one() -> None:
+    col = array("q", [500] * 600)
+    col[300] = col[555] = 100
+    assert (first_le(col, 100, 0, 599), first_le(col, 100, 301, 599)) == (300, 555)
+    assert (first_le(col, 99, 0, 599), first_le(col, 100, 556, 599)) == (-1, -1)
+    high = array("q", [100] * 600)
+    high[299] = high[520] = 500
+    assert (first_ge(high, 500, 0, 599), first_ge(high, 500, 300, 599)) == (299, 520)
+    assert (first_ge(high, 501, 0, 599), first_ge(high, 500, 521, 599)) == (-1, -1)
+
+
+def test_the_trigger_search_of_an_empty_range_finds_nothing() -> None:
+    engine = SessionEngine(daily([OPEN, BAR, OPEN]), "ks_t")
+    engine.submit("buy 1 ACME limit 100 tif gtc")
+    (order,) = engine.orders
+    low = array("q", [9_900, 9_900, 9_900])
+    assert trigger_search(order, low, low, 1, 2) == 1
+    assert trigger_search(order, low, low, 2, 1) == -1
 
 
 def test_participation_caps_each_fill_and_the_rest_stays_open() -> None:

@@ -234,3 +234,15 @@ def test_a_repeated_source_is_checked_against_the_session_it_meets() -> None:
     with pytest.raises(KestrelError) as err:
         engine.submit("buy 1 ACME\nadvance")
     assert err.value.code == "SESSION_STOOD_DOWN"
+
+
+def test_cancelling_a_partially_filled_order_cancels_its_remainder() -> None:
+    rows = [FLAT, (*FLAT, 55), FLAT, FLAT]
+    engine = SessionEngine(daily(rows, participation="0.1"), "ks_t")
+    engine.submit("buy 12 ACME tif gtc\nadvance")
+    step = engine.submit("cancel o1\nadvance")
+    assert [(e.type, e.qty, e.reason) for e in step.frame.events] == [
+        ("cancelled", 7, "statement")
+    ]
+    order = engine.blotter().orders[0]
+    assert (order.status, order.filled) == ("cancelled", 5)

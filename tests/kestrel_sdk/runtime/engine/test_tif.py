@@ -75,3 +75,37 @@ def test_gtc_never_expires() -> None:
     step = engine.submit("buy 1 ACME limit 99 tif gtc\nadvance 7")
     assert [o.id for o in step.frame.orders] == ["o1"]
     assert all(e.type != "expired" for e in step.frame.events)
+
+
+def test_ioc_that_misses_its_one_bar_never_fills_later() -> None:
+    # bar 1's low (100) misses the limit; bar 2's low (98) would fill it, too late.
+    rows = [FLAT, FLAT, ("100", "100", "98", "99"), FLAT]
+    engine = SessionEngine(daily(rows), "ks_t")
+    step = engine.submit("buy 1 ACME limit 99 tif ioc\nadvance 2")
+    assert [(e.type, e.bar) for e in step.frame.events] == [("accepted", 0), ("expired", 1)]
+
+
+def test_day_order_fills_on_the_last_bar_of_its_day_but_not_the_next_morning() -> None:
+    # minute tape, 3 bars a day; the price dips to 99 only at bars 2 and 3
+    tape = minutes(3, 2)
+    low = tape.tape.columns["ACME"].low
+    low[2] = low[3] = 9_900
+    engine = SessionEngine(tape, "ks_t")
+    step = engine.submit("buy 1 ACME limit 99\nbuy 1 ACME limit 99\nadvance 3")
+    fills = [(e.order, e.bar) for e in step.frame.events if e.type == "fill"]
+    assert fills == [("o1", 2), ("o2", 2)]
+    low[3] = 9_800  # 98.50 is reachable only on day 2: the day order expired at bar 2
+    engine = SessionEngine(tape, "ks_t")
+    step = engine.submit("advance\nbuy 1 ACME limit 98.50\nadvance 3")
+    assert [(e.type, e.bar) for e in step.frame.events if e.type != "accepted"] == [
+        ("expired", 2)
+    ]
+
+
+def test_day_partial_fill_on_the_last_bar_of_its_day_then_the_rest_expires() -> None:
+    # 3 bars a day of volume 1000; participation 0.004 takes 4 shares a bar
+    tape = minutes(3, 2, participation="0.004")
+    engine = SessionEngine(tape, "ks_t")
+    step = engine.submit("advance\nbuy 10 ACME\nadvance 3")
+    events = [(e.type, e.bar, e.qty) for e in step.frame.events if e.type != "accepted"]
+    assert events == [("fill", 2, 4), ("expired", 2, 6)]

@@ -26,7 +26,6 @@ class LiveOrder:
         "alias",
         "buy",
         "closed_bar",
-        "eligible",
         "expires",
         "filled",
         "hit",
@@ -85,7 +84,6 @@ class LiveOrder:
         self.stop_p = stop_p
         self.tif = tif
         self.submitted_bar = submitted_bar
-        self.eligible = submitted_bar + 1
         self.expires = expires
         self.status: Status = "new"
         self.filled = 0
