@@ -401,6 +401,7 @@ class _Driver:
         self.equivalent, self.out, self.fresh = equivalent, out, fresh
         self.files = {str(ROOT / rel) for rel in target.files}
         self.failed = False
+        self.failure = ""
 
     def _say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -425,6 +426,10 @@ class _Driver:
             if called:  # values a test module computed at import come from unmutated code
                 self._say(f"{self.name}: collection called {', '.join(sorted(called))}")
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failure = f"{report.nodeid} ({report.when}):\n{report.longreprtext}"
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._say(f"{self.name}: collecting {report.nodeid} failed:\n{report.longreprtext}")
@@ -439,7 +444,8 @@ class _Driver:
                 [None], lambda _m: self._coverage(session, coverage), 1, lambda _m: 3600.0
             )
             if verdict != "survived":
-                self._say(f"{self.name}: the unmutated tests do not pass ({verdict}); stopping")
+                self._say(f"{self.name}: the unmutated tests do not pass ({verdict}); stopping;"
+                          f" see {RESULTS / 'errors.txt'}")  # fmt: skip
                 self.failed = True
                 return True
             self._say(f"{self.name}: all tests pass in {base:.1f}s")
@@ -485,6 +491,7 @@ class _Driver:
                 "seconds": time.perf_counter() - started,
             }
             if session.testsfailed:
+                (RESULTS / "errors.txt").write_text(self.failure)
                 return 1
         path.write_text(json.dumps(profile))
         return 0
@@ -627,7 +634,14 @@ def _run_target(name: str, target: Target, todo: list[Mutant], jobs: int,
 
     # No example database (mutants would write failures into the worktree's) and a fixed
     # seed, so a mutant's verdict is the same on every run.
-    hypothesis.settings.register_profile("mutation", database=None, derandomize=True)
+    # Deadlines and health checks judge speed, which the profiler and a busy machine skew.
+    hypothesis.settings.register_profile(
+        "mutation",
+        database=None,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
     hypothesis.settings.load_profile("mutation")
     for rel in target.files:
         importlib.import_module(_module_name(rel))

@@ -135,3 +135,28 @@ def test_fee_minimum_against_bps_at_the_boundary() -> None:
         fees += [(e.price, e.fee) for e in step.frame.events if e.type == "fill"]
     assert fees == [("110.00", "1.00"), ("100.00", "1.00"), ("101.00", "1.01")]
     assert engine.frame().account.fees == "3.01"
+
+
+def test_a_partial_close_keeps_an_average_of_half_a_cent_exact() -> None:
+    rows = [FLAT, FLAT, ("100.01", "100.01", "100.01", "100.01"), FLAT, FLAT]
+    engine = engine_on(rows)
+    engine.submit("buy 1 ACME\nadvance")  # 1 @ 100.00
+    engine.submit("buy 1 ACME\nadvance")  # 1 @ 100.01: avg 100.005, basis 200.01
+    engine.submit("sell 1 ACME\nadvance")  # at 100.00: realized -0.005, 1 left @ 100.005
+    frame = engine.frame()
+    assert (frame.positions[0].qty, frame.positions[0].avg_price) == (1, "100.00")  # half-even
+    assert frame.account.realized == "0.00"  # -0.005 rounds half-even to the even cent
+    assert frame.positions[0].unrealized == "0.00"  # 100.00 - 100.005 = -0.005 likewise
+    engine.submit("sell 1 ACME\nadvance")  # the second half-cent makes a whole one
+    assert engine.frame().account.realized == "-0.01"
+    assert engine.frame().account.equity == "99999.99"
+
+
+def test_selling_down_to_one_share_keeps_the_average_of_the_buys() -> None:
+    rows = [FLAT, FLAT, ("110", "110", "110", "110"), FLAT]
+    engine = engine_on(rows)
+    engine.submit("buy 3 ACME\nadvance")  # 3 @ 100
+    engine.submit("sell 2 ACME\nadvance")  # 2 @ 110: realized 20, 1 left, still @ 100
+    frame = engine.frame()
+    assert (frame.positions[0].qty, frame.positions[0].avg_price) == (1, "100.00")
+    assert (frame.account.realized, frame.account.unrealized) == ("20.00", "10.00")
