@@ -71,7 +71,9 @@ TARGETS = {
     "lang": Target(
         tuple(f"{SDK}/lang/{n}.py" for n in ("lexer", "parser", "validate")),
         ("tests/kestrel_sdk/runtime/lang",),
-        ("tests/kestrel_sdk/runtime/lang/test_parser.py::test_more_than_10000_statements_is_refused",),
+        (
+            "tests/kestrel_sdk/runtime/lang/test_parser.py::test_more_than_10000_statements_is_refused",
+        ),
     ),
     "canonical": Target(
         ("packages/kestrel-protocol/src/kestrel_protocol/canonical.py",),
@@ -90,15 +92,29 @@ TARGETS = {
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,30}")
 _SWAP_CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
-    ast.Is: ast.IsNot, ast.IsNot: ast.Is,
-}  # fmt: skip
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 _SWAP_BIN: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-    ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult,
-    ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr, ast.LShift: ast.RShift,
-}  # fmt: skip
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+    ast.BitOr: ast.BitAnd,
+    ast.BitAnd: ast.BitOr,
+    ast.LShift: ast.RShift,
+}
 _SWAP_CALL = {"min": "max", "max": "min", "any": "all", "all": "any"}
 
 Slot = tuple[ast.AST, str, int | None]  # parent, field, index in a list field
@@ -132,7 +148,8 @@ def _deletable(node: ast.AST, bound: set[str]) -> bool:
         return isinstance(node.value, ast.Call)
     if isinstance(node, ast.Assign):
         return all(
-            isinstance(t, ast.Attribute | ast.Subscript) or (isinstance(t, ast.Name) and t.id in bound)
+            isinstance(t, ast.Attribute | ast.Subscript)
+            or (isinstance(t, ast.Name) and t.id in bound)
             for t in node.targets
         )
     return isinstance(node, ast.AugAssign)
@@ -190,9 +207,13 @@ def _is_type(node: ast.expr) -> bool:
     """A type alias (``Literal[...]``, ``A | B``): nothing runs it."""
     if isinstance(node, ast.Subscript):
         return True
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and all(
-        isinstance(side, ast.Name | ast.Subscript | ast.Attribute) or _is_type(side)
-        for side in (node.left, node.right)
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.BitOr)
+        and all(
+            isinstance(side, ast.Name | ast.Subscript | ast.Attribute) or _is_type(side)
+            for side in (node.left, node.right)
+        )
     )
 
 
@@ -202,7 +223,7 @@ def _sites(tree: ast.Module) -> list[Site]:
     def expr(slot: Slot, scope: str, index: int, parent: Slot | None) -> None:
         node = _get(slot)
         if isinstance(node, ast.JoinedStr):  # only the formatted values, not the text
-            for k, part in enumerate(node.values):
+            for part in node.values:
                 if isinstance(part, ast.FormattedValue):
                     expr((part, "value", None), scope, index, None)
             return
@@ -222,7 +243,7 @@ def _sites(tree: ast.Module) -> list[Site]:
                             if isinstance(v2, ast.expr):
                                 expr((item, f2, None), scope, index, slot)
                             elif isinstance(v2, list):
-                                for k2, it2 in enumerate(v2):
+                                for k2 in range(len(v2)):
                                     expr((item, f2, k2), scope, index, slot)
             elif isinstance(value, ast.expr):
                 expr((node, field, None), scope, index, slot)
@@ -244,7 +265,7 @@ def _sites(tree: ast.Module) -> list[Site]:
             for f, value in ast.iter_fields(st):
                 if f in {"annotation", "type_comment"}:
                     continue
-                if isinstance(value, ast.expr) and not (f == "targets"):
+                if isinstance(value, ast.expr) and f != "targets":
                     expr((st, f, None), scope, index, slot if simple else None)
                 elif isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                     body(st, f, scope, index, bound)
@@ -252,9 +273,8 @@ def _sites(tree: ast.Module) -> list[Site]:
                     for k2, item in enumerate(value):
                         if isinstance(item, ast.expr) and f != "targets":
                             expr((st, f, k2), scope, index, None)
-                        elif isinstance(item, ast.withitem | ast.ExceptHandler):
-                            if isinstance(item, ast.ExceptHandler):
-                                body(item, "body", scope, index, bound)
+                        elif isinstance(item, ast.ExceptHandler):
+                            body(item, "body", scope, index, bound)
             if isinstance(st, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.For):
                 targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                 for t in targets:
@@ -276,8 +296,11 @@ def _sites(tree: ast.Module) -> list[Site]:
                     args = {a.arg for a in member.args.args + member.args.kwonlyargs}
                     body(member, "body", f"{st.name}.{member.name}", index, args)
         elif isinstance(st, ast.Assign | ast.AnnAssign) and st.value is not None:
-            names = [t.id for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
-                     if isinstance(t, ast.Name)]  # fmt: skip
+            names = [
+                t.id
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                if isinstance(t, ast.Name)
+            ]
             if names and names[0] != "__all__" and not _is_type(st.value):
                 expr((st, "value", None), "", index, None)
     return found
@@ -356,6 +379,45 @@ def _live_function(module: types.ModuleType, qualname: str) -> types.FunctionTyp
     return owner
 
 
+def _install(module: types.ModuleType, scope: str, code: types.CodeType) -> None:
+    """Run ``code`` wherever the function ``scope`` is called from now on."""
+    live = _live_function(module, scope)
+    if code.co_freevars == live.__code__.co_freevars:
+        live.__code__ = code
+        return
+    # A deleted ``super()`` call drops the ``__class__`` cell: a new function on the class.
+    cells = dict(zip(live.__code__.co_freevars, live.__closure__ or (), strict=True))
+    new = types.FunctionType(
+        code, live.__globals__, live.__name__, live.__defaults__,
+        tuple(cells[name] for name in code.co_freevars),
+    )  # fmt: skip
+    new.__kwdefaults__ = live.__kwdefaults__
+    owner_name, _, name = scope.rpartition(".")
+    owner = getattr(module, owner_name)
+    assert isinstance(owner, type), scope
+    assert owner.__dict__[name] is live, scope
+    setattr(owner, name, new)
+
+
+def _instrument(files: Iterable[str], seen: set[str]) -> None:
+    """Make every function of ``files`` add its scope to ``seen`` when called: a cheap
+    record of which functions a test calls (a profiler slows the corpus tests tenfold)."""
+    for rel in files:
+        module = sys.modules[_module_name(rel)]
+        module.__dict__["_MUTATION_SEEN"] = seen
+        tree = ast.parse((ROOT / rel).read_text("utf-8"))
+        scopes = sorted({site.scope for site in _sites(tree) if site.scope})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                record = ast.parse("_MUTATION_SEEN.add('__qualname_of_scope__')").body[0]
+                node.body.insert(0, record)
+        code = compile(ast.fix_missing_locations(tree), str(ROOT / rel), "exec", dont_inherit=True)
+        for scope in scopes:
+            found = _find_code(code, scope)
+            consts = tuple(scope if c == "__qualname_of_scope__" else c for c in found.co_consts)
+            _install(module, scope, found.replace(co_consts=consts))
+
+
 def apply(mutant: Mutant) -> None:
     """Install ``mutant`` in the running process (in a forked child)."""
     path = ROOT / mutant.file
@@ -365,12 +427,15 @@ def apply(mutant: Mutant) -> None:
     module = sys.modules[_module_name(mutant.file)]
     if site.scope:
         code = compile(ast.fix_missing_locations(tree), str(path), "exec", dont_inherit=True)
-        _live_function(module, site.scope).__code__ = _find_code(code, site.scope)
+        _install(module, site.scope, _find_code(code, site.scope))
         return
     statement = tree.body[site.statement]
     assert isinstance(statement, ast.Assign | ast.AnnAssign)
-    names = [n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
-             and isinstance(n.ctx, ast.Store)]  # fmt: skip
+    names = [
+        n.id
+        for n in ast.walk(statement)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
     old = {name: module.__dict__[name] for name in names}
     one = ast.fix_missing_locations(ast.Module([statement], []))
     exec(compile(one, str(path), "exec", dont_inherit=True), module.__dict__)
@@ -395,8 +460,17 @@ class _Driver:
     A test that never calls a function cannot see its code change, so the selection is
     exact; module-level mutants run every test."""
 
-    def __init__(self, name: str, target: Target, todo: list[Mutant], jobs: int,
-                 equivalent: dict[str, str], out: Any, fresh: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        target: Target,
+        todo: list[Mutant],
+        *,
+        jobs: int,
+        equivalent: dict[str, str],
+        out: Any,
+        fresh: bool,
+    ) -> None:
         self.name, self.target, self.todo, self.jobs = name, target, todo, jobs
         self.equivalent, self.out, self.fresh = equivalent, out, fresh
         self.files = {str(ROOT / rel) for rel in target.files}
@@ -444,8 +518,10 @@ class _Driver:
                 [None], lambda _m: self._coverage(session, coverage), 1, lambda _m: 3600.0
             )
             if verdict != "survived":
-                self._say(f"{self.name}: the unmutated tests do not pass ({verdict}); stopping;"
-                          f" see {RESULTS / 'errors.txt'}")  # fmt: skip
+                self._say(
+                    f"{self.name}: the unmutated tests do not pass ({verdict}); stopping;"
+                    f" see {RESULTS / 'errors.txt'}"
+                )
                 self.failed = True
                 return True
             self._say(f"{self.name}: all tests pass in {base:.1f}s")
@@ -457,8 +533,13 @@ class _Driver:
 
         def selected(mutant: Mutant | None) -> list[pytest.Item]:
             assert mutant is not None
-            return [it for it in items if not mutant.scope or seen[it.nodeid]["scopes"] is None
-                    or mutant.scope in seen[it.nodeid]["scopes"]]  # fmt: skip
+            return [
+                it
+                for it in items
+                if not mutant.scope
+                or seen[it.nodeid]["scopes"] is None
+                or mutant.scope in seen[it.nodeid]["scopes"]
+            ]
 
         def timeout(mutant: Mutant | None) -> float:
             return 10 + 2 * sum(float(seen[it.nodeid]["seconds"]) for it in selected(mutant))
@@ -470,22 +551,20 @@ class _Driver:
             assert mutant is not None
             record = {**asdict(mutant), "verdict": verdict, "seconds": round(spent, 1)}
             _save(record)
-            if verdict != "killed" and verdict != "timeout":
+            if verdict not in {"killed", "timeout"}:
                 tag = "equivalent" if mutant.key in self.equivalent else verdict.upper()
                 self._say(f"  [{n}/{len(todo)}] {tag}: {mutant.file}:{mutant.line} {mutant.key}")
         return True
 
     def _coverage(self, session: pytest.Session, path: Path) -> int:
         profile: dict[str, dict[str, Any]] = {}
+        scopes: set[str] = set()
+        _instrument(self.target.files, scopes)
         for i, item in enumerate(session.items):
-            scopes: set[str] = set()
+            scopes.clear()
             _clear_caches(self.target)
             started = time.perf_counter()
-            sys.setprofile(self._profiler(scopes))
-            try:
-                _protocol(session.items, i)
-            finally:
-                sys.setprofile(None)
+            _protocol(session.items, i)
             profile[item.nodeid] = {
                 "scopes": sorted(scopes),
                 "seconds": time.perf_counter() - started,
@@ -511,8 +590,7 @@ def _clear_caches(target: Target) -> None:
                 clear()
 
 
-def _mutant_child(session: pytest.Session, mutant: Mutant | None, items: list[pytest.Item]
-                  ) -> int:  # fmt: skip
+def _mutant_child(session: pytest.Session, mutant: Mutant | None, items: list[pytest.Item]) -> int:
     assert mutant is not None
     apply(mutant)
     for i in range(len(items)):
@@ -541,8 +619,12 @@ def _fork(work: Callable[[], int]) -> int:
         os._exit(code)
 
 
-def _run(items: list[Mutant | None], work: Callable[[Mutant | None], int], jobs: int,
-         timeout: Callable[[Mutant | None], float]) -> Iterator[tuple[Mutant | None, str, float]]:  # fmt: skip
+def _run(
+    items: list[Mutant | None],
+    work: Callable[[Mutant | None], int],
+    jobs: int,
+    timeout: Callable[[Mutant | None], float],
+) -> Iterator[tuple[Mutant | None, str, float]]:
     """Yield (mutant, "killed" | "survived" | "timeout" | "error N", seconds)."""
     pending = list(reversed(items))
     running: dict[int, tuple[Mutant | None, float, float]] = {}
@@ -622,14 +704,28 @@ def main() -> int:
             continue
         if not opts.report:
             previous = {k: r["verdict"] for k, r in _results(files).items()}
-            todo = [m for m in mutants if not opts.survivors or previous.get(m.key) not in {"killed", "timeout"}]
-            failed |= _run_target(name, target, todo, opts.jobs, equivalent, out, opts.fresh)
+            todo = [
+                m
+                for m in mutants
+                if not opts.survivors or previous.get(m.key) not in {"killed", "timeout"}
+            ]
+            failed |= _run_target(
+                name, target, todo, jobs=opts.jobs, equivalent=equivalent, out=out, fresh=opts.fresh
+            )
         failed |= _report(name, target, mutants, equivalent)
     return 1 if failed else 0
 
 
-def _run_target(name: str, target: Target, todo: list[Mutant], jobs: int,
-                equivalent: dict[str, str], out: Any, fresh: bool) -> bool:  # fmt: skip
+def _run_target(
+    name: str,
+    target: Target,
+    todo: list[Mutant],
+    *,
+    jobs: int,
+    equivalent: dict[str, str],
+    out: Any,
+    fresh: bool,
+) -> bool:
     import hypothesis
 
     # No example database (mutants would write failures into the worktree's) and a fixed
@@ -645,8 +741,9 @@ def _run_target(name: str, target: Target, todo: list[Mutant], jobs: int,
     hypothesis.settings.load_profile("mutation")
     for rel in target.files:
         importlib.import_module(_module_name(rel))
-    driver = _Driver(name, target, todo, jobs, equivalent, out, fresh)
-    args = [*target.tests, "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    driver = _Driver(name, target, todo, jobs=jobs, equivalent=equivalent, out=out, fresh=fresh)
+    # -p no:randomly keeps the collected order; the driver times each mutant out itself.
+    args = [*target.tests, "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--timeout=0"]
     saved = os.dup(1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # pytest's own report: only ours is shown
     try:
@@ -658,8 +755,12 @@ def _run_target(name: str, target: Target, todo: list[Mutant], jobs: int,
     return driver.failed or code not in (0, 5)
 
 
-def _report(name: str, target: Target, mutants: list[Mutant], equivalent: dict[str, str],
-            ) -> bool:  # fmt: skip
+def _report(
+    name: str,
+    target: Target,
+    mutants: list[Mutant],
+    equivalent: dict[str, str],
+) -> bool:
     """Print the score table; True when a mutant survived that is not listed equivalent."""
     results = _results(target.files)
     print(f"\n{name} ({time.strftime('%Y-%m-%d')})")
@@ -675,8 +776,10 @@ def _report(name: str, target: Target, mutants: list[Mutant], equivalent: dict[s
         errors = [m for m, v in zip(mine, verdicts, strict=True) if v.startswith("error")]
         eq = sum(m.key in equivalent for m in alive)
         bad |= len(alive) > eq or bool(errors)
-        print(f"| {Path(rel).name} | {len(mine)} | {killed} | {eq} | {len(alive) - eq} "
-              f"| {verdicts.count('not run') + len(errors)} |")  # fmt: skip
+        print(
+            f"| {Path(rel).name} | {len(mine)} | {killed} | {eq} | {len(alive) - eq} "
+            f"| {verdicts.count('not run') + len(errors)} |"
+        )
         for m in alive:
             if m.key not in equivalent:
                 print(f"    survived: {m.file}:{m.line} {m.key}")

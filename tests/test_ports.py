@@ -61,4 +61,3 @@ def test_each_port_is_met_by_its_adapter_and_by_no_other(tmp_path: Path) -> None
                 assert not isinstance(adapter, other), f"{type(adapter).__name__} {other}"
     store = next(a for p, a in adapters if p is ArtifactStore)
     cast(SqliteStore, store).close()
-

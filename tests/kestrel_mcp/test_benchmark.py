@@ -31,7 +31,9 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
     ours = re.search(r"kestrel-mcp\s+([\d.]+) round trips/s", done.stdout)
     theirs = re.search(r"mcp MCPServer\s+([\d.]+) round trips/s", done.stdout)
     ratio = re.search(r"ratio\s+([\d.]+)x  \((\d+) requests each\)", done.stdout)
-    assert ours is not None and theirs is not None and ratio is not None, done.stdout
+    assert ours is not None, done.stdout
+    assert theirs is not None, done.stdout
+    assert ratio is not None, done.stdout
     # the ratio printed is the quotient of the two rates printed (to their rounding)
     quotient = float(ours.group(1)) / float(theirs.group(1))
     assert abs(float(ratio.group(1)) - quotient) <= 0.01 + quotient * 1e-3

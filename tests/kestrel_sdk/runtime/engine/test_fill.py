@@ -103,10 +103,18 @@ def test_matching_rules_at_their_boundaries(statement: str, price: str | None) -
     ("statement", "gap", "later", "price"),
     [
         # gaps through the stop, but the open and the low are above the limit: no fill
-        ("buy 10 ACME stop 102 limit 101.50 tif gtc", ("103", "104", "102.50", "103"),
-         ("101.80", "101.90", "101.20", "101.50"), "101.50"),  # fmt: skip
-        ("sell 10 ACME stop 98 limit 98.50 tif gtc", ("97", "97.50", "96", "97"),
-         ("98.20", "98.80", "98.10", "98.50"), "98.50"),  # fmt: skip
+        (
+            "buy 10 ACME stop 102 limit 101.50 tif gtc",
+            ("103", "104", "102.50", "103"),
+            ("101.80", "101.90", "101.20", "101.50"),
+            "101.50",
+        ),
+        (
+            "sell 10 ACME stop 98 limit 98.50 tif gtc",
+            ("97", "97.50", "96", "97"),
+            ("98.20", "98.80", "98.10", "98.50"),
+            "98.50",
+        ),
     ],
 )
 def test_gap_triggered_stop_limit_that_cannot_fill_rests_as_a_limit(
@@ -211,3 +219,13 @@ def test_zero_volume_bar_fills_nothing() -> None:
     step = engine.submit("buy 1 ACME tif gtc\nadvance")
     assert [e.type for e in step.frame.events] == ["accepted"]
     assert step.frame.orders[0].status == "new"
+
+
+def test_a_tick_finer_than_the_tape_scales_the_bars_to_it() -> None:
+    # tape in cents, tick 0.005: bars are compared and marked at three places
+    engine = SessionEngine(
+        daily([OPEN, ("101", "103", "99.99", "102"), OPEN], tick="0.005"), "ks_t"
+    )
+    step = engine.submit("buy 10 ACME limit 99.995\nadvance")
+    assert fills_of(engine) == [("o1", 1, "99.995")]
+    assert (step.frame.account.cash, step.frame.marks) == ("99000.05", {"ACME": "102.000"})

@@ -241,8 +241,6 @@ def test_cancelling_a_partially_filled_order_cancels_its_remainder() -> None:
     engine = SessionEngine(daily(rows, participation="0.1"), "ks_t")
     engine.submit("buy 12 ACME tif gtc\nadvance")
     step = engine.submit("cancel o1\nadvance")
-    assert [(e.type, e.qty, e.reason) for e in step.frame.events] == [
-        ("cancelled", 7, "statement")
-    ]
+    assert [(e.type, e.qty, e.reason) for e in step.frame.events] == [("cancelled", 7, "statement")]
     order = engine.blotter().orders[0]
     assert (order.status, order.filled) == ("cancelled", 5)

@@ -174,3 +174,19 @@ def test_max_drawdown_with_two_symbols_held() -> None:
     sells = [(e.order, e.qty, e.price) for e in step.frame.events if e.type == "fill"][2:]
     assert sells == [("o3", 500, "60.00"), ("o4", 400, "70.00")]
     assert step.frame.account.equity == "68000.00"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "buy 1000 ACME\nadvance 3",  # bar 2 passes with no order working
+        "buy 1000 ACME\nsell 1 ACME limit 200 tif gtc\nadvance 3",  # bar 2 matches an order
+    ],
+)
+def test_drawdown_exactly_at_max_drawdown_stands_down(source: str) -> None:
+    rows = [FLAT, FLAT, ("100", "100", "75", "75"), FLAT, FLAT]
+    engine = SessionEngine(daily(rows, max_drawdown="0.25"), "ks_t")
+    step = engine.submit(source)  # equity 100000 → 75000: exactly 25 %
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "max-drawdown"
+    assert (step.frame.clock.bar, step.frame.account.equity) == (2, "75000.00")

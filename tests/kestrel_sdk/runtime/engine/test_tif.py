@@ -97,9 +97,7 @@ def test_day_order_fills_on_the_last_bar_of_its_day_but_not_the_next_morning() -
     low[3] = 9_800  # 98.50 is reachable only on day 2: the day order expired at bar 2
     engine = SessionEngine(tape, "ks_t")
     step = engine.submit("advance\nbuy 1 ACME limit 98.50\nadvance 3")
-    assert [(e.type, e.bar) for e in step.frame.events if e.type != "accepted"] == [
-        ("expired", 2)
-    ]
+    assert [(e.type, e.bar) for e in step.frame.events if e.type != "accepted"] == [("expired", 2)]
 
 
 def test_day_partial_fill_on_the_last_bar_of_its_day_then_the_rest_expires() -> None:

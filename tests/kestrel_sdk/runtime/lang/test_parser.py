@@ -12,6 +12,7 @@ from kestrel_sdk.runtime.lang import (
     Order,
     StandDownStatement,
     parse,
+    parse_located,
     parser,
     validate_source,
 )
@@ -43,6 +44,13 @@ SYNTAX_CASES = [
     ("buy 1 ACME limit 1.", 1, 18, "K103"),
     ("buy 1 ACME stop 10 limit 0", 1, 26, "K103"),
     ("buy 1 ACME limit 123456789012345678.901", 1, 18, "K103"),
+    ("buy 1 ACME limit 12345678901234567.891", 1, 18, "K103"),  # 21 characters
+    ("buy 1 ACME stop 10 limit", 1, 25, "K101"),
+    ("buy 1 ACME limit 10 stop 5", 1, 21, "K101"),  # one type per order
+    ("buy 1 ACME tif", 1, 15, "K101"),
+    ("buy 1 ACME tif day tif gtc", 1, 20, "K101"),  # one tif per order
+    ("buy 1 ACME tif day limit 5", 1, 20, "K101"),  # the type comes before the tif
+    ("buy 1 ACME as all", 1, 15, "K105"),
     ("buy 1 ACME tif week", 1, 16, "K104"),
     ("buy 1 ACME market tif forever", 1, 23, "K104"),
     ("buy 1 ACME as Entry", 1, 15, "K105"),
@@ -75,6 +83,9 @@ def test_full_grammar_parses_with_defaults() -> None:
         "\n"
         "sell 5 ACME stop 99 limit 98.50\n"
         "buy 1 brk.b   # trailing comment\n"
+        "sell 2 ACME stop 97.5 tif ioc\n"
+        "buy 3 ACME stop 100 limit 101 tif day as x\n"
+        "buy 1 ACME limit 12345678901234567.89\n"  # 20 characters: the longest price
         "cancel entry\n"
         "cancel o2\n"
         "cancel all acme\n"
@@ -89,13 +100,16 @@ def test_full_grammar_parses_with_defaults() -> None:
         Order(2, "buy", 10, "ACME", "limit", Decimal("101.25"), None, "gtc", "entry"),
         Order(4, "sell", 5, "ACME", "stop-limit", Decimal("98.50"), Decimal("99"), "day", None),
         Order(5, "buy", 1, "BRK.B", "market", None, None, "day", None),
-        Cancel(6, "entry", False, None),
-        Cancel(7, "o2", False, None),
-        Cancel(8, None, True, "ACME"),
-        Advance(9, 1, None),
-        Advance(10, 390, None),
-        Advance(11, None, "2024-03-01T15:30:00Z"),
-        StandDownStatement(12, "done # for today"),
+        Order(6, "sell", 2, "ACME", "stop", None, Decimal("97.5"), "ioc", None),
+        Order(7, "buy", 3, "ACME", "stop-limit", Decimal("101"), Decimal("100"), "day", "x"),
+        Order(8, "buy", 1, "ACME", "limit", Decimal("12345678901234567.89"), None, "day", None),
+        Cancel(9, "entry", False, None),
+        Cancel(10, "o2", False, None),
+        Cancel(11, None, True, "ACME"),
+        Advance(12, 1, None),
+        Advance(13, 390, None),
+        Advance(14, None, "2024-03-01T15:30:00Z"),
+        StandDownStatement(15, "done # for today"),
     ]
 
 
@@ -195,3 +209,33 @@ def test_validation_report_counts_statements() -> None:
     assert report.statements == 3
     assert [d.code for d in report.diagnostics] == ["K100"]
     assert validate_source("advance 2").ok
+
+
+def test_quoted_reasons_end_at_their_closing_quote() -> None:
+    statements, diagnostics = parse('stand down ""\n')
+    assert (statements, diagnostics) == ([StandDownStatement(1, "")], [])
+    statements, diagnostics = parse('stand down "ok" # a note')
+    assert (statements, diagnostics) == ([StandDownStatement(1, "ok")], [])
+    _, diagnostics = parse('stand down "a"b')  # the quote ends the token; b is a new one
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(1, 15, "K101")]
+    _, diagnostics = parse('buy "10" ACME')
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(1, 5, "K102")]
+
+
+def test_statements_keep_the_columns_of_their_parts() -> None:
+    located, _ = parse_located(
+        "  buy 5 ACME stop 99 limit 98 as e\n"
+        "cancel  e\n"
+        "cancel all ACME\n"
+        "advance 3\n"
+        "advance to 2024-01-01T00:00:00Z\n"
+        'stand down "x"'
+    )
+    assert [item.columns for item in located] == [
+        {"start": 3, "qty": 7, "symbol": 9, "stop": 19, "limit": 28, "alias": 34},
+        {"start": 1, "ref": 9},
+        {"start": 1, "symbol": 12},
+        {"start": 1, "count": 9},
+        {"start": 1, "to": 12},
+        {"start": 1},
+    ]

@@ -20,6 +20,7 @@ SCENARIO_CASES = [
     ("advance\ncancel all XYZ", 2, 12, "K201"),
     ("buy 10 ACME limit 100.03", 1, 19, "K202"),
     ("buy 10 ACME stop 100.05 limit 100.07", 1, 31, "K202"),
+    ("buy 10 ACME stop 100.03", 1, 18, "K202"),
     ("sell 15 ACME", 1, 6, "K203"),
 ]
 
