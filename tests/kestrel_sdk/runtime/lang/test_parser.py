@@ -239,3 +239,15 @@ def test_statements_keep_the_columns_of_their_parts() -> None:
         {"start": 1, "to": 12},
         {"start": 1},
     ]
+
+
+def test_an_unexpected_word_names_what_may_come_next() -> None:
+    expected = {
+        "buy 1 ACME foo": "expected market, limit, stop or tif or as",
+        "buy 1 ACME limit 5 foo": "expected tif or as",
+        "buy 1 ACME tif day foo": "expected as",
+        "buy 1 ACME as a foo": "expected the end of the line",
+    }
+    for source, words in expected.items():
+        _, diagnostics = parse(source)
+        assert diagnostics[0].message == f"unexpected 'foo'; {words}", source
