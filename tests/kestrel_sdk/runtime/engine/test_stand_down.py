@@ -111,9 +111,10 @@ def test_reaching_the_last_bar_exactly_is_the_end_of_the_tape() -> None:
 def test_stood_down_session_refuses_submits_but_reads_and_closes() -> None:
     engine = SessionEngine(daily([FLAT] * 3), "ks_t")
     engine.submit("stand down")
-    with pytest.raises(KestrelError) as err:
-        engine.submit("advance")
-    assert err.value.code == "SESSION_STOOD_DOWN"
+    for attempt in (engine.submit, engine.check):  # a check is refused as the submit is
+        with pytest.raises(KestrelError) as err:
+            attempt("advance")
+        assert err.value.code == "SESSION_STOOD_DOWN"
     assert engine.frame().status == "stood-down"
     assert engine.blotter().orders == []
     closed = engine.close()
@@ -190,3 +191,11 @@ def test_drawdown_exactly_at_max_drawdown_stands_down(source: str) -> None:
     assert step.stand_down is not None
     assert step.stand_down.reason == "max-drawdown"
     assert (step.frame.clock.bar, step.frame.account.equity) == (2, "75000.00")
+
+
+def test_max_drawdown_of_one_never_stands_down_even_at_zero_equity() -> None:
+    rows = [FLAT, FLAT, ("200", "200", "200", "200"), FLAT]
+    engine = SessionEngine(daily(rows, cash="1000.00", shortable=True, max_drawdown="1.0"), "ks_t")
+    step = engine.submit("sell 10 ACME\nadvance 2")  # short 10 @ 100, marked at 200
+    assert step.frame.account.equity == "0.00"  # a 100 % drawdown
+    assert (step.stand_down, engine.status) == (None, "open")

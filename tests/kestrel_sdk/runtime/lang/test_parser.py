@@ -35,6 +35,7 @@ SYNTAX_CASES = [
     ("stand up", 1, 7, "K101"),
     ('stand down "unterminated', 1, 12, "K101"),
     ("stand down why", 1, 12, "K101"),
+    ('stand down "why" not', 1, 18, "K101"),
     ("buy 0 ACME", 1, 5, "K102"),
     ("sell 1.5 ACME", 1, 6, "K102"),
     ("buy 1234567890 ACME", 1, 5, "K102"),
@@ -51,6 +52,11 @@ SYNTAX_CASES = [
     ("buy 1 ACME tif day tif gtc", 1, 20, "K101"),  # one tif per order
     ("buy 1 ACME tif day limit 5", 1, 20, "K101"),  # the type comes before the tif
     ("buy 1 ACME as all", 1, 15, "K105"),
+    ("buy 1 ACME as", 1, 14, "K101"),
+    ("buy 1 ACME as a as b", 1, 17, "K101"),  # one alias per order
+    ("cancel all ACME x", 1, 17, "K101"),
+    ("cancel o1 x", 1, 11, "K101"),
+    ("advance to 2024-01-01T00:00:00Z x", 1, 33, "K101"),
     ("buy 1 ACME tif week", 1, 16, "K104"),
     ("buy 1 ACME market tif forever", 1, 23, "K104"),
     ("buy 1 ACME as Entry", 1, 15, "K105"),
@@ -251,3 +257,27 @@ def test_an_unexpected_word_names_what_may_come_next() -> None:
     for source, words in expected.items():
         _, diagnostics = parse(source)
         assert diagnostics[0].message == f"unexpected 'foo'; {words}", source
+
+
+def test_every_line_is_checked_and_diagnostics_come_in_line_order() -> None:
+    _, diagnostics = parse('stand down "x\nfly')  # an unterminated quote, then the next line
+    assert [(d.line, d.code) for d in diagnostics] == [(1, "K101"), (2, "K100")]
+    assert diagnostics[0].message == "unterminated quoted string at column 12"
+    _, diagnostics = parse("stand down\nadvance\nfly")
+    assert [(d.line, d.code) for d in diagnostics] == [(2, "K107"), (3, "K107")]
+    _, diagnostics = parse("buy 1 ACME as a\nbuy 1 ACME as a\nfly")  # K105 is found last
+    assert [(d.line, d.code) for d in diagnostics] == [(2, "K105"), (3, "K100")]
+    _, diagnostics = parse("advance\n\ud800")  # a lone surrogate is text, not a crash
+    assert [(d.line, d.code) for d in diagnostics] == [(2, "K100")]
+
+
+def test_limit_refusals_say_which_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "# " + "x" * (64 * 1024)
+    with pytest.raises(KestrelError) as err:
+        parse(source)
+    assert err.value.detail == {"limit": "bytes", "max": 65536, "found": len(source)}
+    monkeypatch.setattr(parser, "MAX_SOURCE_BYTES", 1 << 20)
+    # an unterminated quote is a statement too: it is the 10,001st here
+    with pytest.raises(KestrelError) as err:
+        parse("advance\n" * 9_999 + '"\nadvance')
+    assert err.value.detail == {"limit": "statements", "max": 10_000, "line": 10_001}

@@ -46,6 +46,9 @@ SESSION_CASES = [
     ("advance to 2024-01-01T12:00:00Z", 1, 12, "K205"),
     ("advance to 2024-01-05T00:00:01Z", 1, 12, "K205"),
     ("advance 2\nadvance to 2024-01-04T00:00:00Z", 2, 12, "K205"),
+    ("advance\nadvance to 2024-01-02T12:00:00Z", 2, 12, "K205"),  # the clock is at bar 2
+    ("advance to 2024-01-03T00:00:00Z\nadvance to 2024-01-03T00:00:00Z", 2, 12, "K205"),
+    ("buy 10 ACME\ncancel o4", 2, 8, "K204"),  # the buy is o3
 ]
 
 
@@ -63,3 +66,17 @@ def test_references_defined_earlier_in_the_source_are_known() -> None:
 def test_advance_to_inside_the_tape_is_fine() -> None:
     assert validate_source("advance to 2024-01-05T00:00:00Z", SCENARIO, SESSION).ok
     assert validate_source("advance to 2024-01-03T06:00:00Z", SCENARIO, SESSION).ok
+
+
+def test_the_projected_clock_allows_what_follows_it() -> None:
+    for source in (
+        "advance\nadvance to 2024-01-04T00:00:00Z",
+        "advance to 2024-01-03T00:00:00Z\nadvance to 2024-01-04T00:00:00Z",
+        "buy 10 ACME\ncancel o3",
+    ):
+        assert validate_source(source, SCENARIO, SESSION).ok, source
+
+
+def test_scenario_and_syntax_diagnostics_come_in_line_order() -> None:
+    report = validate_source("buy 10 XYZ\nfly", SCENARIO)
+    assert [(d.line, d.code) for d in report.diagnostics] == [(1, "K201"), (2, "K100")]
