@@ -244,3 +244,11 @@ def test_cancelling_a_partially_filled_order_cancels_its_remainder() -> None:
     assert [(e.type, e.qty, e.reason) for e in step.frame.events] == [("cancelled", 7, "statement")]
     order = engine.blotter().orders[0]
     assert (order.status, order.filled) == ("cancelled", 5)
+
+
+def test_a_source_with_an_alias_is_checked_again_on_every_submit() -> None:
+    engine = SessionEngine(daily([FLAT] * 5), "ks_t")
+    engine.submit("buy 1 ACME limit 90 tif gtc as dip\nadvance")
+    with pytest.raises(KestrelError) as err:
+        engine.submit("buy 1 ACME limit 90 tif gtc as dip\nadvance")
+    assert err.value.detail["diagnostics"][0]["code"] == "K105"

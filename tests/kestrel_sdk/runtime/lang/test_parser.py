@@ -281,3 +281,10 @@ def test_limit_refusals_say_which_limit(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(KestrelError) as err:
         parse("advance\n" * 9_999 + '"\nadvance')
     assert err.value.detail == {"limit": "statements", "max": 10_000, "line": 10_001}
+    _, diagnostics = parse('"\n' + "advance\n" * 9_999)  # exactly 10,000: not refused
+    assert [(d.line, d.code) for d in diagnostics] == [(1, "K101")]
+
+
+def test_a_backslash_ending_an_unterminated_reason_is_no_crash() -> None:
+    _, diagnostics = parse('stand down "abc\\')
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(1, 12, "K101")]
