@@ -81,6 +81,7 @@ def _samples(fx: Fixture) -> dict[str, Any]:
         "token": "op_nope",
         "root": fx.root,
         "grade": fx.grade,
+        "gradeRoot": fx.grade["root"],
     }
 
 

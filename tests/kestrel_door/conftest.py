@@ -345,7 +345,10 @@ class FakeTransport:
         return VerificationReport(ok=grade.root in self.s.artifacts, grade=grade.root)
 
     async def proof(self, session_id: str, embed_tape: bool = False) -> Any:
-        # The door does not serve proofs yet; nothing in it calls this.
+        # Proofs are replays of a real engine: the door's proof tests use runtime_app.
+        raise NotImplementedError("the fake door transport makes no proofs")
+
+    async def proof_of_grade(self, grade_root: str) -> Any:
         raise NotImplementedError("the fake door transport makes no proofs")
 
     async def aclose(self) -> None:

@@ -134,10 +134,11 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     owner = kestrel_sdk.local_transport(home=home, gate=gate)
     runtime = getattr(owner, "runtime", None)
 
+    # Each principal reads only its own sessions' artifacts (a proof is how one is shared).
     def transport_for(principal: str) -> Any:
         if runtime is None:  # pragma: no cover - a transport without a shareable runtime
-            return kestrel_sdk.local_transport(home=home, principal=principal)
-        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
+            return kestrel_sdk.local_transport(home=home, principal=principal, own_artifacts=True)
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, own_artifacts=True)
 
     verifiers: list[Any] = [IssuedTokens(store)]
     if oauth_issuer or oauth_jwks:

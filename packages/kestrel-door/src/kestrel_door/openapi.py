@@ -87,11 +87,23 @@ def _operation(tool: Tool[Transport]) -> dict[str, Any]:
         "description": tool.description,
         "responses": dict(sorted(responses.items())),
     }
-    if route.params:
-        operation["parameters"] = [
-            {"name": param, "in": "path", "required": True, "schema": {"type": "string"}}
-            for param in route.params.values()
-        ]
+    parameters = [
+        {"name": param, "in": "path", "required": True, "schema": {"type": "string"}}
+        for param in route.params.values()
+    ]
+    properties = input_schema(tool.arguments).get("properties", {})
+    parameters.extend(
+        {
+            "name": param,
+            "in": "query",
+            "required": False,
+            "description": properties[argument].get("description", ""),
+            "schema": {"type": "boolean", "default": properties[argument].get("default", False)},
+        }
+        for argument, param in route.query.items()
+    )
+    if parameters:
+        operation["parameters"] = parameters
     body = _request_body(tool)
     if body is not None:
         operation["requestBody"] = body

@@ -67,6 +67,23 @@ async def _source_body(request: Request) -> dict[str, Any] | Response:
         return _bad_request("the source is not UTF-8")
 
 
+_BOOLEANS = {"true": True, "false": False}
+
+
+def _query_arguments(query: Mapping[str, str], request: Request) -> dict[str, Any]:
+    """The arguments a route's query carries (its flags: ``true``/``false``).
+
+    Any other query parameter, or another value, is passed on as it came, so the tool's
+    model refuses it as INVALID_ARGUMENT naming it, exactly as it would in a JSON body.
+    """
+    argument_of = {param: argument for argument, param in query.items()}
+    found: dict[str, Any] = {}
+    for name, value in request.query_params.multi_items():
+        argument = argument_of.get(name, name)
+        found[argument] = _BOOLEANS.get(value, value) if name in argument_of else value
+    return found
+
+
 def _result_response(door: Door, result: Mapping[str, Any], tool: Tool[Transport]) -> Response:
     if result.get("isError"):
         refusal = result_refusal(result)
@@ -119,6 +136,8 @@ def _endpoint(door: Door, tool: Tool[Transport]) -> Endpoint:
             return body
         for argument, param in route.params.items():
             body[argument] = request.path_params[param]
+        if route.query:
+            body.update(_query_arguments(route.query, request))
         return await _call(door, caller, tool, body)
 
     return endpoint

@@ -143,6 +143,11 @@ class KestrelSdk:
         a verifier whose catalog lacks the scenario (a user scenario) needs."""
         return await self.transport.proof(session_id, embed_tape)
 
+    async def proof_of_grade(self, grade_root: str) -> Proof:
+        """The proof of the session graded ``grade_root`` (without the tape); over a door,
+        only of your own sessions (another's grade is ``UNKNOWN_ARTIFACT``)."""
+        return await self.transport.proof_of_grade(grade_root)
+
     async def aclose(self) -> None:
         await self.transport.aclose()
 

@@ -20,6 +20,8 @@ __all__ = [
     "NoArgs",
     "OpenArgs",
     "PaymentArgs",
+    "ProofArgs",
+    "ProofOfGradeArgs",
     "ResumeArgs",
     "ScenarioArgs",
     "SessionArgs",
@@ -93,6 +95,24 @@ class SubmitArgs(SessionArgs):
     source: Text = Field(
         description="Kestrel statements, one per line, e.g. 'buy 10 ACME\\nadvance 5'."
     )
+
+
+class ProofArgs(SessionArgs):
+    """A session's proof, optionally with its scenario and tape embedded."""
+
+    embed_tape: bool = Field(
+        default=False,
+        description=(
+            "Embed the scenario and its tape, so the proof verifies where the scenario is "
+            "not shipped (a user scenario)."
+        ),
+    )
+
+
+class ProofOfGradeArgs(Arguments):
+    """The proof of a graded session, named by its grade."""
+
+    grade_root: Text = Field(description="The grade's root, sha256:<hex>.")
 
 
 class ResumeArgs(Arguments):

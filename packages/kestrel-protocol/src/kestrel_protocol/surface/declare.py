@@ -24,7 +24,7 @@ from .text import TEXT_CHECK
 __all__ = ["Resource", "Route", "Tool"]
 
 C = TypeVar("C")
-_VARIABLE = re.compile(r"\{([a-z]+)\}")
+_VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,8 @@ class Route:
     """Where a tool lives on ``/v1``.
 
     ``params`` maps an argument (by its wire name) to the path parameter that carries it;
+    ``query`` an optional boolean argument to the query parameter that carries it
+    (``?embedTape=true``; a route with a query takes no other query parameter);
     ``body`` says what the request body is: nothing, the JSON arguments, or (``source``)
     either JSON or the raw ``text/x-kestrel`` source.
     """
@@ -39,6 +41,7 @@ class Route:
     method: Literal["GET", "POST"]
     path: str
     params: Mapping[str, str] = field(default_factory=dict)
+    query: Mapping[str, str] = field(default_factory=dict)
     body: Literal["none", "json", "source"] = "none"
     media: str = "application/json"
 

@@ -20,6 +20,7 @@ from ..objects import (
     Delivery,
     GradeResult,
     OperationResumption,
+    Proof,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -31,6 +32,8 @@ from .arguments import (
     ArtifactArgs,
     NoArgs,
     OpenArgs,
+    ProofArgs,
+    ProofOfGradeArgs,
     ResumeArgs,
     ScenarioArgs,
     SessionArgs,
@@ -102,6 +105,14 @@ async def _artifact(t: Transport, a: ArtifactArgs) -> Any:
 
 async def _verify(t: Transport, a: VerifyArgs) -> Any:
     return (await t.verify(a.grade)).to_json()
+
+
+async def _proof(t: Transport, a: ProofArgs) -> Any:
+    return (await t.proof(a.session_id, a.embed_tape)).to_json()
+
+
+async def _proof_of_grade(t: Transport, a: ProofOfGradeArgs) -> Any:
+    return (await t.proof_of_grade(a.grade_root)).to_json()
 
 
 def _tape_text(data: Any) -> str:
@@ -329,9 +340,55 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
         route=Route("POST", "/v1/verify", body="json"),
         listed=False,
     ),
+    Tool(
+        name="kestrel_proof",
+        title="Proof of a session",
+        description=(
+            "A session's proof (kestrel.proof): its grade with the session record, every "
+            "pentad, the head frame, the blotter and the scenario reference, bound by one "
+            "root. `kestrel verify FILE` checks it on any machine, with an empty home and no "
+            "network. Stored artifacts are private to you: a proof is how a grade is shared. "
+            "embedTape:true embeds the scenario and its tape (needed for a scenario the "
+            "verifier's catalog does not ship). A session not yet graded is graded first "
+            "(and so closed for good)."
+        ),
+        arguments=ProofArgs,
+        call=_proof,
+        projects="proof",
+        results=(Proof,),
+        # It may run the grader and close the session, as kestrel_grade does.
+        scope=SCOPE_GRADE,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+        refusals=("UNKNOWN_SESSION",),
+        route=Route(
+            "GET", "/v1/sessions/{id}/proof", _SESSION_PATH, query={"embedTape": "embedTape"}
+        ),
+    ),
+    Tool(
+        name="kestrel_proof_of_grade",
+        title="Proof of a grade",
+        description=(
+            "The proof (kestrel.proof) of one of your graded sessions, named by its grade's "
+            "root; the tape is not embedded (kestrel_proof with embedTape:true embeds it)."
+        ),
+        arguments=ProofOfGradeArgs,
+        call=_proof_of_grade,
+        projects="proof_of_grade",
+        results=(Proof,),
+        # Only a graded session has a grade root: reading its proof changes nothing.
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_ARTIFACT",),
+        route=Route("GET", "/v1/proofs/{root}", {"gradeRoot": "root"}),
+        listed=False,
+    ),
 )
 
 _SCENARIO_ID: Final = "[a-z0-9][a-z0-9-]{0,63}"
+_ROOT: Final = "sha256(?::|%3[aA])[0-9a-f]{64}"
+"""A root in a URI (hosts that URL-encode a template variable send sha256%3A...)."""
 
 RESOURCES: Final[tuple[Resource, ...]] = (
     Resource(
@@ -384,10 +441,23 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         ),
         mime="application/json",
         tool="kestrel_artifact",
-        # Hosts that URL-encode the template variable send sha256%3A…
-        variables={"root": "sha256(?::|%3[aA])[0-9a-f]{64}"},
+        variables={"root": _ROOT},
         arguments=lambda v: {"root": "sha256:" + v["root"][-64:]},
         complete={"root": "root"},
+    ),
+    Resource(
+        uri="kestrel://proofs/{gradeRoot}",
+        name="proof",
+        title="Kestrel proof",
+        description=(
+            "The proof (kestrel.proof) of one of your graded sessions by its grade's root: "
+            "verifiable anywhere with `kestrel verify FILE`."
+        ),
+        mime="application/json",
+        tool="kestrel_proof_of_grade",
+        variables={"gradeRoot": _ROOT},
+        arguments=lambda v: {"gradeRoot": "sha256:" + v["gradeRoot"][-64:]},
+        complete={"gradeRoot": "root"},
     ),
 )
 

@@ -111,6 +111,16 @@ def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
     return KestrelError(code, message, detail)
 
 
+def _unknown_artifact(root: str, status: str) -> KestrelError:
+    """The one refusal of a root not served (missing, another principal's, corrupt)."""
+    message = (
+        f"artifact {root} is corrupt in the store and is not served"
+        if status == "corrupt"
+        else f"no artifact {root}"
+    )
+    return _refuse(RefusalCode.UNKNOWN_ARTIFACT, message, root=root, status=status)
+
+
 class Runtime:
     """The Kestrel runtime of one process over one home directory."""
 
@@ -532,24 +542,26 @@ class Runtime:
         op = self._ops.find(principal, token)
         return self._ops.wait(op, self.grade_budget if budget is None else budget)
 
-    def _artifact(self, root: str) -> dict[str, Any]:
-        obj, status = self.store.lookup(root)
+    def _artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
+        obj, status = self.store.lookup(root, principal)
         if obj is None:
-            message = (
-                f"artifact {root} is corrupt in the store and is not served"
-                if status == "corrupt"
-                else f"no artifact {root}"
-            )
-            raise _refuse(RefusalCode.UNKNOWN_ARTIFACT, message, root=root, status=status)
+            raise _unknown_artifact(root, status)
         return obj
 
-    def artifact(self, root: str) -> dict[str, Any]:
-        """Any stored object, verbatim; ``UNKNOWN_ARTIFACT`` when absent or corrupt."""
-        return self._artifact(root)
+    def artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
+        """A stored object, verbatim; ``UNKNOWN_ARTIFACT`` when absent or corrupt.
 
-    def verify(self, grade: GradeResult) -> VerificationReport:
-        """Replay a grade from the artifacts alone and name the first mismatch."""
-        return verify_grade(self.store, self.index, grade)
+        With ``principal``, only the artifacts of that principal's sessions: another's
+        is refused exactly as a root never stored (a remote caller's view). Without,
+        any (the operator on their own home).
+        """
+        return self._artifact(root, principal)
+
+    def verify(self, grade: GradeResult, principal: str | None = None) -> VerificationReport:
+        """Replay a grade from the artifacts alone and name the first mismatch (from
+        ``principal``'s own artifacts when given, as :meth:`artifact` reads them)."""
+        store = self.store if principal is None else self.store.owned_by(principal)
+        return verify_grade(store, self.index, grade)
 
     def proof(self, principal: str, sid: str, embed_tape: bool = False) -> Proof:
         """The session's proof: its grade (graded now, closing the session, if need be;
@@ -574,6 +586,15 @@ class Runtime:
         if embed_tape:
             members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
         return Proof.with_root(**members)
+
+    def proof_of_grade(self, grade_root: str, principal: str | None = None) -> Proof:
+        """The proof of the session graded ``grade_root`` (one of ``principal``'s when
+        given); ``UNKNOWN_ARTIFACT``, as :meth:`artifact` answers a missing root, when
+        no such session is visible."""
+        row = self.store.graded_session(grade_root, principal)
+        if row is None:
+            raise _unknown_artifact(grade_root, "missing")
+        return self.proof(row.principal, row.id)
 
     def verify_proof(self, data: Any) -> VerificationReport:
         """Verify a proof (JSON data) by replay over this catalog or its embedded scenario;

@@ -55,6 +55,7 @@ from kestrel_protocol import (
 __all__ = [
     "ArtifactStatus",
     "JournalEntry",
+    "OwnedArtifacts",
     "SessionRow",
     "SqliteStore",
     "pentad_bytes",
@@ -65,6 +66,7 @@ log = logging.getLogger(__name__)
 
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
 
+_OWN = "INSERT OR IGNORE INTO owners (root, session) VALUES (?, ?)"
 _APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
 _MEDIA_TYPE = "text/x-kestrel"
 _sha256 = hashlib.sha256
@@ -87,6 +89,12 @@ CREATE TABLE IF NOT EXISTS sessions (
     grade_root TEXT,
     UNIQUE (principal, scenario_root, label)
 );
+CREATE INDEX IF NOT EXISTS sessions_by_grade ON sessions (grade_root);
+CREATE TABLE IF NOT EXISTS owners (  -- whose artifact a root is: a session that made it
+    root TEXT NOT NULL,
+    session INTEGER NOT NULL,  -- the rowid of the session
+    PRIMARY KEY (root, session)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
     key INTEGER PRIMARY KEY,  -- (rowid of the session << 32) | seq: appends stay in order
     source TEXT NOT NULL,  -- the submitted source ('' in row 0)
@@ -95,11 +103,21 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 """
 
-_SCHEMA_VERSION = "4"
+_SCHEMA_VERSION = "5"
 CHECKPOINT_EVERY = 1000
 """Appends between background checkpoints."""
 _BACKSTOP_PAGES = 50_000
 _SEQ_BITS = 32
+_OWNED_BODY = (
+    "SELECT body FROM artifacts WHERE root = ?1 AND EXISTS (SELECT 1 FROM owners"
+    " JOIN sessions ON sessions.rowid = owners.session"
+    " WHERE owners.root = ?1 AND sessions.principal = ?2)"
+)
+_OWNED_JOURNAL = (
+    "SELECT journal.key, journal.source FROM journal"
+    f" JOIN sessions ON sessions.rowid = journal.key >> {_SEQ_BITS}"
+    " WHERE journal.pentad_root = ?1 AND sessions.principal = ?2 LIMIT 1"
+)
 
 
 def _statements(script: str) -> list[str]:
@@ -333,17 +351,25 @@ class SqliteStore:
                 "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
             )
 
-    def lookup(self, root: str) -> tuple[dict[str, Any] | None, ArtifactStatus]:
+    def lookup(
+        self, root: str, principal: str | None = None
+    ) -> tuple[dict[str, Any] | None, ArtifactStatus]:
         """The stored object and whether it was found intact.
 
-        A row whose bytes do not hash to its root is logged as corrupt and not returned.
+        With ``principal``, only an artifact of one of that principal's sessions is
+        found: another's is ``missing``, by the same queries as a root never stored (so
+        neither the answer nor the path says it exists). A row whose bytes do not hash
+        to its root is logged as corrupt and not returned.
         """
         with self._lock:
-            row = self._conn.execute(
-                "SELECT body FROM artifacts WHERE root = ?", (root,)
-            ).fetchone()
+            if principal is None:
+                row = self._conn.execute(
+                    "SELECT body FROM artifacts WHERE root = ?", (root,)
+                ).fetchone()
+            else:
+                row = self._conn.execute(_OWNED_BODY, (root, principal)).fetchone()
             if row is None:  # a pentad of a session not yet closed
-                row = self._journal_pentad(root)
+                row = self._journal_pentad(root, principal)
         if row is None:
             return None, "missing"
         body = bytes(row[0])
@@ -371,12 +397,16 @@ class SqliteStore:
         assert isinstance(obj, dict)
         return obj, "ok"
 
-    def _journal_pentad(self, root: str) -> tuple[bytes] | None:
+    def _journal_pentad(self, root: str, principal: str | None) -> tuple[bytes] | None:
         """The bytes of an open session's pentad rebuilt from its journal row (``b""``
-        when the row's neighbours are gone), or ``None`` when no row has that root."""
-        found = self._conn.execute(
-            "SELECT key, source FROM journal WHERE pentad_root = ? LIMIT 1", (root,)
-        ).fetchone()
+        when the row's neighbours are gone), or ``None`` when no row (of ``principal``'s
+        sessions, when given) has that root."""
+        if principal is None:
+            found = self._conn.execute(
+                "SELECT key, source FROM journal WHERE pentad_root = ? LIMIT 1", (root,)
+            ).fetchone()
+        else:
+            found = self._conn.execute(_OWNED_JOURNAL, (root, principal)).fetchone()
         if found is None:
             return None
         key, source = int(found[0]), str(found[1])
@@ -398,6 +428,10 @@ class SqliteStore:
         """The object verbatim, or ``None`` when absent or corrupt."""
         return self.lookup(root)[0]
 
+    def owned_by(self, principal: str) -> OwnedArtifacts:
+        """This store as ``principal`` sees it: the artifacts of its own sessions."""
+        return OwnedArtifacts(self, principal)
+
     def has(self, root: str) -> bool:
         """Whether an intact object is stored under ``root``."""
         return self.lookup(root)[1] == "ok"
@@ -411,6 +445,20 @@ class SqliteStore:
                 " grade_root FROM sessions WHERE id = ?",
                 (session_id,),
             ).fetchone()
+        return SessionRow(*row) if row is not None else None
+
+    def graded_session(self, grade_root: str, principal: str | None = None) -> SessionRow | None:
+        """The session whose grade is ``grade_root`` (only among ``principal``'s when
+        given; another's is ``None`` by the same query as an unknown root)."""
+        query = (
+            "SELECT id, principal, scenario_id, scenario_root, label, status, record_root,"
+            " grade_root FROM sessions WHERE grade_root = ?1"
+        )
+        if principal is not None:
+            query += " AND principal = ?2"
+        args = (grade_root,) if principal is None else (grade_root, principal)
+        with self._lock:
+            row = self._conn.execute(query, args).fetchone()
         return SessionRow(*row) if row is not None else None
 
     def sessions(self, status: str | None = None) -> list[SessionRow]:
@@ -546,12 +594,15 @@ class SqliteStore:
         rebuilt bytes disagree is then reported as corrupt when read, never served."""
         # in key order: b-tree inserts along one path instead of at random pages
         pentads = sorted((e.pentad_root, e.pentad(session_id)[1]) for e in journal)
+        owner = self._range(session_id)[0] >> _SEQ_BITS
         with self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", pentads)
             for root, body in artifacts.items():
                 conn.execute(
                     "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
                 )
+            owned = sorted({root for root, _ in pentads} | set(artifacts))
+            conn.executemany(_OWN, [(root, owner) for root in owned])
             conn.execute(
                 "UPDATE sessions SET status = 'closed', record_root = ? WHERE id = ?",
                 (record_root, session_id),
@@ -559,10 +610,24 @@ class SqliteStore:
 
     def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
         """Store a grade and remember it as the session's grade."""
+        owner = self._range(session_id)[0] >> _SEQ_BITS
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (grade_root, body)
             )
+            conn.execute(_OWN, (grade_root, owner))
             conn.execute(
                 "UPDATE sessions SET grade_root = ? WHERE id = ?", (grade_root, session_id)
             )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedArtifacts:
+    """A store's reads limited to one principal's artifacts (a remote caller's view:
+    another principal's artifact is missing)."""
+
+    store: SqliteStore
+    principal: str
+
+    def get(self, root: str) -> dict[str, Any] | None:
+        return self.store.lookup(root, self.principal)[0]

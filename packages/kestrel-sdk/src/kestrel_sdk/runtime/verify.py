@@ -19,7 +19,7 @@ any other member, and the proof's ``root``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from kestrel_protocol import (
     GradeResult,
@@ -32,7 +32,6 @@ from kestrel_protocol import (
     root_of,
     root_of_bytes,
 )
-from kestrel_protocol.ports import ArtifactStore
 
 from .catalog import load_embedded
 from .catalog.model import CatalogIndex, LoadedScenario
@@ -40,6 +39,12 @@ from .engine import SessionEngine, compute_grade
 from .engine.frame import frame_root
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
+
+
+class ArtifactReader(Protocol):
+    """What a grade's verification reads: objects by root (``None`` when absent)."""
+
+    def get(self, root: str) -> dict[str, Any] | None: ...
 
 
 class _Mismatch(Exception):
@@ -78,14 +83,14 @@ def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield prefix, value
 
 
-def _load(store: ArtifactStore, root: str, field: str) -> dict[str, Any]:
+def _load(store: ArtifactReader, root: str, field: str) -> dict[str, Any]:
     obj = store.get(root)
     if obj is None:
         raise _Mismatch(field, root, "missing or corrupt in the artifact store")
     return obj
 
 
-def _check(store: ArtifactStore, index: CatalogIndex, grade: GradeResult) -> None:
+def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> None:
     presented = grade.to_json()
     record_data = _load(store, grade.record, "record")
     record = SessionRecord.parse(record_data)
@@ -129,7 +134,7 @@ def _check(store: ArtifactStore, index: CatalogIndex, grade: GradeResult) -> Non
 
 
 def verify_grade(
-    store: ArtifactStore, index: CatalogIndex, grade: GradeResult
+    store: ArtifactReader, index: CatalogIndex, grade: GradeResult
 ) -> VerificationReport:
     """The verification report of ``grade`` (``ok`` or the first mismatch)."""
     try:

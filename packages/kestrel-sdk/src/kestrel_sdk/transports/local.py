@@ -83,15 +83,26 @@ def _heavy(source: str) -> bool:
 
 
 class LocalTransport:
-    """The ``Transport`` port over a :class:`Runtime`, acting as one principal."""
+    """The ``Transport`` port over a :class:`Runtime`, acting as one principal.
 
-    def __init__(self, runtime: Runtime, principal: str, *, owns_runtime: bool) -> None:
+    ``own_artifacts``: reads by root (``artifact``, ``verify``, ``proof_of_grade``) see
+    only the artifacts of this principal's sessions, another's being ``UNKNOWN_ARTIFACT``
+    exactly as a missing root; otherwise every artifact of the home.
+    """
+
+    def __init__(
+        self, runtime: Runtime, principal: str, *, owns_runtime: bool, own_artifacts: bool
+    ) -> None:
         self.runtime = runtime
         self.principal = principal
         self._owns_runtime = owns_runtime
+        self._reader: str | None = principal if own_artifacts else None
 
     def __repr__(self) -> str:
-        return f"LocalTransport(home={str(self.runtime.home)!r}, principal={self.principal!r})"
+        return (
+            f"LocalTransport(home={str(self.runtime.home)!r}, principal={self.principal!r}, "
+            f"own_artifacts={self._reader is not None})"
+        )
 
     def _translate(self, exc: KestrelError | sqlite3.OperationalError) -> SdkLocalError:
         if isinstance(exc, SdkLocalError):
@@ -174,13 +185,18 @@ class LocalTransport:
 
     async def artifact(self, root: str) -> dict[str, Any]:
         CHECK["artifact"](root=root)
-        return await self._offload(self.runtime.artifact, root)
+        return await self._offload(self.runtime.artifact, root, self._reader)
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
-        return await self._offload(self.runtime.verify, grade)
+        return await self._offload(self.runtime.verify, grade, self._reader)
 
     async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
+        CHECK["proof"](session_id=session_id, embed_tape=embed_tape)
         return await self._offload(self.runtime.proof, self.principal, session_id, embed_tape)
+
+    async def proof_of_grade(self, grade_root: str) -> Proof:
+        CHECK["proof_of_grade"](grade_root=grade_root)
+        return await self._offload(self.runtime.proof_of_grade, grade_root, self._reader)
 
     async def aclose(self) -> None:
         if self._owns_runtime:
@@ -194,14 +210,24 @@ def local_transport(
     gate: SessionGate | None = None,
     *,
     runtime: Runtime | None = None,
+    own_artifacts: bool | None = None,
 ) -> Transport:
     """The runtime in-process; state persists in ``$KESTREL_HOME/kestrel.db``.
 
     Pass ``runtime=`` to let several principals (transports) share one runtime, as the
     door does; ``home``/``catalog_paths``/``gate`` are then the runtime's own.
+    ``own_artifacts`` limits reads by root to this principal's artifacts; by default it
+    does when the runtime is shared (``runtime=``), and a transport that owns its
+    runtime (the operator on their own home) reads every artifact.
     """
     if runtime is not None:
-        return LocalTransport(runtime, principal, owns_runtime=False)
+        own = True if own_artifacts is None else own_artifacts
+        return LocalTransport(runtime, principal, owns_runtime=False, own_artifacts=own)
     from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
 
-    return LocalTransport(Runtime(home, catalog_paths, gate), principal, owns_runtime=True)
+    return LocalTransport(
+        Runtime(home, catalog_paths, gate),
+        principal,
+        owns_runtime=True,
+        own_artifacts=bool(own_artifacts),
+    )

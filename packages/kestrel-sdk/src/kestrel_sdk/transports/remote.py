@@ -206,8 +206,13 @@ class RemoteTransport:
         return _parse(VerificationReport, data)
 
     async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
+        CHECK["proof"](session_id=session_id, embed_tape=embed_tape)
         path = f"/v1/sessions/{_seg(session_id)}/proof" + ("?embedTape=true" if embed_tape else "")
         return _parse(Proof, await self._json("GET", path))
+
+    async def proof_of_grade(self, grade_root: str) -> Proof:
+        CHECK["proof_of_grade"](grade_root=grade_root)
+        return _parse(Proof, await self._json("GET", f"/v1/proofs/{_seg(grade_root)}"))
 
     async def aclose(self) -> None:
         if self._owns_client:
