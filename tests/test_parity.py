@@ -388,8 +388,15 @@ async def test_every_resource_reads_alike_on_every_mcp_face(tmp_path: Path) -> N
         ),
         "kestrel://catalog/scenarios/acme-trend/tape": await sdk.tape("acme-trend"),
         "kestrel://artifacts/" + fx.root: json.dumps(await sdk.artifact(fx.root)),
+        "kestrel://proofs/" + fx.grade["root"]: json.dumps(
+            (await sdk.proof_of_grade(fx.grade["root"])).to_json()
+        ),
     }
-    unknown = ["kestrel://catalog/scenarios/nope", "kestrel://artifacts/sha256:" + "a" * 64]
+    unknown = [
+        "kestrel://catalog/scenarios/nope",
+        "kestrel://artifacts/sha256:" + "a" * 64,
+        "kestrel://proofs/sha256:" + "a" * 64,
+    ]
     for uri in [*projected, *unknown]:
         for modern in (False, True):
             outcomes = {

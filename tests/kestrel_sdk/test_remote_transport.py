@@ -19,8 +19,10 @@ from kestrel_door import (
     create_door_app,
     load_voucher_key,
 )
-from kestrel_protocol import GradeResult, KestrelError, Payment, RefusalCode
+from kestrel_protocol import GradeResult, KestrelError, Payment, RefusalCode, canonical_json
 from kestrel_sdk import KestrelClientError, SdkError, create_sdk, local_transport, remote_transport
+from kestrel_sdk.runtime import verify_proof
+from kestrel_sdk.runtime.catalog import load_catalog
 
 from tests.loopback import free_port, serve_built
 
@@ -114,6 +116,54 @@ async def test_whole_sdk_surface_against_a_live_door(tmp_path: Path) -> None:
         assert art["root"] == record.root
         await sdk.aclose()
         assert not http.is_closed  # a passed-in client belongs to the caller
+
+
+async def test_proofs_over_a_live_door_are_the_local_proofs_and_artifacts_private(
+    tmp_path: Path,
+) -> None:
+    async with _door(tmp_path) as (url, tokens), httpx.AsyncClient() as http:
+        alice = create_sdk(remote_transport(base_url=url, token=_token(tokens), client=http))
+        bob = create_sdk(remote_transport(base_url=url, token=_token(tokens, "bob"), client=http))
+        opened = await alice.open_session("acme-trend", label="proved")
+        assert opened.session is not None
+        sid = opened.session.id
+        await opened.session.submit(SOURCE)
+        proof = await alice.proof(sid)  # grades (and so closes) the session first
+        embedded = await alice.proof(sid, embed_tape=True)
+        assert embedded.embedded is not None
+        assert proof.embedded is None
+        async with _local(tmp_path, "alice") as local:
+            assert canonical_json(await local.proof(sid)) == canonical_json(proof)
+            assert canonical_json(await local.proof(sid, True)) == canonical_json(embedded)
+        assert canonical_json(await alice.proof_of_grade(proof.grade.root)) == canonical_json(proof)
+        assert verify_proof(load_catalog([]), embedded.to_json()).ok
+        for call in (
+            bob.artifact(proof.record.root),
+            bob.artifact(proof.grade.root),
+            bob.proof_of_grade(proof.grade.root),
+        ):
+            with pytest.raises(KestrelClientError) as err:
+                await call
+            assert err.value.code == RefusalCode.UNKNOWN_ARTIFACT
+            assert err.value.message.startswith("no artifact sha256:")
+        with pytest.raises(KestrelClientError) as err:
+            await bob.proof(sid)
+        assert err.value.code == RefusalCode.UNKNOWN_SESSION
+        with pytest.raises(KestrelError) as err:  # checked before it leaves, as the door would
+            await alice.proof(sid, embed_tape="yes")  # type: ignore[arg-type]
+        assert err.value.code == RefusalCode.INVALID_ARGUMENT
+        assert "embedTape" in err.value.message
+
+
+@asynccontextmanager
+async def _local(tmp_path: Path, principal: str) -> AsyncIterator[Any]:
+    """The door's runtime home opened by a second runtime in this process, as
+    ``principal`` (SQLite shares the file)."""
+    transport = local_transport(home=tmp_path / "rt", principal=principal)
+    try:
+        yield transport
+    finally:
+        await transport.aclose()
 
 
 async def test_every_refusal_round_trips(tmp_path: Path) -> None:
