@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +17,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from kestrel_door import DoorConfig, DoorStore, IssuedTokens, create_door_app
+from kestrel_protocol import canonical_json
 from kestrel_sdk import SdkError, local_transport, remote_transport
 from kestrel_sdk.gym import ENV_ID, TradingEnv
 from kestrel_sdk.scenarios import ScenarioTermsInput, scenario_from_file
@@ -193,3 +197,57 @@ async def test_over_the_remote_transport_the_roots_are_the_local_ones(
         lambda: local_transport(home=tmp_path / "alice", catalog_paths=[catalog], principal="alice")
     )
     assert remote == local
+
+
+def _verify_elsewhere(tmp_path: Path, proof: Any, name: str) -> subprocess.CompletedProcess[str]:
+    """``kestrel verify`` of the proof's file in a process whose ``HOME`` and
+    ``KESTREL_HOME`` are new empty directories (and no user catalog)."""
+    file = tmp_path / f"{name}.json"
+    file.write_bytes(canonical_json(proof))
+    user_home, home = tmp_path / f"{name}-user", tmp_path / f"{name}-home"
+    user_home.mkdir()
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "KESTREL_CATALOG_PATH"}
+    env.update(HOME=str(user_home), KESTREL_HOME=str(home))
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "kestrel"), "verify", str(file)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_each_episode_has_a_proof_that_verifies_in_an_empty_home(
+    catalog: Path, tmp_path: Path
+) -> None:
+    env = TradingEnv("zig", catalog_paths=[catalog], embed_tape=True, window=4)
+    bare = TradingEnv("zig", catalog_paths=[catalog], window=4)
+    try:
+        for made in (env, bare):
+            made.reset(seed=11)
+            for step in range(10_000):
+                _obs, _r, terminated, truncated, info = made.step(1 if step % 3 else 2)
+                if terminated or truncated:
+                    break
+            assert info["proof"] is made.proofs[-1]
+            assert info["proof"].grade == info["grade"] == made.grades[-1]
+        env.reset(seed=12)
+        env.step(1)
+    finally:
+        env.close()  # grades and proves the abandoned second episode
+        bare.close()
+    assert len(env.proofs) == len(env.grades) == 2
+    assert env.proofs[1].grade == env.grades[1]
+    assert env.proofs[0].embedded is not None
+    assert env.proofs[0].record.session == env.grades[0].session
+    for i, proof in enumerate(env.proofs):
+        done = _verify_elsewhere(tmp_path, proof, f"embedded-{i}")
+        assert done.returncode == 0, done.stderr
+        assert proof.grade.root in done.stdout
+    # the same episode's proof without its tape cannot be checked where zig is unknown
+    refused = _verify_elsewhere(tmp_path, bare.proofs[0], "bare")
+    assert refused.returncode != 0
+    assert "zig" in refused.stderr
+    assert bare.proofs[0].grade == env.proofs[0].grade  # same seed and actions

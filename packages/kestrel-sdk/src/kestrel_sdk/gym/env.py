@@ -3,7 +3,12 @@
 One episode is one Kestrel session; ``step`` submits the action's order and
 ``advance 1``. ``terminated`` means the session stood down (its drawdown limit, or a
 ``stand down``), ``truncated`` that the tape ended; either way the env closes and grades
-the session, and the grade is in that step's ``info["grade"]`` and on ``env.grades``.
+the session, and the grade is in that step's ``info["grade"]`` and on ``env.grades``,
+its proof (``kestrel.proof``: the grade with everything needed to re-verify it) in
+``info["proof"]`` and on ``env.proofs``. A proof outlives the env's private home:
+``kestrel verify`` checks its file on any machine with an empty home, from the shipped
+catalog, or from the tape the proof embeds with ``embed_tape=True`` (needed for a user
+scenario the verifier does not have).
 
 Sessions are deterministic: their id, every frame root and the grade follow from the
 scenario, the session label and the actions. So ``reset(seed=S)`` opens the session
@@ -32,7 +37,7 @@ import anyio
 import gymnasium
 import numpy as np
 from anyio.from_thread import start_blocking_portal
-from kestrel_protocol import GradeResult, SessionFrame
+from kestrel_protocol import GradeResult, Proof, SessionFrame
 from kestrel_protocol.ports import Transport
 from numpy.typing import NDArray
 
@@ -61,6 +66,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
     event loop), e.g. ``lambda: remote_transport(base_url=url)``; by default the local
     runtime in ``home`` with ``catalog_paths`` (``KESTREL_HOME``/``KESTREL_CATALOG_PATH``
     when ``None``). ``symbol`` defaults to the scenario's first instrument.
+    ``embed_tape`` carries the scenario and its tape in every episode's proof.
     """
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium's declared shape
@@ -77,6 +83,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         home: str | Path | None = None,
         catalog_paths: Sequence[str | Path] | None = None,
         render_mode: str | None = None,
+        embed_tape: bool = False,
     ) -> None:
         if action not in ("discrete", "continuous"):
             raise ValueError(f"action must be 'discrete' or 'continuous', not {action!r}")
@@ -90,6 +97,8 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self.scenario_id = scenario
         self.window = window
         self.grades: list[GradeResult] = []
+        self.proofs: list[Proof] = []
+        self._embed_tape = embed_tape
         self._stack = ExitStack()
         self._portal = self._stack.enter_context(start_blocking_portal())
         self._private = transport is None and home is None
@@ -223,11 +232,11 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         terminated = stand_down is not None and not truncated
         if stand_down is not None:
             info["stand_down"] = stand_down.reason
-            info["grade"] = self._portal.call(self._finish, False)
+            info["grade"], info["proof"] = self._portal.call(self._finish, False)
         return self._observe(frame), reward, terminated, truncated, info
 
-    async def _finish(self, stand_down: bool) -> GradeResult:
-        """Close and grade the current session (standing it down first if asked)."""
+    async def _finish(self, stand_down: bool) -> tuple[GradeResult, Proof]:
+        """Close, grade and prove the current session (standing it down first if asked)."""
         session = self._session
         assert session is not None
         self._session = None
@@ -239,8 +248,10 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         while not isinstance(result, GradeResult):
             await anyio.sleep(result.resume_after_ms / 1000)
             result = await sdk.resume(result)
+        proof = await sdk.proof(session.id, self._embed_tape)
         self.grades.append(result)
-        return result
+        self.proofs.append(proof)
+        return result, proof
 
     def render(self) -> str | None:
         """The current frame as text (``render_mode="ansi"``)."""
