@@ -149,10 +149,10 @@ async def test_proofs_over_a_live_door_are_the_local_proofs_and_artifacts_privat
         with pytest.raises(KestrelClientError) as err:
             await bob.proof(sid)
         assert err.value.code == RefusalCode.UNKNOWN_SESSION
-        with pytest.raises(KestrelError) as err:  # checked before it leaves, as the door would
+        with pytest.raises(KestrelError) as bad:  # checked before it leaves, as the door would
             await alice.proof(sid, embed_tape="yes")  # type: ignore[arg-type]
-        assert err.value.code == RefusalCode.INVALID_ARGUMENT
-        assert "embedTape" in err.value.message
+        assert bad.value.code == RefusalCode.INVALID_ARGUMENT
+        assert "embedTape" in bad.value.message
 
 
 @asynccontextmanager

@@ -49,7 +49,9 @@ class Transport(Protocol):
     Every method returns protocol objects exactly as the runtime produced them and
     raises a ``KestrelError`` subclass carrying a refusal code for typed refusals.
     A transport is bound to one principal; sessions of another principal are
-    ``UNKNOWN_SESSION`` to it.
+    ``UNKNOWN_SESSION`` to it. A remote caller's transport (the door's) reads by root
+    only that principal's artifacts: another's is ``UNKNOWN_ARTIFACT`` exactly as a
+    root never stored; an operator's transport on their own home reads every one.
     """
 
     async def catalog(self) -> Catalog: ...
