@@ -90,7 +90,7 @@ def test_inspector_lists_every_tool(npm_cache: Path) -> None:
     names = [tool["name"] for tool in tools]
     assert names[:2] == ["kestrel_catalog", "kestrel_validate"]
     assert "kestrel_session_submit" in names
-    assert len(names) == 12
+    assert len(names) == 13
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

@@ -190,6 +190,7 @@ async def test_tools_list_names_are_claude_safe_and_complete(fake: ModuleType) -
         "kestrel_session_close",
         "kestrel_grade",
         "kestrel_operation_resume",
+        "kestrel_proof",
         "kestrel_secrets_set",
         "kestrel_secrets_unset",
         "kestrel_secrets_list",
@@ -229,6 +230,10 @@ async def test_tool_annotations_are_honest(fake: ModuleType) -> None:
     assert tools["kestrel_session_submit"]["idempotentHint"] is False
     assert tools["kestrel_session_close"]["destructiveHint"] is True
     assert tools["kestrel_secrets_set"]["destructiveHint"] is True
+    # a proof grades (so closes) a session not graded yet; asking again gives the same proof
+    assert tools["kestrel_proof"]["readOnlyHint"] is False
+    assert tools["kestrel_proof"]["destructiveHint"] is True
+    assert tools["kestrel_proof"]["idempotentHint"] is True
 
 
 async def test_tools_list_paginates_deterministically(fake: ModuleType) -> None:
@@ -245,8 +250,8 @@ async def test_tools_list_paginates_deterministically(fake: ModuleType) -> None:
         if cursor is None:
             break
     assert pages == 3
-    assert len(names) == 12
-    assert len(set(names)) == 12
+    assert len(names) == 13
+    assert len(set(names)) == 13
     full = (await rpc(make(fake), "tools/list"))["result"]["tools"]
     assert names == [tool["name"] for tool in full]
     bad = await rpc(server, "tools/list", {"cursor": "garbage"})
@@ -527,6 +532,7 @@ async def test_resources_list_and_templates(fake: ModuleType) -> None:
         "kestrel://catalog/scenarios/{id}",
         "kestrel://catalog/scenarios/{id}/tape",
         "kestrel://artifacts/{root}",
+        "kestrel://proofs/{gradeRoot}",
     ]
 
 
