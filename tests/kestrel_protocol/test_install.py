@@ -1,8 +1,12 @@
 """kestrel-protocol installs alone into an empty venv and works there: pydantic is all it needs.
 
 A client in any language-neutral setting (a notebook, another agent framework) should be
-able to speak Kestrel without pulling in the runtime. The install is offline, from the uv
-cache that ``uv sync`` filled, so the test needs no network.
+able to speak Kestrel without pulling in the runtime. The install is ``uv sync --package
+kestrel-protocol --no-editable`` into a new, empty venv: the package built as a wheel plus
+exactly what the lockfile says it needs, offline, from the wheels the workspace's own
+``uv sync --frozen`` put in the uv cache — so it holds on a new machine with a cold cache
+and needs no network. The installed wheel's own metadata then has to declare pydantic and
+nothing else, and the venv has to hold nothing but pydantic's closure.
 """
 
 from __future__ import annotations
@@ -80,13 +84,17 @@ print(json.dumps({
 """
 
 
-def _uv(*args: str) -> None:
+def _uv(*args: str, **env: str) -> None:
     assert UV, "uv is not on PATH"
     subprocess.run(
         [UV, *args, "--offline", "--cache-dir", UV_CACHE, "--quiet"],
         check=True,
         timeout=300,
-        env={k: v for k, v in os.environ.items() if not k.startswith(("UV_", "VIRTUAL_ENV"))},
+        cwd=REPO,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith(("UV_", "VIRTUAL_ENV"))},
+            **env,
+        },
     )
 
 
@@ -94,7 +102,11 @@ def test_protocol_alone_installs_into_an_empty_venv_and_works(tmp_path: Path) ->
     venv = tmp_path / "venv"
     _uv("venv", str(venv), "--python", sys.executable)
     python = venv / "bin" / "python"
-    _uv("pip", "install", "--python", str(python), str(PACKAGE))
+    _uv(
+        *("sync", "--frozen", "--package", "kestrel-protocol", "--no-editable"),
+        *("--no-default-groups", "--python", str(python)),
+        UV_PROJECT_ENVIRONMENT=str(venv),
+    )
 
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
     result = subprocess.run(
