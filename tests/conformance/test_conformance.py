@@ -47,7 +47,23 @@ def _door_env(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+def node() -> str:
+    return require_peer(node_22(), what="Node >= 22", install=INSTALL_NODE)
+
+
+@pytest.fixture
+def conformance(node: str, suite: Suite) -> list[str]:
+    """How to run ``suite``: its cached CLI, run by Node 22 directly."""
+    cli = require_peer(
+        conformance_cli(suite.version),
+        what=f"@modelcontextprotocol/conformance@{suite.version}",
+        install=INSTALL_NODE,
+    )
+    return [node, cli]
+
+
+@pytest.fixture(scope="module")
+def door(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
     """``kestrel-door serve`` on a free loopback port, and a token it issued: (port, token)."""
     home = tmp_path_factory.mktemp("door-home")
     env = _door_env(home)
@@ -77,21 +93,19 @@ def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
 @pytest.mark.anyio
 @pytest.mark.parametrize("suite", SUITES, ids=[suite.version for suite in SUITES])
 async def test_conformance_suite_matches_expected_results(
-    suite: Suite, door: tuple[int, str], tmp_path: Path, request: pytest.FixtureRequest
+    suite: Suite,
+    conformance: list[str],
+    door: tuple[int, str],
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
-    node = require_peer(node_22(), what="Node >= 22", install=INSTALL_NODE)
-    cli = require_peer(
-        conformance_cli(suite.version),
-        what=f"@modelcontextprotocol/conformance@{suite.version}",
-        install=INSTALL_NODE,
-    )
     port, token = door
     out_dir = tmp_path / "results"
     async with auth_proxy(port, token) as proxy_port:
         with anyio.fail_after(600):
             url = f"http://127.0.0.1:{proxy_port}/mcp"
             done = await anyio.run_process(
-                [node, cli, "server", "--url", url, *suite.args, "-o", str(out_dir)],
+                [*conformance, "server", "--url", url, *suite.args, "-o", str(out_dir)],
                 check=False,
                 cwd=tmp_path,
             )

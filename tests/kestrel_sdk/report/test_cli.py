@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,8 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import GradeResult, Proof
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from tests.peers import INSTALL_SERVICES, chromium, require_peer
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -86,16 +86,15 @@ def test_report_shows_the_grades_numbers_and_every_fill(
     assert grade.conformance.root in html
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is installed by .ci/services")
 def test_report_renders_in_headless_chromium(
     demo_run: tuple[Path, GradeResult, str], tmp_path: Path
 ) -> None:
-    assert CHROMIUM is not None
+    browser = require_peer(chromium(), what="Chromium", install=INSTALL_SERVICES)
     report, grade, _ = demo_run
     profile = tmp_path / "profile"
     dom = subprocess.run(
         [
-            CHROMIUM,
+            browser,
             *CHROMIUM_FLAGS,
             f"--user-data-dir={profile}",
             "--enable-logging=stderr",
@@ -117,7 +116,7 @@ def test_report_renders_in_headless_chromium(
     shot = tmp_path / "report.png"
     taken = subprocess.run(
         [
-            CHROMIUM,
+            browser,
             *CHROMIUM_FLAGS,
             f"--user-data-dir={profile}",
             f"--screenshot={shot}",
