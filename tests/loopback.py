@@ -29,9 +29,13 @@ def free_port() -> int:
 
 
 def wait_for_http(
-    url: str, process: subprocess.Popen[Any], timeout: float = 20.0
+    url: str, process: subprocess.Popen[Any], timeout: float = 120.0
 ) -> httpx.Response:
-    """GET ``url`` until a server in ``process`` answers; raises once it exits or time is up."""
+    """GET ``url`` until a server in ``process`` answers; raises once it exits or time is up.
+
+    Returns as soon as the server answers; the deadline is generous because a new machine
+    (a fresh venv, no bytecode cache yet) under load takes well over 20 s to start a door.
+    """
     deadline = time.monotonic() + timeout
     while True:
         try:

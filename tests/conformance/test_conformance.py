@@ -82,7 +82,7 @@ def door(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         [DOOR, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
     )
     try:
-        wait_for_http(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", process, 120)
+        wait_for_http(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", process)
         yield port, token
     finally:
         process.terminate()
