@@ -79,7 +79,9 @@ async def start(*args: str) -> Peer:
     process = await anyio.open_process([sys.executable, str(SERVER), *args])
     peer = Peer(process)
     await peer.send(INIT)
-    assert (await peer.receive())["result"]["protocolVersion"] == "2025-11-25"
+    # the first answer waits for the interpreter to start and import the stack: on a new
+    # machine (no bytecode cache yet) under load that alone can take over 10 s
+    assert (await peer.receive(timeout=120))["result"]["protocolVersion"] == "2025-11-25"
     await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return peer
 
