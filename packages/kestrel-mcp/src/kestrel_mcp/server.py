@@ -1,9 +1,10 @@
 """The MCP face as an in-process JSON-RPC 2.0 dispatcher, generated from the surface.
 
-It holds no runtime semantics and names no tool: ``tools/*``, ``resources/*`` and
-``completion/complete`` are ``kestrel_protocol.surface``'s methods over the one
-dispatcher (``call_tool`` on the transport); this module adds the handshake of both
-eras, cancellation and the JSON-RPC framing. Three failure shapes stay distinct so a
+It holds no runtime semantics and names no tool: ``tools/*``, ``resources/*``,
+``prompts/*`` and ``completion/complete`` are ``kestrel_protocol.surface``'s methods
+over the one dispatcher (``call_tool`` on the transport); this module adds the handshake
+of both eras, cancellation, the log level and the JSON-RPC framing. Notifications of a
+request (progress, log messages) go to the ``send`` its caller passes to ``handle``. Three failure shapes stay distinct so a
 caller can switch on them: a protocol failure is a JSON-RPC ``error`` (bad arguments
 are -32602 with ``data.refusal`` ``INVALID_ARGUMENT``), a typed Kestrel refusal is a
 tool result with ``isError: true`` and ``structuredContent.refusal``, and a stand-down
@@ -45,12 +46,17 @@ from kestrel_protocol.mcp import (
 from kestrel_protocol.ports import SecretStore, Transport
 from kestrel_protocol.surface import (
     INSTRUCTIONS,
+    LOG_LEVEL_KEY,
     SURFACE,
     McpMethods,
+    Notifier,
+    Recall,
     RpcError,
+    Send,
     Surface,
     ToolResult,
     call_tool,
+    log_threshold,
 )
 
 from .secrets import SecretTools, secret_tools
@@ -65,15 +71,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare source tr
     _VERSION = "0.0.0"
 
 SERVER_INFO: Final = {"name": "kestrel", "title": "Kestrel", "version": _VERSION}
-CAPABILITIES: Final = {
-    "tools": {"listChanged": False},
-    "resources": {"subscribe": False, "listChanged": False},
-    "completions": {},
-}
-_MAX_REMEMBERED_ROOTS: Final = 10_000
-_ROOT_MEMBERS: Final = ("root", "record", "blotterRoot")
 
-Handler = Callable[[dict[str, Any], Envelope | None], Awaitable[dict[str, Any]]]
+Handler = Callable[[dict[str, Any], Envelope | None, Notifier], Awaitable[dict[str, Any]]]
 
 
 class KestrelMcpServer:
@@ -91,14 +90,17 @@ class KestrelMcpServer:
         self.transport = transport
         # The secret tools are this face's own addition: local-only, never on the door.
         self.surface = surface.plus(secret_tools(SecretTools(secret_store))) if secrets else surface
+        self.capabilities = self.surface.capabilities
         self._surface_methods = McpMethods(
             self.surface,
             self._call,
             page_size=page_size,
-            roots=lambda: reversed(self._roots),
+            recall=Recall(),
+            sleep=anyio.sleep,
             validate=False,  # call_tool checks the arguments itself
         )
-        self._roots: dict[str, None] = {}
+        self.log_level: int | None = None
+        """The level ``logging/setLevel`` set (handshake era); ``None``: no log messages."""
         self._inflight: dict[Any, tuple[anyio.CancelScope, bool]] = {}
         self._cancelled: set[Any] = set()
         self.negotiated_version: str | None = None
@@ -106,22 +108,29 @@ class KestrelMcpServer:
         m = self._surface_methods
         self._methods: dict[str, Handler] = {
             "initialize": self._initialize,
-            "ping": lambda params, envelope: _empty(),
+            "ping": lambda params, envelope, out: _empty(),
             "server/discover": self._discover,
-            "tools/list": lambda params, envelope: m.tools_list(params),
-            "tools/call": lambda params, envelope: m.tools_call(params),
-            "resources/list": lambda params, envelope: m.resources_list(params),
-            "resources/templates/list": lambda params, envelope: m.templates_list(params),
-            "resources/read": lambda params, envelope: m.resources_read(
+            "logging/setLevel": self._set_level,
+            "tools/list": lambda params, envelope, out: m.tools_list(params),
+            "tools/call": lambda params, envelope, out: m.tools_call(params, out),
+            "resources/list": lambda params, envelope, out: m.resources_list(params),
+            "resources/templates/list": lambda params, envelope, out: m.templates_list(params),
+            "resources/read": lambda params, envelope, out: m.resources_read(
                 params, modern=envelope is not None
             ),
-            "completion/complete": lambda params, envelope: m.complete(params),
+            "prompts/list": lambda params, envelope, out: m.prompts_list(params),
+            "prompts/get": lambda params, envelope, out: m.prompts_get(params),
+            "completion/complete": lambda params, envelope, out: m.complete(params),
         }
 
     # ------------------------------------------------------------------ entry points
 
-    async def handle(self, message: Any) -> dict[str, Any] | None:
-        """Answer one decoded JSON-RPC message; a notification (or a response) yields ``None``."""
+    async def handle(self, message: Any, send: Send | None = None) -> dict[str, Any] | None:
+        """Answer one decoded JSON-RPC message; a notification (or a response) yields ``None``.
+
+        ``send`` writes the request's notifications (progress, log messages) before the
+        response is returned; without it the request gets none.
+        """
         try:
             if isinstance(message, JsonRpcRequest | JsonRpcNotification):
                 message = message.to_json()
@@ -139,12 +148,14 @@ class KestrelMcpServer:
             if not isinstance(parsed, JsonRpcRequest):
                 # A response to a request we never send, or a notification: nothing to say.
                 return None
-            return await self._request(parsed.id, parsed.method, parsed.params)
+            return await self._request(parsed.id, parsed.method, parsed.params, send)
         except Exception:
             logger.exception("unexpected fault while handling a message")
             return _error(readable_id(message), INTERNAL_ERROR, "Internal error")
 
-    async def handle_frame(self, raw: str | bytes) -> dict[str, Any] | None:
+    async def handle_frame(
+        self, raw: str | bytes, send: Send | None = None
+    ) -> dict[str, Any] | None:
         """Answer one raw frame (one stdio line); malformed JSON is a parse error (-32700)."""
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
@@ -152,7 +163,7 @@ class KestrelMcpServer:
         except (ValueError, RecursionError) as exc:
             reason = "invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else "invalid JSON"
             return _error(None, PARSE_ERROR, f"Parse error: {reason}")
-        return await self.handle(data)
+        return await self.handle(data, send)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Run one listed tool and return its ``CallToolResult`` (as JSON data).
@@ -170,10 +181,7 @@ class KestrelMcpServer:
     # ------------------------------------------------------------------ dispatch
 
     async def _call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
-        result = await call_tool(self.surface, self.transport, name, arguments)
-        if not result["isError"]:
-            self._remember(result["structuredContent"])
-        return result
+        return await call_tool(self.surface, self.transport, name, arguments)
 
     async def _notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
@@ -189,15 +197,19 @@ class KestrelMcpServer:
         else:
             logger.debug("ignoring notification %s", method)
 
-    async def _request(self, request_id: Any, method: str, params: Any) -> dict[str, Any]:
-        response = await self._answer(request_id, method, params)
+    async def _request(
+        self, request_id: Any, method: str, params: Any, send: Send | None
+    ) -> dict[str, Any]:
+        response = await self._answer(request_id, method, params, send)
         if request_id in self._cancelled:
             # Cancelled by the client: whatever the outcome, MCP says no response.
             self._cancelled.discard(request_id)
             return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
         return response
 
-    async def _answer(self, request_id: Any, method: str, params: Any) -> dict[str, Any]:
+    async def _answer(
+        self, request_id: Any, method: str, params: Any, send: Send | None
+    ) -> dict[str, Any]:
         if params is None:
             params = {}
         elif not isinstance(params, dict):
@@ -211,12 +223,16 @@ class KestrelMcpServer:
             return _error(
                 request_id, METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
             )
+        try:
+            out = self._notifier(params, envelope, send)
+        except RpcError as exc:
+            return exc.response(request_id)
         cancellable = method != "tools/call" or self._read_only_call(params)
         scope = anyio.CancelScope()
         self._inflight[request_id] = (scope, cancellable)
         try:
-            with scope:
-                result = await handler(params, envelope)
+            with scope, out.capturing():
+                result = await handler(params, envelope, out)
         except RpcError as exc:
             return exc.response(request_id)
         except KestrelError as exc:
@@ -225,6 +241,8 @@ class KestrelMcpServer:
             return RpcError.of_refusal(exc).response(request_id)
         finally:
             self._inflight.pop(request_id, None)
+            with anyio.CancelScope(shield=True):
+                await out.flush()
         if scope.cancel_called:
             return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
         if envelope is not None:
@@ -236,37 +254,43 @@ class KestrelMcpServer:
         tool = self.surface.find(name) if isinstance(name, str) else None
         return tool is not None and tool.read_only
 
-    def _remember(self, structured: Any) -> None:
-        """Keep recent artifact roots for completion (bounded: a long run must not grow)."""
-        if not isinstance(structured, dict):
-            return
-        pentad = structured.get("pentad")
-        found: list[Any] = [structured.get(key) for key in _ROOT_MEMBERS]
-        found += structured.get("pentads") or []
-        if isinstance(pentad, dict):
-            found.append(pentad.get("root"))
-        for root in found:
-            if isinstance(root, str) and root.startswith("sha256:"):
-                self._roots.pop(root, None)
-                self._roots[root] = None
-        while len(self._roots) > _MAX_REMEMBERED_ROOTS:
-            del self._roots[next(iter(self._roots))]
+    def _notifier(
+        self, params: dict[str, Any], envelope: Envelope | None, send: Send | None
+    ) -> Notifier:
+        """What this request may be sent: progress if it carries a token; log messages at
+        the level ``logging/setLevel`` set (handshake era) or its own ``logLevel`` (2026)."""
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        level = self.log_level
+        if envelope is not None:
+            requested = meta.get(LOG_LEVEL_KEY)
+            level = log_threshold(requested) if requested is not None else None
+        return Notifier(send, progress_token=meta.get("progressToken"), log_level=level)
 
     # ------------------------------------------------------------------ lifecycle
 
     async def _initialize(
-        self, params: dict[str, Any], envelope: Envelope | None
+        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
     ) -> dict[str, Any]:
         negotiated = negotiate_handshake(params.get("protocolVersion"))
         self.negotiated_version = negotiated
         return {
             "protocolVersion": negotiated,
-            "capabilities": CAPABILITIES,
+            "capabilities": self.capabilities,
             "serverInfo": SERVER_INFO,
             "instructions": INSTRUCTIONS,
         }
 
-    async def _discover(self, params: dict[str, Any], envelope: Envelope | None) -> dict[str, Any]:
+    async def _set_level(
+        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
+    ) -> dict[str, Any]:
+        """``logging/setLevel``: log messages at or above ``level`` from now on."""
+        self.log_level = log_threshold(params.get("level"))
+        return {}
+
+    async def _discover(
+        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
+    ) -> dict[str, Any]:
         if envelope is None:
             raise RpcError(
                 INVALID_PARAMS,
@@ -275,7 +299,7 @@ class KestrelMcpServer:
             )
         return {
             "supportedVersions": list(SUPPORTED_VERSIONS),
-            "capabilities": CAPABILITIES,
+            "capabilities": self.capabilities,
             "instructions": INSTRUCTIONS,
         }
 

@@ -147,7 +147,10 @@ def _too_long(writer: _Writer) -> None:
 
 
 async def _answer(server: KestrelMcpServer, line: bytes, writer: _Writer) -> None:
-    response = await server.handle_frame(line)
+    async def send(notification: dict[str, Any]) -> None:
+        writer.write(notification)
+
+    response = await server.handle_frame(line, send)
     if response is None:
         return
     error = response.get("error")

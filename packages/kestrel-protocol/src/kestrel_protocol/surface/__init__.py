@@ -2,7 +2,7 @@
 
 :data:`SURFACE` (in :mod:`.registry`) is the one place a tool or resource is declared;
 :func:`call_tool` is the one dispatcher and :class:`McpMethods` the MCP methods every
-face serves from it. The faces (``kestrel_mcp``, ``kestrel_door``) import this package
+face serves from it (prompts, completion, progress and log messages included). The faces (``kestrel_mcp``, ``kestrel_door``) import this package
 and name no tool of their own.
 """
 
@@ -23,10 +23,13 @@ from .arguments import (
     ValidateArgs,
     VerifyArgs,
 )
-from .declare import Resource, Route, Tool
+from .briefs import PROMPTS, STYLES
+from .declare import Fetch, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool
-from .methods import MAX_COMPLETIONS, McpMethods, ToolCaller
+from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
+from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
 from .paging import page
+from .recall import Recall
 from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
 from .results import (
     ArgumentError,
@@ -54,31 +57,42 @@ __all__ = [
     "INSTRUCTIONS",
     "LABEL_MAX",
     "LABEL_RULE",
+    "LOG_LEVELS",
+    "LOG_LEVEL_KEY",
     "MAX_COMPLETIONS",
     "METHOD_SCOPES",
+    "PROMPTS",
     "RESOURCES",
     "SCOPE_GRADE",
     "SCOPE_READ",
     "SCOPE_TRADE",
+    "STYLES",
     "SURFACE",
     "TOOLS",
     "TOOL_SCOPE",
     "ArgumentError",
     "Arguments",
     "ArtifactArgs",
+    "Fetch",
     "Label",
     "McpMethods",
     "NoArgs",
+    "Notifier",
     "OpenArgs",
     "PaymentArgs",
     "ProofArgs",
     "ProofOfGradeArgs",
+    "Prompt",
+    "PromptArgument",
+    "Recall",
     "Resource",
     "ResumeArgs",
     "Route",
     "RpcError",
     "ScenarioArgs",
+    "Send",
     "SessionArgs",
+    "Sleep",
     "SubmitArgs",
     "Surface",
     "Text",
@@ -92,6 +106,7 @@ __all__ = [
     "input_schema",
     "json_text",
     "label_problem",
+    "log_threshold",
     "output_schema",
     "page",
     "refusal_result",

@@ -1,4 +1,5 @@
-"""What a declaration of the surface says: a :class:`Tool`, its :class:`Route`, a :class:`Resource`.
+"""What a declaration of the surface says: a :class:`Tool`, its :class:`Route`, a
+:class:`Resource`, a :class:`Prompt`.
 
 A tool is one call its face projects (``call(context, arguments)``, normally a
 ``Transport`` method) plus everything a face shows of it: name, title, description,
@@ -19,11 +20,13 @@ from pydantic import BaseModel, ValidationError
 from .arguments import Arguments
 from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
-from .text import TEXT_CHECK
+from .text import TEXT_CHECK, text_problem
 
-__all__ = ["Resource", "Route", "Tool"]
+__all__ = ["Fetch", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
 
 C = TypeVar("C")
+Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""Runs one tool through the face's caller and returns its structured result."""
 _VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
 
 
@@ -197,3 +200,68 @@ class Resource:
             "description": self.description,
             "mimeType": self.mime,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
+    """One argument of a prompt; ``complete`` names what completes it: scenario ids, the
+    caller's grade roots, or a fixed set of values."""
+
+    name: str
+    description: str
+    required: bool = True
+    complete: Literal["scenario", "grade"] | tuple[str, ...] | None = None
+
+    def listing(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "required": self.required}
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A prompt (``prompts/list``, ``prompts/get``): messages built from the facts its
+    ``render`` fetches through the face's tool caller, so a prompt reads exactly what
+    the caller's tools can read, and remote and local answer alike."""
+
+    name: str
+    title: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+    render: Callable[[Fetch, Mapping[str, str]], Awaitable[list[dict[str, Any]]]]
+
+    def listing(self) -> dict[str, Any]:
+        """The MCP ``Prompt`` object."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "arguments": [argument.listing() for argument in self.arguments],
+        }
+
+    def argument(self, name: str) -> PromptArgument | None:
+        return next((a for a in self.arguments if a.name == name), None)
+
+    def check(self, arguments: Any) -> dict[str, str]:
+        """The arguments as strings, or :class:`ArgumentError` naming the first problem."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            raise self._problem("(arguments)", "must be an object of strings")
+        for key, value in arguments.items():
+            if self.argument(str(key)) is None:
+                known = ", ".join(a.name for a in self.arguments)
+                raise self._problem(str(key), f"is not an argument of this prompt ({known})")
+            if not isinstance(value, str):
+                raise self._problem(str(key), "must be a string")
+            problem = text_problem(value)
+            if problem is not None:
+                raise self._problem(str(key), problem)
+        for argument in self.arguments:
+            if argument.required and not arguments.get(argument.name):
+                raise self._problem(argument.name, "is required")
+        return {str(k): v for k, v in arguments.items() if v != ""}
+
+    def _problem(self, path: str, message: str) -> ArgumentError:
+        return ArgumentError(
+            f"Invalid arguments for prompt {self.name}: {path}: {message}",
+            {"prompt": self.name, "errors": [{"path": path, "message": message}]},
+        )

@@ -41,6 +41,7 @@ from .arguments import (
     ValidateArgs,
     VerifyArgs,
 )
+from .briefs import PROMPTS
 from .declare import Resource, Route, Tool
 from .scopes import SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE
 from .surface import Surface
@@ -461,8 +462,8 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     ),
 )
 
-SURFACE: Final = Surface(TOOLS, RESOURCES, catalog="kestrel_catalog")
-"""Kestrel's surface, as every face serves it."""
+SURFACE: Final = Surface(TOOLS, RESOURCES, PROMPTS, catalog="kestrel_catalog")
+"""Kestrel's surface (its tools, resources and prompts), as every face serves it."""
 
 INSTRUCTIONS: Final = """\
 Kestrel is a deterministic paper-trading runtime: you trade a fixed tape of price bars, \

@@ -40,5 +40,8 @@ METHOD_SCOPES: Final[Mapping[str, str | None]] = MappingProxyType(
         "resources/templates/list": SCOPE_READ,
         "resources/read": SCOPE_READ,  # and the scope of the tool the resource projects
         "completion/complete": SCOPE_READ,
+        "prompts/list": SCOPE_READ,
+        "prompts/get": SCOPE_READ,  # and the scopes of the tools its facts are read with
+        "logging/setLevel": SCOPE_READ,
     }
 )

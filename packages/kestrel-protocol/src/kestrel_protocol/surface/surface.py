@@ -1,4 +1,4 @@
-"""A :class:`Surface`: a set of tool and resource declarations, looked up by the faces.
+"""A :class:`Surface`: a set of tool, resource and prompt declarations, looked up by the faces.
 
 Faces take a surface as a value (default: Kestrel's own, ``SURFACE``), so a test can
 build every face from a surface with a tool removed and see it gone everywhere.
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
-from .declare import Resource, Tool
+from .declare import Prompt, Resource, Tool
 from .results import ArgumentError
 
 __all__ = ["Surface"]
@@ -19,12 +19,13 @@ C = TypeVar("C")
 
 
 class Surface(Generic[C]):
-    """Tools (in listing order) and resources, with their lookups built once."""
+    """Tools (in listing order), resources and prompts, with their lookups built once."""
 
     def __init__(
         self,
         tools: Iterable[Tool[C]],
         resources: Iterable[Resource] = (),
+        prompts: Iterable[Prompt] = (),
         *,
         catalog: str | None = None,
     ) -> None:
@@ -45,6 +46,22 @@ class Surface(Generic[C]):
         for tool in self.tools:
             self._by_method.setdefault(tool.projects, tool)
         self.listed: tuple[Tool[C], ...] = tuple(t for t in self.tools if t.listed)
+        self.prompts: tuple[Prompt, ...] = tuple(prompts)
+        self._prompts = {prompt.name: prompt for prompt in self.prompts}
+        if len(self._prompts) != len(self.prompts):
+            raise ValueError("a prompt is declared twice")
+
+    @cached_property
+    def capabilities(self) -> dict[str, Any]:
+        """The server capabilities every face announces, derived from the declarations."""
+        found: dict[str, Any] = {"tools": {"listChanged": False}}
+        if self.resources:
+            found["resources"] = {"subscribe": False, "listChanged": False}
+        if self.prompts:
+            found["prompts"] = {"listChanged": False}
+        found["completions"] = {}
+        found["logging"] = {}
+        return found
 
     @cached_property
     def listings(self) -> tuple[dict[str, Any], ...]:
@@ -72,6 +89,10 @@ class Surface(Generic[C]):
             raise KeyError(f"no tool projects {method}")
         return found
 
+    def prompt(self, name: str) -> Prompt | None:
+        """The prompt called ``name``, or ``None``."""
+        return self._prompts.get(name)
+
     def resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
         """The resource ``uri`` names and the arguments of the call it projects."""
         for resource in self.resources:
@@ -87,8 +108,8 @@ class Surface(Generic[C]):
     def without(self, *names: str) -> Surface[C]:
         """This surface with the named tools (and the resources they project) removed."""
         kept = [t for t in self.tools if t.name not in names]
-        return Surface(kept, self.resources, catalog=self.catalog)
+        return Surface(kept, self.resources, self.prompts, catalog=self.catalog)
 
     def plus(self, tools: Iterable[Tool[C]]) -> Surface[C]:
         """This surface with ``tools`` appended (a face's own additions)."""
-        return Surface([*self.tools, *tools], self.resources, catalog=self.catalog)
+        return Surface([*self.tools, *tools], self.resources, self.prompts, catalog=self.catalog)

@@ -1,0 +1,199 @@
+"""Kestrel's prompts: what a host shows as slash commands, declared once for every face.
+
+Each prompt's text is built from facts fetched through the face's own tool caller (the
+catalog, a scenario's terms, a grade and its blotter), so a remote agent and a local one
+are briefed alike and a caller reads nothing its tools could not. A scenario brief
+holds catalog metadata and terms only, never a bar of the tape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from .declare import Fetch, Prompt, PromptArgument
+from .results import ArgumentError
+
+__all__ = ["PROMPTS", "STYLES"]
+
+STYLES: Final[Mapping[str, str]] = {
+    "cautious": (
+        "Trade small: a position of at most a quarter of max_position, a stop for every "
+        "entry, and stand down at the first sign the plan is not working."
+    ),
+    "balanced": (
+        "Size positions to the account and the fees, use limit orders where the spread of "
+        "a bar allows, and review the frame after every advance."
+    ),
+    "aggressive": (
+        "Take the signals you see with full-size positions within max_position and "
+        "max_drawdown; still never submit a statement you have not validated."
+    ),
+}
+_MAX_FILLS: Final = 50
+_WORKFLOW: Final = """\
+Workflow (each step is one tool call):
+1. kestrel_validate {source, scenario} checks statements without applying them.
+2. kestrel_session_open {scenario} opens a session; bar 0 is complete. Keep its sessionId.
+3. kestrel_session_submit {sessionId, source} applies statements atomically and returns the \
+new frame (clock, marks, account, positions, open orders, events). Repeat until the tape ends.
+4. kestrel_session_close {sessionId}, then kestrel_grade {sessionId}: metrics and \
+conformance, verifiable from the artifacts. A kestrel.operation result means the grade is \
+still running: call kestrel_operation_resume with its token."""
+
+
+def _lines(items: Sequence[str]) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def _user(text: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": {"type": "text", "text": text}}]
+
+
+async def _trade_scenario(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str, Any]]:
+    style = args.get("style", "balanced")
+    if style not in STYLES:
+        names = ", ".join(STYLES)
+        raise ArgumentError(
+            f"Invalid arguments for prompt kestrel_trade_scenario: style: {style!r} is not "
+            f"one of {names}",
+            {"prompt": "kestrel_trade_scenario", "errors": [{"path": "style"}]},
+        )
+    scenario = await fetch("kestrel_scenario", {"scenario": args["scenario"]})
+    catalog = await fetch("kestrel_catalog", {})
+    kinds = [
+        f"{k.get('kind')}: {k.get('syntax')}  (e.g. {k.get('example')}) - {k.get('summary')}"
+        for k in catalog.get("statementKinds") or ()
+        if isinstance(k, Mapping)
+    ]
+    tape = scenario.get("tape") or {}
+    account = scenario.get("account") or {}
+    fees = scenario.get("fees") or {}
+    fill = scenario.get("fill") or {}
+    instruments = [
+        f"{i.get('symbol')}: tick {i.get('tick')}, lot {i.get('lot')}"
+        for i in scenario.get("instruments") or ()
+        if isinstance(i, Mapping)
+    ]
+    text = f"""\
+You are trading the Kestrel scenario {scenario.get("id")} ("{scenario.get("title")}"): \
+paper trading on a fixed tape of price bars, deterministic, no real money.
+
+{scenario.get("description")}
+
+Facts (from the catalog; scenario root {scenario.get("root")}):
+- tape: {tape.get("bars")} bars of {tape.get("interval")}
+- instruments:
+{_lines(instruments)}
+- account: cash {account.get("cash")}, shortable {account.get("shortable")}, \
+max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdown")}
+- fees per fill: max({fees.get("minimum")}, notional x {fees.get("bps")} bps)
+- fills: at most {fill.get("participation")} of a bar's volume per order, slippage \
+{fill.get("slippageBps")} bps
+
+The Kestrel language: one statement per line, exactly four kinds.
+{_lines(kinds)}
+Orders fill from the next bar; a submit is atomic (one error refuses it all).
+
+{_WORKFLOW}
+
+Style ({style}): {STYLES[style]}
+Start by opening a session on {scenario.get("id")} and reading bar 0's frame."""
+    return _user(text)
+
+
+def _metrics(metrics: Mapping[str, Any]) -> list[str]:
+    return [f"{name}: {value}" for name, value in metrics.items()]
+
+
+async def _review_grade(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str, Any]]:
+    root = args["gradeRoot"]
+    grade = await fetch("kestrel_artifact", {"root": root})
+    if grade.get("kind") != "kestrel.grade":
+        raise ArgumentError(
+            f"Invalid arguments for prompt kestrel_review_grade: gradeRoot: {root} is a "
+            f"{grade.get('kind')}, not a kestrel.grade",
+            {"prompt": "kestrel_review_grade", "errors": [{"path": "gradeRoot"}]},
+        )
+    record = await fetch("kestrel_artifact", {"root": str(grade.get("record"))})
+    blotter = await fetch("kestrel_artifact", {"root": str(record.get("blotterRoot"))})
+    fills = [f for f in blotter.get("fills") or () if isinstance(f, Mapping)]
+    shown = [
+        f"{f.get('id')} bar {f.get('bar')} ({f.get('time')}): order {f.get('order')} "
+        f"{f.get('qty')} @ {f.get('price')}, fee {f.get('fee')}"
+        for f in fills[:_MAX_FILLS]
+    ]
+    if len(fills) > len(shown):
+        shown.append(f"... and {len(fills) - len(shown)} more (kestrel_artifact {blotter.get('root')})")
+    orders = {o.get("id"): o for o in blotter.get("orders") or () if isinstance(o, Mapping)}
+    sides = [
+        f"{o.get('id')}: {o.get('side')} {o.get('qty')} {o.get('symbol')} {o.get('type')} "
+        f"-> {o.get('status')}, filled {o.get('filled')}"
+        for o in list(orders.values())[:_MAX_FILLS]
+    ]
+    checks = [
+        f"{'PASS' if c.get('passed') else 'FAIL'} {c.get('id')}: {c.get('detail')}"
+        for c in (grade.get("conformance") or {}).get("checks") or ()
+        if isinstance(c, Mapping)
+    ]
+    scenario = grade.get("scenario") or {}
+    text = f"""\
+Explain this Kestrel grade to me: what the numbers say about how the session traded, \
+which fills drove the result, whether every conformance rule held, and what to do \
+differently next time. Cite the facts below; do not invent any.
+
+Grade {grade.get("root")} of session {grade.get("session")} on scenario \
+{scenario.get("id")} ({"passed" if grade.get("passed") else "did not pass"}).
+Record {grade.get("record")}; anyone can re-verify it with kestrel_verify.
+
+Metrics:
+{_lines(_metrics(grade.get("metrics") or {}))}
+
+Conformance:
+{_lines(checks) or "- (no checks)"}
+
+Orders ({len(orders)}):
+{_lines(sides) or "- (none)"}
+
+Fills ({len(fills)}):
+{_lines(shown) or "- (none)"}"""
+    return _user(text)
+
+
+PROMPTS: Final[tuple[Prompt, ...]] = (
+    Prompt(
+        name="kestrel_trade_scenario",
+        title="Trade a Kestrel scenario",
+        description=(
+            "Brief an agent to trade one scenario: its instruments, account, fees and fill "
+            "terms from the catalog, the four statement kinds, and the tool workflow."
+        ),
+        arguments=(
+            PromptArgument(
+                "scenario", "A scenario id from the catalog, e.g. acme-trend.", complete="scenario"
+            ),
+            PromptArgument(
+                "style",
+                f"How to trade: {', '.join(STYLES)} (default balanced).",
+                required=False,
+                complete=tuple(STYLES),
+            ),
+        ),
+        render=_trade_scenario,
+    ),
+    Prompt(
+        name="kestrel_review_grade",
+        title="Review a Kestrel grade",
+        description=(
+            "Ask the model to explain a grade: its metrics, the orders and fills behind "
+            "them, and each conformance check."
+        ),
+        arguments=(
+            PromptArgument(
+                "gradeRoot", "The root of one of your grades, sha256:<hex>.", complete="grade"
+            ),
+        ),
+        render=_review_grade,
+    ),
+)
+"""Kestrel's prompts, in ``prompts/list`` order."""

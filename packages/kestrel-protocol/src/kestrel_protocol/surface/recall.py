@@ -1,0 +1,61 @@
+"""What one caller has seen, for completion: artifact roots and, apart, grade roots.
+
+A face notes every successful tool result; completion of an artifact root or of a
+prompt's ``gradeRoot`` then offers the caller's own roots, newest first. Stdio keeps
+one per process (one user); the door one per principal, so nobody is offered another
+principal's grade. Bounded: a long run must not grow without end.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Final
+
+__all__ = ["Recall"]
+
+_LIMIT: Final = 10_000
+_ROOT_MEMBERS: Final = ("root", "record", "blotterRoot")
+
+
+class Recall:
+    """The roots a caller has been shown, newest last, at most ``limit`` of each kind."""
+
+    def __init__(self, limit: int = _LIMIT) -> None:
+        self._limit = max(1, limit)
+        self._roots: dict[str, None] = {}
+        self._grades: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def note(self, structured: Any) -> None:
+        """Remember the roots a result names (its own, its record, blotter and pentads)."""
+        if not isinstance(structured, dict):
+            return
+        pentad = structured.get("pentad")
+        found: list[Any] = [structured.get(key) for key in _ROOT_MEMBERS]
+        found += structured.get("pentads") or []
+        if isinstance(pentad, dict):
+            found.append(pentad.get("root"))
+        with self._lock:
+            for root in found:
+                if isinstance(root, str) and root.startswith("sha256:"):
+                    _push(self._roots, root, self._limit)
+            root = structured.get("root")
+            if structured.get("kind") == "kestrel.grade" and isinstance(root, str):
+                _push(self._grades, root, self._limit)
+
+    def roots(self) -> list[str]:
+        """Every artifact root seen, newest first."""
+        with self._lock:
+            return list(reversed(self._roots))
+
+    def grades(self) -> list[str]:
+        """The grade roots seen, newest first."""
+        with self._lock:
+            return list(reversed(self._grades))
+
+
+def _push(seen: dict[str, None], root: str, limit: int) -> None:
+    seen.pop(root, None)
+    seen[root] = None
+    while len(seen) > limit:
+        del seen[next(iter(seen))]
