@@ -613,7 +613,9 @@ async def test_completion_of_scenario_ids_and_artifact_roots(fake: ModuleType) -
     assert record["root"] in found["completion"]["values"]
     brief = {"type": "ref/prompt", "name": "kestrel_trade_scenario"}
     ids = await rpc(
-        server, "completion/complete", {"ref": brief, "argument": {"name": "scenario", "value": "acme-c"}}
+        server,
+        "completion/complete",
+        {"ref": brief, "argument": {"name": "scenario", "value": "acme-c"}},
     )
     assert ids["result"]["completion"]["values"] == ["acme-chop", "acme-crash"]
     # an unknown prompt (the conformance suite asks about its own) completes to nothing
@@ -702,12 +704,11 @@ async def test_handle_accepts_protocol_dataclasses(fake: ModuleType) -> None:
 
 
 async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: ModuleType) -> None:
-    from kestrel_mcp import server as server_module
-
     server = make(fake)
-    limit = server_module._MAX_REMEMBERED_ROOTS
+    recall = server._surface_methods.recall
+    limit = recall.limit
     roots = [f"sha256:{index:064x}" for index in range(limit + 5)]
-    server._remember({"pentads": roots})
+    recall.note({"pentads": roots})
     art = {"type": "ref/resource", "uri": "kestrel://artifacts/{root}"}
     found = (
         await rpc(

@@ -20,7 +20,7 @@ from kestrel_protocol.ports import (
     Transport,
     TurnCredentialPort,
 )
-from kestrel_protocol.surface import SURFACE, Surface
+from kestrel_protocol.surface import SURFACE, Recall, Surface
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -75,11 +75,21 @@ class Door:
         self._auth = Authenticator(turn_credentials, grant_verifiers)
         self._approval = approval
         self._transports: dict[str, Transport] = {}
+        self._recalls: dict[str, Recall] = {}
+        self.log_levels: dict[str, int] = {}
+        """Each principal's ``logging/setLevel`` (handshake era; the door has no sessions)."""
 
     def transport(self, principal: str) -> Transport:
         found = self._transports.get(principal)
         if found is None:
             found = self._transports[principal] = self._transport_for(principal)
+        return found
+
+    def recall(self, principal: str) -> Recall:
+        """The roots this principal's results named (completion offers only its own)."""
+        found = self._recalls.get(principal)
+        if found is None:
+            found = self._recalls[principal] = Recall()
         return found
 
     def challenge(self, *, invalid: bool) -> Response:

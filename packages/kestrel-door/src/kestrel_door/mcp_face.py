@@ -2,12 +2,18 @@
 
 Every method passes the guard first: a caller holding a grant (issued or OAuth token)
 needs the method's scope from ``METHOD_SCOPES`` (a refusal is 403 ``insufficient_scope``
-and an audit row). Then ``tools/*``, ``resources/*`` and ``completion/complete`` are the
-surface's :class:`~kestrel_protocol.surface.McpMethods` over the caller's own
-``turn.tools.call``: a resource is read as the tool call it projects, so a turn
-credential reads exactly what its turn can, and every call that reaches the runtime is
-one call of the turn's tools (guard, approval and audit included). Only the handshake
-(``initialize``, ``ping``, ``server/discover``) is answered here, needing no scope.
+and an audit row). Then ``tools/*``, ``resources/*``, ``prompts/*`` and
+``completion/complete`` are the surface's :class:`~kestrel_protocol.surface.McpMethods`
+over the caller's own ``turn.tools.call``: a resource is read, and a prompt's facts
+fetched, as the tool calls they project, so a turn credential reads exactly what its
+turn can, and every call that reaches the runtime is one call of the turn's tools
+(guard, approval and audit included). Only the handshake (``initialize``, ``ping``,
+``server/discover``) is answered here, needing no scope.
+
+Log messages: the door keeps no sessions, so ``logging/setLevel`` (handshake era) sets
+the level for the caller's principal; a 2026-07-28 request names its own
+``io.modelcontextprotocol/logLevel``. Progress and log messages reach the client only
+when its POST accepts an SSE response (see :mod:`.mcp_http`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
+import anyio
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, error_response
 from kestrel_protocol.mcp import (
@@ -30,16 +37,21 @@ from kestrel_protocol.mcp import (
 from kestrel_protocol.ports import LiveTurn
 from kestrel_protocol.surface import (
     INSTRUCTIONS,
+    LOG_LEVEL_KEY,
     METHOD_SCOPES,
     TOOL_SCOPE,
     McpMethods,
+    Notifier,
+    Recall,
     RpcError,
+    Send,
     Surface,
+    log_threshold,
 )
 
 from .audit import AuditLog
 
-__all__ = ["CAPABILITIES", "SERVER_INFO", "DoorMcp"]
+__all__ = ["SERVER_INFO", "DoorMcp"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +61,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare source tr
     _VERSION = "0.0.0"
 
 SERVER_INFO: Final = {"name": "kestrel-door", "title": "Kestrel door", "version": _VERSION}
-CAPABILITIES: Final = {
-    "tools": {"listChanged": False},
-    "resources": {"subscribe": False, "listChanged": False},
-    "completions": {},
-}
 
-Method = Callable[[Mapping[str, Any], bool], Awaitable[dict[str, Any]]]
+Method = Callable[[Mapping[str, Any], bool, Notifier], Awaitable[dict[str, Any]]]
 
 
 def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -72,26 +79,35 @@ class DoorMcp:
         *,
         guarded: bool,
         audit: AuditLog | None = None,
+        recall: Recall | None = None,
+        log_levels: dict[str, int] | None = None,
     ) -> None:
         self.turn = turn
         self._guarded = guarded
         self._audit = audit
+        self._capabilities = surface.capabilities
+        self._log_levels: dict[str, int] = {} if log_levels is None else log_levels
         self.scope_challenge: str | None = None
-        m = McpMethods(surface, turn.tools.call)
+        m = McpMethods(surface, turn.tools.call, recall=recall, sleep=anyio.sleep)
         self._methods: dict[str, Method] = {
             "initialize": self._initialize,
             "ping": self._ping,
             "server/discover": self._discover,
-            "tools/list": lambda p, modern: m.tools_list(p),
-            "tools/call": lambda p, modern: m.tools_call(p),
-            "resources/list": lambda p, modern: m.resources_list(p),
-            "resources/templates/list": lambda p, modern: m.templates_list(p),
-            "resources/read": lambda p, modern: m.resources_read(p, modern=modern),
-            "completion/complete": lambda p, modern: m.complete(p),
+            "logging/setLevel": self._set_level,
+            "tools/list": lambda p, modern, out: m.tools_list(p),
+            "tools/call": lambda p, modern, out: m.tools_call(p, out),
+            "resources/list": lambda p, modern, out: m.resources_list(p),
+            "resources/templates/list": lambda p, modern, out: m.templates_list(p),
+            "resources/read": lambda p, modern, out: m.resources_read(p, modern=modern),
+            "prompts/list": lambda p, modern, out: m.prompts_list(p),
+            "prompts/get": lambda p, modern, out: m.prompts_get(p),
+            "completion/complete": lambda p, modern, out: m.complete(p),
         }
 
-    async def request(self, rid: Any, method: str, params: Any) -> dict[str, Any]:
-        """The JSON-RPC response to one request."""
+    async def request(
+        self, rid: Any, method: str, params: Any, send: Send | None = None
+    ) -> dict[str, Any]:
+        """The JSON-RPC response to one request; ``send`` carries its notifications."""
         if params is None:
             params = {}
         elif not isinstance(params, dict):
@@ -105,7 +121,13 @@ class DoorMcp:
             return _error(rid, METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
         try:
             self._guard(method)
-            result = await handler(params, modern)
+            out = self._notifier(params, modern, send)
+            try:
+                with out.capturing():
+                    result = await handler(params, modern, out)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await out.flush()
         except RpcError as exc:
             self._challenge(exc.data)
             return exc.response(rid)
@@ -140,6 +162,15 @@ class DoorMcp:
                 logger.exception("audit row could not be written")
         raise RpcError.of_refusal(refusal, method)
 
+    def _notifier(self, params: Mapping[str, Any], modern: bool, send: Send | None) -> Notifier:
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, Mapping) else {}
+        level = self._log_levels.get(self.turn.ctx.principal)
+        if modern:
+            requested = meta.get(LOG_LEVEL_KEY)
+            level = log_threshold(requested) if requested is not None else None
+        return Notifier(send, progress_token=meta.get("progressToken"), log_level=level)
+
     def _challenge(self, data: Any) -> None:
         """Remember an ``insufficient_scope`` refusal: the response is then a 403."""
         refusal = data.get("refusal") if isinstance(data, Mapping) else None
@@ -147,18 +178,29 @@ class DoorMcp:
         if isinstance(detail, Mapping) and detail.get("error") == "insufficient_scope":
             self.scope_challenge = str(detail.get("requiredScope", ""))
 
-    async def _initialize(self, params: Mapping[str, Any], modern: bool) -> dict[str, Any]:
+    async def _initialize(
+        self, params: Mapping[str, Any], modern: bool, out: Notifier
+    ) -> dict[str, Any]:
         return {
             "protocolVersion": negotiate_handshake(params.get("protocolVersion")),
-            "capabilities": CAPABILITIES,
+            "capabilities": self._capabilities,
             "serverInfo": SERVER_INFO,
             "instructions": INSTRUCTIONS,
         }
 
-    async def _ping(self, params: Mapping[str, Any], modern: bool) -> dict[str, Any]:
+    async def _ping(self, params: Mapping[str, Any], modern: bool, out: Notifier) -> dict[str, Any]:
         return {}
 
-    async def _discover(self, params: Mapping[str, Any], modern: bool) -> dict[str, Any]:
+    async def _set_level(
+        self, params: Mapping[str, Any], modern: bool, out: Notifier
+    ) -> dict[str, Any]:
+        """``logging/setLevel``: this principal's log messages at or above ``level``."""
+        self._log_levels[self.turn.ctx.principal] = log_threshold(params.get("level"))
+        return {}
+
+    async def _discover(
+        self, params: Mapping[str, Any], modern: bool, out: Notifier
+    ) -> dict[str, Any]:
         if not modern:
             raise RpcError(
                 INVALID_PARAMS,
@@ -167,6 +209,6 @@ class DoorMcp:
             )
         return {
             "supportedVersions": list(SUPPORTED_VERSIONS),
-            "capabilities": CAPABILITIES,
+            "capabilities": self._capabilities,
             "instructions": INSTRUCTIONS,
         }

@@ -1,10 +1,13 @@
 """MCP over Streamable HTTP at ``/mcp``, both protocol eras, without server sessions.
 
 Every POST carries one JSON-RPC message (or, for 2025-03-26 clients, a batch) and is
-answered with one JSON body: notifications and responses get ``202``. The door keeps
-no ``Mcp-Session-Id`` state, so GET (a server-to-client SSE stream) and DELETE are
-``405``. A ``2026-07-28`` request must also agree with its routing headers
-(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``), each present once.
+answered with one JSON body: notifications and responses get ``202``. A request whose
+client accepts ``text/event-stream`` and that produces notifications (progress while a
+grade runs, log messages) is answered as an SSE stream instead: those notifications,
+then the response. The door keeps no ``Mcp-Session-Id`` state, so GET (a
+server-to-client SSE stream) and DELETE are ``405``. A ``2026-07-28`` request must
+also agree with its routing headers (``MCP-Protocol-Version``, ``Mcp-Method``,
+``Mcp-Name``), each present once.
 
 This module is the transport only: each request is answered by the caller's
 :class:`~kestrel_door.mcp_face.DoorMcp`, generated from the surface, which guards every
@@ -41,9 +44,12 @@ from kestrel_protocol.mcp import (
     declares_modern,
     meta_of,
 )
+from kestrel_protocol.surface import Send
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope
+from starlette.types import Send as AsgiSend
 
 from .door import Caller, Door, json_response
 from .mcp_face import DoorMcp
@@ -70,12 +76,21 @@ def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any
     return error_response(rid, code, message, data).to_json()
 
 
-def _accepts_json(request: Request) -> bool:
+def _accepted(request: Request) -> set[str]:
     accept = request.headers.get("accept")
     if accept is None:
-        return True
-    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return bool(kinds & {"application/json", "application/*", "*/*"})
+        return {"*/*"}
+    return {part.split(";")[0].strip().lower() for part in accept.split(",")}
+
+
+def _accepts_json(request: Request) -> bool:
+    return bool(_accepted(request) & {"application/json", "application/*", "*/*"})
+
+
+def _accepts_sse(request: Request) -> bool:
+    """Whether the client listed ``text/event-stream`` itself (a bare ``*/*`` is not
+    taken as a promise to read SSE)."""
+    return bool(_accepted(request) & {"text/event-stream", "text/*"})
 
 
 def _decode_header(value: str | None) -> str | None:
@@ -170,15 +185,24 @@ class _Exchange:
     """One POST's messages, answered by the caller's MCP face."""
 
     def __init__(self, door: Door, caller: Caller) -> None:
-        self.face = DoorMcp(door.surface, caller.turn, guarded=caller.guarded, audit=door.audit)
+        principal = caller.turn.ctx.principal
+        self.face = DoorMcp(
+            door.surface,
+            caller.turn,
+            guarded=caller.guarded,
+            audit=door.audit,
+            recall=door.recall(principal),
+            log_levels=door.log_levels,
+        )
         self.timeout_s = door.config.request_timeout_s
 
     @property
     def scope_challenge(self) -> str | None:
         return self.face.scope_challenge
 
-    async def dispatch(self, message: Any) -> dict[str, Any] | None:
-        """One message in; its response, or ``None`` for a notification/response."""
+    async def dispatch(self, message: Any, send: Send | None = None) -> dict[str, Any] | None:
+        """One message in; its response, or ``None`` for a notification/response.
+        ``send`` carries the request's notifications (none without it)."""
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "a JSON-RPC message must be an object")
         if "method" not in message:
@@ -196,12 +220,103 @@ class _Exchange:
             return None  # notifications change nothing on a stateless door
         try:
             with anyio.fail_after(self.timeout_s):
-                return await self.face.request(rid, method, message.get("params"))
+                return await self.face.request(rid, method, message.get("params"), send)
         except TimeoutError:
             return _error(rid, INTERNAL_ERROR, "the call timed out")
         except Exception:
             logger.exception("MCP request %s failed", method)
             return _error(rid, INTERNAL_ERROR, "internal error")
+
+
+def _response(
+    door: Door, exchange: _Exchange, answer: dict[str, Any] | None, modern: bool
+) -> Response:
+    """The HTTP response carrying one answer (``202`` for none)."""
+    if answer is None:
+        return Response(status_code=202)
+    status = 200
+    headers: dict[str, str] = {}
+    if exchange.scope_challenge:
+        status = 403
+        headers["WWW-Authenticate"] = door.insufficient_scope_header(exchange.scope_challenge)
+    elif modern and "error" in answer:
+        status = _MODERN_STATUS.get(int(answer["error"].get("code", 0)), 200)
+    elif (
+        "error" in answer
+        and answer["error"].get("code") == INVALID_REQUEST
+        and answer.get("id") is None
+    ):
+        status = 400
+    return json_response(answer, status, headers)
+
+
+def _event(message: dict[str, Any]) -> bytes:
+    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return f"event: message\ndata: {data}\n\n".encode()
+
+
+class _Streamed:
+    """One request answered as SSE once it sends a notification, else as plain JSON.
+
+    The request runs here, inside the response: until its first notification nothing
+    is sent, so an answer without notifications keeps its JSON status (403, 400, ...).
+    In the 2026-07-28 era a client that closes the connection cancels the request.
+    """
+
+    def __init__(self, door: Door, exchange: _Exchange, message: Any, modern: bool) -> None:
+        self._door = door
+        self._exchange = exchange
+        self._message = message
+        self._modern = modern
+
+    async def __call__(self, scope: Scope, receive: Receive, send: AsgiSend) -> None:
+        tx, rx = anyio.create_memory_object_stream[dict[str, Any]](64)
+        answer: list[dict[str, Any] | None] = []
+        gone = started = False
+        async with anyio.create_task_group() as tg:
+
+            async def run() -> None:
+                async with tx:
+                    answer.append(await self._exchange.dispatch(self._message, tx.send))
+
+            async def watch() -> None:
+                nonlocal gone
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                gone = True
+                tg.cancel_scope.cancel()
+
+            if self._modern:
+                tg.start_soon(watch)
+            tg.start_soon(run)
+            async with rx:
+                async for notification in rx:
+                    if not started:
+                        started = True
+                        await send(
+                            {
+                                "type": "http.response.start",
+                                "status": 200,
+                                "headers": [
+                                    (b"content-type", b"text/event-stream"),
+                                    (b"cache-control", b"no-cache"),
+                                ],
+                            }
+                        )
+                    body = _event(notification)
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+            tg.cancel_scope.cancel()
+        if not started:
+            response = (
+                Response(status_code=204)
+                if gone or not answer
+                else _response(self._door, self._exchange, answer[0], self._modern)
+            )
+            await response(scope, receive, send)
+            return
+        last = answer[0] if answer else None
+        body = _event(last) if last is not None else b""
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def mcp_routes(door: Door) -> list[Route]:
@@ -250,6 +365,8 @@ def mcp_routes(door: Door) -> list[Route]:
             mismatch = _header_mismatch(request, message)
             if mismatch is not None:
                 return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, mismatch), 400)
+        if isinstance(message, dict) and "id" in message and _accepts_sse(request):
+            return _Streamed(door, exchange, message, modern)  # type: ignore[return-value]
         if modern:
             # 2026-07-28: a client closing the connection *is* cancellation.
             answer, gone = await _unless_disconnected(request, exchange.dispatch, message)
@@ -257,22 +374,7 @@ def mcp_routes(door: Door) -> list[Route]:
                 return Response(status_code=204)
         else:
             answer = await exchange.dispatch(message)
-        if answer is None:
-            return Response(status_code=202)
-        status = 200
-        headers: dict[str, str] = {}
-        if exchange.scope_challenge:
-            status = 403
-            headers["WWW-Authenticate"] = door.insufficient_scope_header(exchange.scope_challenge)
-        elif modern and "error" in answer:
-            status = _MODERN_STATUS.get(int(answer["error"].get("code", 0)), 200)
-        elif (
-            "error" in answer
-            and answer["error"].get("code") == INVALID_REQUEST
-            and answer.get("id") is None
-        ):
-            status = 400
-        return json_response(answer, status, headers)
+        return _response(door, exchange, answer, modern)
 
     async def not_allowed(request: Request) -> Response:
         caller = await door.authenticate(request, "mcp")

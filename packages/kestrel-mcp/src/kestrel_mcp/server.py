@@ -4,11 +4,11 @@ It holds no runtime semantics and names no tool: ``tools/*``, ``resources/*``,
 ``prompts/*`` and ``completion/complete`` are ``kestrel_protocol.surface``'s methods
 over the one dispatcher (``call_tool`` on the transport); this module adds the handshake
 of both eras, cancellation, the log level and the JSON-RPC framing. Notifications of a
-request (progress, log messages) go to the ``send`` its caller passes to ``handle``. Three failure shapes stay distinct so a
-caller can switch on them: a protocol failure is a JSON-RPC ``error`` (bad arguments
-are -32602 with ``data.refusal`` ``INVALID_ARGUMENT``), a typed Kestrel refusal is a
-tool result with ``isError: true`` and ``structuredContent.refusal``, and a stand-down
-is an ordinary result.
+request (progress, log messages) go to the ``send`` its caller passes to ``handle``.
+Three failure shapes stay distinct so a caller can switch on them: a protocol failure
+is a JSON-RPC ``error`` (bad arguments are -32602 with ``data.refusal``
+``INVALID_ARGUMENT``), a typed Kestrel refusal is a tool result with ``isError: true``
+and ``structuredContent.refusal``, and a stand-down is an ordinary result.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 :data:`SURFACE` (in :mod:`.registry`) is the one place a tool or resource is declared;
 :func:`call_tool` is the one dispatcher and :class:`McpMethods` the MCP methods every
-face serves from it (prompts, completion, progress and log messages included). The faces (``kestrel_mcp``, ``kestrel_door``) import this package
+face serves from it (prompts, completion, progress and log messages included).
+The faces (``kestrel_mcp``, ``kestrel_door``) import this package
 and name no tool of their own.
 """
 

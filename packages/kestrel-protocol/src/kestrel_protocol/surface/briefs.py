@@ -124,7 +124,8 @@ async def _review_grade(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str,
         for f in fills[:_MAX_FILLS]
     ]
     if len(fills) > len(shown):
-        shown.append(f"... and {len(fills) - len(shown)} more (kestrel_artifact {blotter.get('root')})")
+        more = len(fills) - len(shown)
+        shown.append(f"... and {more} more (kestrel_artifact {blotter.get('root')})")
     orders = {o.get("id"): o for o in blotter.get("orders") or () if isinstance(o, Mapping)}
     sides = [
         f"{o.get('id')}: {o.get('side')} {o.get('qty')} {o.get('symbol')} {o.get('type')} "

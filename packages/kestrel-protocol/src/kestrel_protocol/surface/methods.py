@@ -98,9 +98,7 @@ class McpMethods:
             result = await self._until_done(result, notifier)
         return dict(result)
 
-    async def _until_done(
-        self, result: Mapping[str, Any], notifier: Notifier
-    ) -> Mapping[str, Any]:
+    async def _until_done(self, result: Mapping[str, Any], notifier: Notifier) -> Mapping[str, Any]:
         """Resume a ``kestrel.operation`` result until it is done, reporting each step."""
         try:
             resume = self.surface.projecting("resume").name

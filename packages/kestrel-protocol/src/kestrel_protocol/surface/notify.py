@@ -41,7 +41,6 @@ LOG_LEVELS: Final[Mapping[str, int]] = {
 _FORWARDED: Final = "kestrel_sdk"
 _current: ContextVar[Notifier | None] = ContextVar("kestrel_notifier", default=None)
 _installed = threading.Lock()
-_handler: logging.Handler | None = None
 
 
 def log_threshold(level: Any) -> int:
@@ -69,11 +68,11 @@ class _Forwarder(logging.Handler):
 
 
 def _install() -> None:
-    global _handler
+    """Attach the forwarder to the runtime's loggers, once per process."""
+    runtime = logging.getLogger(_FORWARDED)
     with _installed:
-        if _handler is None:
-            _handler = _Forwarder()
-            logging.getLogger(_FORWARDED).addHandler(_handler)
+        if not any(isinstance(h, _Forwarder) for h in runtime.handlers):
+            runtime.addHandler(_Forwarder())
 
 
 class Notifier:

@@ -21,7 +21,7 @@ class Recall:
     """The roots a caller has been shown, newest last, at most ``limit`` of each kind."""
 
     def __init__(self, limit: int = _LIMIT) -> None:
-        self._limit = max(1, limit)
+        self.limit = max(1, limit)
         self._roots: dict[str, None] = {}
         self._grades: dict[str, None] = {}
         self._lock = threading.Lock()
@@ -38,10 +38,10 @@ class Recall:
         with self._lock:
             for root in found:
                 if isinstance(root, str) and root.startswith("sha256:"):
-                    _push(self._roots, root, self._limit)
+                    _push(self._roots, root, self.limit)
             root = structured.get("root")
             if structured.get("kind") == "kestrel.grade" and isinstance(root, str):
-                _push(self._grades, root, self._limit)
+                _push(self._grades, root, self.limit)
 
     def roots(self) -> list[str]:
         """Every artifact root seen, newest first."""
