@@ -1,0 +1,96 @@
+"""The official ``mcp`` client over the door's ``/mcp`` (both eras): prompts, completion of
+the caller's own grade roots, and progress on an SSE answer while a real grade runs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kestrel_door import DoorConfig
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import PromptReference
+
+from tests.loopback import serve
+
+from .conftest import Kit
+
+pytestmark = pytest.mark.anyio
+MODES = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]
+
+
+@pytest.fixture
+async def door_url(kit: Kit) -> AsyncIterator[str]:
+    """The kit's door over a real runtime whose grade answers every 10 ms."""
+    from kestrel_sdk import local_transport
+    from kestrel_sdk.runtime import Runtime
+
+    runtime = Runtime(kit.home / "runtime", grade_budget=0.01)
+    holder: dict[str, Any] = {}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await holder["app"](scope, receive, send)
+
+    async with serve(app) as url:
+        holder["app"] = kit.app(
+            config=DoorConfig(base_url=url),
+            transport_for=lambda p: local_transport(principal=p, runtime=runtime),
+        )
+        yield url
+    runtime.shutdown()
+
+
+def _client(url: str, token: str, mode: Any) -> tuple[Any, Client]:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    transport = streamable_http_client(url + "/mcp", http_client=http)
+    return http, Client(transport, mode=mode, read_timeout_seconds=300)
+
+
+@pytest.mark.parametrize(("mode", "era"), MODES)
+async def test_prompts_progress_and_grade_completion_over_the_door(
+    kit: Kit, door_url: str, mode: str, era: str
+) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    http, client = _client(door_url, kit.token("alice"), mode)
+    async with http, client:
+        assert client.protocol_version == era
+        names = [p.name for p in (await client.list_prompts()).prompts]
+        assert names == ["kestrel_trade_scenario", "kestrel_review_grade"]
+        brief = await client.get_prompt("kestrel_trade_scenario", {"scenario": "minute-200k"})
+        assert "minute-200k" in brief.messages[0].content.text
+        with pytest.raises(MCPError) as caught:
+            await client.get_prompt("kestrel_trade_scenario", {})
+        assert caught.value.error.code == -32602
+        assert "scenario: is required" in caught.value.error.message
+
+        opened = await client.call_tool("kestrel_session_open", {"scenario": "minute-200k"})
+        sid = opened.structured_content["sessionId"]
+        await client.call_tool(
+            "kestrel_session_submit", {"sessionId": sid, "source": "buy 10 ACME\nadvance 199990"}
+        )
+        graded = await client.call_tool(
+            "kestrel_grade", {"sessionId": sid}, progress_callback=progress
+        )
+        grade = graded.structured_content
+        assert grade["kind"] == "kestrel.grade"
+        assert len(seen) > 1, seen
+        assert [d for d, _, _ in seen] == sorted({d for d, _, _ in seen})
+
+        ref = PromptReference(type="ref/prompt", name="kestrel_review_grade")
+        mine = await client.complete(ref, {"name": "gradeRoot", "value": ""})
+        assert mine.completion.values == [grade["root"]]
+        review = await client.get_prompt("kestrel_review_grade", {"gradeRoot": grade["root"]})
+        assert grade["root"] in review.messages[0].content.text
+
+    # Another principal is offered none of alice's grades.
+    http, client = _client(door_url, kit.token("bob"), mode)
+    async with http, client:
+        theirs = await client.complete(ref, {"name": "gradeRoot", "value": ""})
+        assert theirs.completion.values == []
