@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import PromptReference
+from mcp_types import GetPromptResult, PromptReference, TextContent
 
 from tests.loopback import serve
 
@@ -43,6 +43,12 @@ async def door_url(kit: Kit) -> AsyncIterator[str]:
     runtime.shutdown()
 
 
+def _text(result: GetPromptResult) -> str:
+    content = result.messages[0].content
+    assert isinstance(content, TextContent)
+    return content.text
+
+
 def _client(url: str, token: str, mode: Any) -> tuple[Any, Client]:
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     transport = streamable_http_client(url + "/mcp", http_client=http)
@@ -55,8 +61,8 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
 ) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        seen.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
 
     http, client = _client(door_url, kit.token("alice"), mode)
     async with http, client:
@@ -64,7 +70,7 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
         names = [p.name for p in (await client.list_prompts()).prompts]
         assert names == ["kestrel_trade_scenario", "kestrel_review_grade"]
         brief = await client.get_prompt("kestrel_trade_scenario", {"scenario": "minute-200k"})
-        assert "minute-200k" in brief.messages[0].content.text
+        assert "minute-200k" in _text(brief)
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("kestrel_trade_scenario", {})
         assert caught.value.error.code == -32602
@@ -76,7 +82,7 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
             "kestrel_session_submit", {"sessionId": sid, "source": "buy 10 ACME\nadvance 199990"}
         )
         graded = await client.call_tool(
-            "kestrel_grade", {"sessionId": sid}, progress_callback=progress
+            "kestrel_grade", {"sessionId": sid}, progress_callback=on_progress
         )
         grade = graded.structured_content
         assert grade["kind"] == "kestrel.grade"
@@ -87,7 +93,7 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
         mine = await client.complete(ref, {"name": "gradeRoot", "value": ""})
         assert mine.completion.values == [grade["root"]]
         review = await client.get_prompt("kestrel_review_grade", {"gradeRoot": grade["root"]})
-        assert grade["root"] in review.messages[0].content.text
+        assert grade["root"] in _text(review)
 
     # Another principal is offered none of alice's grades.
     http, client = _client(door_url, kit.token("bob"), mode)

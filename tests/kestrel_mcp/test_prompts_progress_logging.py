@@ -128,8 +128,8 @@ async def test_progress_notifications_while_a_grade_runs(mode: str, tmp_path: Pa
     )
     seen: list[tuple[float, float | None, str | None]] = []
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        seen.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
 
     async with Client(server, mode=mode, read_timeout_seconds=300) as client:
         opened = await client.call_tool("kestrel_session_open", {"scenario": "minute-200k"})
@@ -138,7 +138,7 @@ async def test_progress_notifications_while_a_grade_runs(mode: str, tmp_path: Pa
             "kestrel_session_submit", {"sessionId": sid, "source": "buy 10 ACME\nadvance 199990"}
         )
         result = await client.call_tool(
-            "kestrel_grade", {"sessionId": sid}, progress_callback=progress
+            "kestrel_grade", {"sessionId": sid}, progress_callback=on_progress
         )
     assert result.structured_content["kind"] == "kestrel.grade"
     assert len(seen) > 1, seen
