@@ -31,15 +31,28 @@ STYLES: Final[Mapping[str, str]] = {
     ),
 }
 _MAX_FILLS: Final = 50
-_WORKFLOW: Final = """\
-Workflow (each step is one tool call):
-1. kestrel_validate {source, scenario} checks statements without applying them.
-2. kestrel_session_open {scenario} opens a session; bar 0 is complete. Keep its sessionId.
-3. kestrel_session_submit {sessionId, source} applies statements atomically and returns the \
-new frame (clock, marks, account, positions, open orders, events). Repeat until the tape ends.
-4. kestrel_session_close {sessionId}, then kestrel_grade {sessionId}: metrics and \
-conformance, verifiable from the artifacts. A kestrel.operation result means the grade is \
-still running: call kestrel_operation_resume with its token."""
+
+
+def _tool(projects: str) -> str:
+    """The name of the tool projecting a ``Transport`` method (tool names live in the registry)."""
+    from .registry import TOOLS  # noqa: PLC0415 - the registry imports this module
+
+    return next(tool.name for tool in TOOLS if tool.projects == projects)
+
+
+def _workflow() -> str:
+    return (
+        "Workflow (each step is one tool call):\n"
+        f"1. {_tool('validate')} {{source, scenario}} checks statements without applying them.\n"
+        f"2. {_tool('open_session')} {{scenario}} opens a session; bar 0 is complete. "
+        "Keep its sessionId.\n"
+        f"3. {_tool('submit')} {{sessionId, source}} applies statements atomically and returns "
+        "the new frame (clock, marks, account, positions, open orders, events). Repeat until "
+        "the tape ends.\n"
+        f"4. {_tool('close')} {{sessionId}}, then {_tool('grade')} {{sessionId}}: metrics and "
+        "conformance, verifiable from the artifacts. A kestrel.operation result means the "
+        f"grade is still running: call {_tool('resume')} with its token."
+    )
 
 
 def _lines(items: Sequence[str]) -> str:
@@ -59,8 +72,8 @@ async def _trade_scenario(fetch: Fetch, args: Mapping[str, str]) -> list[dict[st
             f"one of {names}",
             {"prompt": "kestrel_trade_scenario", "errors": [{"path": "style"}]},
         )
-    scenario = await fetch("kestrel_scenario", {"scenario": args["scenario"]})
-    catalog = await fetch("kestrel_catalog", {})
+    scenario = await fetch(_tool("scenario"), {"scenario": args["scenario"]})
+    catalog = await fetch(_tool("catalog"), {})
     kinds = [
         f"{k.get('kind')}: {k.get('syntax')}  (e.g. {k.get('example')}) - {k.get('summary')}"
         for k in catalog.get("statementKinds") or ()
@@ -95,7 +108,7 @@ The Kestrel language: one statement per line, exactly four kinds.
 {_lines(kinds)}
 Orders fill from the next bar; a submit is atomic (one error refuses it all).
 
-{_WORKFLOW}
+{_workflow()}
 
 Style ({style}): {STYLES[style]}
 Start by opening a session on {scenario.get("id")} and reading bar 0's frame."""
@@ -108,15 +121,15 @@ def _metrics(metrics: Mapping[str, Any]) -> list[str]:
 
 async def _review_grade(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str, Any]]:
     root = args["gradeRoot"]
-    grade = await fetch("kestrel_artifact", {"root": root})
+    grade = await fetch(_tool("artifact"), {"root": root})
     if grade.get("kind") != "kestrel.grade":
         raise ArgumentError(
             f"Invalid arguments for prompt kestrel_review_grade: gradeRoot: {root} is a "
             f"{grade.get('kind')}, not a kestrel.grade",
             {"prompt": "kestrel_review_grade", "errors": [{"path": "gradeRoot"}]},
         )
-    record = await fetch("kestrel_artifact", {"root": str(grade.get("record"))})
-    blotter = await fetch("kestrel_artifact", {"root": str(record.get("blotterRoot"))})
+    record = await fetch(_tool("artifact"), {"root": str(grade.get("record"))})
+    blotter = await fetch(_tool("artifact"), {"root": str(record.get("blotterRoot"))})
     fills = [f for f in blotter.get("fills") or () if isinstance(f, Mapping)]
     shown = [
         f"{f.get('id')} bar {f.get('bar')} ({f.get('time')}): order {f.get('order')} "
@@ -125,7 +138,7 @@ async def _review_grade(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str,
     ]
     if len(fills) > len(shown):
         more = len(fills) - len(shown)
-        shown.append(f"... and {more} more (kestrel_artifact {blotter.get('root')})")
+        shown.append(f"... and {more} more ({_tool('artifact')} {blotter.get('root')})")
     orders = {o.get("id"): o for o in blotter.get("orders") or () if isinstance(o, Mapping)}
     sides = [
         f"{o.get('id')}: {o.get('side')} {o.get('qty')} {o.get('symbol')} {o.get('type')} "
@@ -145,7 +158,7 @@ differently next time. Cite the facts below; do not invent any.
 
 Grade {grade.get("root")} of session {grade.get("session")} on scenario \
 {scenario.get("id")} ({"passed" if grade.get("passed") else "did not pass"}).
-Record {grade.get("record")}; anyone can re-verify it with kestrel_verify.
+Record {grade.get("record")}; anyone can re-verify it with {_tool("verify")}.
 
 Metrics:
 {_lines(_metrics(grade.get("metrics") or {}))}
