@@ -119,7 +119,7 @@ _SCENARIO_ROOT = "sha256:" + "1" * 64
 
 
 def _frame(sid: str, seq: int, status: str = "open") -> Any:
-    from kestrel_protocol import AccountState, Clock, ScenarioRef, SessionFrame
+    from kestrel_protocol import AccountState, Clock, FrameBar, ScenarioRef, SessionFrame
 
     money = "100000.00"
     return SessionFrame(
@@ -129,6 +129,11 @@ def _frame(sid: str, seq: int, status: str = "open") -> Any:
         clock=Clock(bar=seq, time="2020-01-01", remaining=100 - seq),
         status=status,  # type: ignore[arg-type]
         marks={"ACME": "101.25"},
+        bars={
+            "ACME": FrameBar(
+                open="101.00", high="101.50", low="100.75", close="101.25", volume=1000
+            )
+        },
         account=AccountState(
             cash=money,
             equity=money,

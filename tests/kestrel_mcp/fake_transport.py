@@ -193,6 +193,15 @@ class FakeTransport:
                 clock={"bar": seq, "time": f"2024-01-0{seq + 1}T00:00:00Z", "remaining": 2 - seq},
                 status=status,
                 marks={"ACME": "101.20"},
+                bars={
+                    "ACME": {
+                        "open": "101.00",
+                        "high": "101.50",
+                        "low": "100.90",
+                        "close": "101.20",
+                        "volume": 5000,
+                    }
+                },
                 account={
                     "cash": "100000.00",
                     "equity": "100000.00",

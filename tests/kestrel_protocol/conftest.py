@@ -27,6 +27,7 @@ from kestrel_protocol import (
     EmbeddedScenario,
     FeeTerms,
     FillTerms,
+    FrameBar,
     FrameEvent,
     FrameOrder,
     GradeResult,
@@ -149,6 +150,7 @@ def build_samples() -> list[ProtocolModel]:
     )
     accepted = FrameEvent(type="accepted", order="o2", bar=1)
     fill_event = FrameEvent(type="fill", order="o1", bar=1, qty=10, price="101.10", fee="1.00")
+    frame_bar = FrameBar(open="100.50", high="101.75", low="100.25", close="101.25", volume=120000)
     frame = SessionFrame(
         session="ks_1f2e3d4c",
         seq=1,
@@ -156,6 +158,7 @@ def build_samples() -> list[ProtocolModel]:
         clock=clock,
         status="open",
         marks={"ACME": "101.25"},
+        bars={"ACME": frame_bar},
         account=account_state,
         positions=[position],
         orders=[frame_order],
@@ -283,6 +286,7 @@ def build_samples() -> list[ProtocolModel]:
         position,
         frame_order,
         fill_event,
+        frame_bar,
         frame,
         delivery,
         body,

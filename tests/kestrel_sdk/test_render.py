@@ -13,6 +13,15 @@ def _frame(**over: object) -> SessionFrame:
         "clock": {"bar": 12, "time": "2024-01-13T00:00:00Z", "remaining": 88},
         "status": "open",
         "marks": {"ACME": "101.20"},
+        "bars": {
+            "ACME": {
+                "open": "100.10",
+                "high": "101.40",
+                "low": "100.00",
+                "close": "101.20",
+                "volume": 51000,
+            }
+        },
         "account": {
             "cash": "98988.00",
             "equity": "100000.00",

@@ -386,28 +386,28 @@ PINNED_SOURCES = [
 ]
 PINNED_STEPS = [  # (pentad root, frame root) of each submission, as first shipped
     (
-        "2a16bfef7754ea06466e2b3b39302b7c1977721b67c65dcb39526c9547896fd4",
-        "9d12c00d7e16e6153bf045fabbdd00b49d8ab11907838a85b5cf815911b5e4b5",
+        "45a4837bd85ccbc755c34c7f79605d6a2d5465f27ec1ddb3d60da6b1b9d34f84",
+        "580a2b6ad36b1e4d5eed0be8adf7754308ad5af4dc433fa75990f3c37356274d",
     ),
     (
-        "3df8ef4776ed1b8b361df733cb0d1e73b4a56222247be35a8a039c2b45aa583c",
-        "1f5b2aa554184e58b82c2d7e6a5bfad5b07e28b408ccf963c578d7cabdfbc4b2",
+        "321871ca2bdf17f7dcf7f4ca3e0e9aa997a0a8af81c27bba9abdf7a1d57f503f",
+        "d794ba4dc4fd5044289527e86dd4929f85563f7b2c91ff774f5878ed10ae1f73",
     ),
     (
-        "f9bd5cc10dd786e3bdda9039c745697967e9512a1d2c543868609b64356188a5",
-        "7045282bcf7e0acf3103fe2296cd0818b614c979b69d5921de6a377a3964f0f1",
+        "f5efc33eded185a38595a1e7ab14d29752436343c97ae196483f8a7bbf317d38",
+        "e921335aed656bda96c2ab90adfd3ec2882e78b05408fbd47386ec4c2492b28b",
     ),
     (
-        "32e4bd4ac128d75e0151431188ecad25ae684e38e1ab5096652230cc0bd8fa8e",
-        "050e0457ce98419bf0c6ed101121c4001a058fc8d7bcaa3cf656440cc1a337d4",
+        "a15c1c5e087f215e30f799ee27459cff27a7e036137aead61f1eac5e6ea9db0a",
+        "e024b0e54fdba08cb18dd689a471e7a3a2d9f98192a1d2c0cdd3e18d248b6adb",
     ),
     (
-        "7d976c169716377c4fd862d4151871f43768ffb00357844031f581bd623f1cc6",
-        "a955bfd57d7af0f72b37c71b8fc4fb07e76439a85b77308664ef24e05d3cefb1",
+        "085becdd8e786ebfd3a012987381c7f87666b5420e90cee2ff8f772fa73404f3",
+        "3a8740375c67a35cea0434bbf9b4a381849c375758bbaed720e3541c25d3dbba",
     ),
     (
-        "0d69a3bd40f37cb5c86675a49f7a12e75eb53af3c9b88c30e9d7535a949244f9",
-        "45569e5220bce6c161578a9721de207355a7f23f770bcf47ca7fddcac52f0e9d",
+        "daac9909b703baa0f7d6d377ddcc3da1d1c546ea862e27c79318e370c25fd0e6",
+        "2683e8f84a3ee792274bb55e970da7a3ae5478955f945dfb13a991a09a67275a",
     ),
 ]
 
@@ -430,8 +430,8 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
     rt.shutdown()
     rt = Runtime(tmp_path)  # a new process replays the journal
     record = rt.close("local", sid)
-    assert record.root == "sha256:ffb8c4726b2640762012625634f0db5427e0dd147e7721c33c3696bb506173cf"
-    assert record.head == "sha256:49c5d411c8cbd4285d22455fc516e6643b160b1814f6501a9f6a37e19ba32b5c"
+    assert record.root == "sha256:7b0bbe26702dbd61f27dec8acedd956cfb7d7f75c1a1a36a9f47bbc2410589d1"
+    assert record.head == "sha256:f20ad5b157b448823a8a2f536a11c5632d50281b6c57ff4d7d429c365bfdaaa8"
     assert (
         record.blotter_root
         == "sha256:76cb0e036aec1b37cbe84f173fce7aedf452e5d071cfac6ab27f792d9c0d2508"
@@ -441,7 +441,7 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
         assert root_of(rt.artifact(root)) == root
     grade = rt.grade("local", sid)
     assert isinstance(grade, GradeResult)
-    assert grade.root == "sha256:254fe6025ef4eac5f4a510e82f61d84abf84df8828c40679dbd6e085d23b6831"
+    assert grade.root == "sha256:bad17ce1f7e8340e6afb1912398e1bb0add96634245db38935189a55575188e7"
     assert rt.verify(grade).ok
     rt.shutdown()
 

@@ -222,33 +222,33 @@ def _fives(choose: Chooser) -> Chooser:
 
 PINNED = {
     "acme-trend": {
-        "frames": "1372e6bfe33d7a66c400d07479dded8688f3c9169774dce8b1f60789a6e34b21",
+        "frames": "adc9df0ff3cfa359f39e307755381c77099d6e7cbd2a4636abc8b7b7bcf70c65",
         "blotter": "sha256:074d306c8e851d56fd5a2d39209f8574469967c380dbfb03b9381f3402bc65b9",
-        "grade": "sha256:b036fb63023864d74236e751ceaf36f2620236d779e4bcfa2e0cc068fcb7d8a0",
+        "grade": "sha256:a606569324f2b0e77b059506921e28de9c244d1d659f4e14f2cbb4851874619a",
         "last": "closed seq=353 bar=2519 steps=402",
     },
     "pairs-kx": {
-        "frames": "87ea29a56bb117afe2ea1e1b9d90f321029a4d53c5214e069caf8d6d914af604",
+        "frames": "e06720810482c8a680775b6d980d299bfe10b5ee18b912143a5a599021f1128d",
         "blotter": "sha256:d9b91d8b6d549fa65ef59b2b03ebbb019f2cddb57a81a65dd81e548d203f98ee",
-        "grade": "sha256:c31420d584303ea257b55a9558d1a009dbe009170d19ba7472bdd4935d9758d1",
+        "grade": "sha256:083799e6058d37cbb4f81fe159ba7d981947f3dc1d5fbbfcbc1ac15237c2e9ce",
         "last": "closed seq=357 bar=638 steps=402",
     },
     "acme-crash": {
-        "frames": "78868d2e97936949693a1cdf746b43000cbf76f04ff514da869096f0304e1544",
+        "frames": "5630d83dc7d00c7aa46609229fc59df10708f2102a6e7e296eda55091a8793ed",
         "blotter": "sha256:9c5855a8025cee6e64e0f32a4e216a2924dc78f755114c523fbb9369c473252b",
-        "grade": "sha256:16bc98bd03a94c77785d4e060270cb9f725156598e5c3b9c65eb0348d02e6ea5",
+        "grade": "sha256:63f01e3edc9674660789215003ef3b96be197ea89aab902e40d189329a1e7cb6",
         "last": "closed seq=271 bar=1514 steps=302",
     },
     "odd": {
-        "frames": "483f8ba424155795408f03701041c4688cc56e3165cd3ed5ef00bb1cae0b6489",
+        "frames": "e47689431399ef1e7d6194aed331aceed95491526c812faa864c494b7c62a672",
         "blotter": "sha256:c6b7856f794c41cb74831f4bc5de964b40aededa44e92de275b11d36790537e0",
-        "grade": "sha256:5b113f78a94e5d40238d21ce3f9d05e29df576540dd6ade87ffb88f2e7855532",
+        "grade": "sha256:50d894be750a6379418a75d09d2e7aae4756e084acce6de206ce0fee81a4265d",
         "last": "closed seq=132 bar=259 steps=162",
     },
     "minute-200k": {
-        "frames": "b10f9529821d42256d65545e93524beb335fd55da8d48cb742295fd0c9221bd6",
+        "frames": "1ef49545b7dd4659985e12a25c900eb0741109406978de45d6c8b5fcb0a617c9",
         "blotter": "sha256:9b86a0f99617099f1f7ce1fbb091cf0b293172a6e2a60db193985a7b52f13fb4",
-        "grade": "sha256:8cc117b24dc82ec3b23d2736dfeef1c01b4200ebbeeab10da0830242d48aadbc",
+        "grade": "sha256:aec858f91f00b205fc70bfaae4dffc02f429fee767a8b62d91bd4dc7c3a67b9d",
         "last": "closed seq=5000 bar=5000 steps=5002",
     },
 }

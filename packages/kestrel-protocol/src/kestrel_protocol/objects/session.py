@@ -22,6 +22,7 @@ __all__ = [
     "AccountState",
     "Clock",
     "Delivery",
+    "FrameBar",
     "FrameEvent",
     "FrameOrder",
     "Payment",
@@ -83,6 +84,16 @@ class Clock(ProtocolModel):
     remaining: int
 
 
+class FrameBar(ProtocolModel):
+    """One symbol's clock bar: open, high, low, close (prices) and volume."""
+
+    open: DecimalStr
+    high: DecimalStr
+    low: DecimalStr
+    close: DecimalStr
+    volume: int
+
+
 class AccountState(ProtocolModel):
     """Money state at the clock bar's close."""
 
@@ -142,6 +153,8 @@ class SessionFrame(ProtocolModel):
     clock: Clock
     status: Literal["open", "stood-down", "closed"]
     marks: dict[str, DecimalStr]
+    bars: dict[str, FrameBar]
+    """Each symbol's clock bar (its close is the mark)."""
     account: AccountState
     positions: list[Position]
     orders: list[FrameOrder]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from kestrel_protocol import (
     AccountState,
     Clock,
+    FrameBar,
     FrameEvent,
     FrameOrder,
     Position,
@@ -121,7 +122,8 @@ _ALL_POSITION = {"symbol", "qty", "avg_price", "unrealized"}
 _ALL_ORDER = {"id", "alias", "side", "qty", "filled", "symbol", "type", "limit", "stop"}
 _ALL_ORDER |= {"tif", "status"}
 _ALL_CLOCK = {"bar", "time", "remaining"}
-_ALL_FRAME = {"kind", "session", "seq", "scenario", "clock", "status", "marks"}
+_ALL_BAR = {"open", "high", "low", "close", "volume"}
+_ALL_FRAME = {"kind", "session", "seq", "scenario", "clock", "status", "marks", "bars"}
 _ALL_FRAME |= {"account", "positions", "orders", "events"}
 _EVENT_GIVEN: dict[tuple[bool, ...], set[str]] = {}
 _ZERO_RATIO = "0.00000000"
@@ -162,10 +164,11 @@ class FrameBuilder:
         self._marks_bar = -1
         self._marks: dict[str, str] = {}
         self._marks_json = ""
+        self._bars: dict[str, FrameBar] = {}
+        self._bars_json = ""
         self._time = ""
         self._time_json = ""
         self._sorted_symbols = sorted(self._symbols)
-        self._single = self._symbols[0] if len(self._symbols) == 1 else None
         self._price_unit = 10 ** (terms.scale - terms.price_scale)
         self._price_places = terms.price_scale
         # the texts of the account's amounts that change only now and then
@@ -230,24 +233,38 @@ class FrameBuilder:
         self._pending_json.append("".join(parts))
 
     def _marks_at(self, bar: int) -> tuple[dict[str, str], str, str, str]:
-        """The marks and time of a bar, each as a value and as JSON (cached per bar)."""
+        """The marks and time of a bar, each as a value and as JSON (cached per bar);
+        the bar's OHLCV (:attr:`_bars`) is made with them."""
         if bar == self._marks_bar:
             return dict(self._marks), self._marks_json, self._time, self._time_json
         unit = self._price_unit
         places = self._price_places
         cols = self._cols
-        single = self._single
-        if single is not None:
-            text = scaled_text(cols[single][3][bar] // unit, places)
-            self._marks = {single: text}
-            self._marks_json = f'{{{self._symbol_json[single]}:"{text}"}}'
-        else:
-            marks = {s: scaled_text(cols[s][3][bar] // unit, places) for s in self._symbols}
-            quoted = self._symbol_json
-            self._marks = marks
-            self._marks_json = (
-                "{" + ",".join(f'{quoted[s]}:"{marks[s]}"' for s in self._sorted_symbols) + "}"
+        quoted = self._symbol_json
+        marks: dict[str, str] = {}
+        bars: dict[str, FrameBar] = {}
+        marks_parts: list[str] = []
+        bars_parts: list[str] = []
+        for s in self._sorted_symbols:
+            o, h, lo, c, v = cols[s]
+            op, hi, low, close = (scaled_text(x[bar] // unit, places) for x in (o, h, lo, c))
+            volume = v[bar]
+            marks[s] = close
+            bars[s] = construct(
+                FrameBar,
+                {"open": op, "high": hi, "low": low, "close": close, "volume": volume},
+                _ALL_BAR,
             )
+            marks_parts.append(f'{quoted[s]}:"{close}"')
+            # canonical key order: close, high, low, open, volume
+            bars_parts.append(
+                f'{quoted[s]}:{{"close":"{close}","high":"{hi}","low":"{low}"'
+                f',"open":"{op}","volume":{volume}}}'
+            )
+        self._marks = marks
+        self._marks_json = "{" + ",".join(marks_parts) + "}"
+        self._bars = bars
+        self._bars_json = "{" + ",".join(bars_parts) + "}"
         self._time = self._times[bar]
         self._time_json = _quote(self._time)
         self._marks_bar = bar
@@ -458,6 +475,7 @@ class FrameBuilder:
                 ),
                 "status": status,
                 "marks": marks,
+                "bars": dict(self._bars),
                 "account": state,
                 "positions": positions,
                 "orders": orders,
@@ -467,7 +485,7 @@ class FrameBuilder:
         )
         _remember(
             frame,
-            f'{{"account":{state_json},"clock":{{"bar":{clock},"remaining":{remaining}'
+            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock},"remaining":{remaining}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
             f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}',
