@@ -82,6 +82,7 @@ def _samples(fx: Fixture) -> dict[str, Any]:
         "root": fx.root,
         "grade": fx.grade,
         "gradeRoot": fx.grade["root"],
+        "bars": 3,
     }
 
 
@@ -233,6 +234,9 @@ class Faces:
                 if not isinstance(value, str) or not value.isascii():
                     return None  # a path segment cannot carry it
                 path = path.replace("{" + param + "}", value)
+            query = {param: args.pop(a) for a, param in route.query.items() if a in args}
+            if any(not isinstance(v, int | str) for v in query.values()):
+                return None  # a query string cannot carry it
             if route.body == "none" and args:
                 return None  # nothing left to carry an unknown or mistyped argument
             if route.body == "none" and row.variant == "missing argument":
@@ -241,6 +245,7 @@ class Faces:
                 response = await client.request(
                     route.method,
                     path,
+                    params=query,
                     content=_body(args) if route.body != "none" else None,
                     headers={
                         "Authorization": f"Bearer {token(row.scopes)}",

@@ -259,6 +259,20 @@ class FakeTransport:
         self._own(session_id)
         return Delivery.of(_frame(session_id, self.s.seq[session_id]))
 
+    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> Any:
+        from kestrel_protocol import History
+
+        self._own(session_id)
+        frame = _frame(session_id, self.s.seq[session_id])
+        row = {"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}
+        return History(
+            session=session_id,
+            scenario=frame.scenario,
+            clock=frame.clock,
+            symbol=symbol,
+            bars=[row],
+        )
+
     async def blotter(self, session_id: str) -> Any:
         from kestrel_protocol import Blotter
 

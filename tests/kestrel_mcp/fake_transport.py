@@ -20,6 +20,7 @@ from kestrel_protocol import (
     CatalogScenario,
     Delivery,
     GradeResult,
+    History,
     Offer,
     OperationResumption,
     Payment,
@@ -280,6 +281,13 @@ class FakeTransport:
             await anyio.sleep(5)
         delivery: Delivery = self._get(session_id)["delivery"]
         return delivery
+
+    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
+        frame = self._get(session_id)["delivery"].frame
+        rows = [{"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}][:bars]
+        return History(
+            session=session_id, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
+        )
 
     async def blotter(self, session_id: str) -> Blotter:
         self._get(session_id)

@@ -57,6 +57,19 @@ def _request_body(tool: Tool[Transport]) -> dict[str, Any] | None:
     return {"required": bool(schema.get("required")), "content": content}
 
 
+def _query_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """An argument's schema as a query parameter's: a query never carries ``null``, so an
+    optional argument (``anyOf [T, null]``) is its ``T`` (its default kept)."""
+    options = [o for o in schema.get("anyOf", ()) if o.get("type") != "null"]
+    found = dict(options[0]) if len(options) == 1 else dict(schema)
+    found.pop("anyOf", None)
+    found.pop("title", None)
+    found.pop("description", None)
+    if "default" in schema and schema["default"] is not None:
+        found["default"] = schema["default"]
+    return found
+
+
 def _operation(tool: Tool[Transport]) -> dict[str, Any]:
     route = tool.route
     assert route is not None
@@ -91,17 +104,19 @@ def _operation(tool: Tool[Transport]) -> dict[str, Any]:
         {"name": param, "in": "path", "required": True, "schema": {"type": "string"}}
         for param in route.params.values()
     ]
-    properties = input_schema(tool.arguments).get("properties", {})
-    parameters.extend(
-        {
-            "name": param,
-            "in": "query",
-            "required": False,
-            "description": properties[argument].get("description", ""),
-            "schema": {"type": "boolean", "default": properties[argument].get("default", False)},
-        }
-        for argument, param in route.query.items()
-    )
+    if route.query:
+        schema = input_schema(tool.arguments)
+        properties, required = schema.get("properties", {}), schema.get("required", [])
+        parameters.extend(
+            {
+                "name": param,
+                "in": "query",
+                "required": argument in required,
+                "description": properties.get(argument, {}).get("description", ""),
+                "schema": _query_schema(properties.get(argument, {"type": "string"})),
+            }
+            for argument, param in route.query.items()
+        )
     if parameters:
         operation["parameters"] = parameters
     body = _request_body(tool)

@@ -18,7 +18,13 @@ from typing import Any
 import anyio
 from kestrel_protocol import RefusalCode
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.surface import SCOPE_READ, ArgumentError, Tool, result_refusal
+from kestrel_protocol.surface import (
+    SCOPE_READ,
+    ArgumentError,
+    Tool,
+    input_schema,
+    result_refusal,
+)
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -70,17 +76,44 @@ async def _source_body(request: Request) -> dict[str, Any] | Response:
 _BOOLEANS = {"true": True, "false": False}
 
 
-def _query_arguments(query: Mapping[str, str], request: Request) -> dict[str, Any]:
-    """The arguments a route's query carries (its flags: ``true``/``false``).
+def _query_types(tool: Tool[Transport]) -> dict[str, str]:
+    """The JSON type of each argument a tool's route carries in its query."""
+    assert tool.route is not None
+    if not tool.route.query:
+        return {}
+    properties = input_schema(tool.arguments).get("properties", {})
+    types: dict[str, str] = {}
+    for argument in tool.route.query:
+        schema = properties.get(argument, {})
+        options = [schema, *schema.get("anyOf", ())]
+        types[argument] = next((str(o["type"]) for o in options if "type" in o), "string")
+    return types
 
-    Any other query parameter, or another value, is passed on as it came, so the tool's
-    model refuses it as INVALID_ARGUMENT naming it, exactly as it would in a JSON body.
+
+def _query_value(value: str, kind: str) -> Any:
+    """A query parameter as its argument: a flag's ``true``/``false`` as a boolean, an
+    integer argument's digits as an integer, anything else as it came."""
+    if kind == "boolean":
+        return _BOOLEANS.get(value, value)
+    if kind == "integer" and value.lstrip("-").isdigit() and len(value) <= 18:
+        return int(value)
+    return value
+
+
+def _query_arguments(
+    query: Mapping[str, str], types: Mapping[str, str], request: Request
+) -> dict[str, Any]:
+    """The arguments a route's query carries, typed as their arguments are.
+
+    Any other query parameter, or a value of the wrong kind, is passed on as it came, so
+    the tool's model refuses it as INVALID_ARGUMENT naming it, exactly as in a JSON body.
     """
     argument_of = {param: argument for argument, param in query.items()}
     found: dict[str, Any] = {}
     for name, value in request.query_params.multi_items():
         argument = argument_of.get(name, name)
-        found[argument] = _BOOLEANS.get(value, value) if name in argument_of else value
+        kind = types.get(argument, "string") if name in argument_of else "string"
+        found[argument] = _query_value(value, kind)
     return found
 
 
@@ -126,6 +159,7 @@ def _endpoint(door: Door, tool: Tool[Transport]) -> Endpoint:
     route = tool.route
     assert route is not None
     read_body = {"none": None, "json": _json_body, "source": _source_body}[route.body]
+    types = _query_types(tool)
 
     async def endpoint(request: Request) -> Response:
         caller = await door.authenticate(request, "http")
@@ -134,10 +168,10 @@ def _endpoint(door: Door, tool: Tool[Transport]) -> Endpoint:
         body: dict[str, Any] | Response = {} if read_body is None else await read_body(request)
         if isinstance(body, Response):
             return body
-        for argument, param in route.params.items():
-            body[argument] = request.path_params[param]
         if route.query:
-            body.update(_query_arguments(route.query, request))
+            body.update(_query_arguments(route.query, types, request))
+        for argument, param in route.params.items():  # the path wins over the query
+            body[argument] = request.path_params[param]
         return await _call(door, caller, tool, body)
 
     return endpoint

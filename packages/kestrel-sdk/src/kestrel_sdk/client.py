@@ -16,6 +16,7 @@ from kestrel_protocol import (
     Catalog,
     Delivery,
     GradeResult,
+    History,
     Offer,
     OperationResumption,
     Payment,
@@ -59,6 +60,11 @@ class KestrelSession:
     async def frame(self) -> Delivery:
         """The latest frame and its root."""
         return await self._transport.frame(self.id)
+
+    async def history(self, bars: int, symbol: str | None = None) -> History:
+        """The last ``bars`` bars (1-1,000) up to and including the clock bar, oldest
+        first; every symbol, or ``symbol`` alone. Never a bar after the clock."""
+        return await self._transport.history(self.id, bars, symbol)
 
     async def blotter(self) -> Blotter:
         """Every order and fill so far."""

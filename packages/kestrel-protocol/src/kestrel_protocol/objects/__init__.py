@@ -24,6 +24,7 @@ from .grade import (
     OperationResumption,
     VerificationReport,
 )
+from .history import History, HistoryBar
 from .offer import Offer
 from .proof import EmbeddedScenario, Proof, ProofScenario
 from .record import SessionRecord
@@ -66,6 +67,8 @@ __all__ = [
     "FrameEvent",
     "FrameOrder",
     "GradeResult",
+    "History",
+    "HistoryBar",
     "Instrument",
     "Metrics",
     "Mismatch",

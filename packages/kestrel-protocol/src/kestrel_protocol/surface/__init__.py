@@ -10,8 +10,10 @@ and name no tool of their own.
 from __future__ import annotations
 
 from .arguments import (
+    HISTORY_MAX,
     Arguments,
     ArtifactArgs,
+    HistoryArgs,
     NoArgs,
     OpenArgs,
     PaymentArgs,
@@ -55,6 +57,7 @@ from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_proble
 
 __all__ = [
     "ALL_SCOPES",
+    "HISTORY_MAX",
     "INSTRUCTIONS",
     "LABEL_MAX",
     "LABEL_RULE",
@@ -75,6 +78,7 @@ __all__ = [
     "Arguments",
     "ArtifactArgs",
     "Fetch",
+    "HistoryArgs",
     "Label",
     "McpMethods",
     "NoArgs",

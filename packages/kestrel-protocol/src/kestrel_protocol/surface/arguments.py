@@ -8,6 +8,8 @@ input rules are said here once for every face.
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -15,8 +17,10 @@ from ..objects import GradeResult, Payment
 from .text import Label, Text
 
 __all__ = [
+    "HISTORY_MAX",
     "Arguments",
     "ArtifactArgs",
+    "HistoryArgs",
     "NoArgs",
     "OpenArgs",
     "PaymentArgs",
@@ -87,6 +91,23 @@ class SessionArgs(Arguments):
     """A session by its id."""
 
     session_id: Text = Field(description="The sessionId the session open returned.")
+
+
+HISTORY_MAX: Final = 1000
+"""The most bars one history call returns."""
+
+
+class HistoryArgs(SessionArgs):
+    """The last bars of a session's tape, up to and including its clock bar."""
+
+    bars: int = Field(
+        ge=1,
+        le=HISTORY_MAX,
+        description=f"How many bars (1-{HISTORY_MAX}), ending with the clock bar.",
+    )
+    symbol: Text | None = Field(
+        default=None, description="One symbol of the scenario; omit for every symbol."
+    )
 
 
 class SubmitArgs(SessionArgs):

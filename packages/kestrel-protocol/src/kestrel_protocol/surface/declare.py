@@ -35,10 +35,11 @@ class Route:
     """Where a tool lives on ``/v1``.
 
     ``params`` maps an argument (by its wire name) to the path parameter that carries it;
-    ``query`` an optional boolean argument to the query parameter that carries it
-    (``?embedTape=true``; a route with a query takes no other query parameter);
-    ``body`` says what the request body is: nothing, the JSON arguments, or (``source``)
-    either JSON or the raw ``text/x-kestrel`` source.
+    ``query`` maps an argument to the query parameter that carries it, read as
+    its argument's type says (a flag's ``true``/``false``, an integer's digits; a route
+    with a query takes no other query parameter); ``body`` says what the request body
+    is: nothing, the JSON arguments, or (``source``) either JSON or the raw
+    ``text/x-kestrel`` source.
     """
 
     method: Literal["GET", "POST"]

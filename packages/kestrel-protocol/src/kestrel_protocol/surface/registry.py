@@ -19,6 +19,7 @@ from ..objects import (
     Catalog,
     Delivery,
     GradeResult,
+    History,
     OperationResumption,
     Proof,
     SessionOpened,
@@ -30,6 +31,7 @@ from ..objects import (
 from ..ports import Transport
 from .arguments import (
     ArtifactArgs,
+    HistoryArgs,
     NoArgs,
     OpenArgs,
     ProofArgs,
@@ -82,6 +84,10 @@ async def _submit(t: Transport, a: SubmitArgs) -> Any:
 
 async def _frame(t: Transport, a: SessionArgs) -> Any:
     return (await t.frame(a.session_id)).to_json()
+
+
+async def _history(t: Transport, a: HistoryArgs) -> Any:
+    return (await t.history(a.session_id, a.bars, a.symbol)).to_json()
 
 
 async def _blotter(t: Transport, a: SessionArgs) -> Any:
@@ -240,6 +246,28 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
         read_only=True,
         refusals=("UNKNOWN_SESSION",),
         route=Route("GET", "/v1/sessions/{id}/frame", _SESSION_PATH),
+    ),
+    Tool(
+        name="kestrel_session_history",
+        title="Bars up to the clock",
+        description=(
+            "The last N bars of the session's tape (time, symbol, open, high, low, close, "
+            "volume) up to and including the clock bar, oldest first; never a bar after the "
+            "clock. Use this, not the scenario's tape, for history while you trade."
+        ),
+        arguments=HistoryArgs,
+        call=_history,
+        projects="history",
+        results=(History,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SESSION", "INVALID_ARGUMENT"),
+        route=Route(
+            "GET",
+            "/v1/sessions/{id}/history",
+            _SESSION_PATH,
+            query={"bars": "bars", "symbol": "symbol"},
+        ),
     ),
     Tool(
         name="kestrel_session_blotter",

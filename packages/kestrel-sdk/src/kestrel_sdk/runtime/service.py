@@ -27,6 +27,7 @@ from kestrel_protocol import (
     Delivery,
     EmbeddedScenario,
     GradeResult,
+    History,
     KestrelError,
     OperationResumption,
     Payment,
@@ -47,12 +48,14 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_protocol.ports import SessionGate
+from kestrel_protocol.surface import HISTORY_MAX
 
 from .catalog import load_catalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine import SessionEngine, compute_grade
 from .engine.frame import construct
 from .engine.frame import frame_root as engine_frame_root
+from .history import history_bars
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations
@@ -411,6 +414,22 @@ class Runtime:
             head = live.frame_root
         members = {"frame": SessionFrame.parse(self._artifact(head)), "frame_root": head}
         return construct(Delivery, members, _DELIVERY)
+
+    def history(self, principal: str, sid: str, bars: int, symbol: str | None = None) -> History:
+        """The last ``bars`` bars of the session's tape up to and including its clock bar
+        (open or closed: the head frame's clock), never a bar after it."""
+        if not 1 <= bars <= HISTORY_MAX:
+            raise _refuse(
+                RefusalCode.INVALID_ARGUMENT,
+                f"bars must be 1 to {HISTORY_MAX}, not {bars}",
+                bars=bars,
+            )
+        frame = self.frame(principal, sid).frame
+        tape = self._session(principal, sid).loaded.tape
+        rows = history_bars(tape, frame.clock.bar, bars, symbol)
+        return History(
+            session=sid, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
+        )
 
     def blotter(self, principal: str, sid: str) -> Blotter:
         with self._locked(principal, sid) as live:

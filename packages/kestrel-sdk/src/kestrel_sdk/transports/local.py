@@ -26,6 +26,7 @@ from kestrel_protocol import (
     Catalog,
     Delivery,
     GradeResult,
+    History,
     KestrelError,
     OperationResumption,
     Payment,
@@ -163,6 +164,10 @@ class LocalTransport:
     async def frame(self, session_id: str) -> Delivery:
         CHECK["frame"](session_id=session_id)
         return self._direct(self.runtime.frame, self.principal, session_id)
+
+    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
+        CHECK["history"](session_id=session_id, bars=bars, symbol=symbol)
+        return self._direct(self.runtime.history, self.principal, session_id, bars, symbol)
 
     async def blotter(self, session_id: str) -> Blotter:
         CHECK["blotter"](session_id=session_id)

@@ -21,6 +21,7 @@ from kestrel_protocol import (
     Catalog,
     Delivery,
     GradeResult,
+    History,
     Offer,
     OperationResumption,
     Payment,
@@ -166,6 +167,12 @@ class RemoteTransport:
     async def frame(self, session_id: str) -> Delivery:
         CHECK["frame"](session_id=session_id)
         return _parse(Delivery, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/frame"))
+
+    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
+        CHECK["history"](session_id=session_id, bars=bars, symbol=symbol)
+        query = f"?bars={bars}" + ("" if symbol is None else f"&symbol={_seg(symbol)}")
+        path = f"/v1/sessions/{_seg(session_id)}/history{query}"
+        return _parse(History, await self._json("GET", path))
 
     async def blotter(self, session_id: str) -> Blotter:
         CHECK["blotter"](session_id=session_id)

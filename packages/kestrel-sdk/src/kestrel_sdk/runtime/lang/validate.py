@@ -145,7 +145,9 @@ def check_located(
                         st.line,
                         item.columns["to"],
                         "K205",
-                        f"advance to {st.to}: beyond the tape (last bar {times[last]})",
+                        # the last bar's time is not named: it lies beyond the clock
+                        f"advance to {st.to}: beyond the tape's last bar "
+                        f"({last - clock} bars after the clock)",
                     )
                 )
             else:
