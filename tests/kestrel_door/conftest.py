@@ -189,6 +189,8 @@ class FakeTransport:
                     interval="1d",
                     bars=100,
                     root=_SCENARIO_ROOT,
+                    tape_root=_SCENARIO_ROOT,
+                    sealed=False,
                 )
             ],
             statement_kinds=[
@@ -265,13 +267,8 @@ class FakeTransport:
         self._own(session_id)
         frame = _frame(session_id, self.s.seq[session_id])
         row = {"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}
-        return History(
-            session=session_id,
-            scenario=frame.scenario,
-            clock=frame.clock,
-            symbol=symbol,
-            bars=[row],
-        )
+        data = {"session": session_id, "scenario": frame.scenario.to_json(), "symbol": symbol}
+        return History.parse({**data, "clock": frame.clock.to_json(), "bars": [row]})
 
     async def blotter(self, session_id: str) -> Any:
         from kestrel_protocol import Blotter

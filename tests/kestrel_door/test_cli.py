@@ -131,3 +131,13 @@ def test_kestrel_door_plugin_honours_the_root_home(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1].startswith("kestrel_tok_")
     assert (tmp_path / "h" / "door.db").exists()
+
+
+def test_serve_refuses_to_seal_a_scenario_not_in_the_catalog(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        door_group,
+        ["--home", str(tmp_path), "serve", "--seal", "acme-trend", "--seal", "nope"],
+    )
+    assert result.exit_code == 2, result.output
+    assert "--seal" in result.output
+    assert "no scenario 'nope' in the catalog" in result.output

@@ -92,6 +92,8 @@ class FakeTransport:
                 interval="1d",
                 bars=3,
                 root=self.scenario_obj.root,
+                tape_root=self.scenario_obj.tape.root,
+                sealed=False,
                 **_extra(self.newer),
             )
             for sid in ("acme-chop", "acme-crash", "acme-trend")
@@ -284,10 +286,9 @@ class FakeTransport:
 
     async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
         frame = self._get(session_id)["delivery"].frame
-        rows = [{"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}][:bars]
-        return History(
-            session=session_id, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
-        )
+        row = {"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}
+        data = {"session": session_id, "scenario": frame.scenario.to_json(), "symbol": symbol}
+        return History.parse({**data, "clock": frame.clock.to_json(), "bars": [row]})
 
     async def blotter(self, session_id: str) -> Blotter:
         self._get(session_id)

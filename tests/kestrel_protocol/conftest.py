@@ -117,6 +117,8 @@ def build_samples() -> list[ProtocolModel]:
         interval="1d",
         bars=2520,
         root=scenario.root,
+        tape_root=scenario.tape.root,
+        sealed=False,
     )
     catalog = Catalog.with_root(scenarios=[catalog_entry], statement_kinds=statement_kinds)
     diagnostic = Diagnostic(

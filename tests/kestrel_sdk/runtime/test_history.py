@@ -40,7 +40,8 @@ async def test_history_is_the_csv_rows_up_to_the_clock(tmp_path: Path) -> None:
         for n in (1, 7, 41, 1000):
             got = await session.history(n)
             clock = got.clock.bar
-            assert clock == 40 and got.clock.time == times[40]
+            assert clock == 40
+            assert got.clock.time == times[40]
             want = [r for r in rows if times[max(0, clock - n + 1)] <= r["time"] <= times[clock]]
             assert [_as_csv(b.to_json()) for b in got.bars] == want
             assert max(b.time for b in got.bars) == got.clock.time
@@ -75,7 +76,8 @@ async def test_history_refuses_bad_counts_and_unknown_symbols(tmp_path: Path) ->
         with pytest.raises(KestrelError) as caught:
             await opened.session.history(3, "NOPE")
         assert caught.value.code == "INVALID_ARGUMENT"
-        assert "NOPE" in caught.value.message and "ACME" in caught.value.message
+        assert "NOPE" in caught.value.message
+        assert "ACME" in caught.value.message
 
 
 def test_runtime_history_checks_its_count(tmp_path: Path) -> None:

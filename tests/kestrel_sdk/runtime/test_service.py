@@ -49,7 +49,7 @@ def _open(rt: Runtime, principal: str = "local", label: str | None = None) -> st
 
 
 def test_open_takes_next_label_and_is_idempotent_by_label(runtime: Runtime) -> None:
-    root = runtime.scenario(SCENARIO).root
+    root = runtime.scenario("local", SCENARIO).root
     first = _open(runtime)
     assert first == session_id("local", root, "1")
     second = _open(runtime)

@@ -95,6 +95,14 @@ def door_group(ctx: click.Context, home: str | None) -> None:
 @click.option(
     "--timeout", type=float, default=60.0, show_default=True, help="Per-call timeout (s)."
 )
+@click.option(
+    "--seal",
+    "seal",
+    multiple=True,
+    metavar="ID",
+    help="Seal a catalog scenario (repeatable): no face serves its tape or a bar after a "
+    "session's clock.",
+)
 @click.pass_context
 def serve(  # noqa: PLR0917 - one parameter per click option
     ctx: click.Context,
@@ -109,6 +117,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     daily_quota: int | None,
     max_body: int,
     timeout: float,
+    seal: tuple[str, ...],
 ) -> None:
     """Serve /v1, /mcp and the OAuth metadata with uvicorn."""
 
@@ -131,8 +140,14 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     if daily_quota is not None:
         gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
     # The gate is the runtime's: it resumes an open label before it asks the gate.
-    owner = kestrel_sdk.local_transport(home=home, gate=gate)
+    owner = kestrel_sdk.local_transport(home=home, gate=gate, sealed=seal)
     runtime = getattr(owner, "runtime", None)
+    if seal and runtime is not None:
+        unknown = sorted(set(seal) - set(runtime.index.ids()))
+        if unknown:
+            raise click.BadParameter(
+                f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
+            )
 
     # Each principal reads only its own sessions' artifacts (a proof is how one is shared).
     def transport_for(principal: str) -> Any:

@@ -21,6 +21,7 @@ from .objects import (
     Payment,
     Proof,
     Scenario,
+    SealedScenario,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -56,7 +57,7 @@ class Transport(Protocol):
     """
 
     async def catalog(self) -> Catalog: ...
-    async def scenario(self, scenario_id: str) -> Scenario: ...
+    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario: ...
     async def tape(self, scenario_id: str) -> str: ...
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport: ...
     async def open_session(

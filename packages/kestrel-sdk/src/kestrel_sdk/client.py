@@ -22,6 +22,7 @@ from kestrel_protocol import (
     Payment,
     Proof,
     Scenario,
+    SealedScenario,
     SessionRecord,
     SessionResponse,
     ValidationReport,
@@ -84,7 +85,7 @@ class KestrelSdk:
     async def catalog(self) -> Catalog:
         return await self.transport.catalog()
 
-    async def scenario(self, scenario_id: str) -> Scenario:
+    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
         return await self.transport.scenario(scenario_id)
 
     async def tape(self, scenario_id: str) -> str:

@@ -11,6 +11,8 @@ from .catalog import (
     FillTerms,
     Instrument,
     Scenario,
+    SealedScenario,
+    SealedTapeInfo,
     StatementKind,
     TapeInfo,
 )
@@ -83,6 +85,8 @@ __all__ = [
     "ProofScenario",
     "Scenario",
     "ScenarioRef",
+    "SealedScenario",
+    "SealedTapeInfo",
     "SessionFrame",
     "SessionOpened",
     "SessionRecord",

@@ -16,6 +16,8 @@ __all__ = [
     "FillTerms",
     "Instrument",
     "Scenario",
+    "SealedScenario",
+    "SealedTapeInfo",
     "StatementKind",
     "TapeInfo",
 ]
@@ -24,7 +26,12 @@ Interval = Literal["1m", "5m", "1h", "1d"]
 
 
 class CatalogScenario(ProtocolModel):
-    """One catalog entry; ``root`` is the full :class:`Scenario`'s root."""
+    """One catalog entry; ``root`` is the full :class:`Scenario`'s root.
+
+    ``tapeRoot`` is the root of its tape's canonical CSV: for a ``sealed`` scenario (no
+    face serves its tape or a bar after a session's clock) it is the commitment a later
+    unsealing is checked against.
+    """
 
     id: str
     title: str
@@ -32,6 +39,8 @@ class CatalogScenario(ProtocolModel):
     interval: Interval
     bars: int
     root: RootStr
+    tape_root: RootStr
+    sealed: bool
 
 
 class StatementKind(ProtocolModel):
@@ -106,3 +115,54 @@ class Scenario(SelfRooted):
     account: AccountTerms
     fees: FeeTerms
     fill: FillTerms
+
+
+class SealedTapeInfo(ProtocolModel):
+    """A sealed tape's shape up to what bar 0 shows: no end time, only its root."""
+
+    interval: Interval
+    bars: int
+    start: str
+    bars_per_year: int
+    root: RootStr
+
+
+class SealedScenario(ProtocolModel):
+    """A sealed scenario as every face serves it: the terms an agent trades by, without
+    its description or its tape's end (either may tell of bars after the clock).
+
+    ``root`` is the full :class:`Scenario`'s root (as the catalog lists it): the
+    commitment a later unsealing is checked against, not a root of this object.
+    """
+
+    kind: Literal["kestrel.sealed-scenario"] = "kestrel.sealed-scenario"
+    id: str
+    title: str
+    sealed: Literal[True] = True
+    root: RootStr
+    instruments: list[Instrument]
+    tape: SealedTapeInfo
+    account: AccountTerms
+    fees: FeeTerms
+    fill: FillTerms
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> SealedScenario:
+        """The sealed view of ``scenario``."""
+        tape = scenario.tape
+        return cls(
+            id=scenario.id,
+            title=scenario.title,
+            root=scenario.root,
+            instruments=scenario.instruments,
+            tape=SealedTapeInfo(
+                interval=tape.interval,
+                bars=tape.bars,
+                start=tape.start,
+                bars_per_year=tape.bars_per_year,
+                root=tape.root,
+            ),
+            account=scenario.account,
+            fees=scenario.fees,
+            fill=scenario.fill,
+        )

@@ -147,7 +147,8 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
         title="Kestrel scenario",
         description=(
             "A scenario's full description (kestrel.scenario): instruments, tape, account, "
-            "fees and fill terms."
+            "fees and fill terms; a sealed scenario's is kestrel.sealed-scenario (no "
+            "description, no tape end)."
         ),
         arguments=ScenarioArgs,
         call=_scenario,
@@ -161,13 +162,18 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
     Tool(
         name="kestrel_tape",
         title="Kestrel scenario tape",
-        description="A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume).",
+        description=(
+            "A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume): "
+            "every bar, the future included. Reading the tape of a scenario while you trade "
+            "it fails the grade's no-lookahead check; use kestrel_session_history. A sealed "
+            "scenario's tape is refused (SCENARIO_SEALED)."
+        ),
         arguments=ScenarioArgs,
         call=_tape,
         projects="tape",
         scope=SCOPE_READ,
         read_only=True,
-        refusals=("UNKNOWN_SCENARIO",),
+        refusals=("UNKNOWN_SCENARIO", "SCENARIO_SEALED"),
         route=Route(
             "GET", "/v1/catalog/scenarios/{sid}/tape", {"scenario": "sid"}, media="text/csv"
         ),
@@ -449,7 +455,10 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         name="scenario-tape",
         title="Kestrel scenario tape",
         description=(
-            "A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume)."
+            "A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume), "
+            "the future included: reading it while you trade the scenario fails the "
+            "grade's no-lookahead check (use kestrel_session_history instead). Refused for "
+            "a sealed scenario."
         ),
         mime="text/csv",
         tool="kestrel_tape",
@@ -506,6 +515,10 @@ Source is one statement per line; exactly four kinds:
   advance:    advance [N] | advance to 2024-03-01T15:30:00Z   (orders fill from the next bar)
   stand-down: stand down ["reason"]   (cancels orders, flattens positions, ends trading)
 A submit is atomic: any error diagnostic refuses the whole source (INVALID_SOURCE). \
-A refusal comes back as a tool error whose structuredContent.refusal.code says why.\
+A refusal comes back as a tool error whose structuredContent.refusal.code says why.
+Fair play: each frame carries the clock bar's OHLCV (bars) and kestrel_session_history \
+{sessionId, bars} the bars up to the clock. Reading a scenario's tape (kestrel_tape or its \
+tape resource) while trading it fails the grade's no-lookahead check; a sealed scenario's \
+tape is refused.\
 """
 """What an agent is told about Kestrel when it connects (MCP ``instructions``)."""

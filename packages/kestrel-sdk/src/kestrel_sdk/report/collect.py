@@ -60,11 +60,24 @@ def equity_series(
     return series
 
 
+async def _full_scenario(sdk: KestrelSdk, scenario_id: str) -> Scenario:
+    """The scenario with its tape terms; a sealed one cannot be reported on (its tape is
+    not served)."""
+    scenario = await sdk.scenario(scenario_id)
+    if not isinstance(scenario, Scenario):
+        raise KestrelError(
+            RefusalCode.SCENARIO_SEALED,
+            f"scenario {scenario_id!r} is sealed: a report needs its tape, which is not served",
+            {"scenario": scenario_id},
+        )
+    return scenario
+
+
 async def collect_report_data(sdk: KestrelSdk, grade: GradeResult) -> ReportData:
     """Fetch the record, blotter, head frame, scenario and tape a grade points at."""
     record = SessionRecord.parse(await sdk.artifact(grade.record))
     blotter = Blotter.parse(await sdk.artifact(record.blotter_root))
-    scenario = await sdk.scenario(grade.scenario.id)
+    scenario = await _full_scenario(sdk, grade.scenario.id)
     tape = await sdk.tape(grade.scenario.id)
     try:
         last_bar = SessionFrame.parse(await sdk.artifact(record.head)).clock.bar
@@ -82,7 +95,7 @@ async def collect_proof_data(sdk: KestrelSdk, proof: Proof) -> ReportData:
     if proof.embedded is not None:
         scenario, tape = proof.embedded.scenario, proof.embedded.tape
     else:
-        scenario = await sdk.scenario(proof.scenario.id)
+        scenario = await _full_scenario(sdk, proof.scenario.id)
         if scenario.root != proof.scenario.root:
             raise KestrelError(
                 RefusalCode.UNKNOWN_SCENARIO,

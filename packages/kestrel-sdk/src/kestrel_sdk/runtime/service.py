@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ from kestrel_protocol import (
     RefusalCode,
     Scenario,
     ScenarioRef,
+    SealedScenario,
     SessionFrame,
     SessionOpened,
     SessionRecord,
@@ -52,6 +53,7 @@ from kestrel_protocol.surface import HISTORY_MAX
 
 from .catalog import load_catalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
+from .catalog.objects import catalog_object
 from .engine import SessionEngine, compute_grade
 from .engine.frame import construct
 from .engine.frame import frame_root as engine_frame_root
@@ -135,12 +137,16 @@ class Runtime:
         *,
         grade_budget: float = DEFAULT_GRADE_BUDGET,
         catalog: CatalogIndex | None = None,
+        sealed: Iterable[str] = (),
     ) -> None:
         self.store = SqliteStore(home)
         self.gate = gate
         self.grade_budget = grade_budget
         self._catalog_paths = list(catalog_paths) if catalog_paths is not None else None
         self._index: CatalogIndex | None = catalog  # tests and embedders may supply one
+        self._sealed = frozenset(sealed)
+        """Scenarios this runtime seals besides those whose ``scenario.toml`` says so."""
+        self._catalog: Catalog | None = None
         self._lock = threading.RLock()
         self._live: dict[str, _Live] = {}
         self._building: dict[str, threading.Lock] = {}
@@ -177,14 +183,44 @@ class Runtime:
             )
         return loaded
 
+    def sealed(self, scenario_id: str) -> bool:
+        """Whether no face serves the scenario's tape or a bar after a session's clock."""
+        loaded = self.index.get(scenario_id)
+        return scenario_id in self._sealed or (loaded is not None and loaded.sealed)
+
     def catalog(self) -> Catalog:
-        return self.index.catalog
+        """The catalog, each scenario marked ``sealed`` as this runtime serves it."""
+        catalog = self._catalog
+        if catalog is None:
+            index = self.index
+            catalog = index.catalog
+            if self._sealed & set(index.ids()):
+                scenarios = [index.get(i) for i in index.ids()]
+                sealed = [i for i in index.ids() if self.sealed(i)]
+                catalog = catalog_object((s.scenario for s in scenarios if s is not None), sealed)
+            self._catalog = catalog
+        return catalog
 
-    def scenario(self, scenario_id: str) -> Scenario:
-        return self.loaded(scenario_id).scenario
+    def scenario(self, principal: str, scenario_id: str) -> Scenario | SealedScenario:
+        """The scenario; a sealed one's sealed view (no description, no tape end)."""
+        loaded = self.loaded(scenario_id)
+        if self.sealed(scenario_id):
+            return SealedScenario.of(loaded.scenario)
+        return loaded.scenario
 
-    def tape(self, scenario_id: str) -> str:
-        return tape_csv(self.loaded(scenario_id))
+    def tape(self, principal: str, scenario_id: str) -> str:
+        """The tape's canonical CSV; ``SCENARIO_SEALED`` for a sealed scenario."""
+        loaded = self.loaded(scenario_id)
+        if self.sealed(scenario_id):
+            raise _refuse(
+                RefusalCode.SCENARIO_SEALED,
+                f"scenario {scenario_id!r} is sealed: its tape is not served (the catalog "
+                "lists its tape root); read the bars up to your clock with the session's "
+                "history",
+                scenario=scenario_id,
+                tapeRoot=loaded.scenario.tape.root,
+            )
+        return tape_csv(loaded)
 
     def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
         loaded = self.loaded(scenario) if scenario is not None else None
@@ -602,6 +638,13 @@ class Runtime:
             "pentads": self._pentads(record),
             "blotter": Blotter.parse(self._artifact(record.blotter_root)),
         }
+        if embed_tape and self.sealed(scenario.id):
+            raise _refuse(
+                RefusalCode.SCENARIO_SEALED,
+                f"scenario {scenario.id!r} is sealed: a proof cannot embed its tape",
+                scenario=scenario.id,
+                tapeRoot=scenario.tape.root,
+            )
         if embed_tape:
             members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
         return Proof.with_root(**members)

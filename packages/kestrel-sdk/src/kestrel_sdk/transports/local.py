@@ -33,6 +33,7 @@ from kestrel_protocol import (
     Proof,
     RefusalCode,
     Scenario,
+    SealedScenario,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -128,13 +129,13 @@ class LocalTransport:
     async def catalog(self) -> Catalog:
         return await self._offload(self.runtime.catalog)
 
-    async def scenario(self, scenario_id: str) -> Scenario:
+    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
         CHECK["scenario"](scenario=scenario_id)
-        return await self._offload(self.runtime.scenario, scenario_id)
+        return await self._offload(self.runtime.scenario, self.principal, scenario_id)
 
     async def tape(self, scenario_id: str) -> str:
         CHECK["tape"](scenario=scenario_id)
-        return await self._offload(self.runtime.tape, scenario_id)
+        return await self._offload(self.runtime.tape, self.principal, scenario_id)
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
         CHECK["validate"](source=source, scenario=scenario)
@@ -216,14 +217,16 @@ def local_transport(
     *,
     runtime: Runtime | None = None,
     own_artifacts: bool | None = None,
+    sealed: Sequence[str] = (),
 ) -> Transport:
     """The runtime in-process; state persists in ``$KESTREL_HOME/kestrel.db``.
 
     Pass ``runtime=`` to let several principals (transports) share one runtime, as the
-    door does; ``home``/``catalog_paths``/``gate`` are then the runtime's own.
+    door does; ``home``/``catalog_paths``/``gate``/``sealed`` are then the runtime's own.
     ``own_artifacts`` limits reads by root to this principal's artifacts; by default it
     does when the runtime is shared (``runtime=``), and a transport that owns its
-    runtime (the operator on their own home) reads every artifact.
+    runtime (the operator on their own home) reads every artifact. ``sealed`` names
+    catalog scenarios to seal besides those whose ``scenario.toml`` says ``sealed = true``.
     """
     if runtime is not None:
         own = True if own_artifacts is None else own_artifacts
@@ -231,7 +234,7 @@ def local_transport(
     from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
 
     return LocalTransport(
-        Runtime(home, catalog_paths, gate),
+        Runtime(home, catalog_paths, gate, sealed=sealed),
         principal,
         owns_runtime=True,
         own_artifacts=bool(own_artifacts),

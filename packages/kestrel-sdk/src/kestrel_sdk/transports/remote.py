@@ -29,6 +29,7 @@ from kestrel_protocol import (
     ProtocolModel,
     RefusalCode,
     Scenario,
+    SealedScenario,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -121,11 +122,12 @@ class RemoteTransport:
     async def catalog(self) -> Catalog:
         return _parse(Catalog, await self._json("GET", "/v1/catalog"))
 
-    async def scenario(self, scenario_id: str) -> Scenario:
+    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
         CHECK["scenario"](scenario=scenario_id)
-        return _parse(
-            Scenario, await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}")
-        )
+        data = await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}")
+        if isinstance(data, dict) and data.get("kind") == "kestrel.sealed-scenario":
+            return _parse(SealedScenario, data)
+        return _parse(Scenario, data)
 
     async def tape(self, scenario_id: str) -> str:
         CHECK["tape"](scenario=scenario_id)

@@ -106,7 +106,7 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
             raise ShippedTapeError(f"the shipped tape of {terms.id} is damaged: {detail}")
         return shared_tape(parsed)
 
-    return LoadedScenario(scenario, None, load)
+    return LoadedScenario(scenario, None, load, sealed=terms.sealed)
 
 
 @functools.cache
@@ -198,7 +198,8 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     tape = shared_tape(parsed)
     shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
     scenario = scenario_object(terms, shape)
-    return _UserScenario(LoadedScenario(scenario, directory, lambda: tape), terms, toml)
+    loaded = LoadedScenario(scenario, directory, lambda: tape, sealed=terms.sealed)
+    return _UserScenario(loaded, terms, toml)
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -246,7 +247,8 @@ def load_catalog(paths: Sequence[str | Path] | None = None) -> CatalogIndex:
     for problem in problems:
         logger.warning("skipping a user scenario: %s", problem)
     ordered = {scenario_id: scenarios[scenario_id] for scenario_id in sorted(scenarios)}
-    catalog = catalog_object(item.scenario for item in ordered.values())
+    sealed = [item.id for item in ordered.values() if item.sealed]
+    catalog = catalog_object((item.scenario for item in ordered.values()), sealed)
     return CatalogIndex(catalog, ordered, problems)
 
 

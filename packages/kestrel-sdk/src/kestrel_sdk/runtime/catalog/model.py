@@ -59,10 +59,17 @@ class LoadedScenario:
     """
 
     def __init__(
-        self, scenario: Scenario, origin: Path | None, load_tape: Callable[[], Tape]
+        self,
+        scenario: Scenario,
+        origin: Path | None,
+        load_tape: Callable[[], Tape],
+        *,
+        sealed: bool = False,
     ) -> None:
         self.scenario = scenario
         self.origin = origin  # None for shipped scenarios
+        self.sealed = sealed
+        """``sealed = true`` in its ``scenario.toml`` (a runtime may seal more)."""
         self._load_tape = load_tape
         self._tape: Tape | None = None
         self._lock = threading.Lock()

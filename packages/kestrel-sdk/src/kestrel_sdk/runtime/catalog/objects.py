@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from kestrel_protocol import Catalog, Scenario
 
@@ -42,8 +42,9 @@ def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
     )
 
 
-def catalog_object(scenarios: Iterable[Scenario]) -> Catalog:
-    """The rooted Catalog: every scenario by id, and the four statement kinds."""
+def catalog_object(scenarios: Iterable[Scenario], sealed: Collection[str] = ()) -> Catalog:
+    """The rooted Catalog: every scenario by id (those in ``sealed`` marked so, with
+    their tape root all the same), and the four statement kinds."""
     return Catalog.with_root(
         scenarios=[
             {
@@ -53,6 +54,8 @@ def catalog_object(scenarios: Iterable[Scenario]) -> Catalog:
                 "interval": scenario.tape.interval,
                 "bars": scenario.tape.bars,
                 "root": scenario.root,
+                "tape_root": scenario.tape.root,
+                "sealed": scenario.id in sealed,
             }
             for scenario in sorted(scenarios, key=lambda scenario: scenario.id)
         ],

@@ -47,6 +47,7 @@ _TOP_KEYS = {
     "fees",
     "fill",
     "instruments",
+    "sealed",
 }
 _TABLE_KEYS = {
     "account": ("cash", "shortable", "max_position", "max_drawdown"),
@@ -91,6 +92,8 @@ class ScenarioTerms:
     slippage_bps: str
     instruments: tuple[InstrumentTerms, ...]
     id_line: int | None = None
+    sealed: bool = False
+    """No face serves the tape or a bar after a session's clock (not part of the root)."""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -306,6 +309,9 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     slippage_bps = check.decimal(fill, "fill", "slippage_bps") if fill else "0"
 
     instruments = _instruments(check, data.get("instruments"))
+    sealed = data.get("sealed", False)
+    if not isinstance(sealed, bool):
+        check.fault("", "sealed", "sealed must be true or false")
 
     if check.problems:
         return check.problems
@@ -326,6 +332,7 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         slippage_bps=slippage_bps,
         instruments=instruments,
         id_line=check.locate.line("", "id"),
+        sealed=sealed is True,
     )
 
 

@@ -1,0 +1,172 @@
+"""A sealed scenario shows nothing after a session's clock, on any face.
+
+During a session on a sealed scenario every tool of the surface (valid calls and
+refusals, table generated from ``SURFACE``), every resource, ``resources/list``,
+``resources/templates/list`` and every completion goes through stdio MCP, the door's
+``/mcp``, the door's ``/v1`` and both SDK transports; no response body holds the time
+(or the date) of a bar after the clock. The catalog still lists the scenario and its
+tape root.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
+from kestrel_mcp import create_kestrel_mcp_server
+from kestrel_protocol import GradeResult, KestrelError
+from kestrel_protocol.surface import ALL_SCOPES, SURFACE
+from kestrel_sdk import local_transport, remote_transport
+
+pytestmark = pytest.mark.anyio
+
+BASE = "http://127.0.0.1:8787"
+SCENARIO = "acme-trend"
+CLOCK = 5
+TAPE = (
+    Path(__file__).parents[1] / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data" / SCENARIO
+) / "tape.csv"
+
+
+def _future() -> tuple[list[str], list[str]]:
+    """The times, and the dates, of every bar after the clock."""
+    times = sorted({row["time"] for row in csv.DictReader(io.StringIO(TAPE.read_text()))})
+    later = times[CLOCK + 1 :]
+    return later, sorted({t[:10] for t in later} - {times[CLOCK][:10]})
+
+
+def _leaks(body: str) -> list[str]:
+    times, dates = _future()
+    return [t for t in (*times, *dates) if t in body][:3]
+
+
+async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
+    owner: Any = local_transport(home=tmp_path / "home", sealed=[SCENARIO])
+    runtime = owner.runtime
+    alice = local_transport(principal="alice", runtime=runtime)
+    opened = await alice.open_session(SCENARIO, "sealed")
+    sid = opened.session_id
+    assert sid is not None
+    submitted = await alice.submit(sid, f"buy 1 ACME tif gtc\nadvance {CLOCK}")
+    assert submitted.delivery.frame.clock.bar == CLOCK
+    other = (await alice.open_session(SCENARIO, "graded")).session_id
+    assert other is not None
+    grade = await alice.grade(other)
+    assert isinstance(grade, GradeResult)
+
+    store = DoorStore(tmp_path / "door.db")
+    tokens = IssuedTokens(store)
+    app = create_door_app(
+        DoorConfig(base_url=BASE),
+        transport_for=lambda p: local_transport(principal=p, runtime=runtime),
+        grant_verifiers=[tokens],
+        audit=AuditLog(store),
+    )
+    token = tokens.issue("alice", list(ALL_SCOPES))[1]
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
+    auth = {"Authorization": f"Bearer {token}"}
+    stdio = create_kestrel_mcp_server(alice, secrets=False)
+    remote = remote_transport(BASE, token, client=http)
+
+    samples: dict[str, Any] = {
+        "scenario": SCENARIO,
+        "sessionId": sid,
+        "source": "cancel all",
+        "token": "op_nope",
+        "root": submitted.pentad.root,
+        "grade": grade.to_json(),
+        "bars": 1000,
+    }
+    # refusals too: a K205 advance beyond the tape, an unknown symbol, a bad count
+    extra: list[tuple[str, dict[str, Any]]] = [
+        ("kestrel_session_submit", {"sessionId": sid, "source": "advance to 2030-01-01T00:00Z"}),
+        ("kestrel_validate", {"source": "advance to 2030-01-01T00:00Z", "scenario": SCENARIO}),
+        ("kestrel_session_history", {"sessionId": sid, "bars": 1000, "symbol": "NOPE"}),
+        ("kestrel_session_history", {"sessionId": sid, "bars": 1001}),
+        ("kestrel_session_open", {"scenario": SCENARIO, "label": "sealed"}),
+    ]
+    bodies: list[tuple[str, str]] = []
+    mcp_id = 0
+
+    async def mcp(method: str, params: dict[str, Any]) -> None:
+        nonlocal mcp_id
+        mcp_id += 1
+        message = {"jsonrpc": "2.0", "id": mcp_id, "method": method, "params": params}
+        response = await stdio.handle(message)
+        bodies.append((f"stdio {method} {params}", json.dumps(response)))
+        door = await http.post("/mcp", json=message, headers=auth)
+        bodies.append((f"door /mcp {method} {params}", door.text))
+
+    calls = [
+        (tool.name, {a: samples[a] for a, f in _fields(tool) if f.is_required()})
+        for tool in SURFACE.tools
+        if tool.name not in ("kestrel_grade", "kestrel_session_close")
+    ]
+    calls += extra
+    calls += [(name, {"sessionId": sid}) for name in ("kestrel_session_close", "kestrel_grade")]
+    for name, arguments in calls:
+        tool = SURFACE.tool(name)
+        if tool.listed:
+            await mcp("tools/call", {"name": name, "arguments": arguments})
+        if tool.route is not None:
+            path = tool.route.path
+            args = dict(arguments)
+            for argument, param in tool.route.params.items():
+                path = path.replace("{" + param + "}", str(args.pop(argument)))
+            query = {p: args.pop(a) for a, p in tool.route.query.items() if a in args}
+            response = await http.request(
+                tool.route.method,
+                path,
+                params=query,
+                json=args if tool.route.body != "none" else None,
+                headers=auth,
+            )
+            bodies.append((f"/v1 {name} {arguments}", response.text))
+        for transport, face in ((alice, "sdk local"), (remote, "sdk remote")):
+            values = [
+                GradeResult.parse(arguments[a]) if a == "grade" else arguments.get(a)
+                for a, _ in _fields(tool)
+            ]
+            try:
+                result = await getattr(transport, tool.projects)(*values)
+                text = json.dumps(result.to_json() if hasattr(result, "to_json") else result)
+            except KestrelError as exc:
+                text = json.dumps(exc.refusal.to_json())
+            bodies.append((f"{face} {name} {arguments}", text))
+
+    await mcp("resources/list", {})
+    await mcp("resources/templates/list", {})
+    uris = [r.expand(id=SCENARIO) for r in SURFACE.resources if r.per_scenario]
+    uris += ["kestrel://catalog", f"kestrel://artifacts/{submitted.pentad.root}"]
+    for uri in uris:
+        await mcp("resources/read", {"uri": uri})
+    for resource in SURFACE.resources:
+        for variable in resource.complete:
+            ref = {"type": "ref/resource", "uri": resource.uri}
+            await mcp(
+                "completion/complete", {"ref": ref, "argument": {"name": variable, "value": ""}}
+            )
+
+    for where, body in bodies:
+        assert not _leaks(body), (where, _leaks(body), body[:300])
+    joined = "\n".join(body for _, body in bodies)
+    assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
+    assert "Input should be less than or equal to 1000" in joined  # refusals were seen
+    assert len(bodies) > 60
+    catalog = (await remote.catalog()).to_json()
+    entry = next(s for s in catalog["scenarios"] if s["id"] == SCENARIO)
+    assert entry["sealed"] is True
+    assert entry["tapeRoot"] == (await alice.scenario(SCENARIO)).tape.root
+    await http.aclose()
+    await owner.aclose()
+
+
+def _fields(tool: Any) -> list[tuple[str, Any]]:
+    """Each argument by its wire name, with its field."""
+    return [(f.alias or n, f) for n, f in tool.arguments.model_fields.items()]
