@@ -289,6 +289,7 @@ class FakeTransport:
             pentads=self.s.pentads[session_id],
             head=self.s.heads[session_id],
             blotter_root=blotter.root,
+            lookahead={"sealed": False, "reads": []},
         )
         self.s.artifacts[record.root] = record.to_json()
         return record

@@ -305,6 +305,7 @@ class FakeTransport:
             pentads=list(state["pentads"]),
             head=state["delivery"].frame_root,
             blotter_root=blotter.root,
+            lookahead={"sealed": False, "reads": []},
             **_extra(self.newer),
         )
         state["status"] = "closed"

@@ -31,7 +31,11 @@ from kestrel_protocol import (
     FrameEvent,
     FrameOrder,
     GradeResult,
+    History,
+    HistoryBar,
     Instrument,
+    Lookahead,
+    LookaheadRead,
     Metrics,
     Mismatch,
     Offer,
@@ -46,6 +50,7 @@ from kestrel_protocol import (
     ProtocolModel,
     Scenario,
     ScenarioRef,
+    SealedScenario,
     SelfRooted,
     SessionFrame,
     SessionOpened,
@@ -207,6 +212,8 @@ def build_samples() -> list[ProtocolModel]:
         id="f1", order="o1", bar=1, time=clock.time, qty=10, price="101.10", fee="1.00"
     )
     blotter = Blotter.with_root(session=frame.session, orders=[blotter_order], fills=[blotter_fill])
+    lookahead_read = LookaheadRead(seq=1, bar=1, read="tape acme-trend")
+    lookahead = Lookahead(sealed=False, reads=[lookahead_read])
     record = SessionRecord.with_root(
         session=frame.session,
         scenario=scenario_ref,
@@ -214,7 +221,21 @@ def build_samples() -> list[ProtocolModel]:
         pentads=[pentad.root],
         head=delivery.frame_root,
         blotter_root=blotter.root,
+        lookahead=lookahead,
     )
+    history_bar = HistoryBar(
+        time=clock.time,
+        symbol="ACME",
+        open="100.50",
+        high="101.75",
+        low="100.25",
+        close="101.25",
+        volume=120000,
+    )
+    history = History(
+        session=frame.session, scenario=scenario_ref, clock=clock, symbol=None, bars=[history_bar]
+    )
+    sealed_scenario = SealedScenario.of(scenario)
     metrics = Metrics(
         pnl="0.50",
         return_="0.00000500",
@@ -301,7 +322,13 @@ def build_samples() -> list[ProtocolModel]:
         blotter_order,
         blotter_fill,
         blotter,
+        lookahead_read,
+        lookahead,
         record,
+        history_bar,
+        history,
+        sealed_scenario.tape,
+        sealed_scenario,
         metrics,
         checks[2],
         conformance,

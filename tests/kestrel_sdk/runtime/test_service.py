@@ -430,7 +430,7 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
     rt.shutdown()
     rt = Runtime(tmp_path)  # a new process replays the journal
     record = rt.close("local", sid)
-    assert record.root == "sha256:7b0bbe26702dbd61f27dec8acedd956cfb7d7f75c1a1a36a9f47bbc2410589d1"
+    assert record.root == "sha256:ee02692416a3dbc79f65b5bc168969f2b55a7de01e2b082925b06d0834d91502"
     assert record.head == "sha256:f20ad5b157b448823a8a2f536a11c5632d50281b6c57ff4d7d429c365bfdaaa8"
     assert (
         record.blotter_root
@@ -441,7 +441,7 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
         assert root_of(rt.artifact(root)) == root
     grade = rt.grade("local", sid)
     assert isinstance(grade, GradeResult)
-    assert grade.root == "sha256:bad17ce1f7e8340e6afb1912398e1bb0add96634245db38935189a55575188e7"
+    assert grade.root == "sha256:a208f0bd4e7ee71b7ed906a286cdb21f6e1888ee1f172ea33845bea3a5def76c"
     assert rt.verify(grade).ok
     rt.shutdown()
 

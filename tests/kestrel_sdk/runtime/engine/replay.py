@@ -36,5 +36,6 @@ def run_session(
         pentads=[p.root for p in pentads],
         head=root_of(closed),
         blotter_root=engine.blotter().root,
+        lookahead={"sealed": False, "reads": []},
     )
     return engine, pentads, record

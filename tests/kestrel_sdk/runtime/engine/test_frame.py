@@ -84,6 +84,7 @@ def _drive(
         pentads=[p.root for p in pentads],
         head=closed_root,
         blotter_root=engine.blotter().root,
+        lookahead={"sealed": False, "reads": []},
     )
     grade = compute_grade(loaded, record, pentads)
     return {
@@ -224,31 +225,31 @@ PINNED = {
     "acme-trend": {
         "frames": "adc9df0ff3cfa359f39e307755381c77099d6e7cbd2a4636abc8b7b7bcf70c65",
         "blotter": "sha256:074d306c8e851d56fd5a2d39209f8574469967c380dbfb03b9381f3402bc65b9",
-        "grade": "sha256:a606569324f2b0e77b059506921e28de9c244d1d659f4e14f2cbb4851874619a",
+        "grade": "sha256:c17ae632adde300dc6593f829e055844cb3060d406799f85044057f88d7086e5",
         "last": "closed seq=353 bar=2519 steps=402",
     },
     "pairs-kx": {
         "frames": "e06720810482c8a680775b6d980d299bfe10b5ee18b912143a5a599021f1128d",
         "blotter": "sha256:d9b91d8b6d549fa65ef59b2b03ebbb019f2cddb57a81a65dd81e548d203f98ee",
-        "grade": "sha256:083799e6058d37cbb4f81fe159ba7d981947f3dc1d5fbbfcbc1ac15237c2e9ce",
+        "grade": "sha256:1a742b5971bcf90004f09944aedab5842a2438a98fa06cb9690a620ee8672115",
         "last": "closed seq=357 bar=638 steps=402",
     },
     "acme-crash": {
         "frames": "5630d83dc7d00c7aa46609229fc59df10708f2102a6e7e296eda55091a8793ed",
         "blotter": "sha256:9c5855a8025cee6e64e0f32a4e216a2924dc78f755114c523fbb9369c473252b",
-        "grade": "sha256:63f01e3edc9674660789215003ef3b96be197ea89aab902e40d189329a1e7cb6",
+        "grade": "sha256:acd39a1a557d4c985471f5c5f4574657d61b3a5e98ffc2bf8ece876db213de11",
         "last": "closed seq=271 bar=1514 steps=302",
     },
     "odd": {
         "frames": "e47689431399ef1e7d6194aed331aceed95491526c812faa864c494b7c62a672",
         "blotter": "sha256:c6b7856f794c41cb74831f4bc5de964b40aededa44e92de275b11d36790537e0",
-        "grade": "sha256:50d894be750a6379418a75d09d2e7aae4756e084acce6de206ce0fee81a4265d",
+        "grade": "sha256:32f90111cba4123e89ada2af0dd3613692818a47fb20eb7dc138c28fc2c5d620",
         "last": "closed seq=132 bar=259 steps=162",
     },
     "minute-200k": {
         "frames": "1ef49545b7dd4659985e12a25c900eb0741109406978de45d6c8b5fcb0a617c9",
         "blotter": "sha256:9b86a0f99617099f1f7ce1fbb091cf0b293172a6e2a60db193985a7b52f13fb4",
-        "grade": "sha256:aec858f91f00b205fc70bfaae4dffc02f429fee767a8b62d91bd4dc7c3a67b9d",
+        "grade": "sha256:022700c34628eebd6a3ac528256524fe4c255b728e6096d5930270f5cffe23f0",
         "last": "closed seq=5000 bar=5000 steps=5002",
     },
 }

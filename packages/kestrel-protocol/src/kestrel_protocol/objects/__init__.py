@@ -29,7 +29,7 @@ from .grade import (
 from .history import History, HistoryBar
 from .offer import Offer
 from .proof import EmbeddedScenario, Proof, ProofScenario
-from .record import SessionRecord
+from .record import Lookahead, LookaheadRead, SessionRecord
 from .session import (
     AccountState,
     Clock,
@@ -72,6 +72,8 @@ __all__ = [
     "History",
     "HistoryBar",
     "Instrument",
+    "Lookahead",
+    "LookaheadRead",
     "Metrics",
     "Mismatch",
     "Offer",

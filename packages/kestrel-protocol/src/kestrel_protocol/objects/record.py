@@ -4,14 +4,40 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..model import RootStr, SelfRooted
+from pydantic import Field
+
+from ..model import ProtocolModel, RootStr, SelfRooted
 from .session import ScenarioRef
 
-__all__ = ["SessionRecord"]
+__all__ = ["Lookahead", "LookaheadRead", "SessionRecord"]
+
+
+class LookaheadRead(ProtocolModel):
+    """A read by the session's principal, between open and close, that held bars after
+    the clock (the whole tape, say). ``seq`` orders it: it came after that submission."""
+
+    seq: int = Field(ge=0)
+    bar: int = Field(ge=0)
+    """The session's clock bar when it happened."""
+    read: str
+    """What was read: ``tape acme-trend``."""
+
+
+class Lookahead(ProtocolModel):
+    """What the runtime saw of the principal's reads while the session was open.
+
+    ``sealed``: the scenario was sealed whenever a runtime served the session (no face
+    could show its tape or a bar after the clock). Reads outside the runtime (a CSV on
+    the agent's own disk) cannot be seen, and are not here.
+    """
+
+    sealed: bool
+    reads: list[LookaheadRead]
 
 
 class SessionRecord(SelfRooted):
-    """Pentad roots in order, the head frame root and the blotter root."""
+    """Pentad roots in order, the head frame root, the blotter root and the lookahead
+    the runtime saw (the grade's ``no-lookahead`` check is computed from it)."""
 
     kind: Literal["kestrel.session"] = "kestrel.session"
     session: str
@@ -21,3 +47,4 @@ class SessionRecord(SelfRooted):
     pentads: list[RootStr]
     head: RootStr
     blotter_root: RootStr
+    lookahead: Lookahead

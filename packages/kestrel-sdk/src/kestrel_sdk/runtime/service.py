@@ -29,6 +29,8 @@ from kestrel_protocol import (
     GradeResult,
     History,
     KestrelError,
+    Lookahead,
+    LookaheadRead,
     OperationResumption,
     Payment,
     Pentad,
@@ -220,7 +222,22 @@ class Runtime:
                 scenario=scenario_id,
                 tapeRoot=loaded.scenario.tape.root,
             )
+        self._saw_future(principal, scenario_id, f"tape {scenario_id}")
         return tape_csv(loaded)
+
+    def _saw_future(self, principal: str, scenario_id: str, what: str) -> None:
+        """Record, for each of the principal's sessions on the scenario that is not closed
+        and whose clock has bars after it, that ``what`` (which holds them) was read now:
+        after the session's latest submission, at its clock bar."""
+        for row in self.store.sessions():
+            if row.principal != principal or row.scenario_id != scenario_id:
+                continue
+            if row.status == "closed":
+                continue
+            with self._locked(principal, row.id) as live:
+                engine = live.engine
+                if engine is not None and engine.clock < len(live.loaded.tape) - 1:
+                    self.store.add_read(row.id, engine.seq, engine.clock, what)
 
     def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
         loaded = self.loaded(scenario) if scenario is not None else None
@@ -259,6 +276,8 @@ class Runtime:
             sid = session_id(principal, root, chosen)
             row = SessionRow(sid, principal, loaded.id, root, chosen, "open", None, None)
             if self.store.insert_session(row):
+                if not self.sealed(loaded.id):
+                    self.store.note_unsealed(sid)
                 return SessionOpened(gated=False, session_id=sid)
             if label is not None:  # a concurrent open of the same label won the race
                 return self.open_session(principal, scenario, label, payment)
@@ -303,6 +322,8 @@ class Runtime:
             assert row.record_root is not None
             record = SessionRecord.parse(self._artifact(row.record_root))
             return _Live(row, loaded, None, record.head, threading.Lock())
+        if not self.sealed(loaded.id):  # served unsealed by this process
+            self.store.note_unsealed(row.id)
         engine = SessionEngine(loaded, row.id)
         frame_root = root_of(engine.frame())
         for entry in self.store.journal(row.id):
@@ -504,6 +525,7 @@ class Runtime:
                 pentads=[entry.pentad_root for entry in journal],
                 head=head,
                 blotter_root=blotter.root,
+                lookahead=self._lookahead(sid),
             )
             artifacts = {
                 head: canonical_json(frame),
@@ -518,6 +540,13 @@ class Runtime:
             live.engine = None
             live.frame_root = head
             return record
+
+    def _lookahead(self, sid: str) -> Lookahead:
+        unsealed, reads = self.store.lookahead(sid)
+        return Lookahead(
+            sealed=not unsealed,
+            reads=[LookaheadRead(seq=seq, bar=bar, read=what) for seq, bar, what in reads],
+        )
 
     # -- grades, artifacts, verification ---------------------------------------------------
 
@@ -646,6 +675,7 @@ class Runtime:
                 tapeRoot=scenario.tape.root,
             )
         if embed_tape:
+            self._saw_future(principal, scenario.id, f"tape {scenario.id} (embedded in a proof)")
             members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
         return Proof.with_root(**members)
 

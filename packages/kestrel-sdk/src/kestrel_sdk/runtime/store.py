@@ -101,6 +101,14 @@ CREATE TABLE IF NOT EXISTS journal (
     pentad_root TEXT NOT NULL,  -- '' in row 0
     frame_root TEXT NOT NULL  -- the frame the submission produced (row 0: the opening one)
 );
+CREATE TABLE IF NOT EXISTS lookahead (
+    n INTEGER PRIMARY KEY,  -- the order things were seen in
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,  -- the session's seq then (the read came after that submission)
+    bar INTEGER NOT NULL,  -- its clock bar then
+    what TEXT NOT NULL  -- 'unsealed' (served while its scenario was not sealed) or the read
+);
+CREATE INDEX IF NOT EXISTS lookahead_session ON lookahead (session, n);
 """
 
 _SCHEMA_VERSION = "5"
@@ -607,6 +615,37 @@ class SqliteStore:
                 "UPDATE sessions SET status = 'closed', record_root = ? WHERE id = ?",
                 (record_root, session_id),
             )
+
+    # -- lookahead ------------------------------------------------------------------------
+
+    def note_unsealed(self, session_id: str) -> None:
+        """Remember (once) that the session was served while its scenario was not sealed."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO lookahead (session, seq, bar, what) SELECT ?, 0, 0, 'unsealed'"
+                " WHERE NOT EXISTS (SELECT 1 FROM lookahead WHERE session = ?"
+                " AND what = 'unsealed')",
+                (session_id, session_id),
+            )
+
+    def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None:
+        """Remember a read that held bars after the session's clock (``bar``) at ``seq``."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO lookahead (session, seq, bar, what) VALUES (?, ?, ?, ?)",
+                (session_id, seq, bar, what),
+            )
+
+    def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]:
+        """Whether the session was ever served unsealed, and its reads (seq, bar, what)
+        in the order they happened."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, bar, what FROM lookahead WHERE session = ? ORDER BY n",
+                (session_id,),
+            ).fetchall()
+        unsealed = any(row[2] == "unsealed" for row in rows)
+        return unsealed, [(int(a), int(b), str(c)) for a, b, c in rows if c != "unsealed"]
 
     def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
         """Store a grade and remember it as the session's grade."""

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from kestrel_protocol import (
     GradeResult,
     KestrelError,
+    Lookahead,
     Mismatch,
     Pentad,
     RefusalCode,
@@ -253,6 +254,7 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
         pentads=[p.root for p in pentads],
         head=head,
         blotter_root=blotter.root,
+        lookahead=_presented_lookahead(presented_record),
     )
     _compare("record", record.to_json(), presented_record)
     _compare("head", closed.to_json(), data.get("head"))
@@ -276,6 +278,16 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
     _same("kind", "kestrel.proof", data.get("kind"))
     _same("version", 1, data.get("version"))
     _same("root", root_of(expected), data.get("root"))
+
+
+def _presented_lookahead(record: Any) -> Lookahead:
+    """The lookahead the presented record claims (a replay cannot see reads): its
+    record's root binds it, and the grade's ``no-lookahead`` check is recomputed from it."""
+    data = record.get("lookahead") if isinstance(record, dict) else None
+    try:
+        return Lookahead.parse(data)
+    except ValueError:
+        raise _Mismatch("record.lookahead", "a kestrel lookahead object", str(data)) from None
 
 
 def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:

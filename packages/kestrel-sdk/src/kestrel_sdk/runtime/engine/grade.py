@@ -103,6 +103,37 @@ def _check(check_id: str, passed: bool, detail: str) -> dict[str, Any]:
     return {"id": check_id, "passed": passed, "detail": detail}
 
 
+def _no_lookahead(record: SessionRecord) -> dict[str, Any]:
+    """``no-lookahead``: passed when the scenario was sealed for the whole session, or
+    when its principal read no bar after the clock through the runtime's faces between
+    open and close (the record's ``lookahead``, as the runtime saw it)."""
+    seen = record.lookahead
+    if seen.reads:
+        first = seen.reads[0]
+        more = len(seen.reads) - 1
+        return _check(
+            "no-lookahead",
+            False,
+            f"the session's principal read {first.read} after submission {first.seq} "
+            f"(clock bar {first.bar}): bars after the clock"
+            + (f"; {more} more such read(s)" if more else ""),
+        )
+    if seen.sealed:
+        return _check(
+            "no-lookahead",
+            True,
+            "the scenario was sealed for the whole session: no face served its tape or a "
+            "bar after the clock",
+        )
+    return _check(
+        "no-lookahead",
+        True,
+        "the session's principal read no bar after the clock through the runtime between "
+        "open and close (the scenario was not sealed; reads outside the runtime, such as a "
+        "tape file on the agent's own disk, cannot be seen)",
+    )
+
+
 def compute_grade(
     loaded: LoadedScenario,
     record: SessionRecord,
@@ -215,6 +246,7 @@ def compute_grade(
             f" {after_stand_down} submission(s) came after it",
         ),
     ]
+    checks.append(_no_lookahead(record))
     conformance = Conformance.with_root(checks=checks)
     return GradeResult.with_root(
         session=record.session,
