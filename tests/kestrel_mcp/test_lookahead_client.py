@@ -48,7 +48,8 @@ async def _session(client: Client, scenario: str, *, read_tape: bool) -> tuple[A
     """Open, (read the tape,) trade and grade; the no-lookahead check and the read's
     outcome (the first line of the CSV or the refusal)."""
     opened = await client.call_tool("kestrel_session_open", {"scenario": scenario})
-    sid = opened.structured_content["sessionId"]  # type: ignore[index]
+    assert opened.structured_content is not None
+    sid = opened.structured_content["sessionId"]
     await client.call_tool("kestrel_session_submit", {"sessionId": sid, "source": "advance 3"})
     outcome = "not read"
     if read_tape:
