@@ -186,6 +186,7 @@ async def test_tools_list_names_are_claude_safe_and_complete(fake: ModuleType) -
         "kestrel_session_open",
         "kestrel_session_submit",
         "kestrel_session_frame",
+        "kestrel_session_history",
         "kestrel_session_blotter",
         "kestrel_session_close",
         "kestrel_grade",
@@ -214,6 +215,7 @@ async def test_tool_annotations_are_honest(fake: ModuleType) -> None:
         "kestrel_catalog",
         "kestrel_validate",
         "kestrel_session_frame",
+        "kestrel_session_history",
         "kestrel_session_blotter",
         "kestrel_secrets_list",
     ):

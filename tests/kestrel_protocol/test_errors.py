@@ -1,4 +1,5 @@
-"""Refusal codes are spec §6's closed list (and §13's INVALID_ARGUMENT); one exception base."""
+"""Refusal codes are spec §6's closed list (with §13's INVALID_ARGUMENT and the sealed
+scenarios' SCENARIO_SEALED); one exception base."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ SPEC_CODES = [
     "SECRET_STORE_UNAVAILABLE",
     "BACKEND_UNAVAILABLE",
     "INVALID_ARGUMENT",
+    "SCENARIO_SEALED",
 ]
 
 

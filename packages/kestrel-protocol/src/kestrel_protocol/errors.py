@@ -20,7 +20,6 @@ class RefusalCode(StrEnum):
     INVALID_SOURCE = "INVALID_SOURCE"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     UNKNOWN_SCENARIO = "UNKNOWN_SCENARIO"
-    SCENARIO_SEALED = "SCENARIO_SEALED"
     UNKNOWN_SESSION = "UNKNOWN_SESSION"
     SESSION_CLOSED = "SESSION_CLOSED"
     SESSION_STOOD_DOWN = "SESSION_STOOD_DOWN"
@@ -35,6 +34,8 @@ class RefusalCode(StrEnum):
     BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     """Arguments that do not fit the call (spec §13): MCP -32602, HTTP 400, on every face."""
+    SCENARIO_SEALED = "SCENARIO_SEALED"
+    """A sealed scenario's tape: no face serves it (HTTP 403)."""
 
 
 class Refusal(BaseModel):
