@@ -81,6 +81,7 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         "token": "op_nope",
         "root": submitted.pentad.root,
         "grade": grade.to_json(),
+        "gradeRoot": grade.root,
         "bars": 1000,
     }
     # refusals too: a K205 advance beyond the tape, an unknown symbol, a bad count
@@ -142,8 +143,8 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
 
     await mcp("resources/list", {})
     await mcp("resources/templates/list", {})
-    uris = [r.expand(id=SCENARIO) for r in SURFACE.resources if r.per_scenario]
-    uris += ["kestrel://catalog", f"kestrel://artifacts/{submitted.pentad.root}"]
+    values = {"id": SCENARIO, "root": submitted.pentad.root, "gradeRoot": grade.root}
+    uris = [r.expand(**{v: values[v] for v in r.variables}) for r in SURFACE.resources]
     for uri in uris:
         await mcp("resources/read", {"uri": uri})
     for resource in SURFACE.resources:

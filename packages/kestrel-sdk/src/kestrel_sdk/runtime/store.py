@@ -111,7 +111,7 @@ CREATE TABLE IF NOT EXISTS lookahead (
 CREATE INDEX IF NOT EXISTS lookahead_session ON lookahead (session, n);
 """
 
-_SCHEMA_VERSION = "5"
+_SCHEMA_VERSION = "6"
 CHECKPOINT_EVERY = 1000
 """Appends between background checkpoints."""
 _BACKSTOP_PAGES = 50_000
