@@ -143,8 +143,8 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
 
     await mcp("resources/list", {})
     await mcp("resources/templates/list", {})
-    values = {"id": SCENARIO, "root": submitted.pentad.root, "gradeRoot": grade.root}
-    uris = [r.expand(**{v: values[v] for v in r.variables}) for r in SURFACE.resources]
+    variables = {"id": SCENARIO, "root": submitted.pentad.root, "gradeRoot": grade.root}
+    uris = [r.expand(**{v: variables[v] for v in r.variables}) for r in SURFACE.resources]
     for uri in uris:
         await mcp("resources/read", {"uri": uri})
     for resource in SURFACE.resources:
