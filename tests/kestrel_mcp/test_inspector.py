@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kestrel_protocol.surface import SURFACE
 
 from tests.peers import INSTALL_NODE, inspector_cli, node_22, require_peer
 
@@ -66,7 +67,14 @@ def test_inspector_lists_every_tool(inspector: list[str], npm_cache: Path) -> No
     names = [tool["name"] for tool in tools]
     assert names[:2] == ["kestrel_catalog", "kestrel_validate"]
     assert "kestrel_session_submit" in names
-    assert len(names) == 13
+    registry = {tool.name for tool in SURFACE.listed}
+    assert registry <= set(names)
+    assert {n for n in names if n not in registry} == {
+        "kestrel_secrets_list",
+        "kestrel_secrets_set",
+        "kestrel_secrets_unset",
+    }
+    assert len(names) == len(set(names))
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
