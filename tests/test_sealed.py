@@ -2,7 +2,7 @@
 
 During a session on a sealed scenario every tool of the surface (valid calls and
 refusals, table generated from ``SURFACE``), every resource, ``resources/list``,
-``resources/templates/list`` and every completion goes through stdio MCP, the door's
+``resources/templates/list``, every prompt and every completion goes through stdio MCP, the door's
 ``/mcp``, the door's ``/v1`` and both SDK transports; no response body holds the time
 (or the date) of a bar after the clock. The catalog still lists the scenario and its
 tape root.
@@ -143,8 +143,13 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
 
     await mcp("resources/list", {})
     await mcp("resources/templates/list", {})
-    variables = {"id": SCENARIO, "root": submitted.pentad.root, "gradeRoot": grade.root}
-    uris = [r.expand(**{v: variables[v] for v in r.variables}) for r in SURFACE.resources]
+    values = {
+        "id": SCENARIO,
+        "scenario": SCENARIO,
+        "root": submitted.pentad.root,
+        "gradeRoot": grade.root,
+    }
+    uris = [r.expand(**{v: values[v] for v in r.variables}) for r in SURFACE.resources]
     for uri in uris:
         await mcp("resources/read", {"uri": uri})
     for resource in SURFACE.resources:
@@ -154,10 +159,21 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
                 "completion/complete", {"ref": ref, "argument": {"name": variable, "value": ""}}
             )
 
+    await mcp("prompts/list", {})
+    for prompt in SURFACE.prompts:
+        given = {a.name: values.get(a.name, "") for a in prompt.arguments if a.required}
+        await mcp("prompts/get", {"name": prompt.name, "arguments": given})
+        for argument in prompt.arguments:
+            if argument.complete is not None:
+                ref = {"type": "ref/prompt", "name": prompt.name}
+                completing = {"name": argument.name, "value": ""}
+                await mcp("completion/complete", {"ref": ref, "argument": completing})
+
     for where, body in bodies:
         assert not _leaks(body), (where, _leaks(body), body[:300])
     joined = "\n".join(body for _, body in bodies)
     assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
+    assert "sealed: no description" in joined  # the trading prompt was rendered
     assert "Input should be less than or equal to 1000" in joined  # refusals were seen
     assert len(bodies) > 60
     catalog = (await remote.catalog()).to_json()

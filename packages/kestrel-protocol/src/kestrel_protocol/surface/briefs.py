@@ -92,7 +92,7 @@ async def _trade_scenario(fetch: Fetch, args: Mapping[str, str]) -> list[dict[st
 You are trading the Kestrel scenario {scenario.get("id")} ("{scenario.get("title")}"): \
 paper trading on a fixed tape of price bars, deterministic, no real money.
 
-{scenario.get("description")}
+{scenario.get("description") or "(sealed: no description, no tape beyond your clock)"}
 
 Facts (from the catalog; scenario root {scenario.get("root")}):
 - tape: {tape.get("bars")} bars of {tape.get("interval")}
