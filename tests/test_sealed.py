@@ -143,13 +143,13 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
 
     await mcp("resources/list", {})
     await mcp("resources/templates/list", {})
-    values = {
+    known = {
         "id": SCENARIO,
         "scenario": SCENARIO,
         "root": submitted.pentad.root,
         "gradeRoot": grade.root,
     }
-    uris = [r.expand(**{v: values[v] for v in r.variables}) for r in SURFACE.resources]
+    uris = [r.expand(**{v: known[v] for v in r.variables}) for r in SURFACE.resources]
     for uri in uris:
         await mcp("resources/read", {"uri": uri})
     for resource in SURFACE.resources:
@@ -161,12 +161,12 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
 
     await mcp("prompts/list", {})
     for prompt in SURFACE.prompts:
-        given = {a.name: values.get(a.name, "") for a in prompt.arguments if a.required}
+        given = {a.name: known.get(a.name, "") for a in prompt.arguments if a.required}
         await mcp("prompts/get", {"name": prompt.name, "arguments": given})
-        for argument in prompt.arguments:
-            if argument.complete is not None:
+        for prompt_argument in prompt.arguments:
+            if prompt_argument.complete is not None:
                 ref = {"type": "ref/prompt", "name": prompt.name}
-                completing = {"name": argument.name, "value": ""}
+                completing = {"name": prompt_argument.name, "value": ""}
                 await mcp("completion/complete", {"ref": ref, "argument": completing})
 
     for where, body in bodies:
