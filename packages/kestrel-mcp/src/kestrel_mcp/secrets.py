@@ -8,7 +8,8 @@ instead of going through the SDK transport, and run the very functions the ``kes
 secrets`` CLI runs (``secret_tool_set/unset/list``). They uphold the store's own
 invariant: no value ever comes back (``list`` is names only, there is no ``get``, and
 ``set`` answers with the key and the path). The key rules are the single-sourced
-``check_operator_secret_key``, so a key refused by the CLI is refused here identically.
+``check_operator_secret_key`` (set) and ``check_secret_key_name`` (unset), so a key refused
+by the CLI is refused here identically.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kestrel_protocol.ports import SecretStore, Transport
 from kestrel_protocol.surface import Arguments, NoArgs, Text, Tool
 from kestrel_secrets import (
     check_operator_secret_key,
+    check_secret_key_name,
     open_secret_store,
     secret_tool_list,
     secret_tool_set,
@@ -105,7 +107,9 @@ class SecretTools:
         return secret_tool_set(self._open(), key, value)
 
     def _unset(self, key: str) -> dict[str, Any]:
-        check_operator_secret_key(key)
+        # Removing needs only a well-formed name: a LIVE-named key an operator wrote by
+        # hand can be removed (only set refuses it), as ``kestrel secrets unset`` does.
+        check_secret_key_name(key)
         return secret_tool_unset(self._open(), key)
 
     def _list(self) -> dict[str, Any]:
@@ -166,7 +170,7 @@ def secret_tools(store: SecretTools) -> tuple[Tool[Transport], ...]:
             read_only=False,
             destructive=True,
             idempotent=True,
-            refusals=("SECRET_KEY_INVALID", "SECRET_KEY_LIVE", "SECRET_STORE_UNAVAILABLE"),
+            refusals=("SECRET_KEY_INVALID", "SECRET_STORE_UNAVAILABLE"),
         ),
         Tool(
             name="kestrel_secrets_list",
