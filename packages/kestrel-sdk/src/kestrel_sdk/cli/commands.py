@@ -26,7 +26,7 @@ from ..client import KestrelSdk, KestrelSession
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
-from .proofs import verify_proof_data, write_proof
+from .proofs import conclude_verification, verify_proof_data, write_proof
 from .show import (
     catalog_table,
     diagnostics_lines,
@@ -304,16 +304,7 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
             report = VerificationReport(
                 ok=False, grade=data.get("root", ""), mismatch=root_mismatch
             )
-        if as_json:
-            click.echo(json_text(report))
-        elif report.ok:
-            click.echo(f"ok: grade {report.grade} verified by replay")
-        if report.mismatch is not None:
-            m = report.mismatch
-            raise fail(
-                "CHECK_FAILED",
-                f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
-            )
+        conclude_verification(report, as_json, f"ok: grade {report.grade} verified by replay")
 
     anyio.run(go, settings_of(ctx))
 

@@ -40,10 +40,18 @@ def verify_proof_data(data: dict[str, Any], as_json: bool) -> None:
         report: VerificationReport = verify_proof(load_catalog(), data)
     except ValueError as exc:
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
+    conclude_verification(
+        report, as_json, f"ok: proof {report.proof} of grade {report.grade} verified by replay"
+    )
+
+
+def conclude_verification(report: VerificationReport, as_json: bool, ok_line: str) -> None:
+    """Print a verification's outcome (JSON, or ``ok_line`` when it holds); a mismatch
+    exits ``CHECK_FAILED`` naming the first differing field."""
     if as_json:
         click.echo(json_text(report))
     elif report.ok:
-        click.echo(f"ok: proof {report.proof} of grade {report.grade} verified by replay")
+        click.echo(ok_line)
     if report.mismatch is not None:
         m = report.mismatch
         raise fail(
