@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
+
+from tests import postgres
+from tests.postgres import Cluster
 
 
 @pytest.fixture
@@ -21,6 +27,29 @@ def _isolated_home(
     monkeypatch.delenv("KESTREL_CATALOG_PATH", raising=False)
     monkeypatch.delenv("KESTREL_REMOTE", raising=False)
     monkeypatch.delenv("KESTREL_API_TOKEN", raising=False)
+    monkeypatch.delenv("KESTREL_STORE", raising=False)
     monkeypatch.delenv("KESTREL_SECRET_STORE", raising=False)
     # Subprocesses never reach a real OS keyring either (auto selection then uses the file).
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL cluster for the whole run (``tests/postgres.py``).
+
+    Skipped locally, with the install command, when PostgreSQL is absent; under
+    ``CI=true`` that is a failure: CI installs it (``.ci/services``) and requires it.
+    """
+    why = postgres.missing()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL tests are required under CI=true: {why}")
+        pytest.skip(why)
+    with postgres.cluster() as started:
+        yield started
+
+
+@pytest.fixture
+def postgres_dsn(postgres_cluster: Cluster) -> str:
+    """A DSN whose tables live in a fresh schema of the shared cluster (one per test)."""
+    return postgres_cluster.schema()

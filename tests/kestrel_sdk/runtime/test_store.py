@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 from kestrel_protocol import KestrelError, canonical_json, root_of
-from kestrel_sdk.runtime.store import (
-    JournalEntry,
-    SessionRow,
-    SqliteStore,
-    pentad_bytes,
-    pentad_root,
-)
+from kestrel_protocol.store import SessionRow
+from kestrel_sdk.runtime.store import SqliteStore, pentad_bytes, pentad_root
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:
@@ -72,43 +67,6 @@ def test_non_canonical_bytes_are_not_served(tmp_path: Path) -> None:
     with sqlite3.connect(store.path) as conn:
         conn.execute("UPDATE artifacts SET body = ? WHERE root = ?", (b'{"b":2,"a":1}', root))
     assert store.lookup(root)[1] == "corrupt"
-
-
-def test_sessions_labels_and_journal(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path)
-    row = SessionRow("ks_a", "alice", "acme-trend", "sha256:" + "a" * 64, "1", "open", None, None)
-    assert store.insert_session(row)
-    assert not store.insert_session(row)
-    assert store.session("ks_a") == row
-    assert store.labels("alice", "sha256:" + "a" * 64) == {"1"}
-    assert store.labels("bob", "sha256:" + "a" * 64) == set()
-    opening, first, second = ("sha256:" + c * 64 for c in "0fe")
-    proot = pentad_root("ks_a", 1, opening, "advance 1")
-    store.append("ks_a", 1, "advance 1", proot, first, prev=opening, status="stood-down")
-    assert store.journal("ks_a") == [JournalEntry(1, "advance 1", opening, proot, first)]
-    assert store.get(proot) == {
-        "session": "ks_a",
-        "seq": 1,
-        "prev": opening,
-        "body": {"mediaType": "text/x-kestrel", "bytes": "advance 1"},
-        "root": proot,
-    }
-    assert store.session("ks_a").status == "stood-down"  # type: ignore[union-attr]
-    # a duplicate seq is refused and leaves nothing half-written
-    other = pentad_root("ks_a", 1, opening, "advance 2")
-    with pytest.raises(sqlite3.IntegrityError):
-        store.append("ks_a", 1, "advance 2", other, second, prev=opening, status="closed")
-    assert store.get(other) is None
-    assert len(store.journal("ks_a")) == 1
-    assert store.session("ks_a").status == "stood-down"  # type: ignore[union-attr]
-    # later submissions follow the frame root of the one before
-    nxt = pentad_root("ks_a", 2, first, "buy 1 ACME")
-    store.append("ks_a", 2, "buy 1 ACME", nxt, second, prev=first)
-    assert store.journal("ks_a")[1] == JournalEntry(2, "buy 1 ACME", first, nxt, second)
-    assert store.get(nxt)["prev"] == first  # type: ignore[index]
-    with pytest.raises(sqlite3.IntegrityError):
-        store.append("ks_a", 2, "advance 1", other, second, prev=first)
-    assert [e.seq for e in store.journal("ks_a")] == [1, 2]
 
 
 def test_a_journal_row_with_another_source_is_corrupt_not_served(tmp_path: Path) -> None:

@@ -8,13 +8,19 @@ principal; a session of another principal is ``UNKNOWN_SESSION``.
 
 Sessions are rebuilt lazily: the first touch of an open session in a new process
 replays its journal on a fresh engine and checks that every frame root is identical.
+The journal is the truth: engines are a cache of at most ``max_live_sessions`` (least
+recently used first out; an evicted session replays on its next touch). Over a shared
+store (PostgreSQL, any number of processes) a cached engine is checked against the
+session's head before each use and catches up on the rows it lacks; two processes
+racing on one session are serialised by the journal's ``(session, seq)`` key.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,9 +54,11 @@ from kestrel_protocol import (
     ValidationReport,
     VerificationReport,
     canonical_json,
+    kestrel_home,
     root_of,
 )
 from kestrel_protocol.ports import SessionGate
+from kestrel_protocol.store import JournalConflict, JournalEntry, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .catalog import load_catalog, tape_csv
@@ -63,10 +71,11 @@ from .history import history_bars
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations
-from .store import SessionRow, SqliteStore, pentad_bytes, pentad_root
+from .store import OwnedArtifacts, pentad_bytes, pentad_root
+from .stores import open_runtime_store
 from .verify import verify_grade, verify_proof
 
-__all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
+__all__ = ["DEFAULT_GRADE_BUDGET", "Runtime", "default_max_live_sessions"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +83,19 @@ DEFAULT_GRADE_BUDGET = 2.0
 """Seconds a grade call waits before answering with an ``OperationResumption``."""
 
 _MEDIA_TYPE: Final = "text/x-kestrel"
+
+_CONFLICT_RETRIES = 16
+"""Times a submit or close retries after another process advanced its session."""
+
+
+def default_max_live_sessions() -> int:
+    """Open engines kept in memory by default: 1000 per 4 GiB of RAM, at least 100."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1000
+    return max(100, min(100_000, 1000 * total // (4 << 30)))
+
 
 _APPLIED = {"ok", "disposition", "pentad", "delivery"}
 _STOOD = {*_APPLIED, "stand_down"}
@@ -91,7 +113,7 @@ class _Live:
     engine: SessionEngine | None
     frame_root: str
     lock: threading.Lock
-    dead: bool = False  # its engine moved past what was persisted: rebuild before use
+    dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
 
 
 _pentad_bytes = pentad_bytes  # the name its test knows
@@ -140,23 +162,30 @@ class Runtime:
         grade_budget: float = DEFAULT_GRADE_BUDGET,
         catalog: CatalogIndex | None = None,
         sealed: Iterable[str] = (),
+        store: RuntimeStore | None = None,
+        max_live_sessions: int | None = None,
     ) -> None:
-        self.store = SqliteStore(home)
+        """``store`` defaults to the one ``$KESTREL_STORE`` names (else SQLite in ``home``)."""
+        self.home = kestrel_home(home)
+        self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
         self.gate = gate
         self.grade_budget = grade_budget
+        self.max_live_sessions = max_live_sessions or default_max_live_sessions()
         self._catalog_paths = list(catalog_paths) if catalog_paths is not None else None
         self._index: CatalogIndex | None = catalog  # tests and embedders may supply one
         self._sealed = frozenset(sealed)
         """Scenarios this runtime seals besides those whose ``scenario.toml`` says so."""
         self._catalog: Catalog | None = None
         self._lock = threading.RLock()
-        self._live: dict[str, _Live] = {}
+        self._live: OrderedDict[str, _Live] = OrderedDict()  # least recently used first
         self._building: dict[str, threading.Lock] = {}
         self._ops: Operations[GradeResult] = Operations()
 
     @property
-    def home(self) -> Path:
-        return self.store.home
+    def live_sessions(self) -> int:
+        """Sessions whose engine is in memory now (at most ``max_live_sessions``, but for
+        ones in use at the moment of eviction)."""
+        return len(self._live)
 
     def shutdown(self) -> None:
         """Release the database connection."""
@@ -290,24 +319,56 @@ class Runtime:
         return str(n)
 
     def _session(self, principal: str, sid: str) -> _Live:
-        """The session in memory, rebuilt by replay when this process has not seen it."""
+        """The session in memory, rebuilt by replay when this process has not seen it
+        (or evicted it)."""
         live = self._live.get(sid)
         if live is not None and live.row.principal == principal:
+            self._touch(sid)
             return live
         if live is None:
             with self._lock:
                 building = self._building.setdefault(sid, threading.Lock())
-            with building:  # one replay per session; other sessions are not held up
-                live = self._live.get(sid)
-                if live is None:
-                    row = self.store.session(sid)
-                    if row is not None and row.principal == principal:
-                        live = self._rebuild(row)
-                        with self._lock:
-                            self._live[sid] = live
+            try:
+                with building:  # one replay per session; other sessions are not held up
+                    live = self._live.get(sid)
+                    if live is None:
+                        row = self.store.session(sid)
+                        if row is not None and row.principal == principal:
+                            live = self._rebuild(row)
+                            self._keep(live)
+            finally:
+                with self._lock:
+                    if self._building.get(sid) is building:
+                        del self._building[sid]
         if live is None or live.row.principal != principal:
             raise _refuse(RefusalCode.UNKNOWN_SESSION, f"no session {sid}", session=sid)
         return live
+
+    def _touch(self, sid: str) -> None:
+        try:  # noqa: SIM105 - the step path: cheaper than suppress()
+            self._live.move_to_end(sid)
+        except KeyError:  # evicted meanwhile by another thread
+            pass
+
+    def _keep(self, live: _Live) -> None:
+        """Cache ``live``, evicting the least recently used sessions beyond the limit.
+
+        A session in use (its lock held) is skipped; one evicted is marked dead under its
+        lock, so whoever fetched it before rebuilds it instead of using a stale engine.
+        """
+        with self._lock:
+            self._live[live.row.id] = live
+            excess = len(self._live) - self.max_live_sessions
+            if excess <= 0:
+                return
+            for old in list(self._live.values()):
+                if excess <= 0 or old is live:
+                    break
+                if old.lock.acquire(blocking=False):
+                    old.dead = True
+                    del self._live[old.row.id]
+                    old.lock.release()
+                    excess -= 1
 
     def _rebuild(self, row: SessionRow) -> _Live:
         loaded = self.loaded(row.scenario_id)
@@ -325,22 +386,54 @@ class Runtime:
         if not self.sealed(loaded.id):  # served unsealed by this process
             self.store.note_unsealed(row.id)
         engine = SessionEngine(loaded, row.id)
-        frame_root = root_of(engine.frame())
-        for entry in self.store.journal(row.id):
+        frame_root = self._replay(
+            row.id, engine, root_of(engine.frame()), self.store.journal(row.id)
+        )
+        log.debug("resumed session %s at seq %d", row.id, engine.seq)
+        return _Live(row, loaded, engine, frame_root, threading.Lock())
+
+    def _replay(
+        self, sid: str, engine: SessionEngine, frame_root: str, entries: list[JournalEntry]
+    ) -> str:
+        """Apply journal ``entries`` to ``engine`` (at ``frame_root``), checking every root
+        against the journal; the new head root."""
+        for entry in entries:
+            if entry.seq != engine.seq + 1:
+                raise self._diverged(sid, entry.seq, "seq", str(engine.seq + 1), str(entry.seq))
             if entry.prev != frame_root:
-                raise self._diverged(row.id, entry.seq, "prev", frame_root, entry.prev)
+                raise self._diverged(sid, entry.seq, "prev", frame_root, entry.prev)
             try:
-                root = pentad_root(row.id, entry.seq, entry.prev, entry.source)
+                root = pentad_root(sid, entry.seq, entry.prev, entry.source)
             except KestrelError:
                 root = "corrupt"
             if root != entry.pentad_root:
-                raise self._diverged(row.id, entry.seq, "pentad", entry.pentad_root, root)
+                raise self._diverged(sid, entry.seq, "pentad", entry.pentad_root, root)
             step = engine.submit(entry.source)
             frame_root = engine_frame_root(step.frame)
             if frame_root != entry.frame_root:
-                raise self._diverged(row.id, entry.seq, "frameRoot", entry.frame_root, frame_root)
-        log.debug("resumed session %s at seq %d", row.id, engine.seq)
-        return _Live(row, loaded, engine, frame_root, threading.Lock())
+                raise self._diverged(sid, entry.seq, "frameRoot", entry.frame_root, frame_root)
+        return frame_root
+
+    def _current(self, live: _Live) -> bool:
+        """Bring a cached session (its lock held) up to the store's head: replay the
+        journal rows it lacks. ``False`` when it must be rebuilt instead (closed
+        elsewhere, or behind in a way replay cannot mend). Only over a shared store."""
+        engine = live.engine
+        if engine is None:
+            return True  # closed is final
+        head = self.store.head(live.row.id)
+        if head is None or head.status == "closed" or head.seq < engine.seq:
+            return False
+        if head.seq == engine.seq:
+            return True
+        try:
+            entries = self.store.journal(live.row.id, after=engine.seq)
+            live.frame_root = self._replay(live.row.id, engine, live.frame_root, entries)
+        except BaseException:
+            self._forget(live)
+            raise
+        log.debug("caught session %s up to seq %d", live.row.id, engine.seq)
+        return True
 
     @staticmethod
     def _diverged(sid: str, seq: int, field: str, expected: str, found: str) -> KestrelError:
@@ -368,13 +461,19 @@ class Runtime:
 
     @contextmanager
     def _locked(self, principal: str, sid: str) -> Iterator[_Live]:
-        """The session, locked for one operation (rebuilt if a failure left it stale)."""
+        """The session, locked for one operation and current with the store (rebuilt if
+        a failure, an eviction or another process left it stale)."""
+        shared = self.store.shared
         while True:
             live = self._session(principal, sid)
             with live.lock:
-                if not live.dead:
-                    yield live
-                    return
+                if live.dead:
+                    continue
+                if shared and not self._current(live):
+                    self._forget(live)
+                    continue
+                yield live
+                return
 
     def resume_all(self) -> list[str]:
         """Replay every open session now (rather than on first touch); their ids."""
@@ -389,14 +488,22 @@ class Runtime:
         """Check, apply, bind and persist one submission; atomic in every sense.
 
         The journal row is committed before this returns. The session lock is taken
-        inline (not through :meth:`_locked`): this is the step path.
+        inline (not through :meth:`_locked`): this is the step path. When another process
+        advanced the session meanwhile, the submission is applied after what it did.
         """
+        shared = self.store.shared
+        conflicts = 0
         while True:
             live = self._live.get(sid)
             if live is None or live.row.principal != principal:
                 live = self._session(principal, sid)
+            else:
+                self._touch(sid)
             with live.lock:
                 if live.dead:
+                    continue
+                if shared and not self._current(live):
+                    self._forget(live)
                     continue
                 engine = live.engine
                 if engine is None:
@@ -418,11 +525,14 @@ class Runtime:
                     # The engine moved but nothing was persisted: forget it so the next
                     # touch replays the journal, which holds exactly what was accepted.
                     self._forget(live)
-                    if isinstance(exc, sqlite3.IntegrityError):
+                    if isinstance(exc, JournalConflict):
+                        conflicts += 1
+                        if conflicts < _CONFLICT_RETRIES:
+                            continue  # another process advanced it: catch up, apply after
                         raise _refuse(
                             RefusalCode.BACKEND_UNAVAILABLE,
-                            f"session {sid} was advanced by another process; it has been "
-                            "reloaded, so read its frame and submit again",
+                            f"session {sid} is being advanced by other processes without "
+                            "pause; read its frame and submit again",
                             session=sid,
                         ) from None
                     raise
@@ -509,11 +619,26 @@ class Runtime:
 
     def close(self, principal: str, sid: str) -> SessionRecord:
         """Close the session (idempotent) and store its record, head frame and blotter."""
+        for _ in range(_CONFLICT_RETRIES):
+            try:
+                return self._close(principal, sid)
+            except JournalConflict:  # advanced elsewhere while closing: catch up, again
+                continue
+        raise _refuse(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"session {sid} is being advanced by other processes without pause; close again",
+            session=sid,
+        )
+
+    def _close(self, principal: str, sid: str) -> SessionRecord:
         with self._locked(principal, sid) as live:
             engine = live.engine
             if engine is None:
                 return self._record(live)
             journal = self.store.journal(sid)
+            if (journal[-1].seq if journal else 0) != engine.seq:  # advanced meanwhile
+                self._forget(live)
+                raise JournalConflict(f"session {sid} moved past seq {engine.seq}")
             frame = engine.close()
             head = root_of(frame)
             blotter = engine.blotter()
@@ -576,7 +701,10 @@ class Runtime:
             return grade
 
         op = self._ops.start(operation_id(principal, record.root), principal, work, total=bars)
-        return self._ops.wait(op, self.grade_budget if budget is None else budget)
+        result = self._ops.wait(op, self.grade_budget if budget is None else budget)
+        if isinstance(result, OperationResumption):  # resumable on any process of the store
+            self.store.put_operation(result.token, principal, sid)
+        return result
 
     def _head_bar(self, record: SessionRecord) -> int | None:
         """The clock bar of the record's head frame (the bars a replay processes), so a
@@ -623,7 +751,13 @@ class Runtime:
     def resume(
         self, principal: str, token: str, budget: float | None = None
     ) -> GradeResult | OperationResumption:
-        op = self._ops.find(principal, token)
+        try:
+            op = self._ops.find(principal, token)
+        except KestrelError:
+            found = self.store.operation(token)  # started by another process, or before
+            if found is None or found[0] != principal:
+                raise
+            return self.grade(principal, found[1], budget)  # the stored grade, or its work
         return self._ops.wait(op, self.grade_budget if budget is None else budget)
 
     def _artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
@@ -644,7 +778,7 @@ class Runtime:
     def verify(self, grade: GradeResult, principal: str | None = None) -> VerificationReport:
         """Replay a grade from the artifacts alone and name the first mismatch (from
         ``principal``'s own artifacts when given, as :meth:`artifact` reads them)."""
-        store = self.store if principal is None else self.store.owned_by(principal)
+        store = self.store if principal is None else OwnedArtifacts(self.store, principal)
         return verify_grade(store, self.index, grade)
 
     def proof(self, principal: str, sid: str, embed_tape: bool = False) -> Proof:

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from kestrel_protocol import (
     KestrelError,
@@ -51,20 +51,25 @@ from kestrel_protocol import (
     root_of,
     root_of_bytes,
 )
+from kestrel_protocol.store import (
+    ArtifactStatus,
+    JournalConflict,
+    JournalEntry,
+    RuntimeStore,
+    SessionHead,
+    SessionRow,
+)
 
 __all__ = [
-    "ArtifactStatus",
-    "JournalEntry",
     "OwnedArtifacts",
-    "SessionRow",
     "SqliteStore",
+    "checked_root",
     "pentad_bytes",
     "pentad_root",
+    "verified_artifact",
 ]
 
 log = logging.getLogger(__name__)
-
-ArtifactStatus = Literal["ok", "missing", "corrupt"]
 
 _OWN = "INSERT OR IGNORE INTO owners (root, session) VALUES (?, ?)"
 _APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
@@ -109,6 +114,11 @@ CREATE TABLE IF NOT EXISTS lookahead (
     what TEXT NOT NULL  -- 'unsealed' (served while its scenario was not sealed) or the read
 );
 CREATE INDEX IF NOT EXISTS lookahead_session ON lookahead (session, n);
+CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
+    token TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    session TEXT NOT NULL
+) WITHOUT ROWID;
 """
 
 _SCHEMA_VERSION = "6"
@@ -116,6 +126,7 @@ CHECKPOINT_EVERY = 1000
 """Appends between background checkpoints."""
 _BACKSTOP_PAGES = 50_000
 _SEQ_BITS = 32
+_KEYS_MAX = 1024  # sessions whose journal key base is remembered (memory stays bounded)
 _OWNED_BODY = (
     "SELECT body FROM artifacts WHERE root = ?1 AND EXISTS (SELECT 1 FROM owners"
     " JOIN sessions ON sessions.rowid = owners.session"
@@ -199,6 +210,45 @@ def pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> tuple[str
     return root, _utf8(f'{head}"root":"{root}",{tail}')
 
 
+def verified_artifact(
+    root: str, body: bytes, where: object
+) -> tuple[dict[str, Any] | None, ArtifactStatus]:
+    """``body`` parsed, when it is the canonical JSON of an object whose root is ``root``
+    (and that claims no other); else ``(None, "corrupt")``, logged with ``where``."""
+    try:
+        obj = json.loads(body.decode("utf-8"))
+        found = root_of(obj) if isinstance(obj, dict) else root_of_bytes(body)
+        claimed = obj.get("root") if isinstance(obj, dict) else None
+        intact = (
+            isinstance(obj, dict)
+            and found == root
+            and claimed in (None, root)
+            and canonical_json(obj) == body
+        )
+    except (UnicodeDecodeError, ValueError):
+        intact = False
+        found = root_of_bytes(body)
+    if not intact:
+        log.error(
+            "artifact %s in %s is corrupt (its stored bytes hash to %s); not served",
+            root,
+            where,
+            found,
+        )
+        return None, "corrupt"
+    assert isinstance(obj, dict)
+    return obj, "ok"
+
+
+def checked_root(obj: Mapping[str, Any]) -> str:
+    """``obj``'s root; ``ValueError`` when it carries a ``root`` member that lies."""
+    root = root_of(obj)
+    claimed = obj.get("root")
+    if claimed is not None and claimed != root:
+        raise ValueError(f"object claims root {claimed} but its content hashes to {root}")
+    return root
+
+
 class _Checkpointer:
     """A daemon thread that runs passive WAL checkpoints when asked."""
 
@@ -239,42 +289,19 @@ class _Checkpointer:
             conn.close()
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """A session as persisted (the engine state is rebuilt from the journal)."""
-
-    id: str
-    principal: str
-    scenario_id: str
-    scenario_root: str
-    label: str
-    status: str
-    record_root: str | None
-    grade_root: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    """One accepted submission: what its pentad binds and the frame root it produced."""
-
-    seq: int
-    source: str
-    prev: str  # the frame root it was applied to
-    pentad_root: str  # as stored; :meth:`pentad` rebuilds the bytes, which may disagree
-    frame_root: str
-
-    def pentad(self, session_id: str) -> tuple[str, bytes]:
-        """The pentad's root and canonical bytes, rebuilt from this entry."""
-        return pentad_bytes(session_id, self.seq, self.prev, self.source)
-
-
 class SqliteStore:
-    """The artifact store (``kestrel_protocol.ports.ArtifactStore``) plus session tables."""
+    """The ``RuntimeStore`` port over one SQLite file (``<home>/kestrel.db``, or ``path``)."""
 
-    def __init__(self, home: str | Path | None = None) -> None:
-        self.home = kestrel_home(home)
+    shared = False  # other processes on the file are met by JournalConflict, not polled
+
+    def __init__(self, home: str | Path | None = None, *, path: str | Path | None = None) -> None:
+        if path is not None:
+            self.path = Path(os.path.abspath(Path(path).expanduser()))
+            self.home = self.path.parent
+        else:
+            self.home = kestrel_home(home)
+            self.path = self.home / "kestrel.db"
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.path = self.home / "kestrel.db"
         self._lock = threading.RLock()
         self._keys: dict[str, int] = {}
         self._appends = 0
@@ -311,6 +338,10 @@ class SqliteStore:
                 {"path": str(self.path)},
             )
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
     # -- plumbing -------------------------------------------------------------------
 
     @contextmanager
@@ -345,10 +376,7 @@ class SqliteStore:
         An object carrying a ``root`` member that is not the root of its content is
         refused: the store never holds a lie.
         """
-        root = root_of(obj)
-        claimed = obj.get("root")
-        if claimed is not None and claimed != root:
-            raise ValueError(f"object claims root {claimed} but its content hashes to {root}")
+        root = checked_root(obj)
         self.put_raw(root, canonical_json(obj))
         return root
 
@@ -380,30 +408,7 @@ class SqliteStore:
                 row = self._journal_pentad(root, principal)
         if row is None:
             return None, "missing"
-        body = bytes(row[0])
-        try:
-            obj = json.loads(body.decode("utf-8"))
-            found = root_of(obj) if isinstance(obj, dict) else root_of_bytes(body)
-            claimed = obj.get("root") if isinstance(obj, dict) else None
-            intact = (
-                isinstance(obj, dict)
-                and found == root
-                and claimed in (None, root)
-                and canonical_json(obj) == body
-            )
-        except (UnicodeDecodeError, ValueError):
-            intact = False
-            found = root_of_bytes(body)
-        if not intact:
-            log.error(
-                "artifact %s in %s is corrupt (its stored bytes hash to %s); not served",
-                root,
-                self.path,
-                found,
-            )
-            return None, "corrupt"
-        assert isinstance(obj, dict)
-        return obj, "ok"
+        return verified_artifact(root, bytes(row[0]), self.path)
 
     def _journal_pentad(self, root: str, principal: str | None) -> tuple[bytes] | None:
         """The bytes of an open session's pentad rebuilt from its journal row (``b""``
@@ -435,10 +440,6 @@ class SqliteStore:
     def get(self, root: str) -> dict[str, Any] | None:
         """The object verbatim, or ``None`` when absent or corrupt."""
         return self.lookup(root)[0]
-
-    def owned_by(self, principal: str) -> OwnedArtifacts:
-        """This store as ``principal`` sees it: the artifacts of its own sessions."""
-        return OwnedArtifacts(self, principal)
 
     def has(self, root: str) -> bool:
         """Whether an intact object is stored under ``root``."""
@@ -524,8 +525,8 @@ class SqliteStore:
 
         ``prev`` (the frame root the submission was applied to) is stored only with
         seq 1, as row 0; later ones are the previous row's frame root. A duplicate seq
-        (another process advanced the session) raises ``sqlite3.IntegrityError`` and
-        writes nothing.
+        (another process advanced the session) raises ``JournalConflict`` and writes
+        nothing.
         """
         base = self._keys.get(session_id)
         if base is None:
@@ -535,13 +536,24 @@ class SqliteStore:
             self._append_rare(base, row, prev if seq == 1 else None, status)
             return
         with self._lock:
-            self._cursor.execute(_APPEND, row)
+            try:
+                self._cursor.execute(_APPEND, row)
+            except sqlite3.IntegrityError:
+                raise JournalConflict(f"session {session_id} already has seq {seq}") from None
             self._appends += 1
             if self._appends >= CHECKPOINT_EVERY:
                 self._appends = 0
                 self._checkpointer.request()
 
     def _append_rare(
+        self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
+    ) -> None:
+        try:
+            self._append_rare_tx(base, row, prev, status)
+        except sqlite3.IntegrityError:
+            raise JournalConflict(f"journal key {row[0]} is taken") from None
+
+    def _append_rare_tx(
         self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
     ) -> None:
         with self._transaction() as conn:
@@ -562,23 +574,42 @@ class SqliteStore:
         if row is None:
             raise KeyError(f"no session {session_id}")
         base = int(row[0]) << _SEQ_BITS
+        if len(self._keys) >= _KEYS_MAX:
+            self._keys.clear()
         self._keys[session_id] = base
         return base
 
-    def journal(self, session_id: str) -> list[JournalEntry]:
-        """A session's accepted submissions in order (each with the root it followed)."""
+    def head(self, session_id: str) -> SessionHead | None:
+        """The session's last seq and status; ``None`` when there is no such session."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT rowid, status FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            base = int(row[0]) << _SEQ_BITS
+            last = self._conn.execute(
+                "SELECT max(key) FROM journal WHERE key >= ? AND key < ?",
+                (base, base + (1 << _SEQ_BITS)),
+            ).fetchone()[0]
+        return SessionHead(0 if last is None else int(last) - base, str(row[1]))
+
+    def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
+        """A session's accepted submissions after seq ``after``, in order (each with the
+        frame root it followed)."""
+        low, high = self._range(session_id)
         with self._lock:
             rows = self._conn.execute(
                 "SELECT key, source, pentad_root, frame_root FROM journal"
                 " WHERE key >= ? AND key < ? ORDER BY key",
-                self._range(session_id),
+                (low + after, high),
             ).fetchall()
         mask = (1 << _SEQ_BITS) - 1
         entries = []
         prev = ""
         for key, source, root, frame in rows:
             seq = int(key) & mask
-            if seq:
+            if seq > after:
                 entries.append(JournalEntry(seq, str(source), prev, str(root), str(frame)))
             prev = str(frame)
         return entries
@@ -599,11 +630,22 @@ class SqliteStore:
         """Close a session in one transaction: the pentads of ``journal`` (its entries)
         become artifacts, with ``artifacts`` (record, head frame, blotter), and its
         status becomes closed. Each pentad is stored under its journal root; one whose
-        rebuilt bytes disagree is then reported as corrupt when read, never served."""
+        rebuilt bytes disagree is then reported as corrupt when read, never served. When
+        the journal moved past ``journal`` meanwhile (another process), nothing is written
+        and ``JournalConflict`` is raised."""
         # in key order: b-tree inserts along one path instead of at random pages
-        pentads = sorted((e.pentad_root, e.pentad(session_id)[1]) for e in journal)
-        owner = self._range(session_id)[0] >> _SEQ_BITS
+        pentads = sorted(
+            (e.pentad_root, pentad_bytes(session_id, e.seq, e.prev, e.source)[1]) for e in journal
+        )
+        low, high = self._range(session_id)
+        owner = low >> _SEQ_BITS
+        expected = low + (journal[-1].seq if journal else 0)
         with self._transaction() as conn:
+            last = conn.execute(
+                "SELECT max(key) FROM journal WHERE key >= ? AND key < ?", (low, high)
+            ).fetchone()[0]
+            if (low if last is None else int(last)) != expected:
+                raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
             conn.executemany("INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", pentads)
             for root, body in artifacts.items():
                 conn.execute(
@@ -659,13 +701,31 @@ class SqliteStore:
                 "UPDATE sessions SET grade_root = ? WHERE id = ?", (grade_root, session_id)
             )
 
+    # -- operations -------------------------------------------------------------------
+
+    def put_operation(self, token: str, principal: str, session_id: str) -> None:
+        """Remember whose and which session's grade ``token`` resumes (idempotent)."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO operations (token, principal, session) VALUES (?, ?, ?)",
+                (token, principal, session_id),
+            )
+
+    def operation(self, token: str) -> tuple[str, str] | None:
+        """The (principal, session id) of an operation token, or ``None``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT principal, session FROM operations WHERE token = ?", (token,)
+            ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
 
 @dataclass(frozen=True, slots=True)
 class OwnedArtifacts:
     """A store's reads limited to one principal's artifacts (a remote caller's view:
     another principal's artifact is missing)."""
 
-    store: SqliteStore
+    store: RuntimeStore
     principal: str
 
     def get(self, root: str) -> dict[str, Any] | None:

@@ -1,0 +1,296 @@
+"""The store ports: where the runtime and the door keep what they persist, and which
+store a process uses.
+
+Two ports, two adapters each (SQLite, embedded and the default; PostgreSQL, shared by
+any number of processes). :class:`RuntimeStore` holds sessions, the per-session journal
+(``(session, seq)`` unique: the journal is the truth every process replays), artifacts
+and resumable operations; :class:`DoorRecords` holds the door's own bookkeeping (issued
+tokens, audit rows, vouchers, quotas, approvals). Neither ever decides runtime semantics.
+
+One setting chooses the store everywhere: ``--store URL`` or ``$KESTREL_STORE``, either
+``sqlite:///PATH`` (default ``$KESTREL_HOME/kestrel.db``) or ``postgresql://…``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
+
+from .home import kestrel_home
+
+__all__ = [
+    "STORE_ENV",
+    "ArtifactStatus",
+    "AuditEntry",
+    "DoorRecords",
+    "JournalConflict",
+    "JournalEntry",
+    "PaymentOutcome",
+    "RuntimeStore",
+    "SessionHead",
+    "SessionRow",
+    "StoreLocation",
+    "TokenEntry",
+    "store_location",
+]
+
+STORE_ENV = "KESTREL_STORE"
+
+ArtifactStatus = Literal["ok", "missing", "corrupt"]
+PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreLocation:
+    """Which store a process uses: a SQLite file, or a PostgreSQL database (its DSN)."""
+
+    kind: Literal["sqlite", "postgresql"]
+    path: Path | None = None  # sqlite: the runtime's file (the door's is door.db beside it)
+    dsn: str | None = None  # postgresql: the libpq connection URL
+
+    @property
+    def door_path(self) -> Path:
+        """The door's SQLite file: ``door.db`` beside the runtime's."""
+        assert self.path is not None
+        return self.path.parent / "door.db"
+
+    def __str__(self) -> str:
+        """The location without a password (safe to print and log)."""
+        if self.kind == "sqlite":
+            return f"sqlite:///{self.path}"
+        assert self.dsn is not None
+        parts = urlsplit(self.dsn)
+        if parts.password is None:
+            return self.dsn
+        netloc = f"{parts.username or ''}:***@{parts.hostname or ''}"
+        if parts.port is not None:
+            netloc += f":{parts.port}"
+        return urlunsplit(parts._replace(netloc=netloc))
+
+
+def store_location(
+    url: str | None = None,
+    home: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> StoreLocation:
+    """``url`` if given, else ``$KESTREL_STORE`` (when non-empty), else SQLite at
+    ``<home>/kestrel.db`` (home as :func:`kestrel_home` resolves it).
+
+    Raises ``ValueError`` naming what was wrong for anything else.
+    """
+    text = url if url else (os.environ if env is None else env).get(STORE_ENV) or ""
+    text = text.strip()
+    if not text:
+        return StoreLocation("sqlite", path=kestrel_home(home, env) / "kestrel.db")
+    if text.startswith(("postgresql://", "postgres://")):
+        return StoreLocation("postgresql", dsn=text)
+    if text.startswith("sqlite:///"):
+        path = Path(text[len("sqlite:///") :]).expanduser()
+        if not path.name or text.endswith("/"):
+            raise ValueError(f"store URL {text!r} names a directory; name the database file")
+        if path.name == "door.db":
+            raise ValueError(
+                f"store URL {text!r}: door.db is the door's own file beside the runtime's; "
+                "name the runtime's file otherwise (e.g. kestrel.db)"
+            )
+        # sqlite:////abs/path and sqlite:///rel/path (relative to the working directory)
+        return StoreLocation("sqlite", path=path)
+    raise ValueError(
+        f"store URL {text!r} is not sqlite:///PATH or postgresql://… "
+        f"(from {'--store' if url else '$' + STORE_ENV})"
+    )
+
+
+class JournalConflict(Exception):
+    """An append found its ``(session, seq)`` taken: another process advanced the session.
+
+    Nothing was written; the caller catches up from the journal and tries again.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A session as persisted (the engine state is rebuilt from the journal)."""
+
+    id: str
+    principal: str
+    scenario_id: str
+    scenario_root: str
+    label: str
+    status: str
+    record_root: str | None
+    grade_root: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHead:
+    """How far a session has got in the store: its last seq and its status."""
+
+    seq: int
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One accepted submission: what its pentad binds and the frame root it produced."""
+
+    seq: int
+    source: str
+    prev: str  # the frame root it was applied to
+    pentad_root: str  # as stored; rebuilding the pentad from the entry may disagree
+    frame_root: str
+
+
+@runtime_checkable
+class RuntimeStore(Protocol):
+    """The runtime's persistence: artifacts, sessions, the journal, operations.
+
+    Contract:
+
+    - ``append`` commits one accepted submission durably before it returns (it survives
+      the process being SIGKILLed); a taken ``(session, seq)`` raises
+      :class:`JournalConflict` and writes nothing. Seq 1 also writes row 0 (``prev``,
+      the opening frame's root); a ``status`` is stored with the row, atomically.
+    - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
+      frame root it followed; ``head`` is the last seq and the status, one cheap read.
+    - Artifacts are content-addressed: ``lookup`` serves only bytes that hash to their
+      root (else ``"corrupt"``, logged, never served); an open session's pentads are
+      rebuilt from its journal. With a ``principal``, only artifacts its own sessions
+      made are found (another's is ``"missing"``, by the same queries).
+    - ``shared`` is true when other processes may advance the same sessions at any time
+      (a database server): the runtime then checks a session's head before each use.
+    - Operation tokens map to (principal, session) so any process can resume them.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the data lives, for messages (no password)."""
+        ...
+
+    @property
+    def shared(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    # artifacts
+    def put(self, obj: Mapping[str, Any]) -> str: ...
+    def put_raw(self, root: str, body: bytes) -> None: ...
+    def lookup(
+        self, root: str, principal: str | None = None
+    ) -> tuple[dict[str, Any] | None, ArtifactStatus]: ...
+    def get(self, root: str) -> dict[str, Any] | None: ...
+    def has(self, root: str) -> bool: ...
+
+    # sessions and the journal
+    def session(self, session_id: str) -> SessionRow | None: ...
+    def graded_session(
+        self, grade_root: str, principal: str | None = None
+    ) -> SessionRow | None: ...
+    def sessions(self, status: str | None = None) -> list[SessionRow]: ...
+    def labels(self, principal: str, scenario_root: str) -> set[str]: ...
+    def insert_session(self, row: SessionRow) -> bool: ...
+    def head(self, session_id: str) -> SessionHead | None: ...
+    def append(
+        self,
+        session_id: str,
+        seq: int,
+        source: str,
+        pentad_root: str,
+        frame_root: str,
+        *,
+        prev: str,
+        status: str | None = None,
+    ) -> None: ...
+    def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]: ...
+    def finish(
+        self,
+        session_id: str,
+        journal: list[JournalEntry],
+        artifacts: Mapping[str, bytes],
+        record_root: str,
+    ) -> None: ...
+    def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None: ...
+
+    # lookahead: whether a session was served unsealed, and its reads past its clock
+    def note_unsealed(self, session_id: str) -> None: ...
+    def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None: ...
+    def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]: ...
+
+    # operations
+    def put_operation(self, token: str, principal: str, session_id: str) -> None: ...
+    def operation(self, token: str) -> tuple[str, str] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEntry:
+    """An issued token as stored: its hash, never the token."""
+
+    id: str
+    principal: str
+    scopes: str  # space-separated
+    label: str | None
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    seq: int
+    time: str
+    principal: str
+    venue: str
+    tool: str
+    digest: str
+    outcome: str
+
+
+@runtime_checkable
+class DoorRecords(Protocol):
+    """The door's own tables. Every method is one atomic transaction.
+
+    Contract: tokens are stored by digest only; audit rows are append-only (the store
+    refuses updates and deletes); ``count_open_or_offer`` counts a free open while
+    ``used < quota`` for the day, else records the offer, atomically; ``pay`` checks the
+    offer and spends the voucher id once, atomically with counting the open.
+    """
+
+    @property
+    def location(self) -> str: ...
+
+    def close(self) -> None: ...
+
+    def add_token(self, row: TokenEntry, digest: bytes) -> None: ...
+    def tokens(self) -> list[TokenEntry]: ...
+    def revoke_token(self, token_id: str, at: str) -> bool: ...
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None: ...
+
+    def add_audit(
+        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
+    ) -> None: ...
+    def audit(self, principal: str | None, limit: int) -> list[AuditEntry]: ...
+
+    def count_open_or_offer(
+        self,
+        principal: str,
+        day: str,
+        quota: int,
+        offer: tuple[str, str, float],  # (offer id, scenario, expires at epoch)
+    ) -> bool: ...
+    def pay(
+        self,
+        offer_id: str,
+        principal: str,
+        *,
+        scenario: str,
+        voucher_id: str,
+        now: float,
+        used_at: str,
+        day: str,
+    ) -> PaymentOutcome: ...
+
+    def grant_approval(self, principal: str, tool: str, at: str) -> None: ...
+    def take_approval(self, principal: str, tool: str) -> bool: ...

@@ -1,0 +1,262 @@
+"""The ``RuntimeStore`` contract, run against SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kestrel_protocol import canonical_json, root_of
+from kestrel_protocol.store import (
+    JournalConflict,
+    JournalEntry,
+    RuntimeStore,
+    SessionHead,
+    SessionRow,
+)
+from kestrel_sdk.runtime.store import pentad_bytes, pentad_root
+from kestrel_sdk.runtime.stores import open_runtime_store
+
+from tests.store.conftest import raw_sql
+
+SCENARIO_ROOT = "sha256:" + "a" * 64
+OPENING, FIRST, SECOND, THIRD = ("sha256:" + c * 64 for c in "0fed")
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[RuntimeStore]:
+    opened = open_runtime_store(store_url)
+    yield opened
+    opened.close()
+
+
+def _row(sid: str = "ks_a", label: str = "1", principal: str = "alice") -> SessionRow:
+    return SessionRow(sid, principal, "acme-trend", SCENARIO_ROOT, label, "open", None, None)
+
+
+def _append(store: RuntimeStore, sid: str, seq: int, prev: str, frame: str, source: str) -> str:  # noqa: PLR0917
+    root = pentad_root(sid, seq, prev, source)
+    store.append(sid, seq, source, root, frame, prev=prev)
+    return root
+
+
+def test_the_adapter_is_the_port(store: RuntimeStore) -> None:
+    assert isinstance(store, RuntimeStore)
+
+
+def test_artifacts_are_content_addressed_verbatim_and_idempotent(store: RuntimeStore) -> None:
+    obj = {"kind": "x", "b": [1, 2, {"z": "é"}], "a": None}
+    root = store.put(obj)
+    assert root == root_of(obj)
+    assert store.get(root) == obj
+    assert store.put(obj) == root
+    assert store.has(root)
+    assert store.lookup("sha256:" + "0" * 64) == (None, "missing")
+    assert not store.has("sha256:" + "0" * 64)
+    with pytest.raises(ValueError, match="claims root"):
+        store.put({"kind": "x", "root": "sha256:" + "1" * 64})
+    raw = canonical_json({"kind": "y"})
+    store.put_raw(root_of({"kind": "y"}), raw)
+    assert store.get(root_of({"kind": "y"})) == {"kind": "y"}
+
+
+def test_a_corrupted_artifact_is_reported_and_never_served(
+    store: RuntimeStore, store_url: str
+) -> None:
+    root = store.put({"kind": "x", "value": "100.00"})
+    raw_sql(store_url)(
+        "UPDATE {artifacts} SET body = ? WHERE root = ?",
+        (canonical_json({"kind": "x", "value": "999.00"}), root),
+    )
+    assert store.lookup(root) == (None, "corrupt")
+    assert store.get(root) is None
+    assert not store.has(root)
+    store.put({"kind": "x", "value": "100.00"})  # a put of the true bytes mends it
+    assert store.lookup(root)[1] == "ok"
+
+
+def test_sessions_labels_and_heads(store: RuntimeStore) -> None:
+    assert store.insert_session(_row())
+    assert not store.insert_session(_row())  # a concurrent open of the same id
+    assert store.insert_session(_row("ks_b", "2"))
+    assert store.insert_session(_row("ks_c", "1", "bob"))
+    assert store.session("ks_a") == _row()
+    assert store.session("ks_nope") is None
+    assert [r.id for r in store.sessions()] == ["ks_a", "ks_b", "ks_c"]  # in opening order
+    assert store.labels("alice", SCENARIO_ROOT) == {"1", "2"}
+    assert store.labels("carol", SCENARIO_ROOT) == set()
+    assert store.head("ks_a") == SessionHead(0, "open")
+    assert store.head("ks_nope") is None
+    _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    assert store.head("ks_a") == SessionHead(1, "open")
+    assert [r.id for r in store.sessions("open")] == ["ks_a", "ks_b", "ks_c"]
+    assert store.sessions("closed") == []
+
+
+def test_the_journal_chains_each_submission_to_the_frame_before(store: RuntimeStore) -> None:
+    store.insert_session(_row())
+    one = _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    two = _append(store, "ks_a", 2, FIRST, SECOND, "buy 1 ACME")
+    three = _append(store, "ks_a", 3, SECOND, THIRD, "advance 2")
+    assert store.journal("ks_a") == [
+        JournalEntry(1, "advance 1", OPENING, one, FIRST),
+        JournalEntry(2, "buy 1 ACME", FIRST, two, SECOND),
+        JournalEntry(3, "advance 2", SECOND, three, THIRD),
+    ]
+    assert store.journal("ks_a", after=1) == store.journal("ks_a")[1:]
+    assert store.journal("ks_a", after=3) == []
+    # an open session's pentad is served, rebuilt from its journal row
+    assert store.get(two) == {
+        "session": "ks_a",
+        "seq": 2,
+        "prev": FIRST,
+        "body": {"mediaType": "text/x-kestrel", "bytes": "buy 1 ACME"},
+        "root": two,
+    }
+
+
+def test_a_taken_seq_is_a_conflict_and_writes_nothing(store: RuntimeStore) -> None:
+    store.insert_session(_row())
+    store.append(
+        "ks_a", 1, "advance 1", pentad_root("ks_a", 1, OPENING, "advance 1"), FIRST,
+        prev=OPENING, status="stood-down",
+    )  # fmt: skip
+    assert store.head("ks_a") == SessionHead(1, "stood-down")  # status written with the row
+    other = pentad_root("ks_a", 1, OPENING, "advance 2")
+    with pytest.raises(JournalConflict):
+        store.append("ks_a", 1, "advance 2", other, SECOND, prev=OPENING, status="open")
+    assert store.get(other) is None
+    assert store.head("ks_a") == SessionHead(1, "stood-down")
+    _append(store, "ks_a", 2, FIRST, SECOND, "advance 1")
+    with pytest.raises(JournalConflict):
+        _append(store, "ks_a", 2, FIRST, THIRD, "advance 3")
+    assert [e.seq for e in store.journal("ks_a")] == [1, 2]
+
+
+def test_two_writers_racing_on_one_seq_never_fork(store: RuntimeStore, store_url: str) -> None:
+    """Two stores on one database (two processes): each seq is won exactly once."""
+    store.insert_session(_row())
+    _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    other = open_runtime_store(store_url)
+    won: dict[int, list[str]] = {}
+    start = threading.Barrier(2)
+
+    def race(writer: RuntimeStore, name: str) -> None:
+        start.wait()
+        for seq in range(2, 42):
+            prev = store.journal("ks_a")[-1].frame_root if seq > 2 else FIRST
+            try:
+                _append(writer, "ks_a", seq, prev, f"sha256:{seq:064x}", f"advance {name}")
+            except JournalConflict:
+                continue
+            won.setdefault(seq, []).append(name)
+
+    threads = [threading.Thread(target=race, args=(s, n)) for s, n in ((store, "a"), (other, "b"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    other.close()
+    assert all(len(names) == 1 for names in won.values()), won
+    assert [e.seq for e in store.journal("ks_a")] == list(range(1, 42))
+    assert set(won) == set(range(2, 42))
+
+
+def _close(store: RuntimeStore, sid: str = "ks_a") -> tuple[list[JournalEntry], str]:
+    journal = store.journal(sid)
+    record = {"kind": "record", "pentads": [e.pentad_root for e in journal]}
+    record_root = root_of(record)
+    store.finish(sid, journal, {record_root: canonical_json(record)}, record_root)
+    return journal, record_root
+
+
+def test_finish_stores_the_pentads_and_closes(store: RuntimeStore, store_url: str) -> None:
+    store.insert_session(_row())
+    one = _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    _append(store, "ks_a", 2, FIRST, SECOND, "advance 2")
+    journal, record_root = _close(store)
+    row = store.session("ks_a")
+    assert row is not None
+    assert (row.status, row.record_root) == ("closed", record_root)
+    assert store.head("ks_a") == SessionHead(2, "closed")
+    assert store.get(record_root) == {"kind": "record", "pentads": [e.pentad_root for e in journal]}
+    # the pentad is now an artifact of its own: served even if the journal row goes
+    raw_sql(store_url)("DELETE FROM {journal} WHERE pentad_root = ?", (one,))
+    assert store.get(one) == root_and_pentad("ks_a", journal[0])[1]
+
+
+def root_and_pentad(sid: str, entry: JournalEntry) -> tuple[str, dict[str, Any]]:
+    import json
+
+    root, body = pentad_bytes(sid, entry.seq, entry.prev, entry.source)
+    return root, json.loads(body)
+
+
+def test_finish_refuses_a_journal_that_moved_on(store: RuntimeStore) -> None:
+    store.insert_session(_row())
+    _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    stale = store.journal("ks_a")
+    _append(store, "ks_a", 2, FIRST, SECOND, "advance 2")  # another process's submit
+    with pytest.raises(JournalConflict):
+        store.finish("ks_a", stale, {}, "sha256:" + "9" * 64)
+    assert store.head("ks_a") == SessionHead(2, "open")  # nothing written
+    _close(store)
+    assert store.head("ks_a") == SessionHead(2, "closed")
+
+
+def test_a_journal_row_with_another_source_is_corrupt_not_served(
+    store: RuntimeStore, store_url: str
+) -> None:
+    store.insert_session(_row())
+    root = _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    assert store.lookup(root)[1] == "ok"
+    raw = raw_sql(store_url)
+    raw("UPDATE {journal} SET source = 'advance 9' WHERE pentad_root = ?", (root,))
+    assert store.lookup(root) == (None, "corrupt")
+    raw("UPDATE {journal} SET source = 'advance 1' WHERE pentad_root = ?", (root,))
+    raw("DELETE FROM {journal} WHERE pentad_root = ''", ())  # the frame it followed is gone
+    assert store.lookup(root) == (None, "corrupt")
+
+
+def test_grades_and_operations(store: RuntimeStore) -> None:
+    store.insert_session(_row())
+    grade = {"kind": "grade", "score": "1.00"}
+    store.set_grade("ks_a", root_of(grade), canonical_json(grade))
+    row = store.session("ks_a")
+    assert row is not None
+    assert row.grade_root == root_of(grade)
+    assert store.get(root_of(grade)) == grade
+    assert store.operation("opt_x") is None
+    store.put_operation("opt_x", "alice", "ks_a")
+    store.put_operation("opt_x", "alice", "ks_a")  # idempotent
+    assert store.operation("opt_x") == ("alice", "ks_a")
+
+
+def test_everything_survives_reopening(store: RuntimeStore, store_url: str) -> None:
+    store.insert_session(_row())
+    root = _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    art = store.put({"kind": "x"})
+    store.close()
+    again = open_runtime_store(store_url)
+    try:
+        assert again.session("ks_a") == _row()
+        assert [e.pentad_root for e in again.journal("ks_a")] == [root]
+        assert again.get(art) == {"kind": "x"}
+    finally:
+        again.close()
+
+
+def test_a_shared_store_refuses_an_append_after_the_close(postgres_dsn: str) -> None:
+    """Over a shared store another process may close a session at any time: a submission
+    that arrives after the record is refused, never appended past it. (An embedded
+    store's sessions are serialised by the one process that serves them.)"""
+    store = open_runtime_store(postgres_dsn)
+    assert store.shared
+    store.insert_session(_row())
+    _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
+    _close(store)
+    with pytest.raises(JournalConflict):
+        _append(store, "ks_a", 2, FIRST, SECOND, "advance 2")
+    assert [e.seq for e in store.journal("ks_a")] == [1]
+    store.close()
