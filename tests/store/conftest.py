@@ -52,6 +52,6 @@ def raw_sql(url: str, door: bool = False) -> Raw:
     def run_postgres(sql: str, args: tuple[Any, ...]) -> None:
         with psycopg.connect(url, autocommit=True) as conn:
             statement = sql.format(**_POSTGRES_TABLES).replace("?", "%s")
-            conn.execute(statement, args)  # type: ignore[arg-type]
+            conn.execute(statement, args)
 
     return run_postgres

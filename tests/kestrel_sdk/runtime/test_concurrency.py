@@ -4,6 +4,14 @@ import threading
 from pathlib import Path
 
 from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.store import SqliteStore
+
+
+def _sqlite(runtime: Runtime) -> SqliteStore:
+    """The runtime's store, which these tests reach into: the embedded SQLite one."""
+    assert isinstance(runtime.store, SqliteStore)
+    return runtime.store
+
 
 SOURCES = ["buy 3 ACME\nadvance 2", "advance 1", "sell 1 ACME\nadvance 3", "advance 1"] * 10
 
@@ -29,7 +37,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     for thread in threads:
         thread.join(60)
     assert len(roots) == 6
-    assert shared.store.integrity_check() == "ok"
+    assert _sqlite(shared).integrity_check() == "ok"
     fresh = Runtime(tmp_path / "home")  # everything is in the file, in order
     for principal, root in roots.items():
         sid = fresh.open_session(principal, "acme-trend", "c").session_id

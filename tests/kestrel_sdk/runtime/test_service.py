@@ -24,6 +24,14 @@ from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.engine.frame import frame_root
 from kestrel_sdk.runtime.ids import session_id
 from kestrel_sdk.runtime.service import Runtime, _pentad_bytes
+from kestrel_sdk.runtime.store import SqliteStore
+
+
+def _sqlite(runtime: Runtime) -> SqliteStore:
+    """The runtime's store, which these tests reach into: the embedded SQLite one."""
+    assert isinstance(runtime.store, SqliteStore)
+    return runtime.store
+
 
 SCENARIO = "acme-trend"
 
@@ -242,7 +250,7 @@ def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:
     pentad_root = runtime.submit("local", sid, "advance 1").pentad.root
     assert runtime.artifact(pentad_root)["seq"] == 1  # served from the journal while open
     record = runtime.close("local", sid)
-    conn = runtime.store._conn
+    conn = _sqlite(runtime)._conn
     for root in (pentad_root, record.root):
         conn.execute("UPDATE artifacts SET body = ? WHERE root = ?", (b'{"forged":true}', root))
         with pytest.raises(KestrelError) as bad:
@@ -255,7 +263,7 @@ def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:
 def test_a_corrupt_journal_row_is_never_served(runtime: Runtime) -> None:
     sid = _open(runtime)
     root = runtime.submit("local", sid, "advance 1").pentad.root
-    conn = runtime.store._conn
+    conn = _sqlite(runtime)._conn
     conn.execute("UPDATE journal SET source = 'advance 2' WHERE pentad_root = ?", (root,))
     assert runtime.store.lookup(root) == (None, "corrupt")
 
@@ -472,7 +480,7 @@ def _graded(tmp_path: Path, name: str, tamper: Callable[[Any, str], None] | None
         rt.submit("local", sid, source)
     record = rt.close("local", sid)
     if tamper is not None:
-        tamper(rt.store._conn, record.pentads[2])
+        tamper(_sqlite(rt)._conn, record.pentads[2])
     try:
         grade = rt.grade("local", sid)
         assert isinstance(grade, GradeResult)

@@ -16,7 +16,15 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import Transport
 from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
 from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.store import SqliteStore
 from kestrel_sdk.transports.local import _heavy
+
+
+def _sqlite(runtime: Runtime) -> SqliteStore:
+    """The runtime's store, which these tests reach into: the embedded SQLite one."""
+    assert isinstance(runtime.store, SqliteStore)
+    return runtime.store
+
 
 pytestmark = pytest.mark.anyio
 
@@ -148,8 +156,8 @@ async def test_a_locked_store_is_backend_unavailable(tmp_path: Path) -> None:
     sdk = create_sdk(local_transport(runtime=runtime))
     opened = await sdk.open_session("acme-trend")
     assert opened.session is not None
-    runtime.store._conn.execute("PRAGMA busy_timeout = 50")
-    blocker = sqlite3.connect(runtime.store.path, isolation_level=None)
+    _sqlite(runtime)._conn.execute("PRAGMA busy_timeout = 50")
+    blocker = sqlite3.connect(_sqlite(runtime).path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
         with pytest.raises(SdkLocalError) as err:

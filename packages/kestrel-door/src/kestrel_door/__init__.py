@@ -16,6 +16,7 @@ from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
 from .store import DoorStore
+from .stores import open_door_store
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
 from .turn_credentials import (
     CREDENTIAL_IDLE_MS,
@@ -55,5 +56,6 @@ __all__ = [
     "create_door_app",
     "create_turn_credentials",
     "load_voucher_key",
+    "open_door_store",
     "protected_resource_metadata",
 ]

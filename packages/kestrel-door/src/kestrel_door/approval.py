@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from kestrel_protocol.ports import RunContext
-
-from .store import DoorStore
+from kestrel_protocol.store import DoorRecords
 
 __all__ = ["ApprovalPolicy", "Decision", "NoApproval", "RequireApproval"]
 
@@ -37,23 +36,15 @@ class NoApproval:
 class RequireApproval:
     """Named tools need an operator's one-shot approval per principal."""
 
-    def __init__(self, store: DoorStore, tools: frozenset[str]) -> None:
+    def __init__(self, store: DoorRecords, tools: frozenset[str]) -> None:
         self._store = store
         self.tools = tools
 
     def grant(self, principal: str, tool: str) -> None:
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        with self._store.transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO approvals (principal, tool, granted_at) VALUES (?, ?, ?)",
-                (principal, tool, now),
-            )
+        self._store.grant_approval(principal, tool, now)
 
     def decide(self, ctx: RunContext, tool: str, arguments: Mapping[str, Any]) -> Decision:
         if tool not in self.tools:
             return "allow"
-        with self._store.transaction() as db:
-            cur = db.execute(
-                "DELETE FROM approvals WHERE principal = ? AND tool = ?", (ctx.principal, tool)
-            )
-            return "allow" if cur.rowcount > 0 else "ask"
+        return "allow" if self._store.take_approval(ctx.principal, tool) else "ask"

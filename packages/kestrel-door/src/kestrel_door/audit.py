@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kestrel_protocol import CanonicalizationError, canonical_json
-
-from .store import DoorStore
+from kestrel_protocol.store import DoorRecords
 
 __all__ = ["AuditLog", "AuditRow", "argument_digest"]
 
@@ -59,28 +58,25 @@ def _utc_now() -> str:
 class AuditLog:
     """Writes and reads audit rows in the door's store."""
 
-    def __init__(self, store: DoorStore, now: Callable[[], str] = _utc_now) -> None:
+    def __init__(self, store: DoorRecords, now: Callable[[], str] = _utc_now) -> None:
         self._store = store
         self._now = now
 
     def append(
         self, *, principal: str, venue: str, tool: str, arguments: Mapping[str, Any], outcome: str
     ) -> None:
-        with self._store.transaction() as db:
-            db.execute(
-                "INSERT INTO audit (time, principal, venue, tool, digest, outcome)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (self._now(), principal, venue, tool, argument_digest(arguments), outcome),
-            )
+        self._store.add_audit(
+            time=self._now(),
+            principal=principal,
+            venue=venue,
+            tool=tool,
+            digest=argument_digest(arguments),
+            outcome=outcome,
+        )
 
     def rows(self, principal: str | None = None, limit: int = 100) -> list[AuditRow]:
         """The newest ``limit`` rows, oldest first, optionally for one principal."""
-        query = "SELECT seq, time, principal, venue, tool, digest, outcome FROM audit"
-        params: tuple[Any, ...] = ()
-        if principal is not None:
-            query += " WHERE principal = ?"
-            params = (principal,)
-        query += " ORDER BY seq DESC LIMIT ?"
-        with self._store.read() as db:
-            found = db.execute(query, (*params, limit)).fetchall()
-        return [AuditRow(*row) for row in reversed(found)]
+        return [
+            AuditRow(e.seq, e.time, e.principal, e.venue, e.tool, e.digest, e.outcome)
+            for e in self._store.audit(principal, limit)
+        ]

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kestrel_protocol.ports import Grant
+from kestrel_protocol.store import DoorRecords, TokenEntry
 from kestrel_protocol.surface import ALL_SCOPES
 
 from .bearers import bearer_digest, mint_bearer, well_formed_bearer
-from .store import DoorStore
 
 __all__ = ["ISSUED_TOKEN_PREFIX", "IssuedToken", "IssuedTokens"]
 
@@ -55,7 +55,7 @@ def _now() -> str:
 class IssuedTokens:
     """The issued-token table, and a ``GrantVerifier`` over it."""
 
-    def __init__(self, store: DoorStore) -> None:
+    def __init__(self, store: DoorRecords) -> None:
         self._store = store
 
     def issue(
@@ -79,30 +79,21 @@ class IssuedTokens:
             created_at=_now(),
             revoked_at=None,
         )
-        with self._store.transaction() as db:
-            db.execute(
-                "INSERT INTO tokens (id, digest, principal, scopes, label, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (row.id, digest, principal, " ".join(row.scopes), label, row.created_at),
-            )
+        entry = TokenEntry(row.id, principal, " ".join(row.scopes), label, row.created_at, None)
+        self._store.add_token(entry, digest)
         return row, token
 
     def list(self) -> list[IssuedToken]:
-        with self._store.read() as db:
-            rows = db.execute(
-                "SELECT id, principal, scopes, label, created_at, revoked_at FROM tokens"
-                " ORDER BY created_at, id"
-            ).fetchall()
-        return [IssuedToken(r[0], r[1], tuple(r[2].split()), r[3], r[4], r[5]) for r in rows]
+        return [
+            IssuedToken(
+                r.id, r.principal, tuple(r.scopes.split()), r.label, r.created_at, r.revoked_at
+            )
+            for r in self._store.tokens()
+        ]
 
     def revoke(self, token_id: str) -> bool:
         """Revoke by id; ``False`` when no such live token exists."""
-        with self._store.transaction() as db:
-            cur = db.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                (_now(), token_id),
-            )
-            return cur.rowcount > 0
+        return self._store.revoke_token(token_id, _now())
 
     async def verify(self, token: str) -> Grant | None:
         """The grant for a live issued token, else ``None``. Never raises, never logs it."""
@@ -110,13 +101,8 @@ class IssuedTokens:
             if not well_formed_bearer(token, ISSUED_TOKEN_PREFIX):
                 return None
             digest = bearer_digest(token)
-            with self._store.read() as db:
-                row = db.execute(
-                    "SELECT digest, principal, scopes FROM tokens"
-                    " WHERE digest = ? AND revoked_at IS NULL",
-                    (digest,),
-                ).fetchone()
-            if row is None or not hmac.compare_digest(bytes(row[0]), digest):
+            row = self._store.token_grant(digest)
+            if row is None or not hmac.compare_digest(row[0], digest):
                 return None
             return Grant(principal=row[1], scopes=frozenset(row[2].split()), kind="issued")
         except Exception:

@@ -17,15 +17,13 @@ import hmac
 import json
 import os
 import secrets
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from kestrel_protocol import KestrelError, Offer, Payment, RefusalCode, kestrel_home
-
-from .store import DoorStore
+from kestrel_protocol.store import DoorRecords
 
 __all__ = ["VOUCHER_PREFIX", "VoucherGate", "VoucherSigner", "load_voucher_key"]
 
@@ -104,6 +102,13 @@ class VoucherSigner:
             return None
 
 
+_REFUSED: Final = {
+    "no-offer": "the payment names no offer made for this open",
+    "expired": "the offer has expired; open again for a fresh one",
+    "used": "the voucher has already been used",
+}
+
+
 def _invalid(message: str) -> KestrelError:
     return KestrelError(RefusalCode.PAYMENT_INVALID, message)
 
@@ -113,7 +118,7 @@ class VoucherGate:
 
     def __init__(
         self,
-        store: DoorStore,
+        store: DoorRecords,
         signer: VoucherSigner,
         *,
         daily_quota: int,
@@ -145,41 +150,24 @@ class VoucherGate:
             bound = payload.get("sub")
             if bound is not None and bound != principal:
                 raise _invalid("the voucher was issued to another principal")
-            with self._store.transaction() as db:
-                offer = db.execute(
-                    "SELECT principal, scenario, expires_at FROM offers WHERE offer_id = ?",
-                    (payment.offer_id,),
-                ).fetchone()
-                if offer is None or offer[0] != principal or offer[1] != scenario:
-                    raise _invalid("the payment names no offer made for this open")
-                if offer[2] <= self._now():
-                    raise _invalid("the offer has expired; open again for a fresh one")
-                try:
-                    db.execute(
-                        "INSERT INTO vouchers_used (voucher_id, used_at, principal)"
-                        " VALUES (?, ?, ?)",
-                        (payload["id"], _iso(self._now()), principal),
-                    )
-                except sqlite3.IntegrityError:
-                    raise _invalid("the voucher has already been used") from None
-                db.execute("DELETE FROM offers WHERE offer_id = ?", (payment.offer_id,))
-                self._count(db, principal, day)
-            return None
-        with self._store.transaction() as db:
-            row = db.execute(
-                "SELECT count FROM opens WHERE principal = ? AND day = ?", (principal, day)
-            ).fetchone()
-            used = 0 if row is None else int(row[0])
-            if used < self.daily_quota:
-                self._count(db, principal, day)
-                return None
-            expires = self._now() + _OFFER_TTL_S
-            offer_id = "of_" + secrets.token_hex(8)
-            db.execute(
-                "INSERT INTO offers (offer_id, principal, scenario, expires_at)"
-                " VALUES (?, ?, ?, ?)",
-                (offer_id, principal, scenario, expires),
+            outcome = self._store.pay(
+                payment.offer_id,
+                principal,
+                scenario=scenario,
+                voucher_id=str(payload["id"]),
+                now=self._now(),
+                used_at=_iso(self._now()),
+                day=day,
             )
+            if outcome != "paid":
+                raise _invalid(_REFUSED[outcome])
+            return None
+        expires = self._now() + _OFFER_TTL_S
+        offer_id = "of_" + secrets.token_hex(8)
+        if self._store.count_open_or_offer(
+            principal, day, self.daily_quota, (offer_id, scenario, expires)
+        ):
+            return None
         return Offer.with_root(
             offer_id=offer_id,
             scenario=scenario,
@@ -191,12 +179,4 @@ class VoucherGate:
             ),
             expires_at=_iso(expires),
             accepts=["voucher"],
-        )
-
-    @staticmethod
-    def _count(db: sqlite3.Connection, principal: str, day: str) -> None:
-        db.execute(
-            "INSERT INTO opens (principal, day, count) VALUES (?, ?, 1)"
-            " ON CONFLICT (principal, day) DO UPDATE SET count = count + 1",
-            (principal, day),
         )

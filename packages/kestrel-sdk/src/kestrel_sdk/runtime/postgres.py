@@ -120,7 +120,7 @@ def create_schema(
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
         for statement in statements:
-            conn.execute(statement)  # type: ignore[arg-type]  # constant DDL
+            conn.execute(statement)
         conn.execute(
             "INSERT INTO kestrel_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
             (key, version),
@@ -240,7 +240,7 @@ class PostgresStore:
     def session(self, session_id: str) -> SessionRow | None:
         with self._connection() as conn:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM kestrel_sessions WHERE id = %s",  # type: ignore[arg-type]
+                f"SELECT {_SESSION_COLUMNS} FROM kestrel_sessions WHERE id = %s",
                 (session_id,),
             ).fetchone()
         return SessionRow(*row) if row is not None else None
@@ -265,12 +265,11 @@ class PostgresStore:
         with self._connection() as conn:
             if status is None:
                 rows = conn.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM kestrel_sessions ORDER BY n"  # type: ignore[arg-type]
+                    f"SELECT {_SESSION_COLUMNS} FROM kestrel_sessions ORDER BY n"
                 ).fetchall()
             else:
                 rows = conn.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM kestrel_sessions"  # type: ignore[arg-type]
-                    " WHERE status = %s ORDER BY n",
+                    f"SELECT {_SESSION_COLUMNS} FROM kestrel_sessions WHERE status = %s ORDER BY n",
                     (status,),
                 ).fetchall()
         return [SessionRow(*row) for row in rows]
@@ -286,7 +285,7 @@ class PostgresStore:
     def insert_session(self, row: SessionRow) -> bool:
         with self._connection() as conn:
             cursor = conn.execute(
-                f"INSERT INTO kestrel_sessions ({_SESSION_COLUMNS})"  # type: ignore[arg-type]
+                f"INSERT INTO kestrel_sessions ({_SESSION_COLUMNS})"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 (
                     row.id,

@@ -114,7 +114,7 @@ class LocalTransport:
         # locked past the busy timeout, disk full ...
         return SdkLocalError(
             RefusalCode.BACKEND_UNAVAILABLE,
-            f"the store {self.runtime.store.path} is unavailable: {exc}",
+            f"the store {self.runtime.store.location} is unavailable: {exc}",
         )
 
     def _direct(self, fn: Callable[..., T], *args: Any) -> T:

@@ -1,0 +1,117 @@
+"""The ``DoorRecords`` contract, run against SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kestrel_door import open_door_store
+from kestrel_protocol.store import DoorRecords, TokenEntry
+
+from tests.store.conftest import raw_sql
+
+DIGEST = b"\x01" * 32
+
+
+@pytest.fixture
+def records(store_url: str) -> Iterator[DoorRecords]:
+    opened = open_door_store(store_url)
+    yield opened
+    opened.close()
+
+
+def test_the_adapter_is_the_port(records: DoorRecords) -> None:
+    assert isinstance(records, DoorRecords)
+
+
+def test_tokens_are_found_by_digest_until_revoked(records: DoorRecords) -> None:
+    row = TokenEntry(
+        "tk_1", "alice", "kestrel:read kestrel:trade", "ci", "2026-01-01T00:00:00Z", None
+    )
+    records.add_token(row, DIGEST)
+    records.add_token(
+        TokenEntry("tk_2", "bob", "kestrel:read", None, "2026-01-02T00:00:00Z", None), b"\x02" * 32
+    )
+    assert records.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read kestrel:trade")
+    assert records.token_grant(b"\x03" * 32) is None
+    assert [t.id for t in records.tokens()] == ["tk_1", "tk_2"]
+    assert records.tokens()[0] == row
+    assert records.revoke_token("tk_1", "2026-01-03T00:00:00Z")
+    assert not records.revoke_token("tk_1", "2026-01-04T00:00:00Z")  # already revoked
+    assert not records.revoke_token("tk_nope", "2026-01-04T00:00:00Z")
+    assert records.token_grant(DIGEST) is None
+    assert records.tokens()[0].revoked_at == "2026-01-03T00:00:00Z"
+    with pytest.raises(Exception):  # noqa: B017, PT011 - each driver's own integrity error
+        records.add_token(TokenEntry("tk_3", "eve", "kestrel:read", None, "x", None), DIGEST)
+
+
+def test_audit_rows_are_appended_in_order_and_never_changed(
+    records: DoorRecords, store_url: str
+) -> None:
+    for n in range(5):
+        records.add_audit(
+            time=f"t{n}",
+            principal="alice" if n % 2 else "bob",
+            venue="http",
+            tool="kestrel_submit",
+            digest=f"sha256:{n}",
+            outcome="ok",
+        )
+    rows = records.audit(None, 3)
+    assert [r.time for r in rows] == ["t2", "t3", "t4"]  # the newest, oldest first
+    assert [r.time for r in records.audit("alice", 10)] == ["t1", "t3"]
+    assert rows[0].seq < rows[1].seq < rows[2].seq
+    raw = raw_sql(store_url, door=True)
+    with pytest.raises(Exception, match="append-only"):
+        raw("UPDATE {audit} SET outcome = 'forged'", ())
+    with pytest.raises(Exception, match="append-only"):
+        raw("DELETE FROM {audit}", ())
+    assert len(records.audit(None, 10)) == 5
+
+
+def test_the_quota_counts_free_opens_then_records_offers(records: DoorRecords) -> None:
+    assert records.count_open_or_offer("alice", "2026-01-01", 2, ("of_1", "acme", 100.0))
+    assert records.count_open_or_offer("alice", "2026-01-01", 2, ("of_2", "acme", 100.0))
+    assert not records.count_open_or_offer("alice", "2026-01-01", 2, ("of_3", "acme", 100.0))
+    assert records.count_open_or_offer("alice", "2026-01-02", 2, ("of_4", "acme", 100.0))
+    assert records.count_open_or_offer("bob", "2026-01-01", 2, ("of_5", "acme", 100.0))
+
+    # of_3 was recorded: it can be paid once, by alice, for acme, before it expires
+    def pay(offer: str, who: str, voucher: str, scenario: str = "acme", now: float = 50.0) -> str:
+        return records.pay(
+            offer,
+            who,
+            scenario=scenario,
+            voucher_id=voucher,
+            now=now,
+            used_at="t",
+            day="2026-01-01",
+        )
+
+    assert pay("of_3", "bob", "vc_1") == "no-offer"
+    assert pay("of_3", "alice", "vc_1", scenario="other") == "no-offer"
+    assert pay("of_3", "alice", "vc_1", now=100.0) == "expired"
+    assert pay("of_3", "alice", "vc_1") == "paid"
+    assert pay("of_3", "alice", "vc_2") == "no-offer"  # spent with the open it paid for
+    assert not records.count_open_or_offer("alice", "2026-01-01", 2, ("of_6", "acme", 100.0))
+    assert pay("of_6", "alice", "vc_1") == "used"
+    assert pay("of_6", "alice", "vc_2") == "paid"
+
+
+def test_approvals_are_one_shot(records: DoorRecords) -> None:
+    assert not records.take_approval("alice", "kestrel_grade")
+    records.grant_approval("alice", "kestrel_grade", "t1")
+    records.grant_approval("alice", "kestrel_grade", "t2")  # granting twice is one approval
+    assert not records.take_approval("bob", "kestrel_grade")
+    assert records.take_approval("alice", "kestrel_grade")
+    assert not records.take_approval("alice", "kestrel_grade")
+
+
+def test_records_survive_reopening(records: DoorRecords, store_url: str) -> None:
+    records.add_token(TokenEntry("tk_1", "alice", "kestrel:read", None, "t", None), DIGEST)
+    records.close()
+    again = open_door_store(store_url)
+    try:
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read")
+    finally:
+        again.close()
