@@ -19,6 +19,7 @@ import kestrel_sdk
 import uvicorn
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 from kestrel_protocol.settings import KestrelSettings
+from kestrel_protocol.store import DoorRecords
 from kestrel_protocol.surface import ALL_SCOPES
 
 from .app import create_door_app
@@ -26,7 +27,7 @@ from .approval import ApprovalPolicy, RequireApproval
 from .audit import AuditLog
 from .config import DEFAULT_MAX_BODY, DoorConfig
 from .oauth import JwtGrantVerifier
-from .store import DoorStore
+from .stores import open_door_store
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
 
@@ -42,10 +43,12 @@ def _settings(ctx: click.Context) -> KestrelSettings:
     return settings
 
 
-def _store(ctx: click.Context) -> DoorStore:
+def _store(ctx: click.Context) -> DoorRecords:
+    """The door's records in the store the settings name (opened once per process)."""
     process = ctx.ensure_object(_Process)
     if process.store is None:
-        process.store = DoorStore(process.settings.home / "door.db")
+        process.store = open_door_store(process.settings.store, process.settings.home)
+        ctx.call_on_close(process.store.close)
     return process.store
 
 
@@ -55,7 +58,7 @@ class _Process:
 
     def __init__(self, settings: KestrelSettings | None = None) -> None:
         self.settings = settings if settings is not None else KestrelSettings.resolve()
-        self.store: DoorStore | None = None
+        self.store: DoorRecords | None = None
 
 
 @click.group(
@@ -64,14 +67,21 @@ class _Process:
     help="The Kestrel door: HTTP face and remote MCP, with auth.",
 )
 @click.option("--home", default=None, help="Kestrel home directory (default $KESTREL_HOME).")
+@click.option(
+    "--store",
+    default=None,
+    metavar="URL",
+    help="sqlite:///PATH (door.db beside it) or postgresql://… shared by every replica "
+    "(default $KESTREL_STORE, else the home's kestrel.db).",
+)
 @click.pass_context
-def door_group(ctx: click.Context, home: str | None) -> None:
-    # Under ``kestrel door …`` the ``kestrel`` group's settings apply; --home here wins.
+def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
+    # Under ``kestrel door …`` the ``kestrel`` group's settings apply; flags here win.
     inherited = ctx.find_object(KestrelSettings)
     if inherited is None:
-        settings = KestrelSettings.resolve(home=home)
+        settings = KestrelSettings.resolve(home=home, store=store)
     else:
-        settings = inherited.with_flags(home=home)
+        settings = inherited.with_flags(home=home, store=store)
     ctx.obj = _Process(settings)
 
 
@@ -103,6 +113,13 @@ def door_group(ctx: click.Context, home: str | None) -> None:
     help="Seal a catalog scenario (repeatable): no face serves its tape or a bar after a "
     "session's clock.",
 )
+@click.option(
+    "--max-live-sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Session engines kept in memory (least recently used evicted; an evicted session "
+    "replays its journal on next use). Default: 1000 per 4 GiB of RAM.",
+)
 @click.pass_context
 def serve(  # noqa: PLR0917 - one parameter per click option
     ctx: click.Context,
@@ -118,8 +135,13 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     max_body: int,
     timeout: float,
     seal: tuple[str, ...],
+    max_live_sessions: int | None,
 ) -> None:
-    """Serve /v1, /mcp and the OAuth metadata with uvicorn."""
+    """Serve /v1, /mcp and the OAuth metadata with uvicorn.
+
+    Any number of replicas may serve one PostgreSQL store (``--store postgresql://…``):
+    any replica serves any session. Turn credentials stay in the process that made them.
+    """
 
     store = _store(ctx)
     home = _settings(ctx).home
@@ -140,7 +162,13 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     if daily_quota is not None:
         gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
     # The gate is the runtime's: it resumes an open label before it asks the gate.
-    owner = kestrel_sdk.local_transport(home=home, gate=gate, sealed=seal)
+    owner = kestrel_sdk.local_transport(
+        home=home,
+        gate=gate,
+        sealed=seal,
+        store=_settings(ctx).store,
+        max_live_sessions=max_live_sessions,
+    )
     runtime = getattr(owner, "runtime", None)
     if seal and runtime is not None:
         unknown = sorted(set(seal) - set(runtime.index.ids()))
@@ -175,7 +203,10 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
         on_close=owner.aclose,
     )
-    click.echo(f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}", err=True)
+    click.echo(
+        f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}; store {store.location}",
+        err=True,
+    )
     uvicorn.run(
         app,
         host=host,

@@ -95,6 +95,7 @@ class PostgresDoorStore:
             timeout=30.0,
         )
         try:
+            psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
             self._pool.open(wait=True, timeout=30.0)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             self._pool.close()

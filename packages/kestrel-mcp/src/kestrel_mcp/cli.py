@@ -48,7 +48,9 @@ def build_transport(settings: KestrelSettings) -> Transport:
     if settings.remote:
         return kestrel_sdk.remote_transport(base_url=settings.remote, token=_api_token(settings))
     paths: list[str | Path] | None = list(settings.catalog_paths) or None
-    return kestrel_sdk.local_transport(home=settings.home, catalog_paths=paths)
+    return kestrel_sdk.local_transport(
+        home=settings.home, catalog_paths=paths, store=settings.store
+    )
 
 
 def _configure_logging(level: str) -> None:
@@ -83,6 +85,12 @@ _OPTIONS = [
         help="Kestrel home for the local runtime (default ~/.kestrel; env KESTREL_HOME).",
     ),
     click.option(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="The local runtime's store: sqlite:///PATH or postgresql://… (env KESTREL_STORE).",
+    ),
+    click.option(
         "--catalog-path",
         "catalog_paths",
         multiple=True,
@@ -109,18 +117,28 @@ def _with_options(func: Any) -> Any:
 @click.command(name="kestrel-mcp", cls=kestrel_sdk.KestrelCliCommand)
 @_with_options
 @click.version_option(package_name="kestrel-mcp")
-def main(remote: str | None, home: str | None, catalog_paths: tuple[str, ...], log: str) -> None:
+def main(
+    remote: str | None,
+    home: str | None,
+    store: str | None,
+    catalog_paths: tuple[str, ...],
+    log: str,
+) -> None:
     """Serve Kestrel to an MCP host over stdio (Claude Desktop, Claude Code, Cursor, ...)."""
-    _run(KestrelSettings.resolve(home=home, remote=remote, catalog_paths=catalog_paths), log)
+    settings = KestrelSettings.resolve(
+        home=home, remote=remote, catalog_paths=catalog_paths, store=store
+    )
+    _run(settings, log)
 
 
 @click.command(name="mcp")
 @_with_options
 @click.pass_context
-def mcp_command(
+def mcp_command(  # noqa: PLR0917 - one parameter per click option
     ctx: click.Context,
     remote: str | None,
     home: str | None,
+    store: str | None,
     catalog_paths: tuple[str, ...],
     log: str,
 ) -> None:
@@ -128,9 +146,12 @@ def mcp_command(
     # The ``kestrel`` group's settings apply; an option given here wins over them.
     inherited = ctx.find_object(KestrelSettings)
     if inherited is None:
-        settings = KestrelSettings.resolve(home=home, remote=remote, catalog_paths=catalog_paths)
+        settings = KestrelSettings.resolve(
+            home=home, remote=remote, catalog_paths=catalog_paths, store=store
+        )
     else:
         settings = replace(
-            inherited.with_flags(home, remote), catalog_paths=tuple(Path(p) for p in catalog_paths)
+            inherited.with_flags(home, remote, store),
+            catalog_paths=tuple(Path(p) for p in catalog_paths),
         )
     _run(settings, log)

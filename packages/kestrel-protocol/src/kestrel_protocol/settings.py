@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .home import kestrel_home
+from .store import STORE_ENV
 
 __all__ = ["REMOTE_ENV", "KestrelSettings"]
 
@@ -29,11 +30,14 @@ class KestrelSettings:
     ``remote``: a door's URL when the process drives a remote Kestrel, else ``None``.
     ``catalog_paths``: extra scenario directories (``KESTREL_CATALOG_PATH`` is read by
     the catalog itself, spec §4).
+    ``store``: the store URL (``sqlite:///PATH`` or ``postgresql://…``), else ``None``
+    for the default, SQLite in the home (``kestrel_protocol.store.store_location``).
     """
 
     home: Path
     remote: str | None = None
     catalog_paths: tuple[Path, ...] = ()
+    store: str | None = None
 
     @classmethod
     def resolve(
@@ -42,18 +46,24 @@ class KestrelSettings:
         remote: str | None = None,
         catalog_paths: tuple[str | os.PathLike[str], ...] = (),
         env: Mapping[str, str] | None = None,
+        store: str | None = None,
     ) -> KestrelSettings:
         """Flags (the arguments) win over the environment (``KESTREL_HOME``,
-        ``KESTREL_REMOTE``), which wins over the defaults (``~/.kestrel``, local)."""
+        ``KESTREL_REMOTE``, ``KESTREL_STORE``), which wins over the defaults
+        (``~/.kestrel``, local, SQLite in the home)."""
         environ = os.environ if env is None else env
         return cls(
             home=kestrel_home(home, environ),
             remote=remote or environ.get(REMOTE_ENV) or None,
             catalog_paths=tuple(Path(p) for p in catalog_paths),
+            store=store or environ.get(STORE_ENV) or None,
         )
 
     def with_flags(
-        self, home: str | os.PathLike[str] | None = None, remote: str | None = None
+        self,
+        home: str | os.PathLike[str] | None = None,
+        remote: str | None = None,
+        store: str | None = None,
     ) -> KestrelSettings:
         """These settings with a plugin's own flags applied on top (a flag given to
         ``kestrel secrets --home`` wins over ``kestrel --home``)."""
@@ -61,4 +71,5 @@ class KestrelSettings:
             home=kestrel_home(home) if home is not None else self.home,
             remote=remote or self.remote,
             catalog_paths=self.catalog_paths,
+            store=store or self.store,
         )

@@ -97,12 +97,10 @@ def store_location(
                 f"store URL {text!r}: door.db is the door's own file beside the runtime's; "
                 "name the runtime's file otherwise (e.g. kestrel.db)"
             )
-        # sqlite:////abs/path and sqlite:///rel/path (relative to the working directory)
-        return StoreLocation("sqlite", path=path)
-    raise ValueError(
-        f"store URL {text!r} is not sqlite:///PATH or postgresql://… "
-        f"(from {'--store' if url else '$' + STORE_ENV})"
-    )
+        # sqlite:////abs/path and sqlite:///rel/path (made absolute against the working
+        # directory, as the home is)
+        return StoreLocation("sqlite", path=Path(os.path.abspath(path)))
+    raise ValueError(f"store URL {text!r} is not sqlite:///PATH or postgresql://…")
 
 
 class JournalConflict(Exception):

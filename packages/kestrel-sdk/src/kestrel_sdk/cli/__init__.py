@@ -31,13 +31,18 @@ __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
     help="Kestrel home (default $KESTREL_HOME or ~/.kestrel).",
 )
 @click.option("--remote", metavar="URL", help="Use a Kestrel door (default $KESTREL_REMOTE).")
+@click.option(
+    "--store",
+    metavar="URL",
+    help="sqlite:///PATH or postgresql://… (default $KESTREL_STORE, else the home's kestrel.db).",
+)
 @click.version_option(package_name="kestrel-sdk", prog_name="kestrel")
 @click.pass_context
-def cli(ctx: click.Context, home: Path | None, remote: str | None) -> None:
+def cli(ctx: click.Context, home: Path | None, remote: str | None, store: str | None) -> None:
     """Kestrel: deterministic paper trading for software agents."""
     # Resolved once (flags > environment > defaults); verbs and plugin verbs take it
     # with ctx.find_object(KestrelSettings).
-    ctx.obj = KestrelSettings.resolve(home=home, remote=remote)
+    ctx.obj = KestrelSettings.resolve(home=home, remote=remote, store=store)
 
 
 for _command in (catalog, validate, run, grade, verify, artifact, proof, scenario):

@@ -1,7 +1,8 @@
 """The ``kestrel`` process's composition root: the SDK its verbs use, built from the
 :class:`~kestrel_protocol.settings.KestrelSettings` the root group resolved once.
 
-Local: ``local_transport`` over the runtime (store) in ``settings.home``. Remote:
+Local: ``local_transport`` over the runtime in ``settings.home`` (its store the one
+``settings.store`` names, else SQLite in the home). Remote:
 ``remote_transport`` to ``settings.remote`` (bearer from ``$KESTREL_API_TOKEN``).
 """
 
@@ -23,7 +24,9 @@ def open_sdk(settings: KestrelSettings) -> KestrelSdk:
     if settings.remote:
         return create_sdk(remote_transport(base_url=settings.remote))
     paths: list[str | Path] | None = list(settings.catalog_paths) or None
-    return create_sdk(local_transport(home=settings.home, catalog_paths=paths))
+    return create_sdk(
+        local_transport(home=settings.home, catalog_paths=paths, store=settings.store)
+    )
 
 
 def settings_of(ctx: click.Context) -> KestrelSettings:

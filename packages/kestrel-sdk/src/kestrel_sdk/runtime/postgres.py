@@ -146,6 +146,7 @@ def open_pool(dsn: str, size: int, name: str) -> psycopg_pool.ConnectionPool[Any
         timeout=30.0,
     )
     try:
+        psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
         pool.open(wait=True, timeout=30.0)
     except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
         pool.close()

@@ -218,11 +218,16 @@ def local_transport(
     runtime: Runtime | None = None,
     own_artifacts: bool | None = None,
     sealed: Sequence[str] = (),
+    store: str | None = None,
+    max_live_sessions: int | None = None,
 ) -> Transport:
-    """The runtime in-process; state persists in ``$KESTREL_HOME/kestrel.db``.
+    """The runtime in-process; state persists in the store ``store`` names
+    (``sqlite:///PATH`` or ``postgresql://…``; default ``$KESTREL_STORE``, else
+    ``$KESTREL_HOME/kestrel.db``), with at most ``max_live_sessions`` engines in memory.
 
     Pass ``runtime=`` to let several principals (transports) share one runtime, as the
-    door does; ``home``/``catalog_paths``/``gate``/``sealed`` are then the runtime's own.
+    door does; ``home``/``catalog_paths``/``gate``/``sealed``/``store`` are then the
+    runtime's own.
     ``own_artifacts`` limits reads by root to this principal's artifacts; by default it
     does when the runtime is shared (``runtime=``), and a transport that owns its
     runtime (the operator on their own home) reads every artifact. ``sealed`` names
@@ -232,10 +237,14 @@ def local_transport(
         own = True if own_artifacts is None else own_artifacts
         return LocalTransport(runtime, principal, owns_runtime=False, own_artifacts=own)
     from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
+    from ..runtime.stores import open_runtime_store  # noqa: PLC0415
 
-    return LocalTransport(
-        Runtime(home, catalog_paths, gate, sealed=sealed),
-        principal,
-        owns_runtime=True,
-        own_artifacts=bool(own_artifacts),
+    built = Runtime(
+        home,
+        catalog_paths,
+        gate,
+        sealed=sealed,
+        store=open_runtime_store(store, home),
+        max_live_sessions=max_live_sessions,
     )
+    return LocalTransport(built, principal, owns_runtime=True, own_artifacts=bool(own_artifacts))
