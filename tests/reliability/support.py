@@ -103,12 +103,13 @@ def integrity(db: Path) -> str:
     return str(row[0])
 
 
-def issue_token(home: Path, principal: str, *scopes: str) -> str:
+def issue_token(home: Path, principal: str, *scopes: str, store: str | None = None) -> str:
     """An issued API token from the door's own CLI (in-process; it prints it last)."""
     from click.testing import CliRunner
     from kestrel_door.cli import door_group
 
-    args = ["--home", str(home), "token", "issue", "--principal", principal]
+    where = ["--home", str(home)] + (["--store", store] if store else [])
+    args = [*where, "token", "issue", "--principal", principal]
     for scope in scopes or ("kestrel:read", "kestrel:trade", "kestrel:grade"):
         args += ["--scope", scope]
     result = CliRunner().invoke(door_group, args)
@@ -136,8 +137,13 @@ class DoorProcess:
         return self.stderr_path.read_text(errors="replace")
 
 
-def start_door(home: Path, port: int, *extra: str, log: Path | None = None) -> DoorProcess:
+def start_door(
+    home: Path, port: int, *extra: str, log: Path | None = None, store: str | None = None
+) -> DoorProcess:
+    """``kestrel-door serve`` on ``port`` over ``home`` (and ``store``, when given)."""
     env = {**os.environ, "KESTREL_HOME": str(home)}
+    if store is not None:
+        env["KESTREL_STORE"] = store
     stderr_path = log or home / f"door-{port}-{time.monotonic_ns()}.log"
     with stderr_path.open("ab") as err:
         proc = subprocess.Popen(
@@ -163,8 +169,8 @@ def start_door(home: Path, port: int, *extra: str, log: Path | None = None) -> D
 
 
 @contextmanager
-def door_process(home: Path, *extra: str) -> Iterator[DoorProcess]:
-    door = start_door(home, free_port(), *extra)
+def door_process(home: Path, *extra: str, store: str | None = None) -> Iterator[DoorProcess]:
+    door = start_door(home, free_port(), *extra, store=store)
     try:
         yield door
     finally:

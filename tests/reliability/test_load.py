@@ -14,6 +14,7 @@ import gc
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,7 +22,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from kestrel_protocol import GradeResult
 from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.store import pentad_root
 
 CLIENTS = 64
 MEMORY_TARGET = 50 * 1024
@@ -43,60 +46,169 @@ async def _grade(client: httpx.AsyncClient, sid: str) -> dict[str, Any]:
     return result
 
 
+class _Replicas:
+    """One client's connections to every replica: each call goes to the replica its
+    session and step choose, and fails over to the next live one when that replica is
+    gone (as a load balancer would). ``dead`` is shared by every client."""
+
+    def __init__(self, bases: list[str], token: str, dead: set[int]) -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        limits = httpx.Limits(max_connections=1)
+        self.clients = [
+            httpx.AsyncClient(base_url=b, headers=headers, timeout=120, limits=limits)
+            for b in bases
+        ]
+        self.dead = dead
+        self.failovers = 0
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+    async def call(
+        self,
+        turn: int,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        retry: bool = True,
+    ) -> httpx.Response | None:
+        """The response of the replica ``turn`` chooses, else of the next live one; with
+        ``retry=False``, ``None`` when the chosen replica died before answering (a call
+        that changes state may then have been applied: the caller finds out)."""
+        for offset in range(len(self.clients)):
+            index = (turn + offset) % len(self.clients)
+            if index in self.dead:
+                continue
+            try:
+                response = await self.clients[index].request(method, path, json=body)
+            except httpx.TransportError:
+                self.dead.add(index)
+                self.failovers += 1
+                if not retry:
+                    return None
+                continue
+            refusal = response.json().get("refusal") if response.status_code >= 400 else None
+            assert not (refusal and refusal.get("code") == "UNKNOWN_SESSION"), response.text
+            return response
+        raise AssertionError("every replica is gone")
+
+    async def must(
+        self, turn: int, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> httpx.Response:
+        response = await self.call(turn, method, path, body)
+        assert response is not None
+        return response
+
+
+async def _grade(replicas: _Replicas, turn: int, sid: str) -> dict[str, Any]:
+    graded = await replicas.must(turn, "POST", f"/v1/sessions/{sid}/grade")
+    while graded.status_code == 202:  # a long grade answers with an operation to resume
+        token = graded.json()["token"]
+        await anyio.sleep(graded.json()["resumeAfterMs"] / 1000)
+        turn += 1  # resumed on the next replica: the token is good on any
+        graded = await replicas.must(turn, "POST", "/v1/operations/resume", {"token": token})
+    assert graded.status_code == 200, graded.text
+    result: dict[str, Any] = graded.json()
+    return result
+
+
+class _Run:
+    """What the clients saw: latencies, tallies and each session's roots."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.tally = {"sessions": 0, "submits": 0, "pentads": 0, "verified": 0, "artifacts": 0}
+        self.roots: dict[str, tuple[list[str], str]] = {}  # sid -> (pentads, grade root)
+        self.failovers = 0
+        self.ambiguous = 0  # submits whose replica died after committing, before answering
+
+
 async def _drive(
-    base: str, token: str, sessions: int, submits: int
-) -> tuple[list[float], dict[str, int]]:
-    latencies: list[float] = []
-    tally = {"sessions": 0, "submits": 0, "pentads": 0, "verified": 0, "artifacts": 0}
+    bases: list[str],
+    token: str,
+    sessions: int,
+    submits: int,
+    kill: Callable[[], None] | None = None,
+) -> _Run:
+    """64 clients, each session's calls spread over the replicas in turn; ``kill`` is
+    called once a third of the submits are done (a replica dies mid-run)."""
+    run = _Run()
     queue = iter(range(sessions))
+    dead: set[int] = set()
+    kill_at = sessions * submits // 3 if kill is not None else -1
+
+    async def submit(
+        replicas: _Replicas, turn: int, sid: str, seq: int, *, source: str, prev: str
+    ) -> tuple[int, str, str]:
+        """Submission ``seq`` exactly once: (seq, pentad root, frame root). When its
+        replica dies before answering, the session's frame (read on another replica)
+        tells whether it was applied; if not, it is submitted again."""
+        path = f"/v1/sessions/{sid}/submit"
+        while True:
+            t0 = time.perf_counter()
+            response = await replicas.call(turn, "POST", path, {"source": source}, retry=False)
+            if response is not None:
+                run.latencies.append(time.perf_counter() - t0)
+                assert response.status_code == 200, response.text
+                body = response.json()
+                pentad = body["pentad"]
+                return pentad["seq"], pentad["root"], body["delivery"]["frameRoot"]
+            frame = (await replicas.must(turn, "GET", f"/v1/sessions/{sid}/frame")).json()
+            if frame["frame"]["seq"] == seq:  # the dying replica had committed it
+                run.ambiguous += 1
+                return seq, pentad_root(sid, seq, prev, source), frame["frameRoot"]
+            assert frame["frame"]["seq"] == seq - 1, frame  # not applied: submit again
 
     async def client_loop() -> None:
-        limits = httpx.Limits(max_connections=1)
-        async with httpx.AsyncClient(
-            base_url=base,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=120,
-            limits=limits,
-        ) as client:
+        replicas = _Replicas(bases, token, dead)
+        try:
             for n in queue:
-                opened = await client.post(
-                    "/v1/sessions", json={"scenario": "acme-trend", "label": f"load-{n}"}
+                opened = await replicas.must(
+                    n, "POST", "/v1/sessions", {"scenario": "acme-trend", "label": f"load-{n}"}
                 )
                 assert opened.status_code == 200, opened.text
                 sid = opened.json()["sessionId"]
                 roots: list[str] = []
+                prev = ""
                 for step in range(submits):
-                    t0 = time.perf_counter()
-                    response = await client.post(
-                        f"/v1/sessions/{sid}/submit", json={"source": _source(n, step)}
+                    if step == 0 and kill is not None:  # the opening root, in case of doubt
+                        frame = await replicas.must(n, "GET", f"/v1/sessions/{sid}/frame")
+                        prev = frame.json()["frameRoot"]
+                    seq, root, prev = await submit(
+                        replicas, n + step, sid, step + 1, source=_source(n, step), prev=prev
                     )
-                    latencies.append(time.perf_counter() - t0)
-                    assert response.status_code == 200, response.text
-                    body = response.json()
-                    assert body["pentad"]["seq"] == step + 1
-                    roots.append(body["pentad"]["root"])
-                    tally["submits"] += 1
-                closed = await client.post(f"/v1/sessions/{sid}/close")
+                    assert seq == step + 1, (sid, seq, step)  # none lost, none forked
+                    roots.append(root)
+                    run.tally["submits"] += 1
+                    if run.tally["submits"] == kill_at and kill is not None:
+                        kill()
+                closed = await replicas.must(n + 1, "POST", f"/v1/sessions/{sid}/close")
                 assert closed.status_code == 200, closed.text
                 assert closed.json()["pentads"] == roots, "a pentad was lost or reordered"
-                tally["pentads"] += len(roots)
+                run.tally["pentads"] += len(roots)
                 # Spot-check that the pentads are stored artifacts (first and last).
                 for root in {roots[0], roots[-1]}:
-                    got = await client.get(f"/v1/artifacts/{root}")
+                    got = await replicas.must(n + 2, "GET", f"/v1/artifacts/{root}")
                     assert got.status_code == 200, got.text
                     assert got.json()["root"] == root
-                    tally["artifacts"] += 1
-                grade = await _grade(client, sid)
-                verified = await client.post("/v1/verify", json={"grade": grade})
+                    run.tally["artifacts"] += 1
+                grade = await _grade(replicas, n + 3, sid)
+                verified = await replicas.must(n + 4, "POST", "/v1/verify", {"grade": grade})
                 assert verified.status_code == 200, verified.text
                 assert verified.json()["ok"] is True, verified.json()
-                tally["verified"] += 1
-                tally["sessions"] += 1
+                run.roots[sid] = (roots, grade["root"])
+                run.tally["verified"] += 1
+                run.tally["sessions"] += 1
+        finally:
+            run.failovers += replicas.failovers
+            await replicas.aclose()
 
     async with anyio.create_task_group() as tg:
         for _ in range(CLIENTS):
             tg.start_soon(client_loop)
-    return latencies, tally
+    return run
 
 
 def _rss_kib(pid: int) -> int:
@@ -106,6 +218,24 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
+def _figures(run: _Run, elapsed: float, sessions: int, submits: int) -> str:
+    ordered = sorted(run.latencies)
+    p99 = ordered[int(len(ordered) * 0.99) - 1]
+    return (
+        f"{sessions} sessions x {submits} submits, {CLIENTS} clients: "
+        f"{run.tally['submits']} submits in {elapsed:.1f}s = "
+        f"{run.tally['submits'] / elapsed:.0f} submits/s "
+        f"(end to end incl. open/close/grade/verify); submit p50 "
+        f"{statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
+    )
+
+
+def _accounted(run: _Run, sessions: int, submits: int) -> None:
+    assert run.tally["sessions"] == sessions
+    assert run.tally["submits"] == run.tally["pentads"] == sessions * submits
+    assert run.tally["verified"] == sessions
+
+
 def _load(rs: ModuleType, tmp_path: Path, sessions: int, submits: int) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -113,24 +243,16 @@ def _load(rs: ModuleType, tmp_path: Path, sessions: int, submits: int) -> None:
     with rs.door_process(home) as door:
         rss_before = _rss_kib(door.proc.pid)
         started = time.perf_counter()
-        latencies, tally = anyio.run(_drive, door.base, token, sessions, submits)
+        run = anyio.run(_drive, [door.base], token, sessions, submits)
         elapsed = time.perf_counter() - started
         rss_after = _rss_kib(door.proc.pid)
         assert door.proc.poll() is None, "the door died under load"
     log = door.stderr_path.read_text(errors="replace")
     assert "Traceback" not in log, log[-2000:]
-    assert tally["sessions"] == sessions
-    assert tally["submits"] == tally["pentads"] == sessions * submits
-    assert tally["verified"] == sessions
+    _accounted(run, sessions, submits)
     assert rs.integrity(home / "kestrel.db") == "ok"
-    ordered = sorted(latencies)
-    p99 = ordered[int(len(ordered) * 0.99) - 1]
     print(
-        f"\nload: {sessions} sessions x {submits} submits, {CLIENTS} clients: "
-        f"{tally['submits']} submits in {elapsed:.1f}s = "
-        f"{tally['submits'] / elapsed:.0f} submits/s "
-        f"(end to end incl. open/close/grade/verify); submit p50 "
-        f"{statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms; "
+        f"\nload: {_figures(run, elapsed, sessions, submits)}; "
         f"door RSS {rss_before // 1024} -> {rss_after // 1024} MiB"
     )
 
@@ -142,6 +264,73 @@ def test_load_bounded(rs: ModuleType, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_load_1000_sessions(rs: ModuleType, tmp_path: Path) -> None:
     _load(rs, tmp_path, sessions=1000, submits=50)
+
+
+def _reference(tmp_path: Path, sessions: int, submits: int) -> dict[str, tuple[list[str], str]]:
+    """Each session's pentad roots and grade root when the same sources run on a single
+    SQLite-backed runtime (in this process)."""
+    runtime = Runtime(tmp_path / "reference")
+    roots: dict[str, tuple[list[str], str]] = {}
+    try:
+        for n in range(sessions):
+            sid = runtime.open_session("loader", "acme-trend", f"load-{n}").session_id
+            assert sid is not None
+            pentads = [
+                runtime.submit("loader", sid, _source(n, s)).pentad.root for s in range(submits)
+            ]
+            grade = runtime.grade("loader", sid, budget=600)
+            assert isinstance(grade, GradeResult)
+            roots[sid] = (pentads, grade.root)
+    finally:
+        runtime.shutdown()
+    return roots
+
+
+def _load_replicas(
+    rs: ModuleType, tmp_path: Path, dsn: str, *, sessions: int, submits: int, replicas: int = 3
+) -> None:
+    """``replicas`` doors on one PostgreSQL store (each with its own home, as on its own
+    machine); each session's calls spread over them; one SIGKILLed a third of the way in."""
+    homes = [tmp_path / f"replica-{i}" for i in range(replicas)]
+    token = rs.issue_token(tmp_path / "operator", "loader", store=dsn)
+    doors = []
+    try:
+        for home in homes:
+            home.mkdir()
+            doors.append(rs.start_door(home, rs.free_port(), store=dsn))
+        victim = doors[-1]
+        started = time.perf_counter()
+        run = anyio.run(
+            _drive, [d.base for d in doors], token, sessions, submits, lambda: rs.kill(victim.proc)
+        )
+        elapsed = time.perf_counter() - started
+        for door in doors[:-1]:
+            assert door.proc.poll() is None, "a surviving replica died under load"
+    finally:
+        for door in doors:
+            rs.kill(door.proc)
+    for door in doors[:-1]:
+        assert "Traceback" not in door.log(), door.log()[-2000:]
+    assert victim.proc.returncode == -9  # it was SIGKILLed mid-run, not stopped
+    _accounted(run, sessions, submits)
+    assert run.failovers >= 1  # calls did reach the victim and were failed over
+    assert run.roots == _reference(tmp_path, sessions, submits)  # same sources, same roots
+    print(
+        f"\nload on {replicas} replicas (one PostgreSQL), one SIGKILLed mid-run: "
+        f"{_figures(run, elapsed, sessions, submits)}; {run.failovers} calls failed over, "
+        f"{run.ambiguous} submits committed by the victim before it could answer"
+    )
+
+
+def test_load_three_replicas_one_killed(rs: ModuleType, tmp_path: Path, postgres_dsn: str) -> None:
+    _load_replicas(rs, tmp_path, postgres_dsn, sessions=64, submits=20)
+
+
+@pytest.mark.slow
+def test_load_three_replicas_one_killed_1000_sessions(
+    rs: ModuleType, tmp_path: Path, postgres_dsn: str
+) -> None:
+    _load_replicas(rs, tmp_path, postgres_dsn, sessions=1000, submits=50)
 
 
 def _memory_per_session(tmp_path: Path, count: int) -> float:
@@ -175,3 +364,68 @@ def test_memory_per_open_session_1000(tmp_path: Path) -> None:
     per = _memory_per_session(tmp_path, 1000)
     print(f"\nmemory per open session: {per / 1024:.1f} KiB (1000 sessions, tracemalloc)")
     assert per <= MEMORY_TARGET, f"{per / 1024:.1f} KiB per open session"
+
+
+def _traced_after(runtime: Runtime, start: int, stop: int) -> int:
+    """Open sessions ``start``..``stop`` (one submit each); bytes traced afterwards."""
+    for i in range(start, stop):
+        opened = runtime.open_session("mem", "acme-trend", f"b{i}", None)
+        runtime.submit("mem", str(opened.session_id), "buy 1 ACME\nadvance")
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def test_memory_stays_flat_past_the_live_session_limit(tmp_path: Path) -> None:
+    """With at most 100 engines live, 3,000 sessions hold what 600 did (within 10 %; by
+    600 every bounded cache is as full as it gets)."""
+    runtime = Runtime(tmp_path / "bounded", max_live_sessions=100)
+    try:
+        tracemalloc.start()
+        at_600 = _traced_after(runtime, 0, 600)
+        at_3000 = _traced_after(runtime, 600, 3000)
+        tracemalloc.stop()
+        assert runtime.live_sessions == 100
+    finally:
+        runtime.shutdown()
+    print(f"\ntraced memory: {at_600 // 1024} KiB at 600 sessions, {at_3000 // 1024} KiB at 3000")
+    assert at_3000 <= at_600 * 1.10
+
+
+async def _open_many(base: str, token: str, start: int, stop: int) -> None:
+    queue = iter(range(start, stop))
+
+    async def client() -> None:
+        async with httpx.AsyncClient(
+            base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        ) as http:
+            for n in queue:
+                opened = await http.post(
+                    "/v1/sessions", json={"scenario": "acme-trend", "label": f"m{n}"}
+                )
+                assert opened.status_code == 200, opened.text
+                sid = opened.json()["sessionId"]
+                done = await http.post(
+                    f"/v1/sessions/{sid}/submit", json={"source": "buy 1 ACME\nadvance"}
+                )
+                assert done.status_code == 200, done.text
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(CLIENTS // 2):
+            tg.start_soon(client)
+
+
+@pytest.mark.slow
+def test_door_rss_is_flat_past_max_live_sessions(rs: ModuleType, tmp_path: Path) -> None:
+    """A door with ``--max-live-sessions 1000`` that opened 20,000 sessions has an RSS
+    within 10 % of what it had at 1,000 (the cache full, every engine since evicted)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    token = rs.issue_token(home, "mem")
+    with rs.door_process(home, "--max-live-sessions", "1000") as door:
+        anyio.run(_open_many, door.base, token, 0, 1000)
+        at_1000 = _rss_kib(door.proc.pid)
+        anyio.run(_open_many, door.base, token, 1000, 20_000)
+        at_20000 = _rss_kib(door.proc.pid)
+        assert door.proc.poll() is None
+    print(f"\ndoor RSS: {at_1000 // 1024} MiB at 1,000 sessions, {at_20000 // 1024} MiB at 20,000")
+    assert at_20000 <= at_1000 * 1.10
