@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))  # the tests' helpers (loopback, postgres)
 
 from tests import postgres  # noqa: E402
+from tests.loopback import free_port  # noqa: E402
 from tests.reliability import support  # noqa: E402
 
 
@@ -88,7 +89,7 @@ def _run(
     for home in homes:
         home.mkdir(parents=True)
     token = support.issue_token(homes[0], "bench", store=store)
-    doors = [support.start_door(home, support.free_port(), store=store) for home in homes]
+    doors = [support.start_door(home, free_port(), store=store) for home in homes]
     try:
         elapsed, latencies = anyio.run(
             _load, [d.base for d in doors], token, args.clients, args.sessions, args.submits

@@ -35,17 +35,6 @@ def _source(session: int, step: int) -> str:
     return f"{side} {1 + (session * 7 + step) % 5} ACME\nadvance"
 
 
-async def _grade(client: httpx.AsyncClient, sid: str) -> dict[str, Any]:
-    graded = await client.post(f"/v1/sessions/{sid}/grade")
-    while graded.status_code == 202:  # a long grade answers with an operation to resume
-        token = graded.json()["token"]
-        await anyio.sleep(graded.json()["resumeAfterMs"] / 1000)
-        graded = await client.post("/v1/operations/resume", json={"token": token})
-    assert graded.status_code == 200, graded.text
-    result: dict[str, Any] = graded.json()
-    return result
-
-
 class _Replicas:
     """One client's connections to every replica: each call goes to the replica its
     session and step choose, and fails over to the next live one when that replica is

@@ -3,6 +3,7 @@ processes would be), the journal the truth, engines a bounded cache."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,7 +107,7 @@ def test_replicas_racing_on_one_session_never_fork(
     assert sorted(seqs) == list(range(1, 41))  # every submission landed once, in one chain
     journal = one.store.journal(sid)
     assert [e.seq for e in journal] == list(range(1, 41))
-    assert all(e.prev == p.frame_root for p, e in zip(journal, journal[1:], strict=False))
+    assert all(e.prev == p.frame_root for p, e in itertools.pairwise(journal))
     record = two.close("alice", sid)
     reference, _ = _reference(tmp_path, "race", ["buy 1 ACME\nadvance 1"] * 40)
     assert record.pentads == reference

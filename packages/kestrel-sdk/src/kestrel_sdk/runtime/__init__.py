@@ -13,12 +13,14 @@ if TYPE_CHECKING:
     from .ids import operation_id, session_id
     from .service import DEFAULT_GRADE_BUDGET, Runtime
     from .store import SqliteStore
+    from .stores import open_runtime_store
     from .verify import verify_grade, verify_proof
 
 __all__ = [
     "DEFAULT_GRADE_BUDGET",
     "Runtime",
     "SqliteStore",
+    "open_runtime_store",
     "operation_id",
     "session_id",
     "verify_grade",
@@ -29,6 +31,7 @@ _WHERE = {
     "DEFAULT_GRADE_BUDGET": ".service",
     "Runtime": ".service",
     "SqliteStore": ".store",
+    "open_runtime_store": ".stores",
     "operation_id": ".ids",
     "session_id": ".ids",
     "verify_grade": ".verify",

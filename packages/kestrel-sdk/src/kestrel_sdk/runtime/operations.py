@@ -108,7 +108,7 @@ class Operations(Generic[T]):
         if op is None or op.principal != principal:
             raise KestrelError(
                 RefusalCode.UNKNOWN_OPERATION,
-                "no such operation (tokens do not survive a restart: grade the session again)",
+                "no such operation (grade the session again for a fresh token)",
                 {"token": token},
             )
         return op
