@@ -404,6 +404,7 @@ async def _open_many(base: str, token: str, start: int, stop: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 40,000 requests
 def test_door_rss_is_flat_past_max_live_sessions(rs: ModuleType, tmp_path: Path) -> None:
     """A door with ``--max-live-sessions 1000`` that opened 20,000 sessions has an RSS
     within 10 % of what it had at 1,000 (the cache full, every engine since evicted)."""
