@@ -40,45 +40,68 @@ def _source(session: int, step: int) -> str:
     return f"{side} {1 + (session * 7 + step) % 5} ACME\nadvance"
 
 
+def _clients(bases: list[str], token: str) -> list[httpx.AsyncClient]:
+    """One keep-alive connection to each replica (as one agent would hold)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx.Limits(max_connections=1)
+    return [
+        httpx.AsyncClient(base_url=b, headers=headers, timeout=120, limits=limits) for b in bases
+    ]
+
+
 async def _load(
     bases: list[str], token: str, clients: int, sessions: int, submits: int
 ) -> tuple[float, list[float]]:
     """(submit-phase seconds, submit latencies): open every session, then submit."""
-    headers = {"Authorization": f"Bearer {token}"}
-    pool = [
-        httpx.AsyncClient(
-            base_url=b, headers=headers, timeout=120, limits=httpx.Limits(max_connections=clients)
-        )
-        for b in bases
-    ]
-    sids: list[str] = []
-    for n in range(sessions):
-        opened = await pool[n % len(pool)].post(
-            "/v1/sessions", json={"scenario": "acme-trend", "label": f"b{n}"}
-        )
-        opened.raise_for_status()
-        sids.append(opened.json()["sessionId"])
+    sids: dict[int, str] = {}
+    opening = iter(range(sessions))
+
+    async def opener() -> None:
+        pool = _clients(bases, token)
+        for n in opening:
+            opened = await pool[n % len(pool)].post(
+                "/v1/sessions", json={"scenario": "acme-trend", "label": f"b{n}"}
+            )
+            opened.raise_for_status()
+            sids[n] = opened.json()["sessionId"]
+        for c in pool:
+            await c.aclose()
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(clients):
+            tg.start_soon(opener)
     latencies: list[float] = []
     queue = iter(range(sessions))
 
     async def client() -> None:
+        pool = _clients(bases, token)  # fresh connections: none idle past keep-alive
         for n in queue:
             for step in range(submits):
+                http = pool[(n + step) % len(pool)]
                 t0 = time.perf_counter()
-                response = await pool[(n + step) % len(pool)].post(
-                    f"/v1/sessions/{sids[n]}/submit", json={"source": _source(n, step)}
-                )
+                while True:
+                    try:
+                        response = await http.post(
+                            f"/v1/sessions/{sids[n]}/submit", json={"source": _source(n, step)}
+                        )
+                        break
+                    except httpx.TransportError:  # a keep-alive closed under a slow call
+                        frame = await http.get(f"/v1/sessions/{sids[n]}/frame")
+                        if frame.json()["frame"]["seq"] == step + 1:  # it was applied
+                            response = None
+                            break
                 latencies.append(time.perf_counter() - t0)
-                assert response.status_code == 200, response.text
-                assert response.json()["pentad"]["seq"] == step + 1
+                if response is not None:
+                    assert response.status_code == 200, response.text
+                    assert response.json()["pentad"]["seq"] == step + 1
+        for c in pool:
+            await c.aclose()
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(client)
     elapsed = time.perf_counter() - started
-    for c in pool:
-        await c.aclose()
     return elapsed, latencies
 
 
