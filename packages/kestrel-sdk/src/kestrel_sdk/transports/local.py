@@ -6,6 +6,9 @@ Every method first checks its arguments with the model of the tool that projects
 
 Short calls (a submit of a few bars, a frame, the blotter of a session with few orders)
 run directly on the caller's thread: a worker-thread hop would cost more than the work.
+Over a shared store (PostgreSQL) every call waits on the network and a commit on the
+server's disk, so every call runs in a worker thread: the event loop keeps serving, and
+concurrent commits share the server's WAL flushes.
 Work that can take long (a grade, a verification, a submit that advances many bars, a
 large blotter) runs in a worker thread via ``anyio.to_thread`` so the event loop stays
 responsive. Where a call runs never changes its result.
@@ -99,6 +102,7 @@ class LocalTransport:
         self.principal = principal
         self._owns_runtime = owns_runtime
         self._reader: str | None = principal if own_artifacts else None
+        self._remote = runtime.store.shared  # every call waits on a database server
 
     def __repr__(self) -> str:
         return (
@@ -155,7 +159,7 @@ class LocalTransport:
 
     async def submit(self, session_id: str, source: str) -> SessionResponse:
         CHECK["submit"](session_id=session_id, source=source)
-        if len(source) >= 12 and _heavy(source):
+        if self._remote or (len(source) >= 12 and _heavy(source)):
             return await self._offload(self.runtime.submit, self.principal, session_id, source)
         try:  # _direct, inlined: this is every step of an agent loop
             return self.runtime.submit(self.principal, session_id, source)
@@ -164,6 +168,8 @@ class LocalTransport:
 
     async def frame(self, session_id: str) -> Delivery:
         CHECK["frame"](session_id=session_id)
+        if self._remote:
+            return await self._offload(self.runtime.frame, self.principal, session_id)
         return self._direct(self.runtime.frame, self.principal, session_id)
 
     async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
@@ -172,6 +178,8 @@ class LocalTransport:
 
     async def blotter(self, session_id: str) -> Blotter:
         CHECK["blotter"](session_id=session_id)
+        if self._remote:
+            return await self._offload(self.runtime.blotter, self.principal, session_id)
         size = self._direct(self.runtime.blotter_size, self.principal, session_id)
         if size is not None and size <= _DIRECT_BLOTTER:
             return self._direct(self.runtime.blotter, self.principal, session_id)
