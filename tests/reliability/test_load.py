@@ -37,17 +37,17 @@ def _source(session: int, step: int) -> str:
 
 class _Replicas:
     """One client's connections to every replica: each call goes to the replica its
-    session and step choose, and fails over to the next live one when that replica is
-    gone (as a load balancer would). ``dead`` is shared by every client."""
+    session and step choose, and fails over to the next one when that replica does not
+    answer (as a load balancer would). No replica is written off for good: a keep-alive
+    connection closed by a live replica fails one attempt, not the replica."""
 
-    def __init__(self, bases: list[str], token: str, dead: set[int]) -> None:
+    def __init__(self, bases: list[str], token: str) -> None:
         headers = {"Authorization": f"Bearer {token}"}
         limits = httpx.Limits(max_connections=1)
         self.clients = [
             httpx.AsyncClient(base_url=b, headers=headers, timeout=120, limits=limits)
             for b in bases
         ]
-        self.dead = dead
         self.failovers = 0
 
     async def aclose(self) -> None:
@@ -68,12 +68,12 @@ class _Replicas:
         that changes state may then have been applied: the caller finds out)."""
         for offset in range(len(self.clients)):
             index = (turn + offset) % len(self.clients)
-            if index in self.dead:
-                continue
             try:
                 response = await self.clients[index].request(method, path, json=body)
-            except httpx.TransportError:
-                self.dead.add(index)
+            except httpx.ConnectError:  # nothing was sent: the next replica, safely
+                self.failovers += 1
+                continue
+            except httpx.TransportError:  # sent, unanswered: it may have been applied
                 self.failovers += 1
                 if not retry:
                     return None
@@ -81,7 +81,7 @@ class _Replicas:
             refusal = response.json().get("refusal") if response.status_code >= 400 else None
             assert not (refusal and refusal.get("code") == "UNKNOWN_SESSION"), response.text
             return response
-        raise AssertionError("every replica is gone")
+        raise AssertionError(f"no replica answered {method} {path}")
 
     async def must(
         self, turn: int, method: str, path: str, body: dict[str, Any] | None = None
@@ -125,7 +125,6 @@ async def _drive(
     called once a third of the submits are done (a replica dies mid-run)."""
     run = _Run()
     queue = iter(range(sessions))
-    dead: set[int] = set()
     kill_at = sessions * submits // 3 if kill is not None else -1
 
     async def submit(
@@ -149,9 +148,10 @@ async def _drive(
                 run.ambiguous += 1
                 return seq, pentad_root(sid, seq, prev, source), frame["frameRoot"]
             assert frame["frame"]["seq"] == seq - 1, frame  # not applied: submit again
+            turn += 1  # on the next replica
 
     async def client_loop() -> None:
-        replicas = _Replicas(bases, token, dead)
+        replicas = _Replicas(bases, token)
         try:
             for n in queue:
                 opened = await replicas.must(
