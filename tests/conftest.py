@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from tests import postgres
+from tests.peers import INSTALL_SERVICES, require_peer
 from tests.postgres import Cluster
 
 
@@ -41,10 +41,7 @@ def postgres_cluster() -> Iterator[Cluster]:
     ``CI=true`` that is a failure: CI installs it (``.ci/services``) and requires it.
     """
     why = postgres.missing()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL tests are required under CI=true: {why}")
-        pytest.skip(why)
+    require_peer(None if why else True, what=f"PostgreSQL ({why})", install=INSTALL_SERVICES)
     with postgres.cluster() as started:
         yield started
 

@@ -49,9 +49,9 @@ def _user() -> pwd.struct_passwd | None:
 
 
 def missing() -> str | None:
-    """Why no cluster can be started here (one line naming the fix), or ``None``."""
+    """Why no cluster can be started here (one short line), or ``None``."""
     if _bin("initdb") is None or _bin("pg_ctl") is None:
-        return f"PostgreSQL is not installed (initdb not found): {INSTALL}"
+        return f"initdb not found; Debian: {INSTALL}"
     if os.geteuid() == 0 and _user() is None:
         return "running as root with no unprivileged 'postgres' user to own the cluster"
     try:
