@@ -15,7 +15,7 @@ from typing import Any
 from kestrel_protocol import Scenario, root_of_bytes
 from kestrel_sdk.runtime.catalog.model import LoadedScenario, SymbolColumns, Tape
 
-__all__ = ["Bar", "daily", "minutes", "scenario"]
+__all__ = ["Bar", "daily", "minutes", "scenario", "two_symbols_peak_then_crash"]
 
 Bar = tuple[str, dict[str, tuple[str, str, str, str, int]]]
 
@@ -113,3 +113,15 @@ def minutes(
                 (f"{day}T{hh:02d}:{mm:02d}:00Z", {symbol: (price, price, price, price, 1000)})
             )
     return scenario(bars, interval="1m", **terms)
+
+
+def two_symbols_peak_then_crash() -> LoadedScenario:
+    """AAA and BBB at 100, 100, 110 (the peak), 80, 80: bars 2 and 3 pass with two
+    symbols held and nothing to match."""
+
+    def bar(day: int, price: str) -> Bar:
+        row = (price, price, price, price, 10**6)
+        return (f"2024-01-0{day}T00:00:00Z", dict.fromkeys(("AAA", "BBB"), row))
+
+    prices = ("100", "100", "110", "80", "80")
+    return scenario([bar(d, p) for d, p in enumerate(prices, 1)], max_drawdown="0.2")

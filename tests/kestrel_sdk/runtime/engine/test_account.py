@@ -98,6 +98,18 @@ def test_peak_counts_a_bar_inside_a_long_advance() -> None:
     assert engine.frame().account.peak == "100500.00"
 
 
+def test_peak_inside_one_advance_is_the_best_close_for_a_single_share_and_a_short() -> None:
+    # Spec §5: peak tracks equity at each processed close, also for bars an `advance`
+    # passes with nothing to match. Closes 120, 110, 90, 95 after the fill at 100: one
+    # share long peaks at the 120 close, one share short at the 90 close.
+    rows = [FLAT, FLAT, *((c,) * 4 for c in ("120", "110", "90", "95"))]
+    for side, shortable, peak in (("buy", False, "100020.00"), ("sell", True, "100010.00")):
+        engine = engine_on(rows, shortable=shortable)
+        engine.submit(f"{side} 1 ACME\nadvance")
+        engine.submit("advance 4")
+        assert engine.frame().account.peak == peak, side
+
+
 def test_average_price_realized_pnl_and_flip() -> None:
     rows = [FLAT, FLAT, ("110", "110", "110", "110"), FLAT, FLAT, FLAT]
     engine = engine_on(rows, shortable=True)

@@ -8,7 +8,7 @@ from kestrel_protocol import GradeResult, Pentad, SessionRecord, canonical_json
 from kestrel_sdk.runtime.engine import compute_grade
 
 from tests.kestrel_sdk.runtime.engine.replay import run_session
-from tests.kestrel_sdk.runtime.engine.tapes import daily
+from tests.kestrel_sdk.runtime.engine.tapes import daily, two_symbols_peak_then_crash
 
 FLAT = ("100", "100", "100", "100")
 ROWS = [FLAT, ("100", "110", "100", "110"), ("110", "110", "99", "99"), FLAT]
@@ -110,3 +110,12 @@ def test_progress_is_reported_and_grades_are_deterministic() -> None:
     assert canonical_json(first) == canonical_json(second)
     assert seen[-1] == (7, 7)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_exposure_counts_every_bar_held_up_to_a_max_drawdown_with_two_symbols() -> None:
+    # Spec §6: exposure is the fraction of processed bars (1, 2, 3) that closed holding;
+    # the stand-down bar closed holding before its liquidation.
+    loaded = two_symbols_peak_then_crash()
+    _, pentads, record = run_session(loaded, ["buy 500 AAA\nbuy 400 BBB\nadvance 3"])
+    m = compute_grade(loaded, record, pentads).metrics
+    assert (m.exposure, m.max_drawdown) == ("1.00000000", "0.24770642")

@@ -110,6 +110,17 @@ def test_ids_cancel_by_id_alias_all_and_symbol() -> None:
     ]
 
 
+def test_an_alias_that_begins_with_o_cancels_its_own_order() -> None:
+    # `oco` is an alias, not an order id: `cancel oco` cancels the order named so, and
+    # the id `o2` still names the second order.
+    engine = SessionEngine(daily([FLAT] * 3), "ks_t")
+    step = engine.submit(
+        "buy 1 ACME limit 90 tif gtc\nbuy 1 ACME limit 91 tif gtc as oco\ncancel oco"
+    )
+    assert [(e.type, e.order) for e in step.frame.events][-1] == ("cancelled", "o2")
+    assert [o.id for o in step.frame.orders] == ["o1"]
+
+
 def test_cancelling_an_order_no_longer_open_says_why_in_the_frame() -> None:
     # The order fills on the bar the source's own `advance` processes, so no check made
     # before the source is applied could have known the cancel comes too late.

@@ -7,7 +7,7 @@ import pytest
 from kestrel_protocol import KestrelError
 from kestrel_sdk.runtime.engine import SessionEngine
 
-from tests.kestrel_sdk.runtime.engine.tapes import daily, scenario
+from tests.kestrel_sdk.runtime.engine.tapes import daily, scenario, two_symbols_peak_then_crash
 
 FLAT = ("100", "100", "100", "100")
 
@@ -106,6 +106,7 @@ def test_reaching_the_last_bar_exactly_is_the_end_of_the_tape() -> None:
     step = engine.submit("advance 2")
     assert step.stand_down is not None
     assert step.stand_down.reason == "end-of-tape"
+    assert step.stand_down.detail == "the tape ended at bar 2 (2024-01-03T00:00:00Z)"
 
 
 def test_stood_down_session_refuses_submits_but_reads_and_closes() -> None:
@@ -120,6 +121,25 @@ def test_stood_down_session_refuses_submits_but_reads_and_closes() -> None:
     closed = engine.close()
     assert (closed.status, [e.type for e in closed.events]) == ("closed", ["closed"])
     assert closed.seq == 1
+
+
+def test_a_program_checked_before_a_stand_down_or_close_is_refused_when_applied() -> None:
+    # check and apply are two calls: a program checked while the session was open must
+    # not be applied once the session has stood down or closed (spec §5: refused, and
+    # nothing in the session moves).
+    for end, code in (("stand down", "SESSION_STOOD_DOWN"), ("close", "SESSION_CLOSED")):
+        engine = SessionEngine(daily([FLAT] * 4), "ks_t")
+        program = engine.check("buy 1 ACME\nadvance")
+        if end == "close":
+            engine.close()
+        else:
+            engine.submit(end)
+        before = (engine.seq, engine.clock, engine.frame())
+        with pytest.raises(KestrelError) as err:
+            engine.apply(program)
+        assert err.value.code == code
+        assert (engine.seq, engine.clock, engine.frame()) == before
+        assert engine.blotter().orders == []
 
 
 def test_close_cancels_open_orders_and_then_refuses() -> None:
@@ -150,6 +170,32 @@ def test_max_drawdown_on_the_bar_of_a_fill() -> None:
     ]
 
 
+def test_statements_after_a_max_drawdown_on_a_fill_bar_are_not_applied() -> None:
+    # Spec §5: a stand-down ends the source; what follows the `advance` that stood the
+    # session down is counted as skipped, never placed on the stood-down session.
+    rows = [FLAT, ("100", "100", "70", "70"), FLAT, FLAT]
+    engine = SessionEngine(daily(rows, max_drawdown="0.25"), "ks_t")
+    step = engine.submit("buy 900 ACME\nadvance 2\nbuy 1 ACME\nadvance")
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "max-drawdown"
+    assert (step.frame.clock.bar, engine.skipped) == (1, 2)
+    assert [o.id for o in engine.blotter().orders] == ["o1", "o2"]
+
+
+def test_a_one_cent_account_stands_down_at_max_drawdown() -> None:
+    # The smallest peak there is (one cent): a short of one share at 0.01 loses it all
+    # when the close doubles, and 100 % of the peak reaches max_drawdown 0.5.
+    cent, two = ("0.01",) * 4, ("0.02",) * 4
+    engine = SessionEngine(
+        daily([cent, cent, two, two], cash="0.01", shortable=True, max_drawdown="0.5"), "ks_t"
+    )
+    step = engine.submit("sell 1 ACME\nadvance 3")
+    assert step.stand_down is not None
+    assert step.stand_down.reason == "max-drawdown"
+    assert step.frame.clock.bar == 2
+    assert step.frame.account.equity == "0.00"
+
+
 def test_max_drawdown_with_two_symbols_held() -> None:
     def bar(day: int, a: str, b: str) -> tuple[str, dict[str, tuple[str, str, str, str, int]]]:
         return (
@@ -175,6 +221,28 @@ def test_max_drawdown_with_two_symbols_held() -> None:
     sells = [(e.order, e.qty, e.price) for e in step.frame.events if e.type == "fill"][2:]
     assert sells == [("o3", 500, "60.00"), ("o4", 400, "70.00")]
     assert step.frame.account.equity == "68000.00"
+
+
+def test_stand_down_liquidates_every_held_symbol_past_a_flat_one() -> None:
+    # Spec §5: every position is liquidated, in the tape's symbol order; AAA (first)
+    # is flat, BBB is held.
+    engine = SessionEngine(two_symbols_peak_then_crash(), "ks_t")
+    engine.submit("buy 3 BBB\nadvance")
+    step = engine.submit("stand down")
+    assert [(e.type, e.order, e.qty, e.price) for e in step.frame.events][-2:] == [
+        ("fill", "o2", 3, "100.00"),
+        ("stood-down", None, None, None),
+    ]
+    assert step.frame.positions == []
+
+
+def test_max_drawdown_with_two_symbols_is_measured_from_a_peak_inside_the_advance() -> None:
+    engine = SessionEngine(two_symbols_peak_then_crash(), "ks_t")
+    step = engine.submit("buy 500 AAA\nbuy 400 BBB\nadvance 3")
+    # equity 100000 → 109000 (the peak, bar 2) → 82000 (bar 3): 27000 / 109000 ≥ 0.2
+    assert step.stand_down is not None
+    assert step.stand_down.detail.startswith("drawdown 0.24770642 of peak")
+    assert (step.frame.clock.bar, step.frame.account.peak) == (3, "109000.00")
 
 
 @pytest.mark.parametrize(
