@@ -309,3 +309,17 @@ def test_a_return_from_zero_equity_counts_as_zero_in_the_sharpe() -> None:
         stdev = (sum((r - mean) ** 2 for r in returns) / 2).sqrt()
         expected = (mean / stdev * Decimal(252).sqrt()).quantize(Decimal("1E-8"))
     assert (m.sharpe, m.max_drawdown, m.pnl) == (str(expected), "1.00000000", "0.00")
+    assert m.buy_and_hold == "0.00000000"  # a one-cent close at bar 0 is a price like any
+
+
+def test_a_grade_with_no_bar_processed_has_zero_exposure() -> None:
+    # Spec §6: exposure is a fraction of the processed bars; with none it is 0.
+    loaded = daily([FLAT] * 3)
+    _, pentads, record = run_session(loaded, ["buy 1 ACME"])  # placed, never processed
+    grade = compute_grade(loaded, record, pentads)
+    m = grade.metrics
+    assert (m.exposure, m.pnl, m.fills, m.sharpe) == ("0.00000000", "0.00", 0, "0.00000000")
+    assert check_of(grade, "within-position-limits") == (
+        True,
+        "largest |position| 0 of max_position 100000",
+    )
