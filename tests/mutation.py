@@ -1,16 +1,17 @@
 """Mutation testing of the engine, the language and canonical JSON (issue 18).
 
     uv run python tests/mutation.py [engine|lang|canonical ...] [--file NAME] [--jobs N]
-                                    [--survivors] [--list]
+                                    [--survivors [--unlisted]] [--fresh] [--list] [--report]
 
 A small driver on :mod:`ast` rather than mutmut or cosmic-ray: both run a fresh test
 process per mutant (cosmic-ray) or need the sources under ``src/`` at the repository root
 (mutmut 3), and the canonical tests alone take minutes per process on this machine. Here
 the modules and pytest are imported once; each mutant runs in a forked child that swaps
 the mutated function's code object into the live function (so every ``from x import f``
-sees it) and runs that module's tests with ``-x``. Survivors of a first pass without the
-slowest tests are run again against all of them, so a mutant reported as surviving has
-passed every test of its module.
+sees it) and runs, fastest first and stopping at the first failure, the tests of its
+module that call that function (a profile of the unmutated run says which; module-level
+mutants run them all), so a mutant reported as surviving has passed every test that could
+see it. ``--survivors --unlisted`` reruns only the survivors not listed as equivalent.
 
 Mutations (one per mutant): comparison flips (``<``/``<=``, ``>``/``>=``, ``==``/``!=``,
 ``in``/``not in``, ``is``/``is not``), arithmetic swaps (``+``/``-``, ``*``/``/``, ``//``
@@ -680,6 +681,11 @@ def main() -> int:
     parser.add_argument("--file", help="only this file of the target (e.g. fill.py)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--survivors", action="store_true", help="rerun the last survivors")
+    parser.add_argument(
+        "--unlisted",
+        action="store_true",
+        help="with --survivors: leave out the survivors listed as equivalent",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--report", action="store_true", help="print the last results only")
     parser.add_argument(
@@ -707,7 +713,11 @@ def main() -> int:
             todo = [
                 m
                 for m in mutants
-                if not opts.survivors or previous.get(m.key) not in {"killed", "timeout"}
+                if not opts.survivors
+                or (
+                    previous.get(m.key) not in {"killed", "timeout"}
+                    and not (opts.unlisted and m.key in equivalent)
+                )
             ]
             failed |= _run_target(
                 name, target, todo, jobs=opts.jobs, equivalent=equivalent, out=out, fresh=opts.fresh
