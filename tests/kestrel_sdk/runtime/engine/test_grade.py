@@ -306,7 +306,7 @@ def test_a_return_from_zero_equity_counts_as_zero_in_the_sharpe() -> None:
         ctx.prec = 50
         returns = [Decimal(0), Decimal(-1), Decimal(0)]
         mean = sum(returns, Decimal(0)) / 3
-        stdev = (sum((r - mean) ** 2 for r in returns) / 2).sqrt()
+        stdev = (sum(((r - mean) ** 2 for r in returns), Decimal(0)) / 2).sqrt()
         expected = (mean / stdev * Decimal(252).sqrt()).quantize(Decimal("1E-8"))
     assert (m.sharpe, m.max_drawdown, m.pnl) == (str(expected), "1.00000000", "0.00")
     assert m.buy_and_hold == "0.00000000"  # a one-cent close at bar 0 is a price like any
