@@ -7,7 +7,9 @@ result), both driven in the same run by the same raw JSON-RPC pipe client: one
 request line out, one response line back, sequentially. Both servers stay up and are
 driven in interleaved blocks so that load from the rest of the machine hits both
 alike. Prints both rates, the ratio, and the median of the per-block ratios (less
-sensitive to bursts of load than the totals).
+sensitive to bursts of load than the totals); where Linux's ``/proc`` shows it, also
+each server process's CPU time per round trip (what the face costs, whatever else
+the machine is doing) and its ratio.
 
     uv run python benchmarks/mcp_stdio.py [--requests 2000] [--warmup 200] [--scenario minute-200k]
 """
@@ -79,6 +81,18 @@ class PipeClient:
             self.process.kill()
 
 
+def process_cpu(pid: int) -> float | None:
+    """Seconds of CPU the process has run, all its threads (Linux), else ``None``."""
+    try:
+        total = 0
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
+
+
 class Contender:
     """One server under test: its pipe, its session, and the time spent on its round trips."""
 
@@ -99,23 +113,36 @@ class Contender:
             "arguments": {"sessionId": session_id, "source": "advance"},
         }
         self.elapsed = 0.0
+        self.cpu: float | None = 0.0
         self.count = 0
 
     def run(self, requests: int, timed: bool = True) -> float:
+        pid = self.client.process.pid
+        cpu_before = process_cpu(pid)
         started = time.perf_counter()
         for _ in range(requests):
             result = self.client.request("tools/call", self.call)["result"]
             if result.get("isError"):
                 raise RuntimeError(f"{self.name}: submit refused: {result['structuredContent']}")
         spent = time.perf_counter() - started
+        cpu_after = process_cpu(pid)
         if timed:
             self.elapsed += spent
             self.count += requests
+            if self.cpu is not None and cpu_before is not None and cpu_after is not None:
+                self.cpu += cpu_after - cpu_before
+            else:
+                self.cpu = None
         return spent
 
     @property
     def rate(self) -> float:
         return self.count / self.elapsed
+
+    @property
+    def cpu_per_call(self) -> float | None:
+        """Server CPU seconds per round trip, when the platform shows it."""
+        return None if not self.cpu else self.cpu / self.count
 
 
 def serve_baseline() -> None:
@@ -179,6 +206,11 @@ def main() -> None:
     print(f"ratio          {kestrel.rate / official.rate:10.2f}x  ({kestrel.count} requests each)")
     median = statistics.median(block_ratios)
     print(f"median ratio   {median:10.2f}x  (over {len(block_ratios)} interleaved blocks)")
+    ours_cpu, theirs_cpu = kestrel.cpu_per_call, official.cpu_per_call
+    if ours_cpu is not None and theirs_cpu is not None:
+        print(f"kestrel-mcp    {ours_cpu * 1e6:10.1f} us server CPU per round trip")
+        print(f"mcp MCPServer  {theirs_cpu * 1e6:10.1f} us server CPU per round trip")
+        print(f"cpu ratio      {theirs_cpu / ours_cpu:10.2f}x  (server CPU per round trip)")
 
 
 if __name__ == "__main__":

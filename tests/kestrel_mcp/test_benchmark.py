@@ -39,3 +39,12 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
     assert abs(float(ratio.group(1)) - quotient) <= 0.01 + quotient * 1e-3
     assert ratio.group(2) == "40"
     assert re.search(r"median ratio\s+[\d.]+x  \(over [1-9]\d* interleaved blocks\)", done.stdout)
+    if sys.platform == "linux":  # /proc shows each server's CPU time
+        ours_cpu = re.search(r"kestrel-mcp\s+([\d.]+) us server CPU per round trip", done.stdout)
+        theirs_cpu = re.search(r"mcp MCPServer\s+([\d.]+) us server CPU per round trip", done.stdout)
+        cpu_ratio = re.search(r"cpu ratio\s+([\d.]+)x", done.stdout)
+        assert ours_cpu is not None, done.stdout
+        assert theirs_cpu is not None, done.stdout
+        assert cpu_ratio is not None, done.stdout
+        cpu_quotient = float(theirs_cpu.group(1)) / float(ours_cpu.group(1))
+        assert abs(float(cpu_ratio.group(1)) - cpu_quotient) <= 0.01 + cpu_quotient * 1e-2

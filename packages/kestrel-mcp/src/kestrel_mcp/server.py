@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import nullcontext
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
@@ -101,7 +102,8 @@ class KestrelMcpServer:
         )
         self.log_level: int | None = None
         """The level ``logging/setLevel`` set (handshake era); ``None``: no log messages."""
-        self._inflight: dict[Any, tuple[anyio.CancelScope, bool]] = {}
+        self._inflight: dict[Any, anyio.CancelScope | None] = {}
+        """The requests running, each with its cancel scope (``None``: not cancellable)."""
         self._cancelled: set[Any] = set()
         self.negotiated_version: str | None = None
         self.initialized = False
@@ -188,11 +190,10 @@ class KestrelMcpServer:
             self.initialized = True
         elif method == "notifications/cancelled" and isinstance(params, dict):
             request_id = params.get("requestId")
-            entry = self._inflight.get(request_id) if isinstance(request_id, str | int) else None
-            if entry is not None:
-                scope, cancellable = entry
+            if isinstance(request_id, str | int) and request_id in self._inflight:
                 self._cancelled.add(request_id)
-                if cancellable:
+                scope = self._inflight[request_id]
+                if scope is not None:
                     scope.cancel()
         else:
             logger.debug("ignoring notification %s", method)
@@ -227,11 +228,13 @@ class KestrelMcpServer:
             out = self._notifier(params, envelope, send)
         except RpcError as exc:
             return exc.response(request_id)
+        # A call that may change state runs to completion once started (its response is
+        # then withheld): it needs no cancel scope of its own.
         cancellable = method != "tools/call" or self._read_only_call(params)
-        scope = anyio.CancelScope()
-        self._inflight[request_id] = (scope, cancellable)
+        scope = anyio.CancelScope() if cancellable else None
+        self._inflight[request_id] = scope
         try:
-            with scope, out.capturing():
+            with scope or _UNSCOPED, out.capturing():
                 result = await handler(params, envelope, out)
         except RpcError as exc:
             return exc.response(request_id)
@@ -241,9 +244,10 @@ class KestrelMcpServer:
             return RpcError.of_refusal(exc).response(request_id)
         finally:
             self._inflight.pop(request_id, None)
-            with anyio.CancelScope(shield=True):
-                await out.flush()
-        if scope.cancel_called:
+            if out.pending:
+                with anyio.CancelScope(shield=True):
+                    await out.flush()
+        if scope is not None and scope.cancel_called:
             return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
         if envelope is not None:
             result = decorate_modern(method, result, SERVER_INFO)
@@ -315,6 +319,9 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
 def _refuse_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
+
+_UNSCOPED: Final = nullcontext()
+"""Where a request that cannot be cancelled runs instead of a cancel scope."""
 
 _DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant)
 """Built once: ``json.loads`` with a keyword builds a new decoder on every call."""

@@ -10,20 +10,20 @@ ends the loop cleanly within a second.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import Callable
 from typing import Any, Final
 
 import anyio
-import anyio.abc
+from anyio.abc import TaskGroup
 from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
 from kestrel_protocol.mcp import REQUEST_CANCELLED
-from kestrel_protocol.surface import ToolResult
+from kestrel_protocol.surface import ToolResult, json_text
 
 from .server import KestrelMcpServer
 
@@ -34,6 +34,8 @@ logger = logging.getLogger("kestrel_mcp.stdio")
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 _READ_CHUNK: Final = 1 << 16
 _EOF_GRACE_SECONDS: Final = 0.5
+_SPARE_WORKERS: Final = 2
+"""Workers waiting to read beyond which one that has answered ends (a burst's extras)."""
 
 
 class _Writer:
@@ -87,54 +89,111 @@ class _Reader:
 def _encode(message: dict[str, Any]) -> bytes:
     """One frame: the message's compact JSON and a newline.
 
-    A tool result already holds its structured object's JSON as its text content, so
-    that text is spliced in as ``structuredContent`` rather than encoded twice.
+    A tool result already holds its structured object's JSON (its text content), so
+    that text is spliced in as ``structuredContent`` rather than encoded twice; the
+    bytes are the same as encoding the whole message.
     """
     result = message.get("result")
     if type(result) is ToolResult:
-        body = {key: value for key, value in result.items() if key != "structuredContent"}
-        head = _dumps({"jsonrpc": "2.0", "id": message["id"], "result": body})
-        text = head[:-2] + ',"structuredContent":' + result.json_text + "}}\n"
+        members = [
+            json_text(key) + ":" + (result.encoded() if value is result else json_text(value))
+            for key, value in message.items()
+        ]
+        text = "{" + ",".join(members) + "}\n"
     else:
-        text = _dumps(message) + "\n"
+        text = json_text(message) + "\n"
     return text.encode("utf-8", "surrogatepass")
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+class _Lines:
+    """Complete lines, one per :meth:`next`; blank lines are skipped and an over-long one
+    is answered with -32700 and skipped. ``None`` at EOF, and on every call after it."""
 
+    def __init__(self, reader: _Reader, writer: _Writer) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._buffer = bytearray()
+        self._skipping = False
+        self._ready: deque[bytes] = deque()
+        self._eof = False
 
-async def _lines(reader: _Reader, writer: _Writer) -> AsyncIterator[bytes]:
-    """Yield complete lines; answer an over-long one with -32700 and skip it."""
-    buffer = bytearray()
-    skipping = False
-    while True:
-        chunk = await reader.read()
-        if not chunk:
-            if buffer and not skipping:
-                yield bytes(buffer)
-            return
+    async def next(self) -> bytes | None:
+        while not self._ready:
+            if self._eof:
+                return None
+            chunk = await self._reader.read()
+            if chunk:
+                self._split(chunk)
+            else:
+                self._eof = True
+                if not self._skipping:
+                    self._complete()
+        return self._ready.popleft()
+
+    def _split(self, chunk: bytes) -> None:
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
             if newline < 0:
-                if not skipping:
-                    buffer += chunk[start:]
-                    if len(buffer) > MAX_LINE_BYTES:
-                        buffer.clear()
-                        skipping = True
-                        _too_long(writer)
-                break
-            if skipping:
-                skipping = False
+                if not self._skipping:
+                    self._buffer += chunk[start:]
+                    if len(self._buffer) > MAX_LINE_BYTES:
+                        self._buffer.clear()
+                        self._skipping = True
+                        _too_long(self._writer)
+                return
+            if self._skipping:
+                self._skipping = False
             else:
-                buffer += chunk[start:newline]
-                if len(buffer) > MAX_LINE_BYTES:
-                    _too_long(writer)
+                self._buffer += chunk[start:newline]
+                if len(self._buffer) > MAX_LINE_BYTES:
+                    _too_long(self._writer)
                 else:
-                    yield bytes(buffer)
-                buffer.clear()
+                    self._complete()
+            self._buffer.clear()
             start = newline + 1
+
+    def _complete(self) -> None:
+        if self._buffer.strip():
+            self._ready.append(bytes(self._buffer))
+
+
+class _Workers:
+    """Answers lines concurrently with one hand-over per request, not one new task.
+
+    Workers take turns reading: the one holding the reader role reads the next line,
+    hands the role on and answers that line itself. If no other worker is waiting to
+    read, it starts one first, so a slow request never stops the reading (pings,
+    cancellations and other requests still get through); workers beyond the spares end.
+    """
+
+    def __init__(
+        self, server: KestrelMcpServer, lines: _Lines, writer: _Writer, group: TaskGroup
+    ) -> None:
+        self._server = server
+        self._lines = lines
+        self._writer = writer
+        self._group = group
+        self._reading = anyio.Lock(fast_acquire=True)
+        self._waiting = 0
+        self.eof = anyio.Event()
+
+    async def work(self) -> None:
+        while True:
+            self._waiting += 1
+            try:
+                async with self._reading:
+                    line = await self._lines.next()
+            finally:
+                self._waiting -= 1
+            if line is None:
+                self.eof.set()
+                return
+            if not self._waiting:
+                self._group.start_soon(self.work)
+            await _answer(self._server, line, self._writer)
+            if self._waiting >= _SPARE_WORKERS:
+                return
 
 
 def _too_long(writer: _Writer) -> None:
@@ -174,9 +233,9 @@ async def _serve(server: KestrelMcpServer, in_fd: int, out_fd: int) -> None:
         if sys.platform != "win32" and threading.current_thread() is threading.main_thread():
             outer.start_soon(on_signal)
         async with anyio.create_task_group() as requests:
-            async for line in _lines(reader, writer):
-                if line.strip():
-                    requests.start_soon(_answer, server, line, writer)
+            workers = _Workers(server, _Lines(reader, writer), writer, requests)
+            requests.start_soon(workers.work)
+            await workers.eof.wait()
             # EOF: give in-flight requests a moment, then stop them.
             requests.cancel_scope.deadline = anyio.current_time() + _EOF_GRACE_SECONDS
         outer.cancel_scope.cancel()

@@ -96,7 +96,8 @@ class McpMethods:
         result = await self._run(tool.name, arguments)
         if notifier is not None and notifier.wants_progress:
             result = await self._until_done(result, notifier)
-        return dict(result)
+        # A ToolResult stays one (a fresh object per call): its JSON is spliced, not re-encoded.
+        return result if isinstance(result, dict) else dict(result)
 
     async def _until_done(self, result: Mapping[str, Any], notifier: Notifier) -> Mapping[str, Any]:
         """Resume a ``kestrel.operation`` result until it is done, reporting each step."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -41,6 +41,8 @@ LOG_LEVELS: Final[Mapping[str, int]] = {
 _FORWARDED: Final = "kestrel_sdk"
 _current: ContextVar[Notifier | None] = ContextVar("kestrel_notifier", default=None)
 _installed = threading.Lock()
+_IDLE: Final = nullcontext()
+"""What :meth:`Notifier.capturing` returns when the request gets no log messages."""
 
 
 def log_threshold(level: Any) -> int:
@@ -102,18 +104,23 @@ class Notifier:
         with self._lock:
             self._records.append(params)
 
-    @contextmanager
-    def capturing(self) -> Iterator[None]:
+    def capturing(self) -> AbstractContextManager[None]:
         """Collect the runtime's log records emitted while the block runs."""
-        if self._threshold is None:
-            yield
-            return
+        return _IDLE if self._threshold is None else self._capture()
+
+    @contextmanager
+    def _capture(self) -> Iterator[None]:
         _install()
         token = _current.set(self)
         try:
             yield
         finally:
             _current.reset(token)
+
+    @property
+    def pending(self) -> bool:
+        """Whether log messages are waiting for :meth:`flush`."""
+        return bool(self._records)
 
     async def flush(self) -> None:
         """Send the log messages collected so far."""

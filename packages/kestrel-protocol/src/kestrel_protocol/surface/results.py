@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pydantic import ValidationError
 
@@ -27,23 +27,29 @@ __all__ = [
 ]
 
 
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""Built once: ``json.dumps`` with options builds a new encoder on every call."""
+
+
 def json_text(value: Any) -> str:
     """The compact JSON text of a result, members in the object's own order.
 
     It parses to the identical value as ``structuredContent`` (so its canonical bytes
-    and root are the object's); not re-sorted, because this runs on every call.
+    and root are the object's); not re-sorted, because this runs on every call. The
+    text is ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``.
     """
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 class ToolResult(dict[str, Any]):
     """A ``CallToolResult``; ``json_text`` is the JSON of ``structuredContent``.
 
-    The stdio writer uses ``json_text`` to put the structured object on the wire by
-    splicing the text in, instead of encoding the same object a second time.
+    The structured object is encoded once: that text is the text content, and
+    :meth:`encoded` splices it in as ``structuredContent`` instead of encoding the same
+    object a second time.
     """
 
-    __slots__ = ("json_text",)
+    __slots__ = ("_structured", "json_text")
 
     def __init__(self, structured: Any, text: str | None = None, is_error: bool = False) -> None:
         encoded = json_text(structured)
@@ -53,6 +59,23 @@ class ToolResult(dict[str, Any]):
             isError=is_error,
         )
         self.json_text = encoded
+        self._structured = structured
+
+    def encoded(self) -> str:
+        """``json_text(self)``, the same text, without encoding the structured object again.
+
+        Members keep their order (a face may have added some, like ``resultType``); a
+        ``structuredContent`` replaced since construction is encoded afresh.
+        """
+        members = []
+        for key, value in self.items():
+            if type(key) is not str:  # json.dumps would write it as a string: do the same
+                return json_text(dict(self))
+            if key == "structuredContent" and value is self._structured:
+                members.append('"structuredContent":' + self.json_text)
+            else:
+                members.append(_COMPACT.encode(key) + ":" + _COMPACT.encode(value))
+        return "{" + ",".join(members) + "}"
 
 
 def tool_result(structured: Any, text: str | None = None) -> ToolResult:
