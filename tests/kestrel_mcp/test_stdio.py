@@ -252,19 +252,53 @@ async def test_sigterm_ends_cleanly_within_a_second_even_mid_request() -> None:
         await stop(peer)
 
 
+def _plain_frame(message: dict[str, Any]) -> bytes:
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return text.encode("utf-8", "surrogatepass")
+
+
 @pytest.mark.parametrize("is_error", [False, True])
-async def test_spliced_tool_result_frames_equal_the_plain_encoding(is_error: bool) -> None:
+@pytest.mark.parametrize("text", [None, 'time,close\n"q",1\n'])
+@pytest.mark.parametrize("request_id", [7, 'a"b\u2028', None])
+def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(
+    is_error: bool, text: str | None, request_id: int | str | None
+) -> None:
     from kestrel_mcp.stdio import _encode
     from kestrel_protocol.surface import ToolResult
 
-    structured = {"kind": "kestrel.frame", "zFlag": 'ü✓ \u2028 "q"', "n": [1, None, True]}
-    result = ToolResult(structured, json.dumps(structured, ensure_ascii=False), is_error=is_error)
-    result["resultType"] = "complete"
-    message = {"jsonrpc": "2.0", "id": 'a"b', "result": result}
+    structured = {
+        "kind": "kestrel.frame",
+        "zFlag": 'ü✓ \u2028 "q"\\ \x00 \ud800',
+        "n": [1, -2, None, True, False, {"deep": []}],
+    }
+    result = ToolResult(structured, text, is_error=is_error)
+    assert _encode({"jsonrpc": "2.0", "id": request_id, "result": result}) == _plain_frame(
+        {"jsonrpc": "2.0", "id": request_id, "result": result}
+    )
+    result["resultType"] = "complete"  # a 2026-07-28 result gains members after isError
+    result["_meta"] = {"io.modelcontextprotocol/serverInfo": {"name": "kestrel"}}
+    message = {"jsonrpc": "2.0", "id": request_id, "result": result}
     line = _encode(message)
-    assert line.endswith(b"\n")
+    assert line == _plain_frame(message)
     assert line.count(b"\n") == 1
-    assert json.loads(line) == json.loads(json.dumps(message))
+
+
+@pytest.mark.parametrize("change", ["text", "block", "order", "structured"])
+def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(change: str) -> None:
+    from kestrel_mcp.stdio import _encode
+    from kestrel_protocol.surface import ToolResult
+
+    result = ToolResult({"ok": True, "n": 1})
+    if change == "text":
+        result["content"][0]["text"] = "replaced"
+    elif change == "block":
+        result["content"].append({"type": "text", "text": "second"})
+    elif change == "order":
+        result["content"][0] = {"text": result["content"][0]["text"], "type": "text"}
+    else:
+        result["structuredContent"] = {"ok": False}
+    message = {"jsonrpc": "2.0", "id": 1, "result": result}
+    assert _encode(message) == _plain_frame(message)
 
 
 def test_a_client_that_goes_away_ends_the_server_quietly() -> None:

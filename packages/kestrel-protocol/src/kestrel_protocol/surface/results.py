@@ -38,6 +38,11 @@ def json_text(value: Any) -> str:
     and root are the object's); not re-sorted, because this runs on every call. The
     text is ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``.
     """
+    # Scalars as the encoder writes them, without building one (a str needs none either).
+    if type(value) is int:
+        return int.__repr__(value)
+    if value is None or value is True or value is False:
+        return "null" if value is None else "true" if value else "false"
     return _COMPACT.encode(value)
 
 
@@ -49,15 +54,13 @@ class ToolResult(dict[str, Any]):
     object a second time.
     """
 
-    __slots__ = ("_structured", "json_text")
+    __slots__ = ("_content", "_structured", "_text", "json_text")
 
     def __init__(self, structured: Any, text: str | None = None, is_error: bool = False) -> None:
         encoded = json_text(structured)
-        super().__init__(
-            content=[{"type": "text", "text": encoded if text is None else text}],
-            structuredContent=structured,
-            isError=is_error,
-        )
+        self._text = encoded if text is None else text
+        self._content = [{"type": "text", "text": self._text}]
+        super().__init__(content=self._content, structuredContent=structured, isError=is_error)
         self.json_text = encoded
         self._structured = structured
 
@@ -73,9 +76,17 @@ class ToolResult(dict[str, Any]):
                 return json_text(dict(self))
             if key == "structuredContent" and value is self._structured:
                 members.append('"structuredContent":' + self.json_text)
+            elif key == "content" and value is self._content and self._content_kept():
+                members.append('"content":[{"type":"text","text":' + json_text(self._text) + "}]")
             else:
-                members.append(_COMPACT.encode(key) + ":" + _COMPACT.encode(value))
+                members.append(json_text(key) + ":" + json_text(value))
         return "{" + ",".join(members) + "}"
+
+    def _content_kept(self) -> bool:
+        """Whether the content is still the one text block it was built with."""
+        return self._content == [{"type": "text", "text": self._text}] and list(
+            self._content[0]
+        ) == ["type", "text"]
 
 
 def tool_result(structured: Any, text: str | None = None) -> ToolResult:
