@@ -40,8 +40,9 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
     assert ratio.group(2) == "40"
     assert re.search(r"median ratio\s+[\d.]+x  \(over [1-9]\d* interleaved blocks\)", done.stdout)
     if sys.platform == "linux":  # /proc shows each server's CPU time
-        ours_cpu = re.search(r"kestrel-mcp\s+([\d.]+) us server CPU per round trip", done.stdout)
-        theirs_cpu = re.search(r"mcp MCPServer\s+([\d.]+) us server CPU per round trip", done.stdout)
+        per_call = r"\s+([\d.]+) us server CPU per round trip"
+        ours_cpu = re.search(r"kestrel-mcp" + per_call, done.stdout)
+        theirs_cpu = re.search(r"mcp MCPServer" + per_call, done.stdout)
         cpu_ratio = re.search(r"cpu ratio\s+([\d.]+)x", done.stdout)
         assert ours_cpu is not None, done.stdout
         assert theirs_cpu is not None, done.stdout

@@ -266,7 +266,7 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(
     from kestrel_mcp.stdio import _encode
     from kestrel_protocol.surface import ToolResult
 
-    structured = {
+    structured: dict[str, Any] = {
         "kind": "kestrel.frame",
         "zFlag": 'ü✓ \u2028 "q"\\ \x00 \ud800',
         "n": [1, -2, None, True, False, {"deep": []}],
