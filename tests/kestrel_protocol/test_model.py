@@ -1,14 +1,18 @@
-"""The model base: money and ratio rounding, root strings, the root builder and checker."""
+"""The model base: money and ratio rounding, root strings, the root builder and checker,
+the JSON text of an object."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from kestrel_protocol import (
     Conformance,
     ConformanceCheck,
     Offer,
+    ProtocolModel,
     RootMismatchError,
     ScenarioRef,
     canonical_json,
@@ -109,3 +113,31 @@ def test_strict_types_refuse_coercion() -> None:
         ConformanceCheck.parse({"id": "x", "passed": "true", "detail": "d"})
     with pytest.raises(ValidationError):
         ScenarioRef.parse({"id": 7, "root": "sha256:" + "0" * 64})
+
+
+class _Texted(ProtocolModel):
+    label: str
+    count: int
+    parts: tuple[dict[str, Any], ...] = ()
+    note: str | None = None
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["plain", 'quote " backslash \\ é ✓ \u2028 \x7f', "controls \x00\x01\x1f\t\n", "\U0001f600"],
+)
+def test_to_json_text_is_the_compact_json_of_to_json(label: str) -> None:
+    obj = _Texted(
+        label=label, count=-(2**60), parts=({"k": [True, None, "é"]},), extraMember={"x": 1}
+    )
+    assert obj.to_json_text() == json.dumps(
+        obj.to_json(), ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def test_to_json_text_of_a_lone_surrogate_is_still_the_compact_json() -> None:
+    obj = _Texted(label="a\ud800b", count=1)
+    assert obj.to_json_text() == json.dumps(
+        obj.to_json(), ensure_ascii=False, separators=(",", ":")
+    )
+    assert "note" not in obj.to_json_text()  # only the members it carries

@@ -9,12 +9,14 @@ this work: a member is dumped when it was given, or when it has a non-``None`` v
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Any, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
 
 from .canonical import CanonicalizationError, canonical_json, root_of
 
@@ -130,6 +132,18 @@ class ProtocolModel(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The object as plain JSON data, exactly the members it carries."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def to_json_text(self) -> str:
+        """:meth:`to_json` as compact JSON text, members in order, non-ASCII as is.
+
+        The same text as ``json.dumps(obj.to_json(), ensure_ascii=False,
+        separators=(",", ":"))`` (a protocol object holds no floats), dumped by pydantic
+        in one pass; a string it cannot encode (a lone surrogate) takes that path.
+        """
+        try:
+            return self.model_dump_json(by_alias=True, exclude_unset=True)
+        except PydanticSerializationError:
+            return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
 
     def canonical(self) -> bytes:
         """RFC 8785 bytes of the object."""

@@ -59,7 +59,8 @@ class Tool(Generic[C]):
     description: str
     arguments: type[Arguments]
     call: Callable[[C, Any], Awaitable[Any]]
-    """Runs the tool on its context: returns the result's JSON data (``dict``)."""
+    """Runs the tool on its context: returns the result's JSON data (``dict``), or the
+    protocol object itself (the dispatcher dumps it to data and to text)."""
     projects: str
     """The ``Transport`` method the call projects (``open_session``)."""
     scope: str

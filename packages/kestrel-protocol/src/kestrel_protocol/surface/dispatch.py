@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from ..errors import KestrelError
+from ..model import ProtocolModel
 from .results import ArgumentError, ToolResult, refusal_result, tool_result
 from .surface import Surface
 
@@ -34,4 +35,11 @@ async def call_tool(
         raise
     except KestrelError as exc:
         return refusal_result(exc)
+    if isinstance(data, ProtocolModel):  # its data and its JSON text, each dumped once
+        structured = data.to_json()
+        return ToolResult(
+            structured,
+            None if tool.text is None else tool.text(structured),
+            encoded=data.to_json_text(),
+        )
     return tool_result(data, None if tool.text is None else tool.text(data))

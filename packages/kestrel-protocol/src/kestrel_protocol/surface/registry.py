@@ -58,11 +58,11 @@ _GRADE_OR_OPERATION: Final = (
 
 
 async def _catalog(t: Transport, a: NoArgs) -> Any:
-    return (await t.catalog()).to_json()
+    return await t.catalog()
 
 
 async def _scenario(t: Transport, a: ScenarioArgs) -> Any:
-    return (await t.scenario(a.scenario)).to_json()
+    return await t.scenario(a.scenario)
 
 
 async def _tape(t: Transport, a: ScenarioArgs) -> Any:
@@ -70,40 +70,40 @@ async def _tape(t: Transport, a: ScenarioArgs) -> Any:
 
 
 async def _validate(t: Transport, a: ValidateArgs) -> Any:
-    return (await t.validate(a.source, a.scenario)).to_json()
+    return await t.validate(a.source, a.scenario)
 
 
 async def _open(t: Transport, a: OpenArgs) -> Any:
     payment = a.payment.payment() if a.payment is not None else None
-    return (await t.open_session(a.scenario, a.label, payment)).to_json()
+    return await t.open_session(a.scenario, a.label, payment)
 
 
 async def _submit(t: Transport, a: SubmitArgs) -> Any:
-    return (await t.submit(a.session_id, a.source)).to_json()
+    return await t.submit(a.session_id, a.source)
 
 
 async def _frame(t: Transport, a: SessionArgs) -> Any:
-    return (await t.frame(a.session_id)).to_json()
+    return await t.frame(a.session_id)
 
 
 async def _history(t: Transport, a: HistoryArgs) -> Any:
-    return (await t.history(a.session_id, a.bars, a.symbol)).to_json()
+    return await t.history(a.session_id, a.bars, a.symbol)
 
 
 async def _blotter(t: Transport, a: SessionArgs) -> Any:
-    return (await t.blotter(a.session_id)).to_json()
+    return await t.blotter(a.session_id)
 
 
 async def _close(t: Transport, a: SessionArgs) -> Any:
-    return (await t.close(a.session_id)).to_json()
+    return await t.close(a.session_id)
 
 
 async def _grade(t: Transport, a: SessionArgs) -> Any:
-    return (await t.grade(a.session_id)).to_json()
+    return await t.grade(a.session_id)
 
 
 async def _resume(t: Transport, a: ResumeArgs) -> Any:
-    return (await t.resume(a.token)).to_json()
+    return await t.resume(a.token)
 
 
 async def _artifact(t: Transport, a: ArtifactArgs) -> Any:
@@ -111,15 +111,15 @@ async def _artifact(t: Transport, a: ArtifactArgs) -> Any:
 
 
 async def _verify(t: Transport, a: VerifyArgs) -> Any:
-    return (await t.verify(a.grade)).to_json()
+    return await t.verify(a.grade)
 
 
 async def _proof(t: Transport, a: ProofArgs) -> Any:
-    return (await t.proof(a.session_id, a.embed_tape)).to_json()
+    return await t.proof(a.session_id, a.embed_tape)
 
 
 async def _proof_of_grade(t: Transport, a: ProofOfGradeArgs) -> Any:
-    return (await t.proof_of_grade(a.grade_root)).to_json()
+    return await t.proof_of_grade(a.grade_root)
 
 
 def _tape_text(data: Any) -> str:

@@ -56,8 +56,16 @@ class ToolResult(dict[str, Any]):
 
     __slots__ = ("_content", "_structured", "_text", "json_text")
 
-    def __init__(self, structured: Any, text: str | None = None, is_error: bool = False) -> None:
-        encoded = json_text(structured)
+    def __init__(
+        self,
+        structured: Any,
+        text: str | None = None,
+        is_error: bool = False,
+        *,
+        encoded: str | None = None,
+    ) -> None:
+        """``encoded``: ``json_text(structured)`` when the caller already has it."""
+        encoded = json_text(structured) if encoded is None else encoded
         self._text = encoded if text is None else text
         self._content = [{"type": "text", "text": self._text}]
         super().__init__(content=self._content, structuredContent=structured, isError=is_error)
