@@ -91,25 +91,34 @@ def frame_sized() -> dict[str, Any]:
     }
 
 
-def median_seconds(fn: Any, value: Any) -> tuple[float, float]:
-    """Median seconds per call over ``RUNS`` runs of ``CALLS`` calls: (wall, process CPU)."""
-    walls: list[float] = []
-    cpus: list[float] = []
+def median_seconds(*fns: Any, value: Any) -> list[tuple[float, float]]:
+    """Median seconds per call of each of ``fns``: (wall, process CPU).
+
+    The functions take turns run by run, so a change in the machine's load falls on all
+    of them alike.
+    """
+    walls: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
     for _ in range(RUNS):
-        wall, cpu = time.perf_counter(), time.process_time()
-        for _ in range(CALLS):
-            fn(value)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return statistics.median(walls) / CALLS, statistics.median(cpus) / CALLS
+        for fn, fn_walls, fn_cpus in zip(fns, walls, cpus, strict=True):
+            wall, cpu = time.perf_counter(), time.process_time()
+            for _ in range(CALLS):
+                fn(value)
+            fn_walls.append(time.perf_counter() - wall)
+            fn_cpus.append(time.process_time() - cpu)
+    return [
+        (statistics.median(w) / CALLS, statistics.median(c) / CALLS)
+        for w, c in zip(walls, cpus, strict=True)
+    ]
 
 
 def main() -> None:
     value = frame_sized()
     ours = canonical_json(value)
     assert ours == rfc8785.dumps(value), "canonical_json differs from rfc8785.dumps"
-    ours_wall, ours_cpu = median_seconds(canonical_json, value)
-    ref_wall, ref_cpu = median_seconds(rfc8785.dumps, value)
+    (ours_wall, ours_cpu), (ref_wall, ref_cpu) = median_seconds(
+        canonical_json, rfc8785.dumps, value=value
+    )
     print(f"frame: {len(ours)} canonical bytes, median of {RUNS} runs x {CALLS} calls")
     print("                      wall    |  process CPU")
     print(f"canonical_json : {ours_wall * 1e6:9.1f} us/call | {ours_cpu * 1e6:9.1f} us/call")
@@ -119,7 +128,7 @@ def main() -> None:
         "      (rfc8785 time / canonical_json time)"
     )
     frame = SessionFrame.parse(value)
-    root_wall, root_cpu = median_seconds(root_of, frame)
+    [(root_wall, root_cpu)] = median_seconds(root_of, value=frame)
     print(
         f"root_of(SessionFrame model, dump included): {root_wall * 1e6:9.1f} us/call | "
         f"{root_cpu * 1e6:9.1f} us/call CPU"
