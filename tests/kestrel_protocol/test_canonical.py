@@ -53,8 +53,14 @@ _TRICKY = [
     "\U0001f600",
     "\U0010ffff",
 ]
+# Digit runs after ":", ",", "[" or "-" look like long numbers to the fast path's integer
+# scan, which then hands the value to the exact encoder.
+_PIECES = [":1234567890123456", ",-12345678901234567", "[9007199254740993", "0" * 20]
 _chars = st.one_of(st.characters(codec="utf-8"), st.sampled_from(_TRICKY))
-_text = st.text(_chars, max_size=12)
+_text = st.one_of(
+    st.text(_chars, max_size=12),
+    st.lists(st.one_of(_chars, st.sampled_from(_PIECES)), max_size=4).map("".join),
+)
 # Short keys over a small alphabet collide in prefixes, so the sort order is exercised.
 _keys = st.one_of(
     _text, st.text(st.sampled_from(["a", "b", "\ue000", "\U0001f600", "é"]), max_size=3)
@@ -62,6 +68,8 @@ _keys = st.one_of(
 _ints = st.one_of(
     st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
     st.sampled_from([0, -1, 1, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 2**31, -(2**31)]),
+    # fifteen and sixteen digits: either side of what the fast path's scan lets through
+    st.sampled_from([10**15 - 1, -(10**15 - 1), 10**15, -(10**15), MAX_SAFE_INTEGER - 1]),
 )
 _leaves = st.one_of(st.none(), st.booleans(), _ints, _text)
 json_values = st.recursive(
@@ -132,6 +140,11 @@ def test_large_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
         {"b": '\x00\x1f\x7f\u2028"\\/', "a": [True, False, None]},
         {"big": MAX_SAFE_INTEGER, "small": -MAX_SAFE_INTEGER, "zero": 0},
         "\U0010ffff",
+        [MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 10**15, -(10**15)],
+        {"t": "a:12345678901234567", "u": ["x,-1234567890123456", "[9007199254740993"]},
+        {"a": {}, "b": [[], {}], "c": [{"d": []}]},
+        {"\U0001f600": {"\U0001f600": [], "\ue000": {}}},
+        {"é": 1, "\uffff": 2, "\ue000": 3, "z": 4},
     ],
 )
 def test_edge_values_match_rfc8785(value: Any) -> None:
@@ -198,6 +211,15 @@ def test_plain_json_objects_only_drop_a_root_member() -> None:
         ("\ud800", ["lone surrogate U+D800", "at $"]),
         ({"a": ["ok", "x\udfffy"]}, ["lone surrogate U+DFFF", "at $.a[1]"]),
         ({"\udc00k": 1}, ["lone surrogate U+DC00", "key"]),
+        ({True: 1}, ["key True", "bool", "not a string"]),
+        ({"a": [{1.5: "x"}]}, ["key 1.5", "at $.a[0]", "float"]),
+        ({1: "a", 2: "b"}, ["key 1", "int"]),
+        ({"a": 1, 2: "b"}, ["key 2", "int"]),
+        ({float("nan"): 1}, ["key nan", "float"]),
+        ({"a": {"b": 1.5}}, ["a float", "at $.a.b"]),
+        ([1, -(2**53)], ["-9007199254740992", "at $[1]"]),
+        ({"n": [[10**17]]}, ["100000000000000000", "at $.n[0][0]"]),
+        ([{"k": "ok"}, {"k": "\ud800"}], ["lone surrogate U+D800", "at $[1].k"]),
         (b"bytes", ["bytes", "no JSON form"]),
         ({"when": object()}, ["object", "at $.when", "no JSON form"]),
     ],
@@ -236,3 +258,101 @@ def test_mappings_tuples_and_enums_encode_as_their_json_values() -> None:
 
 def test_booleans_are_not_integers() -> None:
     assert canonical_json([True, 1, False, 0]) == b"[true,1,false,0]"
+
+
+# --- the fast path: what takes it, what leaves it -----------------------------------
+
+_PLAIN_VALUES = [
+    "x",
+    5,
+    -5,
+    MAX_SAFE_INTEGER,
+    None,
+    True,
+    False,
+    {},
+    [],
+    {"a": {}, "b": [[], {}], "c": [{"d": []}]},
+    {"é": 1, "\uffff": [2, -(10**15 - 1)], "\ue000": '\U0001f600 \x00"\\'},
+    [{"qty": 10**15 - 1, "price": "101.25", "when": "20:00:00"}, ["a", [None, True]]],
+]
+
+
+@pytest.mark.parametrize("value", _PLAIN_VALUES)
+def test_plain_json_is_written_by_the_c_encoder_alone(
+    value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain values (exact JSON types, BMP keys, integers of up to 15 digits inside
+    containers) never reach the slow exact encoder."""
+
+    def refuse(_value: Any) -> bytes:
+        raise AssertionError("the exact encoder ran for a plain value")
+
+    expected = rfc8785.dumps(value)
+    monkeypatch.setattr(kestrel_protocol.canonical, "_exact", refuse)
+    assert canonical_json(value) == expected
+
+
+class _OtherKey(str):
+    """A string whose hash differs from the equal plain string's (like some enums')."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(("other", str(self)))
+
+
+def test_keys_with_equal_text_keep_their_order_like_rfc8785() -> None:
+    # Two keys written "a": JCS's stable sort keeps them as inserted, while json's
+    # sort_keys would order the pair by value.
+    value = {"a": 2, _OtherKey("a"): 1}
+    assert len(value) == 2
+    assert canonical_json(value) == rfc8785.dumps(value) == b'{"a":2,"a":1}'
+
+
+def test_a_cyclic_value_fails_instead_of_looping() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(RecursionError):
+        canonical_json(loop)
+    ring: dict[str, Any] = {}
+    ring["self"] = [ring]
+    with pytest.raises(RecursionError):
+        canonical_json(ring)
+
+
+_surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+_bad_leaves = st.one_of(
+    st.floats(),  # NaN and the infinities too
+    st.integers(min_value=MAX_SAFE_INTEGER + 1),
+    st.integers(max_value=-MAX_SAFE_INTEGER - 1),
+    st.builds(lambda a, s, b: a + s + b, _text, _surrogates, _text),
+    st.dictionaries(
+        st.one_of(st.integers(), st.floats(), st.booleans(), st.none(), _surrogates),
+        _leaves,
+        min_size=1,
+        max_size=3,
+    ),
+)
+bad_values = st.builds(
+    lambda good, bad, first: [bad, good] if first else {"good": good, "bad": bad},
+    json_values,
+    st.builds(
+        _nest,
+        _bad_leaves,
+        st.lists(st.tuples(st.booleans(), st.sampled_from(["", "k", "é"])), max_size=4),
+    ),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=_SLOW_IS_FINE)
+@given(bad_values)
+def test_a_value_without_canonical_form_is_refused_as_the_exact_encoder_refuses_it(
+    value: Any,
+) -> None:
+    with pytest.raises(CanonicalizationError) as fast:
+        canonical_json(value)
+    with pytest.raises(CanonicalizationError) as exact:
+        _exact(value)
+    assert str(fast.value) == str(exact.value)
