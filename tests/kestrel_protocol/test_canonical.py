@@ -145,10 +145,13 @@ def test_large_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
         {"a": {}, "b": [[], {}], "c": [{"d": []}]},
         {"\U0001f600": {"\U0001f600": [], "\ue000": {}}},
         {"é": 1, "\uffff": 2, "\ue000": 3, "z": 4},
+        {"k e": ' \x00\x1f\x7f é"\\\b\f\n\r\t/'},
     ],
 )
 def test_edge_values_match_rfc8785(value: Any) -> None:
-    assert canonical_json(value) == rfc8785.dumps(value)
+    expected = rfc8785.dumps(value)
+    assert canonical_json(value) == expected
+    assert _exact(value) == expected
 
 
 def test_keys_sort_by_utf16_code_units_not_code_points() -> None:
@@ -264,9 +267,8 @@ def test_booleans_are_not_integers() -> None:
 
 _PLAIN_VALUES = [
     "x",
-    5,
-    -5,
-    MAX_SAFE_INTEGER,
+    10**15 - 1,
+    -(10**15 - 1),
     None,
     True,
     False,
@@ -275,6 +277,7 @@ _PLAIN_VALUES = [
     {"a": {}, "b": [[], {}], "c": [{"d": []}]},
     {"é": 1, "\uffff": [2, -(10**15 - 1)], "\ue000": '\U0001f600 \x00"\\'},
     [{"qty": 10**15 - 1, "price": "101.25", "when": "20:00:00"}, ["a", [None, True]]],
+    ["s", 1, True, None, {"k e": " \x1f\x7f"}, []],
 ]
 
 
@@ -282,8 +285,8 @@ _PLAIN_VALUES = [
 def test_plain_json_is_written_by_the_c_encoder_alone(
     value: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Plain values (exact JSON types, BMP keys, integers of up to 15 digits inside
-    containers) never reach the slow exact encoder."""
+    """Plain values (exact JSON types, BMP keys, integers of up to 15 digits) never
+    reach the slow exact encoder."""
 
     def refuse(_value: Any) -> bytes:
         raise AssertionError("the exact encoder ran for a plain value")

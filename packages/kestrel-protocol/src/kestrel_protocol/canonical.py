@@ -144,13 +144,11 @@ def to_json_value(value: Any) -> Any:
     return value
 
 
-# check_circular is off: the encoder runs first, and a cycle ends it in RecursionError.
+# The encoder runs before the check, so a cyclic value ends there in RecursionError and
+# the encoder's own circular check would only cost time. NaN and the infinities need no
+# refusal here either: they are floats, which the check sends to the exact encoder.
 _FAST_ENCODER = json.JSONEncoder(
-    ensure_ascii=False,
-    sort_keys=True,
-    separators=(",", ":"),
-    allow_nan=False,
-    check_circular=False,
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
 )
 _LEAVES = frozenset({str, int, bool, type(None)})
 _NODES = _LEAVES | {dict, list}
@@ -167,17 +165,12 @@ def _plain(value: Any) -> bool:
 
     Plain: only ``dict``/``list``/``str``/``int``/``bool``/``None`` (no floats, no
     subclasses), keys of type ``str`` within the Basic Multilingual Plane. A ``str``
-    subclass key is not plain: an enum member may sit next to the equal plain string,
-    and ``json`` would order the two by their values. The check goes one depth at a time
-    with C-level iteration (no Python code runs per value).
+    subclass key is not plain: it may sit next to the equal plain string (a different
+    hash), and ``json`` would order the two by their values. The check goes one depth at
+    a time with C-level iteration (no Python code runs per value).
     """
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        return kind in _LEAVES and (
-            kind is not int or -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
-        )
-    dicts = [value] if kind is dict else []
-    lists = [value] if kind is list else []
+    dicts: list[dict[Any, Any]] = []
+    lists = [[value]]  # ``value`` as the one item of a list
     while True:
         try:
             keys = "".join(chain.from_iterable(dicts))
@@ -192,11 +185,13 @@ def _plain(value: Any) -> bool:
             return False
         items = [*_members(dicts, lists)]
         types = [*map(type, items)]
-        dicts = [*compress(items, map(is_, types, repeat(dict)))]
-        lists = [*compress(items, map(is_, types, repeat(list)))]
+        dicts, lists = (
+            [*compress(items, map(is_, types, repeat(dict)))],
+            [*compress(items, map(is_, types, repeat(list)))],
+        )
 
 
-def _members(dicts: list[dict[str, Any]], lists: list[list[Any]]) -> Iterator[Any]:
+def _members(dicts: list[dict[Any, Any]], lists: list[list[Any]]) -> Iterator[Any]:
     """The keys and values of ``dicts`` and the items of ``lists``."""
     keys = chain.from_iterable(dicts)
     values = chain.from_iterable(map(dict.values, dicts))
@@ -217,14 +212,14 @@ def canonical_json(value: Any) -> bytes:
     data = to_json_value(value)
     try:
         text = _FAST_ENCODER.encode(data)
-    except (TypeError, ValueError):  # no JSON form, NaN, keys of mixed types:
+    except (TypeError, ValueError):  # no JSON form, keys of mixed types:
         return _exact(data)  # the exact encoder names what is wrong
     if _plain(data):
         try:
             raw = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate
             return _exact(data)
-        if _LONG_NUMBER not in raw.translate(_NUMBER_MARKS):
+        if _LONG_NUMBER not in (b"[" + raw).translate(_NUMBER_MARKS):  # as _plain sees it
             return raw
     return _exact(data)
 
