@@ -150,6 +150,7 @@ def to_json_value(value: Any) -> Any:
 _FAST_ENCODER = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
 )
+_STR = frozenset({str})
 _LEAVES = frozenset({str, int, bool, type(None)})
 _NODES = _LEAVES | {dict, list}
 # The encoder's bytes with every digit as "1", and ":" for what may come right before a
@@ -172,18 +173,18 @@ def _plain(value: Any) -> bool:
     dicts: list[dict[Any, Any]] = []
     lists = [[value]]  # ``value`` as the one item of a list
     while True:
-        try:
-            keys = "".join(chain.from_iterable(dicts))
-        except TypeError:  # a key that is not a string
+        keys = [*chain.from_iterable(dicts)]
+        if not set(map(type, keys)) <= _STR:
             return False
-        if not keys.isascii() and max(keys) > "\uffff":
+        joined = "".join(keys)
+        if not joined.isascii() and max(joined) > "\uffff":
             return False
-        kinds = set(map(type, _members(dicts, lists)))
+        kinds = set(map(type, _values(dicts, lists)))
         if kinds <= _LEAVES:
             return True
         if not kinds <= _NODES:
             return False
-        items = [*_members(dicts, lists)]
+        items = [*_values(dicts, lists)]
         types = [*map(type, items)]
         dicts, lists = (
             [*compress(items, map(is_, types, repeat(dict)))],
@@ -191,11 +192,9 @@ def _plain(value: Any) -> bool:
         )
 
 
-def _members(dicts: list[dict[Any, Any]], lists: list[list[Any]]) -> Iterator[Any]:
-    """The keys and values of ``dicts`` and the items of ``lists``."""
-    keys = chain.from_iterable(dicts)
-    values = chain.from_iterable(map(dict.values, dicts))
-    return chain(keys, values, chain.from_iterable(lists))
+def _values(dicts: list[dict[Any, Any]], lists: list[list[Any]]) -> Iterator[Any]:
+    """The values of ``dicts`` and the items of ``lists``."""
+    return chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
 
 
 def _exact(value: Any) -> bytes:
