@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from datetime import date
+from decimal import Decimal
 from enum import IntEnum, StrEnum
 from typing import Any
 
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 from kestrel_protocol import (
     MAX_SAFE_INTEGER,
     CanonicalizationError,
+    FrameEvent,
     ProtocolModel,
     SelfRooted,
     canonical_json,
@@ -22,6 +25,7 @@ from kestrel_protocol import (
     root_of_bytes,
 )
 from kestrel_protocol.canonical import _exact
+from pydantic import BaseModel, Field
 
 # --- the corpus ---------------------------------------------------------------------
 
@@ -257,6 +261,23 @@ def test_mappings_tuples_and_enums_encode_as_their_json_values() -> None:
     value = OrderedDict([("z", (1, 2)), ("a", _Side.BUY), ("m", _Level.HIGH)])
     expected = rfc8785.dumps({"z": [1, 2], "a": "buy", "m": 3})
     assert canonical_json(value) == expected
+
+
+class _Foreign(BaseModel):
+    """A pydantic model that is not a protocol model (it has no ``to_json``)."""
+
+    avg_price: Decimal = Field(alias="avgPrice")
+    day: date
+
+
+def test_other_pydantic_models_encode_as_their_json_dump_by_alias() -> None:
+    model = _Foreign(avgPrice=Decimal("101.25"), day=date(2016, 8, 19))
+    assert canonical_json(model) == b'{"avgPrice":"101.25","day":"2016-08-19"}'
+
+
+def test_a_protocol_model_encodes_only_the_members_it_carries() -> None:
+    event = FrameEvent(type="accepted", order="o1", bar=3)  # qty, price, fee, reason unset
+    assert canonical_json(event) == b'{"bar":3,"order":"o1","type":"accepted"}'
 
 
 def test_booleans_are_not_integers() -> None:
