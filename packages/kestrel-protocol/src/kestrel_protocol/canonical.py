@@ -5,33 +5,25 @@ byte-identical to the ``rfc8785`` package. Kestrel refuses floats outright (mone
 ratios are decimal strings), so JCS's number serialisation reduces to integers, which
 must lie in the IEEE-754 safe range to mean the same thing in every JSON reader.
 
-Canonical JSON is on hot paths (roots, stored artifacts, the MCP face), so the common
-case goes through the C encoder of :mod:`json` first. Its text is provably JCS when the
-value is *plain* (exact ``dict``/``list``/``str``/``bool``/``None`` and safe ``int``):
+The runtime roots a frame on every step, so the common case is fast: one type-checking
+walk, then the C encoder of :mod:`json`. That is provably JCS for the values the walk
+admits (plain ``dict``/``list``/``str``/safe ``int``/``bool``/``None``):
 
 * with ``ensure_ascii=False`` it escapes exactly ``"``, ``\``, ``\b \f \n \r \t`` and
   the other controls below U+0020 as lower-case ``\u00xx``, and nothing else - as JCS;
 * integers print as their shortest decimal form, as JCS's ES6 number form for them;
 * ``sort_keys`` orders by code points, JCS by UTF-16 code units. The two orders agree
   unless a key holds a non-BMP character (its UTF-16 form starts with a surrogate,
-  which sorts *below* U+E000-U+FFFF).
-
-Then the value is checked one depth at a time with C-level iteration (keys joined,
-types collected in a set; no Python code runs per value), and the integers' range on
-the encoded bytes. Anything else - floats, NaN, non-string keys (which ``json`` would
-quietly turn into strings), unsafe integers, lone surrogates, non-BMP keys, subclasses
-(enums), tuples, other mappings - goes to the exact encoder, which either writes the bytes or
-raises the precise error. The encoder runs before the check, so a cyclic value ends in
-``RecursionError`` there instead of looping.
+  which sorts *below* U+E000-U+FFFF). The walk sends any object with such a key, and
+  anything else unusual (floats, odd types, lone surrogates), to the exact encoder,
+  which either produces the bytes or raises the precise error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, compress, repeat
-from operator import is_
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -144,57 +136,40 @@ def to_json_value(value: Any) -> Any:
     return value
 
 
-# The encoder runs before the check, so a cyclic value ends there in RecursionError and
-# the encoder's own circular check would only cost time. NaN and the infinities need no
-# refusal here either: they are floats, which the check sends to the exact encoder.
+# check_circular is off because _plain has already walked the value (a cycle would have
+# ended there in RecursionError).
 _FAST_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
+    ensure_ascii=False,
+    sort_keys=True,
+    separators=(",", ":"),
+    allow_nan=False,
+    check_circular=False,
 )
-_STR = frozenset({str})
-_LEAVES = frozenset({str, int, bool, type(None)})
-_NODES = _LEAVES | {dict, list}
-# The encoder's bytes with every digit as "1", and ":" for what may come right before a
-# number's digits (":", ",", "[" and "-"). An integer outside the safe range has at least
-# sixteen digits, so it leaves ":" and sixteen "1"s.
-_NUMBER_MARKS = bytes.maketrans(b"0123456789,[-", b"1111111111:::")
-_LONG_NUMBER = b":" + b"1" * 16
 
 
 def _plain(value: Any) -> bool:
-    """True when ``value``, which the C encoder accepted, is plain JSON data whose
-    ``json`` encoding is its JCS form but for the integers' range (checked on the bytes).
-
-    Plain: only ``dict``/``list``/``str``/``int``/``bool``/``None`` (no floats, no
-    subclasses), keys of type ``str`` within the Basic Multilingual Plane. A ``str``
-    subclass key is not plain: it may sit next to the equal plain string (a different
-    hash), and ``json`` would order the two by their values. The check goes one depth at
-    a time with C-level iteration (no Python code runs per value).
-    """
-    dicts: list[dict[Any, Any]] = []
-    lists = [[value]]  # ``value`` as the one item of a list
-    while True:
-        keys = [*chain.from_iterable(dicts)]
-        if not set(map(type, keys)) <= _STR:
-            return False
-        joined = "".join(keys)
-        if not joined.isascii() and max(joined) > "\uffff":
-            return False
-        kinds = set(map(type, _values(dicts, lists)))
-        if kinds <= _LEAVES:
-            return True
-        if not kinds <= _NODES:
-            return False
-        items = [*_values(dicts, lists)]
-        types = [*map(type, items)]
-        dicts, lists = (
-            [*compress(items, map(is_, types, repeat(dict)))],
-            [*compress(items, map(is_, types, repeat(list)))],
-        )
-
-
-def _values(dicts: list[dict[Any, Any]], lists: list[list[Any]]) -> Iterator[Any]:
-    """The values of ``dicts`` and the items of ``lists``."""
-    return chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
+    """True when ``value`` is plain JSON data whose ``json`` encoding is its JCS form."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+    if kind is dict:
+        astral_key = False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if not key.isascii() and max(key) > "\uffff":
+                astral_key = True
+            if type(item) is not str and not _plain(item):  # strings are the common case
+                return False
+        return not (astral_key and len(value) > 1)
+    if kind is list:
+        for item in value:  # noqa: SIM110 - a loop beats all(genexpr) here
+            if type(item) is not str and not _plain(item):
+                return False
+        return True
+    return False
 
 
 def _exact(value: Any) -> bytes:
@@ -209,17 +184,11 @@ def canonical_json(value: Any) -> bytes:
     Raises :class:`CanonicalizationError` naming where the first offending value is.
     """
     data = to_json_value(value)
-    try:
-        text = _FAST_ENCODER.encode(data)
-    except (TypeError, ValueError):  # no JSON form, keys of mixed types:
-        return _exact(data)  # the exact encoder names what is wrong
     if _plain(data):
         try:
-            raw = text.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate
-            return _exact(data)
-        if _LONG_NUMBER not in (b"[" + raw).translate(_NUMBER_MARKS):  # as _plain sees it
-            return raw
+            return _FAST_ENCODER.encode(data).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the exact encoder names where it is
     return _exact(data)
 
 
