@@ -149,6 +149,7 @@ def test_large_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
         {"a": {}, "b": [[], {}], "c": [{"d": []}]},
         {"\U0001f600": {"\U0001f600": [], "\ue000": {}}},
         {"é": 1, "\uffff": 2, "\ue000": 3, "z": 4},
+        {"a\U0001f600": 1, "a\ue000": 2},  # UTF-16: the non-BMP one first
         {"k e": ' \x00\x1f\x7f é"\\\b\f\n\r\t/'},
     ],
 )
@@ -288,7 +289,8 @@ def test_booleans_are_not_integers() -> None:
 
 _PLAIN_VALUES = [
     "x",
-    10**15 - 1,
+    MAX_SAFE_INTEGER,
+    -MAX_SAFE_INTEGER,
     -(10**15 - 1),
     None,
     True,
@@ -296,6 +298,7 @@ _PLAIN_VALUES = [
     {},
     [],
     {"a": {}, "b": [[], {}], "c": [{"d": []}]},
+    {"\U0001f600": "one non-BMP key alone: no order to get wrong"},
     {"é": 1, "\uffff": [2, -(10**15 - 1)], "\ue000": '\U0001f600 \x00"\\'},
     [{"qty": 10**15 - 1, "price": "101.25", "when": "20:00:00"}, ["a", [None, True]]],
     ["s", 1, True, None, {"k e": " \x1f\x7f"}, []],
@@ -306,8 +309,8 @@ _PLAIN_VALUES = [
 def test_plain_json_is_written_by_the_c_encoder_alone(
     value: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Plain values (exact JSON types, BMP keys, integers of up to 15 digits) never
-    reach the slow exact encoder."""
+    """Plain values (exact JSON types, safe integers, keys within the BMP or a dict's
+    only key) never reach the slow exact encoder."""
 
     def refuse(_value: Any) -> bytes:
         raise AssertionError("the exact encoder ran for a plain value")
