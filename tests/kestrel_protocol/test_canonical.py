@@ -242,6 +242,13 @@ def test_values_without_canonical_form_are_refused_with_a_clear_message(
         assert word in message, f"{word!r} not in {message!r}"
 
 
+def test_a_float_is_named_nan_or_a_float_at_the_start_of_the_message() -> None:
+    with pytest.raises(CanonicalizationError, match=r"^NaN \(nan\) at \$\.x: "):
+        canonical_json({"x": float("nan")})
+    with pytest.raises(CanonicalizationError, match=r"^a float \(1\.5\) at \$: "):
+        canonical_json(1.5)
+
+
 def test_refusals_are_value_errors() -> None:
     with pytest.raises(ValueError, match="float"):
         root_of({"a": 0.1})
