@@ -57,8 +57,8 @@ _TRICKY = [
     "\U0001f600",
     "\U0010ffff",
 ]
-# Digit runs after ":", ",", "[" or "-" look like long numbers to the fast path's integer
-# scan, which then hands the value to the exact encoder.
+# Long digit runs after ":", ",", "[" or "-": inside strings they must stay text, whatever
+# a scan of the encoded bytes for long numbers would make of them.
 _PIECES = [":1234567890123456", ",-12345678901234567", "[9007199254740993", "0" * 20]
 _chars = st.one_of(st.characters(codec="utf-8"), st.sampled_from(_TRICKY))
 _text = st.one_of(
@@ -72,7 +72,7 @@ _keys = st.one_of(
 _ints = st.one_of(
     st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
     st.sampled_from([0, -1, 1, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 2**31, -(2**31)]),
-    # fifteen and sixteen digits: either side of what the fast path's scan lets through
+    # fifteen and sixteen digits, either side of where an integer may stop being safe
     st.sampled_from([10**15 - 1, -(10**15 - 1), 10**15, -(10**15), MAX_SAFE_INTEGER - 1]),
 )
 _leaves = st.one_of(st.none(), st.booleans(), _ints, _text)
@@ -328,7 +328,7 @@ def test_plain_json_is_written_by_the_c_encoder_alone(
 
 
 class _OtherKey(str):
-    """A string whose hash differs from the equal plain string's (like some enums')."""
+    """A string whose hash differs from the equal plain string's."""
 
     __slots__ = ()
 
