@@ -196,6 +196,9 @@ def test_plain_json_objects_only_drop_a_root_member() -> None:
     assert root_of({"a": 1, "root": "x"}) == root_of({"a": 1})
     assert root_of({"a": {"root": "x"}}) != root_of({"a": {}})  # only the top-level root
     assert root_of([1, 2]) == "sha256:" + hashlib.sha256(b"[1,2]").hexdigest()
+    # an array (or a string) holding "root" has no member to drop
+    assert root_of(["root", 1]) == "sha256:" + hashlib.sha256(b'["root",1]').hexdigest()
+    assert root_of("root") == "sha256:" + hashlib.sha256(b'"root"').hexdigest()
 
 
 # --- refusals -----------------------------------------------------------------------
