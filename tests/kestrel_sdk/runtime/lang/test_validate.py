@@ -80,3 +80,20 @@ def test_the_projected_clock_allows_what_follows_it() -> None:
 def test_scenario_and_syntax_diagnostics_come_in_line_order() -> None:
     report = validate_source("buy 10 XYZ\nfly", SCENARIO)
     assert [(d.line, d.code) for d in report.diagnostics] == [(1, "K201"), (2, "K100")]
+
+
+@pytest.mark.parametrize(
+    ("source", "left"),
+    [
+        ("advance to 2024-01-05T00:00:01Z", 3),  # the clock is at bar 1 of 0..4
+        ("advance 2\nadvance to 2024-01-06T00:00:00Z", 1),
+    ],
+)
+def test_an_advance_beyond_the_tape_says_how_many_bars_remain(source: str, left: int) -> None:
+    """K205 beyond the tape names the bars left after the (projected) clock, never the last
+    bar's time (that would show a bar the clock has not reached)."""
+    report = validate_source(source, SCENARIO, SESSION)
+    [found] = report.diagnostics
+    assert found.code == "K205"
+    assert found.message.endswith(f": beyond the tape's last bar ({left} bars after the clock)")
+    assert "2024-01-05" not in found.message.removeprefix(source.splitlines()[-1])
