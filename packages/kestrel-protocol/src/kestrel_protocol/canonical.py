@@ -6,29 +6,33 @@ ratios are decimal strings), so JCS's number serialisation reduces to integers, 
 must lie in the IEEE-754 safe range to mean the same thing in every JSON reader.
 
 The runtime roots a frame on every step, so the common case is fast: one type-checking
-walk, then the C encoder of :mod:`json`. That is provably JCS for the values the walk
-admits (plain ``dict``/``list``/``str``/safe ``int``/``bool``/``None``):
+walk, then a C encoder - ``orjson`` with ``OPT_SORT_KEYS`` when the optional ``fast``
+extra is installed, else the one of :mod:`json`. Both are provably JCS for the values the
+walk admits (plain ``dict``/``list``/``str``/safe ``int``/``bool``/``None``):
 
-* with ``ensure_ascii=False`` it escapes exactly ``"``, ``\``, ``\b \f \n \r \t`` and
-  the other controls below U+0020 as lower-case ``\u00xx``, and nothing else - as JCS;
+* they escape exactly ``"``, ``\``, ``\b \f \n \r \t`` and the other controls below
+  U+0020 as lower-case ``\u00xx``, and nothing else, writing the rest as raw UTF-8 (json
+  with ``ensure_ascii=False``) - as JCS;
 * integers print as their shortest decimal form, as JCS's ES6 number form for them;
-* ``sort_keys`` orders by code points, JCS by UTF-16 code units. The two orders agree
-  unless a key holds a non-BMP character (its UTF-16 form starts with a surrogate,
-  which sorts *below* U+E000-U+FFFF). The walk sends any object with such a key, and
-  anything else unusual (floats, odd types, lone surrogates), to the exact encoder,
-  which either produces the bytes or raises the precise error.
+* both sort keys by code points (orjson by UTF-8 bytes, the same order), JCS by UTF-16
+  code units. The two orders agree unless a key holds a non-BMP character (its UTF-16
+  form starts with a surrogate, which sorts *below* U+E000-U+FFFF). The walk sends any
+  object with such a key, and anything else unusual (floats, odd types), to the exact
+  encoder, which either produces the bytes or raises the precise error; so does a fast
+  encoder's refusal (a lone surrogate, or orjson's nesting limit of 255).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 __all__ = [
+    "FAST_ENCODER",
     "MAX_SAFE_INTEGER",
     "CanonicalizationError",
     "canonical_json",
@@ -138,13 +142,41 @@ def to_json_value(value: Any) -> Any:
 
 # check_circular is off because _plain has already walked the value (a cycle would have
 # ended there in RecursionError).
-_FAST_ENCODER = json.JSONEncoder(
+_JSON_ENCODER = json.JSONEncoder(
     ensure_ascii=False,
     sort_keys=True,
     separators=(",", ":"),
     allow_nan=False,
     check_circular=False,
 )
+
+
+def _json_dumps(value: Any) -> bytes | None:
+    """The stdlib C encoder's bytes, or None when it refuses (a lone surrogate)."""
+    try:
+        return _JSON_ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+_fast_dumps: Callable[[Any], bytes | None] = _json_dumps
+FAST_ENCODER = "json"
+
+try:
+    import orjson
+except ImportError:  # the optional "fast" extra is not installed: json's encoder serves
+    pass
+else:
+    # OPT_STRICT_INTEGER is left out: _plain has already refused unsafe integers.
+    def _orjson_dumps(value: Any) -> bytes | None:
+        """orjson's bytes, or None when it refuses (a lone surrogate, deep nesting)."""
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            return None
+
+    _fast_dumps = _orjson_dumps
+    FAST_ENCODER = "orjson"
 
 
 def _plain(value: Any) -> bool:
@@ -185,10 +217,10 @@ def canonical_json(value: Any) -> bytes:
     """
     data = to_json_value(value)
     if _plain(data):
-        try:
-            return _FAST_ENCODER.encode(data).encode("utf-8")
-        except UnicodeEncodeError:
-            pass  # a lone surrogate: the exact encoder names where it is
+        fast = _fast_dumps(data)
+        if fast is not None:
+            return fast
+        # refused: the exact encoder writes the bytes or names what is wrong
     return _exact(data)
 
 
