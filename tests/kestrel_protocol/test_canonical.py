@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
 from enum import IntEnum, StrEnum
@@ -24,8 +26,54 @@ from kestrel_protocol import (
     root_of,
     root_of_bytes,
 )
-from kestrel_protocol.canonical import _exact
+from kestrel_protocol.canonical import _exact, _json_dumps
 from pydantic import BaseModel, Field
+
+canonical_module = kestrel_protocol.canonical
+# The encoder of the optional "fast" extra; the dev group installs it, so both paths run.
+_FAST_DUMPS = canonical_module._fast_dumps
+HAS_ORJSON = canonical_module.FAST_ENCODER == "orjson"
+
+# --- the two fast paths ---------------------------------------------------------------
+
+
+@pytest.fixture(params=["orjson", "json"])
+def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test with orjson writing plain values, then with json's encoder (what a
+    machine without the ``fast`` extra gets)."""
+    name: str = request.param
+    if name == "orjson":
+        if not HAS_ORJSON:
+            pytest.skip("orjson (the fast extra) is not installed")
+        monkeypatch.setattr(canonical_module, "_fast_dumps", _FAST_DUMPS)
+    else:
+        monkeypatch.setattr(canonical_module, "_fast_dumps", _json_dumps)
+    return name
+
+
+@contextmanager
+def _fast_path(dumps: Any) -> Iterator[None]:
+    saved = canonical_module._fast_dumps
+    canonical_module._fast_dumps = dumps
+    try:
+        yield
+    finally:
+        canonical_module._fast_dumps = saved
+
+
+def canonical_both_ways(value: Any) -> bytes:
+    """canonical_json of ``value`` with orjson and with json's encoder, which must agree.
+
+    The corpora call this per example rather than run twice, so both paths see every
+    value at the cost of one generation.
+    """
+    with _fast_path(_json_dumps):
+        pure = canonical_json(value)
+    with _fast_path(_FAST_DUMPS):
+        fast = canonical_json(value)
+    assert fast == pure, "orjson and json's encoder disagree"
+    return pure
+
 
 # --- the corpus ---------------------------------------------------------------------
 
@@ -107,7 +155,7 @@ _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large]
 @given(json_values)
 def test_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
     expected = rfc8785.dumps(value)
-    assert canonical_json(value) == expected
+    assert canonical_both_ways(value) == expected
     assert _exact(value) == expected  # the fallback encoder is JCS too, not only the fast path
 
 
@@ -115,7 +163,7 @@ def test_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
 @given(deep_values)
 def test_deeply_nested_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
     expected = rfc8785.dumps(value)
-    assert canonical_json(value) == expected
+    assert canonical_both_ways(value) == expected
     assert _exact(value) == expected
 
 
@@ -126,7 +174,7 @@ def test_deeply_nested_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
 def test_large_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
     """The long variant (``-m slow``): four times the default corpus."""
     expected = rfc8785.dumps(value)
-    assert canonical_json(value) == expected
+    assert canonical_both_ways(value) == expected
     assert _exact(value) == expected
 
 
@@ -153,13 +201,13 @@ def test_large_corpus_is_byte_identical_to_rfc8785(value: Any) -> None:
         {"k e": ' \x00\x1f\x7f é"\\\b\f\n\r\t/'},
     ],
 )
-def test_edge_values_match_rfc8785(value: Any) -> None:
+def test_edge_values_match_rfc8785(value: Any, encoder: str) -> None:
     expected = rfc8785.dumps(value)
     assert canonical_json(value) == expected
     assert _exact(value) == expected
 
 
-def test_keys_sort_by_utf16_code_units_not_code_points() -> None:
+def test_keys_sort_by_utf16_code_units_not_code_points(encoder: str) -> None:
     # U+1F600 is a surrogate pair D83D DE00, which sorts below U+E000 in UTF-16.
     out = canonical_json({"\ue000": 1, "\U0001f600": 2})
     assert out == '{"\U0001f600":2,"\ue000":1}'.encode()
@@ -236,7 +284,7 @@ def test_plain_json_objects_only_drop_a_root_member() -> None:
     ],
 )
 def test_values_without_canonical_form_are_refused_with_a_clear_message(
-    value: Any, words: list[str]
+    value: Any, words: list[str], encoder: str
 ) -> None:
     with pytest.raises(CanonicalizationError) as caught:
         canonical_json(value)
@@ -315,18 +363,19 @@ _PLAIN_VALUES = [
 ]
 
 
+def _refuse_exact(_value: Any) -> bytes:
+    raise AssertionError("the exact encoder ran for a plain value")
+
+
 @pytest.mark.parametrize("value", _PLAIN_VALUES)
 def test_plain_json_is_written_by_the_c_encoder_alone(
-    value: Any, monkeypatch: pytest.MonkeyPatch
+    value: Any, encoder: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Plain values (exact JSON types, safe integers, keys within the BMP or a dict's
     only key) never reach the slow exact encoder."""
 
-    def refuse(_value: Any) -> bytes:
-        raise AssertionError("the exact encoder ran for a plain value")
-
     expected = rfc8785.dumps(value)
-    monkeypatch.setattr(kestrel_protocol.canonical, "_exact", refuse)
+    monkeypatch.setattr(kestrel_protocol.canonical, "_exact", _refuse_exact)
     assert canonical_json(value) == expected
 
 
@@ -339,7 +388,7 @@ class _OtherKey(str):
         return hash(("other", str(self)))
 
 
-def test_keys_with_equal_text_keep_their_order_like_rfc8785() -> None:
+def test_keys_with_equal_text_keep_their_order_like_rfc8785(encoder: str) -> None:
     # Two keys written "a": JCS's stable sort keeps them as inserted, while json's
     # sort_keys would order the pair by value.
     value = {"a": 2, _OtherKey("a"): 1}
@@ -347,7 +396,7 @@ def test_keys_with_equal_text_keep_their_order_like_rfc8785() -> None:
     assert canonical_json(value) == rfc8785.dumps(value) == b'{"a":2,"a":1}'
 
 
-def test_a_cyclic_value_fails_instead_of_looping() -> None:
+def test_a_cyclic_value_fails_instead_of_looping(encoder: str) -> None:
     loop: list[Any] = []
     loop.append(loop)
     with pytest.raises(RecursionError):
@@ -388,8 +437,60 @@ bad_values = st.builds(
 def test_a_value_without_canonical_form_is_refused_as_the_exact_encoder_refuses_it(
     value: Any,
 ) -> None:
-    with pytest.raises(CanonicalizationError) as fast:
-        canonical_json(value)
     with pytest.raises(CanonicalizationError) as exact:
         _exact(value)
-    assert str(fast.value) == str(exact.value)
+    for dumps in (_FAST_DUMPS, _json_dumps):
+        with _fast_path(dumps), pytest.raises(CanonicalizationError) as fast:
+            canonical_json(value)
+        assert str(fast.value) == str(exact.value)
+
+
+# --- orjson's own limits leave the fast path, not the result ------------------------
+
+
+def test_nesting_beyond_orjsons_limit_still_encodes(encoder: str) -> None:
+    # orjson refuses more than 255 levels; the exact encoder then writes the bytes.
+    value: Any = "leaf"
+    for depth in range(300):
+        value = {"k": value} if depth % 2 else [value]
+    expected = rfc8785.dumps(value)
+    assert canonical_json(value) == expected
+
+
+def test_every_control_character_and_separator_is_escaped_as_jcs(
+    encoder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # BMP keys in a two-key object: the fast encoder writes it all, keys included.
+    bmp = "".join(chr(c) for c in range(0x80)) + "\u2028\u2029\ud7ff\ue000\uffff"
+    value = {bmp: bmp + "\U0001f600", "a" + bmp: [bmp, "/\U0010ffff"]}
+    expected = rfc8785.dumps(value)
+    monkeypatch.setattr(canonical_module, "_exact", _refuse_exact)
+    assert canonical_json(value) == expected
+
+
+def test_a_big_object_sorts_like_rfc8785(encoder: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = [
+        chr(c) + chr(d)
+        for c in (0x41, 0x7A, 0xE9, 0x3B1, 0x4E00, 0xE000, 0xFFFF)
+        for d in range(0x20, 0x2020, 37)
+    ]
+    value: dict[str, Any] = {
+        key: {"n": index, "s": key, "e": [{}, []]} for index, key in enumerate(reversed(keys))
+    }
+    assert len(value) > 1_000
+    expected = rfc8785.dumps(value)
+    monkeypatch.setattr(canonical_module, "_exact", _refuse_exact)
+    assert canonical_json(value) == expected
+
+
+@pytest.mark.skipif(not HAS_ORJSON, reason="orjson (the fast extra) is not installed")
+def test_orjson_writes_plain_values_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the fast extra installed, plain values never reach json's encoder."""
+
+    class Refuse:
+        def encode(self, _value: Any) -> str:
+            raise AssertionError("json's encoder ran although orjson is installed")
+
+    value = {"b": [1, None, True], "a": "déjà vu ✓"}
+    monkeypatch.setattr(canonical_module, "_JSON_ENCODER", Refuse())
+    assert canonical_json(value) == rfc8785.dumps(value)
