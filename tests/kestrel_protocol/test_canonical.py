@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -494,3 +495,11 @@ def test_orjson_writes_plain_values_when_installed(monkeypatch: pytest.MonkeyPat
     value = {"b": [1, None, True], "a": "déjà vu ✓"}
     monkeypatch.setattr(canonical_module, "_JSON_ENCODER", Refuse())
     assert canonical_json(value) == rfc8785.dumps(value)
+
+
+def test_the_named_fast_encoder_is_the_one_installed() -> None:
+    # What benchmarks/canonical.py prints: orjson when the fast extra is there, else json.
+    installed = importlib.util.find_spec("orjson") is not None
+    named = canonical_module.FAST_ENCODER
+    assert named == ("orjson" if installed else "json")
+    assert (canonical_module._fast_dumps is _json_dumps) is not installed
