@@ -7,9 +7,12 @@ import itertools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kestrel_protocol import GradeResult, KestrelError, OperationResumption
+from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 
@@ -113,21 +116,35 @@ def test_replicas_racing_on_one_session_never_fork(
     assert record.pentads == reference
 
 
-def test_a_grade_operation_resumes_on_another_replica(replicas: tuple[Runtime, Runtime]) -> None:
+def test_a_grade_operation_resumes_on_another_replica(
+    replicas: tuple[Runtime, Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
     one, two = replicas
     sid = one.open_session("alice", SCENARIO, "op").session_id
     assert sid is not None
     for source in SOURCES:
         one.submit("alice", sid, source)
+    # the first replica's grade is held until the second has answered: without the gate
+    # a small grade can finish inside a zero budget, and the race decides the test
+    release, calls = threading.Event(), list[None]()
+
+    def held_first(*args: Any, **kwargs: Any) -> GradeResult:
+        calls.append(None)
+        if len(calls) == 1:
+            release.wait(30)
+        return compute_grade(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "compute_grade", held_first)
     started = one.grade("alice", sid, budget=0)
-    if isinstance(started, GradeResult):  # finished within no time at all: still resumable
-        pytest.fail("a zero budget should answer with a resumption")
     assert isinstance(started, OperationResumption)
-    resumed = two.resume("alice", started.token, budget=30)
-    assert isinstance(resumed, GradeResult)
-    with pytest.raises(KestrelError) as foreign:
-        two.resume("mallory", started.token)
-    assert foreign.value.code == "UNKNOWN_OPERATION"
+    try:
+        resumed = two.resume("alice", started.token, budget=30)
+        assert isinstance(resumed, GradeResult)  # computed by the second replica itself
+        with pytest.raises(KestrelError) as foreign:
+            two.resume("mallory", started.token)
+        assert foreign.value.code == "UNKNOWN_OPERATION"
+    finally:
+        release.set()
     final = one.resume("alice", started.token, budget=30)
     assert isinstance(final, GradeResult)
     assert final.root == resumed.root
