@@ -1,31 +1,32 @@
 """SQLite persistence: content-addressed artifacts, sessions and the submission journal.
 
-One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Durability decision: an accepted
-submission is one transaction (pentad artifact + journal row + status), committed before
-the response is returned. ``synchronous=NORMAL`` in WAL mode means a committed
-transaction survives the process being killed (SIGKILL, crash) because the WAL is
-written before ``COMMIT`` returns; only an operating-system crash or power loss may roll
-back the last few commits, never corrupt the file. ``synchronous=FULL`` would fsync on
-every step and cost the per-step path an order of magnitude; set
-``KESTREL_SQLITE_SYNCHRONOUS=FULL`` to trade that speed for power-loss durability.
+One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode, and beside it ``kestrel.db.steps/``,
+the step files (:mod:`.steps`). Durability decision: an accepted submission is written
+before the response is returned, and survives the process being killed (SIGKILL, a
+crash). Most steps are one line appended with one ``write`` to the session's step file
+(in the operating system's page cache once ``write`` returns, which a process kill does
+not lose); the first submission of a session (which also writes row 0) and one that
+changes its status (a stand-down) are one transaction in the journal table, which
+``synchronous=NORMAL`` in WAL mode makes survive a kill the same way (the WAL is written
+before ``COMMIT`` returns). Only an operating-system crash or power loss may lose the
+last few steps, never corrupt the file. ``synchronous=FULL`` would fsync on every step
+and cost the per-step path an order of magnitude; set ``KESTREL_SQLITE_SYNCHRONOUS=FULL``
+to trade that speed for power-loss durability (step lines are then ``fdatasync``-ed).
 
-The per-step write is a single ``INSERT`` of a small row into the journal, a rowid
-table keyed so that a session's rows append in order: the submission's source, the
-pentad's root and the root of the frame it produced. Everything else in a pentad is
-derivable from the journal (its session from the key, its ``prev`` from the previous
-row's frame root; row 0 of a session holds the root of its opening frame), so its
-canonical bytes are rebuilt, and checked against the stored root, when they are read.
-Each extra or randomly placed b-tree page touched per commit costs the step path more
-than the engine does, so the row is kept small (about a tenth of a 1 KiB page). The
-first submission of a session (which also writes row 0) and one that changes its
-status (a stand-down) are one explicit transaction instead. A pentad becomes a row of
-the artifact table when its session closes; until then ``get`` rebuilds it from the
-journal.
+The journal table is a rowid table keyed so that a session's rows append in order: the
+submission's source, the pentad's root and the root of the frame it produced (a step
+line holds the same). Everything else in a pentad is derivable from the journal (its
+session from the key, its ``prev`` from the previous row's frame root; row 0 of a
+session holds the root of its opening frame), so its canonical bytes are rebuilt, and
+checked against the stored root, when they are read. A session's step lines are folded
+into the table when it closes, when a store opens or closes, and when an artifact
+lookup misses; a pentad becomes a row of the artifact table when its session closes;
+until then ``get`` rebuilds it from the journal.
 
 One connection per store, guarded by a lock, so a store may be shared by the event
 loop and worker threads; other processes on the same home wait on ``busy_timeout``.
 Checkpoints (copying the WAL into the database, with an fsync) run on a background
-thread with its own connection every :data:`CHECKPOINT_EVERY` appends, so that a step
+thread with its own connection every :data:`CHECKPOINT_EVERY` rows, so that a step
 never pays for one; SQLite's own auto-checkpoint stays on, far higher, as a backstop.
 """
 
@@ -59,6 +60,8 @@ from kestrel_protocol.store import (
     SessionHead,
     SessionRow,
 )
+
+from .steps import StepFile, StepFiles, step_line
 
 __all__ = [
     "OwnedArtifacts",
@@ -123,7 +126,7 @@ CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
 
 _SCHEMA_VERSION = "6"
 CHECKPOINT_EVERY = 1000
-"""Appends between background checkpoints."""
+"""Journal rows (folded step lines) between background checkpoints."""
 _BACKSTOP_PAGES = 50_000
 _SEQ_BITS = 32
 _KEYS_MAX = 1024  # sessions whose journal key base is remembered (memory stays bounded)
@@ -309,7 +312,7 @@ class SqliteStore:
         self._conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
-        self._cursor = self._conn.cursor()  # the step path's: no cursor per append
+        self._closed = True  # until opened: nothing to fold on a failed open
         sync = os.environ.get("KESTREL_SQLITE_SYNCHRONOUS", "NORMAL").upper()
         if sync not in {"NORMAL", "FULL", "EXTRA"}:
             sync = "NORMAL"
@@ -329,6 +332,16 @@ class SqliteStore:
                     (_SCHEMA_VERSION,),
                 )
                 found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                # names this database's step files (a new file at the same path never
+                # adopts the steps of one moved aside)
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('steps', ?)",
+                    (os.urandom(8).hex(),),
+                )
+                token = self._conn.execute("SELECT value FROM meta WHERE key = 'steps'").fetchone()
+        self._steps = StepFiles(
+            self.path.with_name(self.path.name + ".steps"), str(token[0]), sync != "NORMAL"
+        )
         if found[0] != _SCHEMA_VERSION:
             self.close()
             raise KestrelError(
@@ -337,6 +350,8 @@ class SqliteStore:
                 f"{_SCHEMA_VERSION} (move the file aside to start afresh)",
                 {"path": str(self.path)},
             )
+        self._closed = False
+        self.fold_steps()  # what a process left unfolded (a crash, a kill)
 
     @property
     def location(self) -> str:
@@ -357,10 +372,105 @@ class SqliteStore:
             conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close the connections (idempotent)."""
+        """Fold the step files and close the connections (idempotent)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                try:
+                    self.fold_steps()
+                except (sqlite3.Error, OSError) as exc:  # the next open folds them
+                    log.warning("folding the step files of %s failed: %s", self.path, exc)
+            self._steps.close()
         self._checkpointer.stop()
         with self._lock, suppress(sqlite3.ProgrammingError):
             self._conn.close()
+
+    # -- step files (see .steps) -------------------------------------------------------
+
+    def fold_steps(self) -> None:
+        """Move every step file's lines of this database into the journal table."""
+        with self._lock:
+            for rowid in self._steps.rowids():
+                try:
+                    self._fold(rowid)
+                except KestrelError as exc:  # corrupt: that session refuses to resume
+                    log.error("step file of session rowid %d not folded: %s", rowid, exc)
+
+    def _fold(self, rowid: int) -> None:
+        base = rowid << _SEQ_BITS
+        with self._steps.locked(rowid, create=False) as step:
+            if step is None:
+                return
+            with self._transaction() as conn:
+                found = conn.execute(
+                    "SELECT status FROM sessions WHERE rowid = ?", (rowid,)
+                ).fetchone()
+                if found is None:
+                    log.warning("step file %s names no session; left as it is", step.path)
+                    return
+                self._fold_into(conn, base, step)
+            if found[0] == "closed":  # a close that was killed before it removed the file
+                self._steps.drop(rowid, unlink=True)
+            else:
+                self._emptied(step)
+
+    def _fold_into(self, conn: sqlite3.Connection, base: int, step: StepFile) -> None:
+        """Insert the step file's lines the table lacks (inside the caller's transaction,
+        the file's lock held); the caller empties the file after the commit."""
+        lines, _ = step.lines(self._table_last(conn, base))
+        conn.executemany(
+            _APPEND,
+            [(base | x.seq, x.source, x.pentad_root, x.frame_root) for x in lines],
+        )
+        self._appends += len(lines)
+        if self._appends >= CHECKPOINT_EVERY:
+            self._appends = 0
+            self._checkpointer.request()
+
+    @staticmethod
+    def _emptied(step: StepFile) -> None:
+        os.ftruncate(step.fd, 0)
+        step.size = 0
+
+    @staticmethod
+    def _table_last(conn: sqlite3.Connection, base: int) -> int:
+        """The session's last seq in the journal table (0 when it has no row)."""
+        last = conn.execute(
+            "SELECT max(key) FROM journal WHERE key >= ? AND key < ?",
+            (base, base + (1 << _SEQ_BITS)),
+        ).fetchone()[0]
+        return 0 if last is None else int(last) - base
+
+    def _merged(self, base: int, after: int) -> tuple[list[tuple[int, str, str, str]], str]:
+        """The session's rows (seq, source, pentad root, frame root) after ``after`` from
+        the table and its step file, and the frame root the first one followed. The
+        caller holds ``_lock``."""
+        conn = self._conn
+        table_last = self._table_last(conn, base)
+        start = min(after, table_last)
+        rows = [
+            (int(key) - base, str(source), str(root), str(frame))
+            for key, source, root, frame in conn.execute(
+                "SELECT key, source, pentad_root, frame_root FROM journal"
+                " WHERE key >= ? AND key <= ? ORDER BY key",
+                (base + start, base + table_last),
+            )
+        ]
+        with self._steps.locked(base >> _SEQ_BITS, create=False) as step:
+            if step is not None:
+                lines, end = step.lines(table_last)
+                rows.extend((x.seq, x.source, x.pentad_root, x.frame_root) for x in lines)
+                if end == os.fstat(step.fd).st_size:  # no torn tail: appends may be fast
+                    step.size = end
+                    step.seq = rows[-1][0] if rows else 0
+        prev = ""
+        out = []
+        for row in rows:
+            if row[0] > after:
+                out.append(row)
+            else:
+                prev = row[3]
+        return out, prev
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
@@ -405,6 +515,9 @@ class SqliteStore:
             else:
                 row = self._conn.execute(_OWNED_BODY, (root, principal)).fetchone()
             if row is None:  # a pentad of a session not yet closed
+                row = self._journal_pentad(root, principal)
+            if row is None and self._steps.rowids():  # or still in a step file
+                self.fold_steps()
                 row = self._journal_pentad(root, principal)
         if row is None:
             return None, "missing"
@@ -531,39 +644,63 @@ class SqliteStore:
         base = self._keys.get(session_id)
         if base is None:
             base = self._base(session_id)
-        row = (base | seq, source, pentad_root, frame_root)
         if seq == 1 or status is not None:
+            row = (base | seq, source, pentad_root, frame_root)
             self._append_rare(base, row, prev if seq == 1 else None, status)
             return
+        line = step_line(seq, pentad_root, frame_root, _quoted(source))
         with self._lock:
-            try:
-                self._cursor.execute(_APPEND, row)
-            except sqlite3.IntegrityError:
-                raise JournalConflict(f"session {session_id} already has seq {seq}") from None
-            self._appends += 1
-            if self._appends >= CHECKPOINT_EVERY:
-                self._appends = 0
-                self._checkpointer.request()
+            step = self._steps.cached(base >> _SEQ_BITS)
+            if step is None or not self._steps.fast_append(step, seq, line):
+                self._append_slow(session_id, base, seq, line)
+
+    def _append_slow(self, session_id: str, base: int, seq: int, line: bytes) -> None:
+        """Append after finding out what the step file holds now: another process (or
+        store) appended, folded or closed the session, or this store has not seen it."""
+        rowid = base >> _SEQ_BITS
+        found = self._conn.execute("SELECT status FROM sessions WHERE rowid = ?", (rowid,))
+        if found.fetchone() in (None, ("closed",)):  # closed elsewhere: make no file
+            raise JournalConflict(f"session {session_id} is closed")
+        with self._steps.locked(rowid, create=True) as step:
+            assert step is not None
+            found = self._conn.execute(
+                "SELECT status FROM sessions WHERE rowid = ?", (rowid,)
+            ).fetchone()
+            table_last = self._table_last(self._conn, base)
+            lines, end = step.lines(table_last)
+            head = lines[-1].seq if lines else table_last
+            if end != os.fstat(step.fd).st_size:
+                os.ftruncate(step.fd, end)  # a torn line: its write never returned
+            step.size = end
+            step.seq = head
+            if found is None or found[0] == "closed" or head != seq - 1:
+                raise JournalConflict(f"session {session_id} is at seq {head}, not {seq - 1}")
+            step.write(line, self._steps.sync)
+            step.seq = seq
 
     def _append_rare(
         self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
     ) -> None:
-        try:
-            self._append_rare_tx(base, row, prev, status)
-        except sqlite3.IntegrityError:
-            raise JournalConflict(f"journal key {row[0]} is taken") from None
-
-    def _append_rare_tx(
-        self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
-    ) -> None:
-        with self._transaction() as conn:
-            if prev is not None:
-                conn.execute(_APPEND, (base, "", "", prev))
-            conn.execute(_APPEND, row)
-            if status is not None:
-                conn.execute(
-                    "UPDATE sessions SET status = ? WHERE rowid = ?", (status, base >> _SEQ_BITS)
-                )
+        """Seq 1 (with row 0) or a status change: one transaction in the table, after
+        folding the session's step file (so the table's rows stay in order)."""
+        rowid = base >> _SEQ_BITS
+        with self._lock, self._steps.locked(rowid, create=False) as step:
+            try:
+                with self._transaction() as conn:
+                    if step is not None:
+                        self._fold_into(conn, base, step)
+                    if prev is not None:
+                        conn.execute(_APPEND, (base, "", "", prev))
+                    conn.execute(_APPEND, row)
+                    if status is not None:
+                        conn.execute(
+                            "UPDATE sessions SET status = ? WHERE rowid = ?", (status, rowid)
+                        )
+            except sqlite3.IntegrityError:
+                raise JournalConflict(f"journal key {row[0]} is taken") from None
+            if step is not None:
+                self._emptied(step)
+                step.seq = row[0] - base
 
     def _base(self, session_id: str) -> int:
         """The journal key of seq 0 of a session (its rowid shifted)."""
@@ -588,30 +725,20 @@ class SqliteStore:
             if row is None:
                 return None
             base = int(row[0]) << _SEQ_BITS
-            last = self._conn.execute(
-                "SELECT max(key) FROM journal WHERE key >= ? AND key < ?",
-                (base, base + (1 << _SEQ_BITS)),
-            ).fetchone()[0]
-        return SessionHead(0 if last is None else int(last) - base, str(row[1]))
+            table_last = self._table_last(self._conn, base)
+            rows, _ = self._merged(base, table_last)
+        return SessionHead(rows[-1][0] if rows else table_last, str(row[1]))
 
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
         """A session's accepted submissions after seq ``after``, in order (each with the
         frame root it followed)."""
-        low, high = self._range(session_id)
+        low, _ = self._range(session_id)
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT key, source, pentad_root, frame_root FROM journal"
-                " WHERE key >= ? AND key < ? ORDER BY key",
-                (low + after, high),
-            ).fetchall()
-        mask = (1 << _SEQ_BITS) - 1
+            rows, prev = self._merged(low, after)
         entries = []
-        prev = ""
-        for key, source, root, frame in rows:
-            seq = int(key) & mask
-            if seq > after:
-                entries.append(JournalEntry(seq, str(source), prev, str(root), str(frame)))
-            prev = str(frame)
+        for seq, source, root, frame in rows:
+            entries.append(JournalEntry(seq, source, prev, root, frame))
+            prev = frame
         return entries
 
     def _range(self, session_id: str) -> tuple[int, int]:
@@ -637,26 +764,29 @@ class SqliteStore:
         pentads = sorted(
             (e.pentad_root, pentad_bytes(session_id, e.seq, e.prev, e.source)[1]) for e in journal
         )
-        low, high = self._range(session_id)
+        low, _ = self._range(session_id)
         owner = low >> _SEQ_BITS
-        expected = low + (journal[-1].seq if journal else 0)
-        with self._transaction() as conn:
-            last = conn.execute(
-                "SELECT max(key) FROM journal WHERE key >= ? AND key < ?", (low, high)
-            ).fetchone()[0]
-            if (low if last is None else int(last)) != expected:
-                raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
-            conn.executemany("INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", pentads)
-            for root, body in artifacts.items():
-                conn.execute(
-                    "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
+        with self._lock, self._steps.locked(owner, create=False) as step:
+            with self._transaction() as conn:
+                if step is not None:
+                    self._fold_into(conn, low, step)
+                if self._table_last(conn, low) != (journal[-1].seq if journal else 0):
+                    raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
+                conn.executemany(
+                    "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", pentads
                 )
-            owned = sorted({root for root, _ in pentads} | set(artifacts))
-            conn.executemany(_OWN, [(root, owner) for root in owned])
-            conn.execute(
-                "UPDATE sessions SET status = 'closed', record_root = ? WHERE id = ?",
-                (record_root, session_id),
-            )
+                for root, body in artifacts.items():
+                    conn.execute(
+                        "INSERT OR REPLACE INTO artifacts (root, body) VALUES (?, ?)", (root, body)
+                    )
+                owned = sorted({root for root, _ in pentads} | set(artifacts))
+                conn.executemany(_OWN, [(root, owner) for root in owned])
+                conn.execute(
+                    "UPDATE sessions SET status = 'closed', record_root = ? WHERE id = ?",
+                    (record_root, session_id),
+                )
+            if step is not None:  # folded: the session's steps are all in the table now
+                self._steps.drop(owner, unlink=True)
 
     # -- lookahead ------------------------------------------------------------------------
 

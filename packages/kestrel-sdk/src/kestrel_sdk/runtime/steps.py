@@ -1,0 +1,227 @@
+"""Step files: the SQLite store's per-session append-only journal of accepted steps.
+
+An accepted submission is one line appended with one ``write`` to its session's step
+file (``<database>.steps/<session rowid>-<database token>``): its seq, pentad root,
+frame root and source (a JSON string, so a line never holds a raw newline). The
+SQLite journal table holds everything else: row 0 and seq 1 of each session, any
+step that changes its status, and every line once its session closes, the store
+opens or closes, or an artifact lookup misses (the lines are then *folded*: inserted
+into the table in one transaction, after which the file is emptied).
+
+Durability: ``write`` returns once the line is in the operating system's page cache,
+which a process kill (SIGKILL, a crash) does not lose, the same promise as SQLite's WAL
+with ``synchronous=NORMAL``, which also writes without fsync on commit. With
+``KESTREL_SQLITE_SYNCHRONOUS=FULL`` each line is also ``fdatasync``-ed before the
+append returns (power-loss durability, at the cost of a disk flush per step).
+
+Several processes (or stores) may use one database: every append, read and fold holds
+an exclusive ``flock`` on the session's file, and an append checks (one ``fstat``) that
+the file is exactly as this store last left it. When it is not (another process
+appended, folded or closed the session), the slow path reads the table and the file,
+drops a torn last line (a write that never returned, so never acknowledged) and
+appends only if the session's head is the seq before, else ``JournalConflict``.
+A line is written only after the step is applied and hashed, and the response is
+returned only after the write: every acknowledged step is on disk.
+
+Reading: the table's rows, then the file's complete lines that follow them (lines a
+fold already committed are skipped). A malformed line before the last, or a seq out of
+order, is corruption: the session cannot be resumed, and the refusal says so.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from kestrel_protocol import KestrelError, RefusalCode
+
+__all__ = ["StepFile", "StepFiles", "StepLine", "step_line"]
+
+log = logging.getLogger(__name__)
+
+_OPEN_MAX = 256
+"""Step files kept open (their descriptors); a session beyond them reopens its file."""
+
+_flock = fcntl.flock
+_fstat = os.fstat
+_write = os.write
+_EX = fcntl.LOCK_EX
+_UN = fcntl.LOCK_UN
+
+
+@dataclass(frozen=True, slots=True)
+class StepLine:
+    """One accepted submission as its step file holds it."""
+
+    seq: int
+    pentad_root: str
+    frame_root: str
+    source: str
+
+
+def step_line(seq: int, pentad_root: str, frame_root: str, quoted_source: str) -> bytes:
+    """The line of one step (``quoted_source``: the source as a JSON string)."""
+    return f"{seq} {pentad_root} {frame_root} {quoted_source}\n".encode()
+
+
+def _parse(line: bytes) -> StepLine:
+    seq, pentad_root, frame_root, source = line.decode("utf-8").split(" ", 3)
+    text = json.loads(source)
+    if not isinstance(text, str) or not seq.isdigit():
+        raise ValueError("not a step line")
+    return StepLine(int(seq), pentad_root, frame_root, text)
+
+
+@dataclass(eq=False, slots=True)
+class StepFile:
+    """An open step file and what this store last knew of it."""
+
+    path: Path
+    fd: int
+    size: int = -1  # bytes as this store last left them (-1: unknown)
+    seq: int = -1  # the session's last seq then (-1: unknown)
+
+    def lines(self, after: int) -> tuple[list[StepLine], int]:
+        """The complete lines of seq > ``after`` (a contiguous run from ``after + 1``)
+        and the byte length of the complete lines (a torn tail is not counted).
+        The caller holds the lock."""
+        data = os.pread(self.fd, _fstat(self.fd).st_size, 0)
+        end = data.rfind(b"\n") + 1
+        out: list[StepLine] = []
+        last = after
+        for number, raw in enumerate(data[:end].splitlines(), start=1):
+            try:
+                line = _parse(raw)
+            except (ValueError, UnicodeDecodeError):
+                raise self._corrupt(number, "is not a step line") from None
+            if line.seq <= after:  # folded into the table already
+                continue
+            if line.seq != last + 1:
+                raise self._corrupt(number, f"has seq {line.seq} after seq {last}")
+            out.append(line)
+            last = line.seq
+        if end < len(data):
+            log.warning("%s: dropping a torn last line (%d bytes)", self.path, len(data) - end)
+        return out, end
+
+    def _corrupt(self, number: int, what: str) -> KestrelError:
+        log.error("step file %s is corrupt: line %d %s", self.path, number, what)
+        return KestrelError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"the journal of this session is corrupt ({self.path.name} line {number} {what})",
+            {"path": str(self.path), "line": number},
+        )
+
+    def write(self, line: bytes, sync: bool) -> None:
+        """Append ``line`` at :attr:`size` (the caller holds the lock and checked it);
+        a short write is undone and raised."""
+        written = _write(self.fd, line)
+        if written != len(line):
+            os.ftruncate(self.fd, self.size)
+            raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
+        if sync:
+            os.fdatasync(self.fd)
+        self.size += written
+
+
+class StepFiles:
+    """The step files of one database: one per session with unfolded steps."""
+
+    def __init__(self, directory: Path, token: str, sync: bool) -> None:
+        self.directory = directory
+        self.token = token
+        self.sync = sync
+        self._open: OrderedDict[int, StepFile] = OrderedDict()
+        directory.mkdir(mode=0o700, exist_ok=True)
+
+    def path(self, rowid: int) -> Path:
+        return self.directory / f"{rowid}-{self.token}"
+
+    def rowids(self) -> list[int]:
+        """The sessions (rowids) with a step file of this database."""
+        suffix = f"-{self.token}"
+        found = []
+        for name in os.listdir(self.directory):
+            head, _, tail = name.partition("-")
+            if f"-{tail}" == suffix and head.isdigit():
+                found.append(int(head))
+        return sorted(found)
+
+    def cached(self, rowid: int) -> StepFile | None:
+        return self._open.get(rowid)
+
+    def fast_append(self, step: StepFile, seq: int, line: bytes) -> bool:
+        """Append on the fast path: ``True`` when written, ``False`` when the file is not
+        as this store left it (or this store does not know it): take the slow path."""
+        if step.seq != seq - 1:
+            return False
+        fd = step.fd
+        _flock(fd, _EX)
+        try:
+            st = _fstat(fd)
+            if st.st_size != step.size or st.st_nlink == 0:
+                return False
+            step.write(line, self.sync)
+            step.seq = seq
+            return True
+        finally:
+            _flock(fd, _UN)
+
+    @contextmanager
+    def locked(self, rowid: int, create: bool) -> Iterator[StepFile | None]:
+        """The session's step file, exclusively locked (``None`` when it does not exist
+        and ``create`` is false). A file unlinked meanwhile (its session closed
+        elsewhere) is reopened by name."""
+        while True:
+            step = self._open.get(rowid)
+            if step is None:
+                flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+                path = self.path(rowid)
+                try:
+                    fd = os.open(path, flags, 0o600)
+                except FileNotFoundError:
+                    yield None
+                    return
+                step = StepFile(path, fd)
+                self._remember(rowid, step)
+            else:
+                self._open.move_to_end(rowid)
+            _flock(step.fd, _EX)
+            if _fstat(step.fd).st_nlink == 0:  # unlinked: forget it and open the new one
+                _flock(step.fd, _UN)
+                self.drop(rowid)
+                continue
+            try:
+                yield step
+            finally:
+                if step.fd >= 0:  # not closed meanwhile (closing released the lock)
+                    _flock(step.fd, _UN)
+            return
+
+    def _remember(self, rowid: int, step: StepFile) -> None:
+        self._open[rowid] = step
+        while len(self._open) > _OPEN_MAX:
+            _, old = self._open.popitem(last=False)
+            os.close(old.fd)
+
+    def drop(self, rowid: int, unlink: bool = False) -> None:
+        """Forget (and close) the session's file; with ``unlink``, delete it (the caller
+        holds its lock and folded it)."""
+        step = self._open.pop(rowid, None)
+        if unlink:
+            with suppress(FileNotFoundError):
+                os.unlink(self.path(rowid))
+        if step is not None:
+            os.close(step.fd)
+            step.fd = -1
+
+    def close(self) -> None:
+        for rowid in list(self._open):
+            self.drop(rowid)

@@ -1,0 +1,153 @@
+"""The SQLite store's step files: one line per accepted step, folded into the journal
+table on close, on open and on a lookup that misses; torn and corrupt lines."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+from kestrel_protocol import KestrelError
+from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.store import SqliteStore
+
+SOURCES = ["buy 2 ACME\nadvance 1", "advance 1", "sell 1 ACME\nadvance 2", "advance 1"] * 3
+
+
+def _steps(home: Path) -> list[Path]:
+    return sorted((home / "kestrel.db.steps").iterdir())
+
+
+def _table_seqs(home: Path) -> list[int]:
+    with sqlite3.connect(home / "kestrel.db") as conn:
+        keys = [int(k) for (k,) in conn.execute("SELECT key FROM journal ORDER BY key")]
+    conn.close()
+    return [k & 0xFFFFFFFF for k in keys]
+
+
+def _run(home: Path, sources: list[str]) -> tuple[Runtime, str, list[str]]:
+    rt = Runtime(home)
+    sid = rt.open_session("local", "acme-trend", "s").session_id
+    assert sid is not None
+    roots = [rt.submit("local", sid, source).delivery.frame_root for source in sources]
+    return rt, sid, roots
+
+
+def _abandon(rt: Runtime) -> None:
+    """What a killed process leaves: nothing folded, no file closed cleanly."""
+    store = rt.store
+    assert isinstance(store, SqliteStore)
+    store._closed = True  # close() now only releases handles, as a kill would
+    rt.shutdown()
+
+
+def test_steps_after_the_first_are_lines_until_the_session_closes(tmp_path: Path) -> None:
+    rt, sid, _ = _run(tmp_path, SOURCES)
+    (path,) = _steps(tmp_path)
+    assert len(path.read_bytes().splitlines()) == len(SOURCES) - 1  # seq 1 is a table row
+    assert _table_seqs(tmp_path) == [0, 1]
+    journal = rt.store.journal(sid)
+    assert [e.seq for e in journal] == list(range(1, len(SOURCES) + 1))
+    record = rt.close("local", sid)
+    assert not path.exists()
+    assert _table_seqs(tmp_path) == list(range(len(SOURCES) + 1))
+    assert rt.store.journal(sid) == journal
+    assert record.pentads == [e.pentad_root for e in journal]
+    rt.shutdown()
+
+
+def test_a_killed_process_steps_are_folded_and_resumed(tmp_path: Path) -> None:
+    rt, sid, roots = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    assert _steps(tmp_path)  # left unfolded
+    again = Runtime(tmp_path)  # folds on open
+    assert _table_seqs(tmp_path) == list(range(len(SOURCES) + 1))
+    assert again.frame("local", sid).frame_root == roots[-1]
+    reference, ref_sid, expected = _run(tmp_path / "ref", [*SOURCES, "advance 2"])
+    assert ref_sid == sid
+    assert again.submit("local", sid, "advance 2").delivery.frame_root == expected[-1]
+    again.shutdown()
+    reference.shutdown()
+
+
+def test_a_torn_last_line_is_dropped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    rt, sid, roots = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    (path,) = _steps(tmp_path)
+    with path.open("ab") as torn:  # a write cut short: never acknowledged
+        torn.write(b'13 sha256:00 sha256:11 "adv')
+    with caplog.at_level(logging.WARNING):
+        again = Runtime(tmp_path)
+    assert "torn last line" in caplog.text
+    assert again.frame("local", sid).frame.seq == len(SOURCES)
+    assert again.frame("local", sid).frame_root == roots[-1]
+    assert again.submit("local", sid, "advance 1").pentad.seq == len(SOURCES) + 1
+    again.shutdown()
+
+
+def test_a_torn_line_is_cut_before_the_next_append(tmp_path: Path) -> None:
+    """Another store on the file appends after a torn line without folding first."""
+    rt, sid, roots = _run(tmp_path, SOURCES[:4])
+    store = rt.store
+    assert isinstance(store, SqliteStore)
+    (path,) = _steps(tmp_path)
+    with path.open("ab") as torn:
+        torn.write(b"5 sha256:")
+    response = rt.submit("local", sid, "advance 1")  # the file changed: the slow path
+    assert response.pentad.seq == 5
+    assert response.pentad.prev == roots[-1]
+    assert [e.seq for e in store.journal(sid)] == [1, 2, 3, 4, 5]
+    assert path.read_bytes().endswith(b'"advance 1"\n')
+    rt.shutdown()
+
+
+def test_a_corrupt_line_refuses_to_resume(tmp_path: Path) -> None:
+    rt, sid, _ = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    (path,) = _steps(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[3] = b"not a step\n"
+    path.write_bytes(b"".join(lines))
+    again = Runtime(tmp_path)  # opens: the other sessions are served
+    with pytest.raises(KestrelError) as refused:
+        again.frame("local", sid)
+    assert refused.value.code == "BACKEND_UNAVAILABLE"
+    assert "line 4 is not a step line" in refused.value.message
+    assert path.exists()  # nothing lost: left for an operator
+    again.shutdown()
+
+
+def test_another_database_at_the_same_path_never_adopts_its_steps(tmp_path: Path) -> None:
+    rt, sid, _ = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    (tmp_path / "kestrel.db").rename(tmp_path / "moved.db")
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"kestrel.db{suffix}").unlink(missing_ok=True)
+    fresh, fresh_sid, roots = _run(tmp_path, ["advance 1", "advance 1"])
+    assert fresh_sid == sid  # the same deterministic id, a new database
+    assert fresh.store.journal(sid)[-1].seq == 2
+    assert fresh.frame("local", sid).frame_root == roots[-1]
+    fresh.shutdown()
+
+
+def test_two_stores_take_turns_on_one_session(tmp_path: Path) -> None:
+    one, sid, _ = _run(tmp_path, SOURCES[:2])
+    two = Runtime(tmp_path)
+    seqs = []
+    for i, source in enumerate(SOURCES[2:]):
+        rt = one if i % 3 else two  # each turn may find the other's lines
+        seqs.append(rt.submit("local", sid, source).pentad.seq)
+    assert seqs == list(range(3, len(SOURCES) + 1))
+    reference, _, expected = _run(tmp_path / "ref", SOURCES)
+    assert [e.frame_root for e in one.store.journal(sid)] == expected
+    assert one.store.journal(sid) == two.store.journal(sid)
+    three = Runtime(tmp_path)  # a fresh process replays what both appended
+    assert three.frame("local", sid).frame_root == expected[-1]
+    three.shutdown()
+    one.close("local", sid)  # one catches up first: its engine was a step behind
+    with pytest.raises(KestrelError) as closed:
+        two.submit("local", sid, "advance 1")
+    assert closed.value.code == "SESSION_CLOSED"
+    for rt in (one, two, reference):
+        rt.shutdown()
