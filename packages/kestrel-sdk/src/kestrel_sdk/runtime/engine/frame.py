@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import weakref
 from array import array
+from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -48,13 +48,30 @@ _ENCODE = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
 ).encode
 
-_PLAIN = re.compile(r'[^"\\\x00-\x1f]*').fullmatch
-
-
 def _quote(text: str) -> str:
     """``text`` as a JSON string, exactly as ``_ENCODE`` writes it: only ``"``, ``\\``
-    and the controls below U+0020 are escaped, so a string without them is itself."""
-    return f'"{text}"' if _PLAIN(text) else _ENCODE(text)
+    and the controls below U+0020 are escaped, so a printable string without the first
+    two is itself (anything else, printable or not, goes through the encoder)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return _ENCODE(text)
+
+
+def _price_text(unit: int, places: int) -> Callable[[int], str]:
+    """``scaled_text(value // unit, places)``, a tape price as the frame shows it, with
+    the format made once (a frame shows four prices per symbol and bar)."""
+    if not places:
+        return lambda value: str(value // unit)
+    size = 10**places
+    fmt = f"{{}}.{{:0{places}d}}".format
+
+    def text(value: int) -> str:
+        shown = value // unit
+        if shown < 0:
+            return scaled_text(shown, places)
+        return fmt(*divmod(shown, size))
+
+    return text
 
 
 def _digest(text: str) -> str:
@@ -169,8 +186,7 @@ class FrameBuilder:
         self._time = ""
         self._time_json = ""
         self._sorted_symbols = sorted(self._symbols)
-        self._price_unit = 10 ** (terms.scale - terms.price_scale)
-        self._price_places = terms.price_scale
+        self._price = _price_text(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         # the texts of the account's amounts that change only now and then
         self._quiet_key: tuple[Any, ...] = ()
         self._quiet = ("", "", "")
@@ -237,8 +253,7 @@ class FrameBuilder:
         the bar's OHLCV (:attr:`_bars`) is made with them."""
         if bar == self._marks_bar:
             return dict(self._marks), self._marks_json, self._time, self._time_json
-        unit = self._price_unit
-        places = self._price_places
+        price = self._price
         cols = self._cols
         quoted = self._symbol_json
         marks: dict[str, str] = {}
@@ -247,7 +262,7 @@ class FrameBuilder:
         bars_parts: list[str] = []
         for s in self._sorted_symbols:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = (scaled_text(x[bar] // unit, places) for x in (o, h, lo, c))
+            op, hi, low, close = price(o[bar]), price(h[bar]), price(lo[bar]), price(c[bar])
             volume = v[bar]
             marks[s] = close
             bars[s] = construct(
