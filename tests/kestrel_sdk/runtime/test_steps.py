@@ -4,6 +4,7 @@ table on close, on open and on a lookup that misses; torn and corrupt lines."""
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from pathlib import Path
 
@@ -151,3 +152,16 @@ def test_two_stores_take_turns_on_one_session(tmp_path: Path) -> None:
     assert closed.value.code == "SESSION_CLOSED"
     for rt in (one, two, reference):
         rt.shutdown()
+
+
+def test_full_synchronous_flushes_every_step_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KESTREL_SQLITE_SYNCHRONOUS", "FULL")
+    flushed: list[int] = []
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (flushed.append(fd), real(fd))[1])
+    rt, sid, _ = _run(tmp_path, SOURCES)
+    assert len(flushed) == len(SOURCES) - 1  # every line; seq 1 is a synchronous commit
+    assert [e.seq for e in rt.store.journal(sid)] == list(range(1, len(SOURCES) + 1))
+    rt.shutdown()

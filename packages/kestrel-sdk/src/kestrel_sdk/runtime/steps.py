@@ -168,7 +168,13 @@ class StepFiles:
             st = _fstat(fd)
             if st.st_size != step.size or st.st_nlink == 0:
                 return False
-            step.write(line, self.sync)
+            if self.sync:
+                step.write(line, sync=True)
+            elif _write(fd, line) == len(line):  # StepFile.write, inlined: the step path
+                step.size += len(line)
+            else:
+                os.ftruncate(fd, step.size)
+                raise OSError(f"short write to {step.path}")
             step.seq = seq
             return True
         finally:
