@@ -42,7 +42,7 @@ from pathlib import Path
 
 from kestrel_protocol import KestrelError, RefusalCode
 
-__all__ = ["StepFile", "StepFiles", "StepLine", "step_line"]
+__all__ = ["StepFile", "StepFiles", "StepRow", "step_line"]
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +56,9 @@ _EX = fcntl.LOCK_EX
 _UN = fcntl.LOCK_UN
 
 
-@dataclass(frozen=True, slots=True)
-class StepLine:
-    """One accepted submission as its step file holds it."""
-
-    seq: int
-    pentad_root: str
-    frame_root: str
-    source: str
+StepRow = tuple[int, str, str, str]
+"""One accepted submission as its step file holds it: seq, source, pentad root, frame
+root (the journal table's columns, in its order)."""
 
 
 def step_line(seq: int, pentad_root: str, frame_root: str, quoted_source: str) -> bytes:
@@ -71,12 +66,16 @@ def step_line(seq: int, pentad_root: str, frame_root: str, quoted_source: str) -
     return f"{seq} {pentad_root} {frame_root} {quoted_source}\n".encode()
 
 
-def _parse(line: bytes) -> StepLine:
-    seq, pentad_root, frame_root, source = line.decode("utf-8").split(" ", 3)
-    text = json.loads(source)
+def _parse(line: str) -> StepRow:
+    seq, pentad_root, frame_root, quoted = line.split(" ", 3)
+    inner = quoted[1:-1]
+    if quoted[:1] == quoted[-1:] == '"' and "\\" not in inner and '"' not in inner:
+        text: object = inner  # nothing escaped: the JSON string is its text in quotes
+    else:
+        text = json.loads(quoted)
     if not isinstance(text, str) or not seq.isdigit():
         raise ValueError("not a step line")
-    return StepLine(int(seq), pentad_root, frame_root, text)
+    return int(seq), text, pentad_root, frame_root
 
 
 @dataclass(eq=False, slots=True)
@@ -88,25 +87,30 @@ class StepFile:
     size: int = -1  # bytes as this store last left them (-1: unknown)
     seq: int = -1  # the session's last seq then (-1: unknown)
 
-    def lines(self, after: int) -> tuple[list[StepLine], int]:
+    def lines(self, after: int) -> tuple[list[StepRow], int]:
         """The complete lines of seq > ``after`` (a contiguous run from ``after + 1``)
         and the byte length of the complete lines (a torn tail is not counted).
         The caller holds the lock."""
         data = os.pread(self.fd, _fstat(self.fd).st_size, 0)
         end = data.rfind(b"\n") + 1
-        out: list[StepLine] = []
+        out: list[StepRow] = []
         last = after
-        for number, raw in enumerate(data[:end].splitlines(), start=1):
+        try:
+            text = data[:end].decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._corrupt(0, "is not UTF-8") from None
+        for number, raw in enumerate(text.split("\n")[:-1], start=1):
             try:
-                line = _parse(raw)
-            except (ValueError, UnicodeDecodeError):
+                row = _parse(raw)
+            except ValueError:
                 raise self._corrupt(number, "is not a step line") from None
-            if line.seq <= after:  # folded into the table already
+            seq = row[0]
+            if seq <= after:  # folded into the table already
                 continue
-            if line.seq != last + 1:
-                raise self._corrupt(number, f"has seq {line.seq} after seq {last}")
-            out.append(line)
-            last = line.seq
+            if seq != last + 1:
+                raise self._corrupt(number, f"has seq {seq} after seq {last}")
+            out.append(row)
+            last = seq
         if end < len(data):
             log.warning("%s: dropping a torn last line (%d bytes)", self.path, len(data) - end)
         return out, end

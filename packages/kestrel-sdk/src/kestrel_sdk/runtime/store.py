@@ -420,7 +420,7 @@ class SqliteStore:
         lines, _ = step.lines(self._table_last(conn, base))
         conn.executemany(
             _APPEND,
-            [(base | x.seq, x.source, x.pentad_root, x.frame_root) for x in lines],
+            [(base | seq, source, root, frame) for seq, source, root, frame in lines],
         )
         self._appends += len(lines)
         if self._appends >= CHECKPOINT_EVERY:
@@ -459,7 +459,7 @@ class SqliteStore:
         with self._steps.locked(base >> _SEQ_BITS, create=False) as step:
             if step is not None:
                 lines, end = step.lines(table_last)
-                rows.extend((x.seq, x.source, x.pentad_root, x.frame_root) for x in lines)
+                rows.extend(lines)
                 if end == os.fstat(step.fd).st_size:  # no torn tail: appends may be fast
                     step.size = end
                     step.seq = rows[-1][0] if rows else 0
@@ -668,7 +668,7 @@ class SqliteStore:
             ).fetchone()
             table_last = self._table_last(self._conn, base)
             lines, end = step.lines(table_last)
-            head = lines[-1].seq if lines else table_last
+            head = lines[-1][0] if lines else table_last
             if end != os.fstat(step.fd).st_size:
                 os.ftruncate(step.fd, end)  # a torn line: its write never returned
             step.size = end

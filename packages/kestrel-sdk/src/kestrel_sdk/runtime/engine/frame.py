@@ -48,6 +48,7 @@ _ENCODE = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
 ).encode
 
+
 def _quote(text: str) -> str:
     """``text`` as a JSON string, exactly as ``_ENCODE`` writes it: only ``"``, ``\\``
     and the controls below U+0020 are escaped, so a printable string without the first
