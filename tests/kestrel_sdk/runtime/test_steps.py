@@ -160,7 +160,12 @@ def test_full_synchronous_flushes_every_step_line(
     monkeypatch.setenv("KESTREL_SQLITE_SYNCHRONOUS", "FULL")
     flushed: list[int] = []
     real = os.fdatasync
-    monkeypatch.setattr(os, "fdatasync", lambda fd: (flushed.append(fd), real(fd))[1])
+
+    def fdatasync(fd: int) -> None:
+        flushed.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
     rt, sid, _ = _run(tmp_path, SOURCES)
     assert len(flushed) == len(SOURCES) - 1  # every line; seq 1 is a synchronous commit
     assert [e.seq for e in rt.store.journal(sid)] == list(range(1, len(SOURCES) + 1))
