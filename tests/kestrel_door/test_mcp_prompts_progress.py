@@ -3,11 +3,14 @@ the caller's own grade roots, and progress on an SSE answer while a real grade r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from kestrel_door import DoorConfig
+from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime.engine import compute_grade
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -57,12 +60,28 @@ def _client(url: str, token: str, mode: Any) -> tuple[Any, Client]:
 
 @pytest.mark.parametrize(("mode", "era"), MODES)
 async def test_prompts_progress_and_grade_completion_over_the_door(
-    kit: Kit, door_url: str, mode: str, era: str
+    kit: Kit, door_url: str, mode: str, era: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
+    reported = threading.Event()  # the client has been told of bars replayed
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
+        if progress > 0:
+            reported.set()
+
+    def held_grade(loaded: Any, record: Any, pentads: Any, progress: Any, **kwargs: Any) -> Any:
+        """The real grade, paused after its first replayed pentad until that progress has
+        reached the client: a fast machine would otherwise finish between two polls."""
+
+        def told(done: int, total: int) -> None:
+            progress(done, total)
+            if done > 0 and not reported.is_set():
+                assert reported.wait(30), "no progress was sent while the grade was paused"
+
+        return compute_grade(loaded, record, pentads, told, **kwargs)
+
+    monkeypatch.setattr(service_module, "compute_grade", held_grade)
 
     http, client = _client(door_url, kit.token("alice"), mode)
     async with http, client:
