@@ -22,6 +22,7 @@ __all__ = [
     "AccountState",
     "Clock",
     "Delivery",
+    "EventType",
     "FrameBar",
     "FrameEvent",
     "FrameOrder",

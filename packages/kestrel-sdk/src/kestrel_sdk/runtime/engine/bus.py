@@ -8,22 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+
+from kestrel_protocol.objects.session import EventType
 
 from .orders import Fill, LiveOrder
 
-__all__ = ["Event", "EventBus", "EventType"]
-
-EventType = Literal[
-    "accepted",
-    "fill",
-    "cancelled",
-    "cancel-rejected",
-    "expired",
-    "rejected",
-    "stood-down",
-    "closed",
-]
+__all__ = ["Event", "EventBus"]
 
 
 @dataclass(frozen=True, slots=True)
