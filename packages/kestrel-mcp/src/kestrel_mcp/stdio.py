@@ -10,6 +10,7 @@ ends the loop cleanly within a second.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -33,6 +34,8 @@ logger = logging.getLogger("kestrel_mcp.stdio")
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 _READ_CHUNK: Final = 1 << 16
+_READ_AHEAD: Final = 16
+"""Chunks read ahead of the workers before the watch on stdin pauses."""
 _EOF_GRACE_SECONDS: Final = 0.5
 _SPARE_WORKERS: Final = 2
 """Workers waiting to read beyond which one that has answered ends (a burst's extras)."""
@@ -67,13 +70,42 @@ class _Writer:
 
 
 class _Reader:
-    """Reads stdin without a thread per line where the platform allows it."""
+    """Reads stdin without a thread, and on asyncio without re-arming per line.
+
+    On asyncio the descriptor is watched for as long as the server reads (one
+    registration, not one per line: arming and disarming the watch was a third of a
+    round trip's cost); chunks read while no one is waiting are kept, at most
+    ``_READ_AHEAD`` of them, before the watch pauses (back-pressure on the client).
+    Elsewhere each read waits for readiness; a descriptor that cannot be polled (a
+    regular file) is read in a worker thread.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._pollable = True
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watching = False
+        self._chunks: deque[bytes] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._eof = False
 
     async def read(self) -> bytes:
+        """The next chunk; ``b""`` at EOF (and on every read after it)."""
+        if self._chunks:
+            chunk = self._chunks.popleft()
+            self._resume()
+            return chunk
+        if self._eof:
+            return b""
+        if self._pollable and self._watch():
+            loop = self._loop
+            assert loop is not None
+            waiter = self._waiter = loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+            return await self.read()
         if self._pollable:
             try:
                 await anyio.wait_readable(self._fd)
@@ -84,6 +116,54 @@ class _Reader:
                 os.read, self._fd, _READ_CHUNK, abandon_on_cancel=True
             )
         return os.read(self._fd, _READ_CHUNK)
+
+    def close(self) -> None:
+        """Stop watching the descriptor (idempotent)."""
+        if self._watching and self._loop is not None:
+            self._loop.remove_reader(self._fd)
+        self._watching = False
+
+    def _watch(self) -> bool:
+        """Whether the descriptor is watched by the running asyncio loop (started now if
+        need be); ``False`` off asyncio or where the descriptor cannot be watched."""
+        if self._watching:
+            return True
+        if self._loop is None:
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # not asyncio (trio): wait for readiness per read
+                return False
+        try:
+            self._loop.add_reader(self._fd, self._readable)
+        except (OSError, ValueError, NotImplementedError, PermissionError):
+            self._pollable = False  # a regular file, or a loop without fd readiness
+            return False
+        self._watching = True
+        return True
+
+    def _readable(self) -> None:
+        try:
+            chunk = os.read(self._fd, _READ_CHUNK)
+        except BlockingIOError:
+            return  # someone else read it first
+        except OSError:
+            logger.exception("reading stdin failed; treating it as EOF")
+            chunk = b""
+        if chunk:
+            self._chunks.append(chunk)
+            if len(self._chunks) >= _READ_AHEAD:
+                self.close()  # resumed when the chunks are taken
+        else:
+            self._eof = True
+            self.close()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _resume(self) -> None:
+        paused = not self._watching and not self._eof and self._loop is not None
+        if paused and self._pollable and len(self._chunks) < _READ_AHEAD:
+            self._watch()
 
 
 def _encode(message: dict[str, Any]) -> bytes:
@@ -220,6 +300,13 @@ async def _answer(server: KestrelMcpServer, line: bytes, writer: _Writer) -> Non
 
 async def _serve(server: KestrelMcpServer, in_fd: int, out_fd: int) -> None:
     reader, writer = _Reader(in_fd), _Writer(out_fd)
+    try:
+        await _serve_with(server, reader, writer)
+    finally:
+        reader.close()
+
+
+async def _serve_with(server: KestrelMcpServer, reader: _Reader, writer: _Writer) -> None:
     async with anyio.create_task_group() as outer:
         writer.on_gone = outer.cancel_scope.cancel
 
