@@ -37,8 +37,6 @@ _READ_CHUNK: Final = 1 << 16
 _READ_AHEAD: Final = 16
 """Chunks read ahead of the workers before the watch on stdin pauses."""
 _EOF_GRACE_SECONDS: Final = 0.5
-_SPARE_WORKERS: Final = 2
-"""Workers waiting to read beyond which one that has answered ends (a burst's extras)."""
 
 
 class _Writer:
@@ -88,6 +86,9 @@ class _Reader:
         self._chunks: deque[bytes] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._eof = False
+        self.notifies = False
+        """Whether input arriving while nobody reads calls :attr:`on_unclaimed`."""
+        self.on_unclaimed: Callable[[], None] = lambda: None
 
     async def read(self) -> bytes:
         """The next chunk; ``b""`` at EOF (and on every read after it)."""
@@ -138,8 +139,13 @@ class _Reader:
         except (OSError, ValueError, NotImplementedError, PermissionError):
             self._pollable = False  # a regular file, or a loop without fd readiness
             return False
-        self._watching = True
+        self._watching = self.notifies = True
         return True
+
+    @property
+    def buffered(self) -> bool:
+        """Whether chunks already read wait to be taken."""
+        return bool(self._chunks)
 
     def _readable(self) -> None:
         try:
@@ -157,7 +163,9 @@ class _Reader:
             self._eof = True
             self.close()
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
+        if waiter is None:
+            self.on_unclaimed()
+        elif not waiter.done():
             waiter.set_result(None)
 
     def _resume(self) -> None:
@@ -196,6 +204,11 @@ class _Lines:
         self._skipping = False
         self._ready: deque[bytes] = deque()
         self._eof = False
+
+    @property
+    def buffered(self) -> bool:
+        """Whether input already read waits to be taken (a line, or a chunk to split)."""
+        return bool(self._ready) or self._reader.buffered
 
     async def next(self) -> bytes | None:
         while not self._ready:
@@ -239,41 +252,61 @@ class _Lines:
 
 
 class _Workers:
-    """Answers lines concurrently with one hand-over per request, not one new task.
+    """Answers lines concurrently, with no hand-over between tasks for a call that never
+    waits.
 
-    Workers take turns reading: the one holding the reader role reads the next line,
-    hands the role on and answers that line itself. If no other worker is waiting to
-    read, it starts one first, so a slow request never stops the reading (pings,
-    cancellations and other requests still get through); workers beyond the spares end.
+    One worker at a time holds the reader role: it reads a line, gives the role up and
+    answers that line itself. A call that never waits (most of them) is answered before
+    anything else can run, so the same worker goes on to read the next line: one task,
+    no hand-over. A call that waits lets other work run; input that arrives meanwhile
+    finds nobody reading and starts a worker (the reader says so), and lines already
+    buffered start one at once, so pings, cancellations and other requests still get
+    through. A worker that finds the role taken when it is done ends. Where the reader
+    cannot say that input arrived (no asyncio fd watch), every line starts the next
+    reader before it is answered.
     """
 
     def __init__(
-        self, server: KestrelMcpServer, lines: _Lines, writer: _Writer, group: TaskGroup
+        self, server: KestrelMcpServer, lines: _Lines, reader: _Reader, writer: _Writer
     ) -> None:
         self._server = server
         self._lines = lines
+        self._reader = reader
         self._writer = writer
-        self._group = group
-        self._reading = anyio.Lock(fast_acquire=True)
-        self._waiting = 0
+        self._group: TaskGroup | None = None
+        self._reading = False
+        self._starting = False
         self.eof = anyio.Event()
+        reader.on_unclaimed = self._unclaimed
 
-    async def work(self) -> None:
-        while True:
-            self._waiting += 1
+    def start(self, group: TaskGroup) -> None:
+        self._group = group
+        self._spawn()
+
+    def _spawn(self) -> None:
+        if not self._starting and self._group is not None:
+            self._starting = True
+            self._group.start_soon(self._work)
+
+    def _unclaimed(self) -> None:
+        """Input arrived while no worker reads: start one."""
+        if not self._reading and not self.eof.is_set():
+            self._spawn()
+
+    async def _work(self) -> None:
+        self._starting = False
+        while not self._reading:
+            self._reading = True
             try:
-                async with self._reading:
-                    line = await self._lines.next()
+                line = await self._lines.next()
             finally:
-                self._waiting -= 1
+                self._reading = False
             if line is None:
                 self.eof.set()
                 return
-            if not self._waiting:
-                self._group.start_soon(self.work)
+            if self._lines.buffered or not self._reader.notifies:
+                self._spawn()
             await _answer(self._server, line, self._writer)
-            if self._waiting >= _SPARE_WORKERS:
-                return
 
 
 def _too_long(writer: _Writer) -> None:
@@ -320,8 +353,8 @@ async def _serve_with(server: KestrelMcpServer, reader: _Reader, writer: _Writer
         if sys.platform != "win32" and threading.current_thread() is threading.main_thread():
             outer.start_soon(on_signal)
         async with anyio.create_task_group() as requests:
-            workers = _Workers(server, _Lines(reader, writer), writer, requests)
-            requests.start_soon(workers.work)
+            workers = _Workers(server, _Lines(reader, writer), reader, writer)
+            workers.start(requests)
             await workers.eof.wait()
             # EOF: give in-flight requests a moment, then stop them.
             requests.cancel_scope.deadline = anyio.current_time() + _EOF_GRACE_SECONDS
