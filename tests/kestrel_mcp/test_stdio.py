@@ -201,6 +201,24 @@ async def test_requests_complete_concurrently() -> None:
         await stop(peer)
 
 
+async def test_a_request_behind_a_slow_one_in_the_same_write_is_not_held_up() -> None:
+    """Both lines arrive in one chunk: the one behind the waiting call is still answered
+    first (the worker answering the slow call does not keep the rest of the chunk)."""
+    peer = await start()
+    try:
+        await peer.send(_open_call(1))
+        await peer.receive()
+        started = time.monotonic()
+        both = [_submit_call("slow", "slow"), {"jsonrpc": "2.0", "id": "fast", "method": "ping"}]
+        await peer.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in both))
+        first = await peer.receive()
+        assert first["id"] == "fast"
+        assert time.monotonic() - started < 0.9
+        assert (await peer.receive())["id"] == "slow"
+    finally:
+        await stop(peer)
+
+
 async def test_a_cancelled_request_gets_no_response() -> None:
     peer = await start()
     try:
