@@ -94,6 +94,22 @@ async def test_secrets_tools_are_never_served(kit: Kit) -> None:
     dispose()
 
 
+async def test_bad_arguments_are_32602_for_a_grant_and_never_reach_a_host_turn(kit: Kit) -> None:
+    """Arguments are checked once whoever runs the tool: the door's own tools for a
+    grant, the face itself for a host turn's tools (which may check nothing)."""
+    bad = _req("tools/call", {"name": "kestrel_session_frame", "arguments": {"sessionId": 5}})
+    async with asgi_client(kit.app(), kit.token(), **ACCEPT) as client:
+        error = (await client.post("/mcp", json=bad)).json()["error"]
+    assert error["code"] == -32602
+    assert error["data"]["refusal"]["detail"]["errors"][0]["path"] == "sessionId"
+    tools = _RecordingTools()
+    dispose = kit.creds.publish("t", LiveTurn(RunContext("harness", "present", "host"), tools))
+    async with asgi_client(kit.app(), kit.creds.mint("t"), **ACCEPT) as client:
+        assert (await client.post("/mcp", json=bad)).json()["error"] == error
+    assert tools.calls == []
+    dispose()
+
+
 async def test_get_and_delete_are_405_and_accept_is_checked(kit: Kit) -> None:
     async with asgi_client(kit.app(), kit.token()) as client:
         assert (await client.get("/mcp")).status_code == 405

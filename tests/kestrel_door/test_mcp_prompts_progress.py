@@ -63,21 +63,23 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
     kit: Kit, door_url: str, mode: str, era: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
-    reported = threading.Event()  # the client has been told of bars replayed
+    shown = threading.Condition()  # notified as each progress value reaches the client
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        seen.append((progress, total, message))
-        if progress > 0:
-            reported.set()
+        with shown:
+            seen.append((progress, total, message))
+            shown.notify_all()
 
     def held_grade(loaded: Any, record: Any, pentads: Any, progress: Any, **kwargs: Any) -> Any:
-        """The real grade, paused after its first replayed pentad until that progress has
+        """The real grade, paused after each replayed pentad until that progress has
         reached the client: a fast machine would otherwise finish between two polls."""
 
         def told(done: int, total: int) -> None:
             progress(done, total)
-            if done > 0 and not reported.is_set():
-                assert reported.wait(30), "no progress was sent while the grade was paused"
+            if done > 0:
+                with shown:
+                    reached = shown.wait_for(lambda: any(d == done for d, _, _ in seen), 30)
+                assert reached, f"progress {done} was not sent while the grade was paused"
 
         return compute_grade(loaded, record, pentads, told, **kwargs)
 
@@ -97,9 +99,8 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
 
         opened = await client.call_tool("kestrel_session_open", {"scenario": "minute-200k"})
         sid = opened.structured_content["sessionId"]
-        await client.call_tool(
-            "kestrel_session_submit", {"sessionId": sid, "source": "buy 10 ACME\nadvance 199990"}
-        )
+        for source in ("buy 10 ACME\nadvance 100000", "advance 99990"):  # two pentads
+            await client.call_tool("kestrel_session_submit", {"sessionId": sid, "source": source})
         graded = await client.call_tool(
             "kestrel_grade", {"sessionId": sid}, progress_callback=on_progress
         )

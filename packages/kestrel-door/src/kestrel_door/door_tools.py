@@ -21,9 +21,9 @@ from kestrel_protocol.surface import (
     SURFACE,
     ArgumentError,
     Surface,
-    call_tool,
     refusal_result,
     result_refusal,
+    run_tool,
 )
 
 from .approval import ApprovalPolicy, NoApproval
@@ -93,7 +93,7 @@ class DoorTurnTools:
 
     async def _call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         tool = self._surface.tool(name)
-        tool.parse(arguments)  # bad input is refused before the scope is even looked at
+        args = tool.parse(arguments)  # bad input is refused before the scope is looked at
         if tool.scope not in self.ctx.scopes:
             return refusal_result(
                 Refusal(
@@ -115,4 +115,4 @@ class DoorTurnTools:
             return refusal_result(
                 Refusal(code=RefusalCode.FORBIDDEN, message="this call is not allowed", detail={})
             )
-        return await call_tool(self._surface, self._transport, tool.name, arguments)
+        return await run_tool(tool, self._transport, args)

@@ -88,7 +88,11 @@ class DoorMcp:
         self._capabilities = surface.capabilities
         self._log_levels: dict[str, int] = {} if log_levels is None else log_levels
         self.scope_challenge: str | None = None
-        m = McpMethods(surface, turn.tools.call, recall=recall, sleep=anyio.sleep)
+        # A grant's calls go to the door's own tools, which check the arguments first;
+        # a turn credential's go to the product's, so they are checked here.
+        m = McpMethods(
+            surface, turn.tools.call, recall=recall, sleep=anyio.sleep, validate=not guarded
+        )
         self._methods: dict[str, Method] = {
             "initialize": self._initialize,
             "ping": self._ping,

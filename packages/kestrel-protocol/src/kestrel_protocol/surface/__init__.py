@@ -28,7 +28,7 @@ from .arguments import (
 )
 from .briefs import PROMPTS, STYLES
 from .declare import Fetch, Prompt, PromptArgument, Resource, Route, Tool
-from .dispatch import call_tool
+from .dispatch import call_tool, run_tool
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
 from .paging import page
@@ -116,6 +116,7 @@ __all__ = [
     "page",
     "refusal_result",
     "result_refusal",
+    "run_tool",
     "text_problem",
     "tool_result",
     "union_output_schema",

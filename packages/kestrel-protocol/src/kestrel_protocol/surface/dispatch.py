@@ -12,10 +12,11 @@ from typing import Any, TypeVar
 
 from ..errors import KestrelError
 from ..model import ProtocolModel
+from .declare import Tool
 from .results import ArgumentError, ToolResult, refusal_result, tool_result
 from .surface import Surface
 
-__all__ = ["call_tool"]
+__all__ = ["call_tool", "run_tool"]
 
 C = TypeVar("C")
 
@@ -28,7 +29,13 @@ async def call_tool(
     ``listed`` refuses the tools ``tools/list`` does not show (an MCP ``tools/call``).
     """
     tool = surface.tool(name, listed=listed)
-    args = tool.parse({} if arguments is None else arguments)
+    return await run_tool(tool, context, tool.parse({} if arguments is None else arguments))
+
+
+async def run_tool(tool: Tool[C], context: C, args: Any) -> ToolResult:
+    """Run ``tool`` with arguments its :meth:`~.declare.Tool.parse` already checked (a
+    caller that checks them first, to refuse bad input before anything else, runs the
+    tool with them instead of having them checked again)."""
     try:
         data = await tool.call(context, args)
     except ArgumentError:
