@@ -164,18 +164,3 @@ def test_yfinance_wide_header_with_two_tickers_is_a_two_symbol_scenario(tmp_path
         "2024-01-02T00:00:00Z,AAPL,187.15,188.44,183.89,185.64,82488700",
         "2024-01-02T00:00:00Z,MSFT,370.00,376.00,366.00,370.87,25258600",
     ]
-
-
-def test_parquet_without_a_reader_says_what_to_install(tmp_path: Path) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("pyarrow") or importlib.util.find_spec("polars"):
-        pytest.skip("a Parquet reader is installed")
-    path = tmp_path / "bars.parquet"
-    path.write_bytes(b"PAR1")
-    with pytest.raises(ScenarioImportError) as error:
-        scenario_from_file(path, "x")
-    assert error.value.lines == [
-        "bars.parquet: reading Parquet needs pyarrow or polars (pip install pyarrow); "
-        "or save it as CSV"
-    ]

@@ -1,10 +1,11 @@
 """Bring your own bars: a bar file or DataFrame as a catalog scenario (spec §4).
 
-``scenario_from_file`` (CSV; Parquet where pyarrow or polars is installed) and
-``scenario_from_frame`` (a pandas DataFrame) recognise the common layouts, check every
-row, and return an ``ImportedScenario`` whose ``write(directory)`` stores a
-``scenario.toml`` and canonical ``tape.csv`` that the catalog accepts. Bad input raises
-``ScenarioImportError`` with one line per problem, and nothing is written.
+``scenario_from_file`` (CSV; Parquet where pyarrow or polars is installed, e.g. by the
+extra ``kestrel-sdk[parquet]``) and ``scenario_from_frame`` (a pandas DataFrame) recognise
+the common layouts, check every row, and return an ``ImportedScenario`` whose
+``write(directory)`` stores a ``scenario.toml`` and canonical ``tape.csv`` that the catalog
+accepts. Bad input raises ``ScenarioImportError`` with one line per problem, and nothing is
+written.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from .layouts import ImportProblem, RawBar
 __all__ = ["Bars", "convert_bars"]
 
 _EPOCH = re.compile(r"-?[0-9]+")
+_FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
 _MAX_DECIMALS = 8
 _FLOAT32_NOISE = Decimal(2) ** -23  # relative error of a price that went through float32
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
@@ -87,7 +88,8 @@ def _parse_time(text: str) -> tuple[datetime, str, bool] | str:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         return f"time {text!r} is not a date or an ISO-8601 time like 2024-03-01T15:30:00Z"
-    if parsed.microsecond:
+    fraction = _FRACTION.search(text)
+    if parsed.microsecond or (fraction and fraction.group(1).strip("0")):
         return f"time {text} has fractions of a second"
     day = parsed.date().isoformat()
     stamp = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cells import cell_text
 from .imported import ImportedScenario, ScenarioTermsInput, build_scenario
 from .layouts import raw_bars
-from .readers import cell_text
 
 __all__ = ["scenario_from_frame"]
 

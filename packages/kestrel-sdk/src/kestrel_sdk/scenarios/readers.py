@@ -7,42 +7,17 @@ first bar row 2 (for a CSV, its line number; a Parquet file is numbered as its C
 from __future__ import annotations
 
 import csv
-import math
-from collections.abc import Iterable, Sequence
-from datetime import date, datetime
-from decimal import Decimal
+import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from .layouts import ImportProblem, RawBars, raw_bars
+from .parquet import parquet_table
 
-__all__ = ["cell_text", "read_bars"]
+__all__ = ["read_bars"]
 
 _PARQUET = (".parquet", ".pq")
-
-
-def cell_text(value: Any) -> str:
-    """A cell of a DataFrame or Parquet table as the text a CSV would hold.
-
-    Floats keep their shortest round-trip form (``104.06``, not ``104.0600000000000023``);
-    times their ISO-8601 form with any offset; missing values become ``""``.
-    """
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return "" if math.isnan(value) else repr(value)
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return f"{value:f}"
-    isoformat = getattr(value, "isoformat", None)  # pandas Timestamp, numpy datetime64 wrappers
-    if callable(isoformat):
-        text = isoformat()
-        return "" if text == "NaT" else str(text)
-    item = getattr(value, "item", None)  # numpy scalars
-    if callable(item):
-        return cell_text(item())
-    return str(value)
+_PAIR = re.compile(r"\('(.*)', '(.*)'\)")
 
 
 def read_bars(path: Path) -> RawBars:
@@ -99,7 +74,7 @@ def _from_records(
             rest = rest[1:]
         found = raw_bars(header, rest, symbols=symbols)
     else:
-        found = raw_bars(header, records)
+        found = _pandas_pairs(header, records) or raw_bars(header, records)
     if not found.bars and not found.problems:
         found.problems.append(ImportProblem(None, "the file has a header but no bars"))
     # blank lines anywhere but the end are probably a damaged file
@@ -108,29 +83,44 @@ def _from_records(
     return found
 
 
+def _pandas_pairs(header: Sequence[str], records: list[tuple[int, list[str]]]) -> RawBars | None:
+    """yfinance's ``(Price, Ticker)`` columns as pandas writes them to Parquet, each named
+    ``('Close', 'AAPL')``, with the time index a column of its own (pandas puts it last)."""
+    pairs = [_PAIR.fullmatch(name.strip()) for name in header]
+    priced = [index for index, pair in enumerate(pairs) if pair and pair.group(2)]
+    times = [index for index in range(len(header)) if index not in priced]
+    if not priced or len(times) != 1:
+        return None
+    order = times + priced
+    names = ["Date"] + [pair.group(1) for pair in map(pairs.__getitem__, priced) if pair]
+    symbols = ["Ticker"] + [pair.group(2) for pair in map(pairs.__getitem__, priced) if pair]
+    reordered = [
+        (row, [cells[index] for index in order] if len(cells) == len(header) else cells)
+        for row, cells in records
+    ]
+    return raw_bars(names, reordered, symbols=symbols)
+
+
 def _parquet(path: Path) -> RawBars:
     try:
-        rows, names = _parquet_rows(path)
+        with path.open("rb"):
+            pass
+    except OSError as error:
+        return _unreadable(f"cannot read the file: {error.strerror or error}")
+    try:
+        names, rows = parquet_table(path)
     except ImportError:
         return _unreadable(
-            "reading Parquet needs pyarrow or polars (pip install pyarrow); or save it as CSV"
+            "reading Parquet needs pyarrow or polars: pip install 'kestrel-sdk[parquet]' "
+            "(or pyarrow); or save it as CSV"
         )
     except Exception as error:  # the reader's own error types vary by library
         return _unreadable(f"cannot read the Parquet file: {error}")
-    records = [(number, [cell_text(row.get(name)) for name in names]) for number, row in rows]
-    return _from_records(names, records, ())
-
-
-def _parquet_rows(path: Path) -> tuple[Iterable[tuple[int, dict[str, Any]]], list[str]]:
-    """(row number, row as a dict) of a Parquet file, and its column names."""
-    try:
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]  # noqa: PLC0415
-
-        table = pq.read_table(path)
-        names = [str(name) for name in table.column_names]
-        return enumerate(table.to_pylist(), start=2), names
-    except ImportError:
-        import polars as pl  # type: ignore[import-not-found]  # noqa: PLC0415
-
-        frame = pl.read_parquet(path)
-        return enumerate(frame.to_dicts(), start=2), [str(name) for name in frame.columns]
+    records: list[tuple[int, list[str]]] = []
+    blank: list[int] = []
+    for number, cells in enumerate(rows, start=2):  # numbered as its CSV: the header is row 1
+        if any(cell.strip() for cell in cells):
+            records.append((number, cells))
+        else:
+            blank.append(number)
+    return _from_records(names, records, blank)

@@ -1,0 +1,82 @@
+"""A Parquet bar file as the header and rows of text its CSV would hold (pyarrow, else polars).
+
+Each cell becomes the text ``DataFrame.to_csv`` would write for it, so a Parquet file and
+the CSV of the same bars import alike: floats in their shortest round-trip form
+(``187.15``), decimals exactly, dates as ``2024-01-02``, timestamps as ISO-8601 (those
+with a time zone in its local time with the offset; a naive one means UTC) keeping any
+fraction of a second down to the nanosecond, so it is reported rather than dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .cells import cell_text
+
+__all__ = ["parquet_table"]
+
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+
+
+def parquet_table(path: Path) -> tuple[list[str], list[list[str]]]:
+    """The column names of a Parquet file and its rows as text.
+
+    Raises ``ImportError`` when neither pyarrow nor polars is installed, and the reader's
+    own error for a file that is not Parquet.
+    """
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
+    except ImportError:
+        return _polars_table(path)
+    table = pq.read_table(path)
+    names = [str(name) for name in table.column_names]
+    columns = [_arrow_texts(table.column(index)) for index in range(table.num_columns)]
+    return names, [list(cells) for cells in zip(*columns, strict=True)]
+
+
+def _arrow_texts(column: Any) -> list[str]:
+    import pyarrow as pa  # noqa: PLC0415
+
+    kind = column.type
+    if pa.types.is_dictionary(kind):  # pandas' categorical columns (a symbol, say)
+        column = column.cast(kind.value_type)
+        kind = column.type
+    if pa.types.is_timestamp(kind):
+        return _timestamp_texts(column, kind.unit, kind.tz)
+    return [cell_text(value) for value in column.to_pylist()]
+
+
+def _timestamp_texts(column: Any, unit: str, zone: str | None) -> list[str]:
+    """ISO-8601 texts of a timestamp column, whatever its unit, without pandas' help.
+
+    The whole seconds go through pyarrow (which knows the zone); the fraction, which a
+    Python ``datetime`` cannot hold below the microsecond, is written from the integer.
+    """
+    import pyarrow as pa  # noqa: PLC0415
+
+    per_second = _PER_SECOND[unit]
+    ticks: list[int | None] = column.cast(pa.int64()).to_pylist()
+    whole = pa.array(
+        [None if tick is None else tick // per_second for tick in ticks], pa.int64()
+    ).cast(pa.timestamp("s", zone))
+    texts: list[str] = []
+    for tick, moment in zip(ticks, whole.to_pylist(), strict=True):
+        if tick is None or moment is None:
+            texts.append("")
+            continue
+        text = moment.isoformat()
+        fraction = tick % per_second
+        if fraction:
+            digits = len(str(per_second)) - 1
+            text = f"{text[:19]}.{fraction:0{digits}d}{text[19:]}"
+        texts.append(text)
+    return texts
+
+
+def _polars_table(path: Path) -> tuple[list[str], list[list[str]]]:
+    import polars as pl  # type: ignore[import-not-found]  # noqa: PLC0415
+
+    frame = pl.read_parquet(path)
+    names = [str(name) for name in frame.columns]
+    return names, [[cell_text(value) for value in row] for row in frame.iter_rows()]
