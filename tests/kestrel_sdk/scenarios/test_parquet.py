@@ -1,8 +1,11 @@
-"""Parquet bar files (real pyarrow files) import exactly as the CSV of the same bars."""
+"""Parquet bar files (real files, written by pyarrow) import exactly as the CSV of the same
+bars, read by pyarrow or, where pyarrow is missing, by polars."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -30,6 +33,28 @@ CLOSE = [185.64, 184.25, 181.91]
 VOLUME = [82488700, 58414500, 71983600]
 
 
+_READER = ["pyarrow"]
+
+
+@pytest.fixture(autouse=True, params=["pyarrow", "polars"])
+def reader(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each test reads its files with pyarrow, then again with polars alone."""
+    _READER[0] = request.param
+    yield request.param
+    _READER[0] = "pyarrow"
+
+
+@contextmanager
+def _reading() -> Iterator[None]:
+    """While a file is imported: pyarrow hidden when the reader is polars (files are still
+    written with pyarrow, outside)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if _READER[0] == "polars":
+            for name in ("pyarrow", "pyarrow.parquet"):
+                patch.setitem(sys.modules, name, None)  # `import name` raises ImportError
+        yield
+
+
 def _write(tmp_path: Path, name: str, table: pa.Table) -> Path:
     path = tmp_path / name
     pq.write_table(table, path)
@@ -46,7 +71,8 @@ def _import(path: Path, scenario_id: str, *, tick: str | None = None) -> Importe
     """The file's scenario, described alike whatever the file's name (the default
     description names it, and the scenario's root covers its description)."""
     terms = ScenarioTermsInput(description="the bars of the test")
-    return scenario_from_file(path, scenario_id, tick=tick, terms=terms)
+    with _reading():
+        return scenario_from_file(path, scenario_id, tick=tick, terms=terms)
 
 
 def _same(parquet: ImportedScenario, csv: ImportedScenario) -> None:
@@ -290,12 +316,16 @@ def test_a_null_time_and_a_time_with_nanoseconds_are_refused_by_row(tmp_path: Pa
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        pytest.param(b"Date,Open\n2024-01-02,1\n", "Parquet magic bytes not found", id="a-csv"),
-        pytest.param(None, "Parquet", id="truncated"),
+        pytest.param(
+            b"Date,Open\n2024-01-02,1\n",
+            {"pyarrow": "Parquet magic bytes not found", "polars": "must end with PAR1"},
+            id="a-csv",
+        ),
+        pytest.param(None, {"pyarrow": "Parquet", "polars": "parquet"}, id="truncated"),
     ],
 )
 def test_a_corrupt_parquet_file_is_one_clear_line_and_nothing_is_written(
-    tmp_path: Path, content: bytes | None, reason: str
+    tmp_path: Path, reader: str, content: bytes | None, reason: dict[str, str]
 ) -> None:
     source = tmp_path / "ACME.parquet"
     if content is None:
@@ -304,13 +334,15 @@ def test_a_corrupt_parquet_file_is_one_clear_line_and_nothing_is_written(
         content = source.read_bytes()[:-20]
     source.write_bytes(content)
     before = sorted(tmp_path.iterdir())
-    result = CliRunner().invoke(
-        cli, ["scenario", "new", "acme", "--from", str(source), "--out", str(tmp_path / "acme")]
-    )
+    with _reading():
+        result = CliRunner().invoke(
+            cli,
+            ["scenario", "new", "acme", "--from", str(source), "--out", str(tmp_path / "acme")],
+        )
     assert result.exit_code == 1
     first, last = result.stderr.splitlines()
     assert first.startswith("ACME.parquet: cannot read the Parquet file: ")
-    assert reason in first
+    assert reason[reader] in first
     assert last == f"kestrel: INVALID_ARGUMENT: 1 problem in {source}; nothing written"
     assert sorted(tmp_path.iterdir()) == before
 
@@ -354,9 +386,10 @@ def test_the_cli_makes_the_same_scenario_from_parquet_as_from_csv(tmp_path: Path
     written = {}
     for path in (source, csv):
         out = tmp_path / path.suffix[1:]
-        result = CliRunner().invoke(
-            cli, ["scenario", "new", "acme", "--from", str(path), "--out", str(out)]
-        )
+        with _reading():
+            result = CliRunner().invoke(
+                cli, ["scenario", "new", "acme", "--from", str(path), "--out", str(out)]
+            )
         assert result.exit_code == 0, result.output
         assert f"{path.name}: OHLCV layout; 3 bars of ACME, 1d" in result.stdout
         written[path.suffix] = {

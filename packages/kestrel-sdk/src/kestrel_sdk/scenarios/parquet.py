@@ -60,23 +60,37 @@ def _timestamp_texts(column: Any, unit: str, zone: str | None) -> list[str]:
     whole = pa.array(
         [None if tick is None else tick // per_second for tick in ticks], pa.int64()
     ).cast(pa.timestamp("s", zone))
+    fractions = [None if tick is None else tick % per_second for tick in ticks]
+    return _stamp_texts(whole.to_pylist(), fractions, len(str(per_second)) - 1)
+
+
+def _stamp_texts(moments: list[Any], fractions: list[int | None], digits: int) -> list[str]:
+    """ISO-8601 texts of whole-second ``moments`` with their ``fractions`` of ``digits``."""
     texts: list[str] = []
-    for tick, moment in zip(ticks, whole.to_pylist(), strict=True):
-        if tick is None or moment is None:
+    for moment, fraction in zip(moments, fractions, strict=True):
+        if moment is None:
             texts.append("")
             continue
-        text = moment.isoformat()
-        fraction = tick % per_second
+        text = moment.replace(microsecond=0).isoformat()
         if fraction:
-            digits = len(str(per_second)) - 1
             text = f"{text[:19]}.{fraction:0{digits}d}{text[19:]}"
         texts.append(text)
     return texts
 
 
 def _polars_table(path: Path) -> tuple[list[str], list[list[str]]]:
-    import polars as pl  # type: ignore[import-not-found]  # noqa: PLC0415
+    import polars as pl  # noqa: PLC0415
 
     frame = pl.read_parquet(path)
     names = [str(name) for name in frame.columns]
-    return names, [[cell_text(value) for value in row] for row in frame.iter_rows()]
+    columns = [_polars_texts(frame.get_column(name)) for name in frame.columns]
+    return names, [list(cells) for cells in zip(*columns, strict=True)]
+
+
+def _polars_texts(series: Any) -> list[str]:
+    import polars as pl  # noqa: PLC0415
+
+    values = series.to_list()
+    if isinstance(series.dtype, pl.Datetime):  # a datetime holds microseconds: nanoseconds apart
+        return _stamp_texts(values, series.dt.nanosecond().to_list(), 9)
+    return [cell_text(value) for value in values]
