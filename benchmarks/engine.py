@@ -39,6 +39,7 @@ from kestrel_protocol import SessionFrame
 from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import Tape
+from kestrel_sdk.runtime.engine import native
 
 SCENARIO = "minute-200k"
 SYMBOL = "ACME"
@@ -236,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     pb_wall, pb_cpu = (statistics.median(r[i] for r in pb_runs) for i in (0, 1))
 
     print(f"minute-200k, {steps} bars, median of {args.runs} runs (wall clock | process CPU)")
+    where = f" ({native.engine_dir()})" if native.engine() == "compiled" else ""
+    print(f"engine: {native.engine()}{where}")
     print("(a) SMA(20) cross, 10 shares, one `advance 1` per bar through the SDK")
     print(f"    kestrel   {k_wall:12,.0f} | {k_cpu:12,.0f} steps/s   equity {k_equity:.2f}")
     print(f"    backtest  {p_wall:12,.0f} | {p_cpu:12,.0f} bars/s    equity {p_equity:.2f}")

@@ -3,11 +3,18 @@
 ``SessionEngine`` is one session's deterministic state machine: no I/O, no clock, no
 randomness. The service around it persists pentads and frames; grading replays the
 sources of a record's pentads on a fresh engine.
+
+The engine modules run compiled when a matching mypyc build is there (``native``): the
+build directory goes first on this package's ``__path__`` before anything imports them.
 """
 
 from __future__ import annotations
 
-from .core import Program, SessionEngine, Step
-from .grade import compute_grade, equity_metrics
+from . import native
+
+native.activate(__path__)
+
+from .core import Program, SessionEngine, Step  # noqa: E402 (after activate)
+from .grade import compute_grade, equity_metrics  # noqa: E402
 
 __all__ = ["Program", "SessionEngine", "Step", "compute_grade", "equity_metrics"]

@@ -1,0 +1,211 @@
+"""Which engine runs: these pure-Python modules, or a mypyc build of them (optional).
+
+``python -m kestrel_sdk.runtime.engine.build`` compiles :data:`COMPILED_MODULES` into a
+build directory: one shim extension per module, one shared ``<hash>__mypyc`` library and
+``BUILD.json`` (the interpreter's cache tag and the SHA-256 of every source the build was
+type-checked against: the compiled modules and the first-party modules they import,
+whose ``Final`` constants mypyc may inline). :func:`activate`, called by the engine
+package before it imports anything else, picks the engine by ``KESTREL_ENGINE``:
+
+- unset: the build in ``engine/_compiled/`` if there is one and it matches the current
+  sources and interpreter; a stale or foreign build is ignored with one warning;
+- ``pure``: never a compiled build;
+- ``compiled``: the build in ``engine/_compiled/``, refused loudly if missing or stale;
+- a directory: the build there, refused loudly if stale or foreign.
+
+Both engines give identical roots (``tests/kestrel_sdk/runtime/engine/test_native.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "BUILD_FILE",
+    "COMPILED_MODULES",
+    "DEFAULT_BUILD_DIR",
+    "REBUILD",
+    "CompiledEngineError",
+    "activate",
+    "build_problems",
+    "engine",
+    "engine_dir",
+    "source_digest",
+    "source_file",
+]
+
+log = logging.getLogger(__name__)
+
+#: Every engine module except the package, this module and the build command.
+COMPILED_MODULES = (
+    "account",
+    "blotter",
+    "bus",
+    "core",
+    "fill",
+    "frame",
+    "grade",
+    "orders",
+    "risk",
+    "scaled",
+    "trades",
+)
+BUILD_FILE = "BUILD.json"
+DEFAULT_BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
+REBUILD = "python -m kestrel_sdk.runtime.engine.build"
+
+Engine = Literal["compiled", "pure"]
+
+
+class CompiledEngineError(ImportError):
+    """``KESTREL_ENGINE`` names a compiled build that cannot run these sources here."""
+
+
+@dataclass
+class _Selection:
+    engine: Engine = "pure"
+    directory: Path | None = None
+
+
+_SELECTED = _Selection()
+
+
+def engine() -> Engine:
+    """``"compiled"`` when the engine modules run from a mypyc build, else ``"pure"``."""
+    return _SELECTED.engine
+
+
+def engine_dir() -> Path | None:
+    """The build directory the compiled engine was loaded from (``None`` when pure)."""
+    return _SELECTED.directory
+
+
+def source_file(relative: str) -> Path | None:
+    """Where ``relative`` (``kestrel_sdk/runtime/engine/core.py``) is installed now."""
+    spec = importlib.util.find_spec(relative.split("/", 1)[0])
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent / relative
+
+
+def _sha256(path: Path | None) -> str:
+    if path is None or not path.is_file():
+        return "missing"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def source_digest(hashes: dict[str, str]) -> str:
+    """One SHA-256 over ``{relative path: SHA-256 of its bytes}``, in path order."""
+    lines = "".join(f"{path}\0{hashes[path]}\n" for path in sorted(hashes))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _manifest(directory: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((directory / BUILD_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{directory} has no {BUILD_FILE}") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{directory / BUILD_FILE} cannot be read ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
+        raise ValueError(f"{directory / BUILD_FILE} is not a compiled-engine manifest")
+    return data
+
+
+def build_problems(directory: Path) -> list[str]:
+    """What keeps the build in ``directory`` from running here (empty: it can run)."""
+    try:
+        manifest = _manifest(directory)
+    except ValueError as exc:
+        return [str(exc)]
+    problems: list[str] = []
+    tag = sys.implementation.cache_tag
+    if manifest.get("cache_tag") != tag:
+        problems.append(f"it was built for {manifest.get('cache_tag')}, this Python is {tag}")
+    if manifest.get("modules") != list(COMPILED_MODULES):
+        problems.append(
+            f"it compiles {manifest.get('modules')}, the engine has {list(COMPILED_MODULES)}"
+        )
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    files = [f"{name}{suffix}" for name in COMPILED_MODULES]
+    files.append(str(manifest.get("shared_library")))
+    absent = [name for name in files if not (directory / name).is_file()]
+    if absent:
+        problems.append(f"it lacks {', '.join(absent)}")
+    recorded: dict[str, str] = manifest["sources"]
+    current = {path: _sha256(source_file(path)) for path in recorded}
+    changed = sorted(path for path in recorded if recorded[path] != current[path])
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if changed[5:] else "")
+        problems.append(f"the sources changed since it was built: {shown}")
+    elif manifest.get("digest") != source_digest(current):
+        problems.append(
+            f"its source digest {manifest.get('digest')} is not the current sources' "
+            f"{source_digest(current)}"
+        )
+    return problems
+
+
+def _load_shared_library(directory: Path, filename: str) -> None:
+    """Import the build's ``<hash>__mypyc`` library by path: the shims import it by name."""
+    name = filename.split(".", 1)[0]
+    path = directory / filename
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if Path(getattr(loaded, "__file__", "")) != path:
+            raise CompiledEngineError(f"another build's {name} is already loaded")
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CompiledEngineError(f"{path} is not an extension module this Python can load")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+
+
+def _choose() -> Path | None:
+    """The build directory to run, or ``None`` for pure (see the module docstring)."""
+    choice = os.environ.get("KESTREL_ENGINE", "").strip()
+    if choice == "pure":
+        return None
+    if not choice and not DEFAULT_BUILD_DIR.exists():
+        return None
+    directory = DEFAULT_BUILD_DIR if choice in {"", "compiled"} else Path(choice).absolute()
+    problems = build_problems(directory)
+    if not problems:
+        return directory
+    why = "; ".join(problems)
+    if choice:
+        raise CompiledEngineError(
+            f"KESTREL_ENGINE={choice}: the compiled engine in {directory} cannot run: {why}. "
+            f"Rebuild it with `KESTREL_ENGINE=pure {REBUILD} --dest {directory}`, "
+            "or set KESTREL_ENGINE=pure"
+        )
+    log.warning(
+        "ignoring the compiled engine in %s (%s); running the pure-Python engine. "
+        "Rebuild it with `%s`",
+        directory,
+        why,
+        REBUILD,
+    )
+    return None
+
+
+def activate(package_path: list[str]) -> None:
+    """Put the chosen build first on the engine package's ``__path__`` (else: pure)."""
+    directory = _choose()
+    if directory is None:
+        return
+    _load_shared_library(directory, str(_manifest(directory)["shared_library"]))
+    package_path.insert(0, str(directory))
+    _SELECTED.engine = "compiled"
+    _SELECTED.directory = directory

@@ -1,0 +1,257 @@
+"""The optional compiled engine (mypyc): a real build gives the same frame, blotter, record
+and grade roots as pure Python on minute-200k, and ``KESTREL_ENGINE`` picks the engine
+(a stale build is never run silently).
+
+The build needs mypy, setuptools and a C compiler: missing, the tests that build skip
+locally naming what is missing, and fail under ``CI=true`` (``tests/peers``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kestrel_protocol
+import kestrel_sdk
+import pytest
+from kestrel_sdk.runtime.engine import native
+from kestrel_sdk.runtime.engine.build import missing_prerequisites, source_closure
+
+from tests.peers import require_peer
+
+ENGINE_DIR = Path(native.__file__).parent
+
+# One session over the whole tape through the SDK: a market entry with a stop guard (an
+# alias), a resting limit buy, a never-filling limit sell that is cancelled, a buy stop,
+# a market exit, then the rest of the tape; close and grade.
+SESSION = r"""
+import json, sys
+import anyio
+from kestrel_sdk import create_sdk, local_transport
+import kestrel_sdk.runtime.engine.core as core
+import kestrel_sdk.runtime.engine.grade as grade
+from kestrel_sdk.runtime.engine import native
+
+SOURCES = [
+    "buy 100 ACME as entry\nsell 100 ACME stop 90.00 tif gtc as guard\nadvance 20000",
+    "buy 50 ACME limit 70.00 tif gtc as dip\nsell 50 ACME limit 200.00 tif gtc as never\n"
+    "advance 40000",
+    "cancel never\nbuy 10 ACME stop 60.00 tif gtc\nadvance 60000",
+    "sell 60 ACME\nadvance 50000",
+]
+
+async def main(home):
+    async with create_sdk(local_transport(home=home)) as sdk:
+        opened = await sdk.open_session("minute-200k")
+        session = opened.session
+        frames = []
+        for source in SOURCES:
+            response = await session.submit(source)
+            frames.append(response.delivery.frame_root)
+        remaining = response.delivery.frame.clock.remaining
+        response = await session.submit(f"advance {remaining}")
+        frames.append(response.delivery.frame_root)
+        blotter = await session.blotter()
+        record = await session.close()
+        graded = await sdk.grade_until_done(session.id)
+    print(json.dumps({
+        "engine": native.engine(),
+        "modules": [core.__file__, grade.__file__],
+        "frames": frames,
+        "disposition": response.disposition,
+        "remaining": response.delivery.frame.clock.remaining,
+        "orders": len(blotter.orders),
+        "fills": len(blotter.fills),
+        "blotter": blotter.root,
+        "head": record.head,
+        "record": record.root,
+        "grade": graded.root,
+    }))
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+def _env(engine: str) -> dict[str, str]:
+    return {**os.environ, "KESTREL_ENGINE": engine}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real mypyc build of the engine, made once for this module."""
+    missing = missing_prerequisites()
+    require_peer(
+        None if missing else True,
+        what="what the compiled engine's build needs (" + "; ".join(missing) + ")",
+        install="uv sync --all-packages` and `apt-get install gcc",
+    )
+    dest = tmp_path_factory.mktemp("engine") / "compiled"
+    done = subprocess.run(
+        [sys.executable, "-m", "kestrel_sdk.runtime.engine.build", "--dest", str(dest)],
+        env=_env("pure"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return dest
+
+
+def _session(home: Path, engine: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION, str(home)],
+        env=_env(engine),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def test_compiled_and_pure_engines_give_identical_roots(compiled: Path, tmp_path: Path) -> None:
+    fast = _session(tmp_path / "compiled", str(compiled))
+    pure = _session(tmp_path / "pure", "pure")
+    # Each child really ran the engine it was given.
+    assert fast.pop("engine") == "compiled"
+    assert all(Path(m).parent == compiled and m.endswith(".so") for m in fast.pop("modules"))
+    assert pure.pop("engine") == "pure"
+    assert all(Path(m).parent == ENGINE_DIR and m.endswith(".py") for m in pure.pop("modules"))
+    assert fast == pure
+    # The session exercised what it claims: the whole tape, every order in the blotter.
+    assert (pure["remaining"], pure["disposition"]) == (0, "stood-down")
+    assert pure["orders"] == 6
+    assert pure["fills"] == 5  # entry, guard, dip, the buy stop and the exit; never: cancelled
+    assert len(set(pure["frames"])) == len(pure["frames"]) == 5
+
+
+def _copy_build(compiled: Path, where: Path) -> Path:
+    copy = where / "build"
+    shutil.copytree(compiled, copy)
+    return copy
+
+
+def _run(code: str, engine: str | None, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "KESTREL_ENGINE"}
+    if engine is not None:
+        env["KESTREL_ENGINE"] = engine
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+WHICH = (
+    "import kestrel_sdk.runtime.engine.core as core\n"
+    "from kestrel_sdk.runtime.engine import native\n"
+    "print(native.engine(), core.__file__)\n"
+)
+
+
+def test_pure_ignores_a_valid_build(compiled: Path, tmp_path: Path) -> None:
+    assert _run(WHICH, str(compiled), tmp_path).stdout.split()[0] == "compiled"
+    done = _run(WHICH, "pure", tmp_path)
+    assert done.returncode == 0, done.stderr
+    engine, module = done.stdout.split()
+    assert (engine, Path(module)) == ("pure", ENGINE_DIR / "core.py")
+    assert done.stderr == ""
+
+
+def _stale(compiled: Path, where: Path) -> Path:
+    """A copy of the build whose recorded digest is not the current sources'."""
+    stale = _copy_build(compiled, where)
+    manifest = json.loads((stale / native.BUILD_FILE).read_text())
+    manifest["digest"] = "0" * 64
+    (stale / native.BUILD_FILE).write_text(json.dumps(manifest))
+    return stale
+
+
+def test_a_stale_build_named_by_kestrel_engine_is_refused(compiled: Path, tmp_path: Path) -> None:
+    stale = _stale(compiled, tmp_path)
+    done = _run(WHICH, str(stale), tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("kestrel_sdk.runtime.engine.native.CompiledEngineError: ")
+    assert f"KESTREL_ENGINE={stale}" in last
+    assert "source digest 0000000000" in last
+    assert "python -m kestrel_sdk.runtime.engine.build" in last
+
+
+def test_a_build_of_edited_sources_names_the_edited_file(compiled: Path, tmp_path: Path) -> None:
+    stale = _copy_build(compiled, tmp_path)
+    manifest = json.loads((stale / native.BUILD_FILE).read_text())
+    manifest["sources"]["kestrel_sdk/runtime/lang/syntax.py"] = "1" * 64
+    (stale / native.BUILD_FILE).write_text(json.dumps(manifest))
+    done = _run(WHICH, str(stale), tmp_path)
+    assert done.returncode != 0
+    assert "sources changed since it was built: kestrel_sdk/runtime/lang/syntax.py" in done.stderr
+
+
+def test_a_foreign_interpreters_build_is_refused(compiled: Path, tmp_path: Path) -> None:
+    foreign = _copy_build(compiled, tmp_path)
+    manifest = json.loads((foreign / native.BUILD_FILE).read_text())
+    manifest["cache_tag"] = "cpython-399"
+    (foreign / native.BUILD_FILE).write_text(json.dumps(manifest))
+    done = _run(WHICH, str(foreign), tmp_path)
+    assert done.returncode != 0
+    assert f"built for cpython-399, this Python is {sys.implementation.cache_tag}" in done.stderr
+
+
+def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
+    compiled: Path, tmp_path: Path
+) -> None:
+    """The default place is inside the installed package: use a copy of the package."""
+    site = tmp_path / "site"
+    for package in (kestrel_sdk, kestrel_protocol):
+        shutil.copytree(
+            Path(package.__file__).parent,
+            site / package.__name__,
+            ignore=shutil.ignore_patterns("__pycache__", "_compiled"),
+        )
+    default = site / "kestrel_sdk" / "runtime" / "engine" / "_compiled"
+    _stale(compiled, tmp_path).rename(default)
+    code = f"import sys; sys.path.insert(0, {str(site)!r})\n" + WHICH
+    done = _run(code, None, tmp_path)
+    assert done.returncode == 0, done.stderr
+    engine, module = done.stdout.split()
+    assert (engine, Path(module).parent) == ("pure", default.parent)
+    warnings = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1
+    assert f"ignoring the compiled engine in {default}" in warnings[0]
+    assert "source digest 0000000000" in warnings[0]
+    assert "python -m kestrel_sdk.runtime.engine.build" in warnings[0]
+    # The same build, valid, is used from the default place without a word.
+    shutil.rmtree(default)
+    shutil.copytree(compiled, default)
+    # Its sources are the copies' now: identical bytes, so the digest still matches.
+    done = _run(code, None, tmp_path)
+    assert done.returncode == 0, done.stderr
+    engine, module = done.stdout.split()
+    assert (engine, Path(module).parent) == ("compiled", default)
+    assert done.stderr == ""
+
+
+def test_the_compiled_modules_are_every_engine_module_but_the_selection_and_build() -> None:
+    modules = {path.stem for path in ENGINE_DIR.glob("*.py")}
+    assert set(native.COMPILED_MODULES) == modules - {"__init__", "native", "build"}
+
+
+def test_the_build_records_the_first_party_modules_the_engine_imports() -> None:
+    root = ENGINE_DIR.parents[2]
+    sources = source_closure(root)
+    assert "kestrel_sdk/runtime/engine/core.py" in sources
+    assert "kestrel_sdk/runtime/lang/syntax.py" in sources  # core -> lang.syntax
+    assert "kestrel_sdk/runtime/engine/native.py" not in sources
+    assert all(path.startswith("kestrel_sdk/") for path in sources)  # protocol lives elsewhere
