@@ -1,6 +1,8 @@
 """Engine benchmark: Kestrel through the SDK vs backtesting.py on ``minute-200k``.
 
-Run: ``uv run python benchmarks/engine.py [--runs 3] [--bars 199999]``.
+Run: ``uv run python benchmarks/engine.py [--runs 3] [--bars 199999]``. The header names
+the engine that ran, pure Python or a compiled build (``KESTREL_ENGINE``; see the SDK
+README's "Compiled engine").
 
 (a) SMA(20) cross, 10 shares, long-only: one ``advance 1`` per bar through
     ``create_sdk(local_transport())`` (a temp home, so persistence is included), against

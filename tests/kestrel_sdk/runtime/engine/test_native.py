@@ -18,8 +18,8 @@ from typing import Any
 import kestrel_protocol
 import kestrel_sdk
 import pytest
-from kestrel_sdk.runtime.engine import native
-from kestrel_sdk.runtime.engine.build import missing_prerequisites, source_closure
+from kestrel_sdk.runtime.engine import build, native
+from kestrel_sdk.runtime.engine.build import main, missing_prerequisites, source_closure
 
 from tests.peers import require_peer
 
@@ -255,3 +255,65 @@ def test_the_build_records_the_first_party_modules_the_engine_imports() -> None:
     assert "kestrel_sdk/runtime/lang/syntax.py" in sources  # core -> lang.syntax
     assert "kestrel_sdk/runtime/engine/native.py" not in sources
     assert all(path.startswith("kestrel_sdk/") for path in sources)  # protocol lives elsewhere
+
+
+def test_without_a_c_compiler_the_build_says_so_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    dest = tmp_path / "compiled"
+    assert main(["--dest", str(dest)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("kestrel: CHECK_FAILED: cannot compile the engine: a C compiler")
+    assert "apt-get install gcc" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_mypy_the_build_names_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    find_spec = build.importlib.util.find_spec
+    monkeypatch.setattr(
+        build.importlib.util, "find_spec", lambda name: None if name == "mypyc" else find_spec(name)
+    )
+    assert main(["--dest", str(tmp_path / "compiled")]) == 1
+    line = capsys.readouterr().err.strip()
+    assert "mypy (`pip install 'kestrel-sdk[compile]'`)" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_build_never_replaces_a_directory_that_is_not_a_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    assert main(["--dest", str(tmp_path)]) == 1
+    line = capsys.readouterr().err.strip()
+    assert line == (
+        f"kestrel: INVALID_ARGUMENT: {tmp_path} exists and is not a compiled-engine build; "
+        "name a new or empty directory"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    assert notes.read_text() == "mine"
+
+
+def test_a_failed_compile_leaves_the_earlier_build_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "compiled"
+    dest.mkdir()
+    (dest / native.BUILD_FILE).write_text('{"earlier": true}')
+    failed = subprocess.CompletedProcess[str](
+        [], 1, "core.py:3: error: Name 'x' is not defined\n", ""
+    )
+    monkeypatch.setattr(build, "missing_prerequisites", list)
+    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: failed)
+    assert main(["--dest", str(dest)]) == 1
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(
+        "kestrel: CHECK_FAILED: mypyc failed (exit 1): core.py:3: error: Name 'x' is not defined"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["compiled"]
+    assert [p.name for p in dest.iterdir()] == [native.BUILD_FILE]
+    assert (dest / native.BUILD_FILE).read_text() == '{"earlier": true}'

@@ -150,6 +150,11 @@ def _compile(work: Path) -> None:
         )
 
 
+def _replaceable(dest: Path) -> bool:
+    """An empty directory, or an earlier build (nothing else is ever deleted)."""
+    return not any(dest.iterdir()) or (dest / BUILD_FILE).is_file()
+
+
 def _replace(dest: Path, staged: Path) -> None:
     """Swap ``staged`` in as ``dest`` by renames; an earlier build is removed after."""
     if not dest.exists():
@@ -163,18 +168,18 @@ def _replace(dest: Path, staged: Path) -> None:
 
 def build(dest: Path) -> dict[str, Any]:
     """Compile the engine into ``dest``; its manifest (``BUILD.json``) is returned."""
+    dest = dest.absolute()
+    if dest.exists() and not (dest.is_dir() and _replaceable(dest)):
+        raise BuildError(
+            "INVALID_ARGUMENT",
+            f"{dest} exists and is not a compiled-engine build; name a new or empty directory",
+        )
     missing = missing_prerequisites()
     if missing:
         raise BuildError(
             "CHECK_FAILED",
             f"cannot compile the engine: {'; '.join(missing)} missing. "
             "The pure-Python engine keeps working without it",
-        )
-    dest = dest.absolute()
-    if dest.exists() and any(dest.iterdir()) and not (dest / BUILD_FILE).is_file():
-        raise BuildError(
-            "INVALID_ARGUMENT",
-            f"{dest} exists and is not a compiled-engine build; name a new or empty directory",
         )
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     with tempfile.TemporaryDirectory(prefix="kestrel-engine-build-") as temp:
