@@ -86,8 +86,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     missing = missing_prerequisites()
     require_peer(
         None if missing else True,
-        what="what the compiled engine's build needs (" + "; ".join(missing) + ")",
-        install="uv sync --all-packages` and `apt-get install gcc",
+        what="; ".join(missing),
+        install="uv sync --all-packages; apt-get install gcc",
     )
     dest = tmp_path_factory.mktemp("engine") / "compiled"
     done = subprocess.run(
@@ -221,8 +221,12 @@ def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
             ignore=shutil.ignore_patterns("__pycache__", "_compiled"),
         )
     default = site / "kestrel_sdk" / "runtime" / "engine" / "_compiled"
-    _stale(compiled, tmp_path).rename(default)
     code = f"import sys; sys.path.insert(0, {str(site)!r})\n" + WHICH
+    # KESTREL_ENGINE=compiled insists on the default place's build.
+    done = _run(code, "compiled", tmp_path)
+    assert done.returncode != 0
+    assert f"{default} has no {native.BUILD_FILE}" in done.stderr
+    _stale(compiled, tmp_path).rename(default)
     done = _run(code, None, tmp_path)
     assert done.returncode == 0, done.stderr
     engine, module = done.stdout.split()
@@ -241,6 +245,7 @@ def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
     engine, module = done.stdout.split()
     assert (engine, Path(module).parent) == ("compiled", default)
     assert done.stderr == ""
+    assert _run(code, "compiled", tmp_path).stdout.split()[0] == "compiled"
 
 
 def test_the_compiled_modules_are_every_engine_module_but_the_selection_and_build() -> None:
