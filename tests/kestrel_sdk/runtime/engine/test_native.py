@@ -7,6 +7,7 @@ locally naming what is missing, and fail under ``CI=true`` (``tests/peers``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -216,7 +217,7 @@ def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
     site = tmp_path / "site"
     for package in (kestrel_sdk, kestrel_protocol):
         shutil.copytree(
-            Path(package.__file__).parent,
+            Path(str(package.__file__)).parent,
             site / package.__name__,
             ignore=shutil.ignore_patterns("__pycache__", "_compiled"),
         )
@@ -278,9 +279,9 @@ def test_without_a_c_compiler_the_build_says_so_and_writes_nothing(
 def test_without_mypy_the_build_names_the_extra_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    find_spec = build.importlib.util.find_spec
+    find_spec = importlib.util.find_spec
     monkeypatch.setattr(
-        build.importlib.util, "find_spec", lambda name: None if name == "mypyc" else find_spec(name)
+        importlib.util, "find_spec", lambda name: None if name == "mypyc" else find_spec(name)
     )
     assert main(["--dest", str(tmp_path / "compiled")]) == 1
     line = capsys.readouterr().err.strip()
@@ -313,7 +314,7 @@ def test_a_failed_compile_leaves_the_earlier_build_as_it_was(
         [], 1, "core.py:3: error: Name 'x' is not defined\n", ""
     )
     monkeypatch.setattr(build, "missing_prerequisites", list)
-    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: failed)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: failed)
     assert main(["--dest", str(dest)]) == 1
     line = capsys.readouterr().err.strip()
     assert line.startswith(
