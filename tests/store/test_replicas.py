@@ -116,6 +116,38 @@ def test_replicas_racing_on_one_session_never_fork(
     assert record.pentads == reference
 
 
+def test_a_replica_reading_while_another_commits_and_appends_sees_one_chain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race the test above once lost (1 run in a few dozen), made to happen: while
+    one replica reads the journal, the other commits seq 1 and appends seq 2 to the
+    step file (SQLite's; PostgreSQL inserts every step). The reader sees both, in
+    order, not a step file that skips seq 1."""
+    url = f"sqlite:///{tmp_path / 'home' / 'kestrel.db'}"
+    one, two = _runtime(url), _runtime(url)
+    sid = one.open_session("alice", SCENARIO, "interleaved").session_id
+    assert sid is not None
+    steps = one.store._steps  # type: ignore[attr-defined]
+    real_locked = steps.locked
+    interleaved: list[int] = []
+
+    def locked_after_the_other_replica(rowid: int, create: bool) -> Any:
+        if not interleaved:  # the first time the reader reaches for the step file
+            interleaved.append(two.submit("alice", sid, "advance 1").pentad.seq)
+            interleaved.append(two.submit("alice", sid, "advance 1").pentad.seq)
+        return real_locked(rowid, create)
+
+    monkeypatch.setattr(steps, "locked", locked_after_the_other_replica)
+    try:
+        journal = one.store.journal(sid)
+    finally:
+        one.shutdown()
+        two.shutdown()
+    assert interleaved == [1, 2]
+    assert [e.seq for e in journal] == [1, 2]
+    assert journal[1].prev == journal[0].frame_root
+
+
 def test_a_grade_operation_resumes_on_another_replica(
     replicas: tuple[Runtime, Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:

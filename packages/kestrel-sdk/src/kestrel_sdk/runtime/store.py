@@ -444,19 +444,24 @@ class SqliteStore:
     def _merged(self, base: int, after: int) -> tuple[list[tuple[int, str, str, str]], str]:
         """The session's rows (seq, source, pentad root, frame root) after ``after`` from
         the table and its step file, and the frame root the first one followed. The
-        caller holds ``_lock``."""
+        caller holds ``_lock``.
+
+        The table is read with the step file's lock held, as every fold and append holds
+        it: read before it, another process could commit a row and append the next line
+        in between, and the file would look as if it skipped a seq.
+        """
         conn = self._conn
-        table_last = self._table_last(conn, base)
-        start = min(after, table_last)
-        rows = [
-            (int(key) - base, str(source), str(root), str(frame))
-            for key, source, root, frame in conn.execute(
-                "SELECT key, source, pentad_root, frame_root FROM journal"
-                " WHERE key >= ? AND key <= ? ORDER BY key",
-                (base + start, base + table_last),
-            )
-        ]
         with self._steps.locked(base >> _SEQ_BITS, create=False) as step:
+            table_last = self._table_last(conn, base)
+            start = min(after, table_last)
+            rows = [
+                (int(key) - base, str(source), str(root), str(frame))
+                for key, source, root, frame in conn.execute(
+                    "SELECT key, source, pentad_root, frame_root FROM journal"
+                    " WHERE key >= ? AND key <= ? ORDER BY key",
+                    (base + start, base + table_last),
+                )
+            ]
             if step is not None:
                 lines, end = step.lines(table_last)
                 rows.extend(lines)
