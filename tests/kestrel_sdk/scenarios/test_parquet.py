@@ -55,6 +55,20 @@ def _reading() -> Iterator[None]:
         yield
 
 
+def _daily(**columns: Any) -> pa.Table:
+    """The daily bars of DAYS as a Parquet table (dates as ``date32``); ``columns``
+    replace the named ones, in place."""
+    table: dict[str, Any] = {
+        "Date": pa.array(DAYS, pa.date32()),
+        "Open": OPEN,
+        "High": HIGH,
+        "Low": LOW,
+        "Close": CLOSE,
+        "Volume": VOLUME,
+    }
+    return pa.table(table | columns)
+
+
 def _write(tmp_path: Path, name: str, table: pa.Table) -> Path:
     path = tmp_path / name
     pq.write_table(table, path)
@@ -220,15 +234,12 @@ def test_float_prices_off_the_tick_round_as_the_csv_does(tmp_path: Path) -> None
     """float64 keeps its shortest form (187.15, not 187.14999…); float32 noise and a price
     finer than the chosen tick are rounded half-even to the tick, with the same note."""
     for kind in (pa.float64(), pa.float32()):
-        table = pa.table(
-            {
-                "Date": pa.array(DAYS, pa.date32()),
-                "Open": pa.array([187.15, 184.225, 182.15], kind),
-                "High": pa.array(HIGH, kind),
-                "Low": pa.array(LOW, kind),
-                "Close": pa.array(CLOSE, kind),
-                "Volume": pa.array([float(v) for v in VOLUME]),  # pandas' float volume
-            }
+        table = _daily(
+            Open=pa.array([187.15, 184.225, 182.15], kind),
+            High=pa.array(HIGH, kind),
+            Low=pa.array(LOW, kind),
+            Close=pa.array(CLOSE, kind),
+            Volume=pa.array([float(v) for v in VOLUME]),  # pandas' float volume
         )
         path = _write(tmp_path, "ACME.parquet", table)
         text = "Date,Open,High,Low,Close,Volume\n" + "".join(
@@ -265,15 +276,9 @@ def _problems(path: Path) -> list[str]:
 
 
 def test_a_null_cell_is_named_by_its_row_as_an_empty_csv_cell_is(tmp_path: Path) -> None:
-    table = pa.table(
-        {
-            "Date": pa.array(DAYS, pa.date32()),
-            "Open": OPEN,
-            "High": HIGH,
-            "Low": LOW,
-            "Close": pa.array([CLOSE[0], None, CLOSE[2]], pa.float64()),
-            "Volume": pa.array([VOLUME[0], VOLUME[1], None], pa.int64()),
-        }
+    table = _daily(
+        Close=pa.array([CLOSE[0], None, CLOSE[2]], pa.float64()),
+        Volume=pa.array([VOLUME[0], VOLUME[1], None], pa.int64()),
     )
     parquet = _problems(_write(tmp_path, "ACME.parquet", table))
     assert parquet == [
@@ -367,17 +372,7 @@ def test_without_a_reader_the_message_says_what_to_install(
 
 
 def test_the_cli_makes_the_same_scenario_from_parquet_as_from_csv(tmp_path: Path) -> None:
-    table = pa.table(
-        {
-            "Date": pa.array(DAYS, pa.date32()),
-            "Open": OPEN,
-            "High": HIGH,
-            "Low": LOW,
-            "Close": CLOSE,
-            "Volume": VOLUME,
-        }
-    )
-    source = _write(tmp_path, "ACME.parquet", table)
+    source = _write(tmp_path, "ACME.parquet", _daily())
     csv = _csv(
         tmp_path,
         "ACME.csv",
