@@ -16,18 +16,9 @@ import pytest
 from kestrel_mcp import create_kestrel_mcp_server, serve_stdio
 from kestrel_mcp.stdio import _READ_AHEAD, _Reader
 
-pytestmark = pytest.mark.anyio
+from tests.kestrel_mcp.test_stdio import INIT
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+pytestmark = pytest.mark.anyio
 
 
 def _unread(fd: int) -> int:
