@@ -55,7 +55,6 @@ from kestrel_protocol import (
     VerificationReport,
     canonical_json,
     kestrel_home,
-    root_of,
 )
 from kestrel_protocol.ports import SessionGate
 from kestrel_protocol.store import JournalConflict, JournalEntry, RuntimeStore, SessionRow
@@ -66,7 +65,6 @@ from .catalog.model import CatalogIndex, LoadedScenario
 from .catalog.objects import catalog_object
 from .engine import SessionEngine, compute_grade
 from .engine.frame import construct
-from .engine.frame import frame_root as engine_frame_root
 from .history import history_bars
 from .ids import operation_id, session_id
 from .lang import validate_source
@@ -386,9 +384,7 @@ class Runtime:
         if not self.sealed(loaded.id):  # served unsealed by this process
             self.store.note_unsealed(row.id)
         engine = SessionEngine(loaded, row.id)
-        frame_root = self._replay(
-            row.id, engine, root_of(engine.frame()), self.store.journal(row.id)
-        )
+        frame_root = self._replay(row.id, engine, engine.frame_root(), self.store.journal(row.id))
         log.debug("resumed session %s at seq %d", row.id, engine.seq)
         return _Live(row, loaded, engine, frame_root, threading.Lock())
 
@@ -408,8 +404,7 @@ class Runtime:
                 root = "corrupt"
             if root != entry.pentad_root:
                 raise self._diverged(sid, entry.seq, "pentad", entry.pentad_root, root)
-            step = engine.submit(entry.source)
-            frame_root = engine_frame_root(step.frame)
+            frame_root = engine.replay(entry.source)
             if frame_root != entry.frame_root:
                 raise self._diverged(sid, entry.seq, "frameRoot", entry.frame_root, frame_root)
         return frame_root
@@ -518,7 +513,7 @@ class Runtime:
                 try:
                     step = engine.apply(program)
                     frame = step.frame
-                    frame_root = engine_frame_root(frame)
+                    frame_root = engine.frame_root()
                     status = frame.status if frame.status != before else None
                     self.store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
                 except BaseException as exc:
@@ -639,8 +634,8 @@ class Runtime:
             if (journal[-1].seq if journal else 0) != engine.seq:  # advanced meanwhile
                 self._forget(live)
                 raise JournalConflict(f"session {sid} moved past seq {engine.seq}")
-            frame = engine.close()
-            head = root_of(frame)
+            engine.close()
+            head = engine.frame_root()
             blotter = engine.blotter()
             record = SessionRecord.with_root(
                 session=sid,
@@ -653,7 +648,7 @@ class Runtime:
                 lookahead=self._lookahead(sid),
             )
             artifacts = {
-                head: canonical_json(frame),
+                head: engine.frame_text().encode("utf-8"),
                 blotter.root: canonical_json(blotter),
                 record.root: canonical_json(record),
             }

@@ -37,7 +37,6 @@ from kestrel_protocol import (
 from .catalog import load_embedded
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine import SessionEngine, compute_grade
-from .engine.frame import frame_root
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
 
@@ -109,18 +108,18 @@ def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> No
         pentads.append(Pentad.parse(_load(store, root, f"record.pentads[{i}]")))
 
     engine = SessionEngine(loaded, record.session)
-    prev = frame_root(engine.frame())
+    prev = engine.frame_root()
     for i, pentad in enumerate(pentads):
         where = f"record.pentads[{i}]"
         _same(f"{where}.session", record.session, pentad.session)
         _same(f"{where}.seq", i + 1, pentad.seq)
         _same(f"{where}.prev", prev, pentad.prev)
         try:
-            step = engine.submit(pentad.body.bytes)
+            prev = engine.replay(pentad.body.bytes)
         except KestrelError as exc:
             raise _Mismatch(f"{where}.body", "a source the session accepts", exc.code) from None
-        prev = frame_root(step.frame)
-    head = frame_root(engine.close())
+    engine.close()
+    head = engine.frame_root()
     _same("record.head", record.head, head)
     _same("record.blotterRoot", record.blotter_root, engine.blotter().root)
 
@@ -234,18 +233,18 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
         pentad = Pentad.with_root(
             session=session,
             seq=i + 1,
-            prev=frame_root(engine.frame()),
+            prev=engine.frame_root(),
             body={"media_type": "text/x-kestrel", "bytes": source},
         )
         _compare(where, pentad.to_json(), presented)
         try:
-            engine.submit(source)
+            engine.replay(source)
         except KestrelError as exc:
             found = f"{exc.code}: {exc.message}"
             raise _Mismatch(f"{where}.body.bytes", "a source the session accepts", found) from None
         pentads.append(pentad)
     closed = engine.close()
-    head = frame_root(closed)
+    head = engine.frame_root()
     blotter = engine.blotter()
     record = SessionRecord.with_root(
         session=session,

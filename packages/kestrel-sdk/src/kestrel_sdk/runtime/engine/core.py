@@ -29,7 +29,7 @@ from .account import Account
 from .blotter import BlotterRecorder
 from .bus import Event, EventBus
 from .fill import match_price, trigger_search
-from .frame import FrameBuilder
+from .frame import FrameBuilder, text_root
 from .orders import Fill, LiveOrder
 from .scaled import NEVER, Terms, ratio_text
 
@@ -138,7 +138,10 @@ class SessionEngine:
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
-        self._frame = self._make_frame()
+        self._frame: SessionFrame | None = None
+        self._text = ""
+        self._root: str | None = None
+        self._make_frame()
 
     # -- reading -----------------------------------------------------------------------
 
@@ -183,7 +186,21 @@ class SessionEngine:
 
     def frame(self) -> SessionFrame:
         """The latest frame (its events are those of the last submission)."""
-        return self._frame
+        frame = self._frame
+        if frame is None:  # made by a replay: its text is the frame
+            frame = self._frame = SessionFrame.model_validate_json(self._text)
+        return frame
+
+    def frame_root(self) -> str:
+        """The latest frame's root: the sha256 of the canonical text it was built with."""
+        root = self._root
+        if root is None:
+            root = self._root = text_root(self._text)
+        return root
+
+    def frame_text(self) -> str:
+        """The latest frame's canonical JSON text (RFC 8785)."""
+        return self._text
 
     def blotter(self) -> Blotter:
         """All orders and fills so far, rooted."""
@@ -239,6 +256,26 @@ class SessionEngine:
 
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""
+        stood = self._apply(program)
+        frame = self._frame
+        return Step(self.frame() if frame is None else frame, stood)
+
+    def submit(self, source: str) -> Step:
+        """``apply(check(source))``."""
+        return self.apply(self.check(source))
+
+    def replay(self, source: str) -> str:
+        """``submit(source)`` for a replay, which needs the new frame's root alone: the
+        frame is built as text only (:meth:`frame` still makes its model if asked)."""
+        frames = self._frames
+        frames.models = False
+        try:
+            self._apply(self.check(source))
+        finally:
+            frames.models = True
+        return self.frame_root()
+
+    def _apply(self, program: Program) -> StandDown | None:
         self._refuse_unless_open()
         self._working_seq = self._seq + 1
         statements = program.statements
@@ -256,13 +293,8 @@ class SessionEngine:
                 self._stand("statement", detail)
                 break
         self._seq = self._working_seq
-        self._frame = self._make_frame()
-        stood = self._stand_down if self._status == "stood-down" else None
-        return Step(self._frame, stood)
-
-    def submit(self, source: str) -> Step:
-        """``apply(check(source))``."""
-        return self.apply(self.check(source))
+        self._make_frame()
+        return self._stand_down if self._status == "stood-down" else None
 
     def close(self) -> SessionFrame:
         """Mark the session closed (event ``closed``); open orders are cancelled."""
@@ -273,8 +305,8 @@ class SessionEngine:
             self._cancel(order, bar, "closed")
         self._status = "closed"
         self._bus.publish(Event("closed", bar))
-        self._frame = self._make_frame()
-        return self._frame
+        self._make_frame()
+        return self.frame()
 
     # -- statements --------------------------------------------------------------------
 
@@ -611,8 +643,9 @@ class SessionEngine:
 
     # -- frames ------------------------------------------------------------------------
 
-    def _make_frame(self) -> SessionFrame:
-        return self._frames.build(
+    def _make_frame(self) -> None:
+        self._root = None
+        self._frame, self._text = self._frames.build(
             seq=self._seq,
             clock=self._clock,
             last=self._last,

@@ -9,8 +9,12 @@ no generic encoder. Parts that did not change since the previous frame (the scen
 reference, the marks of the same bar, an unchanged account, position or open order)
 are reused in both forms.
 
+A replay (grading, verifying, resuming a session) needs only each frame's root, so a
+builder with :attr:`FrameBuilder.models` off makes the text alone; the engine parses
+that text into a model if the frame is read after all (the text is the frame).
+
 Equality of the text with RFC 8785 holds because every member is an integer, ``null``
-or a string written as :func:`_quote` writes it (the tests compare :func:`frame_root`
+or a string written as :func:`_quote` writes it (the tests compare the engine's roots
 with ``kestrel_protocol.root_of`` on every frame of pinned sessions).
 """
 
@@ -18,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from array import array
 from collections.abc import Callable
 from fractions import Fraction
@@ -42,7 +45,7 @@ from .bus import Event
 from .orders import LiveOrder
 from .scaled import Terms, money_text, ratio_text, scaled_text
 
-__all__ = ["FrameBuilder", "construct", "frame_root"]
+__all__ = ["FrameBuilder", "construct", "frame_root", "text_root"]
 
 _ENCODE = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
@@ -75,38 +78,21 @@ def _price_text(unit: int, places: int) -> Callable[[int], str]:
     return text
 
 
-def _digest(text: str) -> str:
+def text_root(text: str) -> str:
+    """The root of a canonical JSON text (``sha256:`` and the hex digest of its UTF-8)."""
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# Canonical text of the frames the builder made, by identity. A weak reference drops
-# the entry with its frame; the ``is`` check below makes a stale entry harmless anyway.
-_TEXTS: dict[int, tuple[weakref.ref[SessionFrame], str]] = {}
-
-
-def _forget(key: int) -> Any:
-    return lambda _ref: _TEXTS.pop(key, None)
-
-
-def _remember(frame: SessionFrame, text: str) -> None:
-    key = id(frame)
-    _TEXTS[key] = (weakref.ref(frame, _forget(key)), text)
-
-
 def frame_root(frame: SessionFrame) -> str:
-    """``root_of(frame)``: the hash of the text built with an engine frame, else of the
-    frame's dump through the C JSON encoder.
+    """``root_of(frame)`` of any frame model, through the C JSON encoder.
 
-    An engine frame holds only ASCII keys, strings, integers, ``None``, lists and
-    objects, for which sorted-key compact JSON without ASCII escaping *is* RFC 8785
-    (a test checks it against ``kestrel_protocol.root_of``). The service roots every
-    step's frame and grading every replayed one, so this is on the hot path.
+    A frame holds only ASCII keys, strings, integers, ``None``, lists and objects, for
+    which sorted-key compact JSON without ASCII escaping *is* RFC 8785 (a test checks it
+    against ``kestrel_protocol.root_of``). The engine roots its own frames from the text
+    it built them with (:meth:`~.core.SessionEngine.frame_root`), never through this.
     """
-    entry = _TEXTS.get(id(frame))
-    if entry is not None and entry[0]() is frame:
-        return _digest(entry[1])
     data = frame.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return _digest(_ENCODE(data))
+    return text_root(_ENCODE(data))
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -156,7 +142,8 @@ if TYPE_CHECKING:
 
 
 class FrameBuilder:
-    """Collects frame events from the bus and builds each frame."""
+    """Collects frame events from the bus and builds each frame: its canonical text and,
+    while :attr:`models` is on, its model."""
 
     def __init__(
         self,
@@ -165,6 +152,9 @@ class FrameBuilder:
         terms: Terms,
         cols: dict[str, Columns],
     ) -> None:
+        self.models = True
+        """Whether frames are built as models too (off: the text alone, for a replay).
+        Switched only between submissions (events of one are built in one mode)."""
         self._session_id = session_id
         self._terms = terms
         self._cols = cols
@@ -180,6 +170,7 @@ class FrameBuilder:
         self._pending: list[FrameEvent] = []
         self._pending_json: list[str] = []
         self._marks_bar = -1
+        self._marks_models = False  # whether the bar's FrameBar models were built
         self._marks: dict[str, str] = {}
         self._marks_json = ""
         self._bars: dict[str, FrameBar] = {}
@@ -194,43 +185,45 @@ class FrameBuilder:
         self._peak_value: int | None = None
         self._peak_text = ""
         self._account_key: tuple[Any, ...] = ()
-        self._account: tuple[AccountState, str] | None = None
-        self._positions: dict[str, tuple[tuple[Any, ...], Position, str]] = {}
+        # each cached part is (model, text); its model is None when built for a replay
+        self._account: tuple[AccountState | None, str] | None = None
+        self._positions: dict[str, tuple[tuple[Any, ...], Position | None, str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
-        self._orders: dict[int, tuple[int, str, FrameOrder, str]] = {}
+        self._orders: dict[int, tuple[int, str, FrameOrder | None, str]] = {}
 
     def on_event(self, event: Event) -> None:
         """Bus subscriber: the event as the next frame will show it."""
-        # the member order of the models built before (dumps follow it), all defaults first
-        members: dict[str, Any] = {
-            "order": None,
-            "qty": event.qty,
-            "price": None,
-            "fee": None,
-            "reason": event.reason,
-            "type": event.type,
-            "bar": event.bar,
-        }
         # canonical key order: bar, fee, order, price, qty, reason, type
         parts = [f'{{"bar":{event.bar}']
         fill = event.fill
+        price = fee = None
         if fill is not None:
             price = self._terms.price(fill.price)
             fee = money_text(fill.fee, self._terms.scale)
-            members["price"] = price
-            members["fee"] = fee
             parts.append(f',"fee":"{fee}"')
         order = event.order
         if order is not None:
-            members["order"] = order.id
             parts.append(f',"order":{_quote(order.id)}')
-        if fill is not None:
-            parts.append(f',"price":"{members["price"]}"')
+        if price is not None:
+            parts.append(f',"price":"{price}"')
         if event.qty is not None:
             parts.append(f',"qty":{event.qty}')
         if event.reason is not None:
             parts.append(f',"reason":{_quote(event.reason)}')
         parts.append(f',"type":{_quote(event.type)}}}')
+        self._pending_json.append("".join(parts))
+        if not self.models:
+            return
+        # the member order of the models built before (dumps follow it), all defaults first
+        members: dict[str, Any] = {
+            "order": None if order is None else order.id,
+            "qty": event.qty,
+            "price": price,
+            "fee": fee,
+            "reason": event.reason,
+            "type": event.type,
+            "bar": event.bar,
+        }
         shape = (
             order is not None,
             event.qty is not None,
@@ -247,12 +240,12 @@ class FrameBuilder:
                     given.update(names)
             _EVENT_GIVEN[shape] = given
         self._pending.append(construct(FrameEvent, members, given))
-        self._pending_json.append("".join(parts))
 
     def _marks_at(self, bar: int) -> tuple[dict[str, str], str, str, str]:
         """The marks and time of a bar, each as a value and as JSON (cached per bar);
         the bar's OHLCV (:attr:`_bars`) is made with them."""
-        if bar == self._marks_bar:
+        models = self.models
+        if bar == self._marks_bar and (self._marks_models or not models):
             return dict(self._marks), self._marks_json, self._time, self._time_json
         price = self._price
         cols = self._cols
@@ -266,11 +259,12 @@ class FrameBuilder:
             op, hi, low, close = price(o[bar]), price(h[bar]), price(lo[bar]), price(c[bar])
             volume = v[bar]
             marks[s] = close
-            bars[s] = construct(
-                FrameBar,
-                {"open": op, "high": hi, "low": low, "close": close, "volume": volume},
-                _ALL_BAR,
-            )
+            if models:
+                bars[s] = construct(
+                    FrameBar,
+                    {"open": op, "high": hi, "low": low, "close": close, "volume": volume},
+                    _ALL_BAR,
+                )
             marks_parts.append(f'{quoted[s]}:"{close}"')
             # canonical key order: close, high, low, open, volume
             bars_parts.append(
@@ -284,6 +278,7 @@ class FrameBuilder:
         self._time = self._times[bar]
         self._time_json = _quote(self._time)
         self._marks_bar = bar
+        self._marks_models = models
         return dict(self._marks), self._marks_json, self._time, self._time_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
@@ -296,45 +291,59 @@ class FrameBuilder:
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
-    ) -> tuple[Position, str]:
+    ) -> tuple[Position | None, str, str]:
+        """The position's model (``None`` without :attr:`models`), text and unrealized."""
         key = (qty, basis, mark)
         cached = self._positions.get(symbol)
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+        if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
+            return cached[1], cached[2], cached[3]
         avg = self._average(symbol, qty, basis)
         shown = money_text(unrealized, self._terms.scale)
-        model = construct(
-            Position,
-            {"symbol": symbol, "qty": qty, "avg_price": avg, "unrealized": shown},
-            _ALL_POSITION,
+        model = (
+            construct(
+                Position,
+                {"symbol": symbol, "qty": qty, "avg_price": avg, "unrealized": shown},
+                _ALL_POSITION,
+            )
+            if self.models
+            else None
         )
         text = (
             f'{{"avgPrice":"{avg}","qty":{qty},"symbol":{self._symbol_json[symbol]}'
             f',"unrealized":"{shown}"}}'
         )
-        self._positions[symbol] = (key, model, text)
-        return model, text
+        self._positions[symbol] = (key, model, text, shown)
+        return model, text, shown
 
-    def _order(self, o: LiveOrder) -> tuple[FrameOrder, str]:
+    def _order(self, o: LiveOrder) -> tuple[FrameOrder | None, str]:
         cached = self._orders.get(id(o))
-        if cached is not None and cached[0] == o.filled and cached[1] == o.status:
+        if (
+            cached is not None
+            and cached[0] == o.filled
+            and cached[1] == o.status
+            and (cached[2] is not None or not self.models)
+        ):
             return cached[2], cached[3]
-        model = construct(
-            FrameOrder,
-            {
-                "id": o.id,
-                "alias": o.alias,
-                "side": o.side,
-                "qty": o.qty,
-                "filled": o.filled,
-                "symbol": o.symbol,
-                "type": o.type,
-                "limit": o.limit,
-                "stop": o.stop,
-                "tif": o.tif,
-                "status": o.status,
-            },
-            _ALL_ORDER,
+        model = (
+            None
+            if not self.models
+            else construct(
+                FrameOrder,
+                {
+                    "id": o.id,
+                    "alias": o.alias,
+                    "side": o.side,
+                    "qty": o.qty,
+                    "filled": o.filled,
+                    "symbol": o.symbol,
+                    "type": o.type,
+                    "limit": o.limit,
+                    "stop": o.stop,
+                    "tif": o.tif,
+                    "status": o.status,
+                },
+                _ALL_ORDER,
+            )
         )
         text = (
             f'{{"alias":{_json_or_null(o.alias)},"filled":{o.filled},"id":{_quote(o.id)}'
@@ -352,13 +361,18 @@ class FrameBuilder:
         unrealized: Fraction | int,
         unrealized_text: str | None,
         peak: int,
-    ) -> tuple[AccountState, str]:
+    ) -> tuple[AccountState | None, str]:
         cash = account.cash
         realized = account.realized
         fees = account.fees
         key = (cash, equity, realized, unrealized, fees, peak)
-        if key == self._account_key and self._account is not None:
-            return self._account
+        cached = self._account
+        if (
+            key == self._account_key
+            and cached is not None
+            and (cached[0] is not None or not self.models)
+        ):
+            return cached
         scale = self._terms.scale
         # cash, realized and fees change only with fills: their texts are kept together
         quiet = (cash, realized, fees)
@@ -381,18 +395,22 @@ class FrameBuilder:
                 self._peak_text = money_text(peak, scale)
             peak_text = self._peak_text
         drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
-        model = construct(
-            AccountState,
-            {
-                "cash": cash_text,
-                "equity": equity_text,
-                "realized": realized_text,
-                "unrealized": unrealized_text,
-                "fees": fees_text,
-                "peak": peak_text,
-                "drawdown": drawdown,
-            },
-            _ALL_ACCOUNT,
+        model = (
+            None
+            if not self.models
+            else construct(
+                AccountState,
+                {
+                    "cash": cash_text,
+                    "equity": equity_text,
+                    "realized": realized_text,
+                    "unrealized": unrealized_text,
+                    "fees": fees_text,
+                    "peak": peak_text,
+                    "drawdown": drawdown,
+                },
+                _ALL_ACCOUNT,
+            )
         )
         text = (
             f'{{"cash":"{cash_text}","drawdown":"{drawdown}","equity":"{equity_text}"'
@@ -413,12 +431,13 @@ class FrameBuilder:
         account: Account,
         peak: int,
         open_orders: list[LiveOrder],
-    ) -> SessionFrame:
-        """The frame of the session now, its canonical text remembered for its root."""
+    ) -> tuple[SessionFrame | None, str]:
+        """The frame of the session now: its model (``None`` without :attr:`models`) and
+        its canonical text."""
         equity = account.cash
         holdings = account.holdings
         unrealized_total: Fraction | int
-        positions: list[Position]
+        positions: list[Any]  # Position models (None each without models)
         unrealized_text: str | None
         if not holdings:
             unrealized_total = 0
@@ -432,10 +451,9 @@ class FrameBuilder:
             value = held.qty * mark
             equity += value
             unrealized_total = value - held.basis
-            model, positions_json = self._position(
+            model, positions_json, unrealized_text = self._position(
                 symbol, held.qty, held.basis, mark, unrealized_total
             )
-            unrealized_text = model.unrealized
             positions = [model]
         else:
             cols = self._cols
@@ -452,7 +470,7 @@ class FrameBuilder:
                 equity += value
                 unrealized = value - entry.basis
                 unrealized_total += unrealized
-                model, text = self._position(symbol, entry.qty, entry.basis, mark, unrealized)
+                model, text, _ = self._position(symbol, entry.qty, entry.basis, mark, unrealized)
                 positions.append(model)
                 texts.append(text)
             positions_json = ",".join(texts)
@@ -469,16 +487,24 @@ class FrameBuilder:
         else:
             orders = []
             orders_json = ""
-        events = self._pending
-        if events:
+        if self._pending_json:
+            events = self._pending
             self._pending = []
             events_json = ",".join(self._pending_json)
             self._pending_json = []
         else:
-            events = []
+            events = []  # a fresh list: the pending one goes on collecting
             events_json = ""
         remaining = last - clock
         marks, marks_json, time, time_json = self._marks_at(clock)
+        text = (
+            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock},"remaining":{remaining}'
+            f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
+            f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
+            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}'
+        )
+        if not self.models:
+            return None, text
         frame = construct(
             SessionFrame,
             {
@@ -499,11 +525,4 @@ class FrameBuilder:
             },
             _ALL_FRAME,
         )
-        _remember(
-            frame,
-            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock},"remaining":{remaining}'
-            f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
-            f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
-            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}',
-        )
-        return frame
+        return frame, text

@@ -28,7 +28,6 @@ from kestrel_protocol import (
 
 from ..catalog.model import LoadedScenario
 from .core import SessionEngine
-from .frame import frame_root
 from .risk import risk_metrics
 from .trades import round_trips, trade_metrics
 
@@ -161,7 +160,7 @@ def compute_grade(
         if chain is not None:
             break
         seq = index + 1
-        prev = frame_root(engine.frame())
+        prev = engine.frame_root()
         if pentad.root != record.pentads[index]:
             chain = f"pentad {seq} is {pentad.root}, the record lists {record.pentads[index]}"
         elif pentad.session != record.session or pentad.seq != seq:
@@ -170,7 +169,7 @@ def compute_grade(
             chain = f"pentad {seq}: prev {pentad.prev} is not frame {index}'s root {prev}"
         else:
             try:
-                engine.submit(pentad.body.bytes)
+                engine.replay(pentad.body.bytes)
             except KestrelError as exc:
                 if exc.code == RefusalCode.SESSION_STOOD_DOWN:
                     after_stand_down = len(pentads) - index
@@ -178,8 +177,9 @@ def compute_grade(
         if progress is not None:
             progress(min(engine.clock, total), total)
     if chain is None:
-        last_root = frame_root(engine.frame())
-        closed_root = frame_root(engine.close())
+        last_root = engine.frame_root()
+        engine.close()
+        closed_root = engine.frame_root()
         if record.head not in (last_root, closed_root):
             chain = f"replay ends at {closed_root}, the record's head is {record.head}"
     elif engine.status != "closed":
