@@ -36,6 +36,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "CanonicalizationError",
     "canonical_json",
+    "fast_compact_text",
     "root_of",
     "root_of_bytes",
     "to_json_value",
@@ -159,7 +160,12 @@ def _json_dumps(value: Any) -> bytes | None:
         return None
 
 
+def _no_fast_text(value: Any) -> str | None:
+    return None
+
+
 _fast_dumps: Callable[[Any], bytes | None] = _json_dumps
+_fast_text: Callable[[Any], str | None] = _no_fast_text
 FAST_ENCODER = "json"
 
 try:
@@ -175,8 +181,29 @@ else:
         except orjson.JSONEncodeError:
             return None
 
+    def _orjson_text(value: Any) -> str | None:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except orjson.JSONEncodeError:
+            return None
+
     _fast_dumps = _orjson_dumps
+    _fast_text = _orjson_text
     FAST_ENCODER = "orjson"
+
+
+def fast_compact_text(value: Any) -> str | None:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` through orjson
+    (members in their order), for JSON data that holds no float, such as a protocol
+    object's :meth:`~kestrel_protocol.model.ProtocolModel.to_json`; ``None`` when the
+    ``fast`` extra is not installed or orjson refuses the value (a lone surrogate, an
+    integer beyond 64 bits, deep nesting): the caller then encodes it another way.
+
+    Equal to json's text for such data for the reasons in this module's docstring
+    (escapes and integers; no sorting is involved). A float would differ (orjson writes
+    ``1e-07`` as ``1e-7``): never pass one.
+    """
+    return _fast_text(value)
 
 
 def _plain(value: Any) -> bool:

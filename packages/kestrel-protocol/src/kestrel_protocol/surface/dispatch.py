@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from ..canonical import fast_compact_text
 from ..errors import KestrelError
 from ..model import ProtocolModel
 from .declare import Tool
@@ -42,11 +43,12 @@ async def run_tool(tool: Tool[C], context: C, args: Any) -> ToolResult:
         raise
     except KestrelError as exc:
         return refusal_result(exc)
-    if isinstance(data, ProtocolModel):  # its data and its JSON text, each dumped once
+    if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data
         structured = data.to_json()
+        encoded = fast_compact_text(structured)  # a protocol object holds no float
         return ToolResult(
             structured,
             None if tool.text is None else tool.text(structured),
-            encoded=data.to_json_text(),
+            encoded=data.to_json_text() if encoded is None else encoded,
         )
     return tool_result(data, None if tool.text is None else tool.text(data))
