@@ -24,7 +24,7 @@ import httpx
 import pytest
 from kestrel_protocol import GradeResult
 from kestrel_sdk.runtime import Runtime
-from kestrel_sdk.runtime.store import pentad_root
+from kestrel_sdk.runtime.pentads import pentad_root
 
 CLIENTS = 64
 MEMORY_TARGET = 50 * 1024

@@ -15,7 +15,7 @@ from kestrel_protocol.store import (
     SessionHead,
     SessionRow,
 )
-from kestrel_sdk.runtime.store import pentad_bytes, pentad_root
+from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores import open_runtime_store
 
 from tests.store.conftest import raw_sql

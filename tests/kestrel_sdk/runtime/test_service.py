@@ -23,8 +23,9 @@ from kestrel_sdk.runtime import service as service_module
 from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.engine.frame import frame_root
 from kestrel_sdk.runtime.ids import session_id
-from kestrel_sdk.runtime.service import Runtime, _pentad_bytes
-from kestrel_sdk.runtime.store import SqliteStore
+from kestrel_sdk.runtime.pentads import pentad_bytes
+from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:
@@ -270,7 +271,7 @@ def test_a_corrupt_journal_row_is_never_served(runtime: Runtime) -> None:
 
 def test_pentad_bytes_are_canonical_json() -> None:
     for source in ("advance 1", 'stand down "é \u2028 \x7f"\n\t\x01', 'buy 1 ACME # "q"'):
-        root, body = _pentad_bytes("ks_x", 3, "sha256:" + "a" * 64, source)
+        root, body = pentad_bytes("ks_x", 3, "sha256:" + "a" * 64, source)
         data: dict[str, Any] = {
             "session": "ks_x",
             "seq": 3,
@@ -280,7 +281,7 @@ def test_pentad_bytes_are_canonical_json() -> None:
         assert body == rfc8785.dumps({**data, "root": root_of(data)})
         assert root == root_of(data)
     with pytest.raises(KestrelError) as err:
-        _pentad_bytes("ks_x", 1, "sha256:" + "a" * 64, "advance 1 \ud800")
+        pentad_bytes("ks_x", 1, "sha256:" + "a" * 64, "advance 1 \ud800")
     assert err.value.code == "INVALID_SOURCE"
 
 

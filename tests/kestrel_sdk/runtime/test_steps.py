@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import KestrelError
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.store import SqliteStore
+from kestrel_sdk.runtime.sqlite import SqliteStore
 
 SOURCES = ["buy 2 ACME\nadvance 1", "advance 1", "sell 1 ACME\nadvance 2", "advance 1"] * 3
 

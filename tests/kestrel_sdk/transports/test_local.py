@@ -16,7 +16,7 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import Transport
 from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.store import SqliteStore
+from kestrel_sdk.runtime.sqlite import SqliteStore
 from kestrel_sdk.transports.local import _heavy
 
 

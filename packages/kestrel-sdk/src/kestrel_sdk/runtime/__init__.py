@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .ids import operation_id, session_id
     from .service import DEFAULT_GRADE_BUDGET, Runtime
-    from .store import SqliteStore
+    from .sqlite import SqliteStore
     from .stores import open_runtime_store
     from .verify import verify_grade, verify_proof
 
@@ -30,7 +30,7 @@ __all__ = [
 _WHERE = {
     "DEFAULT_GRADE_BUDGET": ".service",
     "Runtime": ".service",
-    "SqliteStore": ".store",
+    "SqliteStore": ".sqlite",
     "open_runtime_store": ".stores",
     "operation_id": ".ids",
     "session_id": ".ids",

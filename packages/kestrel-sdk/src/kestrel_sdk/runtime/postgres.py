@@ -35,7 +35,9 @@ from kestrel_protocol.store import (
     StoreLocation,
 )
 
-from .store import checked_root, pentad_bytes, verified_artifact
+from .artifacts import checked_root, verified_artifact
+from .pentads import stored_pentad_bytes
+from .store_rows import closing_rows, journal_entries, lookahead_reads
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -223,10 +225,7 @@ class PostgresStore:
                     return None, "missing"
                 body = b""
                 if found[3] is not None:
-                    try:
-                        body = pentad_bytes(found[0], found[1], found[3], found[2])[1]
-                    except KestrelError:  # a stored source that is not valid text
-                        body = b""
+                    body = stored_pentad_bytes(found[0], found[1], found[3], found[2])
                 return verified_artifact(root, body, self._location)
         return verified_artifact(root, bytes(row[0]), self._location)
 
@@ -362,13 +361,7 @@ class PostgresStore:
                 " WHERE session = %s AND seq >= %s ORDER BY seq",
                 (session_id, after),
             ).fetchall()
-        entries = []
-        prev = ""
-        for seq, source, root, frame in rows:
-            if seq > after:
-                entries.append(JournalEntry(int(seq), str(source), prev, str(root), str(frame)))
-            prev = str(frame)
-        return entries
+        return journal_entries(rows, after)
 
     def finish(
         self,
@@ -379,9 +372,7 @@ class PostgresStore:
     ) -> None:
         """Close a session in one transaction (see ``SqliteStore.finish``); when the
         journal moved past ``journal`` meanwhile, ``JournalConflict`` and nothing written."""
-        pentads = sorted(
-            (e.pentad_root, pentad_bytes(session_id, e.seq, e.prev, e.source)[1]) for e in journal
-        )
+        pentads, owned = closing_rows(session_id, journal, artifacts)
         expected = journal[-1].seq if journal else 0
         with self._connection() as conn, conn.transaction():
             locked = conn.execute(
@@ -397,7 +388,6 @@ class PostgresStore:
                 raise JournalConflict(f"session {session_id} moved past seq {expected}")
             with conn.cursor() as cursor:
                 cursor.executemany(_PUT, [*pentads, *sorted(artifacts.items())])
-                owned = sorted({root for root, _ in pentads} | set(artifacts))
                 cursor.executemany(_OWN, [(root, session_id) for root in owned])
             conn.execute(
                 "UPDATE kestrel_sessions SET status = 'closed', record_root = %s WHERE id = %s",
@@ -440,8 +430,7 @@ class PostgresStore:
                 "SELECT seq, bar, what FROM kestrel_lookahead WHERE session = %s ORDER BY n",
                 (session_id,),
             ).fetchall()
-        unsealed = any(row[2] == "unsealed" for row in rows)
-        return unsealed, [(int(a), int(b), str(c)) for a, b, c in rows if c != "unsealed"]
+        return lookahead_reads(rows)
 
     # -- operations -----------------------------------------------------------------------
 

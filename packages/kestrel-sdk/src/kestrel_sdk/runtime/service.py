@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from kestrel_protocol import (
     Blotter,
@@ -60,6 +60,7 @@ from kestrel_protocol.ports import SessionGate
 from kestrel_protocol.store import JournalConflict, JournalEntry, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
+from .artifacts import OwnedArtifacts, unknown_artifact
 from .catalog import load_catalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .catalog.objects import catalog_object
@@ -69,7 +70,7 @@ from .history import history_bars
 from .ids import operation_id, session_id
 from .lang import validate_source
 from .operations import Operations
-from .store import OwnedArtifacts, pentad_bytes, pentad_root
+from .pentads import MEDIA_TYPE, pentad_root
 from .stores import open_runtime_store
 from .verify import verify_grade, verify_proof
 
@@ -79,8 +80,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GRADE_BUDGET = 2.0
 """Seconds a grade call waits before answering with an ``OperationResumption``."""
-
-_MEDIA_TYPE: Final = "text/x-kestrel"
 
 _CONFLICT_RETRIES = 16
 """Times a submit or close retries after another process advanced its session."""
@@ -114,9 +113,6 @@ class _Live:
     dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
 
 
-_pentad_bytes = pentad_bytes  # the name its test knows
-
-
 _BODIES: dict[str, PentadBody] = {}
 _BODIES_MAX = 512
 
@@ -126,7 +122,7 @@ def _body(source: str) -> PentadBody:
     share one (short ones are remembered)."""
     body = _BODIES.get(source)
     if body is None:
-        body = construct(PentadBody, {"media_type": _MEDIA_TYPE, "bytes": source}, _BODY)
+        body = construct(PentadBody, {"media_type": MEDIA_TYPE, "bytes": source}, _BODY)
         if len(source) <= 256:
             if len(_BODIES) >= _BODIES_MAX:
                 _BODIES.clear()
@@ -136,16 +132,6 @@ def _body(source: str) -> PentadBody:
 
 def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
     return KestrelError(code, message, detail)
-
-
-def _unknown_artifact(root: str, status: str) -> KestrelError:
-    """The one refusal of a root not served (missing, another principal's, corrupt)."""
-    message = (
-        f"artifact {root} is corrupt in the store and is not served"
-        if status == "corrupt"
-        else f"no artifact {root}"
-    )
-    return _refuse(RefusalCode.UNKNOWN_ARTIFACT, message, root=root, status=status)
 
 
 class Runtime:
@@ -729,7 +715,7 @@ class Runtime:
                 if root != claimed:
                     break
                 body = construct(
-                    PentadBody, {"media_type": _MEDIA_TYPE, "bytes": entry.source}, _BODY
+                    PentadBody, {"media_type": MEDIA_TYPE, "bytes": entry.source}, _BODY
                 )
                 members = {
                     "session": sid,
@@ -758,7 +744,7 @@ class Runtime:
     def _artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
         obj, status = self.store.lookup(root, principal)
         if obj is None:
-            raise _unknown_artifact(root, status)
+            raise unknown_artifact(root, status)
         return obj
 
     def artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
@@ -814,7 +800,7 @@ class Runtime:
         no such session is visible."""
         row = self.store.graded_session(grade_root, principal)
         if row is None:
-            raise _unknown_artifact(grade_root, "missing")
+            raise unknown_artifact(grade_root, "missing")
         return self.proof(row.principal, row.id)
 
     def verify_proof(self, data: Any) -> VerificationReport:

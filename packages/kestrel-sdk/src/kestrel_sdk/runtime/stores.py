@@ -11,7 +11,7 @@ import os
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.store import RuntimeStore, StoreLocation, store_location
 
-from .store import SqliteStore
+from .sqlite import SqliteStore
 
 __all__ = ["open_runtime_store"]
 

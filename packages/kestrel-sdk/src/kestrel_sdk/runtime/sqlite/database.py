@@ -1,0 +1,186 @@
+"""The SQLite store's file: its schema, how it is opened, and its background checkpoints.
+
+One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
+the database, with an fsync) run on a background thread with its own connection every
+:data:`CHECKPOINT_EVERY` rows, so that a step never pays for one; SQLite's own
+auto-checkpoint stays on, far higher, as a backstop.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CHECKPOINT_EVERY",
+    "SCHEMA_VERSION",
+    "Checkpointer",
+    "Opened",
+    "open_database",
+    "transaction",
+]
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS artifacts (
+    root TEXT PRIMARY KEY,
+    body BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    scenario_id TEXT NOT NULL,
+    scenario_root TEXT NOT NULL,
+    label TEXT NOT NULL,
+    status TEXT NOT NULL,
+    record_root TEXT,
+    grade_root TEXT,
+    UNIQUE (principal, scenario_root, label)
+);
+CREATE INDEX IF NOT EXISTS sessions_by_grade ON sessions (grade_root);
+CREATE TABLE IF NOT EXISTS owners (  -- whose artifact a root is: a session that made it
+    root TEXT NOT NULL,
+    session INTEGER NOT NULL,  -- the rowid of the session
+    PRIMARY KEY (root, session)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal (
+    key INTEGER PRIMARY KEY,  -- (rowid of the session << 32) | seq: appends stay in order
+    source TEXT NOT NULL,  -- the submitted source ('' in row 0)
+    pentad_root TEXT NOT NULL,  -- '' in row 0
+    frame_root TEXT NOT NULL  -- the frame the submission produced (row 0: the opening one)
+);
+CREATE TABLE IF NOT EXISTS lookahead (
+    n INTEGER PRIMARY KEY,  -- the order things were seen in
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,  -- the session's seq then (the read came after that submission)
+    bar INTEGER NOT NULL,  -- its clock bar then
+    what TEXT NOT NULL  -- 'unsealed' (served while its scenario was not sealed) or the read
+);
+CREATE INDEX IF NOT EXISTS lookahead_session ON lookahead (session, n);
+CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
+    token TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    session TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+SCHEMA_VERSION = "6"
+CHECKPOINT_EVERY = 1000
+"""Journal rows (folded step lines) between background checkpoints."""
+_BACKSTOP_PAGES = 50_000
+
+
+def _statements(script: str) -> list[str]:
+    """Split a schema script into statements (trigger bodies kept whole)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending.strip())
+            pending = ""
+    return out
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, lock: threading.RLock) -> Iterator[sqlite3.Connection]:
+    """One ``BEGIN IMMEDIATE`` transaction on ``conn`` (``lock`` held): committed when the
+    block ends, rolled back when it raises."""
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What opening the file found: its schema version and its step files' token (which
+    names this database's step files, so that a new file at the same path never adopts
+    the steps of one moved aside), and whether steps are synced (``fdatasync``)."""
+
+    schema: str
+    steps_token: str
+    sync: bool
+
+
+def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> Opened:
+    """Set ``conn``'s pragmas and create the schema (if new, ``lock`` held); the caller checks
+    :attr:`Opened.schema` against :data:`SCHEMA_VERSION`.
+
+    ``KESTREL_SQLITE_SYNCHRONOUS`` (``NORMAL``, the default, ``FULL`` or ``EXTRA``)
+    chooses SQLite's ``synchronous``; beyond ``NORMAL``, step lines are synced too.
+    """
+    sync = os.environ.get("KESTREL_SQLITE_SYNCHRONOUS", "NORMAL").upper()
+    if sync not in {"NORMAL", "FULL", "EXTRA"}:
+        sync = "NORMAL"
+    conn.execute("PRAGMA busy_timeout = 30000")
+    # small pages: a step's commit writes one page to the WAL (new files only)
+    conn.execute("PRAGMA page_size = 1024")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {sync}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
+    with transaction(conn, lock):
+        for statement in _statements(_SCHEMA):
+            conn.execute(statement)
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+        )
+        found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('steps', ?)", (os.urandom(8).hex(),)
+        )
+        token = conn.execute("SELECT value FROM meta WHERE key = 'steps'").fetchone()
+    return Opened(str(found[0]), str(token[0]), sync != "NORMAL")
+
+
+class Checkpointer:
+    """A daemon thread that runs passive WAL checkpoints when asked."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="kestrel-checkpoint", daemon=True
+            )
+            self._thread.start()
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._stopping:
+                    return
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as exc:  # the backstop still checkpoints
+                    log.warning("background checkpoint of %s failed: %s", self._path, exc)
+        finally:
+            conn.close()

@@ -1,0 +1,101 @@
+"""The SQLite store's journal table, read together with the step files (:mod:`..steps`).
+
+The journal table is a rowid table keyed so that a session's rows append in order:
+``(rowid of the session << SEQ_BITS) | seq``. A row holds the submission's source, the
+pentad's root and the root of the frame it produced (a step line holds the same); row 0
+of a session holds the root of its opening frame. A session's rows are the table's,
+then its step file's lines that follow them.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from ..pentads import stored_pentad_bytes
+from ..steps import StepFile, StepFiles, StepRow
+
+__all__ = ["APPEND", "SEQ_BITS", "emptied", "fold_lines", "journal_pentad", "rows", "table_last"]
+
+SEQ_BITS = 32
+APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
+_OWNED_JOURNAL = (
+    "SELECT journal.key, journal.source FROM journal"
+    f" JOIN sessions ON sessions.rowid = journal.key >> {SEQ_BITS}"
+    " WHERE journal.pentad_root = ?1 AND sessions.principal = ?2 LIMIT 1"
+)
+
+
+def table_last(conn: sqlite3.Connection, base: int) -> int:
+    """The session's last seq in the journal table (0 when it has no row)."""
+    last = conn.execute(
+        "SELECT max(key) FROM journal WHERE key >= ? AND key < ?",
+        (base, base + (1 << SEQ_BITS)),
+    ).fetchone()[0]
+    return 0 if last is None else int(last) - base
+
+
+def fold_lines(conn: sqlite3.Connection, base: int, step: StepFile) -> int:
+    """Insert the step file's lines the table lacks (inside the caller's transaction,
+    the file's lock held); how many. The caller empties the file after the commit."""
+    lines, _ = step.lines(table_last(conn, base))
+    conn.executemany(
+        APPEND, [(base | seq, source, root, frame) for seq, source, root, frame in lines]
+    )
+    return len(lines)
+
+
+def emptied(step: StepFile) -> None:
+    """Empty a step file whose lines are all in the table now."""
+    os.ftruncate(step.fd, 0)
+    step.size = 0
+
+
+def rows(conn: sqlite3.Connection, steps: StepFiles, base: int, after: int) -> list[StepRow]:
+    """The session's rows (seq, source, pentad root, frame root) from the table and its
+    step file: from the one at seq ``after`` (or the table's last, when the file holds
+    ``after``) on. The caller holds the store's lock.
+
+    The table is read with the step file's lock held, as every fold and append holds
+    it: read before it, another process could commit a row and append the next line
+    in between, and the file would look as if it skipped a seq.
+    """
+    with steps.locked(base >> SEQ_BITS, create=False) as step:
+        last = table_last(conn, base)
+        start = min(after, last)
+        found = [
+            (int(key) - base, str(source), str(root), str(frame))
+            for key, source, root, frame in conn.execute(
+                "SELECT key, source, pentad_root, frame_root FROM journal"
+                " WHERE key >= ? AND key <= ? ORDER BY key",
+                (base + start, base + last),
+            )
+        ]
+        if step is not None:
+            lines, end = step.lines(last)
+            found.extend(lines)
+            if end == os.fstat(step.fd).st_size:  # no torn tail: appends may be fast
+                step.size = end
+                step.seq = found[-1][0] if found else 0
+    return found
+
+
+def journal_pentad(conn: sqlite3.Connection, root: str, principal: str | None) -> bytes | None:
+    """The bytes of an open session's pentad rebuilt from its journal row (``b""``
+    when the row's neighbours are gone), or ``None`` when no row (of ``principal``'s
+    sessions, when given) has that root."""
+    if principal is None:
+        found = conn.execute(
+            "SELECT key, source FROM journal WHERE pentad_root = ? LIMIT 1", (root,)
+        ).fetchone()
+    else:
+        found = conn.execute(_OWNED_JOURNAL, (root, principal)).fetchone()
+    if found is None:
+        return None
+    key, source = int(found[0]), str(found[1])
+    prev = conn.execute("SELECT frame_root FROM journal WHERE key = ?", (key - 1,)).fetchone()
+    session = conn.execute("SELECT id FROM sessions WHERE rowid = ?", (key >> SEQ_BITS,)).fetchone()
+    if prev is None or session is None:
+        return b""
+    seq = key & ((1 << SEQ_BITS) - 1)
+    return stored_pentad_bytes(str(session[0]), seq, str(prev[0]), source)
