@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from kestrel_door import DoorConfig
-from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime import grading as grading_module
 from kestrel_sdk.runtime.engine import compute_grade
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -83,7 +83,7 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
 
         return compute_grade(loaded, record, pentads, told, **kwargs)
 
-    monkeypatch.setattr(service_module, "compute_grade", held_grade)
+    monkeypatch.setattr(grading_module, "compute_grade", held_grade)
 
     http, client = _client(door_url, kit.token("alice"), mode)
     async with http, client:

@@ -21,7 +21,7 @@ from kestrel_mcp import create_kestrel_mcp_server, serve_stdio
 from kestrel_protocol import OperationResumption
 from kestrel_sdk import local_transport
 from kestrel_sdk.runtime import Runtime
-from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime import grading as grading_module
 from kestrel_sdk.runtime.engine import compute_grade
 
 
@@ -44,7 +44,7 @@ def _hold_until_reported(runtime: Runtime) -> None:
         return compute_grade(loaded, record, pentads, told, **kwargs)
 
     setattr(runtime, "resume", reporting_resume)  # noqa: B010 (an instance's method)
-    setattr(service_module, "compute_grade", held_grade)  # noqa: B010
+    setattr(grading_module, "compute_grade", held_grade)  # noqa: B010
 
 
 def main() -> None:

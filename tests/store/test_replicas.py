@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from kestrel_protocol import GradeResult, KestrelError, OperationResumption
-from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime import grading as grading_module
 from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
@@ -166,7 +166,7 @@ def test_a_grade_operation_resumes_on_another_replica(
             release.wait(30)
         return compute_grade(*args, **kwargs)
 
-    monkeypatch.setattr(service_module, "compute_grade", held_first)
+    monkeypatch.setattr(grading_module, "compute_grade", held_first)
     started = one.grade("alice", sid, budget=0)
     assert isinstance(started, OperationResumption)
     try:

@@ -19,7 +19,7 @@ from kestrel_protocol import (
     SessionResponse,
     root_of,
 )
-from kestrel_sdk.runtime import service as service_module
+from kestrel_sdk.runtime import grading as grading_module
 from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.engine.frame import frame_root
 from kestrel_sdk.runtime.ids import session_id
@@ -203,7 +203,7 @@ def test_grade_over_budget_resumes(runtime: Runtime, monkeypatch: pytest.MonkeyP
         release.wait(10)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service_module, "compute_grade", slow)
+    monkeypatch.setattr(grading_module, "compute_grade", slow)
     sid = _open(runtime)
     runtime.submit("local", sid, "advance 5")
     first = runtime.grade("local", sid, budget=0.01)
@@ -233,7 +233,7 @@ def test_grade_progress_is_replayed_bars_of_the_bars_the_session_reached(
         args = (*args[:3], lambda done, total: reports.append((done, total)), *args[4:])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service_module, "compute_grade", watched)
+    monkeypatch.setattr(grading_module, "compute_grade", watched)
     sid = _open(runtime)
     for source in ("advance 2", "buy 1 ACME", "advance 3"):
         runtime.submit("local", sid, source)

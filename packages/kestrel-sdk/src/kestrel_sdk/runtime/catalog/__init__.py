@@ -6,12 +6,14 @@ from .builder import build_loaded_scenario
 from .embedded import load_embedded
 from .loader import CATALOG_PATH_ENV, ShippedTapeError, check_catalog, load_catalog, tape_csv
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, SymbolColumns, Tape
+from .served import ServedCatalog
 
 __all__ = [
     "CATALOG_PATH_ENV",
     "CatalogIndex",
     "CatalogProblem",
     "LoadedScenario",
+    "ServedCatalog",
     "ShippedTapeError",
     "SymbolColumns",
     "Tape",

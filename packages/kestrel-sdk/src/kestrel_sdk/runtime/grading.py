@@ -1,0 +1,252 @@
+"""A session's end: its close (the record), its grade, and its proof.
+
+A grade closes its session first and replays the record, so the three live together.
+Closing stores the record, head frame and blotter in one transaction; a grade longer
+than its budget answers with an ``OperationResumption`` any process of the store can
+resume; a proof bundles the grade with everything needed to replay it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kestrel_protocol import (
+    Blotter,
+    EmbeddedScenario,
+    GradeResult,
+    KestrelError,
+    Lookahead,
+    LookaheadRead,
+    OperationResumption,
+    Pentad,
+    Proof,
+    ProofScenario,
+    RefusalCode,
+    ScenarioRef,
+    SessionFrame,
+    SessionRecord,
+    canonical_json,
+)
+from kestrel_protocol.store import JournalConflict, RuntimeStore
+
+from .artifacts import unknown_artifact
+from .catalog import tape_csv
+from .engine import compute_grade
+from .engine.frame import construct
+from .ids import operation_id
+from .live import LiveSession, LiveSessions
+from .models import PENTAD, pentad_body
+from .operations import Operations
+from .pentads import pentad_root
+
+__all__ = ["CONFLICT_RETRIES", "Grading"]
+
+CONFLICT_RETRIES = 16
+"""Times a submit or close retries after another process advanced its session."""
+
+
+class Grading:
+    """Closes, grades and proves the sessions of one runtime.
+
+    ``sealed`` is the runtime's catalog (whether a scenario is sealed), ``artifact`` its
+    reader of a stored object by root (refusing one not served).
+    """
+
+    def __init__(
+        self,
+        store: RuntimeStore,
+        sessions: LiveSessions,
+        sealed: Callable[[str], bool],
+        artifact: Callable[[str], dict[str, Any]],
+    ) -> None:
+        self.store = store
+        self._sessions = sessions
+        self._sealed = sealed
+        self._artifact = artifact
+        self._ops: Operations[GradeResult] = Operations()
+
+    # -- close ---------------------------------------------------------------------------
+
+    def close(self, principal: str, sid: str) -> SessionRecord:
+        """Close the session (idempotent) and store its record, head frame and blotter."""
+        for _ in range(CONFLICT_RETRIES):
+            try:
+                return self._close(principal, sid)
+            except JournalConflict:  # advanced elsewhere while closing: catch up, again
+                continue
+        raise KestrelError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"session {sid} is being advanced by other processes without pause; close again",
+            {"session": sid},
+        )
+
+    def _close(self, principal: str, sid: str) -> SessionRecord:
+        with self._sessions.locked(principal, sid) as live:
+            engine = live.engine
+            if engine is None:
+                return self.record(live)
+            journal = self.store.journal(sid)
+            if (journal[-1].seq if journal else 0) != engine.seq:  # advanced meanwhile
+                self._sessions.forget(live)
+                raise JournalConflict(f"session {sid} moved past seq {engine.seq}")
+            engine.close()
+            head = engine.frame_root()
+            blotter = engine.blotter()
+            record = SessionRecord.with_root(
+                session=sid,
+                scenario=ScenarioRef(id=live.loaded.id, root=live.loaded.scenario.root),
+                label=live.row.label,
+                status="closed",
+                pentads=[entry.pentad_root for entry in journal],
+                head=head,
+                blotter_root=blotter.root,
+                lookahead=self._lookahead(sid),
+            )
+            artifacts = {
+                head: engine.frame_text().encode("utf-8"),
+                blotter.root: canonical_json(blotter),
+                record.root: canonical_json(record),
+            }
+            try:
+                self.store.finish(sid, journal, artifacts, record.root)
+            except BaseException:
+                self._sessions.forget(live)
+                raise
+            live.engine = None
+            live.frame_root = head
+            return record
+
+    def record(self, live: LiveSession) -> SessionRecord:
+        """The record of a closed session."""
+        row = self.store.session(live.row.id)
+        assert row is not None
+        assert row.record_root is not None
+        return SessionRecord.parse(self._artifact(row.record_root))
+
+    def _lookahead(self, sid: str) -> Lookahead:
+        unsealed, reads = self.store.lookahead(sid)
+        return Lookahead(
+            sealed=not unsealed,
+            reads=[LookaheadRead(seq=seq, bar=bar, read=what) for seq, bar, what in reads],
+        )
+
+    # -- grade ---------------------------------------------------------------------------
+
+    def grade(self, principal: str, sid: str, budget: float) -> GradeResult | OperationResumption:
+        """Grade a session (closing it first if it is still open), waiting up to
+        ``budget`` seconds before answering with an ``OperationResumption``."""
+        record = self.close(principal, sid)
+        row = self.store.session(sid)
+        if row is not None and row.grade_root is not None:
+            stored = self.store.get(row.grade_root)
+            if stored is not None:
+                return GradeResult.parse(stored)
+        loaded = self._sessions.get(principal, sid).loaded
+        bars = self._head_bar(record) or max(1, len(loaded.tape) - 1)
+
+        def work(progress: Any) -> GradeResult:
+            # loading the pentads is part of the work (and of its budget): a long
+            # session has as many pentads as steps
+            pentads = self._pentads(record)
+            grade = compute_grade(loaded, record, pentads, progress, bars=bars)
+            self.store.set_grade(sid, grade.root, canonical_json(grade))
+            return grade
+
+        op = self._ops.start(operation_id(principal, record.root), principal, work, total=bars)
+        result = self._ops.wait(op, budget)
+        if isinstance(result, OperationResumption):  # resumable on any process of the store
+            self.store.put_operation(result.token, principal, sid)
+        return result
+
+    def _head_bar(self, record: SessionRecord) -> int | None:
+        """The clock bar of the record's head frame (the bars a replay processes), so a
+        grade's progress counts toward where the session ended, not the tape's end; None
+        when the head is unreadable (the replay then reports that itself)."""
+        head, _ = self.store.lookup(record.head)
+        clock = head.get("clock") if head is not None else None
+        bar = clock.get("bar") if isinstance(clock, dict) else None
+        return max(1, bar) if isinstance(bar, int) else None
+
+    def _pentads(self, record: SessionRecord) -> list[Pentad]:
+        """The record's pentads, rebuilt from the session's journal when every rebuilt
+        root is the record's (then the bytes are the stored artifacts' bytes), else read
+        from the artifacts, which reports any that is missing or corrupt.
+
+        Reading and re-verifying each artifact costs ~40 us, most of a long grade.
+        """
+        sid = record.session
+        entries = self.store.journal(sid)
+        pentads: list[Pentad] = []
+        if len(entries) == len(record.pentads):
+            for entry, claimed in zip(entries, record.pentads, strict=True):
+                try:
+                    root = pentad_root(sid, entry.seq, entry.prev, entry.source)
+                except KestrelError:
+                    break
+                if root != claimed:
+                    break
+                members = {
+                    "session": sid,
+                    "seq": entry.seq,
+                    "prev": entry.prev,
+                    "body": pentad_body(entry.source),
+                    "root": root,
+                }
+                pentads.append(construct(Pentad, members, PENTAD))
+            else:
+                return pentads
+        return [Pentad.parse(self._artifact(root)) for root in record.pentads]
+
+    def resume(
+        self, principal: str, token: str, budget: float
+    ) -> GradeResult | OperationResumption:
+        """Continue a grade by its token (one started by another process of the store,
+        or before, is started again: its stored grade, or its work)."""
+        try:
+            op = self._ops.find(principal, token)
+        except KestrelError:
+            found = self.store.operation(token)  # started by another process, or before
+            if found is None or found[0] != principal:
+                raise
+            return self.grade(principal, found[1], budget)  # the stored grade, or its work
+        return self._ops.wait(op, budget)
+
+    # -- proof ---------------------------------------------------------------------------
+
+    def proof(self, principal: str, sid: str, budget: float, embed_tape: bool) -> Proof:
+        """The session's proof (see ``Runtime.proof``); ``budget``: the first wait."""
+        graded = self.grade(principal, sid, budget)
+        while isinstance(graded, OperationResumption):
+            graded = self.resume(principal, graded.token, budget=60.0)
+        record = self.close(principal, sid)
+        loaded = self._sessions.get(principal, sid).loaded
+        scenario = loaded.scenario
+        members: dict[str, Any] = {
+            "scenario": ProofScenario(
+                id=scenario.id, root=scenario.root, tape_root=scenario.tape.root
+            ),
+            "grade": graded,
+            "record": record,
+            "head": SessionFrame.parse(self._artifact(record.head)),
+            "pentads": self._pentads(record),
+            "blotter": Blotter.parse(self._artifact(record.blotter_root)),
+        }
+        if embed_tape and self._sealed(scenario.id):
+            raise KestrelError(
+                RefusalCode.SCENARIO_SEALED,
+                f"scenario {scenario.id!r} is sealed: a proof cannot embed its tape",
+                {"scenario": scenario.id, "tapeRoot": scenario.tape.root},
+            )
+        if embed_tape:
+            what = f"tape {scenario.id} (embedded in a proof)"
+            self._sessions.saw_future(principal, scenario.id, what)
+            members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
+        return Proof.with_root(**members)
+
+    def proof_of_grade(self, grade_root: str, principal: str | None, budget: float) -> Proof:
+        """The proof of the session graded ``grade_root`` (see ``Runtime.proof_of_grade``)."""
+        row = self.store.graded_session(grade_root, principal)
+        if row is None:
+            raise unknown_artifact(grade_root, "missing")
+        return self.proof(row.principal, row.id, budget, embed_tape=False)

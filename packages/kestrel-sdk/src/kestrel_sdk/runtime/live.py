@@ -1,0 +1,255 @@
+"""Sessions in memory: the cache of live engines, and their replay from the journal.
+
+Sessions are rebuilt lazily: the first touch of an open session in a new process
+replays its journal on a fresh engine and checks that every frame root is identical.
+The journal is the truth: engines are a cache of at most ``max_live_sessions`` (least
+recently used first out; an evicted session replays on its next touch). Over a shared
+store (PostgreSQL, any number of processes) a cached engine is checked against the
+session's head before each use and catches up on the rows it lacks; two processes
+racing on one session are serialised by the journal's ``(session, seq)`` key.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from kestrel_protocol import KestrelError, RefusalCode, SessionRecord
+from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
+
+from .catalog.model import LoadedScenario
+from .engine import SessionEngine
+from .pentads import pentad_root
+
+__all__ = ["LiveSession", "LiveSessions", "default_max_live_sessions"]
+
+log = logging.getLogger(__name__)
+
+
+def default_max_live_sessions() -> int:
+    """Open engines kept in memory by default: 1000 per 4 GiB of RAM, at least 100."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1000
+    return max(100, min(100_000, 1000 * total // (4 << 30)))
+
+
+@dataclass(eq=False)
+class LiveSession:
+    """A session in memory: its row and, while not closed, its engine and head root."""
+
+    row: SessionRow
+    loaded: LoadedScenario
+    engine: SessionEngine | None
+    frame_root: str
+    lock: threading.Lock
+    dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
+
+
+class LiveSessions:
+    """The sessions of one runtime in memory, rebuilt from ``store`` when not cached.
+
+    ``loaded`` and ``sealed`` are the runtime's catalog (a scenario by id, and whether
+    it is sealed), ``artifact`` its reader of a stored object by root (refusing one not
+    served).
+    """
+
+    def __init__(
+        self,
+        store: RuntimeStore,
+        max_live_sessions: int,
+        loaded: Callable[[str], LoadedScenario],
+        sealed: Callable[[str], bool],
+        artifact: Callable[[str], dict[str, Any]],
+    ) -> None:
+        self.store = store
+        self.max_live_sessions = max_live_sessions
+        self._loaded = loaded
+        self._sealed = sealed
+        self._artifact = artifact
+        self._lock = threading.RLock()
+        self.live: OrderedDict[str, LiveSession] = OrderedDict()  # least recently used first
+        self._building: dict[str, threading.Lock] = {}
+
+    def get(self, principal: str, sid: str) -> LiveSession:
+        """The session in memory, rebuilt by replay when this process has not seen it
+        (or evicted it)."""
+        live = self.live.get(sid)
+        if live is not None and live.row.principal == principal:
+            self.touch(sid)
+            return live
+        if live is None:
+            with self._lock:
+                building = self._building.setdefault(sid, threading.Lock())
+            try:
+                with building:  # one replay per session; other sessions are not held up
+                    live = self.live.get(sid)
+                    if live is None:
+                        row = self.store.session(sid)
+                        if row is not None and row.principal == principal:
+                            live = self._rebuild(row)
+                            self._keep(live)
+            finally:
+                with self._lock:
+                    if self._building.get(sid) is building:
+                        del self._building[sid]
+        if live is None or live.row.principal != principal:
+            raise KestrelError(RefusalCode.UNKNOWN_SESSION, f"no session {sid}", {"session": sid})
+        return live
+
+    def touch(self, sid: str) -> None:
+        """Mark the session most recently used."""
+        try:  # noqa: SIM105 - the step path: cheaper than suppress()
+            self.live.move_to_end(sid)
+        except KeyError:  # evicted meanwhile by another thread
+            pass
+
+    def _keep(self, live: LiveSession) -> None:
+        """Cache ``live``, evicting the least recently used sessions beyond the limit.
+
+        A session in use (its lock held) is skipped; one evicted is marked dead under its
+        lock, so whoever fetched it before rebuilds it instead of using a stale engine.
+        """
+        with self._lock:
+            self.live[live.row.id] = live
+            excess = len(self.live) - self.max_live_sessions
+            if excess <= 0:
+                return
+            for old in list(self.live.values()):
+                if excess <= 0 or old is live:
+                    break
+                if old.lock.acquire(blocking=False):
+                    old.dead = True
+                    del self.live[old.row.id]
+                    old.lock.release()
+                    excess -= 1
+
+    def _rebuild(self, row: SessionRow) -> LiveSession:
+        loaded = self._loaded(row.scenario_id)
+        if loaded.scenario.root != row.scenario_root:
+            raise KestrelError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"session {row.id} was opened on scenario {row.scenario_id} with root "
+                f"{row.scenario_root}, but this catalog has {loaded.scenario.root}",
+                {"session": row.id},
+            )
+        if row.status == "closed":
+            assert row.record_root is not None
+            record = SessionRecord.parse(self._artifact(row.record_root))
+            return LiveSession(row, loaded, None, record.head, threading.Lock())
+        if not self._sealed(loaded.id):  # served unsealed by this process
+            self.store.note_unsealed(row.id)
+        engine = SessionEngine(loaded, row.id)
+        frame_root = _replay(row.id, engine, engine.frame_root(), self.store.journal(row.id))
+        log.debug("resumed session %s at seq %d", row.id, engine.seq)
+        return LiveSession(row, loaded, engine, frame_root, threading.Lock())
+
+    def current(self, live: LiveSession) -> bool:
+        """Bring a cached session (its lock held) up to the store's head: replay the
+        journal rows it lacks. ``False`` when it must be rebuilt instead (closed
+        elsewhere, or behind in a way replay cannot mend). Only over a shared store."""
+        engine = live.engine
+        if engine is None:
+            return True  # closed is final
+        head = self.store.head(live.row.id)
+        if head is None or head.status == "closed" or head.seq < engine.seq:
+            return False
+        if head.seq == engine.seq:
+            return True
+        try:
+            entries = self.store.journal(live.row.id, after=engine.seq)
+            live.frame_root = _replay(live.row.id, engine, live.frame_root, entries)
+        except BaseException:
+            self.forget(live)
+            raise
+        log.debug("caught session %s up to seq %d", live.row.id, engine.seq)
+        return True
+
+    def forget(self, live: LiveSession) -> None:
+        """Drop a session whose engine may be stale: its next touch rebuilds it."""
+        live.dead = True
+        with self._lock:
+            if self.live.get(live.row.id) is live:
+                del self.live[live.row.id]
+
+    @contextmanager
+    def locked(self, principal: str, sid: str) -> Iterator[LiveSession]:
+        """The session, locked for one operation and current with the store (rebuilt if
+        a failure, an eviction or another process left it stale)."""
+        shared = self.store.shared
+        while True:
+            live = self.get(principal, sid)
+            with live.lock:
+                if live.dead:
+                    continue
+                if shared and not self.current(live):
+                    self.forget(live)
+                    continue
+                yield live
+                return
+
+    def saw_future(self, principal: str, scenario_id: str, what: str) -> None:
+        """Record, for each of the principal's sessions on the scenario that is not closed
+        and whose clock has bars after it, that ``what`` (which holds them) was read now:
+        after the session's latest submission, at its clock bar."""
+        for row in self.store.sessions():
+            if row.principal != principal or row.scenario_id != scenario_id:
+                continue
+            if row.status == "closed":
+                continue
+            with self.locked(principal, row.id) as live:
+                engine = live.engine
+                if engine is not None and engine.clock < len(live.loaded.tape) - 1:
+                    self.store.add_read(row.id, engine.seq, engine.clock, what)
+
+    def resume_all(self) -> list[str]:
+        """Replay every open session now (rather than on first touch); their ids."""
+        resumed = []
+        for row in self.store.sessions():
+            if row.status != "closed":
+                self.get(row.principal, row.id)
+                resumed.append(row.id)
+        return resumed
+
+
+def _replay(sid: str, engine: SessionEngine, frame_root: str, entries: list[JournalEntry]) -> str:
+    """Apply journal ``entries`` to ``engine`` (at ``frame_root``), checking every root
+    against the journal; the new head root."""
+    for entry in entries:
+        if entry.seq != engine.seq + 1:
+            raise _diverged(sid, entry.seq, "seq", str(engine.seq + 1), str(entry.seq))
+        if entry.prev != frame_root:
+            raise _diverged(sid, entry.seq, "prev", frame_root, entry.prev)
+        try:
+            root = pentad_root(sid, entry.seq, entry.prev, entry.source)
+        except KestrelError:
+            root = "corrupt"
+        if root != entry.pentad_root:
+            raise _diverged(sid, entry.seq, "pentad", entry.pentad_root, root)
+        frame_root = engine.replay(entry.source)
+        if frame_root != entry.frame_root:
+            raise _diverged(sid, entry.seq, "frameRoot", entry.frame_root, frame_root)
+    return frame_root
+
+
+def _diverged(sid: str, seq: int, field: str, expected: str, found: str) -> KestrelError:
+    log.error(
+        "session %s cannot be resumed: replay diverged at seq %d (%s expected %s, found %s)",
+        sid,
+        seq,
+        field,
+        expected,
+        found,
+    )
+    return KestrelError(
+        RefusalCode.BACKEND_UNAVAILABLE,
+        f"session {sid} cannot be resumed: its replay diverged at seq {seq} ({field})",
+        {"session": sid, "seq": seq, "field": field},
+    )

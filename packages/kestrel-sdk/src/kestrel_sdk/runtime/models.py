@@ -1,0 +1,40 @@
+"""Protocol models the runtime builds from members it made itself, in wire form.
+
+A step's pentad, delivery and response (and a grade's pentads rebuilt from the journal)
+are made of members produced here (the pentad's bytes hash to its root), so they are
+built with :func:`~.engine.frame.construct`, without re-validating them on the step
+path; each set below names the members such a model is given.
+"""
+
+from __future__ import annotations
+
+from kestrel_protocol import PentadBody
+
+from .engine.frame import construct
+from .pentads import MEDIA_TYPE
+
+__all__ = ["APPLIED", "DELIVERY", "PENTAD", "STOOD", "pentad_body"]
+
+APPLIED = {"ok", "disposition", "pentad", "delivery"}
+"""The members of an applied step's response."""
+STOOD = {*APPLIED, "stand_down"}
+"""The members of a stood-down step's response."""
+PENTAD = {"session", "seq", "prev", "body", "root"}
+DELIVERY = {"frame", "frame_root"}
+_BODY = {"media_type", "bytes"}
+
+_BODIES: dict[str, PentadBody] = {}
+_BODIES_MAX = 512
+
+
+def pentad_body(source: str) -> PentadBody:
+    """The pentad body of ``source``; models are frozen, so an agent's recurring sources
+    share one (short ones are remembered)."""
+    body = _BODIES.get(source)
+    if body is None:
+        body = construct(PentadBody, {"media_type": MEDIA_TYPE, "bytes": source}, _BODY)
+        if len(source) <= 256:
+            if len(_BODIES) >= _BODIES_MAX:
+                _BODIES.clear()
+            _BODIES[source] = body
+    return body
