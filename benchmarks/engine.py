@@ -13,6 +13,10 @@ README's "Compiled engine").
     SMA) is a tie on both sides; a float mean would turn some ties into crossings.
 (b) four resting orders that never fill, then one ``advance N``: bars/s, against
     backtesting.py running the same four never-filling orders.
+(c) the rest of (a)'s episode: the session's close (its record and every pentad stored)
+    and its grade (a replay of every step, then the metrics), in process CPU per step of
+    the session; then the whole episode (steps, close, grade) in steps/s against
+    backtesting.py's run, which computes its statistics too.
 
 Medians of ``--runs`` runs. Ratios are Kestrel ÷ peer (higher is better for Kestrel),
 by wall clock and by process CPU time (the second is robust when other work shares the
@@ -146,8 +150,9 @@ def _cents(mark: str) -> int:
     return int(whole) * 100 + int((frac + "00")[:2])
 
 
-async def kestrel_sma(steps: int) -> tuple[float, float, Decimal]:
-    """(steps/s wall, steps/s CPU, final equity) of the SMA-cross agent through the SDK."""
+async def kestrel_sma(steps: int) -> tuple[float, float, Decimal, float, float]:
+    """(steps/s wall, steps/s CPU, final equity, close and grade CPU seconds) of the
+    SMA-cross agent through the SDK."""
     with tempfile.TemporaryDirectory() as home:
         async with create_sdk(local_transport(home=home)) as sdk:
             opened = await sdk.open_session(SCENARIO)
@@ -186,8 +191,14 @@ async def kestrel_sma(steps: int) -> tuple[float, float, Decimal]:
                 window.append(close)
                 running += close
             wall, cpu = clock.rates(done)
+            closing = time.process_time()
             await session.close()
-            return wall, cpu, Decimal(frame.account.equity)
+            grading = time.process_time()
+            graded = await sdk.grade_until_done(session.id)
+            assert graded.kind == "kestrel.grade"
+            done_at = time.process_time()
+            equity = Decimal(frame.account.equity)
+            return wall, cpu, equity, grading - closing, done_at - grading
 
 
 async def kestrel_resting(bars: int) -> tuple[float, float]:
@@ -230,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     k_wall, k_cpu = (statistics.median(r[i] for r in a_runs) for i in (0, 1))
     p_wall, p_cpu = (statistics.median(r[i] for r in p_runs) for i in (0, 1))
     k_equity = a_runs[-1][2]
+    close_us = statistics.median(r[3] for r in a_runs) / steps * 1e6
+    grade_us = statistics.median(r[4] for r in a_runs) / steps * 1e6
+    episode = 1 / (1 / k_cpu + (close_us + grade_us) / 1e6)
     p_equity = Decimal(str(p_runs[-1][2]))
     diff = abs(k_equity - p_equity) / p_equity * 100
 
@@ -247,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"    ratio     {k_wall / p_wall:11.2f}x | {k_cpu / p_cpu:11.2f}x"
         f"            equity diff {diff:.5f} %"
+    )
+    print("(c) the rest of (a)'s episode, process CPU per step of the session")
+    print(f"    close {close_us:8.1f} us   grade {grade_us:8.1f} us")
+    print(
+        f"    episode   {episode:12,.0f} steps/s (steps, close, grade) vs backtest"
+        f" {p_cpu:12,.0f}: {episode / p_cpu:.2f}x"
     )
     print("(b) four resting never-filling orders, one `advance N`")
     print(f"    kestrel   {b_wall:12,.0f} | {b_cpu:12,.0f} bars/s")

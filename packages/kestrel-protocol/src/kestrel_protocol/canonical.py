@@ -200,8 +200,9 @@ def fast_compact_text(value: Any) -> str | None:
     integer beyond 64 bits, deep nesting): the caller then encodes it another way.
 
     Equal to json's text for such data for the reasons in this module's docstring
-    (escapes and integers; no sorting is involved). A float would differ (orjson writes
-    ``1e-07`` as ``1e-7``): never pass one.
+    (escapes and integers; no sorting is involved). A float is written as orjson writes
+    it (``1e-7`` where json writes ``1e-07``): the same value in other bytes, so pass
+    float-free data where the bytes must be json's.
     """
     return _fast_text(value)
 

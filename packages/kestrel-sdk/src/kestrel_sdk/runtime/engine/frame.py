@@ -61,19 +61,34 @@ def _quote(text: str) -> str:
     return _ENCODE(text)
 
 
+_PRICES_MAX = 1 << 14
+"""Price texts a builder remembers (a tape's prices recur: a minute bar's four prices
+are mostly ones seen in the bars before)."""
+
+
 def _price_text(unit: int, places: int) -> Callable[[int], str]:
     """``scaled_text(value // unit, places)``, a tape price as the frame shows it, with
-    the format made once (a frame shows four prices per symbol and bar)."""
-    if not places:
-        return lambda value: str(value // unit)
+    the format made once and recent texts remembered (a frame shows four prices per
+    symbol and bar)."""
     size = 10**places
     fmt = f"{{}}.{{:0{places}d}}".format
+    seen: dict[int, str] = {}
 
     def text(value: int) -> str:
+        found = seen.get(value)
+        if found is not None:
+            return found
         shown = value // unit
-        if shown < 0:
-            return scaled_text(shown, places)
-        return fmt(*divmod(shown, size))
+        if not places:
+            found = str(shown)
+        elif shown < 0:
+            found = scaled_text(shown, places)
+        else:
+            found = fmt(*divmod(shown, size))
+        if len(seen) >= _PRICES_MAX:
+            seen.clear()
+        seen[value] = found
+        return found
 
     return text
 
@@ -102,6 +117,9 @@ _set_dict = object.__setattr__
 _set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_NO_EXTRA: dict[str, Any] = {}
+"""The unknown members of every constructed model: none. One dict shared by all, since a
+frozen model's extras never change (a copy with an update gets a dict of its own)."""
 
 
 def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:
@@ -109,14 +127,14 @@ def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = No
 
     ``members`` must hold every field by its Python name (values already in wire form);
     ``given`` names those that are dumped (default: all). ``given`` may be shared by
-    many objects: pydantic copies a fields set before it changes one. A frame is
-    rebuilt on every step, and pydantic's generic ``model_construct`` was most of a
-    step's cost.
+    many objects: pydantic copies a fields set before it changes one. ``cls`` must be
+    frozen (every protocol model is): its empty extras are shared. A frame is rebuilt on
+    every step, and pydantic's generic ``model_construct`` was most of a step's cost.
     """
     obj = _new(cls)
     _set_dict(obj, "__dict__", members)
     _set_fields(obj, set(members) if given is None else given)
-    _set_extra(obj, {})
+    _set_extra(obj, _NO_EXTRA)
     _set_private(obj, None)
     return obj
 
@@ -243,14 +261,16 @@ class FrameBuilder:
 
     def _marks_at(self, bar: int) -> tuple[dict[str, str], str, str, str]:
         """The marks and time of a bar, each as a value and as JSON (cached per bar);
-        the bar's OHLCV (:attr:`_bars`) is made with them."""
+        the bar's OHLCV (:attr:`_bars`) is made with them. Without :attr:`models`, the
+        marks come back empty (a replay reads the text alone)."""
         models = self.models
         if bar == self._marks_bar and (self._marks_models or not models):
-            return dict(self._marks), self._marks_json, self._time, self._time_json
+            marks = dict(self._marks) if models else self._marks
+            return marks, self._marks_json, self._time, self._time_json
         price = self._price
         cols = self._cols
         quoted = self._symbol_json
-        marks: dict[str, str] = {}
+        marks = {}
         bars: dict[str, FrameBar] = {}
         marks_parts: list[str] = []
         bars_parts: list[str] = []
@@ -258,8 +278,8 @@ class FrameBuilder:
             o, h, lo, c, v = cols[s]
             op, hi, low, close = price(o[bar]), price(h[bar]), price(lo[bar]), price(c[bar])
             volume = v[bar]
-            marks[s] = close
             if models:
+                marks[s] = close
                 bars[s] = construct(
                     FrameBar,
                     {"open": op, "high": hi, "low": low, "close": close, "volume": volume},
@@ -271,15 +291,19 @@ class FrameBuilder:
                 f'{quoted[s]}:{{"close":"{close}","high":"{hi}","low":"{low}"'
                 f',"open":"{op}","volume":{volume}}}'
             )
+        if len(marks_parts) == 1:
+            self._marks_json = "{" + marks_parts[0] + "}"
+            self._bars_json = "{" + bars_parts[0] + "}"
+        else:
+            self._marks_json = "{" + ",".join(marks_parts) + "}"
+            self._bars_json = "{" + ",".join(bars_parts) + "}"
         self._marks = marks
-        self._marks_json = "{" + ",".join(marks_parts) + "}"
         self._bars = bars
-        self._bars_json = "{" + ",".join(bars_parts) + "}"
         self._time = self._times[bar]
         self._time_json = _quote(self._time)
         self._marks_bar = bar
         self._marks_models = models
-        return dict(self._marks), self._marks_json, self._time, self._time_json
+        return (dict(marks) if models else marks), self._marks_json, self._time, self._time_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
         cached = self._averages.get(symbol)
