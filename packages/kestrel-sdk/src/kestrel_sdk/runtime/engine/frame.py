@@ -62,8 +62,11 @@ def _quote(text: str) -> str:
 
 
 _PRICES_MAX = 1 << 14
-"""Price texts a builder remembers (a tape's prices recur: a minute bar's four prices
-are mostly ones seen in the bars before)."""
+"""Price texts remembered per price format (a tape's prices recur: a minute bar's four
+prices are mostly ones seen in the bars before)."""
+_PRICES: dict[tuple[int, int], dict[int, str]] = {}
+"""The remembered texts, by ``(unit, places)``: shared by every session's builder, so
+memory does not grow with the sessions a process holds."""
 
 
 def _price_text(unit: int, places: int) -> Callable[[int], str]:
@@ -72,7 +75,7 @@ def _price_text(unit: int, places: int) -> Callable[[int], str]:
     symbol and bar)."""
     size = 10**places
     fmt = f"{{}}.{{:0{places}d}}".format
-    seen: dict[int, str] = {}
+    seen = _PRICES.setdefault((unit, places), {})
 
     def text(value: int) -> str:
         found = seen.get(value)
