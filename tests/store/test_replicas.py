@@ -199,3 +199,36 @@ def test_evicted_sessions_replay_with_identical_roots(store_url: str, tmp_path: 
     reference, _ = _reference(tmp_path, "e0", SOURCES[:2])
     assert roots[0] == reference
     assert all(len(r) == 2 for r in roots)
+
+
+def test_a_step_file_folded_and_refilled_to_its_old_size_elsewhere_is_not_appended_to(
+    tmp_path: Path,
+) -> None:
+    """Two runtimes on one SQLite file, advancing one session in turn. The second folds
+    the step file (as opening or closing a store does) and appends as many lines of the
+    same length as the file held, so the file is back at the size the first last left
+    it. The first must not take that for its own file: its next submission catches up
+    (a conflict, then a replay) and lands after the others', never as a second line with
+    the same seq."""
+    url = f"sqlite:///{tmp_path / 'home' / 'kestrel.db'}"
+    one, two = _runtime(url), _runtime(url)
+    try:
+        sid = one.open_session("alice", SCENARIO, "refilled").session_id
+        assert sid is not None
+        for _ in range(4):  # seq 1 (in the table), then three step lines
+            one.submit("alice", sid, "advance 1")
+        two.store.fold_steps()  # type: ignore[attr-defined]
+        for _ in range(3):  # three lines again, as long as the three folded ones
+            two.submit("alice", sid, "advance 1")
+        response = one.submit("alice", sid, "advance 1")
+        assert response.pentad.seq == 8
+        seqs = [e.seq for e in two.store.journal(sid)]
+        assert seqs == list(range(1, 9))
+        fresh = _runtime(url)  # replays the whole journal, checking every root
+        try:
+            assert fresh.frame("alice", sid).frame_root == response.delivery.frame_root
+        finally:
+            fresh.shutdown()
+    finally:
+        one.shutdown()
+        two.shutdown()

@@ -6,7 +6,8 @@ frame root and source (a JSON string, so a line never holds a raw newline). The
 SQLite journal table holds everything else: row 0 and seq 1 of each session, any
 step that changes its status, and every line once its session closes, the store
 opens or closes, or an artifact lookup misses (the lines are then *folded*: inserted
-into the table in one transaction, after which the file is emptied).
+into the table in one transaction, after which the file is removed; the next append
+makes a new one).
 
 Durability: ``write`` returns once the line is in the operating system's page cache,
 which a process kill (SIGKILL, a crash) does not lose, the same promise as SQLite's WAL
@@ -16,8 +17,10 @@ append returns (power-loss durability, at the cost of a disk flush per step).
 
 Several processes (or stores) may use one database: every append, read and fold holds
 an exclusive ``flock`` on the session's file, and an append checks (one ``fstat``) that
-the file is exactly as this store last left it. When it is not (another process
-appended, folded or closed the session), the slow path reads the table and the file,
+the file is exactly as this store last left it: the same size, and not removed. A fold
+removes the file rather than emptying it in place, so that another store cannot take a
+file emptied and refilled to the size it knew for its own. When it is not (another
+process appended, folded or closed the session), the slow path reads the table and the file,
 drops a torn last line (a write that never returned, so never acknowledged) and
 appends only if the session's head is the seq before, else ``JournalConflict``.
 A line is written only after the step is applied and hashed, and the response is

@@ -15,7 +15,7 @@ import sqlite3
 from ..pentads import stored_pentad_bytes
 from ..steps import StepFile, StepFiles, StepRow
 
-__all__ = ["APPEND", "SEQ_BITS", "emptied", "fold_lines", "journal_pentad", "rows", "table_last"]
+__all__ = ["APPEND", "SEQ_BITS", "fold_lines", "journal_pentad", "rows", "table_last"]
 
 SEQ_BITS = 32
 APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
@@ -37,18 +37,12 @@ def table_last(conn: sqlite3.Connection, base: int) -> int:
 
 def fold_lines(conn: sqlite3.Connection, base: int, step: StepFile) -> int:
     """Insert the step file's lines the table lacks (inside the caller's transaction,
-    the file's lock held); how many. The caller empties the file after the commit."""
+    the file's lock held); how many. The caller removes the file after the commit."""
     lines, _ = step.lines(table_last(conn, base))
     conn.executemany(
         APPEND, [(base | seq, source, root, frame) for seq, source, root, frame in lines]
     )
     return len(lines)
-
-
-def emptied(step: StepFile) -> None:
-    """Empty a step file whose lines are all in the table now."""
-    os.ftruncate(step.fd, 0)
-    step.size = 0
 
 
 def rows(conn: sqlite3.Connection, steps: StepFiles, base: int, after: int) -> list[StepRow]:

@@ -53,7 +53,7 @@ from ..pentads import quoted
 from ..steps import StepFile, StepFiles, step_line
 from ..store_rows import closing_rows, journal_entries
 from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database, transaction
-from .journal import APPEND, SEQ_BITS, emptied, fold_lines, journal_pentad, rows, table_last
+from .journal import APPEND, SEQ_BITS, fold_lines, journal_pentad, rows, table_last
 from .sessions import OWN, Sessions
 
 __all__ = ["SqliteStore"]
@@ -153,10 +153,9 @@ class SqliteStore:
                     log.warning("step file %s names no session; left as it is", step.path)
                     return
                 self._fold_into(conn, rowid << SEQ_BITS, step)
-            if found[0] == "closed":  # a close that was killed before it removed the file
-                self._steps.drop(rowid, unlink=True)
-            else:
-                emptied(step)
+            # folded: the lines are all in the table now (a closed session's file may be
+            # left by a close that was killed before it removed the file)
+            self._steps.drop(rowid, unlink=True)
 
     def _fold_into(self, conn: sqlite3.Connection, base: int, step: StepFile) -> None:
         """:func:`.journal.fold_lines`, counting the rows toward the next checkpoint."""
@@ -242,9 +241,8 @@ class SqliteStore:
                         )
             except sqlite3.IntegrityError:
                 raise JournalConflict(f"journal key {row[0]} is taken") from None
-            if step is not None:
-                emptied(step)
-                step.seq = row[0] - base
+            if step is not None:  # folded: its lines are in the table, before this row
+                self._steps.drop(rowid, unlink=True)
 
     def _base(self, session_id: str) -> int:
         """The journal key of seq 0 of a session (its rowid shifted)."""
