@@ -225,13 +225,17 @@ class SqliteStore:
         self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
     ) -> None:
         """Seq 1 (with row 0) or a status change: one transaction in the table, after
-        folding the session's step file (so the table's rows stay in order)."""
+        folding the session's step file (so the table's rows stay in order).
+
+        The step file's lock is held through the transaction, made for the purpose when
+        there is no file: another store's append of the same seq as a line takes that
+        lock before it reads the table, so it reads this row and is refused."""
         rowid = base >> SEQ_BITS
-        with self._lock, self._steps.locked(rowid, create=False) as step:
+        with self._lock, self._steps.locked(rowid, create=True) as step:
+            assert step is not None
             try:
                 with self._transaction() as conn:
-                    if step is not None:
-                        self._fold_into(conn, base, step)
+                    self._fold_into(conn, base, step)
                     if prev is not None:
                         conn.execute(APPEND, (base, "", "", prev))
                     conn.execute(APPEND, row)
@@ -241,8 +245,7 @@ class SqliteStore:
                         )
             except sqlite3.IntegrityError:
                 raise JournalConflict(f"journal key {row[0]} is taken") from None
-            if step is not None:  # folded: its lines are in the table, before this row
-                self._steps.drop(rowid, unlink=True)
+            self._steps.drop(rowid, unlink=True)  # folded: its lines precede this row
 
     def _base(self, session_id: str) -> int:
         """The journal key of seq 0 of a session (its rowid shifted)."""
