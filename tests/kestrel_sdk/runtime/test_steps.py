@@ -244,3 +244,69 @@ def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_lan
     ]
     one.close()
     two.close()
+
+
+def test_a_close_and_another_stores_next_step_never_both_land(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A close is one transaction in the table. With no step file, it once took no lock:
+    another store could read the session as open while the close's transaction was open,
+    then append the next seq as a line, acknowledged, into a session that was closed
+    without it. The close now holds the step file's lock through its transaction, so
+    the other store reads the session closed and is refused."""
+    from kestrel_sdk.runtime.pentads import pentad_root
+    from kestrel_sdk.runtime.sqlite import journal as journal_module
+    from kestrel_sdk.runtime.sqlite import store as store_module
+
+    one, two = SqliteStore(tmp_path), SqliteStore(tmp_path)
+    row = SessionRow(
+        "ks_race", "alice", "acme-trend", "sha256:" + "5" * 64, "1", "open", None, None
+    )
+    assert one.insert_session(row)
+    opening, first, second = ("sha256:" + c * 64 for c in "abc")
+    one.append(
+        "ks_race",
+        1,
+        "advance 1",
+        pentad_root("ks_race", 1, opening, "advance 1"),
+        first,
+        prev=opening,
+    )
+    two.journal("ks_race")  # two knows the session (its key), not a step file: none exists
+    read_the_table = threading.Event()
+    real_table_last = journal_module.table_last
+
+    def noted_table_last(conn: sqlite3.Connection, base: int) -> int:
+        if threading.current_thread() is not threading.main_thread():
+            read_the_table.set()
+        return real_table_last(conn, base)
+
+    monkeypatch.setattr(store_module, "table_last", noted_table_last)
+    outcome: list[str] = []
+
+    def two_appends_seq_2() -> None:
+        root = pentad_root("ks_race", 2, first, "advance 1")
+        try:
+            two.append("ks_race", 2, "advance 1", root, second, prev=first)
+            outcome.append("appended")
+        except JournalConflict:
+            outcome.append("conflict")
+
+    real_transaction = one._transaction
+    racer = threading.Thread(target=two_appends_seq_2)
+
+    @contextmanager
+    def transaction_racing_two() -> Iterator[sqlite3.Connection]:
+        with real_transaction() as conn:
+            if racer.ident is None:  # the close's transaction, not a later fold
+                racer.start()  # two appends while this transaction is open
+                read_the_table.wait(timeout=0.5)  # it gets this far only without the lock
+            yield conn
+
+    monkeypatch.setattr(one, "_transaction", transaction_racing_two)
+    one.finish("ks_race", one.journal("ks_race"), {}, "sha256:" + "9" * 64)
+    racer.join(timeout=30)
+    assert outcome == ["conflict"]
+    assert [e.seq for e in two.journal("ks_race")] == [1]
+    one.close()
+    two.close()

@@ -298,10 +298,12 @@ class SqliteStore:
         pentads, owned = closing_rows(session_id, journal, artifacts)
         low = self._base(session_id)
         owner = low >> SEQ_BITS
-        with self._lock, self._steps.locked(owner, create=False) as step:
+        # the step file's lock through the transaction (a file made for the purpose when
+        # there is none): another store's next step reads the session closed, or waits
+        with self._lock, self._steps.locked(owner, create=True) as step:
+            assert step is not None
             with self._transaction() as conn:
-                if step is not None:
-                    self._fold_into(conn, low, step)
+                self._fold_into(conn, low, step)
                 if table_last(conn, low) != (journal[-1].seq if journal else 0):
                     raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
                 conn.executemany(
@@ -316,8 +318,7 @@ class SqliteStore:
                     "UPDATE sessions SET status = 'closed', record_root = ? WHERE id = ?",
                     (record_root, session_id),
                 )
-            if step is not None:  # folded: the session's steps are all in the table now
-                self._steps.drop(owner, unlink=True)
+            self._steps.drop(owner, unlink=True)  # folded: every step is in the table now
 
     # -- artifacts (ArtifactStore) ---------------------------------------------------
 
