@@ -7,7 +7,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -176,14 +176,19 @@ def test_full_synchronous_flushes_every_step_line(
     rt.shutdown()
 
 
-def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_land(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A status change is a table row; another store's step is a file line. With no
-    step file yet, the two once raced: the other store read the table (seq 1) while the
-    status change's transaction was open, then appended its seq 2 as a line, and both
-    were acknowledged as seq 2. The status change now holds the step file's lock through
-    its transaction, so the other store reads the table after it and is refused."""
+OPENING, FIRST, SECOND = ("sha256:" + c * 64 for c in "abc")
+
+
+def _race(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, act: Callable[[SqliteStore], None]
+) -> tuple[list[str], SqliteStore]:
+    """Two stores on one database, a session at seq 1 and no step file. ``act`` runs on
+    the first store; while its transaction is open, the second appends seq 2 as a step
+    line in a thread. Returns what became of that append and the second store.
+
+    The thread signals when it reads the journal table. Without the step file's lock
+    held through the transaction it gets that far at once, reads seq 1 and appends;
+    with the lock it waits, and the transaction commits after at most half a second."""
     from kestrel_sdk.runtime.pentads import pentad_root
     from kestrel_sdk.runtime.sqlite import journal as journal_module
     from kestrel_sdk.runtime.sqlite import store as store_module
@@ -193,15 +198,8 @@ def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_lan
         "ks_race", "alice", "acme-trend", "sha256:" + "5" * 64, "1", "open", None, None
     )
     assert one.insert_session(row)
-    opening, first, second = ("sha256:" + c * 64 for c in "abc")
-    one.append(
-        "ks_race",
-        1,
-        "advance 1",
-        pentad_root("ks_race", 1, opening, "advance 1"),
-        first,
-        prev=opening,
-    )
+    root = pentad_root("ks_race", 1, OPENING, "advance 1")
+    one.append("ks_race", 1, "advance 1", root, FIRST, prev=OPENING)
     two.journal("ks_race")  # two knows the session (its key), not a step file: none exists
     read_the_table = threading.Event()
     real_table_last = journal_module.table_last
@@ -211,13 +209,12 @@ def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_lan
             read_the_table.set()
         return real_table_last(conn, base)
 
-    monkeypatch.setattr(store_module, "table_last", noted_table_last)
     outcome: list[str] = []
 
     def two_appends_seq_2() -> None:
-        root = pentad_root("ks_race", 2, first, "advance 1")
+        root = pentad_root("ks_race", 2, FIRST, "advance 1")
         try:
-            two.append("ks_race", 2, "advance 1", root, second, prev=first)
+            two.append("ks_race", 2, "advance 1", root, SECOND, prev=FIRST)
             outcome.append("appended")
         except JournalConflict:
             outcome.append("conflict")
@@ -228,85 +225,60 @@ def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_lan
     @contextmanager
     def transaction_racing_two() -> Iterator[sqlite3.Connection]:
         with real_transaction() as conn:
-            if racer.ident is None:  # the status change's transaction, not a later fold
-                racer.start()  # two appends while this transaction is open
-                read_the_table.wait(timeout=0.5)  # it gets this far only without the lock
+            if racer.ident is None:  # act's transaction, not a later fold
+                racer.start()
+                read_the_table.wait(timeout=0.5)  # at once only without the lock
             yield conn
 
+    monkeypatch.setattr(store_module, "table_last", noted_table_last)
     monkeypatch.setattr(one, "_transaction", transaction_racing_two)
-    stood = pentad_root("ks_race", 2, first, "stand down")
-    one.append("ks_race", 2, "stand down", stood, second, prev=first, status="stood-down")
+    act(one)
     racer.join(timeout=30)
+    monkeypatch.undo()
+    one.close()
+    return outcome, two
+
+
+def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_land(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A status change is a table row; another store's step is a file line. With no
+    step file, the two once raced: both were acknowledged as seq 2. The status change
+    now holds the step file's lock through its transaction, so the other store reads
+    the table after it and is refused."""
+    from kestrel_sdk.runtime.pentads import pentad_root
+
+    stood = pentad_root("ks_race", 2, FIRST, "stand down")
+    outcome, two = _race(
+        tmp_path,
+        monkeypatch,
+        lambda one: one.append(
+            "ks_race", 2, "stand down", stood, SECOND, prev=FIRST, status="stood-down"
+        ),
+    )
     assert outcome == ["conflict"]
     assert [(e.seq, e.source) for e in two.journal("ks_race")] == [
         (1, "advance 1"),
         (2, "stand down"),
     ]
-    one.close()
     two.close()
 
 
 def test_a_close_and_another_stores_next_step_never_both_land(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A close is one transaction in the table. With no step file, it once took no lock:
-    another store could read the session as open while the close's transaction was open,
-    then append the next seq as a line, acknowledged, into a session that was closed
-    without it. The close now holds the step file's lock through its transaction, so
-    the other store reads the session closed and is refused."""
-    from kestrel_sdk.runtime.pentads import pentad_root
-    from kestrel_sdk.runtime.sqlite import journal as journal_module
-    from kestrel_sdk.runtime.sqlite import store as store_module
-
-    one, two = SqliteStore(tmp_path), SqliteStore(tmp_path)
-    row = SessionRow(
-        "ks_race", "alice", "acme-trend", "sha256:" + "5" * 64, "1", "open", None, None
+    """A close is one transaction in the table. With no step file, another store once
+    read the session as open during it and appended the next step as a line:
+    acknowledged, then lost with the closed session's file. The close now holds the
+    step file's lock through its transaction, so the other store reads the session
+    closed and is refused."""
+    record = "sha256:" + "9" * 64
+    outcome, two = _race(
+        tmp_path, monkeypatch, lambda one: one.finish("ks_race", one.journal("ks_race"), {}, record)
     )
-    assert one.insert_session(row)
-    opening, first, second = ("sha256:" + c * 64 for c in "abc")
-    one.append(
-        "ks_race",
-        1,
-        "advance 1",
-        pentad_root("ks_race", 1, opening, "advance 1"),
-        first,
-        prev=opening,
-    )
-    two.journal("ks_race")  # two knows the session (its key), not a step file: none exists
-    read_the_table = threading.Event()
-    real_table_last = journal_module.table_last
-
-    def noted_table_last(conn: sqlite3.Connection, base: int) -> int:
-        if threading.current_thread() is not threading.main_thread():
-            read_the_table.set()
-        return real_table_last(conn, base)
-
-    monkeypatch.setattr(store_module, "table_last", noted_table_last)
-    outcome: list[str] = []
-
-    def two_appends_seq_2() -> None:
-        root = pentad_root("ks_race", 2, first, "advance 1")
-        try:
-            two.append("ks_race", 2, "advance 1", root, second, prev=first)
-            outcome.append("appended")
-        except JournalConflict:
-            outcome.append("conflict")
-
-    real_transaction = one._transaction
-    racer = threading.Thread(target=two_appends_seq_2)
-
-    @contextmanager
-    def transaction_racing_two() -> Iterator[sqlite3.Connection]:
-        with real_transaction() as conn:
-            if racer.ident is None:  # the close's transaction, not a later fold
-                racer.start()  # two appends while this transaction is open
-                read_the_table.wait(timeout=0.5)  # it gets this far only without the lock
-            yield conn
-
-    monkeypatch.setattr(one, "_transaction", transaction_racing_two)
-    one.finish("ks_race", one.journal("ks_race"), {}, "sha256:" + "9" * 64)
-    racer.join(timeout=30)
     assert outcome == ["conflict"]
     assert [e.seq for e in two.journal("ks_race")] == [1]
-    one.close()
+    row = two.session("ks_race")
+    assert row is not None
+    assert (row.status, row.record_root) == ("closed", record)
     two.close()
