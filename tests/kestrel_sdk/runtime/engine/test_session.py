@@ -202,23 +202,23 @@ def test_same_sources_give_byte_identical_objects() -> None:
 
 
 def test_fast_frame_root_is_the_protocol_root() -> None:
-    from kestrel_sdk.runtime.engine.frame import frame_root
-
     rows = [
         (f"{100 + i % 5}", f"{103 + i % 5}", f"{97 + i % 5}", f"{101 + i % 3}") for i in range(9)
     ]
     engine = SessionEngine(daily(rows, bps="10", shortable=True), "ks_ü")
-    frames = [engine.frame()]
+    frames = [(engine.frame_root(), engine.frame())]
     for source in [
         "buy 5 ACME tif gtc as a",
         "sell 9 ACME stop 99\nadvance 2",
         "buy 1 ACME limit 96 tif gtc\nadvance 3",
         'stand down "done"',
     ]:
-        frames.append(engine.submit(source).frame)
-    frames.append(engine.close())
-    for frame in frames:
-        assert frame_root(frame) == root_of(frame)
+        frame = engine.submit(source).frame
+        frames.append((engine.frame_root(), frame))
+    closed = engine.close()
+    frames.append((engine.frame_root(), closed))
+    for root, frame in frames:
+        assert root == root_of(frame)
 
 
 def test_a_repeated_source_is_checked_against_the_session_it_meets() -> None:

@@ -257,8 +257,7 @@ class SessionEngine:
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""
         stood = self._apply(program)
-        frame = self._frame
-        return Step(self.frame() if frame is None else frame, stood)
+        return Step(self.frame(), stood)
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""

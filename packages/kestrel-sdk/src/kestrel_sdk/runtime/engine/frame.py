@@ -45,7 +45,7 @@ from .bus import Event
 from .orders import LiveOrder
 from .scaled import Terms, money_text, ratio_text, scaled_text
 
-__all__ = ["FrameBuilder", "construct", "frame_root", "text_root"]
+__all__ = ["FrameBuilder", "construct", "text_root"]
 
 _ENCODE = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
@@ -99,18 +99,6 @@ def _price_text(unit: int, places: int) -> Callable[[int], str]:
 def text_root(text: str) -> str:
     """The root of a canonical JSON text (``sha256:`` and the hex digest of its UTF-8)."""
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def frame_root(frame: SessionFrame) -> str:
-    """``root_of(frame)`` of any frame model, through the C JSON encoder.
-
-    A frame holds only ASCII keys, strings, integers, ``None``, lists and objects, for
-    which sorted-key compact JSON without ASCII escaping *is* RFC 8785 (a test checks it
-    against ``kestrel_protocol.root_of``). The engine roots its own frames from the text
-    it built them with (:meth:`~.core.SessionEngine.frame_root`), never through this.
-    """
-    data = frame.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return text_root(_ENCODE(data))
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -294,12 +282,8 @@ class FrameBuilder:
                 f'{quoted[s]}:{{"close":"{close}","high":"{hi}","low":"{low}"'
                 f',"open":"{op}","volume":{volume}}}'
             )
-        if len(marks_parts) == 1:
-            self._marks_json = "{" + marks_parts[0] + "}"
-            self._bars_json = "{" + bars_parts[0] + "}"
-        else:
-            self._marks_json = "{" + ",".join(marks_parts) + "}"
-            self._bars_json = "{" + ",".join(bars_parts) + "}"
+        self._marks_json = "{" + ",".join(marks_parts) + "}"
+        self._bars_json = "{" + ",".join(bars_parts) + "}"
         self._marks = marks
         self._bars = bars
         self._time = self._times[bar]
