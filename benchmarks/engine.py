@@ -43,9 +43,9 @@ from backtesting import Backtest, Strategy  # type: ignore[import-untyped]
 from backtesting.lib import crossover  # type: ignore[import-untyped]
 from kestrel_protocol import SessionFrame
 from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk.runtime import native
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import Tape
-from kestrel_sdk.runtime.engine import native
 
 SCENARIO = "minute-200k"
 SYMBOL = "ACME"

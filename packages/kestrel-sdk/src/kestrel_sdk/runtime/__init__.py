@@ -2,12 +2,20 @@
 
 Names are imported on first use so that importing one part (say the language) does not
 load the others; ``Runtime`` is the entry point every face uses.
+
+The step path runs compiled when a matching mypyc build is there (:mod:`.native`): its
+directory goes first on this package's ``__path__`` (and its subpackages') before
+anything imports them.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from . import native
+
+native.activate(__name__, __path__)
 
 if TYPE_CHECKING:
     from .ids import operation_id, session_id

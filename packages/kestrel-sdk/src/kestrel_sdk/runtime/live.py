@@ -183,17 +183,23 @@ class LiveSessions:
     def locked(self, principal: str, sid: str) -> Iterator[LiveSession]:
         """The session, locked for one operation and current with the store (rebuilt if
         a failure, an eviction or another process left it stale)."""
-        shared = self.store.shared
         while True:
             live = self.get(principal, sid)
             with live.lock:
-                if live.dead:
-                    continue
-                if shared and not self.current(live):
-                    self.forget(live)
-                    continue
-                yield live
-                return
+                if self.usable(live):
+                    yield live
+                    return
+
+    def usable(self, live: LiveSession) -> bool:
+        """Whether ``live`` (its lock held) can serve: not forgotten and, when other
+        processes share the store, current with it (else forgotten here). A session
+        that is not usable is rebuilt by the next :meth:`get`."""
+        if live.dead:
+            return False
+        if self.store.shared and not self.current(live):
+            self.forget(live)
+            return False
+        return True
 
     def saw_future(self, principal: str, scenario_id: str, what: str) -> None:
         """Record, for each of the principal's sessions on the scenario that is not closed

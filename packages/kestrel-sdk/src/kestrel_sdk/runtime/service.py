@@ -35,6 +35,7 @@ from kestrel_protocol import (
     SessionOpened,
     SessionRecord,
     SessionResponse,
+    StandDown,
     ValidationReport,
     VerificationReport,
     kestrel_home,
@@ -51,7 +52,7 @@ from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id
 from .lang import validate_source
-from .live import LiveSessions, default_max_live_sessions
+from .live import LiveSession, LiveSessions, default_max_live_sessions
 from .models import APPLIED, DELIVERY, PENTAD, STOOD, pentad_body
 from .pentads import pentad_root
 from .stores import open_runtime_store
@@ -61,6 +62,10 @@ __all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
 
 DEFAULT_GRADE_BUDGET = 2.0
 """Seconds a grade call waits before answering with an ``OperationResumption``."""
+
+
+_Stepped = tuple[int, str, str, SessionFrame, str, StandDown | None]
+"""What one step made: seq, prev (frame root), pentad root, frame, frame root, stand-down."""
 
 
 def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
@@ -101,7 +106,7 @@ class Runtime:
         self._live = self._sessions.live
         self._session = self._sessions.get
         self._touch = self._sessions.touch
-        self._current = self._sessions.current
+        self._usable = self._sessions.usable
         self._forget = self._sessions.forget
 
     @property
@@ -208,7 +213,6 @@ class Runtime:
         inline (not through ``LiveSessions.locked``): this is the step path. When another process
         advanced the session meanwhile, the submission is applied after what it did.
         """
-        shared = self.store.shared
         conflicts = 0
         while True:
             live = self._live.get(sid)
@@ -216,45 +220,23 @@ class Runtime:
                 live = self._session(principal, sid)
             else:
                 self._touch(sid)
-            with live.lock:
-                if live.dead:
-                    continue
-                if shared and not self._current(live):
-                    self._forget(live)
-                    continue
-                engine = live.engine
-                if engine is None:
-                    raise _refuse(
-                        RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid
-                    )
-                program = engine.check(source)
-                seq = engine.seq + 1
-                prev = live.frame_root
-                root = pentad_root(sid, seq, prev, source)
-                before = engine.status
-                try:
-                    step = engine.apply(program)
-                    frame = step.frame
-                    frame_root = engine.frame_root()
-                    status = frame.status if frame.status != before else None
-                    self.store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
-                except BaseException as exc:
-                    # The engine moved but nothing was persisted: forget it so the next
-                    # touch replays the journal, which holds exactly what was accepted.
-                    self._forget(live)
-                    if isinstance(exc, JournalConflict):
-                        conflicts += 1
-                        if conflicts < CONFLICT_RETRIES:
-                            continue  # another process advanced it: catch up, apply after
-                        raise _refuse(
-                            RefusalCode.BACKEND_UNAVAILABLE,
-                            f"session {sid} is being advanced by other processes without "
-                            "pause; read its frame and submit again",
-                            session=sid,
-                        ) from None
-                    raise
-                live.frame_root = frame_root
+            try:
+                with live.lock:
+                    done = self._step(live, sid, source)
+            except JournalConflict:
+                conflicts += 1
+                if conflicts < CONFLICT_RETRIES:
+                    continue  # another process advanced it: catch up, apply after
+                raise _refuse(
+                    RefusalCode.BACKEND_UNAVAILABLE,
+                    f"session {sid} is being advanced by other processes without "
+                    "pause; read its frame and submit again",
+                    session=sid,
+                ) from None
+            if done is not None:
                 break
+            # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
+        seq, prev, root, frame, frame_root, stand_down = done
         # Every member below was produced here in wire form (the pentad's bytes hash to
         # its root): build the models without re-validating them on the step path.
         body = pentad_body(source)
@@ -264,7 +246,6 @@ class Runtime:
             PENTAD,
         )
         delivery = construct(Delivery, {"frame": frame, "frame_root": frame_root}, DELIVERY)
-        stand_down = step.stand_down
         if stand_down is None:
             members = {
                 "ok": True,
@@ -282,6 +263,34 @@ class Runtime:
             "stand_down": stand_down,
         }
         return construct(SessionResponse, members, STOOD)
+
+    def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
+        """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
+        what it made, or ``None`` when ``live`` is stale. On any failure ``live`` is
+        forgotten (the engine moved but nothing was persisted): the next touch replays
+        the journal, which holds exactly what was accepted. ``JournalConflict``: another
+        process appended first."""
+        if not self._usable(live):
+            return None
+        engine = live.engine
+        if engine is None:
+            raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
+        program = engine.check(source)
+        seq = engine.seq + 1
+        prev = live.frame_root
+        root = pentad_root(sid, seq, prev, source)
+        before = engine.status
+        try:
+            step = engine.apply(program)
+            frame = step.frame
+            frame_root = engine.frame_root()
+            status = frame.status if frame.status != before else None
+            self.store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
+        except BaseException:
+            self._forget(live)
+            raise
+        live.frame_root = frame_root
+        return seq, prev, root, frame, frame_root, step.stand_down
 
     def frame(self, principal: str, sid: str) -> Delivery:
         """The head frame and its root.

@@ -1,10 +1,10 @@
-"""Compile the engine with mypyc: ``python -m kestrel_sdk.runtime.engine.build [--dest DIR]``.
+"""Compile the step path with mypyc: ``python -m kestrel_sdk.runtime.build [--dest DIR]``.
 
 Copies the installed ``kestrel_sdk`` and ``kestrel_protocol`` sources to a temp dir (so
 mypyc type-checks against exactly what is installed and nothing is written beside the
 sources), compiles :data:`~.native.COMPILED_MODULES` there, and moves the extensions and
 ``BUILD.json`` to ``DEST`` in one rename: a failed build leaves ``DEST`` as it was.
-``DEST`` defaults to ``engine/_compiled/``, which the engine then uses by default.
+``DEST`` defaults to ``runtime/_compiled/``, which the runtime then uses by default.
 
 Needs mypy, setuptools (``pip install 'kestrel-sdk[compile]'``), a C compiler and the
 Python headers. Failures follow the command-line convention (docs/cli.md): one line
@@ -31,12 +31,18 @@ from typing import Any, NoReturn
 
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 
-from .native import BUILD_FILE, COMPILED_MODULES, DEFAULT_BUILD_DIR, source_digest
+from .native import (
+    BUILD_FILE,
+    COMPILED_MODULES,
+    DEFAULT_BUILD_DIR,
+    RUNTIME,
+    module_file,
+    source_digest,
+)
 
 __all__ = ["BuildError", "build", "main", "missing_prerequisites", "source_closure"]
 
 FIRST_PARTY = ("kestrel_sdk", "kestrel_protocol")
-ENGINE = "kestrel_sdk.runtime.engine"
 INSTALL = "pip install 'kestrel-sdk[compile]'"
 
 
@@ -93,7 +99,7 @@ def source_closure(root: Path) -> dict[str, str]:
     """``{relative path: SHA-256}`` of the compiled modules and every first-party module
     they import, directly or not (mypyc may inline their ``Final`` constants)."""
     found: dict[str, Path] = {}
-    todo = [f"{ENGINE}.{module}" for module in COMPILED_MODULES]
+    todo = [f"{RUNTIME}.{module}" for module in COMPILED_MODULES]
     while todo:
         name = todo.pop()
         if name in found or name.split(".")[0] not in FIRST_PARTY:
@@ -127,7 +133,7 @@ def _copy_sources(work: Path) -> None:
 
 
 def _compile(work: Path) -> None:
-    files = [f"{ENGINE.replace('.', '/')}/{module}.py" for module in COMPILED_MODULES]
+    files = [f"{RUNTIME}.{module}".replace(".", "/") + ".py" for module in COMPILED_MODULES]
     env = {key: value for key, value in os.environ.items() if key != "MYPYPATH"}
     done = subprocess.run(
         [sys.executable, "-m", "mypyc", *files],
@@ -167,12 +173,12 @@ def _replace(dest: Path, staged: Path) -> None:
 
 
 def build(dest: Path) -> dict[str, Any]:
-    """Compile the engine into ``dest``; its manifest (``BUILD.json``) is returned."""
+    """Compile :data:`COMPILED_MODULES` into ``dest``; its manifest (``BUILD.json``)."""
     dest = dest.absolute()
     if dest.exists() and not (dest.is_dir() and _replaceable(dest)):
         raise BuildError(
             "INVALID_ARGUMENT",
-            f"{dest} exists and is not a compiled-engine build; name a new or empty directory",
+            f"{dest} exists and is not a compiled-runtime build; name a new or empty directory",
         )
     missing = missing_prerequisites()
     if missing:
@@ -201,9 +207,11 @@ def build(dest: Path) -> dict[str, Any]:
         staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}.new-", dir=dest.parent))
         try:
             shutil.copy2(shared[0], staged / shared[0].name)
-            engine_dir = work.joinpath(*ENGINE.split("."))
+            runtime_dir = work.joinpath(*RUNTIME.split("."))
             for module in COMPILED_MODULES:
-                shutil.copy2(engine_dir / f"{module}{suffix}", staged / f"{module}{suffix}")
+                target = staged / module_file(module)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(runtime_dir / module_file(module), target)
             text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
             (staged / BUILD_FILE).write_text(text, encoding="utf-8")
             _replace(dest, staged)
@@ -220,9 +228,9 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(
-        prog="python -m kestrel_sdk.runtime.engine.build",
-        description="Compile the Kestrel engine with mypyc (optional; pure Python is the "
-        "default and gives identical roots).",
+        prog="python -m kestrel_sdk.runtime.build",
+        description="Compile the Kestrel engine and step path with mypyc (optional; pure "
+        "Python is the default and gives identical roots).",
     )
     parser.add_argument(
         "--dest",
@@ -232,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "another one is used with KESTREL_ENGINE=DIR",
     )
     args = parser.parse_args(argv)
-    sys.stdout.write(f"compiling {len(COMPILED_MODULES)} engine modules with mypyc…\n")
+    sys.stdout.write(f"compiling {len(COMPILED_MODULES)} runtime modules with mypyc…\n")
     sys.stdout.flush()
     try:
         manifest = build(args.dest)
@@ -240,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(cli_error_line(exc.code, exc.message) + "\n")
         return int(exit_code_for(exc.code))
     sys.stdout.write(
-        f"compiled engine in {args.dest.absolute()} "
+        f"compiled runtime in {args.dest.absolute()} "
         f"({manifest['cache_tag']}, sources {manifest['digest'][:12]})\n"
     )
     return 0

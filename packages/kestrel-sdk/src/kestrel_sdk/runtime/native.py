@@ -1,19 +1,22 @@
-"""Which engine runs: these pure-Python modules, or a mypyc build of them (optional).
+"""Which runtime runs: these pure-Python modules, or a mypyc build of its step path (optional).
 
-``python -m kestrel_sdk.runtime.engine.build`` compiles :data:`COMPILED_MODULES` into a
-build directory: one shim extension per module, one shared ``<hash>__mypyc`` library and
-``BUILD.json`` (the interpreter's cache tag and the SHA-256 of every source the build was
-type-checked against: the compiled modules and the first-party modules they import,
-whose ``Final`` constants mypyc may inline). :func:`activate`, called by the engine
-package before it imports anything else, picks the engine by ``KESTREL_ENGINE``:
+``python -m kestrel_sdk.runtime.build`` compiles :data:`COMPILED_MODULES` (the engine and
+the rest of the step path: the service, the live sessions, the SQLite store and its step
+files, the pentads) into a build directory that mirrors the package: one shim extension
+per module (``engine/core…so``, ``service…so``, ``sqlite/store…so``), one shared
+``<hash>__mypyc`` library and ``BUILD.json`` (the interpreter's cache tag and the SHA-256
+of every source the build was type-checked against: the compiled modules and the
+first-party modules they import, whose ``Final`` constants mypyc may inline).
+:func:`activate`, called by each package holding compiled modules before it imports
+anything else, picks the runtime by ``KESTREL_ENGINE`` (once per process):
 
-- unset: the build in ``engine/_compiled/`` if there is one and it matches the current
+- unset: the build in ``runtime/_compiled/`` if there is one and it matches the current
   sources and interpreter; a stale or foreign build is ignored with one warning;
 - ``pure``: never a compiled build;
-- ``compiled``: the build in ``engine/_compiled/``, refused loudly if missing or stale;
+- ``compiled``: the build in ``runtime/_compiled/``, refused loudly if missing or stale;
 - a directory: the build there, refused loudly if stale or foreign.
 
-Both engines give identical roots (``tests/kestrel_sdk/runtime/engine/test_native.py``).
+Both give identical roots (``tests/kestrel_sdk/runtime/test_native.py``).
 """
 
 from __future__ import annotations
@@ -34,34 +37,44 @@ __all__ = [
     "COMPILED_MODULES",
     "DEFAULT_BUILD_DIR",
     "REBUILD",
+    "RUNTIME",
     "CompiledEngineError",
     "activate",
     "build_problems",
     "engine",
     "engine_dir",
+    "module_file",
     "source_digest",
     "source_file",
 ]
 
 log = logging.getLogger(__name__)
 
-#: Every engine module except the package, this module and the build command.
+RUNTIME = "kestrel_sdk.runtime"
+#: The compiled modules, relative to :data:`RUNTIME`: every engine module, and what a
+#: step runs through around the engine.
 COMPILED_MODULES = (
-    "account",
-    "blotter",
-    "bus",
-    "core",
-    "fill",
-    "frame",
-    "grade",
-    "orders",
-    "risk",
-    "scaled",
-    "trades",
+    "engine.account",
+    "engine.blotter",
+    "engine.bus",
+    "engine.core",
+    "engine.fill",
+    "engine.frame",
+    "engine.grade",
+    "engine.orders",
+    "engine.risk",
+    "engine.scaled",
+    "engine.trades",
+    "live",
+    "models",
+    "pentads",
+    "service",
+    "sqlite.store",
+    "steps",
 )
 BUILD_FILE = "BUILD.json"
 DEFAULT_BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
-REBUILD = "python -m kestrel_sdk.runtime.engine.build"
+REBUILD = "python -m kestrel_sdk.runtime.build"
 
 Engine = Literal["compiled", "pure"]
 
@@ -72,6 +85,7 @@ class CompiledEngineError(ImportError):
 
 @dataclass
 class _Selection:
+    chosen: bool = False
     engine: Engine = "pure"
     directory: Path | None = None
 
@@ -80,12 +94,12 @@ _SELECTED = _Selection()
 
 
 def engine() -> Engine:
-    """``"compiled"`` when the engine modules run from a mypyc build, else ``"pure"``."""
+    """``"compiled"`` when :data:`COMPILED_MODULES` run from a mypyc build, else ``"pure"``."""
     return _SELECTED.engine
 
 
 def engine_dir() -> Path | None:
-    """The build directory the compiled engine was loaded from (``None`` when pure)."""
+    """The build directory the compiled modules were loaded from (``None`` when pure)."""
     return _SELECTED.directory
 
 
@@ -95,6 +109,11 @@ def source_file(relative: str) -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations))).parent / relative
+
+
+def module_file(module: str) -> str:
+    """Where a build holds the shim of ``module`` (relative to :data:`RUNTIME`)."""
+    return module.replace(".", "/") + importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
 def _sha256(path: Path | None) -> str:
@@ -117,7 +136,7 @@ def _manifest(directory: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise ValueError(f"{directory / BUILD_FILE} cannot be read ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
-        raise ValueError(f"{directory / BUILD_FILE} is not a compiled-engine manifest")
+        raise ValueError(f"{directory / BUILD_FILE} is not a compiled-runtime manifest")
     return data
 
 
@@ -135,8 +154,7 @@ def build_problems(directory: Path) -> list[str]:
         problems.append(
             f"it compiles {manifest.get('modules')}, the engine has {list(COMPILED_MODULES)}"
         )
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    files = [f"{name}{suffix}" for name in COMPILED_MODULES]
+    files = [module_file(name) for name in COMPILED_MODULES]
     files.append(str(manifest.get("shared_library")))
     absent = [name for name in files if not (directory / name).is_file()]
     if absent:
@@ -186,13 +204,12 @@ def _choose() -> Path | None:
     why = "; ".join(problems)
     if choice:
         raise CompiledEngineError(
-            f"KESTREL_ENGINE={choice}: the compiled engine in {directory} cannot run: {why}. "
+            f"KESTREL_ENGINE={choice}: the compiled runtime in {directory} cannot run: {why}. "
             f"Rebuild it with `KESTREL_ENGINE=pure {REBUILD} --dest {directory}`, "
             "or set KESTREL_ENGINE=pure"
         )
     log.warning(
-        "ignoring the compiled engine in %s (%s); running the pure-Python engine. "
-        "Rebuild it with `%s`",
+        "ignoring the compiled runtime in %s (%s); running pure Python. Rebuild it with `%s`",
         directory,
         why,
         REBUILD,
@@ -200,12 +217,16 @@ def _choose() -> Path | None:
     return None
 
 
-def activate(package_path: list[str]) -> None:
-    """Put the chosen build first on the engine package's ``__path__`` (else: pure)."""
-    directory = _choose()
-    if directory is None:
-        return
-    _load_shared_library(directory, str(_manifest(directory)["shared_library"]))
-    package_path.insert(0, str(directory))
-    _SELECTED.engine = "compiled"
-    _SELECTED.directory = directory
+def activate(package: str, package_path: list[str]) -> None:
+    """Put the chosen build's part for ``package`` (:data:`RUNTIME` or one of its
+    subpackages) first on its ``__path__``; the choice is made on the first call."""
+    if not _SELECTED.chosen:
+        directory = _choose()
+        if directory is not None:
+            _load_shared_library(directory, str(_manifest(directory)["shared_library"]))
+            _SELECTED.engine = "compiled"
+            _SELECTED.directory = directory
+        _SELECTED.chosen = True
+    if _SELECTED.directory is not None:
+        relative = package.removeprefix(RUNTIME).lstrip(".").replace(".", "/")
+        package_path.insert(0, str(_SELECTED.directory / relative))

@@ -1,6 +1,7 @@
-"""The optional compiled engine (mypyc): a real build gives the same frame, blotter, record
-and grade roots as pure Python on minute-200k, and ``KESTREL_ENGINE`` picks the engine
-(a stale build is never run silently).
+"""The optional compiled runtime (mypyc: the engine and the step path around it): a real
+build gives the same frame, blotter, record and grade roots as pure Python on
+minute-200k, and ``KESTREL_ENGINE`` picks the runtime (a stale build is never run
+silently).
 
 The build needs mypy, setuptools and a C compiler: missing, the tests that build skip
 locally naming what is missing, and fail under ``CI=true`` (``tests/peers``)."""
@@ -19,12 +20,12 @@ from typing import Any
 import kestrel_protocol
 import kestrel_sdk
 import pytest
-from kestrel_sdk.runtime.engine import build, native
-from kestrel_sdk.runtime.engine.build import main, missing_prerequisites, source_closure
+from kestrel_sdk.runtime import build, native
+from kestrel_sdk.runtime.build import main, missing_prerequisites, source_closure
 
 from tests.peers import require_peer
 
-ENGINE_DIR = Path(native.__file__).parent
+RUNTIME_DIR = Path(native.__file__).parent
 
 # One session over the whole tape through the SDK: a market entry with a stop guard (an
 # alias), a resting limit buy, a never-filling limit sell that is cancelled, a buy stop,
@@ -35,7 +36,9 @@ import anyio
 from kestrel_sdk import create_sdk, local_transport
 import kestrel_sdk.runtime.engine.core as core
 import kestrel_sdk.runtime.engine.grade as grade
-from kestrel_sdk.runtime.engine import native
+import kestrel_sdk.runtime.service as service
+import kestrel_sdk.runtime.sqlite.store as store
+from kestrel_sdk.runtime import native
 
 SOURCES = [
     "buy 100 ACME as entry\nsell 100 ACME stop 90.00 tif gtc as guard\nadvance 20000",
@@ -61,7 +64,7 @@ async def main(home):
         graded = await sdk.grade_until_done(session.id)
     print(json.dumps({
         "engine": native.engine(),
-        "modules": [core.__file__, grade.__file__],
+        "modules": [m.__file__ for m in (core, grade, service, store)],
         "frames": frames,
         "disposition": response.disposition,
         "remaining": response.delivery.frame.clock.remaining,
@@ -83,16 +86,16 @@ def _env(engine: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real mypyc build of the engine, made once for this module."""
+    """A real mypyc build of the runtime, made once for this module."""
     missing = missing_prerequisites()
     require_peer(
         None if missing else True,
         what="; ".join(missing),
         install="uv sync --all-packages; apt-get install gcc",
     )
-    dest = tmp_path_factory.mktemp("engine") / "compiled"
+    dest = tmp_path_factory.mktemp("runtime") / "compiled"
     done = subprocess.run(
-        [sys.executable, "-m", "kestrel_sdk.runtime.engine.build", "--dest", str(dest)],
+        [sys.executable, "-m", "kestrel_sdk.runtime.build", "--dest", str(dest)],
         env=_env("pure"),
         capture_output=True,
         text=True,
@@ -122,9 +125,12 @@ def test_compiled_and_pure_engines_give_identical_roots(compiled: Path, tmp_path
     pure = _session(tmp_path / "pure", "pure")
     # Each child really ran the engine it was given.
     assert fast.pop("engine") == "compiled"
-    assert all(Path(m).parent == compiled and m.endswith(".so") for m in fast.pop("modules"))
+    modules = ("engine/core", "engine/grade", "service", "sqlite/store")
+    shims = [compiled / native.module_file(name.replace("/", ".")) for name in modules]
+    assert [Path(m) for m in fast.pop("modules")] == shims
+    assert all(shim.is_file() for shim in shims)
     assert pure.pop("engine") == "pure"
-    assert all(Path(m).parent == ENGINE_DIR and m.endswith(".py") for m in pure.pop("modules"))
+    assert [Path(m) for m in pure.pop("modules")] == [RUNTIME_DIR / f"{m}.py" for m in modules]
     assert fast == pure
     # The session exercised what it claims: the whole tape, every order in the blotter.
     assert (pure["remaining"], pure["disposition"]) == (0, "stood-down")
@@ -156,7 +162,7 @@ def _run(code: str, engine: str | None, cwd: Path) -> subprocess.CompletedProces
 
 WHICH = (
     "import kestrel_sdk.runtime.engine.core as core\n"
-    "from kestrel_sdk.runtime.engine import native\n"
+    "from kestrel_sdk.runtime import native\n"
     "print(native.engine(), core.__file__)\n"
 )
 
@@ -166,7 +172,7 @@ def test_pure_ignores_a_valid_build(compiled: Path, tmp_path: Path) -> None:
     done = _run(WHICH, "pure", tmp_path)
     assert done.returncode == 0, done.stderr
     engine, module = done.stdout.split()
-    assert (engine, Path(module)) == ("pure", ENGINE_DIR / "core.py")
+    assert (engine, Path(module)) == ("pure", RUNTIME_DIR / "engine" / "core.py")
     assert done.stderr == ""
 
 
@@ -184,10 +190,10 @@ def test_a_stale_build_named_by_kestrel_engine_is_refused(compiled: Path, tmp_pa
     done = _run(WHICH, str(stale), tmp_path)
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("kestrel_sdk.runtime.engine.native.CompiledEngineError: ")
+    assert last.startswith("kestrel_sdk.runtime.native.CompiledEngineError: ")
     assert f"KESTREL_ENGINE={stale}" in last
     assert "source digest 0000000000" in last
-    assert "python -m kestrel_sdk.runtime.engine.build" in last
+    assert "python -m kestrel_sdk.runtime.build" in last
 
 
 def test_a_build_of_edited_sources_names_the_edited_file(compiled: Path, tmp_path: Path) -> None:
@@ -221,7 +227,7 @@ def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
             site / package.__name__,
             ignore=shutil.ignore_patterns("__pycache__", "_compiled"),
         )
-    default = site / "kestrel_sdk" / "runtime" / "engine" / "_compiled"
+    default = site / "kestrel_sdk" / "runtime" / "_compiled"
     code = f"import sys; sys.path.insert(0, {str(site)!r})\n" + WHICH
     # KESTREL_ENGINE=compiled insists on the default place's build.
     done = _run(code, "compiled", tmp_path)
@@ -231,12 +237,12 @@ def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
     done = _run(code, None, tmp_path)
     assert done.returncode == 0, done.stderr
     engine, module = done.stdout.split()
-    assert (engine, Path(module).parent) == ("pure", default.parent)
+    assert (engine, Path(module)) == ("pure", default.parent / "engine" / "core.py")
     warnings = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(warnings) == 1
-    assert f"ignoring the compiled engine in {default}" in warnings[0]
+    assert f"ignoring the compiled runtime in {default}" in warnings[0]
     assert "source digest 0000000000" in warnings[0]
-    assert "python -m kestrel_sdk.runtime.engine.build" in warnings[0]
+    assert "python -m kestrel_sdk.runtime.build" in warnings[0]
     # The same build, valid, is used from the default place without a word.
     shutil.rmtree(default)
     shutil.copytree(compiled, default)
@@ -244,22 +250,29 @@ def test_a_stale_build_in_the_default_place_is_ignored_with_one_warning(
     done = _run(code, None, tmp_path)
     assert done.returncode == 0, done.stderr
     engine, module = done.stdout.split()
-    assert (engine, Path(module).parent) == ("compiled", default)
+    assert (engine, Path(module)) == ("compiled", default / native.module_file("engine.core"))
     assert done.stderr == ""
     assert _run(code, "compiled", tmp_path).stdout.split()[0] == "compiled"
 
 
-def test_the_compiled_modules_are_every_engine_module_but_the_selection_and_build() -> None:
-    modules = {path.stem for path in ENGINE_DIR.glob("*.py")}
-    assert set(native.COMPILED_MODULES) == modules - {"__init__", "native", "build"}
+def test_the_compiled_modules_are_every_engine_module_and_the_step_path() -> None:
+    engine = {f"engine.{path.stem}" for path in (RUNTIME_DIR / "engine").glob("*.py")}
+    assert set(native.COMPILED_MODULES) >= engine - {"engine.__init__"}
+    for module in native.COMPILED_MODULES:  # each names a source module
+        assert (RUNTIME_DIR / f"{module.replace('.', '/')}.py").is_file()
+    # the step path: Runtime.submit, the live sessions, the pentad, the SQLite append
+    assert {"service", "live", "pentads", "models", "steps", "sqlite.store"} <= set(
+        native.COMPILED_MODULES
+    )
 
 
 def test_the_build_records_the_first_party_modules_the_engine_imports() -> None:
-    root = ENGINE_DIR.parents[2]
+    root = RUNTIME_DIR.parents[1]
     sources = source_closure(root)
     assert "kestrel_sdk/runtime/engine/core.py" in sources
     assert "kestrel_sdk/runtime/lang/syntax.py" in sources  # core -> lang.syntax
-    assert "kestrel_sdk/runtime/engine/native.py" not in sources
+    assert "kestrel_sdk/runtime/service.py" in sources
+    assert "kestrel_sdk/runtime/build.py" not in sources  # nothing the runtime runs imports it
     assert all(path.startswith("kestrel_sdk/") for path in sources)  # protocol lives elsewhere
 
 
@@ -297,7 +310,7 @@ def test_the_build_never_replaces_a_directory_that_is_not_a_build(
     assert main(["--dest", str(tmp_path)]) == 1
     line = capsys.readouterr().err.strip()
     assert line == (
-        f"kestrel: INVALID_ARGUMENT: {tmp_path} exists and is not a compiled-engine build; "
+        f"kestrel: INVALID_ARGUMENT: {tmp_path} exists and is not a compiled-runtime build; "
         "name a new or empty directory"
     )
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
