@@ -8,6 +8,8 @@ path; each set below names the members such a model is given.
 
 from __future__ import annotations
 
+from typing import Final
+
 from kestrel_protocol import PentadBody
 
 from .engine.frame import construct
@@ -15,16 +17,16 @@ from .pentads import MEDIA_TYPE
 
 __all__ = ["APPLIED", "DELIVERY", "PENTAD", "STOOD", "pentad_body"]
 
-APPLIED = {"ok", "disposition", "pentad", "delivery"}
+APPLIED: Final = {"ok", "disposition", "pentad", "delivery"}
 """The members of an applied step's response."""
-STOOD = {*APPLIED, "stand_down"}
+STOOD: Final = {*APPLIED, "stand_down"}
 """The members of a stood-down step's response."""
-PENTAD = {"session", "seq", "prev", "body", "root"}
-DELIVERY = {"frame", "frame_root"}
-_BODY = {"media_type", "bytes"}
+PENTAD: Final = {"session", "seq", "prev", "body", "root"}
+DELIVERY: Final = {"frame", "frame_root"}
+_BODY: Final = {"media_type", "bytes"}
 
-_BODIES: dict[str, PentadBody] = {}
-_BODIES_MAX = 512
+_BODIES: Final[dict[str, PentadBody]] = {}
+_BODIES_MAX: Final = 512
 
 
 def pentad_body(source: str) -> PentadBody:

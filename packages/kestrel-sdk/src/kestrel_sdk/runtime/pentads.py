@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Final
 
 from kestrel_protocol import KestrelError, RefusalCode, root_of_bytes
 
@@ -21,14 +22,14 @@ __all__ = [
     "stored_pentad_bytes",
 ]
 
-MEDIA_TYPE = "text/x-kestrel"
+MEDIA_TYPE: Final = "text/x-kestrel"
 """The media type of a pentad's body (a Kestrel source)."""
 
-_sha256 = hashlib.sha256
-_dumps = json.JSONEncoder(ensure_ascii=False).encode  # JCS string escaping for str values
+_sha256: Final = hashlib.sha256
+_dumps: Final = json.JSONEncoder(ensure_ascii=False).encode  # JCS string escaping for str values
 
-_QUOTED: dict[str, str] = {}
-_QUOTED_MAX = 512  # distinct short strings remembered (an agent repeats its sources)
+_QUOTED: Final[dict[str, str]] = {}
+_QUOTED_MAX: Final = 512  # distinct short strings remembered (an agent repeats its sources)
 
 
 def quoted(text: str) -> str:

@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from kestrel_protocol import KestrelError, RefusalCode
 
@@ -49,14 +50,14 @@ __all__ = ["StepFile", "StepFiles", "StepRow", "step_line"]
 
 log = logging.getLogger(__name__)
 
-_OPEN_MAX = 256
+_OPEN_MAX: Final = 256
 """Step files kept open (their descriptors); a session beyond them reopens its file."""
 
-_flock = fcntl.flock
-_fstat = os.fstat
-_write = os.write
-_EX = fcntl.LOCK_EX
-_UN = fcntl.LOCK_UN
+_flock: Final = fcntl.flock
+_fstat: Final = os.fstat
+_write: Final = os.write
+_EX: Final = fcntl.LOCK_EX
+_UN: Final = fcntl.LOCK_UN
 
 
 StepRow = tuple[int, str, str, str]

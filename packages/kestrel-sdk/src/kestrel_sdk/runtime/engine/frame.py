@@ -25,7 +25,7 @@ import json
 from array import array
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from kestrel_protocol import (
     AccountState,
@@ -47,7 +47,7 @@ from .scaled import Terms, money_text, ratio_text, scaled_text
 
 __all__ = ["FrameBuilder", "construct", "text_root"]
 
-_ENCODE = json.JSONEncoder(
+_ENCODE: Final = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
 ).encode
 
@@ -61,10 +61,10 @@ def _quote(text: str) -> str:
     return _ENCODE(text)
 
 
-_PRICES_MAX = 1 << 14
+_PRICES_MAX: Final = 1 << 14
 """Price texts remembered per price format (a tape's prices recur: a minute bar's four
 prices are mostly ones seen in the bars before)."""
-_PRICES: dict[tuple[int, int], dict[int, str]] = {}
+_PRICES: Final[dict[tuple[int, int], dict[int, str]]] = {}
 """The remembered texts, by ``(unit, places)``: shared by every session's builder, so
 memory does not grow with the sessions a process holds."""
 
@@ -103,12 +103,13 @@ def text_root(text: str) -> str:
 
 M = TypeVar("M", bound=BaseModel)
 
-_new = object.__new__
-_set_dict = object.__setattr__
-_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_NO_EXTRA: dict[str, Any] = {}
+# Final: a compiled build keeps these in C statics, not a lookup in the module dict
+_new: Final = object.__new__
+_set_dict: Final = object.__setattr__
+_set_fields: Final = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra: Final = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private: Final = BaseModel.__dict__["__pydantic_private__"].__set__
+_NO_EXTRA: Final[dict[str, Any]] = {}
 """The unknown members of every constructed model: none. One dict shared by all, since a
 frozen model's extras never change (a copy with an update gets a dict of its own)."""
 
@@ -130,16 +131,20 @@ def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = No
     return obj
 
 
-_ALL_ACCOUNT = {"cash", "equity", "realized", "unrealized", "fees", "peak", "drawdown"}
-_ALL_POSITION = {"symbol", "qty", "avg_price", "unrealized"}
-_ALL_ORDER = {"id", "alias", "side", "qty", "filled", "symbol", "type", "limit", "stop"}
-_ALL_ORDER |= {"tif", "status"}
-_ALL_CLOCK = {"bar", "time", "remaining"}
-_ALL_BAR = {"open", "high", "low", "close", "volume"}
-_ALL_FRAME = {"kind", "session", "seq", "scenario", "clock", "status", "marks", "bars"}
-_ALL_FRAME |= {"account", "positions", "orders", "events"}
-_EVENT_GIVEN: dict[tuple[bool, ...], set[str]] = {}
-_ZERO_RATIO = "0.00000000"
+_ALL_ACCOUNT: Final = {"cash", "equity", "realized", "unrealized", "fees", "peak", "drawdown"}
+_ALL_POSITION: Final = {"symbol", "qty", "avg_price", "unrealized"}
+_ALL_ORDER: Final = {
+    *("id", "alias", "side", "qty", "filled", "symbol", "type", "limit", "stop", "tif"),
+    "status",
+}
+_ALL_CLOCK: Final = {"bar", "time", "remaining"}
+_ALL_BAR: Final = {"open", "high", "low", "close", "volume"}
+_ALL_FRAME: Final = {
+    *("kind", "session", "seq", "scenario", "clock", "status", "marks", "bars", "account"),
+    *("positions", "orders", "events"),
+}
+_EVENT_GIVEN: Final[dict[tuple[bool, ...], set[str]]] = {}
+_ZERO_RATIO: Final = "0.00000000"
 
 
 def _json_or_null(text: str | None) -> str:
