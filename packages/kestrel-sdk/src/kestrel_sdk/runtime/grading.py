@@ -33,7 +33,7 @@ from kestrel_protocol.store import JournalConflict, RuntimeStore
 from .artifacts import unknown_artifact
 from .catalog import tape_csv
 from .engine import compute_grade
-from .engine.frame import construct
+from .engine.wire import construct
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
 from .models import PENTAD, pentad_body

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kestrel_protocol import HistoryBar, KestrelError, RefusalCode
 
 from .catalog.model import Tape
-from .engine.frame import construct
+from .engine.wire import construct
 
 __all__ = ["history_bars"]
 

@@ -12,7 +12,7 @@ from typing import Final
 
 from kestrel_protocol import PentadBody
 
-from .engine.frame import construct
+from .engine.wire import construct
 from .pentads import MEDIA_TYPE
 
 __all__ = ["APPLIED", "DELIVERY", "PENTAD", "STOOD", "pentad_body"]

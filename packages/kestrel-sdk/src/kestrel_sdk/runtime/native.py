@@ -65,6 +65,7 @@ COMPILED_MODULES = (
     "engine.risk",
     "engine.scaled",
     "engine.trades",
+    "engine.wire",
     "live",
     "models",
     "pentads",

@@ -47,7 +47,7 @@ from kestrel_protocol.surface import HISTORY_MAX
 from .artifacts import OwnedArtifacts, unknown_artifact
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
-from .engine.frame import construct
+from .engine.wire import construct
 from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id

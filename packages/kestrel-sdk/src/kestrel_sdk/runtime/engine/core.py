@@ -29,9 +29,10 @@ from .account import Account
 from .blotter import BlotterRecorder
 from .bus import Event, EventBus
 from .fill import match_price, trigger_search
-from .frame import FrameBuilder, text_root
+from .frame import FrameBuilder
 from .orders import Fill, LiveOrder
 from .scaled import NEVER, Terms, ratio_text
+from .wire import text_root
 
 __all__ = ["Program", "SessionEngine", "Step"]
 

@@ -14,18 +14,15 @@ builder with :attr:`FrameBuilder.models` off makes the text alone; the engine pa
 that text into a model if the frame is read after all (the text is the frame).
 
 Equality of the text with RFC 8785 holds because every member is an integer, ``null``
-or a string written as :func:`_quote` writes it (the tests compare the engine's roots
+or a string written as :func:`quote` writes it (the tests compare the engine's roots
 with ``kestrel_protocol.root_of`` on every frame of pinned sessions).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from array import array
-from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from kestrel_protocol import (
     AccountState,
@@ -37,99 +34,15 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
 )
-from pydantic import BaseModel
 
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
 from .orders import LiveOrder
-from .scaled import Terms, money_text, ratio_text, scaled_text
+from .scaled import Terms, money_text, ratio_text
+from .wire import PriceTexts, construct, json_or_null, quote
 
-__all__ = ["FrameBuilder", "construct", "text_root"]
-
-_ENCODE: Final = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-).encode
-
-
-def _quote(text: str) -> str:
-    """``text`` as a JSON string, exactly as ``_ENCODE`` writes it: only ``"``, ``\\``
-    and the controls below U+0020 are escaped, so a printable string without the first
-    two is itself (anything else, printable or not, goes through the encoder)."""
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    return _ENCODE(text)
-
-
-_PRICES_MAX: Final = 1 << 14
-"""Price texts remembered per price format (a tape's prices recur: a minute bar's four
-prices are mostly ones seen in the bars before)."""
-_PRICES: Final[dict[tuple[int, int], dict[int, str]]] = {}
-"""The remembered texts, by ``(unit, places)``: shared by every session's builder, so
-memory does not grow with the sessions a process holds."""
-
-
-def _price_text(unit: int, places: int) -> Callable[[int], str]:
-    """``scaled_text(value // unit, places)``, a tape price as the frame shows it, with
-    the format made once and recent texts remembered (a frame shows four prices per
-    symbol and bar)."""
-    size = 10**places
-    fmt = f"{{}}.{{:0{places}d}}".format
-    seen = _PRICES.setdefault((unit, places), {})
-
-    def text(value: int) -> str:
-        found = seen.get(value)
-        if found is not None:
-            return found
-        shown = value // unit
-        if not places:
-            found = str(shown)
-        elif shown < 0:
-            found = scaled_text(shown, places)
-        else:
-            found = fmt(*divmod(shown, size))
-        if len(seen) >= _PRICES_MAX:
-            seen.clear()
-        seen[value] = found
-        return found
-
-    return text
-
-
-def text_root(text: str) -> str:
-    """The root of a canonical JSON text (``sha256:`` and the hex digest of its UTF-8)."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-M = TypeVar("M", bound=BaseModel)
-
-# Final: a compiled build keeps these in C statics, not a lookup in the module dict
-_new: Final = object.__new__
-_set_dict: Final = object.__setattr__
-_set_fields: Final = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra: Final = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private: Final = BaseModel.__dict__["__pydantic_private__"].__set__
-_NO_EXTRA: Final[dict[str, Any]] = {}
-"""The unknown members of every constructed model: none. One dict shared by all, since a
-frozen model's extras never change (a copy with an update gets a dict of its own)."""
-
-
-def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:
-    """``cls.model_construct(**members)`` without its per-field bookkeeping.
-
-    ``members`` must hold every field by its Python name (values already in wire form);
-    ``given`` names those that are dumped (default: all). ``given`` may be shared by
-    many objects: pydantic copies a fields set before it changes one. ``cls`` must be
-    frozen (every protocol model is): its empty extras are shared. A frame is rebuilt on
-    every step, and pydantic's generic ``model_construct`` was most of a step's cost.
-    """
-    obj = _new(cls)
-    _set_dict(obj, "__dict__", members)
-    _set_fields(obj, set(members) if given is None else given)
-    _set_extra(obj, _NO_EXTRA)
-    _set_private(obj, None)
-    return obj
-
+__all__ = ["FrameBuilder"]
 
 _ALL_ACCOUNT: Final = {"cash", "equity", "realized", "unrealized", "fees", "peak", "drawdown"}
 _ALL_POSITION: Final = {"symbol", "qty", "avg_price", "unrealized"}
@@ -145,10 +58,6 @@ _ALL_FRAME: Final = {
 }
 _EVENT_GIVEN: Final[dict[tuple[bool, ...], set[str]]] = {}
 _ZERO_RATIO: Final = "0.00000000"
-
-
-def _json_or_null(text: str | None) -> str:
-    return "null" if text is None else _quote(text)
 
 
 if TYPE_CHECKING:
@@ -177,10 +86,10 @@ class FrameBuilder:
         scenario = loaded.scenario
         self._scenario = construct(ScenarioRef, {"id": scenario.id, "root": scenario.root})
         self._tail = (
-            f',"scenario":{{"id":{_quote(scenario.id)},"root":{_quote(scenario.root)}}},"seq":'
+            f',"scenario":{{"id":{quote(scenario.id)},"root":{quote(scenario.root)}}},"seq":'
         )
-        self._session_json = _quote(session_id)
-        self._symbol_json = {s: _quote(s) for s in self._symbols}
+        self._session_json = quote(session_id)
+        self._symbol_json = {s: quote(s) for s in self._symbols}
         self._pending: list[FrameEvent] = []
         self._pending_json: list[str] = []
         self._marks_bar = -1
@@ -192,7 +101,7 @@ class FrameBuilder:
         self._time = ""
         self._time_json = ""
         self._sorted_symbols = sorted(self._symbols)
-        self._price = _price_text(10 ** (terms.scale - terms.price_scale), terms.price_scale)
+        self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         # the texts of the account's amounts that change only now and then
         self._quiet_key: tuple[Any, ...] = ()
         self._quiet = ("", "", "")
@@ -217,14 +126,14 @@ class FrameBuilder:
             parts.append(f',"fee":"{fee}"')
         order = event.order
         if order is not None:
-            parts.append(f',"order":{_quote(order.id)}')
+            parts.append(f',"order":{quote(order.id)}')
         if price is not None:
             parts.append(f',"price":"{price}"')
         if event.qty is not None:
             parts.append(f',"qty":{event.qty}')
         if event.reason is not None:
-            parts.append(f',"reason":{_quote(event.reason)}')
-        parts.append(f',"type":{_quote(event.type)}}}')
+            parts.append(f',"reason":{quote(event.reason)}')
+        parts.append(f',"type":{quote(event.type)}}}')
         self._pending_json.append("".join(parts))
         if not self.models:
             return
@@ -263,7 +172,7 @@ class FrameBuilder:
         if bar == self._marks_bar and (self._marks_models or not models):
             marks = dict(self._marks) if models else self._marks
             return marks, self._marks_json, self._time, self._time_json
-        price = self._price
+        prices = self._prices
         cols = self._cols
         quoted = self._symbol_json
         marks = {}
@@ -272,7 +181,12 @@ class FrameBuilder:
         bars_parts: list[str] = []
         for s in self._sorted_symbols:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = price(o[bar]), price(h[bar]), price(lo[bar]), price(c[bar])
+            op, hi, low, close = (
+                prices.text(o[bar]),
+                prices.text(h[bar]),
+                prices.text(lo[bar]),
+                prices.text(c[bar]),
+            )
             volume = v[bar]
             if models:
                 marks[s] = close
@@ -292,7 +206,7 @@ class FrameBuilder:
         self._marks = marks
         self._bars = bars
         self._time = self._times[bar]
-        self._time_json = _quote(self._time)
+        self._time_json = quote(self._time)
         self._marks_bar = bar
         self._marks_models = models
         return (dict(marks) if models else marks), self._marks_json, self._time, self._time_json
@@ -362,10 +276,10 @@ class FrameBuilder:
             )
         )
         text = (
-            f'{{"alias":{_json_or_null(o.alias)},"filled":{o.filled},"id":{_quote(o.id)}'
-            f',"limit":{_json_or_null(o.limit)},"qty":{o.qty},"side":{_quote(o.side)}'
-            f',"status":{_quote(o.status)},"stop":{_json_or_null(o.stop)}'
-            f',"symbol":{_quote(o.symbol)},"tif":{_quote(o.tif)},"type":{_quote(o.type)}}}'
+            f'{{"alias":{json_or_null(o.alias)},"filled":{o.filled},"id":{quote(o.id)}'
+            f',"limit":{json_or_null(o.limit)},"qty":{o.qty},"side":{quote(o.side)}'
+            f',"status":{quote(o.status)},"stop":{json_or_null(o.stop)}'
+            f',"symbol":{quote(o.symbol)},"tif":{quote(o.tif)},"type":{quote(o.type)}}}'
         )
         self._orders[id(o)] = (o.filled, o.status, model, text)
         return model, text
