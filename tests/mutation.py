@@ -46,6 +46,10 @@ from typing import Any
 
 import pytest
 
+# Mutants are patched into the modules' Python functions: a compiled runtime (a mypyc
+# build in kestrel_sdk/runtime/_compiled) has none, so this always runs pure Python.
+os.environ["KESTREL_ENGINE"] = "pure"
+
 ROOT = Path(__file__).resolve().parent.parent
 SDK = "packages/kestrel-sdk/src/kestrel_sdk/runtime"
 RESULTS = ROOT / ".mutation"
@@ -61,7 +65,10 @@ class Target:
 
 TARGETS = {
     "engine": Target(
-        tuple(f"{SDK}/engine/{n}.py" for n in ("fill", "orders", "account", "core", "grade")),
+        tuple(
+            f"{SDK}/engine/{n}.py"
+            for n in ("fill", "orders", "account", "core", "program", "grade")
+        ),
         ("tests/kestrel_sdk/runtime/engine",),
         (
             "tests/kestrel_sdk/runtime/engine/test_scaled.py",

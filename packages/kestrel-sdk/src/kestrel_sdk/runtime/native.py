@@ -62,6 +62,7 @@ COMPILED_MODULES = (
     "engine.frame",
     "engine.grade",
     "engine.orders",
+    "engine.program",
     "engine.risk",
     "engine.scaled",
     "engine.trades",

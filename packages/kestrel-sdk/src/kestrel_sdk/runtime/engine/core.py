@@ -22,15 +22,15 @@ from kestrel_protocol import (
 )
 
 from ..catalog.model import LoadedScenario
-from ..lang.parser import parse_cached
-from ..lang.syntax import Advance, Cancel, Order, StandDownStatement, Statement
-from ..lang.validate import SessionContext, check_located
+from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
+from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
 from .bus import Event, EventBus
 from .fill import match_price, trigger_search
 from .frame import FrameBuilder
 from .orders import Fill, LiveOrder
+from .program import Program, Programs
 from .scaled import NEVER, Terms, ratio_text
 from .wire import text_root
 
@@ -42,41 +42,11 @@ StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
 
 
 @dataclass(frozen=True, slots=True)
-class Program:
-    """A checked source: its exact text and its statements, ready to apply atomically."""
-
-    source: str
-    statements: tuple[Statement, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Step:
     """What one applied submission produced."""
 
     frame: SessionFrame
     stand_down: StandDown | None
-
-
-_CHECKED_MAX = 256
-_CHECKED_MAX_CHARS = 1024
-
-
-def _session_free(st: Statement) -> bool:
-    """Whether a statement's diagnostics can never depend on the session's state.
-
-    An order without an alias, ``cancel all``, ``advance N`` and ``stand down`` are
-    checked against the scenario alone (K201-K203), which a session never changes; an
-    alias (K105 reuse), an order reference (K204) or ``advance to`` (K205) depend on
-    what the session holds now. A source made only of the former that passed once
-    passes on every later check of the same session, so its program is remembered.
-    """
-    if isinstance(st, Advance):
-        return st.to is None
-    if isinstance(st, Order):
-        return st.alias is None
-    if isinstance(st, Cancel):
-        return st.ref is None
-    return True
 
 
 def _columns(loaded: LoadedScenario, factor: int) -> dict[str, Columns]:
@@ -133,7 +103,7 @@ class SessionEngine:
         self._skipped = 0
         self.series: list[int] | None = [terms.cash] if record else None
         self.holding: bytearray | None = bytearray(1) if record else None
-        self._checked: dict[str, Program] = {}
+        self._programs = Programs(loaded)
         self._bus = EventBus()
         self._frames = FrameBuilder(session_id, loaded, terms, self._cols)
         self._blotter = BlotterRecorder(session_id, terms, self._times)
@@ -234,26 +204,7 @@ class SessionEngine:
         ``detail={"diagnostics": [...]}``; ``SESSION_STOOD_DOWN``; ``SESSION_CLOSED``.
         """
         self._refuse_unless_open()
-        program = self._checked.get(source)
-        if program is not None:
-            return program
-        located, syntax = parse_cached(source)
-        diagnostics = list(syntax) + check_located(located, self._loaded, self.context())
-        if diagnostics:
-            diagnostics.sort(key=lambda d: (d.line, d.column))
-            first = diagnostics[0]
-            raise KestrelError(
-                RefusalCode.INVALID_SOURCE,
-                f"{len(diagnostics)} error(s); first at line {first.line} column"
-                f" {first.column}: {first.code} {first.message}",
-                {"diagnostics": [d.to_json() for d in diagnostics]},
-            )
-        program = Program(source, tuple(item.statement for item in located))
-        if len(source) <= _CHECKED_MAX_CHARS and all(map(_session_free, program.statements)):
-            if len(self._checked) >= _CHECKED_MAX:
-                self._checked.clear()
-            self._checked[source] = program
-        return program
+        return self._programs.check(source, self.context)
 
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""

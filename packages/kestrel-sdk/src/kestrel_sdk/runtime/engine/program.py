@@ -1,0 +1,86 @@
+"""Checking a session's sources: a source becomes a :class:`Program` (its statements,
+ready to apply atomically) or a refusal naming every diagnostic.
+
+An agent repeats a handful of sources, so a program whose diagnostics cannot depend on
+the session's state is remembered (:class:`Programs`) and a repeat is not parsed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from kestrel_protocol import KestrelError, RefusalCode
+
+from ..catalog.model import LoadedScenario
+from ..lang.parser import parse_cached
+from ..lang.syntax import Advance, Cancel, Order, Statement
+from ..lang.validate import SessionContext, check_located
+
+__all__ = ["Program", "Programs"]
+
+_CHECKED_MAX: Final = 256
+_CHECKED_MAX_CHARS: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A checked source: its exact text and its statements, ready to apply atomically."""
+
+    source: str
+    statements: tuple[Statement, ...]
+
+
+def _session_free(st: Statement) -> bool:
+    """Whether a statement's diagnostics can never depend on the session's state.
+
+    An order without an alias, ``cancel all``, ``advance N`` and ``stand down`` are
+    checked against the scenario alone (K201-K203), which a session never changes; an
+    alias (K105 reuse), an order reference (K204) or ``advance to`` (K205) depend on
+    what the session holds now. A source made only of the former that passed once
+    passes on every later check of the same session, so its program is remembered.
+    """
+    if isinstance(st, Advance):
+        return st.to is None
+    if isinstance(st, Order):
+        return st.alias is None
+    if isinstance(st, Cancel):
+        return st.ref is None
+    return True
+
+
+class Programs:
+    """One session's source checker, remembering the programs that stay valid."""
+
+    def __init__(self, loaded: LoadedScenario) -> None:
+        self._loaded = loaded
+        self._checked: dict[str, Program] = {}
+
+    def check(self, source: str, context: Callable[[], SessionContext]) -> Program:
+        """``source`` as a program, checked against the scenario and ``context()`` (what
+        the session holds now; asked only when the source is not remembered).
+
+        Raises ``KestrelError``: ``LIMIT_EXCEEDED``; ``INVALID_SOURCE`` with
+        ``detail={"diagnostics": [...]}``.
+        """
+        program = self._checked.get(source)
+        if program is not None:
+            return program
+        located, syntax = parse_cached(source)
+        diagnostics = list(syntax) + check_located(located, self._loaded, context())
+        if diagnostics:
+            diagnostics.sort(key=lambda d: (d.line, d.column))
+            first = diagnostics[0]
+            raise KestrelError(
+                RefusalCode.INVALID_SOURCE,
+                f"{len(diagnostics)} error(s); first at line {first.line} column"
+                f" {first.column}: {first.code} {first.message}",
+                {"diagnostics": [d.to_json() for d in diagnostics]},
+            )
+        program = Program(source, tuple(item.statement for item in located))
+        if len(source) <= _CHECKED_MAX_CHARS and all(map(_session_free, program.statements)):
+            if len(self._checked) >= _CHECKED_MAX:
+                self._checked.clear()
+            self._checked[source] = program
+        return program
