@@ -266,10 +266,11 @@ class Runtime:
 
     def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
-        what it made, or ``None`` when ``live`` is stale. On any failure ``live`` is
-        forgotten (the engine moved but nothing was persisted): the next touch replays
-        the journal, which holds exactly what was accepted. ``JournalConflict``: another
-        process appended first."""
+        what it made, or ``None`` when ``live`` is stale. A refused source changes
+        nothing; when applying or persisting fails, ``live`` is forgotten (the engine
+        moved but nothing was persisted): the next touch replays the journal, which
+        holds exactly what was accepted. ``JournalConflict``: another process appended
+        first."""
         if not self._usable(live):
             return None
         engine = live.engine

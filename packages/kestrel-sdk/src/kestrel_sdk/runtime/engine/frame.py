@@ -47,14 +47,33 @@ __all__ = ["FrameBuilder"]
 _ALL_ACCOUNT: Final = {"cash", "equity", "realized", "unrealized", "fees", "peak", "drawdown"}
 _ALL_POSITION: Final = {"symbol", "qty", "avg_price", "unrealized"}
 _ALL_ORDER: Final = {
-    *("id", "alias", "side", "qty", "filled", "symbol", "type", "limit", "stop", "tif"),
+    "id",
+    "alias",
+    "side",
+    "qty",
+    "filled",
+    "symbol",
+    "type",
+    "limit",
+    "stop",
+    "tif",
     "status",
 }
 _ALL_CLOCK: Final = {"bar", "time", "remaining"}
 _ALL_BAR: Final = {"open", "high", "low", "close", "volume"}
 _ALL_FRAME: Final = {
-    *("kind", "session", "seq", "scenario", "clock", "status", "marks", "bars", "account"),
-    *("positions", "orders", "events"),
+    "kind",
+    "session",
+    "seq",
+    "scenario",
+    "clock",
+    "status",
+    "marks",
+    "bars",
+    "account",
+    "positions",
+    "orders",
+    "events",
 }
 _EVENT_GIVEN: Final[dict[tuple[bool, ...], set[str]]] = {}
 _ZERO_RATIO: Final = "0.00000000"
