@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from ..canonical import fast_compact_text
 from ..errors import KestrelError, Refusal, RefusalCode
 
 __all__ = [
@@ -39,7 +40,12 @@ def json_text(value: Any) -> str:
     text is ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``.
     """
     # Scalars as the encoder writes them, without building one (a str needs none either).
-    if type(value) is int:
+    kind = type(value)
+    if kind is str:  # a result's text block is its JSON again: kilobytes to escape
+        fast = fast_compact_text(value)  # the same text (no float in a str)
+        if fast is not None:
+            return fast
+    elif kind is int:
         return int.__repr__(value)
     if value is None or value is True or value is False:
         return "null" if value is None else "true" if value else "false"
