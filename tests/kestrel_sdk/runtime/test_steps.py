@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from kestrel_protocol import KestrelError
-from kestrel_protocol.store import JournalConflict, SessionRow
+from kestrel_protocol.store import JournalConflict, SessionHead, SessionRow
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.sqlite import SqliteStore
 
@@ -74,6 +74,81 @@ def test_a_killed_process_steps_are_folded_and_resumed(tmp_path: Path) -> None:
     assert again.submit("local", sid, "advance 2").delivery.frame_root == expected[-1]
     again.shutdown()
     reference.shutdown()
+
+
+def _status(home: Path, sid: str) -> str:
+    with sqlite3.connect(home / "kestrel.db") as conn:
+        (status,) = conn.execute("SELECT status FROM sessions WHERE id = ?", (sid,)).fetchone()
+    conn.close()
+    return str(status)
+
+
+def test_a_stand_down_is_one_more_line_and_folds_nothing(tmp_path: Path) -> None:
+    """The step that stands a session down once folded every line before it into the
+    table in its own transaction: on a long session, that one step took most of a
+    second. It is a line carrying the status now; the table gets only the status."""
+    rt, sid, _ = _run(tmp_path, [*SOURCES, "stand down"])
+    (path,) = _steps(tmp_path)
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == len(SOURCES)  # seq 2 .. the stand-down
+    assert lines[-1].endswith(b'"stand down" stood-down')
+    assert _table_seqs(tmp_path) == [0, 1]
+    assert _status(tmp_path, sid) == "stood-down"
+    store = rt.store
+    assert store.head(sid) == SessionHead(len(SOURCES) + 1, "stood-down")
+    assert [r.id for r in store.sessions("stood-down")] == [sid]
+    with pytest.raises(KestrelError) as refused:
+        rt.submit("local", sid, "advance 1")
+    assert refused.value.code == "SESSION_STOOD_DOWN"
+    rt.close("local", sid)
+    assert not path.exists()
+    assert _table_seqs(tmp_path) == list(range(len(SOURCES) + 2))
+    assert _status(tmp_path, sid) == "closed"  # the fold did not take it back to stood-down
+    rt.shutdown()
+
+
+def test_a_stand_down_killed_before_its_status_is_stored_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after the stand-down's line and before the sessions table took its status:
+    the line has it, so the store reports it and the next open stores it."""
+    from kestrel_sdk.runtime.sqlite import store as store_module
+
+    monkeypatch.setattr(store_module, "set_status", lambda *args: None)  # the kill
+    rt, sid, roots = _run(tmp_path, [*SOURCES, "stand down"])
+    assert _status(tmp_path, sid) == "open"
+    assert rt.store.head(sid) == SessionHead(len(SOURCES) + 1, "stood-down")
+    _abandon(rt)
+    monkeypatch.undo()
+    again = Runtime(tmp_path)  # folds on open, status and all
+    assert _table_seqs(tmp_path) == list(range(len(SOURCES) + 2))
+    assert _status(tmp_path, sid) == "stood-down"
+    delivery = again.frame("local", sid)
+    assert (delivery.frame.status, delivery.frame_root) == ("stood-down", roots[-1])
+    again.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("tail", "what"),
+    [
+        (b" stood-by", "line 11 is not a step line"),  # not a status
+        (b' stood-down\n13 sha256:0 sha256:1 "advance 1"', "line 12 follows the status change"),
+    ],
+)
+def test_a_line_after_or_with_a_bad_status_refuses_to_resume(
+    tmp_path: Path, tail: bytes, what: str
+) -> None:
+    rt, sid, _ = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    (path,) = _steps(tmp_path)
+    path.write_bytes(path.read_bytes()[:-1] + tail + b"\n")
+    again = Runtime(tmp_path)
+    with pytest.raises(KestrelError) as refused:
+        again.frame("local", sid)
+    assert refused.value.code == "BACKEND_UNAVAILABLE"
+    assert what in refused.value.message
+    assert path.exists()  # nothing lost: left for an operator
+    again.shutdown()
 
 
 def test_a_torn_last_line_is_dropped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -242,10 +317,10 @@ def _race(
 def test_a_status_change_and_another_stores_line_for_the_same_seq_never_both_land(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A status change is a table row; another store's step is a file line. With no
-    step file, the two once raced: both were acknowledged as seq 2. The status change
-    now holds the step file's lock through its transaction, so the other store reads
-    the table after it and is refused."""
+    """With no step file, a status change (then a table row) and another store's step
+    line once raced: both were acknowledged as seq 2. A status change is a line now,
+    appended under the step file's lock before the sessions table takes its status,
+    so the other store finds it there and is refused."""
     from kestrel_sdk.runtime.pentads import pentad_root
 
     stood = pentad_root("ks_race", 2, FIRST, "stand down")

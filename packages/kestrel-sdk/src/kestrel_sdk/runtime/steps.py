@@ -2,12 +2,14 @@
 
 An accepted submission is one line appended with one ``write`` to its session's step
 file (``<database>.steps/<session rowid>-<database token>``): its seq, pentad root,
-frame root and source (a JSON string, so a line never holds a raw newline). The
-SQLite journal table holds everything else: row 0 and seq 1 of each session, any
-step that changes its status, and every line once its session closes, the store
-opens or closes, or an artifact lookup misses (the lines are then *folded*: inserted
-into the table in one transaction, after which the file is removed; the next append
-makes a new one).
+frame root and source (a JSON string, so a line never holds a raw newline), and, on the
+step that changes the session's status (a stand-down, after which no step follows), that
+status after the string. The SQLite journal table holds everything else: row 0 and seq 1
+of each session, and every line once its session closes, the store opens or closes, or
+an artifact lookup misses (the lines are then *folded*: inserted into the table in one
+transaction, with the status a line carries, after which the file is removed; the next
+append makes a new one). A stand-down therefore costs one line like any step, not a
+fold of every line before it.
 
 Durability: ``write`` returns once the line is in the operating system's page cache,
 which a process kill (SIGKILL, a crash) does not lose, the same promise as SQLite's WAL
@@ -60,18 +62,33 @@ _EX: Final = fcntl.LOCK_EX
 _UN: Final = fcntl.LOCK_UN
 
 
+_STATUSES: Final = {"open", "stood-down", "closed"}
+"""A session's statuses (a step line may carry the one its step changed it to)."""
+
 StepRow = tuple[int, str, str, str]
 """One accepted submission as its step file holds it: seq, source, pentad root, frame
 root (the journal table's columns, in its order)."""
 
 
-def step_line(seq: int, pentad_root: str, frame_root: str, quoted_source: str) -> bytes:
-    """The line of one step (``quoted_source``: the source as a JSON string)."""
-    return f"{seq} {pentad_root} {frame_root} {quoted_source}\n".encode()
+def step_line(
+    seq: int, pentad_root: str, frame_root: str, quoted_source: str, status: str | None = None
+) -> bytes:
+    """The line of one step (``quoted_source``: the source as a JSON string); ``status``:
+    the session's status after it, when the step changed it."""
+    if status is None:
+        return f"{seq} {pentad_root} {frame_root} {quoted_source}\n".encode()
+    return f"{seq} {pentad_root} {frame_root} {quoted_source} {status}\n".encode()
 
 
-def _parse(line: str) -> StepRow:
+def _parse(line: str) -> tuple[StepRow, str | None]:
+    """A line's row and the status it carries (``None``: the step changed none). A JSON
+    string ends with ``"``, so a word after the last ``"`` is a status."""
     seq, pentad_root, frame_root, quoted = line.split(" ", 3)
+    status = None
+    if quoted[-1:] != '"':
+        quoted, _, status = quoted.rpartition(" ")
+        if status not in _STATUSES:
+            raise ValueError("not a step line")
     inner = quoted[1:-1]
     if quoted[:1] == quoted[-1:] == '"' and "\\" not in inner and '"' not in inner:
         text: object = inner  # nothing escaped: the JSON string is its text in quotes
@@ -79,7 +96,7 @@ def _parse(line: str) -> StepRow:
         text = json.loads(quoted)
     if not isinstance(text, str) or not seq.isdigit():
         raise ValueError("not a step line")
-    return int(seq), text, pentad_root, frame_root
+    return (int(seq), text, pentad_root, frame_root), status
 
 
 @dataclass(eq=False, slots=True)
@@ -91,13 +108,14 @@ class StepFile:
     size: int = -1  # bytes as this store last left them (-1: unknown)
     seq: int = -1  # the session's last seq then (-1: unknown)
 
-    def lines(self, after: int) -> tuple[list[StepRow], int]:
-        """The complete lines of seq > ``after`` (a contiguous run from ``after + 1``)
-        and the byte length of the complete lines (a torn tail is not counted).
-        The caller holds the lock."""
+    def lines(self, after: int) -> tuple[list[StepRow], int, str | None]:
+        """The complete lines of seq > ``after`` (a contiguous run from ``after + 1``),
+        the byte length of the complete lines (a torn tail is not counted) and the status
+        the last of them carries (``None``: none). The caller holds the lock."""
         data = os.pread(self.fd, _fstat(self.fd).st_size, 0)
         end = data.rfind(b"\n") + 1
         out: list[StepRow] = []
+        status: str | None = None
         last = after
         try:
             text = data[:end].decode("utf-8")
@@ -105,7 +123,7 @@ class StepFile:
             raise self._corrupt(0, "is not UTF-8") from None
         for number, raw in enumerate(text.split("\n")[:-1], start=1):
             try:
-                row = _parse(raw)
+                row, changed = _parse(raw)
             except ValueError:
                 raise self._corrupt(number, "is not a step line") from None
             seq = row[0]
@@ -113,11 +131,14 @@ class StepFile:
                 continue
             if seq != last + 1:
                 raise self._corrupt(number, f"has seq {seq} after seq {last}")
+            if status is not None:
+                raise self._corrupt(number, f"follows the status change to {status}")
             out.append(row)
+            status = changed
             last = seq
         if end < len(data):
             log.warning("%s: dropping a torn last line (%d bytes)", self.path, len(data) - end)
-        return out, end
+        return out, end, status
 
     def _corrupt(self, number: int, what: str) -> KestrelError:
         log.error("step file %s is corrupt: line %d %s", self.path, number, what)

@@ -4,7 +4,8 @@ The journal table is a rowid table keyed so that a session's rows append in orde
 ``(rowid of the session << SEQ_BITS) | seq``. A row holds the submission's source, the
 pentad's root and the root of the frame it produced (a step line holds the same); row 0
 of a session holds the root of its opening frame. A session's rows are the table's,
-then its step file's lines that follow them.
+then its step file's lines that follow them; its status is the sessions table's, or the
+one its step file's last line carries (a stand-down not yet folded).
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ import sqlite3
 from ..pentads import stored_pentad_bytes
 from ..steps import StepFile, StepFiles, StepRow
 
-__all__ = ["APPEND", "SEQ_BITS", "fold_lines", "journal_pentad", "rows", "table_last"]
+__all__ = [
+    "APPEND",
+    "SEQ_BITS",
+    "fold_lines",
+    "journal_pentad",
+    "rows",
+    "set_status",
+    "table_last",
+]
 
 SEQ_BITS = 32
 APPEND = "INSERT INTO journal (key, source, pentad_root, frame_root) VALUES (?, ?, ?, ?)"
@@ -35,25 +44,42 @@ def table_last(conn: sqlite3.Connection, base: int) -> int:
     return 0 if last is None else int(last) - base
 
 
+def set_status(conn: sqlite3.Connection, base: int, status: str) -> None:
+    """Store the status a step changed the session to (inside the caller's transaction).
+    A step changes an open session's status only, so a session closed meanwhile (by
+    another process) keeps its status."""
+    conn.execute(
+        "UPDATE sessions SET status = ? WHERE rowid = ? AND status = 'open'",
+        (status, base >> SEQ_BITS),
+    )
+
+
 def fold_lines(conn: sqlite3.Connection, base: int, step: StepFile) -> int:
-    """Insert the step file's lines the table lacks (inside the caller's transaction,
-    the file's lock held); how many. The caller removes the file after the commit."""
-    lines, _ = step.lines(table_last(conn, base))
+    """Insert the step file's lines the table lacks, and the status a line carries
+    (inside the caller's transaction, the file's lock held); how many. The caller
+    removes the file after the commit."""
+    lines, _, status = step.lines(table_last(conn, base))
     conn.executemany(
         APPEND, [(base | seq, source, root, frame) for seq, source, root, frame in lines]
     )
+    if status is not None:
+        set_status(conn, base, status)
     return len(lines)
 
 
-def rows(conn: sqlite3.Connection, steps: StepFiles, base: int, after: int) -> list[StepRow]:
+def rows(
+    conn: sqlite3.Connection, steps: StepFiles, base: int, after: int
+) -> tuple[list[StepRow], str | None]:
     """The session's rows (seq, source, pentad root, frame root) from the table and its
     step file: from the one at seq ``after`` (or the table's last, when the file holds
-    ``after``) on. The caller holds the store's lock.
+    ``after``) on; and the status its file's last line carries (``None``: none). The
+    caller holds the store's lock.
 
     The table is read with the step file's lock held, as every fold and append holds
     it: read before it, another process could commit a row and append the next line
     in between, and the file would look as if it skipped a seq.
     """
+    status = None
     with steps.locked(base >> SEQ_BITS, create=False) as step:
         last = table_last(conn, base)
         start = min(after, last)
@@ -66,12 +92,12 @@ def rows(conn: sqlite3.Connection, steps: StepFiles, base: int, after: int) -> l
             )
         ]
         if step is not None:
-            lines, end = step.lines(last)
+            lines, end, status = step.lines(last)
             found.extend(lines)
             if end == os.fstat(step.fd).st_size:  # no torn tail: appends may be fast
                 step.size = end
                 step.seq = found[-1][0] if found else 0
-    return found
+    return found, status
 
 
 def journal_pentad(conn: sqlite3.Connection, root: str, principal: str | None) -> bytes | None:

@@ -3,14 +3,17 @@
 One file, ``$KESTREL_HOME/kestrel.db`` (:mod:`.database`), in WAL mode, and beside it
 ``kestrel.db.steps/``, the step files (:mod:`..steps`). Durability decision: an accepted
 submission is written before the response is returned, and survives the process being
-killed (SIGKILL, a crash). Most steps are one line appended with one ``write`` to the
-session's step file (in the operating system's page cache once ``write`` returns, which a
-process kill does not lose); the first submission of a session (which also writes row 0)
-and one that changes its status (a stand-down) are one transaction in the journal table,
-which ``synchronous=NORMAL`` in WAL mode makes survive a kill the same way (the WAL is
-written before ``COMMIT`` returns). Only an operating-system crash or power loss may lose
-the last few steps, never corrupt the file. ``synchronous=FULL`` would fsync on every
-step and cost the per-step path an order of magnitude; set
+killed (SIGKILL, a crash). Every step after the first is one line appended with one
+``write`` to the session's step file (in the operating system's page cache once
+``write`` returns, which a process kill does not lose); a step that changes the
+session's status (a stand-down) carries it in its line, and the sessions table is then
+updated in a small transaction (a kill between the two leaves the line, whose status
+the next fold stores). The first submission of a session (which also writes row 0) is
+one transaction in the journal table, which ``synchronous=NORMAL`` in WAL mode makes
+survive a kill the same way (the WAL is written before ``COMMIT`` returns). Only an
+operating-system crash or power loss may lose the last few steps, never corrupt the
+file. ``synchronous=FULL`` would fsync on every step and cost the per-step path an order
+of magnitude; set
 ``KESTREL_SQLITE_SYNCHRONOUS=FULL`` to trade that speed for power-loss durability (step
 lines are then ``fdatasync``-ed).
 
@@ -53,7 +56,15 @@ from ..pentads import quoted
 from ..steps import StepFile, StepFiles, step_line
 from ..store_rows import closing_rows, journal_entries
 from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database, transaction
-from .journal import APPEND, SEQ_BITS, fold_lines, journal_pentad, rows, table_last
+from .journal import (
+    APPEND,
+    SEQ_BITS,
+    fold_lines,
+    journal_pentad,
+    rows,
+    set_status,
+    table_last,
+)
 from .sessions import OWN, Sessions
 
 __all__ = ["SqliteStore"]
@@ -187,15 +198,18 @@ class SqliteStore:
         base = self._keys.get(session_id)
         if base is None:
             base = self._base(session_id)
-        if seq == 1 or status is not None:
+        if seq == 1:
             row = (base | seq, source, pentad_root, frame_root)
-            self._append_rare(base, row, prev if seq == 1 else None, status)
+            self._append_first(base, row, prev, status)
             return
-        line = step_line(seq, pentad_root, frame_root, quoted(source))
+        line = step_line(seq, pentad_root, frame_root, quoted(source), status)
         with self._lock:
             step = self._steps.cached(base >> SEQ_BITS)
             if step is None or not self._steps.fast_append(step, seq, line):
                 self._append_slow(session_id, base, seq, line)
+            if status is not None:  # the line carries it too: a fold stores it again
+                with self._transaction() as conn:
+                    set_status(conn, base, status)
 
     def _append_slow(self, session_id: str, base: int, seq: int, line: bytes) -> None:
         """Append after finding out what the step file holds now: another process (or
@@ -210,7 +224,7 @@ class SqliteStore:
                 "SELECT status FROM sessions WHERE rowid = ?", (rowid,)
             ).fetchone()
             last = table_last(self._conn, base)
-            lines, end = step.lines(last)
+            lines, end, _ = step.lines(last)
             head = lines[-1][0] if lines else last
             if end != os.fstat(step.fd).st_size:
                 os.ftruncate(step.fd, end)  # a torn line: its write never returned
@@ -221,11 +235,12 @@ class SqliteStore:
             step.write(line, self._steps.sync)
             step.seq = seq
 
-    def _append_rare(
-        self, base: int, row: tuple[int, str, str, str], prev: str | None, status: str | None
+    def _append_first(
+        self, base: int, row: tuple[int, str, str, str], prev: str, status: str | None
     ) -> None:
-        """Seq 1 (with row 0) or a status change: one transaction in the table, after
-        folding the session's step file (so the table's rows stay in order).
+        """Seq 1, with row 0 (and the status, when seq 1 stood the session down): one
+        transaction in the table, after folding the session's step file (so the table's
+        rows stay in order; a file of another store's seq 1 makes this a conflict).
 
         The step file's lock is held through the transaction, made for the purpose when
         there is no file: another store's append of the same seq as a line takes that
@@ -236,13 +251,10 @@ class SqliteStore:
             try:
                 with self._transaction() as conn:
                     self._fold_into(conn, base, step)
-                    if prev is not None:
-                        conn.execute(APPEND, (base, "", "", prev))
+                    conn.execute(APPEND, (base, "", "", prev))
                     conn.execute(APPEND, row)
                     if status is not None:
-                        conn.execute(
-                            "UPDATE sessions SET status = ? WHERE rowid = ?", (status, rowid)
-                        )
+                        set_status(conn, base, status)
             except sqlite3.IntegrityError:
                 raise JournalConflict(f"journal key {row[0]} is taken") from None
             self._steps.drop(rowid, unlink=True)  # folded: its lines precede this row
@@ -272,15 +284,18 @@ class SqliteStore:
             ).fetchone()
             if row is None:
                 return None
-            found = rows(self._conn, self._steps, int(row[0]) << SEQ_BITS, 1 << SEQ_BITS)
-        return SessionHead(found[-1][0] if found else 0, str(row[1]))
+            found, changed = rows(self._conn, self._steps, int(row[0]) << SEQ_BITS, 1 << SEQ_BITS)
+        status = str(row[1])
+        if changed is not None and status == "open":  # a stand-down's line, not yet stored
+            status = changed
+        return SessionHead(found[-1][0] if found else 0, status)
 
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
         """A session's accepted submissions after seq ``after``, in order (each with the
         frame root it followed)."""
         base = self._base(session_id)
         with self._lock:
-            found = rows(self._conn, self._steps, base, after)
+            found, _ = rows(self._conn, self._steps, base, after)
         return journal_entries(found, after)
 
     def finish(
