@@ -95,8 +95,12 @@ class Tool(Generic[C]):
         ASCII strings for a plain-text model are let through without a model round trip
         (an ASCII string has no lone surrogate): the agent loop's hot path.
         """
-        if self._plain_text and all(type(v) is str and v.isascii() for v in fields.values()):
-            return
+        if self._plain_text:
+            for value in fields.values():  # a loop: all(genexpr) costs a generator per call
+                if type(value) is not str or not value.isascii():
+                    break
+            else:
+                return
         model = self.arguments.model_fields
         self.parse(
             {

@@ -7,7 +7,7 @@ never disagree about what happened.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Final, final
 
 from kestrel_protocol.objects.session import EventType
 
@@ -16,9 +16,9 @@ from .orders import Fill, LiveOrder
 __all__ = ["Event", "EventBus"]
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Event:
-    """What happened, at which bar; amounts in P units.
+    """What happened, at which bar; amounts in P units. Immutable (``Final`` members).
 
     ``reason``: ``rejected`` → the rejection (``insufficient-cash``, ``not-shortable``,
     ``max-position``); ``cancelled`` → who cancelled (``statement``, ``stand-down``,
@@ -29,12 +29,27 @@ class Event:
     ``stand-down``.
     """
 
-    type: EventType
-    bar: int
-    order: LiveOrder | None = None
-    qty: int | None = None
-    fill: Fill | None = None
-    reason: str | None = None
+    __slots__ = ("bar", "fill", "order", "qty", "reason", "type")
+
+    # A plain class, not a frozen dataclass: several are made per step, and a compiled
+    # build runs a dataclass's generated __init__ (object.__setattr__ per member) as
+    # interpreted Python.
+    def __init__(
+        self,
+        type: EventType,
+        bar: int,
+        order: LiveOrder | None = None,
+        qty: int | None = None,
+        *,
+        fill: Fill | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.type: Final = type
+        self.bar: Final = bar
+        self.order: Final = order
+        self.qty: Final = qty
+        self.fill: Final = fill
+        self.reason: Final = reason
 
 
 class EventBus:

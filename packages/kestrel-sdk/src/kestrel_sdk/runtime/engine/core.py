@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal, final
 
 from kestrel_protocol import (
     Blotter,
@@ -41,12 +40,15 @@ if TYPE_CHECKING:
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Step:
-    """What one applied submission produced."""
+    """What one applied submission produced (a plain class: see :class:`.bus.Event`)."""
 
-    frame: SessionFrame
-    stand_down: StandDown | None
+    __slots__ = ("frame", "stand_down")
+
+    def __init__(self, frame: SessionFrame, stand_down: StandDown | None) -> None:
+        self.frame: Final = frame
+        self.stand_down: Final = stand_down
 
 
 def _columns(loaded: LoadedScenario, factor: int) -> dict[str, Columns]:
@@ -531,7 +533,7 @@ class SessionEngine:
         order.filled += qty
         order.notional += qty * price
         self._fill_count += 1
-        fill = Fill(f"f{self._fill_count}", order, j, qty, price, fee)
+        fill = Fill(f"f{self._fill_count}", order, bar=j, qty=qty, price=price, fee=fee)
         if order.filled >= order.qty:
             order.status = "filled"
             order.closed_bar = j

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal, final
 
 from .scaled import NEVER
 
@@ -103,13 +102,19 @@ class LiveOrder:
         return self.qty - self.filled
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Fill:
-    """One execution; ``price`` and ``fee`` in P units."""
+    """One execution; ``price`` and ``fee`` in P units (a plain class: see
+    :class:`.bus.Event`)."""
 
-    id: str
-    order: LiveOrder
-    bar: int
-    qty: int
-    price: int
-    fee: int
+    __slots__ = ("bar", "fee", "id", "order", "price", "qty")
+
+    def __init__(
+        self, id: str, order: LiveOrder, *, bar: int, qty: int, price: int, fee: int
+    ) -> None:
+        self.id: Final = id
+        self.order: Final = order
+        self.bar: Final = bar
+        self.qty: Final = qty
+        self.price: Final = price
+        self.fee: Final = fee
