@@ -275,21 +275,26 @@ def _plain_frame(message: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.parametrize("float_free", [False, True])
+@pytest.mark.parametrize("surrogate", ["", "\ud800"])
 @pytest.mark.parametrize("is_error", [False, True])
 @pytest.mark.parametrize("text", [None, 'time,close\n"q",1\n'])
-@pytest.mark.parametrize("request_id", [7, 'a"b\u2028', None])
+@pytest.mark.parametrize("request_id", [7, 'a"b\u2028', None, 2**70])
 def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(
-    is_error: bool, text: str | None, request_id: int | str | None
+    float_free: bool, surrogate: str, is_error: bool, text: str | None, request_id: int | str | None
 ) -> None:
+    """Spliced, or written whole by orjson (a float-free result, the ``fast`` extra), the
+    frame is json's bytes; what orjson declines (a lone surrogate, an id past 64 bits)
+    is spliced."""
     from kestrel_mcp.stdio import _encode
     from kestrel_protocol.surface import ToolResult
 
     structured: dict[str, Any] = {
         "kind": "kestrel.frame",
-        "zFlag": 'ü✓ \u2028 "q"\\ \x00 \ud800',
-        "n": [1, -2, None, True, False, {"deep": []}],
+        "zFlag": f'ü✓ \u2028 "q"\\ \x00 \x1f\x7f\t{surrogate}',
+        "n": [1, -2, None, True, False, {"deep": []}, 2**63 - 1, -(2**63)],
     }
-    result = ToolResult(structured, text, is_error=is_error)
+    result = ToolResult(structured, text, is_error=is_error, float_free=float_free)
     assert _encode({"jsonrpc": "2.0", "id": request_id, "result": result}) == _plain_frame(
         {"jsonrpc": "2.0", "id": request_id, "result": result}
     )
@@ -301,20 +306,31 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(
     assert line.count(b"\n") == 1
 
 
-@pytest.mark.parametrize("change", ["text", "block", "order", "structured"])
-def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(change: str) -> None:
+@pytest.mark.parametrize("float_free", [False, True])
+@pytest.mark.parametrize(
+    "change", ["text", "block", "order", "structured", "float member", "float in block"]
+)
+def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(
+    change: str, float_free: bool
+) -> None:
+    """Whatever a face changed, the frame is json's bytes of the result as it now is
+    (a float among the changes is json's ``1e-07``, not orjson's ``1e-7``)."""
     from kestrel_mcp.stdio import _encode
     from kestrel_protocol.surface import ToolResult
 
-    result = ToolResult({"ok": True, "n": 1})
+    result = ToolResult({"ok": True, "n": 1}, float_free=float_free)
     if change == "text":
         result["content"][0]["text"] = "replaced"
     elif change == "block":
         result["content"].append({"type": "text", "text": "second"})
     elif change == "order":
         result["content"][0] = {"text": result["content"][0]["text"], "type": "text"}
+    elif change == "structured":
+        result["structuredContent"] = {"ok": False, "ratio": 1e-7}
+    elif change == "float member":
+        result["ttlMs"] = 1e-7
     else:
-        result["structuredContent"] = {"ok": False}
+        result["content"][0]["priority"] = 1e-7
     message = {"jsonrpc": "2.0", "id": 1, "result": result}
     assert _encode(message) == _plain_frame(message)
 

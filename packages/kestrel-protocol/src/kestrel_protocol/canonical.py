@@ -36,6 +36,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "CanonicalizationError",
     "canonical_json",
+    "fast_compact_line",
     "fast_compact_text",
     "root_of",
     "root_of_bytes",
@@ -164,8 +165,13 @@ def _no_fast_text(value: Any) -> str | None:
     return None
 
 
+def _no_fast_line(value: Any) -> bytes | None:
+    return None
+
+
 _fast_dumps: Callable[[Any], bytes | None] = _json_dumps
 _fast_text: Callable[[Any], str | None] = _no_fast_text
+_fast_line: Callable[[Any], bytes | None] = _no_fast_line
 FAST_ENCODER = "json"
 
 try:
@@ -187,8 +193,15 @@ else:
         except orjson.JSONEncodeError:
             return None
 
+    def _orjson_line(value: Any) -> bytes | None:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+        except orjson.JSONEncodeError:
+            return None
+
     _fast_dumps = _orjson_dumps
     _fast_text = _orjson_text
+    _fast_line = _orjson_line
     FAST_ENCODER = "orjson"
 
 
@@ -205,6 +218,13 @@ def fast_compact_text(value: Any) -> str | None:
     float-free data where the bytes must be json's.
     """
     return _fast_text(value)
+
+
+def fast_compact_line(value: Any) -> bytes | None:
+    """:func:`fast_compact_text` as UTF-8 with a newline: one stdio frame, written by
+    orjson in one call; ``None`` where that declines (same rules, same caveat: pass
+    float-free data)."""
+    return _fast_line(value)
 
 
 def _plain(value: Any) -> bool:

@@ -50,5 +50,6 @@ async def run_tool(tool: Tool[C], context: C, args: Any) -> ToolResult:
             structured,
             None if tool.text is None else tool.text(structured),
             encoded=data.to_json_text() if encoded is None else encoded,
+            float_free=True,  # a protocol object holds no float
         )
     return tool_result(data, None if tool.text is None else tool.text(data))

@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 
+_SCALARS: Final = (str, int, bool)
+"""Member types of a result that hold no float."""
+
 _COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Built once: ``json.dumps`` with options builds a new encoder on every call."""
 
@@ -60,7 +63,7 @@ class ToolResult(dict[str, Any]):
     object a second time.
     """
 
-    __slots__ = ("_content", "_structured", "_text", "json_text")
+    __slots__ = ("_content", "_float_free", "_structured", "_text", "json_text")
 
     def __init__(
         self,
@@ -69,14 +72,42 @@ class ToolResult(dict[str, Any]):
         is_error: bool = False,
         *,
         encoded: str | None = None,
+        float_free: bool = False,
     ) -> None:
-        """``encoded``: ``json_text(structured)`` when the caller already has it."""
+        """``encoded``: ``json_text(structured)`` when the caller already has it;
+        ``float_free``: ``structured`` is known to hold no float (a protocol object's
+        data)."""
         encoded = json_text(structured) if encoded is None else encoded
         self._text = encoded if text is None else text
         self._content = [{"type": "text", "text": self._text}]
         super().__init__(content=self._content, structuredContent=structured, isError=is_error)
         self.json_text = encoded
         self._structured = structured
+        self._float_free = float_free
+
+    def float_free(self) -> bool:
+        """Whether the result holds no float, so orjson writes json's bytes for it: its
+        structured object was built float-free and is still the one it was built with,
+        its content blocks hold strings alone, and every other member is a scalar (a
+        face's additions, like ``resultType``, included)."""
+        if not self._float_free:
+            return False
+        for key, value in self.items():
+            if key == "structuredContent":
+                if value is not self._structured:
+                    return False
+            elif key == "content":
+                if type(value) is not list:
+                    return False
+                for block in value:
+                    if type(block) is not dict:
+                        return False
+                    for member in block.values():
+                        if type(member) is not str:
+                            return False
+            elif value is not None and type(value) not in _SCALARS:
+                return False
+        return True
 
     def encoded(self) -> str:
         """``json_text(self)``, the same text, without encoding the structured object again.
@@ -111,7 +142,7 @@ def tool_result(structured: Any, text: str | None = None) -> ToolResult:
 def refusal_result(refusal: Refusal | KestrelError) -> ToolResult:
     """A typed refusal as a tool result (never a protocol error)."""
     body = refusal.refusal if isinstance(refusal, KestrelError) else refusal
-    return ToolResult({"refusal": body.to_json()}, is_error=True)
+    return ToolResult({"refusal": body.to_json()}, is_error=True, float_free=True)
 
 
 def result_refusal(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
