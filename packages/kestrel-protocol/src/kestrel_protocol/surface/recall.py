@@ -9,6 +9,7 @@ principal's grade. Bounded: a long run must not grow without end.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any, Final
 
 __all__ = ["Recall"]
@@ -22,8 +23,10 @@ class Recall:
 
     def __init__(self, limit: int = _LIMIT) -> None:
         self.limit = max(1, limit)
-        self._roots: dict[str, None] = {}
-        self._grades: dict[str, None] = {}
+        # OrderedDict: dropping the oldest is O(1) (a dict's first key after many
+        # deletions at its front is found by scanning past their empty slots)
+        self._roots: OrderedDict[str, None] = OrderedDict()
+        self._grades: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def note(self, structured: Any) -> None:
@@ -54,8 +57,10 @@ class Recall:
             return list(reversed(self._grades))
 
 
-def _push(seen: dict[str, None], root: str, limit: int) -> None:
-    seen.pop(root, None)
+def _push(seen: OrderedDict[str, None], root: str, limit: int) -> None:
+    if root in seen:
+        seen.move_to_end(root)
+        return
     seen[root] = None
-    while len(seen) > limit:
-        del seen[next(iter(seen))]
+    if len(seen) > limit:
+        seen.popitem(last=False)
