@@ -20,7 +20,10 @@ README's "Compiled engine").
 
 Medians of ``--runs`` runs. Ratios are Kestrel ÷ peer (higher is better for Kestrel),
 by wall clock and by process CPU time (the second is robust when other work shares the
-machine's cores).
+machine's cores). Kestrel's runs and the peer's alternate (K, P, K, P, ...), and each
+pair's ratio is printed too, with their median: on a shared virtual machine whose speed
+drifts by half within minutes, a pair run back to back sees the same machine, where a
+block of Kestrel runs followed by a block of the peer's may not.
 """
 
 from __future__ import annotations
@@ -221,8 +224,23 @@ async def kestrel_resting(bars: int) -> tuple[float, float]:
             return rates
 
 
-def median_of(runs: int, fn: Callable[[], Any]) -> list[Any]:
-    return [fn() for _ in range(runs)]
+def alternate(
+    runs: int, ours: Callable[[], Any], theirs: Callable[[], Any]
+) -> tuple[list[Any], list[Any]]:
+    """``runs`` results of each, run in pairs back to back (ours, then theirs)."""
+    mine: list[Any] = []
+    peers: list[Any] = []
+    for _ in range(runs):
+        mine.append(ours())
+        peers.append(theirs())
+    return mine, peers
+
+
+def pair_ratios(mine: list[Any], peers: list[Any], index: int) -> str:
+    """Each pair's ratio of member ``index`` (a rate), and their median."""
+    ratios = [m[index] / p[index] for m, p in zip(mine, peers, strict=True)]
+    shown = " ".join(f"{r:.2f}x" for r in ratios)
+    return f"{shown} (median {statistics.median(ratios):.2f}x)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,8 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     steps = min(args.bars, len(tape) - 1)
     df = tape_frame(tape, steps + 1)
 
-    a_runs = median_of(args.runs, lambda: anyio.run(kestrel_sma, steps))
-    p_runs = median_of(args.runs, lambda: peer(df, SmaCross))
+    a_runs, p_runs = alternate(
+        args.runs, lambda: anyio.run(kestrel_sma, steps), lambda: peer(df, SmaCross)
+    )
     k_wall, k_cpu = (statistics.median(r[i] for r in a_runs) for i in (0, 1))
     p_wall, p_cpu = (statistics.median(r[i] for r in p_runs) for i in (0, 1))
     k_equity = a_runs[-1][2]
@@ -247,8 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     p_equity = Decimal(str(p_runs[-1][2]))
     diff = abs(k_equity - p_equity) / p_equity * 100
 
-    b_runs = median_of(args.runs, lambda: anyio.run(kestrel_resting, steps))
-    pb_runs = median_of(args.runs, lambda: peer(df, Resting))
+    b_runs, pb_runs = alternate(
+        args.runs, lambda: anyio.run(kestrel_resting, steps), lambda: peer(df, Resting)
+    )
     b_wall, b_cpu = (statistics.median(r[i] for r in b_runs) for i in (0, 1))
     pb_wall, pb_cpu = (statistics.median(r[i] for r in pb_runs) for i in (0, 1))
 
@@ -262,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         f"    ratio     {k_wall / p_wall:11.2f}x | {k_cpu / p_cpu:11.2f}x"
         f"            equity diff {diff:.5f} %"
     )
+    print(f"    pairs, by CPU: {pair_ratios(a_runs, p_runs, 1)}")
     print("(c) the rest of (a)'s episode, process CPU per step of the session")
     print(f"    close {close_us:8.1f} us   grade {grade_us:8.1f} us")
     print(
@@ -272,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    kestrel   {b_wall:12,.0f} | {b_cpu:12,.0f} bars/s")
     print(f"    backtest  {pb_wall:12,.0f} | {pb_cpu:12,.0f} bars/s (same four orders)")
     print(f"    ratio     {b_wall / pb_wall:11.2f}x | {b_cpu / pb_cpu:11.2f}x")
+    print(f"    pairs, by CPU: {pair_ratios(b_runs, pb_runs, 1)}")
     print(f"    vs (a)'s peer {b_wall / p_wall:.2f}x | {b_cpu / p_cpu:.2f}x")
     ok = diff <= Decimal("0.01")
     if not ok:
