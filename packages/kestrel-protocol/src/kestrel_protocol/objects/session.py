@@ -34,6 +34,7 @@ __all__ = [
     "SessionFrame",
     "SessionOpened",
     "SessionResponse",
+    "SessionStatus",
     "StandDown",
 ]
 
@@ -52,6 +53,7 @@ EventType = Literal[
     "closed",
 ]
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
+SessionStatus = Literal["open", "stood-down", "closed"]
 
 
 class PentadBody(ProtocolModel):
@@ -152,7 +154,7 @@ class SessionFrame(ProtocolModel):
     seq: int
     scenario: ScenarioRef
     clock: Clock
-    status: Literal["open", "stood-down", "closed"]
+    status: SessionStatus
     marks: dict[str, DecimalStr]
     bars: dict[str, FrameBar]
     """Each symbol's clock bar (its close is the mark)."""

@@ -44,9 +44,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, get_args
 
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.objects.session import SessionStatus
 
 __all__ = ["StepFile", "StepFiles", "StepRow", "step_line"]
 
@@ -62,7 +63,7 @@ _EX: Final = fcntl.LOCK_EX
 _UN: Final = fcntl.LOCK_UN
 
 
-_STATUSES: Final = {"open", "stood-down", "closed"}
+_STATUSES: Final = frozenset(get_args(SessionStatus))
 """A session's statuses (a step line may carry the one its step changed it to)."""
 
 StepRow = tuple[int, str, str, str]

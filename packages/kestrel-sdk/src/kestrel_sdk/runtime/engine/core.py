@@ -19,6 +19,7 @@ from kestrel_protocol import (
     SessionFrame,
     StandDown,
 )
+from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
 from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
@@ -87,7 +88,7 @@ class SessionEngine:
         self._days = tape.days
         self._last = len(tape) - 1
         self._clock = 0
-        self._status: Literal["open", "stood-down", "closed"] = "open"
+        self._status: SessionStatus = "open"
         self._seq = 0
         self._working_seq = 0
         self._account = Account(terms.cash)
@@ -119,7 +120,7 @@ class SessionEngine:
     # -- reading -----------------------------------------------------------------------
 
     @property
-    def status(self) -> Literal["open", "stood-down", "closed"]:
+    def status(self) -> SessionStatus:
         return self._status
 
     @property

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from array import array
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from kestrel_protocol import (
     AccountState,
@@ -34,6 +34,7 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
 )
+from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
 from .account import Account
@@ -376,7 +377,7 @@ class FrameBuilder:
         seq: int,
         clock: int,
         last: int,
-        status: Literal["open", "stood-down", "closed"],
+        status: SessionStatus,
         account: Account,
         peak: int,
         open_orders: list[LiveOrder],
