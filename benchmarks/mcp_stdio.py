@@ -11,7 +11,12 @@ sensitive to bursts of load than the totals); where Linux's ``/proc`` shows it, 
 each server process's CPU time per round trip (what the face costs, whatever else
 the machine is doing) and its ratio.
 
+``--spin-us N`` is passed to ``kestrel-mcp`` (how long it polls for the next request
+before sleeping; ``0`` measures it sleeping between requests, as it did before it
+polled).
+
     uv run python benchmarks/mcp_stdio.py [--requests 2000] [--warmup 200] [--scenario minute-200k]
+        [--spin-us N]
 """
 
 from __future__ import annotations
@@ -173,6 +178,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--scenario", default="minute-200k")
+    parser.add_argument("--spin-us", type=int, default=None, help="kestrel-mcp's --spin-us")
     parser.add_argument("--serve-baseline", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_baseline:
@@ -180,8 +186,12 @@ def main() -> None:
         return
     block_ratios: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kestrel-bench-") as tmp:
+        spin = [] if args.spin_us is None else ["--spin-us", str(args.spin_us)]
         kestrel = Contender(
-            "kestrel-mcp", [sys.executable, "-m", "kestrel_mcp"], Path(tmp) / "k", args.scenario
+            "kestrel-mcp",
+            [sys.executable, "-m", "kestrel_mcp", *spin],
+            Path(tmp) / "k",
+            args.scenario,
         )
         official = Contender(
             "MCPServer",
@@ -201,7 +211,9 @@ def main() -> None:
         finally:
             kestrel.client.close()
             official.client.close()
-    print(f"kestrel-mcp    {kestrel.rate:10.1f} round trips/s  (kestrel_session_submit 'advance')")
+    polling = "default" if args.spin_us is None else f"{args.spin_us}"
+    what = f"kestrel_session_submit 'advance', --spin-us {polling}"
+    print(f"kestrel-mcp    {kestrel.rate:10.1f} round trips/s  ({what})")
     print(f"mcp MCPServer  {official.rate:10.1f} round trips/s  (equivalent tool, same SDK call)")
     print(f"ratio          {kestrel.rate / official.rate:10.2f}x  ({kestrel.count} requests each)")
     median = statistics.median(block_ratios)

@@ -87,7 +87,9 @@ def test_kestrel_mcp_takes_home_from_the_parent_over_the_environment(
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(
-        cli, "_run", lambda settings, log: seen.update(remote=settings.remote, home=settings.home)
+        cli,
+        "_run",
+        lambda settings, log, spin_us: seen.update(remote=settings.remote, home=settings.home),
     )
     monkeypatch.setenv("KESTREL_HOME", str(tmp_path / "from-env"))
     result = CliRunner().invoke(kestrel_cli, ["--home", str(tmp_path / "from-flag"), "mcp"])
@@ -97,3 +99,19 @@ def test_kestrel_mcp_takes_home_from_the_parent_over_the_environment(
         kestrel_cli, ["--home", str(tmp_path / "p"), "mcp", "--home", str(tmp_path / "c")]
     )
     assert seen["home"] == tmp_path / "c"
+
+
+def test_the_spin_window_is_an_option_of_both_entry_points(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    seen: list[int] = []
+    monkeypatch.setattr(cli, "_run", lambda settings, log, spin_us: seen.append(spin_us))
+    assert CliRunner().invoke(cli.main, []).exit_code == 0
+    assert CliRunner().invoke(cli.main, ["--spin-us", "0"]).exit_code == 0
+    assert CliRunner().invoke(kestrel_cli, ["mcp", "--spin-us", "250"]).exit_code == 0
+    assert seen == [1000, 0, 250]
+    refused = CliRunner().invoke(cli.main, ["--spin-us", "-1"])
+    assert refused.exit_code == 2
+    assert "--spin-us" in refused.output

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -268,6 +271,92 @@ async def test_sigterm_ends_cleanly_within_a_second_even_mid_request() -> None:
         assert "Traceback" not in stderr
     finally:
         await stop(peer)
+
+
+def _process_cpu(pid: int) -> float:
+    """Seconds of CPU the process has run, all its threads (Linux's ``/proc``)."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{thread}/schedstat") as stat:
+            total += int(stat.read().split()[0])
+    return total / 1e9
+
+
+class _Pipe:
+    """A blocking line client on a fake server subprocess, for threads."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(SERVER), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        assert self.call(INIT)["result"]["protocolVersion"] == "2025-11-25"
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        self.stdin.flush()
+        response: dict[str, Any] = json.loads(self.stdout.readline())
+        return response
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads CPU time from /proc")
+def test_a_client_that_pauses_between_requests_costs_no_spinning() -> None:
+    """A 5 ms spin window and a client pausing 20 ms before each of 30 pings: were the
+    server to poll through its window after every response, that alone would be 150 ms
+    of CPU; it stops polling once a request does not come within the window."""
+    pipe = _Pipe("--spin-us", "5000")
+    try:
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        pipe.call(ping)
+        before = _process_cpu(pipe.process.pid)
+        for _ in range(30):
+            time.sleep(0.02)
+            assert pipe.call(ping)["result"] == {}
+        spent = _process_cpu(pipe.process.pid) - before
+        assert spent < 0.075, f"the server ran {spent * 1000:.0f} ms of CPU for 30 pings"
+    finally:
+        pipe.close()
+
+
+def test_sigterm_ends_a_server_whose_client_never_pauses() -> None:
+    """A client that sends its next request the moment it has a response keeps the
+    server polling; the server still lets its event loop run, so SIGTERM is seen."""
+    pipe = _Pipe("--spin-us", "50000")
+    going = threading.Event()
+    answered = [0]
+
+    def hammer() -> None:
+        with contextlib.suppress(OSError, ValueError):  # the server went away: done
+            while True:
+                pipe.call({"jsonrpc": "2.0", "id": answered[0], "method": "ping"})
+                answered[0] += 1
+                if answered[0] == 200:
+                    going.set()
+
+    thread = threading.Thread(target=hammer, daemon=True)
+    thread.start()
+    try:
+        assert going.wait(60), "the client's pings were not answered"
+        started = time.monotonic()
+        pipe.process.send_signal(signal.SIGTERM)
+        assert pipe.process.wait(timeout=5) == 0
+        assert time.monotonic() - started < 1.0
+    finally:
+        pipe.close()
+        thread.join(timeout=10)
 
 
 def _plain_frame(message: dict[str, Any]) -> bytes:

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from kestrel_protocol.settings import KestrelSettings
 from kestrel_secrets import open_secret_store
 
 from .server import create_kestrel_mcp_server
-from .stdio import serve_stdio
+from .stdio import SPIN_SECONDS, serve_stdio
 
 __all__ = ["build_transport", "main", "mcp_command"]
 
@@ -61,14 +62,14 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def _run(settings: KestrelSettings, log: str) -> None:
+def _run(settings: KestrelSettings, log: str, spin_us: int) -> None:
     """The ``kestrel-mcp`` process: transport, secret store and server from ``settings``."""
     _configure_logging(log)
     transport = build_transport(settings)
     server = create_kestrel_mcp_server(
         transport, secret_store=lambda: open_secret_store(settings.home)
     )
-    anyio.run(serve_stdio, server)
+    anyio.run(partial(serve_stdio, server, spin=spin_us / 1_000_000))
 
 
 _OPTIONS = [
@@ -105,6 +106,16 @@ _OPTIONS = [
         type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
         help="Log level (logs go to stderr).",
     ),
+    click.option(
+        "--spin-us",
+        default=int(SPIN_SECONDS * 1_000_000),
+        show_default=True,
+        type=click.IntRange(min=0),
+        help=(
+            "Microseconds to poll for a client's next request before sleeping, while it "
+            "answers that fast (an agent stepping in a loop); 0 never polls."
+        ),
+    ),
 ]
 
 
@@ -117,18 +128,19 @@ def _with_options(func: Any) -> Any:
 @click.command(name="kestrel-mcp", cls=kestrel_sdk.KestrelCliCommand)
 @_with_options
 @click.version_option(package_name="kestrel-mcp")
-def main(
+def main(  # noqa: PLR0917 - one parameter per click option
     remote: str | None,
     home: str | None,
     store: str | None,
     catalog_paths: tuple[str, ...],
     log: str,
+    spin_us: int,
 ) -> None:
     """Serve Kestrel to an MCP host over stdio (Claude Desktop, Claude Code, Cursor, ...)."""
     settings = KestrelSettings.resolve(
         home=home, remote=remote, catalog_paths=catalog_paths, store=store
     )
-    _run(settings, log)
+    _run(settings, log, spin_us)
 
 
 @click.command(name="mcp")
@@ -141,6 +153,7 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
     store: str | None,
     catalog_paths: tuple[str, ...],
     log: str,
+    spin_us: int,
 ) -> None:
     """Serve Kestrel as an MCP server over stdio (same as the kestrel-mcp command)."""
     # The ``kestrel`` group's settings apply; an option given here wins over them.
@@ -154,4 +167,4 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
             inherited.with_flags(home, remote, store),
             catalog_paths=tuple(Path(p) for p in catalog_paths),
         )
-    _run(settings, log)
+    _run(settings, log, spin_us)
