@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kestrel_protocol import StandDown
-from kestrel_protocol.canonical import FAST_ENCODER, fast_compact_text
+from kestrel_protocol.canonical import DECLINED, FAST_ENCODER, fast_compact_text, fast_loads
 from kestrel_protocol.surface import ToolResult, json_text
 
 
@@ -93,3 +94,76 @@ def test_a_protocol_object_result_is_the_same_text_with_or_without_orjson() -> N
     model = StandDown(reason="statement", detail='bad \u2028 \x01 \x7f "q" \\ \u00e9 \U0001f600')
     found = fast_compact_text(model.to_json())
     assert found == (None if FAST_ENCODER != "orjson" else model.to_json_text())
+
+
+def _same(found: Any, expected: Any) -> bool:
+    """Equal with the same types all the way down (``1 == 1.0 == True`` is not enough),
+    and a float's sign kept."""
+    if type(found) is not type(expected):
+        return False
+    if isinstance(expected, dict):
+        return list(found) == list(expected) and all(_same(found[k], expected[k]) for k in expected)
+    if isinstance(expected, list):
+        return len(found) == len(expected) and all(map(_same, found, expected))
+    if isinstance(expected, float):
+        return repr(found) == repr(expected)
+    return bool(found == expected)
+
+
+_FLOATY = st.recursive(
+    st.floats(allow_nan=False, allow_infinity=False) | _JSON_DATA,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@given(_FLOATY, st.booleans(), st.sampled_from([None, 1]))
+def test_fast_loads_gives_json_loads_value_or_declines(
+    value: Any, ascii_only: bool, indent: int | None
+) -> None:
+    """A stdio frame decoded by orjson is the value json would give it, types and key
+    order included (never a float for a big integer); what orjson would read otherwise
+    it leaves to json."""
+    data = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode(
+        "utf-8", "surrogatepass"
+    )
+    found = fast_loads(data)
+    if found is DECLINED:
+        assert FAST_ENCODER != "orjson" or _declinable(data)
+    else:
+        assert _same(found, json.loads(data.decode("utf-8", "surrogatepass")))
+
+
+def _declinable(data: bytes) -> bool:
+    """Input orjson may leave to json: twenty digits in a row, or a lone surrogate
+    (escaped, or as raw surrogate bytes)."""
+    text = data.decode("utf-8", "surrogatepass")
+    return (
+        re.search(r"[0-9]{20}", text) is not None
+        or re.search(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]", text) is not None
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'{"id":18446744073709551615}', {"id": 18446744073709551615}),
+        (b'{"id":18446744073709551616}', {"id": 18446744073709551616}),
+        (b'{"id":-123456789012345678901234}', {"id": -123456789012345678901234}),
+        (b'{"a":"\\ud800"}', {"a": "\ud800"}),
+        (b'{"x":1e400}', {"x": float("inf")}),
+        (b'{"a":1,"a":2}', {"a": 2}),
+        (b'{"v":-0.0,"w":-0}', {"v": -0.0, "w": 0}),
+    ],
+)
+def test_fast_loads_of_the_edge_frames(data: bytes, expected: Any) -> None:
+    found = fast_loads(data)
+    assert found is DECLINED or _same(found, expected)
+    assert _same(json.loads(data), expected)
+    if b"2345678901234567890" in data or b"616" in data or b"\\ud800" in data:
+        assert found is DECLINED  # orjson would have given a float, or refused
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b"NaN", b'{"a":NaN}', b"\xff{}", b"[" * 2000])
+def test_fast_loads_leaves_what_json_refuses_or_reads_otherwise_to_json(data: bytes) -> None:
+    assert fast_loads(data) is DECLINED

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import anyio
 from kestrel_protocol import KestrelError
+from kestrel_protocol.canonical import DECLINED, fast_loads
 from kestrel_protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -159,6 +160,15 @@ class KestrelMcpServer:
         self, raw: str | bytes, send: Send | None = None
     ) -> dict[str, Any] | None:
         """Answer one raw frame (one stdio line); malformed JSON is a parse error (-32700)."""
+        data = fast_loads(raw) if type(raw) is bytes else DECLINED
+        if data is DECLINED:
+            return await self._handle_text(raw, send)
+        return await self.handle(data, send)
+
+    async def _handle_text(
+        self, raw: str | bytes, send: Send | None = None
+    ) -> dict[str, Any] | None:
+        """:meth:`handle_frame` by ``json``: what orjson leaves to it, and its errors."""
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
             data = _DECODER.decode(text)
