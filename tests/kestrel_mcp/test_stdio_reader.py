@@ -7,6 +7,8 @@ import json
 import os
 import struct
 import termios
+import threading
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 from kestrel_mcp import create_kestrel_mcp_server, serve_stdio
-from kestrel_mcp.stdio import _READ_AHEAD, _Reader
+from kestrel_mcp.stdio import _READ_AHEAD, _YIELD_SECONDS, _Reader
 
 from tests.kestrel_mcp.test_stdio import INIT
 
@@ -120,3 +122,29 @@ async def test_requests_from_a_regular_file_are_answered(fake: ModuleType, tmp_p
     answered = _responses(answers.read_bytes())
     assert answered[0]["result"]["protocolVersion"] == "2025-11-25"
     assert answered[1]["result"] == {}
+
+
+async def test_input_a_spin_took_first_never_blocks_the_loop() -> None:
+    """The loop can find stdin readable and queue its read, and a spinning read take the
+    input before that read runs: the queued read must then not block the loop (it did:
+    the server hung with a request in flight, its timer and thread callbacks unrun)."""
+    read_end, write_end = os.pipe()
+    reader = _Reader(read_end, spin=0.05)
+    valve = threading.Timer(3.0, os.write, (write_end, b"valve\n"))  # unblocks a hung read
+    try:
+        assert await _first(reader, write_end) == b"chunk 0\n"  # watching, polling on
+        # The next read yields to the loop first (it has not for _YIELD_SECONDS): the
+        # loop then sees the input written meanwhile and queues its read behind the
+        # reader, whose spin takes the input first.
+        await anyio.sleep(2 * _YIELD_SECONDS)
+        os.write(write_end, b"chunk 1\n")
+        assert await reader.read() == b"chunk 1\n"
+        valve.start()
+        started = time.monotonic()
+        await anyio.sleep(0.01)  # the queued read runs now
+        assert time.monotonic() - started < 1.0, "a read blocked the event loop"
+    finally:
+        valve.cancel()
+        reader.close()
+        os.close(read_end)
+        os.close(write_end)
