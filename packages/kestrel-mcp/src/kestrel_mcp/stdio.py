@@ -164,7 +164,7 @@ class _Reader:
             if perf_counter() >= deadline:
                 self._hot = False
                 return False
-        self._readable()  # polls once more: a readiness seen is not taken back
+        self._take()
         return bool(self._chunks) or self._eof
 
     def close(self) -> None:
@@ -200,10 +200,15 @@ class _Reader:
         return bool(self._chunks)
 
     def _readable(self) -> None:
+        """The loop's callback: the descriptor was readable when the loop looked."""
         if self._poller is not None and not self._poller.poll(0):
             # The loop found the descriptor readable and queued this call, then a spin
             # read the input first: reading now would block the whole loop.
             return
+        self._take()
+
+    def _take(self) -> None:
+        """Read one chunk from the readable descriptor (or EOF) and wake the reader."""
         try:
             chunk = os.read(self._fd, _READ_CHUNK)
         except BlockingIOError:
