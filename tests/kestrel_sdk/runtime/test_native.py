@@ -38,7 +38,8 @@ import kestrel_sdk.runtime.engine.core as core
 import kestrel_sdk.runtime.engine.grade as grade
 import kestrel_sdk.runtime.service as service
 import kestrel_sdk.runtime.sqlite.store as store
-from kestrel_sdk.runtime import native
+import kestrel_sdk.runtime.engine.wire as wire
+from kestrel_sdk.runtime import native, steps
 
 SOURCES = [
     "buy 100 ACME as entry\nsell 100 ACME stop 90.00 tif gtc as guard\nadvance 20000",
@@ -65,6 +66,7 @@ async def main(home):
     print(json.dumps({
         "engine": native.engine(),
         "modules": [m.__file__ for m in (core, grade, service, store)],
+        "c": [wire._C_CONSTRUCT is not None, steps._C_APPEND is not None],
         "frames": frames,
         "disposition": response.disposition,
         "remaining": response.delivery.frame.clock.remaining,
@@ -129,6 +131,8 @@ def test_compiled_and_pure_engines_give_identical_roots(compiled: Path, tmp_path
     shims = [compiled / native.module_file(name.replace("/", ".")) for name in modules]
     assert [Path(m) for m in fast.pop("modules")] == shims
     assert all(shim.is_file() for shim in shims)
+    assert fast.pop("c") == [True, True]  # the C primitives made its models and lines
+    assert pure.pop("c") == [False, False]
     assert pure.pop("engine") == "pure"
     assert [Path(m) for m in pure.pop("modules")] == [RUNTIME_DIR / f"{m}.py" for m in modules]
     assert fast == pure
@@ -266,6 +270,105 @@ def test_the_compiled_modules_are_every_engine_module_and_the_step_path() -> Non
     )
 
 
+# The two C primitives of a compiled build against the Python they replace: models built
+# by construct are the models pydantic validates from their JSON, and the checked append
+# writes only onto the file as its caller left it, undoing a short write.
+PRIMITIVES = r"""
+import json, os, resource, signal, sys
+from pathlib import Path
+from kestrel_protocol.objects.session import Clock, ScenarioRef
+from kestrel_sdk.runtime import steps
+from kestrel_sdk.runtime.engine import wire
+
+out = {"c": [wire._C_CONSTRUCT is not None, steps._C_APPEND is not None]}
+clock = wire.construct(Clock, {"bar": 3, "time": "2020-01-02T00:00:00Z", "remaining": 9})
+ref = wire.construct(ScenarioRef, {"id": "acme", "root": "sha256:" + "ab" * 32}, {"id"})
+out["clock"] = [clock == Clock.model_validate(clock.to_json()), clock.to_json(),
+                clock.model_dump_json(), sorted(clock.model_fields_set),
+                clock.__pydantic_extra__, clock.__pydantic_private__]
+out["ref"] = [ref.to_json(), sorted(ref.model_fields_set), ref.root]
+out["copy"] = clock.model_copy(update={"bar": 4}).to_json()
+try:
+    hash(clock); out["frozen"] = True
+except TypeError:
+    out["frozen"] = False
+if wire._C_CONSTRUCT is not None:
+    try:
+        wire._C_CONSTRUCT(Clock, [], set(), {}, ())
+    except TypeError as exc:
+        out["bad"] = str(exc)
+
+directory = Path(sys.argv[1])
+files = steps.StepFiles(directory, "t", sync=False)
+path = files.path(1)
+with files.locked(1, create=True) as step:
+    step.size, step.seq = 0, 0
+found = [files.fast_append(step, 1, b"one\n"), step.size]
+with open(path, "ab") as other:  # another store appends
+    other.write(b"two\n")
+found += [files.fast_append(step, 2, b"three\n"), path.read_bytes().decode()]
+step.size, step.seq = 8, 2
+os.unlink(path)  # folded (removed) elsewhere
+found += [files.fast_append(step, 3, b"four\n"), step.size, step.seq]
+out["append"] = found
+
+with files.locked(2, create=True) as short:
+    short.size, short.seq = 0, 0
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (6, limit[1]))
+try:
+    files.fast_append(short, 1, b"0123456789\n")
+except OSError as exc:
+    out["short"] = ["short write" in str(exc), os.fstat(short.fd).st_size, short.size]
+finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+print(json.dumps(out))
+"""
+
+
+def _primitives(engine: str, where: Path) -> dict[str, Any]:
+    where.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", PRIMITIVES, str(where)],
+        env=_env(engine),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def test_the_c_primitives_do_what_the_python_they_replace_does(
+    compiled: Path, tmp_path: Path
+) -> None:
+    fast = _primitives(str(compiled), tmp_path / "compiled")
+    pure = _primitives("pure", tmp_path / "pure")
+    assert fast.pop("c") == [True, True]
+    assert pure.pop("c") == [False, False]
+    assert "construct" in fast.pop("bad")  # a wrong call is a TypeError, not a crash
+    assert fast == pure
+    clock = ["2020-01-02T00:00:00Z", 9]
+    assert pure["clock"] == [
+        True,
+        {"bar": 3, "time": clock[0], "remaining": clock[1]},
+        '{"bar":3,"time":"2020-01-02T00:00:00Z","remaining":9}',
+        ["bar", "remaining", "time"],
+        {},
+        None,
+    ]
+    assert pure["ref"] == [{"id": "acme"}, ["id"], "sha256:" + "ab" * 32]  # given: dumped
+    assert pure["copy"] == {"bar": 4, "time": clock[0], "remaining": clock[1]}
+    assert pure["frozen"] is True
+    # written; refused after another store's line (nothing written); refused once removed
+    assert pure["append"] == [True, 4, False, "one\ntwo\n", False, 8, 2]
+    # the short write raised and was undone: the file is as it was, the store's size too
+    assert pure["short"] == [True, 0, 0]
+
+
 def test_the_build_records_the_first_party_modules_the_engine_imports() -> None:
     root = RUNTIME_DIR.parents[1]
     sources = source_closure(root)
@@ -274,6 +377,8 @@ def test_the_build_records_the_first_party_modules_the_engine_imports() -> None:
     assert "kestrel_sdk/runtime/service.py" in sources
     assert "kestrel_sdk/runtime/build.py" not in sources  # nothing the runtime runs imports it
     assert all(path.startswith("kestrel_sdk/") for path in sources)  # protocol lives elsewhere
+    for module in native.C_MODULES:  # the C sources too: an edited one makes a build stale
+        assert f"kestrel_sdk/runtime/{module.replace('.', '/')}.c" in sources
 
 
 def test_without_a_c_compiler_the_build_says_so_and_writes_nothing(

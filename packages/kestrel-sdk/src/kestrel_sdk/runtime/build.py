@@ -33,6 +33,7 @@ from kestrel_protocol.exits import cli_error_line, exit_code_for
 
 from .native import (
     BUILD_FILE,
+    C_MODULES,
     COMPILED_MODULES,
     DEFAULT_BUILD_DIR,
     RUNTIME,
@@ -109,10 +110,15 @@ def source_closure(root: Path) -> dict[str, str]:
             continue
         found[name] = path
         todo += _imported(path, name)
+    files = [*found.values(), *(_c_source(root, module) for module in C_MODULES)]
     return {
         path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in found.values()
+        for path in files
     }
+
+
+def _c_source(root: Path, module: str) -> Path:
+    return root.joinpath(*RUNTIME.split("."), *module.split(".")).with_suffix(".c")
 
 
 def _copy_sources(work: Path) -> None:
@@ -122,7 +128,10 @@ def _copy_sources(work: Path) -> None:
             name
             for name in names
             if (name in {"__pycache__", "_compiled"} or name.startswith("."))
-            or (not Path(directory, name).is_dir() and not name.endswith((".py", ".pyi", ".typed")))
+            or (
+                not Path(directory, name).is_dir()
+                and not name.endswith((".py", ".pyi", ".typed", ".c"))
+            )
         ]
 
     for top in FIRST_PARTY:
@@ -153,6 +162,45 @@ def _compile(work: Path) -> None:
             "CHECK_FAILED",
             f"mypyc failed (exit {done.returncode}): {first} "
             "(KESTREL_DEBUG=1 prints its whole output)",
+        )
+
+
+_C_SETUP = """
+import sys
+from setuptools import Extension, setup
+
+modules = sys.argv[1:]
+sys.argv[1:] = ["build_ext", "--inplace", "--quiet"]
+setup(
+    name="kestrel-runtime-c",
+    ext_modules=[
+        Extension(name, [name.replace(".", "/") + ".c"], extra_compile_args=["-O2"])
+        for name in modules
+    ],
+)
+"""
+
+
+def _compile_c(work: Path) -> None:
+    """Build :data:`C_MODULES` in place beside the mypyc modules (setuptools' build_ext)."""
+    names = [f"{RUNTIME}.{module}" for module in C_MODULES]
+    done = subprocess.run(
+        [sys.executable, "-c", _C_SETUP, *names],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        output = done.stdout + done.stderr
+        if os.environ.get("KESTREL_DEBUG"):
+            sys.stderr.write(output)
+        errors = [line for line in output.splitlines() if "error" in line.lower()]
+        first = errors[0] if errors else (output.strip().splitlines() or ["no output"])[-1]
+        raise BuildError(
+            "CHECK_FAILED",
+            f"compiling the C primitives failed (exit {done.returncode}): {first} "
+            "(KESTREL_DEBUG=1 prints the whole output)",
         )
 
 
@@ -193,6 +241,7 @@ def build(dest: Path) -> dict[str, Any]:
         _copy_sources(work)
         sources = source_closure(work)
         _compile(work)
+        _compile_c(work)
         shared = sorted(work.glob(f"*__mypyc{suffix}"))
         if len(shared) != 1:
             raise BuildError("CHECK_FAILED", f"mypyc wrote {len(shared)} shared libraries")
@@ -208,7 +257,7 @@ def build(dest: Path) -> dict[str, Any]:
         try:
             shutil.copy2(shared[0], staged / shared[0].name)
             runtime_dir = work.joinpath(*RUNTIME.split("."))
-            for module in COMPILED_MODULES:
+            for module in (*COMPILED_MODULES, *C_MODULES):
                 target = staged / module_file(module)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(runtime_dir / module_file(module), target)

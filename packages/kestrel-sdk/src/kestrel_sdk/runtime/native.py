@@ -4,9 +4,11 @@
 the rest of the step path: the service, the live sessions, the SQLite store and its step
 files, the pentads) into a build directory that mirrors the package: one shim extension
 per module (``engine/core…so``, ``service…so``, ``sqlite/store…so``), one shared
-``<hash>__mypyc`` library and ``BUILD.json`` (the interpreter's cache tag and the SHA-256
-of every source the build was type-checked against: the compiled modules and the
-first-party modules they import, whose ``Final`` constants mypyc may inline).
+``<hash>__mypyc`` library, the :data:`C_MODULES` (two primitives of the step path written
+in C: a model's construction and a step file's checked append) and ``BUILD.json`` (the
+interpreter's cache tag and the SHA-256 of every source the build was type-checked
+against: the compiled modules, the first-party modules they import, whose ``Final``
+constants mypyc may inline, and the C sources).
 :func:`activate`, called by each package holding compiled modules before it imports
 anything else, picks the runtime by ``KESTREL_ENGINE`` (once per process):
 
@@ -35,6 +37,7 @@ from typing import Any, Literal
 __all__ = [
     "BUILD_FILE",
     "COMPILED_MODULES",
+    "C_MODULES",
     "DEFAULT_BUILD_DIR",
     "REBUILD",
     "RUNTIME",
@@ -74,6 +77,9 @@ COMPILED_MODULES = (
     "sqlite.store",
     "steps",
 )
+#: The C primitives a build holds beside them (``<module>.c``, relative to :data:`RUNTIME`):
+#: each module imports its own when it is there and does the same in Python when not.
+C_MODULES = ("_append", "engine._construct")
 BUILD_FILE = "BUILD.json"
 DEFAULT_BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
 REBUILD = "python -m kestrel_sdk.runtime.build"
@@ -156,7 +162,7 @@ def build_problems(directory: Path) -> list[str]:
         problems.append(
             f"it compiles {manifest.get('modules')}, the engine has {list(COMPILED_MODULES)}"
         )
-    files = [module_file(name) for name in COMPILED_MODULES]
+    files = [module_file(name) for name in (*COMPILED_MODULES, *C_MODULES)]
     files.append(str(manifest.get("shared_library")))
     absent = [name for name in files if not (directory / name).is_file()]
     if absent:

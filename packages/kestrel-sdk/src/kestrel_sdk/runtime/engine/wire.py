@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Final, TypeVar
+from collections.abc import Callable
+from typing import Any, Final, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -81,12 +82,30 @@ M = TypeVar("M", bound=BaseModel)
 # Final: a compiled build keeps these in C statics, not a lookup in the module dict
 _new: Final = object.__new__
 _set_dict: Final = object.__setattr__
-_set_fields: Final = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra: Final = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private: Final = BaseModel.__dict__["__pydantic_private__"].__set__
+_SLOTS: Final = tuple(
+    BaseModel.__dict__[name]
+    for name in ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)
+_set_fields: Final = _SLOTS[0].__set__
+_set_extra: Final = _SLOTS[1].__set__
+_set_private: Final = _SLOTS[2].__set__
 _NO_EXTRA: Final[dict[str, Any]] = {}
 """The unknown members of every constructed model: none. One dict shared by all, since a
 frozen model's extras never change (a copy with an update gets a dict of its own)."""
+
+Constructor = Callable[[type[Any], dict[str, Any], set[str], dict[str, Any], tuple[Any, ...]], Any]
+
+
+def _c_construct() -> Constructor | None:
+    """The compiled runtime's C ``construct`` (``engine/_construct.c``), else ``None``."""
+    try:
+        from . import _construct  # noqa: PLC0415 - a compiled build's alone
+    except ImportError:
+        return None
+    return _construct.construct
+
+
+_C_CONSTRUCT: Final = _c_construct()
 
 
 def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:
@@ -97,10 +116,14 @@ def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = No
     many objects: pydantic copies a fields set before it changes one. ``cls`` must be
     frozen (every protocol model is): its empty extras are shared. A frame is rebuilt on
     every step, and pydantic's generic ``model_construct`` was most of a step's cost.
+    The compiled runtime does the same in C, without a wrapper call per slot.
     """
+    fields = set(members) if given is None else given
+    if _C_CONSTRUCT is not None:
+        return cast(M, _C_CONSTRUCT(cls, members, fields, _NO_EXTRA, _SLOTS))
     obj = _new(cls)
     _set_dict(obj, "__dict__", members)
-    _set_fields(obj, set(members) if given is None else given)
+    _set_fields(obj, fields)
     _set_extra(obj, _NO_EXTRA)
     _set_private(obj, None)
     return obj

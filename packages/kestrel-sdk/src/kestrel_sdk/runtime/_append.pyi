@@ -1,0 +1,3 @@
+"""The compiled runtime's C primitive (``_append.c``); absent from a pure-Python install."""
+
+def append_checked(fd: int, size: int, line: bytes, /) -> int: ...
