@@ -270,17 +270,32 @@ def test_the_compiled_modules_are_every_engine_module_and_the_step_path() -> Non
     )
 
 
-# The two C primitives of a compiled build against the Python they replace: models built
-# by construct are the models pydantic validates from their JSON, and the checked append
-# writes only onto the file as its caller left it, undoing a short write.
+# The C primitives of a compiled build against the Python they replace: models built by
+# construct are the models pydantic validates from their JSON, the checked append writes
+# only onto the file as its caller left it, undoing a short write, and the searches find
+# the bars the Python finds.
 PRIMITIVES = r"""
 import json, os, resource, signal, sys
 from pathlib import Path
 from kestrel_protocol.objects.session import Clock, ScenarioRef
+from array import array
+import random
 from kestrel_sdk.runtime import steps
-from kestrel_sdk.runtime.engine import wire
+from kestrel_sdk.runtime.engine import fill, wire
 
-out = {"c": [wire._C_CONSTRUCT is not None, steps._C_APPEND is not None]}
+out = {"c": [wire._C_CONSTRUCT is not None, steps._C_APPEND is not None,
+             fill._C_FIRST_LE is not None]}
+rng = random.Random(7)
+col = array("q", [rng.randrange(-50, 50) for _ in range(3000)])
+scans = []
+for _ in range(3000):
+    start = rng.randrange(0, 3000)
+    end = rng.randrange(start - 1, 3000)
+    x = rng.choice([rng.randrange(-60, 60), 2**63, -2**63 - 1, 10**30])
+    scans.append([fill.first_le(col, x, start, end), fill.first_ge(col, x, start, end)])
+naive = lambda hit: next((k for k in range(start, end + 1) if hit(col[k])), -1)
+out["last"] = [scans[-1], [naive(lambda v: v <= x), naive(lambda v: v >= x)]]
+out["scans"] = scans
 clock = wire.construct(Clock, {"bar": 3, "time": "2020-01-02T00:00:00Z", "remaining": 9})
 ref = wire.construct(ScenarioRef, {"id": "acme", "root": "sha256:" + "ab" * 32}, {"id"})
 out["clock"] = [clock == Clock.model_validate(clock.to_json()), clock.to_json(),
@@ -347,8 +362,8 @@ def test_the_c_primitives_do_what_the_python_they_replace_does(
 ) -> None:
     fast = _primitives(str(compiled), tmp_path / "compiled")
     pure = _primitives("pure", tmp_path / "pure")
-    assert fast.pop("c") == [True, True]
-    assert pure.pop("c") == [False, False]
+    assert fast.pop("c") == [True, True, True]
+    assert pure.pop("c") == [False, False, False]
     assert "construct" in fast.pop("bad")  # a wrong call is a TypeError, not a crash
     assert fast == pure
     clock = ["2020-01-02T00:00:00Z", 9]
@@ -363,6 +378,12 @@ def test_the_c_primitives_do_what_the_python_they_replace_does(
     assert pure["ref"] == [{"id": "acme"}, ["id"], "sha256:" + "ab" * 32]  # given: dumped
     assert pure["copy"] == {"bar": 4, "time": clock[0], "remaining": clock[1]}
     assert pure["frozen"] is True
+    # the searches: the same first bar for 3,000 ranges and prices (some beyond 64 bits),
+    # both kinds of answer among them, and the last one as a plain loop finds it
+    found = [hit for pair in pure["scans"] for hit in pair]
+    assert found.count(-1) > 100
+    assert len(found) - found.count(-1) > 1000
+    assert pure["last"][0] == pure["last"][1]
     # written; refused after another store's line (nothing written); refused once removed
     assert pure["append"] == [True, 4, False, "one\ntwo\n", False, 8, 2]
     # the short write raised and was undone: the file is as it was, the store's size too

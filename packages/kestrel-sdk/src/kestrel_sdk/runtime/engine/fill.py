@@ -6,7 +6,9 @@ All prices are P-unit integers. Buy rules are written out; sells mirror them.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Final
 
 from .orders import LiveOrder
 from .scaled import div_ceil
@@ -15,13 +17,31 @@ __all__ = ["first_ge", "first_le", "match_price", "slipped", "trigger_search"]
 
 _CHUNK = 256
 
+Scan = Callable[["array[int]", int, int, int], int]
+
+
+def _c_scan(name: str) -> Scan | None:
+    """The compiled runtime's C search ``name`` (``engine/_scan.c``), else ``None``."""
+    try:
+        from . import _scan  # noqa: PLC0415 - a compiled build's alone
+    except ImportError:
+        return None
+    found: Scan = getattr(_scan, name)
+    return found
+
+
+_C_FIRST_LE: Final = _c_scan("first_le")
+_C_FIRST_GE: Final = _c_scan("first_ge")
+
 
 def first_le(col: array[int], x: int, start: int, end: int) -> int:
     """The first index in ``start..end`` (inclusive) with ``col[i] <= x``, else -1.
 
     Chunks are screened with the C-level ``min`` so a resting order far from the market
-    costs a few nanoseconds per bar.
+    costs a few nanoseconds per bar (the compiled runtime reads the column in C).
     """
+    if _C_FIRST_LE is not None:
+        return _C_FIRST_LE(col, x, start, end)
     i = start
     stop = end + 1
     while i < stop:
@@ -36,6 +56,8 @@ def first_le(col: array[int], x: int, start: int, end: int) -> int:
 
 def first_ge(col: array[int], x: int, start: int, end: int) -> int:
     """The first index in ``start..end`` (inclusive) with ``col[i] >= x``, else -1."""
+    if _C_FIRST_GE is not None:
+        return _C_FIRST_GE(col, x, start, end)
     i = start
     stop = end + 1
     while i < stop:
