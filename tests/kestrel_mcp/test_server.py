@@ -726,6 +726,45 @@ async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: Mo
     assert len(completion["values"]) == 100
 
 
+async def test_a_plain_tool_call_is_answered_as_the_general_path_answers_it(
+    fake: ModuleType,
+) -> None:
+    """A plain ``tools/call`` (four members, no ``_meta``, a tool that may change state)
+    skips the general path's steps; the same calls with an empty ``_meta`` take them.
+    Results, refusals, protocol errors and the state they leave are the same."""
+    calls = [
+        ("kestrel_session_open", {"scenario": "acme-trend"}),
+        ("kestrel_session_submit", {"sessionId": "ks_fake1", "source": "advance"}),
+        ("kestrel.session.submit", {"sessionId": "ks_fake1", "source": "advance 2"}),  # alias
+        ("kestrel_session_submit", {"sessionId": "ks_nobody", "source": "advance"}),
+        ("kestrel_session_submit", {"sessionId": "ks_fake1"}),  # no source: -32602
+        ("kestrel_no_such_tool", {}),  # -32602 too, by the general path on both
+        ("kestrel_session_frame", {"sessionId": "ks_fake1"}),  # read-only: general on both
+        ("kestrel_session_close", {"sessionId": "ks_fake1"}),
+    ]
+    answers: dict[str, list[Any]] = {}
+    plain: dict[str, list[bool]] = {}
+    for how in ("plain", "general"):
+        server = make(fake)
+        answers[how], plain[how] = [], []
+        for number, (name, arguments) in enumerate(calls):
+            params: dict[str, Any] = {"name": name, "arguments": arguments}
+            if how == "general":
+                params["_meta"] = {}
+            message = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+            plain[how].append(server._plain_call(message) is not None)
+            answers[how].append(await server.handle(message))
+        assert server._inflight == {}
+    assert plain["plain"] == [True, True, True, True, True, False, False, True]
+    assert not any(plain["general"])
+    assert answers["plain"] == answers["general"]
+    kinds = [
+        "error" if "error" in a else ("refusal" if a["result"]["isError"] else "result")
+        for a in answers["plain"]
+    ]
+    assert kinds == ["result", "result", "result", "refusal", "error", "error", "result", "result"]
+
+
 async def test_cancelled_requests_are_marked_whatever_their_outcome(fake: ModuleType) -> None:
     server = make(fake)
     await call(server, "kestrel_session_open", scenario="acme-trend")

@@ -173,7 +173,7 @@ class DoorMcp:
         if modern:
             requested = meta.get(LOG_LEVEL_KEY)
             level = log_threshold(requested) if requested is not None else None
-        return Notifier(send, progress_token=meta.get("progressToken"), log_level=level)
+        return Notifier.of(send, progress_token=meta.get("progressToken"), log_level=level)
 
     def _challenge(self, data: Any) -> None:
         """Remember an ``insufficient_scope`` refusal: the response is then a 403."""

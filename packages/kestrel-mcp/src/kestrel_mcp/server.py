@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
@@ -56,7 +57,6 @@ from kestrel_protocol.surface import (
     RpcError,
     Send,
     Surface,
-    ToolResult,
     call_tool,
     log_threshold,
 )
@@ -95,7 +95,7 @@ class KestrelMcpServer:
         self.capabilities = self.surface.capabilities
         self._surface_methods = McpMethods(
             self.surface,
-            self._call,
+            partial(call_tool, self.surface, transport),
             page_size=page_size,
             recall=Recall(),
             sleep=anyio.sleep,
@@ -135,7 +135,12 @@ class KestrelMcpServer:
         response is returned; without it the request gets none.
         """
         try:
-            if isinstance(message, JsonRpcRequest | JsonRpcNotification):
+            plain = self._plain_call(message)
+            if plain is not None:
+                return await self._call_plainly(*plain)
+            if type(message) is not dict and isinstance(
+                message, JsonRpcRequest | JsonRpcNotification
+            ):
                 message = message.to_json()
             if (
                 type(message) is dict
@@ -192,9 +197,6 @@ class KestrelMcpServer:
 
     # ------------------------------------------------------------------ dispatch
 
-    async def _call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
-        return await call_tool(self.surface, self.transport, name, arguments)
-
     async def _notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             self.initialized = True
@@ -211,12 +213,55 @@ class KestrelMcpServer:
     async def _request(
         self, request_id: Any, method: str, params: Any, send: Send | None
     ) -> dict[str, Any]:
-        response = await self._answer(request_id, method, params, send)
+        return self._unless_cancelled(
+            request_id, await self._answer(request_id, method, params, send)
+        )
+
+    def _unless_cancelled(self, request_id: Any, response: dict[str, Any]) -> dict[str, Any]:
         if request_id in self._cancelled:
             # Cancelled by the client: whatever the outcome, MCP says no response.
             self._cancelled.discard(request_id)
             return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
         return response
+
+    def _plain_call(self, message: Any) -> tuple[int | str, dict[str, Any]] | None:
+        """``(id, params)`` of a request that :meth:`_answer` would take through none of
+        its general steps, else ``None``: exactly the four members of a well-formed
+        ``tools/call`` request, of a listed tool that may change state (so it has no
+        cancel scope), with no ``_meta`` (no era envelope, progress token or log level of
+        its own) while ``logging/setLevel`` set no level. An agent's every step is one."""
+        if type(message) is not dict or len(message) != 4 or self.log_level is not None:
+            return None
+        request_id = message.get("id")
+        params = message.get("params")
+        if (
+            message.get("method") != "tools/call"
+            or message.get("jsonrpc") != "2.0"
+            or (type(request_id) is not int and type(request_id) is not str)
+            or type(params) is not dict
+            or "_meta" in params
+        ):
+            return None
+        name = params.get("name")
+        tool = self.surface.find(name) if type(name) is str else None
+        if tool is None or not tool.listed or tool.read_only:
+            return None
+        return request_id, params
+
+    async def _call_plainly(self, request_id: int | str, params: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_request` of a :meth:`_plain_call`: what its general steps come to."""
+        self._inflight[request_id] = None  # in flight, and not cancellable once started
+        try:
+            result = await self._surface_methods.tools_call(params)
+        except RpcError as exc:
+            return exc.response(request_id)
+        except KestrelError as exc:
+            return RpcError.of_refusal(exc).response(request_id)
+        finally:
+            self._inflight.pop(request_id, None)
+        return self._unless_cancelled(
+            request_id, {"jsonrpc": "2.0", "id": request_id, "result": result}
+        )
 
     async def _answer(
         self, request_id: Any, method: str, params: Any, send: Send | None
@@ -279,7 +324,7 @@ class KestrelMcpServer:
         if envelope is not None:
             requested = meta.get(LOG_LEVEL_KEY)
             level = log_threshold(requested) if requested is not None else None
-        return Notifier(send, progress_token=meta.get("progressToken"), log_level=level)
+        return Notifier.of(send, progress_token=meta.get("progressToken"), log_level=level)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -91,6 +91,17 @@ class Notifier:
         self._lock = threading.Lock()
         self._last: float | None = None
 
+    @classmethod
+    def of(
+        cls, send: Send | None, *, progress_token: Any = None, log_level: int | None = None
+    ) -> Notifier:
+        """A request's notifier: the one shared :data:`SILENT` when the request can be sent
+        nothing (no ``send``, or neither a progress token nor a log level), which is most
+        requests, so they build none."""
+        if send is None or (progress_token is None and log_level is None):
+            return SILENT
+        return cls(send, progress_token=progress_token, log_level=log_level)
+
     @property
     def wants_progress(self) -> bool:
         token = self.progress_token
@@ -144,6 +155,10 @@ class Notifier:
         params["message"] = message
         await self.flush()
         await self._send(_notification("notifications/progress", params))
+
+
+SILENT: Final = Notifier(None)
+"""The notifier of a request that can be sent nothing: it collects and sends nothing."""
 
 
 def _notification(method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,8 @@ def label_problem(value: str) -> str | None:
 
 
 def _text(value: str) -> str:
+    if value.isascii():  # no lone surrogate: every tool call's ids and sources, mostly
+        return value
     problem = text_problem(value)
     if problem is not None:
         raise PydanticCustomError("text", problem)
