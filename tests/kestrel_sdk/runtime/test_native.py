@@ -390,6 +390,110 @@ def test_the_c_primitives_do_what_the_python_they_replace_does(
     assert pure["short"] == [True, 0, 0]
 
 
+# Every kind of object a session's calls return, dumped by the compiled runtime's C dump
+# (installed into ProtocolModel.to_json) and by pydantic: the same data, member order
+# included; and objects validated from JSON, unknown members among them.
+DUMPS = r"""
+import json, sys
+import anyio
+from kestrel_protocol import model, SessionFrame
+from kestrel_sdk import local_transport
+
+async def main(home):
+    transport = local_transport(home=home)
+    found = [await transport.open_session("acme-trend", "a label", None)]
+    session = found[0].session_id
+    for source in ["buy 10 ACME\nadvance", "sell 5 ACME limit 1.00 tif gtc as x\nadvance 3",
+                   "cancel x\nbuy 1 ACME stop 999 tif gtc\nadvance 40", "sell 6 ACME\nadvance",
+                   "nonsense here"]:
+        try:
+            found.append(await transport.submit(session, source))
+        except Exception as exc:
+            found.append(type(exc).__name__)
+    found += [await transport.frame(session), await transport.history(session, 5, None),
+              await transport.blotter(session), await transport.close(session),
+              await transport.grade(session), await transport.catalog()]
+    frame = found[-6].frame.to_json()
+    frame["someday"] = {"a": [1, "two", None, True]}
+    found.append(SessionFrame.parse(json.dumps(frame)))
+    out = {"installed": bool(model._DUMPERS), "kinds": [], "same": [], "accepted": []}
+    for obj in found:
+        if isinstance(obj, str):
+            continue
+        fast = model._DUMPERS[0](obj)
+        slow = obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        out["kinds"].append(type(obj).__name__)
+        out["accepted"].append(fast is not None)
+        out["same"].append(fast is None or json.dumps(fast) == json.dumps(slow))
+    print(json.dumps(out))
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+def test_the_c_dump_gives_pydantics_data_for_every_kind_of_result(
+    compiled: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DUMPS, str(tmp_path)],
+        env=_env(str(compiled)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["installed"] is True
+    same = dict(zip(found["kinds"], found["same"], strict=True))
+    assert all(found["same"]), [kind for kind, alike in same.items() if not alike]
+    # what every agent step returns is dumped in C, extras and all, and so is the rest
+    kinds = dict(zip(found["kinds"], found["accepted"], strict=True))
+    assert {"SessionOpened", "SessionResponse", "Delivery", "SessionFrame", "GradeResult"} <= set(
+        kinds
+    )
+    assert all(found["accepted"]), [kind for kind, taken in kinds.items() if not taken]
+
+
+def test_a_class_that_customizes_its_dump_is_left_to_pydantic() -> None:
+    from typing import Annotated
+
+    from kestrel_protocol.model import ProtocolModel
+    from kestrel_sdk.runtime import dumps
+    from pydantic import PlainSerializer, computed_field, field_serializer
+
+    class Plain(ProtocolModel):
+        first_name: str
+        nested: list[Plain] | None = None
+
+    class Serialized(ProtocolModel):
+        value: str
+
+        @field_serializer("value")
+        def _shout(self, value: str) -> str:
+            return value.upper()
+
+    class Computed(ProtocolModel):
+        value: str
+
+        @computed_field  # type: ignore[prop-decorator]
+        @property
+        def twice(self) -> str:
+            return self.value * 2
+
+    class Annotation(ProtocolModel):
+        value: dict[str, Annotated[str, PlainSerializer(str.upper)]]
+
+    assert dumps.plan(Plain) == {
+        "first_name": ("firstName", frozenset()),
+        "nested": ("nested", frozenset({Plain})),
+    }
+    assert dumps.plan(Serialized) is None
+    assert dumps.plan(Computed) is None
+    assert dumps.plan(Annotation) is None
+    assert dumps.plan(dict) is None  # not a protocol object
+
+
 def test_the_build_records_the_first_party_modules_the_engine_imports() -> None:
     root = RUNTIME_DIR.parents[1]
     sources = source_closure(root)

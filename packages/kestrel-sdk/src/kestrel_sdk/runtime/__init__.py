@@ -5,7 +5,7 @@ load the others; ``Runtime`` is the entry point every face uses.
 
 The step path runs compiled when a matching mypyc build is there (:mod:`.native`): its
 directory goes first on this package's ``__path__`` (and its subpackages') before
-anything imports them.
+anything imports them, and its C dump of protocol objects is installed (:mod:`.dumps`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 from . import native
 
 native.activate(__name__, __path__)
+if native.engine() == "compiled":  # its C dump of protocol objects serves every face
+    from .dumps import install
+
+    install()
 
 if TYPE_CHECKING:
     from .ids import operation_id, session_id

@@ -4,9 +4,9 @@
 the rest of the step path: the service, the live sessions, the SQLite store and its step
 files, the pentads) into a build directory that mirrors the package: one shim extension
 per module (``engine/core…so``, ``service…so``, ``sqlite/store…so``), one shared
-``<hash>__mypyc`` library, the :data:`C_MODULES` (three primitives of the step path written
-in C: a model's construction, a step file's checked append and the search for a resting
-order's next bar) and ``BUILD.json`` (the
+``<hash>__mypyc`` library, the :data:`C_MODULES` (four primitives written in C: a model's
+construction, a step file's checked append, the search for a resting order's next bar
+and a protocol object's dump) and ``BUILD.json`` (the
 interpreter's cache tag and the SHA-256 of every source the build was type-checked
 against: the compiled modules, the first-party modules they import, whose ``Final``
 constants mypyc may inline, and the C sources).
@@ -80,7 +80,7 @@ COMPILED_MODULES = (
 )
 #: The C primitives a build holds beside them (``<module>.c``, relative to :data:`RUNTIME`):
 #: each module imports its own when it is there and does the same in Python when not.
-C_MODULES = ("_append", "engine._construct", "engine._scan")
+C_MODULES = ("_append", "_dump", "engine._construct", "engine._scan")
 BUILD_FILE = "BUILD.json"
 DEFAULT_BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
 REBUILD = "python -m kestrel_sdk.runtime.build"
