@@ -108,13 +108,15 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
-def _session(home: Path, engine: str) -> dict[str, Any]:
+def _child(script: str, where: Path, engine: str, timeout: float = 300) -> dict[str, Any]:
+    """What ``script``, run in a new process on ``engine`` with ``where`` as its
+    argument, prints as JSON."""
     done = subprocess.run(
-        [sys.executable, "-c", SESSION, str(home)],
+        [sys.executable, "-c", script, str(where)],
         env=_env(engine),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -123,8 +125,8 @@ def _session(home: Path, engine: str) -> dict[str, Any]:
 
 
 def test_compiled_and_pure_engines_give_identical_roots(compiled: Path, tmp_path: Path) -> None:
-    fast = _session(tmp_path / "compiled", str(compiled))
-    pure = _session(tmp_path / "pure", "pure")
+    fast = _child(SESSION, tmp_path / "compiled", str(compiled))
+    pure = _child(SESSION, tmp_path / "pure", "pure")
     # Each child really ran the engine it was given.
     assert fast.pop("engine") == "compiled"
     modules = ("engine/core", "engine/grade", "service", "sqlite/store")
@@ -344,17 +346,7 @@ print(json.dumps(out))
 
 def _primitives(engine: str, where: Path) -> dict[str, Any]:
     where.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", PRIMITIVES, str(where)],
-        env=_env(engine),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    data: dict[str, Any] = json.loads(done.stdout)
-    return data
+    return _child(PRIMITIVES, where, engine, timeout=120)
 
 
 def test_the_c_primitives_do_what_the_python_they_replace_does(
@@ -434,16 +426,7 @@ anyio.run(main, sys.argv[1])
 def test_the_c_dump_gives_pydantics_data_for_every_kind_of_result(
     compiled: Path, tmp_path: Path
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", DUMPS, str(tmp_path)],
-        env=_env(str(compiled)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found = _child(DUMPS, tmp_path, str(compiled))
     assert found["installed"] is True
     same = dict(zip(found["kinds"], found["same"], strict=True))
     assert all(found["same"]), [kind for kind, alike in same.items() if not alike]

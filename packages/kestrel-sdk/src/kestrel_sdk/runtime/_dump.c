@@ -105,26 +105,17 @@ walk_model(Context *ctx, PyObject *obj, PyObject *plan, int depth)
             goto done;
         }
     }
-    if (extra != Py_None) {
-        if (!PyDict_Check(extra)) {
-            result = DECLINE;
+    if (extra != Py_None && (!PyDict_CheckExact(extra) || PyDict_GET_SIZE(extra) > 0)) {
+        /* extras come from JSON: a dict of any values but models (``allowed`` is empty) */
+        PyObject *dumped = walk(ctx, extra, NULL, depth + 1);
+        if (dumped == NULL || dumped == DECLINE) {
+            result = dumped;
             goto done;
         }
-        Py_ssize_t next = 0;
-        PyObject *key;
-        while (PyDict_Next(extra, &next, &key, &value)) {
-            /* extras come from JSON: any value but a model (``allowed`` is empty) */
-            PyObject *dumped = PyUnicode_CheckExact(key) ? walk(ctx, value, NULL, depth + 1)
-                                                         : DECLINE;
-            if (dumped == NULL || dumped == DECLINE) {
-                result = dumped;
-                goto done;
-            }
-            int failed = PyDict_SetItem(out, key, dumped);
-            Py_DECREF(dumped);
-            if (failed < 0) {
-                goto done;
-            }
+        int failed = PyDict_Update(out, dumped);
+        Py_DECREF(dumped);
+        if (failed < 0) {
+            goto done;
         }
     }
     result = out;

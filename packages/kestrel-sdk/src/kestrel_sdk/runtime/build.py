@@ -141,17 +141,10 @@ def _copy_sources(work: Path) -> None:
         shutil.copytree(next(iter(spec.submodule_search_locations)), work / top, ignore=ignore)
 
 
-def _compile(work: Path) -> None:
-    files = [f"{RUNTIME}.{module}".replace(".", "/") + ".py" for module in COMPILED_MODULES]
-    env = {key: value for key, value in os.environ.items() if key != "MYPYPATH"}
-    done = subprocess.run(
-        [sys.executable, "-m", "mypyc", *files],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def _run(what: str, argv: list[str], work: Path, env: dict[str, str] | None = None) -> None:
+    """Run one compiling step in ``work``; its failure is a ``BuildError`` naming ``what``
+    and the first error line of its output."""
+    done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         output = done.stdout + done.stderr
         if os.environ.get("KESTREL_DEBUG"):
@@ -160,9 +153,15 @@ def _compile(work: Path) -> None:
         first = errors[0] if errors else (output.strip().splitlines() or ["no output"])[-1]
         raise BuildError(
             "CHECK_FAILED",
-            f"mypyc failed (exit {done.returncode}): {first} "
+            f"{what} failed (exit {done.returncode}): {first} "
             "(KESTREL_DEBUG=1 prints its whole output)",
         )
+
+
+def _compile(work: Path) -> None:
+    files = [f"{RUNTIME}.{module}".replace(".", "/") + ".py" for module in COMPILED_MODULES]
+    env = {key: value for key, value in os.environ.items() if key != "MYPYPATH"}
+    _run("mypyc", [sys.executable, "-m", "mypyc", *files], work, env)
 
 
 _C_SETUP = """
@@ -184,24 +183,7 @@ setup(
 def _compile_c(work: Path) -> None:
     """Build :data:`C_MODULES` in place beside the mypyc modules (setuptools' build_ext)."""
     names = [f"{RUNTIME}.{module}" for module in C_MODULES]
-    done = subprocess.run(
-        [sys.executable, "-c", _C_SETUP, *names],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        output = done.stdout + done.stderr
-        if os.environ.get("KESTREL_DEBUG"):
-            sys.stderr.write(output)
-        errors = [line for line in output.splitlines() if "error" in line.lower()]
-        first = errors[0] if errors else (output.strip().splitlines() or ["no output"])[-1]
-        raise BuildError(
-            "CHECK_FAILED",
-            f"compiling the C primitives failed (exit {done.returncode}): {first} "
-            "(KESTREL_DEBUG=1 prints the whole output)",
-        )
+    _run("compiling the C primitives", [sys.executable, "-c", _C_SETUP, *names], work)
 
 
 def _replaceable(dest: Path) -> bool:

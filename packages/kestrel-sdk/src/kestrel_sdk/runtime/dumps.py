@@ -22,6 +22,8 @@ from kestrel_protocol.model import ProtocolModel, use_dumper
 from pydantic import BaseModel, RootModel
 from pydantic.functional_serializers import PlainSerializer, WrapSerializer
 
+from . import native
+
 __all__ = ["install", "plan"]
 
 Plan = dict[str, tuple[str, frozenset[type[Any]]]]
@@ -75,12 +77,11 @@ def _plan_for(cls: type[Any]) -> None:
 
 
 def install() -> bool:
-    """Put the C dump first in ``ProtocolModel.to_json``; ``False`` when this build has
-    none (a pure-Python runtime: pydantic dumps every object)."""
-    try:
-        from . import _dump  # noqa: PLC0415 - a compiled build's alone
-    except ImportError:
+    """Put the C dump first in ``ProtocolModel.to_json``; ``False`` when the runtime is
+    pure Python (pydantic dumps every object)."""
+    configure = native.c_function("_dump", "configure")
+    if configure is None:
         return False
-    _dump.configure(_PLANS, _plan_for, _SLOTS)
-    use_dumper(_dump.dump)
+    configure(_PLANS, _plan_for, _SLOTS)
+    use_dumper(native.c_function("_dump", "dump"))
     return True

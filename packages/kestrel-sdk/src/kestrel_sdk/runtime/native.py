@@ -25,6 +25,7 @@ Both give identical roots (``tests/kestrel_sdk/runtime/test_native.py``).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
 import json
@@ -45,6 +46,7 @@ __all__ = [
     "CompiledEngineError",
     "activate",
     "build_problems",
+    "c_function",
     "engine",
     "engine_dir",
     "module_file",
@@ -239,3 +241,11 @@ def activate(package: str, package_path: list[str]) -> None:
     if _SELECTED.directory is not None:
         relative = package.removeprefix(RUNTIME).lstrip(".").replace(".", "/")
         package_path.insert(0, str(_SELECTED.directory / relative))
+
+
+def c_function(module: str, name: str) -> Any:
+    """Function ``name`` of the C primitive ``module`` (one of :data:`C_MODULES`) when the
+    compiled runtime runs, else ``None``: the caller then does the same in Python."""
+    if _SELECTED.directory is None:
+        return None
+    return getattr(importlib.import_module(f"{RUNTIME}.{module}"), name)

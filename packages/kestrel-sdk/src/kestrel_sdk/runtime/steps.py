@@ -49,6 +49,8 @@ from typing import Final, get_args
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.objects.session import SessionStatus
 
+from . import native
+
 __all__ = ["StepFile", "StepFiles", "StepRow", "step_line"]
 
 log = logging.getLogger(__name__)
@@ -63,16 +65,10 @@ _EX: Final = fcntl.LOCK_EX
 _UN: Final = fcntl.LOCK_UN
 
 
-def _c_append() -> Callable[[int, int, bytes], int] | None:
-    """The compiled runtime's C fast-path append (``_append.c``), else ``None``."""
-    try:
-        from . import _append  # noqa: PLC0415 - a compiled build's alone
-    except ImportError:
-        return None
-    return _append.append_checked
-
-
-_C_APPEND: Final = _c_append()
+_C_APPEND: Final[Callable[[int, int, bytes], int] | None] = native.c_function(
+    "_append", "append_checked"
+)
+"""The compiled runtime's C fast-path append (``_append.c``), else ``None``."""
 
 
 _STATUSES: Final = frozenset(get_args(SessionStatus))

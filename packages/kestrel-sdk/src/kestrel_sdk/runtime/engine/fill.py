@@ -10,6 +10,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Final
 
+from .. import native
 from .orders import LiveOrder
 from .scaled import div_ceil
 
@@ -20,18 +21,9 @@ _CHUNK = 256
 Scan = Callable[["array[int]", int, int, int], int]
 
 
-def _c_scan(name: str) -> Scan | None:
-    """The compiled runtime's C search ``name`` (``engine/_scan.c``), else ``None``."""
-    try:
-        from . import _scan  # noqa: PLC0415 - a compiled build's alone
-    except ImportError:
-        return None
-    found: Scan = getattr(_scan, name)
-    return found
-
-
-_C_FIRST_LE: Final = _c_scan("first_le")
-_C_FIRST_GE: Final = _c_scan("first_ge")
+_C_FIRST_LE: Final[Scan | None] = native.c_function("engine._scan", "first_le")
+_C_FIRST_GE: Final[Scan | None] = native.c_function("engine._scan", "first_ge")
+"""The compiled runtime's C searches (``engine/_scan.c``), else ``None``."""
 
 
 def first_le(col: array[int], x: int, start: int, end: int) -> int:

@@ -15,6 +15,7 @@ from typing import Any, Final, TypeVar, cast
 
 from pydantic import BaseModel
 
+from .. import native
 from .scaled import scaled_text
 
 __all__ = ["PriceTexts", "construct", "json_or_null", "quote", "text_root"]
@@ -96,16 +97,8 @@ frozen model's extras never change (a copy with an update gets a dict of its own
 Constructor = Callable[[type[Any], dict[str, Any], set[str], dict[str, Any], tuple[Any, ...]], Any]
 
 
-def _c_construct() -> Constructor | None:
-    """The compiled runtime's C ``construct`` (``engine/_construct.c``), else ``None``."""
-    try:
-        from . import _construct  # noqa: PLC0415 - a compiled build's alone
-    except ImportError:
-        return None
-    return _construct.construct
-
-
-_C_CONSTRUCT: Final = _c_construct()
+_C_CONSTRUCT: Final[Constructor | None] = native.c_function("engine._construct", "construct")
+"""The compiled runtime's C ``construct`` (``engine/_construct.c``), else ``None``."""
 
 
 def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:

@@ -1,3 +1,0 @@
-"""The compiled runtime's C primitive (``_append.c``); absent from a pure-Python install."""
-
-def append_checked(fd: int, size: int, line: bytes, /) -> int: ...

@@ -1,6 +1,0 @@
-"""The compiled runtime's C primitive (``_scan.c``); absent from a pure-Python install."""
-
-from array import array
-
-def first_le(col: array[int], x: int, start: int, end: int, /) -> int: ...
-def first_ge(col: array[int], x: int, start: int, end: int, /) -> int: ...
