@@ -134,9 +134,11 @@ async def test_progress_notifications_while_a_grade_runs(mode: str, tmp_path: Pa
     async with Client(server, mode=mode, read_timeout_seconds=300) as client:
         opened = await client.call_tool("kestrel_session_open", {"scenario": "minute-200k"})
         sid = opened.structured_content["sessionId"]
-        await client.call_tool(
-            "kestrel_session_submit", {"sessionId": sid, "source": "buy 10 ACME\nadvance 199990"}
-        )
+        # Two pentads: the server holds the grade after the first until a resumption has
+        # reported it, so rising progress is seen however soon the replay ends (with one
+        # pentad the first report is the last, and a late poll saw only that one).
+        for source in ("buy 10 ACME\nadvance 100000", "advance 99990"):
+            await client.call_tool("kestrel_session_submit", {"sessionId": sid, "source": source})
         result = await client.call_tool(
             "kestrel_grade", {"sessionId": sid}, progress_callback=on_progress
         )
