@@ -364,26 +364,37 @@ def _plain_frame(message: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-@pytest.mark.parametrize("float_free", [False, True])
+@pytest.mark.parametrize(
+    ("float_free", "given_bytes"), [(False, False), (False, True), (True, False), (True, True)]
+)
 @pytest.mark.parametrize("surrogate", ["", "\ud800"])
 @pytest.mark.parametrize("is_error", [False, True])
 @pytest.mark.parametrize("text", [None, 'time,close\n"q",1\n'])
-@pytest.mark.parametrize("request_id", [7, 'a"b\u2028', None, 2**70])
-def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(
-    float_free: bool, surrogate: str, is_error: bool, text: str | None, request_id: int | str | None
+@pytest.mark.parametrize("request_id", [7, 'a"b\u2028', None, 2**70, -(2**80)])
+def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(  # noqa: PLR0917
+    float_free: bool,
+    given_bytes: bool,
+    surrogate: str,
+    is_error: bool,
+    text: str | None,
+    request_id: int | str | None,
 ) -> None:
-    """Spliced, or written whole by orjson (a float-free result, the ``fast`` extra), the
-    frame is json's bytes; what orjson declines (a lone surrogate, an id past 64 bits)
-    is spliced."""
+    """Spliced from the result's one text (given as bytes or not), or written whole by
+    orjson (a float-free result, the ``fast`` extra), the frame is json's bytes; what
+    orjson declines (a lone surrogate, an id past 64 bits) is spliced as text."""
     from kestrel_mcp.stdio import _encode
-    from kestrel_protocol.surface import ToolResult
+    from kestrel_protocol.surface import ToolResult, json_text
 
     structured: dict[str, Any] = {
         "kind": "kestrel.frame",
         "zFlag": f'ü✓ \u2028 "q"\\ \x00 \x1f\x7f\t{surrogate}',
         "n": [1, -2, None, True, False, {"deep": []}, 2**63 - 1, -(2**63)],
     }
-    result = ToolResult(structured, text, is_error=is_error, float_free=float_free)
+    encoded = json_text(structured)
+    utf8 = encoded.encode("utf-8", "surrogatepass") if given_bytes else None
+    result = ToolResult(
+        structured, text, is_error=is_error, encoded=encoded, utf8=utf8, float_free=float_free
+    )
     assert _encode({"jsonrpc": "2.0", "id": request_id, "result": result}) == _plain_frame(
         {"jsonrpc": "2.0", "id": request_id, "result": result}
     )
@@ -397,7 +408,8 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(
 
 @pytest.mark.parametrize("float_free", [False, True])
 @pytest.mark.parametrize(
-    "change", ["text", "block", "order", "structured", "float member", "float in block"]
+    "change",
+    ["text", "block", "order", "members", "structured", "float member", "float in block"],
 )
 def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(
     change: str, float_free: bool
@@ -414,6 +426,9 @@ def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(
         result["content"].append({"type": "text", "text": "second"})
     elif change == "order":
         result["content"][0] = {"text": result["content"][0]["text"], "type": "text"}
+    elif change == "members":  # the same objects, in another order
+        result["content"] = result.pop("content")
+        result["isError"] = True
     elif change == "structured":
         result["structuredContent"] = {"ok": False, "ratio": 1e-7}
     elif change == "float member":

@@ -9,6 +9,7 @@ protocol's. Failures follow the one CLI convention (``kestrel: CODE: message``).
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -69,6 +70,10 @@ def _run(settings: KestrelSettings, log: str, spin_us: int) -> None:
     server = create_kestrel_mcp_server(
         transport, secret_store=lambda: open_secret_store(settings.home)
     )
+    # What start-up built (modules, the surface, the runtime) lives as long as the process:
+    # out of the collector's sight, a full collection walks only what serving made. With it
+    # in sight, a full collection mid-session took 29 ms, a whole ~5,000-call window's share.
+    gc.freeze()
     anyio.run(partial(serve_stdio, server, spin=spin_us / 1_000_000))
 
 

@@ -235,19 +235,29 @@ class _Reader:
             self._watch()
 
 
+_RESPONSE_MEMBERS: Final = ("jsonrpc", "id", "result")
+
+
 def _encode(message: dict[str, Any]) -> bytes:
     """One frame: the message's compact JSON and a newline.
 
-    A float-free tool result (a protocol object's) is written by orjson in one call when
-    the ``fast`` extra is installed (cheaper than splicing texts in Python). Otherwise a
-    tool result already holds its structured object's JSON (its text content), so that
-    text is spliced in as ``structuredContent`` rather than encoded twice. The bytes are
+    A tool result holds its structured object's JSON text (the text it was built from):
+    a response of just that result is spliced from it in bytes, the text once as it is
+    and once escaped as the text block (:meth:`ToolResult.rpc_frame`), never encoding
+    the object again. A result a face added members to is written by orjson in one call
+    when it is float-free and the ``fast`` extra is installed, else spliced as text. The bytes are
     always those of ``json.dumps(message, ensure_ascii=False, separators=(",", ":"))``
     and a newline; a message orjson declines (a lone surrogate, an id beyond 64 bits)
     takes the other path.
     """
     result = message.get("result")
     if type(result) is ToolResult:
+        if tuple(message) == _RESPONSE_MEMBERS and message["jsonrpc"] == "2.0":
+            request_id = message["id"]
+            if type(request_id) is int or type(request_id) is str:
+                line = result.rpc_frame(request_id, b"\n")  # one text, spliced
+                if line is not None:
+                    return line
         if result.float_free():  # the whole line in one orjson call: json's bytes
             line = fast_compact_line(message)
             if line is not None:

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "CanonicalizationError",
     "canonical_json",
+    "fast_compact_bytes",
     "fast_compact_line",
     "fast_compact_text",
     "fast_loads",
@@ -171,6 +172,10 @@ def _no_fast_line(value: Any) -> bytes | None:
     return None
 
 
+def _no_fast_bytes(value: Any) -> bytes | None:
+    return None
+
+
 DECLINED: Final = object()
 """What :func:`fast_loads` returns for input it leaves to ``json``."""
 
@@ -190,6 +195,7 @@ _fast_dumps: Callable[[Any], bytes | None] = _json_dumps
 _fast_loads: Callable[[bytes], Any] = _no_fast_loads
 _fast_text: Callable[[Any], str | None] = _no_fast_text
 _fast_line: Callable[[Any], bytes | None] = _no_fast_line
+_fast_bytes: Callable[[Any], bytes | None] = _no_fast_bytes
 FAST_ENCODER = "json"
 
 try:
@@ -211,6 +217,12 @@ else:
         except orjson.JSONEncodeError:
             return None
 
+    def _orjson_bytes(value: Any) -> bytes | None:
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            return None
+
     def _orjson_line(value: Any) -> bytes | None:
         try:
             return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
@@ -229,6 +241,7 @@ else:
     _fast_loads = _orjson_loads
     _fast_text = _orjson_text
     _fast_line = _orjson_line
+    _fast_bytes = _orjson_bytes
     FAST_ENCODER = "orjson"
 
 
@@ -245,6 +258,12 @@ def fast_compact_text(value: Any) -> str | None:
     float-free data where the bytes must be json's.
     """
     return _fast_text(value)
+
+
+def fast_compact_bytes(value: Any) -> bytes | None:
+    """:func:`fast_compact_text` as its UTF-8 bytes (what orjson writes, not decoded);
+    ``None`` where that declines (same rules, same caveat: pass float-free data)."""
+    return _fast_bytes(value)
 
 
 def fast_loads(data: bytes) -> Any:

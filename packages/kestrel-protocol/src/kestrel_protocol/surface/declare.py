@@ -112,7 +112,7 @@ class Tool(Generic[C]):
 
     def parse(self, arguments: Any) -> Any:
         """The validated arguments, or :class:`ArgumentError` naming the first problem."""
-        if not isinstance(arguments, Mapping):
+        if type(arguments) is not dict and not isinstance(arguments, Mapping):
             raise ArgumentError(
                 f"Invalid arguments for {self.name}: (arguments): must be an object",
                 {
@@ -120,8 +120,8 @@ class Tool(Generic[C]):
                     "errors": [{"path": "(arguments)", "message": "not an object"}],
                 },
             )
-        try:
-            return self.arguments.model_validate(arguments)
+        try:  # model_validate's own validator, without its wrapper (every call's path)
+            return self.arguments.__pydantic_validator__.validate_python(arguments)
         except ValidationError as exc:
             raise ArgumentError.of(self.name, exc) from None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from ..canonical import fast_compact_text
+from ..canonical import fast_compact_bytes
 from ..errors import KestrelError
 from ..model import ProtocolModel
 from .declare import Tool
@@ -45,11 +45,12 @@ async def run_tool(tool: Tool[C], context: C, args: Any) -> ToolResult:
         return refusal_result(exc)
     if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data
         structured = data.to_json()
-        encoded = fast_compact_text(structured)  # a protocol object holds no float
+        utf8 = fast_compact_bytes(structured)  # json's bytes: a protocol object holds no float
         return ToolResult(
             structured,
             None if tool.text is None else tool.text(structured),
-            encoded=data.to_json_text() if encoded is None else encoded,
+            encoded=data.to_json_text() if utf8 is None else utf8.decode("utf-8"),
+            utf8=utf8,
             float_free=True,  # a protocol object holds no float
         )
     return tool_result(data, None if tool.text is None else tool.text(data))

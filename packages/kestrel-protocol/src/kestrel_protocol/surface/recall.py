@@ -33,18 +33,25 @@ class Recall:
         """Remember the roots a result names (its own, its record, blotter and pentads)."""
         if not isinstance(structured, dict):
             return
-        pentad = structured.get("pentad")
-        found: list[Any] = [structured.get(key) for key in _ROOT_MEMBERS]
-        found += structured.get("pentads") or []
+        get = structured.get  # every call's path (an agent's every step): kept short
+        pentad = get("pentad")
+        found: list[Any] = [get("root"), get("record"), get("blotterRoot")]
+        found += get("pentads") or ()
         if isinstance(pentad, dict):
             found.append(pentad.get("root"))
+        grade = found[0] if get("kind") == "kestrel.grade" else None
+        roots, limit = self._roots, self.limit
         with self._lock:
             for root in found:
                 if isinstance(root, str) and root.startswith("sha256:"):
-                    _push(self._roots, root, self.limit)
-            root = structured.get("root")
-            if structured.get("kind") == "kestrel.grade" and isinstance(root, str):
-                _push(self._grades, root, self.limit)
+                    if root in roots:
+                        roots.move_to_end(root)
+                    else:
+                        roots[root] = None
+                        if len(roots) > limit:
+                            roots.popitem(last=False)
+            if isinstance(grade, str):
+                _push(self._grades, grade, limit)
 
     def roots(self) -> list[str]:
         """Every artifact root seen, newest first."""

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from ..canonical import fast_compact_text
+from ..canonical import fast_compact_bytes, fast_compact_text
 from ..errors import KestrelError, Refusal, RefusalCode
 
 __all__ = [
@@ -30,6 +30,9 @@ __all__ = [
 
 _SCALARS: Final = (str, int, bool)
 """Member types of a result that hold no float."""
+
+_MEMBERS: Final = ("content", "structuredContent", "isError")
+"""A result's members as built, in order."""
 
 _COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Built once: ``json.dumps`` with options builds a new encoder on every call."""
@@ -63,7 +66,7 @@ class ToolResult(dict[str, Any]):
     object a second time.
     """
 
-    __slots__ = ("_content", "_float_free", "_structured", "_text", "json_text")
+    __slots__ = ("_content", "_float_free", "_structured", "_text", "_utf8", "json_text")
 
     def __init__(
         self,
@@ -72,9 +75,11 @@ class ToolResult(dict[str, Any]):
         is_error: bool = False,
         *,
         encoded: str | None = None,
+        utf8: bytes | None = None,
         float_free: bool = False,
     ) -> None:
-        """``encoded``: ``json_text(structured)`` when the caller already has it;
+        """``encoded``: ``json_text(structured)`` when the caller already has it, and
+        ``utf8`` its UTF-8 bytes when it has those too (orjson writes bytes);
         ``float_free``: ``structured`` is known to hold no float (a protocol object's
         data)."""
         encoded = json_text(structured) if encoded is None else encoded
@@ -82,6 +87,7 @@ class ToolResult(dict[str, Any]):
         self._content = [{"type": "text", "text": self._text}]
         super().__init__(content=self._content, structuredContent=structured, isError=is_error)
         self.json_text = encoded
+        self._utf8 = utf8
         self._structured = structured
         self._float_free = float_free
 
@@ -108,6 +114,47 @@ class ToolResult(dict[str, Any]):
             elif value is not None and type(value) not in _SCALARS:
                 return False
         return True
+
+    def rpc_frame(self, request_id: int | str, end: bytes = b"") -> bytes | None:
+        """``{"jsonrpc": "2.0", "id": request_id, "result": self}`` as json's compact
+        UTF-8 bytes (``ensure_ascii=False``) and ``end``, spliced from the one text of
+        the structured object: it is not encoded again, only escaped once as the text
+        block. ``None`` when the result is no longer the three members it was built as
+        (a face added or replaced one), or where orjson would not escape as json does
+        (a lone surrogate) or is not installed: the caller then encodes it whole."""
+        if (
+            tuple(self) != _MEMBERS
+            or self.get("content") is not self._content
+            or self.get("structuredContent") is not self._structured
+            or type(self.get("isError")) is not bool
+            or not self._content_kept()
+        ):
+            return None
+        block = fast_compact_bytes(self._text)  # json's escapes, or None (a lone surrogate)
+        if block is None:
+            return None
+        if type(request_id) is int:
+            rendered = int.__repr__(request_id).encode()
+        else:
+            rendered_id = fast_compact_bytes(request_id) if type(request_id) is str else None
+            if rendered_id is None:
+                return None
+            rendered = rendered_id
+        structured = self._utf8
+        if structured is None:
+            structured = self.json_text.encode("utf-8", "surrogatepass")
+        return b"".join(
+            (
+                b'{"jsonrpc":"2.0","id":',
+                rendered,
+                b',"result":{"content":[{"type":"text","text":',
+                block,
+                b'}],"structuredContent":',
+                structured,
+                b',"isError":true}}' if self["isError"] else b',"isError":false}}',
+                end,
+            )
+        )
 
     def encoded(self) -> str:
         """``json_text(self)``, the same text, without encoding the structured object again.
