@@ -11,6 +11,17 @@ sensitive to bursts of load than the totals); where Linux's ``/proc`` shows it, 
 each server process's CPU time per round trip (what the face costs, whatever else
 the machine is doing) and its ratio.
 
+A third contender, the *floor*, is a server that does nothing: it answers every submit
+with Kestrel's own response bytes (captured during the warm-up, the id replaced) and
+polls stdin like ``kestrel-mcp``. No server can be faster on this pipe and this client:
+its rate bounds what any server reaches on the machine at that moment (it moves by a
+third from one minute to the next on a shared virtual machine), and the rest of a
+Kestrel round trip is Kestrel's. Part of that rest is not Kestrel's work but its
+price: a server that answers within a few microseconds answers before the client's
+``readline`` has gone to sleep, while one that works for tens of microseconds finds
+the client's CPU halted, and the write that wakes it, and the wake-up, each cost
+microseconds more on a virtual machine.
+
 ``--spin-us N`` is passed to ``kestrel-mcp`` (how long it polls for the next request
 before sleeping; ``0`` measures it sleeping between requests, as it did before it
 polled).
@@ -24,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import statistics
 import subprocess
 import sys
@@ -120,13 +132,15 @@ class Contender:
         self.elapsed = 0.0
         self.cpu: float | None = 0.0
         self.count = 0
+        self.last: dict[str, Any] = {}
 
     def run(self, requests: int, timed: bool = True) -> float:
         pid = self.client.process.pid
         cpu_before = process_cpu(pid)
         started = time.perf_counter()
         for _ in range(requests):
-            result = self.client.request("tools/call", self.call)["result"]
+            self.last = self.client.request("tools/call", self.call)
+            result = self.last["result"]
             if result.get("isError"):
                 raise RuntimeError(f"{self.name}: submit refused: {result['structuredContent']}")
         spent = time.perf_counter() - started
@@ -173,6 +187,33 @@ def serve_baseline() -> None:
     server.run()
 
 
+def serve_floor(canned: Path) -> None:
+    """Answer each request at once: a submit with ``canned`` (a response line whose id is
+    0), anything else with a session id; poll stdin between requests, never sleeping."""
+    head, tail = canned.read_bytes().split(b'"id":0', 1)
+    opened = b'"result":{"structuredContent":{"sessionId":"floor"}}}\n'
+    poller = select.poll()
+    poller.register(0, select.POLLIN)
+    pending = b""
+    while True:
+        while not poller.poll(0):
+            pass
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            message = json.loads(line)
+            if "id" not in message:
+                continue
+            request_id = json.dumps(message["id"]).encode()
+            if message.get("params", {}).get("name") == "kestrel_session_open":
+                os.write(1, b'{"jsonrpc":"2.0","id":' + request_id + b"," + opened)
+            else:
+                os.write(1, head + b'"id":' + request_id + tail)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
@@ -180,11 +221,16 @@ def main() -> None:
     parser.add_argument("--scenario", default="minute-200k")
     parser.add_argument("--spin-us", type=int, default=None, help="kestrel-mcp's --spin-us")
     parser.add_argument("--serve-baseline", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-floor", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_baseline:
         serve_baseline()
         return
+    if args.serve_floor is not None:
+        serve_floor(args.serve_floor)
+        return
     block_ratios: list[float] = []
+    floor_shares: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kestrel-bench-") as tmp:
         spin = [] if args.spin_us is None else ["--spin-us", str(args.spin_us)]
         kestrel = Contender(
@@ -199,18 +245,33 @@ def main() -> None:
             Path(tmp) / "b",
             args.scenario,
         )
+        contenders = [kestrel, official]
         try:
-            for contender in (kestrel, official):
+            for contender in contenders:
                 contender.run(args.warmup, timed=False)
-            # Interleaved blocks, so load from the rest of the machine hits both alike.
+            canned = Path(tmp) / "canned.json"
+            canned.write_bytes(
+                json.dumps({**kestrel.last, "id": 0}, separators=(",", ":")).encode() + b"\n"
+            )
+            floor = Contender(
+                "floor",
+                [sys.executable, __file__, "--serve-floor", str(canned)],
+                Path(tmp) / "f",
+                args.scenario,
+            )
+            contenders.append(floor)
+            floor.run(args.warmup, timed=False)
+            # Interleaved blocks, so load from the rest of the machine hits all alike.
             block = max(1, args.requests // 20)
             for _ in range(max(1, args.requests // block)):
                 ours = kestrel.run(block)
                 theirs = official.run(block)
+                least = floor.run(block)
                 block_ratios.append(theirs / ours)
+                floor_shares.append(least / ours)
         finally:
-            kestrel.client.close()
-            official.client.close()
+            for contender in contenders:
+                contender.client.close()
     polling = "default" if args.spin_us is None else f"{args.spin_us}"
     what = f"kestrel_session_submit 'advance', --spin-us {polling}"
     print(f"kestrel-mcp    {kestrel.rate:10.1f} round trips/s  ({what})")
@@ -218,6 +279,9 @@ def main() -> None:
     print(f"ratio          {kestrel.rate / official.rate:10.2f}x  ({kestrel.count} requests each)")
     median = statistics.median(block_ratios)
     print(f"median ratio   {median:10.2f}x  (over {len(block_ratios)} interleaved blocks)")
+    share = statistics.median(floor_shares)
+    print(f"floor          {floor.rate:10.1f} round trips/s  (a server answering at once, same bytes)")
+    print(f"of the floor   {share:10.2f}    (kestrel-mcp's rate / the floor's, median of blocks)")
     ours_cpu, theirs_cpu = kestrel.cpu_per_call, official.cpu_per_call
     if ours_cpu is not None and theirs_cpu is not None:
         print(f"kestrel-mcp    {ours_cpu * 1e6:10.1f} us server CPU per round trip")
