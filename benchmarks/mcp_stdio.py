@@ -280,7 +280,7 @@ def main() -> None:
     median = statistics.median(block_ratios)
     print(f"median ratio   {median:10.2f}x  (over {len(block_ratios)} interleaved blocks)")
     share = statistics.median(floor_shares)
-    print(f"floor          {floor.rate:10.1f} round trips/s  (a server answering at once, same bytes)")
+    print(f"floor          {floor.rate:10.1f} round trips/s  (answering at once, same bytes)")
     print(f"of the floor   {share:10.2f}    (kestrel-mcp's rate / the floor's, median of blocks)")
     ours_cpu, theirs_cpu = kestrel.cpu_per_call, official.cpu_per_call
     if ours_cpu is not None and theirs_cpu is not None:
