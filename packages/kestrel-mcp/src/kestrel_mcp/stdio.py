@@ -245,10 +245,10 @@ def _encode(message: dict[str, Any]) -> bytes:
     a response of just that result is spliced from it in bytes, the text once as it is
     and once escaped as the text block (:meth:`ToolResult.rpc_frame`), never encoding
     the object again. A result a face added members to is written by orjson in one call
-    when it is float-free and the ``fast`` extra is installed, else spliced as text. The bytes are
-    always those of ``json.dumps(message, ensure_ascii=False, separators=(",", ":"))``
-    and a newline; a message orjson declines (a lone surrogate, an id beyond 64 bits)
-    takes the other path.
+    when it is float-free and the ``fast`` extra is installed, else spliced as text.
+    The bytes are always those of ``json.dumps(message, ensure_ascii=False,
+    separators=(",", ":"))`` and a newline; a message orjson declines (a lone
+    surrogate, an id beyond 64 bits) takes the other path.
     """
     result = message.get("result")
     if type(result) is ToolResult:

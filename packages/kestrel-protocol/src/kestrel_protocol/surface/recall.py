@@ -15,7 +15,6 @@ from typing import Any, Final
 __all__ = ["Recall"]
 
 _LIMIT: Final = 10_000
-_ROOT_MEMBERS: Final = ("root", "record", "blotterRoot")
 
 
 class Recall:
@@ -40,18 +39,12 @@ class Recall:
         if isinstance(pentad, dict):
             found.append(pentad.get("root"))
         grade = found[0] if get("kind") == "kestrel.grade" else None
-        roots, limit = self._roots, self.limit
         with self._lock:
             for root in found:
                 if isinstance(root, str) and root.startswith("sha256:"):
-                    if root in roots:
-                        roots.move_to_end(root)
-                    else:
-                        roots[root] = None
-                        if len(roots) > limit:
-                            roots.popitem(last=False)
+                    _push(self._roots, root, self.limit)
             if isinstance(grade, str):
-                _push(self._grades, grade, limit)
+                _push(self._grades, grade, self.limit)
 
     def roots(self) -> list[str]:
         """Every artifact root seen, newest first."""

@@ -133,13 +133,13 @@ class ToolResult(dict[str, Any]):
         block = fast_compact_bytes(self._text)  # json's escapes, or None (a lone surrogate)
         if block is None:
             return None
+        rendered: bytes | None
         if type(request_id) is int:
             rendered = int.__repr__(request_id).encode()
         else:
-            rendered_id = fast_compact_bytes(request_id) if type(request_id) is str else None
-            if rendered_id is None:
-                return None
-            rendered = rendered_id
+            rendered = fast_compact_bytes(request_id) if type(request_id) is str else None
+        if rendered is None:
+            return None
         structured = self._utf8
         if structured is None:
             structured = self.json_text.encode("utf-8", "surrogatepass")
