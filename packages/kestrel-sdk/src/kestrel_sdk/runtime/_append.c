@@ -28,6 +28,38 @@
         Py_END_ALLOW_THREADS                                                       \
     } while ((result) < 0 && errno == EINTR && PyErr_CheckSignals() == 0)
 
+/* The file's size and link count: 0, or -1 with errno set. */
+static int
+size_and_links(int fd, long long *size, unsigned long long *links)
+{
+#if defined(STATX_SIZE) && defined(STATX_NLINK) && defined(AT_EMPTY_PATH)
+    static int statx_refused = 0; /* ENOSYS or EPERM (a seccomp filter) once: fstat */
+    if (!statx_refused) {
+        struct statx sx;
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_NLINK, &sx) == 0) {
+            if ((sx.stx_mask & (STATX_SIZE | STATX_NLINK)) == (STATX_SIZE | STATX_NLINK)) {
+                *size = (long long)sx.stx_size;
+                *links = (unsigned long long)sx.stx_nlink;
+                return 0;
+            }
+        }
+        else if (errno != ENOSYS && errno != EPERM) {
+            return -1;
+        }
+        else {
+            statx_refused = 1;
+        }
+    }
+#endif
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        return -1;
+    }
+    *size = (long long)st.st_size;
+    *links = (unsigned long long)st.st_nlink;
+    return 0;
+}
+
 static void
 unlock(int fd)
 {
@@ -66,8 +98,9 @@ append_checked(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t na
     if (done < 0) {
         return PyErr_Occurred() ? NULL : PyErr_SetFromErrno(PyExc_OSError);
     }
-    struct stat st;
-    RETRY(done, fstat(fd, &st));
+    long long found_size = 0;
+    unsigned long long links = 0;
+    RETRY(done, size_and_links(fd, &found_size, &links));
     if (done < 0) {
         if (!PyErr_Occurred()) {
             PyErr_SetFromErrno(PyExc_OSError);
@@ -75,7 +108,7 @@ append_checked(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t na
         unlock(fd);
         return NULL;
     }
-    if ((long long)st.st_size != size || st.st_nlink == 0) {
+    if (found_size != size || links == 0) {
         unlock(fd);
         return PyLong_FromLong(-1);
     }
