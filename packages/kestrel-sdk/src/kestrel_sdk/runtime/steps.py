@@ -18,7 +18,8 @@ with ``synchronous=NORMAL``, which also writes without fsync on commit. With
 append returns (power-loss durability, at the cost of a disk flush per step).
 
 Several processes (or stores) may use one database: every append, read and fold holds
-an exclusive ``flock`` on the session's file, and an append checks (one ``fstat``) that
+an exclusive ``flock`` on the session's file, and an append checks (one ``fstat``; a
+compiled build's ``_append.c`` asks ``statx`` for the size and link count alone) that
 the file is exactly as this store last left it: the same size, and not removed. A fold
 removes the file rather than emptying it in place, so that another store cannot take a
 file emptied and refilled to the size it knew for its own. When it is not (another
