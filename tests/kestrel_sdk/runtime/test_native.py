@@ -26,6 +26,7 @@ from kestrel_sdk.runtime.build import main, missing_prerequisites, source_closur
 from tests.peers import require_peer
 
 RUNTIME_DIR = Path(native.__file__).parent
+REPO = Path(__file__).resolve().parents[3]
 
 # One session over the whole tape through the SDK: a market entry with a stop guard (an
 # alias), a resting limit buy, a never-filling limit sell that is cancelled, a buy stop,
@@ -143,6 +144,37 @@ def test_compiled_and_pure_engines_give_identical_roots(compiled: Path, tmp_path
     assert pure["orders"] == 6
     assert pure["fills"] == 5  # entry, guard, dip, the buy stop and the exit; never: cancelled
     assert len(set(pure["frames"])) == len(pure["frames"]) == 5
+
+
+def test_every_face_answers_alike_and_stdio_bytes_hold_on_the_compiled_engine(
+    compiled: Path,
+) -> None:
+    """The faces' parity (every tool through stdio MCP, the door's /mcp of both eras, /v1
+    and both SDK transports) and the pinned stdio transcript, run on the compiled engine:
+    the suite itself runs on whichever engine the machine has, pure on a new one. (The
+    compiled ``Runtime`` takes exactly its annotated types: a transport that passed on
+    an argument left out as ``None`` failed here, and only here.)"""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_parity.py",
+            "tests/kestrel_mcp/test_stdio_bytes.py",
+        ],
+        env=_env(str(compiled)),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
+    assert " failed" not in done.stdout
 
 
 def _copy_build(compiled: Path, where: Path) -> Path:

@@ -206,7 +206,10 @@ class LocalTransport:
 
     async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
         CHECK["proof"](session_id=session_id, embed_tape=embed_tape)
-        return await self._offload(self.runtime.proof, self.principal, session_id, embed_tape)
+        # None is the argument left out, as the check took it (a compiled Runtime takes a
+        # bool and nothing else)
+        embed = embed_tape is True
+        return await self._offload(self.runtime.proof, self.principal, session_id, embed)
 
     async def proof_of_grade(self, grade_root: str) -> Proof:
         CHECK["proof_of_grade"](grade_root=grade_root)
