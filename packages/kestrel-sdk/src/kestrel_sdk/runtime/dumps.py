@@ -23,16 +23,13 @@ from pydantic import BaseModel, RootModel
 from pydantic.functional_serializers import PlainSerializer, WrapSerializer
 
 from . import native
+from .engine.wire import MODEL_SLOTS
 
 __all__ = ["install", "plan"]
 
 Plan = dict[str, tuple[str, frozenset[type[Any]]]]
 
 _PLANS: Final[dict[type[Any], Plan | None]] = {}
-_SLOTS: Final = (
-    BaseModel.__dict__["__pydantic_fields_set__"],
-    BaseModel.__dict__["__pydantic_extra__"],
-)
 _SERIALIZERS: Final = (PlainSerializer, WrapSerializer)
 
 
@@ -82,6 +79,6 @@ def install() -> bool:
     configure = native.c_function("_dump", "configure")
     if configure is None:
         return False
-    configure(_PLANS, _plan_for, _SLOTS)
+    configure(_PLANS, _plan_for, MODEL_SLOTS[:2])  # fields set, extras
     use_dumper(native.c_function("_dump", "dump"))
     return True

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from .. import native
 from .scaled import scaled_text
 
-__all__ = ["PriceTexts", "construct", "json_or_null", "quote", "text_root"]
+__all__ = ["MODEL_SLOTS", "PriceTexts", "construct", "json_or_null", "quote", "text_root"]
 
 _ENCODE: Final = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
@@ -83,13 +83,15 @@ M = TypeVar("M", bound=BaseModel)
 # Final: a compiled build keeps these in C statics, not a lookup in the module dict
 _new: Final = object.__new__
 _set_dict: Final = object.__setattr__
-_SLOTS: Final = tuple(
+MODEL_SLOTS: Final = tuple(
     BaseModel.__dict__[name]
     for name in ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 )
-_set_fields: Final = _SLOTS[0].__set__
-_set_extra: Final = _SLOTS[1].__set__
-_set_private: Final = _SLOTS[2].__set__
+"""pydantic's member descriptors of a model's fields set, extras and private members (the
+C construct sets them, the C dump reads the first two)."""
+_set_fields: Final = MODEL_SLOTS[0].__set__
+_set_extra: Final = MODEL_SLOTS[1].__set__
+_set_private: Final = MODEL_SLOTS[2].__set__
 _NO_EXTRA: Final[dict[str, Any]] = {}
 """The unknown members of every constructed model: none. One dict shared by all, since a
 frozen model's extras never change (a copy with an update gets a dict of its own)."""
@@ -113,7 +115,7 @@ def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = No
     """
     fields = set(members) if given is None else given
     if _C_CONSTRUCT is not None:
-        return cast(M, _C_CONSTRUCT(cls, members, fields, _NO_EXTRA, _SLOTS))
+        return cast(M, _C_CONSTRUCT(cls, members, fields, _NO_EXTRA, MODEL_SLOTS))
     obj = _new(cls)
     _set_dict(obj, "__dict__", members)
     _set_fields(obj, fields)
