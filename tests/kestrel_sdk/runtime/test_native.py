@@ -8,6 +8,7 @@ locally naming what is missing, and fail under ``CI=true`` (``tests/peers``)."""
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import os
@@ -305,9 +306,9 @@ def test_the_compiled_modules_are_every_engine_module_and_the_step_path() -> Non
 
 
 # The C primitives of a compiled build against the Python they replace: models built by
-# construct are the models pydantic validates from their JSON, the checked append writes
-# only onto the file as its caller left it, undoing a short write, and the searches find
-# the bars the Python finds.
+# construct are the models pydantic validates from their JSON, the checked append copies
+# only into the file as its caller left it, growing it when a line does not fit, and the
+# searches find the bars the Python finds.
 PRIMITIVES = r"""
 import json, os, resource, signal, sys
 from pathlib import Path
@@ -349,27 +350,49 @@ if wire._C_CONSTRUCT is not None:
 
 directory = Path(sys.argv[1])
 files = steps.StepFiles(directory, "t", sync=False)
-path = files.path(1)
-with files.locked(1, create=True) as step:
-    step.size, step.seq = 0, 0
-found = [files.fast_append(step, 1, b"one\n"), step.size]
-with open(path, "ab") as other:  # another store appends
-    other.write(b"two\n")
-found += [files.fast_append(step, 2, b"three\n"), path.read_bytes().decode()]
-step.size, step.seq = 8, 2
-os.unlink(path)  # folded (removed) elsewhere
-found += [files.fast_append(step, 3, b"four\n"), step.size, step.seq]
+others = steps.StepFiles(directory, "t", sync=False)  # another store on the same files
+
+
+def content(path):
+    return path.read_bytes().rstrip(b"\0").decode()
+
+
+def started(rowid, line):
+    with files.locked(rowid, create=True) as step:
+        step.size = step.seq = 0
+        step.write(line, sync=False)
+        step.seq = 1
+        step.map()
+    return step
+
+
+step = started(1, b"one\n")
+found = [files.fast_append(step, 2, b"two\n"), step.size]
+with open(files.path(1), "r+b") as other:  # another store appends
+    other.seek(8)
+    other.write(b"three\n")
+found += [files.fast_append(step, 3, b"four\n"), content(files.path(1))]
+step.size, step.seq = 14, 3
+with others.locked(1, create=False) as folded:  # folded elsewhere: marked and removed
+    others.drop(1, unlink=True)
+found += [files.fast_append(step, 4, b"five\n"), step.size, step.seq]
+big = started(2, b"x" * 65530 + b"\n")  # the next line does not fit: the file grows
+found += [files.fast_append(big, 2, b"0123456789\n"), big.size]
+found += [os.path.getsize(files.path(2)), content(files.path(2))[-12:]]
+full = started(3, b"y" * 65530 + b"\n")
+os.unlink(files.path(3))  # removed elsewhere, with no room left for the mark
+found += [files.fast_append(full, 2, b"0123456789\n"), full.size]
 out["append"] = found
 
-with files.locked(2, create=True) as short:
+with files.locked(4, create=True) as short:
     short.size, short.seq = 0, 0
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 limit = resource.getrlimit(resource.RLIMIT_FSIZE)
 resource.setrlimit(resource.RLIMIT_FSIZE, (6, limit[1]))
 try:
-    files.fast_append(short, 1, b"0123456789\n")
-except OSError as exc:
-    out["short"] = ["short write" in str(exc), os.fstat(short.fd).st_size, short.size]
+    short.write(b"0123456789\n", sync=False)
+except OSError as exc:  # the file cannot grow: nothing written
+    out["short"] = [exc.errno, os.fstat(short.fd).st_size, short.size]
 finally:
     resource.setrlimit(resource.RLIMIT_FSIZE, limit)
 print(json.dumps(out))
@@ -408,10 +431,15 @@ def test_the_c_primitives_do_what_the_python_they_replace_does(
     assert found.count(-1) > 100
     assert len(found) - found.count(-1) > 1000
     assert pure["last"][0] == pure["last"][1]
-    # written; refused after another store's line (nothing written); refused once removed
-    assert pure["append"] == [True, 4, False, "one\ntwo\n", False, 8, 2]
-    # the short write raised and was undone: the file is as it was, the store's size too
-    assert pure["short"] == [True, 0, 0]
+    # written; refused after another store's line (nothing written); refused once a fold
+    # marked and removed the file; a line that does not fit grows the file (64 KiB, then
+    # twice that), unless the file was removed
+    assert pure["append"] == [
+        True, 8, False, "one\ntwo\nthree\n", False, 14, 3,
+        True, 65542, 131072, "\n0123456789\n", False, 65531,
+    ]  # fmt: skip
+    # a file that cannot grow is an error, with nothing written and the store's size kept
+    assert pure["short"] == [errno.EFBIG, 0, 0]
 
 
 # Every kind of object a session's calls return, dumped by the compiled runtime's C dump

@@ -24,6 +24,19 @@ def _steps(home: Path) -> list[Path]:
     return sorted((home / "kestrel.db.steps").iterdir())
 
 
+def _lines(path: Path) -> bytes:
+    """What a step file holds: its lines, without the NUL bytes it is padded with."""
+    data = path.read_bytes()
+    return data[: len(data.rstrip(b"\0"))]
+
+
+def _tear(path: Path, data: bytes) -> None:
+    """Write ``data`` where the next line goes, as a copy cut short by a kill leaves it."""
+    with path.open("r+b") as file:
+        file.seek(len(_lines(path)))
+        file.write(data)
+
+
 def _table_seqs(home: Path) -> list[int]:
     with sqlite3.connect(home / "kestrel.db") as conn:
         keys = [int(k) for (k,) in conn.execute("SELECT key FROM journal ORDER BY key")]
@@ -50,7 +63,7 @@ def _abandon(rt: Runtime) -> None:
 def test_steps_after_the_first_are_lines_until_the_session_closes(tmp_path: Path) -> None:
     rt, sid, _ = _run(tmp_path, SOURCES)
     (path,) = _steps(tmp_path)
-    assert len(path.read_bytes().splitlines()) == len(SOURCES) - 1  # seq 1 is a table row
+    assert len(_lines(path).splitlines()) == len(SOURCES) - 1  # seq 1 is a table row
     assert _table_seqs(tmp_path) == [0, 1]
     journal = rt.store.journal(sid)
     assert [e.seq for e in journal] == list(range(1, len(SOURCES) + 1))
@@ -89,7 +102,7 @@ def test_a_stand_down_is_one_more_line_and_folds_nothing(tmp_path: Path) -> None
     second. It is a line carrying the status now; the table gets only the status."""
     rt, sid, _ = _run(tmp_path, [*SOURCES, "stand down"])
     (path,) = _steps(tmp_path)
-    lines = path.read_bytes().splitlines()
+    lines = _lines(path).splitlines()
     assert len(lines) == len(SOURCES)  # seq 2 .. the stand-down
     assert lines[-1].endswith(b'"stand down" stood-down')
     assert _table_seqs(tmp_path) == [0, 1]
@@ -141,7 +154,7 @@ def test_a_line_after_or_with_a_bad_status_refuses_to_resume(
     rt, sid, _ = _run(tmp_path, SOURCES)
     _abandon(rt)
     (path,) = _steps(tmp_path)
-    path.write_bytes(path.read_bytes()[:-1] + tail + b"\n")
+    path.write_bytes(_lines(path)[:-1] + tail + b"\n")
     again = Runtime(tmp_path)
     with pytest.raises(KestrelError) as refused:
         again.frame("local", sid)
@@ -155,8 +168,7 @@ def test_a_torn_last_line_is_dropped(tmp_path: Path, caplog: pytest.LogCaptureFi
     rt, sid, roots = _run(tmp_path, SOURCES)
     _abandon(rt)
     (path,) = _steps(tmp_path)
-    with path.open("ab") as torn:  # a write cut short: never acknowledged
-        torn.write(b'13 sha256:00 sha256:11 "adv')
+    _tear(path, b'13 sha256:00 sha256:11 "adv')  # never acknowledged
     with caplog.at_level(logging.WARNING):
         again = Runtime(tmp_path)
     assert "torn last line" in caplog.text
@@ -172,21 +184,78 @@ def test_a_torn_line_is_cut_before_the_next_append(tmp_path: Path) -> None:
     store = rt.store
     assert isinstance(store, SqliteStore)
     (path,) = _steps(tmp_path)
-    with path.open("ab") as torn:
-        torn.write(b"5 sha256:")
+    _tear(path, b"5 sha256:")
     response = rt.submit("local", sid, "advance 1")  # the file changed: the slow path
     assert response.pentad.seq == 5
     assert response.pentad.prev == roots[-1]
     assert [e.seq for e in store.journal(sid)] == [1, 2, 3, 4, 5]
-    assert path.read_bytes().endswith(b'"advance 1"\n')
+    assert _lines(path).endswith(b'"advance 1"\n')
     rt.shutdown()
+
+
+def test_a_torn_line_missing_bytes_inside_is_dropped(tmp_path: Path) -> None:
+    """A copy cut short may have stored the line's end but not its middle: the bytes
+    from the last complete line to the last one written are the torn line."""
+    rt, sid, roots = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    (path,) = _steps(tmp_path)
+    _tear(path, b"1" + b"\0" * 80 + b'"advance 1"\n')
+    again = Runtime(tmp_path)
+    assert again.frame("local", sid).frame_root == roots[-1]
+    assert again.submit("local", sid, "advance 1").pentad.seq == len(SOURCES) + 1
+    again.shutdown()
+    assert _table_seqs(tmp_path) == list(range(len(SOURCES) + 2))
+
+
+def test_a_nul_byte_inside_a_line_refuses_to_resume(tmp_path: Path) -> None:
+    """Only a torn last line may hold NUL bytes: one in an earlier line is corruption,
+    not the end of the file (the lines after it are not dropped as torn)."""
+    rt, sid, _ = _run(tmp_path, SOURCES)
+    _abandon(rt)
+    (path,) = _steps(tmp_path)
+    lines = _lines(path).splitlines(keepends=True)
+    lines[3] = lines[3][:20] + b"\0" + lines[3][21:]
+    path.write_bytes(b"".join(lines))
+    again = Runtime(tmp_path)
+    with pytest.raises(KestrelError) as refused:
+        again.frame("local", sid)
+    assert refused.value.code == "BACKEND_UNAVAILABLE"
+    assert "line 4 holds a NUL byte" in refused.value.message
+    assert _lines(path) == b"".join(lines)  # nothing lost: left for an operator
+    again.shutdown()
+
+
+def test_a_step_file_grows_past_its_first_length_with_two_stores(tmp_path: Path) -> None:
+    """A step file is made 64 KiB long and grows when a line does not fit (about 380
+    lines in), by whichever store appends then; the other maps it again when it finds
+    the line there."""
+    sources = [SOURCES[i % len(SOURCES)] for i in range(1000)]
+    one = Runtime(tmp_path)
+    sid = one.open_session("local", "acme-trend", "s").session_id
+    assert sid is not None
+    two = Runtime(tmp_path)  # opened before any line: it folds nothing
+    seqs = [one.submit("local", sid, source).pentad.seq for source in sources[:500]]
+    (path,) = _steps(tmp_path)
+    grown_once = path.stat().st_size
+    assert 65536 < len(_lines(path)) <= grown_once == 2 * 65536
+    seqs += [two.submit("local", sid, source).pentad.seq for source in sources[500:502]]
+    seqs += [one.submit("local", sid, source).pentad.seq for source in sources[502:]]
+    assert seqs == list(range(1, 1001))
+    assert len(_lines(path).splitlines()) == 999  # seq 1 is a table row
+    assert path.stat().st_size == 4 * 65536  # grown again, by its length
+    reference, _, expected = _run(tmp_path / "ref", sources)
+    assert [e.frame_root for e in two.store.journal(sid)] == expected
+    three = Runtime(tmp_path)  # a fresh process replays what both appended
+    assert three.frame("local", sid).frame_root == expected[-1]
+    for rt in (one, two, three, reference):
+        rt.shutdown()
 
 
 def test_a_corrupt_line_refuses_to_resume(tmp_path: Path) -> None:
     rt, sid, _ = _run(tmp_path, SOURCES)
     _abandon(rt)
     (path,) = _steps(tmp_path)
-    lines = path.read_bytes().splitlines(keepends=True)
+    lines = _lines(path).splitlines(keepends=True)
     lines[3] = b"not a step\n"
     path.write_bytes(b"".join(lines))
     again = Runtime(tmp_path)  # opens: the other sessions are served

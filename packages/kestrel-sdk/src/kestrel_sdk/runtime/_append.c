@@ -1,151 +1,129 @@
-/* ``append_checked``: a step file's fast-path append, in C (optional).
+/* ``append_mapped``: a step file's fast-path append, in C (optional).
  *
  * ``python -m kestrel_sdk.runtime.build`` compiles this file beside the mypyc modules;
- * without that build, ``steps.py``'s ``StepFiles.fast_append`` makes the same four system
- * calls through ``fcntl.flock``, ``os.fstat`` (which builds a ``stat_result`` of twenty
- * members, float times included) and ``os.write``.
+ * without that build, ``steps.py``'s ``StepFiles.fast_append`` does the same through
+ * ``fcntl.flock`` and the ``mmap`` object's item and slice assignment.
  *
- * append_checked(fd, size, line) -> int
- *     flock(LOCK_EX), fstat, and when the file is ``size`` bytes long and still linked,
- *     one write of ``line``; then flock(LOCK_UN). Returns the new size, or -1 when the
- *     file is not as the caller left it (nothing written). A short write is undone
- *     (ftruncate to ``size``) and raised as OSError. System calls run without the GIL;
- *     EINTR runs the signal handlers and retries, as Python's os functions do.
+ * append_mapped(fd, view, size, line) -> int
+ *     flock(LOCK_EX); when ``line`` fits in ``view`` (the file's shared mapping) at
+ *     ``size`` and the byte there is still NUL (no other store appended or removed the
+ *     file since: see steps.py), ``line`` is copied there, its first byte first; then
+ *     flock(LOCK_UN). Returns the new size, -1 when the file is not as the caller left
+ *     it, or -2 when the line does not fit (nothing written either way). Two system
+ *     calls and no write: the bytes are in the operating system's page cache once the
+ *     copy ends, which a process kill does not lose. The lock is first tried without
+ *     blocking, holding the GIL; when another process holds it, the wait releases the
+ *     GIL. EINTR runs the signal handlers and retries, as Python's os functions do.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-/* One system call without the GIL, retried on EINTR after the signal handlers ran. */
-#define RETRY(result, call)                                                        \
-    do {                                                                           \
-        Py_BEGIN_ALLOW_THREADS result = (call);                                    \
-        Py_END_ALLOW_THREADS                                                       \
-    } while ((result) < 0 && errno == EINTR && PyErr_CheckSignals() == 0)
-
-/* The file's size and link count: 0, or -1 with errno set. */
+/* flock(fd, LOCK_EX): 0, or -1 with a Python error set. */
 static int
-size_and_links(int fd, long long *size, unsigned long long *links)
+lock(int fd)
 {
-#if defined(STATX_SIZE) && defined(STATX_NLINK) && defined(AT_EMPTY_PATH)
-    static int statx_refused = 0; /* ENOSYS or EPERM (a seccomp filter) once: fstat */
-    if (!statx_refused) {
-        struct statx sx;
-        if (statx(fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_NLINK, &sx) == 0) {
-            if ((sx.stx_mask & (STATX_SIZE | STATX_NLINK)) == (STATX_SIZE | STATX_NLINK)) {
-                *size = (long long)sx.stx_size;
-                *links = (unsigned long long)sx.stx_nlink;
-                return 0;
-            }
-        }
-        else if (errno != ENOSYS && errno != EPERM) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        return 0;
+    }
+    int done = -1;
+    while (errno == EWOULDBLOCK || errno == EINTR) {
+        if (errno == EINTR && PyErr_CheckSignals() != 0) {
             return -1;
         }
-        else {
-            statx_refused = 1;
+        Py_BEGIN_ALLOW_THREADS done = flock(fd, LOCK_EX);
+        Py_END_ALLOW_THREADS
+        if (done == 0) {
+            return 0;
         }
     }
-#endif
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        return -1;
-    }
-    *size = (long long)st.st_size;
-    *links = (unsigned long long)st.st_nlink;
-    return 0;
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
 }
 
-static void
+/* flock(fd, LOCK_UN) (which does not block): 0, or -1 with a Python error set unless
+ * one is already being raised (it stays the one). */
+static int
 unlock(int fd)
 {
     int done;
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback); /* an error being raised stays the one */
-    RETRY(done, flock(fd, LOCK_UN));
-    PyErr_Restore(type, value, traceback);
+    do {
+        done = flock(fd, LOCK_UN);
+    } while (done < 0 && errno == EINTR);
+    if (done < 0 && !PyErr_Occurred()) {
+        PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return done;
 }
 
 static PyObject *
-append_checked(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+append_mapped(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "append_checked takes 3 arguments");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "append_mapped takes 4 arguments");
         return NULL;
     }
     long descriptor = PyLong_AsLong(args[0]);
-    long long size = PyLong_AsLongLong(args[1]);
+    Py_ssize_t size = PyLong_AsSsize_t(args[2]);
     if (PyErr_Occurred()) {
         return NULL;
     }
-    if (descriptor < 0 || descriptor > INT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "append_checked: not a file descriptor");
+    if (descriptor < 0 || descriptor > INT_MAX || size < 0) {
+        PyErr_SetString(PyExc_ValueError, "append_mapped: not a file descriptor and size");
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(args[3]) || PyBytes_GET_SIZE(args[3]) == 0) {
+        PyErr_SetString(PyExc_TypeError, "append_mapped: line must be non-empty bytes");
         return NULL;
     }
     int fd = (int)descriptor;
-    if (!PyBytes_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "append_checked: line must be bytes");
+    const char *line = PyBytes_AS_STRING(args[3]);
+    Py_ssize_t length = PyBytes_GET_SIZE(args[3]);
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[1], &view, PyBUF_WRITABLE) < 0) {
         return NULL;
     }
-    const char *data = PyBytes_AS_STRING(args[2]);
-    Py_ssize_t length = PyBytes_GET_SIZE(args[2]);
-    int done;
-    RETRY(done, flock(fd, LOCK_EX));
-    if (done < 0) {
-        return PyErr_Occurred() ? NULL : PyErr_SetFromErrno(PyExc_OSError);
-    }
-    long long found_size = 0;
-    unsigned long long links = 0;
-    RETRY(done, size_and_links(fd, &found_size, &links));
-    if (done < 0) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetFromErrno(PyExc_OSError);
-        }
-        unlock(fd);
+    if (lock(fd) < 0) {
+        PyBuffer_Release(&view);
         return NULL;
     }
-    if (found_size != size || links == 0) {
-        unlock(fd);
-        return PyLong_FromLong(-1);
+    char *at = (char *)view.buf + size;
+    long long result;
+    if (size > view.len - length) {
+        result = -2;
     }
-    ssize_t written;
-    RETRY(written, write(fd, data, (size_t)length));
-    if (written != length) {
-        if (!PyErr_Occurred()) {
-            if (written < 0) {
-                PyErr_SetFromErrno(PyExc_OSError);
-            }
-            else {
-                PyErr_Format(PyExc_OSError, "short write to a step file (%zd of %zd bytes)",
-                             written, length);
-            }
-        }
-        int undone;
-        RETRY(undone, ftruncate(fd, (off_t)size));
-        (void)undone;
-        unlock(fd);
+    else if (*at != '\0') {
+        result = -1;
+    }
+    else {
+        /* The first byte first: a copy cut short by a kill leaves a non-NUL byte at
+         * ``size``, which every store then reads as a torn line (steps.py). */
+        *at = line[0];
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        memcpy(at + 1, line + 1, (size_t)(length - 1));
+        result = (long long)size + (long long)length;
+    }
+    PyBuffer_Release(&view);
+    if (unlock(fd) < 0) {
         return NULL;
     }
-    RETRY(done, flock(fd, LOCK_UN));
-    if (done < 0) {
-        return PyErr_Occurred() ? NULL : PyErr_SetFromErrno(PyExc_OSError);
-    }
-    return PyLong_FromLongLong(size + (long long)length);
+    return PyLong_FromLongLong(result);
 }
 
 static PyMethodDef methods[] = {
-    {"append_checked", (PyCFunction)(void (*)(void))append_checked, METH_FASTCALL,
-     "append_checked(fd, size, line): the new size, or -1 when the file is not as left."},
+    {"append_mapped", (PyCFunction)(void (*)(void))append_mapped, METH_FASTCALL,
+     "append_mapped(fd, view, size, line): the new size, -1 when the file is not as "
+     "left, -2 when the line does not fit."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "kestrel_sdk.runtime._append",
-    "A step file's checked append (optional C primitive).", 0, methods,
+    "A step file's checked append into its mapping (optional C primitive).", 0, methods,
     NULL, NULL, NULL, NULL,
 };
 

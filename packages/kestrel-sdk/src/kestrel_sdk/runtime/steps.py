@@ -1,8 +1,8 @@
 """Step files: the SQLite store's per-session append-only journal of accepted steps.
 
-An accepted submission is one line appended with one ``write`` to its session's step
-file (``<database>.steps/<session rowid>-<database token>``): its seq, pentad root,
-frame root and source (a JSON string, so a line never holds a raw newline), and, on the
+An accepted submission is one line appended to its session's step file
+(``<database>.steps/<session rowid>-<database token>``): its seq, pentad root, frame
+root and source (a JSON string, so a line never holds a raw newline), and, on the
 step that changes the session's status (a stand-down, after which no step follows), that
 status after the string. The SQLite journal table holds everything else: row 0 and seq 1
 of each session, and every line once its session closes, the store opens or closes, or
@@ -11,23 +11,31 @@ transaction, with the status a line carries, after which the file is removed; th
 append makes a new one). A stand-down therefore costs one line like any step, not a
 fold of every line before it.
 
-Durability: ``write`` returns once the line is in the operating system's page cache,
-which a process kill (SIGKILL, a crash) does not lose, the same promise as SQLite's WAL
-with ``synchronous=NORMAL``, which also writes without fsync on commit. With
-``KESTREL_SQLITE_SYNCHRONOUS=FULL`` each line is also ``fdatasync``-ed before the
-append returns (power-loss durability, at the cost of a disk flush per step).
+The file is made longer than its lines (``posix_fallocate``: a full disk is an
+``OSError`` when the file grows, never a lost line) and mapped (``mmap``, shared): the
+lines, then NUL bytes to its end, which no line holds (a JSON string escapes them). A
+line is copied into the mapping at the first NUL, its first byte first. The NUL there
+is the check that the file is as this store last left it: another store's line, or the
+mark a fold leaves where the next line would go before it removes the file, makes it
+non-NUL. So the fast path of an append is two system calls, ``flock`` and its release,
+and no ``write`` (a compiled build's ``_append.c`` does the same in C).
+
+Durability: the copy puts the line in the operating system's page cache, which a
+process kill (SIGKILL, a crash) does not lose, as a ``write`` does; the same promise as
+SQLite's WAL with ``synchronous=NORMAL``, which also writes without fsync on commit. With
+``KESTREL_SQLITE_SYNCHRONOUS=FULL`` each line is ``pwrite``-n and ``fdatasync``-ed
+before the append returns (power-loss durability, at the cost of a disk flush per step).
 
 Several processes (or stores) may use one database: every append, read and fold holds
-an exclusive ``flock`` on the session's file, and an append checks (one ``fstat``; a
-compiled build's ``_append.c`` asks ``statx`` for the size and link count alone) that
-the file is exactly as this store last left it: the same size, and not removed. A fold
+an exclusive ``flock`` on the session's file. When the file is not as this store left
+it (another process appended, folded or closed the session), the slow path reads the
+table and the file, clears a torn last line (a copy that never returned, so never
+acknowledged: from the end of the last complete line to the last non-NUL byte) and
+appends only if the session's head is the seq before, else ``JournalConflict``. A fold
 removes the file rather than emptying it in place, so that another store cannot take a
-file emptied and refilled to the size it knew for its own. When it is not (another
-process appended, folded or closed the session), the slow path reads the table and the file,
-drops a torn last line (a write that never returned, so never acknowledged) and
-appends only if the session's head is the seq before, else ``JournalConflict``.
-A line is written only after the step is applied and hashed, and the response is
-returned only after the write: every acknowledged step is on disk.
+file emptied and refilled for its own. A line is written only after the step is applied
+and hashed, and the response is returned only after the copy: every acknowledged step
+is in the page cache.
 
 Reading: the table's rows, then the file's complete lines that follow them (lines a
 fold already committed are skipped). A malformed line before the last, or a seq out of
@@ -39,6 +47,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import mmap
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -56,18 +65,26 @@ __all__ = ["StepFile", "StepFiles", "StepRow", "step_line"]
 
 log = logging.getLogger(__name__)
 
-_OPEN_MAX: Final = 256
-"""Step files kept open (their descriptors); a session beyond them reopens its file."""
+_OPEN_MAX: Final = 128
+"""Step files kept open; a session beyond them reopens its file. Each holds two file
+descriptors (``mmap`` keeps a duplicate of the file's), so at most 256 in all."""
+
+_GROW_MIN: Final = 1 << 16
+_GROW_MAX: Final = 1 << 23
+"""A step file grows by its length, at least 64 KiB and at most 8 MiB at a time."""
+
+_REMOVED: Final = b"~"
+"""The mark a fold leaves at the first NUL before it removes the file: another store's
+next append there finds the file changed (and, reading it, a torn line of one byte)."""
 
 _flock: Final = fcntl.flock
 _fstat: Final = os.fstat
-_write: Final = os.write
 _EX: Final = fcntl.LOCK_EX
 _UN: Final = fcntl.LOCK_UN
 
 
-_C_APPEND: Final[Callable[[int, int, bytes], int] | None] = native.c_function(
-    "_append", "append_checked"
+_C_APPEND: Final[Callable[[int, mmap.mmap, int, bytes], int] | None] = native.c_function(
+    "_append", "append_mapped"
 )
 """The compiled runtime's C fast-path append (``_append.c``), else ``None``."""
 
@@ -111,19 +128,28 @@ def _parse(line: str) -> tuple[StepRow, str | None]:
 
 @dataclass(eq=False, slots=True)
 class StepFile:
-    """An open step file and what this store last knew of it."""
+    """An open step file, its mapping and what this store last knew of it."""
 
     path: Path
     fd: int
-    size: int = -1  # bytes as this store last left them (-1: unknown)
+    size: int = -1  # where this store's next line goes: the end of its lines (-1: unknown)
     seq: int = -1  # the session's last seq then (-1: unknown)
+    view: mmap.mmap | None = None  # the file, shared, as long as it was when mapped
 
-    def lines(self, after: int) -> tuple[list[StepRow], int, str | None]:
+    def lines(self, after: int) -> tuple[list[StepRow], int, int, str | None]:
         """The complete lines of seq > ``after`` (a contiguous run from ``after + 1``),
-        the byte length of the complete lines (a torn tail is not counted) and the status
-        the last of them carries (``None``: none). The caller holds the lock."""
+        the byte length of the complete lines, the end of the bytes written (past the
+        complete lines: a torn line, for :meth:`clear`) and the status the last of them
+        carries (``None``: none). The caller holds the lock."""
         data = os.pread(self.fd, _fstat(self.fd).st_size, 0)
-        end = data.rfind(b"\n") + 1
+        stop = data.find(b"\0")
+        if stop < 0:
+            stop = len(data)
+        end = data.rfind(b"\n", 0, stop) + 1
+        written = len(data.rstrip(b"\0"))
+        newline = data.find(b"\n", end, written)
+        if 0 <= newline < written - 1:  # a torn line is the last: this NUL is in a line
+            raise self._corrupt(data.count(b"\n", 0, end) + 1, "holds a NUL byte")
         out: list[StepRow] = []
         status: str | None = None
         last = after
@@ -146,9 +172,9 @@ class StepFile:
             out.append(row)
             status = changed
             last = seq
-        if end < len(data):
-            log.warning("%s: dropping a torn last line (%d bytes)", self.path, len(data) - end)
-        return out, end, status
+        if end < written:
+            log.warning("%s: dropping a torn last line (%d bytes)", self.path, written - end)
+        return out, end, written, status
 
     def _corrupt(self, number: int, what: str) -> KestrelError:
         log.error("step file %s is corrupt: line %d %s", self.path, number, what)
@@ -158,16 +184,73 @@ class StepFile:
             {"path": str(self.path), "line": number},
         )
 
+    def clear(self, end: int, written: int) -> None:
+        """NUL again the torn bytes from ``end`` to ``written``, the first of them last
+        (a kill meanwhile leaves a torn line still, never a NUL before torn bytes)."""
+        if written - end > 1:
+            os.pwrite(self.fd, bytes(written - end - 1), end + 1)
+        if written > end:
+            os.pwrite(self.fd, b"\0", end)
+
     def write(self, line: bytes, sync: bool) -> None:
-        """Append ``line`` at :attr:`size` (the caller holds the lock and checked it);
-        a short write is undone and raised."""
-        written = _write(self.fd, line)
+        """Write ``line`` at :attr:`size` with ``pwrite`` (the caller holds the lock and
+        found NUL bytes from there on), growing the file when it does not fit; a short
+        write is cleared and raised."""
+        need = self.size + len(line)
+        length = _fstat(self.fd).st_size
+        if need > length:
+            more = min(max(length, _GROW_MIN), _GROW_MAX)
+            _allocate(self.fd, length, max(length + more, need) - length)
+        written = os.pwrite(self.fd, line, self.size)
         if written != len(line):
-            os.ftruncate(self.fd, self.size)
+            self.clear(self.size, self.size + written)
             raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
         if sync:
             os.fdatasync(self.fd)
-        self.size += written
+        self.size = need
+
+    def map(self) -> None:
+        """Map the whole file (again, when it is longer than when it was mapped)."""
+        length = _fstat(self.fd).st_size
+        view = self.view
+        if view is not None:
+            if len(view) == length:
+                return
+            view.close()
+            self.view = None
+        if length:
+            self.view = mmap.mmap(self.fd, length)
+
+    def mark_removed(self) -> None:
+        """Leave :data:`_REMOVED` at the first NUL (the caller holds the lock and is about
+        to remove the file): no other store's fast path appends to it after."""
+        self.map()
+        view = self.view
+        if view is not None:
+            stop = view.find(b"\0")
+            if stop >= 0:
+                view[stop] = _REMOVED[0]
+
+    def close(self) -> None:
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _allocate(fd: int, offset: int, length: int) -> None:
+    """Make the file ``offset + length`` bytes long, its new bytes NUL and, where the
+    platform has ``posix_fallocate``, their disk space taken now (so a full disk is an
+    ``OSError`` here, not a fault on a later copy into the mapping)."""
+    if _FALLOCATE is not None:
+        _FALLOCATE(fd, offset, length)
+    else:
+        os.ftruncate(fd, offset + length)
+
+
+_FALLOCATE: Final[Callable[[int, int, int], None] | None] = getattr(os, "posix_fallocate", None)
 
 
 class StepFiles:
@@ -199,32 +282,49 @@ class StepFiles:
     def fast_append(self, step: StepFile, seq: int, line: bytes) -> bool:
         """Append on the fast path: ``True`` when written, ``False`` when the file is not
         as this store left it (or this store does not know it): take the slow path."""
-        if step.seq != seq - 1:
+        view = step.view
+        if step.seq != seq - 1 or view is None:
             return False
-        fd = step.fd
-        if _C_APPEND is not None and not self.sync:  # the same four calls, in C
-            size = _C_APPEND(fd, step.size, line)
-            if size < 0:
+        if _C_APPEND is not None and not self.sync:  # the same, in C
+            end = _C_APPEND(step.fd, view, step.size, line)
+            if end == -1:
                 return False
-            step.size = size
-            step.seq = seq
-            return True
+            if end >= 0:
+                step.size = end
+                step.seq = seq
+                return True
+        fd = step.fd  # no C, a synchronous store, or a line that does not fit
         _flock(fd, _EX)
         try:
-            st = _fstat(fd)
-            if st.st_size != step.size or st.st_nlink == 0:
+            if not self._append_locked(step, view, line):
                 return False
-            if self.sync:
-                step.write(line, sync=True)
-            elif _write(fd, line) == len(line):  # StepFile.write, inlined: the step path
-                step.size += len(line)
-            else:
-                os.ftruncate(fd, step.size)
-                raise OSError(f"short write to {step.path}")
-            step.seq = seq
-            return True
         finally:
             _flock(fd, _UN)
+        step.seq = seq
+        return True
+
+    def _append_locked(self, step: StepFile, view: mmap.mmap, line: bytes) -> bool:
+        size = step.size
+        end = size + len(line)
+        if end > len(view):  # it does not fit: grow the file, if it is as left
+            if _fstat(step.fd).st_nlink == 0:
+                return False
+            step.map()
+            mapped = step.view
+            assert mapped is not None
+            if size < len(mapped) and mapped[size] != 0:
+                return False
+            step.write(line, self.sync)
+            step.map()
+        elif view[size] != 0:
+            return False
+        elif self.sync:
+            step.write(line, sync=True)
+        else:
+            view[size] = line[0]  # the first byte first (see the module's docstring)
+            view[size + 1 : end] = line[1:]
+            step.size = end
+        return True
 
     @contextmanager
     def locked(self, rowid: int, create: bool) -> Iterator[StepFile | None]:
@@ -234,7 +334,7 @@ class StepFiles:
         while True:
             step = self._open.get(rowid)
             if step is None:
-                flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+                flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
                 path = self.path(rowid)
                 try:
                     fd = os.open(path, flags, 0o600)
@@ -261,18 +361,19 @@ class StepFiles:
         self._open[rowid] = step
         while len(self._open) > _OPEN_MAX:
             _, old = self._open.popitem(last=False)
-            os.close(old.fd)
+            old.close()
 
     def drop(self, rowid: int, unlink: bool = False) -> None:
-        """Forget (and close) the session's file; with ``unlink``, delete it (the caller
-        holds its lock and folded it)."""
+        """Forget (and close) the session's file; with ``unlink``, mark it removed and
+        delete it (the caller holds its lock and folded it)."""
         step = self._open.pop(rowid, None)
         if unlink:
+            if step is not None:
+                step.mark_removed()
             with suppress(FileNotFoundError):
                 os.unlink(self.path(rowid))
         if step is not None:
-            os.close(step.fd)
-            step.fd = -1
+            step.close()
 
     def close(self) -> None:
         for rowid in list(self._open):

@@ -10,7 +10,6 @@ one its step file's last line carries (a stand-down not yet folded).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 
 from ..pentads import stored_pentad_bytes
@@ -58,7 +57,7 @@ def fold_lines(conn: sqlite3.Connection, base: int, step: StepFile) -> int:
     """Insert the step file's lines the table lacks, and the status a line carries
     (inside the caller's transaction, the file's lock held); how many. The caller
     removes the file after the commit."""
-    lines, _, status = step.lines(table_last(conn, base))
+    lines, _, _, status = step.lines(table_last(conn, base))
     conn.executemany(
         APPEND, [(base | seq, source, root, frame) for seq, source, root, frame in lines]
     )
@@ -92,11 +91,12 @@ def rows(
             )
         ]
         if step is not None:
-            lines, end, status = step.lines(last)
+            lines, end, written, status = step.lines(last)
             found.extend(lines)
-            if end == os.fstat(step.fd).st_size:  # no torn tail: appends may be fast
+            if end == written:  # no torn tail: appends may be fast
                 step.size = end
                 step.seq = found[-1][0] if found else 0
+                step.map()
     return found, status
 
 

@@ -224,16 +224,16 @@ class SqliteStore:
                 "SELECT status FROM sessions WHERE rowid = ?", (rowid,)
             ).fetchone()
             last = table_last(self._conn, base)
-            lines, end, _ = step.lines(last)
+            lines, end, written, _ = step.lines(last)
             head = lines[-1][0] if lines else last
-            if end != os.fstat(step.fd).st_size:
-                os.ftruncate(step.fd, end)  # a torn line: its write never returned
+            step.clear(end, written)  # a torn line: its copy never returned
             step.size = end
             step.seq = head
             if found is None or found[0] == "closed" or head != seq - 1:
                 raise JournalConflict(f"session {session_id} is at seq {head}, not {seq - 1}")
             step.write(line, self._steps.sync)
             step.seq = seq
+            step.map()
 
     def _append_first(
         self, base: int, row: tuple[int, str, str, str], prev: str, status: str | None
