@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from array import array
 from typing import Any
 
@@ -182,6 +183,21 @@ def test_the_bar_search_finds_the_first_bar_across_chunks_or_returns_minus_one()
     high[299] = high[520] = 500
     assert (first_ge(high, 500, 0, 599), first_ge(high, 500, 300, 599)) == (299, 520)
     assert (first_ge(high, 501, 0, 599), first_ge(high, 500, 521, 599)) == (-1, -1)
+
+
+def test_the_bar_search_agrees_with_a_plain_loop_once_blocks_are_remembered() -> None:
+    """Whole blocks of 256 bars are screened by a minimum or maximum found the first
+    time a search crosses them; later searches (other orders, other sessions on the
+    tape) trust it. The same answers as a plain loop, first search or later."""
+    rng = random.Random(11)
+    col = array("q", [rng.randrange(-500, 500) for _ in range(3000)])
+    for _ in range(2000):
+        start = rng.randrange(0, 3000)
+        end = rng.randrange(start - 1, 3000)
+        x = rng.randrange(-520, 520)
+        span = range(start, end + 1)
+        assert first_le(col, x, start, end) == next((k for k in span if col[k] <= x), -1)
+        assert first_ge(col, x, start, end) == next((k for k in span if col[k] >= x), -1)
 
 
 def test_the_trigger_search_of_an_empty_range_finds_nothing() -> None:
