@@ -3,7 +3,9 @@ table on close, on open and on a lookup that misses; torn and corrupt lines."""
 
 from __future__ import annotations
 
+import errno
 import logging
+import mmap
 import os
 import sqlite3
 import threading
@@ -249,6 +251,38 @@ def test_a_step_file_grows_past_its_first_length_with_two_stores(tmp_path: Path)
     assert three.frame("local", sid).frame_root == expected[-1]
     for rt in (one, two, three, reference):
         rt.shutdown()
+
+
+def test_a_file_system_without_shared_mappings_takes_each_line_by_pwrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Some file systems refuse a shared writable mapping (``ENODEV``): the store says
+    so once and writes every line with ``pwrite``, with the same check (a NUL where the
+    line goes), so two stores still take turns and a fresh one replays the same roots."""
+    reference, _, expected = _run(tmp_path / "ref", SOURCES)
+    reference.shutdown()
+
+    def refuse(*args: object, **kwargs: object) -> mmap.mmap:
+        raise OSError(errno.ENODEV, "No such device")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    with caplog.at_level(logging.WARNING):
+        one = Runtime(tmp_path)
+        sid = one.open_session("local", "acme-trend", "s").session_id
+        assert sid is not None
+        two = Runtime(tmp_path)  # opened before any line: it folds nothing
+        for i, source in enumerate(SOURCES):
+            (one if i % 3 else two).submit("local", sid, source)
+    assert caplog.text.count("cannot be mapped") == 1
+    assert [e.frame_root for e in one.store.journal(sid)] == expected
+    (path,) = _steps(tmp_path)
+    assert len(_lines(path).splitlines()) == len(SOURCES) - 1
+    one.shutdown()
+    two.shutdown()
+    monkeypatch.undo()
+    three = Runtime(tmp_path)  # mapped again: a fresh process replays what both wrote
+    assert three.frame("local", sid).frame_root == expected[-1]
+    three.shutdown()
 
 
 def test_a_corrupt_line_refuses_to_resume(tmp_path: Path) -> None:

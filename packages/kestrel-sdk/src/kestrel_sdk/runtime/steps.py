@@ -18,7 +18,9 @@ line is copied into the mapping at the first NUL, its first byte first. The NUL 
 is the check that the file is as this store last left it: another store's line, or the
 mark a fold leaves where the next line would go before it removes the file, makes it
 non-NUL. So the fast path of an append is two system calls, ``flock`` and its release,
-and no ``write`` (a compiled build's ``_append.c`` does the same in C).
+and no ``write`` (a compiled build's ``_append.c`` does the same in C). On a file system
+that refuses a shared mapping (logged once per directory), each line is written with
+``pwrite`` after ``fstat`` and a one-byte ``pread`` check the same.
 
 Durability: the copy puts the line in the operating system's page cache, which a
 process kill (SIGKILL, a crash) does not lose, as a ``write`` does; the same promise as
@@ -135,6 +137,7 @@ class StepFile:
     size: int = -1  # where this store's next line goes: the end of its lines (-1: unknown)
     seq: int = -1  # the session's last seq then (-1: unknown)
     view: mmap.mmap | None = None  # the file, shared, as long as it was when mapped
+    mappable: bool = True  # False once mmap refused it: lines are written with pwrite
 
     def lines(self, after: int) -> tuple[list[StepRow], int, int, str | None]:
         """The complete lines of seq > ``after`` (a contiguous run from ``after + 1``),
@@ -218,18 +221,28 @@ class StepFile:
                 return
             view.close()
             self.view = None
-        if length:
-            self.view = mmap.mmap(self.fd, length)
+        if length and self.mappable:
+            try:
+                self.view = mmap.mmap(self.fd, length)
+            except OSError as exc:  # a file system without shared mappings: pwrite
+                self.mappable = False
+                _unmapped(self.path, exc)
+
+    def as_left(self) -> bool:
+        """Whether the file is as this store left it, read with ``fstat`` and ``pread``
+        (the caller holds the lock): still linked, and NUL at :attr:`size` or its end
+        there. For a line past the mapping's end, or a file that cannot be mapped."""
+        st = _fstat(self.fd)
+        if st.st_nlink == 0 or self.size > st.st_size:
+            return False
+        return self.size == st.st_size or os.pread(self.fd, 1, self.size) == b"\0"
 
     def mark_removed(self) -> None:
         """Leave :data:`_REMOVED` at the first NUL (the caller holds the lock and is about
         to remove the file): no other store's fast path appends to it after."""
-        self.map()
-        view = self.view
-        if view is not None:
-            stop = view.find(b"\0")
-            if stop >= 0:
-                view[stop] = _REMOVED[0]
+        stop = os.pread(self.fd, _fstat(self.fd).st_size, 0).find(b"\0")
+        if stop >= 0:
+            os.pwrite(self.fd, _REMOVED, stop)
 
     def close(self) -> None:
         if self.view is not None:
@@ -238,6 +251,20 @@ class StepFile:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+_UNMAPPED: Final[set[Path]] = set()
+"""Directories whose step files could not be mapped (reported once each)."""
+
+
+def _unmapped(path: Path, exc: OSError) -> None:
+    if path.parent not in _UNMAPPED:
+        _UNMAPPED.add(path.parent)
+        log.warning(
+            "step files in %s cannot be mapped (%s): each line is written with pwrite",
+            path.parent,
+            exc,
+        )
 
 
 def _allocate(fd: int, offset: int, length: int) -> None:
@@ -283,9 +310,9 @@ class StepFiles:
         """Append on the fast path: ``True`` when written, ``False`` when the file is not
         as this store left it (or this store does not know it): take the slow path."""
         view = step.view
-        if step.seq != seq - 1 or view is None:
+        if step.seq != seq - 1 or step.size < 0:
             return False
-        if _C_APPEND is not None and not self.sync:  # the same, in C
+        if view is not None and _C_APPEND is not None and not self.sync:  # the same, in C
             end = _C_APPEND(step.fd, view, step.size, line)
             if end == -1:
                 return False
@@ -293,7 +320,7 @@ class StepFiles:
                 step.size = end
                 step.seq = seq
                 return True
-        fd = step.fd  # no C, a synchronous store, or a line that does not fit
+        fd = step.fd  # no C, a synchronous store, a line that does not fit, or no mapping
         _flock(fd, _EX)
         try:
             if not self._append_locked(step, view, line):
@@ -303,18 +330,13 @@ class StepFiles:
         step.seq = seq
         return True
 
-    def _append_locked(self, step: StepFile, view: mmap.mmap, line: bytes) -> bool:
+    def _append_locked(self, step: StepFile, view: mmap.mmap | None, line: bytes) -> bool:
         size = step.size
         end = size + len(line)
-        if end > len(view):  # it does not fit: grow the file, if it is as left
-            if _fstat(step.fd).st_nlink == 0:
+        if view is None or end > len(view):  # no mapping, or no room in it: pwrite
+            if not step.as_left():
                 return False
-            step.map()
-            mapped = step.view
-            assert mapped is not None
-            if size < len(mapped) and mapped[size] != 0:
-                return False
-            step.write(line, self.sync)
+            step.write(line, self.sync)  # growing the file when the line does not fit
             step.map()
         elif view[size] != 0:
             return False
