@@ -214,6 +214,8 @@ class StepFile:
 
     def map(self) -> None:
         """Map the whole file (again, when it is longer than when it was mapped)."""
+        if not self.mappable:
+            return
         length = _fstat(self.fd).st_size
         view = self.view
         if view is not None:
@@ -221,7 +223,7 @@ class StepFile:
                 return
             view.close()
             self.view = None
-        if length and self.mappable:
+        if length:
             try:
                 self.view = mmap.mmap(self.fd, length)
             except OSError as exc:  # a file system without shared mappings: pwrite

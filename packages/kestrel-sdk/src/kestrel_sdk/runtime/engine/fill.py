@@ -56,65 +56,43 @@ def first_le(col: array[int], x: int, start: int, end: int) -> int:
     """
     if _C_FIRST_LE is not None:
         return _C_FIRST_LE(col, x, start, end)
-    stop = end + 1
-    i = start
-    edge = min(stop, (i // _BLOCK + 1) * _BLOCK)
-    if i < edge and min(col[i:edge]) <= x:  # the first block's part
-        return _index_le(col, x, i, edge)
-    i = edge
-    if i + _BLOCK <= stop:
-        mins = _bounds(col)[0]
-        while i + _BLOCK <= stop:
-            block = i // _BLOCK
-            low = mins[block]
-            if low is None:
-                low = mins[block] = min(col[i : i + _BLOCK])
-            if low <= x:
-                return _index_le(col, x, i, i + _BLOCK)
-            i += _BLOCK
-    if i < stop and min(col[i:stop]) <= x:  # the last block's part
-        return _index_le(col, x, i, stop)
-    return -1
+    return _first(col, x, start, end, below=True)
 
 
 def first_ge(col: array[int], x: int, start: int, end: int) -> int:
     """The first index in ``start..end`` (inclusive) with ``col[i] >= x``, else -1."""
     if _C_FIRST_GE is not None:
         return _C_FIRST_GE(col, x, start, end)
+    return _first(col, x, start, end, below=False)
+
+
+def _first(col: array[int], x: int, start: int, end: int, below: bool) -> int:
+    """:func:`first_le` (``below``) or :func:`first_ge` in Python: block by block, each
+    screened by its minimum (maximum), remembered for a whole block, found in place for
+    the part of one the range cuts."""
     stop = end + 1
+    bounds: Bounds | None = None
     i = start
-    edge = min(stop, (i // _BLOCK + 1) * _BLOCK)
-    if i < edge and max(col[i:edge]) >= x:
-        return _index_ge(col, x, i, edge)
-    i = edge
-    if i + _BLOCK <= stop:
-        maxs = _bounds(col)[1]
-        while i + _BLOCK <= stop:
-            block = i // _BLOCK
-            high = maxs[block]
-            if high is None:
-                high = maxs[block] = max(col[i : i + _BLOCK])
-            if high >= x:
-                return _index_ge(col, x, i, i + _BLOCK)
-            i += _BLOCK
-    if i < stop and max(col[i:stop]) >= x:
-        return _index_ge(col, x, i, stop)
+    while i < stop:
+        block = i // _BLOCK
+        j = min(stop, (block + 1) * _BLOCK)
+        if j - i < _BLOCK:
+            bound = _bound(col[i:j], below)
+        else:
+            if bounds is None:
+                bounds = _bounds(col)[0 if below else 1]
+            found = bounds[block]
+            bound = bounds[block] = _bound(col[i:j], below) if found is None else found
+        if bound <= x if below else bound >= x:
+            for k in range(i, j):
+                if col[k] <= x if below else col[k] >= x:
+                    return k
+        i = j
     return -1
 
 
-def _index_le(col: array[int], x: int, i: int, j: int) -> int:
-    """The first index in ``i..j-1`` with ``col[k] <= x`` (the caller knows there is one)."""
-    for k in range(i, j):
-        if col[k] <= x:
-            return k
-    raise AssertionError("no such index")
-
-
-def _index_ge(col: array[int], x: int, i: int, j: int) -> int:
-    for k in range(i, j):
-        if col[k] >= x:
-            return k
-    raise AssertionError("no such index")
+def _bound(part: array[int], below: bool) -> int:
+    return min(part) if below else max(part)
 
 
 def trigger_search(
