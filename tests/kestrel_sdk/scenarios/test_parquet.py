@@ -367,7 +367,7 @@ def test_without_a_reader_the_message_says_what_to_install(
         monkeypatch.setitem(sys.modules, name, None)  # `import name` raises ImportError
     assert _problems(path) == [
         "bars.parquet: reading Parquet needs pyarrow or polars: "
-        "pip install 'kestrel-sdk[parquet]' (or pyarrow); or save it as CSV"
+        "pip install pyarrow (or polars); or save it as CSV"
     ]
 
 

@@ -1,6 +1,6 @@
 """The door's tables in PostgreSQL: the ``DoorRecords`` port shared by every replica.
 
-Needs the ``postgres`` extra (``pip install 'kestrel-door[postgres]'``); nothing else in
+Needs the ``postgres`` extra (psycopg 3 and psycopg_pool); nothing else in
 the door imports psycopg. Tables are prefixed ``kestrel_door_`` and live in the same
 database as the runtime's; they are created on first use under the advisory lock the
 runtime's adapter also takes, so replicas starting together do not race. Audit rows are

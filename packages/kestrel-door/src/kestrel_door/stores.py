@@ -2,7 +2,7 @@
 ``$KESTREL_STORE`` names (the door's tables sit beside the runtime's).
 
 SQLite: ``door.db`` beside the runtime's file. PostgreSQL: the same database, which
-needs the ``postgres`` extra (``pip install 'kestrel-door[postgres]'``).
+needs the ``postgres`` extra (psycopg 3 and psycopg_pool).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def open_door_store(
         raise KestrelError(
             RefusalCode.BACKEND_UNAVAILABLE,
             f"store {location} needs the PostgreSQL driver ({exc.name} is missing): "
-            "pip install 'kestrel-door[postgres]'",
+            "pip install 'psycopg[binary]' psycopg-pool",
         ) from None
     assert location.dsn is not None
     return PostgresDoorStore(location.dsn)

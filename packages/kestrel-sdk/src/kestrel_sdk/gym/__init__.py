@@ -11,7 +11,10 @@ from __future__ import annotations
 try:
     import gymnasium
 except ImportError as error:  # pragma: no cover - depends on the installed extras
-    raise ImportError("kestrel_sdk.gym needs gymnasium: pip install 'kestrel-sdk[gym]'") from error
+    raise ImportError(
+        "kestrel_sdk.gym needs gymnasium: pip install gymnasium, or from your Kestrel "
+        "clone: uv pip install './packages/kestrel-sdk[gym]'"
+    ) from error
 
 from .env import TradingEnv
 from .spaces import ActionMapping, BarHistory

@@ -6,7 +6,7 @@ sources), compiles :data:`~.native.COMPILED_MODULES` there, and moves the extens
 ``BUILD.json`` to ``DEST`` in one rename: a failed build leaves ``DEST`` as it was.
 ``DEST`` defaults to ``runtime/_compiled/``, which the runtime then uses by default.
 
-Needs mypy, setuptools (``pip install 'kestrel-sdk[compile]'``), a C compiler and the
+Needs mypy, setuptools (``pip install mypy setuptools``), a C compiler and the
 Python headers. Failures follow the command-line convention (docs/cli.md): one line
 ``kestrel: CODE: message`` on stderr.
 """
@@ -44,7 +44,7 @@ from .native import (
 __all__ = ["BuildError", "build", "main", "missing_prerequisites", "source_closure"]
 
 FIRST_PARTY = ("kestrel_sdk", "kestrel_protocol")
-INSTALL = "pip install 'kestrel-sdk[compile]'"
+INSTALL = "pip install mypy setuptools"
 
 
 class BuildError(Exception):

@@ -1,7 +1,7 @@
 """Which ``RuntimeStore`` a process uses: the one its ``--store`` / ``$KESTREL_STORE`` names.
 
-SQLite is built in; PostgreSQL needs the ``postgres`` extra (``pip install
-'kestrel-sdk[postgres]'``), imported only when a ``postgresql://`` store is chosen.
+SQLite is built in; PostgreSQL needs the ``postgres`` extra (psycopg 3 and psycopg_pool),
+imported only when a ``postgresql://`` store is chosen.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .sqlite import SqliteStore
 
 __all__ = ["open_runtime_store"]
 
-POSTGRES_EXTRA = "pip install 'kestrel-sdk[postgres]'"
+POSTGRES_EXTRA = "pip install 'psycopg[binary]' psycopg-pool"
 
 
 def open_runtime_store(

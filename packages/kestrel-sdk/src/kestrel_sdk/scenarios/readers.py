@@ -111,8 +111,8 @@ def _parquet(path: Path) -> RawBars:
         names, rows = parquet_table(path)
     except ImportError:
         return _unreadable(
-            "reading Parquet needs pyarrow or polars: pip install 'kestrel-sdk[parquet]' "
-            "(or pyarrow); or save it as CSV"
+            "reading Parquet needs pyarrow or polars: pip install pyarrow "
+            "(or polars); or save it as CSV"
         )
     except Exception as error:  # the reader's own error types vary by library
         return _unreadable(f"cannot read the Parquet file: {error}")
