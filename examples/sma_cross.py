@@ -1,24 +1,26 @@
-"""An agent loop through the SDK: SMA(20) cross on ACME, 10 shares, one bar per step.
+"""An agent loop through the SDK: SMA(20) cross, 10 shares, one bar per step.
 
-Run it with ``uv run python examples/sma_cross.py [SCENARIO]`` (default ``acme-trend``).
-Each step reads the frame's mark, decides on the closes seen so far, and submits at
+Run it with ``uv run python examples/sma_cross.py [SCENARIO]`` (default ``acme-trend``;
+any catalog scenario, your own imported ones included). It trades the scenario's first
+symbol. Each step reads the frame's mark, decides on the closes seen so far, and submits at
 most one order followed by ``advance 1``; orders fill at the next bar's open. When the
 tape ends the runtime stands the session down (flattening it), and the agent closes
-and grades the session and prints the grade.
+and grades the session and prints the grade. If anything fails on the way, the session
+is closed all the same.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import deque
 
 import anyio
 from kestrel_protocol import GradeResult
-from kestrel_sdk import create_sdk, local_transport, render_frame
+from kestrel_sdk import KestrelSession, create_sdk, local_transport, render_frame
 
 WINDOW = 20
 QTY = 10
-SYMBOL = "ACME"
 
 
 def cents(mark: str) -> int:
@@ -33,36 +35,44 @@ async def main(scenario: str = "acme-trend") -> GradeResult:
         if opened.session is None:
             raise SystemExit("the session is gated; this example does not pay")
         session = opened.session
-        delivery = await session.frame()
-        window: deque[int] = deque(maxlen=WINDOW)
-        close = cents(delivery.frame.marks[SYMBOL])
-        window.append(close)
-        prev: tuple[int, int] | None = None  # (close * WINDOW, sum of the window) one bar ago
-        long = False
-        while True:
-            order = ""
-            if len(window) == WINDOW:
-                now = (close * WINDOW, sum(window))
-                if prev is not None:
-                    crossed_up = prev[0] < prev[1] and now[0] > now[1]
-                    crossed_down = prev[0] > prev[1] and now[0] < now[1]
-                    if crossed_up and not long:
-                        order = f"buy {QTY} {SYMBOL}\n"
-                    elif crossed_down and long:
-                        order = f"sell {QTY} {SYMBOL}\n"
-                prev = now
-            response = await session.submit(order + "advance 1\n")
-            frame = response.delivery.frame
-            long = any(p.symbol == SYMBOL and p.qty > 0 for p in frame.positions)
-            if response.disposition == "stood-down" or frame.clock.remaining == 0:
-                break
-            close = cents(frame.marks[SYMBOL])
-            window.append(close)
-        print(render_frame(frame))
-        await session.close()
+        try:
+            await trade(session)
+        finally:
+            await session.close()
         result = await sdk.grade_until_done(session.id)
-        print(result.to_json())
+        print(json.dumps(result.to_json(), indent=2))
         return result
+
+
+async def trade(session: KestrelSession) -> None:
+    """Trade the SMA cross until the tape ends (the runtime stands the session down)."""
+    delivery = await session.frame()
+    symbol = sorted(delivery.frame.marks)[0]
+    window: deque[int] = deque(maxlen=WINDOW)
+    close = cents(delivery.frame.marks[symbol])
+    window.append(close)
+    prev: tuple[int, int] | None = None  # (close * WINDOW, sum of the window) one bar ago
+    long = False
+    while True:
+        order = ""
+        if len(window) == WINDOW:
+            now = (close * WINDOW, sum(window))
+            if prev is not None:
+                crossed_up = prev[0] < prev[1] and now[0] > now[1]
+                crossed_down = prev[0] > prev[1] and now[0] < now[1]
+                if crossed_up and not long:
+                    order = f"buy {QTY} {symbol}\n"
+                elif crossed_down and long:
+                    order = f"sell {QTY} {symbol}\n"
+            prev = now
+        response = await session.submit(order + "advance 1\n")
+        frame = response.delivery.frame
+        long = any(p.symbol == symbol and p.qty > 0 for p in frame.positions)
+        if response.disposition == "stood-down":
+            break
+        close = cents(frame.marks[symbol])
+        window.append(close)
+    print(render_frame(frame))
 
 
 if __name__ == "__main__":
