@@ -26,13 +26,15 @@ CHROMIUM_FLAGS = [
 ]
 
 
-def _kestrel(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def _kestrel(
+    home: Path, *args: str, timeout: float = 300, columns: int = 200
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(Path(sys.executable).parent / "kestrel"), "--home", str(home), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": str(columns)},
         check=False,
     )
 
@@ -59,6 +61,23 @@ def test_demo_ends_with_a_verified_grade_and_a_report_path(
     grade_file = report.parent / "grade.json"
     verified = _kestrel(report.parent.parent / "home", "verify", str(grade_file))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_demo_at_80_columns_prints_whole_paths_and_each_phase(tmp_path: Path) -> None:
+    home = tmp_path / "a-home-with-a-rather-long-name-as-users-have" / "kestrel-home"
+    done = _kestrel(home, "demo", "--scenario", "acme-chop", columns=80)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    folder = next(iter((home / "reports").iterdir()))
+    grade = GradeResult.parse((folder / "grade.json").read_bytes())
+    # each on a line of its own, whole (longer than 80 columns: never cut or wrapped)
+    assert f"grade root  {grade.root}" in lines
+    assert f"grade       {folder / 'grade.json'}" in lines
+    assert f"report      {folder / 'report.html'}" in lines
+    assert len(str(folder / "report.html")) > 80
+    # after the progress bar, every phase says what it did (stderr, as the progress bar)
+    for phase in ("closing ks_", "grading", "verifying grade", "writing the report"):
+        assert f"✓ {phase}" in done.stderr
 
 
 def test_report_is_self_contained(demo_run: tuple[Path, GradeResult, str]) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import webbrowser
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -37,6 +39,17 @@ async def write_report(sdk: KestrelSdk, subject: GradeResult | Proof, out: Path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_report(data), encoding="utf-8")
     return out.resolve()
+
+
+@contextmanager
+def _phase(console: Console, quiet: bool, what: str) -> Iterator[None]:
+    """A status line (spinner and elapsed time) while one phase after the trading runs."""
+    if quiet:
+        yield
+        return
+    with console.status(f"{what}…"):
+        yield
+    console.print(f"[green]✓[/] {what}", highlight=False)
 
 
 def _load_grade(path: Path) -> GradeResult | Proof:
@@ -81,7 +94,7 @@ def report_command(
         webbrowser.open(written.as_uri())
 
 
-def _summary(grade: GradeResult, report: Path, grade_path: Path, verified: bool) -> Table:
+def _summary(grade: GradeResult, verified: bool) -> Table:
     m = grade.metrics
     table = Table(title=f"Kestrel demo — {grade.scenario.id}", show_header=False)
     table.add_column(style="bold")
@@ -96,12 +109,14 @@ def _summary(grade: GradeResult, report: Path, grade_path: Path, verified: bool)
         ("sharpe", m.sharpe),
         ("fills", str(m.fills)),
         ("fees", m.fees),
-        ("grade root", grade.root),
-        ("grade", str(grade_path)),
-        ("report", str(report)),
     ):
         table.add_row(label, value)
     return table
+
+
+def _paths(grade: GradeResult, report: Path, grade_path: Path) -> str:
+    """What a user copies next, one per line and never cut, whatever the terminal's width."""
+    return f"grade root  {grade.root}\ngrade       {grade_path}\nreport      {report}"
 
 
 @click.command("demo")
@@ -145,20 +160,25 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
                     progress.update(task, completed=response.delivery.frame.clock.bar, fills=fills)
 
                 await agent.run(session, step)
-            await session.close()
-            grade = await sdk.grade_until_done(session.id)
-            verified = (await sdk.verify(grade)).ok
+            with _phase(console, quiet, f"closing {session.id}"):
+                await session.close()
+            with _phase(console, quiet, "grading (every fill and mark replayed)"):
+                grade = await sdk.grade_until_done(session.id)
+            with _phase(console, quiet, f"verifying grade {grade.root[:19]}… by replay"):
+                verified = (await sdk.verify(grade)).ok
             folder = out or settings_of(ctx).home / "reports" / session.id
             folder.mkdir(parents=True, exist_ok=True)
             grade_path = folder / "grade.json"
             grade_path.write_text(json.dumps(grade.to_json(), indent=2) + "\n", encoding="utf-8")
-            report = await write_report(sdk, grade, folder / "report.html")
+            with _phase(console, quiet, "writing the report"):
+                report = await write_report(sdk, grade, folder / "report.html")
             return grade, report, grade_path.resolve(), verified
 
     grade, report, grade_path, verified = anyio.run(go)
     if quiet:
         click.echo(str(report))
     else:
-        Console().print(_summary(grade, report, grade_path, verified))
+        Console().print(_summary(grade, verified))
+        click.echo(_paths(grade, report, grade_path))
     if not verified:
         raise fail("CHECK_FAILED", f"grade {grade.root} did not verify")
