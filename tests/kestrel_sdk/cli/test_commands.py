@@ -47,6 +47,31 @@ def test_catalog_check_reports_a_bad_user_scenario(
     assert "acme-trend" in listing.stdout
 
 
+def test_catalog_path_flag_adds_a_scenario_directory_as_the_environment_does(
+    tmp_path: Path,
+) -> None:
+    shipped = ROOT / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data/acme-chop"
+    mine = tmp_path / "mine" / "my-chop"
+    mine.mkdir(parents=True)
+    (mine / "tape.csv").write_bytes((shipped / "tape.csv").read_bytes())
+    toml = (shipped / "scenario.toml").read_text(encoding="utf-8")
+    (mine / "scenario.toml").write_text(toml.replace('"acme-chop"', '"my-chop"', 1), "utf-8")
+    assert "my-chop" not in _kestrel(tmp_path, "catalog").stdout
+    listed = _kestrel(tmp_path, "--catalog-path", str(tmp_path / "mine"), "catalog")
+    assert listed.exit_code == 0, listed.stderr
+    assert "my-chop" in listed.stdout
+    opened = _kestrel(
+        tmp_path,
+        "--catalog-path",
+        str(tmp_path / "mine"),
+        "run",
+        str(TREND),
+        "--scenario",
+        "my-chop",
+    )
+    assert opened.exit_code == 0, opened.stderr
+
+
 def test_validate_prints_located_diagnostics_and_exits_1(tmp_path: Path) -> None:
     program = tmp_path / "bad.kes"
     program.write_text("buy 10 ACME\nsell ten ACME\nfly away\n", encoding="utf-8")

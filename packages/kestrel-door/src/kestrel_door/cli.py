@@ -74,6 +74,7 @@ class _Process:
     help="sqlite:///PATH (door.db beside it) or postgresql://… shared by every replica "
     "(default $KESTREL_STORE, else the home's kestrel.db).",
 )
+@click.version_option(package_name="kestrel-door", prog_name="kestrel-door")
 @click.pass_context
 def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     # Under ``kestrel door …`` the ``kestrel`` group's settings apply; flags here win.
@@ -257,9 +258,10 @@ def token_issue(
 
 
 @token_group.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
 @click.pass_context
 def token_list(ctx: click.Context, as_json: bool) -> None:
+    """The issued tokens (id, principal, scopes, label, live or revoked); never a token."""
     rows = IssuedTokens(_store(ctx)).list()
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=2))
@@ -273,6 +275,8 @@ def token_list(ctx: click.Context, as_json: bool) -> None:
 @click.argument("token_id")
 @click.pass_context
 def token_revoke(ctx: click.Context, token_id: str) -> None:
+    """Revoke the token TOKEN_ID (tk_…, from `token list`): every replica refuses it from
+    its next request."""
     if not IssuedTokens(_store(ctx)).revoke(token_id):
         click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
         ctx.exit(int(exit_code_for("INVALID_INPUT")))

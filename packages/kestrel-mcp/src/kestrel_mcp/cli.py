@@ -170,6 +170,6 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
     else:
         settings = replace(
             inherited.with_flags(home, remote, store),
-            catalog_paths=tuple(Path(p) for p in catalog_paths),
+            catalog_paths=tuple(Path(p) for p in catalog_paths) or inherited.catalog_paths,
         )
     _run(settings, log, spin_us)

@@ -54,8 +54,19 @@ def report_and_exit(exc: BaseException) -> NoReturn:
     raise SystemExit(int(fail(code, message).exit_code))
 
 
+HELP_OPTIONS = ["-h", "--help"]
+"""Every Kestrel command and subcommand answers both (subcommands inherit the setting)."""
+
+
 class _Convention:
-    """``main`` with click's own error printing replaced by the convention."""
+    """``main`` with click's own error printing replaced by the convention, and ``-h``
+    beside ``--help``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        settings = dict(kwargs.pop("context_settings", None) or {})
+        settings.setdefault("help_option_names", HELP_OPTIONS)
+        base: Any = super()
+        base.__init__(*args, context_settings=settings, **kwargs)
 
     def main(
         self,

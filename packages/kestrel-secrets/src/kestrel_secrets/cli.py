@@ -112,6 +112,7 @@ def _read_value(key: str, from_stdin: bool) -> str:
     help="Kestrel home directory (default: $KESTREL_HOME, else ~/.kestrel).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log what the store does (never values).")
+@click.version_option(package_name="kestrel-secrets", prog_name="kestrel-secrets")
 @click.pass_context
 def secrets_group(ctx: click.Context, home: Path | None, verbose: bool) -> None:
     """Manage the operator's paper-only secrets (names only; values are never shown)."""

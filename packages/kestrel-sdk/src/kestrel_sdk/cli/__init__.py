@@ -24,7 +24,7 @@ from .scenario import scenario
 __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
 
 
-@click.group(cls=KestrelGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=KestrelGroup)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -36,13 +36,28 @@ __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
     metavar="URL",
     help="sqlite:///PATH or postgresql://… (default $KESTREL_STORE, else the home's kestrel.db).",
 )
+@click.option(
+    "--catalog-path",
+    "catalog_paths",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Extra scenario directory (repeatable; KESTREL_CATALOG_PATH also works).",
+)
 @click.version_option(package_name="kestrel-sdk", prog_name="kestrel")
 @click.pass_context
-def cli(ctx: click.Context, home: Path | None, remote: str | None, store: str | None) -> None:
+def cli(
+    ctx: click.Context,
+    home: Path | None,
+    remote: str | None,
+    store: str | None,
+    catalog_paths: tuple[str, ...],
+) -> None:
     """Kestrel: deterministic paper trading for software agents."""
     # Resolved once (flags > environment > defaults); verbs and plugin verbs take it
     # with ctx.find_object(KestrelSettings).
-    ctx.obj = KestrelSettings.resolve(home=home, remote=remote, store=store)
+    ctx.obj = KestrelSettings.resolve(
+        home=home, remote=remote, store=store, catalog_paths=catalog_paths
+    )
 
 
 for _command in (catalog, validate, run, grade, verify, artifact, proof, scenario):

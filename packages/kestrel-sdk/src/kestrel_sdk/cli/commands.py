@@ -295,7 +295,7 @@ def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
         presented, root_mismatch = _rerooted(data)
     except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:
         first = str(exc).splitlines()[0]
-        raise fail("INVALID_INPUT", f"{file}: not a Kestrel grade: {first}") from None
+        raise fail("INVALID_INPUT", f"{file}: not a Kestrel grade or proof: {first}") from None
 
     async def go(settings: KestrelSettings) -> None:
         async with open_sdk(settings) as sdk:
