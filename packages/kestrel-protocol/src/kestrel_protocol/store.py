@@ -27,6 +27,7 @@ __all__ = [
     "ArtifactStatus",
     "AuditEntry",
     "DoorRecords",
+    "Horizon",
     "JournalConflict",
     "JournalEntry",
     "PaymentOutcome",
@@ -125,6 +126,17 @@ class SessionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Horizon:
+    """How far one principal has been shown one scenario: the furthest bar (``bar``),
+    what showed it (``what``: ``tape acme-trend read``), and how many sessions the
+    principal has opened on the scenario (``sessions``)."""
+
+    bar: int
+    what: str
+    sessions: int
+
+
+@dataclass(frozen=True, slots=True)
 class SessionHead:
     """How far a session has got in the store: its last seq and its status."""
 
@@ -217,6 +229,11 @@ class RuntimeStore(Protocol):
     def note_unsealed(self, session_id: str) -> None: ...
     def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None: ...
     def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]: ...
+
+    # horizons: per (principal, scenario), the furthest bar shown (one row, O(1))
+    def horizon(self, principal: str, scenario_id: str) -> Horizon | None: ...
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None: ...
+    def count_session(self, principal: str, scenario_id: str) -> int: ...
 
     # operations
     def put_operation(self, token: str, principal: str, session_id: str) -> None: ...

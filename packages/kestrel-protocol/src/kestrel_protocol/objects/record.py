@@ -13,14 +13,16 @@ __all__ = ["Lookahead", "LookaheadRead", "SessionRecord"]
 
 
 class LookaheadRead(ProtocolModel):
-    """A read by the session's principal, between open and close, that held bars after
-    the clock (the whole tape, say). ``seq`` orders it: it came after that submission."""
+    """A submission made behind its principal's horizon: before submission ``seq``, at
+    clock bar ``bar``, the principal had been shown a later bar (by another of its
+    sessions, the tape, ...), as ``read`` says."""
 
     seq: int = Field(ge=0)
     bar: int = Field(ge=0)
-    """The session's clock bar when it happened."""
+    """The session's clock bar at that submission."""
     read: str
-    """What was read: ``tape acme-trend``."""
+    """What had shown the later bar: ``tape acme-trend read``, ``session ks_… of the
+    same principal had reached bar 2519``."""
 
 
 class Lookahead(ProtocolModel):

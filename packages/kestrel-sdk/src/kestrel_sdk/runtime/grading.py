@@ -239,7 +239,7 @@ class Grading:
                 {"scenario": scenario.id, "tapeRoot": scenario.tape.root},
             )
         if embed_tape:
-            what = f"tape {scenario.id} (embedded in a proof)"
+            what = f"tape {scenario.id} read (embedded in a proof)"
             self._sessions.saw_future(principal, scenario.id, what)
             members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
         return Proof.with_root(**members)

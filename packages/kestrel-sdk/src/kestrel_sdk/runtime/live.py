@@ -25,6 +25,7 @@ from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
 
 from .catalog.model import LoadedScenario
 from .engine import SessionEngine
+from .horizon import Horizons
 from .pentads import pentad_root
 
 __all__ = ["LiveSession", "LiveSessions", "default_max_live_sessions"]
@@ -51,6 +52,7 @@ class LiveSession:
     frame_root: str
     lock: threading.Lock
     dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
+    behind: bool = False  # a submission was made behind the principal's horizon (noted)
 
 
 class LiveSessions:
@@ -77,6 +79,7 @@ class LiveSessions:
         self._lock = threading.RLock()
         self.live: OrderedDict[str, LiveSession] = OrderedDict()  # least recently used first
         self._building: dict[str, threading.Lock] = {}
+        self.horizons = Horizons(store, self, artifact)
 
     def get(self, principal: str, sid: str) -> LiveSession:
         """The session in memory, rebuilt by replay when this process has not seen it
@@ -202,18 +205,9 @@ class LiveSessions:
         return True
 
     def saw_future(self, principal: str, scenario_id: str, what: str) -> None:
-        """Record, for each of the principal's sessions on the scenario that is not closed
-        and whose clock has bars after it, that ``what`` (which holds them) was read now:
-        after the session's latest submission, at its clock bar."""
-        for row in self.store.sessions():
-            if row.principal != principal or row.scenario_id != scenario_id:
-                continue
-            if row.status == "closed":
-                continue
-            with self.locked(principal, row.id) as live:
-                engine = live.engine
-                if engine is not None and engine.clock < len(live.loaded.tape) - 1:
-                    self.store.add_read(row.id, engine.seq, engine.clock, what)
+        """The principal was shown the whole tape of the scenario by ``what``."""
+        last = len(self._loaded(scenario_id).tape) - 1
+        self.horizons.shown(principal, scenario_id, last, what)
 
     def resume_all(self) -> list[str]:
         """Replay every open session now (rather than on first touch); their ids."""

@@ -28,6 +28,7 @@ import psycopg_pool
 from kestrel_protocol import KestrelError, RefusalCode, canonical_json
 from kestrel_protocol.store import (
     ArtifactStatus,
+    Horizon,
     JournalConflict,
     JournalEntry,
     SessionHead,
@@ -84,6 +85,14 @@ _SCHEMA = [
         what TEXT NOT NULL  -- 'unsealed' or the read
     )""",
     "CREATE INDEX IF NOT EXISTS kestrel_lookahead_session ON kestrel_lookahead (session, n)",
+    """CREATE TABLE IF NOT EXISTS kestrel_horizons (  -- per (principal, scenario)
+        principal TEXT NOT NULL,
+        scenario TEXT NOT NULL,
+        bar INTEGER NOT NULL,  -- the furthest bar shown (-1: none yet)
+        what TEXT NOT NULL,  -- what showed it
+        sessions INTEGER NOT NULL,  -- sessions the principal opened on the scenario
+        PRIMARY KEY (principal, scenario)
+    )""",
     """CREATE TABLE IF NOT EXISTS kestrel_operations (
         token TEXT PRIMARY KEY,
         principal TEXT NOT NULL,
@@ -431,6 +440,38 @@ class PostgresStore:
                 (session_id,),
             ).fetchall()
         return lookahead_reads(rows)
+
+    # -- horizons -------------------------------------------------------------------------
+
+    def horizon(self, principal: str, scenario_id: str) -> Horizon | None:
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT bar, what, sessions FROM kestrel_horizons"
+                " WHERE principal = %s AND scenario = %s",
+                (principal, scenario_id),
+            ).fetchone()
+        return None if row is None else Horizon(int(row[0]), str(row[1]), int(row[2]))
+
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                "INSERT INTO kestrel_horizons (principal, scenario, bar, what, sessions)"
+                " VALUES (%s, %s, %s, %s, 0) ON CONFLICT (principal, scenario) DO UPDATE"
+                " SET bar = EXCLUDED.bar, what = EXCLUDED.what"
+                " WHERE EXCLUDED.bar > kestrel_horizons.bar",
+                (principal, scenario_id, bar, what),
+            )
+
+    def count_session(self, principal: str, scenario_id: str) -> int:
+        with self._connection() as conn:
+            row = conn.execute(
+                "INSERT INTO kestrel_horizons (principal, scenario, bar, what, sessions)"
+                " VALUES (%s, %s, -1, '', 1) ON CONFLICT (principal, scenario) DO UPDATE"
+                " SET sessions = kestrel_horizons.sessions + 1 RETURNING sessions",
+                (principal, scenario_id),
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
 
     # -- operations -----------------------------------------------------------------------
 

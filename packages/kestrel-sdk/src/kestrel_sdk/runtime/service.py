@@ -149,7 +149,7 @@ class Runtime:
     def tape(self, principal: str, scenario_id: str) -> str:
         """The tape's canonical CSV; ``SCENARIO_SEALED`` for a sealed scenario."""
         loaded = self._served.with_tape(scenario_id)
-        self._sessions.saw_future(principal, scenario_id, f"tape {scenario_id}")
+        self._sessions.saw_future(principal, scenario_id, f"tape {scenario_id} read")
         return tape_csv(loaded)
 
     def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
@@ -191,6 +191,7 @@ class Runtime:
             if self.store.insert_session(row):
                 if not self.sealed(loaded.id):
                     self.store.note_unsealed(sid)
+                self._sessions.horizons.opened(principal, loaded.id, root, sid)
                 return SessionOpened(gated=False, session_id=sid)
             if label is not None:  # a concurrent open of the same label won the race
                 return self.open_session(principal, scenario, label, payment)
@@ -277,6 +278,7 @@ class Runtime:
         if engine is None:
             raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
         program = engine.check(source)
+        clock = engine.clock
         seq = engine.seq + 1
         prev = live.frame_root
         root = pentad_root(sid, seq, prev, source)
@@ -291,6 +293,7 @@ class Runtime:
             self._forget(live)
             raise
         live.frame_root = frame_root
+        self._sessions.horizons.submitted(live, seq, clock, frame.clock.bar)
         return seq, prev, root, frame, frame_root, step.stand_down
 
     def frame(self, principal: str, sid: str) -> Delivery:

@@ -103,9 +103,9 @@ def _check(check_id: str, passed: bool, detail: str) -> dict[str, Any]:
 
 
 def _no_lookahead(record: SessionRecord) -> dict[str, Any]:
-    """``no-lookahead``: passed when the scenario was sealed for the whole session, or
-    when its principal read no bar after the clock through the runtime's faces between
-    open and close (the record's ``lookahead``, as the runtime saw it)."""
+    """``no-lookahead``: failed when, at one of the session's submissions, its principal
+    had been shown a bar after the session's clock by any face (the record's
+    ``lookahead``, as the runtime saw it: see ``runtime.horizon``), naming the first."""
     seen = record.lookahead
     if seen.reads:
         first = seen.reads[0]
@@ -113,9 +113,9 @@ def _no_lookahead(record: SessionRecord) -> dict[str, Any]:
         return _check(
             "no-lookahead",
             False,
-            f"the session's principal read {first.read} after submission {first.seq} "
-            f"(clock bar {first.bar}): bars after the clock"
-            + (f"; {more} more such read(s)" if more else ""),
+            f"{first.read} before submission {first.seq} at bar {first.bar}: the principal "
+            "had been shown bars after the session's clock"
+            + (f"; {more} more such event(s)" if more else ""),
         )
     if seen.sealed:
         return _check(

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .horizons import HORIZONS_SCHEMA
+
 __all__ = [
     "CHECKPOINT_EVERY",
     "SCHEMA_VERSION",
@@ -135,7 +137,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> Opened:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
     with transaction(conn, lock):
-        for statement in _statements(_SCHEMA):
+        for statement in _statements(_SCHEMA + HORIZONS_SCHEMA):
             conn.execute(statement)
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)

@@ -45,6 +45,7 @@ from typing import Any
 from kestrel_protocol import KestrelError, RefusalCode, canonical_json, kestrel_home
 from kestrel_protocol.store import (
     ArtifactStatus,
+    Horizon,
     JournalConflict,
     JournalEntry,
     SessionHead,
@@ -65,6 +66,7 @@ from .journal import (
     set_status,
     table_last,
 )
+from .horizons import Horizons
 from .sessions import OWN, Sessions
 
 __all__ = ["SqliteStore"]
@@ -101,6 +103,7 @@ class SqliteStore:
         )
         self._transaction = partial(transaction, self._conn, self._lock)
         self._sessions = Sessions(self._conn, self._lock, self._transaction)
+        self._horizons = Horizons(self._conn, self._lock, self._transaction)
         self._closed = True  # until opened: nothing to fold on a failed open
         opened = open_database(self._conn, self._lock)
         self._steps = StepFiles(
@@ -417,6 +420,15 @@ class SqliteStore:
 
     def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]:
         return self._sessions.lookahead(session_id)
+
+    def horizon(self, principal: str, scenario_id: str) -> Horizon | None:
+        return self._horizons.horizon(principal, scenario_id)
+
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        self._horizons.raise_horizon(principal, scenario_id, bar, what)
+
+    def count_session(self, principal: str, scenario_id: str) -> int:
+        return self._horizons.count_session(principal, scenario_id)
 
     def put_operation(self, token: str, principal: str, session_id: str) -> None:
         self._sessions.put_operation(token, principal, session_id)

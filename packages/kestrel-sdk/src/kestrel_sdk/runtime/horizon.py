@@ -1,0 +1,99 @@
+"""Horizons: how far each principal has been shown each scenario, and the lookahead it
+makes.
+
+Per (principal, scenario) the store keeps one row: the furthest bar that principal has
+been shown by any face (a session's frames and everything read up to its clock, the
+tape, a proof embedding it) and what showed it. A session fails ``no-lookahead`` when,
+at one of its submissions (the first included), that horizon was beyond its own clock:
+the first such submission is remembered with what had shown the later bar ("session
+ks_… of the same principal had reached bar 2519", "tape acme-trend read"). Reads before
+the session was opened count as well, since the row outlives sessions.
+
+Cost, O(1) per read and per submission: a read that shows bars past a clock (the tape)
+raises the row once; a submission reads the row after its journal row is written and
+raises it only when the principal has more than one session on the scenario and its
+new clock is beyond the row. While a principal has a single session on a scenario its
+own frames cannot be ahead of its own clock, so nothing is written; when a second
+session opens, the clocks of the principal's earlier sessions on the scenario are
+written once. Reading the row after the journal append (and counting a session before
+reading the earlier clocks) leaves no step unseen between two processes: either the
+step's read sees the count, or the opener's read sees the step.
+
+Frames, histories and blotters show no bar after their session's clock, and artifacts
+are a principal's own sessions' objects, so none of them moves a horizon beyond the
+clocks already counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kestrel_protocol.store import RuntimeStore
+
+from .ids import session_id
+
+if TYPE_CHECKING:
+    from .live import LiveSession, LiveSessions
+
+__all__ = ["Horizons"]
+
+
+class Horizons:
+    """The horizons of one runtime's principals, kept in ``store``."""
+
+    def __init__(
+        self,
+        store: RuntimeStore,
+        sessions: LiveSessions,
+        artifact: Callable[[str], dict[str, Any]],
+    ) -> None:
+        self.store = store
+        self._sessions = sessions
+        self._artifact = artifact
+
+    def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
+        self.store.raise_horizon(principal, scenario_id, bar, what)
+
+    def opened(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+        """Count the session ``sid`` just opened; the second one on a scenario writes the
+        clocks the principal's earlier sessions on it reached."""
+        if self.store.count_session(principal, scenario_id) != 2:
+            return
+        for label in sorted(self.store.labels(principal, scenario_root)):
+            other = session_id(principal, scenario_root, label)
+            if other != sid:
+                bar = self._clock(principal, other)
+                self.shown(principal, scenario_id, bar, _reached(other, bar))
+
+    def submitted(self, live: LiveSession, seq: int, before: int, after: int) -> None:
+        """Submission ``seq`` of ``live`` was made at clock bar ``before`` and moved it to
+        ``after`` (its journal row written): remember the first submission made behind
+        the principal's horizon, and publish the new clock when other sessions of the
+        principal on the scenario may be compared with it."""
+        row = live.row
+        horizon = self.store.horizon(row.principal, row.scenario_id)
+        if horizon is None:
+            return
+        if horizon.bar > before and not live.behind:
+            self.store.add_read(row.id, seq, before, horizon.what)
+            live.behind = True
+        if horizon.sessions > 1 and after > horizon.bar:
+            self.shown(row.principal, row.scenario_id, after, _reached(row.id, after))
+
+    def _clock(self, principal: str, sid: str) -> int:
+        """The clock bar session ``sid`` has reached (open or closed)."""
+        live = self._sessions.get(principal, sid)
+        with live.lock:
+            engine = live.engine
+            if engine is not None:
+                return engine.clock
+            head = live.frame_root
+        clock = self._artifact(head).get("clock")
+        bar = clock.get("bar") if isinstance(clock, dict) else None
+        return bar if isinstance(bar, int) else 0
+
+
+def _reached(sid: str, bar: int) -> str:
+    return f"session {sid} of the same principal had reached bar {bar}"
