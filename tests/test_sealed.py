@@ -173,7 +173,7 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         assert not _leaks(body), (where, _leaks(body), body[:300])
     joined = "\n".join(body for _, body in bodies)
     assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
-    assert "sealed: no description" in joined  # the trading prompt was rendered
+    assert "names no bar after bar 0" in joined  # the trading prompt was rendered
     assert "Input should be less than or equal to 1000" in joined  # refusals were seen
     assert len(bodies) > 60
     catalog = (await remote.catalog()).to_json()

@@ -270,18 +270,16 @@ def build() -> dict[str, dict[str, bytes]]:
 
     noise = Noise("acme-crash")
     bars = daily_bars(noise, crash_closes(noise), 3_000, 10_000)
-    crash_day = times[CRASH_START][:10]
     out["acme-crash"] = {
         "scenario.toml": scenario_toml(
             "acme-crash",
             "ACME daily with a crash",
-            f"{DAILY_BARS} synthetic daily bars of ACME ({times[0][:10]} to {times[-1][:10]}):"
-            f" a calm climb, then from {crash_day} a crash that halves the price within"
-            f" {CRASH_DAYS} bars (close {price_text(bars[CRASH_START - 1].close)} to"
-            f" {price_text(bars[CRASH_START + CRASH_DAYS - 1].close)}), then a slow recovery."
-            " max_drawdown is 0.25 (not 1.0) on"
-            " purpose: a fully invested long holder reaches a 25 % drawdown in the crash"
-            " and is stood down automatically (reason max-drawdown).",
+            # names nothing after bar 0 (no date, price or length of what follows): the
+            # crash is the test, an agent meets it when its clock does
+            f"Synthetic daily bars of ACME from {times[0][:10]}: a calm climb, then a crash"
+            " that halves the price within weeks, then a slow recovery. max_drawdown is"
+            " 0.25 (not 1.0) on purpose: a fully invested long holder reaches a 25 %"
+            " drawdown in the crash and is stood down automatically (reason max-drawdown).",
             max_drawdown="0.25",
         ).encode(),
         "tape.csv": tape_text(times, {"ACME": bars}).encode(),

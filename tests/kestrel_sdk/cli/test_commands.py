@@ -144,11 +144,13 @@ def test_run_refuses_invalid_programs_with_exit_1(tmp_path: Path) -> None:
 def test_long_runs_are_chunked_with_the_same_metrics(tmp_path: Path) -> None:
     program = tmp_path / "long.kes"
     program.write_text("buy 10 ACME\nadvance 6000\nsell 10 ACME\nadvance 5\n", encoding="utf-8")
+    # two homes: a second run by the same principal on the scenario would trade behind
+    # the first one's horizon (and fail no-lookahead, as it should)
     chunked = _kestrel(
-        tmp_path, "run", str(program), "--scenario", "minute-200k", "--json", "--label", "a"
+        tmp_path / "a", "run", str(program), "--scenario", "minute-200k", "--json", "--label", "a"
     )
     atomic = _kestrel(
-        tmp_path,
+        tmp_path / "b",
         "run",
         str(program),
         "--scenario",

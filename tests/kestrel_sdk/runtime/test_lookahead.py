@@ -1,4 +1,4 @@
-"""The grade's ``no-lookahead`` check, from the reads the runtime saw."""
+"""The grade's ``no-lookahead`` check, from the principal's horizon the runtime kept."""
 
 from __future__ import annotations
 
@@ -33,28 +33,39 @@ def test_reading_the_tape_while_trading_fails_and_names_the_read(tmp_path: Path)
     grade = rt.grade("alice", sid)
     passed, detail = _check(grade)
     assert not passed
-    assert detail.startswith("the session's principal read tape acme-trend after submission 1")
-    assert "(clock bar 3)" in detail
-    assert "1 more such read" in detail
+    assert detail.startswith("tape acme-trend read before submission 2 at bar 3")
     assert isinstance(grade, GradeResult)
     assert not grade.passed
     assert rt.verify(grade).ok  # the reads are in the record: the grade verifies
     rt.shutdown()
 
 
-def test_reads_outside_open_and_close_or_by_others_do_not_count(tmp_path: Path) -> None:
+def test_reads_by_others_of_other_scenarios_or_after_the_last_submission_do_not_count(
+    tmp_path: Path,
+) -> None:
     rt = Runtime(tmp_path)
-    rt.tape("alice", SCENARIO)  # before the open
     sid = _open(rt)
     rt.tape("bob", SCENARIO)  # another principal
     rt.tape("alice", "acme-chop")  # another scenario
     rt.submit("alice", sid, "advance 2")
+    rt.tape("alice", SCENARIO)  # after the last submission: no decision came after it
     passed, detail = _check(rt.grade("alice", sid))
     rt.tape("alice", SCENARIO)  # after the close
     assert passed
     assert "read no bar after the clock" in detail
     assert "not sealed" in detail
     assert _check(rt.grade("alice", sid)) == (passed, detail)  # the stored grade stands
+    rt.shutdown()
+
+
+def test_a_read_before_the_open_counts(tmp_path: Path) -> None:
+    rt = Runtime(tmp_path)
+    rt.tape("alice", SCENARIO)  # before the session exists
+    sid = _open(rt)
+    rt.submit("alice", sid, "advance 2")
+    passed, detail = _check(rt.grade("alice", sid))
+    assert not passed
+    assert detail.startswith("tape acme-trend read before submission 1 at bar 0")
     rt.shutdown()
 
 
@@ -65,10 +76,58 @@ def test_reads_survive_a_restart(tmp_path: Path) -> None:
     rt.tape("alice", SCENARIO)
     rt.shutdown()
     again = Runtime(tmp_path)
+    again.submit("alice", sid, "advance 1")
     passed, detail = _check(again.grade("alice", sid))
     assert not passed
-    assert "after submission 1 (clock bar 4)" in detail
+    assert detail.startswith("tape acme-trend read before submission 2 at bar 4")
     again.shutdown()
+
+
+def test_a_scout_in_another_process_fails_the_session_behind_it(tmp_path: Path) -> None:
+    """Two runtimes on one home (two processes' worth): the scout runs ahead in one, the
+    trading session submits in the other and fails naming the scout. The scout, opened
+    when the trading session had shown bar 3, was itself behind at its first submission."""
+    trading_side = Runtime(tmp_path, sealed=[SCENARIO])
+    scouting_side = Runtime(tmp_path, sealed=[SCENARIO])
+    trader = _open(trading_side, label="trade")
+    trading_side.submit("alice", trader, "advance 3")
+    scout = _open(scouting_side, label="scout")
+    scouting_side.submit("alice", scout, "advance 10")
+    scouting_side.submit("alice", scout, "advance 2000")
+    trading_side.submit("alice", trader, "buy 10 ACME\nadvance 1")
+    passed, detail = _check(trading_side.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar 2010 before submission 2 "
+        "at bar 3"
+    )
+    scouted = _check(scouting_side.grade("alice", scout))
+    assert scouted == (False, scouted[1])
+    assert scouted[1].startswith(f"session {trader} of the same principal had reached bar 3 ")
+    trading_side.shutdown()
+    scouting_side.shutdown()
+
+
+def test_a_scout_run_before_the_trading_session_opened_counts(tmp_path: Path) -> None:
+    """The scout runs alone (one session: nothing written per step), is graded, then the
+    trading session opens: its first submission is behind the scout's clock."""
+    rt = Runtime(tmp_path)
+    scout = _open(rt)
+    rt.submit("alice", scout, "advance 2519")
+    assert _check(rt.grade("alice", scout))[0]
+    trader = _open(rt)
+    rt.submit("alice", trader, "buy 10 ACME\nadvance 1")
+    passed, detail = _check(rt.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar 2519 before submission 1 "
+        "at bar 0"
+    )
+    other = rt.open_session("bob", SCENARIO).session_id  # another principal: not behind
+    assert other is not None
+    rt.submit("bob", other, "advance 1")
+    assert _check(rt.grade("bob", other))[0]
+    rt.shutdown()
 
 
 def test_a_session_sealed_throughout_passes_and_says_so(tmp_path: Path) -> None:

@@ -136,17 +136,20 @@ def with_lookahead(
     )
 
 
-def test_no_lookahead_names_the_first_read_and_counts_the_others() -> None:
-    # The check is computed from the record's lookahead alone: a read of bars after the
-    # clock fails it (sealed or not), and the grade with it.
+def test_no_lookahead_names_the_first_event_and_counts_the_others() -> None:
+    # The check is computed from the record's lookahead alone: a submission made behind
+    # the principal's horizon fails it (sealed or not), and the grade with it.
     loaded = daily([FLAT] * 5)
     _, pentads, record = run_session(loaded, ["advance", "advance"])
-    first = {"seq": 1, "bar": 1, "read": "tape test"}
-    second = {"seq": 2, "bar": 2, "read": "bars of test"}
-    prefix = "the session's principal read tape test after submission 1 (clock bar 1)"
+    first = {"seq": 1, "bar": 0, "read": "tape test read"}
+    second = {"seq": 2, "bar": 1, "read": "session ks_x of the same principal had reached bar 4"}
+    prefix = (
+        "tape test read before submission 1 at bar 0: the principal had been shown bars "
+        "after the session's clock"
+    )
     for sealed, reads, detail in (
-        (False, [first, second], f"{prefix}: bars after the clock; 1 more such read(s)"),
-        (True, [first], f"{prefix}: bars after the clock"),
+        (False, [first, second], f"{prefix}; 1 more such event(s)"),
+        (True, [first], prefix),
     ):
         grade = compute_grade(loaded, with_lookahead(record, sealed, reads), pentads)
         assert check_of(grade, "no-lookahead") == (False, detail)

@@ -83,17 +83,29 @@ def test_scenario_and_syntax_diagnostics_come_in_line_order() -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "left"),
-    [
-        ("advance to 2024-01-05T00:00:01Z", 3),  # the clock is at bar 1 of 0..4
-        ("advance 2\nadvance to 2024-01-06T00:00:00Z", 1),
-    ],
+    "source",
+    ["advance to 2024-01-05T00:00:01Z", "advance 2\nadvance to 2024-01-06T00:00:00Z"],
 )
-def test_an_advance_beyond_the_tape_says_how_many_bars_remain(source: str, left: int) -> None:
-    """K205 beyond the tape names the bars left after the (projected) clock, never the last
-    bar's time (that would show a bar the clock has not reached)."""
+def test_an_advance_beyond_the_tape_names_no_later_bar_nor_the_bars_left(source: str) -> None:
+    """K205 beyond the tape names neither the last bar's time nor the bars left after the
+    clock (either would tell of bars the clock has not reached)."""
     report = validate_source(source, SCENARIO, SESSION)
     [found] = report.diagnostics
     assert found.code == "K205"
-    assert found.message.endswith(f": beyond the tape's last bar ({left} bars after the clock)")
+    assert found.message.endswith(": beyond the tape's last bar")
     assert "2024-01-05" not in found.message.removeprefix(source.splitlines()[-1])
+
+
+def test_an_advance_to_behind_a_projected_clock_names_no_later_bar() -> None:
+    """``advance 2`` then ``advance to`` a time it passed: refused without naming the
+    projected clock's time (bar 3, after the session's clock at bar 1)."""
+    source = "advance 2\nadvance to 2024-01-02T00:00:00Z"
+    [found] = validate_source(source, SCENARIO, SESSION).diagnostics
+    assert found.code == "K205"
+    assert found.message.endswith("not after the clock the advances before it reach")
+    assert "2024-01-04" not in found.message
+
+
+def test_an_advance_to_behind_the_session_clock_names_it() -> None:
+    [found] = validate_source("advance to 2024-01-01T00:00:00Z", SCENARIO, SESSION).diagnostics
+    assert found.message.endswith("not after the clock (2024-01-02T00:00:00Z)")

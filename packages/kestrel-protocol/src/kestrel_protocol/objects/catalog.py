@@ -30,14 +30,14 @@ class CatalogScenario(ProtocolModel):
 
     ``tapeRoot`` is the root of its tape's canonical CSV: for a ``sealed`` scenario (no
     face serves its tape or a bar after a session's clock) it is the commitment a later
-    unsealing is checked against.
+    unsealing is checked against; its ``bars`` (the tape's length) is absent.
     """
 
     id: str
     title: str
     symbols: list[str]
     interval: Interval
-    bars: int
+    bars: int | None = None
     root: RootStr
     tape_root: RootStr
     sealed: bool
@@ -118,10 +118,9 @@ class Scenario(SelfRooted):
 
 
 class SealedTapeInfo(ProtocolModel):
-    """A sealed tape's shape up to what bar 0 shows: no end time, only its root."""
+    """A sealed tape's shape up to what bar 0 shows: no end time nor length, its root."""
 
     interval: Interval
-    bars: int
     start: str
     bars_per_year: int
     root: RootStr
@@ -129,7 +128,7 @@ class SealedTapeInfo(ProtocolModel):
 
 class SealedScenario(ProtocolModel):
     """A sealed scenario as every face serves it: the terms an agent trades by, without
-    its description or its tape's end (either may tell of bars after the clock).
+    its description, its tape's end or its length (each may tell of bars after the clock).
 
     ``root`` is the full :class:`Scenario`'s root (as the catalog lists it): the
     commitment a later unsealing is checked against, not a root of this object.
@@ -157,7 +156,6 @@ class SealedScenario(ProtocolModel):
             instruments=scenario.instruments,
             tape=SealedTapeInfo(
                 interval=tape.interval,
-                bars=tape.bars,
                 start=tape.start,
                 bars_per_year=tape.bars_per_year,
                 root=tape.root,

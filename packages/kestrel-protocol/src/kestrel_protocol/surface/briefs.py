@@ -3,7 +3,9 @@
 Each prompt's text is built from facts fetched through the face's own tool caller (the
 catalog, a scenario's terms, a grade and its blotter), so a remote agent and a local one
 are briefed alike and a caller reads nothing its tools could not. A scenario brief
-holds catalog metadata and terms only, never a bar of the tape.
+holds catalog metadata and terms only, never a bar of the tape after bar 0, nor its
+description or length (which may tell of later bars), whether the scenario is sealed
+or not.
 """
 
 from __future__ import annotations
@@ -92,10 +94,10 @@ async def _trade_scenario(fetch: Fetch, args: Mapping[str, str]) -> list[dict[st
 You are trading the Kestrel scenario {scenario.get("id")} ("{scenario.get("title")}"): \
 paper trading on a fixed tape of price bars, deterministic, no real money.
 
-{scenario.get("description") or "(sealed: no description, no tape beyond your clock)"}
+This brief names no bar after bar 0, nor how many bars the tape has (sealed or not): you see each bar through the session's frames and history as your clock reaches it.
 
 Facts (from the catalog; scenario root {scenario.get("root")}):
-- tape: {tape.get("bars")} bars of {tape.get("interval")}
+- tape: bars of {tape.get("interval")} from {tape.get("start")}
 - instruments:
 {_lines(instruments)}
 - account: cash {account.get("cash")}, shortable {account.get("shortable")}, \

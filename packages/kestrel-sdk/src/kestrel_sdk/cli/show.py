@@ -47,7 +47,8 @@ def catalog_table(catalog: Catalog) -> Table:
     for column in ("id", "title", "symbols", "interval", "bars"):
         table.add_column(column, justify="right" if column == "bars" else "left")
     for s in catalog.scenarios:
-        table.add_row(s.id, s.title, " ".join(s.symbols), s.interval, f"{s.bars:,}")
+        bars = "sealed" if s.bars is None else f"{s.bars:,}"
+        table.add_row(s.id, s.title, " ".join(s.symbols), s.interval, bars)
     return table
 
 

@@ -151,7 +151,8 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
                 console=console,
                 disable=quiet,
             ) as progress:
-                task = progress.add_task("run", total=found.tape.bars - 1, fills=0)
+                bars = getattr(found.tape, "bars", None)  # a sealed tape has no length
+                task = progress.add_task("run", total=None if bars is None else bars - 1, fills=0)
                 fills = 0
 
                 def step(response: SessionResponse) -> None:

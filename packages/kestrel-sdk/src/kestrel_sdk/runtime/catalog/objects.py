@@ -44,20 +44,28 @@ def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
 
 def catalog_object(scenarios: Iterable[Scenario], sealed: Collection[str] = ()) -> Catalog:
     """The rooted Catalog: every scenario by id (those in ``sealed`` marked so, with
-    their tape root all the same), and the four statement kinds."""
+    their tape root all the same but not their length), and the four statement kinds."""
     return Catalog.with_root(
         scenarios=[
-            {
-                "id": scenario.id,
-                "title": scenario.title,
-                "symbols": [item.symbol for item in scenario.instruments],
-                "interval": scenario.tape.interval,
-                "bars": scenario.tape.bars,
-                "root": scenario.root,
-                "tape_root": scenario.tape.root,
-                "sealed": scenario.id in sealed,
-            }
+            _entry(scenario, scenario.id in sealed)
             for scenario in sorted(scenarios, key=lambda scenario: scenario.id)
         ],
         statement_kinds=[kind.to_json() for kind in STATEMENT_KINDS],
     )
+
+
+def _entry(scenario: Scenario, sealed: bool) -> dict[str, object]:
+    """A catalog entry; a sealed one without the tape's length."""
+    entry: dict[str, object] = {
+        "id": scenario.id,
+        "title": scenario.title,
+        "symbols": [item.symbol for item in scenario.instruments],
+        "interval": scenario.tape.interval,
+        "bars": scenario.tape.bars,
+        "root": scenario.root,
+        "tape_root": scenario.tape.root,
+        "sealed": sealed,
+    }
+    if sealed:
+        del entry["bars"]
+    return entry

@@ -131,12 +131,19 @@ def check_located(
                 clock = min(clock + (st.count or 1), last)
                 continue
             if st.to <= times[clock]:
+                # the session's clock is named; one an earlier advance of this source
+                # reaches is not (it may lie beyond what the session has been shown)
+                where = (
+                    f"the clock ({times[clock]})"
+                    if clock == session.clock
+                    else "the clock the advances before it reach"
+                )
                 found.append(
                     diagnostic(
                         st.line,
                         item.columns["to"],
                         "K205",
-                        f"advance to {st.to}: not after the clock ({times[clock]})",
+                        f"advance to {st.to}: not after {where}",
                     )
                 )
             elif st.to > times[last]:
@@ -145,9 +152,9 @@ def check_located(
                         st.line,
                         item.columns["to"],
                         "K205",
-                        # the last bar's time is not named: it lies beyond the clock
-                        f"advance to {st.to}: beyond the tape's last bar "
-                        f"({last - clock} bars after the clock)",
+                        # neither the last bar's time nor the bars left are named: both
+                        # tell of bars beyond the clock
+                        f"advance to {st.to}: beyond the tape's last bar",
                     )
                 )
             else:
