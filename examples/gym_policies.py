@@ -4,7 +4,10 @@ Run it with ``uv run python examples/gym_policies.py [SCENARIO] [EPISODES]`` (de
 ``acme-chop``, 3 episodes; needs ``kestrel-sdk[gym]``). Nothing is trained: the point is
 the loop a learner would run. Each episode is one Kestrel session, seeded so it can be
 replayed exactly; when it ends (the tape ran out, or the drawdown limit stood it down)
-the env grades it, and the grade, with its root, is printed.
+the env grades it, and the grade, with its root, is printed. Episodes after the first
+fail ``no-lookahead``: the principal has been shown the tape's end already, which is
+what training on a tape means (evaluate on a sealed scenario no episode has seen; see
+``docs/evaluation.md``).
 
 The simple policy is mean reversion on the observation: go long after a down bar
 (close below open), flat after an up bar.

@@ -71,7 +71,12 @@ def test_same_policy_and_seed_give_the_same_roots_and_grades(catalog: Path) -> N
         env.close()
     assert runs[0] == runs[1]
     assert len(runs[0]) == 2 * (BARS + 1)
-    assert [grade.passed for grade in grades] == [True, True]
+    # the second episode trades a tape its principal has seen to the end in the first:
+    # it fails no-lookahead (naming the first episode's session) and nothing else
+    assert [grade.passed for grade in grades] == [True, False]
+    failed = [c for c in grades[1].conformance.checks if not c.passed]
+    assert [c.id for c in failed] == ["no-lookahead"]
+    assert failed[0].detail.startswith(f"session {grades[0].session} of the same principal")
     other = TradingEnv("zig", catalog_paths=[catalog])
     other.action_space.seed(5)
     assert _episode_roots(other, _random(other), seed=6) != runs[0]
