@@ -18,6 +18,9 @@ from .errors import KestrelError, Refusal, RefusalCode
 from .home import kestrel_home
 from .model import DecimalStr, ProtocolModel, RootMismatchError, RootStr, SelfRooted, money, ratio
 from .objects import (
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
     AccountState,
     AccountTerms,
     Blotter,
@@ -31,6 +34,8 @@ from .objects import (
     Delivery,
     Diagnostic,
     EmbeddedScenario,
+    Envelope,
+    EnvelopeSignature,
     FeeTerms,
     FillTerms,
     FrameBar,
@@ -66,10 +71,16 @@ from .objects import (
     TapeInfo,
     ValidationReport,
     VerificationReport,
+    grade_facts,
+    grade_statement,
+    pae,
 )
 
 __all__ = [
     "MAX_SAFE_INTEGER",
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
     "AccountState",
     "AccountTerms",
     "Blotter",
@@ -85,6 +96,8 @@ __all__ = [
     "Delivery",
     "Diagnostic",
     "EmbeddedScenario",
+    "Envelope",
+    "EnvelopeSignature",
     "FeeTerms",
     "FillTerms",
     "FrameBar",
@@ -128,8 +141,11 @@ __all__ = [
     "ValidationReport",
     "VerificationReport",
     "canonical_json",
+    "grade_facts",
+    "grade_statement",
     "kestrel_home",
     "money",
+    "pae",
     "ratio",
     "root_of",
     "root_of_bytes",

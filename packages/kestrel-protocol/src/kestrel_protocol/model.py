@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Annotated, Any, Final, Self
+from typing import Annotated, Any, ClassVar, Final, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
@@ -186,13 +186,20 @@ class SelfRooted(ProtocolModel):
     """
 
     root: RootStr
+    unrooted: ClassVar[tuple[str, ...]] = ()
+    """Members the root does not cover (a proof's ``attestation``, signed about it)."""
+
+    def rooted_json(self) -> dict[str, Any]:
+        """:meth:`to_json` without the members the root does not cover."""
+        data = self.to_json()
+        return {k: v for k, v in data.items() if k not in self.unrooted}
 
     @model_validator(mode="after")
     def _verify_root(self, info: ValidationInfo) -> Self:
         if is_draft(self, info):
             return self
         self._mark_defaults_given()
-        expected = root_of(self.to_json())
+        expected = root_of(self.rooted_json())
         if self.root != expected:
             kind = getattr(self, "kind", None)
             raise RootMismatchError(
@@ -207,4 +214,4 @@ class SelfRooted(ProtocolModel):
         draft = cls.model_validate(
             {**members, "root": _PLACEHOLDER_ROOT}, context=draft_context(cls)
         )
-        return draft.model_copy(update={"root": root_of(draft.to_json())})
+        return draft.model_copy(update={"root": root_of(draft.rooted_json())})

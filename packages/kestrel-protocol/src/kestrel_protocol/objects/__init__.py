@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from .attestation import (
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    Envelope,
+    EnvelopeSignature,
+    grade_facts,
+    grade_statement,
+    pae,
+)
 from .blotter import Blotter, BlotterFill, BlotterOrder
 from .catalog import (
     AccountTerms,
@@ -50,6 +60,9 @@ from .session import (
 from .validation import Diagnostic, ValidationReport
 
 __all__ = [
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
     "AccountState",
     "AccountTerms",
     "Blotter",
@@ -63,6 +76,8 @@ __all__ = [
     "Delivery",
     "Diagnostic",
     "EmbeddedScenario",
+    "Envelope",
+    "EnvelopeSignature",
     "FeeTerms",
     "FillTerms",
     "FrameBar",
@@ -98,4 +113,7 @@ __all__ = [
     "TapeInfo",
     "ValidationReport",
     "VerificationReport",
+    "grade_facts",
+    "grade_statement",
+    "pae",
 ]

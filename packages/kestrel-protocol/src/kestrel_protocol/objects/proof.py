@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ..model import ProtocolModel, RootStr, SelfRooted
+from .attestation import Envelope
 from .blotter import Blotter
 from .catalog import Scenario
 from .grade import GradeResult
@@ -35,7 +36,11 @@ class Proof(SelfRooted):
     session's last frame, root ``record.head``), every pentad in order, the blotter and
     the scenario reference (optionally the scenario and its tape), bound by its own
     root. Verifying it needs nothing else but the scenario from a catalog, or from
-    ``embedded`` when the proof carries it."""
+    ``embedded`` when the proof carries it. ``attestation``, when a door served the
+    proof, is its signed statement about the grade (see :mod:`.attestation`): outside
+    the root, which it is about."""
+
+    unrooted: ClassVar[tuple[str, ...]] = ("attestation",)
 
     kind: Literal["kestrel.proof"] = "kestrel.proof"
     version: int = 1
@@ -46,3 +51,4 @@ class Proof(SelfRooted):
     pentads: list[Pentad]
     blotter: Blotter
     embedded: EmbeddedScenario | None = None
+    attestation: Envelope | None = None

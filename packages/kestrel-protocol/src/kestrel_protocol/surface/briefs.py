@@ -94,7 +94,9 @@ async def _trade_scenario(fetch: Fetch, args: Mapping[str, str]) -> list[dict[st
 You are trading the Kestrel scenario {scenario.get("id")} ("{scenario.get("title")}"): \
 paper trading on a fixed tape of price bars, deterministic, no real money.
 
-This brief names no bar after bar 0, nor how many bars the tape has (sealed or not): you see each bar through the session's frames and history as your clock reaches it.
+This brief names no bar after bar 0, nor how many bars the tape has (sealed or \
+not): you see each bar through the session's frames and history as your clock \
+reaches it.
 
 Facts (from the catalog; scenario root {scenario.get("root")}):
 - tape: bars of {tape.get("interval")} from {tape.get("start")}
