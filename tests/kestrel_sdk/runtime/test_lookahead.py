@@ -98,8 +98,7 @@ def test_a_scout_in_another_process_fails_the_session_behind_it(tmp_path: Path) 
     passed, detail = _check(trading_side.grade("alice", trader))
     assert not passed
     assert detail.startswith(
-        f"session {scout} of the same principal had reached bar 2010 before submission 2 "
-        "at bar 3"
+        f"session {scout} of the same principal had reached bar 2010 before submission 2 at bar 3"
     )
     scouted = _check(scouting_side.grade("alice", scout))
     assert scouted == (False, scouted[1])
@@ -120,8 +119,7 @@ def test_a_scout_run_before_the_trading_session_opened_counts(tmp_path: Path) ->
     passed, detail = _check(rt.grade("alice", trader))
     assert not passed
     assert detail.startswith(
-        f"session {scout} of the same principal had reached bar 2519 before submission 1 "
-        "at bar 0"
+        f"session {scout} of the same principal had reached bar 2519 before submission 1 at bar 0"
     )
     other = rt.open_session("bob", SCENARIO).session_id  # another principal: not behind
     assert other is not None

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from .app import create_door_app, protected_resource_metadata
 from .approval import ApprovalPolicy, NoApproval, RequireApproval
+from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog, AuditRow, argument_digest
 from .auth import Authenticated, Authenticator, bearer_of
 from .config import DoorConfig
 from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
+from .keys import DoorKeys
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
 from .store import DoorStore
 from .stores import open_door_store
@@ -31,15 +33,18 @@ __all__ = [
     "CREDENTIAL_IDLE_MS",
     "DEFAULT_ALGORITHMS",
     "ISSUED_TOKEN_PREFIX",
+    "JWKS_PATH",
     "TURN_CREDENTIAL_PREFIX",
     "VOUCHER_PREFIX",
     "ApprovalPolicy",
+    "Attestor",
     "AuditLog",
     "AuditRow",
     "Authenticated",
     "Authenticator",
     "Caller",
     "DoorConfig",
+    "DoorKeys",
     "DoorStore",
     "DoorTurnTools",
     "IssuedToken",
@@ -52,6 +57,7 @@ __all__ = [
     "VoucherGate",
     "VoucherSigner",
     "argument_digest",
+    "attesting",
     "bearer_of",
     "create_door_app",
     "create_turn_credentials",

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from kestrel_protocol.ports import GrantVerifier, Transport, TurnCredentialPort
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Surface
 from starlette.applications import Starlette
@@ -15,6 +16,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from .approval import ApprovalPolicy
+from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog
 from .config import DoorConfig
 from .door import Door, TransportFactory, json_response
@@ -25,21 +27,27 @@ from .v1 import v1_routes
 __all__ = ["create_door_app", "protected_resource_metadata"]
 
 
-def protected_resource_metadata(config: DoorConfig, suffix: str = "") -> dict[str, Any]:
+def protected_resource_metadata(
+    config: DoorConfig, suffix: str = "", *, attested: bool = False
+) -> dict[str, Any]:
     """The RFC 9728 document: the one thing the door serves without a credential.
 
     Fetched at the path-suffixed well-known URI (``…/oauth-protected-resource/mcp``),
     ``resource`` names that path (RFC 9728 §3.3: identical to the identifier the suffix
-    came from); both are audiences the door accepts.
+    came from); both are audiences the door accepts. ``kestrel_grade_keys_uri``, when the
+    door signs grades (``attested``), is the JWKS of its signing keys.
     """
     resource = config.resource + (f"/{suffix}" if suffix else "")
-    return {
+    metadata: dict[str, Any] = {
         "resource": resource,
         "authorization_servers": list(config.authorization_servers),
         "scopes_supported": list(ALL_SCOPES),
         "bearer_methods_supported": ["header"],
         "resource_name": config.resource_name,
     }
+    if attested:
+        metadata["kestrel_grade_keys_uri"] = config.resource + JWKS_PATH
+    return metadata
 
 
 def create_door_app(
@@ -52,6 +60,7 @@ def create_door_app(
     approval: ApprovalPolicy | None = None,
     on_close: Callable[[], Awaitable[None]] | None = None,
     surface: Surface[Transport] = SURFACE,
+    attestor: Attestor | None = None,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
 
@@ -59,11 +68,12 @@ def create_door_app(
     sessions are invisible to every other principal; a session gate, if any, is the
     runtime's); it never sees a bearer token. Both faces are generated from ``surface``.
     ``on_close`` runs at lifespan shutdown, after the per-principal transports are
-    closed (e.g. the shared runtime).
+    closed (e.g. the shared runtime). With ``attestor`` every proof the door serves
+    carries its signed statement about the grade, and its keys are published.
     """
     door = Door(
         config,
-        transport_for=transport_for,
+        transport_for=transport_for if attestor is None else attesting(transport_for, attestor),
         turn_credentials=turn_credentials,
         grant_verifiers=grant_verifiers,
         audit=audit,
@@ -73,7 +83,14 @@ def create_door_app(
 
     async def metadata(request: Request) -> Response:
         suffix = str(request.path_params.get("rest", "")).strip("/")
-        return json_response(protected_resource_metadata(config, suffix))
+        return json_response(
+            protected_resource_metadata(config, suffix, attested=attestor is not None)
+        )
+
+    async def grade_keys(request: Request) -> Response:
+        assert attestor is not None
+        keys = await anyio.to_thread.run_sync(attestor.keys.jwks)
+        return json_response(keys, headers={"Cache-Control": "max-age=300"})
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -87,6 +104,7 @@ def create_door_app(
     routes = [
         Route("/.well-known/oauth-protected-resource", metadata, methods=["GET"]),
         Route("/.well-known/oauth-protected-resource/{rest:path}", metadata, methods=["GET"]),
+        *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
         *mcp_routes(door),
     ]

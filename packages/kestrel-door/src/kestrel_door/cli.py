@@ -24,8 +24,10 @@ from kestrel_protocol.surface import ALL_SCOPES
 
 from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
+from .attest import Attestor
 from .audit import AuditLog
 from .config import DEFAULT_MAX_BODY, DoorConfig
+from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
 from .stores import open_door_store
 from .tokens import IssuedTokens
@@ -200,6 +202,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         grant_verifiers=verifiers,
         audit=AuditLog(store),
         approval=approval,
+        attestor=Attestor(DoorKeys(store), config.resource),
         # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
         # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
         on_close=owner.aclose,
@@ -281,6 +284,27 @@ def token_revoke(ctx: click.Context, token_id: str) -> None:
         click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
         ctx.exit(int(exit_code_for("INVALID_INPUT")))
     click.echo(f"revoked {token_id}")
+
+
+@door_group.group("keys")
+def keys_group() -> None:
+    """The Ed25519 keys the door signs grades with (published as a JWKS)."""
+
+
+@keys_group.command("list")
+@click.pass_context
+def keys_list(ctx: click.Context) -> None:
+    """Print the published JWKS (every key, oldest first; the newest signs)."""
+    click.echo(json.dumps(DoorKeys(_store(ctx)).jwks(), indent=2))
+
+
+@keys_group.command("rotate")
+@click.pass_context
+def keys_rotate(ctx: click.Context) -> None:
+    """Add a key that signs from now on; older keys stay published for verification."""
+    keys = DoorKeys(_store(ctx))
+    keys.jwks()  # the first key exists before the new one (made on first use)
+    click.echo(f"signing with {keys.rotate()}; older keys stay published")
 
 
 @door_group.command("audit")

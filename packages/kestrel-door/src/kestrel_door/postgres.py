@@ -73,6 +73,11 @@ _SCHEMA = [
         PRIMARY KEY (principal, tool)
     )""",
 ]
+_KEYS = """CREATE TABLE IF NOT EXISTS kestrel_door_signing_keys (  -- attested grades
+    kid TEXT PRIMARY KEY,
+    private BYTEA NOT NULL,  -- the raw 32-byte Ed25519 private key
+    created_at TEXT NOT NULL
+)"""
 
 _COUNT = (
     "INSERT INTO kestrel_door_opens (principal, day, count) VALUES (%s, %s, 1)"
@@ -116,6 +121,7 @@ class PostgresDoorStore:
             if done is None or done[0] is None:
                 for statement in _SCHEMA:
                     conn.execute(statement)
+            conn.execute(_KEYS)  # also on a database made before keys were kept
             conn.execute(
                 "INSERT INTO kestrel_meta (key, value) VALUES ('door', %s)"
                 " ON CONFLICT (key) DO NOTHING",
@@ -289,3 +295,21 @@ class PostgresDoorStore:
                 (principal, tool),
             )
             return cur.rowcount > 0
+
+    # -- signing keys ---------------------------------------------------------------------
+
+    def signing_keys(self) -> list[tuple[str, bytes, str]]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT kid, private, created_at FROM kestrel_door_signing_keys"
+                " ORDER BY created_at, kid"
+            ).fetchall()
+        return [(str(kid), bytes(private), str(at)) for kid, private, at in rows]
+
+    def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                "INSERT INTO kestrel_door_signing_keys (kid, private, created_at)"
+                " VALUES (%s, %s, %s)",
+                (kid, private, created_at),
+            )

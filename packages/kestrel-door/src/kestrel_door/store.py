@@ -62,6 +62,11 @@ CREATE TABLE IF NOT EXISTS vouchers_used (
     used_at TEXT NOT NULL,
     principal TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS signing_keys (  -- the door's Ed25519 keys (attested grades)
+    kid TEXT PRIMARY KEY,
+    private BLOB NOT NULL,  -- the raw 32-byte private key
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS approvals (
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,
@@ -237,6 +242,22 @@ class DoorStore:
                 "DELETE FROM approvals WHERE principal = ? AND tool = ?", (principal, tool)
             )
             return cur.rowcount > 0
+
+    # -- signing keys ---------------------------------------------------------------------
+
+    def signing_keys(self) -> list[tuple[str, bytes, str]]:
+        with self.read() as db:
+            rows = db.execute(
+                "SELECT kid, private, created_at FROM signing_keys ORDER BY created_at, kid"
+            ).fetchall()
+        return [(str(kid), bytes(private), str(at)) for kid, private, at in rows]
+
+    def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO signing_keys (kid, private, created_at) VALUES (?, ?, ?)",
+                (kid, private, created_at),
+            )
 
 
 def _count(db: sqlite3.Connection, principal: str, day: str) -> None:

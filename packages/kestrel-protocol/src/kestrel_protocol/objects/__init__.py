@@ -34,6 +34,7 @@ from .grade import (
     Mismatch,
     OperationProgress,
     OperationResumption,
+    Provenance,
     VerificationReport,
 )
 from .history import History, HistoryBar
@@ -100,6 +101,7 @@ __all__ = [
     "Position",
     "Proof",
     "ProofScenario",
+    "Provenance",
     "Scenario",
     "ScenarioRef",
     "SealedScenario",

@@ -17,6 +17,7 @@ __all__ = [
     "Mismatch",
     "OperationProgress",
     "OperationResumption",
+    "Provenance",
     "VerificationReport",
 ]
 
@@ -99,12 +100,26 @@ class Mismatch(ProtocolModel):
     found: str
 
 
+class Provenance(ProtocolModel):
+    """Where the scenario a verification replayed on came from: ``catalog`` when it is
+    the catalog of the verifying machine (its root matches, embedded or not),
+    ``embedded`` when the proof carried it and this machine does not know it (a
+    replay then proves the arithmetic on the proof's own bars, nothing about them)."""
+
+    source: Literal["catalog", "embedded"]
+    detail: str
+
+
 class VerificationReport(ProtocolModel):
     """The outcome of verifying a grade or a proof: replayed, first mismatch named.
-    ``proof`` is the presented proof's root when a proof was verified."""
+    ``proof`` is the presented proof's root when a proof was verified; ``provenance``
+    where its scenario came from; ``attestedBy`` the issuer and key of the signed
+    statement checked against the proof (``kestrel verify --trust``)."""
 
     kind: Literal["kestrel.verification"] = "kestrel.verification"
     ok: bool
     grade: str
     proof: str | None = None
     mismatch: Mismatch | None = None
+    provenance: Provenance | None = None
+    attested_by: str | None = None

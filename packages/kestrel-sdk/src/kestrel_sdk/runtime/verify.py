@@ -27,6 +27,7 @@ from kestrel_protocol import (
     Lookahead,
     Mismatch,
     Pentad,
+    Provenance,
     RefusalCode,
     SessionRecord,
     VerificationReport,
@@ -137,11 +138,15 @@ def verify_grade(
     store: ArtifactReader, index: CatalogIndex, grade: GradeResult
 ) -> VerificationReport:
     """The verification report of ``grade`` (``ok`` or the first mismatch)."""
+    provenance = Provenance(
+        source="catalog",
+        detail=f"scenario {grade.scenario.id} {grade.scenario.root} from this machine's catalog",
+    )
     try:
         _check(store, index, grade)
     except _Mismatch as exc:
         return VerificationReport(ok=False, grade=grade.root, mismatch=exc.mismatch)
-    return VerificationReport(ok=True, grade=grade.root)
+    return VerificationReport(ok=True, grade=grade.root, provenance=provenance)
 
 
 def _root_last(leaf: tuple[str, Any]) -> tuple[int, int]:
@@ -272,7 +277,8 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
     }
     if "embedded" in data:
         expected["embedded"] = data["embedded"]  # rebuilt and compared above
-    rest = {k: v for k, v in data.items() if k not in expected and k != "root"}
+    # ``attestation`` is about the proof, outside its root (checked by ``--trust``)
+    rest = {k: v for k, v in data.items() if k not in expected and k not in ("root", "attestation")}
     _compare("", {k: v for k, v in expected.items() if k not in data}, rest)
     _same("kind", "kestrel.proof", data.get("kind"))
     _same("version", 1, data.get("version"))
@@ -308,4 +314,28 @@ def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:
         return VerificationReport(
             ok=False, grade=grade_root, proof=proof_root, mismatch=exc.mismatch
         )
-    return VerificationReport(ok=True, grade=grade_root, proof=proof_root)
+    return VerificationReport(
+        ok=True, grade=grade_root, proof=proof_root, provenance=_provenance(index, data)
+    )
+
+
+def _provenance(index: CatalogIndex, data: dict[str, Any]) -> Provenance:
+    """Where a verified proof's scenario came from: this machine's catalog (its root
+    matches, whether the proof embeds it or not), or only the proof."""
+    ref = data["scenario"]
+    scenario_id, root = ref["id"], ref["root"]
+    found = index.get(scenario_id)
+    if found is not None and found.scenario.root == root:
+        how = "embedded in the proof, identical to" if "embedded" in data else "from"
+        return Provenance(
+            source="catalog", detail=f"scenario {scenario_id} {root} {how} this machine's catalog"
+        )
+    here = (
+        f"this machine's {scenario_id} is {found.scenario.root}"
+        if found is not None
+        else f"this machine's catalog has no {scenario_id}"
+    )
+    return Provenance(
+        source="embedded",
+        detail=f"scenario {scenario_id} {root} embedded in the proof and unknown here ({here})",
+    )

@@ -57,6 +57,7 @@ from ..pentads import quoted
 from ..steps import StepFile, StepFiles, step_line
 from ..store_rows import closing_rows, journal_entries
 from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database, transaction
+from .horizons import Horizons
 from .journal import (
     APPEND,
     SEQ_BITS,
@@ -66,7 +67,6 @@ from .journal import (
     set_status,
     table_last,
 )
-from .horizons import Horizons
 from .sessions import OWN, Sessions
 
 __all__ = ["SqliteStore"]

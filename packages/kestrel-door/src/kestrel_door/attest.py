@@ -1,0 +1,89 @@
+"""Attested grades: the door signs the grade of every proof it serves.
+
+The statement (:mod:`kestrel_protocol.objects.attestation`) names the grade's root as
+its subject and carries the facts a replay cannot prove; the door signs it with its
+newest key (:mod:`.keys`) at the time it reads from its own clock, and the envelope
+travels in the proof as ``attestation``, outside the proof's root. Every face that
+serves a proof (``/v1``, ``/mcp``) goes through :func:`attesting`.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, cast
+
+import anyio
+from kestrel_protocol import (
+    PAYLOAD_TYPE,
+    Envelope,
+    EnvelopeSignature,
+    Proof,
+    grade_statement,
+    pae,
+)
+from kestrel_protocol.ports import Transport
+
+from .door import TransportFactory
+from .keys import DoorKeys, utc_now
+
+__all__ = ["JWKS_PATH", "Attestor", "attesting"]
+
+JWKS_PATH = "/.well-known/kestrel-grade-keys.json"
+"""Where the door publishes its signing keys (named in its protected-resource metadata)."""
+
+
+class Attestor:
+    """Signs grades as the door at ``issuer`` with ``keys``."""
+
+    def __init__(self, keys: DoorKeys, issuer: str) -> None:
+        self.keys = keys
+        self.issuer = issuer.rstrip("/")
+
+    def attest(self, proof: Proof, principal: str) -> Proof:
+        """``proof`` with the signed statement about its grade."""
+        data = proof.rooted_json()
+        payload = grade_statement(
+            data,
+            issuer=self.issuer,
+            principal=self.keys.pseudonym(principal),
+            signed_at=utc_now(),
+        )
+        kid, key = self.keys.signer()
+        signature = key.sign(pae(PAYLOAD_TYPE, payload))
+        envelope = Envelope(
+            payload_type=PAYLOAD_TYPE,
+            payload=base64.b64encode(payload).decode("ascii"),
+            signatures=[
+                EnvelopeSignature(keyid=kid, sig=base64.b64encode(signature).decode("ascii"))
+            ],
+        )
+        return Proof.parse({**data, "attestation": envelope.to_json()})
+
+
+class _Attesting:
+    """A principal's transport whose proofs come signed; everything else as is."""
+
+    def __init__(self, inner: Transport, attestor: Attestor, principal: str) -> None:
+        self._inner = inner
+        self._attestor = attestor
+        self._principal = principal
+
+    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
+        made = await self._inner.proof(session_id, embed_tape)
+        return await anyio.to_thread.run_sync(self._attestor.attest, made, self._principal)
+
+    async def proof_of_grade(self, grade_root: str) -> Proof:
+        made = await self._inner.proof_of_grade(grade_root)
+        return await anyio.to_thread.run_sync(self._attestor.attest, made, self._principal)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def attesting(transport_for: TransportFactory, attestor: Attestor) -> TransportFactory:
+    """``transport_for`` whose transports' proofs carry the door's signed statement."""
+
+    def make(principal: str) -> Transport:
+        return cast(Transport, _Attesting(transport_for(principal), attestor, principal))
+
+    return make
