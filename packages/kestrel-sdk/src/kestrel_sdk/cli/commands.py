@@ -279,18 +279,37 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
 @click.command("verify")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the VerificationReport as JSON.")
+@click.option(
+    "--require-catalog",
+    is_flag=True,
+    help="Fail a proof whose scenario is not this machine's catalog's (embedded, unknown).",
+)
+@click.option(
+    "--trust",
+    metavar="URL|JWKS-FILE",
+    default=None,
+    help="Check the door's signed statement in a proof with these keys (a door's URL, "
+    "its JWKS URL, or a JWKS file).",
+)
 @click.pass_context
-def verify(ctx: click.Context, file: Path, as_json: bool) -> None:
+def verify(
+    ctx: click.Context, file: Path, as_json: bool, require_catalog: bool, trust: str | None
+) -> None:
     """Replay a proof (from the file alone) or a grade (from the artifacts); exit 1
-    naming the first mismatching field."""
+    naming the first mismatching field. Says where the scenario came from, and with
+    --trust who attested the proof's grade."""
     try:
         data = json.loads(file.read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
         first = str(exc).splitlines()[0]
         raise fail("INVALID_INPUT", f"{file}: not a Kestrel proof or grade: {first}") from None
     if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
-        verify_proof_data(data, as_json)
+        verify_proof_data(data, as_json, require_catalog=require_catalog, trust=trust)
         return
+    if trust is not None:
+        raise fail(
+            "INVALID_INPUT", f"{file}: a grade carries no signed statement; verify its proof"
+        )
     try:
         presented, root_mismatch = _rerooted(data)
     except (ValueError, UnicodeDecodeError, TypeError, KeyError) as exc:

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import click
-from kestrel_protocol import Proof, VerificationReport, canonical_json
+from kestrel_protocol import Mismatch, Proof, VerificationReport, canonical_json
 
 from ..cli_convention import fail
 from ..client import KestrelSdk
@@ -30,19 +30,48 @@ async def write_proof(sdk: KestrelSdk, session_id: str, out: Path, embed_tape: b
     return made
 
 
-def verify_proof_data(data: dict[str, Any], as_json: bool) -> None:
-    """``kestrel verify`` of a proof: print the outcome, exit 1 naming the first mismatch
-    (a refusal, such as a scenario neither in the catalog nor embedded, propagates)."""
+def verify_proof_data(
+    data: dict[str, Any], as_json: bool, *, require_catalog: bool = False, trust: str | None = None
+) -> None:
+    """``kestrel verify`` of a proof: replay it, say where its scenario came from and,
+    with ``trust`` (a JWKS file or URL), check the door's signed statement against it;
+    exit 1 naming the first mismatch, an embedded scenario under ``require_catalog``, or
+    what the statement gets wrong (a refusal, such as a scenario neither in the catalog
+    nor embedded, propagates)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.verify import verify_proof  # noqa: PLC0415
+    from ..trust import NotAttested, check_attestation, load_trusted_keys  # noqa: PLC0415
 
     try:
         report: VerificationReport = verify_proof(load_catalog(), data)
     except ValueError as exc:
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
-    conclude_verification(
-        report, as_json, f"ok: proof {report.proof} of grade {report.grade} verified by replay"
-    )
+    lines = [f"ok: proof {report.proof} of grade {report.grade} verified by replay"]
+    if report.ok and report.provenance is not None:
+        lines.append(f"provenance: {report.provenance.source}: {report.provenance.detail}")
+        if require_catalog and report.provenance.source != "catalog":
+            report = report.model_copy(
+                update={
+                    "ok": False,
+                    "mismatch": Mismatch(
+                        field="scenario",
+                        expected="a scenario of this machine's catalog (--require-catalog)",
+                        found=report.provenance.detail,
+                    ),
+                }
+            )
+    if report.ok and trust is not None:
+        try:
+            attested = check_attestation(data, load_trusted_keys(trust))
+        except ValueError as exc:
+            raise fail("INVALID_INPUT", str(exc)) from None
+        except NotAttested as exc:
+            mismatch = Mismatch(field=exc.field, expected=exc.expected, found=exc.found)
+            report = report.model_copy(update={"ok": False, "mismatch": mismatch})
+        else:
+            report = report.model_copy(update={"attested_by": str(attested)})
+            lines.append(f"attested by {attested}")
+    conclude_verification(report, as_json, "\n".join(lines))
 
 
 def conclude_verification(report: VerificationReport, as_json: bool, ok_line: str) -> None:

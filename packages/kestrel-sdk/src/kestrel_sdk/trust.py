@@ -1,0 +1,178 @@
+"""Checking a door's signed statement about a proof's grade (``kestrel verify --trust``).
+
+A replay proves a proof's arithmetic; what the agent could see (sealed or not, the
+``no-lookahead`` outcome) is the claim of the runtime that served it, carried by the
+door's signature (:mod:`kestrel_protocol.objects.attestation`). :func:`check_attestation`
+takes the proof (already verified by replay, so its grade root is the replayed one) and
+the trusted keys (a JWKS: the door's well-known URL, or a file): the envelope's
+signature must verify under one of them, its subject must be the grade's root, and every
+fact of its predicate must equal the proof's. The first thing that does not hold is
+named.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from kestrel_protocol import (
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    Envelope,
+    grade_facts,
+    pae,
+)
+from kestrel_protocol.canonical import canonical_json
+
+from .runtime.verify import flatten
+
+__all__ = ["Attested", "NotAttested", "check_attestation", "load_trusted_keys"]
+
+_METADATA = "/.well-known/oauth-protected-resource"
+
+
+class NotAttested(Exception):
+    """The statement does not hold for this proof: ``field`` and why."""
+
+    def __init__(self, field: str, expected: str, found: str) -> None:
+        super().__init__(f"{field}: expected {expected}, found {found}")
+        self.field, self.expected, self.found = field, expected, found
+
+
+@dataclass(frozen=True, slots=True)
+class Attested:
+    """Who signed (the statement's issuer) and with which key."""
+
+    issuer: str
+    kid: str
+
+    def __str__(self) -> str:
+        return f"{self.issuer} (key {self.kid})"
+
+
+def load_trusted_keys(source: str, client: httpx.Client | None = None) -> dict[str, Any]:
+    """The JWKS at ``source``: a file, a JWKS URL, or a door's URL (whose protected-
+    resource metadata names its keys). ``ValueError`` naming what was wrong."""
+    path = Path(source)
+    if "://" not in source:
+        try:
+            return _jwks(json.loads(path.read_bytes()), source)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot read trusted keys from {source}: {exc}") from None
+    own = client is None
+    http = client if client is not None else httpx.Client(timeout=10.0)
+    try:
+        data = _get(http, source)
+        if isinstance(data, dict) and "keys" not in data:
+            named = data.get("kestrel_grade_keys_uri")
+            if not isinstance(named, str):
+                data = _get(http, source.rstrip("/") + _METADATA)
+                named = data.get("kestrel_grade_keys_uri") if isinstance(data, dict) else None
+            if not isinstance(named, str):
+                raise ValueError(f"{source} names no kestrel_grade_keys_uri")
+            data = _get(http, named)
+        return _jwks(data, source)
+    finally:
+        if own:
+            http.close()
+
+
+def _get(http: httpx.Client, url: str) -> Any:
+    try:
+        response = http.get(url)
+        response.raise_for_status()
+        return response.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        raise ValueError(f"cannot fetch trusted keys from {url}: {exc}") from None
+
+
+def _jwks(data: Any, source: str) -> dict[str, Any]:
+    if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
+        raise ValueError(f"{source} is not a JWKS (an object with a keys list)")
+    return data
+
+
+def _b64(text: str, field: str, urlsafe: bool = False) -> bytes:
+    try:
+        if urlsafe:
+            return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise NotAttested(field, "base64", text[:40]) from None
+
+
+def _public_key(jwks: Mapping[str, Any], kid: str) -> Ed25519PublicKey:
+    for jwk in jwks["keys"]:
+        if isinstance(jwk, dict) and jwk.get("kid") == kid:
+            if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
+                raise NotAttested("attestation.signatures[0].keyid", "an Ed25519 key", kid)
+            raw = _b64(str(jwk.get("x", "")), "jwk.x", urlsafe=True)
+            try:
+                return Ed25519PublicKey.from_public_bytes(raw)
+            except ValueError:
+                raise NotAttested("jwk.x", "a 32-byte Ed25519 public key", kid) from None
+    raise NotAttested("attestation.signatures[0].keyid", "a key of the trusted JWKS", kid)
+
+
+def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
+    """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
+    :class:`NotAttested` naming the first thing that does not hold."""
+    if "attestation" not in proof:
+        raise NotAttested("attestation", "a signed statement (a proof served by a door)", "none")
+    try:
+        envelope = Envelope.parse(proof["attestation"])
+    except ValueError:
+        raise NotAttested("attestation", "a DSSE envelope", "something else") from None
+    if envelope.payload_type != PAYLOAD_TYPE:
+        raise NotAttested("attestation.payloadType", PAYLOAD_TYPE, envelope.payload_type)
+    if not envelope.signatures:
+        raise NotAttested("attestation.signatures", "a signature", "none")
+    signature = envelope.signatures[0]
+    key = _public_key(jwks, signature.keyid)
+    payload = _b64(envelope.payload, "attestation.payload")
+    try:
+        key.verify(_b64(signature.sig, "attestation.signatures[0].sig"), pae(PAYLOAD_TYPE, payload))
+    except InvalidSignature:
+        raise NotAttested(
+            "attestation.signatures[0].sig", f"a signature by key {signature.keyid}", "a bad one"
+        ) from None
+    try:
+        statement = json.loads(payload)
+        predicate = statement["predicate"]
+        digest = statement["subject"][0]["digest"]["sha256"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise NotAttested("attestation.payload", "an in-toto statement", "something else") from None
+    if statement.get("_type") != STATEMENT_TYPE:
+        raise NotAttested("statement._type", STATEMENT_TYPE, str(statement.get("_type")))
+    if statement.get("predicateType") != PREDICATE_TYPE:
+        raise NotAttested(
+            "statement.predicateType", PREDICATE_TYPE, str(statement.get("predicateType"))
+        )
+    grade_root = str(proof["grade"]["root"])
+    if "sha256:" + str(digest) != grade_root:
+        raise NotAttested(
+            "statement.subject", f"the replayed grade {grade_root}", f"sha256:{digest}"
+        )
+    signed = dict(flatten({k: predicate.get(k) for k in grade_facts(proof)}))
+    for path, value in flatten(grade_facts(proof)):
+        if signed.get(path) != value:
+            raise NotAttested(
+                f"statement.predicate.{path}",
+                f"{_text(value)} (the proof's)",
+                f"{_text(signed.get(path))} (signed)",
+            )
+    issuer = predicate.get("issuer")
+    return Attested(issuer=str(issuer), kid=signature.keyid)
+
+
+def _text(value: Any) -> str:
+    return canonical_json(value).decode("utf-8")
