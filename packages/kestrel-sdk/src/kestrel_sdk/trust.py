@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from cryptography.exceptions import InvalidSignature
@@ -71,14 +72,14 @@ def load_trusted_keys(source: str, client: httpx.Client | None = None) -> dict[s
     own = client is None
     http = client if client is not None else httpx.Client(timeout=10.0)
     try:
-        data = _get(http, source)
+        if urlsplit(source).path.strip("/"):  # a JWKS URL (or a metadata URL)
+            data = _get(http, source)
+        else:  # a door's address: its protected-resource metadata names its keys
+            data = _get(http, source.rstrip("/") + _METADATA)
         if isinstance(data, dict) and "keys" not in data:
             named = data.get("kestrel_grade_keys_uri")
             if not isinstance(named, str):
-                data = _get(http, source.rstrip("/") + _METADATA)
-                named = data.get("kestrel_grade_keys_uri") if isinstance(data, dict) else None
-            if not isinstance(named, str):
-                raise ValueError(f"{source} names no kestrel_grade_keys_uri")
+                raise ValueError(f"{source} is neither a JWKS nor names kestrel_grade_keys_uri")
             data = _get(http, named)
         return _jwks(data, source)
     finally:
@@ -102,12 +103,20 @@ def _jwks(data: Any, source: str) -> dict[str, Any]:
 
 
 def _b64(text: str, field: str, urlsafe: bool = False) -> bytes:
+    """Base64 ``text``, only in its one canonical spelling (a changed padding bit would
+    otherwise decode to the same bytes: the envelope must be the bytes signed)."""
     try:
         if urlsafe:
-            return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        return base64.b64decode(text, validate=True)
+            data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            canonical = base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+        else:
+            data = base64.b64decode(text, validate=True)
+            canonical = base64.b64encode(data).decode("ascii")
     except (binascii.Error, ValueError):
         raise NotAttested(field, "base64", text[:40]) from None
+    if canonical != text:
+        raise NotAttested(field, "canonical base64", text[:40])
+    return data
 
 
 def _public_key(jwks: Mapping[str, Any], kid: str) -> Ed25519PublicKey:
