@@ -1,24 +1,36 @@
 """A sealed scenario shows nothing after a session's clock, on any face.
 
-During a session on a sealed scenario every tool of the surface (valid calls and
-refusals, table generated from ``SURFACE``), every resource, ``resources/list``,
-``resources/templates/list``, every prompt and every completion goes through stdio MCP, the door's
-``/mcp``, the door's ``/v1`` and both SDK transports; no response body holds the time
-(or the date) of a bar after the clock. The catalog still lists the scenario and its
-tape root.
+During a session on a sealed scenario, its clock mid-tape, every tool of the surface
+(valid calls and refusals, table generated from ``SURFACE``), every resource,
+``resources/list``, ``resources/templates/list``, every prompt and every completion goes
+through stdio MCP, the door's ``/mcp``, the door's ``/v1`` (attesting: its proofs carry
+the signed statement, decoded and searched too) and both SDK transports; no response
+body, ``detail`` included, holds the time (or the date) of a bar after the clock, a
+price only a later bar has, or the tape's length. The catalog still lists the scenario
+and its tape root.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
+from kestrel_door import (
+    Attestor,
+    AuditLog,
+    DoorConfig,
+    DoorKeys,
+    DoorStore,
+    IssuedTokens,
+    create_door_app,
+)
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_protocol import GradeResult, KestrelError
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
@@ -27,28 +39,63 @@ from kestrel_sdk import local_transport, remote_transport
 pytestmark = pytest.mark.anyio
 
 BASE = "http://127.0.0.1:8787"
-SCENARIO = "acme-trend"
-CLOCK = 5
-TAPE = (
-    Path(__file__).parents[1] / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data" / SCENARIO
-) / "tape.csv"
+SCENARIO = "acme-sealed"
+BARS = 2403  # a length no other scenario of the catalog has (the shipped ones: 2520)
+CLOCK = 1200  # mid-tape
+SHIPPED = Path(__file__).parents[1] / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data"
 
 
-def _future() -> tuple[list[str], list[str]]:
-    """The times, and the dates, of every bar after the clock."""
-    times = sorted({row["time"] for row in csv.DictReader(io.StringIO(TAPE.read_text()))})
-    later = times[CLOCK + 1 :]
-    return later, sorted({t[:10] for t in later} - {times[CLOCK][:10]})
+def _catalog(root: Path) -> list[dict[str, str]]:
+    """A user catalog holding ``acme-sealed``: acme-trend's terms and its first ``BARS``
+    bars; the tape's rows."""
+    directory = root / SCENARIO
+    directory.mkdir(parents=True)
+    lines = (SHIPPED / "acme-trend" / "tape.csv").read_text("utf-8").splitlines()
+    (directory / "tape.csv").write_text("\n".join(lines[: BARS + 1]) + "\n", "utf-8")
+    toml = (SHIPPED / "acme-trend" / "scenario.toml").read_text("utf-8")
+    (directory / "scenario.toml").write_text(
+        toml.replace('id = "acme-trend"', f'id = "{SCENARIO}"'), "utf-8"
+    )
+    return list(csv.DictReader(io.StringIO((directory / "tape.csv").read_text("utf-8"))))
 
 
-def _leaks(body: str) -> list[str]:
-    times, dates = _future()
-    return [t for t in (*times, *dates) if t in body][:3]
+class Leaks:
+    """What a body must not hold: a later bar's time or date, a price only later bars
+    have (but for the numbers the language's own examples use), the tape's length."""
+
+    def __init__(self, rows: list[dict[str, str]], examples: str) -> None:
+        times = [row["time"] for row in rows]
+        later = times[CLOCK + 1 :]
+        self.texts = [*later, *sorted({t[:10] for t in later} - {times[CLOCK][:10]})]
+        fields = ("open", "high", "low", "close")
+        seen = {row[f] for row in rows[: CLOCK + 1] for f in fields} | _numbers(examples)
+        self.prices = {row[f] for row in rows[CLOCK + 1 :] for f in fields} - seen
+        self.lengths = {str(len(rows)), str(len(rows) - 1)}
+
+    def __call__(self, body: str) -> list[str]:
+        numbers = _numbers(body)
+        found = [t for t in self.texts if t in body]
+        return [*found, *sorted(numbers & self.prices), *sorted(numbers & self.lengths)][:3]
+
+
+def _numbers(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", text))
+
+
+def _decoded(body: str) -> str:
+    """``body`` with every signed statement it carries decoded beside it."""
+    payloads = re.findall(r'"payload":\s*"([A-Za-z0-9+/=]+)"', body)
+    return "\n".join([body, *(base64.b64decode(p).decode("utf-8") for p in payloads)])
 
 
 async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
-    owner: Any = local_transport(home=tmp_path / "home", sealed=[SCENARIO])
+    rows = _catalog(tmp_path / "catalog")
+    owner: Any = local_transport(
+        home=tmp_path / "home", catalog_paths=[tmp_path / "catalog"], sealed=[SCENARIO]
+    )
     runtime = owner.runtime
+    examples = json.dumps((await owner.catalog()).to_json()["statementKinds"])
+    leaks = Leaks(rows, examples)
     alice = local_transport(principal="alice", runtime=runtime)
     opened = await alice.open_session(SCENARIO, "sealed")
     sid = opened.session_id
@@ -67,6 +114,7 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         transport_for=lambda p: local_transport(principal=p, runtime=runtime),
         grant_verifiers=[tokens],
         audit=AuditLog(store),
+        attestor=Attestor(DoorKeys(store), BASE),
     )
     token = tokens.issue("alice", list(ALL_SCOPES))[1]
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
@@ -85,8 +133,16 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         "bars": 1000,
     }
     # refusals too: a K205 advance beyond the tape, an unknown symbol, a bad count
-    extra: list[tuple[str, dict[str, Any]]] = [
+    times = [row["time"] for row in rows]
+    said = times[CLOCK + 2]  # the caller's own words, echoed in refusals: not a leak
+    behind = f"advance 5\nadvance to {said}"  # refused: the advances before it pass it
+    # refused submissions first, while the session is open (kestrel_proof closes it)
+    refused: list[tuple[str, dict[str, Any]]] = [
         ("kestrel_session_submit", {"sessionId": sid, "source": "advance to 2030-01-01T00:00Z"}),
+        ("kestrel_session_submit", {"sessionId": sid, "source": behind}),
+    ]
+    extra: list[tuple[str, dict[str, Any]]] = [
+        ("kestrel_validate", {"source": behind, "scenario": SCENARIO}),
         ("kestrel_validate", {"source": "advance to 2030-01-01T00:00Z", "scenario": SCENARIO}),
         ("kestrel_session_history", {"sessionId": sid, "bars": 1000, "symbol": "NOPE"}),
         ("kestrel_session_history", {"sessionId": sid, "bars": 1001}),
@@ -104,7 +160,7 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         door = await http.post("/mcp", json=message, headers=auth)
         bodies.append((f"door /mcp {method} {params}", door.text))
 
-    calls = [
+    calls = refused + [
         (tool.name, {a: samples[a] for a, f in _fields(tool) if f.is_required()})
         for tool in SURFACE.tools
         if tool.name not in ("kestrel_grade", "kestrel_session_close")
@@ -170,11 +226,28 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
                 await mcp("completion/complete", {"ref": ref, "argument": completing})
 
     for where, body in bodies:
-        assert not _leaks(body), (where, _leaks(body), body[:300])
+        text = _decoded(body).replace(said, "(said)")
+        found = leaks(text)
+        assert not found, (
+            where,
+            found,
+            [
+                text[max(0, m.start() - 150) : m.end() + 50]
+                for f in found
+                for m in re.finditer(re.escape(f), text)
+            ][:3],
+        )
     joined = "\n".join(body for _, body in bodies)
     assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
     assert "names no bar after bar 0" in joined  # the trading prompt was rendered
     assert "Input should be less than or equal to 1000" in joined  # refusals were seen
+    assert "not after the clock the advances before it reach" in joined
+    assert "beyond the tape's last bar" in joined
+    assert "https://in-toto.io/Statement/v1" in _decoded(joined)  # proofs were signed
+    # the search finds what it seeks
+    assert leaks(f"[{BARS}]")
+    assert leaks(times[-1])
+    assert leaks(f'"{sorted(leaks.prices)[0]}"')
     assert len(bodies) > 60
     catalog = (await remote.catalog()).to_json()
     entry = next(s for s in catalog["scenarios"] if s["id"] == SCENARIO)

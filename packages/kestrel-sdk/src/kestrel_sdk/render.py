@@ -49,7 +49,8 @@ def render_frame(frame: SessionFrame) -> str:
     account = frame.account
     lines = [
         f"{frame.session} seq {frame.seq} · {frame.scenario.id} · {frame.status}",
-        f"clock  bar {clock.bar} {clock.time} ({clock.remaining} bars remaining)",
+        f"clock  bar {clock.bar} {clock.time}"
+        + ("" if clock.remaining is None else f" ({clock.remaining} bars remaining)"),
         "marks  " + ("  ".join(f"{s} {p}" for s, p in sorted(frame.marks.items())) or "-"),
         f"equity {account.equity}  cash {account.cash}  realized {account.realized}"
         f"  unrealized {account.unrealized}  fees {account.fees}",

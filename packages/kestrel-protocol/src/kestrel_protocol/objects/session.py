@@ -80,11 +80,13 @@ class ScenarioRef(ProtocolModel):
 
 
 class Clock(ProtocolModel):
-    """The last processed bar, its time, and how many bars remain on the tape."""
+    """The last processed bar, its time, and how many bars remain on the tape
+    (``remaining``, absent from what is served of a sealed scenario: it tells the tape's
+    length; the frame's root is still that of the whole frame)."""
 
     bar: int
     time: str
-    remaining: int
+    remaining: int | None = None
 
 
 class FrameBar(ProtocolModel):
@@ -169,7 +171,9 @@ class Delivery(ProtocolModel):
 
     ``frameRoot`` is verified like any ``root``: a delivery whose frame does not hash to
     it fails validation naming both values. Build one with :meth:`of`, which hashes the
-    frame once (the runtime does this on every step).
+    frame once (the runtime does this on every step). A sealed scenario's frame is
+    served without ``clock.remaining`` (the tape's length) under the whole frame's root,
+    which the served part cannot be checked against: such a delivery is not checked.
     """
 
     frame: SessionFrame
@@ -177,7 +181,7 @@ class Delivery(ProtocolModel):
 
     @model_validator(mode="after")
     def _verify_frame_root(self, info: ValidationInfo) -> Self:
-        if not is_draft(self, info):
+        if not is_draft(self, info) and self.frame.clock.remaining is not None:
             expected = root_of(self.frame.to_json())
             if self.frame_root != expected:
                 raise RootMismatchError("kestrel.frame", expected, self.frame_root)

@@ -174,7 +174,7 @@ async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet:
                 await session.submit(source)
         return
     opening = (await session.frame()).frame.clock
-    total = min(estimate, opening.remaining) or None
+    total = (estimate if opening.remaining is None else min(estimate, opening.remaining)) or None
     progress = _progress("bars", quiet)
     with progress:
         task = progress.add_task("run", total=total)

@@ -39,6 +39,7 @@ from .live import LiveSession, LiveSessions
 from .models import PENTAD, pentad_body
 from .operations import Operations
 from .pentads import pentad_root
+from .sealed import sealed_frame
 
 __all__ = ["CONFLICT_RETRIES", "Grading"]
 
@@ -228,7 +229,7 @@ class Grading:
             ),
             "grade": graded,
             "record": record,
-            "head": SessionFrame.parse(self._artifact(record.head)),
+            "head": self._head(record, scenario.id),
             "pentads": self._pentads(record),
             "blotter": Blotter.parse(self._artifact(record.blotter_root)),
         }
@@ -243,6 +244,11 @@ class Grading:
             self._sessions.saw_future(principal, scenario.id, what)
             members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
         return Proof.with_root(**members)
+
+    def _head(self, record: SessionRecord, scenario_id: str) -> SessionFrame:
+        """The record's head frame; a sealed scenario's without ``clock.remaining``."""
+        head = SessionFrame.parse(self._artifact(record.head))
+        return sealed_frame(head) if self._sealed(scenario_id) else head
 
     def proof_of_grade(self, grade_root: str, principal: str | None, budget: float) -> Proof:
         """The proof of the session graded ``grade_root`` (see ``Runtime.proof_of_grade``)."""

@@ -55,6 +55,7 @@ from .lang import validate_source
 from .live import LiveSession, LiveSessions, default_max_live_sessions
 from .models import APPLIED, DELIVERY, PENTAD, STOOD, pentad_body
 from .pentads import pentad_root
+from .sealed import sealed_delivery, sealed_frame_data, sealed_history
 from .stores import open_runtime_store
 from .verify import verify_grade, verify_proof
 
@@ -247,6 +248,8 @@ class Runtime:
             PENTAD,
         )
         delivery = construct(Delivery, {"frame": frame, "frame_root": frame_root}, DELIVERY)
+        if self._served.sealed(frame.scenario.id):
+            delivery = sealed_delivery(delivery)
         if stand_down is None:
             members = {
                 "ok": True,
@@ -297,6 +300,12 @@ class Runtime:
         return seq, prev, root, frame, frame_root, step.stand_down
 
     def frame(self, principal: str, sid: str) -> Delivery:
+        delivery = self._frame(principal, sid)
+        if self._served.sealed(delivery.frame.scenario.id):
+            return sealed_delivery(delivery)
+        return delivery
+
+    def _frame(self, principal: str, sid: str) -> Delivery:
         """The head frame and its root.
 
         Neither is re-hashed: an open session's root was computed from this very frame
@@ -321,12 +330,13 @@ class Runtime:
                 f"bars must be 1 to {HISTORY_MAX}, not {bars}",
                 bars=bars,
             )
-        frame = self.frame(principal, sid).frame
+        frame = self._frame(principal, sid).frame
         tape = self._session(principal, sid).loaded.tape
         rows = history_bars(tape, frame.clock.bar, bars, symbol)
-        return History(
+        history = History(
             session=sid, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
         )
+        return sealed_history(history) if self._served.sealed(frame.scenario.id) else history
 
     def blotter(self, principal: str, sid: str) -> Blotter:
         with self._sessions.locked(principal, sid) as live:
@@ -352,9 +362,14 @@ class Runtime:
 
         With ``principal``, only the artifacts of that principal's sessions: another's
         is refused exactly as a root never stored (a remote caller's view). Without,
-        any (the operator on their own home).
+        any (the operator on their own home). A frame of a sealed scenario is served
+        without ``clock.remaining`` (see :mod:`.sealed`).
         """
-        return self._artifact(root, principal)
+        found = self._artifact(root, principal)
+        scenario = found.get("scenario")
+        if isinstance(scenario, dict) and self._served.sealed(str(scenario.get("id"))):
+            return sealed_frame_data(found)
+        return found
 
     # -- close, grades, proofs (see .grading) ---------------------------------------------
 

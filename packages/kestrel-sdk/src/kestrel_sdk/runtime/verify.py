@@ -38,6 +38,7 @@ from kestrel_protocol import (
 from .catalog import load_embedded
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine import SessionEngine, compute_grade
+from .sealed import sealed_frame_data
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
 
@@ -261,7 +262,8 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
         lookahead=_presented_lookahead(presented_record),
     )
     _compare("record", record.to_json(), presented_record)
-    _compare("head", closed.to_json(), data.get("head"))
+    presented_head = _presented_head(closed.to_json(), data.get("head"))
+    _compare("head", presented_head, data.get("head"))
     _compare("blotter", blotter.to_json(), data.get("blotter"))
     grade = compute_grade(loaded, record, pentads)
     _compare("grade", grade.to_json(), data.get("grade"))
@@ -271,7 +273,7 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
         "scenario": {"id": scenario.id, "root": scenario.root, "tapeRoot": scenario.tape.root},
         "grade": grade.to_json(),
         "record": record.to_json(),
-        "head": closed.to_json(),
+        "head": presented_head,
         "pentads": [p.to_json() for p in pentads],
         "blotter": blotter.to_json(),
     }
@@ -283,6 +285,16 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
     _same("kind", "kestrel.proof", data.get("kind"))
     _same("version", 1, data.get("version"))
     _same("root", root_of(expected), data.get("root"))
+
+
+def _presented_head(head: dict[str, Any], presented: Any) -> dict[str, Any]:
+    """The replayed head frame as the proof may present it: a sealed scenario's proof
+    omits ``clock.remaining`` (the tape's length); the record's ``head`` root, which the
+    replay recomputed, covers the whole frame."""
+    clock = presented.get("clock") if isinstance(presented, dict) else None
+    if isinstance(clock, dict) and "remaining" not in clock:
+        return sealed_frame_data(head)
+    return head
 
 
 def _presented_lookahead(record: Any) -> Lookahead:
