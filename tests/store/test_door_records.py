@@ -115,3 +115,20 @@ def test_records_survive_reopening(records: DoorRecords, store_url: str) -> None
         assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read")
     finally:
         again.close()
+
+
+def test_signing_keys_are_kept_in_order_and_survive_reopening(
+    records: DoorRecords, store_url: str
+) -> None:
+    assert records.signing_keys() == []
+    records.add_signing_key("kid-b", b"\x02" * 32, "2026-01-02T00:00:00Z")
+    records.add_signing_key("kid-a", b"\x01" * 32, "2026-01-01T00:00:00Z")
+    records.close()
+    again = open_door_store(store_url)  # another replica, or a restart
+    try:
+        assert again.signing_keys() == [
+            ("kid-a", b"\x01" * 32, "2026-01-01T00:00:00Z"),
+            ("kid-b", b"\x02" * 32, "2026-01-02T00:00:00Z"),
+        ]
+    finally:
+        again.close()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from kestrel_protocol import canonical_json, root_of
 from kestrel_protocol.store import (
+    Horizon,
     JournalConflict,
     JournalEntry,
     RuntimeStore,
@@ -260,3 +261,26 @@ def test_a_shared_store_refuses_an_append_after_the_close(postgres_dsn: str) -> 
         _append(store, "ks_a", 2, FIRST, SECOND, "advance 2")
     assert [e.seq for e in store.journal("ks_a")] == [1]
     store.close()
+
+
+def test_a_horizon_only_rises_counts_sessions_and_survives_reopening(
+    store: RuntimeStore, store_url: str
+) -> None:
+    assert store.horizon("alice", "acme-trend") is None
+    store.raise_horizon("alice", "acme-trend", 2519, "tape acme-trend read")  # before any open
+    assert store.count_session("alice", "acme-trend") == 1
+    assert store.count_session("alice", "acme-trend") == 2
+    store.raise_horizon("alice", "acme-trend", 40, "session ks_b reached bar 40")  # lower: kept
+    assert store.horizon("alice", "acme-trend") == Horizon(2519, "tape acme-trend read", 2)
+    assert store.horizon("bob", "acme-trend") is None  # per principal
+    assert store.horizon("alice", "acme-chop") is None  # and per scenario
+    assert store.count_session("bob", "acme-trend") == 1
+    assert store.horizon("bob", "acme-trend") == Horizon(-1, "", 1)  # counted, nothing shown
+    store.raise_horizon("bob", "acme-trend", 7, "session ks_c reached bar 7")
+    store.close()
+    again = open_runtime_store(store_url)
+    try:
+        assert again.horizon("alice", "acme-trend") == Horizon(2519, "tape acme-trend read", 2)
+        assert again.horizon("bob", "acme-trend") == Horizon(7, "session ks_c reached bar 7", 1)
+    finally:
+        again.close()
