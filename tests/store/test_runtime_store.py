@@ -284,3 +284,19 @@ def test_a_horizon_only_rises_counts_sessions_and_survives_reopening(
         assert again.horizon("bob", "acme-trend") == Horizon(7, "session ks_c reached bar 7", 1)
     finally:
         again.close()
+
+
+def test_a_horizon_raised_elsewhere_is_read_at_once(store: RuntimeStore, store_url: str) -> None:
+    """Another process's raise (another connection on the store) is seen by the next
+    read, however often the row was read here before (SQLite remembers rows read)."""
+    other = open_runtime_store(store_url)
+    try:
+        store.count_session("alice", "acme-trend")
+        for _ in range(3):
+            assert store.horizon("alice", "acme-trend") == Horizon(-1, "", 1)
+        other.raise_horizon("alice", "acme-trend", 12, "session ks_b reached bar 12")
+        assert store.horizon("alice", "acme-trend") == Horizon(12, "session ks_b reached bar 12", 1)
+        assert other.count_session("alice", "acme-trend") == 2
+        assert store.horizon("alice", "acme-trend") == Horizon(12, "session ks_b reached bar 12", 2)
+    finally:
+        other.close()

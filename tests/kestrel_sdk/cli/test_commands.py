@@ -167,7 +167,10 @@ def test_long_runs_are_chunked_with_the_same_metrics(tmp_path: Path) -> None:
     assert [c["passed"] for c in one["conformance"]["checks"]] == [
         c["passed"] for c in many["conformance"]["checks"]
     ]
-    records = [json.loads(_kestrel(tmp_path, "artifact", g["record"]).stdout) for g in (one, many)]
+    records = [
+        json.loads(_kestrel(tmp_path / home, "artifact", g["record"]).stdout)
+        for home, g in (("b", one), ("a", many))
+    ]
     assert len(records[0]["pentads"]) == 1
     assert len(records[1]["pentads"]) > 10
 
