@@ -7,7 +7,8 @@ Every submission reads its principal's horizon, and the step path otherwise runs
 (a step is one line in its step file), so rows read are remembered and served again
 while the horizons are unchanged: ``kestrel.db.horizons`` (8 bytes, mapped into memory)
 holds a generation that every write of a horizon, in any process, moves on after its
-commit, under an exclusive ``flock`` of that file (so no two writers' moves are lost).
+commit, under an exclusive ``flock`` of that file (so no two writers' moves are lost);
+on a file system that refuses a shared mapping it is read with ``pread``.
 A read compares the generation (a memory read) with the one its remembered rows were
 read at; when it moved, the rows are read again. A write committed after a read took
 the generation moves it again, so nothing stale is served twice.
@@ -16,6 +17,7 @@ the generation moves it again, so nothing stale is served twice.
 from __future__ import annotations
 
 import fcntl
+import logging
 import mmap
 import os
 import sqlite3
@@ -27,6 +29,8 @@ from pathlib import Path
 from kestrel_protocol.store import Horizon
 
 __all__ = ["HORIZONS_SCHEMA", "Horizons"]
+
+log = logging.getLogger(__name__)
 
 HORIZONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS horizons (  -- per (principal, scenario): the furthest bar shown
@@ -75,25 +79,36 @@ class Horizons:
                 os.ftruncate(self._fd, 8)
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._map = mmap.mmap(self._fd, 8)
+        self._map: mmap.mmap | None = None
+        try:
+            self._map = mmap.mmap(self._fd, 8)
+        except OSError as exc:  # a file system without shared mappings: pread, pwrite
+            log.info("horizons: %s is read with pread (no shared mapping: %s)", signal, exc)
         self._generation = b""  # the generation ``_rows`` were read at (its 8 bytes)
         self._rows: dict[tuple[str, str], Horizon | None] = {}
 
     def close(self) -> None:
         """Release the generation file (idempotent)."""
-        if not self._map.closed:
-            self._map.close()
+        if self._fd >= 0:
+            if self._map is not None:
+                self._map.close()
             os.close(self._fd)
+            self._fd = -1
+
+    def _now(self) -> bytes:
+        """The generation now (its 8 bytes)."""
+        mapped = self._map
+        return mapped[:8] if mapped is not None else os.pread(self._fd, 8, 0)
 
     def horizon(self, principal: str, scenario_id: str) -> Horizon | None:
         key = (principal, scenario_id)
         # the step path: a row remembered at the current generation, without the lock
-        if self._map[:8] == self._generation:
+        if self._now() == self._generation:
             found = self._rows.get(key, _UNREAD)
             if found is not _UNREAD:  # identity: a marker, not a row
                 return found
         with self._lock:
-            generation = self._map[:8]
+            generation = self._now()
             if generation != self._generation or len(self._rows) >= _REMEMBERED:
                 self._rows.clear()
                 self._generation = generation
@@ -122,6 +137,9 @@ class Horizons:
             try:
                 yield
             finally:
-                moved = (int.from_bytes(self._map[:8], "little") + 1) % (1 << 63)
-                self._map[:8] = moved.to_bytes(8, "little")
+                moved = (int.from_bytes(self._now(), "little") + 1) % (1 << 63)
+                if self._map is not None:
+                    self._map[:8] = moved.to_bytes(8, "little")
+                else:
+                    os.pwrite(self._fd, moved.to_bytes(8, "little"), 0)
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
