@@ -99,9 +99,11 @@ async def test_an_mcp_sessions_proof_verifies_in_an_empty_home_and_a_changed_pri
     clean = _env(elsewhere, other_user)
     verified = _kestrel(clean, "verify", str(proof_file))
     assert verified.returncode == 0, verified.stderr
-    assert verified.stdout.strip() == (
-        f"ok: proof {proof['root']} of grade {proof['grade']['root']} verified by replay"
-    )
+    assert verified.stdout.strip().splitlines() == [
+        f"ok: proof {proof['root']} of grade {proof['grade']['root']} verified by replay",
+        f"provenance: catalog: scenario acme-trend {proof['scenario']['root']} from this "
+        "machine's catalog",
+    ]
     assert list(elsewhere.iterdir()) == []  # nothing was read from or written to it
     assert list(other_user.iterdir()) == []
 
