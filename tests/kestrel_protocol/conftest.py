@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import pytest
 from kestrel_protocol import (
+    PAYLOAD_TYPE,
     AccountState,
     AccountTerms,
     Blotter,
@@ -25,6 +26,8 @@ from kestrel_protocol import (
     Delivery,
     Diagnostic,
     EmbeddedScenario,
+    Envelope,
+    EnvelopeSignature,
     FeeTerms,
     FillTerms,
     FrameBar,
@@ -48,6 +51,7 @@ from kestrel_protocol import (
     Proof,
     ProofScenario,
     ProtocolModel,
+    Provenance,
     Scenario,
     ScenarioRef,
     SealedScenario,
@@ -291,6 +295,9 @@ def build_samples() -> list[ProtocolModel]:
     verification = VerificationReport(
         ok=False, grade=grade.root, proof=proof.root, mismatch=mismatch
     )
+    provenance = Provenance(source="embedded", detail="scenario t sha256:… unknown here")
+    signature = EnvelopeSignature(keyid="kid-1", sig="c2ln")
+    envelope = Envelope(payload_type=PAYLOAD_TYPE, payload="e30=", signatures=[signature])
     return [
         statement_kinds[0],
         catalog_entry,
@@ -336,6 +343,9 @@ def build_samples() -> list[ProtocolModel]:
         progress,
         resumption,
         mismatch,
+        provenance,
+        signature,
+        envelope,
         proof_scenario,
         embedded,
         proof,

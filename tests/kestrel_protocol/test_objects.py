@@ -8,9 +8,11 @@ from typing import Any, Protocol, TypeVar
 import pytest
 from kestrel_protocol import (
     Delivery,
+    Envelope,
     FrameEvent,
     GradeResult,
     Metrics,
+    Proof,
     ProtocolModel,
     SelfRooted,
     SessionFrame,
@@ -258,3 +260,17 @@ def test_unknown_members_must_be_canonical_json_too(
         FrameEvent.parse(data)
     for word in words:
         assert word in str(caught.value)
+
+
+def test_a_proofs_attestation_is_outside_its_root(samples: list[Any]) -> None:
+    """The door's signed statement travels in the proof without changing its root: the
+    same proof with or without it has one root, and parses either way."""
+    proof = next(s for s in samples if isinstance(s, Proof))
+    envelope = next(s for s in samples if isinstance(s, Envelope))
+    attested = Proof.parse({**proof.to_json(), "attestation": envelope.to_json()})
+    assert attested.root == proof.root
+    assert attested.to_json()["attestation"] == envelope.to_json()
+    assert attested.rooted_json() == proof.to_json()
+    tampered = {**proof.to_json(), "blotter": {**proof.to_json()["blotter"], "orders": []}}
+    with pytest.raises(ValueError, match="root"):
+        Proof.parse({**tampered, "attestation": envelope.to_json()})

@@ -6,6 +6,14 @@ Depends on pydantic alone so that any client can speak Kestrel.
 
 from __future__ import annotations
 
+from .attestation import (
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    grade_facts,
+    grade_statement,
+    pae,
+)
 from .canonical import (
     MAX_SAFE_INTEGER,
     CanonicalizationError,
@@ -18,9 +26,6 @@ from .errors import KestrelError, Refusal, RefusalCode
 from .home import kestrel_home
 from .model import DecimalStr, ProtocolModel, RootMismatchError, RootStr, SelfRooted, money, ratio
 from .objects import (
-    PAYLOAD_TYPE,
-    PREDICATE_TYPE,
-    STATEMENT_TYPE,
     AccountState,
     AccountTerms,
     Blotter,
@@ -72,9 +77,6 @@ from .objects import (
     TapeInfo,
     ValidationReport,
     VerificationReport,
-    grade_facts,
-    grade_statement,
-    pae,
 )
 
 __all__ = [

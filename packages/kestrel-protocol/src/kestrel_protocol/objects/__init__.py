@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from .attestation import (
-    PAYLOAD_TYPE,
-    PREDICATE_TYPE,
-    STATEMENT_TYPE,
-    Envelope,
-    EnvelopeSignature,
-    grade_facts,
-    grade_statement,
-    pae,
-)
+from .attestation import Envelope, EnvelopeSignature
 from .blotter import Blotter, BlotterFill, BlotterOrder
 from .catalog import (
     AccountTerms,
@@ -61,9 +52,6 @@ from .session import (
 from .validation import Diagnostic, ValidationReport
 
 __all__ = [
-    "PAYLOAD_TYPE",
-    "PREDICATE_TYPE",
-    "STATEMENT_TYPE",
     "AccountState",
     "AccountTerms",
     "Blotter",
@@ -115,7 +103,4 @@ __all__ = [
     "TapeInfo",
     "ValidationReport",
     "VerificationReport",
-    "grade_facts",
-    "grade_statement",
-    "pae",
 ]

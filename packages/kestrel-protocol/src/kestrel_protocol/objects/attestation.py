@@ -1,49 +1,16 @@
-"""Attested grades: an in-toto Statement v1 about a grade, in a DSSE envelope.
-
-The door signs each grade whose proof it serves (Ed25519; its public keys are a JWKS
-at the URL its protected-resource metadata names). The statement's subject is the
-grade's root; its predicate, of type :data:`PREDICATE_TYPE`, carries what a replay
-cannot prove: whether the scenario was sealed, the session's ``no-lookahead`` outcome
-as the runtime saw it, who graded (the door's issuer URL, a pseudonym of the principal)
-and when. The envelope travels in the proof as ``attestation``, outside the proof's root,
-so roots stay deterministic. Everything here is pure (no keys, no clock): the door signs,
-``kestrel verify --trust`` checks.
-
-Predicate ``https://kestrel.invalid/attestation/grade/v1`` (documented in
-``docs/evaluation.md``)::
-
-    {"scenario": {"id": "acme-trend", "root": "sha256:…"},
-     "sealed": true,
-     "session": "ks_…",
-     "principal": "p_…",            # HMAC of the principal under a door secret
-     "noLookahead": {"passed": false, "detail": "session ks_… had reached bar 2519 …"},
-     "issuer": "https://door.example",
-     "signedAt": "2026-12-03T14:00:00Z"}
+"""The DSSE envelope a door's signed statement about a grade travels in (a proof's
+``attestation``, outside its root). What is signed and how: :mod:`kestrel_protocol.attestation`.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
-from typing import Any, Final
+import json
+from typing import Any
 
-from ..canonical import canonical_json
 from ..model import ProtocolModel
 
-__all__ = [
-    "PAYLOAD_TYPE",
-    "PREDICATE_TYPE",
-    "STATEMENT_TYPE",
-    "Envelope",
-    "EnvelopeSignature",
-    "grade_facts",
-    "grade_statement",
-    "pae",
-]
-
-STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
-PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
-PREDICATE_TYPE: Final = "https://kestrel.invalid/attestation/grade/v1"
+__all__ = ["Envelope", "EnvelopeSignature"]
 
 
 class EnvelopeSignature(ProtocolModel):
@@ -63,47 +30,4 @@ class Envelope(ProtocolModel):
 
     def statement(self) -> Any:
         """The decoded payload (JSON data); ``ValueError`` when it is not JSON."""
-        import json  # noqa: PLC0415 - only verifiers decode
-
         return json.loads(base64.b64decode(self.payload, validate=True))
-
-
-def pae(payload_type: str, payload: bytes) -> bytes:
-    """DSSE's pre-authentication encoding: what is signed."""
-    kind = payload_type.encode("utf-8")
-    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
-
-
-def grade_facts(proof: Mapping[str, Any]) -> dict[str, Any]:
-    """What a statement asserts of a proof (JSON data), as the proof itself says it:
-    its scenario, whether it was sealed, its session and its ``no-lookahead`` check.
-    ``KeyError``/``TypeError`` when the proof lacks them."""
-    record, grade = proof["record"], proof["grade"]
-    check = next(c for c in grade["conformance"]["checks"] if c["id"] == "no-lookahead")
-    return {
-        "scenario": {"id": proof["scenario"]["id"], "root": proof["scenario"]["root"]},
-        "sealed": record["lookahead"]["sealed"],
-        "session": record["session"],
-        "noLookahead": {"passed": check["passed"], "detail": check["detail"]},
-    }
-
-
-def grade_statement(
-    proof: Mapping[str, Any], *, issuer: str, principal: str, signed_at: str
-) -> bytes:
-    """The statement about ``proof``'s grade (canonical JSON bytes): the payload."""
-    digest = str(proof["grade"]["root"]).removeprefix("sha256:")
-    statement = {
-        "_type": STATEMENT_TYPE,
-        "subject": [
-            {"name": f"kestrel-grade:{proof['record']['session']}", "digest": {"sha256": digest}}
-        ],
-        "predicateType": PREDICATE_TYPE,
-        "predicate": {
-            **grade_facts(proof),
-            "principal": principal,
-            "issuer": issuer,
-            "signedAt": signed_at,
-        },
-    }
-    return canonical_json(statement)
