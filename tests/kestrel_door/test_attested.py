@@ -65,25 +65,45 @@ def _start(store: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    proc.communicate(timeout=20)
+    """Stop a door by its pid (once; again is a no-op)."""
+    if proc.returncode is None:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+class Replicas:
+    """Doors A and B on one store, alice's token, and a way to stop both."""
+
+    def __init__(self, store: str, home: Path) -> None:
+        token = _door_cli(store, home, "token", "issue", "--principal", "alice", *SCOPES)
+        self.token = token.strip().splitlines()[-1]
+        self.procs: list[subprocess.Popen[bytes]] = []
+        try:
+            self.a = self._start(store, home / "a")
+            self.b = self._start(store, home / "b")
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, store: str, home: Path) -> str:
+        proc, base = _start(store, home)
+        self.procs.append(proc)
+        return base
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            _stop(proc)
 
 
 @pytest.fixture
-def replicas(postgres_dsn: str, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
-    """Doors A and B on one store, and alice's token."""
-    token = _door_cli(postgres_dsn, tmp_path, "token", "issue", "--principal", "alice", *SCOPES)
-    a, base_a = _start(postgres_dsn, tmp_path / "a")
+def replicas(postgres_dsn: str, tmp_path: Path) -> Iterator[Replicas]:
+    made: list[Replicas] = []
     try:
-        b, base_b = _start(postgres_dsn, tmp_path / "b")
-    except BaseException:
-        _stop(a)
-        raise
-    try:
-        yield base_a, base_b, token.strip().splitlines()[-1]
+        made.append(Replicas(postgres_dsn, tmp_path))
+        yield made[0]
     finally:
-        _stop(a)
-        _stop(b)
+        for each in made:
+            each.stop()
 
 
 def _verify(tmp_path: Path, *args: str, offline: bool = False) -> subprocess.CompletedProcess[str]:
@@ -128,9 +148,9 @@ def _rerooted_as_sealed(proof: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_scout_is_named_signed_and_verified_against_another_replica(
-    replicas: tuple[str, str, str], tmp_path: Path
+    replicas: Replicas, tmp_path: Path
 ) -> None:
-    base_a, base_b, token = replicas
+    base_a, base_b, token = replicas.a, replicas.b, replicas.token
     auth = {"Authorization": f"Bearer {token}"}
     meta = httpx.get(base_a + "/.well-known/oauth-protected-resource").json()
     assert meta["kestrel_grade_keys_uri"] == base_a + JWKS_PATH
@@ -197,9 +217,9 @@ def test_a_scout_is_named_signed_and_verified_against_another_replica(
 
 
 def test_a_jwks_file_verifies_with_no_door_and_one_changed_byte_fails(
-    replicas: tuple[str, str, str], tmp_path: Path
+    replicas: Replicas, tmp_path: Path
 ) -> None:
-    base_a, base_b, token = replicas
+    base_a, base_b, token = replicas.a, replicas.b, replicas.token
     with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
         sid = http.post(base_a + "/v1/sessions", json={"scenario": SCENARIO}).json()["sessionId"]
         http.post(f"{base_a}/v1/sessions/{sid}/submit", json={"source": "buy 5 ACME\nadvance 3"})
@@ -210,7 +230,11 @@ def test_a_jwks_file_verifies_with_no_door_and_one_changed_byte_fails(
     (tmp_path / "proof.json").write_bytes(text)
     assert _statement(proof)["predicate"]["noLookahead"]["passed"] is True
 
-    # the keys from a file, in an empty home, every proxy pointing nowhere
+    # both doors stopped; the keys from a file, in an empty home, every proxy pointing
+    # nowhere (a fetch would fail)
+    replicas.stop()
+    with pytest.raises(httpx.TransportError):
+        httpx.get(base_b + JWKS_PATH)
     trust = ("--trust", str(tmp_path / "jwks.json"))
     done = _verify(tmp_path, str(tmp_path / "proof.json"), *trust, offline=True)
     assert done.returncode == 0, done.stderr
