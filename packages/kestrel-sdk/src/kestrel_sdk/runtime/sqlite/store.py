@@ -103,12 +103,7 @@ class SqliteStore:
         )
         self._transaction = partial(transaction, self._conn, self._lock)
         self._sessions = Sessions(self._conn, self._lock, self._transaction)
-        self._horizons = Horizons(
-            self._conn,
-            self._lock,
-            self._transaction,
-            self.path.with_name(self.path.name + ".horizons"),
-        )
+        self._horizons = Horizons(self._conn, self._lock, self._transaction)
         self._closed = True  # until opened: nothing to fold on a failed open
         opened = open_database(self._conn, self._lock)
         self._steps = StepFiles(
@@ -139,7 +134,6 @@ class SqliteStore:
                 except (sqlite3.Error, OSError) as exc:  # the next open folds them
                     log.warning("folding the step files of %s failed: %s", self.path, exc)
             self._steps.close()
-            self._horizons.close()
         self._checkpointer.stop()
         with self._lock, suppress(sqlite3.ProgrammingError):
             self._conn.close()
