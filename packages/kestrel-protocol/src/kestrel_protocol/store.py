@@ -8,19 +8,22 @@ and resumable operations; :class:`DoorRecords` holds the door's own bookkeeping 
 tokens, audit rows, vouchers, quotas, approvals). Neither ever decides runtime semantics.
 
 One setting chooses the store everywhere: ``--store URL`` or ``$KESTREL_STORE``, either
-``sqlite:///PATH`` (default ``$KESTREL_HOME/kestrel.db``) or ``postgresql://…``.
+``sqlite:///PATH`` (default ``$KESTREL_HOME/kestrel.db``) or ``postgresql://…`` (or
+libpq's ``host=… dbname=…`` form). Printed, a location never shows a password
+(:func:`~kestrel_protocol.redact.redact_store_url`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
 
 from .home import kestrel_home
+from .redact import redact_store_url, unencoded_in_password
 
 __all__ = [
     "STORE_ENV",
@@ -40,6 +43,7 @@ __all__ = [
 ]
 
 STORE_ENV = "KESTREL_STORE"
+_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")  # libpq's host=… dbname=… form
 
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
 PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
@@ -51,7 +55,7 @@ class StoreLocation:
 
     kind: Literal["sqlite", "postgresql"]
     path: Path | None = None  # sqlite: the runtime's file (the door's is door.db beside it)
-    dsn: str | None = None  # postgresql: the libpq connection URL
+    dsn: str | None = None  # postgresql: a libpq connection URL or key=value string
 
     @property
     def door_path(self) -> Path:
@@ -64,13 +68,7 @@ class StoreLocation:
         if self.kind == "sqlite":
             return f"sqlite:///{self.path}"
         assert self.dsn is not None
-        parts = urlsplit(self.dsn)
-        if parts.password is None:
-            return self.dsn
-        netloc = f"{parts.username or ''}:***@{parts.hostname or ''}"
-        if parts.port is not None:
-            netloc += f":{parts.port}"
-        return urlunsplit(parts._replace(netloc=netloc))
+        return redact_store_url(self.dsn)
 
 
 def store_location(
@@ -87,21 +85,28 @@ def store_location(
     text = text.strip()
     if not text:
         return StoreLocation("sqlite", path=kestrel_home(home, env) / "kestrel.db")
-    if text.startswith(("postgresql://", "postgres://")):
+    shown = repr(redact_store_url(text))
+    if text.startswith(("postgresql://", "postgres://")) or _KEY_VALUE.match(text):
+        char = unencoded_in_password(text)
+        if char is not None:
+            raise ValueError(
+                f"store URL {shown}: its password holds an unencoded {char!r}; "
+                f"percent-encode it ({char!r} is %{ord(char):02X})"
+            )
         return StoreLocation("postgresql", dsn=text)
     if text.startswith("sqlite:///"):
         path = Path(text[len("sqlite:///") :]).expanduser()
         if not path.name or text.endswith("/"):
-            raise ValueError(f"store URL {text!r} names a directory; name the database file")
+            raise ValueError(f"store URL {shown} names a directory; name the database file")
         if path.name == "door.db":
             raise ValueError(
-                f"store URL {text!r}: door.db is the door's own file beside the runtime's; "
+                f"store URL {shown}: door.db is the door's own file beside the runtime's; "
                 "name the runtime's file otherwise (e.g. kestrel.db)"
             )
         # sqlite:////abs/path and sqlite:///rel/path (made absolute against the working
         # directory, as the home is)
         return StoreLocation("sqlite", path=Path(os.path.abspath(path)))
-    raise ValueError(f"store URL {text!r} is not sqlite:///PATH or postgresql://…")
+    raise ValueError(f"store URL {shown} is not sqlite:///PATH or postgresql://…")
 
 
 class JournalConflict(Exception):

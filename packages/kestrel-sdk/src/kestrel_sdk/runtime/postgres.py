@@ -26,6 +26,12 @@ from typing import Any
 import psycopg
 import psycopg_pool
 from kestrel_protocol import KestrelError, RefusalCode, canonical_json
+from kestrel_protocol.outage import (
+    POOL_WAIT_S,
+    RECONNECT_WINDOW_S,
+    driver_reason,
+    store_unavailable,
+)
 from kestrel_protocol.store import (
     ArtifactStatus,
     Horizon,
@@ -154,7 +160,11 @@ def open_pool(dsn: str, size: int, name: str) -> psycopg_pool.ConnectionPool[Any
         kwargs={"autocommit": True},
         open=False,
         name=name,
-        timeout=30.0,
+        timeout=POOL_WAIT_S,
+        reconnect_timeout=RECONNECT_WINDOW_S,
+        # a connection broken by a server restart is replaced, not handed out (and the
+        # pool reconnects by itself when the server returns)
+        check=psycopg_pool.ConnectionPool.check_connection,
     )
     try:
         psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
@@ -163,7 +173,8 @@ def open_pool(dsn: str, size: int, name: str) -> psycopg_pool.ConnectionPool[Any
         pool.close()
         raise KestrelError(
             RefusalCode.BACKEND_UNAVAILABLE,
-            f"the store {StoreLocation('postgresql', dsn=dsn)} is unavailable: {exc}",
+            f"the store {StoreLocation('postgresql', dsn=dsn)} is unavailable: "
+            f"{driver_reason(exc, dsn)}",
         ) from None
     return pool
 
@@ -174,6 +185,7 @@ class PostgresStore:
     shared = True
 
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
+        self._dsn = dsn
         self._location = str(StoreLocation("postgresql", dsn=dsn))
         self._pool = open_pool(dsn, pool_size, "kestrel-runtime")
         with self._connection() as conn:
@@ -189,10 +201,7 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 yield conn
         except psycopg.OperationalError as exc:  # server gone, pool exhausted ...
-            raise KestrelError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                f"the store {self._location} is unavailable: {exc}",
-            ) from None
+            raise store_unavailable(self._dsn, exc) from None
 
     def close(self) -> None:
         """Close the pool (idempotent)."""
