@@ -63,10 +63,27 @@ def missing() -> str | None:
 
 @dataclass(frozen=True)
 class Cluster:
-    """A running cluster: connect with :attr:`dsn` (user ``kestrel``, trust auth)."""
+    """A running cluster: connect with :attr:`dsn` (user ``kestrel``, trust auth).
+
+    :meth:`stop` and :meth:`start` take the server down and bring it back on the same
+    port and data (an outage under running clients)."""
 
     directory: Path
     port: int
+    flags: str = ""
+
+    def stop(self) -> None:
+        """Stop the server now (``immediate``: clients' connections break)."""
+        pg_ctl = _bin("pg_ctl")
+        assert pg_ctl is not None
+        _run([pg_ctl, "-D", str(self.directory / "data"), "-m", "immediate", "-w", "stop"], _user())
+
+    def start(self) -> None:
+        """Start the stopped server again (same port, same data)."""
+        pg_ctl = _bin("pg_ctl")
+        assert pg_ctl is not None
+        data, log = self.directory / "data", self.directory / "server.log"
+        _run([pg_ctl, "-D", str(data), "-l", str(log), "-o", self.flags, "-w", "start"], _user())
 
     @property
     def dsn(self) -> str:
@@ -132,7 +149,7 @@ def cluster(**settings: str) -> Iterator[Cluster]:
             user,
         )
         try:
-            started = Cluster(root, port)
+            started = Cluster(root, port, flags)
             import psycopg
 
             with psycopg.connect(
@@ -141,6 +158,7 @@ def cluster(**settings: str) -> Iterator[Cluster]:
                 conn.execute("CREATE DATABASE kestrel")
             yield started
         finally:
-            _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], user)
+            if (data / "postmaster.pid").exists():
+                _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], user)
     finally:
         shutil.rmtree(root, ignore_errors=True)

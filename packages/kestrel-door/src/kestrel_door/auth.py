@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.ports import Grant, GrantVerifier, LiveTurn, TurnCredentialPort
 
 __all__ = ["Authenticated", "Authenticator", "bearer_of"]
@@ -64,6 +65,9 @@ class Authenticator:
         self._on_failure = on_failure
 
     async def authenticate(self, header: str | None) -> Authenticated | None:
+        """The caller, or ``None`` (401). Raises ``BACKEND_UNAVAILABLE`` when no verifier
+        accepted the bearer and one could not reach its store: an outage is not a bad
+        token."""
         token = bearer_of(header)
         if token is None:
             return None
@@ -75,12 +79,20 @@ class Authenticator:
                 turn = None
             if turn is not None:
                 return Authenticated(kind="turn", turn=turn)
+        outage: KestrelError | None = None
         for verifier in self._verifiers:
             try:
                 grant = await verifier.verify(token)
+            except KestrelError as exc:
+                if exc.code != RefusalCode.BACKEND_UNAVAILABLE:
+                    logger.warning("grant verifier %s raised", type(verifier).__name__)
+                outage = exc if exc.code == RefusalCode.BACKEND_UNAVAILABLE else outage
+                grant = None
             except Exception:
                 logger.warning("grant verifier %s raised", type(verifier).__name__)
                 grant = None
             if grant is not None:
                 return Authenticated(kind=grant.kind, grant=grant)
+        if outage is not None:  # not judged: the store did not answer
+            raise outage
         return None

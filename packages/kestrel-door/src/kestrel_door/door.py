@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kestrel_protocol import KestrelError
+from kestrel_protocol.outage import RETRY_AFTER_S
 from kestrel_protocol.ports import (
     GrantVerifier,
     LiveTurn,
@@ -30,7 +32,7 @@ from .auth import Authenticator, bearer_of
 from .config import DoorConfig
 from .door_tools import DoorTurnTools
 
-__all__ = ["Caller", "Door", "TransportFactory", "json_response"]
+__all__ = ["Caller", "Door", "TransportFactory", "json_response", "outage_response"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +49,12 @@ class Caller:
 
     turn: LiveTurn
     guarded: bool
+
+
+def outage_response(exc: KestrelError) -> Response:
+    """503 with ``Retry-After`` for a store outage (a client retries; its token stands)."""
+    retry = str(exc.detail.get("retryAfter", RETRY_AFTER_S))
+    return json_response({"refusal": exc.refusal.to_json()}, 503, {"Retry-After": retry})
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -117,7 +125,10 @@ class Door:
     ) -> Caller | Response:
         """Who is calling (the live turn that will run the calls), or the 401 to send."""
         header = request.headers.get("authorization")
-        found = await self._auth.authenticate(header)
+        try:
+            found = await self._auth.authenticate(header)
+        except KestrelError as exc:  # the store did not answer: 503, the token not judged
+            return outage_response(exc)
         if found is None:
             return self.challenge(invalid=bearer_of(header) is not None)
         if found.turn is not None:

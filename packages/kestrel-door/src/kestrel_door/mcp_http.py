@@ -228,6 +228,18 @@ class _Exchange:
             return _error(rid, INTERNAL_ERROR, "internal error")
 
 
+def _outage(answer: Mapping[str, Any]) -> int | None:
+    """``Retry-After`` seconds when ``answer`` is a tool's store-outage refusal."""
+    result = answer.get("result")
+    content = result.get("structuredContent") if isinstance(result, Mapping) else None
+    refusal = content.get("refusal") if isinstance(content, Mapping) else None
+    if not isinstance(refusal, Mapping) or refusal.get("code") != "BACKEND_UNAVAILABLE":
+        return None
+    detail = refusal.get("detail")
+    retry = detail.get("retryAfter") if isinstance(detail, Mapping) else None
+    return retry if isinstance(retry, int) else None
+
+
 def _response(
     door: Door, exchange: _Exchange, answer: dict[str, Any] | None, modern: bool
 ) -> Response:
@@ -236,7 +248,11 @@ def _response(
         return Response(status_code=202)
     status = 200
     headers: dict[str, str] = {}
-    if exchange.scope_challenge:
+    retry = _outage(answer)
+    if retry is not None:  # the store did not answer: a transport error the client retries
+        status = 503
+        headers["Retry-After"] = str(retry)
+    elif exchange.scope_challenge:
         status = 403
         headers["WWW-Authenticate"] = door.insufficient_scope_header(exchange.scope_challenge)
     elif modern and "error" in answer:

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.ports import Grant
 from kestrel_protocol.store import DoorRecords, TokenEntry
 from kestrel_protocol.surface import ALL_SCOPES
@@ -96,7 +97,8 @@ class IssuedTokens:
         return self._store.revoke_token(token_id, _now())
 
     async def verify(self, token: str) -> Grant | None:
-        """The grant for a live issued token, else ``None``. Never raises, never logs it."""
+        """The grant for a live issued token, else ``None``; never logs it. A store that
+        cannot answer raises ``BACKEND_UNAVAILABLE``: the token is not judged then."""
         try:
             if not well_formed_bearer(token, ISSUED_TOKEN_PREFIX):
                 return None
@@ -105,6 +107,11 @@ class IssuedTokens:
             if row is None or not hmac.compare_digest(row[0], digest):
                 return None
             return Grant(principal=row[1], scopes=frozenset(row[2].split()), kind="issued")
+        except KestrelError as exc:
+            if exc.code == RefusalCode.BACKEND_UNAVAILABLE:
+                raise
+            logger.warning("issued-token lookup failed", exc_info=False)
+            return None
         except Exception:
             logger.warning("issued-token lookup failed", exc_info=False)
             return None

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from kestrel_protocol import RefusalCode
+from kestrel_protocol.outage import RETRY_AFTER_S
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import (
     SCOPE_READ,
@@ -129,6 +130,9 @@ def _result_response(door: Door, result: Mapping[str, Any], tool: Tool[Transport
             headers["WWW-Authenticate"] = door.insufficient_scope_header(
                 str(detail["requiredScope"])
             )
+        if code == "BACKEND_UNAVAILABLE":  # an outage: the client may retry
+            retry = detail.get("retryAfter") if isinstance(detail, Mapping) else None
+            headers["Retry-After"] = str(retry or RETRY_AFTER_S)
         return json_response({"refusal": dict(refusal)}, status_for(code), headers)
     data = result.get("structuredContent")
     if not isinstance(data, Mapping):
