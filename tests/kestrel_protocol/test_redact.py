@@ -49,7 +49,7 @@ def test_every_form_psycopg_accepts_is_shown_without_its_password(typed: str, sh
     parsed = conninfo_to_dict(typed)  # psycopg accepts it ...
     assert redact_store_url(typed) == shown  # ... and the operator sees this
     for key in ("password", "sslpassword"):
-        secret = parsed.get(key)
+        secret = str(parsed.get(key) or "")
         if secret:
             assert secret not in shown
             assert unquote(secret) not in shown

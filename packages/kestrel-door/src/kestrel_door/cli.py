@@ -123,6 +123,13 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     help="Session engines kept in memory (least recently used evicted; an evicted session "
     "replays its journal on next use). Default: 1000 per 4 GiB of RAM.",
 )
+@click.option(
+    "--max-open-orders",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Open orders one session may hold (a scenario's max_open_orders lowers it); a "
+    "submission that would exceed it is refused LIMIT_EXCEEDED. Default: 1000.",
+)
 @click.pass_context
 def serve(  # noqa: PLR0917 - one parameter per click option
     ctx: click.Context,
@@ -139,6 +146,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     timeout: float,
     seal: tuple[str, ...],
     max_live_sessions: int | None,
+    max_open_orders: int | None,
 ) -> None:
     """Serve /v1, /mcp and the OAuth metadata with uvicorn.
 
@@ -171,6 +179,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         sealed=seal,
         store=_settings(ctx).store,
         max_live_sessions=max_live_sessions,
+        max_open_orders=max_open_orders,
     )
     runtime = getattr(owner, "runtime", None)
     if seal and runtime is not None:

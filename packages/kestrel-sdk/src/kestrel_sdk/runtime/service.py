@@ -45,6 +45,7 @@ from kestrel_protocol.store import JournalConflict, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .artifacts import OwnedArtifacts, unknown_artifact
+from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.wire import construct
@@ -87,12 +88,15 @@ class Runtime:
         sealed: Iterable[str] = (),
         store: RuntimeStore | None = None,
         max_live_sessions: int | None = None,
+        max_open_orders: int | None = None,
     ) -> None:
-        """``store`` defaults to the one ``$KESTREL_STORE`` names (else SQLite in ``home``)."""
+        """``store`` defaults to the one ``$KESTREL_STORE`` names (else SQLite in ``home``);
+        ``max_open_orders`` bounds each session (a scenario may lower it; ``bounds``)."""
         self.home = kestrel_home(home)
         self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
         self.gate = gate
         self.grade_budget = grade_budget
+        self.max_open_orders = max_open_orders or DEFAULT_MAX_OPEN_ORDERS
         self._served = ServedCatalog(catalog_paths, catalog, sealed)
         served = self._served
         self._sessions = LiveSessions(
@@ -281,6 +285,8 @@ class Runtime:
         if engine is None:
             raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
         program = engine.check(source)
+        bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
+        check_open_orders(engine, program, bound)
         clock = engine.clock
         seq = engine.seq + 1
         prev = live.frame_root

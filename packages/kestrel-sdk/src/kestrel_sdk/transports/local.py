@@ -231,10 +231,13 @@ def local_transport(
     sealed: Sequence[str] = (),
     store: str | None = None,
     max_live_sessions: int | None = None,
+    max_open_orders: int | None = None,
 ) -> Transport:
     """The runtime in-process; state persists in the store ``store`` names
     (``sqlite:///PATH`` or ``postgresql://…``; default ``$KESTREL_STORE``, else
-    ``$KESTREL_HOME/kestrel.db``), with at most ``max_live_sessions`` engines in memory.
+    ``$KESTREL_HOME/kestrel.db``), with at most ``max_live_sessions`` engines in memory
+    and at most ``max_open_orders`` open orders a session (default 1,000; a scenario's
+    ``max_open_orders`` lowers it).
 
     Pass ``runtime=`` to let several principals (transports) share one runtime, as the
     door does; ``home``/``catalog_paths``/``gate``/``sealed``/``store`` are then the
@@ -257,5 +260,6 @@ def local_transport(
         sealed=sealed,
         store=open_runtime_store(store, home),
         max_live_sessions=max_live_sessions,
+        max_open_orders=max_open_orders,
     )
     return LocalTransport(built, principal, owns_runtime=True, own_artifacts=bool(own_artifacts))

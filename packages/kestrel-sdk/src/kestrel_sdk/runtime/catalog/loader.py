@@ -106,7 +106,9 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
             raise ShippedTapeError(f"the shipped tape of {terms.id} is damaged: {detail}")
         return shared_tape(parsed)
 
-    return LoadedScenario(scenario, None, load, sealed=terms.sealed)
+    return LoadedScenario(
+        scenario, None, load, sealed=terms.sealed, max_open_orders=terms.max_open_orders
+    )
 
 
 @functools.cache
@@ -198,7 +200,13 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     tape = shared_tape(parsed)
     shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
     scenario = scenario_object(terms, shape)
-    loaded = LoadedScenario(scenario, directory, lambda: tape, sealed=terms.sealed)
+    loaded = LoadedScenario(
+        scenario,
+        directory,
+        lambda: tape,
+        sealed=terms.sealed,
+        max_open_orders=terms.max_open_orders,
+    )
     return _UserScenario(loaded, terms, toml)
 
 

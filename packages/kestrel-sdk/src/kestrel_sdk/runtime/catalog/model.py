@@ -65,11 +65,14 @@ class LoadedScenario:
         load_tape: Callable[[], Tape],
         *,
         sealed: bool = False,
+        max_open_orders: int | None = None,
     ) -> None:
         self.scenario = scenario
         self.origin = origin  # None for shipped scenarios
         self.sealed = sealed
         """``sealed = true`` in its ``scenario.toml`` (a runtime may seal more)."""
+        self.max_open_orders = max_open_orders
+        """``max_open_orders`` in its ``scenario.toml``: lowers the runtime's bound."""
         self._load_tape = load_tape
         self._tape: Tape | None = None
         self._lock = threading.Lock()

@@ -48,6 +48,7 @@ _TOP_KEYS = {
     "fill",
     "instruments",
     "sealed",
+    "max_open_orders",
 }
 _TABLE_KEYS = {
     "account": ("cash", "shortable", "max_position", "max_drawdown"),
@@ -94,6 +95,8 @@ class ScenarioTerms:
     id_line: int | None = None
     sealed: bool = False
     """No face serves the tape or a bar after a session's clock (not part of the root)."""
+    max_open_orders: int | None = None
+    """Lowers the runtime's bound on a session's open orders (not part of the root)."""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -312,6 +315,11 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     sealed = data.get("sealed", False)
     if not isinstance(sealed, bool):
         check.fault("", "sealed", "sealed must be true or false")
+    max_open = data.get("max_open_orders")
+    if max_open is not None and (
+        isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 1
+    ):
+        check.fault("", "max_open_orders", "max_open_orders must be an integer of at least 1")
 
     if check.problems:
         return check.problems
@@ -333,6 +341,7 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         instruments=instruments,
         id_line=check.locate.line("", "id"),
         sealed=sealed is True,
+        max_open_orders=max_open if isinstance(max_open, int) else None,
     )
 
 

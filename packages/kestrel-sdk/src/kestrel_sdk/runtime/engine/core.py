@@ -142,6 +142,11 @@ class SessionEngine:
         return self._orders
 
     @property
+    def open_orders(self) -> list[LiveOrder]:
+        """The orders open now, in id order (read-only use)."""
+        return self._open
+
+    @property
     def fills(self) -> list[Fill]:
         return self._blotter.fills
 
