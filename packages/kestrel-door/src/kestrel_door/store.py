@@ -9,8 +9,6 @@ runtime semantics. (``postgres.py`` is the adapter for a shared PostgreSQL store
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kestrel_protocol import kestrel_home
+from kestrel_protocol.sqlite_files import connect_private, use_wal
 from kestrel_protocol.store import AuditEntry, PaymentOutcome, TokenEntry
 
 __all__ = ["DoorStore"]
@@ -82,16 +81,11 @@ class DoorStore:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else kestrel_home() / "door.db"
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            self.path, check_same_thread=False, isolation_level=None, timeout=10.0
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
+        use_wal(self._conn)  # several processes may be opening a new file at once
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
-        with contextlib.suppress(OSError):  # e.g. a read-only mount; not fatal
-            os.chmod(self.path, 0o600)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -157,7 +157,7 @@ class LiveSessions:
     def current(self, live: LiveSession) -> bool:
         """Bring a cached session (its lock held) up to the store's head: replay the
         journal rows it lacks. ``False`` when it must be rebuilt instead (closed
-        elsewhere, or behind in a way replay cannot mend). Only over a shared store."""
+        elsewhere, or behind in a way replay cannot mend)."""
         engine = live.engine
         if engine is None:
             return True  # closed is final
@@ -189,17 +189,19 @@ class LiveSessions:
         while True:
             live = self.get(principal, sid)
             with live.lock:
-                if self.usable(live):
+                if self.usable(live, fresh=True):
                     yield live
                     return
 
-    def usable(self, live: LiveSession) -> bool:
+    def usable(self, live: LiveSession, *, fresh: bool = False) -> bool:
         """Whether ``live`` (its lock held) can serve: not forgotten and, when other
-        processes share the store, current with it (else forgotten here). A session
-        that is not usable is rebuilt by the next :meth:`get`."""
+        processes share the store (or ``fresh``: a read, which must reflect every
+        submission any process acknowledged before it began, a SQLite file included),
+        current with it (else forgotten here). A session that is not usable is rebuilt
+        by the next :meth:`get`."""
         if live.dead:
             return False
-        if self.store.shared and not self.current(live):
+        if (fresh or self.store.shared) and not self.current(live):
             self.forget(live)
             return False
         return True

@@ -179,6 +179,22 @@ class StepFile:
             log.warning("%s: dropping a torn last line (%d bytes)", self.path, written - end)
         return out, end, written, status
 
+    def last(self) -> tuple[int, str | None] | None:
+        """The seq and status of the last complete line (``None``: no line), parsing
+        that line alone: a session's head, read on every read of it. The caller holds
+        the lock; :meth:`lines` checks the whole file when the lines are wanted."""
+        data = os.pread(self.fd, _fstat(self.fd).st_size, 0)
+        stop = data.find(b"\0")
+        end = data.rfind(b"\n", 0, stop if stop >= 0 else len(data)) + 1
+        if end == 0:
+            return None
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        try:
+            row, status = _parse(data[start : end - 1].decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise self._corrupt(data.count(b"\n", 0, end), "is not a step line") from None
+        return row[0], status
+
     def _corrupt(self, number: int, what: str) -> KestrelError:
         log.error("step file %s is corrupt: line %d %s", self.path, number, what)
         return KestrelError(

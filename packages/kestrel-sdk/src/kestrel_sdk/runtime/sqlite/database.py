@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from kestrel_protocol.sqlite_files import use_wal
+
 from .horizons import HORIZONS_SCHEMA
 
 __all__ = [
@@ -132,7 +134,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> Opened:
     # inserts every pentad (~300 bytes) as an artifact: 1 KiB pages split every few rows
     # (a close of a long session cost ~50 us a step with them, ~35 with these)
     conn.execute("PRAGMA page_size = 4096")
-    conn.execute("PRAGMA journal_mode = WAL")
+    use_wal(conn)  # several processes may be opening a new file at once
     conn.execute(f"PRAGMA synchronous = {sync}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")

@@ -19,6 +19,7 @@ __all__ = [
     "APPEND",
     "SEQ_BITS",
     "fold_lines",
+    "head_of",
     "journal_pentad",
     "rows",
     "set_status",
@@ -98,6 +99,17 @@ def rows(
                 step.seq = found[-1][0] if found else 0
                 step.map()
     return found, status
+
+
+def head_of(conn: sqlite3.Connection, steps: StepFiles, base: int) -> tuple[int, str | None]:
+    """The session's last seq (table or step file) and the status its file's last line
+    carries, reading one line of the file at most. The caller holds the store's lock."""
+    with steps.locked(base >> SEQ_BITS, create=False) as step:
+        last = table_last(conn, base)
+        found = step.last() if step is not None else None
+    if found is None or found[0] <= last:
+        return last, None
+    return found
 
 
 def journal_pentad(conn: sqlite3.Connection, root: str, principal: str | None) -> bytes | None:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_protocol import KestrelError, RefusalCode, canonical_json, kestrel_home
+from kestrel_protocol.sqlite_files import connect_private
 from kestrel_protocol.store import (
     ArtifactStatus,
     Horizon,
@@ -62,6 +63,7 @@ from .journal import (
     APPEND,
     SEQ_BITS,
     fold_lines,
+    head_of,
     journal_pentad,
     rows,
     set_status,
@@ -98,9 +100,7 @@ class SqliteStore:
         self._keys: dict[str, int] = {}
         self._appends = 0
         self._checkpointer = Checkpointer(self.path)
-        self._conn = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=30.0
-        )
+        self._conn = connect_private(self.path)  # 0600, created before SQLite opens it
         self._transaction = partial(transaction, self._conn, self._lock)
         self._sessions = Sessions(self._conn, self._lock, self._transaction)
         self._horizons = Horizons(self._conn, self._lock, self._transaction)
@@ -287,11 +287,11 @@ class SqliteStore:
             ).fetchone()
             if row is None:
                 return None
-            found, changed = rows(self._conn, self._steps, int(row[0]) << SEQ_BITS, 1 << SEQ_BITS)
+            seq, changed = head_of(self._conn, self._steps, int(row[0]) << SEQ_BITS)
         status = str(row[1])
         if changed is not None and status == "open":  # a stand-down's line, not yet stored
             status = changed
-        return SessionHead(found[-1][0] if found else 0, status)
+        return SessionHead(seq, status)
 
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
         """A session's accepted submissions after seq ``after``, in order (each with the
