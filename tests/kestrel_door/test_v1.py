@@ -169,3 +169,28 @@ async def test_openapi_document(kit: Kit) -> None:
     for path in ("/v1/catalog", "/v1/sessions", "/v1/sessions/{id}/submit", "/v1/openapi.json"):
         assert path in doc["paths"]
     assert "402" in doc["paths"]["/v1/sessions"]["post"]["responses"]
+
+
+async def test_every_route_refuses_unknown_query_and_body_members(kit: Kit) -> None:
+    async with asgi_client(kit.app(), kit.token()) as client:
+        sid = await _open(client)
+        for method, path, body in [
+            ("GET", "/v1/catalog?zzz=1", None),
+            ("GET", "/v1/catalog/scenarios/acme-trend?zzz=1", None),
+            ("GET", f"/v1/sessions/{sid}/frame?zzz=1", None),
+            ("GET", f"/v1/sessions/{sid}/blotter?zzz=1", None),
+            ("POST", f"/v1/sessions/{sid}/submit?zzz=1", {"source": "advance 1"}),
+            ("POST", f"/v1/sessions/{sid}/close", {"zzz": 1}),
+            ("POST", f"/v1/sessions/{sid}/grade", {"zzz": 1}),
+            ("POST", "/v1/sessions", {"scenario": "acme-trend", "zzz": 1}),
+        ]:
+            resp = await client.request(method, path, json=body)
+            assert resp.status_code == 400, (path, resp.text)
+            refusal = resp.json()["refusal"]
+            assert refusal["code"] == "INVALID_ARGUMENT", (path, refusal)
+            assert "zzz" in refusal["message"], (path, refusal)
+        # nothing was done: the session is still open at seq 0
+        frame = (await client.get(f"/v1/sessions/{sid}/frame")).json()
+        assert (frame["frame"]["seq"], frame["frame"]["status"]) == (0, "open")
+        resp = await client.post(f"/v1/sessions/{sid}/close", content=b"[1]")
+        assert resp.status_code == 400

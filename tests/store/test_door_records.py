@@ -132,3 +132,37 @@ def test_signing_keys_are_kept_in_order_and_survive_reopening(
         ]
     finally:
         again.close()
+
+
+def test_refused_opens_keep_only_a_principals_latest_offers(
+    records: DoorRecords, store_url: str
+) -> None:
+    day = "2026-01-01"
+    assert records.count_open_or_offer("bob", day, 0, ("of_bob", "acme", 1000.0)) is False
+    for n in range(200):  # 200 refusals: the table does not grow with them
+        offer = (f"of_{n:03d}", "acme", 100.0 + n)
+        assert records.count_open_or_offer("alice", day, 0, offer) is False
+    rows: list[str] = []
+    if store_url.startswith("sqlite:///"):
+        import sqlite3
+        from pathlib import Path
+
+        door = Path(store_url[len("sqlite:///") :]).parent / "door.db"
+        with sqlite3.connect(door) as conn:
+            rows = [r[0] for r in conn.execute("SELECT offer_id FROM offers ORDER BY offer_id")]
+        conn.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(store_url) as pg:
+            found = pg.execute("SELECT offer_id FROM kestrel_door_offers ORDER BY offer_id")
+            rows = [r[0] for r in found]
+    assert rows == [f"of_{n:03d}" for n in range(192, 200)] + ["of_bob"]  # OFFERS_KEPT = 8
+
+    def pay(offer: str, voucher: str) -> str:
+        return records.pay(
+            offer, "alice", scenario="acme", voucher_id=voucher, now=50.0, used_at="t", day=day
+        )
+
+    assert pay("of_199", "vc_1") == "paid"  # the latest still pays
+    assert pay("of_000", "vc_2") == "no-offer"  # an old one lapsed

@@ -22,7 +22,13 @@ from kestrel_protocol.outage import (
     driver_reason,
     store_unavailable,
 )
-from kestrel_protocol.store import AuditEntry, PaymentOutcome, StoreLocation, TokenEntry
+from kestrel_protocol.store import (
+    OFFERS_KEPT,
+    AuditEntry,
+    PaymentOutcome,
+    StoreLocation,
+    TokenEntry,
+)
 
 __all__ = ["SCHEMA_VERSION", "PostgresDoorStore"]
 
@@ -249,6 +255,12 @@ class PostgresDoorStore:
                 "INSERT INTO kestrel_door_offers (offer_id, principal, scenario, expires_at)"
                 " VALUES (%s, %s, %s, %s)",
                 (offer[0], principal, offer[1], offer[2]),
+            )
+            conn.execute(  # the principal's most recent offers only: storage stays bounded
+                "DELETE FROM kestrel_door_offers WHERE principal = %s AND offer_id NOT IN"
+                " (SELECT offer_id FROM kestrel_door_offers WHERE principal = %s"
+                " ORDER BY expires_at DESC, offer_id DESC LIMIT %s)",
+                (principal, principal, OFFERS_KEPT),
             )
             return False
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kestrel_protocol import kestrel_home
 from kestrel_protocol.sqlite_files import connect_private, use_wal
-from kestrel_protocol.store import AuditEntry, PaymentOutcome, TokenEntry
+from kestrel_protocol.store import OFFERS_KEPT, AuditEntry, PaymentOutcome, TokenEntry
 
 __all__ = ["DoorStore"]
 
@@ -187,6 +187,12 @@ class DoorStore:
                 "INSERT INTO offers (offer_id, principal, scenario, expires_at)"
                 " VALUES (?, ?, ?, ?)",
                 (offer[0], principal, offer[1], offer[2]),
+            )
+            db.execute(  # the principal's most recent offers only: storage stays bounded
+                "DELETE FROM offers WHERE principal = ?1 AND offer_id NOT IN (SELECT offer_id"
+                " FROM offers WHERE principal = ?1 ORDER BY expires_at DESC, rowid DESC"
+                " LIMIT ?2)",
+                (principal, OFFERS_KEPT),
             )
             return False
 

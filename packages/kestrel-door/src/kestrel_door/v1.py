@@ -162,18 +162,19 @@ async def _call(door: Door, caller: Caller, tool: Tool[Transport], args: Any) ->
 def _endpoint(door: Door, tool: Tool[Transport]) -> Endpoint:
     route = tool.route
     assert route is not None
-    read_body = {"none": None, "json": _json_body, "source": _source_body}[route.body]
+    # A route without a body still reads one when sent (a JSON object): its members are
+    # arguments like any, so an unknown one is refused naming it, as on MCP.
+    read_body = {"none": _json_body, "json": _json_body, "source": _source_body}[route.body]
     types = _query_types(tool)
 
     async def endpoint(request: Request) -> Response:
         caller = await door.authenticate(request, "http")
         if isinstance(caller, Response):
             return caller
-        body: dict[str, Any] | Response = {} if read_body is None else await read_body(request)
+        body = await read_body(request)
         if isinstance(body, Response):
             return body
-        if route.query:
-            body.update(_query_arguments(route.query, types, request))
+        body.update(_query_arguments(route.query, types, request))  # unknown ones too
         for argument, param in route.params.items():  # the path wins over the query
             body[argument] = request.path_params[param]
         return await _call(door, caller, tool, body)

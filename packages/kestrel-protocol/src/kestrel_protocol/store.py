@@ -26,6 +26,7 @@ from .home import kestrel_home
 from .redact import redact_store_url, unencoded_in_password
 
 __all__ = [
+    "OFFERS_KEPT",
     "STORE_ENV",
     "ArtifactStatus",
     "AuditEntry",
@@ -47,6 +48,9 @@ _KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")  # libpq's host=… dbnam
 
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
 PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
+OFFERS_KEPT = 8
+"""A principal's most recent payment offers kept (older ones lapse): refused opens do
+not grow the door's storage without bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +278,8 @@ class DoorRecords(Protocol):
 
     Contract: tokens are stored by digest only; audit rows are append-only (the store
     refuses updates and deletes); ``count_open_or_offer`` counts a free open while
-    ``used < quota`` for the day, else records the offer, atomically; ``pay`` checks the
+    ``used < quota`` for the day, else records the offer (keeping the principal's
+    :data:`OFFERS_KEPT` most recent, the older dropped), atomically; ``pay`` checks the
     offer and spends the voucher id once, atomically with counting the open.
     """
 
