@@ -141,3 +141,52 @@ def test_serve_refuses_to_seal_a_scenario_not_in_the_catalog(tmp_path: Path) -> 
     assert result.exit_code == 2, result.output
     assert "--seal" in result.output
     assert "no scenario 'nope' in the catalog" in result.output
+
+
+_DOOR = [sys.executable, "-c", "from kestrel_door.cli import main; main()"]
+
+
+def test_serve_on_a_taken_port_says_so_without_claiming_to_serve(tmp_path: Path) -> None:
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        done = subprocess.run(
+            [*_DOOR, "serve", "--port", str(port)],
+            env={**os.environ, "KESTREL_HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        taken.close()
+    assert done.returncode != 0
+    assert "serving" not in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"kestrel: BACKEND_UNAVAILABLE: cannot listen on 127.0.0.1:{port}: ")
+    )
+
+
+def test_files_the_runtime_creates_under_a_home_are_private(tmp_path: Path) -> None:
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    home = tmp_path / "home"
+    program = tmp_path / "p.kes"
+    program.write_text("buy 1 ACME\nadvance 3\n", "utf-8")
+    ran = CliRunner().invoke(
+        kestrel_cli, ["--home", str(home), "run", str(program), "--scenario", "acme-trend"]
+    )
+    assert ran.exit_code == 0, ran.output
+    _run(home, "token", "issue", "--principal", "alice", "--scope", "kestrel:read")
+    _run(home, "voucher", "issue")
+    made = [home, *home.rglob("*")]
+    assert any(p.name == "kestrel.db" for p in made)
+    assert any(p.name == "door.db" for p in made)
+    for path in made:
+        assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))

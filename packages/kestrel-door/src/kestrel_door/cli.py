@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sys
 from typing import Any
 
 import click
 import kestrel_sdk
 import uvicorn
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 from kestrel_protocol.settings import KestrelSettings
 from kestrel_protocol.store import DoorRecords
@@ -216,19 +218,48 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
         on_close=owner.aclose,
     )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            timeout_keep_alive=5,
+            lifespan="on",
+        )
+    )
+    listening = _listen(host, port)  # bound before the address is printed
     click.echo(
         f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}; store {store.location}",
         err=True,
     )
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        timeout_keep_alive=5,
-        lifespan="on",
-    )
+    server.run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; ``BACKEND_UNAVAILABLE`` naming why not."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listening = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise KestrelError(
+            RefusalCode.BACKEND_UNAVAILABLE, f"cannot listen on {host}:{port}: {exc}"
+        ) from None
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+        listening.listen(2048)
+    except OSError as exc:
+        listening.close()
+        raise KestrelError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+        ) from None
+    listening.set_inheritable(True)
+    return listening
 
 
 @door_group.group("token")

@@ -229,3 +229,45 @@ def test_catalog_path_expands_the_home_directory(
     index = load_catalog()
     assert index.problems == []
     assert index.get("homely") is not None
+
+
+def test_a_link_out_of_the_scenario_directory_is_not_read_nor_echoed(
+    tmp_path: Path, make_scenario: MakeScenario, good_tape: str
+) -> None:
+    from click.testing import CliRunner
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    secret = tmp_path / "elsewhere" / "passwd"
+    secret.parent.mkdir()
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n", "utf-8")
+    catalog = tmp_path / "catalog"
+    for name, target in (("linked-tape", "tape.csv"), ("linked-toml", "scenario.toml")):
+        directory = make_scenario(catalog, name)
+        (directory / target).unlink()
+        (directory / target).symlink_to(secret)
+    inside = make_scenario(catalog, "linked-inside")  # a link within the directory is fine
+    (inside / "data").mkdir()
+    (inside / "tape.csv").rename(inside / "data" / "bars.csv")
+    (inside / "tape.csv").symlink_to(inside / "data" / "bars.csv")
+    problems = check_catalog([catalog])
+    assert sorted(str(p) for p in problems) == [
+        f"{catalog / 'linked-tape' / 'tape.csv'}: tape.csv links outside the scenario directory",
+        f"{catalog / 'linked-toml' / 'scenario.toml'}: scenario.toml links outside the scenario"
+        " directory",
+    ]
+    index = load_catalog([catalog])
+    assert index.get("linked-inside") is not None
+    assert index.get("linked-tape") is None
+    checked = CliRunner().invoke(
+        kestrel_cli, ["catalog", "--check"], env={"KESTREL_CATALOG_PATH": str(catalog)}
+    )
+    assert "links outside the scenario directory" in checked.output
+    assert "root:x" not in checked.output
+
+
+def test_a_file_that_is_no_tape_is_not_echoed(tmp_path: Path, make_scenario: MakeScenario) -> None:
+    make_scenario(tmp_path, "not-a-tape", tape="root:x:0:0:root:/root:/bin/bash\n")
+    problems = check_catalog([tmp_path])
+    assert [p.reason for p in problems] == [
+        "the header must be exactly 'time,symbol,open,high,low,close,volume'"
+    ]

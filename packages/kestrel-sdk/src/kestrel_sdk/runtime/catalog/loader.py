@@ -177,8 +177,23 @@ def _candidate_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iter
                 yield child
 
 
+def _outside(directory: Path, path: Path) -> CatalogProblem | None:
+    """A problem when ``path`` (a symbolic link, or through one) leads out of the
+    scenario's directory: such a file is not read (a link to ``/etc/passwd`` is no tape)."""
+    try:
+        inside = path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        inside = False
+    if inside:
+        return None
+    return CatalogProblem(path, None, f"{path.name} links outside the scenario directory")
+
+
 def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProblem]:
     toml = directory / SCENARIO_FILE
+    outside = _outside(directory, toml)
+    if outside is not None:
+        return [outside]
     try:
         text = toml.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -187,6 +202,9 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     if isinstance(terms, list):
         return [CatalogProblem(toml, problem.line, problem.reason) for problem in terms]
     tape_path = directory / terms.tape
+    outside = _outside(directory, tape_path)
+    if outside is not None:
+        return [outside]
     try:
         data = _read_tape_bytes(tape_path.read_bytes, terms.tape)
     except FileNotFoundError:

@@ -282,7 +282,8 @@ def _rows(text: str, units: Mapping[str, int], scale: int, fault: _FaultFn) -> l
         lines.pop()
     lines = [line.removesuffix("\r") for line in lines]
     if not lines or lines[0] != HEADER:
-        fault(1, f"the header must be exactly {HEADER!r}, found {lines[0] if lines else ''!r}")
+        # the line found is not quoted: a file that is no tape is not echoed
+        fault(1, f"the header must be exactly {HEADER!r}")
         return []
     if len(lines) == 1:
         fault(None, "the tape has no bars")
