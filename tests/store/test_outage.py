@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -118,3 +119,65 @@ def test_a_door_that_cannot_reach_its_store_says_where_without_the_password(
     assert ran.exit_code != 0
     assert "kestrel:***@127.0.0.1" in ran.output
     assert "hun" not in ran.output
+
+
+@pytest.mark.anyio
+async def test_a_runtime_store_outage_is_503_on_v1_and_a_transport_error_on_mcp(
+    own_cluster: postgres.Cluster, tmp_path: Path
+) -> None:
+    """The door's records answer (SQLite) while the runtime's store is down: a tool call
+    is then HTTP 503 with Retry-After on /v1 and on /mcp, and works again after."""
+    from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
+    from kestrel_sdk import local_transport
+    from kestrel_sdk.runtime.service import Runtime
+    from kestrel_sdk.runtime.stores import open_runtime_store
+
+    from tests.loopback import serve
+
+    runtime = Runtime(tmp_path / "home", store=open_runtime_store(own_cluster.dsn))
+    records = DoorStore(tmp_path / "door.db")
+    tokens = IssuedTokens(records)
+    token = tokens.issue("alice", ["kestrel:read", "kestrel:trade"])[1]
+    app = create_door_app(
+        DoorConfig(base_url="http://127.0.0.1"),
+        transport_for=lambda p: local_transport(principal=p, runtime=runtime),
+        grant_verifiers=[tokens],
+        audit=AuditLog(records),
+    )
+    auth = {"Authorization": f"Bearer {token}"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "kestrel_session_open", "arguments": {"scenario": "acme-trend"}},
+    }
+    mcp_headers = {**auth, "Accept": "application/json, text/event-stream"}
+    try:
+        async with serve(app) as base, httpx.AsyncClient(base_url=base, timeout=60) as client:
+            opened = await client.post(
+                "/v1/sessions", json={"scenario": "acme-trend"}, headers=auth
+            )
+            assert opened.status_code == 200, opened.text
+            own_cluster.stop()
+            v1 = await client.post(
+                "/v1/sessions", json={"scenario": "acme-trend", "label": "b"}, headers=auth
+            )
+            mcp = await client.post("/mcp", json=call, headers=mcp_headers)
+            for response in (v1, mcp):
+                assert response.status_code == 503, response.text
+                assert int(response.headers["Retry-After"]) > 0
+                assert str(own_cluster.port) not in response.text
+            assert mcp.json()["result"]["structuredContent"]["refusal"]["message"] == (
+                "store unavailable"
+            )
+            own_cluster.start()
+            for _ in range(300):  # the pool reconnects by itself
+                again = await client.post("/mcp", json=call, headers=mcp_headers)
+                if again.status_code == 200:
+                    break
+                assert again.status_code == 503
+                await anyio.sleep(0.1)
+            assert again.json()["result"]["isError"] is False
+    finally:
+        runtime.shutdown()
+        records.close()
