@@ -53,3 +53,20 @@ def test_issue_refuses_bad_input(tokens: IssuedTokens, principal: str, scopes: l
 async def test_verify_garbage_is_none(tokens: IssuedTokens, garbage: str) -> None:
     tokens.issue("p", ["kestrel:read"])
     assert await tokens.verify(garbage) is None
+
+
+async def test_a_lookup_the_store_cannot_answer_is_an_outage_not_a_bad_token(
+    tmp_path: Path,
+) -> None:
+    from kestrel_protocol import KestrelError
+
+    store = DoorStore(tmp_path / "door.db")
+    _, token = IssuedTokens(store).issue("alice", ["kestrel:read"])
+    store.close()  # the store's connection is gone: nothing can be judged
+    with pytest.raises(KestrelError) as raised:
+        await IssuedTokens(store).verify(token)
+    assert (raised.value.code, raised.value.message) == ("BACKEND_UNAVAILABLE", "store unavailable")
+    assert await IssuedTokens(store).verify("kestrel_tok_short") is None  # shape: no lookup
+    reopened = DoorStore(tmp_path / "door.db")
+    assert await IssuedTokens(reopened).verify(token) is not None  # judged once it answers
+    reopened.close()

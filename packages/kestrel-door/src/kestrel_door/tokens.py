@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.outage import RETRY_AFTER_S, STORE_UNAVAILABLE
 from kestrel_protocol.ports import Grant
 from kestrel_protocol.store import DoorRecords, TokenEntry
 from kestrel_protocol.surface import ALL_SCOPES
@@ -112,6 +113,10 @@ class IssuedTokens:
                 raise
             logger.warning("issued-token lookup failed", exc_info=False)
             return None
-        except Exception:
-            logger.warning("issued-token lookup failed", exc_info=False)
-            return None
+        except Exception as exc:  # e.g. SQLite still locked after its busy timeout
+            logger.warning("issued-token lookup failed: %s", type(exc).__name__)
+            raise KestrelError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                STORE_UNAVAILABLE,
+                {"retryAfter": RETRY_AFTER_S},
+            ) from None
