@@ -271,3 +271,37 @@ def test_a_file_that_is_no_tape_is_not_echoed(tmp_path: Path, make_scenario: Mak
     assert [p.reason for p in problems] == [
         "the header must be exactly 'time,symbol,open,high,low,close,volume'"
     ]
+
+
+def test_a_tape_validated_before_is_listed_from_its_remembered_shape(
+    tmp_path: Path, make_scenario: MakeScenario, good_tape: str
+) -> None:
+    from kestrel_protocol import KestrelError
+    from kestrel_sdk.runtime.catalog.shapes import remember_shape, remembered_shape
+    from kestrel_sdk.runtime.catalog.tapes import TapeShape
+
+    directory = make_scenario(tmp_path, "foo-daily")
+    tape, toml = directory / "tape.csv", (directory / "scenario.toml").read_bytes()
+    first = load_catalog([tmp_path]).get("foo-daily")  # validated in full, remembered
+    assert first is not None
+    info = first.scenario.tape
+    assert remembered_shape(tape, toml) == TapeShape(info.bars, info.start, info.end, info.root)
+    # Another process (no columns in memory) met a tape with the same identity but other
+    # bytes, as `kestrel scenario new` would have remembered it: it is listed without
+    # being read, and its first use refuses it.
+    other = good_tape.replace("10.20,1000", "10.30,1000")
+    stamp = tape.stat()
+    tape.write_bytes(other.encode())
+    os.utime(tape, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    claimed = TapeShape(2, info.start, info.end, root_of_bytes(b"not these bytes"))
+    remember_shape(tape, toml, claimed)
+    listed = load_catalog([tmp_path]).get("foo-daily")
+    assert listed is not None
+    assert listed.scenario.tape.root == claimed.root  # the tape was not read
+    with pytest.raises(KestrelError, match="the tape of scenario foo-daily changed"):
+        listed.tape  # noqa: B018 - its first use
+    # Any change to its identity validates it again: a broken tape is then a problem.
+    tape.write_bytes(good_tape.replace("10.50", "10.10").encode())
+    problems = load_catalog([tmp_path]).problems
+    assert [p.path for p in problems] == [tape]
+    assert "low <= open, close <= high" in problems[0].reason

@@ -19,6 +19,7 @@ from typing import Any
 from kestrel_protocol import Scenario
 
 from ..runtime.catalog.objects import scenario_object
+from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import HEADER, TapeShape, parse_tape, render_tape
 from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
 from .bars import Bars, convert_bars
@@ -115,6 +116,9 @@ class ImportedScenario:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        info = self.scenario.tape  # validated as the catalog validates: remembered so
+        shape = TapeShape(bars=info.bars, start=info.start, end=info.end, root=info.root)
+        remember_shape(target / TAPE_FILE, self.toml.encode("utf-8"), shape)  # no re-read
         return target
 
 

@@ -1,9 +1,11 @@
 """Building the process's catalog: shipped scenarios plus ``KESTREL_CATALOG_PATH``.
 
 Shipped tapes are committed in canonical form, so loading them costs one hash; their
-columns are parsed on first use. User scenarios are validated in full when loaded (a
-malformed one is skipped with a warning, never breaking the rest). Parsed tapes live in
-a process-wide cache keyed by tape root, so every session on a tape shares one copy.
+columns are parsed on first use. User scenarios are validated in full when first met (a
+malformed one is skipped with a warning, never breaking the rest); a tape validated
+before and unchanged since is listed from its remembered shape, not read (``shapes``).
+Parsed tapes live in a process-wide cache keyed by tape root, so every session on a tape
+shares one copy.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from kestrel_protocol import KestrelError, RefusalCode
+
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
 from .objects import catalog_object, scenario_object
+from .shapes import remember_shape, remembered_shape
 from .tapes import TapeShape, parse_tape, render_tape, shape_of_canonical
 from .terms import ScenarioTerms, parse_terms
 
@@ -195,7 +200,8 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     if outside is not None:
         return [outside]
     try:
-        text = toml.read_bytes().decode("utf-8")
+        toml_bytes = toml.read_bytes()
+        text = toml_bytes.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return [CatalogProblem(toml, None, f"cannot read scenario.toml: {error}")]
     terms = parse_terms(text)
@@ -205,6 +211,16 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     outside = _outside(directory, tape_path)
     if outside is not None:
         return [outside]
+    remembered = remembered_shape(tape_path, toml_bytes)
+    if remembered is not None:  # validated before, unchanged since: not read now
+        loaded = LoadedScenario(
+            scenario_object(terms, remembered),
+            directory,
+            functools.partial(_load_remembered, tape_path, terms, remembered),
+            sealed=terms.sealed,
+            max_open_orders=terms.max_open_orders,
+        )
+        return _UserScenario(loaded, terms, toml)
     try:
         data = _read_tape_bytes(tape_path.read_bytes, terms.tape)
     except FileNotFoundError:
@@ -215,8 +231,10 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     parsed = parse_tape(data, _tick_map(terms), terms.scale, limit=limit)
     if isinstance(parsed, list):
         return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in parsed]
+    del data
     tape = shared_tape(parsed)
     shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
+    remember_shape(tape_path, toml_bytes, shape)
     scenario = scenario_object(terms, shape)
     loaded = LoadedScenario(
         scenario,
@@ -226,6 +244,31 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
         max_open_orders=terms.max_open_orders,
     )
     return _UserScenario(loaded, terms, toml)
+
+
+def _load_remembered(path: Path, terms: ScenarioTerms, shape: TapeShape) -> Tape:
+    """A remembered tape's columns, on first use: its bytes must still be the tape the
+    shape was remembered for (else it is refused, never served)."""
+    cached = _cached_tape(shape.root)
+    if cached is not None:
+        return cached
+    try:
+        data = _read_tape_bytes(path.read_bytes, terms.tape)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise _changed(terms, path, f"it cannot be read ({error})") from None
+    parsed = parse_tape(data, _tick_map(terms), terms.scale)
+    if isinstance(parsed, list) or parsed.root != shape.root:
+        raise _changed(terms, path, "it is no longer the tape the catalog listed")
+    return shared_tape(parsed)
+
+
+def _changed(terms: ScenarioTerms, path: Path, why: str) -> KestrelError:
+    return KestrelError(
+        RefusalCode.BACKEND_UNAVAILABLE,
+        f"the tape of scenario {terms.id} changed: {why}; `kestrel catalog --check` says "
+        "what is wrong with it",
+        {"scenario": terms.id, "path": str(path)},
+    )
 
 
 def _line_of(text: str, key: str) -> int | None:
