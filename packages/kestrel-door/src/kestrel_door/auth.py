@@ -86,7 +86,8 @@ class Authenticator:
             except KestrelError as exc:
                 if exc.code != RefusalCode.BACKEND_UNAVAILABLE:
                     logger.warning("grant verifier %s raised", type(verifier).__name__)
-                outage = exc if exc.code == RefusalCode.BACKEND_UNAVAILABLE else outage
+                else:
+                    outage = exc
                 grant = None
             except Exception:
                 logger.warning("grant verifier %s raised", type(verifier).__name__)

@@ -23,7 +23,7 @@ __all__ = [
     "store_unavailable",
 ]
 
-logger = logging.getLogger("kestrel.store")
+logger = logging.getLogger(__name__)
 
 STORE_UNAVAILABLE = "store unavailable"
 RETRY_AFTER_S = 5

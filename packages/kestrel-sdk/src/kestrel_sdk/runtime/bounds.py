@@ -30,15 +30,21 @@ def open_order_bound(runtime_bound: int, scenario_bound: int | None) -> int:
 
 
 def check_open_orders(engine: SessionEngine, program: Program, bound: int) -> None:
-    """Refuse ``program`` when it could leave more than ``bound`` orders open."""
-    open_now = {order.id: (order.symbol, order.alias) for order in engine.open_orders}
-    aliases = {o.alias: o.id for o in engine.orders if o.alias is not None}
+    """Refuse ``program`` when it could leave more than ``bound`` orders open (the cost
+    is the open orders', and nothing for a program that places none)."""
+    statements = program.statements
+    if len(engine.open_orders) + len(statements) <= bound or not any(
+        isinstance(statement, Order) for statement in statements
+    ):
+        return
+    open_now = {order.id: order.symbol for order in engine.open_orders}
+    aliases = {o.alias: o.id for o in engine.open_orders if o.alias is not None}
     next_id = len(engine.orders) + 1
-    for statement in program.statements:
+    for statement in statements:
         if isinstance(statement, Order):
             order_id = f"o{next_id}"
             next_id += 1
-            open_now[order_id] = (statement.symbol, statement.alias)
+            open_now[order_id] = statement.symbol
             if statement.alias is not None:
                 aliases[statement.alias] = order_id
             if len(open_now) > bound:  # only a new order can break it (a session
@@ -50,7 +56,7 @@ def check_open_orders(engine: SessionEngine, program: Program, bound: int) -> No
                 kept = {
                     k: v
                     for k, v in open_now.items()
-                    if statement.symbol is not None and v[0] != statement.symbol
+                    if statement.symbol is not None and v != statement.symbol
                 }
                 open_now = kept
 
