@@ -61,15 +61,15 @@ def _serve_door(port: int, home: Path) -> None:
 
 def _serve_sdk(port: int, home: Path) -> None:
     import uvicorn
-    from kestrel_sdk import local_transport
+    from kestrel_sdk import create_sdk, local_transport
     from mcp.server.mcpserver import MCPServer
 
-    transport = local_transport(home=home, principal="bench")
+    sdk = create_sdk(local_transport(home=home, principal="bench"))
     server = MCPServer("kestrel-sdk-baseline")
 
     @server.tool(name="kestrel_catalog", description="The scenario catalog.")
     async def kestrel_catalog() -> dict[str, Any]:
-        return (await transport.catalog()).to_json()
+        return (await sdk.catalog()).to_json()
 
     app = server.streamable_http_app(json_response=True, stateless_http=True)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)

@@ -23,9 +23,8 @@ import pytest
 from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_protocol import GradeResult, KestrelError
-from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Tool
-from kestrel_sdk import local_transport, remote_transport
+from kestrel_sdk import create_sdk, local_transport, remote_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +39,7 @@ Outcome = tuple[Any, ...]
 
 @dataclass(frozen=True)
 class Row:
-    tool: Tool[Transport]
+    tool: Tool
     variant: str
     arguments: dict[str, Any]
     scopes: tuple[str, ...] = ALL_SCOPES
@@ -57,19 +56,19 @@ class Fixture:
 
 
 async def _setup(runtime: Any) -> Fixture:
-    alice = local_transport(principal="alice", runtime=runtime)
-    bob = local_transport(principal="bob", runtime=runtime)
-    opened = await alice.open_session("acme-trend", "parity")
-    assert opened.session_id is not None
-    submitted = await alice.submit(opened.session_id, "buy 1 ACME\nadvance 1\n")
-    graded_id = (await alice.open_session("acme-trend", "graded")).session_id
-    assert graded_id is not None
-    await alice.close(graded_id)
-    grade = await alice.grade(graded_id)
+    alice = create_sdk(local_transport(principal="alice", runtime=runtime))
+    bob = create_sdk(local_transport(principal="bob", runtime=runtime))
+    opened = (await alice.open_session("acme-trend", "parity")).session
+    assert opened is not None
+    submitted = await opened.submit("buy 1 ACME\nadvance 1\n")
+    graded = (await alice.open_session("acme-trend", "graded")).session
+    assert graded is not None
+    await graded.close()
+    grade = await alice.grade(graded.id)
     assert isinstance(grade, GradeResult)
-    other = (await bob.open_session("acme-trend", "bob")).session_id
+    other = (await bob.open_session("acme-trend", "bob")).session
     assert other is not None
-    return Fixture(opened.session_id, other, submitted.pentad.root, grade.to_json())
+    return Fixture(opened.id, other.id, submitted.pentad.root, grade.to_json())
 
 
 def _samples(fx: Fixture) -> dict[str, Any]:
@@ -86,7 +85,7 @@ def _samples(fx: Fixture) -> dict[str, Any]:
     }
 
 
-def _fields(tool: Tool[Transport]) -> list[tuple[str, Any]]:
+def _fields(tool: Tool) -> list[tuple[str, Any]]:
     return [(f.alias or n, f) for n, f in tool.arguments.model_fields.items()]
 
 
@@ -134,12 +133,17 @@ def _mcp_outcome(response: dict[str, Any]) -> Outcome:
     return ("ok", result["structuredContent"])
 
 
-def _sdk_args(row: Row) -> list[Any]:
-    values = []
-    for name, _ in _fields(row.tool):
+def _sdk_args(row: Row) -> dict[str, Any]:
+    values = {}
+    for (name, _), field in zip(_fields(row.tool), row.tool.arguments.model_fields, strict=True):
         value = row.arguments.get(name)
-        values.append(GradeResult.parse(value) if name == "grade" else value)
+        values[field] = GradeResult.parse(value) if name == "grade" else value
     return values
+
+
+def _runs(tool: Tool) -> str:
+    assert tool.runs is not None
+    return tool.runs.method
 
 
 class Faces:
@@ -278,10 +282,11 @@ class Faces:
                 return None  # verify takes a GradeResult object
             transport = remote_transport(BASE, token(row.scopes), client=http) if remote else local
             try:
-                result = await getattr(transport, row.tool.projects)(*_sdk_args(row))
+                result = await create_sdk(transport).call(row.tool.name, **_sdk_args(row))
             except KestrelError as exc:
                 return ("refusal", exc.refusal.to_json())
-            return ("ok", result.to_json() if hasattr(result, "to_json") else result)
+            data = result.to_json()
+            return ("ok", row.tool.text(data) if row.tool.text is not None else data)
 
         return run
 
@@ -306,7 +311,7 @@ async def test_every_face_answers_every_call_identically(tmp_path: Path) -> None
     tools_compared: set[str] = set()
     # The tape is read last: a tape read while the fixture's session is open is recorded
     # in its record (no-lookahead), and only /v1 and the SDK can express a tape call.
-    rows = sorted(_rows(fixture), key=lambda row: row.tool.projects == "tape")
+    rows = sorted(_rows(fixture), key=lambda row: _runs(row.tool) == "tape")
     for row in rows:
         seen: dict[str, str] = {}
         for name, run in runners.items():
@@ -318,7 +323,7 @@ async def test_every_face_answers_every_call_identically(tmp_path: Path) -> None
         tools_compared.add(row.tool.name)
         assert len(set(seen.values())) == 1, (row.tool.name, row.variant, seen)
         first = json.loads(next(iter(seen.values())))
-        if row.variant == "valid" and row.tool.projects == "resume":
+        if row.variant == "valid" and _runs(row.tool) == "resume":
             # no grade runs long enough here to leave a token: a well-formed unknown one
             assert first[1]["code"] == "UNKNOWN_OPERATION", first
         elif row.variant == "valid":
@@ -367,7 +372,7 @@ async def test_every_resource_reads_alike_on_every_mcp_face(tmp_path: Path) -> N
     app, token = faces._door(door_owner, "door")
     fx = faces.fixtures[0]
     assert faces.fixtures[1] == fx
-    sdk = local_transport(principal="alice", runtime=door_owner.runtime)
+    sdk = create_sdk(local_transport(principal="alice", runtime=door_owner.runtime))
 
     async def stdio(message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
         response = await server.handle(message)

@@ -34,7 +34,7 @@ from kestrel_door import (
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_protocol import GradeResult, KestrelError
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
-from kestrel_sdk import local_transport, remote_transport
+from kestrel_sdk import create_sdk, local_transport, remote_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -94,17 +94,17 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         home=tmp_path / "home", catalog_paths=[tmp_path / "catalog"], sealed=[SCENARIO]
     )
     runtime = owner.runtime
-    examples = json.dumps((await owner.catalog()).to_json()["statementKinds"])
+    alice = create_sdk(local_transport(principal="alice", runtime=runtime))
+    examples = json.dumps((await alice.catalog()).to_json()["statementKinds"])
     leaks = Leaks(rows, examples)
-    alice = local_transport(principal="alice", runtime=runtime)
-    opened = await alice.open_session(SCENARIO, "sealed")
-    sid = opened.session_id
-    assert sid is not None
-    submitted = await alice.submit(sid, f"buy 1 ACME tif gtc\nadvance {CLOCK}")
+    opened = (await alice.open_session(SCENARIO, "sealed")).session
+    assert opened is not None
+    sid = opened.id
+    submitted = await opened.submit(f"buy 1 ACME tif gtc\nadvance {CLOCK}")
     assert submitted.delivery.frame.clock.bar == CLOCK
-    other = (await alice.open_session(SCENARIO, "graded")).session_id
+    other = (await alice.open_session(SCENARIO, "graded")).session
     assert other is not None
-    grade = await alice.grade(other)
+    grade = await alice.grade(other.id)
     assert isinstance(grade, GradeResult)
 
     store = DoorStore(tmp_path / "door.db")
@@ -119,8 +119,8 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
     token = tokens.issue("alice", list(ALL_SCOPES))[1]
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
     auth = {"Authorization": f"Bearer {token}"}
-    stdio = create_kestrel_mcp_server(alice, secrets=False)
-    remote = remote_transport(BASE, token, client=http)
+    stdio = create_kestrel_mcp_server(alice.transport, secrets=False)
+    remote = create_sdk(remote_transport(BASE, token, client=http))
 
     samples: dict[str, Any] = {
         "scenario": SCENARIO,
@@ -186,13 +186,13 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
             )
             bodies.append((f"/v1 {name} {arguments}", response.text))
         for transport, face in ((alice, "sdk local"), (remote, "sdk remote")):
-            values = [
-                GradeResult.parse(arguments[a]) if a == "grade" else arguments.get(a)
-                for a, _ in _fields(tool)
-            ]
+            values = {
+                field: GradeResult.parse(arguments[a]) if a == "grade" else arguments.get(a)
+                for (a, _), field in zip(_fields(tool), tool.arguments.model_fields, strict=True)
+            }
             try:
-                result = await getattr(transport, tool.projects)(*values)
-                text = json.dumps(result.to_json() if hasattr(result, "to_json") else result)
+                result = (await transport.call(tool.name, **values)).to_json()
+                text = json.dumps(tool.text(result) if tool.text is not None else result)
             except KestrelError as exc:
                 text = json.dumps(exc.refusal.to_json())
             bodies.append((f"{face} {name} {arguments}", text))

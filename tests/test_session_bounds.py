@@ -47,30 +47,33 @@ def _limit(refusal: dict[str, Any], bound: int, found: int) -> None:
 
 async def test_sdk_refuses_the_order_past_the_bound_and_stores_nothing(tmp_path: Path) -> None:
     catalog = _bounded(tmp_path / "catalog")
-    sdk = kestrel_sdk.local_transport(home=tmp_path / "home", catalog_paths=[catalog])
-    opened = await sdk.open_session("bounded", "b")
-    sid = opened.session_id
-    assert sid is not None
-    await sdk.submit(sid, REST * 2)  # at the bound: accepted
+    sdk = kestrel_sdk.create_sdk(
+        kestrel_sdk.local_transport(home=tmp_path / "home", catalog_paths=[catalog])
+    )
+    session = (await sdk.open_session("bounded", "b")).session
+    assert session is not None
+    await session.submit(REST * 2)  # at the bound: accepted
     with pytest.raises(KestrelError) as refused:
-        await sdk.submit(sid, REST)
+        await session.submit(REST)
     _limit(refused.value.refusal.to_json(), 2, 3)
-    frame = (await sdk.frame(sid)).frame
+    frame = (await session.frame()).frame
     assert frame.seq == 1  # nothing stored
     assert len(frame.orders) == 2
     # cancelling first makes room in the same submission; cancel all is never refused
-    assert (await sdk.submit(sid, f"cancel o1\n{REST}")).pentad.seq == 2
-    assert (await sdk.submit(sid, "cancel all\n")).pentad.seq == 3
+    assert (await session.submit(f"cancel o1\n{REST}")).pentad.seq == 2
+    assert (await session.submit("cancel all\n")).pentad.seq == 3
     await sdk.aclose()
     # the runtime's own bound, on a shipped scenario (the scenario's may only lower it)
-    runtime = kestrel_sdk.local_transport(
-        home=tmp_path / "home2", catalog_paths=[catalog], max_open_orders=1
+    runtime = kestrel_sdk.create_sdk(
+        kestrel_sdk.local_transport(
+            home=tmp_path / "home2", catalog_paths=[catalog], max_open_orders=1
+        )
     )
     for scenario, bound in (("acme-trend", 1), ("bounded", 1)):
-        sid = (await runtime.open_session(scenario, "r")).session_id
-        assert sid is not None
+        opened = (await runtime.open_session(scenario, "r")).session
+        assert opened is not None
         with pytest.raises(KestrelError) as refused:
-            await runtime.submit(sid, REST * 2)
+            await opened.submit(REST * 2)
         _limit(refused.value.refusal.to_json(), bound, 2)
     await runtime.aclose()
 

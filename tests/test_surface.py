@@ -53,7 +53,7 @@ def _rpc(method: str, params: dict[str, Any], rid: int = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
 
 
-async def _stdio(surface: Surface[Any], home: Path) -> dict[str, Any]:
+async def _stdio(surface: Surface, home: Path) -> dict[str, Any]:
     transport = local_transport(home=home / "stdio", principal="alice")
     server = create_kestrel_mcp_server(transport, secrets=False, surface=surface)
     try:
@@ -79,7 +79,7 @@ async def _stdio(surface: Surface[Any], home: Path) -> dict[str, Any]:
     }
 
 
-async def _door(surface: Surface[Any], home: Path) -> dict[str, Any]:
+async def _door(surface: Surface, home: Path) -> dict[str, Any]:
     owner: Any = local_transport(home=home / "door")
     store = DoorStore(home / "door.db")
     _, token = IssuedTokens(store).issue(

@@ -1,4 +1,5 @@
-"""Door test kit: an in-memory runtime shared by principals, the door's stores, an app builder."""
+"""Door test kit: a scripted runtime shared by principals (behind the shipped
+``ScriptedTransport``), the door's stores, an app builder."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from kestrel_door import (
     create_turn_credentials,
 )
 from kestrel_protocol.ports import SessionGate, Transport
+from kestrel_protocol.testing import ScriptedTransport, runs_on
 
 BASE = "http://127.0.0.1:8787"
 
@@ -32,11 +34,11 @@ class Kit:
     creds: TurnCredentials
     config: DoorConfig
 
-    sessions: FakeSessions
+    sessions: SessionsScript
     runtimes: list[Any] = field(default_factory=list)
 
     def transport_for(self, principal: str) -> Transport:
-        return FakeTransport(self.sessions, principal)
+        return ScriptedTransport(runs_on(self.sessions, principal, reader=principal))
 
     def app(self, **overrides: Any) -> Any:
         options: dict[str, Any] = {
@@ -77,7 +79,7 @@ async def kit(tmp_path: Path) -> AsyncIterator[Kit]:
         audit=AuditLog(store),
         creds=create_turn_credentials(),
         config=DoorConfig(base_url=BASE),
-        sessions=FakeSessions(),
+        sessions=SessionsScript(),
     )
     yield kit
     for owner in kit.runtimes:
@@ -96,23 +98,6 @@ def asgi_client(app: Any, token: str | None = None, **headers: str) -> httpx.Asy
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url=BASE, headers=all_headers
     )
-
-
-class FakeSessions:
-    """Session state shared by every principal's :class:`FakeTransport`.
-
-    Stands in for the runtime (built in parallel by another package) with valid protocol
-    objects, so the door's own tests do not depend on the engine's state.
-    """
-
-    def __init__(self) -> None:
-        self.owner: dict[str, str] = {}
-        self.seq: dict[str, int] = {}
-        self.heads: dict[str, str] = {}
-        self.pentads: dict[str, list[str]] = {}
-        self.closed: set[str] = set()
-        self.artifacts: dict[str, dict[str, Any]] = {}
-        self.opened = 0
 
 
 _SCENARIO_ROOT = "sha256:" + "1" * 64
@@ -149,32 +134,34 @@ def _frame(sid: str, seq: int, status: str = "open") -> Any:
     )
 
 
-class _Raw:
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
+class SessionsScript:
+    """The runtime's methods, scripted over session state every principal shares.
 
-    def to_json(self) -> dict[str, Any]:
-        return self.data
+    Each principal's transport is ``ScriptedTransport(runs_on(script, principal))``: it
+    stands in for the runtime with valid protocol objects, so the door's own tests do
+    not depend on the engine's state.
+    """
 
+    def __init__(self) -> None:
+        self.owner: dict[str, str] = {}
+        self.seq: dict[str, int] = {}
+        self.heads: dict[str, str] = {}
+        self.pentads: dict[str, list[str]] = {}
+        self.closed: set[str] = set()
+        self.artifacts: dict[str, dict[str, Any]] = {}
+        self.opened = 0
 
-class FakeTransport:
-    """A principal-bound ``Transport`` over :class:`FakeSessions`."""
-
-    def __init__(self, sessions: FakeSessions, principal: str) -> None:
-        self.s = sessions
-        self.principal = principal
-
-    def _own(self, sid: str) -> None:
+    def _own(self, principal: str, sid: str) -> None:
         from kestrel_protocol import KestrelError
 
-        if self.s.owner.get(sid) != self.principal:
+        if self.owner.get(sid) != principal:
             raise KestrelError("UNKNOWN_SESSION", f"no session {sid!r}", {"session": sid})
 
-    def _open_check(self, sid: str) -> None:
+    def _open_check(self, principal: str, sid: str) -> None:
         from kestrel_protocol import KestrelError
 
-        self._own(sid)
-        if sid in self.s.closed:
+        self._own(principal, sid)
+        if sid in self.closed:
             raise KestrelError("SESSION_CLOSED", "the session is closed", {"session": sid})
 
     async def catalog(self) -> Any:
@@ -198,20 +185,22 @@ class FakeTransport:
             ],
         )
 
-    async def scenario(self, scenario_id: str) -> Any:
+    async def scenario(self, principal: str, scenario_id: str) -> Any:
         from kestrel_protocol import KestrelError
 
         if scenario_id != "acme-trend":
             raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario_id!r}", {})
-        return _Raw({"kind": "kestrel.scenario", "id": scenario_id})
+        from kestrel_protocol import Artifact
 
-    async def tape(self, scenario_id: str) -> str:
-        await self.scenario(scenario_id)
+        return Artifact.parse({"kind": "kestrel.scenario", "id": scenario_id})
+
+    async def tape(self, principal: str, scenario_id: str) -> str:
+        await self.scenario(principal, scenario_id)
         return "time,open,high,low,close,volume\n" + "".join(
             f"2020-01-{d:02d},1,1,1,1,1\n" for d in range(1, 29)
         )
 
-    async def validate(self, source: str, scenario: str | None = None) -> Any:
+    async def validate(self, source: str, scenario: str | None) -> Any:
         from kestrel_protocol import Diagnostic, ValidationReport
 
         bad = "banana" in source
@@ -221,80 +210,80 @@ class FakeTransport:
         )
 
     async def open_session(
-        self, scenario: str, label: str | None = None, payment: Any = None
+        self, principal: str, scenario: str, label: str | None, payment: Any
     ) -> Any:
         from kestrel_protocol import Delivery, KestrelError, SessionOpened
 
         if scenario != "acme-trend":
             raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario!r}", {})
-        self.s.opened += 1
-        sid = f"ks_fake{self.s.opened:04d}"
-        self.s.owner[sid] = self.principal
-        self.s.seq[sid] = 0
-        self.s.heads[sid] = Delivery.of(_frame(sid, 0)).frame_root
-        self.s.pentads[sid] = []
+        self.opened += 1
+        sid = f"ks_fake{self.opened:04d}"
+        self.owner[sid] = principal
+        self.seq[sid] = 0
+        self.heads[sid] = Delivery.of(_frame(sid, 0)).frame_root
+        self.pentads[sid] = []
         return SessionOpened(gated=False, session_id=sid)
 
-    async def submit(self, session_id: str, source: str) -> Any:
+    async def submit(self, principal: str, session_id: str, source: str) -> Any:
         from kestrel_protocol import Delivery, KestrelError, Pentad, PentadBody, SessionResponse
 
-        self._open_check(session_id)
+        self._open_check(principal, session_id)
         if "banana" in source:
             raise KestrelError("INVALID_SOURCE", "line 1: not a statement", {"line": 1})
-        seq = self.s.seq[session_id] + 1
+        seq = self.seq[session_id] + 1
         pentad = Pentad.with_root(
             session=session_id,
             seq=seq,
-            prev=self.s.heads[session_id],
+            prev=self.heads[session_id],
             body=PentadBody(bytes=source),
         )
         delivery = Delivery.of(_frame(session_id, seq))
-        self.s.seq[session_id] = seq
-        self.s.heads[session_id] = delivery.frame_root
-        self.s.pentads[session_id].append(pentad.root)
-        self.s.artifacts[pentad.root] = pentad.to_json()
+        self.seq[session_id] = seq
+        self.heads[session_id] = delivery.frame_root
+        self.pentads[session_id].append(pentad.root)
+        self.artifacts[pentad.root] = pentad.to_json()
         return SessionResponse(disposition="applied", pentad=pentad, delivery=delivery)
 
-    async def frame(self, session_id: str) -> Any:
+    async def frame(self, principal: str, session_id: str) -> Any:
         from kestrel_protocol import Delivery
 
-        self._own(session_id)
-        return Delivery.of(_frame(session_id, self.s.seq[session_id]))
+        self._own(principal, session_id)
+        return Delivery.of(_frame(session_id, self.seq[session_id]))
 
-    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> Any:
+    async def history(self, principal: str, session_id: str, bars: int, symbol: str | None) -> Any:
         from kestrel_protocol import History
 
-        self._own(session_id)
-        frame = _frame(session_id, self.s.seq[session_id])
+        self._own(principal, session_id)
+        frame = _frame(session_id, self.seq[session_id])
         row = {"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}
         data = {"session": session_id, "scenario": frame.scenario.to_json(), "symbol": symbol}
         return History.parse({**data, "clock": frame.clock.to_json(), "bars": [row]})
 
-    async def blotter(self, session_id: str) -> Any:
+    async def blotter(self, principal: str, session_id: str) -> Any:
         from kestrel_protocol import Blotter
 
-        self._own(session_id)
+        self._own(principal, session_id)
         return Blotter.with_root(session=session_id, orders=[], fills=[])
 
-    async def close(self, session_id: str) -> Any:
+    async def close(self, principal: str, session_id: str) -> Any:
         from kestrel_protocol import ScenarioRef, SessionRecord
 
-        self._open_check(session_id)
-        self.s.closed.add(session_id)
-        blotter = await self.blotter(session_id)
+        self._open_check(principal, session_id)
+        self.closed.add(session_id)
+        blotter = await self.blotter(principal, session_id)
         record = SessionRecord.with_root(
             session=session_id,
             scenario=ScenarioRef(id="acme-trend", root=_SCENARIO_ROOT),
             label="t",
-            pentads=self.s.pentads[session_id],
-            head=self.s.heads[session_id],
+            pentads=self.pentads[session_id],
+            head=self.heads[session_id],
             blotter_root=blotter.root,
             lookahead={"sealed": False, "reads": []},
         )
-        self.s.artifacts[record.root] = record.to_json()
+        self.artifacts[record.root] = record.to_json()
         return record
 
-    async def grade(self, session_id: str) -> Any:
+    async def grade(self, principal: str, session_id: str) -> Any:
         from kestrel_protocol import (
             Conformance,
             GradeResult,
@@ -303,11 +292,11 @@ class FakeTransport:
             ScenarioRef,
         )
 
-        self._own(session_id)
-        if session_id not in self.s.closed:
+        self._own(principal, session_id)
+        if session_id not in self.closed:
             raise KestrelError("SESSION_CLOSED", "close the session before grading", {})
         record = next(
-            a for a in self.s.artifacts.values() if a.get("session") == session_id and "head" in a
+            a for a in self.artifacts.values() if a.get("session") == session_id and "head" in a
         )
         zero = "0.00000000"
         grade = GradeResult.with_root(
@@ -340,33 +329,30 @@ class FakeTransport:
             conformance=Conformance.with_root(checks=[]),
             passed=True,
         )
-        self.s.artifacts[grade.root] = grade.to_json()
+        self.artifacts[grade.root] = grade.to_json()
         return grade
 
-    async def resume(self, token: str) -> Any:
+    async def resume(self, principal: str, token: str) -> Any:
         from kestrel_protocol import KestrelError
 
         raise KestrelError("UNKNOWN_OPERATION", "no such operation", {})
 
-    async def artifact(self, root: str) -> dict[str, Any]:
+    async def artifact(self, root: str, reader: str | None) -> dict[str, Any]:
         from kestrel_protocol import KestrelError
 
-        found = self.s.artifacts.get(root)
+        found = self.artifacts.get(root)
         if found is None:
             raise KestrelError("UNKNOWN_ARTIFACT", f"no artifact {root}", {"root": root})
         return found
 
-    async def verify(self, grade: Any) -> Any:
+    async def verify(self, grade: Any, reader: str | None) -> Any:
         from kestrel_protocol import VerificationReport
 
-        return VerificationReport(ok=grade.root in self.s.artifacts, grade=grade.root)
+        return VerificationReport(ok=grade.root in self.artifacts, grade=grade.root)
 
-    async def proof(self, session_id: str, embed_tape: bool = False) -> Any:
+    async def proof(self, principal: str, session_id: str, embed_tape: bool) -> Any:
         # Proofs are replays of a real engine: the door's proof tests use runtime_app.
-        raise NotImplementedError("the fake door transport makes no proofs")
+        raise NotImplementedError("the door's sessions script makes no proofs")
 
-    async def proof_of_grade(self, grade_root: str) -> Any:
-        raise NotImplementedError("the fake door transport makes no proofs")
-
-    async def aclose(self) -> None:
-        return None
+    async def proof_of_grade(self, grade_root: str, reader: str | None) -> Any:
+        raise NotImplementedError("the door's sessions script makes no proofs")

@@ -21,6 +21,7 @@ import anyio
 from kestrel_mcp import create_kestrel_mcp_server, serve_stdio
 from kestrel_protocol import OperationResumption
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.surface import Tool
 from kestrel_sdk import local_transport
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime import grading as grading_module
@@ -32,11 +33,12 @@ def _hold_until_reported(transport: Transport) -> None:
     compiled ``Runtime`` takes no instance attributes) and hold the grade there."""
     reported = threading.Condition()
     shown = [0]  # the most progress a resumption has reported
-    resume = transport.resume
+    invoke = transport.invoke
 
-    async def reporting_resume(token: str) -> Any:
-        result = await resume(token)
-        if isinstance(result, OperationResumption):
+    async def reporting_invoke(tool: Tool, arguments: Any) -> Any:
+        result = await invoke(tool, arguments)
+        resumed = tool.runs is not None and tool.runs.method == "resume"
+        if resumed and isinstance(result, OperationResumption):
             with reported:
                 shown[0] = max(shown[0], result.progress.done)
                 reported.notify_all()
@@ -51,7 +53,7 @@ def _hold_until_reported(transport: Transport) -> None:
 
         return compute_grade(loaded, record, pentads, told, **kwargs)
 
-    setattr(transport, "resume", reporting_resume)  # noqa: B010 (an instance's method)
+    setattr(transport, "invoke", reporting_invoke)  # noqa: B010 (an instance's method)
     setattr(grading_module, "compute_grade", held_grade)  # noqa: B010
 
 

@@ -1,4 +1,4 @@
-"""Fixtures for the MCP face: the fake transport module and a server over it."""
+"""Fixtures for the MCP face: the scripted runtime module the faces run behind."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from types import ModuleType
 
 import pytest
 
-from tests.kestrel_mcp import fake_transport
+from tests.kestrel_mcp import acme_script
 
 
 @pytest.fixture
-def fake() -> ModuleType:
-    return fake_transport
+def acme() -> ModuleType:
+    return acme_script

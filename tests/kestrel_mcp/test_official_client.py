@@ -3,7 +3,8 @@
 ``legacy`` is the initialize handshake at 2025-11-25, ``auto`` probes ``server/discover``
 and adopts 2026-07-28, and ``2026-07-28`` speaks the modern envelope without a probe.
 The ``local`` backend is the real ``kestrel-mcp`` over ``local_transport`` in a temp
-home; ``fake`` is the scripted fake transport (which also returns unknown members).
+home; ``acme`` is the scripted runtime behind the shipped ``ScriptedTransport`` (which
+also returns unknown members).
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ MODES = ["legacy", "auto", "2026-07-28"]
 
 def server_params(backend: str, home: Path) -> StdioServerParameters:
     env = {**os.environ, "KESTREL_HOME": str(home), "KESTREL_SECRET_STORE": "file"}
-    if backend == "fake":
+    if backend == "acme":
         return StdioServerParameters(
             command=sys.executable,
-            args=[str(HERE / "fake_server.py"), "--newer", "--grade-steps", "1"],
+            args=[str(HERE / "acme_server.py"), "--newer", "--grade-steps", "1"],
             env=env,
         )
     return StdioServerParameters(
@@ -48,7 +49,7 @@ def structured(result: Any) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize("backend", ["fake", "local"])
+@pytest.mark.parametrize("backend", ["acme", "local"])
 @pytest.mark.parametrize("mode", MODES)
 async def test_full_workflow(mode: str, backend: str, tmp_path: Path) -> None:
     async with Client(
@@ -93,7 +94,7 @@ async def test_full_workflow(mode: str, backend: str, tmp_path: Path) -> None:
         assert submitted["disposition"] == "applied"
         assert root_of(submitted["pentad"]) == submitted["pentad"]["root"]
         assert root_of(submitted["delivery"]["frame"]) == submitted["delivery"]["frameRoot"]
-        if backend == "fake":  # a newer backend's unknown members reach the client unchanged
+        if backend == "acme":  # a newer backend's unknown members reach the client unchanged
             assert submitted["futureMember"] == {"nested": [1, "two", None, True]}
             assert submitted["delivery"]["frame"]["zFlag"] == "ü✓"
 

@@ -23,11 +23,16 @@ MODERN_META = {
 }
 
 
-def make(fake: ModuleType, **kwargs: Any) -> KestrelMcpServer:
+def make(acme: ModuleType, **kwargs: Any) -> KestrelMcpServer:
+    return make_scripted(acme, **kwargs)[0]
+
+
+def make_scripted(acme: ModuleType, **kwargs: Any) -> tuple[KestrelMcpServer, Any]:
+    """The server over a scripted transport, and the script it runs (to compare with)."""
     transport_args = {k: kwargs.pop(k) for k in ("newer", "grade_steps", "gate") if k in kwargs}
-    return create_kestrel_mcp_server(
-        fake.FakeTransport(**transport_args), secret_store=fake.MemorySecretStore, **kwargs
-    )
+    transport, script = acme.scripted(**transport_args)
+    server = create_kestrel_mcp_server(transport, secret_store=acme.MemorySecretStore, **kwargs)
+    return server, script
 
 
 async def rpc(
@@ -63,8 +68,8 @@ async def call(
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
-async def test_initialize_echoes_a_supported_version(fake: ModuleType, version: str) -> None:
-    server = make(fake)
+async def test_initialize_echoes_a_supported_version(acme: ModuleType, version: str) -> None:
+    server = make(acme)
     response = await rpc(
         server,
         "initialize",
@@ -81,15 +86,15 @@ async def test_initialize_echoes_a_supported_version(fake: ModuleType, version: 
     assert "resultType" not in result
 
 
-async def test_initialize_offers_the_latest_for_an_unknown_version(fake: ModuleType) -> None:
+async def test_initialize_offers_the_latest_for_an_unknown_version(acme: ModuleType) -> None:
     response = await rpc(
-        make(fake), "initialize", {"protocolVersion": "1999-01-01", "capabilities": {}}
+        make(acme), "initialize", {"protocolVersion": "1999-01-01", "capabilities": {}}
     )
     assert response["result"]["protocolVersion"] == "2025-11-25"
 
 
-async def test_instructions_teach_the_four_statements_and_the_workflow(fake: ModuleType) -> None:
-    result = (await rpc(make(fake), "initialize", {"protocolVersion": "2025-11-25"}))["result"]
+async def test_instructions_teach_the_four_statements_and_the_workflow(acme: ModuleType) -> None:
+    result = (await rpc(make(acme), "initialize", {"protocolVersion": "2025-11-25"}))["result"]
     text = result["instructions"]
     for needle in (
         "buy|sell",
@@ -103,15 +108,15 @@ async def test_instructions_teach_the_four_statements_and_the_workflow(fake: Mod
     assert len(text.splitlines()) <= 12
 
 
-async def test_ping_answers_empty(fake: ModuleType) -> None:
-    assert (await rpc(make(fake), "ping"))["result"] == {}
+async def test_ping_answers_empty(acme: ModuleType) -> None:
+    assert (await rpc(make(acme), "ping"))["result"] == {}
 
 
 # ------------------------------------------------------------------ modern era
 
 
-async def test_discover_lists_versions_capabilities_and_cache_hints(fake: ModuleType) -> None:
-    result = (await rpc(make(fake), "server/discover", modern=True))["result"]
+async def test_discover_lists_versions_capabilities_and_cache_hints(acme: ModuleType) -> None:
+    result = (await rpc(make(acme), "server/discover", modern=True))["result"]
     assert result["supportedVersions"][0] == "2026-07-28"
     assert "2025-11-25" in result["supportedVersions"]
     assert result["resultType"] == "complete"
@@ -121,11 +126,11 @@ async def test_discover_lists_versions_capabilities_and_cache_hints(fake: Module
     assert "kestrel_session_submit" in result["instructions"]
 
 
-async def test_discover_without_an_envelope_is_invalid_params(fake: ModuleType) -> None:
-    assert (await rpc(make(fake), "server/discover"))["error"]["code"] == -32602
+async def test_discover_without_an_envelope_is_invalid_params(acme: ModuleType) -> None:
+    assert (await rpc(make(acme), "server/discover"))["error"]["code"] == -32602
 
 
-async def test_modern_unsupported_version_is_32022_naming_supported(fake: ModuleType) -> None:
+async def test_modern_unsupported_version_is_32022_naming_supported(acme: ModuleType) -> None:
     message = {
         "jsonrpc": "2.0",
         "id": 7,
@@ -134,7 +139,7 @@ async def test_modern_unsupported_version_is_32022_naming_supported(fake: Module
             "_meta": {**MODERN_META, "io.modelcontextprotocol/protocolVersion": "2099-01-01"}
         },
     }
-    response = await make(fake).handle(message)
+    response = await make(acme).handle(message)
     assert response is not None
     error = response["error"]
     assert error["code"] == -32022
@@ -142,9 +147,9 @@ async def test_modern_unsupported_version_is_32022_naming_supported(fake: Module
     assert "2026-07-28" in error["data"]["supported"]
 
 
-async def test_modern_request_without_capabilities_is_invalid_params(fake: ModuleType) -> None:
+async def test_modern_request_without_capabilities_is_invalid_params(acme: ModuleType) -> None:
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
-    response = await make(fake).handle(
+    response = await make(acme).handle(
         {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}}
     )
     assert response is not None
@@ -155,13 +160,13 @@ async def test_modern_request_without_capabilities_is_invalid_params(fake: Modul
     "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe"]
 )
 async def test_methods_removed_in_2026_are_unknown_on_modern_requests(
-    fake: ModuleType, method: str
+    acme: ModuleType, method: str
 ) -> None:
-    assert (await rpc(make(fake), method, modern=True))["error"]["code"] == -32601
+    assert (await rpc(make(acme), method, modern=True))["error"]["code"] == -32601
 
 
-async def test_modern_results_carry_result_type_and_cache_hints(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_modern_results_carry_result_type_and_cache_hints(acme: ModuleType) -> None:
+    server = make(acme)
     listed = (await rpc(server, "tools/list", modern=True))["result"]
     assert listed["resultType"] == "complete"
     assert listed["cacheScope"] == "public"
@@ -177,8 +182,8 @@ async def test_modern_results_carry_result_type_and_cache_hints(fake: ModuleType
 # ------------------------------------------------------------------ tools/list
 
 
-async def test_tools_list_names_are_claude_safe_and_complete(fake: ModuleType) -> None:
-    tools = (await rpc(make(fake), "tools/list"))["result"]["tools"]
+async def test_tools_list_names_are_claude_safe_and_complete(acme: ModuleType) -> None:
+    tools = (await rpc(make(acme), "tools/list"))["result"]["tools"]
     names = [tool["name"] for tool in tools]
     assert names == [
         "kestrel_catalog",
@@ -206,10 +211,10 @@ async def test_tools_list_names_are_claude_safe_and_complete(fake: ModuleType) -
         assert tool["description"]
 
 
-async def test_tool_annotations_are_honest(fake: ModuleType) -> None:
+async def test_tool_annotations_are_honest(acme: ModuleType) -> None:
     tools = {
         t["name"]: t["annotations"]
-        for t in (await rpc(make(fake), "tools/list"))["result"]["tools"]
+        for t in (await rpc(make(acme), "tools/list"))["result"]["tools"]
     }
     for read_only in (
         "kestrel_catalog",
@@ -238,8 +243,8 @@ async def test_tool_annotations_are_honest(fake: ModuleType) -> None:
     assert tools["kestrel_proof"]["idempotentHint"] is True
 
 
-async def test_tools_list_paginates_deterministically(fake: ModuleType) -> None:
-    server = make(fake, page_size=5)
+async def test_tools_list_paginates_deterministically(acme: ModuleType) -> None:
+    server = make(acme, page_size=5)
     names: list[str] = []
     cursor: str | None = None
     pages = 0
@@ -255,14 +260,14 @@ async def test_tools_list_paginates_deterministically(fake: ModuleType) -> None:
     assert pages == -(-len(listed) // 5)
     assert sorted(names) == sorted(listed)
     assert len(set(names)) == len(names)
-    full = (await rpc(make(fake), "tools/list"))["result"]["tools"]
+    full = (await rpc(make(acme), "tools/list"))["result"]["tools"]
     assert names == [tool["name"] for tool in full]
     bad = await rpc(server, "tools/list", {"cursor": "garbage"})
     assert bad["error"]["code"] == -32602
 
 
-async def test_secret_tools_can_be_left_out_for_remote_faces(fake: ModuleType) -> None:
-    server = make(fake, secrets=False)
+async def test_secret_tools_can_be_left_out_for_remote_faces(acme: ModuleType) -> None:
+    server = make(acme, secrets=False)
     names = [t["name"] for t in (await rpc(server, "tools/list"))["result"]["tools"]]
     assert not any("secrets" in name for name in names)
     assert (await rpc(server, "tools/call", {"name": "kestrel_secrets_list"}))["error"][
@@ -287,20 +292,19 @@ def assert_lossless(result: dict[str, Any], obj: Any) -> None:
 
 
 @pytest.mark.parametrize("newer", [False, True])
-async def test_every_tool_returns_the_sdk_object_verbatim(fake: ModuleType, newer: bool) -> None:
-    server = make(fake, newer=newer)
-    transport: Any = server.transport
-    assert_lossless(await call(server, "kestrel_catalog"), await transport.catalog())
+async def test_every_tool_returns_the_sdk_object_verbatim(acme: ModuleType, newer: bool) -> None:
+    server, script = make_scripted(acme, newer=newer)
+    assert_lossless(await call(server, "kestrel_catalog"), await script.catalog())
     assert_lossless(
         await call(server, "kestrel_validate", source="buy 1 ACME", scenario="acme-trend"),
-        await transport.validate("buy 1 ACME", "acme-trend"),
+        await script.validate("buy 1 ACME", "acme-trend"),
     )
     opened = await call(server, "kestrel_session_open", scenario="acme-trend")
     assert opened["structuredContent"] == {"gated": False, "sessionId": "ks_fake1"}
     submitted = await call(
         server, "kestrel_session_submit", sessionId="ks_fake1", source="buy 1 ACME"
     )
-    frame = await transport.frame("ks_fake1")
+    frame = await script.frame("local", "ks_fake1")
     assert submitted["structuredContent"]["delivery"] == frame.to_json()
     response = SessionResponse.parse(submitted["structuredContent"])  # it is the protocol object
     assert response.pentad.root == root_of(submitted["structuredContent"]["pentad"])
@@ -308,30 +312,30 @@ async def test_every_tool_returns_the_sdk_object_verbatim(fake: ModuleType, newe
     assert_lossless(await call(server, "kestrel_session_frame", sessionId="ks_fake1"), frame)
     assert_lossless(
         await call(server, "kestrel_session_blotter", sessionId="ks_fake1"),
-        await transport.blotter("ks_fake1"),
+        await script.blotter("local", "ks_fake1"),
     )
     closed = await call(server, "kestrel_session_close", sessionId="ks_fake1")
-    assert_lossless(closed, transport.sessions["ks_fake1"]["record"])
+    assert_lossless(closed, script.sessions["ks_fake1"]["record"])
     graded = await call(server, "kestrel_grade", sessionId="ks_fake1")
-    assert_lossless(graded, transport._grade("ks_fake1"))
+    assert_lossless(graded, script._grade("ks_fake1"))
     if newer:
         for result in (opened, submitted, closed, graded):
             text = result["content"][0]["text"]
             assert ("futureMember" in text) == (result is not opened)
-        assert submitted["structuredContent"]["futureMember"] == fake.EXTRA["futureMember"]
+        assert submitted["structuredContent"]["futureMember"] == acme.EXTRA["futureMember"]
         assert submitted["structuredContent"]["delivery"]["frame"]["zFlag"] == "ü✓"
 
 
-async def test_dotted_seed_names_are_accepted_as_unlisted_aliases(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_dotted_seed_names_are_accepted_as_unlisted_aliases(acme: ModuleType) -> None:
+    server = make(acme)
     dotted = await call(server, "kestrel.session.open", scenario="acme-trend", label="a")
     assert dotted["structuredContent"] == {"gated": False, "sessionId": "ks_fakea"}
     names = [t["name"] for t in (await rpc(server, "tools/list"))["result"]["tools"]]
     assert "kestrel.session.open" not in names
 
 
-async def test_gated_open_is_continuation_data_not_an_error(fake: ModuleType) -> None:
-    server = make(fake, gate=True)
+async def test_gated_open_is_continuation_data_not_an_error(acme: ModuleType) -> None:
+    server = make(acme, gate=True)
     gated = await call(server, "kestrel_session_open", scenario="acme-trend")
     assert gated["isError"] is False
     offer = gated["structuredContent"]["payment"]
@@ -355,8 +359,8 @@ async def test_gated_open_is_continuation_data_not_an_error(fake: ModuleType) ->
     assert refused["structuredContent"]["refusal"]["code"] == "PAYMENT_INVALID"
 
 
-async def test_long_grade_resumes_through_operation_tokens(fake: ModuleType) -> None:
-    server = make(fake, grade_steps=2)
+async def test_long_grade_resumes_through_operation_tokens(acme: ModuleType) -> None:
+    server = make(acme, grade_steps=2)
     await call(server, "kestrel_session_open", scenario="acme-trend")
     await call(server, "kestrel_session_close", sessionId="ks_fake1")
     first = (await call(server, "kestrel_grade", sessionId="ks_fake1"))["structuredContent"]
@@ -376,8 +380,8 @@ async def test_long_grade_resumes_through_operation_tokens(fake: ModuleType) -> 
 # ------------------------------------------------------------------ failure taxonomy
 
 
-async def test_malformed_frame_is_parse_error(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_malformed_frame_is_parse_error(acme: ModuleType) -> None:
+    server = make(acme)
     for raw in ('{"jsonrpc": "2.0", "id": 1, "method": ', "not json", b"\xff\xfe", '{"a": NaN}'):
         response = await server.handle_frame(raw)
         assert response is not None
@@ -385,8 +389,8 @@ async def test_malformed_frame_is_parse_error(fake: ModuleType) -> None:
         assert response["id"] is None
 
 
-async def test_invalid_requests_are_32600(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_invalid_requests_are_32600(acme: ModuleType) -> None:
+    server = make(acme)
     cases: list[Any] = [
         {"jsonrpc": "2.0", "id": None, "method": "ping"},
         [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
@@ -406,13 +410,13 @@ async def test_invalid_requests_are_32600(fake: ModuleType) -> None:
     assert batch["id"] is None
 
 
-async def test_unknown_method_is_32601(fake: ModuleType) -> None:
-    response = await rpc(make(fake), "kestrel/teleport")
+async def test_unknown_method_is_32601(acme: ModuleType) -> None:
+    response = await rpc(make(acme), "kestrel/teleport")
     assert response["error"]["code"] == -32601
 
 
-async def test_unknown_tool_is_32602(fake: ModuleType) -> None:
-    response = await rpc(make(fake), "tools/call", {"name": "kestrel_teleport", "arguments": {}})
+async def test_unknown_tool_is_32602(acme: ModuleType) -> None:
+    response = await rpc(make(acme), "tools/call", {"name": "kestrel_teleport", "arguments": {}})
     assert response["error"]["code"] == -32602
     assert "kestrel_teleport" in response["error"]["message"]
 
@@ -427,8 +431,8 @@ async def test_unknown_tool_is_32602(fake: ModuleType) -> None:
         "not an object",
     ],
 )
-async def test_schema_invalid_arguments_are_32602(fake: ModuleType, arguments: Any) -> None:
-    server = make(fake)
+async def test_schema_invalid_arguments_are_32602(acme: ModuleType, arguments: Any) -> None:
+    server = make(acme)
     response = await rpc(
         server, "tools/call", {"name": "kestrel_session_submit", "arguments": arguments}
     )
@@ -436,8 +440,8 @@ async def test_schema_invalid_arguments_are_32602(fake: ModuleType, arguments: A
     assert "kestrel_session_submit" in response["error"]["message"]
 
 
-async def test_typed_refusal_is_an_error_result_with_its_code(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_typed_refusal_is_an_error_result_with_its_code(acme: ModuleType) -> None:
+    server = make(acme)
     await call(server, "kestrel_session_open", scenario="acme-trend")
     refused = await call(server, "kestrel_session_submit", sessionId="ks_fake1", source="bogus 1")
     assert refused["isError"] is True
@@ -449,8 +453,8 @@ async def test_typed_refusal_is_an_error_result_with_its_code(fake: ModuleType) 
     assert unknown["structuredContent"]["refusal"]["code"] == "UNKNOWN_SESSION"
 
 
-async def test_stand_down_is_an_ordinary_result(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_stand_down_is_an_ordinary_result(acme: ModuleType) -> None:
+    server = make(acme)
     await call(server, "kestrel_session_open", scenario="acme-trend")
     stood = await call(server, "kestrel_session_submit", sessionId="ks_fake1", source="stand down")
     assert stood["isError"] is False
@@ -461,9 +465,9 @@ async def test_stand_down_is_an_ordinary_result(fake: ModuleType) -> None:
 
 
 async def test_unexpected_fault_is_32603_with_nothing_internal(
-    fake: ModuleType, caplog: pytest.LogCaptureFixture
+    acme: ModuleType, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server = make(fake)
+    server = make(acme)
     await call(server, "kestrel_session_open", scenario="acme-trend")
     response = await rpc(
         server,
@@ -481,8 +485,8 @@ async def test_unexpected_fault_is_32603_with_nothing_internal(
     assert "invariant broken" in caplog.text  # logged (to stderr), not sent
 
 
-async def test_call_tool_api_raises_protocol_errors_and_returns_refusals(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_call_tool_api_raises_protocol_errors_and_returns_refusals(acme: ModuleType) -> None:
+    server = make(acme)
     with pytest.raises(RpcError) as caught:
         await server.call_tool("nope", {})
     assert caught.value.code == -32602
@@ -504,28 +508,28 @@ async def test_call_tool_api_raises_protocol_errors_and_returns_refusals(fake: M
     ],
 )
 async def test_notifications_never_get_a_response(
-    fake: ModuleType, message: dict[str, Any]
+    acme: ModuleType, message: dict[str, Any]
 ) -> None:
-    server = make(fake)
+    server = make(acme)
     assert await server.handle(message) is None
     assert await server.handle_frame(json.dumps(message)) is None
 
 
-async def test_initialized_notification_is_recorded(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_initialized_notification_is_recorded(acme: ModuleType) -> None:
+    server = make(acme)
     await server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    assert server.initialized is True
+    assert server.session.initialized is True
 
 
-async def test_responses_from_the_client_are_ignored(fake: ModuleType) -> None:
-    assert await make(fake).handle({"jsonrpc": "2.0", "id": 4, "result": {}}) is None
+async def test_responses_from_the_client_are_ignored(acme: ModuleType) -> None:
+    assert await make(acme).handle({"jsonrpc": "2.0", "id": 4, "result": {}}) is None
 
 
 # ------------------------------------------------------------------ resources and completion
 
 
-async def test_resources_list_and_templates(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_resources_list_and_templates(acme: ModuleType) -> None:
+    server = make(acme)
     uris = [r["uri"] for r in (await rpc(server, "resources/list"))["result"]["resources"]]
     assert uris[0] == "kestrel://catalog"
     assert "kestrel://catalog/scenarios/acme-trend" in uris
@@ -539,9 +543,8 @@ async def test_resources_list_and_templates(fake: ModuleType) -> None:
     ]
 
 
-async def test_resource_reads_return_objects_verbatim(fake: ModuleType) -> None:
-    server = make(fake, newer=True)
-    transport: Any = server.transport
+async def test_resource_reads_return_objects_verbatim(acme: ModuleType) -> None:
+    server, script = make_scripted(acme, newer=True)
 
     async def read(uri: str) -> dict[str, Any]:
         contents = (await rpc(server, "resources/read", {"uri": uri}))["result"]["contents"]
@@ -552,12 +555,12 @@ async def test_resource_reads_return_objects_verbatim(fake: ModuleType) -> None:
 
     catalog = await read("kestrel://catalog")
     assert catalog["mimeType"] == "application/json"
-    assert canonical_json(json.loads(catalog["text"])) == canonical_json(await transport.catalog())
+    assert canonical_json(json.loads(catalog["text"])) == canonical_json(await script.catalog())
     scenario = await read("kestrel://catalog/scenarios/acme-trend")
-    assert json.loads(scenario["text"]) == transport.scenario_obj.to_json()
+    assert json.loads(scenario["text"]) == script.scenario_obj.to_json()
     tape = await read("kestrel://catalog/scenarios/acme-trend/tape")
     assert tape["mimeType"] == "text/csv"
-    assert tape["text"] == await transport.tape("acme-trend")
+    assert tape["text"] == await script.tape("local", "acme-trend")
     await call(server, "kestrel_session_open", scenario="acme-trend")
     record = (await call(server, "kestrel_session_close", sessionId="ks_fake1"))[
         "structuredContent"
@@ -566,8 +569,8 @@ async def test_resource_reads_return_objects_verbatim(fake: ModuleType) -> None:
     assert canonical_json(json.loads(artifact["text"])) == canonical_json(record)
 
 
-async def test_resource_not_found_follows_each_era(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_resource_not_found_follows_each_era(acme: ModuleType) -> None:
+    server = make(acme)
     for uri in (
         "kestrel://catalog/scenarios/nope",
         "kestrel://artifacts/sha256:" + "a" * 64,
@@ -581,16 +584,16 @@ async def test_resource_not_found_follows_each_era(fake: ModuleType) -> None:
         assert modern["error"]["data"] == {"uri": uri}
 
 
-async def test_modern_resource_read_is_cacheable_private(fake: ModuleType) -> None:
-    result = (await rpc(make(fake), "resources/read", {"uri": "kestrel://catalog"}, modern=True))[
+async def test_modern_resource_read_is_cacheable_private(acme: ModuleType) -> None:
+    result = (await rpc(make(acme), "resources/read", {"uri": "kestrel://catalog"}, modern=True))[
         "result"
     ]
     assert result["cacheScope"] == "private"
     assert result["resultType"] == "complete"
 
 
-async def test_completion_of_scenario_ids_and_artifact_roots(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_completion_of_scenario_ids_and_artifact_roots(acme: ModuleType) -> None:
+    server = make(acme)
     ref = {"type": "ref/resource", "uri": "kestrel://catalog/scenarios/{id}"}
     result = (
         await rpc(
@@ -633,16 +636,16 @@ async def test_completion_of_scenario_ids_and_artifact_roots(fake: ModuleType) -
 # ------------------------------------------------------------------ secrets
 
 
-async def test_secret_tools_never_return_a_value(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_secret_tools_never_return_a_value(acme: ModuleType) -> None:
+    server = make(acme)
     stored = await call(server, "kestrel_secrets_set", key="BROKER_TOKEN", value="hunter2-canary")
-    assert stored["structuredContent"] == {"key": "BROKER_TOKEN", "path": "/fake/.kestrel/.env"}
+    assert stored["structuredContent"] == {"key": "BROKER_TOKEN", "path": "/acme/.kestrel/.env"}
     listed = await call(server, "kestrel_secrets_list")
-    assert listed["structuredContent"] == {"keys": ["BROKER_TOKEN"], "path": "/fake/.kestrel/.env"}
+    assert listed["structuredContent"] == {"keys": ["BROKER_TOKEN"], "path": "/acme/.kestrel/.env"}
     removed = await call(server, "kestrel_secrets_unset", key="BROKER_TOKEN")
     assert removed["structuredContent"] == {
         "key": "BROKER_TOKEN",
-        "path": "/fake/.kestrel/.env",
+        "path": "/acme/.kestrel/.env",
         "removed": True,
     }
     for result in (stored, listed, removed):
@@ -653,26 +656,25 @@ async def test_secret_tools_never_return_a_value(fake: ModuleType) -> None:
     ("key", "code"), [("LIVE_TOKEN", "SECRET_KEY_LIVE"), ("lower", "SECRET_KEY_INVALID")]
 )
 async def test_secret_key_rules_are_the_single_sourced_ones(
-    fake: ModuleType, key: str, code: str
+    acme: ModuleType, key: str, code: str
 ) -> None:
     from kestrel_secrets import SecretStoreError, check_operator_secret_key
 
     with pytest.raises(SecretStoreError) as cli_side:
         check_operator_secret_key(key)
-    refused = await call(make(fake), "kestrel_secrets_set", key=key, value="x")
+    refused = await call(make(acme), "kestrel_secrets_set", key=key, value="x")
     assert refused["isError"] is True
     assert refused["structuredContent"]["refusal"]["code"] == code == cli_side.value.code
     assert refused["structuredContent"]["refusal"]["message"] == cli_side.value.message
 
 
-async def test_a_refusal_outside_tools_call_is_a_named_json_rpc_error(fake: ModuleType) -> None:
-    server = make(fake)
-    transport: Any = server.transport
+async def test_a_refusal_outside_tools_call_is_a_named_json_rpc_error(acme: ModuleType) -> None:
+    server, script = make_scripted(acme)
 
     async def down() -> Any:
-        raise fake.SdkLocalError("BACKEND_UNAVAILABLE", "the door is down", {"url": "http://x"})
+        raise acme.SdkLocalError("BACKEND_UNAVAILABLE", "the door is down", {"url": "http://x"})
 
-    transport.catalog = down
+    script.catalog = down
     response = await rpc(server, "resources/list")
     assert response["error"]["code"] == -32603
     assert response["error"]["data"]["refusal"]["code"] == "BACKEND_UNAVAILABLE"
@@ -682,9 +684,9 @@ async def test_a_refusal_outside_tools_call_is_a_named_json_rpc_error(fake: Modu
 
 
 async def test_a_secret_value_never_appears_in_a_schema_error(
-    fake: ModuleType, caplog: pytest.LogCaptureFixture
+    acme: ModuleType, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server = make(fake)
+    server = make(acme)
     for arguments in (
         {"key": 5, "value": "canary-secret-77"},
         {"key": "OK_KEY", "value": "canary-secret-77", "extra": "canary-secret-77x"},
@@ -697,18 +699,18 @@ async def test_a_secret_value_never_appears_in_a_schema_error(
     assert "canary-secret-77" not in caplog.text
 
 
-async def test_handle_accepts_protocol_dataclasses(fake: ModuleType) -> None:
+async def test_handle_accepts_protocol_dataclasses(acme: ModuleType) -> None:
     from kestrel_protocol.jsonrpc import JsonRpcNotification, JsonRpcRequest
 
-    server = make(fake)
+    server = make(acme)
     response = await server.handle(JsonRpcRequest(id=3, method="ping"))
     assert response == {"jsonrpc": "2.0", "id": 3, "result": {}}
     assert await server.handle(JsonRpcNotification(method="notifications/initialized")) is None
 
 
-async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: ModuleType) -> None:
-    server = make(fake)
-    recall = server._surface_methods.recall
+async def test_remembered_roots_for_completion_are_bounded_newest_first(acme: ModuleType) -> None:
+    server = make(acme)
+    recall = server.session.methods.recall
     limit = recall.limit
     roots = [f"sha256:{index:064x}" for index in range(limit + 5)]
     recall.note({"pentads": roots})
@@ -726,12 +728,12 @@ async def test_remembered_roots_for_completion_are_bounded_newest_first(fake: Mo
     assert len(completion["values"]) == 100
 
 
-async def test_a_plain_tool_call_is_answered_as_the_general_path_answers_it(
-    fake: ModuleType,
+async def test_a_plain_tool_call_is_answered_as_one_with_an_empty_meta(
+    acme: ModuleType,
 ) -> None:
-    """A plain ``tools/call`` (four members, no ``_meta``, a tool that may change state)
-    skips the general path's steps; the same calls with an empty ``_meta`` take them.
-    Results, refusals, protocol errors and the state they leave are the same."""
+    """A plain ``tools/call`` (four members, no ``_meta``) and the same call with an empty
+    ``_meta`` take the one path: results, refusals, protocol errors and the state they
+    leave are the same."""
     calls = [
         ("kestrel_session_open", {"scenario": "acme-trend"}),
         ("kestrel_session_submit", {"sessionId": "ks_fake1", "source": "advance"}),
@@ -743,20 +745,16 @@ async def test_a_plain_tool_call_is_answered_as_the_general_path_answers_it(
         ("kestrel_session_close", {"sessionId": "ks_fake1"}),
     ]
     answers: dict[str, list[Any]] = {}
-    plain: dict[str, list[bool]] = {}
     for how in ("plain", "general"):
-        server = make(fake)
-        answers[how], plain[how] = [], []
+        server = make(acme)
+        answers[how] = []
         for number, (name, arguments) in enumerate(calls):
             params: dict[str, Any] = {"name": name, "arguments": arguments}
             if how == "general":
                 params["_meta"] = {}
             message = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
-            plain[how].append(server._plain_call(message) is not None)
             answers[how].append(await server.handle(message))
-        assert server._inflight == {}
-    assert plain["plain"] == [True, True, True, True, True, False, False, True]
-    assert not any(plain["general"])
+        assert server.session._inflight == {}
     assert answers["plain"] == answers["general"]
     kinds = [
         "error" if "error" in a else ("refusal" if a["result"]["isError"] else "result")
@@ -765,8 +763,8 @@ async def test_a_plain_tool_call_is_answered_as_the_general_path_answers_it(
     assert kinds == ["result", "result", "result", "refusal", "error", "error", "result", "result"]
 
 
-async def test_cancelled_requests_are_marked_whatever_their_outcome(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_cancelled_requests_are_marked_whatever_their_outcome(acme: ModuleType) -> None:
+    server, script = make_scripted(acme)
     await call(server, "kestrel_session_open", scenario="acme-trend")
 
     async def submit(source: str, request_id: int) -> dict[str, Any] | None:
@@ -779,13 +777,14 @@ async def test_cancelled_requests_are_marked_whatever_their_outcome(fake: Module
         )
 
     async def cancel(request_id: int) -> None:
-        await anyio.sleep(0.1)
+        await script.held()  # the submit is running
         note = {
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
             "params": {"requestId": request_id},
         }
         assert await server.handle(note) is None
+        script.release()
 
     results: dict[str, Any] = {}
 
@@ -796,18 +795,17 @@ async def test_cancelled_requests_are_marked_whatever_their_outcome(fake: Module
         group.start_soon(run, "slow", "slow", 11)
         group.start_soon(cancel, 11)
     assert results["slow"]["error"]["code"] == -32800  # the stdio loop drops it
-    assert server._cancelled == set()
-    assert server._inflight == {}
+    assert server.session._cancelled == set()
+    assert server.session._inflight == {}
     # The submit was not torn: it ran to completion (mutating calls are not interrupted).
     frame = await call(server, "kestrel_session_frame", sessionId="ks_fake1")
     assert frame["structuredContent"]["frame"]["seq"] == 1
 
 
-async def test_a_cancelled_read_only_request_stops_at_once(fake: ModuleType) -> None:
-    server = make(fake)
+async def test_a_cancelled_read_only_request_stops_at_once(acme: ModuleType) -> None:
+    server, script = make_scripted(acme)
     await call(server, "kestrel_session_open", scenario="acme-trend")
-    transport: Any = server.transport
-    transport.slow_reads = True
+    script.slow_reads = True
     results: dict[str, Any] = {}
 
     async def read() -> None:
@@ -816,10 +814,10 @@ async def test_a_cancelled_read_only_request_stops_at_once(fake: ModuleType) -> 
             {"jsonrpc": "2.0", "id": "f", "method": "tools/call", "params": params}
         )
 
-    with anyio.fail_after(2):  # the read would take 5 s
+    with anyio.fail_after(10):  # the read is held until released: only the cancel ends it
         async with anyio.create_task_group() as group:
             group.start_soon(read)
-            await anyio.sleep(0.1)
+            await script.held()
             note = {
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",

@@ -74,8 +74,8 @@ messages = st.one_of(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(message=messages)
-def test_handle_never_raises_nor_faults(fake: ModuleType, message: Any) -> None:
-    server = create_kestrel_mcp_server(fake.FakeTransport(), secret_store=fake.MemorySecretStore)
+def test_handle_never_raises_nor_faults(acme: ModuleType, message: Any) -> None:
+    server = create_kestrel_mcp_server(acme.scripted()[0], secret_store=acme.MemorySecretStore)
 
     async def run() -> None:
         response = await server.handle(message)

@@ -20,7 +20,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).resolve().parent / "fake_server.py"
+SERVER = Path(__file__).resolve().parent / "acme_server.py"
 INIT = {
     "jsonrpc": "2.0",
     "id": 0,
@@ -34,12 +34,12 @@ INIT = {
 
 
 def _open_call(rid: int) -> dict[str, Any]:
-    """``tools/call`` opening the fake runtime's one session (``ks_fake1``)."""
+    """``tools/call`` opening the acme script's one session (``ks_fake1``)."""
     return _tool_call(rid, "kestrel_session_open", {"scenario": "acme-trend"})
 
 
 def _submit_call(rid: int | str, source: str) -> dict[str, Any]:
-    """``tools/call`` submitting ``source`` (the fake runtime reads it as a cue) to it."""
+    """``tools/call`` submitting ``source`` (the acme script reads it as a cue) to it."""
     return _tool_call(rid, "kestrel_session_submit", {"sessionId": "ks_fake1", "source": source})
 
 
@@ -187,19 +187,18 @@ async def test_a_line_past_16_mib_is_refused_and_the_server_keeps_going() -> Non
 
 
 async def test_requests_complete_concurrently() -> None:
+    """A held submit does not hold up the ping behind it; it ends when released."""
     peer = await start()
     try:
         await peer.send(_open_call(1))
         await peer.receive()
-        started = time.monotonic()
-        await peer.send(_submit_call("slow", "slow"))
+        await peer.send(_submit_call("slow", "slow"))  # held until the release below
         await peer.send({"jsonrpc": "2.0", "id": "fast", "method": "ping"})
         first = await peer.receive()
         assert first["id"] == "fast"
-        assert time.monotonic() - started < 0.9
-        second = await peer.receive()
-        assert second["id"] == "slow"
-        assert second["result"]["structuredContent"]["ok"] is True
+        await peer.send(_submit_call("release", "release"))
+        answered = {(await peer.receive())["id"], (await peer.receive())["id"]}
+        assert answered == {"slow", "release"}
     finally:
         await stop(peer)
 
@@ -211,13 +210,13 @@ async def test_a_request_behind_a_slow_one_in_the_same_write_is_not_held_up() ->
     try:
         await peer.send(_open_call(1))
         await peer.receive()
-        started = time.monotonic()
         both = [_submit_call("slow", "slow"), {"jsonrpc": "2.0", "id": "fast", "method": "ping"}]
         await peer.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in both))
         first = await peer.receive()
         assert first["id"] == "fast"
-        assert time.monotonic() - started < 0.9
-        assert (await peer.receive())["id"] == "slow"
+        await peer.send(_submit_call("release", "release"))
+        answered = {(await peer.receive())["id"], (await peer.receive())["id"]}
+        assert answered == {"slow", "release"}
     finally:
         await stop(peer)
 
@@ -227,7 +226,7 @@ async def test_a_cancelled_request_gets_no_response() -> None:
     try:
         await peer.send(_open_call(1))
         await peer.receive()
-        await peer.send(_submit_call(5, "slow"))
+        await peer.send(_submit_call(5, "slow"))  # held until the release below
         await peer.send(
             {
                 "jsonrpc": "2.0",
@@ -235,37 +234,35 @@ async def test_a_cancelled_request_gets_no_response() -> None:
                 "params": {"requestId": 5, "reason": "user"},
             }
         )
-        await anyio.sleep(1.3)
+        await peer.send(_submit_call(7, "release"))
+        assert (await peer.receive())["id"] == 7
         await peer.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
-        assert (await peer.receive())["id"] == 6
+        assert (await peer.receive())["id"] == 6  # 5, answered in between, would come first
     finally:
         await stop(peer)
 
 
-async def test_eof_ends_cleanly_within_a_second() -> None:
+async def test_eof_ends_cleanly() -> None:
     peer = await start()
     assert peer.process.stdin is not None
-    started = time.monotonic()
     await peer.process.stdin.aclose()
     with anyio.fail_after(5):
         code = await peer.process.wait()
-    assert time.monotonic() - started < 1.0
     assert code == 0
     await stop(peer)
 
 
-async def test_sigterm_ends_cleanly_within_a_second_even_mid_request() -> None:
+async def test_sigterm_ends_cleanly_even_mid_request() -> None:
     peer = await start()
     try:
         await peer.send(_open_call(1))
         await peer.receive()
-        await peer.send(_submit_call(2, "slow"))
-        await anyio.sleep(0.1)
-        started = time.monotonic()
+        await peer.send(_submit_call(2, "slow"))  # held: never released
+        await peer.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert (await peer.receive())["id"] == 3  # the held submit was read before it
         peer.process.send_signal(signal.SIGTERM)
         with anyio.fail_after(5):
             code = await peer.process.wait()
-        assert time.monotonic() - started < 1.0
         assert code == 0
         stderr = await peer.stderr_text()
         assert "Traceback" not in stderr
@@ -283,7 +280,7 @@ def _process_cpu(pid: int) -> float:
 
 
 class _Pipe:
-    """A blocking line client on a fake server subprocess, for threads."""
+    """A blocking line client on an acme_server.py subprocess, for threads."""
 
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
@@ -350,10 +347,8 @@ def test_sigterm_ends_a_server_whose_client_never_pauses() -> None:
     thread.start()
     try:
         assert going.wait(60), "the client's pings were not answered"
-        started = time.monotonic()
         pipe.process.send_signal(signal.SIGTERM)
         assert pipe.process.wait(timeout=5) == 0
-        assert time.monotonic() - started < 1.0
     finally:
         pipe.close()
         thread.join(timeout=10)

@@ -92,8 +92,8 @@ def _responses(data: bytes) -> dict[Any, dict[str, Any]]:
     return {m["id"]: m for m in map(json.loads, data.splitlines())}
 
 
-async def test_a_burst_of_requests_in_one_write_is_answered_whole(fake: ModuleType) -> None:
-    server = create_kestrel_mcp_server(fake.FakeTransport(), secret_store=fake.MemorySecretStore)
+async def test_a_burst_of_requests_in_one_write_is_answered_whole(acme: ModuleType) -> None:
+    server = create_kestrel_mcp_server(acme.scripted()[0], secret_store=acme.MemorySecretStore)
     stdin_read, stdin_write = os.pipe()
     stdout_read, stdout_write = os.pipe()
     lines = [INIT] + [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(1, 201)]
@@ -109,9 +109,9 @@ async def test_a_burst_of_requests_in_one_write_is_answered_whole(fake: ModuleTy
     assert all(answered[i]["result"] == {} for i in range(1, 201))
 
 
-async def test_requests_from_a_regular_file_are_answered(fake: ModuleType, tmp_path: Path) -> None:
+async def test_requests_from_a_regular_file_are_answered(acme: ModuleType, tmp_path: Path) -> None:
     """stdin redirected from a file (``< requests.jsonl``) cannot be polled: still served."""
-    server = create_kestrel_mcp_server(fake.FakeTransport(), secret_store=fake.MemorySecretStore)
+    server = create_kestrel_mcp_server(acme.scripted()[0], secret_store=acme.MemorySecretStore)
     requests = tmp_path / "requests.jsonl"
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     requests.write_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in (INIT, ping)))

@@ -39,10 +39,10 @@ async def exchange(
     [("2024-11-05", False), ("2025-06-18", False), ("2025-11-25", False), ("2026-07-28", True)],
 )
 async def test_results_conform_to_the_official_schema(
-    fake: ModuleType, version: str, modern: bool
+    acme: ModuleType, version: str, modern: bool
 ) -> None:
     server = create_kestrel_mcp_server(
-        fake.FakeTransport(newer=True, gate=False), secret_store=fake.MemorySecretStore
+        acme.scripted(newer=True, gate=False)[0], secret_store=acme.MemorySecretStore
     )
     if modern:
         validate_server_result(

@@ -20,6 +20,8 @@ from kestrel_door import (
     load_voucher_key,
 )
 from kestrel_protocol import GradeResult, KestrelError, Payment, RefusalCode, canonical_json
+from kestrel_protocol.surface import Tool
+from kestrel_protocol.testing import ScriptedTransport
 from kestrel_sdk import KestrelClientError, SdkError, create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime import verify_proof
 from kestrel_sdk.runtime.catalog import load_catalog
@@ -31,14 +33,10 @@ pytestmark = pytest.mark.anyio
 SOURCE = "buy 10 ACME\nadvance 5\n"
 
 
-class _Refuser:
-    """A transport whose ``validate(source)`` refuses with the code it is given."""
-
-    async def validate(self, source: str, scenario: str | None = None) -> Any:
-        raise KestrelError(source, f"refused with {source}", {"why": source, "n": 1})
-
-    async def aclose(self) -> None:
-        return None
+def _refuse(tool: Tool, arguments: Any) -> Any:
+    """Refuses every call (a validate's source names the code) with the code it is given."""
+    code = getattr(arguments, "source", "UNKNOWN_SESSION")
+    raise KestrelError(code, f"refused with {code}", {"why": code, "n": 1})
 
 
 @asynccontextmanager
@@ -51,7 +49,7 @@ async def _door(tmp_path: Path, **options: Any) -> AsyncIterator[tuple[str, Issu
 
     def transport_for(principal: str) -> Any:
         if principal == "refuser":
-            return _Refuser()
+            return ScriptedTransport(_refuse)
         return local_transport(principal=principal, runtime=runtime)
 
     try:
@@ -161,7 +159,7 @@ async def _local(tmp_path: Path, principal: str) -> AsyncIterator[Any]:
     ``principal`` (SQLite shares the file)."""
     transport = local_transport(home=tmp_path / "rt", principal=principal)
     try:
-        yield transport
+        yield create_sdk(transport)
     finally:
         await transport.aclose()
 
@@ -169,7 +167,7 @@ async def _local(tmp_path: Path, principal: str) -> AsyncIterator[Any]:
 async def test_every_refusal_round_trips(tmp_path: Path) -> None:
     codes = [*[c.value for c in RefusalCode], "SOME_NEWER_CODE"]
     async with _door(tmp_path) as (url, tokens):
-        transport = remote_transport(base_url=url, token=_token(tokens, "refuser"))
+        transport = create_sdk(remote_transport(base_url=url, token=_token(tokens, "refuser")))
         for code in codes:
             with pytest.raises(KestrelClientError) as err:
                 await transport.validate(code)
@@ -228,7 +226,7 @@ async def test_door_down_is_backend_unavailable() -> None:
     token = "kestrel_tok_" + "S" * 43
     transport = remote_transport(base_url=f"http://127.0.0.1:{free_port()}", token=token)
     with pytest.raises(KestrelClientError) as err:
-        await transport.catalog()
+        await create_sdk(transport).catalog()
     await transport.aclose()
     assert err.value.code == "BACKEND_UNAVAILABLE"
     assert token not in str(err.value)
@@ -237,7 +235,7 @@ async def test_door_down_is_backend_unavailable() -> None:
 
 async def test_bad_token_is_forbidden_refusal(tmp_path: Path) -> None:
     async with _door(tmp_path) as (url, _):
-        transport = remote_transport(base_url=url, token="kestrel_tok_" + "x" * 43)
+        transport = create_sdk(remote_transport(base_url=url, token="kestrel_tok_" + "x" * 43))
         with pytest.raises(KestrelClientError) as err:
             await transport.catalog()
         await transport.aclose()
@@ -275,7 +273,9 @@ async def test_an_answer_that_does_not_verify_is_backend_unavailable() -> None:
         ]
     )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as http:
-        transport = remote_transport(base_url="http://door.test", token="t", client=http)
+        transport = create_sdk(
+            remote_transport(base_url="http://door.test", token="t", client=http)
+        )
         assert (await transport.validate("buy 1 ACME\n")).ok
         for call in (transport.catalog(), transport.open_session("acme-trend")):
             with pytest.raises(KestrelClientError) as err:

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from kestrel_sdk import local_transport
+from kestrel_sdk import create_sdk, local_transport
 
 SEED = 20261130
 LABEL = "crash"
@@ -60,17 +60,16 @@ def reference(home: Path, principal: str, sources: list[str]) -> Reference:
     """The uninterrupted run, in-process, in its own home."""
 
     async def run() -> Reference:
-        t = local_transport(home=home, principal=principal)
-        opened = await t.open_session("acme-trend", LABEL)
-        assert opened.session_id is not None
-        sid = opened.session_id
-        roots = [(await t.frame(sid)).frame_root]
+        t = create_sdk(local_transport(home=home, principal=principal))
+        session = (await t.open_session("acme-trend", LABEL)).session
+        assert session is not None
+        roots = [(await session.frame()).frame_root]
         for source in sources:
-            roots.append((await t.submit(sid, source)).delivery.frame_root)
-        await t.close(sid)
-        grade = await t.grade(sid)
+            roots.append((await session.submit(source)).delivery.frame_root)
+        await session.close()
+        grade = await t.grade(session.id)
         await t.aclose()
-        return Reference(sid, roots, str(grade.root))  # type: ignore[union-attr]
+        return Reference(session.id, roots, str(grade.root))  # type: ignore[union-attr]
 
     return anyio.run(run)
 

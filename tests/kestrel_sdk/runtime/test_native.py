@@ -449,22 +449,24 @@ DUMPS = r"""
 import json, sys
 import anyio
 from kestrel_protocol import model, SessionFrame
-from kestrel_sdk import local_transport
+from kestrel_sdk import create_sdk, local_transport
 
 async def main(home):
-    transport = local_transport(home=home)
-    found = [await transport.open_session("acme-trend", "a label", None)]
+    transport = create_sdk(local_transport(home=home))
+    run = transport.run
+    found = [await run("open_session", scenario="acme-trend", label="a label")]
     session = found[0].session_id
     for source in ["buy 10 ACME\nadvance", "sell 5 ACME limit 1.00 tif gtc as x\nadvance 3",
                    "cancel x\nbuy 1 ACME stop 999 tif gtc\nadvance 40", "sell 6 ACME\nadvance",
                    "nonsense here"]:
         try:
-            found.append(await transport.submit(session, source))
+            found.append(await run("submit", session_id=session, source=source))
         except Exception as exc:
             found.append(type(exc).__name__)
-    found += [await transport.frame(session), await transport.history(session, 5, None),
-              await transport.blotter(session), await transport.close(session),
-              await transport.grade(session), await transport.catalog()]
+    found += [await run("frame", session_id=session),
+              await run("history", session_id=session, bars=5),
+              await run("blotter", session_id=session), await run("close", session_id=session),
+              await run("grade", session_id=session), await run("catalog")]
     frame = found[-6].frame.to_json()
     frame["someday"] = {"a": [1, "two", None, True]}
     found.append(SessionFrame.parse(json.dumps(frame)))

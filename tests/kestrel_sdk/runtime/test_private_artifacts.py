@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from kestrel_protocol import GradeResult, KestrelError, RefusalCode, root_of
-from kestrel_sdk import local_transport
+from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -111,17 +111,20 @@ def test_a_corrupt_row_of_another_principal_is_missing_not_corrupt(
 async def test_shared_runtime_transports_are_private_and_an_owning_one_reads_all(
     home: Path,
 ) -> None:
-    owner = local_transport(home=home)
-    runtime = owner.runtime  # type: ignore[attr-defined]
-    alice = local_transport(principal="alice", runtime=runtime)
-    bob = local_transport(principal="bob", runtime=runtime)
-    operator_view = local_transport(principal="bob", runtime=runtime, own_artifacts=False)
+    owner_transport = local_transport(home=home)
+    runtime = owner_transport.runtime  # type: ignore[attr-defined]
+    owner = create_sdk(owner_transport)
+    alice = create_sdk(local_transport(principal="alice", runtime=runtime))
+    bob = create_sdk(local_transport(principal="bob", runtime=runtime))
+    operator_view = create_sdk(
+        local_transport(principal="bob", runtime=runtime, own_artifacts=False)
+    )
     try:
-        opened = await alice.open_session("acme-trend", "t")
-        assert opened.session_id is not None
-        await alice.submit(opened.session_id, "advance 1\n")
-        await alice.close(opened.session_id)
-        grade = await alice.grade(opened.session_id)
+        session = (await alice.open_session("acme-trend", "t")).session
+        assert session is not None
+        await session.submit("advance 1\n")
+        await session.close()
+        grade = await alice.grade(session.id)
         assert isinstance(grade, GradeResult)
         assert (await alice.artifact(grade.root))["root"] == grade.root
         assert (await owner.artifact(grade.root))["root"] == grade.root

@@ -14,10 +14,10 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.surface.offload import _heavy
 from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.sqlite import SqliteStore
-from kestrel_sdk.transports.local import _heavy
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:

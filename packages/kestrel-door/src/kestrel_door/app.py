@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from kestrel_protocol.ports import GrantVerifier, Transport, TurnCredentialPort
+from kestrel_protocol.ports import GrantVerifier, TurnCredentialPort
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Surface
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -59,7 +59,7 @@ def create_door_app(
     audit: AuditLog | None = None,
     approval: ApprovalPolicy | None = None,
     on_close: Callable[[], Awaitable[None]] | None = None,
-    surface: Surface[Transport] = SURFACE,
+    surface: Surface = SURFACE,
     attestor: Attestor | None = None,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.

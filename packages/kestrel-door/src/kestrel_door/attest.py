@@ -10,7 +10,7 @@ serves a proof (``/v1``, ``/mcp``) goes through :func:`attesting`.
 from __future__ import annotations
 
 import base64
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from kestrel_protocol import (
@@ -18,10 +18,12 @@ from kestrel_protocol import (
     Envelope,
     EnvelopeSignature,
     Proof,
+    ProtocolModel,
     grade_statement,
     pae,
 )
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.surface import Arguments, Tool
 
 from .door import TransportFactory
 from .keys import DoorKeys, utc_now
@@ -61,20 +63,21 @@ class Attestor:
 
 
 class _Attesting:
-    """A principal's transport whose proofs come signed; everything else as is."""
+    """A principal's transport whose proofs come signed; every other result as it is."""
 
     def __init__(self, inner: Transport, attestor: Attestor, principal: str) -> None:
         self._inner = inner
         self._attestor = attestor
         self._principal = principal
 
-    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
-        made = await self._inner.proof(session_id, embed_tape)
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+        made = await self._inner.invoke(tool, arguments)
+        if not isinstance(made, Proof):
+            return made
         return await anyio.to_thread.run_sync(self._attestor.attest, made, self._principal)
 
-    async def proof_of_grade(self, grade_root: str) -> Proof:
-        made = await self._inner.proof_of_grade(grade_root)
-        return await anyio.to_thread.run_sync(self._attestor.attest, made, self._principal)
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -84,6 +87,6 @@ def attesting(transport_for: TransportFactory, attestor: Attestor) -> TransportF
     """``transport_for`` whose transports' proofs carry the door's signed statement."""
 
     def make(principal: str) -> Transport:
-        return cast(Transport, _Attesting(transport_for(principal), attestor, principal))
+        return _Attesting(transport_for(principal), attestor, principal)
 
     return make

@@ -74,7 +74,7 @@ class Door:
         grant_verifiers: Sequence[GrantVerifier] = (),
         audit: AuditLog | None = None,
         approval: ApprovalPolicy | None = None,
-        surface: Surface[Transport] = SURFACE,
+        surface: Surface = SURFACE,
     ) -> None:
         self.config = config
         self.surface = surface

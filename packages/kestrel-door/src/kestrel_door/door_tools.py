@@ -58,7 +58,7 @@ class DoorTurnTools:
         *,
         audit: AuditLog | None = None,
         approval: ApprovalPolicy | None = None,
-        surface: Surface[Transport] = SURFACE,
+        surface: Surface = SURFACE,
     ) -> None:
         self.ctx = ctx
         self._transport = transport

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from kestrel_protocol import Offer, OperationResumption, SessionOpened
-from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import Surface, Tool, input_schema, output_schema
 
 from .http_status import status_for
@@ -41,7 +40,7 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _request_body(tool: Tool[Transport]) -> dict[str, Any] | None:
+def _request_body(tool: Tool) -> dict[str, Any] | None:
     route = tool.route
     assert route is not None
     if route.body == "none":
@@ -70,7 +69,7 @@ def _query_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _operation(tool: Tool[Transport]) -> dict[str, Any]:
+def _operation(tool: Tool) -> dict[str, Any]:
     route = tool.route
     assert route is not None
     if route.media == "application/json":
@@ -125,7 +124,7 @@ def _operation(tool: Tool[Transport]) -> dict[str, Any]:
     return operation
 
 
-def openapi_document(server_url: str, surface: Surface[Transport]) -> dict[str, Any]:
+def openapi_document(server_url: str, surface: Surface) -> dict[str, Any]:
     """The document of ``surface``'s routes, naming ``server_url`` as its server."""
     paths: dict[str, dict[str, Any]] = {}
     for tool in surface.tools:

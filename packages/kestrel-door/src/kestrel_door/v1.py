@@ -18,7 +18,6 @@ from typing import Any
 import anyio
 from kestrel_protocol import RefusalCode
 from kestrel_protocol.outage import RETRY_AFTER_S
-from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import (
     SCOPE_READ,
     ArgumentError,
@@ -77,7 +76,7 @@ async def _source_body(request: Request) -> dict[str, Any] | Response:
 _BOOLEANS = {"true": True, "false": False}
 
 
-def _query_types(tool: Tool[Transport]) -> dict[str, str]:
+def _query_types(tool: Tool) -> dict[str, str]:
     """The JSON type of each argument a tool's route carries in its query."""
     assert tool.route is not None
     if not tool.route.query:
@@ -118,7 +117,7 @@ def _query_arguments(
     return found
 
 
-def _result_response(door: Door, result: Mapping[str, Any], tool: Tool[Transport]) -> Response:
+def _result_response(door: Door, result: Mapping[str, Any], tool: Tool) -> Response:
     if result.get("isError"):
         refusal = result_refusal(result)
         if refusal is None or not isinstance(refusal.get("code"), str):
@@ -148,7 +147,7 @@ def _result_response(door: Door, result: Mapping[str, Any], tool: Tool[Transport
     return json_response(dict(data))
 
 
-async def _call(door: Door, caller: Caller, tool: Tool[Transport], args: Any) -> Response:
+async def _call(door: Door, caller: Caller, tool: Tool, args: Any) -> Response:
     try:
         with anyio.fail_after(door.config.request_timeout_s):
             result = await caller.turn.tools.call(tool.name, args)
@@ -159,7 +158,7 @@ async def _call(door: Door, caller: Caller, tool: Tool[Transport], args: Any) ->
     return _result_response(door, result, tool)
 
 
-def _endpoint(door: Door, tool: Tool[Transport]) -> Endpoint:
+def _endpoint(door: Door, tool: Tool) -> Endpoint:
     route = tool.route
     assert route is not None
     # A route without a body still reads one when sent (a JSON object): its members are

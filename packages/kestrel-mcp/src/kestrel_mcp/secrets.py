@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
-from kestrel_protocol.ports import SecretStore, Transport
+from kestrel_protocol.ports import SecretStore
 from kestrel_protocol.surface import Arguments, NoArgs, Text, Tool
 from kestrel_secrets import (
     check_operator_secret_key,
@@ -128,16 +128,16 @@ class SecretTools:
         return await anyio.to_thread.run_sync(self._list)
 
 
-def secret_tools(store: SecretTools) -> tuple[Tool[Transport], ...]:
-    """The three tools over ``store`` (the transport they are handed is not used)."""
+def secret_tools(store: SecretTools) -> tuple[Tool, ...]:
+    """The three tools over ``store``: the face's own, run on it (no transport is asked)."""
 
-    async def set_(transport: Transport, args: SecretSetArgs) -> Any:
+    async def set_(args: SecretSetArgs) -> Any:
         return await store.set(args.key, args.value)
 
-    async def unset(transport: Transport, args: SecretKeyArgs) -> Any:
+    async def unset(args: SecretKeyArgs) -> Any:
         return await store.unset(args.key)
 
-    async def list_(transport: Transport, args: NoArgs) -> Any:
+    async def list_(args: NoArgs) -> Any:
         return await store.list()
 
     return (
@@ -149,8 +149,8 @@ def secret_tools(store: SecretTools) -> tuple[Tool[Transport], ...]:
                 "and where it is stored, never the value. Keys naming LIVE are refused."
             ),
             arguments=SecretSetArgs,
-            call=set_,
-            projects="secrets.set",
+            runs=None,
+            serve=set_,
             results=(SecretWritten,),
             scope="",
             read_only=False,
@@ -163,8 +163,8 @@ def secret_tools(store: SecretTools) -> tuple[Tool[Transport], ...]:
             title="Remove an operator secret",
             description="Remove a secret from the local store; says whether it was there.",
             arguments=SecretKeyArgs,
-            call=unset,
-            projects="secrets.unset",
+            runs=None,
+            serve=unset,
             results=(SecretRemoved,),
             scope="",
             read_only=False,
@@ -177,8 +177,8 @@ def secret_tools(store: SecretTools) -> tuple[Tool[Transport], ...]:
             title="List operator secrets",
             description="The names of the stored secrets and where they live (never a value).",
             arguments=NoArgs,
-            call=list_,
-            projects="secrets.list",
+            runs=None,
+            serve=list_,
             results=(SecretNames,),
             scope="",
             read_only=True,

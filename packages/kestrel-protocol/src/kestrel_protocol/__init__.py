@@ -28,6 +28,7 @@ from .model import DecimalStr, ProtocolModel, RootMismatchError, RootStr, SelfRo
 from .objects import (
     AccountState,
     AccountTerms,
+    Artifact,
     Blotter,
     BlotterFill,
     BlotterOrder,
@@ -75,6 +76,7 @@ from .objects import (
     StandDown,
     StatementKind,
     TapeInfo,
+    TapeText,
     ValidationReport,
     VerificationReport,
 )
@@ -86,6 +88,7 @@ __all__ = [
     "STATEMENT_TYPE",
     "AccountState",
     "AccountTerms",
+    "Artifact",
     "Blotter",
     "BlotterFill",
     "BlotterOrder",
@@ -142,6 +145,7 @@ __all__ = [
     "StandDown",
     "StatementKind",
     "TapeInfo",
+    "TapeText",
     "ValidationReport",
     "VerificationReport",
     "canonical_json",

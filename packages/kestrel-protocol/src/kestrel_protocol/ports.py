@@ -8,26 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from .objects import (
-    Blotter,
-    Catalog,
-    Delivery,
-    GradeResult,
-    History,
-    Offer,
-    OperationResumption,
-    Payment,
-    Proof,
-    Scenario,
-    SealedScenario,
-    SessionOpened,
-    SessionRecord,
-    SessionResponse,
-    ValidationReport,
-    VerificationReport,
-)
+from .model import ProtocolModel
+from .objects import Offer, Payment
+
+if TYPE_CHECKING:
+    from .surface.arguments import Arguments
+    from .surface.declare import Tool
 
 __all__ = [
     "ArtifactStore",
@@ -46,35 +34,26 @@ __all__ = [
 
 @runtime_checkable
 class Transport(Protocol):
-    """How an SDK reaches a runtime: in-process (local) or over HTTP (remote).
+    """How a caller reaches a runtime: in-process (local), over HTTP (remote), or a
+    script standing in for it (:class:`kestrel_protocol.testing.ScriptedTransport`).
 
-    Every method returns protocol objects exactly as the runtime produced them and
-    raises a ``KestrelError`` subclass carrying a refusal code for typed refusals.
-    A transport is bound to one principal; sessions of another principal are
-    ``UNKNOWN_SESSION`` to it. A remote caller's transport (the door's) reads by root
-    only that principal's artifacts: another's is ``UNKNOWN_ARTIFACT`` exactly as a
-    root never stored; an operator's transport on their own home reads every one.
+    ``invoke`` runs one tool of the surface with arguments its model already checked
+    (``tool.parse`` or ``tool.bind``) and returns the protocol object the runtime
+    produced, one of the tool's ``results``; a typed refusal raises a ``KestrelError``
+    subclass carrying its code. A transport is bound to one principal; sessions of
+    another principal are ``UNKNOWN_SESSION`` to it. A remote caller's transport (the
+    door's) reads by root only that principal's artifacts: another's is
+    ``UNKNOWN_ARTIFACT`` exactly as a root never stored; an operator's transport on
+    their own home reads every one.
     """
 
-    async def catalog(self) -> Catalog: ...
-    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario: ...
-    async def tape(self, scenario_id: str) -> str: ...
-    async def validate(self, source: str, scenario: str | None = None) -> ValidationReport: ...
-    async def open_session(
-        self, scenario: str, label: str | None = None, payment: Payment | None = None
-    ) -> SessionOpened: ...
-    async def submit(self, session_id: str, source: str) -> SessionResponse: ...
-    async def frame(self, session_id: str) -> Delivery: ...
-    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History: ...
-    async def blotter(self, session_id: str) -> Blotter: ...
-    async def close(self, session_id: str) -> SessionRecord: ...
-    async def grade(self, session_id: str) -> GradeResult | OperationResumption: ...
-    async def resume(self, token: str) -> GradeResult | OperationResumption: ...
-    async def artifact(self, root: str) -> dict[str, Any]: ...
-    async def verify(self, grade: GradeResult) -> VerificationReport: ...
-    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof: ...
-    async def proof_of_grade(self, grade_root: str) -> Proof: ...
-    async def aclose(self) -> None: ...
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+        """Run ``tool`` with ``arguments``; its result object, or a ``KestrelError``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the transport holds (a runtime it owns, an HTTP client)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

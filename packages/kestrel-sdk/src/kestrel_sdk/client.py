@@ -1,17 +1,22 @@
 """The SDK surface of spec §7: ``create_sdk(transport)`` and ``KestrelSession``.
 
-The client adds no semantics: every call is one transport call, and every result is
-the protocol object the runtime produced.
+The client adds no semantics: every call is one ``transport.invoke(tool, arguments)``
+of the tool whose runtime method it is named after (``sdk.submit`` runs the tool that
+runs ``submit``), its arguments checked by that tool's model, and every result is the
+protocol object the runtime produced. ``sdk.call(name, **arguments)`` runs any tool
+of the surface by name, so a tool added to the surface is callable at once; the typed
+methods below are checked against the surface by ``tests/test_surface.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import anyio
 from kestrel_protocol import (
+    Artifact,
     Blotter,
     Catalog,
     Delivery,
@@ -21,14 +26,18 @@ from kestrel_protocol import (
     OperationResumption,
     Payment,
     Proof,
+    ProtocolModel,
     Scenario,
     SealedScenario,
+    SessionOpened,
     SessionRecord,
     SessionResponse,
+    TapeText,
     ValidationReport,
     VerificationReport,
 )
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.surface import SURFACE, Surface
 
 __all__ = ["Gated", "KestrelSdk", "KestrelSession", "create_sdk"]
 
@@ -47,8 +56,8 @@ class Gated(Generic[T]):
 class KestrelSession:
     """A handle on one open session; its ``id`` is the durable, deterministic handle."""
 
-    def __init__(self, transport: Transport, session_id: str) -> None:
-        self._transport = transport
+    def __init__(self, sdk: KestrelSdk, session_id: str) -> None:
+        self._sdk = sdk
         self.id = session_id
 
     def __repr__(self) -> str:
@@ -56,67 +65,87 @@ class KestrelSession:
 
     async def submit(self, source: str) -> SessionResponse:
         """Apply Kestrel source atomically; refused as a whole on any error diagnostic."""
-        return await self._transport.submit(self.id, source)
+        return cast(
+            SessionResponse, await self._sdk.run("submit", session_id=self.id, source=source)
+        )
 
     async def frame(self) -> Delivery:
         """The latest frame and its root."""
-        return await self._transport.frame(self.id)
+        return cast(Delivery, await self._sdk.run("frame", session_id=self.id))
 
     async def history(self, bars: int, symbol: str | None = None) -> History:
         """The last ``bars`` bars (1-1,000) up to and including the clock bar, oldest
         first; every symbol, or ``symbol`` alone. Never a bar after the clock."""
-        return await self._transport.history(self.id, bars, symbol)
+        found = await self._sdk.run("history", session_id=self.id, bars=bars, symbol=symbol)
+        return cast(History, found)
 
     async def blotter(self) -> Blotter:
         """Every order and fill so far."""
-        return await self._transport.blotter(self.id)
+        return cast(Blotter, await self._sdk.run("blotter", session_id=self.id))
 
     async def close(self) -> SessionRecord:
         """Close the session; the record is stored as an artifact."""
-        return await self._transport.close(self.id)
+        return cast(SessionRecord, await self._sdk.run("close", session_id=self.id))
 
 
 class KestrelSdk:
-    """The SDK over one transport (local or remote)."""
+    """The SDK over one transport (local or remote), for the tools of ``surface``."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, surface: Surface = SURFACE) -> None:
         self.transport = transport
+        self.surface = surface
+
+    async def run(self, method: str, **arguments: Any) -> ProtocolModel:
+        """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
+        name; ``None`` is left out), checked by its model before the transport sees them."""
+        tool = self.surface.projecting(method)
+        return await self.transport.invoke(tool, tool.bind(**arguments))
+
+    async def call(self, name: str, **arguments: Any) -> ProtocolModel:
+        """Run the surface's tool called ``name`` with ``arguments`` (by field name):
+        any tool, the ones without a typed method below included."""
+        tool = self.surface.tool(name)
+        return await self.transport.invoke(tool, tool.bind(**arguments))
 
     async def catalog(self) -> Catalog:
-        return await self.transport.catalog()
+        return cast(Catalog, await self.run("catalog"))
 
     async def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
-        return await self.transport.scenario(scenario_id)
+        return cast(Scenario | SealedScenario, await self.run("scenario", scenario=scenario_id))
 
     async def tape(self, scenario_id: str) -> str:
         """The scenario's tape as canonical CSV text."""
-        return await self.transport.tape(scenario_id)
+        return cast(TapeText, await self.run("tape", scenario=scenario_id)).text
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
-        return await self.transport.validate(source, scenario)
+        found = await self.run("validate", source=source, scenario=scenario)
+        return cast(ValidationReport, found)
 
     async def open_session(
         self, scenario: str, label: str | None = None, payment: Payment | None = None
     ) -> Gated[KestrelSession]:
         """Open (or idempotently resume) a session; a gated open carries the offer as data."""
-        opened = await self.transport.open_session(scenario, label, payment)
+        paid = None if payment is None else payment.to_json()
+        found = await self.run("open_session", scenario=scenario, label=label, payment=paid)
+        opened = cast(SessionOpened, found)
         if opened.gated:
             return Gated(gated=True, payment=opened.payment)
         assert opened.session_id is not None
-        return Gated(gated=False, session=KestrelSession(self.transport, opened.session_id))
+        return Gated(gated=False, session=KestrelSession(self, opened.session_id))
 
     def session(self, session_id: str) -> KestrelSession:
         """A handle on an existing session by id (no round trip)."""
-        return KestrelSession(self.transport, session_id)
+        return KestrelSession(self, session_id)
 
     async def grade(self, session_id: str) -> GradeResult | OperationResumption:
-        return await self.transport.grade(session_id)
+        found = await self.run("grade", session_id=session_id)
+        return cast(GradeResult | OperationResumption, found)
 
     async def resume(
         self, resumption: OperationResumption | str
     ) -> GradeResult | OperationResumption:
         token = resumption if isinstance(resumption, str) else resumption.token
-        return await self.transport.resume(token)
+        return cast(GradeResult | OperationResumption, await self.run("resume", token=token))
 
     async def grade_until_done(
         self,
@@ -138,22 +167,23 @@ class KestrelSdk:
 
     async def artifact(self, root: str) -> dict[str, Any]:
         """Any stored object, verbatim."""
-        return await self.transport.artifact(root)
+        return cast(Artifact, await self.run("artifact", root=root)).to_json()
 
     async def verify(self, grade: GradeResult) -> VerificationReport:
-        return await self.transport.verify(grade)
+        return cast(VerificationReport, await self.run("verify", grade=grade))
 
     async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
         """The session's proof (grading it first if need be): the grade with its record,
         pentads, blotter and scenario reference, verifiable on any machine with
         ``kestrel verify``. ``embed_tape`` carries the scenario and its tape too, which
         a verifier whose catalog lacks the scenario (a user scenario) needs."""
-        return await self.transport.proof(session_id, embed_tape)
+        found = await self.run("proof", session_id=session_id, embed_tape=embed_tape)
+        return cast(Proof, found)
 
     async def proof_of_grade(self, grade_root: str) -> Proof:
         """The proof of the session graded ``grade_root`` (without the tape); over a door,
         only of your own sessions (another's grade is ``UNKNOWN_ARTIFACT``)."""
-        return await self.transport.proof_of_grade(grade_root)
+        return cast(Proof, await self.run("proof_of_grade", grade_root=grade_root))
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -165,6 +195,6 @@ class KestrelSdk:
         await self.aclose()
 
 
-def create_sdk(transport: Transport) -> KestrelSdk:
-    """Build the SDK over a transport choice."""
-    return KestrelSdk(transport)
+def create_sdk(transport: Transport, surface: Surface = SURFACE) -> KestrelSdk:
+    """Build the SDK over a transport choice (for the tools of ``surface``)."""
+    return KestrelSdk(transport, surface)

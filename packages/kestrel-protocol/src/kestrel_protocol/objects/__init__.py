@@ -31,6 +31,7 @@ from .grade import (
 from .history import History, HistoryBar
 from .offer import Offer
 from .proof import EmbeddedScenario, Proof, ProofScenario
+from .reads import Artifact, TapeText
 from .record import Lookahead, LookaheadRead, SessionRecord
 from .session import (
     AccountState,
@@ -54,6 +55,7 @@ from .validation import Diagnostic, ValidationReport
 __all__ = [
     "AccountState",
     "AccountTerms",
+    "Artifact",
     "Blotter",
     "BlotterFill",
     "BlotterOrder",
@@ -101,6 +103,7 @@ __all__ = [
     "StandDown",
     "StatementKind",
     "TapeInfo",
+    "TapeText",
     "ValidationReport",
     "VerificationReport",
 ]

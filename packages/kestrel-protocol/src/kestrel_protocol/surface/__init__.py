@@ -1,8 +1,9 @@
 """Kestrel's tool and resource surface, declared once (spec §13 "One surface").
 
 :data:`SURFACE` (in :mod:`.registry`) is the one place a tool or resource is declared;
-:func:`call_tool` is the one dispatcher and :class:`McpMethods` the MCP methods every
-face serves from it (prompts, completion, progress and log messages included).
+:func:`call_tool` is the one dispatcher (every call is ``Transport.invoke``) and
+:class:`McpMethods` the MCP methods every face serves from it (prompts, completion,
+progress and log messages included).
 The faces (``kestrel_mcp``, ``kestrel_door``) import this package
 and name no tool of their own.
 """
@@ -26,8 +27,8 @@ from .arguments import (
     ValidateArgs,
     VerifyArgs,
 )
-from .briefs import PROMPTS, STYLES
-from .declare import Fetch, Prompt, PromptArgument, Resource, Route, Tool
+from .briefs import STYLES, prompts
+from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool, run_tool
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
@@ -52,6 +53,7 @@ from .scopes import (
     SCOPE_TRADE,
     TOOL_SCOPE,
 )
+from .session import Guard, McpSession
 from .surface import Surface
 from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
 
@@ -65,7 +67,6 @@ __all__ = [
     "LOG_LEVEL_KEY",
     "MAX_COMPLETIONS",
     "METHOD_SCOPES",
-    "PROMPTS",
     "RESOURCES",
     "SCOPE_GRADE",
     "SCOPE_READ",
@@ -77,12 +78,16 @@ __all__ = [
     "ArgumentError",
     "Arguments",
     "ArtifactArgs",
+    "Binding",
     "Fetch",
+    "Guard",
     "HistoryArgs",
     "Label",
     "McpMethods",
+    "McpSession",
     "NoArgs",
     "Notifier",
+    "Offload",
     "OpenArgs",
     "PaymentArgs",
     "Prompt",
@@ -114,6 +119,7 @@ __all__ = [
     "log_threshold",
     "output_schema",
     "page",
+    "prompts",
     "refusal_result",
     "result_refusal",
     "run_tool",

@@ -8,7 +8,7 @@ input rules are said here once for every face.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -46,6 +46,10 @@ class Arguments(BaseModel):
         validate_by_name=False,
         validate_by_alias=True,
     )
+
+    def positional(self) -> tuple[Any, ...]:
+        """The arguments as the runtime's method takes them: each field's value, in order."""
+        return tuple(self.__dict__.values())
 
 
 class NoArgs(Arguments):
@@ -85,6 +89,10 @@ class OpenArgs(Arguments):
     payment: PaymentArgs | None = Field(
         default=None, description="Only for a gated open: {offerId, voucher} for the offer."
     )
+
+    def positional(self) -> tuple[Any, ...]:
+        payment = None if self.payment is None else self.payment.payment()
+        return (self.scenario, self.label, payment)
 
 
 class SessionArgs(Arguments):

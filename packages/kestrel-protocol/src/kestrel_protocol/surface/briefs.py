@@ -6,17 +6,20 @@ are briefed alike and a caller reads nothing its tools could not. A scenario bri
 holds catalog metadata and terms only, never a bar of the tape after bar 0, nor its
 description or length (which may tell of later bars), whether the scenario is sealed
 or not.
+The prompts are built from the tools they are served with (:func:`prompts`), so a brief
+names each tool as its surface does, and this module imports no registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
-from .declare import Fetch, Prompt, PromptArgument
+from .declare import Fetch, Prompt, PromptArgument, Tool
 from .results import ArgumentError
 
-__all__ = ["PROMPTS", "STYLES"]
+__all__ = ["STYLES", "prompts"]
 
 STYLES: Final[Mapping[str, str]] = {
     "cautious": (
@@ -35,14 +38,20 @@ STYLES: Final[Mapping[str, str]] = {
 _MAX_FILLS: Final = 50
 
 
-def _tool(projects: str) -> str:
-    """The name of the tool projecting a ``Transport`` method (tool names live in the registry)."""
-    from .registry import TOOLS  # noqa: PLC0415 - the registry imports this module
+class _Names:
+    """The name of the tool that runs each runtime method, on the surface being served."""
 
-    return next(tool.name for tool in TOOLS if tool.projects == projects)
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._names: dict[str, str] = {}
+        for tool in tools:
+            if tool.runs is not None:
+                self._names.setdefault(tool.runs.method, tool.name)
+
+    def __call__(self, method: str) -> str:
+        return self._names.get(method, method)
 
 
-def _workflow() -> str:
+def _workflow(_tool: _Names) -> str:
     return (
         "Workflow (each step is one tool call):\n"
         f"1. {_tool('validate')} {{source, scenario}} checks statements without applying them.\n"
@@ -65,7 +74,9 @@ def _user(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": {"type": "text", "text": text}}]
 
 
-async def _trade_scenario(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str, Any]]:
+async def _trade_scenario(
+    _tool: _Names, fetch: Fetch, args: Mapping[str, str]
+) -> list[dict[str, Any]]:
     style = args.get("style", "balanced")
     if style not in STYLES:
         names = ", ".join(STYLES)
@@ -112,7 +123,7 @@ The Kestrel language: one statement per line, exactly four kinds.
 {_lines(kinds)}
 Orders fill from the next bar; a submit is atomic (one error refuses it all).
 
-{_workflow()}
+{_workflow(_tool)}
 
 Style ({style}): {STYLES[style]}
 Start by opening a session on {scenario.get("id")} and reading bar 0's frame."""
@@ -123,7 +134,9 @@ def _metrics(metrics: Mapping[str, Any]) -> list[str]:
     return [f"{name}: {value}" for name, value in metrics.items()]
 
 
-async def _review_grade(fetch: Fetch, args: Mapping[str, str]) -> list[dict[str, Any]]:
+async def _review_grade(
+    _tool: _Names, fetch: Fetch, args: Mapping[str, str]
+) -> list[dict[str, Any]]:
     root = args["gradeRoot"]
     grade = await fetch(_tool("artifact"), {"root": root})
     if grade.get("kind") != "kestrel.grade":
@@ -178,40 +191,44 @@ Fills ({len(fills)}):
     return _user(text)
 
 
-PROMPTS: Final[tuple[Prompt, ...]] = (
-    Prompt(
-        name="kestrel_trade_scenario",
-        title="Trade a Kestrel scenario",
-        description=(
-            "Brief an agent to trade one scenario: its instruments, account, fees and fill "
-            "terms from the catalog, the four statement kinds, and the tool workflow."
-        ),
-        arguments=(
-            PromptArgument(
-                "scenario", "A scenario id from the catalog, e.g. acme-trend.", complete="scenario"
+def prompts(tools: Iterable[Tool]) -> tuple[Prompt, ...]:
+    """Kestrel's prompts, in ``prompts/list`` order, naming ``tools`` (the surface's)."""
+    names = _Names(tools)
+    return (
+        Prompt(
+            name="kestrel_trade_scenario",
+            title="Trade a Kestrel scenario",
+            description=(
+                "Brief an agent to trade one scenario: its instruments, account, fees and fill "
+                "terms from the catalog, the four statement kinds, and the tool workflow."
             ),
-            PromptArgument(
-                "style",
-                f"How to trade: {', '.join(STYLES)} (default balanced).",
-                required=False,
-                complete=tuple(STYLES),
+            arguments=(
+                PromptArgument(
+                    "scenario",
+                    "A scenario id from the catalog, e.g. acme-trend.",
+                    complete="scenario",
+                ),
+                PromptArgument(
+                    "style",
+                    f"How to trade: {', '.join(STYLES)} (default balanced).",
+                    required=False,
+                    complete=tuple(STYLES),
+                ),
             ),
+            render=partial(_trade_scenario, names),
         ),
-        render=_trade_scenario,
-    ),
-    Prompt(
-        name="kestrel_review_grade",
-        title="Review a Kestrel grade",
-        description=(
-            "Ask the model to explain a grade: its metrics, the orders and fills behind "
-            "them, and each conformance check."
-        ),
-        arguments=(
-            PromptArgument(
-                "gradeRoot", "The root of one of your grades, sha256:<hex>.", complete="grade"
+        Prompt(
+            name="kestrel_review_grade",
+            title="Review a Kestrel grade",
+            description=(
+                "Ask the model to explain a grade: its metrics, the orders and fills behind "
+                "them, and each conformance check."
             ),
+            arguments=(
+                PromptArgument(
+                    "gradeRoot", "The root of one of your grades, sha256:<hex>.", complete="grade"
+                ),
+            ),
+            render=partial(_review_grade, names),
         ),
-        render=_review_grade,
-    ),
-)
-"""Kestrel's prompts, in ``prompts/list`` order."""
+    )

@@ -1,10 +1,10 @@
-"""What a declaration of the surface says: a :class:`Tool`, its :class:`Route`, a
-:class:`Resource`, a :class:`Prompt`.
+"""What a declaration of the surface says: a :class:`Tool`, how it runs (its
+:class:`Binding`), its :class:`Route`, a :class:`Resource`, a :class:`Prompt`.
 
-A tool is one call its face projects (``call(context, arguments)``, normally a
-``Transport`` method) plus everything a face shows of it: name, title, description,
-argument and result models, scope, MCP annotations and its ``/v1`` route. Faces are
-generated from these values; none of them names a tool.
+A tool is one call (``Transport.invoke(tool, arguments)``) plus everything a face shows
+of it: name, title, description, argument and result models, scope, MCP annotations,
+its ``/v1`` route and how a runtime in the caller's process runs it. Faces and
+transports are generated from these values; none of them names a tool.
 """
 
 from __future__ import annotations
@@ -13,21 +13,61 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ..model import ProtocolModel
 from .arguments import Arguments
 from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
 from .text import TEXT_CHECK, text_problem
 
-__all__ = ["Fetch", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
+__all__ = ["Binding", "Fetch", "Offload", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
 
-C = TypeVar("C")
 Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """Runs one tool through the face's caller and returns its structured result."""
+Offload = Literal["thread", "caller"] | Callable[[Any, str, Any], bool]
+"""Where a local runtime runs a tool: a worker thread, the caller's thread, or a
+predicate ``(runtime, principal, arguments)`` saying whether this call is worth a thread."""
 _VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """How a runtime in the caller's process runs a tool (``LocalTransport.invoke``).
+
+    ``method`` is the runtime's method. It is passed the caller and the tool's
+    arguments positionally, in their model's order
+    (:meth:`~.arguments.Arguments.positional`): ``caller="principal"`` puts the
+    caller's principal first, ``"reader"`` puts whose artifacts it may read (``None``:
+    every one) last, ``None`` passes neither. ``offload`` says where it runs (over a
+    shared store every call runs in a worker thread). ``result`` makes the runtime's
+    answer the tool's result object when it is not one already: ``result(answer,
+    arguments)``.
+    """
+
+    method: str
+    caller: Literal["principal", "reader"] | None = "principal"
+    offload: Offload = "thread"
+    result: Callable[[Any, Any], ProtocolModel] | None = None
+
+    def positional(self, principal: str, reader: str | None, arguments: Any) -> tuple[Any, ...]:
+        """What the runtime's method is passed, in order."""
+        values: tuple[Any, ...] = arguments.positional()
+        if self.caller == "principal":
+            return (principal, *values)
+        if self.caller == "reader":
+            return (*values, reader)
+        return values
+
+    def answer(self, found: Any, arguments: Any) -> ProtocolModel:
+        """The tool's result object for what the runtime's method returned."""
+        if self.result is not None:
+            return self.result(found, arguments)
+        if not isinstance(found, ProtocolModel):
+            raise TypeError(f"{self.method} answered a {type(found).__name__}, not an object")
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +79,9 @@ class Route:
     its argument's type says (a flag's ``true``/``false``, an integer's digits; a route
     with a query takes no other query parameter); ``body`` says what the request body
     is: nothing, the JSON arguments, or (``source``) either JSON or the raw
-    ``text/x-kestrel`` source.
+    ``text/x-kestrel`` source. A route whose ``media`` is not JSON answers the text of
+    its result (the result object is then its path arguments, ``mediaType`` and
+    ``text``).
     """
 
     method: Literal["GET", "POST"]
@@ -51,24 +93,21 @@ class Route:
 
 
 @dataclass(frozen=True, eq=False)
-class Tool(Generic[C]):
-    """One tool of the surface, and the call it projects."""
+class Tool:
+    """One tool of the surface: what every face shows of it, and how it runs."""
 
     name: str
     title: str
     description: str
     arguments: type[Arguments]
-    call: Callable[[C, Any], Awaitable[Any]]
-    """Runs the tool on its context: returns the result's JSON data (``dict``), or the
-    protocol object itself (the dispatcher dumps it to data and to text)."""
-    projects: str
-    """The ``Transport`` method the call projects (``open_session``)."""
+    runs: Binding | None
+    """How the runtime runs it; ``None`` for a face's own tool (it has ``serve``)."""
     scope: str
     read_only: bool
     destructive: bool = False
     idempotent: bool = True
     results: tuple[type[BaseModel], ...] = ()
-    """The protocol objects it may return; none means any object."""
+    """The objects it may return (told apart by their ``kind``); none means any object."""
     refusals: tuple[str, ...] = ()
     """The refusal codes it may answer (besides scope, approval and input errors)."""
     route: Route | None = None
@@ -77,6 +116,9 @@ class Tool(Generic[C]):
     text: Callable[[Any], str] | None = None
     """The text content when it is not the JSON of the result (a tape's CSV)."""
     result_description: str = ""
+    serve: Callable[[Any], Awaitable[Any]] | None = None
+    """A face's own tool (not the runtime's): the face runs it on the arguments and no
+    transport is asked; it answers its result object or its JSON data."""
 
     @property
     def alias(self) -> str:
@@ -88,23 +130,29 @@ class Tool(Generic[C]):
         """Whether every argument is :data:`~.text.Text` (ASCII strings then always fit)."""
         return all(TEXT_CHECK in f.metadata for f in self.arguments.model_fields.values())
 
-    def check(self, **fields: Any) -> None:
-        """Check Python-side arguments (by field name) exactly as a face would check them.
+    @cached_property
+    def _required(self) -> frozenset[str]:
+        return frozenset(k for k, f in self.arguments.model_fields.items() if f.is_required())
 
-        A transport calls this so a direct SDK caller is refused like an MCP or HTTP one.
-        ASCII strings for a plain-text model are let through without a model round trip
-        (an ASCII string has no lone surrogate): the agent loop's hot path.
+    def bind(self, **fields: Any) -> Any:
+        """The arguments from Python-side values (by field name; ``None`` is left out),
+        checked exactly as a face checks them: what an SDK call hands ``invoke``.
+
+        ASCII strings for every field of a plain-text model are taken without a model
+        round trip (an ASCII string has no lone surrogate): the agent loop's hot path.
         """
-        if self._plain_text:
+        model = self.arguments
+        if self._plain_text and len(fields) == len(model.model_fields):
             for value in fields.values():  # a loop: all(genexpr) costs a generator per call
                 if type(value) is not str or not value.isascii():
                     break
             else:
-                return
-        model = self.arguments.model_fields
-        self.parse(
+                if fields.keys() == model.model_fields.keys():
+                    return model.model_construct(**fields)
+        known = model.model_fields
+        return self.parse(
             {
-                (model[k].alias or k) if k in model else k: v
+                (known[k].alias or k) if k in known else k: v
                 for k, v in fields.items()
                 if v is not None
             }
@@ -124,6 +172,17 @@ class Tool(Generic[C]):
             return self.arguments.__pydantic_validator__.validate_python(arguments)
         except ValidationError as exc:
             raise ArgumentError.of(self.name, exc) from None
+
+    def result_model(self, data: Any) -> type[BaseModel] | None:
+        """Which of :attr:`results` ``data`` is (by its ``kind`` when there are several)."""
+        if len(self.results) <= 1:
+            return self.results[0] if self.results else None
+        kind = data.get("kind") if isinstance(data, Mapping) else None
+        for model in self.results:
+            declared = model.model_fields.get("kind")
+            if declared is not None and declared.default == kind:
+                return model
+        return self.results[0]
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:

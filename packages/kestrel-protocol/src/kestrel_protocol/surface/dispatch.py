@@ -1,4 +1,4 @@
-"""The one dispatcher: ``(context, name, arguments)`` -> the MCP ``CallToolResult``.
+"""The one dispatcher: ``(transport, name, arguments)`` -> the MCP ``CallToolResult``.
 
 Argument validation and refusal mapping happen here, once, for every face: an unknown
 tool or arguments that do not fit raise :class:`~.results.ArgumentError`; a typed
@@ -8,7 +8,7 @@ unexpected fault and propagates.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..canonical import fast_compact_bytes
 from ..errors import KestrelError
@@ -17,28 +17,31 @@ from .declare import Tool
 from .results import ArgumentError, ToolResult, refusal_result, tool_result
 from .surface import Surface
 
-__all__ = ["call_tool", "run_tool"]
+if TYPE_CHECKING:
+    from ..ports import Transport
 
-C = TypeVar("C")
+__all__ = ["call_tool", "run_tool"]
 
 
 async def call_tool(
-    surface: Surface[C], context: C, name: str, arguments: Any, *, listed: bool = False
+    surface: Surface, transport: Transport, name: str, arguments: Any, *, listed: bool = False
 ) -> ToolResult:
-    """Run tool ``name`` with ``arguments`` (``None`` is ``{}``) on ``context``.
+    """Run tool ``name`` with ``arguments`` (``None`` is ``{}``) through ``transport``.
 
     ``listed`` refuses the tools ``tools/list`` does not show (an MCP ``tools/call``).
     """
     tool = surface.tool(name, listed=listed)
-    return await run_tool(tool, context, tool.parse({} if arguments is None else arguments))
+    return await run_tool(tool, transport, tool.parse({} if arguments is None else arguments))
 
 
-async def run_tool(tool: Tool[C], context: C, args: Any) -> ToolResult:
-    """Run ``tool`` with arguments its :meth:`~.declare.Tool.parse` already checked (a
-    caller that checks them first, to refuse bad input before anything else, runs the
-    tool with them instead of having them checked again)."""
+async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
+    """Run ``tool`` with arguments its :meth:`~.declare.Tool.parse` already checked: the
+    transport's ``invoke``, or a face's own tool's ``serve``."""
     try:
-        data = await tool.call(context, args)
+        if tool.serve is None:
+            data: Any = await transport.invoke(tool, args)
+        else:
+            data = await tool.serve(args)
     except ArgumentError:
         raise
     except KestrelError as exc:

@@ -48,7 +48,7 @@ class McpMethods:
 
     def __init__(
         self,
-        surface: Surface[Any],
+        surface: Surface,
         call: ToolCaller,
         *,
         page_size: int = 100,

@@ -1,9 +1,11 @@
 """THE declaration of Kestrel's tool and resource surface: the one place a tool is named.
 
 Every face is generated from :data:`SURFACE`: stdio MCP (``kestrel_mcp``), the door's
-``/mcp`` in both eras, its ``/v1`` routes and their OpenAPI document, and the scope
-table. Adding a tool is one more :class:`~.declare.Tool` in :data:`TOOLS`; deleting one
-removes it from every face.
+``/mcp`` in both eras, its ``/v1`` routes and their OpenAPI document, the scope table,
+and both SDK transports (``local_transport`` runs each tool's :class:`~.declare.Binding`,
+``remote_transport`` its :class:`~.declare.Route`). Adding a tool is its arguments model,
+one more :class:`~.declare.Tool` in :data:`TOOLS` and its runtime method (see
+``CONTRIBUTING.md``); deleting one removes it from every face.
 
 Names use underscores because Claude Desktop and claude.ai check every tool name
 against ``^[a-zA-Z0-9_-]{1,64}$`` and withhold the whole server when one fails; the
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..model import ProtocolModel
 from ..objects import (
+    Artifact,
     Blotter,
     Catalog,
     Delivery,
@@ -23,13 +25,15 @@ from ..objects import (
     History,
     OperationResumption,
     Proof,
+    Scenario,
+    SealedScenario,
     SessionOpened,
     SessionRecord,
     SessionResponse,
+    TapeText,
     ValidationReport,
     VerificationReport,
 )
-from ..ports import Transport
 from .arguments import (
     ArtifactArgs,
     HistoryArgs,
@@ -44,8 +48,9 @@ from .arguments import (
     ValidateArgs,
     VerifyArgs,
 )
-from .briefs import PROMPTS
-from .declare import Resource, Route, Tool
+from .briefs import prompts
+from .declare import Binding, Resource, Route, Tool
+from .offload import large_blotter, long_submit
 from .scopes import SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE
 from .surface import Surface
 
@@ -58,82 +63,19 @@ _GRADE_OR_OPERATION: Final = (
 )
 
 
-def _result(obj: Any) -> Any:
-    """A protocol object as it is (the dispatcher dumps it once to data, once to text);
-    another object a transport returns (a test double) as its ``to_json()`` data."""
-    return obj if isinstance(obj, ProtocolModel) else obj.to_json()
+def _tape(text: str, a: ScenarioArgs) -> TapeText:
+    return TapeText(scenario=a.scenario, text=text)
 
 
-async def _catalog(t: Transport, a: NoArgs) -> Any:
-    return _result(await t.catalog())
-
-
-async def _scenario(t: Transport, a: ScenarioArgs) -> Any:
-    return _result(await t.scenario(a.scenario))
-
-
-async def _tape(t: Transport, a: ScenarioArgs) -> Any:
-    return {"scenario": a.scenario, "mediaType": "text/csv", "text": await t.tape(a.scenario)}
-
-
-async def _validate(t: Transport, a: ValidateArgs) -> Any:
-    return _result(await t.validate(a.source, a.scenario))
-
-
-async def _open(t: Transport, a: OpenArgs) -> Any:
-    payment = a.payment.payment() if a.payment is not None else None
-    return _result(await t.open_session(a.scenario, a.label, payment))
-
-
-async def _submit(t: Transport, a: SubmitArgs) -> Any:
-    return _result(await t.submit(a.session_id, a.source))
-
-
-async def _frame(t: Transport, a: SessionArgs) -> Any:
-    return _result(await t.frame(a.session_id))
-
-
-async def _history(t: Transport, a: HistoryArgs) -> Any:
-    return _result(await t.history(a.session_id, a.bars, a.symbol))
-
-
-async def _blotter(t: Transport, a: SessionArgs) -> Any:
-    return _result(await t.blotter(a.session_id))
-
-
-async def _close(t: Transport, a: SessionArgs) -> Any:
-    return _result(await t.close(a.session_id))
-
-
-async def _grade(t: Transport, a: SessionArgs) -> Any:
-    return _result(await t.grade(a.session_id))
-
-
-async def _resume(t: Transport, a: ResumeArgs) -> Any:
-    return _result(await t.resume(a.token))
-
-
-async def _artifact(t: Transport, a: ArtifactArgs) -> Any:
-    return await t.artifact(a.root)
-
-
-async def _verify(t: Transport, a: VerifyArgs) -> Any:
-    return _result(await t.verify(a.grade))
-
-
-async def _proof(t: Transport, a: ProofArgs) -> Any:
-    return _result(await t.proof(a.session_id, a.embed_tape))
-
-
-async def _proof_of_grade(t: Transport, a: ProofOfGradeArgs) -> Any:
-    return _result(await t.proof_of_grade(a.grade_root))
+def _artifact(data: dict[str, Any], a: ArtifactArgs) -> Artifact:
+    return Artifact.parse(data)
 
 
 def _tape_text(data: Any) -> str:
     return str(data["text"])
 
 
-TOOLS: Final[tuple[Tool[Transport], ...]] = (
+TOOLS: Final[tuple[Tool, ...]] = (
     Tool(
         name="kestrel_catalog",
         title="Kestrel catalog",
@@ -142,8 +84,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "the four Kestrel statement kinds with their syntax and an example."
         ),
         arguments=NoArgs,
-        call=_catalog,
-        projects="catalog",
+        runs=Binding("catalog", caller=None),
         results=(Catalog,),
         scope=SCOPE_READ,
         read_only=True,
@@ -158,8 +99,9 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "description, no tape end)."
         ),
         arguments=ScenarioArgs,
-        call=_scenario,
-        projects="scenario",
+        runs=Binding("scenario"),
+        results=(Scenario, SealedScenario),
+        result_description="A kestrel.scenario, or a kestrel.sealed-scenario for a sealed one.",
         scope=SCOPE_READ,
         read_only=True,
         refusals=("UNKNOWN_SCENARIO",),
@@ -176,8 +118,8 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "scenario's tape is refused (SCENARIO_SEALED)."
         ),
         arguments=ScenarioArgs,
-        call=_tape,
-        projects="tape",
+        runs=Binding("tape", result=_tape),
+        results=(TapeText,),
         scope=SCOPE_READ,
         read_only=True,
         refusals=("UNKNOWN_SCENARIO", "SCENARIO_SEALED"),
@@ -195,8 +137,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "line/column diagnostics (K1xx syntax; with a scenario also K2xx symbol/tick/lot)."
         ),
         arguments=ValidateArgs,
-        call=_validate,
-        projects="validate",
+        runs=Binding("validate", caller=None),
         results=(ValidationReport,),
         scope=SCOPE_READ,
         read_only=True,
@@ -213,8 +154,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "session resumes it."
         ),
         arguments=OpenArgs,
-        call=_open,
-        projects="open_session",
+        runs=Binding("open_session"),
         results=(SessionOpened,),
         scope=SCOPE_TRADE,
         read_only=False,
@@ -232,8 +172,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "session stopped (stand down, max drawdown or end of tape)."
         ),
         arguments=SubmitArgs,
-        call=_submit,
-        projects="submit",
+        runs=Binding("submit", offload=long_submit),
         results=(SessionResponse,),
         scope=SCOPE_TRADE,
         read_only=False,
@@ -252,8 +191,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
         title="Current frame",
         description="The session's latest frame and its root, without changing anything.",
         arguments=SessionArgs,
-        call=_frame,
-        projects="frame",
+        runs=Binding("frame", offload="caller"),
         results=(Delivery,),
         scope=SCOPE_READ,
         read_only=True,
@@ -269,8 +207,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "clock. Use this, not the scenario's tape, for history while you trade."
         ),
         arguments=HistoryArgs,
-        call=_history,
-        projects="history",
+        runs=Binding("history", offload="caller"),
         results=(History,),
         scope=SCOPE_READ,
         read_only=True,
@@ -287,8 +224,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
         title="Blotter",
         description="Every order (open and closed) and every fill of the session so far.",
         arguments=SessionArgs,
-        call=_blotter,
-        projects="blotter",
+        runs=Binding("blotter", offload=large_blotter),
         results=(Blotter,),
         scope=SCOPE_READ,
         read_only=True,
@@ -303,8 +239,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "kestrel.session record (pentad roots, head frame root, blotter root)."
         ),
         arguments=SessionArgs,
-        call=_close,
-        projects="close",
+        runs=Binding("close"),
         results=(SessionRecord,),
         scope=SCOPE_TRADE,
         read_only=False,
@@ -323,8 +258,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "kestrel.operation; continue it with kestrel_operation_resume."
         ),
         arguments=SessionArgs,
-        call=_grade,
-        projects="grade",
+        runs=Binding("grade"),
         results=(GradeResult, OperationResumption),
         result_description=_GRADE_OR_OPERATION,
         scope=SCOPE_GRADE,
@@ -342,8 +276,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "finished result or another kestrel.operation."
         ),
         arguments=ResumeArgs,
-        call=_resume,
-        projects="resume",
+        runs=Binding("resume"),
         results=(GradeResult, OperationResumption),
         result_description=_GRADE_OR_OPERATION,
         scope=SCOPE_GRADE,
@@ -360,8 +293,8 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "sha256:<hex>, verbatim."
         ),
         arguments=ArtifactArgs,
-        call=_artifact,
-        projects="artifact",
+        runs=Binding("artifact", caller="reader", result=_artifact),
+        results=(Artifact,),
         scope=SCOPE_READ,
         read_only=True,
         refusals=("UNKNOWN_ARTIFACT",),
@@ -373,8 +306,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
         title="Verify a grade",
         description="Replay a grade's artifacts and report the first mismatch, if any.",
         arguments=VerifyArgs,
-        call=_verify,
-        projects="verify",
+        runs=Binding("verify", caller="reader"),
         results=(VerificationReport,),
         scope=SCOPE_READ,
         read_only=True,
@@ -395,8 +327,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "(and so closed for good)."
         ),
         arguments=ProofArgs,
-        call=_proof,
-        projects="proof",
+        runs=Binding("proof"),
         results=(Proof,),
         # It may run the grader and close the session, as kestrel_grade does.
         scope=SCOPE_GRADE,
@@ -416,8 +347,7 @@ TOOLS: Final[tuple[Tool[Transport], ...]] = (
             "root; the tape is not embedded (kestrel_proof with embedTape:true embeds it)."
         ),
         arguments=ProofOfGradeArgs,
-        call=_proof_of_grade,
-        projects="proof_of_grade",
+        runs=Binding("proof_of_grade", caller="reader"),
         results=(Proof,),
         # Only a graded session has a grade root: reading its proof changes nothing.
         scope=SCOPE_READ,
@@ -506,7 +436,7 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     ),
 )
 
-SURFACE: Final = Surface(TOOLS, RESOURCES, PROMPTS, catalog="kestrel_catalog")
+SURFACE: Final = Surface(TOOLS, RESOURCES, prompts(TOOLS), catalog="kestrel_catalog")
 """Kestrel's surface (its tools, resources and prompts), as every face serves it."""
 
 INSTRUCTIONS: Final = """\

@@ -8,29 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from .declare import Prompt, Resource, Tool
 from .results import ArgumentError
 
 __all__ = ["Surface"]
 
-C = TypeVar("C")
 
-
-class Surface(Generic[C]):
+class Surface:
     """Tools (in listing order), resources and prompts, with their lookups built once."""
 
     def __init__(
         self,
-        tools: Iterable[Tool[C]],
+        tools: Iterable[Tool],
         resources: Iterable[Resource] = (),
         prompts: Iterable[Prompt] = (),
         *,
         catalog: str | None = None,
     ) -> None:
-        self.tools: tuple[Tool[C], ...] = tuple(tools)
-        self._by_name: dict[str, Tool[C]] = {}
+        self.tools: tuple[Tool, ...] = tuple(tools)
+        self._by_name: dict[str, Tool] = {}
         for tool in self.tools:
             if tool.name in self._by_name:
                 raise ValueError(f"tool {tool.name} is declared twice")
@@ -42,10 +40,11 @@ class Surface(Generic[C]):
         )
         self.catalog = catalog if catalog in self._by_name else None
         """The tool whose result lists the scenarios (``resources/list``, completion)."""
-        self._by_method: dict[str, Tool[C]] = {}
+        self._by_method: dict[str, Tool] = {}
         for tool in self.tools:
-            self._by_method.setdefault(tool.projects, tool)
-        self.listed: tuple[Tool[C], ...] = tuple(t for t in self.tools if t.listed)
+            if tool.runs is not None:
+                self._by_method.setdefault(tool.runs.method, tool)
+        self.listed: tuple[Tool, ...] = tuple(t for t in self.tools if t.listed)
         self.prompts: tuple[Prompt, ...] = tuple(prompts)
         self._prompts = {prompt.name: prompt for prompt in self.prompts}
         if len(self._prompts) != len(self.prompts):
@@ -71,22 +70,22 @@ class Surface(Generic[C]):
     def __repr__(self) -> str:
         return f"Surface({[t.name for t in self.tools]})"
 
-    def find(self, name: str) -> Tool[C] | None:
+    def find(self, name: str) -> Tool | None:
         """The tool called ``name`` (or its dotted alias), or ``None``."""
         return self._by_name.get(name)
 
-    def tool(self, name: str, *, listed: bool = False) -> Tool[C]:
+    def tool(self, name: str, *, listed: bool = False) -> Tool:
         """The tool called ``name``; unknown (or, with ``listed``, unlisted) is an ArgumentError."""
         found = self._by_name.get(name)
         if found is None or (listed and not found.listed):
             raise ArgumentError.unknown_tool(name)
         return found
 
-    def projecting(self, method: str) -> Tool[C]:
-        """The tool that projects ``Transport.method`` (``open_session``)."""
+    def projecting(self, method: str) -> Tool:
+        """The (first) tool whose runtime method is ``method`` (``open_session``)."""
         found = self._by_method.get(method)
         if found is None:
-            raise KeyError(f"no tool projects {method}")
+            raise KeyError(f"no tool runs {method}")
         return found
 
     def prompt(self, name: str) -> Prompt | None:
@@ -105,11 +104,11 @@ class Surface(Generic[C]):
         """Each tool's required scope, by name."""
         return {tool.name: tool.scope for tool in self.tools}
 
-    def without(self, *names: str) -> Surface[C]:
+    def without(self, *names: str) -> Surface:
         """This surface with the named tools (and the resources they project) removed."""
         kept = [t for t in self.tools if t.name not in names]
         return Surface(kept, self.resources, self.prompts, catalog=self.catalog)
 
-    def plus(self, tools: Iterable[Tool[C]]) -> Surface[C]:
+    def plus(self, tools: Iterable[Tool]) -> Surface:
         """This surface with ``tools`` appended (a face's own additions)."""
         return Surface([*self.tools, *tools], self.resources, self.prompts, catalog=self.catalog)

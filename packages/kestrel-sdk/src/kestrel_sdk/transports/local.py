@@ -1,22 +1,23 @@
 """``local_transport``: the runtime in-process, behind the ``Transport`` port.
 
-Every method first checks its arguments with the model of the tool that projects it
-(``kestrel_protocol.surface``), so a Python caller with a bad label gets the same
-``INVALID_ARGUMENT`` (code, message, detail) as an MCP or HTTP caller.
+``invoke(tool, arguments)`` runs the tool's :class:`~kestrel_protocol.surface.Binding`:
+the runtime method it names, passed this transport's principal (or, for reads by root,
+whose artifacts it may read) and the arguments its model already checked, so a Python
+caller with a bad label gets the same ``INVALID_ARGUMENT`` (code, message, detail) as
+an MCP or HTTP caller: the SDK checks with the same model (``tool.bind``).
 
-Short calls (a submit of a few bars, a frame, the blotter of a session with few orders)
-run directly on the caller's thread: a worker-thread hop would cost more than the work.
-Over a shared store (PostgreSQL) every call waits on the network and a commit on the
-server's disk, so every call runs in a worker thread: the event loop keeps serving, and
-concurrent commits share the server's WAL flushes.
-Work that can take long (a grade, a verification, a submit that advances many bars, a
-large blotter) runs in a worker thread via ``anyio.to_thread`` so the event loop stays
-responsive. Where a call runs never changes its result.
+The binding also says where the call runs. Short calls (a submit of a few bars, a
+frame, the blotter of a session with few orders) run directly on the caller's thread: a
+worker-thread hop would cost more than the work. Work that can take long (a grade, a
+verification, a submit that advances many bars, a large blotter) runs in a worker thread
+via ``anyio.to_thread`` so the event loop stays responsive. Over a shared store
+(PostgreSQL) every call waits on the network and a commit on the server's disk, so every
+call runs in a worker thread: the event loop keeps serving, and concurrent commits share
+the server's WAL flushes. Where a call runs never changes its result.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -24,29 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
-from kestrel_protocol import (
-    Blotter,
-    Catalog,
-    Delivery,
-    GradeResult,
-    History,
-    KestrelError,
-    OperationResumption,
-    Payment,
-    Proof,
-    RefusalCode,
-    Scenario,
-    SealedScenario,
-    SessionOpened,
-    SessionRecord,
-    SessionResponse,
-    ValidationReport,
-    VerificationReport,
-)
+from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode
 from kestrel_protocol.ports import SessionGate, Transport
+from kestrel_protocol.surface import Arguments, Tool
 
 from ..errors import SdkLocalError
-from .checks import CHECK
 
 if TYPE_CHECKING:
     from ..runtime.service import Runtime
@@ -54,37 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["LocalTransport", "local_transport"]
 
 T = TypeVar("T")
-
-_HEAVY_ADVANCE = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
-_HEAVY_LINES = 200
-
-
-_DIRECT_BLOTTER = 256
-"""Orders plus fills up to which a blotter is built on the caller's thread: a rebuild
-costs ~10 us per entry (a few ms at this size), a worker-thread hop ~100-200 us."""
-
-_HEAVY_SEEN: dict[str, bool] = {}
-_HEAVY_SEEN_MAX = 512
-
-
-def _heavy(source: str) -> bool:
-    """Whether a submit may take long enough to be worth a worker thread.
-
-    An agent repeats a handful of sources, so short ones are answered from memory.
-    """
-    if len(source) < 12:
-        return False
-    seen = _HEAVY_SEEN.get(source)
-    if seen is not None:
-        return seen
-    heavy = source.count("\n") >= _HEAVY_LINES or any(
-        m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
-    )
-    if len(source) <= 256:
-        if len(_HEAVY_SEEN) >= _HEAVY_SEEN_MAX:
-            _HEAVY_SEEN.clear()
-        _HEAVY_SEEN[source] = heavy
-    return heavy
 
 
 class LocalTransport:
@@ -130,90 +82,31 @@ class LocalTransport:
     async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(partial(self._direct, fn, *args))
 
-    async def catalog(self) -> Catalog:
-        return await self._offload(self.runtime.catalog)
-
-    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
-        CHECK["scenario"](scenario=scenario_id)
-        return await self._offload(self.runtime.scenario, self.principal, scenario_id)
-
-    async def tape(self, scenario_id: str) -> str:
-        CHECK["tape"](scenario=scenario_id)
-        return await self._offload(self.runtime.tape, self.principal, scenario_id)
-
-    async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
-        CHECK["validate"](source=source, scenario=scenario)
-        return await self._offload(self.runtime.validate, source, scenario)
-
-    async def open_session(
-        self, scenario: str, label: str | None = None, payment: Payment | None = None
-    ) -> SessionOpened:
-        CHECK["open_session"](
-            scenario=scenario,
-            label=label,
-            payment=None if payment is None else payment.to_json(),
-        )
-        return await self._offload(
-            self.runtime.open_session, self.principal, scenario, label, payment
-        )
-
-    async def submit(self, session_id: str, source: str) -> SessionResponse:
-        CHECK["submit"](session_id=session_id, source=source)
-        if self._remote or (len(source) >= 12 and _heavy(source)):
-            return await self._offload(self.runtime.submit, self.principal, session_id, source)
-        try:  # _direct, inlined: this is every step of an agent loop
-            return self.runtime.submit(self.principal, session_id, source)
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+        binding = tool.runs
+        if binding is None:
+            raise SdkLocalError(
+                RefusalCode.INVALID_ARGUMENT,
+                f"{tool.name} is a face's own tool, not one the runtime runs",
+                {"tool": tool.name},
+            )
+        method = getattr(self.runtime, binding.method)
+        positional = binding.positional(self.principal, self._reader, arguments)
+        offload = binding.offload
+        try:
+            if self._remote:
+                threaded = True
+            elif callable(offload):
+                threaded = offload(self.runtime, self.principal, arguments)
+            else:
+                threaded = offload == "thread"
+            if threaded:
+                found = await self._offload(method, *positional)
+            else:  # _direct, inlined: this is every step of an agent loop
+                found = method(*positional)
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise self._translate(exc) from None
-
-    async def frame(self, session_id: str) -> Delivery:
-        CHECK["frame"](session_id=session_id)
-        if self._remote:
-            return await self._offload(self.runtime.frame, self.principal, session_id)
-        return self._direct(self.runtime.frame, self.principal, session_id)
-
-    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
-        CHECK["history"](session_id=session_id, bars=bars, symbol=symbol)
-        return self._direct(self.runtime.history, self.principal, session_id, bars, symbol)
-
-    async def blotter(self, session_id: str) -> Blotter:
-        CHECK["blotter"](session_id=session_id)
-        if self._remote:
-            return await self._offload(self.runtime.blotter, self.principal, session_id)
-        size = self._direct(self.runtime.blotter_size, self.principal, session_id)
-        if size is not None and size <= _DIRECT_BLOTTER:
-            return self._direct(self.runtime.blotter, self.principal, session_id)
-        return await self._offload(self.runtime.blotter, self.principal, session_id)
-
-    async def close(self, session_id: str) -> SessionRecord:
-        CHECK["close"](session_id=session_id)
-        return await self._offload(self.runtime.close, self.principal, session_id)
-
-    async def grade(self, session_id: str) -> GradeResult | OperationResumption:
-        CHECK["grade"](session_id=session_id)
-        return await self._offload(self.runtime.grade, self.principal, session_id)
-
-    async def resume(self, token: str) -> GradeResult | OperationResumption:
-        CHECK["resume"](token=token)
-        return await self._offload(self.runtime.resume, self.principal, token)
-
-    async def artifact(self, root: str) -> dict[str, Any]:
-        CHECK["artifact"](root=root)
-        return await self._offload(self.runtime.artifact, root, self._reader)
-
-    async def verify(self, grade: GradeResult) -> VerificationReport:
-        return await self._offload(self.runtime.verify, grade, self._reader)
-
-    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
-        CHECK["proof"](session_id=session_id, embed_tape=embed_tape)
-        # None is the argument left out, as the check took it (a compiled Runtime takes a
-        # bool and nothing else)
-        embed = embed_tape is True
-        return await self._offload(self.runtime.proof, self.principal, session_id, embed)
-
-    async def proof_of_grade(self, grade_root: str) -> Proof:
-        CHECK["proof_of_grade"](grade_root=grade_root)
-        return await self._offload(self.runtime.proof_of_grade, grade_root, self._reader)
+        return binding.answer(found, arguments)
 
     async def aclose(self) -> None:
         if self._owns_runtime:

@@ -1,45 +1,29 @@
 """``remote_transport``: the ``Transport`` port over a Kestrel door's ``/v1`` HTTP face.
 
-It adds no semantics: each method is one HTTP request, each 2xx body is parsed into the
-protocol object it is (so roots are verified on arrival), and each refusal body
-becomes a :class:`KestrelClientError` with the door's code, message and detail. A 402
-carrying an Offer is not an error: it is ``SessionOpened(gated=True, payment=offer)``.
-A door that cannot be reached is the refusal ``BACKEND_UNAVAILABLE``. Arguments are
-checked before they leave (``checks``): a bad label is ``INVALID_ARGUMENT`` here exactly
-as the door would answer it. The bearer token
-goes in the ``Authorization`` header and nowhere else (never into an error message).
+It adds no semantics: ``invoke(tool, arguments)`` is one HTTP request built from the
+tool's :class:`~kestrel_protocol.surface.Route` (the very route the door serves), and
+each 2xx body is parsed into the tool's result object (so roots are verified on
+arrival); each refusal body becomes a :class:`KestrelClientError` with the door's code,
+message and detail. A 402 carrying an Offer is not an error: it is the gated result
+(``SessionOpened(gated=True, payment=offer)``). A door that cannot be reached is the
+refusal ``BACKEND_UNAVAILABLE``. Arguments were checked before they leave (by the
+tool's model), so a bad label is ``INVALID_ARGUMENT`` here exactly as the door would
+answer it. The bearer token goes in the ``Authorization`` header and nowhere else
+(never into an error message).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
-from kestrel_protocol import (
-    Blotter,
-    Catalog,
-    Delivery,
-    GradeResult,
-    History,
-    Offer,
-    OperationResumption,
-    Payment,
-    Proof,
-    ProtocolModel,
-    RefusalCode,
-    Scenario,
-    SealedScenario,
-    SessionOpened,
-    SessionRecord,
-    SessionResponse,
-    ValidationReport,
-    VerificationReport,
-)
+from kestrel_protocol import ProtocolModel, RefusalCode
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.surface import Arguments, Route, Tool
 
 from ..errors import KestrelClientError
-from .checks import CHECK
 
 if TYPE_CHECKING:
     import httpx
@@ -50,15 +34,41 @@ _DEFAULT_TIMEOUT_S = 60.0
 _CONNECT_TIMEOUT_S = 5.0
 
 
-def _seg(value: str) -> str:
-    return quote(value, safe="")
+def _seg(value: Any) -> str:
+    return quote(str(value), safe="")
 
 
-M = TypeVar("M", bound=ProtocolModel)
+def _query_value(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
 
 
-def _parse(model: type[M], data: Any) -> M:
+def _request(route: Route, arguments: Arguments) -> tuple[str, dict[str, Any] | None]:
+    """The path (with its query) and the JSON body of a call on ``route``."""
+    data = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    path = route.path
+    for argument, param in route.params.items():
+        path = path.replace("{" + param + "}", _seg(data.pop(argument, "")))
+    query = {
+        param: _query_value(data.pop(argument))
+        for argument, param in route.query.items()
+        if data.get(argument) is not None
+    }
+    if query:
+        path += "?" + urlencode(query, quote_via=quote, safe="")
+    return path, (data if route.body != "none" else None)
+
+
+def _parse(tool: Tool, data: Any) -> ProtocolModel:
     """Parse (and so root-verify) a door's answer; one that does not fit is the door's fault."""
+    model = tool.result_model(data)
+    if model is None or not issubclass(model, ProtocolModel):
+        raise KestrelClientError(
+            RefusalCode.BACKEND_UNAVAILABLE,
+            f"{tool.name} declares no result object to read the door's answer as",
+            {"tool": tool.name},
+        )
     try:
         return model.parse(data)
     except ValueError as exc:  # pydantic's ValidationError and RootMismatchError both are
@@ -94,17 +104,18 @@ class RemoteTransport:
     def __repr__(self) -> str:  # never shows the token
         return f"RemoteTransport({self.base_url!r})"
 
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        gated_ok: bool = False,
-    ) -> httpx.Response:
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+        route = tool.route
+        if route is None:
+            raise KestrelClientError(
+                RefusalCode.INVALID_ARGUMENT,
+                f"{tool.name} has no /v1 route: a door does not serve it",
+                {"tool": tool.name},
+            )
+        path, body = _request(route, arguments)
         try:
             resp = await self._client.request(
-                method, self.base_url + path, json=json, headers=self._headers
+                route.method, self.base_url + path, json=body, headers=self._headers
             )
         except self._http_error as exc:
             raise KestrelClientError(
@@ -112,120 +123,24 @@ class RemoteTransport:
                 f"the Kestrel door at {self.base_url} is unreachable ({type(exc).__name__})",
                 {"url": self.base_url},
             ) from None
-        if resp.status_code < 400 or (gated_ok and resp.status_code == 402 and _is_offer(resp)):
-            return resp
-        raise _refusal_error(resp, self.base_url)
-
-    async def _json(self, method: str, path: str, body: Any = None) -> Any:
-        return _decode(await self._send(method, path, json=body), path)
-
-    async def catalog(self) -> Catalog:
-        return _parse(Catalog, await self._json("GET", "/v1/catalog"))
-
-    async def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
-        CHECK["scenario"](scenario=scenario_id)
-        data = await self._json("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}")
-        if isinstance(data, dict) and data.get("kind") == "kestrel.sealed-scenario":
-            return _parse(SealedScenario, data)
-        return _parse(Scenario, data)
-
-    async def tape(self, scenario_id: str) -> str:
-        CHECK["tape"](scenario=scenario_id)
-        resp = await self._send("GET", f"/v1/catalog/scenarios/{_seg(scenario_id)}/tape")
-        return resp.text
-
-    async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
-        CHECK["validate"](source=source, scenario=scenario)
-        body: dict[str, Any] = {"source": source}
-        if scenario is not None:
-            body["scenario"] = scenario
-        return _parse(ValidationReport, await self._json("POST", "/v1/validate", body))
-
-    async def open_session(
-        self, scenario: str, label: str | None = None, payment: Payment | None = None
-    ) -> SessionOpened:
-        CHECK["open_session"](
-            scenario=scenario,
-            label=label,
-            payment=None if payment is None else payment.to_json(),
-        )
-        body: dict[str, Any] = {"scenario": scenario}
-        if label is not None:
-            body["label"] = label
-        if payment is not None:
-            body["payment"] = payment.to_json()
-        resp = await self._send("POST", "/v1/sessions", json=body, gated_ok=True)
-        if resp.status_code == 402:
-            return SessionOpened(gated=True, payment=_parse(Offer, _decode(resp, "/v1/sessions")))
-        return _parse(SessionOpened, _decode(resp, "/v1/sessions"))
-
-    async def submit(self, session_id: str, source: str) -> SessionResponse:
-        CHECK["submit"](session_id=session_id, source=source)
-        data = await self._json(
-            "POST", f"/v1/sessions/{_seg(session_id)}/submit", {"source": source}
-        )
-        return _parse(SessionResponse, data)
-
-    async def frame(self, session_id: str) -> Delivery:
-        CHECK["frame"](session_id=session_id)
-        return _parse(Delivery, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/frame"))
-
-    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
-        CHECK["history"](session_id=session_id, bars=bars, symbol=symbol)
-        query = f"?bars={bars}" + ("" if symbol is None else f"&symbol={_seg(symbol)}")
-        path = f"/v1/sessions/{_seg(session_id)}/history{query}"
-        return _parse(History, await self._json("GET", path))
-
-    async def blotter(self, session_id: str) -> Blotter:
-        CHECK["blotter"](session_id=session_id)
-        return _parse(Blotter, await self._json("GET", f"/v1/sessions/{_seg(session_id)}/blotter"))
-
-    async def close(self, session_id: str) -> SessionRecord:
-        CHECK["close"](session_id=session_id)
-        return _parse(
-            SessionRecord, await self._json("POST", f"/v1/sessions/{_seg(session_id)}/close")
-        )
-
-    @staticmethod
-    def _graded(data: Any) -> GradeResult | OperationResumption:
-        if isinstance(data, dict) and data.get("kind") == "kestrel.operation":
-            return _parse(OperationResumption, data)
-        return _parse(GradeResult, data)
-
-    async def grade(self, session_id: str) -> GradeResult | OperationResumption:
-        CHECK["grade"](session_id=session_id)
-        return self._graded(await self._json("POST", f"/v1/sessions/{_seg(session_id)}/grade"))
-
-    async def resume(self, token: str) -> GradeResult | OperationResumption:
-        CHECK["resume"](token=token)
-        return self._graded(await self._json("POST", "/v1/operations/resume", {"token": token}))
-
-    async def artifact(self, root: str) -> dict[str, Any]:
-        CHECK["artifact"](root=root)
-        data = await self._json("GET", f"/v1/artifacts/{_seg(root)}")
-        if not isinstance(data, dict):
-            raise KestrelClientError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                "the door returned an artifact that is not an object",
-            )
-        return data
-
-    async def verify(self, grade: GradeResult) -> VerificationReport:
-        data = await self._json("POST", "/v1/verify", {"grade": grade.to_json()})
-        return _parse(VerificationReport, data)
-
-    async def proof(self, session_id: str, embed_tape: bool = False) -> Proof:
-        CHECK["proof"](session_id=session_id, embed_tape=embed_tape)
-        path = f"/v1/sessions/{_seg(session_id)}/proof" + ("?embedTape=true" if embed_tape else "")
-        return _parse(Proof, await self._json("GET", path))
-
-    async def proof_of_grade(self, grade_root: str) -> Proof:
-        CHECK["proof_of_grade"](grade_root=grade_root)
-        return _parse(Proof, await self._json("GET", f"/v1/proofs/{_seg(grade_root)}"))
+        if route.media != "application/json":
+            if resp.status_code >= 400:
+                raise _refusal_error(resp, self.base_url)
+            found = {a: v for a, v in _wire(arguments).items() if a in route.params}
+            return _parse(tool, {**found, "mediaType": route.media, "text": resp.text})
+        if resp.status_code == 402 and _is_offer(resp):
+            return _parse(tool, {"gated": True, "payment": _decode(resp, path)})
+        if resp.status_code >= 400:
+            raise _refusal_error(resp, self.base_url)
+        return _parse(tool, _decode(resp, path))
 
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+def _wire(arguments: Arguments) -> Mapping[str, Any]:
+    return arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def _decode(resp: httpx.Response, path: str) -> Any:

@@ -4,7 +4,9 @@ Used to test the MCP face without the runtime, and to prove lossless pass-throug
 with ``newer=True`` every object carries members this version of Kestrel does not
 know. Scripted behaviour keyed by the source text: ``stand down`` stands down,
 ``bogus`` is refused ``INVALID_SOURCE``, ``explode`` raises an unexpected fault,
-``slow`` sleeps, ``print`` writes to stdout and logs from deep inside.
+``slow`` is held until released (:meth:`AcmeScript.release`, or a submit of ``release``
+on any session, for a script served in another process), ``print`` writes to stdout and
+logs from deep inside. :func:`scripted` is the transport a face runs it behind.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from kestrel_protocol import (
     VerificationReport,
     root_of,
 )
+from kestrel_protocol.testing import ScriptedTransport, runs_on
 from kestrel_sdk import SdkLocalError
 
 ZERO = "sha256:" + "0" * 64
@@ -46,15 +49,18 @@ def _extra(newer: bool) -> dict[str, Any]:
     return dict(EXTRA) if newer else {}
 
 
-class FakeTransport:
-    """Implements ``kestrel_protocol.ports.Transport`` with scripted, deterministic behaviour."""
+class AcmeScript:
+    """The runtime's methods, scripted and deterministic: what :func:`scripted` runs each
+    tool's binding on (``ScriptedTransport(runs_on(AcmeScript()))``)."""
 
     def __init__(self, *, newer: bool = False, grade_steps: int = 0, gate: bool = False) -> None:
         self.newer = newer
         self.grade_steps = grade_steps
         self.gate = gate
         self.slow_reads = False
-        self.closed = False
+        """Frames are held until released, as a slow submit is."""
+        self._started: anyio.Event | None = None
+        self._released: anyio.Event | None = None
         self.sessions: dict[str, dict[str, Any]] = {}
         self.artifacts: dict[str, dict[str, Any]] = {}
         self.operations: dict[str, int] = {}
@@ -81,6 +87,25 @@ class FakeTransport:
             fill={"participation": "1", "slippageBps": "0"},
             **_extra(newer),
         )
+
+    # -- holding a call until the test lets it go ----------------------------------
+    def _events(self) -> tuple[anyio.Event, anyio.Event]:
+        if self._started is None or self._released is None:
+            self._started, self._released = anyio.Event(), anyio.Event()
+        return self._started, self._released
+
+    async def _hold(self) -> None:
+        started, released = self._events()
+        started.set()
+        await released.wait()
+
+    async def held(self) -> None:
+        """Wait until a call is being held."""
+        await self._events()[0].wait()
+
+    def release(self) -> None:
+        """Let every held call (and every later one) go on."""
+        self._events()[1].set()
 
     # -- catalog -----------------------------------------------------------------
     async def catalog(self) -> Catalog:
@@ -110,15 +135,15 @@ class FakeTransport:
         ]
         return Catalog.with_root(scenarios=entries, statement_kinds=kinds, **_extra(self.newer))
 
-    async def scenario(self, scenario_id: str) -> Scenario:
+    async def scenario(self, principal: str, scenario_id: str) -> Scenario:
         if scenario_id != "acme-trend":
             raise SdkLocalError(
                 "UNKNOWN_SCENARIO", f"no scenario {scenario_id!r}", {"scenario": scenario_id}
             )
         return self.scenario_obj
 
-    async def tape(self, scenario_id: str) -> str:
-        await self.scenario(scenario_id)
+    async def tape(self, principal: str, scenario_id: str) -> str:
+        await self.scenario(principal, scenario_id)
         return "time,symbol,open,high,low,close,volume\n2024-01-01T00:00:00Z,ACME,1,2,0.5,1.5,100\n"
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
@@ -147,9 +172,9 @@ class FakeTransport:
 
     # -- sessions ----------------------------------------------------------------
     async def open_session(
-        self, scenario: str, label: str | None = None, payment: Payment | None = None
+        self, principal: str, scenario: str, label: str | None, payment: Payment | None
     ) -> SessionOpened:
-        await self.scenario(scenario)
+        await self.scenario(principal, scenario)
         if self.gate and payment is None:
             offer = Offer.with_root(
                 offer_id="of_1",
@@ -224,7 +249,7 @@ class FakeTransport:
     def _delivery(self, frame: SessionFrame) -> Delivery:
         return Delivery(frame=frame, frame_root=root_of(frame), **_extra(self.newer))
 
-    async def submit(self, session_id: str, source: str) -> SessionResponse:
+    async def submit(self, principal: str, session_id: str, source: str) -> SessionResponse:
         state = self._get(session_id)
         if state["status"] == "closed":
             raise SdkLocalError("SESSION_CLOSED", "session is closed", {"session": session_id})
@@ -248,8 +273,10 @@ class FakeTransport:
             )
         if "explode" in source:
             raise RuntimeError("/secret/internal/path.py line 42: invariant broken")
+        if source == "release":
+            self.release()
         if "slow" in source:
-            await anyio.sleep(1.0)
+            await self._hold()
         if "print" in source:
             print("stray print from deep inside the runtime")
             sys.stdout.flush()
@@ -278,25 +305,27 @@ class FakeTransport:
             members["stand_down"] = {"reason": "statement", "detail": "stand down"}
         return SessionResponse(**members)
 
-    async def frame(self, session_id: str) -> Delivery:
+    async def frame(self, principal: str, session_id: str) -> Delivery:
         if self.slow_reads:
-            await anyio.sleep(5)
+            await self._hold()
         delivery: Delivery = self._get(session_id)["delivery"]
         return delivery
 
-    async def history(self, session_id: str, bars: int, symbol: str | None = None) -> History:
+    async def history(
+        self, principal: str, session_id: str, bars: int, symbol: str | None
+    ) -> History:
         frame = self._get(session_id)["delivery"].frame
         row = {"time": frame.clock.time, "symbol": "ACME", **frame.bars["ACME"].to_json()}
         data = {"session": session_id, "scenario": frame.scenario.to_json(), "symbol": symbol}
         return History.parse({**data, "clock": frame.clock.to_json(), "bars": [row]})
 
-    async def blotter(self, session_id: str) -> Blotter:
+    async def blotter(self, principal: str, session_id: str) -> Blotter:
         self._get(session_id)
         return Blotter.with_root(session=session_id, orders=[], fills=[], **_extra(self.newer))
 
-    async def close(self, session_id: str) -> SessionRecord:
+    async def close(self, principal: str, session_id: str) -> SessionRecord:
         state = self._get(session_id)
-        blotter = await self.blotter(session_id)
+        blotter = await self.blotter(principal, session_id)
         self.artifacts[blotter.root] = blotter.to_json()
         record = SessionRecord.with_root(
             session=session_id,
@@ -352,7 +381,7 @@ class FakeTransport:
         self.artifacts[grade.root] = grade.to_json()
         return grade
 
-    async def grade(self, session_id: str) -> GradeResult | OperationResumption:
+    async def grade(self, principal: str, session_id: str) -> GradeResult | OperationResumption:
         state = self._get(session_id)
         if "record" not in state:
             raise SdkLocalError("SESSION_CLOSED", "close the session before grading", {})
@@ -370,7 +399,7 @@ class FakeTransport:
             )
         return self._grade(session_id)
 
-    async def resume(self, token: str) -> GradeResult | OperationResumption:
+    async def resume(self, principal: str, token: str) -> GradeResult | OperationResumption:
         left = self.operations.get(token)
         if left is None:
             raise SdkLocalError("UNKNOWN_OPERATION", "no such operation", {})
@@ -388,17 +417,14 @@ class FakeTransport:
         del self.operations[token]
         return self._grade(session_id)
 
-    async def artifact(self, root: str) -> dict[str, Any]:
+    async def artifact(self, root: str, reader: str | None) -> dict[str, Any]:
         found = self.artifacts.get(root)
         if found is None:
             raise SdkLocalError("UNKNOWN_ARTIFACT", f"no artifact {root}", {"root": root})
         return found
 
-    async def verify(self, grade: GradeResult) -> VerificationReport:
+    async def verify(self, grade: GradeResult, reader: str | None) -> VerificationReport:
         return VerificationReport(ok=True, grade=grade.root)
-
-    async def aclose(self) -> None:
-        self.closed = True
 
 
 class MemorySecretStore:
@@ -409,7 +435,7 @@ class MemorySecretStore:
 
     @property
     def location(self) -> str:
-        return "/fake/.kestrel/.env"
+        return "/acme/.kestrel/.env"
 
     def set(self, key: str, value: str) -> Any:
         from kestrel_protocol.ports import SecretWrite
@@ -428,3 +454,9 @@ class MemorySecretStore:
 
     def reveal(self, key: str) -> str | None:
         return self.values.get(key)
+
+
+def scripted(**options: Any) -> tuple[ScriptedTransport, AcmeScript]:
+    """A transport answering with a fresh :class:`AcmeScript` (``options`` are its own)."""
+    script = AcmeScript(**options)
+    return ScriptedTransport(runs_on(script)), script
