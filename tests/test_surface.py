@@ -4,11 +4,15 @@
 * deleting a tool from the surface removes it from every face with no other edit:
   stdio ``tools/list``/``tools/call``, the door's ``/mcp`` in both eras, its ``/v1``
   route and OpenAPI path, the scope table, and the resources that project it;
-* the declarations say what hosts rely on (honest hints, strict argument models).
+* the declarations say what hosts rely on (honest hints, strict argument models);
+* adding a tool (its arguments model, its ``Tool`` and its runtime method) serves it on
+  every face, the SDK over both transports included, with no other edit; no source
+  outside the registry spells a ``/v1`` route; the SDK's typed methods match the tools.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 from typing import Any
@@ -18,8 +22,11 @@ import pytest
 from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_mcp.secrets import SecretTools, secret_tools
-from kestrel_protocol.surface import SURFACE, Surface
-from kestrel_sdk import local_transport
+from kestrel_protocol import Clock
+from kestrel_protocol.surface import SURFACE, Arguments, Binding, Route, Surface, Text, Tool
+from kestrel_sdk import KestrelSdk, KestrelSession, create_sdk, local_transport, remote_transport
+from kestrel_sdk.runtime import Runtime
+from pydantic import Field
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "packages").glob("*/src/**/*.py"))
@@ -168,3 +175,144 @@ async def test_deleting_a_tool_from_the_surface_removes_it_from_every_face(tmp_p
         assert "kestrel://catalog/scenarios/{id}/tape" in templates
     assert full_stdio["read"] == 0
     assert stdio["read"] == -32002
+
+
+def test_no_source_outside_the_registry_names_a_v1_route() -> None:
+    """Every ``/v1/...`` path a package's source spells is the registry's, but the door's
+    own OpenAPI document (``/v1/openapi.json``): the transports build theirs from a Route."""
+    registry = ROOT / "packages/kestrel-protocol/src/kestrel_protocol/surface/registry.py"
+    spelled = re.compile(r"/v1/[A-Za-z{][^\s\"'`]*")
+    found = {
+        (str(p.relative_to(ROOT)), m.group())
+        for p in SOURCES
+        if p != registry
+        for m in spelled.finditer(p.read_text("utf-8"))
+        if m.group() != "/v1/openapi.json"
+    }
+    assert found == set()
+    served = {t.route.path for t in SURFACE.tools if t.route is not None}
+    assert served <= set(spelled.findall(registry.read_text("utf-8")))
+
+
+# The SDK's typed methods name some arguments as a Python caller knows them.
+_SDK_SPELLING = {"scenario_id": "scenario", "resumption": "token"}
+
+
+def test_the_sdk_has_a_typed_method_for_every_tool_taking_its_arguments() -> None:
+    """``KestrelSdk`` (or, for a session's tools, ``KestrelSession``) has a method named
+    after each tool's runtime method whose parameters are that tool's arguments."""
+    for tool in SURFACE.tools:
+        assert tool.runs is not None, tool.name
+        fields = set(tool.arguments.model_fields)
+        method = getattr(KestrelSdk, tool.runs.method, None)
+        given: set[str] = set()
+        if method is None:
+            method = getattr(KestrelSession, tool.runs.method, None)
+            given = {"session_id"}  # the session is the handle's own
+        assert method is not None, f"no typed SDK method for {tool.name}"
+        parameters = list(inspect.signature(method).parameters)[1:]
+        assert {_SDK_SPELLING.get(p, p) for p in parameters} | given == fields, tool.name
+
+
+class ClockArgs(Arguments):
+    """A session by its id (the added tool's own arguments model)."""
+
+    session_id: Text = Field(description="The sessionId the session open returned.")
+
+
+class ClockRuntime(Runtime):
+    """The runtime with the added tool's method."""
+
+    def clock(self, principal: str, session_id: str) -> Clock:
+        return self.frame(principal, session_id).frame.clock
+
+
+CLOCK_TOOL = Tool(
+    name="kestrel_session_clock",
+    title="Session clock",
+    description="The session's clock: the bar it stands on, its time and the bars left.",
+    arguments=ClockArgs,
+    runs=Binding("clock", offload="caller"),
+    results=(Clock,),
+    scope="kestrel:read",
+    read_only=True,
+    refusals=("UNKNOWN_SESSION",),
+    route=Route("GET", "/v1/sessions/{id}/clock", {"sessionId": "id"}),
+)
+
+
+@pytest.mark.anyio
+async def test_a_tool_added_in_a_test_is_served_by_every_face_with_no_other_edit(
+    tmp_path: Path,
+) -> None:
+    """An arguments model, a ``Tool`` and a runtime method: nothing else. The tool is then
+    listed and called on stdio MCP, the door's ``/mcp`` in both eras, ``/v1`` and its
+    OpenAPI document, and the SDK over a local and a remote transport, each answering
+    the same clock for the same session."""
+    surface = SURFACE.plus([CLOCK_TOOL])
+    runtime = ClockRuntime(tmp_path / "home")
+    alice = create_sdk(local_transport(principal="alice", runtime=runtime), surface)
+    opened = (await alice.open_session("acme-trend", "clocked")).session
+    assert opened is not None
+    expected = (await opened.submit("advance 3\n")).delivery.frame.clock.to_json()
+    assert expected["bar"] == 3
+    answers: dict[str, Any] = {}
+
+    server = create_kestrel_mcp_server(alice.transport, secrets=False, surface=surface)
+    listed = await server.handle(_rpc("tools/list", {}))
+    assert listed is not None
+    assert CLOCK_TOOL.name in [t["name"] for t in listed["result"]["tools"]]
+    called = await server.handle(
+        _rpc("tools/call", {"name": CLOCK_TOOL.name, "arguments": {"sessionId": opened.id}})
+    )
+    assert called is not None
+    answers["stdio"] = called["result"]["structuredContent"]
+
+    store = DoorStore(tmp_path / "door.db")
+    _, token = IssuedTokens(store).issue("alice", ["kestrel:read", "kestrel:trade"])
+    app = create_door_app(
+        DoorConfig(base_url=BASE),
+        transport_for=lambda p: local_transport(principal=p, runtime=runtime),
+        grant_verifiers=[IssuedTokens(store)],
+        audit=AuditLog(store),
+        surface=surface,
+    )
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    arguments = {"name": CLOCK_TOOL.name, "arguments": {"sessionId": opened.id}}
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url=BASE, headers=headers
+        ) as client:
+            for era, meta, extra in (
+                ("door /mcp 2025-11-25", {}, {}),
+                ("door /mcp 2026-07-28", {"_meta": MODERN}, {"MCP-Protocol-Version": "2026-07-28"}),
+            ):
+                tools = await client.post(
+                    "/mcp",
+                    json=_rpc("tools/list", dict(meta)),
+                    headers={**extra, "Mcp-Method": "tools/list"} if extra else {},
+                )
+                assert CLOCK_TOOL.name in [t["name"] for t in tools.json()["result"]["tools"]]
+                result = await client.post(
+                    "/mcp",
+                    json=_rpc("tools/call", {**arguments, **meta}),
+                    headers={**extra, "Mcp-Method": "tools/call", "Mcp-Name": CLOCK_TOOL.name}
+                    if extra
+                    else {},
+                )
+                answers[era] = result.json()["result"]["structuredContent"]
+            route = await client.get(f"/v1/sessions/{opened.id}/clock")
+            assert route.status_code == 200
+            answers["door /v1"] = route.json()
+            document = (await client.get("/v1/openapi.json")).json()
+            assert "get" in document["paths"]["/v1/sessions/{id}/clock"]
+            remote = create_sdk(remote_transport(BASE, token, client=client), surface)
+            answers["sdk remote"] = (
+                await remote.call(CLOCK_TOOL.name, session_id=opened.id)
+            ).to_json()
+        answers["sdk local"] = (await alice.call(CLOCK_TOOL.name, session_id=opened.id)).to_json()
+    finally:
+        await alice.aclose()
+        store.close()
+    assert answers == dict.fromkeys(answers, expected)
+    assert len(answers) == 6
