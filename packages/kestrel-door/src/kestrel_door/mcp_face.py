@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.mcp import server_info
 from kestrel_protocol.ports import LiveTurn
 from kestrel_protocol.surface import (
     INSTRUCTIONS,
@@ -42,12 +42,7 @@ __all__ = ["SERVER_INFO", "DoorMcp"]
 
 logger = logging.getLogger(__name__)
 
-try:
-    _VERSION = version("kestrel-door")
-except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
-    _VERSION = "0.0.0"
-
-SERVER_INFO: Final = {"name": "kestrel-door", "title": "Kestrel door", "version": _VERSION}
+SERVER_INFO: Final = server_info("kestrel-door", "kestrel-door", "Kestrel door")
 
 
 class DoorMcp:

@@ -18,11 +18,11 @@ import json
 import logging
 from collections.abc import Callable
 from functools import partial
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from kestrel_protocol.canonical import DECLINED, fast_loads
 from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
+from kestrel_protocol.mcp import server_info
 from kestrel_protocol.ports import SecretStore, Transport
 from kestrel_protocol.surface import (
     INSTRUCTIONS,
@@ -40,12 +40,7 @@ __all__ = ["KestrelMcpServer", "create_kestrel_mcp_server"]
 
 logger = logging.getLogger("kestrel_mcp")
 
-try:
-    _VERSION = version("kestrel-mcp")
-except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
-    _VERSION = "0.0.0"
-
-SERVER_INFO: Final = {"name": "kestrel", "title": "Kestrel", "version": _VERSION}
+SERVER_INFO: Final = server_info("kestrel-mcp", "kestrel", "Kestrel")
 
 
 class KestrelMcpServer:

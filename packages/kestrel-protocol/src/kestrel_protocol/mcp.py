@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from .jsonrpc import INVALID_PARAMS, McpErrorCode
@@ -34,6 +35,7 @@ __all__ = [
     "meta_of",
     "negotiate_handshake",
     "read_envelope",
+    "server_info",
 ]
 
 HANDSHAKE_VERSIONS: Final[tuple[str, ...]] = (
@@ -155,3 +157,12 @@ def negotiate_handshake(requested: Any) -> str:
     if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
         return requested
     return HANDSHAKE_VERSIONS[-1]
+
+
+def server_info(distribution: str, name: str, title: str) -> dict[str, str]:
+    """A face's MCP ``serverInfo``: its name, title and its distribution's version."""
+    try:
+        found = version(distribution)
+    except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+        found = "0.0.0"
+    return {"name": name, "title": title, "version": found}

@@ -21,7 +21,7 @@ from typing import Any, Final
 from ..jsonrpc import INVALID_PARAMS
 from .rpc import RpcError
 
-__all__ = ["LOG_LEVELS", "LOG_LEVEL_KEY", "Notifier", "Send", "log_threshold"]
+__all__ = ["LOG_LEVELS", "LOG_LEVEL_KEY", "SILENT", "Notifier", "Send", "log_threshold"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 """Writes one JSON-RPC notification to the client."""

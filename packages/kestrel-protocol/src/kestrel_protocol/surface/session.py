@@ -47,7 +47,7 @@ from ..mcp import (
     read_envelope,
 )
 from .methods import McpMethods, ToolCaller
-from .notify import LOG_LEVEL_KEY, Notifier, Send, log_threshold
+from .notify import LOG_LEVEL_KEY, SILENT, Notifier, Send, log_threshold
 from .recall import Recall
 from .rpc import RpcError
 from .surface import Surface
@@ -234,8 +234,11 @@ class McpSession:
                 scope = anyio.CancelScope()
             self._inflight[request_id] = scope
             try:
-                with scope or _UNSCOPED, out.capturing():
+                if scope is None and out is SILENT:  # nothing to cancel, capture or send
                     result = await handler(params, envelope, out)
+                else:
+                    with scope or _UNSCOPED, out.capturing():
+                        result = await handler(params, envelope, out)
             finally:
                 self._inflight.pop(request_id, None)
                 if out.pending:
@@ -267,7 +270,7 @@ class McpSession:
         meta = params.get("_meta")
         if type(meta) is not dict:
             if level is None:
-                return Notifier.of(None)
+                return SILENT
             meta = {}
         if envelope is not None:
             requested = meta.get(LOG_LEVEL_KEY)
