@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
+import anyio
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.mcp import server_info
 from kestrel_protocol.ports import LiveTurn
@@ -69,6 +70,8 @@ class DoorMcp:
             turn.tools.call,
             server_info=SERVER_INFO,
             instructions=INSTRUCTIONS,
+            cancel_scope=anyio.CancelScope,
+            sleep=anyio.sleep,
             validate=not guarded,
             recall=recall,
             log_levels=log_levels,

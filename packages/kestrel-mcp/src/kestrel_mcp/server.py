@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
+import anyio
 from kestrel_protocol.canonical import DECLINED, fast_loads
 from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
 from kestrel_protocol.mcp import server_info
@@ -64,6 +65,8 @@ class KestrelMcpServer:
             partial(call_tool, self.surface, transport),
             server_info=SERVER_INFO,
             instructions=INSTRUCTIONS,
+            cancel_scope=anyio.CancelScope,
+            sleep=anyio.sleep,
             validate=False,  # call_tool checks the arguments itself
             page_size=page_size,
             recall=Recall(),

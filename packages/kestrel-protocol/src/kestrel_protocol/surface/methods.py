@@ -8,7 +8,8 @@ arguments)``: on stdio the dispatcher over the transport, on the door the caller
 calls they project (a turn without that tool reads nothing), and both faces answer
 alike. A ``tools/call`` whose result is a ``kestrel.operation`` and whose request
 carries a ``progressToken`` is resumed here until it is done, each step reported as
-``notifications/progress``. The handshake and era envelopes stay with each face.
+``notifications/progress``. The handshake, era envelopes and cancellation are the
+session core's (:mod:`.session`), which both faces serve.
 """
 
 from __future__ import annotations

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from contextlib import nullcontext
-from typing import Any, Final
-
-import anyio
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Final, Protocol
 
 from ..errors import KestrelError
 from ..jsonrpc import (
@@ -46,19 +44,30 @@ from ..mcp import (
     negotiate_handshake,
     read_envelope,
 )
-from .methods import McpMethods, ToolCaller
+from .methods import McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, SILENT, Notifier, Send, log_threshold
 from .recall import Recall
 from .rpc import RpcError
 from .surface import Surface
 
-__all__ = ["Guard", "McpSession"]
+__all__ = ["CancelScope", "Guard", "McpSession"]
 
 logger = logging.getLogger(__name__)
 
 Guard = Callable[[str], None]
 """Checks that the caller may call a method; raises :class:`RpcError` when not."""
 Handler = Callable[[dict[str, Any], "Envelope | None", Notifier], Awaitable[dict[str, Any]]]
+
+
+class CancelScope(AbstractContextManager[Any], Protocol):
+    """What the session needs of a cancel scope (``anyio.CancelScope`` is one: the face
+    passes it in, so this package needs nothing but pydantic)."""
+
+    @property
+    def cancel_called(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
 
 _UNSCOPED: Final = nullcontext()
 """Where a request that cannot be cancelled runs instead of a cancel scope."""
@@ -76,6 +85,8 @@ class McpSession:
     dispatcher does), so each call is checked once. ``log_levels[log_key]`` is the level
     ``logging/setLevel`` set (stdio: its own session; the door: the principal's, shared
     by its requests). ``guard`` runs before every method (the door's scopes).
+    ``cancel_scope`` and ``sleep`` are the event loop's (``anyio.CancelScope``,
+    ``anyio.sleep``): a request's scope, and the wait between an operation's steps.
     """
 
     def __init__(
@@ -85,6 +96,8 @@ class McpSession:
         *,
         server_info: Mapping[str, Any],
         instructions: str,
+        cancel_scope: Callable[..., CancelScope],
+        sleep: Sleep,
         validate: bool = True,
         page_size: int = 100,
         recall: Recall | None = None,
@@ -96,12 +109,13 @@ class McpSession:
         self.server_info = dict(server_info)
         self.instructions = instructions
         self.methods = McpMethods(
-            surface, call, page_size=page_size, recall=recall, sleep=anyio.sleep, validate=validate
+            surface, call, page_size=page_size, recall=recall, sleep=sleep, validate=validate
         )
+        self._scope = cancel_scope
         self._log_levels: MutableMapping[str, int] = {} if log_levels is None else log_levels
         self._log_key = log_key
         self._guard = guard
-        self._inflight: dict[Any, anyio.CancelScope | None] = {}
+        self._inflight: dict[Any, CancelScope | None] = {}
         """The requests running, each with its cancel scope (``None``: not cancellable)."""
         self._cancelled: set[Any] = set()
         self.negotiated_version: str | None = None
@@ -223,7 +237,7 @@ class McpSession:
             return _error(
                 request_id, METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
             )
-        scope: anyio.CancelScope | None = None
+        scope: CancelScope | None = None
         try:
             if self._guard is not None:
                 self._guard(method)
@@ -231,7 +245,7 @@ class McpSession:
             # A call that may change state runs to completion once started (its response
             # is then withheld): it needs no cancel scope of its own.
             if method != "tools/call" or self._read_only_call(params):
-                scope = anyio.CancelScope()
+                scope = self._scope()
             self._inflight[request_id] = scope
             try:
                 if scope is None and out is SILENT:  # nothing to cancel, capture or send
@@ -242,7 +256,7 @@ class McpSession:
             finally:
                 self._inflight.pop(request_id, None)
                 if out.pending:
-                    with anyio.CancelScope(shield=True):
+                    with self._scope(shield=True):
                         await out.flush()
         except RpcError as exc:
             return exc.response(request_id)
