@@ -18,7 +18,6 @@ from kestrel_protocol.jsonrpc import (
     JsonRpcProtocolError,
     JsonRpcRequest,
     JsonRpcResult,
-    McpErrorCode,
     error_response,
     parse_message,
     parse_message_text,
@@ -34,16 +33,6 @@ def test_json_rpc_error_codes() -> None:
         -32602,
         -32603,
     )
-
-
-def test_mcp_error_codes_of_both_eras() -> None:
-    # 2025-11-25
-    assert McpErrorCode.RESOURCE_NOT_FOUND == -32002
-    assert McpErrorCode.URL_ELICITATION_REQUIRED == -32042
-    # 2026-07-28 (final numbering; drafts used -32001/-32003/-32004)
-    assert McpErrorCode.HEADER_MISMATCH == -32020
-    assert McpErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY == -32021
-    assert McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION == -32022
 
 
 @pytest.mark.parametrize("request_id", [1, 0, -7, "abc", ""])
