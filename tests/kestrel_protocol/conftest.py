@@ -15,6 +15,7 @@ from kestrel_protocol import (
     PAYLOAD_TYPE,
     AccountState,
     AccountTerms,
+    Artifact,
     Blotter,
     BlotterFill,
     BlotterOrder,
@@ -63,6 +64,7 @@ from kestrel_protocol import (
     StandDown,
     StatementKind,
     TapeInfo,
+    TapeText,
     ValidationReport,
     VerificationReport,
     root_of_bytes,
@@ -350,6 +352,8 @@ def build_samples() -> list[ProtocolModel]:
         embedded,
         proof,
         verification,
+        TapeText(scenario=scenario.id, text=TAPE_CSV.decode()),
+        Artifact.parse(pentad.to_json()),
     ]
 
 
