@@ -109,7 +109,11 @@ class _Run:
     def __init__(self) -> None:
         self.latencies: list[float] = []
         self.tally = {"sessions": 0, "submits": 0, "pentads": 0, "verified": 0, "artifacts": 0}
-        self.roots: dict[str, tuple[list[str], str]] = {}  # sid -> (pentads, grade root)
+        # sid -> (pentad roots, head frame root, grade metrics). Not the grade root: the
+        # no-lookahead check depends on how far the principal's other sessions on the
+        # scenario had gone at each submission (docs/evaluation.md), which the order of
+        # concurrent sessions decides; the journal, the head frame and the metrics do not.
+        self.roots: dict[str, tuple[list[str], str, Any]] = {}
         self.failovers = 0
         self.ambiguous = 0  # submits whose replica died after committing, before answering
 
@@ -187,7 +191,7 @@ async def _drive(
                 verified = await replicas.must(n + 4, "POST", "/v1/verify", {"grade": grade})
                 assert verified.status_code == 200, verified.text
                 assert verified.json()["ok"] is True, verified.json()
-                run.roots[sid] = (roots, grade["root"])
+                run.roots[sid] = (roots, grade["head"], grade["metrics"])
                 run.tally["verified"] += 1
                 run.tally["sessions"] += 1
         finally:
@@ -255,11 +259,13 @@ def test_load_1000_sessions(rs: ModuleType, tmp_path: Path) -> None:
     _load(rs, tmp_path, sessions=1000, submits=50)
 
 
-def _reference(tmp_path: Path, sessions: int, submits: int) -> dict[str, tuple[list[str], str]]:
-    """Each session's pentad roots and grade root when the same sources run on a single
-    SQLite-backed runtime (in this process)."""
+def _reference(
+    tmp_path: Path, sessions: int, submits: int
+) -> dict[str, tuple[list[str], str, Any]]:
+    """Each session's pentad roots, head frame root and grade metrics when the same sources
+    run on a single SQLite-backed runtime (in this process)."""
     runtime = Runtime(tmp_path / "reference")
-    roots: dict[str, tuple[list[str], str]] = {}
+    roots: dict[str, tuple[list[str], str, Any]] = {}
     try:
         for n in range(sessions):
             sid = runtime.open_session("loader", "acme-trend", f"load-{n}").session_id
@@ -269,7 +275,7 @@ def _reference(tmp_path: Path, sessions: int, submits: int) -> dict[str, tuple[l
             ]
             grade = runtime.grade("loader", sid, budget=600)
             assert isinstance(grade, GradeResult)
-            roots[sid] = (pentads, grade.root)
+            roots[sid] = (pentads, grade.head, grade.metrics.to_json())
     finally:
         runtime.shutdown()
     return roots
