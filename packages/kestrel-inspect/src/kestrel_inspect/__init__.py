@@ -1,0 +1,31 @@
+"""Kestrel for Inspect AI: ``inspect eval kestrel_inspect/kestrel_trading``.
+
+A task whose samples are Kestrel scenarios, whose tools are Kestrel's MCP tools
+(``kestrel-mcp`` over stdio, or a door's remote MCP with a token), and whose scorer
+grades the agent's session and keeps its proof in the log.
+"""
+
+from __future__ import annotations
+
+from .agent import AGENT_TOOLS, kestrel_agent
+from .calls import call_kestrel, trading_brief
+from .connection import TOKEN_ENV, KestrelConnection
+from .scorer import METADATA_KEY, SCORE_KEYS, kestrel_scorer, score_of_proof
+from .sessions import OpenedSession, opened_sessions
+from .task import kestrel_trading
+
+__all__ = [
+    "AGENT_TOOLS",
+    "METADATA_KEY",
+    "SCORE_KEYS",
+    "TOKEN_ENV",
+    "KestrelConnection",
+    "OpenedSession",
+    "call_kestrel",
+    "kestrel_agent",
+    "kestrel_scorer",
+    "kestrel_trading",
+    "opened_sessions",
+    "score_of_proof",
+    "trading_brief",
+]

@@ -1,0 +1,109 @@
+"""The Kestrel scorer: grade the session the sample's agent traded and score from the
+grade, keeping the session's proof in the Inspect log.
+
+The scorer opens nothing and submits nothing: it asks the face the agent traded on for
+the proof of the agent's session (``kestrel_proof``, which grades it first, closing it
+for good), and scores from that proof's grade. Each sample's score carries, under
+``metadata["kestrel"]``, the session, the grade and proof roots and the proof itself
+(with the door's attestation when the door signed the grade), so anyone holding the log
+can ``kestrel verify`` or ``kestrel board`` it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.solver import TaskState
+from kestrel_protocol import KestrelError
+
+from .calls import call_kestrel
+from .connection import KestrelConnection
+from .sessions import opened_sessions
+
+__all__ = ["METADATA_KEY", "SCORE_KEYS", "kestrel_scorer", "score_of_proof"]
+
+METADATA_KEY = "kestrel"
+"""The key of a score's metadata that holds the session, its roots and its proof."""
+
+SCORE_KEYS = ("return", "sharpe", "max_drawdown", "no_lookahead", "passed")
+"""The members of a score's value: three of the grade's metrics, and two checks as 1 or 0."""
+
+NO_LOOKAHEAD = "no-lookahead"
+
+
+def _nothing(explanation: str, metadata: dict[str, Any]) -> Score:
+    """A sample without a graded session: nothing earned, nothing passed."""
+    return Score(
+        value=dict.fromkeys(SCORE_KEYS, 0.0),
+        explanation=explanation,
+        metadata={METADATA_KEY: metadata},
+    )
+
+
+def score_of_proof(proof: dict[str, Any]) -> Score:
+    """The score of a session from its proof's grade (figures are the grade's decimals)."""
+    grade = proof["grade"]
+    metrics = grade["metrics"]
+    checks = {c["id"]: c for c in grade["conformance"]["checks"]}
+    lookahead = checks.get(NO_LOOKAHEAD, {"passed": False, "detail": "no no-lookahead check"})
+    failed = [f"{c['id']} ({c['detail']})" for c in checks.values() if not c["passed"]]
+    explanation = (
+        f"grade {grade['root']} of session {grade['session']} on {grade['scenario']['id']}: "
+        f"return {metrics['return']}, sharpe {metrics['sharpe']}, max drawdown "
+        f"{metrics['maxDrawdown']}; {'passed' if grade['passed'] else 'did not pass'}"
+        + (f"; failed: {'; '.join(failed)}" if failed else "")
+    )
+    kestrel: dict[str, Any] = {
+        "session": grade["session"],
+        "scenario": grade["scenario"]["id"],
+        "grade": grade["root"],
+        "proof_root": proof["root"],
+        "passed": grade["passed"],
+        "no_lookahead": lookahead["detail"],
+        "proof": proof,
+    }
+    if "attestation" in proof:
+        kestrel["attestation"] = proof["attestation"]
+    return Score(
+        value={
+            "return": float(metrics["return"]),
+            "sharpe": float(metrics["sharpe"]),
+            "max_drawdown": float(metrics["maxDrawdown"]),
+            "no_lookahead": 1.0 if lookahead["passed"] else 0.0,
+            "passed": 1.0 if grade["passed"] else 0.0,
+        },
+        answer=grade["session"],
+        explanation=explanation,
+        metadata={METADATA_KEY: kestrel},
+    )
+
+
+@scorer(metrics={key: [mean()] for key in SCORE_KEYS})
+def kestrel_scorer(connection: KestrelConnection, embed_tape: bool = False) -> Scorer:
+    """Grade the last session the agent opened on the sample's scenario, through the
+    face it traded on; ``embed_tape`` embeds the scenario and its tape in the proof (for
+    a scenario the verifier's catalog does not ship)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        scenario = str(state.metadata["scenario"])
+        opened = opened_sessions(state.messages)
+        mine = [o.session for o in opened if o.scenario == scenario]
+        where = {"connection": connection.where, "sessions": [o.session for o in opened]}
+        if not mine:
+            others = f" (it opened {', '.join(where['sessions'])})" if opened else ""
+            return _nothing(f"the agent opened no session on {scenario}{others}", where)
+        session = mine[-1]
+        try:
+            async with connection.client() as client:
+                proof = await call_kestrel(
+                    client, "kestrel_proof", {"sessionId": session, "embedTape": embed_tape}
+                )
+        except KestrelError as exc:
+            return _nothing(f"session {session} was not graded: {exc.code}: {exc}", where)
+        result = score_of_proof(proof)
+        assert result.metadata is not None
+        result.metadata[METADATA_KEY].update(where)
+        return result
+
+    return score

@@ -1,0 +1,90 @@
+"""``kestrel_trading``: an Inspect task whose samples are Kestrel scenarios."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from kestrel_protocol.surface import STYLES
+
+from .agent import kestrel_agent
+from .connection import KestrelConnection
+from .scorer import kestrel_scorer
+
+__all__ = ["kestrel_trading"]
+
+
+def _names(value: str | Sequence[str] | None, what: str, sep: str = ",") -> list[str]:
+    if value is None:
+        return []
+    items = value.split(sep) if isinstance(value, str) else [str(v) for v in value]
+    names = [item.strip() for item in items if item.strip()]
+    if len(set(names)) != len(names):
+        raise ValueError(f"kestrel_trading: {what} lists one twice: {', '.join(names)}")
+    return names
+
+
+@task
+def kestrel_trading(
+    scenarios: str | Sequence[str] | None = None,
+    *,
+    door: str | None = None,
+    token: str | None = None,
+    style: str = "balanced",
+    home: str | None = None,
+    catalog_path: str | Sequence[str] | None = None,
+    embed_tape: bool = False,
+    epochs: int = 1,
+) -> Task:
+    """Trade Kestrel scenarios: one sample per scenario, scored from its replayable grade.
+
+    Args:
+        scenarios: Scenario ids (a list, or one comma-separated string:
+            ``-T scenarios=acme-trend,acme-chop``); ``kestrel catalog`` lists them.
+        door: A Kestrel door's base URL: the agent trades through its remote MCP
+            (``/mcp``) with ``token``. Without it the agent trades through ``kestrel-mcp``
+            over stdio on this machine.
+        token: The door's bearer token (default ``$KESTREL_API_TOKEN``).
+        style: How the brief asks the model to trade: cautious, balanced or aggressive.
+        home: The Kestrel home of the local ``kestrel-mcp`` (default ``$KESTREL_HOME``).
+        catalog_path: Extra scenario directories for the local ``kestrel-mcp``
+            (a list, or one ``os.pathsep``-separated string).
+        embed_tape: Embed the scenario and its tape in each proof (for a scenario the
+            verifier's catalog does not ship).
+        epochs: How many times each scenario is traded (each epoch opens a new session).
+    """
+    ids = _names(scenarios, "scenarios")
+    if not ids:
+        raise ValueError(
+            "kestrel_trading: name the scenarios to trade, e.g. "
+            "-T scenarios=acme-trend,acme-chop (`kestrel catalog` lists them)"
+        )
+    if style not in STYLES:
+        raise ValueError(f"kestrel_trading: style {style!r} is not one of {', '.join(STYLES)}")
+    connection = KestrelConnection(
+        door=door,
+        token=token,
+        home=home,
+        catalog_paths=tuple(_names(catalog_path, "catalog_path", os.pathsep)),
+    )
+    server = connection.inspect_server()
+    dataset = MemoryDataset(
+        [
+            Sample(
+                id=scenario,
+                input=f"Trade the Kestrel scenario {scenario}.",
+                metadata={"scenario": scenario, "connection": connection.where},
+            )
+            for scenario in ids
+        ],
+        name="kestrel",
+    )
+    return Task(
+        dataset=dataset,
+        solver=kestrel_agent(connection, server, style),
+        scorer=kestrel_scorer(connection, embed_tape),
+        epochs=epochs,
+        name="kestrel_trading",
+    )
