@@ -86,5 +86,4 @@ def kestrel_trading(
         solver=kestrel_agent(connection, server, style),
         scorer=kestrel_scorer(connection, embed_tape),
         epochs=epochs,
-        name="kestrel_trading",
     )

@@ -1,0 +1,56 @@
+"""A real ``kestrel-door serve`` on loopback with an issued token, for evaluation tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from click.testing import CliRunner
+from kestrel_door.cli import door_group
+
+from tests.loopback import free_port, wait_for_http
+
+__all__ = ["Door", "serve_door"]
+
+SCOPES = "kestrel:read kestrel:trade kestrel:grade"
+
+
+@dataclass(frozen=True)
+class Door:
+    url: str
+    token: str
+    home: Path
+
+
+@contextmanager
+def serve_door(home: Path, *extra: str, principal: str = "evaluated-agent") -> Iterator[Door]:
+    """``kestrel-door serve`` in its own process on a free loopback port (``extra`` are
+    serve's options, e.g. ``--seal acme-chop``), stopped by pid afterwards."""
+    issued = CliRunner().invoke(
+        door_group,
+        ["--home", str(home), "token", "issue", "--principal", principal, "--scope", SCOPES],
+    )
+    assert issued.exit_code == 0, issued.output
+    token = issued.output.strip().splitlines()[-1]
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    door = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from kestrel_door.cli import main; main()"),
+            *("serve", "--port", str(port), *extra),
+        ],
+        env={**os.environ, "KESTREL_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_http(url + "/.well-known/oauth-protected-resource", door)
+        yield Door(url, token, home)
+    finally:
+        door.terminate()
+        door.wait(timeout=10)

@@ -1,0 +1,163 @@
+"""The Inspect task end to end: Inspect's mock model makes scripted tool calls (open, a
+few submits, grade) through ``kestrel-mcp`` and through a door on loopback; the log
+holds each sample's score and proof, and the proof verifies in an empty home."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, read_eval_log
+from kestrel_inspect import METADATA_KEY, KestrelConnection, kestrel_trading
+
+from tests.kestrel_inspect.doors import serve_door
+from tests.kestrel_inspect.scripted import SUBMITS, scripted_model
+
+SCENARIOS = ["acme-chop", "acme-trend"]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(task: Any, log_dir: Path) -> EvalLog:
+    logs = inspect_eval(task, model=scripted_model(), log_dir=str(log_dir), display="none")
+    assert len(logs) == 1
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+def verify_in_empty_home(proof: dict[str, Any], tmp: Path) -> subprocess.CompletedProcess[str]:
+    """``kestrel verify`` of ``proof`` in a new process with an empty HOME and no
+    Kestrel variables: only the proof and the shipped catalog."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    path = tmp / "proof.json"
+    path.write_text(json.dumps(proof), encoding="utf-8")
+    home = tmp / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", "verify", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _check_log(written: EvalLog, tmp: Path, where: str) -> None:
+    """The log as written to disk: a sample per scenario, each scored from its session's
+    grade, its proof in the score and verifying in an empty home."""
+    log = read_eval_log(written.location)
+    assert log.samples is not None
+    assert sorted(str(s.id) for s in log.samples) == sorted(SCENARIOS)
+    for sample in log.samples:
+        assert sample.scores is not None
+        score = sample.scores["kestrel_scorer"]
+        kestrel = score.metadata[METADATA_KEY] if score.metadata else {}
+        proof = kestrel["proof"]
+        grade = proof["grade"]
+        assert kestrel["connection"] == where
+        assert grade["scenario"]["id"] == sample.id
+        # the session the agent opened and submitted to, every submit in the proof
+        assert score.answer == grade["session"] == kestrel["session"]
+        assert [p["body"]["bytes"] for p in proof["pentads"]] == list(SUBMITS)
+        assert grade["metrics"]["fills"] == 2
+        assert isinstance(score.value, dict)
+        assert score.value["return"] == float(grade["metrics"]["return"])
+        assert score.value["sharpe"] == float(grade["metrics"]["sharpe"])
+        assert score.value["max_drawdown"] == float(grade["metrics"]["maxDrawdown"])
+        assert score.value["no_lookahead"] == 1.0
+        assert score.value["passed"] == (1.0 if grade["passed"] else 0.0)
+        assert kestrel["grade"] == grade["root"] in (score.explanation or "")
+        done = verify_in_empty_home(proof, tmp / str(sample.id))
+        assert done.returncode == 0, done.stderr
+        assert f"ok: proof {proof['root']} of grade {grade['root']}" in done.stdout
+    # the eval's metrics are the means of the samples' figures
+    assert log.results is not None
+    means = {s.name: s.metrics["mean"].value for s in log.results.scores}
+    returns = [s.scores["kestrel_scorer"].value["return"] for s in log.samples if s.scores]
+    assert means["return"] == pytest.approx(sum(returns) / len(returns))  # type: ignore[arg-type]
+
+
+def test_the_task_over_kestrel_mcp(tmp_path: Path) -> None:
+    home = tmp_path / "kestrel"
+    log = _run(kestrel_trading(SCENARIOS, home=str(home)), tmp_path / "logs")
+    _check_log(log, tmp_path / "verify", "kestrel-mcp")
+
+
+def test_the_task_through_a_door_on_loopback(tmp_path: Path) -> None:
+    with serve_door(tmp_path / "door") as door:
+        task = kestrel_trading(SCENARIOS, door=door.url, token=door.token)
+        log = _run(task, tmp_path / "logs")
+    _check_log(log, tmp_path / "verify", door.url)
+
+
+def test_inspect_eval_on_the_command_line(tmp_path: Path) -> None:
+    """``inspect eval kestrel_inspect/kestrel_trading -T …``: the task is found by its
+    registered name, its arguments come from ``-T``, and the log holds the score."""
+    home, logs = tmp_path / "kestrel", tmp_path / "logs"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "inspect_ai", "eval", "kestrel_inspect/kestrel_trading"),
+            *("-T", "scenarios=acme-chop", "-T", f"home={home}"),
+            *("--solver", f"{REPO}/tests/kestrel_inspect/scripted.py@scripted_trader"),
+            *("-S", f"home={home}", "--model", "mockllm/model"),
+            *("--log-dir", str(logs), "--display", "none"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    [path] = list(logs.iterdir())
+    log = read_eval_log(str(path))
+    assert log.eval.task == "kestrel_inspect/kestrel_trading"
+    assert log.samples is not None
+    [sample] = log.samples
+    assert sample.scores is not None
+    score = sample.scores["kestrel_scorer"]
+    assert score.metadata is not None
+    proof = score.metadata[METADATA_KEY]["proof"]
+    assert proof["grade"]["scenario"]["id"] == "acme-chop"
+    assert len(proof["pentads"]) == len(SUBMITS)
+
+
+def test_an_agent_that_opens_no_session_earns_nothing(tmp_path: Path) -> None:
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    said = ModelOutput.from_content("mockllm/model", "I will not trade.")
+    said.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    [log] = inspect_eval(
+        kestrel_trading("acme-chop", home=str(tmp_path / "kestrel")),
+        model=get_model("mockllm/model", custom_outputs=[said]),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.samples is not None
+    score = log.samples[0].scores["kestrel_scorer"]  # type: ignore[index]
+    assert score.value == dict.fromkeys(("return", "sharpe", "max_drawdown"), 0.0) | {
+        "no_lookahead": 0.0,
+        "passed": 0.0,
+    }
+    assert score.explanation == "the agent opened no session on acme-chop"
+
+
+def test_bad_arguments_are_named() -> None:
+    with pytest.raises(ValueError, match="name the scenarios to trade"):
+        kestrel_trading()
+    with pytest.raises(ValueError, match="acme-chop, acme-chop"):
+        kestrel_trading("acme-chop,acme-chop")
+    with pytest.raises(ValueError, match="style 'reckless' is not one of cautious"):
+        kestrel_trading("acme-chop", style="reckless")
+    with pytest.raises(ValueError, match="door must be an http"):
+        KestrelConnection(door="ftp://example")
+    with pytest.raises(ValueError, match="a door needs a bearer token"):
+        KestrelConnection(door="http://127.0.0.1:9", token="").inspect_server()
