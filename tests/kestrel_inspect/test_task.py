@@ -81,8 +81,12 @@ def _check_log(written: EvalLog, tmp: Path, where: str) -> None:
     # the eval's metrics are the means of the samples' figures
     assert log.results is not None
     means = {s.name: s.metrics["mean"].value for s in log.results.scores}
-    returns = [s.scores["kestrel_scorer"].value["return"] for s in log.samples if s.scores]
-    assert means["return"] == pytest.approx(sum(returns) / len(returns))  # type: ignore[arg-type]
+    returns = [
+        float(json.loads(s.scores["kestrel_scorer"].model_dump_json())["value"]["return"])
+        for s in log.samples
+        if s.scores
+    ]
+    assert means["return"] == pytest.approx(sum(returns) / len(returns))
 
 
 def test_the_task_over_kestrel_mcp(tmp_path: Path) -> None:
