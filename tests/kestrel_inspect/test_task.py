@@ -81,11 +81,11 @@ def _check_log(written: EvalLog, tmp: Path, where: str) -> None:
     # the eval's metrics are the means of the samples' figures
     assert log.results is not None
     means = {s.name: s.metrics["mean"].value for s in log.results.scores}
-    returns = [
-        float(json.loads(s.scores["kestrel_scorer"].model_dump_json())["value"]["return"])
-        for s in log.samples
-        if s.scores
-    ]
+    returns: list[float] = []
+    for sample in log.samples:
+        value = sample.scores["kestrel_scorer"].value if sample.scores else None
+        assert isinstance(value, dict)
+        returns.append(float(value["return"]))
     assert means["return"] == pytest.approx(sum(returns) / len(returns))
 
 

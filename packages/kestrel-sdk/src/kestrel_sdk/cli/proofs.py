@@ -8,6 +8,7 @@ nothing is read from or written to the Kestrel home, even with ``--remote``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from ..client import KestrelSdk
 from .bootstrap import open_sdk, settings_of
 from .show import json_text
 
-__all__ = ["proof", "verify_proof_data", "write_proof"]
+__all__ = ["proof", "proof_verification", "verify_proof_data", "write_proof"]
 
 
 async def write_proof(sdk: KestrelSdk, session_id: str, out: Path, embed_tape: bool) -> Proof:
@@ -28,6 +29,46 @@ async def write_proof(sdk: KestrelSdk, session_id: str, out: Path, embed_tape: b
     made = await sdk.proof(session_id, embed_tape)
     out.write_bytes(canonical_json(made.to_json()) + b"\n")
     return made
+
+
+def proof_verification(
+    data: Any,
+    *,
+    require_catalog: bool = False,
+    trusted_keys: Mapping[str, Any] | None = None,
+) -> VerificationReport:
+    """A proof's verification as ``kestrel verify`` does it: replayed over this machine's
+    catalog (shipped, plus ``KESTREL_CATALOG_PATH``) or the scenario the proof embeds,
+    its provenance said; under ``require_catalog`` an embedded scenario unknown here is a
+    mismatch; with ``trusted_keys`` (a JWKS) the door's signed statement is checked
+    against the replayed proof (``attestedBy``, or the mismatch it names).
+
+    Raises ``ValueError`` for data that is not a ``kestrel.proof``, and ``KestrelError``
+    (``UNKNOWN_SCENARIO``) for a scenario neither in the catalog nor embedded.
+    """
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+    from ..runtime.verify import verify_proof  # noqa: PLC0415
+    from ..trust import NotAttested, check_attestation  # noqa: PLC0415
+
+    report = verify_proof(load_catalog(), data)
+    if not report.ok:
+        return report
+    provenance = report.provenance
+    if require_catalog and provenance is not None and provenance.source != "catalog":
+        mismatch = Mismatch(
+            field="scenario",
+            expected="a scenario of this machine's catalog (--require-catalog)",
+            found=provenance.detail,
+        )
+        return report.model_copy(update={"ok": False, "mismatch": mismatch})
+    if trusted_keys is None:
+        return report
+    try:
+        attested = check_attestation(data, trusted_keys)
+    except NotAttested as exc:
+        mismatch = Mismatch(field=exc.field, expected=exc.expected, found=exc.found)
+        return report.model_copy(update={"ok": False, "mismatch": mismatch})
+    return report.model_copy(update={"attested_by": str(attested)})
 
 
 def verify_proof_data(
@@ -38,39 +79,21 @@ def verify_proof_data(
     exit 1 naming the first mismatch, an embedded scenario under ``require_catalog``, or
     what the statement gets wrong (a refusal, such as a scenario neither in the catalog
     nor embedded, propagates)."""
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-    from ..runtime.verify import verify_proof  # noqa: PLC0415
-    from ..trust import NotAttested, check_attestation, load_trusted_keys  # noqa: PLC0415
+    from ..trust import load_trusted_keys  # noqa: PLC0415
 
     try:
-        report: VerificationReport = verify_proof(load_catalog(), data)
+        keys = load_trusted_keys(trust) if trust is not None else None
+    except ValueError as exc:
+        raise fail("INVALID_INPUT", str(exc)) from None
+    try:
+        report = proof_verification(data, require_catalog=require_catalog, trusted_keys=keys)
     except ValueError as exc:
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
     lines = [f"ok: proof {report.proof} of grade {report.grade} verified by replay"]
-    if report.ok and report.provenance is not None:
+    if report.provenance is not None:
         lines.append(f"provenance: {report.provenance.source}: {report.provenance.detail}")
-        if require_catalog and report.provenance.source != "catalog":
-            report = report.model_copy(
-                update={
-                    "ok": False,
-                    "mismatch": Mismatch(
-                        field="scenario",
-                        expected="a scenario of this machine's catalog (--require-catalog)",
-                        found=report.provenance.detail,
-                    ),
-                }
-            )
-    if report.ok and trust is not None:
-        try:
-            attested = check_attestation(data, load_trusted_keys(trust))
-        except ValueError as exc:
-            raise fail("INVALID_INPUT", str(exc)) from None
-        except NotAttested as exc:
-            mismatch = Mismatch(field=exc.field, expected=exc.expected, found=exc.found)
-            report = report.model_copy(update={"ok": False, "mismatch": mismatch})
-        else:
-            report = report.model_copy(update={"attested_by": str(attested)})
-            lines.append(f"attested by {attested}")
+    if report.attested_by is not None:
+        lines.append(f"attested by {report.attested_by}")
     conclude_verification(report, as_json, "\n".join(lines))
 
 

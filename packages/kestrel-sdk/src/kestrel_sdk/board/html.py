@@ -1,0 +1,147 @@
+"""The board as one self-contained HTML page (inline CSS, no script from elsewhere)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from .build import Board
+from .rows import METRICS, BoardRow
+
+__all__ = ["render_board"]
+
+_CSS = """
+:root { color-scheme: light; --ink:#1f2328; --muted:#59636e; --line:#d1d9e0;
+        --ok:#1a7f37; --warn:#9a6700; --bad:#cf222e; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
+       margin: 0 auto; max-width: 1280px; padding: 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8px; }
+.sub { color: var(--muted); margin: 0 0 16px; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line);
+         vertical-align: top; }
+td.num { text-align: right; }
+code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600;
+         color: #fff; white-space: nowrap; font-size: 12px; }
+.badge.attested-and-sealed { background: var(--ok); }
+.badge.replayed-only { background: var(--warn); }
+.badge.failed { background: var(--bad); }
+tr.failed td { color: var(--muted); }
+.reason { max-width: 420px; }
+.roots th { font-weight: 400; color: var(--muted); padding: 0 6px 0 0; border: 0; }
+.roots td { padding: 0; border: 0; }
+"""
+
+_LEGEND = (
+    (
+        "attested-and-sealed",
+        "replayed here, and its grade signed by a door you trust, on a sealed scenario",
+    ),
+    (
+        "replayed-only",
+        "every root re-derived by replay on this machine; what the agent "
+        "could see is the runtime's word, not signed",
+    ),
+    ("failed", "did not verify (the reason is given) or is not a proof: never ranked"),
+)
+
+
+def _badge(badge: str) -> str:
+    return f'<span class="badge {escape(badge)}">{escape(badge)}</span>'
+
+
+def _metric(row: BoardRow, key: str) -> str:
+    value = (row.metrics or {}).get(key)
+    shown = "—" if value is None else str(value)
+    return f'<td class="num" data-metric="{key}">{escape(shown)}</td>'
+
+
+def _roots(row: BoardRow) -> str:
+    lines = "".join(
+        f'<tr><th>{escape(k)}</th><td><code data-root="{escape(k)}">{escape(v)}</code></td></tr>'
+        for k, v in row.roots.items()
+    )
+    return f'<table class="roots">{lines}</table>' if lines else "—"
+
+
+def _row(row: BoardRow) -> str:
+    rank = "—" if row.rank is None else str(row.rank)
+    passed = {True: "yes", False: "no", None: "—"}[row.passed]
+    failed_checks = "; ".join(f"{k} {v}" for k, v in row.checks.items() if v != "passed")
+    reason = row.reason + (f" · did not pass: {failed_checks}" if failed_checks else "")
+    return (
+        f'<tr class="{escape(row.badge)}" data-row data-badge="{escape(row.badge)}" '
+        f'data-rank="{escape(rank)}" data-source="{escape(row.source)}">'
+        f'<td class="num" data-rank-cell>{escape(rank)}</td>'
+        f"<td>{escape(row.agent)}</td><td>{_badge(row.badge)}</td>"
+        f"<td>{escape(row.scenario or '—')}</td>"
+        f"<td>{escape(passed)}</td>"
+        + "".join(_metric(row, k) for k in ("return", "sharpe", "maxDrawdown", "pnl", "fills"))
+        + f"<td>{escape(row.provenance or '—')}</td>"
+        f'<td class="reason" data-reason>{escape(reason)}</td>'
+        f"<td><code>{escape(row.source)}</code></td>"
+        f"<td>{_roots(row)}</td></tr>"
+    )
+
+
+_HEAD = (
+    "<tr><th>rank</th><th>agent</th><th>badge</th><th>scenario</th><th>passed</th>"
+    '<th class="num">return</th><th class="num">sharpe</th><th class="num">max drawdown</th>'
+    '<th class="num">pnl</th><th class="num">fills</th><th>provenance</th><th>verification</th>'
+    "<th>source</th><th>roots</th></tr>"
+)
+
+
+def render_board(board: Board) -> str:
+    """Render the page: the overall standings, each scenario's ranking, every proof."""
+    label = board.metric
+    key, higher = METRICS[board.metric]
+    overall = "".join(
+        f'<tr data-agent="{escape(s.agent)}"><td class="num">{s.rank}</td>'
+        f'<td>{escape(s.agent)}</td><td class="num">{s.scenarios}</td>'
+        f'<td class="num">{s.proofs}</td><td class="num">{s.mean_rank:.2f}</td>'
+        f'<td class="num">{s.mean_metric:.8f}</td></tr>'
+        for s in board.overall
+    )
+    scenarios = "".join(
+        f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
+        f'<code>{escape(r.root)}</code></h3><table class="ranking">{_HEAD}'
+        + "".join(_row(row) for row in r.rows)
+        + "</table>"
+        for r in board.scenarios
+    )
+    legend = "".join(f"<li>{_badge(b)} {escape(text)}</li>" for b, text in _LEGEND)
+    counts = " · ".join(f"{board.count(b)} {b}" for b, _ in _LEGEND)
+    ranked = sum(1 for row in board.rows if row.rank is not None)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Kestrel board — {len(board.rows)} proofs ranked by {escape(label)}</title>
+<style>{_CSS}</style></head>
+<body data-metric="{escape(label)}">
+<h1>Kestrel board</h1>
+<p class="sub"><span data-count="proofs">{len(board.rows)}</span> proofs ·
+<span data-count="ranked">{ranked}</span> ranked by {escape(label)}
+({"higher" if higher else "lower"} is better; grade metric <code>{escape(key)}</code>) ·
+{escape(counts)}</p>
+<ul class="sub">{legend}</ul>
+<p class="sub">Anyone can check a row: <code>kestrel verify PROOF.json</code> replays it
+and re-derives every root below on any machine, with an empty home and no network.</p>
+<h2>Overall</h2>
+<table id="overall"><tr><th>rank</th><th>agent</th><th class="num">scenarios</th>
+<th class="num">proofs</th><th class="num">mean rank</th>
+<th class="num">mean {escape(label)}</th></tr>{overall}</table>
+<h2>By scenario</h2>
+{scenarios or '<p class="sub">No proof verified.</p>'}
+<h2>Every proof</h2>
+<table id="proofs">{_HEAD}{"".join(_row(row) for row in board.rows)}</table>
+<script>
+// Marks the page rendered once every proof's row is in the DOM (the browser test reads it).
+(function () {{
+  var rows = document.querySelectorAll("#proofs tr[data-row]").length;
+  document.body.setAttribute("data-rendered", rows === {len(board.rows)} ? "ok" : "missing-rows");
+}})();
+</script>
+</body></html>
+"""

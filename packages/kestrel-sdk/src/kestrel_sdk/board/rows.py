@@ -1,0 +1,161 @@
+"""A board's rows: one per proof, verified as ``kestrel verify`` verifies it.
+
+A row is ``failed`` (with the reason) when the proof does not replay, when its scenario
+is neither in this machine's catalog nor embedded, when it embeds a scenario that takes
+a catalog scenario's id with other terms or bars (a forgery: replay alone would pass
+it), or when there was no proof at all. Otherwise it is ``replayed-only``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kestrel_protocol import KestrelError
+
+from ..cli.proofs import proof_verification
+from .sources import Entry
+
+__all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
+
+Badge = Literal["attested-and-sealed", "replayed-only", "failed"]
+BADGES: tuple[Badge, ...] = ("attested-and-sealed", "replayed-only", "failed")
+
+METRICS: dict[str, tuple[str, bool]] = {
+    "sharpe": ("sharpe", True),
+    "return": ("return", True),
+    "pnl": ("pnl", True),
+    "sortino": ("sortino", True),
+    "calmar": ("calmar", True),
+    "max-drawdown": ("maxDrawdown", False),
+}
+"""``--metric`` name → (the grade's metric key, whether higher ranks first)."""
+
+SHOWN = ("return", "sharpe", "maxDrawdown", "pnl", "sortino", "calmar", "fills", "fees")
+"""The grade metrics a row carries (the grade's own decimal strings)."""
+
+
+@dataclass(slots=True)
+class BoardRow:
+    """One proof on the board."""
+
+    source: str
+    agent: str
+    badge: Badge
+    reason: str
+    scenario: str | None = None
+    scenario_root: str | None = None
+    provenance: str | None = None
+    session: str | None = None
+    passed: bool | None = None
+    checks: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] | None = None
+    roots: dict[str, str] = field(default_factory=dict)
+    attestation: str | None = None
+    rank: int | None = None
+
+    @property
+    def ranked(self) -> bool:
+        """Ranked among its scenario's rows: verified, and a grade that passed."""
+        return self.badge != "failed" and self.passed is True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "agent": self.agent,
+            "badge": self.badge,
+            "reason": self.reason,
+            "rank": self.rank,
+            "scenario": self.scenario,
+            "scenarioRoot": self.scenario_root,
+            "provenance": self.provenance,
+            "session": self.session,
+            "passed": self.passed,
+            "checks": self.checks,
+            "metrics": self.metrics,
+            "roots": self.roots,
+            "attestation": self.attestation,
+        }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _object(data: dict[str, Any], name: str) -> dict[str, Any]:
+    value = data.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _provenance(data: dict[str, Any]) -> tuple[str, str | None]:
+    """Where the proof's scenario comes from, and why that fails the row (if it does):
+    this machine's catalog, or embedded in the proof (the catalog's own, or unknown
+    here, or a forgery of a catalog scenario's id)."""
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+
+    ref = _object(data, "scenario")
+    scenario_id, root = _text(ref.get("id")), _text(ref.get("root"))
+    if "embedded" not in data:
+        return "catalog", None
+    known = load_catalog().get(scenario_id) if scenario_id else None
+    if known is None:
+        return "embedded, unknown here", None
+    if known.scenario.root == root:
+        return "embedded, the catalog's", None
+    return "embedded, not the catalog's", (
+        f"the proof embeds a scenario named {scenario_id} that is not the catalog's "
+        f"{scenario_id}: its root is {root}, the catalog's is {known.scenario.root}"
+    )
+
+
+def _claims(row: BoardRow, data: dict[str, Any]) -> None:
+    """What the proof says (identities and roots), read before verification decides."""
+    ref, grade, record = _object(data, "scenario"), _object(data, "grade"), _object(data, "record")
+    row.scenario, row.scenario_root = _text(ref.get("id")), _text(ref.get("root"))
+    row.session = _text(grade.get("session"))
+    roots = {
+        "proof": data.get("root"),
+        "grade": grade.get("root"),
+        "record": record.get("root"),
+        "scenario": ref.get("root"),
+        "tape": ref.get("tapeRoot"),
+    }
+    row.roots = {k: v for k, v in roots.items() if isinstance(v, str)}
+
+
+def check_entry(entry: Entry) -> BoardRow:
+    """The row of ``entry``: its proof verified by replay and its provenance checked."""
+    row = BoardRow(entry.source, entry.agent, "failed", entry.problem or "")
+    if entry.problem is not None:
+        return row
+    data = entry.data
+    if not isinstance(data, dict):
+        row.reason = "not a Kestrel proof: expected a JSON object"
+        return row
+    _claims(row, data)
+    try:
+        report = proof_verification(data)
+    except ValueError as exc:
+        row.reason = f"not a Kestrel proof: {exc}"
+        return row
+    except KestrelError as exc:
+        row.reason = f"{exc.code}: {exc.message}"
+        return row
+    if report.mismatch is not None:
+        m = report.mismatch
+        row.reason = f"verification failed: {m.field}: expected {m.expected}, found {m.found}"
+        return row
+    row.provenance, forged = _provenance(data)
+    if forged is not None:
+        row.reason = forged
+        return row
+    grade = data["grade"]
+    row.badge = "replayed-only"
+    row.reason = "verified by replay"
+    row.passed = bool(grade["passed"])
+    row.checks = {
+        c["id"]: ("passed" if c["passed"] else f"failed: {c['detail']}")
+        for c in grade["conformance"]["checks"]
+    }
+    row.metrics = {key: grade["metrics"].get(key) for key in SHOWN}
+    return row

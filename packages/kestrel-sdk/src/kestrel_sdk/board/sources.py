@@ -1,0 +1,115 @@
+"""What a board reads: proof files, directories of them, and Inspect AI logs.
+
+Every input becomes one or more :class:`Entry` (a proof's JSON data with where it came
+from and the agent it belongs to), or an entry that already failed (unreadable, not a
+proof, a sample without a proof), so that nothing given is silently dropped.
+
+An Inspect log (``.eval``, or an Inspect ``.json`` log) is read with ``inspect_ai.log``;
+the proof of each sample is where ``kestrel_inspect``'s scorer keeps it
+(``score.metadata["kestrel"]["proof"]``), and the agent is the log's model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["INSPECT_METADATA_KEY", "Entry", "read_entries"]
+
+INSPECT_METADATA_KEY = "kestrel"
+"""The score metadata key under which ``kestrel_inspect`` keeps a sample's proof."""
+
+_INSTALL_INSPECT = (
+    'install inspect-ai (uv pip install "$KESTREL/packages/kestrel-inspect" from the clone)'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One proof to put on the board (``data``), or why there is none (``problem``)."""
+
+    source: str
+    agent: str
+    data: Any = None
+    problem: str | None = None
+
+
+def _looks_like_inspect_log(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "status" in data
+
+
+def _inspect_entries(path: Path) -> Iterator[Entry]:
+    try:
+        from inspect_ai.log import read_eval_log  # noqa: PLC0415 - an optional dependency
+    except ImportError:
+        yield Entry(str(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
+        return
+    try:
+        log = read_eval_log(str(path))
+    except Exception as exc:  # any failure to read the log is a row, not a crash
+        yield Entry(str(path), "?", problem=f"not a readable Inspect log: {exc}")
+        return
+    agent = log.eval.model
+    for sample in log.samples or ():
+        source = f"{path}#{sample.id}" + (f"/epoch {sample.epoch}" if sample.epoch > 1 else "")
+        proofs = [
+            (score.metadata or {}).get(INSPECT_METADATA_KEY, {}).get("proof")
+            for score in (sample.scores or {}).values()
+        ]
+        found = [p for p in proofs if p is not None]
+        if found:
+            for proof in found:
+                yield Entry(source, agent, proof)
+            continue
+        why = "; ".join(
+            score.explanation for score in (sample.scores or {}).values() if score.explanation
+        )
+        if sample.error is not None:
+            why = why or f"the sample failed: {sample.error.message}"
+        yield Entry(source, agent, problem=f"no proof in the sample: {why or 'not scored'}")
+
+
+def _file_entries(path: Path) -> Iterator[Entry]:
+    if path.suffix == ".eval":
+        yield from _inspect_entries(path)
+        return
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        yield Entry(str(path), path.stem, problem=f"not readable JSON: {first}")
+        return
+    if _looks_like_inspect_log(data):
+        yield from _inspect_entries(path)
+    elif isinstance(data, dict) and data.get("kind") == "kestrel.proof":
+        yield Entry(str(path), path.stem, data)
+    elif isinstance(data, dict) and data.get("kind") == "kestrel.grade":
+        yield Entry(
+            str(path),
+            path.stem,
+            problem="a grade, not a proof: a grade names roots in its own store "
+            "(`kestrel proof SESSION -o FILE` makes the proof)",
+        )
+    else:
+        yield Entry(str(path), path.stem, problem="not a Kestrel proof or an Inspect log")
+
+
+def read_entries(paths: list[Path]) -> list[Entry]:
+    """Every entry of ``paths``, in order: a directory's ``.json`` and ``.eval`` files
+    (recursively, sorted by path), a file as itself."""
+    entries: list[Entry] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".eval")
+            )
+            for file in files:
+                entries.extend(_file_entries(file))
+        elif path.exists():
+            entries.extend(_file_entries(path))
+        else:
+            entries.append(Entry(str(path), path.stem, problem="no such file or directory"))
+    return entries
