@@ -12,18 +12,8 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import GradeResult, Proof
 
+from tests.browser import dump_dom, screenshot
 from tests.peers import INSTALL_SERVICES, chromium, require_peer
-
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _kestrel(
@@ -111,20 +101,7 @@ def test_report_renders_in_headless_chromium(
     browser = require_peer(chromium(), what="Chromium", install=INSTALL_SERVICES)
     report, grade, _ = demo_run
     profile = tmp_path / "profile"
-    dom = subprocess.run(
-        [
-            browser,
-            *CHROMIUM_FLAGS,
-            f"--user-data-dir={profile}",
-            "--enable-logging=stderr",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    dom = dump_dom(browser, report, profile)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-rendered="ok"' in dom.stdout
     assert "Uncaught" not in dom.stderr
@@ -133,21 +110,7 @@ def test_report_renders_in_headless_chromium(
     assert found["maxDrawdown"] == grade.metrics.max_drawdown
     assert found["sharpe"] == grade.metrics.sharpe
     shot = tmp_path / "report.png"
-    taken = subprocess.run(
-        [
-            browser,
-            *CHROMIUM_FLAGS,
-            f"--user-data-dir={profile}",
-            f"--screenshot={shot}",
-            "--window-size=1100,1800",
-            "--hide-scrollbars",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    taken = screenshot(browser, report, profile, shot)
     assert taken.returncode == 0, taken.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000  # a blank page compresses to a few KB

@@ -28,9 +28,10 @@ code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; word-break: br
 .badge.replayed-only { background: var(--warn); }
 .badge.failed { background: var(--bad); }
 tr.failed td { color: var(--muted); }
-.reason { max-width: 420px; }
-.roots th { font-weight: 400; color: var(--muted); padding: 0 6px 0 0; border: 0; }
-.roots td { padding: 0; border: 0; }
+.reason { max-width: 420px; overflow-wrap: anywhere; }
+tr[data-row] td { border-bottom: 0; }
+tr.detail td { color: var(--muted); font-size: 12px; padding-top: 0; }
+th.num { text-align: right; }
 """
 
 _LEGEND = (
@@ -58,11 +59,15 @@ def _metric(row: BoardRow, key: str) -> str:
 
 
 def _roots(row: BoardRow) -> str:
-    lines = "".join(
-        f'<tr><th>{escape(k)}</th><td><code data-root="{escape(k)}">{escape(v)}</code></td></tr>'
+    """The source and every root, on a line of their own under the row (whole, never cut)."""
+    roots = " · ".join(
+        f'{escape(k)} <code data-root="{escape(k)}">{escape(v)}</code>'
         for k, v in row.roots.items()
     )
-    return f'<table class="roots">{lines}</table>' if lines else "—"
+    return (
+        f'<tr class="detail {escape(row.badge)}"><td></td><td colspan="{_COLUMNS - 1}">'
+        f"<code>{escape(row.source)}</code>{'<br>' + roots if roots else ''}</td></tr>"
+    )
 
 
 def _row(row: BoardRow) -> str:
@@ -79,9 +84,7 @@ def _row(row: BoardRow) -> str:
         f"<td>{escape(passed)}</td>"
         + "".join(_metric(row, k) for k in ("return", "sharpe", "maxDrawdown", "pnl", "fills"))
         + f"<td>{escape(row.provenance or '—')}</td>"
-        f'<td class="reason" data-reason>{escape(reason)}</td>'
-        f"<td><code>{escape(row.source)}</code></td>"
-        f"<td>{_roots(row)}</td></tr>"
+        f'<td class="reason" data-reason>{escape(reason)}</td></tr>' + _roots(row)
     )
 
 
@@ -89,8 +92,9 @@ _HEAD = (
     "<tr><th>rank</th><th>agent</th><th>badge</th><th>scenario</th><th>passed</th>"
     '<th class="num">return</th><th class="num">sharpe</th><th class="num">max drawdown</th>'
     '<th class="num">pnl</th><th class="num">fills</th><th>provenance</th><th>verification</th>'
-    "<th>source</th><th>roots</th></tr>"
+    "</tr>"
 )
+_COLUMNS = _HEAD.count("<th")
 
 
 def render_board(board: Board) -> str:

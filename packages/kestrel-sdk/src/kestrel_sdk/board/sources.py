@@ -72,7 +72,7 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         yield Entry(source, agent, problem=f"no proof in the sample: {why or 'not scored'}")
 
 
-def _file_entries(path: Path) -> Iterator[Entry]:
+def _file_entries(path: Path, agent: str) -> Iterator[Entry]:
     if path.suffix == ".eval":
         yield from _inspect_entries(path)
         return
@@ -80,26 +80,31 @@ def _file_entries(path: Path) -> Iterator[Entry]:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        yield Entry(str(path), path.stem, problem=f"not readable JSON: {first}")
+        yield Entry(str(path), agent, problem=f"not readable JSON: {first}")
         return
     if _looks_like_inspect_log(data):
         yield from _inspect_entries(path)
     elif isinstance(data, dict) and data.get("kind") == "kestrel.proof":
-        yield Entry(str(path), path.stem, data)
+        yield Entry(str(path), agent, data)
     elif isinstance(data, dict) and data.get("kind") == "kestrel.grade":
         yield Entry(
             str(path),
-            path.stem,
+            agent,
             problem="a grade, not a proof: a grade names roots in its own store "
             "(`kestrel proof SESSION -o FILE` makes the proof)",
         )
     else:
-        yield Entry(str(path), path.stem, problem="not a Kestrel proof or an Inspect log")
+        yield Entry(str(path), agent, problem="not a Kestrel proof or an Inspect log")
 
 
 def read_entries(paths: list[Path]) -> list[Entry]:
     """Every entry of ``paths``, in order: a directory's ``.json`` and ``.eval`` files
-    (recursively, sorted by path), a file as itself."""
+    (recursively, sorted by path), a file as itself.
+
+    A proof file's agent is the folder it sits in below a directory given (one folder
+    per agent: ``proofs/AGENT/…``), else the file's name without ``.json``; an Inspect
+    log's is its model.
+    """
     entries: list[Entry] = []
     for path in paths:
         if path.is_dir():
@@ -107,9 +112,10 @@ def read_entries(paths: list[Path]) -> list[Entry]:
                 p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".eval")
             )
             for file in files:
-                entries.extend(_file_entries(file))
+                parts = file.relative_to(path).parts
+                entries.extend(_file_entries(file, parts[0] if len(parts) > 1 else file.stem))
         elif path.exists():
-            entries.extend(_file_entries(path))
+            entries.extend(_file_entries(path, path.stem))
         else:
             entries.append(Entry(str(path), path.stem, problem="no such file or directory"))
     return entries

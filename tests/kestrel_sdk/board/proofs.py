@@ -1,0 +1,87 @@
+"""Proofs for board tests: honest ones made through the SDK, a tampered copy, and the
+embedded-tape forgery (a proof that says acme-trend but embeds a tripled tape, whose
+every root is consistent, so that replay alone passes it)."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import anyio
+from kestrel_protocol import canonical_json
+from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.catalog import CatalogIndex, load_catalog, load_embedded, tape_csv
+from kestrel_sdk.runtime.catalog.objects import catalog_object
+
+__all__ = ["forged_proof", "made_proof", "tampered", "write"]
+
+TRADE = ("buy 100 ACME", "advance 20", "sell 100 ACME", "advance 5")
+
+
+async def _trade(transport: Any, scenario: str, script: tuple[str, ...], embed: bool) -> Any:
+    sdk = create_sdk(transport)
+    async with sdk:
+        opened = await sdk.open_session(scenario)
+        assert opened.session is not None
+        for source in script:
+            await opened.session.submit(source)
+        proof = await sdk.proof(opened.session.id, embed)
+    return proof.to_json()
+
+
+def made_proof(
+    home: Path, scenario: str = "acme-chop", script: tuple[str, ...] = TRADE, embed: bool = False
+) -> dict[str, Any]:
+    """The proof of a session traded on this machine's runtime in ``home``."""
+    return anyio.run(_trade, local_transport(home=home), scenario, script, embed)
+
+
+def _tripled(tape: str) -> str:
+    rows = list(csv.DictReader(io.StringIO(tape)))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        for column in ("open", "high", "low", "close"):
+            row[column] = str(Decimal(row[column]) * 3)
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def forged_proof(home: Path) -> dict[str, Any]:
+    """acme-trend's terms over its tape with every price tripled, traded by a runtime
+    whose catalog holds only that scenario under the id acme-trend, proof embedded."""
+    real = load_catalog().get("acme-trend")
+    assert real is not None
+    fake = load_embedded(real.scenario.to_json(), _tripled(tape_csv(real)))
+    assert fake.scenario.id == "acme-trend"
+    assert fake.scenario.root != real.scenario.root
+    index = CatalogIndex(catalog_object([fake.scenario]), {"acme-trend": fake}, [])
+    runtime = Runtime(home, catalog=index)
+    transport = local_transport(runtime=runtime, own_artifacts=False)
+    script = ("buy 500 ACME", "advance 2000", "sell 500 ACME", "advance 1")
+    return anyio.run(_trade, transport, "acme-trend", script, True)
+
+
+def tampered(proof: dict[str, Any]) -> dict[str, Any]:
+    """``proof`` with its grade's P&L raised (every root left as it was)."""
+    changed = copy.deepcopy(proof)
+    changed["grade"]["metrics"]["pnl"] = "999999.00"
+    return changed
+
+
+def write(path: Path, proof: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(canonical_json(proof) + b"\n")
+    return path
+
+
+def as_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_bytes())
+    return data
