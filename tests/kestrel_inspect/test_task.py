@@ -93,6 +93,20 @@ def test_the_task_over_kestrel_mcp(tmp_path: Path) -> None:
     home = tmp_path / "kestrel"
     log = _run(kestrel_trading(SCENARIOS, home=str(home)), tmp_path / "logs")
     _check_log(log, tmp_path / "verify", "kestrel-mcp")
+    # the board reads the log directory: a row per sample, each verified and ranked
+    board = subprocess.run(
+        [str(Path(sys.executable).parent / "kestrel"), "board", str(tmp_path / "logs"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert board.returncode == 0, board.stderr
+    rows = json.loads(board.stdout)["rows"]
+    assert sorted(r["scenario"] for r in rows) == sorted(SCENARIOS)
+    for row in rows:
+        assert (row["agent"], row["badge"], row["rank"]) == ("mockllm/model", "replayed-only", 1)
+        assert row["source"].startswith(str(log.location))
 
 
 def test_the_task_through_a_door_on_loopback(tmp_path: Path) -> None:
