@@ -38,6 +38,7 @@ PLANTS: dict[str, tuple[str, str]] = {
     "door-library-is-an-adapter": ("kestrel_door/_planted.py", "import kestrel_sdk\n"),
     "keyring-only-in-secrets": ("kestrel_sdk/_planted.py", "import keyring\n"),
     "runtime-knows-no-faces": ("kestrel_sdk/runtime/_planted.py", "import kestrel_sdk.client\n"),
+    "inspect-speaks-mcp": ("kestrel_inspect/_planted.py", "import kestrel_sdk\n"),
 }
 
 

@@ -109,11 +109,19 @@ def test_the_task_over_kestrel_mcp(tmp_path: Path) -> None:
         assert row["source"].startswith(str(log.location))
 
 
-def test_the_task_through_a_door_on_loopback(tmp_path: Path) -> None:
-    with serve_door(tmp_path / "door") as door:
+def test_the_task_through_a_sealed_door_on_loopback(tmp_path: Path) -> None:
+    """The README's evaluation: a door sealing acme-chop (acme-trend left open)."""
+    with serve_door(tmp_path / "door", "--seal", "acme-chop") as door:
         task = kestrel_trading(SCENARIOS, door=door.url, token=door.token)
         log = _run(task, tmp_path / "logs")
     _check_log(log, tmp_path / "verify", door.url)
+    assert log.samples is not None
+    detail = {
+        str(s.id): s.scores["kestrel_scorer"].metadata[METADATA_KEY]["no_lookahead"]  # type: ignore[index]
+        for s in log.samples
+    }
+    assert detail["acme-chop"].startswith("the scenario was sealed for the whole session")
+    assert "the scenario was not sealed" in detail["acme-trend"]
 
 
 def test_inspect_eval_on_the_command_line(tmp_path: Path) -> None:
