@@ -24,22 +24,31 @@ __all__ = ["forged_proof", "made_proof", "tampered", "write"]
 TRADE = ("buy 100 ACME", "advance 20", "sell 100 ACME", "advance 5")
 
 
-async def _trade(transport: Any, scenario: str, script: tuple[str, ...], embed: bool) -> Any:
+async def _trade(
+    transport: Any, scenario: str, script: tuple[str, ...], embed: bool, peek: bool = False
+) -> Any:
     sdk = create_sdk(transport)
     async with sdk:
         opened = await sdk.open_session(scenario)
         assert opened.session is not None
         for source in script:
+            if peek:  # the whole tape, future included, read while trading
+                await sdk.tape(scenario)
             await opened.session.submit(source)
         proof = await sdk.proof(opened.session.id, embed)
     return proof.to_json()
 
 
 def made_proof(
-    home: Path, scenario: str = "acme-chop", script: tuple[str, ...] = TRADE, embed: bool = False
+    home: Path,
+    scenario: str = "acme-chop",
+    script: tuple[str, ...] = TRADE,
+    embed: bool = False,
+    peek: bool = False,
 ) -> dict[str, Any]:
-    """The proof of a session traded on this machine's runtime in ``home``."""
-    return anyio.run(_trade, local_transport(home=home), scenario, script, embed)
+    """The proof of a session traded on this machine's runtime in ``home`` (``peek``:
+    reading the tape before each submit, which fails ``no-lookahead``)."""
+    return anyio.run(_trade, local_transport(home=home), scenario, script, embed, peek)
 
 
 def _tripled(tape: str) -> str:

@@ -38,7 +38,8 @@ def kestrel(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 @pytest.fixture(scope="module")
 def proofs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory of proofs: two agents (a folder each) on acme-chop and acme-trend, a tampered
+    """A directory of proofs: two agents (a folder each) on acme-chop and acme-trend, an
+    agent that read the tape while trading acme-chop (its grade does not pass), a tampered
     copy, the embedded-tape forgery, a grade (not a proof) and a file that is not JSON."""
     root = tmp_path_factory.mktemp("board")
     folder = root / "proofs"
@@ -48,6 +49,7 @@ def proofs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write(folder / "bold" / "chop.json", made_proof(homes / "b", "acme-chop", BOLD))
     write(folder / "cautious" / "trend.json", made_proof(homes / "c", "acme-trend", CAUTIOUS))
     write(folder / "bold" / "trend.json", made_proof(homes / "d", "acme-trend", BOLD))
+    write(folder / "peeker" / "chop.json", made_proof(homes / "f", "acme-chop", BOLD, peek=True))
     write(folder / "tampered.json", tampered(cautious_chop))
     write(folder / "forged.json", forged_proof(homes / "e"))
     write(folder / "a-grade.json", cautious_chop["grade"])
@@ -78,6 +80,7 @@ def test_a_row_per_proof_with_its_badge_and_reason(board: dict[str, Any]) -> Non
             "cautious/chop",
             "forged",
             "notes",
+            "peeker/chop",
             "tampered",
             "bold/trend",
             "cautious/trend",
@@ -87,6 +90,10 @@ def test_a_row_per_proof_with_its_badge_and_reason(board: dict[str, Any]) -> Non
         assert rows[name]["badge"] == "replayed-only"
         assert rows[name]["reason"] == "verified by replay"
         assert rows[name]["provenance"] == "catalog"
+    # verified, but its grade did not pass: listed with the check it failed, never ranked
+    peeker = rows["peeker/chop"]
+    assert (peeker["badge"], peeker["passed"], peeker["rank"]) == ("replayed-only", False, None)
+    assert peeker["checks"]["no-lookahead"].startswith("failed: ")
     assert rows["tampered"]["badge"] == "failed"
     assert rows["tampered"]["reason"] == (
         "verification failed: grade.metrics.pnl: expected "
@@ -160,7 +167,7 @@ def test_the_page_is_self_contained_and_matches_the_json(
     done = kestrel("board", str(proofs), "-o", str(tmp_path / "board.html"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        f"{tmp_path / 'board.html'}: 8 proofs (0 attested-and-sealed, 4 replayed-only, 4 failed)"
+        f"{tmp_path / 'board.html'}: 9 proofs (0 attested-and-sealed, 5 replayed-only, 4 failed)"
     )
     html = (tmp_path / "board.html").read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
@@ -185,7 +192,8 @@ def test_the_page_renders_in_headless_chromium(proofs: Path, tmp_path: Path) -> 
     assert "Uncaught" not in dom.stderr
     proofs_table = dom.stdout[dom.stdout.index('id="proofs"') :]
     badges = re.findall(r'<tr class="[^"]+" data-row="" data-badge="([^"]+)"', proofs_table)
-    assert sorted(badges) == ["failed"] * 4 + ["replayed-only"] * 4
+    assert sorted(badges) == ["failed"] * 4 + ["replayed-only"] * 5
+    assert "did not pass: no-lookahead failed" in proofs_table
     shot = tmp_path / "board.png"
     taken = screenshot(browser, page, tmp_path / "profile", shot, size="1300,1600")
     assert taken.returncode == 0, taken.stderr[-2000:]
