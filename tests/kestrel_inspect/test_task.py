@@ -16,7 +16,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
 from kestrel_inspect import METADATA_KEY, KestrelConnection, kestrel_trading
 
-from tests.kestrel_inspect.doors import serve_door
+from tests.doors import serve_door
 from tests.kestrel_inspect.scripted import SUBMITS, scripted_model
 
 SCENARIOS = ["acme-chop", "acme-trend"]

@@ -1,4 +1,4 @@
-"""A real ``kestrel-door serve`` on loopback with an issued token, for evaluation tests."""
+"""A real ``kestrel-door serve`` on loopback with an issued token (evaluation and board tests)."""
 
 from __future__ import annotations
 
