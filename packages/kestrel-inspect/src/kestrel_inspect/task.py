@@ -36,7 +36,6 @@ def kestrel_trading(
     home: str | None = None,
     catalog_path: str | Sequence[str] | None = None,
     embed_tape: bool = False,
-    epochs: int = 1,
 ) -> Task:
     """Trade Kestrel scenarios: one sample per scenario, scored from its replayable grade.
 
@@ -53,7 +52,9 @@ def kestrel_trading(
             (a list, or one ``os.pathsep``-separated string).
         embed_tape: Embed the scenario and its tape in each proof (for a scenario the
             verifier's catalog does not ship).
-        epochs: How many times each scenario is traded (each epoch opens a new session).
+
+    Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
+    times (a new session each), ``--message-limit`` bounds a sample's conversation.
     """
     ids = _names(scenarios, "scenarios")
     if not ids:
@@ -85,5 +86,4 @@ def kestrel_trading(
         dataset=dataset,
         solver=kestrel_agent(connection, server, style),
         scorer=kestrel_scorer(connection, embed_tape),
-        epochs=epochs,
     )
