@@ -8,7 +8,7 @@ grades the agent's session and keeps its proof in the log.
 from __future__ import annotations
 
 from .agent import AGENT_TOOLS, kestrel_agent
-from .calls import call_kestrel, trading_brief
+from .calls import call_kestrel, tool_name, trading_brief
 from .connection import TOKEN_ENV, KestrelConnection
 from .scorer import METADATA_KEY, SCORE_KEYS, kestrel_scorer, score_of_proof
 from .sessions import OpenedSession, opened_sessions
@@ -27,5 +27,6 @@ __all__ = [
     "kestrel_trading",
     "opened_sessions",
     "score_of_proof",
+    "tool_name",
     "trading_brief",
 ]

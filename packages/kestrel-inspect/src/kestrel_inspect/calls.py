@@ -5,11 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.surface import TOOLS
 from mcp import Client
 
-__all__ = ["call_kestrel", "trading_brief"]
+__all__ = ["call_kestrel", "tool_name", "trading_brief"]
 
 BRIEF_PROMPT = "kestrel_trade_scenario"
+
+
+def tool_name(projects: str) -> str:
+    """The name of the tool projecting the SDK's ``projects`` method (tool names live
+    in the surface's one registry)."""
+    return next(tool.name for tool in TOOLS if tool.projects == projects)
 
 
 async def call_kestrel(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 grade, keeping the session's proof in the Inspect log.
 
 The scorer opens nothing and submits nothing: it asks the face the agent traded on for
-the proof of the agent's session (``kestrel_proof``, which grades it first, closing it
-for good), and scores from that proof's grade. Each sample's score carries, under
+the proof of the agent's session (the tool projecting ``proof``, which grades it first,
+closing it for good), and scores from that proof's grade. Each sample's score carries, under
 ``metadata["kestrel"]``, the session, the grade and proof roots and the proof itself
 (with the door's attestation when the door signed the grade), so anyone holding the log
 can ``kestrel verify`` or ``kestrel board`` it.
@@ -17,7 +17,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 from kestrel_protocol import KestrelError
 
-from .calls import call_kestrel
+from .calls import call_kestrel, tool_name
 from .connection import KestrelConnection
 from .sessions import opened_sessions
 
@@ -30,6 +30,7 @@ SCORE_KEYS = ("return", "sharpe", "max_drawdown", "no_lookahead", "passed")
 """The members of a score's value: three of the grade's metrics, and two checks as 1 or 0."""
 
 NO_LOOKAHEAD = "no-lookahead"
+PROOF_TOOL = tool_name("proof")
 
 
 def _nothing(explanation: str, metadata: dict[str, Any]) -> Score:
@@ -97,7 +98,7 @@ def kestrel_scorer(connection: KestrelConnection, embed_tape: bool = False) -> S
         try:
             async with connection.client() as client:
                 proof = await call_kestrel(
-                    client, "kestrel_proof", {"sessionId": session, "embedTape": embed_tape}
+                    client, PROOF_TOOL, {"sessionId": session, "embedTape": embed_tape}
                 )
         except KestrelError as exc:
             return _nothing(f"session {session} was not graded: {exc.code}: {exc}", where)

@@ -8,9 +8,11 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 
+from .calls import tool_name
+
 __all__ = ["OpenedSession", "opened_sessions"]
 
-OPEN_TOOL = "kestrel_session_open"
+OPEN_TOOL = tool_name("open_session")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +31,8 @@ def _json(text: str) -> Any:
 
 
 def opened_sessions(messages: list[ChatMessage]) -> list[OpenedSession]:
-    """Every session a successful ``kestrel_session_open`` call returned, in order."""
+    """Every session a successful open (the tool projecting ``open_session``) returned,
+    in order."""
     asked: dict[str, str] = {}
     opened: list[OpenedSession] = []
     for message in messages:
