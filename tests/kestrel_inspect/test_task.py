@@ -63,6 +63,8 @@ def _check_log(written: EvalLog, tmp: Path, where: str) -> None:
         proof = kestrel["proof"]
         grade = proof["grade"]
         assert kestrel["connection"] == where
+        if where.startswith("http"):  # a door signs the grade it serves
+            assert kestrel["attestation"] == proof["attestation"]
         assert grade["scenario"]["id"] == sample.id
         # the session the agent opened and submitted to, every submit in the proof
         assert score.answer == grade["session"] == kestrel["session"]
@@ -114,7 +116,25 @@ def test_the_task_through_a_sealed_door_on_loopback(tmp_path: Path) -> None:
     with serve_door(tmp_path / "door", "--seal", "acme-chop") as door:
         task = kestrel_trading(SCENARIOS, door=door.url, token=door.token)
         log = _run(task, tmp_path / "logs")
+        board = subprocess.run(
+            [
+                *(str(Path(sys.executable).parent / "kestrel"), "board", str(tmp_path / "logs")),
+                *("--trust", door.url, "--json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     _check_log(log, tmp_path / "verify", door.url)
+    # the door signed each grade; the board checks the statements with the door's keys
+    assert board.returncode == 0, board.stderr
+    rows = {r["scenario"]: r for r in json.loads(board.stdout)["rows"]}
+    assert rows["acme-chop"]["badge"] == "attested-and-sealed"
+    assert rows["acme-trend"]["badge"] == "replayed-only"
+    assert rows["acme-trend"]["attestation"].endswith("; not sealed")
+    for row in rows.values():
+        assert row["attestation"].startswith(f"attested by {door.url} (key ")
     assert log.samples is not None
     detail = {
         str(s.id): s.scores["kestrel_scorer"].metadata[METADATA_KEY]["no_lookahead"]  # type: ignore[index]

@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 from kestrel_protocol import canonical_json
-from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.catalog import CatalogIndex, load_catalog, load_embedded, tape_csv
 from kestrel_sdk.runtime.catalog.objects import catalog_object
 
-__all__ = ["forged_proof", "made_proof", "tampered", "write"]
+__all__ = ["door_proof", "forged_proof", "made_proof", "tampered", "write"]
 
 TRADE = ("buy 100 ACME", "advance 20", "sell 100 ACME", "advance 5")
 
@@ -49,6 +49,13 @@ def made_proof(
     """The proof of a session traded on this machine's runtime in ``home`` (``peek``:
     reading the tape before each submit, which fails ``no-lookahead``)."""
     return anyio.run(_trade, local_transport(home=home), scenario, script, embed, peek)
+
+
+def door_proof(
+    url: str, token: str, scenario: str = "acme-chop", script: tuple[str, ...] = TRADE
+) -> dict[str, Any]:
+    """The proof of a session traded through a door (which signs the grade it serves)."""
+    return anyio.run(_trade, remote_transport(url, token), scenario, script, False)
 
 
 def _tripled(tape: str) -> str:

@@ -101,7 +101,7 @@ def test_a_row_per_proof_with_its_badge_and_reason(board: dict[str, Any]) -> Non
     )
     forged = rows["forged"]
     assert forged["badge"] == "failed"
-    assert forged["provenance"] == "embedded, not the catalog's"
+    assert forged["provenance"] == "embedded"
     assert (
         "embeds a scenario named acme-trend that is not the catalog's acme-trend"
         in (forged["reason"])

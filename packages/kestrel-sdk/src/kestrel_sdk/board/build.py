@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,19 @@ class Board:
         }
 
 
-def build_board(paths: list[Path], metric: str = "sharpe") -> Board:
-    """Read every proof of ``paths`` (files, directories, Inspect logs), verify each and
-    rank the ones that hold by ``metric``."""
-    rows = [check_entry(entry) for entry in read_entries(paths)]
+def build_board(
+    paths: list[Path],
+    metric: str = "sharpe",
+    *,
+    trusted_keys: Mapping[str, Any] | None = None,
+    require_catalog: bool = False,
+) -> Board:
+    """Read every proof of ``paths`` (files, directories, Inspect logs), verify each (the
+    signed statements under ``trusted_keys``, a JWKS) and rank the ones that hold by
+    ``metric``."""
+    rows = [
+        check_entry(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
+        for entry in read_entries(paths)
+    ]
     scenarios, overall = rank_board(rows, metric)
     return Board(metric, rows, scenarios, overall)

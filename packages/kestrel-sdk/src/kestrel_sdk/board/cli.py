@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..cli_convention import fail
 from .build import build_board
 from .html import render_board
 from .rows import METRICS
@@ -32,15 +33,41 @@ __all__ = ["board_command"]
     show_default=True,
     help="The grade metric that ranks proofs (max-drawdown: lower is better).",
 )
+@click.option(
+    "--trust",
+    metavar="URL|JWKS",
+    default=None,
+    help="Check doors' signed statements with these keys: a door's URL, a JWKS URL or file.",
+)
+@click.option(
+    "--require-catalog",
+    is_flag=True,
+    help="Fail a proof whose scenario is embedded and not in this machine's catalog.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the board's table as JSON.")
-def board_command(proofs: tuple[Path, ...], out: Path | None, metric: str, as_json: bool) -> None:
+def board_command(  # noqa: PLR0917 - one parameter per click option
+    proofs: tuple[Path, ...],
+    out: Path | None,
+    metric: str,
+    trust: str | None,
+    require_catalog: bool,
+    as_json: bool,
+) -> None:
     """Verify every proof in PROOFS (proof files, directories of them, Inspect logs),
     rank them per scenario and overall, and write one self-contained HTML page.
 
     Each proof is replayed on this machine; one that fails is listed as failed with the
     reason and never ranked, and so is one that embeds a forgery of a catalog scenario.
+    With --trust, a proof whose door signed its grade is attested-and-sealed when the
+    statement holds and says the scenario was sealed, and failed when it does not hold.
     """
-    board = build_board(list(proofs), metric)
+    from ..trust import load_trusted_keys  # noqa: PLC0415 - the cryptography loads only here
+
+    try:
+        keys = load_trusted_keys(trust) if trust is not None else None
+    except ValueError as exc:
+        raise fail("INVALID_INPUT", str(exc)) from None
+    board = build_board(list(proofs), metric, trusted_keys=keys, require_catalog=require_catalog)
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

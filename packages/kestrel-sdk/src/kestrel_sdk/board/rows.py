@@ -3,11 +3,14 @@
 A row is ``failed`` (with the reason) when the proof does not replay, when its scenario
 is neither in this machine's catalog nor embedded, when it embeds a scenario that takes
 a catalog scenario's id with other terms or bars (a forgery: replay alone would pass
-it), or when there was no proof at all. Otherwise it is ``replayed-only``.
+it), when its door's signed statement does not hold under the trusted keys, or when
+there was no proof at all. It is ``attested-and-sealed`` when the statement holds and
+says the scenario was sealed, else ``replayed-only``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -87,25 +90,25 @@ def _object(data: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _provenance(data: dict[str, Any]) -> tuple[str, str | None]:
-    """Where the proof's scenario comes from, and why that fails the row (if it does):
-    this machine's catalog, or embedded in the proof (the catalog's own, or unknown
-    here, or a forgery of a catalog scenario's id)."""
+def _forgery(data: dict[str, Any]) -> str | None:
+    """Why an embedded scenario unknown here is a forgery: it takes the id of a scenario
+    of this machine's catalog (whose root it does not have)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = _object(data, "scenario")
     scenario_id, root = _text(ref.get("id")), _text(ref.get("root"))
-    if "embedded" not in data:
-        return "catalog", None
     known = load_catalog().get(scenario_id) if scenario_id else None
     if known is None:
-        return "embedded, unknown here", None
-    if known.scenario.root == root:
-        return "embedded, the catalog's", None
-    return "embedded, not the catalog's", (
+        return None
+    return (
         f"the proof embeds a scenario named {scenario_id} that is not the catalog's "
         f"{scenario_id}: its root is {root}, the catalog's is {known.scenario.root}"
     )
+
+
+def _sealed(data: dict[str, Any]) -> bool:
+    lookahead = _object(_object(data, "record"), "lookahead")
+    return lookahead.get("sealed") is True
 
 
 def _claims(row: BoardRow, data: dict[str, Any]) -> None:
@@ -123,8 +126,14 @@ def _claims(row: BoardRow, data: dict[str, Any]) -> None:
     row.roots = {k: v for k, v in roots.items() if isinstance(v, str)}
 
 
-def check_entry(entry: Entry) -> BoardRow:
-    """The row of ``entry``: its proof verified by replay and its provenance checked."""
+def check_entry(
+    entry: Entry,
+    *,
+    trusted_keys: Mapping[str, Any] | None = None,
+    require_catalog: bool = False,
+) -> BoardRow:
+    """The row of ``entry``: its proof verified by replay, its provenance checked and,
+    with ``trusted_keys``, the signed statement of a proof that carries one."""
     row = BoardRow(entry.source, entry.agent, "failed", entry.problem or "")
     if entry.problem is not None:
         return row
@@ -133,25 +142,40 @@ def check_entry(entry: Entry) -> BoardRow:
         row.reason = "not a Kestrel proof: expected a JSON object"
         return row
     _claims(row, data)
+    signed = "attestation" in data
     try:
-        report = proof_verification(data)
+        report = proof_verification(
+            data,
+            require_catalog=require_catalog,
+            trusted_keys=trusted_keys if signed else None,
+        )
     except ValueError as exc:
         row.reason = f"not a Kestrel proof: {exc}"
         return row
     except KestrelError as exc:
         row.reason = f"{exc.code}: {exc.message}"
         return row
+    if report.provenance is not None:
+        row.provenance = report.provenance.source
     if report.mismatch is not None:
         m = report.mismatch
         row.reason = f"verification failed: {m.field}: expected {m.expected}, found {m.found}"
         return row
-    row.provenance, forged = _provenance(data)
+    forged = _forgery(data) if row.provenance == "embedded" else None
     if forged is not None:
         row.reason = forged
         return row
     grade = data["grade"]
-    row.badge = "replayed-only"
-    row.reason = "verified by replay"
+    sealed = _sealed(data)
+    if report.attested_by is not None:
+        row.attestation = f"attested by {report.attested_by}"
+        row.attestation += "; sealed" if sealed else "; not sealed"
+    elif signed:
+        row.attestation = "carries a door's signed statement, not checked (no --trust)"
+    row.badge = (
+        "attested-and-sealed" if report.attested_by is not None and sealed else ("replayed-only")
+    )
+    row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
     row.passed = bool(grade["passed"])
     row.checks = {
         c["id"]: ("passed" if c["passed"] else f"failed: {c['detail']}")
