@@ -138,3 +138,13 @@ def test_the_page_renders_four_rows_in_headless_chromium(
     assert badges["tampered"] == ("failed", "—")
     assert badges["forged"] == ("failed", "—")
     assert sorted(badges[n][1] for n in ("sealed-agent", "local-agent")) == ["1", "2"]
+
+
+def test_keys_that_cannot_be_read_are_named(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-keys.json"
+    done = kestrel("board", str(tmp_path), "--trust", str(missing))
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"kestrel: INVALID_INPUT: cannot read trusted keys from {missing}"
+    )
+    assert not (tmp_path / "board.html").exists()
