@@ -172,9 +172,7 @@ def check_entry(
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
         row.attestation = "carries a door's signed statement, not checked (no --trust)"
-    row.badge = (
-        "attested-and-sealed" if report.attested_by is not None and sealed else ("replayed-only")
-    )
+    row.badge = "attested-and-sealed" if report.attested_by and sealed else "replayed-only"
     row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
     row.passed = bool(grade["passed"])
     row.checks = {
