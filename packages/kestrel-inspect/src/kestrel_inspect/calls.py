@@ -13,10 +13,10 @@ __all__ = ["call_kestrel", "tool_name", "trading_brief"]
 BRIEF_PROMPT = "kestrel_trade_scenario"
 
 
-def tool_name(projects: str) -> str:
-    """The name of the tool projecting the SDK's ``projects`` method (tool names live
-    in the surface's one registry)."""
-    return next(tool.name for tool in TOOLS if tool.projects == projects)
+def tool_name(method: str) -> str:
+    """The name of the tool the runtime's ``method`` runs (tool names live in the
+    surface's one registry)."""
+    return next(tool.name for tool in TOOLS if tool.runs is not None and tool.runs.method == method)
 
 
 async def call_kestrel(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
