@@ -35,6 +35,12 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def key_time() -> str:
+    """When a key is made, to the microsecond: keys are ordered by it (the newest signs),
+    and a rotation within the second of the first key must still come after it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -54,7 +60,7 @@ def _thumbprint(jwk: dict[str, str]) -> str:
 class DoorKeys:
     """The signing keys in ``records`` (made on first use)."""
 
-    def __init__(self, records: DoorRecords, clock: Callable[[], str] = utc_now) -> None:
+    def __init__(self, records: DoorRecords, clock: Callable[[], str] = key_time) -> None:
         self._records = records
         self._clock = clock
 
