@@ -1,15 +1,17 @@
-"""The store contract suites run every behaviour against both adapters.
+"""The store contract suites run every behaviour against every adapter.
 
-``store_kind`` is ``sqlite`` or ``postgresql``; PostgreSQL tests use the session's
-throwaway cluster (a fresh schema each), and skip locally when it is absent.
+``store_url`` names an empty SQLite or PostgreSQL store (both ports have those);
+``runtime_store_url`` adds ``memory:`` (the runtime's port alone has a memory adapter).
+PostgreSQL tests use the session's throwaway cluster (a fresh schema each), and skip
+locally when it is absent (under ``CI=true`` they fail instead).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -25,13 +27,85 @@ _POSTGRES_TABLES = {
 }
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of an empty store of each kind."""
-    if request.param == "sqlite":
+def _url(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if kind == "sqlite":
         return f"sqlite:///{tmp_path / 'home' / 'kestrel.db'}"
+    if kind == "memory":
+        return "memory:"
     dsn: str = request.getfixturevalue("postgres_dsn")
     return dsn
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty store of each kind both ports have."""
+    return _url(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "memory"])
+def runtime_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty runtime store of each kind."""
+    return _url(request.param, request, tmp_path)
+
+
+class Tamper(Protocol):
+    """An adversary with access to a runtime store's own tables (its rows, not its port)."""
+
+    def artifact_body(self, root: str, body: bytes) -> None:
+        """Overwrite the bytes stored under ``root``."""
+
+    def journal_source(self, pentad_root: str, source: str) -> None:
+        """Overwrite the source of the journal row whose pentad root is ``pentad_root``."""
+
+    def drop_journal_row(self, pentad_root: str) -> None:
+        """Delete the journal rows whose pentad root is ``pentad_root`` (``""``: row 0)."""
+
+
+class SqlTamper:
+    """:class:`Tamper` by SQL on the store's database."""
+
+    def __init__(self, url: str) -> None:
+        self._raw = raw_sql(url)
+
+    def artifact_body(self, root: str, body: bytes) -> None:
+        self._raw("UPDATE {artifacts} SET body = ? WHERE root = ?", (body, root))
+
+    def journal_source(self, pentad_root: str, source: str) -> None:
+        self._raw("UPDATE {journal} SET source = ? WHERE pentad_root = ?", (source, pentad_root))
+
+    def drop_journal_row(self, pentad_root: str) -> None:
+        self._raw("DELETE FROM {journal} WHERE pentad_root = ?", (pentad_root,))
+
+
+class MemoryTamper:
+    """:class:`Tamper` on a memory store's dictionaries (its tables)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def artifact_body(self, root: str, body: bytes) -> None:
+        self._store._artifacts[root] = body
+
+    def _rows(self) -> Iterator[tuple[list[Any], int]]:
+        for session in self._store._sessions.values():
+            for index in range(len(session.journal) - 1, -1, -1):
+                yield session.journal, index
+
+    def journal_source(self, pentad_root: str, source: str) -> None:
+        for journal, index in self._rows():
+            seq, _, root, frame = journal[index]
+            if root == pentad_root:
+                journal[index] = (seq, source, root, frame)
+
+    def drop_journal_row(self, pentad_root: str) -> None:
+        for journal, index in list(self._rows()):
+            if journal[index][2] == pentad_root:
+                del journal[index]
+
+
+def tamper(url: str, store: Any) -> Tamper:
+    """The adversary for the store at ``url`` (``store``: that store, opened)."""
+    return MemoryTamper(store) if url == "memory:" else SqlTamper(url)
 
 
 def raw_sql(url: str, door: bool = False) -> Raw:

@@ -1,4 +1,4 @@
-"""The ``RuntimeStore`` contract, run against SQLite and PostgreSQL alike."""
+"""The ``RuntimeStore`` contract, run against SQLite, PostgreSQL and memory alike."""
 
 from __future__ import annotations
 
@@ -19,10 +19,15 @@ from kestrel_protocol.store import (
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores import open_runtime_store
 
-from tests.store.conftest import raw_sql
+from tests.store.conftest import tamper
 
 SCENARIO_ROOT = "sha256:" + "a" * 64
 OPENING, FIRST, SECOND, THIRD = ("sha256:" + c * 64 for c in "0fed")
+
+
+@pytest.fixture
+def store_url(runtime_store_url: str) -> str:
+    return runtime_store_url
 
 
 @pytest.fixture
@@ -30,6 +35,13 @@ def store(store_url: str) -> Iterator[RuntimeStore]:
     opened = open_runtime_store(store_url)
     yield opened
     opened.close()
+
+
+def _second_writer(store: RuntimeStore, store_url: str) -> RuntimeStore:
+    """Another writer on ``store``'s data: a second store on the same database (as a
+    second process opens it), or for memory, whose data no other store sees, the same
+    store from another thread."""
+    return store if store_url == "memory:" else open_runtime_store(store_url)
 
 
 def _row(sid: str = "ks_a", label: str = "1", principal: str = "alice") -> SessionRow:
@@ -66,10 +78,7 @@ def test_a_corrupted_artifact_is_reported_and_never_served(
     store: RuntimeStore, store_url: str
 ) -> None:
     root = store.put({"kind": "x", "value": "100.00"})
-    raw_sql(store_url)(
-        "UPDATE {artifacts} SET body = ? WHERE root = ?",
-        (canonical_json({"kind": "x", "value": "999.00"}), root),
-    )
+    tamper(store_url, store).artifact_body(root, canonical_json({"kind": "x", "value": "999.00"}))
     assert store.lookup(root) == (None, "corrupt")
     assert store.get(root) is None
     assert not store.has(root)
@@ -136,10 +145,11 @@ def test_a_taken_seq_is_a_conflict_and_writes_nothing(store: RuntimeStore) -> No
 
 
 def test_two_writers_racing_on_one_seq_never_fork(store: RuntimeStore, store_url: str) -> None:
-    """Two stores on one database (two processes): each seq is won exactly once."""
+    """Two writers on one store (two processes on a database; two threads on memory):
+    each seq is won exactly once."""
     store.insert_session(_row())
     _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
-    other = open_runtime_store(store_url)
+    other = _second_writer(store, store_url)
     won: dict[int, list[str]] = {}
     start = threading.Barrier(2)
 
@@ -158,7 +168,8 @@ def test_two_writers_racing_on_one_seq_never_fork(store: RuntimeStore, store_url
         thread.start()
     for thread in threads:
         thread.join(60)
-    other.close()
+    if other is not store:
+        other.close()
     assert all(len(names) == 1 for names in won.values()), won
     assert [e.seq for e in store.journal("ks_a")] == list(range(1, 42))
     assert set(won) == set(range(2, 42))
@@ -183,7 +194,7 @@ def test_finish_stores_the_pentads_and_closes(store: RuntimeStore, store_url: st
     assert store.head("ks_a") == SessionHead(2, "closed")
     assert store.get(record_root) == {"kind": "record", "pentads": [e.pentad_root for e in journal]}
     # the pentad is now an artifact of its own: served even if the journal row goes
-    raw_sql(store_url)("DELETE FROM {journal} WHERE pentad_root = ?", (one,))
+    tamper(store_url, store).drop_journal_row(one)
     assert store.get(one) == root_and_pentad("ks_a", journal[0])[1]
 
 
@@ -212,11 +223,11 @@ def test_a_journal_row_with_another_source_is_corrupt_not_served(
     store.insert_session(_row())
     root = _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
     assert store.lookup(root)[1] == "ok"
-    raw = raw_sql(store_url)
-    raw("UPDATE {journal} SET source = 'advance 9' WHERE pentad_root = ?", (root,))
+    adversary = tamper(store_url, store)
+    adversary.journal_source(root, "advance 9")
     assert store.lookup(root) == (None, "corrupt")
-    raw("UPDATE {journal} SET source = 'advance 1' WHERE pentad_root = ?", (root,))
-    raw("DELETE FROM {journal} WHERE pentad_root = ''", ())  # the frame it followed is gone
+    adversary.journal_source(root, "advance 1")
+    adversary.drop_journal_row("")  # the frame it followed is gone
     assert store.lookup(root) == (None, "corrupt")
 
 
@@ -234,13 +245,16 @@ def test_grades_and_operations(store: RuntimeStore) -> None:
     assert store.operation("opt_x") == ("alice", "ks_a")
 
 
-def test_everything_survives_reopening(store: RuntimeStore, store_url: str) -> None:
+def test_everything_survives_reopening_but_memory(store: RuntimeStore, store_url: str) -> None:
     store.insert_session(_row())
     root = _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
     art = store.put({"kind": "x"})
     store.close()
     again = open_runtime_store(store_url)
     try:
+        if store_url == "memory:":  # a new memory store is empty, whatever another held
+            assert (again.session("ks_a"), again.get(art), again.sessions()) == (None, None, [])
+            return
         assert again.session("ks_a") == _row()
         assert [e.pentad_root for e in again.journal("ks_a")] == [root]
         assert again.get(art) == {"kind": "x"}

@@ -29,8 +29,11 @@ def test_store_urls_and_their_default() -> None:
     assert (pg.kind, pg.dsn) == ("postgresql", "postgresql://kestrel:s3cret@db:5432/kestrel")
     assert str(pg) == "postgresql://kestrel:***@db:5432/kestrel"  # printable: no password
     assert store_location("postgres://db/k", env=env).kind == "postgresql"
+    memory = store_location(None, env={**env, "KESTREL_STORE": "memory:"})
+    assert (memory.kind, str(memory)) == ("memory", "memory:")
     for bad, why in [
-        ("mysql://db/k", "is not sqlite:///PATH or postgresql://"),
+        ("mysql://db/k", "is not sqlite:///PATH, postgresql://… or memory:"),
+        ("memory:x", "is not sqlite:///PATH, postgresql://… or memory:"),
         ("sqlite:///data/", "names a directory"),
         ("sqlite:///data/door.db", "door.db is the door's own file"),
     ]:
@@ -62,8 +65,8 @@ def test_kestrel_runs_on_the_store_it_is_given(tmp_path: Path) -> None:
     bad = CliRunner().invoke(kestrel_cli, ["--store", "mysql://x/y", "catalog"])
     assert bad.exit_code == 3
     assert bad.stderr.strip().splitlines() == [
-        "kestrel: BACKEND_UNAVAILABLE: store URL 'mysql://x/y' is not sqlite:///PATH or "
-        "postgresql://…"
+        "kestrel: BACKEND_UNAVAILABLE: store URL 'mysql://x/y' is not sqlite:///PATH, "
+        "postgresql://… or memory:"
     ]
 
 
@@ -114,12 +117,39 @@ def test_kestrel_door_token_issue_writes_to_the_chosen_store(
     assert listed.output.count('"principal": "alice"') == 2
 
 
+def test_kestrel_runs_on_a_memory_store_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    args = ["--home", str(home), "--store", "memory:", "run", str(TREND)]
+    run = CliRunner().invoke(kestrel_cli, [*args, "--scenario", "acme-trend"])
+    assert run.exit_code == 0, run.output
+    assert not home.exists() or not any(p.name.startswith("kestrel.db") for p in home.iterdir())
+    on_disk = CliRunner().invoke(
+        kestrel_cli, ["--home", str(home), "run", str(TREND), "--scenario", "acme-trend"]
+    )
+    assert on_disk.exit_code == 0, on_disk.output
+    assert run.output == on_disk.output  # the same session, the same roots, on either store
+    assert (home / "kestrel.db").exists()
+
+
+def test_kestrel_door_refuses_a_memory_store_saying_why(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        door_group, ["--home", str(tmp_path), "--store", "memory:", "token", "list"]
+    )
+    assert result.exit_code == 3
+    assert result.stderr.strip().splitlines() == [
+        "kestrel: BACKEND_UNAVAILABLE: store memory:: the door keeps its tokens, audit and "
+        "vouchers where other processes read them (kestrel-door token ...); use "
+        "sqlite:///PATH or postgresql://…"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_kestrel_door_names_a_bad_store_clearly(tmp_path: Path) -> None:
     result = CliRunner().invoke(door_group, ["--store", "mysql://x/y", "token", "list"])
     assert result.exit_code == 3
     assert result.stderr.strip().splitlines() == [
-        "kestrel: BACKEND_UNAVAILABLE: store URL 'mysql://x/y' is not sqlite:///PATH or "
-        "postgresql://…"
+        "kestrel: BACKEND_UNAVAILABLE: store URL 'mysql://x/y' is not sqlite:///PATH, "
+        "postgresql://… or memory:"
     ]
     gone = CliRunner().invoke(
         door_group,

@@ -94,7 +94,10 @@ _OPTIONS = [
         "--store",
         default=None,
         metavar="URL",
-        help="The local runtime's store: sqlite:///PATH or postgresql://… (env KESTREL_STORE).",
+        help=(
+            "The local runtime's store: sqlite:///PATH, postgresql://… or memory: "
+            "(env KESTREL_STORE)."
+        ),
     ),
     click.option(
         "--catalog-path",

@@ -1,15 +1,18 @@
 """The store ports: where the runtime and the door keep what they persist, and which
 store a process uses.
 
-Two ports, two adapters each (SQLite, embedded and the default; PostgreSQL, shared by
-any number of processes). :class:`RuntimeStore` holds sessions, the per-session journal
-(``(session, seq)`` unique: the journal is the truth every process replays), artifacts
-and resumable operations; :class:`DoorRecords` holds the door's own bookkeeping (issued
-tokens, audit rows, vouchers, quotas, approvals). Neither ever decides runtime semantics.
+Two ports. The runtime's has three adapters: SQLite (embedded, the default), PostgreSQL
+(shared by any number of processes) and memory (one process, nothing on disk: for
+training loops, sweeps and tests); the door's, the first two. :class:`RuntimeStore`
+holds sessions, the per-session journal (``(session, seq)`` unique: the journal is the
+truth every process replays), artifacts and resumable operations; :class:`DoorRecords`
+holds the door's own bookkeeping (issued tokens, audit rows, vouchers, quotas,
+approvals). Neither ever decides runtime semantics.
 
-One setting chooses the store everywhere: ``--store URL`` or ``$KESTREL_STORE``, either
-``sqlite:///PATH`` (default ``$KESTREL_HOME/kestrel.db``) or ``postgresql://…`` (or
-libpq's ``host=… dbname=…`` form). Printed, a location never shows a password
+One setting chooses the store everywhere: ``--store URL`` or ``$KESTREL_STORE``, one of
+``sqlite:///PATH`` (default ``$KESTREL_HOME/kestrel.db``), ``postgresql://…`` (or
+libpq's ``host=… dbname=…`` form) or ``memory:``; :mod:`.stores` opens the adapter it
+names. Printed, a location never shows a password
 (:func:`~kestrel_protocol.redact.redact_store_url`).
 """
 
@@ -27,6 +30,7 @@ from .redact import redact_store_url, unencoded_in_password
 
 __all__ = [
     "OFFERS_KEPT",
+    "MEMORY_URL",
     "STORE_ENV",
     "ArtifactStatus",
     "AuditEntry",
@@ -45,6 +49,8 @@ __all__ = [
 
 STORE_ENV = "KESTREL_STORE"
 _KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")  # libpq's host=… dbname=… form
+MEMORY_URL = "memory:"
+"""The memory store's URL: a new, empty store in the process that opens it."""
 
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
 PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
@@ -55,9 +61,10 @@ not grow the door's storage without bound."""
 
 @dataclass(frozen=True, slots=True)
 class StoreLocation:
-    """Which store a process uses: a SQLite file, or a PostgreSQL database (its DSN)."""
+    """Which store a process uses: a SQLite file, a PostgreSQL database (its DSN), or
+    the process's memory."""
 
-    kind: Literal["sqlite", "postgresql"]
+    kind: Literal["sqlite", "postgresql", "memory"]
     path: Path | None = None  # sqlite: the runtime's file (the door's is door.db beside it)
     dsn: str | None = None  # postgresql: a libpq connection URL or key=value string
 
@@ -71,6 +78,8 @@ class StoreLocation:
         """The location without a password (safe to print and log)."""
         if self.kind == "sqlite":
             return f"sqlite:///{self.path}"
+        if self.kind == "memory":
+            return MEMORY_URL
         assert self.dsn is not None
         return redact_store_url(self.dsn)
 
@@ -89,6 +98,8 @@ def store_location(
     text = text.strip()
     if not text:
         return StoreLocation("sqlite", path=kestrel_home(home, env) / "kestrel.db")
+    if text == MEMORY_URL:
+        return StoreLocation("memory")
     shown = repr(redact_store_url(text))
     if text.startswith(("postgresql://", "postgres://")) or _KEY_VALUE.match(text):
         char = unencoded_in_password(text)
@@ -110,7 +121,7 @@ def store_location(
         # sqlite:////abs/path and sqlite:///rel/path (made absolute against the working
         # directory, as the home is)
         return StoreLocation("sqlite", path=Path(os.path.abspath(path)))
-    raise ValueError(f"store URL {shown} is not sqlite:///PATH or postgresql://…")
+    raise ValueError(f"store URL {shown} is not sqlite:///PATH, postgresql://… or memory:")
 
 
 class JournalConflict(Exception):

@@ -34,7 +34,10 @@ __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
 @click.option(
     "--store",
     metavar="URL",
-    help="sqlite:///PATH or postgresql://… (default $KESTREL_STORE, else the home's kestrel.db).",
+    help=(
+        "sqlite:///PATH, postgresql://… or memory: (default $KESTREL_STORE, else the "
+        "home's kestrel.db)."
+    ),
 )
 @click.option(
     "--catalog-path",

@@ -1,4 +1,4 @@
-"""What both runtime store adapters (SQLite, PostgreSQL) derive from their rows alike.
+"""What every runtime store adapter (SQLite, PostgreSQL, memory) derives from its rows alike.
 
 Each adapter reads and writes its own tables; from the rows it reads, a session's
 journal entries and lookahead reads are built here, and the rows a session's close
@@ -14,7 +14,10 @@ from kestrel_protocol.store import JournalEntry
 
 from .pentads import pentad_bytes
 
-__all__ = ["closing_rows", "journal_entries", "lookahead_reads"]
+__all__ = ["JournalRow", "closing_rows", "journal_entries", "lookahead_reads"]
+
+JournalRow = tuple[int, str, str, str]
+"""A journal row: seq, source, pentad root, frame root (row 0: the opening frame's root)."""
 
 
 def journal_entries(rows: Iterable[Sequence[Any]], after: int) -> list[JournalEntry]:

@@ -1,21 +1,29 @@
 """Which ``RuntimeStore`` a process uses: the one its ``--store`` / ``$KESTREL_STORE`` names.
 
-SQLite is built in; PostgreSQL needs the ``postgres`` extra (psycopg 3 and psycopg_pool),
-imported only when a ``postgresql://`` store is chosen.
+SQLite (the default) and memory are built in; PostgreSQL needs the ``postgres`` extra,
+imported only when a ``postgresql://`` store is chosen. The choosing is
+:func:`kestrel_protocol.stores.open_store`'s, as the door's is; this is the runtime's list.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Final
 
-from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.store import RuntimeStore, StoreLocation, store_location
+from kestrel_protocol.store import RuntimeStore, StoreLocation
+from kestrel_protocol.stores import StoreAdapters, open_store
 
+from .memory import MemoryStore
 from .sqlite import SqliteStore
 
-__all__ = ["open_runtime_store"]
+__all__ = ["RUNTIME_STORES", "open_runtime_store"]
 
-POSTGRES_EXTRA = "pip install 'psycopg[binary]' psycopg-pool"
+RUNTIME_STORES: Final[StoreAdapters[RuntimeStore]] = StoreAdapters(
+    sqlite=lambda location: SqliteStore(path=location.path),
+    postgresql="kestrel_sdk.runtime.postgres:PostgresStore",
+    postgres_extra="pip install 'psycopg[binary]' psycopg-pool",
+    memory=lambda location: MemoryStore(),
+)
 
 
 def open_runtime_store(
@@ -26,19 +34,4 @@ def open_runtime_store(
     A malformed URL, or PostgreSQL without its driver, is ``BACKEND_UNAVAILABLE``
     naming what was wrong.
     """
-    try:
-        location = url if isinstance(url, StoreLocation) else store_location(url, home)
-    except ValueError as exc:
-        raise KestrelError(RefusalCode.BACKEND_UNAVAILABLE, str(exc)) from None
-    if location.kind == "sqlite":
-        return SqliteStore(path=location.path)
-    try:
-        from .postgres import PostgresStore  # noqa: PLC0415 - the optional driver
-    except ImportError as exc:
-        raise KestrelError(
-            RefusalCode.BACKEND_UNAVAILABLE,
-            f"store {location} needs the PostgreSQL driver ({exc.name} is missing): "
-            f"{POSTGRES_EXTRA}",
-        ) from None
-    assert location.dsn is not None
-    return PostgresStore(location.dsn)
+    return open_store(RUNTIME_STORES, url, home)

@@ -127,7 +127,8 @@ def local_transport(
     max_open_orders: int | None = None,
 ) -> Transport:
     """The runtime in-process; state persists in the store ``store`` names
-    (``sqlite:///PATH`` or ``postgresql://…``; default ``$KESTREL_STORE``, else
+    (``sqlite:///PATH``, ``postgresql://…``, or ``memory:`` for training loops, sweeps
+    and tests, where nothing survives the process; default ``$KESTREL_STORE``, else
     ``$KESTREL_HOME/kestrel.db``), with at most ``max_live_sessions`` engines in memory
     and at most ``max_open_orders`` open orders a session (default 1,000; a scenario's
     ``max_open_orders`` lowers it).

@@ -1,0 +1,265 @@
+"""The memory ``RuntimeStore``: everything in this process's memory, nothing on disk.
+
+``--store memory:`` / ``KESTREL_STORE=memory:`` / ``local_transport(store="memory:")``.
+The store for training loops, parameter sweeps and tests: an accepted submission costs a
+list append, not a commit, and nothing survives the process (each ``memory:`` store a
+process opens is a new, empty one). What it holds is what the SQLite and PostgreSQL
+adapters hold (sessions, the journal, content-addressed artifacts, lookahead reads,
+operation tokens) under the same contract: a pentad, record, grade or proof made here
+has the same root as anywhere, and a proof exported from it verifies on any store.
+
+Its rows are kept as the other adapters keep them (a session's journal is its row 0, the
+opening frame's root, then one row per submission), and everything it derives from them
+(journal entries, a closing session's pentads, lookahead reads) is :mod:`.store_rows`'s,
+as theirs is. A lookup still verifies what it serves against its root: a memory store
+never serves a lie either. One lock serialises its methods, so the event loop and worker
+threads may share it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kestrel_protocol import canonical_json
+from kestrel_protocol.store import (
+    MEMORY_URL,
+    ArtifactStatus,
+    JournalConflict,
+    JournalEntry,
+    SessionHead,
+    SessionRow,
+)
+
+from .artifacts import checked_root, verified_artifact
+from .pentads import stored_pentad_bytes
+from .store_rows import JournalRow, closing_rows, journal_entries, lookahead_reads
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass(slots=True)
+class _Session:
+    """A session's row and what hangs off it."""
+
+    row: SessionRow
+    journal: list[JournalRow] = field(default_factory=list)  # row 0, then seq 1, 2, ...
+    reads: list[tuple[int, int, str]] = field(default_factory=list)  # lookahead rows
+
+
+class MemoryStore:
+    """The ``RuntimeStore`` port in this process's memory (``memory:``)."""
+
+    shared = False  # one process: its sessions are serialised by the runtime that serves them
+    location = MEMORY_URL
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._sessions: dict[str, _Session] = {}  # in opening order
+        self._artifacts: dict[str, bytes] = {}
+        self._owners: dict[str, set[str]] = {}  # root -> the sessions that made it
+        self._pentads: dict[str, tuple[str, int]] = {}  # journal pentad root -> (session, seq)
+        self._graded: dict[str, str] = {}  # grade root -> session
+        self._operations: dict[str, tuple[str, str]] = {}
+
+    def close(self) -> None:
+        """Forget everything (idempotent): nothing survives the store."""
+        with self._lock:
+            for table in (self._sessions, self._artifacts, self._owners, self._pentads):
+                table.clear()
+            self._graded.clear()
+            self._operations.clear()
+
+    # -- artifacts ------------------------------------------------------------------------
+
+    def put(self, obj: Mapping[str, Any]) -> str:
+        root = checked_root(obj)
+        self.put_raw(root, canonical_json(obj))
+        return root
+
+    def put_raw(self, root: str, body: bytes) -> None:
+        with self._lock:
+            self._artifacts[root] = body
+
+    def lookup(
+        self, root: str, principal: str | None = None
+    ) -> tuple[dict[str, Any] | None, ArtifactStatus]:
+        """As every adapter: with ``principal``, only an artifact of one of its sessions
+        is found (another's is ``missing``, as a root never stored)."""
+        with self._lock:
+            body = self._artifacts.get(root)
+            if body is not None and principal is not None and not self._owned(root, principal):
+                body = None
+            if body is None:
+                body = self._journal_pentad(root, principal)
+        if body is None:
+            return None, "missing"
+        return verified_artifact(root, body, MEMORY_URL)
+
+    def _owned(self, root: str, principal: str) -> bool:
+        sessions = self._sessions
+        return any(sessions[sid].row.principal == principal for sid in self._owners.get(root, ()))
+
+    def _journal_pentad(self, root: str, principal: str | None) -> bytes | None:
+        """An open (or closed) session's pentad rebuilt from its journal row."""
+        found = self._pentads.get(root)
+        if found is None:
+            return None
+        sid, seq = found
+        session = self._sessions[sid]
+        if principal is not None and session.row.principal != principal:
+            return None
+        journal = session.journal
+        if seq >= len(journal):
+            return b""
+        _, source, _, _ = journal[seq]
+        return stored_pentad_bytes(sid, seq, journal[seq - 1][3], source)
+
+    def get(self, root: str) -> dict[str, Any] | None:
+        return self.lookup(root)[0]
+
+    def has(self, root: str) -> bool:
+        return self.lookup(root)[1] == "ok"
+
+    # -- sessions and the journal ---------------------------------------------------------
+
+    def session(self, session_id: str) -> SessionRow | None:
+        with self._lock:
+            found = self._sessions.get(session_id)
+        return None if found is None else found.row
+
+    def graded_session(self, grade_root: str, principal: str | None = None) -> SessionRow | None:
+        with self._lock:
+            sid = self._graded.get(grade_root)
+            row = None if sid is None else self._sessions[sid].row
+        if row is None or (principal is not None and row.principal != principal):
+            return None
+        return row
+
+    def sessions(self, status: str | None = None) -> list[SessionRow]:
+        with self._lock:
+            rows = [s.row for s in self._sessions.values()]
+        return rows if status is None else [r for r in rows if r.status == status]
+
+    def labels(self, principal: str, scenario_root: str) -> set[str]:
+        with self._lock:
+            return {
+                s.row.label
+                for s in self._sessions.values()
+                if s.row.principal == principal and s.row.scenario_root == scenario_root
+            }
+
+    def insert_session(self, row: SessionRow) -> bool:
+        with self._lock:
+            if row.id in self._sessions:
+                return False
+            key = (row.principal, row.scenario_root, row.label)
+            if any(
+                (s.row.principal, s.row.scenario_root, s.row.label) == key
+                for s in self._sessions.values()
+            ):
+                return False
+            self._sessions[row.id] = _Session(row)
+            return True
+
+    def head(self, session_id: str) -> SessionHead | None:
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None:
+                return None
+            return SessionHead(max(len(found.journal) - 1, 0), found.row.status)
+
+    def append(
+        self,
+        session_id: str,
+        seq: int,
+        source: str,
+        pentad_root: str,
+        frame_root: str,
+        *,
+        prev: str,
+        status: str | None = None,
+    ) -> None:
+        """Keep one accepted submission; a taken seq, or a closed session, raises
+        ``JournalConflict`` and keeps nothing."""
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None:
+                raise KeyError(f"no session {session_id}")
+            journal = found.journal
+            if found.row.status == "closed" or len(journal) != (seq if seq > 1 else 0):
+                raise JournalConflict(f"session {session_id} is not at seq {seq - 1}")
+            if seq == 1:
+                journal.append((0, "", "", prev))
+            journal.append((seq, source, pentad_root, frame_root))
+            self._pentads.setdefault(pentad_root, (session_id, seq))
+            if status is not None:
+                found.row = replace(found.row, status=status)
+
+    def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None:
+                raise KeyError(f"no session {session_id}")
+            rows = found.journal[after:]
+        return journal_entries(rows, after)
+
+    def finish(
+        self,
+        session_id: str,
+        journal: list[JournalEntry],
+        artifacts: Mapping[str, bytes],
+        record_root: str,
+    ) -> None:
+        """Close a session at once (see ``SqliteStore.finish``); when the journal moved
+        past ``journal`` meanwhile, ``JournalConflict`` and nothing kept."""
+        pentads, owned = closing_rows(session_id, journal, artifacts)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None:
+                raise KeyError(f"no session {session_id}")
+            if max(len(found.journal) - 1, 0) != (journal[-1].seq if journal else 0):
+                raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
+            self._artifacts.update(pentads)
+            self._artifacts.update(artifacts)
+            for root in owned:
+                self._owners.setdefault(root, set()).add(session_id)
+            found.row = replace(found.row, status="closed", record_root=record_root)
+
+    def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
+        with self._lock:
+            found = self._sessions[session_id]
+            self._artifacts[grade_root] = body
+            self._owners.setdefault(grade_root, set()).add(session_id)
+            found.row = replace(found.row, grade_root=grade_root)
+            self._graded[grade_root] = session_id
+
+    # -- lookahead ------------------------------------------------------------------------
+
+    def note_unsealed(self, session_id: str) -> None:
+        with self._lock:
+            reads = self._sessions[session_id].reads
+            if not any(what == "unsealed" for _, _, what in reads):
+                reads.append((0, 0, "unsealed"))
+
+    def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None:
+        with self._lock:
+            self._sessions[session_id].reads.append((seq, bar, what))
+
+    def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]:
+        with self._lock:
+            found = self._sessions.get(session_id)
+            reads = [] if found is None else list(found.reads)
+        return lookahead_reads(reads)
+
+    # -- operations -----------------------------------------------------------------------
+
+    def put_operation(self, token: str, principal: str, session_id: str) -> None:
+        with self._lock:
+            self._operations.setdefault(token, (principal, session_id))
+
+    def operation(self, token: str) -> tuple[str, str] | None:
+        with self._lock:
+            return self._operations.get(token)
