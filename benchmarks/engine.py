@@ -1,11 +1,11 @@
 """Engine benchmark: Kestrel through the SDK vs backtesting.py on ``minute-200k``.
 
-Run: ``uv run python benchmarks/engine.py [--runs 3] [--bars 199999]``. The header names
-the engine that ran, pure Python or a compiled build (``KESTREL_ENGINE``; see the SDK
-README's "Compiled engine").
+Run: ``uv run python benchmarks/engine.py [--runs 3] [--bars 199999] [--stores sqlite,memory]``.
 
 (a) SMA(20) cross, 10 shares, long-only: one ``advance 1`` per bar through
-    ``create_sdk(local_transport())`` (a temp home, so persistence is included), against
+    ``create_sdk(local_transport(store=...))`` on each store of ``--stores``: ``sqlite``
+    (the default store, in a temp home: a committed transaction per step) and ``memory``
+    (``memory:``, the store for training loops and sweeps), against
     backtesting.py's same strategy (signal on closes, market orders filled at the next
     open, commission 0.001, ``trade_on_close=False``). Reports steps/s, the peer's bars/s,
     the ratio and both final equities, which must agree within 0.01 %. Both sides compare
@@ -46,7 +46,6 @@ from backtesting import Backtest, Strategy  # type: ignore[import-untyped]
 from backtesting.lib import crossover  # type: ignore[import-untyped]
 from kestrel_protocol import SessionFrame
 from kestrel_sdk import create_sdk, local_transport
-from kestrel_sdk.runtime import native
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import Tape
 
@@ -153,11 +152,15 @@ def _cents(mark: str) -> int:
     return int(whole) * 100 + int((frac + "00")[:2])
 
 
-async def kestrel_sma(steps: int) -> tuple[float, float, Decimal, float, float]:
+STORES = {"sqlite": None, "memory": "memory:"}
+"""The stores (a) runs on: the name on the command line, the ``store=`` it passes."""
+
+
+async def kestrel_sma(steps: int, store: str) -> tuple[float, float, Decimal, float, float]:
     """(steps/s wall, steps/s CPU, final equity, close and grade CPU seconds) of the
-    SMA-cross agent through the SDK."""
+    SMA-cross agent through the SDK on ``store`` (a name of :data:`STORES`)."""
     with tempfile.TemporaryDirectory() as home:
-        async with create_sdk(local_transport(home=home)) as sdk:
+        async with create_sdk(local_transport(home=home, store=STORES[store])) as sdk:
             opened = await sdk.open_session(SCENARIO)
             assert opened.session is not None
             session = opened.session
@@ -243,19 +246,10 @@ def pair_ratios(mine: list[Any], peers: list[Any], index: int) -> str:
     return f"{shown} (median {statistics.median(ratios):.2f}x)"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--bars", type=int, default=199_999, help="bars to advance (≤ 199999)")
-    args = parser.parse_args(argv)
-    loaded = load_catalog().get(SCENARIO)
-    assert loaded is not None
-    tape = loaded.tape  # parse once, outside the timings
-    steps = min(args.bars, len(tape) - 1)
-    df = tape_frame(tape, steps + 1)
-
+def sma(store: str, runs: int, steps: int, df: pd.DataFrame) -> bool:
+    """Run and print (a) and (c) on ``store``; whether the final equities agree."""
     a_runs, p_runs = alternate(
-        args.runs, lambda: anyio.run(kestrel_sma, steps), lambda: peer(df, SmaCross)
+        runs, lambda: anyio.run(kestrel_sma, steps, store), lambda: peer(df, SmaCross)
     )
     k_wall, k_cpu = (statistics.median(r[i] for r in a_runs) for i in (0, 1))
     p_wall, p_cpu = (statistics.median(r[i] for r in p_runs) for i in (0, 1))
@@ -265,17 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     episode = 1 / (1 / k_cpu + (close_us + grade_us) / 1e6)
     p_equity = Decimal(str(p_runs[-1][2]))
     diff = abs(k_equity - p_equity) / p_equity * 100
-
-    b_runs, pb_runs = alternate(
-        args.runs, lambda: anyio.run(kestrel_resting, steps), lambda: peer(df, Resting)
-    )
-    b_wall, b_cpu = (statistics.median(r[i] for r in b_runs) for i in (0, 1))
-    pb_wall, pb_cpu = (statistics.median(r[i] for r in pb_runs) for i in (0, 1))
-
-    print(f"minute-200k, {steps} bars, median of {args.runs} runs (wall clock | process CPU)")
-    where = f" ({native.engine_dir()})" if native.engine() == "compiled" else ""
-    print(f"engine: {native.engine()}{where}")
-    print("(a) SMA(20) cross, 10 shares, one `advance 1` per bar through the SDK")
+    print(f"(a) SMA(20) cross, 10 shares, one `advance 1` per bar through the SDK, {store} store")
     print(f"    kestrel   {k_wall:12,.0f} | {k_cpu:12,.0f} steps/s   equity {k_equity:.2f}")
     print(f"    backtest  {p_wall:12,.0f} | {p_cpu:12,.0f} bars/s    equity {p_equity:.2f}")
     print(
@@ -283,21 +267,50 @@ def main(argv: list[str] | None = None) -> int:
         f"            equity diff {diff:.5f} %"
     )
     print(f"    pairs, by CPU: {pair_ratios(a_runs, p_runs, 1)}")
-    print("(c) the rest of (a)'s episode, process CPU per step of the session")
+    print(f"(c) the rest of (a)'s episode, process CPU per step of the session, {store} store")
     print(f"    close {close_us:8.1f} us   grade {grade_us:8.1f} us")
     print(
         f"    episode   {episode:12,.0f} steps/s (steps, close, grade) vs backtest"
         f" {p_cpu:12,.0f}: {episode / p_cpu:.2f}x"
     )
+    if diff > Decimal("0.01"):
+        print(f"FAIL ({store}): final equities differ by more than 0.01 %", file=sys.stderr)
+        return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--bars", type=int, default=199_999, help="bars to advance (≤ 199999)")
+    parser.add_argument(
+        "--stores", default="sqlite,memory", help="(a)'s stores, comma-separated: sqlite, memory"
+    )
+    args = parser.parse_args(argv)
+    stores = [name.strip() for name in args.stores.split(",") if name.strip()]
+    if not stores or any(name not in STORES for name in stores):
+        parser.error(f"--stores: comma-separated names of {', '.join(STORES)}")
+    loaded = load_catalog().get(SCENARIO)
+    assert loaded is not None
+    tape = loaded.tape  # parse once, outside the timings
+    steps = min(args.bars, len(tape) - 1)
+    df = tape_frame(tape, steps + 1)
+
+    print(f"minute-200k, {steps} bars, median of {args.runs} runs (wall clock | process CPU)")
+    ok = True
+    for store in stores:
+        ok = sma(store, args.runs, steps, df) and ok
+
+    b_runs, pb_runs = alternate(
+        args.runs, lambda: anyio.run(kestrel_resting, steps), lambda: peer(df, Resting)
+    )
+    b_wall, b_cpu = (statistics.median(r[i] for r in b_runs) for i in (0, 1))
+    pb_wall, pb_cpu = (statistics.median(r[i] for r in pb_runs) for i in (0, 1))
     print("(b) four resting never-filling orders, one `advance N`")
     print(f"    kestrel   {b_wall:12,.0f} | {b_cpu:12,.0f} bars/s")
     print(f"    backtest  {pb_wall:12,.0f} | {pb_cpu:12,.0f} bars/s (same four orders)")
     print(f"    ratio     {b_wall / pb_wall:11.2f}x | {b_cpu / pb_cpu:11.2f}x")
     print(f"    pairs, by CPU: {pair_ratios(b_runs, pb_runs, 1)}")
-    print(f"    vs (a)'s peer {b_wall / p_wall:.2f}x | {b_cpu / p_cpu:.2f}x")
-    ok = diff <= Decimal("0.01")
-    if not ok:
-        print("FAIL: final equities differ by more than 0.01 %", file=sys.stderr)
     return 0 if ok else 1
 
 

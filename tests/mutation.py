@@ -46,10 +46,6 @@ from typing import Any
 
 import pytest
 
-# Mutants are patched into the modules' Python functions: a compiled runtime (a mypyc
-# build in kestrel_sdk/runtime/_compiled) has none, so this always runs pure Python.
-os.environ["KESTREL_ENGINE"] = "pure"
-
 ROOT = Path(__file__).resolve().parent.parent
 SDK = "packages/kestrel-sdk/src/kestrel_sdk/runtime"
 RESULTS = ROOT / ".mutation"

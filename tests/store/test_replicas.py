@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from kestrel_protocol import GradeResult, KestrelError, OperationResumption
 from kestrel_sdk.runtime import grading as grading_module
-from kestrel_sdk.runtime import native
 from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
@@ -117,43 +116,6 @@ def test_replicas_racing_on_one_session_never_fork(
     assert record.pentads == reference
 
 
-@pytest.mark.skipif(
-    native.engine() == "compiled",
-    reason="patches a method of StepFiles, which a compiled runtime does not allow "
-    "(the suite runs pure Python unless a build was made here)",
-)
-def test_a_replica_reading_while_another_commits_and_appends_sees_one_chain(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The race the test above once lost (1 run in a few dozen), made to happen: while
-    one replica reads the journal, the other commits seq 1 and appends seq 2 to the
-    step file (SQLite's; PostgreSQL inserts every step). The reader sees both, in
-    order, not a step file that skips seq 1."""
-    url = f"sqlite:///{tmp_path / 'home' / 'kestrel.db'}"
-    one, two = _runtime(url), _runtime(url)
-    sid = one.open_session("alice", SCENARIO, "interleaved").session_id
-    assert sid is not None
-    steps = one.store._steps  # type: ignore[attr-defined]
-    real_locked = steps.locked
-    interleaved: list[int] = []
-
-    def locked_after_the_other_replica(rowid: int, create: bool) -> Any:
-        if not interleaved:  # the first time the reader reaches for the step file
-            interleaved.append(two.submit("alice", sid, "advance 1").pentad.seq)
-            interleaved.append(two.submit("alice", sid, "advance 1").pentad.seq)
-        return real_locked(rowid, create)
-
-    monkeypatch.setattr(steps, "locked", locked_after_the_other_replica)
-    try:
-        journal = one.store.journal(sid)
-    finally:
-        one.shutdown()
-        two.shutdown()
-    assert interleaved == [1, 2]
-    assert [e.seq for e in journal] == [1, 2]
-    assert journal[1].prev == journal[0].frame_root
-
-
 def test_a_grade_operation_resumes_on_another_replica(
     replicas: tuple[Runtime, Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -205,36 +167,3 @@ def test_evicted_sessions_replay_with_identical_roots(store_url: str, tmp_path: 
     reference, _ = _reference(tmp_path, "e0", SOURCES[:2])
     assert roots[0] == reference
     assert all(len(r) == 2 for r in roots)
-
-
-def test_a_step_file_folded_and_refilled_to_its_old_size_elsewhere_is_not_appended_to(
-    tmp_path: Path,
-) -> None:
-    """Two runtimes on one SQLite file, advancing one session in turn. The second folds
-    the step file (as opening or closing a store does) and appends as many lines of the
-    same length as the file held, so the file is back at the size the first last left
-    it. The first must not take that for its own file: its next submission catches up
-    (a conflict, then a replay) and lands after the others', never as a second line with
-    the same seq."""
-    url = f"sqlite:///{tmp_path / 'home' / 'kestrel.db'}"
-    one, two = _runtime(url), _runtime(url)
-    try:
-        sid = one.open_session("alice", SCENARIO, "refilled").session_id
-        assert sid is not None
-        for _ in range(4):  # seq 1 (in the table), then three step lines
-            one.submit("alice", sid, "advance 1")
-        two.store.fold_steps()  # type: ignore[attr-defined]
-        for _ in range(3):  # three lines again, as long as the three folded ones
-            two.submit("alice", sid, "advance 1")
-        response = one.submit("alice", sid, "advance 1")
-        assert response.pentad.seq == 8
-        seqs = [e.seq for e in two.store.journal(sid)]
-        assert seqs == list(range(1, 9))
-        fresh = _runtime(url)  # replays the whole journal, checking every root
-        try:
-            assert fresh.frame("alice", sid).frame_root == response.delivery.frame_root
-        finally:
-            fresh.shutdown()
-    finally:
-        one.shutdown()
-        two.shutdown()

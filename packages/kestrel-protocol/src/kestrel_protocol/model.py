@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Annotated, Any, ClassVar, Final, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
@@ -31,7 +30,6 @@ __all__ = [
     "is_draft",
     "money",
     "ratio",
-    "use_dumper",
 ]
 
 _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?")
@@ -40,19 +38,6 @@ _CENT = Decimal("0.01")
 _DRAFT = "kestrel.draft"
 _PLACEHOLDER_ROOT = "sha256:" + "0" * 64
 _RATIO = Decimal("0.00000001")
-
-Dumper = Callable[[Any], "dict[str, Any] | None"]
-_DUMPERS: Final[list[Dumper]] = []
-
-
-def use_dumper(dumper: Dumper | None) -> None:
-    """Make ``dumper`` :meth:`ProtocolModel.to_json`'s first try (``None``: none again).
-
-    It must give exactly what pydantic's dump gives, or ``None`` to leave an object to
-    pydantic. The compiled Kestrel runtime installs its C dump this way.
-    """
-    _DUMPERS[:] = [] if dumper is None else [dumper]
-
 
 def _check_decimal(text: str) -> str:
     if not _DECIMAL.fullmatch(text):
@@ -126,10 +111,11 @@ class ProtocolModel(BaseModel):
     @model_validator(mode="after")
     def _mark_present_defaults(self) -> Self:
         self._mark_defaults_given()
-        if self.__pydantic_extra__:
+        extra = self.model_extra
+        if extra:
             # Unknown members pass through unchanged, so they must be canonical JSON too
             # (no floats, no unsafe integers): refuse them now, naming the member.
-            for key, value in self.__pydantic_extra__.items():
+            for key, value in extra.items():
                 try:
                     canonical_json(value)
                 except CanonicalizationError as exc:
@@ -138,17 +124,13 @@ class ProtocolModel(BaseModel):
 
     def _mark_defaults_given(self) -> None:
         # A default with a value (``kind``, ``version`` ...) is dumped like a given member.
-        fields_set = self.__pydantic_fields_set__
+        fields_set = self.model_fields_set  # the instance's own set (pydantic's public view)
         for name in type(self).model_fields:
             if name not in fields_set and getattr(self, name) is not None:
                 fields_set.add(name)
 
     def to_json(self) -> dict[str, Any]:
         """The object as plain JSON data, exactly the members it carries."""
-        if _DUMPERS:
-            found = _DUMPERS[0](self)
-            if found is not None:
-                return found
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
     def to_json_text(self) -> str:

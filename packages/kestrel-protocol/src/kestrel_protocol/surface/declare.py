@@ -168,8 +168,8 @@ class Tool:
                     "errors": [{"path": "(arguments)", "message": "not an object"}],
                 },
             )
-        try:  # model_validate's own validator, without its wrapper (every call's path)
-            return self.arguments.__pydantic_validator__.validate_python(arguments)
+        try:
+            return self.arguments.model_validate(arguments)
         except ValidationError as exc:
             raise ArgumentError.of(self.name, exc) from None
 

@@ -2,10 +2,6 @@
 
 Names are imported on first use so that importing one part (say the language) does not
 load the others; ``Runtime`` is the entry point every face uses.
-
-The step path runs compiled when a matching mypyc build is there (:mod:`.native`): its
-directory goes first on this package's ``__path__`` (and its subpackages') before
-anything imports them, and its C dump of protocol objects is installed (:mod:`.dumps`).
 """
 
 from __future__ import annotations
@@ -13,16 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import native
-
-native.activate(__name__, __path__)
-if native.engine() == "compiled":  # its C dump of protocol objects serves every face
-    from .dumps import install
-
-    install()
-
 if TYPE_CHECKING:
     from .ids import operation_id, session_id
+    from .memory import MemoryStore
     from .service import DEFAULT_GRADE_BUDGET, Runtime
     from .sqlite import SqliteStore
     from .stores import open_runtime_store
@@ -30,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_GRADE_BUDGET",
+    "MemoryStore",
     "Runtime",
     "SqliteStore",
     "open_runtime_store",
@@ -41,6 +31,7 @@ __all__ = [
 
 _WHERE = {
     "DEFAULT_GRADE_BUDGET": ".service",
+    "MemoryStore": ".memory",
     "Runtime": ".service",
     "SqliteStore": ".sqlite",
     "open_runtime_store": ".stores",

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import weakref
 from array import array
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Final
 
-from .. import native
 from .orders import LiveOrder
 from .scaled import div_ceil
 
@@ -20,13 +18,7 @@ __all__ = ["first_ge", "first_le", "match_price", "slipped", "trigger_search"]
 _BLOCK = 256
 """Bars per block: a column's blocks have their lowest and highest value remembered."""
 
-Scan = Callable[["array[int]", int, int, int], int]
 Bounds = list["int | None"]
-
-
-_C_FIRST_LE: Final[Scan | None] = native.c_function("engine._scan", "first_le")
-_C_FIRST_GE: Final[Scan | None] = native.c_function("engine._scan", "first_ge")
-"""The compiled runtime's C searches (``engine/_scan.c``), else ``None``."""
 
 _BOUNDS: Final[dict[int, tuple[weakref.ref[array[int]], Bounds, Bounds]]] = {}
 """Per tape column (by ``id``, while it lives): each block's minimum and maximum, found
@@ -52,17 +44,12 @@ def first_le(col: array[int], x: int, start: int, end: int) -> int:
 
     Whole blocks are screened by their remembered minimum, so a resting order far from
     the market costs one comparison per 256 bars once the column's blocks are known
-    (the compiled runtime reads the column in C instead).
     """
-    if _C_FIRST_LE is not None:
-        return _C_FIRST_LE(col, x, start, end)
     return _first(col, x, start, end, below=True)
 
 
 def first_ge(col: array[int], x: int, start: int, end: int) -> int:
     """The first index in ``start..end`` (inclusive) with ``col[i] >= x``, else -1."""
-    if _C_FIRST_GE is not None:
-        return _C_FIRST_GE(col, x, start, end)
     return _first(col, x, start, end, below=False)
 
 

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
 
-from .. import native
 from .scaled import scaled_text
 
-__all__ = ["MODEL_SLOTS", "PriceTexts", "construct", "json_or_null", "quote", "text_root"]
+__all__ = ["PriceTexts", "construct", "json_or_null", "quote", "text_root"]
 
 _ENCODE: Final = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
@@ -45,7 +43,7 @@ memory does not grow with the sessions a process holds."""
 class PriceTexts:
     """``scaled_text(value // unit, places)``, a tape price as the frame shows it, with
     the format made once and recent texts remembered (a frame shows four prices per
-    symbol and bar). A class, not a closure, so a compiled build calls it natively."""
+    symbol and bar)."""
 
     def __init__(self, unit: int, places: int) -> None:
         self._unit = unit
@@ -80,48 +78,12 @@ def text_root(text: str) -> str:
 
 M = TypeVar("M", bound=BaseModel)
 
-# Final: a compiled build keeps these in C statics, not a lookup in the module dict
-_new: Final = object.__new__
-_set_dict: Final = object.__setattr__
-MODEL_SLOTS: Final = tuple(
-    BaseModel.__dict__[name]
-    for name in ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)
-"""pydantic's member descriptors of a model's fields set, extras and private members (the
-C construct sets them, the C dump reads the first two)."""
-_set_fields: Final = MODEL_SLOTS[0].__set__
-_set_extra: Final = MODEL_SLOTS[1].__set__
-_set_private: Final = MODEL_SLOTS[2].__set__
-_NO_EXTRA: Final[dict[str, Any]] = {}
-"""The unknown members of every constructed model: none. One dict shared by all, since a
-frozen model's extras never change (a copy with an update gets a dict of its own)."""
-
-Constructor = Callable[[type[Any], dict[str, Any], set[str], dict[str, Any], tuple[Any, ...]], Any]
-
-
-_C_CONSTRUCT: Final[Constructor | None] = native.c_function("engine._construct", "construct")
-"""The compiled runtime's C ``construct`` (``engine/_construct.c``), else ``None``."""
-
 
 def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:
-    """``cls.model_construct(**members)`` without its per-field bookkeeping.
-
-    ``members`` must hold every field by its Python name (values already in wire form);
-    ``given`` names those that are dumped (default: all). ``given`` may be shared by
-    many objects: pydantic copies a fields set before it changes one. ``cls`` must be
-    frozen (every protocol model is): its empty extras are shared. A frame is rebuilt on
-    every step, and pydantic's generic ``model_construct`` was most of a step's cost.
-    The compiled runtime does the same in C, without a wrapper call per slot.
-    """
-    fields = set(members) if given is None else given
-    if _C_CONSTRUCT is not None:
-        return cast(M, _C_CONSTRUCT(cls, members, fields, _NO_EXTRA, MODEL_SLOTS))
-    obj = _new(cls)
-    _set_dict(obj, "__dict__", members)
-    _set_fields(obj, fields)
-    _set_extra(obj, _NO_EXTRA)
-    _set_private(obj, None)
-    return obj
+    """``cls.model_construct`` of ``members``, which hold every field by its Python name
+    (values already in wire form); ``given`` names those that are dumped (default: all).
+    Nothing is validated: the caller made every member itself."""
+    return cls.model_construct(set(members) if given is None else given, **members)
 
 
 def json_or_null(text: str | None) -> str:

@@ -2,8 +2,15 @@
 
 One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
 the database, with an fsync) run on a background thread with its own connection every
-:data:`CHECKPOINT_EVERY` rows, so that a step never pays for one; SQLite's own
+:data:`CHECKPOINT_EVERY` commits, so that a step never pays for one; SQLite's own
 auto-checkpoint stays on, far higher, as a backstop.
+
+``KESTREL_SQLITE_SYNCHRONOUS`` chooses SQLite's ``synchronous``: ``NORMAL`` (the
+default; in WAL mode a commit is in the WAL file, in the operating system's page cache,
+before it returns: it survives the process being killed, and an operating-system crash
+or power loss may lose the last commits but never corrupts the file), ``FULL`` (each
+commit is also flushed to the disk: power-loss durability, at the cost of a flush per
+step) or ``EXTRA``.
 """
 
 from __future__ import annotations
@@ -14,18 +21,15 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-
-from kestrel_protocol.sqlite_files import use_wal
 
 from .horizons import HORIZONS_SCHEMA
 
 __all__ = [
     "CHECKPOINT_EVERY",
     "SCHEMA_VERSION",
+    "SYNCHRONOUS_ENV",
     "Checkpointer",
-    "Opened",
     "open_database",
     "transaction",
 ]
@@ -39,7 +43,8 @@ CREATE TABLE IF NOT EXISTS artifacts (
     body BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
+    n INTEGER PRIMARY KEY,  -- the order sessions were opened in
+    id TEXT NOT NULL UNIQUE,
     principal TEXT NOT NULL,
     scenario_id TEXT NOT NULL,
     scenario_root TEXT NOT NULL,
@@ -52,15 +57,17 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_by_grade ON sessions (grade_root);
 CREATE TABLE IF NOT EXISTS owners (  -- whose artifact a root is: a session that made it
     root TEXT NOT NULL,
-    session INTEGER NOT NULL,  -- the rowid of the session
+    session TEXT NOT NULL,
     PRIMARY KEY (root, session)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
-    key INTEGER PRIMARY KEY,  -- (rowid of the session << 32) | seq: appends stay in order
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,  -- row 0 holds the opening frame's root
     source TEXT NOT NULL,  -- the submitted source ('' in row 0)
     pentad_root TEXT NOT NULL,  -- '' in row 0
-    frame_root TEXT NOT NULL  -- the frame the submission produced (row 0: the opening one)
-);
+    frame_root TEXT NOT NULL,  -- the frame the submission produced (row 0: the opening one)
+    PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lookahead (
     n INTEGER PRIMARY KEY,  -- the order things were seen in
     session TEXT NOT NULL,
@@ -76,9 +83,11 @@ CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
 ) WITHOUT ROWID;
 """
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
+"""7: the journal keyed (session, seq) as PostgreSQL's is, and no step files (6)."""
 CHECKPOINT_EVERY = 1000
-"""Journal rows (folded step lines) between background checkpoints."""
+"""Commits between background checkpoints."""
+SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
 _BACKSTOP_PAGES = 50_000
 
 
@@ -108,35 +117,15 @@ def transaction(conn: sqlite3.Connection, lock: threading.RLock) -> Iterator[sql
         conn.execute("COMMIT")
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
-    """What opening the file found: its schema version and its step files' token (which
-    names this database's step files, so that a new file at the same path never adopts
-    the steps of one moved aside), and whether steps are synced (``fdatasync``)."""
-
-    schema: str
-    steps_token: str
-    sync: bool
-
-
-def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> Opened:
-    """Set ``conn``'s pragmas and create the schema (if new, ``lock`` held); the caller checks
-    :attr:`Opened.schema` against :data:`SCHEMA_VERSION`.
-
-    ``KESTREL_SQLITE_SYNCHRONOUS`` (``NORMAL``, the default, ``FULL`` or ``EXTRA``)
-    chooses SQLite's ``synchronous``; beyond ``NORMAL``, step lines are synced too.
-    """
-    sync = os.environ.get("KESTREL_SQLITE_SYNCHRONOUS", "NORMAL").upper()
+def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
+    """Set ``conn``'s pragmas and create the schema if the file is new (``lock`` held);
+    the file's schema version, which the caller checks against :data:`SCHEMA_VERSION`."""
+    sync = os.environ.get(SYNCHRONOUS_ENV, "NORMAL").upper()
     if sync not in {"NORMAL", "FULL", "EXTRA"}:
         sync = "NORMAL"
     conn.execute("PRAGMA busy_timeout = 30000")
-    # 4 KiB pages (new files only): a step is a step-file line, not a commit, and a close
-    # inserts every pentad (~300 bytes) as an artifact: 1 KiB pages split every few rows
-    # (a close of a long session cost ~50 us a step with them, ~35 with these)
-    conn.execute("PRAGMA page_size = 4096")
-    use_wal(conn)  # several processes may be opening a new file at once
+    conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA synchronous = {sync}")
-    conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
     with transaction(conn, lock):
         for statement in _statements(_SCHEMA + HORIZONS_SCHEMA):
@@ -145,11 +134,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> Opened:
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
         )
         found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        conn.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('steps', ?)", (os.urandom(8).hex(),)
-        )
-        token = conn.execute("SELECT value FROM meta WHERE key = 'steps'").fetchone()
-    return Opened(str(found[0]), str(token[0]), sync != "NORMAL")
+    return str(found[0])
 
 
 class Checkpointer:

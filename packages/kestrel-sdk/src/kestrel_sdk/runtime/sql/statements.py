@@ -1,0 +1,101 @@
+"""The runtime store's statements, written once for every SQL database (see :mod:`.dialect`).
+
+A session's journal is keyed ``(session, seq)``: row 0 holds the root of its opening
+frame, row ``n`` the ``n``-th accepted submission's source, pentad root and the root of
+the frame it produced; a duplicate ``(session, seq)`` is how two writers racing on one
+session are told apart (the loser's insert fails, and writes nothing). An append reads
+its session's row in the same statement (``{for_share}``), so that no submission lands
+after the close (``{for_update}``) that wrote the session's record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Final
+
+from .dialect import Dialect
+
+__all__ = ["Statements"]
+
+_SESSION_COLUMNS: Final = (
+    "id, principal, scenario_id, scenario_root, label, status, record_root, grade_root"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """Every statement of the runtime store, rendered by :meth:`of` for one dialect."""
+
+    put: str = (
+        "INSERT INTO {artifacts} (root, body) VALUES (?, ?)"
+        " ON CONFLICT (root) DO UPDATE SET body = excluded.body"
+    )
+    own: str = "INSERT INTO {owners} (root, session) VALUES (?, ?) ON CONFLICT DO NOTHING"
+    body: str = "SELECT body FROM {artifacts} WHERE root = ?"
+    owned_body: str = (
+        "SELECT body FROM {artifacts} WHERE root = ? AND EXISTS (SELECT 1 FROM {owners} o"
+        " JOIN {sessions} s ON s.id = o.session WHERE o.root = ? AND s.principal = ?)"
+    )
+    journal_pentad: str = (  # an open session's pentad: its row, and the frame it followed
+        "SELECT j.session, j.seq, j.source, p.frame_root FROM {journal} j"
+        " LEFT JOIN {journal} p ON p.session = j.session AND p.seq = j.seq - 1"
+        " WHERE j.pentad_root = ? AND j.seq > 0 LIMIT 1"
+    )
+    owned_journal_pentad: str = (
+        "SELECT j.session, j.seq, j.source, p.frame_root FROM {journal} j"
+        " LEFT JOIN {journal} p ON p.session = j.session AND p.seq = j.seq - 1"
+        " JOIN {sessions} s ON s.id = j.session"
+        " WHERE j.pentad_root = ? AND j.seq > 0 AND s.principal = ? LIMIT 1"
+    )
+    session: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE id = ?"
+    graded: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE grade_root = ?"
+    owned_graded: str = (
+        f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE grade_root = ? AND principal = ?"
+    )
+    sessions: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} ORDER BY n"
+    sessions_with: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE status = ? ORDER BY n"
+    labels: str = "SELECT label FROM {sessions} WHERE principal = ? AND scenario_root = ?"
+    insert_session: str = (
+        f"INSERT INTO {{sessions}} ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT DO NOTHING"
+    )
+    head: str = (
+        "SELECT s.status, (SELECT max(seq) FROM {journal} WHERE session = s.id)"
+        " FROM {sessions} s WHERE s.id = ?"
+    )
+    append: str = (  # a step: one statement, refused (no row) once the session is closed
+        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"
+        " SELECT id, ?, ?, ?, ? FROM {sessions} WHERE id = ? AND status <> 'closed'{for_share}"
+    )
+    append_row: str = (
+        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"
+        " VALUES (?, ?, ?, ?, ?)"
+    )
+    change_status: str = (  # seq 1 or a stand-down: the status with the row, atomically
+        "UPDATE {sessions} SET status = coalesce(?, status) WHERE id = ? AND status <> 'closed'"
+    )
+    journal: str = (
+        "SELECT seq, source, pentad_root, frame_root FROM {journal}"
+        " WHERE session = ? AND seq >= ? ORDER BY seq"
+    )
+    lock_session: str = "SELECT status FROM {sessions} WHERE id = ?{for_update}"
+    last_seq: str = "SELECT coalesce(max(seq), 0) FROM {journal} WHERE session = ?"
+    close: str = "UPDATE {sessions} SET status = 'closed', record_root = ? WHERE id = ?"
+    set_grade: str = "UPDATE {sessions} SET grade_root = ? WHERE id = ?"
+    note_unsealed: str = (
+        "INSERT INTO {lookahead} (session, seq, bar, what) SELECT ?, 0, 0, 'unsealed'"
+        " WHERE NOT EXISTS (SELECT 1 FROM {lookahead} WHERE session = ? AND what = 'unsealed')"
+    )
+    add_read: str = "INSERT INTO {lookahead} (session, seq, bar, what) VALUES (?, ?, ?, ?)"
+    lookahead: str = "SELECT seq, bar, what FROM {lookahead} WHERE session = ? ORDER BY n"
+    put_operation: str = (
+        "INSERT INTO {operations} (token, principal, session) VALUES (?, ?, ?)"
+        " ON CONFLICT (token) DO NOTHING"
+    )
+    operation: str = "SELECT principal, session FROM {operations} WHERE token = ?"
+
+    @classmethod
+    def of(cls, dialect: Dialect) -> Statements:
+        """Every statement rendered for ``dialect``."""
+        plain = cls()
+        return cls(**{f.name: dialect.render(getattr(plain, f.name)) for f in fields(cls)})

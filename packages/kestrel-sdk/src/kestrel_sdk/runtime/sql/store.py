@@ -1,0 +1,304 @@
+"""The ``RuntimeStore`` port over an SQL database, said once for SQLite and PostgreSQL.
+
+:class:`SqlStore` runs :mod:`.statements` (rendered by the adapter's :mod:`.dialect`) on
+the connections its adapter gives it: :meth:`SqlStore._connection` for a single
+statement, committed on its own (a step), and :meth:`SqlStore._transaction` for several
+committed together (seq 1 with row 0, a stand-down with its status, a close). What it
+derives from the rows it reads is :mod:`..store_rows`'s, as the memory store's is.
+
+Durability: an accepted submission is committed before :meth:`SqlStore.append` returns,
+one statement (one transaction) per step; what survives a crash of the machine rather
+than the process is the database's setting (SQLite: ``synchronous``; PostgreSQL:
+``synchronous_commit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar, Protocol
+
+from kestrel_protocol import canonical_json
+from kestrel_protocol.store import (
+    ArtifactStatus,
+    JournalConflict,
+    JournalEntry,
+    SessionHead,
+    SessionRow,
+)
+
+from ..artifacts import checked_root, verified_artifact
+from ..pentads import stored_pentad_bytes
+from ..store_rows import closing_rows, journal_entries, lookahead_reads
+from .statements import Statements
+
+__all__ = ["Connection", "SqlStore"]
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What both drivers' connections (``sqlite3``, psycopg 3) offer alike."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+
+class SqlStore:
+    """The ``RuntimeStore`` port's logic over SQL; an adapter supplies the connections."""
+
+    sql: ClassVar[Statements]
+    """The statements in the adapter's dialect."""
+    duplicate: ClassVar[tuple[type[Exception], ...]]
+    """What the driver raises on a duplicate key (a taken seq)."""
+
+    @property
+    def location(self) -> str:
+        raise NotImplementedError
+
+    def _connection(self) -> AbstractContextManager[Connection]:
+        """A connection on which each statement commits on its own."""
+        raise NotImplementedError
+
+    def _transaction(self) -> AbstractContextManager[Connection]:
+        """A connection in a transaction, committed when the block ends (rolled back
+        when it raises)."""
+        raise NotImplementedError
+
+    def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run ``statement`` once per row (in the caller's transaction)."""
+        for row in rows:
+            conn.execute(statement, row)
+
+    # -- artifacts ----------------------------------------------------------------------
+
+    def put(self, obj: Mapping[str, Any]) -> str:
+        """Store ``obj``'s canonical bytes under its root; idempotent. An object carrying
+        a ``root`` member that is not the root of its content is refused: the store
+        never holds a lie."""
+        root = checked_root(obj)
+        self.put_raw(root, canonical_json(obj))
+        return root
+
+    def put_raw(self, root: str, body: bytes) -> None:
+        """Store bytes the caller already canonicalised and hashed."""
+        with self._connection() as conn:
+            conn.execute(self.sql.put, (root, body))
+
+    def lookup(
+        self, root: str, principal: str | None = None
+    ) -> tuple[dict[str, Any] | None, ArtifactStatus]:
+        """The stored object and whether it was found intact.
+
+        With ``principal``, only an artifact of one of that principal's sessions is
+        found: another's is ``missing``, by the same queries as a root never stored (so
+        neither the answer nor the path says it exists). An open session's pentad is
+        rebuilt from its journal row. Bytes that do not hash to their root are logged as
+        corrupt and not returned.
+        """
+        sql = self.sql
+        with self._connection() as conn:
+            if principal is None:
+                row = conn.execute(sql.body, (root,)).fetchone()
+            else:
+                row = conn.execute(sql.owned_body, (root, root, principal)).fetchone()
+            if row is not None:
+                body = bytes(row[0])
+            else:  # a pentad of a session not yet closed
+                if principal is None:
+                    found = conn.execute(sql.journal_pentad, (root,)).fetchone()
+                else:
+                    found = conn.execute(sql.owned_journal_pentad, (root, principal)).fetchone()
+                if found is None:
+                    return None, "missing"
+                sid, seq, source, prev = found
+                body = b"" if prev is None else stored_pentad_bytes(sid, seq, prev, source)
+        return verified_artifact(root, body, self.location)
+
+    def get(self, root: str) -> dict[str, Any] | None:
+        """The object verbatim, or ``None`` when absent or corrupt."""
+        return self.lookup(root)[0]
+
+    def has(self, root: str) -> bool:
+        """Whether an intact object is stored under ``root``."""
+        return self.lookup(root)[1] == "ok"
+
+    # -- sessions -----------------------------------------------------------------------
+
+    def session(self, session_id: str) -> SessionRow | None:
+        with self._connection() as conn:
+            row = conn.execute(self.sql.session, (session_id,)).fetchone()
+        return SessionRow(*row) if row is not None else None
+
+    def graded_session(self, grade_root: str, principal: str | None = None) -> SessionRow | None:
+        """The session whose grade is ``grade_root`` (only among ``principal``'s when
+        given; another's is ``None`` by the same query as an unknown root)."""
+        with self._connection() as conn:
+            if principal is None:
+                row = conn.execute(self.sql.graded, (grade_root,)).fetchone()
+            else:
+                row = conn.execute(self.sql.owned_graded, (grade_root, principal)).fetchone()
+        return SessionRow(*row) if row is not None else None
+
+    def sessions(self, status: str | None = None) -> list[SessionRow]:
+        """Every session (with ``status`` when given), in the order they were opened."""
+        with self._connection() as conn:
+            if status is None:
+                rows = conn.execute(self.sql.sessions).fetchall()
+            else:
+                rows = conn.execute(self.sql.sessions_with, (status,)).fetchall()
+        return [SessionRow(*row) for row in rows]
+
+    def labels(self, principal: str, scenario_root: str) -> set[str]:
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.labels, (principal, scenario_root)).fetchall()
+        return {str(row[0]) for row in rows}
+
+    def insert_session(self, row: SessionRow) -> bool:
+        """Insert a new session; ``False`` when its id already exists (a concurrent open)."""
+        values = (
+            row.id,
+            row.principal,
+            row.scenario_id,
+            row.scenario_root,
+            row.label,
+            row.status,
+            row.record_root,
+            row.grade_root,
+        )
+        with self._connection() as conn:
+            return int(conn.execute(self.sql.insert_session, values).rowcount) == 1
+
+    # -- the journal --------------------------------------------------------------------
+
+    def head(self, session_id: str) -> SessionHead | None:
+        """The session's last seq and status; ``None`` when there is no such session."""
+        with self._connection() as conn:
+            row = conn.execute(self.sql.head, (session_id,)).fetchone()
+        return None if row is None else SessionHead(int(row[1] or 0), str(row[0]))
+
+    def append(
+        self,
+        session_id: str,
+        seq: int,
+        source: str,
+        pentad_root: str,
+        frame_root: str,
+        *,
+        prev: str,
+        status: str | None = None,
+    ) -> None:
+        """Persist one accepted submission, committed before this returns.
+
+        ``prev`` (the frame root the submission was applied to) is stored only with
+        seq 1, as row 0; later ones are the previous row's frame root. A taken seq, or a
+        session closed meanwhile, raises ``JournalConflict`` and writes nothing.
+        """
+        try:
+            if seq == 1 or status is not None:
+                row = (session_id, seq, source, pentad_root, frame_root)
+                self._append_with_status(row, prev if seq == 1 else None, status)
+                return
+            with self._connection() as conn:
+                cursor = conn.execute(
+                    self.sql.append, (seq, source, pentad_root, frame_root, session_id)
+                )
+                if cursor.rowcount != 1:
+                    raise JournalConflict(f"session {session_id} is closed or gone")
+        except self.duplicate:
+            raise JournalConflict(f"session {session_id} already has seq {seq}") from None
+
+    def _append_with_status(
+        self, row: tuple[str, int, str, str, str], prev: str | None, status: str | None
+    ) -> None:
+        """Seq 1 (with row 0: ``prev``), or a step that changed the session's status:
+        the row and the status in one transaction."""
+        session_id = row[0]
+        sql = self.sql
+        with self._transaction() as conn:
+            updated = conn.execute(sql.change_status, (status, session_id))
+            if updated.rowcount != 1:
+                raise JournalConflict(f"session {session_id} is closed or gone")
+            if prev is not None:
+                conn.execute(sql.append_row, (session_id, 0, "", "", prev))
+            conn.execute(sql.append_row, row)
+
+    def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
+        """A session's accepted submissions after seq ``after``, in order (each with the
+        frame root it followed)."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.journal, (session_id, after)).fetchall()
+        return journal_entries(rows, after)
+
+    def finish(
+        self,
+        session_id: str,
+        journal: list[JournalEntry],
+        artifacts: Mapping[str, bytes],
+        record_root: str,
+    ) -> None:
+        """Close a session in one transaction: the pentads of ``journal`` (its entries)
+        become artifacts, with ``artifacts`` (record, head frame, blotter), and its
+        status becomes closed (see :func:`..store_rows.closing_rows`). When the journal
+        moved past ``journal`` meanwhile (another process), nothing is written and
+        ``JournalConflict`` is raised."""
+        pentads, owned = closing_rows(session_id, journal, artifacts)
+        expected = journal[-1].seq if journal else 0
+        sql = self.sql
+        with self._transaction() as conn:
+            if conn.execute(sql.lock_session, (session_id,)).fetchone() is None:
+                raise KeyError(f"no session {session_id}")
+            last = conn.execute(sql.last_seq, (session_id,)).fetchone()
+            if last is None or int(last[0]) != expected:
+                raise JournalConflict(f"session {session_id} moved past seq {expected}")
+            self._many(conn, sql.put, [*pentads, *sorted(artifacts.items())])
+            self._many(conn, sql.own, [(root, session_id) for root in owned])
+            conn.execute(sql.close, (record_root, session_id))
+
+    def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
+        """Store a grade and remember it as the session's grade."""
+        with self._transaction() as conn:
+            conn.execute(self.sql.put, (grade_root, body))
+            conn.execute(self.sql.own, (grade_root, session_id))
+            conn.execute(self.sql.set_grade, (grade_root, session_id))
+
+    # -- lookahead ----------------------------------------------------------------------
+
+    def note_unsealed(self, session_id: str) -> None:
+        """Remember (once) that the session was served while its scenario was not sealed."""
+        with self._transaction() as conn:
+            self._lock_lookahead(conn, session_id)
+            conn.execute(self.sql.note_unsealed, (session_id, session_id))
+
+    def _lock_lookahead(self, conn: Connection, session_id: str) -> None:
+        """Serialise notes of one session (nothing to do where a write takes the file)."""
+
+    def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None:
+        """Remember a read that held bars after the session's clock (``bar``) at ``seq``."""
+        with self._connection() as conn:
+            conn.execute(self.sql.add_read, (session_id, seq, bar, what))
+
+    def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]:
+        """Whether the session was ever served unsealed, and its reads (seq, bar, what)
+        in the order they happened."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.lookahead, (session_id,)).fetchall()
+        return lookahead_reads(rows)
+
+    # -- operations ---------------------------------------------------------------------
+
+    def put_operation(self, token: str, principal: str, session_id: str) -> None:
+        """Remember whose and which session's grade ``token`` resumes (idempotent)."""
+        with self._connection() as conn:
+            conn.execute(self.sql.put_operation, (token, principal, session_id))
+
+    def operation(self, token: str) -> tuple[str, str] | None:
+        """The (principal, session id) of an operation token, or ``None``."""
+        with self._connection() as conn:
+            row = conn.execute(self.sql.operation, (token,)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
