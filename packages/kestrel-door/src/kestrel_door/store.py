@@ -4,20 +4,25 @@ The SQLite adapter of the ``DoorRecords`` port (``kestrel_protocol.store``). One
 (``door.db`` beside the runtime's, by default in ``$KESTREL_HOME``; WAL) so that the
 operator's CLI verbs and a running ``serve`` share state without a server process
 between them. The runtime's database is separate: the door's bookkeeping never touches
-runtime semantics. (``postgres.py`` is the adapter for a shared PostgreSQL store.)
+runtime semantics. (``postgres.py`` is the adapter for a shared PostgreSQL store; the
+logic both run is :mod:`.records`'.)
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar, Final
 
 from kestrel_protocol import kestrel_home
-from kestrel_protocol.sqlite_files import connect_private, use_wal
-from kestrel_protocol.store import OFFERS_KEPT, AuditEntry, PaymentOutcome, TokenEntry
+from kestrel_protocol.sql import SQLITE
+
+from .records import Connection, DoorStatements, SqlDoorRecords
 
 __all__ = ["DoorStore"]
 
@@ -61,11 +66,6 @@ CREATE TABLE IF NOT EXISTS vouchers_used (
     used_at TEXT NOT NULL,
     principal TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS signing_keys (  -- the door's Ed25519 keys (attested grades)
-    kid TEXT PRIMARY KEY,
-    private BLOB NOT NULL,  -- the raw 32-byte private key
-    created_at TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS approvals (
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,
@@ -75,20 +75,30 @@ CREATE TABLE IF NOT EXISTS approvals (
 """
 
 
-class DoorStore:
+_STATEMENTS: Final = DoorStatements.of(SQLITE, "")
+
+
+class DoorStore(SqlDoorRecords):
     """``DoorRecords`` over a serialised SQLite connection; every write is its own short
     transaction."""
 
+    sql: ClassVar[DoorStatements] = _STATEMENTS
+
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else kestrel_home() / "door.db"
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.Lock()
-        self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
-        use_wal(self._conn)  # several processes may be opening a new file at once
+        self._conn = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=10.0
+        )
+        self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
+        with contextlib.suppress(OSError):  # e.g. a read-only mount; not fatal
+            os.chmod(self.path, 0o600)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -100,7 +110,7 @@ class DoorStore:
             self._conn.execute("COMMIT")
 
     @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def _connection(self) -> Iterator[Connection]:
         with self._lock:
             yield self._conn
 
@@ -111,158 +121,3 @@ class DoorStore:
     @property
     def location(self) -> str:
         return str(self.path)
-
-    # -- issued tokens ------------------------------------------------------------------
-
-    def add_token(self, row: TokenEntry, digest: bytes) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "INSERT INTO tokens (id, digest, principal, scopes, label, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (row.id, digest, row.principal, row.scopes, row.label, row.created_at),
-            )
-
-    def tokens(self) -> list[TokenEntry]:
-        with self.read() as db:
-            rows = db.execute(
-                "SELECT id, principal, scopes, label, created_at, revoked_at FROM tokens"
-                " ORDER BY created_at, id"
-            ).fetchall()
-        return [TokenEntry(*row) for row in rows]
-
-    def revoke_token(self, token_id: str, at: str) -> bool:
-        with self.transaction() as db:
-            cur = db.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                (at, token_id),
-            )
-            return cur.rowcount > 0
-
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None:
-        with self.read() as db:
-            row = db.execute(
-                "SELECT digest, principal, scopes FROM tokens"
-                " WHERE digest = ? AND revoked_at IS NULL",
-                (digest,),
-            ).fetchone()
-        return None if row is None else (bytes(row[0]), str(row[1]), str(row[2]))
-
-    # -- audit ----------------------------------------------------------------------------
-
-    def add_audit(
-        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
-    ) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "INSERT INTO audit (time, principal, venue, tool, digest, outcome)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (time, principal, venue, tool, digest, outcome),
-            )
-
-    def audit(self, principal: str | None, limit: int) -> list[AuditEntry]:
-        """The newest ``limit`` rows, oldest first, optionally for one principal."""
-        query = "SELECT seq, time, principal, venue, tool, digest, outcome FROM audit"
-        params: tuple[object, ...] = ()
-        if principal is not None:
-            query += " WHERE principal = ?"
-            params = (principal,)
-        query += " ORDER BY seq DESC LIMIT ?"
-        with self.read() as db:
-            found = db.execute(query, (*params, limit)).fetchall()
-        return [AuditEntry(*row) for row in reversed(found)]
-
-    # -- quota, offers, vouchers ----------------------------------------------------------
-
-    def count_open_or_offer(
-        self, principal: str, day: str, quota: int, offer: tuple[str, str, float]
-    ) -> bool:
-        with self.transaction() as db:
-            row = db.execute(
-                "SELECT count FROM opens WHERE principal = ? AND day = ?", (principal, day)
-            ).fetchone()
-            if (0 if row is None else int(row[0])) < quota:
-                _count(db, principal, day)
-                return True
-            db.execute(
-                "INSERT INTO offers (offer_id, principal, scenario, expires_at)"
-                " VALUES (?, ?, ?, ?)",
-                (offer[0], principal, offer[1], offer[2]),
-            )
-            db.execute(  # the principal's most recent offers only: storage stays bounded
-                "DELETE FROM offers WHERE principal = ?1 AND offer_id NOT IN (SELECT offer_id"
-                " FROM offers WHERE principal = ?1 ORDER BY expires_at DESC, rowid DESC"
-                " LIMIT ?2)",
-                (principal, OFFERS_KEPT),
-            )
-            return False
-
-    def pay(
-        self,
-        offer_id: str,
-        principal: str,
-        *,
-        scenario: str,
-        voucher_id: str,
-        now: float,
-        used_at: str,
-        day: str,
-    ) -> PaymentOutcome:
-        with self.transaction() as db:
-            offer = db.execute(
-                "SELECT principal, scenario, expires_at FROM offers WHERE offer_id = ?",
-                (offer_id,),
-            ).fetchone()
-            if offer is None or offer[0] != principal or offer[1] != scenario:
-                return "no-offer"
-            if offer[2] <= now:
-                return "expired"
-            try:
-                db.execute(
-                    "INSERT INTO vouchers_used (voucher_id, used_at, principal) VALUES (?, ?, ?)",
-                    (voucher_id, used_at, principal),
-                )
-            except sqlite3.IntegrityError:
-                return "used"
-            db.execute("DELETE FROM offers WHERE offer_id = ?", (offer_id,))
-            _count(db, principal, day)
-            return "paid"
-
-    # -- approvals ------------------------------------------------------------------------
-
-    def grant_approval(self, principal: str, tool: str, at: str) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO approvals (principal, tool, granted_at) VALUES (?, ?, ?)",
-                (principal, tool, at),
-            )
-
-    def take_approval(self, principal: str, tool: str) -> bool:
-        with self.transaction() as db:
-            cur = db.execute(
-                "DELETE FROM approvals WHERE principal = ? AND tool = ?", (principal, tool)
-            )
-            return cur.rowcount > 0
-
-    # -- signing keys ---------------------------------------------------------------------
-
-    def signing_keys(self) -> list[tuple[str, bytes, str]]:
-        with self.read() as db:
-            rows = db.execute(
-                "SELECT kid, private, created_at FROM signing_keys ORDER BY created_at, kid"
-            ).fetchall()
-        return [(str(kid), bytes(private), str(at)) for kid, private, at in rows]
-
-    def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None:
-        with self.transaction() as db:
-            db.execute(
-                "INSERT INTO signing_keys (kid, private, created_at) VALUES (?, ?, ?)",
-                (kid, private, created_at),
-            )
-
-
-def _count(db: sqlite3.Connection, principal: str, day: str) -> None:
-    db.execute(
-        "INSERT INTO opens (principal, day, count) VALUES (?, ?, 1)"
-        " ON CONFLICT (principal, day) DO UPDATE SET count = count + 1",
-        (principal, day),
-    )

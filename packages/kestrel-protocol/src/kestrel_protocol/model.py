@@ -39,6 +39,7 @@ _DRAFT = "kestrel.draft"
 _PLACEHOLDER_ROOT = "sha256:" + "0" * 64
 _RATIO = Decimal("0.00000001")
 
+
 def _check_decimal(text: str) -> str:
     if not _DECIMAL.fullmatch(text):
         raise ValueError(f'{text!r} is not a decimal string like "101.25"')

@@ -1,4 +1,5 @@
-"""The runtime store's statements, written once for every SQL database (see :mod:`.dialect`).
+"""The runtime store's statements, written once for every SQL database (see
+:mod:`kestrel_protocol.sql`).
 
 A session's journal is keyed ``(session, seq)``: row 0 holds the root of its opening
 frame, row ``n`` the ``n``-th accepted submission's source, pentad root and the root of
@@ -10,10 +11,12 @@ after the close (``{for_update}``) that wrote the session's record.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Final
 
-from .dialect import Dialect
+from kestrel_protocol.sql import render_all
+
+from .dialect import PREFIXES, TABLES, Dialect
 
 __all__ = ["Statements"]
 
@@ -97,5 +100,4 @@ class Statements:
     @classmethod
     def of(cls, dialect: Dialect) -> Statements:
         """Every statement rendered for ``dialect``."""
-        plain = cls()
-        return cls(**{f.name: dialect.render(getattr(plain, f.name)) for f in fields(cls)})
+        return render_all(cls(), dialect, TABLES, PREFIXES[dialect.name])

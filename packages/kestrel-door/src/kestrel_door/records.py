@@ -1,0 +1,198 @@
+"""The ``DoorRecords`` port over an SQL database, said once for SQLite and PostgreSQL.
+
+:class:`DoorStatements` are the door's statements, written once and rendered by a
+:class:`kestrel_protocol.sql.Dialect` with the door's table prefix (none in its own
+SQLite file ``door.db``; ``kestrel_door_`` in a PostgreSQL database shared with the
+runtime). :class:`SqlDoorRecords` is the port's logic; an adapter (:mod:`.store`,
+:mod:`.postgres`) gives it connections. Every method is one transaction; the row locks
+(``{for_update}``) serialise replicas counting the same principal's day or paying the
+same offer (SQLite's ``BEGIN IMMEDIATE`` takes the whole file instead).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, Protocol
+
+from kestrel_protocol.sql import Dialect, render_all
+from kestrel_protocol.store import AuditEntry, PaymentOutcome, TokenEntry
+
+__all__ = ["DOOR_TABLES", "Connection", "DoorStatements", "SqlDoorRecords"]
+
+DOOR_TABLES: Final = ("tokens", "audit", "opens", "offers", "vouchers_used", "approvals")
+
+
+class Connection(Protocol):
+    """What both drivers' connections (``sqlite3``, psycopg 3) offer alike."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DoorStatements:
+    """Every statement of the door's records, rendered by :meth:`of` for one dialect."""
+
+    add_token: str = (
+        "INSERT INTO {tokens} (id, digest, principal, scopes, label, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    tokens: str = (
+        "SELECT id, principal, scopes, label, created_at, revoked_at FROM {tokens}"
+        " ORDER BY created_at, id"
+    )
+    revoke_token: str = "UPDATE {tokens} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+    token_grant: str = (
+        "SELECT digest, principal, scopes FROM {tokens} WHERE digest = ? AND revoked_at IS NULL"
+    )
+    add_audit: str = (
+        "INSERT INTO {audit} (time, principal, venue, tool, digest, outcome)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    audit: str = (
+        "SELECT seq, time, principal, venue, tool, digest, outcome FROM {audit}"
+        " ORDER BY seq DESC LIMIT ?"
+    )
+    audit_of: str = (
+        "SELECT seq, time, principal, venue, tool, digest, outcome FROM {audit}"
+        " WHERE principal = ? ORDER BY seq DESC LIMIT ?"
+    )
+    open_day: str = (  # the day's row, so that the next statement can lock it
+        "INSERT INTO {opens} (principal, day, count) VALUES (?, ?, 0)"
+        " ON CONFLICT (principal, day) DO NOTHING"
+    )
+    opens: str = "SELECT count FROM {opens} WHERE principal = ? AND day = ?{for_update}"
+    count: str = "UPDATE {opens} SET count = count + 1 WHERE principal = ? AND day = ?"
+    add_offer: str = (
+        "INSERT INTO {offers} (offer_id, principal, scenario, expires_at) VALUES (?, ?, ?, ?)"
+    )
+    offer: str = (
+        "SELECT principal, scenario, expires_at FROM {offers} WHERE offer_id = ?{for_update}"
+    )
+    spend: str = (
+        "INSERT INTO {vouchers_used} (voucher_id, used_at, principal) VALUES (?, ?, ?)"
+        " ON CONFLICT (voucher_id) DO NOTHING"
+    )
+    drop_offer: str = "DELETE FROM {offers} WHERE offer_id = ?"
+    grant_approval: str = (
+        "INSERT INTO {approvals} (principal, tool, granted_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (principal, tool) DO UPDATE SET granted_at = excluded.granted_at"
+    )
+    take_approval: str = "DELETE FROM {approvals} WHERE principal = ? AND tool = ?"
+
+    @classmethod
+    def of(cls, dialect: Dialect, prefix: str) -> DoorStatements:
+        """Every statement rendered for ``dialect``, tables named ``prefix`` + name."""
+        return render_all(cls(), dialect, DOOR_TABLES, prefix)
+
+
+class SqlDoorRecords:
+    """The ``DoorRecords`` port's logic over SQL; an adapter supplies the connections."""
+
+    sql: ClassVar[DoorStatements]
+
+    @property
+    def location(self) -> str:
+        raise NotImplementedError
+
+    def _connection(self) -> AbstractContextManager[Connection]:
+        """A connection on which each statement commits on its own."""
+        raise NotImplementedError
+
+    def _transaction(self) -> AbstractContextManager[Connection]:
+        """A connection in a transaction, committed when the block ends."""
+        raise NotImplementedError
+
+    def _audit_transaction(self) -> AbstractContextManager[Connection]:
+        """The transaction an audit row is written in (see the adapters)."""
+        return self._connection()
+
+    # -- issued tokens ------------------------------------------------------------------
+
+    def add_token(self, row: TokenEntry, digest: bytes) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                self.sql.add_token,
+                (row.id, digest, row.principal, row.scopes, row.label, row.created_at),
+            )
+
+    def tokens(self) -> list[TokenEntry]:
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.tokens).fetchall()
+        return [TokenEntry(*row) for row in rows]
+
+    def revoke_token(self, token_id: str, at: str) -> bool:
+        with self._connection() as conn:
+            return int(conn.execute(self.sql.revoke_token, (at, token_id)).rowcount) > 0
+
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None:
+        with self._connection() as conn:
+            row = conn.execute(self.sql.token_grant, (digest,)).fetchone()
+        return None if row is None else (bytes(row[0]), str(row[1]), str(row[2]))
+
+    # -- audit ----------------------------------------------------------------------------
+
+    def add_audit(
+        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
+    ) -> None:
+        with self._audit_transaction() as conn:
+            conn.execute(self.sql.add_audit, (time, principal, venue, tool, digest, outcome))
+
+    def audit(self, principal: str | None, limit: int) -> list[AuditEntry]:
+        """The newest ``limit`` rows, oldest first, optionally for one principal."""
+        with self._connection() as conn:
+            if principal is None:
+                found = conn.execute(self.sql.audit, (limit,)).fetchall()
+            else:
+                found = conn.execute(self.sql.audit_of, (principal, limit)).fetchall()
+        return [AuditEntry(*row) for row in reversed(found)]
+
+    # -- quota, offers, vouchers ----------------------------------------------------------
+
+    def count_open_or_offer(
+        self, principal: str, day: str, quota: int, offer: tuple[str, str, float]
+    ) -> bool:
+        sql = self.sql
+        with self._transaction() as conn:
+            conn.execute(sql.open_day, (principal, day))
+            row = conn.execute(sql.opens, (principal, day)).fetchone()
+            if row is not None and int(row[0]) < quota:
+                conn.execute(sql.count, (principal, day))
+                return True
+            conn.execute(sql.add_offer, (offer[0], principal, offer[1], offer[2]))
+            return False
+
+    def pay(
+        self,
+        offer_id: str,
+        principal: str,
+        *,
+        scenario: str,
+        voucher_id: str,
+        now: float,
+        used_at: str,
+        day: str,
+    ) -> PaymentOutcome:
+        sql = self.sql
+        with self._transaction() as conn:
+            offer = conn.execute(sql.offer, (offer_id,)).fetchone()
+            if offer is None or offer[0] != principal or offer[1] != scenario:
+                return "no-offer"
+            if offer[2] <= now:
+                return "expired"
+            if conn.execute(sql.spend, (voucher_id, used_at, principal)).rowcount != 1:
+                return "used"
+            conn.execute(sql.drop_offer, (offer_id,))
+            conn.execute(sql.open_day, (principal, day))
+            conn.execute(sql.count, (principal, day))
+            return "paid"
+
+    # -- approvals ------------------------------------------------------------------------
+
+    def grant_approval(self, principal: str, tool: str, at: str) -> None:
+        with self._connection() as conn:
+            conn.execute(self.sql.grant_approval, (principal, tool, at))
+
+    def take_approval(self, principal: str, tool: str) -> bool:
+        with self._connection() as conn:
+            return int(conn.execute(self.sql.take_approval, (principal, tool)).rowcount) > 0
