@@ -2,9 +2,10 @@
 ``$KESTREL_STORE`` names (the door's tables sit beside the runtime's).
 
 SQLite: ``door.db`` beside the runtime's file. PostgreSQL: the same database, which
-needs the ``postgres`` extra (psycopg 3 and psycopg_pool). The choosing is :func:`kestrel_protocol.stores.open_store`'s,
-as the runtime's is; this is the door's list. The door keeps no records in memory: its
-tokens are issued and revoked by other processes (``kestrel-door token``).
+needs the ``postgres`` extra (psycopg 3 and psycopg_pool). The choosing is
+:func:`kestrel_protocol.stores.open_store`'s, as the runtime's is; this is the door's
+list. The door keeps no records in memory: its tokens are issued and revoked by other
+processes (``kestrel-door token``).
 """
 
 from __future__ import annotations
