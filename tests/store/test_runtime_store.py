@@ -294,6 +294,9 @@ def test_a_horizon_only_rises_counts_sessions_and_survives_reopening(
     store.close()
     again = open_runtime_store(store_url)
     try:
+        if store_url == "memory:":  # nothing survives a memory store
+            assert again.horizon("alice", "acme-trend") is None
+            return
         assert again.horizon("alice", "acme-trend") == Horizon(2519, "tape acme-trend read", 2)
         assert again.horizon("bob", "acme-trend") == Horizon(7, "session ks_c reached bar 7", 1)
     finally:
@@ -303,7 +306,7 @@ def test_a_horizon_only_rises_counts_sessions_and_survives_reopening(
 def test_a_horizon_raised_elsewhere_is_read_at_once(store: RuntimeStore, store_url: str) -> None:
     """Another process's raise (another connection on the store) is seen by the next
     read, however often the row was read here before (SQLite remembers rows read)."""
-    other = open_runtime_store(store_url)
+    other = _second_writer(store, store_url)
     try:
         store.count_session("alice", "acme-trend")
         for _ in range(3):
@@ -313,4 +316,5 @@ def test_a_horizon_raised_elsewhere_is_read_at_once(store: RuntimeStore, store_u
         assert other.count_session("alice", "acme-trend") == 2
         assert store.horizon("alice", "acme-trend") == Horizon(12, "session ks_b reached bar 12", 2)
     finally:
-        other.close()
+        if other is not store:
+            other.close()

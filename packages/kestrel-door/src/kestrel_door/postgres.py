@@ -77,6 +77,12 @@ _SCHEMA = [
     )""",
 ]
 
+_KEYS = """CREATE TABLE IF NOT EXISTS kestrel_door_signing_keys (  -- attested grades
+    kid TEXT PRIMARY KEY,
+    private BYTEA NOT NULL,  -- the raw 32-byte Ed25519 private key
+    created_at TEXT NOT NULL
+)"""
+
 _STATEMENTS: Final = DoorStatements.of(POSTGRES, "kestrel_door_")
 
 
@@ -119,6 +125,7 @@ class PostgresDoorStore(SqlDoorRecords):
             if done is None or done[0] is None:
                 for statement in _SCHEMA:
                     conn.execute(statement)
+            conn.execute(_KEYS)  # also on a database made before keys were kept
             conn.execute(
                 "INSERT INTO kestrel_meta (key, value) VALUES ('door', %s)"
                 " ON CONFLICT (key) DO NOTHING",

@@ -20,7 +20,15 @@ from kestrel_protocol.store import AuditEntry, PaymentOutcome, TokenEntry
 
 __all__ = ["DOOR_TABLES", "Connection", "DoorStatements", "SqlDoorRecords"]
 
-DOOR_TABLES: Final = ("tokens", "audit", "opens", "offers", "vouchers_used", "approvals")
+DOOR_TABLES: Final = (
+    "tokens",
+    "audit",
+    "opens",
+    "offers",
+    "vouchers_used",
+    "approvals",
+    "signing_keys",
+)
 
 
 class Connection(Protocol):
@@ -79,6 +87,10 @@ class DoorStatements:
         " ON CONFLICT (principal, tool) DO UPDATE SET granted_at = excluded.granted_at"
     )
     take_approval: str = "DELETE FROM {approvals} WHERE principal = ? AND tool = ?"
+    signing_keys: str = (
+        "SELECT kid, private, created_at FROM {signing_keys} ORDER BY created_at, kid"
+    )
+    add_signing_key: str = "INSERT INTO {signing_keys} (kid, private, created_at) VALUES (?, ?, ?)"
 
     @classmethod
     def of(cls, dialect: Dialect, prefix: str) -> DoorStatements:
@@ -196,3 +208,14 @@ class SqlDoorRecords:
     def take_approval(self, principal: str, tool: str) -> bool:
         with self._connection() as conn:
             return int(conn.execute(self.sql.take_approval, (principal, tool)).rowcount) > 0
+
+    # -- signing keys: (kid, Ed25519 private key, created at), oldest first ----------------
+
+    def signing_keys(self) -> list[tuple[str, bytes, str]]:
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.signing_keys).fetchall()
+        return [(str(kid), bytes(private), str(at)) for kid, private, at in rows]
+
+    def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None:
+        with self._connection() as conn:
+            conn.execute(self.sql.add_signing_key, (kid, private, created_at))

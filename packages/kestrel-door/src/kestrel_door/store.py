@@ -66,6 +66,11 @@ CREATE TABLE IF NOT EXISTS vouchers_used (
     used_at TEXT NOT NULL,
     principal TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS signing_keys (  -- the door's Ed25519 keys (attested grades)
+    kid TEXT PRIMARY KEY,
+    private BLOB NOT NULL,  -- the raw 32-byte private key
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS approvals (
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,

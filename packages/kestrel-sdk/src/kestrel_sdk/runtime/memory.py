@@ -27,6 +27,7 @@ from kestrel_protocol import canonical_json
 from kestrel_protocol.store import (
     MEMORY_URL,
     ArtifactStatus,
+    Horizon,
     JournalConflict,
     JournalEntry,
     SessionHead,
@@ -62,6 +63,7 @@ class MemoryStore:
         self._owners: dict[str, set[str]] = {}  # root -> the sessions that made it
         self._pentads: dict[str, tuple[str, int]] = {}  # journal pentad root -> (session, seq)
         self._graded: dict[str, str] = {}  # grade root -> session
+        self._horizons: dict[tuple[str, str], Horizon] = {}  # (principal, scenario) -> it
         self._operations: dict[str, tuple[str, str]] = {}
 
     def close(self) -> None:
@@ -70,6 +72,7 @@ class MemoryStore:
             for table in (self._sessions, self._artifacts, self._owners, self._pentads):
                 table.clear()
             self._graded.clear()
+            self._horizons.clear()
             self._operations.clear()
 
     # -- artifacts ------------------------------------------------------------------------
@@ -253,6 +256,30 @@ class MemoryStore:
             found = self._sessions.get(session_id)
             reads = [] if found is None else list(found.reads)
         return lookahead_reads(reads)
+
+    # -- horizons -------------------------------------------------------------------------
+
+    def horizon(self, principal: str, scenario_id: str) -> Horizon | None:
+        with self._lock:
+            return self._horizons.get((principal, scenario_id))
+
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        """Raise the horizon to ``bar`` (shown by ``what``); a lower bar changes nothing."""
+        with self._lock:
+            key = (principal, scenario_id)
+            found = self._horizons.get(key)
+            if found is None:
+                self._horizons[key] = Horizon(bar, what, 0)
+            elif bar > found.bar:
+                self._horizons[key] = Horizon(bar, what, found.sessions)
+
+    def count_session(self, principal: str, scenario_id: str) -> int:
+        """Count one more session of the principal on the scenario; how many now."""
+        with self._lock:
+            key = (principal, scenario_id)
+            found = self._horizons.get(key, Horizon(-1, "", 0))
+            self._horizons[key] = replace(found, sessions=found.sessions + 1)
+            return found.sessions + 1
 
     # -- operations -----------------------------------------------------------------------
 

@@ -77,6 +77,14 @@ _SCHEMA = [
         what TEXT NOT NULL  -- 'unsealed' or the read
     )""",
     "CREATE INDEX IF NOT EXISTS kestrel_lookahead_session ON kestrel_lookahead (session, n)",
+    """CREATE TABLE IF NOT EXISTS kestrel_horizons (  -- per (principal, scenario)
+        principal TEXT NOT NULL,
+        scenario TEXT NOT NULL,
+        bar INTEGER NOT NULL,  -- the furthest bar shown (-1: none yet)
+        what TEXT NOT NULL,  -- what showed it
+        sessions INTEGER NOT NULL,  -- sessions the principal opened on the scenario
+        PRIMARY KEY (principal, scenario)
+    )""",
     """CREATE TABLE IF NOT EXISTS kestrel_operations (
         token TEXT PRIMARY KEY,
         principal TEXT NOT NULL,

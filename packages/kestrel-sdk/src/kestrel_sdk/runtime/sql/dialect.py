@@ -14,7 +14,16 @@ from kestrel_protocol.sql import POSTGRES, SQLITE, Dialect
 
 __all__ = ["POSTGRES", "PREFIXES", "SQLITE", "TABLES", "Dialect"]
 
-TABLES: Final = ("meta", "artifacts", "sessions", "owners", "journal", "lookahead", "operations")
+TABLES: Final = (
+    "meta",
+    "artifacts",
+    "sessions",
+    "owners",
+    "journal",
+    "lookahead",
+    "horizons",
+    "operations",
+)
 """The runtime's tables, by their unprefixed names."""
 PREFIXES: Final = {SQLITE.name: "", POSTGRES.name: "kestrel_"}
 """Each database's prefix of the runtime's table names."""

@@ -91,6 +91,17 @@ class Statements:
     )
     add_read: str = "INSERT INTO {lookahead} (session, seq, bar, what) VALUES (?, ?, ?, ?)"
     lookahead: str = "SELECT seq, bar, what FROM {lookahead} WHERE session = ? ORDER BY n"
+    horizon: str = "SELECT bar, what, sessions FROM {horizons} WHERE principal = ? AND scenario = ?"
+    raise_horizon: str = (  # only ever further
+        "INSERT INTO {horizons} (principal, scenario, bar, what, sessions) VALUES (?, ?, ?, ?, 0)"
+        " ON CONFLICT (principal, scenario) DO UPDATE SET bar = excluded.bar, what = excluded.what"
+        " WHERE excluded.bar > {horizons}.bar"
+    )
+    count_session: str = (
+        "INSERT INTO {horizons} (principal, scenario, bar, what, sessions) VALUES (?, ?, -1, '', 1)"
+        " ON CONFLICT (principal, scenario) DO UPDATE SET sessions = {horizons}.sessions + 1"
+        " RETURNING sessions"
+    )
     put_operation: str = (
         "INSERT INTO {operations} (token, principal, session) VALUES (?, ?, ?)"
         " ON CONFLICT (token) DO NOTHING"

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Protocol
 from kestrel_protocol import canonical_json
 from kestrel_protocol.store import (
     ArtifactStatus,
+    Horizon,
     JournalConflict,
     JournalEntry,
     SessionHead,
@@ -289,6 +290,24 @@ class SqlStore:
         with self._connection() as conn:
             rows = conn.execute(self.sql.lookahead, (session_id,)).fetchall()
         return lookahead_reads(rows)
+
+    # -- horizons: per (principal, scenario), the furthest bar shown (one row, O(1)) ------
+
+    def horizon(self, principal: str, scenario_id: str) -> Horizon | None:
+        with self._connection() as conn:
+            row = conn.execute(self.sql.horizon, (principal, scenario_id)).fetchone()
+        return None if row is None else Horizon(int(row[0]), str(row[1]), int(row[2]))
+
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        """Raise the horizon to ``bar`` (shown by ``what``); a lower bar changes nothing."""
+        with self._connection() as conn:
+            conn.execute(self.sql.raise_horizon, (principal, scenario_id, bar, what))
+
+    def count_session(self, principal: str, scenario_id: str) -> int:
+        """Count one more session of the principal on the scenario; how many now."""
+        with self._transaction() as conn:
+            rows = conn.execute(self.sql.count_session, (principal, scenario_id)).fetchall()
+        return int(rows[0][0])
 
     # -- operations ---------------------------------------------------------------------
 

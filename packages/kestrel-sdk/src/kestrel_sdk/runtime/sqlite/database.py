@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .horizons import HORIZONS_SCHEMA
-
 __all__ = [
     "CHECKPOINT_EVERY",
     "SCHEMA_VERSION",
@@ -76,6 +74,14 @@ CREATE TABLE IF NOT EXISTS lookahead (
     what TEXT NOT NULL  -- 'unsealed' (served while its scenario was not sealed) or the read
 );
 CREATE INDEX IF NOT EXISTS lookahead_session ON lookahead (session, n);
+CREATE TABLE IF NOT EXISTS horizons (  -- per (principal, scenario): the furthest bar shown
+    principal TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    bar INTEGER NOT NULL,  -- -1 until a bar is shown
+    what TEXT NOT NULL,  -- what showed it
+    sessions INTEGER NOT NULL,  -- sessions the principal opened on the scenario
+    PRIMARY KEY (principal, scenario)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
     token TEXT PRIMARY KEY,
     principal TEXT NOT NULL,
@@ -128,7 +134,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
     conn.execute(f"PRAGMA synchronous = {sync}")
     conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
     with transaction(conn, lock):
-        for statement in _statements(_SCHEMA + HORIZONS_SCHEMA):
+        for statement in _statements(_SCHEMA):
             conn.execute(statement)
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
