@@ -16,6 +16,12 @@ from typing import Any, ClassVar, Final
 import psycopg
 import psycopg_pool
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.outage import (
+    POOL_WAIT_S,
+    RECONNECT_WINDOW_S,
+    driver_reason,
+    store_unavailable,
+)
 from kestrel_protocol.sql import POSTGRES
 from kestrel_protocol.store import StoreLocation
 
@@ -92,6 +98,7 @@ class PostgresDoorStore(SqlDoorRecords):
     sql: ClassVar[DoorStatements] = _STATEMENTS
 
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
+        self._dsn = dsn
         self._location = str(StoreLocation("postgresql", dsn=dsn))
         self._pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
             dsn,
@@ -100,22 +107,22 @@ class PostgresDoorStore(SqlDoorRecords):
             kwargs={"autocommit": True},
             open=False,
             name="kestrel-door",
-            timeout=30.0,
+            timeout=POOL_WAIT_S,
+            reconnect_timeout=RECONNECT_WINDOW_S,
+            check=psycopg_pool.ConnectionPool.check_connection,  # see the runtime's pool
         )
         try:
             psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
             self._pool.open(wait=True, timeout=30.0)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             self._pool.close()
-            raise self._unavailable(exc) from None
+            raise KestrelError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"the store {self._location} is unavailable: {driver_reason(exc, dsn)}",
+            ) from None
         with self._connection() as conn:
             assert isinstance(conn, psycopg.Connection)
             self._create_schema(conn)
-
-    def _unavailable(self, exc: Exception) -> KestrelError:
-        return KestrelError(
-            RefusalCode.BACKEND_UNAVAILABLE, f"the store {self._location} is unavailable: {exc}"
-        )
 
     @staticmethod
     def _create_schema(conn: psycopg.Connection[Any]) -> None:
@@ -145,7 +152,7 @@ class PostgresDoorStore(SqlDoorRecords):
             with self._pool.connection() as conn:
                 yield conn
         except psycopg.OperationalError as exc:
-            raise self._unavailable(exc) from None
+            raise store_unavailable(self._dsn, exc) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:

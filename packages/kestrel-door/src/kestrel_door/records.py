@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol
 
 from kestrel_protocol.sql import Dialect, render_all
-from kestrel_protocol.store import AuditEntry, PaymentOutcome, TokenEntry
+from kestrel_protocol.store import OFFERS_KEPT, AuditEntry, PaymentOutcome, TokenEntry
 
 __all__ = ["DOOR_TABLES", "Connection", "DoorStatements", "SqlDoorRecords"]
 
@@ -82,6 +82,10 @@ class DoorStatements:
         " ON CONFLICT (voucher_id) DO NOTHING"
     )
     drop_offer: str = "DELETE FROM {offers} WHERE offer_id = ?"
+    trim_offers: str = (  # the principal's most recent offers only: storage stays bounded
+        "DELETE FROM {offers} WHERE principal = ? AND offer_id NOT IN (SELECT offer_id"
+        " FROM {offers} WHERE principal = ? ORDER BY expires_at DESC, offer_id DESC LIMIT ?)"
+    )
     grant_approval: str = (
         "INSERT INTO {approvals} (principal, tool, granted_at) VALUES (?, ?, ?)"
         " ON CONFLICT (principal, tool) DO UPDATE SET granted_at = excluded.granted_at"
@@ -172,6 +176,7 @@ class SqlDoorRecords:
                 conn.execute(sql.count, (principal, day))
                 return True
             conn.execute(sql.add_offer, (offer[0], principal, offer[1], offer[2]))
+            conn.execute(sql.trim_offers, (principal, principal, OFFERS_KEPT))
             return False
 
     def pay(

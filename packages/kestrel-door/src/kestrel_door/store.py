@@ -10,9 +10,6 @@ logic both run is :mod:`.records`'.)
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +18,7 @@ from typing import ClassVar, Final
 
 from kestrel_protocol import kestrel_home
 from kestrel_protocol.sql import SQLITE
+from kestrel_protocol.sqlite_files import connect_private, use_wal
 
 from .records import Connection, DoorStatements, SqlDoorRecords
 
@@ -91,16 +89,11 @@ class DoorStore(SqlDoorRecords):
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else kestrel_home() / "door.db"
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            self.path, check_same_thread=False, isolation_level=None, timeout=10.0
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
+        use_wal(self._conn)  # several processes may be opening a new file at once
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
-        with contextlib.suppress(OSError):  # e.g. a read-only mount; not fatal
-            os.chmod(self.path, 0o600)
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:

@@ -29,8 +29,8 @@ from .home import kestrel_home
 from .redact import redact_store_url, unencoded_in_password
 
 __all__ = [
-    "OFFERS_KEPT",
     "MEMORY_URL",
+    "OFFERS_KEPT",
     "STORE_ENV",
     "ArtifactStatus",
     "AuditEntry",

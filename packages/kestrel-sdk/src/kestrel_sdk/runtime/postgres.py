@@ -28,6 +28,12 @@ from typing import Any, ClassVar, Final
 import psycopg
 import psycopg_pool
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.outage import (
+    POOL_WAIT_S,
+    RECONNECT_WINDOW_S,
+    driver_reason,
+    store_unavailable,
+)
 from kestrel_protocol.store import StoreLocation
 
 from .sql import POSTGRES, Connection, SqlStore, Statements
@@ -126,7 +132,11 @@ def open_pool(dsn: str, size: int, name: str) -> psycopg_pool.ConnectionPool[Any
         kwargs={"autocommit": True},
         open=False,
         name=name,
-        timeout=30.0,
+        timeout=POOL_WAIT_S,
+        reconnect_timeout=RECONNECT_WINDOW_S,
+        # a connection broken by a server restart is replaced, not handed out (and the
+        # pool reconnects by itself when the server returns)
+        check=psycopg_pool.ConnectionPool.check_connection,
     )
     try:
         psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
@@ -135,7 +145,8 @@ def open_pool(dsn: str, size: int, name: str) -> psycopg_pool.ConnectionPool[Any
         pool.close()
         raise KestrelError(
             RefusalCode.BACKEND_UNAVAILABLE,
-            f"the store {StoreLocation('postgresql', dsn=dsn)} is unavailable: {exc}",
+            f"the store {StoreLocation('postgresql', dsn=dsn)} is unavailable: "
+            f"{driver_reason(exc, dsn)}",
         ) from None
     return pool
 
@@ -149,6 +160,7 @@ class PostgresStore(SqlStore):
 
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
         self._location = str(StoreLocation("postgresql", dsn=dsn))
+        self._dsn = dsn
         self._pool = open_pool(dsn, pool_size, "kestrel-runtime")
         with self._connection() as conn:
             assert isinstance(conn, psycopg.Connection)
@@ -168,10 +180,7 @@ class PostgresStore(SqlStore):
             with self._pool.connection() as conn:
                 yield conn
         except psycopg.OperationalError as exc:  # server gone, pool exhausted ...
-            raise KestrelError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                f"the store {self._location} is unavailable: {exc}",
-            ) from None
+            raise store_unavailable(self._dsn, exc) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:

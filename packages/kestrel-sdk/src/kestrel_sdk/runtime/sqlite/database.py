@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kestrel_protocol.sqlite_files import use_wal
+
 __all__ = [
     "CHECKPOINT_EVERY",
     "SCHEMA_VERSION",
@@ -130,7 +132,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
     if sync not in {"NORMAL", "FULL", "EXTRA"}:
         sync = "NORMAL"
     conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute("PRAGMA journal_mode = WAL")
+    use_wal(conn)  # several processes may be opening a new file at once
     conn.execute(f"PRAGMA synchronous = {sync}")
     conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
     with transaction(conn, lock):

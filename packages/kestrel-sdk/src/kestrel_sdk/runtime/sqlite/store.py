@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from kestrel_protocol import KestrelError, RefusalCode, kestrel_home
+from kestrel_protocol.sqlite_files import connect_private
 
 from ..sql import SQLITE, Connection, SqlStore, Statements
 from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database, transaction
@@ -53,13 +54,9 @@ class SqliteStore(SqlStore):
         self._lock = threading.RLock()
         self._uses = 0  # statements since the last checkpoint was asked for
         self._checkpointer = Checkpointer(self.path)
-        self._conn = sqlite3.connect(
-            self.path,
-            isolation_level=None,  # autocommit: a step's one statement is its transaction
-            check_same_thread=False,
-            timeout=30.0,
-            cached_statements=len(Statements.__slots__) + 16,
-        )
+        # 0600, created before SQLite opens it; autocommit: a step's one statement is its
+        # transaction; statements prepared once (the statement cache holds them all)
+        self._conn = connect_private(self.path)
         schema = open_database(self._conn, self._lock)
         if schema != SCHEMA_VERSION:
             self.close()
