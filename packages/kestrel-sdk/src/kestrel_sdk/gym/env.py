@@ -1,75 +1,85 @@
-"""``TradingEnv``: a Gymnasium environment over any catalog scenario and either transport.
+"""``TradingEnv``: a Gymnasium environment over any catalog scenario, in process or remote.
 
-One episode is one Kestrel session; ``step`` submits the action's order and
-``advance 1``. ``terminated`` means the session stood down (its drawdown limit, or a
-``stand down``), ``truncated`` that the tape ended; either way the env closes and grades
-the session, and the grade is in that step's ``info["grade"]`` and on ``env.grades``,
-its proof (``kestrel.proof``: the grade with everything needed to re-verify it) in
-``info["proof"]`` and on ``env.proofs``. A proof outlives the env's private home:
-``kestrel verify`` checks its file on any machine with an empty home, from the shipped
+One episode is one Kestrel session; ``step`` checks the action against the action space
+(``gymnasium.error.InvalidAction`` otherwise, and nothing is submitted), then submits the
+action's order and ``advance 1``. ``terminated`` means the session stood down (its
+drawdown limit, or a ``stand down``), ``truncated`` that the tape ended; either way the
+env closes and grades the session, and the grade is in that step's ``info["grade"]``
+and on ``env.grades``, its proof (``kestrel.proof``: the grade with everything needed to
+re-verify it) in ``info["proof"]`` and on ``env.proofs``. ``proof.write(path)`` saves it;
+``kestrel verify`` checks the file on any machine with an empty home, from the shipped
 catalog, or from the tape the proof embeds with ``embed_tape=True`` (needed for a user
-scenario the verifier does not have).
+scenario the verifier does not have). ``grade=False`` skips grading (a training loop
+that needs no proofs): a finished session is then only closed.
 
 Sessions are deterministic: their id, every frame root and the grade follow from the
 scenario, the session label and the actions. So ``reset(seed=S)`` opens the session
 labelled ``seed-S`` and each later ``reset()`` ``seed-S.1``, ``seed-S.2``, ...; the same
-seed and actions give the same roots and grades on any machine. (Never seeded: the
-runtime's next unused label; ``options={"label": ...}`` names one.) A label can be
-played once per store, so by default the env keeps its sessions in a private temporary
-home, a fresh one at every seeded reset and all removed by ``close()``; pass ``home=``
-(or a ``transport``) to keep them, where replaying a finished seed is refused.
+seed and actions give the same roots and grades on any machine. A vector env seeds its
+sub-env ``i`` with ``S + i``, so each sub-env is the session a single env seeded ``S + i``
+would be. (Never seeded: ``1``, ``2``, ... in the env's own store, the runtime's next
+unused label in a kept one; ``options={"label": ...}`` names one.)
 
-The SDK is async; the env owns a private event loop (an anyio blocking portal on its
-own thread) for its SDK, started in ``__init__`` and stopped in ``close()``.
+By default the env runs the runtime in this process and calls it synchronously (no event
+loop, no thread), on a private store renewed at every reset: a store holds one episode,
+whose proof outlives it. ``home=`` or ``store=`` keep the sessions instead (a label can
+be played once per store: replaying a finished seed there is refused), and
+``transport=`` reaches any transport (a door, say) through the SDK on an event loop of
+its own (:mod:`.backends`). An env that is never closed releases all of it when it is
+garbage-collected or at interpreter exit: its process exits as if it had been closed.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import weakref
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import anyio
 import gymnasium
 import numpy as np
-from anyio.from_thread import start_blocking_portal
 from kestrel_protocol import GradeResult, Proof, SessionFrame
 from kestrel_protocol.ports import Transport
 from numpy.typing import NDArray
 
-from ..client import KestrelSdk, KestrelSession, create_sdk
 from ..render import render_frame
-from ..transports import local_transport
-from .spaces import Account, ActionKind, ActionMapping, BarHistory, observation, observation_space
+from .backends import Backend, InProcess, OverTransport
+from .spaces import Account, ActionKind, ActionMapping, BarHistory
 
 __all__ = ["TradingEnv"]
 
+ABANDON = 'stand down "episode abandoned"\n'
+
 
 def _account(frame: SessionFrame, symbol: str) -> Account:
-    position = next((item.qty for item in frame.positions if item.symbol == symbol), 0)
+    position = 0
+    for item in frame.positions:
+        if item.symbol == symbol:
+            position = item.qty
+            break
+    account = frame.account
     return Account(
         position=position,
         mark=Decimal(frame.marks[symbol]),
-        cash=Decimal(frame.account.cash),
-        equity=Decimal(frame.account.equity),
+        cash=Decimal(account.cash),
+        equity=Decimal(account.equity),
     )
 
 
 class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
     """Trade one symbol of a Kestrel scenario, one bar per step (spaces: ``.spaces``).
 
-    ``transport`` is a zero-argument factory of the transport (called on the env's own
-    event loop), e.g. ``lambda: remote_transport(base_url=url)``; by default the local
-    runtime in ``home`` with ``catalog_paths`` (``KESTREL_HOME``/``KESTREL_CATALOG_PATH``
-    when ``None``). ``symbol`` defaults to the scenario's first instrument.
-    ``embed_tape`` carries the scenario and its tape in every episode's proof.
+    ``symbol`` defaults to the scenario's first instrument. The runtime runs in this
+    process over ``catalog_paths`` (``KESTREL_CATALOG_PATH`` when ``None``) and a private
+    store, or the store ``store`` names (as ``local_transport`` takes it) in ``home``;
+    ``transport`` is a zero-argument factory of any transport instead (called on the
+    env's own event loop), e.g. ``lambda: remote_transport(base_url=url)``.
+    ``embed_tape`` carries the scenario and its tape in every episode's proof;
+    ``grade=False`` grades and proves no episode.
     """
 
-    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium's declared shape
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's shape
 
     def __init__(
         self,
@@ -81,49 +91,57 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         exposure: float = 0.95,
         transport: Callable[[], Transport] | None = None,
         home: str | Path | None = None,
+        store: str | None = None,
         catalog_paths: Sequence[str | Path] | None = None,
         render_mode: str | None = None,
         embed_tape: bool = False,
+        grade: bool = True,
     ) -> None:
         if action not in ("discrete", "continuous"):
             raise ValueError(f"action must be 'discrete' or 'continuous', not {action!r}")
-        if window < 1:
-            raise ValueError(f"window must be at least 1, not {window}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a whole number of bars, at least 1, not {window!r}")
         if not 0 < exposure <= 1:
             raise ValueError(f"exposure must be in (0, 1], not {exposure}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        if transport is not None and (home, store, catalog_paths) != (None, None, None):
+            raise ValueError(
+                "pass a transport, or home/store/catalog_paths for the runtime in this "
+                "process, not both (the transport's runtime has its own)"
+            )
         self.render_mode = render_mode
         self.scenario_id = scenario
         self.window = window
         self.grades: list[GradeResult] = []
         self.proofs: list[Proof] = []
         self._embed_tape = embed_tape
-        self._stack = ExitStack()
-        self._portal = self._stack.enter_context(start_blocking_portal())
-        self._private = transport is None and home is None
-        self._homes: list[Path] = []
-        self._stack.callback(self._remove_homes)
-        self._make = transport or (
-            lambda: local_transport(
-                home=self._homes[-1] if self._private else home, catalog_paths=catalog_paths
-            )
+        self._grade = grade
+        self._session: str | None = None
+        self._frame: SessionFrame | None = None
+        self._closed = False
+        self._seed: int | None = None
+        self._episode = 0  # episodes since the last seeded reset
+        backend: Backend = (
+            OverTransport(transport)
+            if transport is not None
+            else InProcess(home, catalog_paths, store)
         )
-        self._sdk: KestrelSdk | None = None
-        self._stack.callback(self._disconnect)
+        self._backend = backend
+        # Holds the backend, never the env: runs when the env is collected or at exit.
+        self._finalizer = weakref.finalize(self, backend.close)
         try:
-            sdk = self._connect()
-            described = self._portal.call(sdk.scenario, scenario)
-            tape = self._portal.call(sdk.tape, scenario)
+            described = backend.scenario(scenario)
+            instruments = {item.symbol: item for item in described.instruments}
+            self.symbol = symbol or described.instruments[0].symbol
+            if self.symbol not in instruments:
+                raise ValueError(
+                    f"{scenario} has no symbol {self.symbol} ({', '.join(instruments)})"
+                )
+            self._history = BarHistory(backend.tape(scenario), self.symbol, window)
         except BaseException:
-            self._stack.close()
+            self._finalizer()
             raise
-        instruments = {item.symbol: item for item in described.instruments}
-        self.symbol = symbol or described.instruments[0].symbol
-        if self.symbol not in instruments:
-            self._stack.close()
-            raise ValueError(f"{scenario} has no symbol {self.symbol} ({', '.join(instruments)})")
-        self._history = BarHistory(tape, self.symbol)
         self._mapping = ActionMapping(
             kind=action,
             shortable=described.account.shortable,
@@ -132,42 +150,25 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             exposure=exposure,
         )
         self.action_space = self._mapping.space()
-        self.observation_space = observation_space(window)
+        self.observation_space = self._history.space
         self._start_equity = Decimal(described.account.cash)
-        self._session: KestrelSession | None = None
-        self._frame: SessionFrame | None = None
-        self._closed = False
-        self._seed: int | None = None
-        self._episode = 0  # episodes since the last seeded reset
-
-    # --- the store ----------------------------------------------------------------
-
-    def _connect(self) -> KestrelSdk:
-        if self._private:
-            self._homes.append(Path(tempfile.mkdtemp(prefix="kestrel-gym-")))
-        sdk: KestrelSdk = self._portal.call(lambda: create_sdk(self._make()))
-        self._sdk = sdk
-        return sdk
-
-    def _disconnect(self) -> None:
-        if self._sdk is not None:
-            sdk, self._sdk = self._sdk, None
-            self._portal.call(sdk.aclose)
-
-    def _remove_homes(self) -> None:
-        for home in self._homes:
-            shutil.rmtree(home, ignore_errors=True)
+        self._account = Account(0, Decimal(0), self._start_equity, self._start_equity)
+        self._orders: dict[int, str] = {0: "advance 1\n"}
 
     # --- the episode ---------------------------------------------------------------
 
     @property
     def session_id(self) -> str | None:
         """The current episode's session (``None`` before the first reset)."""
-        return self._session.id if self._session is not None else None
+        return self._session
+
+    @property
+    def frame(self) -> SessionFrame | None:
+        """The current episode's latest frame (``None`` before the first reset)."""
+        return self._frame
 
     def _observe(self, frame: SessionFrame) -> NDArray[np.float32]:
-        account = _account(frame, self.symbol)
-        return observation(self._history, frame.clock.bar, self.window, account, self._start_equity)
+        return self._history.observation(frame.clock.bar, self._account, self._start_equity)
 
     def _info(self, frame: SessionFrame, frame_root: str) -> dict[str, Any]:
         return {
@@ -175,8 +176,8 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             "frame_root": frame_root,
             "bar": frame.clock.bar,
             "time": frame.clock.time,
-            "equity": float(frame.account.equity),
-            "position": _account(frame, self.symbol).position,
+            "equity": float(self._account.equity),
+            "position": self._account.position,
         }
 
     def reset(
@@ -186,72 +187,76 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         super().reset(seed=seed)
         self._require_open()
         if self._session is not None:
-            self._portal.call(self._finish, True)
+            self._end_episode(abandon=True)
         if seed is not None:
             self._seed, self._episode = seed, 0
-            if self._private:  # a fresh store: the seed's labels are unplayed there
-                self._disconnect()
-                self._connect()
         else:
             self._episode += 1
+        backend = self._backend
+        backend.renew()
         label = (options or {}).get("label")
         if label is None and self._seed is not None:
             label = f"seed-{self._seed}" + (f".{self._episode}" if self._episode else "")
-        session, delivery = self._portal.call(self._open, label)
-        self._session, self._frame = session, delivery.frame
-        return self._observe(delivery.frame), self._info(delivery.frame, delivery.frame_root)
+        elif label is None and backend.private:
+            label = str(self._episode)  # what the runtime would choose in the env's store
+        session, delivery = backend.open(self.scenario_id, label)
+        frame = delivery.frame
+        self._session, self._frame = session, frame
+        self._account = _account(frame, self.symbol)
+        return self._observe(frame), self._info(frame, delivery.frame_root)
 
-    def _client(self) -> KestrelSdk:
-        if self._sdk is None:
-            raise RuntimeError("the environment is closed")
-        return self._sdk
-
-    async def _open(self, label: str | None) -> tuple[KestrelSession, Any]:
-        opened = await self._client().open_session(self.scenario_id, label=label)
-        if opened.session is None:
-            raise RuntimeError(f"opening {self.scenario_id} is gated by a payment offer")
-        return opened.session, await opened.session.frame()
+    def _source(self, quantity: int) -> str:
+        source = self._orders.get(quantity)
+        if source is None:
+            side = "buy" if quantity > 0 else "sell"
+            source = f"{side} {abs(quantity)} {self.symbol}\nadvance 1\n"
+            if len(self._orders) < 4096:
+                self._orders[quantity] = source
+        return source
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
-        """Trade to the action's target, then advance one bar."""
+        """Check the action, trade to its target, then advance one bar."""
         self._require_open()
-        if self._session is None or self._frame is None:
+        session = self._session
+        if session is None:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
-        before = Decimal(self._frame.account.equity)
-        quantity = self._mapping.order(action, _account(self._frame, self.symbol))
-        side = "buy" if quantity > 0 else "sell"
-        order = f"{side} {abs(quantity)} {self.symbol}\n" if quantity else ""
-        response = self._portal.call(self._session.submit, order + "advance 1\n")
-        frame = response.delivery.frame
+        value = self._mapping.check(action, self.action_space)
+        before = self._account
+        response = self._backend.submit(session, self._source(self._mapping.order(value, before)))
+        delivery = response.delivery
+        frame = delivery.frame
         self._frame = frame
-        reward = float(Decimal(frame.account.equity) - before)
-        info = self._info(frame, response.delivery.frame_root)
+        self._account = after = _account(frame, self.symbol)
+        reward = float(after.equity - before.equity)
+        info = self._info(frame, delivery.frame_root)
         info["events"] = [event.type for event in frame.events]
         stand_down = response.stand_down
         truncated = stand_down is not None and stand_down.reason == "end-of-tape"
         terminated = stand_down is not None and not truncated
         if stand_down is not None:
             info["stand_down"] = stand_down.reason
-            info["grade"], info["proof"] = self._portal.call(self._finish, False)
+            finished = self._end_episode(abandon=False)
+            if finished is not None:
+                info["grade"], info["proof"] = finished
         return self._observe(frame), reward, terminated, truncated, info
 
-    async def _finish(self, stand_down: bool) -> tuple[GradeResult, Proof]:
-        """Close, grade and prove the current session (standing it down first if asked)."""
-        session = self._session
+    def _end_episode(self, *, abandon: bool) -> tuple[GradeResult, Proof] | None:
+        """Grade and prove the current session (standing it down first if ``abandon``),
+        or with ``grade=False`` close it in a kept store (a private one is renewed)."""
+        session, backend = self._session, self._backend
         assert session is not None
         self._session = None
-        if stand_down and self._frame is not None and self._frame.status == "open":
-            await session.submit('stand down "episode abandoned"\n')
-        await session.close()
-        sdk = self._client()
-        result = await sdk.grade(session.id)
-        while not isinstance(result, GradeResult):
-            await anyio.sleep(result.resume_after_ms / 1000)
-            result = await sdk.resume(result)
-        proof = await sdk.proof(session.id, self._embed_tape)
-        self.grades.append(result)
+        if not self._grade and backend.private:
+            return None
+        if abandon and self._frame is not None and self._frame.status == "open":
+            backend.submit(session, ABANDON)
+        if not self._grade:
+            backend.close_session(session)
+            return None
+        grade, proof = backend.finish(session, self._embed_tape)
+        self.grades.append(grade)
         self.proofs.append(proof)
-        return result, proof
+        return grade, proof
 
     def render(self) -> str | None:
         """The current frame as text (``render_mode="ansi"``)."""
@@ -264,12 +269,12 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             raise RuntimeError("the environment is closed")
 
     def close(self) -> None:
-        """Grade an unfinished episode (standing it down), then stop the event loop."""
+        """Grade an unfinished episode (standing it down), then release the runtime."""
         if self._closed:
             return
         self._closed = True
         try:
             if self._session is not None:
-                self._portal.call(self._finish, True)
+                self._end_episode(abandon=True)
         finally:
-            self._stack.close()
+            self._finalizer()

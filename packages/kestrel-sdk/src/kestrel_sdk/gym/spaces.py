@@ -1,14 +1,20 @@
 """The spaces of ``kestrel/Trading-v0``: what an observation holds, what an action means.
 
-Observation: a ``Box(-inf, inf, (window * 5 + 3,), float32)``, the concatenation of
+Observation: a ``Box((window * 5 + 3,), float32)`` with finite bounds, the concatenation of
 
 * the last ``window`` bars of the traded symbol, oldest first, up to and including the
   current bar (before bar 0, bar 0 repeated), each as five numbers:
   ``open / close_now - 1``, ``high / close_now - 1``, ``low / close_now - 1``,
-  ``close / close_now - 1`` and ``volume / mean_volume_of_the_window - 1`` (0 when the
-  window traded nothing);
+  ``close / close_now - 1`` (each in ``[-1, LIMIT]``: prices are positive) and
+  ``volume / mean_volume_of_the_window - 1`` (in ``[-1, window - 1]``; 0 when the window
+  traded nothing);
 * the account: ``position value / equity``, ``cash / equity`` and
-  ``equity / starting equity - 1``.
+  ``equity / starting equity - 1``, each in ``[-LIMIT, LIMIT]``.
+
+``LIMIT`` is 100: a value beyond it (a price 101 times the current close within the
+window, an account whose equity nears zero) is clipped to it, and every observation is in
+the space. The bounds come from the definitions, not from the tape: they tell nothing of
+bars to come.
 
 Actions move the position to a target, with one market order (``tif day``) followed by
 ``advance 1``, so it fills at the next bar's open (spec §5). A full position is worth
@@ -17,70 +23,98 @@ Actions move the position to a target, with one market order (``tif day``) follo
 
 * ``discrete``: ``Discrete(3)`` -- 0 flat, 1 long, 2 short (``Discrete(2)`` when the
   scenario is not shortable). Entering a side trades to a full position; repeating the
-  side holds the position as it is (no rebalancing).
+  side holds the position as it is (no rebalancing). An action is a Python ``int`` or a
+  NumPy integer (a scalar or a 0-d array); ``True``, ``1.5``, ``"1"`` are not actions.
 * ``continuous``: ``Box(-1, 1, (1,), float32)`` (``Box(0, 1)`` when not shortable), the
-  target as a signed fraction of a full position, rebalanced every step.
+  target as a signed fraction of a full position, rebalanced every step. An action is an
+  array (or sequence) of one real number within the bounds; NaN is not.
+
+An action outside the space raises ``gymnasium.error.InvalidAction`` naming the action
+and the space, before anything is submitted.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import InvalidAction
 from numpy.typing import NDArray
 
-__all__ = ["ACCOUNT_FEATURES", "BAR_FEATURES", "ActionMapping", "BarHistory"]
+__all__ = ["ACCOUNT_FEATURES", "BAR_FEATURES", "LIMIT", "ActionMapping", "BarHistory"]
 
 BAR_FEATURES = 5
 ACCOUNT_FEATURES = 3
+LIMIT = 100.0
+"""The bound of every feature that has none of its own (see the module docstring)."""
+
 ActionKind = Literal["discrete", "continuous"]
 
 
-class BarHistory:
-    """One symbol's bars from the tape CSV (any transport serves it), as float arrays."""
+def _bars(tape_csv: str, symbol: str) -> NDArray[np.float64]:
+    """``(bars, 5)``: open, high, low, close and volume of ``symbol`` from the tape CSV."""
+    rows: list[tuple[float, ...]] = []
+    prefix = f",{symbol},"
+    for line in tape_csv.splitlines()[1:]:
+        if prefix not in line:
+            continue
+        _, _, o, h, low, c, v = line.split(",")
+        rows.append((float(o), float(h), float(low), float(c), float(v)))
+    if not rows:
+        raise ValueError(f"the tape has no bars of {symbol}")
+    return np.array(rows, dtype=np.float64)
 
-    def __init__(self, tape_csv: str, symbol: str) -> None:
-        opens: list[float] = []
-        highs: list[float] = []
-        lows: list[float] = []
-        closes: list[float] = []
-        volumes: list[float] = []
-        prefix = f",{symbol},"
-        for line in tape_csv.splitlines()[1:]:
-            if prefix not in line:
-                continue
-            _, _, o, h, low, c, v = line.split(",")
-            opens.append(float(o))
-            highs.append(float(h))
-            lows.append(float(low))
-            closes.append(float(c))
-            volumes.append(float(v))
-        self.bars: NDArray[np.float64] = np.array([opens, highs, lows, closes, volumes]).T
-        if not len(self.bars):
-            raise ValueError(f"the tape has no bars of {symbol}")
+
+class BarHistory:
+    """One symbol's bars from the tape CSV (any transport serves it), and the observation
+    of any bar with ``window`` bars of history (see the module docstring)."""
+
+    def __init__(self, tape_csv: str, symbol: str, window: int) -> None:
+        bars = _bars(tape_csv, symbol)
+        self.bars: NDArray[np.float64] = bars
+        self.window = window
+        # Bar b's window is padded[b : b + window] (bar 0 repeated before the tape).
+        self._padded = np.concatenate([np.repeat(bars[:1], window - 1, axis=0), bars])
+        # x / close - 1 for prices and v / mean - 1 for volume, as x * scale - offset;
+        # a window that traded nothing has volume feature 0 (scale 0, offset 0).
+        volume = np.concatenate([[0.0], np.cumsum(self._padded[:, 4])])
+        mean = (volume[window:] - volume[:-window]) / window
+        traded = mean > 0
+        with np.errstate(divide="ignore"):
+            close = np.where(bars[:, 3] > 0, 1.0 / np.where(bars[:, 3] > 0, bars[:, 3], 1), 0)
+            per_volume = np.where(traded, 1.0 / np.where(traded, mean, 1), 0)
+        self._scale = np.column_stack([close, close, close, close, per_volume])
+        self._offset = np.column_stack([np.ones((len(bars), 4)), traded.astype(np.float64)])
+        size = window * BAR_FEATURES + ACCOUNT_FEATURES
+        low = np.full(size, -LIMIT)
+        high = np.full(size, LIMIT)
+        bar_low = low[: window * BAR_FEATURES].reshape(window, BAR_FEATURES)
+        bar_high = high[: window * BAR_FEATURES].reshape(window, BAR_FEATURES)
+        bar_low[:] = -1.0
+        bar_high[:, 4] = window - 1.0
+        self._low, self._high = low, high
+        self.space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.bars)
 
-    def features(self, bar: int, window: int) -> NDArray[np.float64]:
-        """The ``(window, 5)`` bar features at ``bar`` (see the module docstring)."""
-        first = bar - window + 1
-        rows = self.bars[max(first, 0) : bar + 1]
-        if first < 0:
-            rows = np.concatenate([np.repeat(self.bars[:1], -first, axis=0), rows])
-        close = self.bars[bar, 3]
-        prices = rows[:, :4] / close - 1.0
-        mean = rows[:, 4].mean()
-        volume = rows[:, 4] / mean - 1.0 if mean > 0 else np.zeros(window)
-        return np.column_stack([prices, volume])
-
-
-def observation_space(window: int) -> spaces.Space[NDArray[np.float32]]:
-    size = window * BAR_FEATURES + ACCOUNT_FEATURES
-    return spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
+    def observation(self, bar: int, account: Account, start_equity: Decimal) -> NDArray[np.float32]:
+        """The observation at ``bar`` with ``account`` (always within :attr:`space`)."""
+        window = self.window
+        out = np.empty(window * BAR_FEATURES + ACCOUNT_FEATURES)
+        features = out[: window * BAR_FEATURES].reshape(window, BAR_FEATURES)
+        np.multiply(self._padded[bar : bar + window], self._scale[bar], out=features)
+        features -= self._offset[bar]
+        equity = float(account.equity) or 1.0
+        out[-3] = float(account.position * account.mark) / equity
+        out[-2] = float(account.cash) / equity
+        out[-1] = float(account.equity / start_equity) - 1.0
+        np.clip(out, self._low, self._high, out=out)
+        return out.astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,25 +127,14 @@ class Account:
     equity: Decimal
 
 
-def observation(
-    history: BarHistory, bar: int, window: int, account: Account, start_equity: Decimal
-) -> NDArray[np.float32]:
-    equity = float(account.equity) or 1.0
-    tail = [
-        float(account.position * account.mark) / equity,
-        float(account.cash) / equity,
-        float(account.equity / start_equity) - 1.0,
-    ]
-    flat = np.concatenate([history.features(bar, window).ravel(), tail])
-    finite: NDArray[np.float32] = np.nan_to_num(flat, nan=0.0, posinf=0.0, neginf=0.0).astype(
-        np.float32
-    )
-    return finite
+def _refuse(action: Any, space: spaces.Space[Any], why: str) -> InvalidAction:
+    return InvalidAction(f"{action!r} ({type(action).__name__}) is not an action of {space}: {why}")
 
 
 @dataclass(frozen=True, slots=True)
 class ActionMapping:
-    """Turns an action into the signed quantity to trade (see the module docstring)."""
+    """Checks an action against the space and turns it into the signed quantity to trade
+    (see the module docstring)."""
 
     kind: ActionKind
     shortable: bool
@@ -125,6 +148,44 @@ class ActionMapping:
         low = -1.0 if self.shortable else 0.0
         return spaces.Box(low, 1.0, shape=(1,), dtype=np.float32)
 
+    def check(self, action: Any, space: spaces.Space[Any]) -> float:
+        """``action`` as a number, or ``InvalidAction`` naming it and ``space``."""
+        if self.kind == "discrete":
+            return self._check_discrete(action, space)
+        try:
+            array = np.asarray(action)
+        except (TypeError, ValueError) as exc:  # ragged sequences and the like
+            raise _refuse(action, space, str(exc)) from None
+        if array.dtype.kind not in "iuf":
+            raise _refuse(action, space, f"not a real number (dtype {array.dtype})")
+        if array.shape != (1,):
+            raise _refuse(action, space, f"shape {array.shape}, not (1,)")
+        value = float(array[0])
+        if not math.isfinite(value):
+            raise _refuse(action, space, "not a finite number")
+        low = -1.0 if self.shortable else 0.0
+        if not low <= value <= 1.0:
+            raise _refuse(action, space, f"outside [{low}, 1.0]")
+        return value
+
+    def _check_discrete(self, action: Any, space: spaces.Space[Any]) -> int:
+        if isinstance(action, bool | np.bool_):
+            raise _refuse(action, space, "a bool is not an action number")
+        if isinstance(action, int | np.integer):
+            value = int(action)
+        elif (
+            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+        ):
+            value = int(action)
+        elif isinstance(action, np.ndarray):
+            raise _refuse(action, space, f"shape {action.shape} of {action.dtype}, not a scalar int")
+        else:
+            raise _refuse(action, space, "not an integer")
+        n = 3 if self.shortable else 2
+        if not 0 <= value < n:
+            raise _refuse(action, space, f"not in 0..{n - 1}")
+        return value
+
     def full(self, account: Account) -> int:
         """Shares of a full position at the current mark: whole lots, within the limit."""
         if account.mark <= 0 or account.equity <= 0:
@@ -133,16 +194,13 @@ class ActionMapping:
         lots = int(worth // self.lot)
         return min(lots * self.lot, self.max_position // self.lot * self.lot)
 
-    def order(self, action: Any, account: Account) -> int:
-        """The signed quantity to trade for ``action`` (0: no order)."""
+    def order(self, action: float, account: Account) -> int:
+        """The signed quantity to trade for a checked ``action`` (0: no order)."""
         if self.kind == "discrete":
             side = (0, 1, -1)[int(action)]
             current = (account.position > 0) - (account.position < 0)
             if side == current and side != 0:
                 return 0
             return side * self.full(account) - account.position
-        fraction = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], -1, 1))
-        if not self.shortable:
-            fraction = max(fraction, 0.0)
-        target = int(fraction * self.full(account) / self.lot) * self.lot
+        target = int(action * self.full(account) / self.lot) * self.lot
         return target - account.position

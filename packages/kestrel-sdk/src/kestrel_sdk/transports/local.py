@@ -34,9 +34,23 @@ from ..errors import SdkLocalError
 if TYPE_CHECKING:
     from ..runtime.service import Runtime
 
-__all__ = ["LocalTransport", "local_transport"]
+__all__ = ["LocalTransport", "local_refusal", "local_transport"]
 
 T = TypeVar("T")
+
+
+def local_refusal(exc: KestrelError | sqlite3.OperationalError, runtime: Runtime) -> SdkLocalError:
+    """What the SDK raises for ``exc`` from ``runtime``: a refusal as ``SdkLocalError``, a
+    store that failed (locked past the busy timeout, disk full ...) as
+    ``BACKEND_UNAVAILABLE`` naming the store."""
+    if isinstance(exc, SdkLocalError):
+        return exc
+    if isinstance(exc, KestrelError):
+        return SdkLocalError(exc.code, exc.message, exc.detail)
+    return SdkLocalError(
+        RefusalCode.BACKEND_UNAVAILABLE,
+        f"the store {runtime.store.location} is unavailable: {exc}",
+    )
 
 
 class LocalTransport:
@@ -63,15 +77,7 @@ class LocalTransport:
         )
 
     def _translate(self, exc: KestrelError | sqlite3.OperationalError) -> SdkLocalError:
-        if isinstance(exc, SdkLocalError):
-            return exc
-        if isinstance(exc, KestrelError):
-            return SdkLocalError(exc.code, exc.message, exc.detail)
-        # locked past the busy timeout, disk full ...
-        return SdkLocalError(
-            RefusalCode.BACKEND_UNAVAILABLE,
-            f"the store {self.runtime.store.location} is unavailable: {exc}",
-        )
+        return local_refusal(exc, self.runtime)
 
     def _direct(self, fn: Callable[..., T], *args: Any) -> T:
         try:

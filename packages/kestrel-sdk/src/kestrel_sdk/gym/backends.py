@@ -1,0 +1,310 @@
+"""How ``TradingEnv`` reaches the runtime: in process and synchronously, or through a transport.
+
+``InProcess`` calls the methods of a :class:`~kestrel_sdk.runtime.Runtime` in the env's
+own thread, exactly the calls ``local_transport`` makes on its behalf, with its refusals
+(``SdkLocalError``), but without an event loop: a step is one ``Runtime.submit``. By
+default it keeps its sessions in a *private* store that the env renews at every reset, so
+a training loop holds one episode at a time in memory.
+
+``OverTransport`` drives any ``Transport`` (a ``remote_transport`` to a door, say)
+through the SDK on an event loop of its own: an anyio ``BlockingPortal`` served by a
+daemon thread, so an env that is never closed cannot keep its process alive.
+
+Both are closed by the env's finalizer (``weakref.finalize``), which holds the backend and
+never the env: an env that is dropped, or still open at interpreter exit, releases its
+store, its thread and its temporary home.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal
+from kestrel_protocol import (
+    Delivery,
+    GradeResult,
+    KestrelError,
+    Proof,
+    Scenario,
+    SealedScenario,
+    SessionResponse,
+)
+from kestrel_protocol.ports import Transport
+
+from ..client import KestrelSdk, KestrelSession, create_sdk
+from ..transports.local import local_refusal
+
+if TYPE_CHECKING:
+    from ..runtime.service import Runtime
+
+__all__ = ["Backend", "InProcess", "OverTransport"]
+
+T = TypeVar("T")
+
+PRINCIPAL = "local"
+"""The principal of the env's in-process sessions (``local_transport``'s default)."""
+
+
+class Backend(Protocol):
+    """What the env needs of Kestrel (see the module docstring)."""
+
+    @property
+    def private(self) -> bool:
+        """Whether the env's sessions live in a store of its own, renewed at each reset."""
+        ...
+
+    def scenario(self, scenario_id: str) -> Scenario | SealedScenario: ...
+
+    def tape(self, scenario_id: str) -> str: ...
+
+    def renew(self) -> None:
+        """Start a fresh private store (a no-op for a kept one)."""
+
+    def open(self, scenario_id: str, label: str | None) -> tuple[str, Delivery]: ...
+
+    def submit(self, session_id: str, source: str) -> SessionResponse: ...
+
+    def frame(self, session_id: str) -> Delivery: ...
+
+    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Proof]:
+        """Close, grade and prove the session."""
+
+    def close_session(self, session_id: str) -> None: ...
+
+    def close(self) -> None:
+        """Release everything (idempotent; the env's finalizer calls it)."""
+
+
+class InProcess:
+    """The runtime in this process, called synchronously (see the module docstring).
+
+    ``store`` names the store as ``local_transport`` takes it; ``home=None`` and
+    ``store=None`` make the store private: a new temporary home for each one, removed
+    when it is renewed and at close.
+    """
+
+    def __init__(
+        self,
+        home: str | Path | None,
+        catalog_paths: Sequence[str | Path] | None,
+        store: str | None,
+    ) -> None:
+        self._private = home is None and store is None
+        self._home = home
+        self._store = store
+        self._catalog_paths = catalog_paths
+        self._temp: Path | None = None
+        self._runtime: Runtime | None = None
+        self._runtime = self._build(None)
+
+    @property
+    def private(self) -> bool:
+        return self._private
+
+    def _build(self, previous: Runtime | None) -> Runtime:
+        home = self._home
+        if self._private:
+            home = self._temp = Path(tempfile.mkdtemp(prefix="kestrel-gym-"))
+        from ..runtime.service import Runtime  # noqa: PLC0415 - the engine, only when used
+        from ..runtime.stores import open_runtime_store  # noqa: PLC0415
+
+        try:
+            return Runtime(
+                home,
+                self._catalog_paths,
+                store=open_runtime_store(self._store, home),
+                catalog=None if previous is None else previous.index,
+            )
+        except BaseException:
+            self._remove_temp()
+            raise
+
+    def _remove_temp(self) -> None:
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+            self._temp = None
+
+    def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return fn(*args)
+        except (KestrelError, sqlite3.OperationalError) as exc:
+            raise local_refusal(exc, self.runtime) from None
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            raise RuntimeError("the environment is closed")
+        return self._runtime
+
+    def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
+        return self._call(self.runtime.scenario, PRINCIPAL, scenario_id)
+
+    def tape(self, scenario_id: str) -> str:
+        return self._call(self.runtime.tape, PRINCIPAL, scenario_id)
+
+    def renew(self) -> None:
+        if not self._private:
+            return
+        old = self.runtime
+        old.shutdown()
+        self._remove_temp()
+        self._runtime = self._build(old)
+
+    def open(self, scenario_id: str, label: str | None) -> tuple[str, Delivery]:
+        runtime = self.runtime
+        opened = self._call(runtime.open_session, PRINCIPAL, scenario_id, label)
+        if opened.session_id is None:
+            raise RuntimeError(f"opening {scenario_id} is gated by a payment offer")
+        return opened.session_id, self._call(runtime.frame, PRINCIPAL, opened.session_id)
+
+    def submit(self, session_id: str, source: str) -> SessionResponse:
+        try:
+            return self.runtime.submit(PRINCIPAL, session_id, source)
+        except (KestrelError, sqlite3.OperationalError) as exc:
+            raise local_refusal(exc, self.runtime) from None
+
+    def frame(self, session_id: str) -> Delivery:
+        return self._call(self.runtime.frame, PRINCIPAL, session_id)
+
+    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Proof]:
+        proof = self._call(self.runtime.proof, PRINCIPAL, session_id, embed_tape)
+        return proof.grade, proof
+
+    def close_session(self, session_id: str) -> None:
+        self._call(self.runtime.close, PRINCIPAL, session_id)
+
+    def close(self) -> None:
+        runtime, self._runtime = self._runtime, None
+        try:
+            if runtime is not None:
+                runtime.shutdown()
+        finally:
+            self._remove_temp()
+
+
+class _EventLoop:
+    """An anyio event loop on a daemon thread, reached through a ``BlockingPortal``."""
+
+    def __init__(self) -> None:
+        started: Future[BlockingPortal] = Future()
+
+        async def serve() -> None:
+            async with BlockingPortal() as portal:
+                started.set_result(portal)
+                await portal.sleep_until_stopped()
+
+        def run() -> None:
+            try:
+                anyio.run(serve)
+            except BaseException as exc:  # reported to __init__ if the loop never started
+                if not started.done():
+                    started.set_exception(exc)
+                raise
+
+        self._thread = threading.Thread(target=run, name="kestrel-gym-loop", daemon=True)
+        self._thread.start()
+        self.portal = started.result()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.portal.call(self.portal.stop, True)
+            self._thread.join()
+
+
+class OverTransport:
+    """Any ``Transport`` through the SDK, on an event loop of its own (module docstring).
+
+    ``make`` is called on that loop (a remote transport's HTTP client belongs to it).
+    """
+
+    private = False
+
+    def __init__(self, make: Callable[[], Transport]) -> None:
+        self._loop: _EventLoop | None = _EventLoop()
+        self._sdk: KestrelSdk | None = None
+        self._sessions: dict[str, KestrelSession] = {}
+        try:
+            self._sdk = self._loop.portal.call(lambda: create_sdk(make()))
+        except BaseException:
+            self.close()
+            raise
+
+    def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._loop is None or self._sdk is None:
+            raise RuntimeError("the environment is closed")
+        return self._loop.portal.call(fn, *args)
+
+    @property
+    def sdk(self) -> KestrelSdk:
+        if self._sdk is None:
+            raise RuntimeError("the environment is closed")
+        return self._sdk
+
+    def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
+        found: Scenario | SealedScenario = self._run(self.sdk.scenario, scenario_id)
+        return found
+
+    def tape(self, scenario_id: str) -> str:
+        tape: str = self._run(self.sdk.tape, scenario_id)
+        return tape
+
+    def renew(self) -> None:
+        return None
+
+    def open(self, scenario_id: str, label: str | None) -> tuple[str, Delivery]:
+        sdk = self.sdk
+
+        async def opening() -> tuple[KestrelSession, Delivery]:
+            opened = await sdk.open_session(scenario_id, label=label)
+            if opened.session is None:
+                raise RuntimeError(f"opening {scenario_id} is gated by a payment offer")
+            return opened.session, await opened.session.frame()
+
+        session, delivery = self._run(opening)
+        self._sessions[session.id] = session
+        return session.id, delivery
+
+    def submit(self, session_id: str, source: str) -> SessionResponse:
+        response: SessionResponse = self._run(self._sessions[session_id].submit, source)
+        return response
+
+    def frame(self, session_id: str) -> Delivery:
+        delivery: Delivery = self._run(self._sessions[session_id].frame)
+        return delivery
+
+    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Proof]:
+        sdk = self.sdk
+        session = self._sessions.pop(session_id)
+
+        async def finishing() -> tuple[GradeResult, Proof]:
+            await session.close()
+            result = await sdk.grade(session_id)
+            while not isinstance(result, GradeResult):
+                await anyio.sleep(result.resume_after_ms / 1000)
+                result = await sdk.resume(result)
+            return result, await sdk.proof(session_id, embed_tape)
+
+        finished: tuple[GradeResult, Proof] = self._run(finishing)
+        return finished
+
+    def close_session(self, session_id: str) -> None:
+        self._run(self._sessions.pop(session_id).close)
+
+    def close(self) -> None:
+        loop, self._loop = self._loop, None
+        sdk, self._sdk = self._sdk, None
+        if loop is None:
+            return
+        try:
+            if sdk is not None:
+                loop.portal.call(sdk.aclose)
+        finally:
+            loop.stop()
