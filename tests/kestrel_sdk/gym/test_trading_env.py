@@ -47,11 +47,32 @@ def _random(env: TradingEnv) -> Callable[[Any], Any]:
 
 def test_check_env_passes(catalog: Path) -> None:
     for action in ("discrete", "continuous"):
-        env = TradingEnv("zig", action=action, catalog_paths=[catalog])
+        made = gymnasium.make(ENV_ID, scenario="zig", action=action, catalog_paths=[catalog])
+        env = made.unwrapped  # with its spec: check_env tries the ansi render mode too
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the unbounded Box's advisory notes
+            warnings.simplefilter("error")  # not even an advisory note
             check_env(env)
         env.close()
+
+
+def test_every_observation_is_within_the_finite_observation_space(catalog: Path) -> None:
+    env = TradingEnv("zig", catalog_paths=[catalog], window=8, exposure=1.0)
+    space = env.observation_space
+    assert isinstance(space, gymnasium.spaces.Box)
+    assert np.isfinite(space.low).all()
+    assert np.isfinite(space.high).all()
+    env.action_space.seed(3)
+    obs, _ = env.reset(seed=3)
+    seen = [obs]
+    for _ in range(3 * BARS):
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        seen.append(obs)
+        if terminated or truncated:
+            seen.append(env.reset()[0])
+    env.close()
+    assert all(space.contains(obs) for obs in seen)
+    # the volume feature reaches its bound when a window's volume is all on one bar
+    assert space.high[4] == 8 - 1
 
 
 def test_registered_id_makes_the_env(catalog: Path) -> None:
@@ -207,8 +228,8 @@ async def test_over_the_remote_transport_the_roots_are_the_local_ones(
 def _verify_elsewhere(tmp_path: Path, proof: Any, name: str) -> subprocess.CompletedProcess[str]:
     """``kestrel verify`` of the proof's file in a process whose ``HOME`` and
     ``KESTREL_HOME`` are new empty directories (and no user catalog)."""
-    file = tmp_path / f"{name}.json"
-    file.write_bytes(canonical_json(proof))
+    file = proof.write(tmp_path / f"{name}.json")
+    assert file.read_bytes() == canonical_json(proof.to_json()) + b"\n"
     user_home, home = tmp_path / f"{name}-user", tmp_path / f"{name}-home"
     user_home.mkdir()
     home.mkdir()

@@ -10,8 +10,10 @@ this work: a member is dumped when it was given, or when it has a non-``None`` v
 from __future__ import annotations
 
 import json
+import os
 import re
 from decimal import ROUND_HALF_EVEN, Decimal
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
@@ -149,6 +151,21 @@ class ProtocolModel(BaseModel):
     def canonical(self) -> bytes:
         """RFC 8785 bytes of the object."""
         return canonical_json(self.to_json())
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Save the object to ``path`` as its canonical bytes and a newline (what
+        ``kestrel verify`` and ``kestrel report`` read), replacing the file in one step:
+        a reader never sees half of it. The path written."""
+        target = Path(path)
+        data = self.canonical() + b"\n"
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        try:
+            temporary.write_bytes(data)
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        return target
 
     @classmethod
     def parse(cls, data: Any) -> Self:

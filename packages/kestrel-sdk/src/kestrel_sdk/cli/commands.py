@@ -14,7 +14,6 @@ from kestrel_protocol import (
     OperationResumption,
     ValidationReport,
     VerificationReport,
-    canonical_json,
     root_of,
 )
 from kestrel_protocol.exits import ExitCode
@@ -67,10 +66,6 @@ def _read_source(path: Path) -> str:
         raise fail("INVALID_INPUT", f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise fail("INVALID_INPUT", f"{path}: {exc.strerror}") from None
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.write_bytes(canonical_json(data) + b"\n")
 
 
 def _progress(label: str, quiet: bool) -> Progress:
@@ -267,7 +262,7 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
         async with open_sdk(settings) as sdk:
             graded = await _finish(sdk, session_id, as_json)
         if out is not None:
-            _write_json(out, graded.to_json())
+            graded.write(out)
         if as_json:
             click.echo(json_text(graded))
         else:

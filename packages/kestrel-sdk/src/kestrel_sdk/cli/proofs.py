@@ -27,7 +27,7 @@ __all__ = ["proof", "proof_verification", "verify_proof_data", "write_proof"]
 async def write_proof(sdk: KestrelSdk, session_id: str, out: Path, embed_tape: bool) -> Proof:
     """Fetch the session's proof and write its canonical JSON to ``out``."""
     made = await sdk.proof(session_id, embed_tape)
-    out.write_bytes(canonical_json(made.to_json()) + b"\n")
+    made.write(out)
     return made
 
 

@@ -286,11 +286,8 @@ class OverTransport:
 
         async def finishing() -> tuple[GradeResult, Proof]:
             await session.close()
-            result = await sdk.grade(session_id)
-            while not isinstance(result, GradeResult):
-                await anyio.sleep(result.resume_after_ms / 1000)
-                result = await sdk.resume(result)
-            return result, await sdk.proof(session_id, embed_tape)
+            graded = await sdk.grade_until_done(session_id)
+            return graded, await sdk.proof(session_id, embed_tape)
 
         finished: tuple[GradeResult, Proof] = self._run(finishing)
         return finished

@@ -113,8 +113,8 @@ class BarHistory:
         out[-3] = float(account.position * account.mark) / equity
         out[-2] = float(account.cash) / equity
         out[-1] = float(account.equity / start_equity) - 1.0
-        np.clip(out, self._low, self._high, out=out)
-        return out.astype(np.float32)
+        np.minimum(out, self._high, out=out)
+        return np.maximum(out, self._low, out=np.empty(len(out), dtype=np.float32))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,14 +171,12 @@ class ActionMapping:
     def _check_discrete(self, action: Any, space: spaces.Space[Any]) -> int:
         if isinstance(action, bool | np.bool_):
             raise _refuse(action, space, "a bool is not an action number")
-        if isinstance(action, int | np.integer):
-            value = int(action)
-        elif (
-            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
-        ):
+        scalar = isinstance(action, np.ndarray) and action.shape == ()
+        if isinstance(action, int | np.integer) or (scalar and action.dtype.kind in "iu"):
             value = int(action)
         elif isinstance(action, np.ndarray):
-            raise _refuse(action, space, f"shape {action.shape} of {action.dtype}, not a scalar int")
+            why = f"a {action.dtype} array of shape {action.shape}, not an integer"
+            raise _refuse(action, space, why)
         else:
             raise _refuse(action, space, "not an integer")
         n = 3 if self.shortable else 2
