@@ -9,8 +9,12 @@ import pytest
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "gym_policies.py"
 
 
+@pytest.mark.parametrize("scenario", ["zig", "pairs-kx"])
 def test_gym_example_runs_both_policies_and_prints_their_grades(
-    catalog: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    scenario: str,
+    catalog: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("KESTREL_CATALOG_PATH", str(catalog))
     spec = importlib.util.spec_from_file_location("gym_policies_example", EXAMPLE)
@@ -19,11 +23,13 @@ def test_gym_example_runs_both_policies_and_prints_their_grades(
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    results = module.main("zig", 2)
+    results = module.main(scenario, 2)
     out = capsys.readouterr().out
     assert list(results) == ["random", "mean-reversion"]
     for grades in results.values():
         assert len(grades) == 2
+        assert {grade.scenario.id for grade in grades} == {scenario}
+        assert grades[0].passed  # seeded: a store of its own, whose principal saw nothing
         # every episode after the first is behind the principal's horizon (the earlier
         # episodes showed it the whole tape): only no-lookahead fails there
         assert all(
