@@ -183,7 +183,7 @@ def test_an_unclosed_env_lets_its_process_exit_within_2_s(
 def test_a_dropped_env_releases_its_store() -> None:
     env = TradingEnv("acme-chop", grade=False)
     env.reset(seed=1)
-    released = env._finalizer  # noqa: SLF001 - what the test watches, not what it drives
+    released = env._finalizer  # what the test watches, not what it drives
     assert released.alive
     del env
     assert not released.alive

@@ -56,10 +56,12 @@ def test_make_vec_gives_each_sub_env_the_roots_of_a_single_env_seeded_alike(
         grades = []
         for step in range(STEPS):
             actions = np.array([_action(step, index) for index in range(N)])
-            _, _, terminated, truncated, info = vector.step(actions)
+            info = vector.step(actions)[4]
             seen.append(list(zip(info["session"], info["frame_root"], strict=True)))
             if "grade" in info:
-                grades += [grade for grade, has in zip(info["grade"], info["_grade"]) if has]
+                grades += [
+                    grade for grade, has in zip(info["grade"], info["_grade"], strict=True) if has
+                ]
     finally:
         vector.close()
     for index in range(N):

@@ -114,7 +114,9 @@ class BarHistory:
         out[-2] = float(account.cash) / equity
         out[-1] = float(account.equity / start_equity) - 1.0
         np.minimum(out, self._high, out=out)
-        return np.maximum(out, self._low, out=np.empty(len(out), dtype=np.float32))
+        observed: NDArray[np.float32] = np.empty(len(out), dtype=np.float32)
+        np.maximum(out, self._low, out=observed)
+        return observed
 
 
 @dataclass(frozen=True, slots=True)
