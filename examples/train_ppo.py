@@ -20,6 +20,7 @@ env grades each one and the script writes its proof to ``OUT/<session>.json``, w
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("proofs"), help="where proofs go")
     args = parser.parse_args()
     print(f"training PPO on {TRAIN}: {args.timesteps} steps, {args.envs} envs")
+    started = time.perf_counter()
     model = train(args.timesteps, args.envs, args.seed)
+    elapsed = time.perf_counter() - started
+    print(f"trained in {elapsed:.1f} s ({args.timesteps / elapsed:,.0f} steps/s with learning)")
     print(f"evaluating on {EVALUATE}:")
     evaluate(model, args.episodes, args.seed, args.out)
     print(f"check a proof anywhere: kestrel verify {args.out}/<session>.json")

@@ -277,3 +277,27 @@ def test_each_episode_has_a_proof_that_verifies_in_an_empty_home(
     assert refused.returncode != 0
     assert "zig" in refused.stderr
     assert bare.proofs[0].grade == env.proofs[0].grade  # same seed and actions
+
+
+def test_rgb_array_draws_the_latest_bars_tinted_by_the_position(catalog: Path) -> None:
+    # what stable-baselines3's make_vec_env asks for unless told otherwise
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = gymnasium.make(
+            ENV_ID, scenario="zig", catalog_paths=[catalog], render_mode="rgb_array"
+        )
+    env.reset(seed=1)
+    flat = env.render()
+    assert isinstance(flat, np.ndarray)
+    assert flat.shape == (128, 256, 3)
+    assert flat.dtype == np.uint8
+    env.step(1)
+    long = env.render()
+    env.step(2)
+    short = env.render()
+    env.close()
+    assert isinstance(long, np.ndarray)
+    assert isinstance(short, np.ndarray)
+    corners = {tuple(image[0, -1]) for image in (flat, long, short)}
+    assert len(corners) == 3  # the background tells flat, long and short apart
+    assert (long[:, :8] != long[0, -1]).any()  # and the first bars are drawn on it

@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 
 from ..render import render_frame
 from .backends import Backend, InProcess, OverTransport
+from .picture import picture
 from .spaces import Account, ActionKind, ActionMapping, BarHistory
 
 __all__ = ["TradingEnv"]
@@ -79,7 +80,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
     ``grade=False`` grades and proves no episode.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's shape
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -103,8 +104,10 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             raise ValueError(f"window must be a whole number of bars, at least 1, not {window!r}")
         if not 0 < exposure <= 1:
             raise ValueError(f"exposure must be in (0, 1], not {exposure}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        if render_mode not in (None, "ansi", "rgb_array"):
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', not {render_mode!r}"
+            )
         if transport is not None and (home, store, catalog_paths) != (None, None, None):
             raise ValueError(
                 "pass a transport, or home/store/catalog_paths for the runtime in this "
@@ -258,11 +261,15 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self.proofs.append(proof)
         return grade, proof
 
-    def render(self) -> str | None:
-        """The current frame as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi" or self._frame is None:
+    def render(self) -> str | NDArray[np.uint8] | None:
+        """The current frame as text (``render_mode="ansi"``), or the latest bars as an
+        RGB image (``"rgb_array"``, see :mod:`.picture`); ``None`` before a reset."""
+        frame = self._frame
+        if frame is None or self.render_mode is None:
             return None
-        return render_frame(self._frame)
+        if self.render_mode == "ansi":
+            return render_frame(frame)
+        return picture(self._history.bars, frame.clock.bar, self._account.position)
 
     def _require_open(self) -> None:
         if self._closed:
