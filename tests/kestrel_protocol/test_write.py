@@ -9,7 +9,9 @@ from kestrel_protocol import Conformance, ConformanceCheck
 
 
 def _conformance(passed: bool) -> Conformance:
-    return Conformance.with_root(checks=[ConformanceCheck(id="flat-at-end", passed=passed, detail="flat")])
+    return Conformance.with_root(
+        checks=[ConformanceCheck(id="flat-at-end", passed=passed, detail="flat")]
+    )
 
 
 def test_write_saves_the_canonical_bytes_and_reads_back_the_same_object(tmp_path: Path) -> None:
