@@ -187,3 +187,15 @@ def test_a_dropped_env_releases_its_store() -> None:
     assert released.alive
     del env
     assert not released.alive
+
+
+def test_the_default_store_is_the_envs_own_whatever_kestrel_store_names(
+    catalog: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KESTREL_STORE", "postgresql://127.0.0.1:9/nowhere")
+    env = TradingEnv("zig", catalog_paths=[catalog], window=4)
+    env.reset(seed=1)
+    _, _, _, _, info = env.step(1)
+    assert info["position"] > 0
+    env.close()
+    assert env.grades[0].passed

@@ -38,6 +38,7 @@ from kestrel_protocol import (
     SessionResponse,
 )
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.store import StoreLocation
 
 from ..client import KestrelSdk, KestrelSession, create_sdk
 from ..transports.local import local_refusal
@@ -110,17 +111,19 @@ class InProcess:
         return self._private
 
     def _build(self, previous: Runtime | None) -> Runtime:
-        home = self._home
-        if self._private:
-            home = self._temp = Path(tempfile.mkdtemp(prefix="kestrel-gym-"))
         from ..runtime.service import Runtime  # noqa: PLC0415 - the engine, only when used
         from ..runtime.stores import open_runtime_store  # noqa: PLC0415
 
+        home: str | Path | None = self._home
+        where: str | StoreLocation | None = self._store
+        if self._private:  # whatever $KESTREL_STORE says: the env's own
+            home = self._temp = Path(tempfile.mkdtemp(prefix="kestrel-gym-"))
+            where = StoreLocation("sqlite", path=home / "kestrel.db")
         try:
             return Runtime(
                 home,
                 self._catalog_paths,
-                store=open_runtime_store(self._store, home),
+                store=open_runtime_store(where, home),
                 catalog=None if previous is None else previous.index,
             )
         except BaseException:
