@@ -2,8 +2,11 @@
 
 Importing this module registers the environment, so ``gymnasium.make("kestrel/Trading-v0",
 scenario="acme-trend")`` works after ``import kestrel_sdk.gym`` (or in one step with
-``gymnasium.make("kestrel_sdk.gym:kestrel/Trading-v0")``). The spaces are documented in
-``kestrel_sdk.gym.spaces``; episodes and grades in ``kestrel_sdk.gym.env``.
+``gymnasium.make("kestrel_sdk.gym:kestrel/Trading-v0")``), and so do
+``gymnasium.make_vec("kestrel/Trading-v0", num_envs=N)`` and stable-baselines3's
+``make_vec_env``. The spaces are documented in ``kestrel_sdk.gym.spaces``; episodes,
+grades, proofs and seeding in ``kestrel_sdk.gym.env``; how the env reaches the runtime in
+``kestrel_sdk.gym.backends``.
 """
 
 from __future__ import annotations
