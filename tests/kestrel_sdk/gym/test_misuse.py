@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -199,3 +200,28 @@ def test_the_default_store_is_the_envs_own_whatever_kestrel_store_names(
     assert info["position"] > 0
     env.close()
     assert env.grades[0].passed
+
+
+def test_a_dropped_env_over_a_transport_stops_its_event_loop_thread(catalog: Path) -> None:
+    def loops() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name == "kestrel-gym-loop"]
+
+    before = len(loops())
+    env = TradingEnv("zig", transport=lambda: local_transport(catalog_paths=[catalog]))
+    env.reset(seed=1)
+    env.step(1)
+    assert len(loops()) == before + 1
+    del env  # never closed
+    assert len(loops()) == before
+
+
+def test_close_stops_the_event_loop_thread_and_grades_the_episode(catalog: Path) -> None:
+    env = TradingEnv("zig", transport=lambda: local_transport(catalog_paths=[catalog]))
+    env.reset(seed=1)
+    env.step(1)
+    env.close()
+    assert "kestrel-gym-loop" not in [t.name for t in threading.enumerate()]
+    assert env.grades[0].passed
+    env.close()  # twice is fine
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset()
