@@ -26,8 +26,10 @@ from tests.kestrel_sdk.gym.conftest import BARS, day_text
 from tests.loopback import serve_built
 
 
-def _episode_roots(env: TradingEnv, policy: Callable[[Any], Any], seed: int) -> list[Any]:
-    """Frame roots of every step of two episodes, then their grades' roots."""
+def _episode_roots(
+    env: TradingEnv, policy: Callable[[Any], Any], seed: int, graded: bool = True
+) -> list[Any]:
+    """Frame roots of every step of two episodes (and their grades' roots if ``graded``)."""
     seen: list[Any] = []
     for episode in range(2):
         obs, info = env.reset(seed=seed if episode == 0 else None)
@@ -36,7 +38,9 @@ def _episode_roots(env: TradingEnv, policy: Callable[[Any], Any], seed: int) -> 
             obs, _reward, terminated, truncated, info = env.step(policy(obs))
             seen.append(info["frame_root"])
             if terminated or truncated:
-                seen.append(info["grade"].root)
+                assert ("grade" in info) == ("proof" in info) == graded
+                if graded:
+                    seen.append(info["grade"].root)
                 break
     return seen
 
@@ -301,3 +305,16 @@ def test_rgb_array_draws_the_latest_bars_tinted_by_the_position(catalog: Path) -
     corners = {tuple(image[0, -1]) for image in (flat, long, short)}
     assert len(corners) == 3  # the background tells flat, long and short apart
     assert (long[:, :8] != long[0, -1]).any()  # and the first bars are drawn on it
+
+
+def test_grade_false_plays_the_same_sessions_and_grades_nothing(catalog: Path) -> None:
+    runs, graded = [], set()
+    for grade in (True, False):
+        env = TradingEnv("zig", catalog_paths=[catalog], grade=grade)
+        env.action_space.seed(8)
+        runs.append(_episode_roots(env, _random(env), seed=8, graded=grade))
+        assert len(env.grades) == len(env.proofs) == (2 if grade else 0)
+        graded |= {made.root for made in env.grades}
+        env.close()
+    assert len(graded) == 2
+    assert [root for root in runs[0] if root not in graded] == runs[1]  # frames alike

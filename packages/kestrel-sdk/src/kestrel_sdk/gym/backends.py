@@ -3,8 +3,8 @@
 ``InProcess`` calls the methods of a :class:`~kestrel_sdk.runtime.Runtime` in the env's
 own thread, exactly the calls ``local_transport`` makes on its behalf, with its refusals
 (``SdkLocalError``), but without an event loop: a step is one ``Runtime.submit``. By
-default it keeps its sessions in a *private* store that the env renews at every reset, so
-a training loop holds one episode at a time in memory.
+default it keeps its sessions in a *private* store, which the env renews (at a seeded
+reset, and at every reset when it grades nothing).
 
 ``OverTransport`` drives any ``Transport`` (a ``remote_transport`` to a door, say)
 through the SDK on an event loop of its own: an anyio ``BlockingPortal`` served by a
@@ -59,7 +59,7 @@ class Backend(Protocol):
 
     @property
     def private(self) -> bool:
-        """Whether the env's sessions live in a store of its own, renewed at each reset."""
+        """Whether the env's sessions live in a store of its own, which it renews."""
         ...
 
     def scenario(self, scenario_id: str) -> Scenario | SealedScenario: ...

@@ -21,8 +21,11 @@ would be. (Never seeded: ``1``, ``2``, ... in the env's own store, the runtime's
 unused label in a kept one; ``options={"label": ...}`` names one.)
 
 By default the env runs the runtime in this process and calls it synchronously (no event
-loop, no thread), on a private store renewed at every reset: a store holds one episode,
-whose proof outlives it. ``home=`` or ``store=`` keep the sessions instead (a label can
+loop, no thread), on a private store: a fresh one at every seeded reset, which holds the
+episodes until the next (their principal's horizon: an episode after the first fails
+``no-lookahead``, since the earlier ones showed it the tape), and with ``grade=False``
+a fresh one at every reset (nothing is graded, and a training run's memory stays flat).
+Proofs outlive the store. ``home=`` or ``store=`` keep the sessions instead (a label can
 be played once per store: replaying a finished seed there is refused), and
 ``transport=`` reaches any transport (a door, say) through the SDK on an event loop of
 its own (:mod:`.backends`). An env that is never closed releases all of it when it is
@@ -196,7 +199,11 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         else:
             self._episode += 1
         backend = self._backend
-        backend.renew()
+        if seed is not None or not self._grade:
+            # A fresh private store: its principal has seen nothing of the tape. Between
+            # seeded resets the episodes share one, so that a grade fails no-lookahead
+            # where an earlier episode showed the tape; ungraded, none needs to.
+            backend.renew()
         label = (options or {}).get("label")
         if label is None and self._seed is not None:
             label = f"seed-{self._seed}" + (f".{self._episode}" if self._episode else "")
