@@ -159,7 +159,7 @@ async def test_canary_token_never_in_responses_logs_or_audit(
     for secret in (*bearers, voucher.split(".")[-1]):
         assert secret not in everything
     # No bearer goes downstream. The voucher does: it is the payment, and the session
-    # gate that spends it is the runtime's (spec §10), behind the transport.
+    # gate that spends it is the runtime's (docs/spec.md §10), behind the transport.
     for secret in bearers:
         assert secret not in repr(seen_downstream)
     assert seen_downstream  # the runtime was reached, with no token in what it saw

@@ -1,4 +1,4 @@
-"""Refusal codes are spec §6's closed list (with §13's INVALID_ARGUMENT and the sealed
+"""Refusal codes are docs/spec.md §6's closed list (with §13's INVALID_ARGUMENT and the sealed
 scenarios' SCENARIO_SEALED); one exception base."""
 
 from __future__ import annotations

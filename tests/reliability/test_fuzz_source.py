@@ -3,8 +3,8 @@
 Promise (issue 7.1, spec 3/8): any text, however hostile, is either applied or refused
 with a typed refusal; never a -32603 (unexpected fault). A source holding a lone
 surrogate cannot reach canonical JSON: validate and submit both refuse it as an input
-error (-32602, ``INVALID_ARGUMENT``, spec §13) and nothing moves. Refused submits are atomic:
-the session's frame does not move. Validate and submit agree: every error validate
+error (-32602, ``INVALID_ARGUMENT``, docs/spec.md §13) and nothing moves. Refused submits
+are atomic: the session's frame does not move. Validate and submit agree: every error validate
 reports, submit reports too (submit adds only the session checks K204/K205, and K105
 for an alias an earlier submission took), and a source validate rejects is never
 applied.

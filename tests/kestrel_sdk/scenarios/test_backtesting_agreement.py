@@ -6,7 +6,7 @@ cents, so a tie is a tie on both sides), market orders filled at the next bar's 
 (``trade_on_close=False``), 10 bps commission, and the open trade closed at the last
 trade open when the data ends closed on its last bar: backtesting.py's
 ``finalize_trades=True`` fills that close at the last bar's open, Kestrel's end-of-tape
-stand-down at the last bar's close (its mark, spec §5) -- the one fill whose price differs
+stand-down at the last bar's close (its mark, docs/spec.md §5) -- the one fill whose price differs
 by convention, checked as such.
 """
 

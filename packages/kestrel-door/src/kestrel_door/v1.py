@@ -1,4 +1,4 @@
-"""The ``/v1`` HTTP face (spec §10), generated from the surface: one route per tool.
+"""The ``/v1`` HTTP face (docs/spec.md §10), generated from the surface: one route per tool.
 
 Each tool that declares a :class:`~kestrel_protocol.surface.Route` gets it here, and
 each route is one call of the caller's ``turn.tools.call``, so the HTTP face and the

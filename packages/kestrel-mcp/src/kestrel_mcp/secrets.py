@@ -1,7 +1,7 @@
 """The three secret tools: the stdio face's own addition to the surface.
 
 They are declared here, not in ``kestrel_protocol.surface``, because the door must
-never serve them (spec §10): only the stdio server adds them (``secrets=True``). The
+never serve them (docs/spec.md §10): only the stdio server adds them (``secrets=True``). The
 operator's secret store is a local-process concern (the same one ``kestrel secrets``
 owns), not a runtime statement, so these tools reach ``kestrel_secrets`` directly
 instead of going through the SDK transport, and run the very functions the ``kestrel

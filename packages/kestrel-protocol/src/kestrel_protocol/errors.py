@@ -15,7 +15,7 @@ __all__ = ["KestrelError", "Refusal", "RefusalCode"]
 
 
 class RefusalCode(StrEnum):
-    """The closed list of refusal codes of spec §6 (and §13); faces never invent others."""
+    """The closed list of refusal codes of docs/spec.md §6 (and §13); faces never invent others."""
 
     INVALID_SOURCE = "INVALID_SOURCE"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
@@ -33,7 +33,8 @@ class RefusalCode(StrEnum):
     SECRET_STORE_UNAVAILABLE = "SECRET_STORE_UNAVAILABLE"
     BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
-    """Arguments that do not fit the call (spec §13): MCP -32602, HTTP 400, on every face."""
+    """Arguments that do not fit the call (docs/spec.md §13): MCP -32602, HTTP 400, on
+    every face."""
     SCENARIO_SEALED = "SCENARIO_SEALED"
     """A sealed scenario's tape: no face serves it (HTTP 403)."""
 

@@ -29,7 +29,7 @@ class KestrelSettings:
     ``home``: the Kestrel home (runtime store, door store, secrets file, reports).
     ``remote``: a door's URL when the process drives a remote Kestrel, else ``None``.
     ``catalog_paths``: extra scenario directories (``KESTREL_CATALOG_PATH`` is read by
-    the catalog itself, spec §4).
+    the catalog itself, docs/spec.md §4).
     ``store``: the store URL (``sqlite:///PATH``, ``postgresql://…`` or ``memory:``), else ``None``
     for the default, SQLite in the home (``kestrel_protocol.store.store_location``).
     """

@@ -1,4 +1,4 @@
-"""The SDK surface of spec §7: ``create_sdk(transport)`` and ``KestrelSession``.
+"""The SDK surface of docs/spec.md §7: ``create_sdk(transport)`` and ``KestrelSession``.
 
 The client adds no semantics: every call is one ``transport.invoke(tool, arguments)``
 of the tool whose runtime method it is named after (``sdk.submit`` runs the tool that

@@ -1,8 +1,8 @@
 """The three secret operations as the faces report them, shared by the CLI and MCP.
 
-The three MCP secret tools (spec §8, ``kestrel_mcp.secrets``) and ``kestrel secrets set/unset/list``
-run these same functions, so the key refusals and the result shapes cannot drift
-apart between faces. No result ever carries a value.
+The three MCP secret tools (docs/spec.md §8, ``kestrel_mcp.secrets``) and ``kestrel
+secrets set/unset/list`` run these same functions, so the key refusals and the result
+shapes cannot drift apart between faces. No result ever carries a value.
 """
 
 from __future__ import annotations

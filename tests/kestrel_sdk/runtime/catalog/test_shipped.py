@@ -1,4 +1,4 @@
-"""The shipped tapes have the character their ids promise (spec §4 table)."""
+"""The shipped tapes have the character their ids promise (docs/spec.md §4 table)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Small in-memory scenarios for engine and lang tests, built from literal bars.
 
 Each bar is ``(time, {symbol: (open, high, low, close, volume)})`` with prices as decimal
-strings; terms override the scenario defaults of spec §4.
+strings; terms override the scenario defaults of docs/spec.md §4.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Cash, shortability and position limits as rejection events; fees; equity, peak,
-drawdown; realized P&L and average price (spec §5)."""
+drawdown; realized P&L and average price (docs/spec.md §5)."""
 
 from __future__ import annotations
 

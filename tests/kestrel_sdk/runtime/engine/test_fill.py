@@ -1,4 +1,4 @@
-"""Matching at a bar (spec §5): each order type's fill price, slippage, participation."""
+"""Matching at a bar (docs/spec.md §5): each order type's fill price, slippage, participation."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_sell_side_mirrors(statement: str, price: str | None) -> None:
     assert fill_price(statement, shortable=True) == price
 
 
-# Each rule of spec §5 at its boundary, on bar 1 = O 101, H 103, L 99, C 102.
+# Each rule of docs/spec.md §5 at its boundary, on bar 1 = O 101, H 103, L 99, C 102.
 BOUNDARY_CASES = [
     # stop S: "O ≥ S fills at O; else High ≥ S fills at S", equality included
     ("buy 10 ACME stop 103", "103.00"),  # High == S

@@ -1,4 +1,4 @@
-"""Grading (spec §6): replay from pentads, metrics exactly, conformance checks."""
+"""Grading (docs/spec.md §6): replay from pentads, metrics exactly, conformance checks."""
 
 from __future__ import annotations
 

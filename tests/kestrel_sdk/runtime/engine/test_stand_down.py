@@ -1,4 +1,4 @@
-"""Stand-down (spec §5): by statement, by max drawdown, at the end of the tape; and what a
+"""Stand-down (docs/spec.md §5): by statement, by max drawdown, at the end of the tape; and what a
 stood-down or closed session still allows."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_stood_down_session_refuses_submits_but_reads_and_closes() -> None:
 
 def test_a_program_checked_before_a_stand_down_or_close_is_refused_when_applied() -> None:
     # check and apply are two calls: a program checked while the session was open must
-    # not be applied once the session has stood down or closed (spec §5: refused, and
+    # not be applied once the session has stood down or closed (docs/spec.md §5: refused, and
     # nothing in the session moves).
     for end, code in (("stand down", "SESSION_STOOD_DOWN"), ("close", "SESSION_CLOSED")):
         engine = SessionEngine(daily([FLAT] * 4), "ks_t")

@@ -1,4 +1,4 @@
-"""Time in force (spec §5): ioc after its first eligible bar, day at the end of that UTC
+"""Time in force (docs/spec.md §5): ioc after its first eligible bar, day at the end of that UTC
 date, gtc never."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every protocol object of spec §6 as an immutable, lossless pydantic model."""
+"""Every protocol object of docs/spec.md §6 as an immutable, lossless pydantic model."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What two reads answer as protocol objects: a scenario's tape as text, and an artifact.
 
 Every tool answers a protocol object (``Transport.invoke`` returns one), so the two
-reads whose answer is not an object of spec §6 are wrapped here: a tape is its CSV
+reads whose answer is not an object of docs/spec.md §6 are wrapped here: a tape is its CSV
 text with the scenario it belongs to, and an artifact is whatever object is stored
 under a root, every member kept verbatim.
 """

@@ -1,4 +1,4 @@
-"""Kestrel's tool and resource surface, declared once (spec §13 "One surface").
+"""Kestrel's tool and resource surface, declared once (docs/spec.md §13 "One surface").
 
 :data:`SURFACE` (in :mod:`.registry`) is the one place a tool or resource is declared;
 :func:`call_tool` is the one dispatcher (every call is ``Transport.invoke``) and

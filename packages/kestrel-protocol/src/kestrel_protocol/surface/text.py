@@ -1,4 +1,4 @@
-"""The input rules for strings, shared by every face (spec §13).
+"""The input rules for strings, shared by every face (docs/spec.md §13).
 
 Every string argument reaches canonical JSON (a pentad, a refusal's detail, an audit
 digest), which cannot hold a lone surrogate: :data:`Text` refuses one. A label names a

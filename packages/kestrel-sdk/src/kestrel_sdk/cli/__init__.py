@@ -1,4 +1,4 @@
-"""The ``kestrel`` command line (spec §11); plugin verbs come from ``kestrel.cli``.
+"""The ``kestrel`` command line (docs/spec.md §11); plugin verbs come from ``kestrel.cli``.
 
 Every failure is one line ``kestrel: CODE: message`` on stderr and an exit code of the
 one table (``kestrel_protocol.exits``, docs/cli.md): 0 ok; 1 a check failed or invalid

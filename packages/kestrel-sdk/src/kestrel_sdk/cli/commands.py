@@ -1,4 +1,4 @@
-"""The verbs of spec §11: catalog, validate, run, grade, verify, artifact."""
+"""The verbs of docs/spec.md §11: catalog, validate, run, grade, verify, artifact."""
 
 from __future__ import annotations
 

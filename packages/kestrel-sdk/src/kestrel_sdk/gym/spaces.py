@@ -17,7 +17,7 @@ the space. The bounds come from the definitions, not from the tape: they tell no
 bars to come.
 
 Actions move the position to a target, with one market order (``tif day``) followed by
-``advance 1``, so it fills at the next bar's open (spec §5). A full position is worth
+``advance 1``, so it fills at the next bar's open (docs/spec.md §5). A full position is worth
 ``exposure`` (default 0.95) of equity at the current mark, in whole lots, at most
 ``max_position``:
 

@@ -1,4 +1,4 @@
-"""Deterministic identifiers: session ids (spec §5) and operation ids.
+"""Deterministic identifiers: session ids (docs/spec.md §5) and operation ids.
 
 Ids are derived from content, never from a clock or a random source, so the same
 principal opening the same scenario under the same label gets the same session id in

@@ -1,4 +1,4 @@
-"""Bring your own bars: a bar file or DataFrame as a catalog scenario (spec §4).
+"""Bring your own bars: a bar file or DataFrame as a catalog scenario (docs/spec.md §4).
 
 ``scenario_from_file`` (CSV; Parquet where pyarrow or polars is installed, e.g. by the
 extra ``kestrel-sdk[parquet]``) and ``scenario_from_frame`` (a pandas DataFrame) recognise

@@ -1,7 +1,7 @@
 """Checking imported rows and turning them into the bars of a canonical tape.
 
 Every fault is collected (one problem per fault, with its row), so a user fixes a file
-in one pass. The rules are the tape's own (spec §4) plus what an import can check that a
+in one pass. The rules are the tape's own (docs/spec.md §4) plus what an import can check that a
 tape cannot: duplicates and order per symbol, one interval throughout.
 
 Times: ISO-8601 with or without a zone (none means UTC), a date alone, or epoch

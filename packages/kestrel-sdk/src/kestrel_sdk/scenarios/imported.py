@@ -57,7 +57,7 @@ def _line(source: str, problem: ImportProblem, *, file: bool) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioTermsInput:
-    """The terms of an imported scenario that its bars do not decide (spec §4 defaults)."""
+    """The terms of an imported scenario that its bars do not decide (docs/spec.md §4 defaults)."""
 
     title: str | None = None
     description: str | None = None

@@ -1,4 +1,4 @@
-"""The session engine (spec §5) and grading (spec §6).
+"""The session engine (docs/spec.md §5) and grading (docs/spec.md §6).
 
 ``SessionEngine`` is one session's deterministic state machine: no I/O, no clock, no
 randomness. The service around it persists pentads and frames; grading replays the

@@ -1,4 +1,4 @@
-"""The blotter (spec §6): every order and fill, recorded from the bus and rooted."""
+"""The blotter (docs/spec.md §6): every order and fill, recorded from the bus and rooted."""
 
 from __future__ import annotations
 

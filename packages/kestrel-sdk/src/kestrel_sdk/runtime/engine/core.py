@@ -1,4 +1,4 @@
-"""The session state machine: clock, matching, accounting, stand-down (spec §5).
+"""The session state machine: clock, matching, accounting, stand-down (docs/spec.md §5).
 
 Deterministic by construction: no I/O, no clock, no randomness, exact integers. The
 advance loop is event-driven: it asks each open order for the next bar at which it can

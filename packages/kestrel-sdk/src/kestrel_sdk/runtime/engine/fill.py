@@ -1,4 +1,4 @@
-"""Fill prices (spec §5 matching) and the cheap search for the next bar an order can act.
+"""Fill prices (docs/spec.md §5 matching) and the cheap search for the next bar an order can act.
 
 All prices are P-unit integers. Buy rules are written out; sells mirror them.
 """

@@ -1,4 +1,4 @@
-"""Frames (spec §6 SessionFrame) built from engine state and the bus's events.
+"""Frames (docs/spec.md §6 SessionFrame) built from engine state and the bus's events.
 
 A frame is rebuilt on every step, and the service hashes every one, so this module is
 the engine's hot path. Each part is produced once, from exact integers, in two forms at

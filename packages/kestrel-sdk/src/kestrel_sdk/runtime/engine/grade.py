@@ -1,4 +1,4 @@
-"""Grading (spec §6): replay a record's pentads on a fresh engine, then measure.
+"""Grading (docs/spec.md §6): replay a record's pentads on a fresh engine, then measure.
 
 Pure: a function of the scenario, the record and its pentads. The equity series is the
 equity at each processed bar's close from the opening bar (bar 0); when a session
@@ -140,7 +140,7 @@ def compute_grade(
     progress: Callable[[int, int], None] | None = None,
     bars: int | None = None,
 ) -> GradeResult:
-    """Replay ``pentads`` on a fresh engine and grade the result (spec §6 metrics and
+    """Replay ``pentads`` on a fresh engine and grade the result (docs/spec.md §6 metrics and
     conformance). Pure: a function of the artifacts and the scenario alone.
     ``progress(done, total)`` is called after each pentad with bars replayed / ``bars``
     (the clock the replay ends at, i.e. the head frame's; default the tape's last bar)."""

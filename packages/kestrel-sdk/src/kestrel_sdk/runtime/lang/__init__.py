@@ -1,4 +1,5 @@
-"""The Kestrel language (spec §3): four statement kinds, parsed and validated with K-codes."""
+"""The Kestrel language (docs/spec.md §3): four statement kinds, parsed and validated
+with K-codes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The grammar of spec §3: source text to statements, or K1xx diagnostics.
+"""The grammar of docs/spec.md §3: source text to statements, or K1xx diagnostics.
 
 Each statement line yields either one statement or exactly one diagnostic (the first
 thing wrong with it), so an agent fixes one clear problem per line. Columns point at
