@@ -178,7 +178,7 @@ def test_an_unclosed_env_lets_its_process_exit_within_2_s(
         assert "the script failed before env.close()" in stderr
     else:
         assert child.returncode == 0, stderr
-    assert list(temp.iterdir()) == []  # the env's private home went with it
+    assert list(temp.iterdir()) == []  # the env's private store left no file behind
 
 
 def test_a_dropped_env_releases_its_store() -> None:

@@ -3,8 +3,9 @@
 ``InProcess`` calls the methods of a :class:`~kestrel_sdk.runtime.Runtime` in the env's
 own thread, exactly the calls ``local_transport`` makes on its behalf, with its refusals
 (``SdkLocalError``), but without an event loop: a step is one ``Runtime.submit``. By
-default it keeps its sessions in a *private* store, which the env renews (at a seeded
-reset, and at every reset when it grades nothing).
+default it keeps its sessions in a *private* memory store (``memory:``: no file, no
+durability per step, nothing left on disk), which the env renews (at a seeded reset, and
+at every reset when it grades nothing).
 
 ``OverTransport`` drives any ``Transport`` (a ``remote_transport`` to a door, say)
 through the SDK on an event loop of its own: an anyio ``BlockingPortal`` served by a
@@ -12,14 +13,12 @@ daemon thread, so an env that is never closed cannot keep its process alive.
 
 Both are closed by the env's finalizer (``weakref.finalize``), which holds the backend and
 never the env: an env that is dropped, or still open at interpreter exit, releases its
-store, its thread and its temporary home.
+store and its thread.
 """
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -38,7 +37,7 @@ from kestrel_protocol import (
     SessionResponse,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.store import StoreLocation
+from kestrel_protocol.store import MEMORY_URL
 
 from ..client import KestrelSdk, KestrelSession, create_sdk
 from ..transports.local import local_refusal
@@ -88,8 +87,8 @@ class InProcess:
     """The runtime in this process, called synchronously (see the module docstring).
 
     ``store`` names the store as ``local_transport`` takes it; ``home=None`` and
-    ``store=None`` make the store private: a new temporary home for each one, removed
-    when it is renewed and at close.
+    ``store=None`` make the store private: a new memory store each time, dropped when it
+    is renewed and at close.
     """
 
     def __init__(
@@ -102,7 +101,6 @@ class InProcess:
         self._home = home
         self._store = store
         self._catalog_paths = catalog_paths
-        self._temp: Path | None = None
         self._runtime: Runtime | None = None
         self._runtime = self._build(None)
 
@@ -114,26 +112,14 @@ class InProcess:
         from ..runtime.service import Runtime  # noqa: PLC0415 - the engine, only when used
         from ..runtime.stores import open_runtime_store  # noqa: PLC0415
 
-        home: str | Path | None = self._home
-        where: str | StoreLocation | None = self._store
-        if self._private:  # whatever $KESTREL_STORE says: the env's own
-            home = self._temp = Path(tempfile.mkdtemp(prefix="kestrel-gym-"))
-            where = StoreLocation("sqlite", path=home / "kestrel.db")
-        try:
-            return Runtime(
-                home,
-                self._catalog_paths,
-                store=open_runtime_store(where, home),
-                catalog=None if previous is None else previous.index,
-            )
-        except BaseException:
-            self._remove_temp()
-            raise
-
-    def _remove_temp(self) -> None:
-        if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
-            self._temp = None
+        # private: the env's own memory store, whatever $KESTREL_STORE says
+        where = MEMORY_URL if self._private else self._store
+        return Runtime(
+            self._home,
+            self._catalog_paths,
+            store=open_runtime_store(where, self._home),
+            catalog=None if previous is None else previous.index,
+        )
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         try:
@@ -158,7 +144,6 @@ class InProcess:
             return
         old = self.runtime
         old.shutdown()
-        self._remove_temp()
         self._runtime = self._build(old)
 
     def open(self, scenario_id: str, label: str | None) -> tuple[str, Delivery]:
@@ -186,11 +171,8 @@ class InProcess:
 
     def close(self) -> None:
         runtime, self._runtime = self._runtime, None
-        try:
-            if runtime is not None:
-                runtime.shutdown()
-        finally:
-            self._remove_temp()
+        if runtime is not None:
+            runtime.shutdown()
 
 
 class _EventLoop:
