@@ -114,5 +114,10 @@ def test_a_store_of_another_schema_is_refused_clearly(tmp_path: Path, version: s
         SqliteStore(tmp_path)
     assert err.value.code == "BACKEND_UNAVAILABLE"
     assert f"schema {version};" in err.value.message
+    # it names the steps that resolve it: export proofs, then move the file aside
+    db = tmp_path / "kestrel.db"
+    assert "kestrel proof SESSION -o FILE" in err.value.message
+    assert f"mv {db} {db}.schema-{version}" in err.value.message
+    assert "\n" not in err.value.message  # one line, as every CLI prints it
     with sqlite3.connect(tmp_path / "kestrel.db") as conn:  # refused, not rewritten
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (version,)

@@ -63,7 +63,10 @@ class SqliteStore(SqlStore):
             raise KestrelError(
                 RefusalCode.BACKEND_UNAVAILABLE,
                 f"{self.path} has store schema {schema}; this Kestrel needs schema "
-                f"{SCHEMA_VERSION} (move the file aside to start afresh)",
+                f"{SCHEMA_VERSION}. Nothing was changed. To keep its sessions, export their "
+                "proofs with the Kestrel that made it (kestrel proof SESSION -o FILE; they "
+                "verify with any version), then start afresh: "
+                f"mv {self.path} {self.path}.schema-{schema} (or use another --home)",
                 {"path": str(self.path)},
             )
 
