@@ -68,6 +68,9 @@ def test_demo_at_80_columns_prints_whole_paths_and_each_phase(tmp_path: Path) ->
     # after the progress bar, every phase says what it did (stderr, as the progress bar)
     for phase in ("closing ks_", "grading", "verifying grade", "writing the report"):
         assert f"✓ {phase}" in done.stderr
+    # what the demo leaves under the home is private, as everything there
+    for path in [home, *home.rglob("*")]:
+        assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
 
 
 def test_report_is_self_contained(demo_run: tuple[Path, GradeResult, str]) -> None:

@@ -167,12 +167,19 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
                 grade = await sdk.grade_until_done(session.id)
             with _phase(console, quiet, f"verifying grade {grade.root[:19]}… by replay"):
                 verified = (await sdk.verify(grade)).ok
-            folder = out or settings_of(ctx).home / "reports" / session.id
+            home = settings_of(ctx).home
+            folder = out or home / "reports" / session.id
+            if out is None:  # under the home: private, as everything there (0700/0600)
+                (home / "reports").mkdir(mode=0o700, parents=True, exist_ok=True)
+                folder.mkdir(mode=0o700, exist_ok=True)
             folder.mkdir(parents=True, exist_ok=True)
             grade_path = folder / "grade.json"
             grade_path.write_text(json.dumps(grade.to_json(), indent=2) + "\n", encoding="utf-8")
             with _phase(console, quiet, "writing the report"):
                 report = await write_report(sdk, grade, folder / "report.html")
+            if out is None:
+                grade_path.chmod(0o600)
+                report.chmod(0o600)
             return grade, report, grade_path.resolve(), verified
 
     grade, report, grade_path, verified = anyio.run(go)
