@@ -58,7 +58,8 @@ def door_proof(
     return anyio.run(_trade, remote_transport(url, token), scenario, script, False)
 
 
-def _tripled(tape: str) -> str:
+def tripled(tape: str) -> str:
+    """``tape`` (canonical CSV) with every price tripled: the forger's tape."""
     rows = list(csv.DictReader(io.StringIO(tape)))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
@@ -75,7 +76,7 @@ def forged_proof(home: Path) -> dict[str, Any]:
     whose catalog holds only that scenario under the id acme-trend, proof embedded."""
     real = load_catalog().get("acme-trend")
     assert real is not None
-    fake = load_embedded(real.scenario.to_json(), _tripled(tape_csv(real)))
+    fake = load_embedded(real.scenario.to_json(), tripled(tape_csv(real)))
     assert fake.scenario.id == "acme-trend"
     assert fake.scenario.root != real.scenario.root
     index = CatalogIndex(catalog_object([fake.scenario]), {"acme-trend": fake}, [])

@@ -9,8 +9,6 @@ An honest proof of the shipped scenario says ``catalog``, embedded or not.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import subprocess
@@ -24,20 +22,10 @@ from kestrel_sdk.runtime.catalog import load_catalog, load_embedded, tape_csv
 from kestrel_sdk.runtime.catalog.model import CatalogIndex
 from kestrel_sdk.runtime.catalog.objects import catalog_object
 
+from tests.kestrel_sdk.board.proofs import tripled
+
 SCENARIO = "acme-trend"
 TRADE = ["buy 100 ACME\nadvance 400", "sell 100 ACME\nadvance 1"]
-
-
-def _tripled(text: str) -> str:
-    rows = list(csv.DictReader(io.StringIO(text)))
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        for column in ("open", "high", "low", "close"):
-            row[column] = str(Decimal(row[column]) * 3)
-        writer.writerow(row)
-    return out.getvalue()
 
 
 def _proof(runtime: Runtime, path: Path) -> dict[str, object]:
@@ -69,7 +57,7 @@ def test_a_tripled_tape_forgery_is_named_embedded_and_fails_require_catalog(
 ) -> None:
     shipped = load_catalog([]).get(SCENARIO)
     assert shipped is not None
-    forged = load_embedded(shipped.scenario.to_json(), _tripled(tape_csv(shipped)))
+    forged = load_embedded(shipped.scenario.to_json(), tripled(tape_csv(shipped)))
     index = CatalogIndex(catalog_object([forged.scenario]), {SCENARIO: forged}, [])
     honest_pnl = _proof(Runtime(tmp_path / "honest"), tmp_path / "honest.json")["grade"]
     proof = _proof(Runtime(tmp_path / "forger", catalog=index), tmp_path / "forged.json")
