@@ -48,8 +48,9 @@ class Arguments(BaseModel):
     )
 
     def positional(self) -> tuple[Any, ...]:
-        """The arguments as the runtime's method takes them: each field's value, in order."""
-        return tuple(self.__dict__.values())
+        """The arguments as the runtime's method takes them: each field's value, in the
+        order the model declares its fields (not the order of its ``__dict__``)."""
+        return tuple(getattr(self, name) for name in type(self).model_fields)
 
 
 class NoArgs(Arguments):
