@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -34,6 +34,29 @@ from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_datab
 __all__ = ["SqliteStore"]
 
 _STATEMENTS: Final = Statements.of(SQLITE)
+
+
+class _Held:
+    """The store's connection with its lock held, for one statement or a few (each
+    committing on its own); released, and counted towards a checkpoint, on exit. A
+    plain class rather than a generator context manager: every step goes through it."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> Connection:
+        store = self._store
+        store._lock.acquire()
+        return store._conn
+
+    def __exit__(self, *exc: object) -> None:
+        store = self._store
+        try:
+            store._used()
+        finally:
+            store._lock.release()
 
 
 class SqliteStore(SqlStore):
@@ -54,6 +77,7 @@ class SqliteStore(SqlStore):
         self._lock = threading.RLock()
         self._uses = 0  # statements since the last checkpoint was asked for
         self._checkpointer = Checkpointer(self.path)
+        self._held = _Held(self)  # the connection, lock held: every statement's way in
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
         # transaction; statements prepared once (the statement cache holds them all)
         self._conn = connect_private(self.path)
@@ -86,14 +110,16 @@ class SqliteStore(SqlStore):
             row = self._conn.execute("PRAGMA integrity_check").fetchone()
         return str(row[0])
 
-    @contextmanager
-    def _connection(self) -> Iterator[Connection]:
-        with self._lock:
-            yield self._conn
-            self._uses += 1
-            if self._uses >= CHECKPOINT_EVERY:
-                self._uses = 0
-                self._checkpointer.request()
+    def _connection(self) -> AbstractContextManager[Connection]:
+        return self._held
+
+    def _used(self) -> None:
+        """One more statement committed: every :data:`CHECKPOINT_EVERY`, a checkpoint is
+        asked of the background thread."""
+        self._uses += 1
+        if self._uses >= CHECKPOINT_EVERY:
+            self._uses = 0
+            self._checkpointer.request()
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection]:
