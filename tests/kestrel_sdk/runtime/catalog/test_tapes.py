@@ -52,7 +52,21 @@ MALFORMED: list[tuple[str, str, int | None, str]] = [
         2,
         "volume '-5' must be a non-negative",
     ),
-    ("fractional-volume", HEAD + ROW1.replace(",1000", ",10.5"), 2, "volume '10.5'"),
+    (
+        "volume-places",
+        HEAD + ROW1.replace(",1000", ",10.123456789"),
+        2,
+        "volume 10.123456789 has more than 8 decimal places",
+    ),
+    ("volume-exponent", HEAD + ROW1.replace(",1000", ",1e3"), 2, "volume '1e3' must be a non-neg"),
+    ("volume-nan", HEAD + ROW1.replace(",1000", ",NaN"), 2, "volume 'NaN' must be a non-negative"),
+    ("volume-digits", HEAD + ROW1.replace(",1000", ",1" + "0" * 15), 2, "is too large"),
+    (
+        "volume-too-large-for-places",
+        HEAD + ROW1.replace(",1000", ",12345678901") + ROW2.replace(",800", ",0.12345678"),
+        2,
+        "volume 12345678901 is too large for a tape whose volumes have 8 decimal places",
+    ),
     ("empty-line", HEAD + ROW1 + "\n" + ROW2, 3, "empty line"),
     ("quoted-field", HEAD + ROW1.replace("FOO", '"FOO"'), 2, "unknown symbol"),
 ]
@@ -214,12 +228,13 @@ def test_the_200k_minute_tape_parses_whole() -> None:
     assert len(tape) == 200_000
 
 
-Case = tuple[dict[str, str], int, list[str], dict[str, list[tuple[int, ...]]]]
+Case = tuple[dict[str, str], int, int, list[str], dict[str, list[tuple[int, ...]]]]
 
 
 @st.composite
 def bar_sets(draw: st.DrawFn) -> Case:
-    """Valid bars: ticks per symbol, the scale, times, and (o, h, l, c, v) per symbol."""
+    """Valid bars: ticks per symbol, the scale, the volumes' decimal places, times, and
+    (o, h, l, c, v) per symbol (v in units of 10**-places)."""
     symbols = draw(
         st.lists(st.sampled_from(["A", "B.C", "ZZ9", "KAPPA"]), min_size=1, max_size=3, unique=True)
     )
@@ -227,6 +242,7 @@ def bar_sets(draw: st.DrawFn) -> Case:
         symbol: draw(st.sampled_from(["0.01", "0.05", "0.5", "1", "0.001"])) for symbol in symbols
     }
     scale = max(len(t.split(".")[1].rstrip("0")) if "." in t else 0 for t in ticks.values())
+    places = draw(st.integers(min_value=0, max_value=8))
     count = draw(st.integers(min_value=1, max_value=8))
     seconds = sorted(draw(st.sets(st.integers(0, 10**8), min_size=count, max_size=count)))
     times = [
@@ -243,7 +259,7 @@ def bar_sets(draw: st.DrawFn) -> Case:
             open_, close = draw(st.permutations([a, b]))
             rows.append((open_, high, low, close, draw(st.integers(0, 10**9))))
         bars[symbol] = rows
-    return ticks, scale, times, bars
+    return ticks, scale, places, times, bars
 
 
 def spell(value: int, scale: int, extra_zeros: int) -> str:
@@ -258,7 +274,7 @@ def test_any_spelling_parses_to_the_same_bars_and_root(
     case: Case,
     data: st.DataObject,
 ) -> None:
-    ticks, scale, times, bars = case
+    ticks, scale, places, times, bars = case
     lines = [HEAD.rstrip("\n")]
     for index, stamp in enumerate(times):
         order = data.draw(st.permutations(sorted(bars)))
@@ -266,7 +282,8 @@ def test_any_spelling_parses_to_the_same_bars_and_root(
             *prices, volume = bars[symbol][index]
             texts = [spell(p, scale, data.draw(st.integers(0, 2))) for p in prices]
             zeros = "0" * data.draw(st.integers(0, 2))
-            lines.append(f"{stamp},{symbol},{','.join(texts)},{zeros}{volume}")
+            amount = spell(volume, places, data.draw(st.integers(0, 2)))
+            lines.append(f"{stamp},{symbol},{','.join(texts)},{zeros}{amount}")
     ending = data.draw(st.sampled_from(["\n", "\r\n"]))
     loose = ending.join(lines) + data.draw(st.sampled_from(["", ending]))
     tape = parse_tape(loose.encode(), ticks, scale)
@@ -275,8 +292,11 @@ def test_any_spelling_parses_to_the_same_bars_and_root(
     assert tape.symbols == tuple(sorted(bars))
     for symbol, rows in bars.items():
         col = tape.columns[symbol]
-        got = list(zip(col.open, col.high, col.low, col.close, col.volume, strict=True))
-        assert got == rows
+        got = list(zip(col.open, col.high, col.low, col.close, strict=True))
+        assert got == [row[:4] for row in rows]
+        # each volume exactly, in its canonical text (no trailing zeros, no point if whole)
+        volumes = [f"{Decimal(row[4]).scaleb(-places).normalize():f}" for row in rows]
+        assert [tape.volume_text(value) for value in col.volume] == volumes
     canonical = render_tape(tape)
     assert root_of_bytes(canonical.encode()) == tape.root
     again = parse_tape(canonical.encode(), ticks, scale)

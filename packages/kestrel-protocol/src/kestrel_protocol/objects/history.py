@@ -19,7 +19,9 @@ class HistoryBar(ProtocolModel):
     high: DecimalStr
     low: DecimalStr
     close: DecimalStr
-    volume: int
+    volume: int | DecimalStr
+    """An integer on a tape whose volumes are all whole; on a tape with a fractional
+    volume (crypto, FX), every volume is its exact decimal text (``"2012.25343589"``)."""
 
 
 class History(ProtocolModel):

@@ -96,7 +96,9 @@ class FrameBar(ProtocolModel):
     high: DecimalStr
     low: DecimalStr
     close: DecimalStr
-    volume: int
+    volume: int | DecimalStr
+    """An integer on a tape whose volumes are all whole; on a tape with a fractional
+    volume (crypto, FX), every volume is its exact decimal text (``"2012.25343589"``)."""
 
 
 class AccountState(ProtocolModel):

@@ -28,6 +28,7 @@ def history_bars(tape: Tape, clock: int, bars: int, symbol: str | None) -> list[
         )
     symbols = tape.symbols if symbol is None else (symbol,)
     price = tape.price_text
+    volume = tape.volume_member
     rows: list[HistoryBar] = []
     for index in range(max(0, clock - bars + 1), clock + 1):
         time = tape.times[index]
@@ -40,7 +41,7 @@ def history_bars(tape: Tape, clock: int, bars: int, symbol: str | None) -> list[
                 "high": price(col.high[index]),
                 "low": price(col.low[index]),
                 "close": price(col.close[index]),
-                "volume": col.volume[index],
+                "volume": volume(col.volume[index]),
             }
             rows.append(construct(HistoryBar, members, _ALL_BAR))
     return rows

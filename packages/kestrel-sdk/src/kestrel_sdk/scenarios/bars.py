@@ -21,6 +21,12 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from itertools import pairwise
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS, SYMBOL_PATTERN
+from ..runtime.catalog.volumes import (
+    canonical_volume,
+    tape_places,
+    volume_fault,
+    volume_scale_fault,
+)
 from .layouts import ImportProblem, RawBar
 
 __all__ = ["Bars", "convert_bars"]
@@ -30,19 +36,19 @@ _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits o
 _MAX_DECIMALS = 8
 _FLOAT32_NOISE = Decimal(2) ** -23  # relative error of a price that went through float32
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
-_VOLUME_LIMIT = 10**15
 
 
 @dataclass(frozen=True, slots=True)
 class Bars:
     """Checked bars: ``rows`` are ``(time, symbol, open, high, low, close, volume)`` in
-    canonical order, prices as decimal strings with ``scale`` places."""
+    canonical order, prices as decimal strings with ``scale`` places, volumes as their
+    canonical decimal text (``runtime.catalog.volumes``)."""
 
     symbols: tuple[str, ...]
     interval: str
     tick: str
     scale: int
-    rows: list[tuple[str, str, str, str, str, str, int]]
+    rows: list[tuple[str, str, str, str, str, str, str]]
     notes: list[str]
 
     @property
@@ -58,7 +64,7 @@ class _Row:
     midnight: bool  # the row's own time is 00:00:00 (a date, in whatever zone)
     symbol: str
     prices: tuple[Decimal, Decimal, Decimal, Decimal]
-    volume: int
+    volume: str  # canonical text: exact, never a float
     time: str = ""  # the canonical time, once the interval is known
 
 
@@ -130,14 +136,16 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
         else:
             prices.append(value)
     volume = _decimal("Volume", raw.volume)
+    volume_text = ""
     if isinstance(volume, str):
         faults.append(volume)
     elif volume < 0:
         faults.append(f"Volume {raw.volume} is negative")
-    elif volume != volume.to_integral_value():
-        faults.append(f"Volume {raw.volume} is not a whole number")
-    elif volume >= _VOLUME_LIMIT:
-        faults.append(f"Volume {raw.volume} is too large")
+    else:
+        volume_text = canonical_volume(f"{abs(volume):f}") or ""  # abs: -0 is 0
+        reason = volume_fault(volume_text)
+        if reason is not None:
+            faults.append(f"Volume {raw.volume} {reason}")
     if len(prices) == 4:
         open_, high, low, close = prices
         if high < low:
@@ -152,7 +160,7 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
         return faults
     stamp, day, midnight = when
     four = (prices[0], prices[1], prices[2], prices[3])
-    return _Row(raw.row, stamp, day, midnight, symbol, four, int(volume))
+    return _Row(raw.row, stamp, day, midnight, symbol, four, volume_text)
 
 
 def _symbols(
@@ -324,11 +332,20 @@ def _tick(
     return tick
 
 
+def _volumes(rows: Sequence[_Row], problems: list[ImportProblem]) -> None:
+    """Every volume fits the tape's scaled integers (the tape's places are its most)."""
+    places = tape_places(row.volume for row in rows)
+    for row in rows:
+        reason = volume_scale_fault(row.volume, places)
+        if reason is not None:
+            problems.append(ImportProblem(row.row, f"Volume {row.volume} {reason}"))
+
+
 def _scaled_rows(
     rows: Sequence[_Row], tick: Decimal, scale: int
-) -> list[tuple[str, str, str, str, str, str, int]]:
+) -> list[tuple[str, str, str, str, str, str, str]]:
     quantum = Decimal(1).scaleb(-scale)
-    out: list[tuple[str, str, str, str, str, str, int]] = []
+    out: list[tuple[str, str, str, str, str, str, str]] = []
     for row in sorted(rows, key=lambda item: (item.time, item.symbol)):
         texts = [
             f"{((price / tick).to_integral_value(ROUND_HALF_EVEN) * tick).quantize(quantum):f}"
@@ -379,6 +396,7 @@ def convert_bars(
     symbols = tuple(sorted({row.symbol for row in rows}))
     _gaps(ordered, found, problems)
     _complete(ordered, symbols, problems)
+    _volumes(ordered, problems)
     chosen = _tick(rows, tick, problems, notes)
     if problems or chosen is None:
         return _sorted(problems)

@@ -2,7 +2,8 @@
 
 A tape is held once per process as compact immutable columns and shared by every
 session on it. Prices are integers in units of ``10**-scale`` (``scale`` is the tape's
-number of decimal places), so the engine computes in exact integer arithmetic.
+number of decimal places) and volumes in units of ``10**-volume_scale`` (0 on a tape of
+whole volumes), so the engine computes in exact integer arithmetic.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from pathlib import Path
 
 from kestrel_protocol import Catalog, Scenario
 
+from .volumes import volume_text
+
 __all__ = ["CatalogIndex", "CatalogProblem", "LoadedScenario", "SymbolColumns", "Tape"]
 
 
 @dataclass(frozen=True, slots=True)
 class SymbolColumns:
-    """One symbol's bars; every array has one entry per bar (``array('q')``)."""
+    """One symbol's bars; every array has one entry per bar (``array('q')``): prices in
+    units of ``10**-Tape.scale``, volumes in units of ``10**-Tape.volume_scale``."""
 
     open: array[int]
     high: array[int]
@@ -32,7 +36,10 @@ class SymbolColumns:
 @dataclass(frozen=True, slots=True)
 class Tape:
     """The bars of a scenario: times (ISO-8601 UTC ``...Z``), the UTC day of each bar
-    (a proleptic ordinal, for ``tif day``), and per-symbol columns."""
+    (a proleptic ordinal, for ``tif day``), and per-symbol columns.
+
+    ``volume_scale`` is the most decimal places of any volume of the tape: 0 when every
+    volume is whole (its volumes are then plain integers everywhere they are shown)."""
 
     symbols: tuple[str, ...]
     times: tuple[str, ...]
@@ -40,6 +47,7 @@ class Tape:
     scale: int
     columns: Mapping[str, SymbolColumns]
     root: str
+    volume_scale: int = 0
 
     def __len__(self) -> int:
         return len(self.times)
@@ -49,6 +57,15 @@ class Tape:
         sign = "-" if value < 0 else ""
         whole, frac = divmod(abs(value), 10**self.scale)
         return f"{sign}{whole}.{frac:0{self.scale}d}" if self.scale else f"{sign}{whole}"
+
+    def volume_text(self, value: int) -> str:
+        """A scaled volume's canonical text (``2012.25343589``; ``120000`` when whole)."""
+        return volume_text(value, self.volume_scale)
+
+    def volume_member(self, value: int) -> int | str:
+        """A scaled volume as frames and history show it: an integer on a tape of whole
+        volumes (as always), else its canonical decimal text (never a float)."""
+        return volume_text(value, self.volume_scale) if self.volume_scale else value
 
 
 class LoadedScenario:

@@ -10,8 +10,9 @@ spellings of the same bars share a root.
 
 Canonical form: UTF-8, LF line ends, the header ``time,symbol,open,high,low,close,volume``,
 one row per (time, symbol), times ascending and, within a time, symbols in code-point
-order; prices with exactly ``scale`` decimals and no leading zeros; volumes as plain
-integers; a final LF.
+order; prices with exactly ``scale`` decimals and no leading zeros; volumes as
+non-negative decimals in their canonical text (:mod:`.volumes`: ``120000``,
+``2012.25343589``; no leading zeros, no trailing zeros after the point); a final LF.
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ from types import MappingProxyType
 from kestrel_protocol import root_of_bytes
 
 from .model import SymbolColumns, Tape
+from .volumes import (
+    MAX_PLACES,
+    MAX_SCALED_DIGITS,
+    MAX_WHOLE_DIGITS,
+    canonical_volume,
+    scaled_volume,
+    tape_places,
+    volume_fault,
+    volume_scale_fault,
+)
 
 __all__ = [
     "HEADER",
@@ -43,7 +54,8 @@ _FIELDS = 7
 _TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 _SYMBOL = re.compile(r"[A-Z][A-Z0-9.]{0,11}")
 _PRICE = re.compile(r"([0-9]+)(?:\.([0-9]+))?")
-_VOLUME = re.compile(r"[0-9]+")
+_VOLUME = rf"(?:0|[1-9][0-9]{{0,{MAX_WHOLE_DIGITS - 1}}})(?:\.[0-9]{{0,{MAX_PLACES - 1}}}[1-9])?"
+_SCALED_LIMIT = 10**MAX_SCALED_DIGITS
 _MAX_DIGITS = 15  # keeps every scaled value far inside int64 and the JSON safe range
 _PATTERNS: dict[int, re.Pattern[str]] = {}
 
@@ -74,7 +86,7 @@ def _canonical_pattern(scale: int) -> re.Pattern[str]:
         price = r"(?:0|[1-9][0-9]{0,11})" + (rf"\.[0-9]{{{scale}}}" if scale else "")
         row = (
             r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z,[A-Z][A-Z0-9.]{0,11},"
-            rf"{price},{price},{price},{price},(?:0|[1-9][0-9]{{0,14}})\n"
+            rf"{price},{price},{price},{price},{_VOLUME}\n"
         )
         pattern = re.compile(re.escape(HEADER) + r"\n(?:" + row + ")+")
         _PATTERNS[scale] = pattern
@@ -140,13 +152,14 @@ def parse_tape(
 def render_tape(tape: Tape) -> str:
     """The canonical CSV text of a tape (its root is ``tape.root``)."""
     price = tape.price_text
+    volume = tape.volume_text
     parts: list[str] = [HEADER, "\n"]
     columns = [(symbol, tape.columns[symbol]) for symbol in tape.symbols]
     for index, time in enumerate(tape.times):
         for symbol, col in columns:
             parts.append(
                 f"{time},{symbol},{price(col.open[index])},{price(col.high[index])},"
-                f"{price(col.low[index])},{price(col.close[index])},{col.volume[index]}\n"
+                f"{price(col.low[index])},{price(col.close[index])},{volume(col.volume[index])}\n"
             )
     return "".join(parts)
 
@@ -200,7 +213,16 @@ def _fast(text: str, data: bytes, units: Mapping[str, int], scale: int) -> Tape 
         return array("q", map(int, (joined.replace(".", "") if scale else joined).split(",")))
 
     opens, highs, lows, closes = (prices(field) for field in (2, 3, 4, 5))
-    volumes = array("q", map(int, flat[6::_FIELDS]))
+    volume_texts = flat[6::_FIELDS]
+    if "." in ",".join(volume_texts):
+        places = tape_places(volume_texts)
+        scaled = [scaled_volume(text, places) for text in volume_texts]
+        if max(scaled) >= _SCALED_LIMIT:
+            return None
+        volumes = array("q", scaled)
+    else:
+        places = 0
+        volumes = array("q", map(int, volume_texts))
     columns: dict[str, SymbolColumns] = {}
     for offset, symbol in enumerate(symbols):
         col = SymbolColumns(
@@ -231,6 +253,7 @@ def _fast(text: str, data: bytes, units: Mapping[str, int], scale: int) -> Tape 
         scale=scale,
         columns=MappingProxyType(columns),
         root=root_of_bytes(data),
+        volume_scale=places,
     )
 
 
@@ -251,7 +274,8 @@ class _Row:
     line: int
     time: str
     symbol: str
-    values: tuple[int, int, int, int, int] | None  # None when a field was faulty
+    values: tuple[int, int, int, int] | None  # open, high, low, close; None when faulty
+    volume: str = "0"  # canonical text
 
 
 class _Faults(Exception):
@@ -269,6 +293,7 @@ def _slow(text: str, units: Mapping[str, int], scale: int, limit: int) -> str | 
     try:
         rows = _rows(text, units, scale, fault)
         _structure(rows, units, fault)
+        _volume_scale(rows, fault)
     except _Faults:
         return problems
     if problems:
@@ -337,19 +362,21 @@ def _row(
             bad = True
         else:
             values.append(value)
-    if not _VOLUME.fullmatch(volume_text):
-        fault(number, f"volume {volume_text!r} must be a non-negative integer")
+    volume = canonical_volume(volume_text)
+    reason = None if volume is None else volume_fault(volume)
+    if volume is None:
+        fault(number, f"volume {volume_text!r} must be a non-negative decimal like 1200 or 0.5")
         bad = True
-    elif len(volume_text.lstrip("0")) > _MAX_DIGITS:
-        fault(number, f"volume {volume_text} is too large")
+    elif reason is not None:
+        fault(number, f"volume {volume_text} {reason}")
         bad = True
-    if bad:
+    if bad or volume is None:
         return _Row(number, time, symbol, None)
     open_, high, low, close = values
     if not (low <= open_ <= high and low <= close <= high):
         fault(number, "prices are inconsistent: need low <= open, close <= high")
         return _Row(number, time, symbol, None)
-    return _Row(number, time, symbol, (open_, high, low, close, int(volume_text)))
+    return _Row(number, time, symbol, (open_, high, low, close), volume)
 
 
 def _structure(rows: list[_Row], units: Mapping[str, int], fault: _FaultFn) -> None:
@@ -380,14 +407,22 @@ def _structure(rows: list[_Row], units: Mapping[str, int], fault: _FaultFn) -> N
             fault(first.line, f"no bar for {symbol} at {first.time} (every symbol needs one)")
 
 
+def _volume_scale(rows: list[_Row], fault: _FaultFn) -> None:
+    """Every volume fits the tape's scaled integers (its places are the tape's most)."""
+    places = tape_places(row.volume for row in rows)
+    for row in rows:
+        reason = volume_scale_fault(row.volume, places)
+        if reason is not None:
+            fault(row.line, f"volume {row.volume} {reason}")
+
+
 def _canonical_text(rows: list[_Row], scale: int) -> str:
     parts = [HEADER, "\n"]
     ordered = sorted(rows, key=lambda row: (row.time, row.symbol))
     for row in ordered:
         assert row.values is not None
-        open_, high, low, close, volume = row.values
-        prices = ",".join(_unit_text(value, scale) for value in (open_, high, low, close))
-        parts.append(f"{row.time},{row.symbol},{prices},{volume}\n")
+        prices = ",".join(_unit_text(value, scale) for value in row.values)
+        parts.append(f"{row.time},{row.symbol},{prices},{row.volume}\n")
     return "".join(parts)
 
 

@@ -97,7 +97,13 @@ class SessionEngine:
         self._dd_on = 0 < dd < 1
         self._dd_num = dd.numerator
         self._dd_den = dd.denominator
-        self._participation = (terms.participation.numerator, terms.participation.denominator)
+        # floor(participation × volume) with the volume in units of 10**-volume_scale:
+        # volume × num // (den × 10**volume_scale), exact and a whole quantity
+        participation = terms.participation
+        self._participation = (
+            participation.numerator,
+            participation.denominator * 10**tape.volume_scale,
+        )
         self._orders: list[LiveOrder] = []
         self._open: list[LiveOrder] = []
         self._aliases: dict[str, LiveOrder] = {}

@@ -102,6 +102,7 @@ class FrameBuilder:
         self._terms = terms
         self._cols = cols
         self._times = loaded.tape.times
+        self._volume = loaded.tape.volume_member
         self._symbols = loaded.tape.symbols
         scenario = loaded.scenario
         self._scenario = construct(ScenarioRef, {"id": scenario.id, "root": scenario.root})
@@ -195,6 +196,7 @@ class FrameBuilder:
         prices = self._prices
         cols = self._cols
         quoted = self._symbol_json
+        shown = self._volume
         marks = {}
         bars: dict[str, FrameBar] = {}
         marks_parts: list[str] = []
@@ -207,7 +209,8 @@ class FrameBuilder:
                 prices.text(lo[bar]),
                 prices.text(c[bar]),
             )
-            volume = v[bar]
+            volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
+            volume_json = volume if isinstance(volume, int) else f'"{volume}"'
             if models:
                 marks[s] = close
                 bars[s] = construct(
@@ -219,7 +222,7 @@ class FrameBuilder:
             # canonical key order: close, high, low, open, volume
             bars_parts.append(
                 f'{quoted[s]}:{{"close":"{close}","high":"{hi}","low":"{low}"'
-                f',"open":"{op}","volume":{volume}}}'
+                f',"open":"{op}","volume":{volume_json}}}'
             )
         self._marks_json = "{" + ",".join(marks_parts) + "}"
         self._bars_json = "{" + ",".join(bars_parts) + "}"
