@@ -7,6 +7,7 @@ from array import array
 from typing import Any
 
 import pytest
+from kestrel_sdk.runtime.catalog import build_loaded_scenario
 from kestrel_sdk.runtime.engine import SessionEngine
 from kestrel_sdk.runtime.engine.fill import first_ge, first_le, trigger_search
 
@@ -235,6 +236,25 @@ def test_zero_volume_bar_fills_nothing() -> None:
     step = engine.submit("buy 1 ACME tif gtc\nadvance")
     assert [e.type for e in step.frame.events] == ["accepted"]
     assert step.frame.orders[0].status == "new"
+
+
+def test_participation_of_fractional_volumes_is_exact_and_floors_to_whole_shares() -> None:
+    # a crypto tape: volumes of fractions of a coin; quantities stay whole, so the cap is
+    # floor(participation × volume) computed exactly (no float can round 12.99999999 up)
+    bars = [
+        ("100", "100", "100", "100", "3"),
+        ("100", "100", "100", "100", "55.5"),  # 0.1 × 55.5 = 5.55: 5
+        ("100", "100", "100", "100", "9.99999999"),  # 0.999999999: nothing
+        ("100", "100", "100", "100", "129.99999999"),  # 12.999999999: 12
+        ("100", "100", "100", "100", "0.00000001"),
+    ]
+    loaded = build_loaded_scenario(bars, participation="0.1")
+    assert loaded.tape.volume_scale == 8
+    engine = SessionEngine(loaded, "ks_t")
+    step = engine.submit("buy 20 ACME tif gtc\nadvance 3")
+    assert [(e.bar, e.qty) for e in step.frame.events if e.type == "fill"] == [(1, 5), (3, 12)]
+    assert [(o.status, o.filled) for o in step.frame.orders] == [("partially_filled", 17)]
+    assert step.frame.bars["ACME"].volume == "129.99999999"
 
 
 def test_a_tick_finer_than_the_tape_scales_the_bars_to_it() -> None:

@@ -27,7 +27,7 @@ from kestrel_protocol import (
     canonical_json,
     root_of,
 )
-from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog import build_loaded_scenario, load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
 from kestrel_sdk.runtime.engine import SessionEngine, compute_grade
 
@@ -309,3 +309,24 @@ def test_frame_root_is_root_of_the_frame(scenario_id: str) -> None:
         # a frame rebuilt from its JSON hashes the same through either path
         again = SessionFrame.parse(frame.to_json())
         assert root_of(again) == engine.frame_root()
+
+
+def test_a_fractional_volume_tape_frames_its_volumes_as_their_exact_decimal_text() -> None:
+    # every volume of a tape with a fractional one is a string (one JSON type per tape),
+    # and the engine's text is still the canonical JSON of the model
+    bars = [
+        ("100", "101", "99", "100", "2012.25343589"),
+        ("100", "101", "99", "100", "4761"),
+        ("100", "101", "99", "100", "0.5"),
+    ]
+    engine = SessionEngine(build_loaded_scenario(bars), "ks_roots")
+    shown = [engine.frame().bars["ACME"].volume]
+    for source in ("buy 1 ACME\nadvance", "advance"):
+        frame = engine.submit(source).frame
+        shown.append(frame.bars["ACME"].volume)
+        assert engine.frame_root() == root_of(frame)
+        assert engine.frame_text().encode() == canonical_json(frame)
+        assert '"volume":"' in engine.frame_text()
+        again = SessionFrame.parse(frame.to_json())
+        assert root_of(again) == engine.frame_root()
+    assert shown == ["2012.25343589", "4761", "0.5"]

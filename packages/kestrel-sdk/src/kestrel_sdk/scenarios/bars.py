@@ -22,6 +22,8 @@ from itertools import pairwise
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS, SYMBOL_PATTERN
 from ..runtime.catalog.volumes import (
+    MAX_PLACES,
+    MAX_WHOLE_DIGITS,
     canonical_volume,
     tape_places,
     volume_fault,
@@ -35,6 +37,8 @@ _EPOCH = re.compile(r"-?[0-9]+")
 _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
 _MAX_DECIMALS = 8
 _FLOAT32_NOISE = Decimal(2) ** -23  # relative error of a price that went through float32
+_VOLUME_LIMIT = Decimal(10) ** MAX_WHOLE_DIGITS
+_FLOAT64_NOISE = Decimal(2) ** -52  # relative error of a volume summed as binary doubles
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
 
 
@@ -66,6 +70,7 @@ class _Row:
     prices: tuple[Decimal, Decimal, Decimal, Decimal]
     volume: str  # canonical text: exact, never a float
     time: str = ""  # the canonical time, once the interval is known
+    noisy_volume: str = ""  # the file's volume when its float noise was rounded away
 
 
 def _parse_time(text: str) -> tuple[datetime, str, bool] | str:
@@ -109,6 +114,8 @@ def _decimal(name: str, text: str) -> Decimal | str:
         value = Decimal(text)
     except InvalidOperation:
         return f"{name} {text!r} is not a number"
+    if value.is_infinite():
+        return f"{name} {text!r} is infinite"
     if not value.is_finite():
         return f"{name} {text!r} is not a number"
     return value
@@ -136,13 +143,15 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
         else:
             prices.append(value)
     volume = _decimal("Volume", raw.volume)
-    volume_text = ""
+    volume_text = noisy = ""
     if isinstance(volume, str):
         faults.append(volume)
     elif volume < 0:
         faults.append(f"Volume {raw.volume} is negative")
     else:
-        volume_text = canonical_volume(f"{abs(volume):f}") or ""  # abs: -0 is 0
+        kept = _without_noise(abs(volume))  # abs: -0 is 0
+        noisy = "" if kept == volume else raw.volume
+        volume_text = canonical_volume(f"{kept:f}") or ""
         reason = volume_fault(volume_text)
         if reason is not None:
             faults.append(f"Volume {raw.volume} {reason}")
@@ -160,7 +169,20 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
         return faults
     stamp, day, midnight = when
     four = (prices[0], prices[1], prices[2], prices[3])
-    return _Row(raw.row, stamp, day, midnight, symbol, four, volume_text)
+    return _Row(raw.row, stamp, day, midnight, symbol, four, volume_text, noisy_volume=noisy)
+
+
+def _without_noise(volume: Decimal) -> Decimal:
+    """``volume`` with more than ``MAX_PLACES`` decimals rounded to the fewest that hold
+    it to float64 precision, when they do: ``397787.41249925003`` (a sum of doubles) is
+    ``397787.41249925``. Otherwise ``volume`` itself (an exact decimal is never changed)."""
+    if volume >= _VOLUME_LIMIT or _places(volume) <= MAX_PLACES:
+        return volume  # too large is a fault of its own
+    for places in range(MAX_PLACES + 1):
+        rounded = round(volume, places)
+        if abs(volume - rounded) <= volume * _FLOAT64_NOISE:
+            return rounded
+    return volume
 
 
 def _symbols(
@@ -393,6 +415,14 @@ def convert_bars(
             f"{row.day}T00:00:00Z" if found == "1d" else row.stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         )
     ordered = _order(rows, problems, notes)
+    noisy = [row for row in rows if row.noisy_volume]
+    if noisy:
+        first = noisy[0]
+        notes.append(
+            f"{len(noisy)} volume{'s' if len(noisy) > 1 else ''} rounded to at most "
+            f"{MAX_PLACES} decimal places: {first.noisy_volume} (row {first.row}) is "
+            f"{first.volume} stored as a binary float"
+        )
     symbols = tuple(sorted({row.symbol for row in rows}))
     _gaps(ordered, found, problems)
     _complete(ordered, symbols, problems)
