@@ -139,6 +139,27 @@ def test_decimal_members_accept_decimal_strings(sample_of: Pick, good: str) -> N
     assert Metrics.parse(data).to_json()["sharpe"] == good
 
 
+@pytest.mark.parametrize("good", [0, 120000, "0", "4761", "2012.25343589", "0.5"])
+def test_a_volume_is_a_whole_number_or_its_exact_decimal_string(
+    sample_of: Pick, good: object
+) -> None:
+    frame = sample_of(SessionFrame).to_json()
+    frame["bars"]["ACME"]["volume"] = good
+    parsed = SessionFrame.parse(frame)
+    assert parsed.bars["ACME"].volume == good
+    assert canonical_json(parsed) == canonical_json(frame)  # the same JSON type, kept
+
+
+@pytest.mark.parametrize("bad", [1.5, 2.0, True, -1, "-1.5", "1e5", "NaN", "01.5", ".5", " 1"])
+def test_a_volume_is_never_a_float_a_sign_or_an_exponent(sample_of: Pick, bad: object) -> None:
+    frame = sample_of(SessionFrame).to_json()
+    frame["bars"]["ACME"]["volume"] = bad
+    with pytest.raises(ValidationError) as caught:
+        SessionFrame.parse(frame)
+    assert [e["loc"] for e in caught.value.errors()] == [("bars", "ACME", "volume")]
+    assert "is not a volume" in str(caught.value)
+
+
 def test_nested_decimal_errors_name_the_path(sample_of: Pick) -> None:
     frame = sample_of(SessionFrame).to_json()
     frame["marks"]["ACME"] = "1e5"

@@ -44,15 +44,15 @@ def _exact(text: str) -> str:
     return f"{Decimal(text).normalize():f}"
 
 
-def _import(
-    name: str, catalog: Path, noise: dict[str, str] | None = None
-) -> list[tuple[str, str]]:
+def _import(name: str, catalog: Path, noise: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """Import backtesting.py's ``name`` into ``catalog``: the (time, volume) of each row
     of the source file, checked against the tape written (``noise``: the file's volumes
     that are binary doubles' noise, and the decimals the import notes it kept)."""
     source = _shipped(name)
     scenario_id = name.lower()
-    done = _kestrel("scenario", "new", scenario_id, "--from", str(source), "--out", str(catalog / scenario_id))
+    done = _kestrel(
+        "scenario", "new", scenario_id, "--from", str(source), "--out", str(catalog / scenario_id)
+    )
     assert done.returncode == 0, done.stderr
     assert "backtesting.py layout" in done.stdout
     noise = noise or {}
@@ -114,7 +114,11 @@ def test_btcusd_imports_with_its_fractional_volumes_exact_and_runs(tmp_path: Pat
     assert rows[0] == ("2012-01-31", "2012.25343589")
     # buy 100 at bar 1's open, hold two months, sell; the frames follow the clock
     shown, history, fills = anyio.run(
-        _trade, "btcusd", catalog, "buy 100 BTCUSD\nadvance|advance 2|sell 100 BTCUSD\nadvance", tmp_path
+        _trade,
+        "btcusd",
+        catalog,
+        "buy 100 BTCUSD\nadvance|advance 2|sell 100 BTCUSD\nadvance",
+        tmp_path,
     )
     assert fills == [(1, 100), (4, 100)]
     # a fractional tape shows every volume as its exact decimal text, never a float
@@ -129,7 +133,11 @@ def test_eurusd_imports_and_runs_with_whole_volumes_as_integers(tmp_path: Path) 
     catalog = tmp_path / "catalog"
     rows = _import("EURUSD", catalog)
     shown, history, fills = anyio.run(
-        _trade, "eurusd", catalog, "buy 1000 EURUSD\nadvance|advance 2|sell 1000 EURUSD\nadvance", tmp_path
+        _trade,
+        "eurusd",
+        catalog,
+        "buy 1000 EURUSD\nadvance|advance 2|sell 1000 EURUSD\nadvance",
+        tmp_path,
     )
     assert fills == [(1, 1000), (4, 1000)]
     # whole volumes stay integers, as on every tape before fractional volumes

@@ -24,7 +24,16 @@ from .canonical import (
 )
 from .errors import KestrelError, Refusal, RefusalCode
 from .home import kestrel_home
-from .model import DecimalStr, ProtocolModel, RootMismatchError, RootStr, SelfRooted, money, ratio
+from .model import (
+    DecimalStr,
+    ProtocolModel,
+    RootMismatchError,
+    RootStr,
+    SelfRooted,
+    Volume,
+    money,
+    ratio,
+)
 from .objects import (
     AccountState,
     AccountTerms,
@@ -148,6 +157,8 @@ __all__ = [
     "TapeText",
     "ValidationReport",
     "VerificationReport",
+    "Volume",
+    "Volume",
     "canonical_json",
     "grade_facts",
     "grade_statement",

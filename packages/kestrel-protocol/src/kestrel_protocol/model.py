@@ -16,7 +16,14 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    PlainValidator,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
@@ -28,6 +35,7 @@ __all__ = [
     "RootMismatchError",
     "RootStr",
     "SelfRooted",
+    "Volume",
     "draft_context",
     "is_draft",
     "money",
@@ -36,6 +44,7 @@ __all__ = [
 
 _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?")
 _ROOT = re.compile(r"sha256:[0-9a-f]{64}")
+_VOLUME = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
 _CENT = Decimal("0.01")
 _DRAFT = "kestrel.draft"
 _PLACEHOLDER_ROOT = "sha256:" + "0" * 64
@@ -56,6 +65,21 @@ def _check_root(text: str) -> str:
 
 DecimalStr = Annotated[str, AfterValidator(_check_decimal)]
 """A money, price or ratio value: a decimal string, never a float."""
+
+
+def _check_volume(value: object) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and _VOLUME.fullmatch(value):
+        return value
+    raise ValueError(
+        f'{value!r} is not a volume: a whole number, or a decimal string like "2012.25343589"'
+    )
+
+
+Volume = Annotated[int | str, PlainValidator(_check_volume, json_schema_input_type=int | str)]
+"""A bar's volume: an integer on a tape whose volumes are all whole; on a tape with a
+fractional volume (crypto, FX), every volume is its exact decimal string, never a float."""
 
 RootStr = Annotated[str, AfterValidator(_check_root)]
 """A content address: ``"sha256:" + hex``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..model import DecimalStr, ProtocolModel
+from ..model import DecimalStr, ProtocolModel, Volume
 from .session import Clock, ScenarioRef
 
 __all__ = ["History", "HistoryBar"]
@@ -19,9 +19,7 @@ class HistoryBar(ProtocolModel):
     high: DecimalStr
     low: DecimalStr
     close: DecimalStr
-    volume: int | DecimalStr
-    """An integer on a tape whose volumes are all whole; on a tape with a fractional
-    volume (crypto, FX), every volume is its exact decimal text (``"2012.25343589"``)."""
+    volume: Volume
 
 
 class History(ProtocolModel):

@@ -13,6 +13,7 @@ from ..model import (
     RootMismatchError,
     RootStr,
     SelfRooted,
+    Volume,
     draft_context,
     is_draft,
 )
@@ -96,9 +97,7 @@ class FrameBar(ProtocolModel):
     high: DecimalStr
     low: DecimalStr
     close: DecimalStr
-    volume: int | DecimalStr
-    """An integer on a tape whose volumes are all whole; on a tape with a fractional
-    volume (crypto, FX), every volume is its exact decimal text (``"2012.25343589"``)."""
+    volume: Volume
 
 
 class AccountState(ProtocolModel):
