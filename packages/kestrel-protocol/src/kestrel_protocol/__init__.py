@@ -158,7 +158,6 @@ __all__ = [
     "ValidationReport",
     "VerificationReport",
     "Volume",
-    "Volume",
     "canonical_json",
     "grade_facts",
     "grade_statement",
