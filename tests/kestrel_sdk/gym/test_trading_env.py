@@ -318,3 +318,20 @@ def test_grade_false_plays_the_same_sessions_and_grades_nothing(catalog: Path) -
         env.close()
     assert len(graded) == 2
     assert [root for root in runs[0] if root not in graded] == runs[1]  # frames alike
+
+
+def test_fractional_volumes_are_observed_exactly_as_the_tape_holds_them(tmp_path: Path) -> None:
+    # a crypto tape: volumes of fractions of a coin; the volume feature is v / mean - 1
+    lines = ["Date,Open,High,Low,Close,Volume"]
+    volumes = ["1.5", "0.5", "0.00000001", "2.25"]
+    for day, volume in enumerate(volumes):
+        lines.append(f"{day_text(day)},100,101,99,100,{volume}")
+    source = tmp_path / "BTC.csv"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scenario_from_file(source, "btc").write(tmp_path / "catalog" / "btc")
+    env = TradingEnv("btc", catalog_paths=[tmp_path / "catalog"], window=2)
+    obs, _ = env.reset(seed=0)
+    assert obs[[4, 9]].tolist() == [0.0, 0.0]  # bar 0 twice: its own mean
+    obs, *_ = env.step(0)
+    assert obs[[4, 9]].tolist() == [0.5, -0.5]  # 1.5 and 0.5 around their mean 1
+    env.close()
