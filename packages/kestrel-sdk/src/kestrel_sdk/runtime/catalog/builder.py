@@ -110,7 +110,8 @@ def build_loaded_scenario(
     ``symbol``, timed ``start``, ``start + interval``, ... (``1d`` steps are calendar
     days, so each bar is its own UTC date for ``tif day``), or full rows
     ``(time, symbol, open, high, low, close, volume)`` with every symbol at every time.
-    Prices are decimal strings (``"101.25"``), ``Decimal`` or ``int``; volume is an int.
+    Prices are decimal strings (``"101.25"``), ``Decimal`` or ``int``; volumes ``int``,
+    or a decimal string or ``Decimal`` for a fractional one (``"2012.25343589"``).
     Instruments default to one per symbol found with ``tick`` and ``lot``; pass
     ``instruments=[{"symbol": "KAPPA", "tick": "0.05", "lot": 10}, ...]`` to override.
     ``bars_per_year`` defaults by interval (252 for 1d, 98280 for 1m).
