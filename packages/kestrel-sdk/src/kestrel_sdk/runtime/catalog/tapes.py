@@ -214,15 +214,15 @@ def _fast(text: str, data: bytes, units: Mapping[str, int], scale: int) -> Tape 
 
     opens, highs, lows, closes = (prices(field) for field in (2, 3, 4, 5))
     volume_texts = flat[6::_FIELDS]
-    if "." in ",".join(volume_texts):
+    places = 0
+    try:
+        volumes = array("q", map(int, volume_texts))
+    except ValueError:  # a fractional volume (the pattern admits nothing else)
         places = tape_places(volume_texts)
         scaled = [scaled_volume(text, places) for text in volume_texts]
         if max(scaled) >= _SCALED_LIMIT:
             return None
         volumes = array("q", scaled)
-    else:
-        places = 0
-        volumes = array("q", map(int, volume_texts))
     columns: dict[str, SymbolColumns] = {}
     for offset, symbol in enumerate(symbols):
         col = SymbolColumns(
