@@ -21,15 +21,8 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from itertools import pairwise
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS, SYMBOL_PATTERN
-from ..runtime.catalog.volumes import (
-    MAX_PLACES,
-    MAX_WHOLE_DIGITS,
-    canonical_volume,
-    tape_places,
-    volume_fault,
-    volume_scale_fault,
-)
 from .layouts import ImportProblem, RawBar
+from .volumes import import_volume, noise_note, volume_problems
 
 __all__ = ["Bars", "convert_bars"]
 
@@ -37,16 +30,14 @@ _EPOCH = re.compile(r"-?[0-9]+")
 _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
 _MAX_DECIMALS = 8
 _FLOAT32_NOISE = Decimal(2) ** -23  # relative error of a price that went through float32
-_VOLUME_LIMIT = Decimal(10) ** MAX_WHOLE_DIGITS
-_FLOAT64_NOISE = Decimal(2) ** -52  # relative error of a volume summed as binary doubles
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
 
 
 @dataclass(frozen=True, slots=True)
 class Bars:
     """Checked bars: ``rows`` are ``(time, symbol, open, high, low, close, volume)`` in
-    canonical order, prices as decimal strings with ``scale`` places, volumes as their
-    canonical decimal text (``runtime.catalog.volumes``)."""
+    canonical order, prices as decimal strings with ``scale`` places, volumes in their
+    canonical decimal text (``volumes.py``)."""
 
     symbols: tuple[str, ...]
     interval: str
@@ -69,8 +60,8 @@ class _Row:
     symbol: str
     prices: tuple[Decimal, Decimal, Decimal, Decimal]
     volume: str  # canonical text: exact, never a float
+    noisy: str  # the file's text when a double's noise was rounded off the volume, else ""
     time: str = ""  # the canonical time, once the interval is known
-    noisy_volume: str = ""  # the file's volume when its float noise was rounded away
 
 
 def _parse_time(text: str) -> tuple[datetime, str, bool] | str:
@@ -142,19 +133,10 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
             faults.append(f"{name} {text} is too large")
         else:
             prices.append(value)
-    volume = _decimal("Volume", raw.volume)
-    volume_text = noisy = ""
+    value = _decimal("Volume", raw.volume)
+    volume = value if isinstance(value, str) else import_volume(value, raw.volume)
     if isinstance(volume, str):
         faults.append(volume)
-    elif volume < 0:
-        faults.append(f"Volume {raw.volume} is negative")
-    else:
-        kept = _without_noise(abs(volume))  # abs: -0 is 0
-        noisy = "" if kept == volume else raw.volume
-        volume_text = canonical_volume(f"{kept:f}") or ""
-        reason = volume_fault(volume_text)
-        if reason is not None:
-            faults.append(f"Volume {raw.volume} {reason}")
     if len(prices) == 4:
         open_, high, low, close = prices
         if high < low:
@@ -169,20 +151,8 @@ def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
         return faults
     stamp, day, midnight = when
     four = (prices[0], prices[1], prices[2], prices[3])
-    return _Row(raw.row, stamp, day, midnight, symbol, four, volume_text, noisy_volume=noisy)
-
-
-def _without_noise(volume: Decimal) -> Decimal:
-    """``volume`` with more than ``MAX_PLACES`` decimals rounded to the fewest that hold
-    it to float64 precision, when they do: ``397787.41249925003`` (a sum of doubles) is
-    ``397787.41249925``. Otherwise ``volume`` itself (an exact decimal is never changed)."""
-    if volume >= _VOLUME_LIMIT or _places(volume) <= MAX_PLACES:
-        return volume  # too large is a fault of its own
-    for places in range(MAX_PLACES + 1):
-        rounded = round(volume, places)
-        if abs(volume - rounded) <= volume * _FLOAT64_NOISE:
-            return rounded
-    return volume
+    kept, rounded = volume
+    return _Row(raw.row, stamp, day, midnight, symbol, four, kept, raw.volume if rounded else "")
 
 
 def _symbols(
@@ -354,15 +324,6 @@ def _tick(
     return tick
 
 
-def _volumes(rows: Sequence[_Row], problems: list[ImportProblem]) -> None:
-    """Every volume fits the tape's scaled integers (the tape's places are its most)."""
-    places = tape_places(row.volume for row in rows)
-    for row in rows:
-        reason = volume_scale_fault(row.volume, places)
-        if reason is not None:
-            problems.append(ImportProblem(row.row, f"Volume {row.volume} {reason}"))
-
-
 def _scaled_rows(
     rows: Sequence[_Row], tick: Decimal, scale: int
 ) -> list[tuple[str, str, str, str, str, str, str]]:
@@ -415,18 +376,12 @@ def convert_bars(
             f"{row.day}T00:00:00Z" if found == "1d" else row.stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         )
     ordered = _order(rows, problems, notes)
-    noisy = [row for row in rows if row.noisy_volume]
-    if noisy:
-        first = noisy[0]
-        notes.append(
-            f"{len(noisy)} volume{'s' if len(noisy) > 1 else ''} rounded to at most "
-            f"{MAX_PLACES} decimal places: {first.noisy_volume} (row {first.row}) is "
-            f"{first.volume} stored as a binary float"
-        )
+    note = noise_note([(row.row, row.noisy, row.volume) for row in ordered if row.noisy])
+    notes.extend([note] if note else [])
     symbols = tuple(sorted({row.symbol for row in rows}))
     _gaps(ordered, found, problems)
     _complete(ordered, symbols, problems)
-    _volumes(ordered, problems)
+    problems.extend(volume_problems([(row.row, row.volume) for row in ordered]))
     chosen = _tick(rows, tick, problems, notes)
     if problems or chosen is None:
         return _sorted(problems)

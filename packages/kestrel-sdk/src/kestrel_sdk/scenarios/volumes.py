@@ -1,0 +1,82 @@
+"""An imported file's volumes: kept exactly, a binary double's noise rounded away.
+
+A volume is a non-negative decimal of at most 8 places (``runtime.catalog.volumes``
+holds the tape's rules, which the import applies as they are). A file's volume with more
+places is refused unless it is a float64's noise around a decimal of at most 8 places: a
+sum of doubles written with 17 digits (backtesting.py's ``BTCUSD.csv`` has
+``397787.41249925003``) is that decimal (``397787.41249925``), and the import notes it,
+as it notes prices rounded from float32 noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from ..runtime.catalog.volumes import (
+    MAX_PLACES,
+    MAX_WHOLE_DIGITS,
+    canonical_volume,
+    tape_places,
+    volume_fault,
+    volume_places,
+    volume_scale_fault,
+)
+from .layouts import ImportProblem
+
+__all__ = ["ImportedVolume", "import_volume", "noise_note", "volume_problems"]
+
+_FLOAT64_NOISE = Decimal(2) ** -52  # relative error of a value that went through float64
+_LIMIT = Decimal(10) ** MAX_WHOLE_DIGITS
+
+ImportedVolume = tuple[str, bool]
+"""A volume's canonical text, and whether a double's noise was rounded off it."""
+
+
+def import_volume(value: Decimal, text: str) -> ImportedVolume | str:
+    """The volume of a cell (``value``, parsed from ``text``, finite), or the reason it
+    is none (``Volume -5 is negative``)."""
+    if value < 0:
+        return f"Volume {text} is negative"
+    exact = canonical_volume(f"{abs(value):f}") or "0"  # abs: -0 is 0
+    kept = _without_noise(abs(value), exact)
+    reason = volume_fault(kept)
+    if reason is not None:
+        return f"Volume {text} {reason}"
+    return kept, kept != exact
+
+
+def _without_noise(value: Decimal, exact: str) -> str:
+    """``exact`` (the canonical text of ``value``), or when it has more than 8 places, the
+    fewest places that hold ``value`` to float64 precision, if any do."""
+    if volume_places(exact) <= MAX_PLACES or value >= _LIMIT:
+        return exact  # too large is a fault of its own
+    for places in range(MAX_PLACES + 1):
+        rounded = round(value, places)
+        if abs(value - rounded) <= value * _FLOAT64_NOISE:
+            return canonical_volume(f"{rounded:f}") or "0"
+    return exact
+
+
+def volume_problems(volumes: Sequence[tuple[int, str]]) -> list[ImportProblem]:
+    """A problem for each ``(row, canonical volume)`` that the tape cannot hold with the
+    most decimal places of them all (``runtime.catalog.volumes``)."""
+    places = tape_places(volume for _, volume in volumes)
+    problems: list[ImportProblem] = []
+    for row, volume in volumes:
+        reason = volume_scale_fault(volume, places)
+        if reason is not None:
+            problems.append(ImportProblem(row, f"Volume {volume} {reason}"))
+    return problems
+
+
+def noise_note(rounded: Sequence[tuple[int, str, str]]) -> str | None:
+    """The note for the ``(row, text in the file, volume kept)`` rounded from noise."""
+    if not rounded:
+        return None
+    row, text, kept = rounded[0]
+    count = f"{len(rounded)} volume{'s' if len(rounded) > 1 else ''}"
+    return (
+        f"{count} rounded to at most {MAX_PLACES} decimal places: {text} (row {row}) is "
+        f"{kept} stored as a binary float"
+    )
