@@ -18,7 +18,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kestrel_protocol import root_of_bytes
 from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk.scenarios import scenario_from_frame
 
 BIN = Path(sys.executable).parent
 
@@ -112,6 +114,12 @@ def test_btcusd_imports_with_its_fractional_volumes_exact_and_runs(tmp_path: Pat
     noise = {"397787.41249925003": "397787.41249925", "288372.04635443003": "288372.04635443"}
     rows = _import("BTCUSD", catalog, noise)
     assert rows[0] == ("2012-01-31", "2012.25343589")
+    # backtesting.py's DataFrame (float64 volumes) makes the very same tape
+    from backtesting.test import BTCUSD
+
+    tape = (catalog / "btcusd" / "tape.csv").read_bytes()
+    framed = scenario_from_frame(BTCUSD, "btcusd", symbol="BTCUSD")
+    assert framed.scenario.tape.root == root_of_bytes(tape)
     # buy 100 at bar 1's open, hold two months, sell; the frames follow the clock
     shown, history, fills = anyio.run(
         _trade,
