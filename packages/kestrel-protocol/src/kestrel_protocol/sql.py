@@ -1,8 +1,9 @@
 """What differs between the SQL databases the stores use: a :class:`Dialect`.
 
 Both ports (the runtime's and the door's) write each statement once, with ``?``
-placeholders, ``{name}`` for a table and ``{for_share}`` / ``{for_update}`` where a row
-lock goes; a dialect renders them for its database, with the port's table prefix. Both
+placeholders, ``{name}`` for a table, ``{for_share}`` / ``{for_update}`` where a row
+lock goes and ``{now}`` for the database's own time (UTC, ``2026-11-01T09:30:00Z``); a
+dialect renders them for its database, with the port's table prefix. Both
 databases take the rest as written (``ON CONFLICT ... DO NOTHING`` / ``DO UPDATE SET ... =
 excluded...``, joins, ``coalesce``).
 """
@@ -20,24 +21,33 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
-    """How one database spells placeholders and row locks."""
+    """How one database spells placeholders, row locks and the time."""
 
     name: str
     placeholder: str  # what a ``?`` becomes
     for_share: str  # a read that a writer must wait for ('' where a write locks the file)
     for_update: str  # a read that locks a row until the transaction ends
+    now: str  # the database's time now, as UTC text ``YYYY-MM-DDTHH:MM:SSZ``
 
     def render(self, statement: str, tables: Iterable[str], prefix: str) -> str:
         """``statement`` in this dialect: each of ``tables`` named ``prefix`` + name,
         locks spelled, placeholders."""
         names = {name: prefix + name for name in tables}
-        text = statement.format(**names, for_share=self.for_share, for_update=self.for_update)
+        text = statement.format(
+            **names, for_share=self.for_share, for_update=self.for_update, now=self.now
+        )
         return text.replace("?", self.placeholder)
 
 
-SQLITE: Final = Dialect("sqlite", "?", "", "")
+SQLITE: Final = Dialect("sqlite", "?", "", "", "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')")
 """SQLite: one writer at a time (``BEGIN IMMEDIATE`` takes the file), so no row locks."""
-POSTGRES: Final = Dialect("postgresql", "%s", " FOR SHARE", " FOR UPDATE")
+POSTGRES: Final = Dialect(
+    "postgresql",
+    "%s",
+    " FOR SHARE",
+    " FOR UPDATE",
+    """to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')""",
+)
 """PostgreSQL: rows locked where two writers meet."""
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "SessionHead",
     "SessionRow",
     "StoreLocation",
+    "StoredSession",
     "TokenEntry",
     "store_location",
 ]
@@ -165,6 +166,28 @@ class SessionHead:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredSession:
+    """A session as the operator's housekeeping sees it (``kestrel home``, ``kestrel
+    prune``): what it is, when it closed and was pruned, and what its steps occupy.
+
+    ``closed_at`` and ``pruned_at`` are UTC text (``2026-11-01T09:30:00Z``) stamped by
+    the store's database (``None``: not closed, or closed before stores stamped closes,
+    or a memory store, which keeps no time). No root, object or answer of the runtime
+    holds them: they only date a session for the operator.
+    """
+
+    id: str
+    principal: str
+    scenario_id: str
+    status: str
+    graded: bool
+    closed_at: str | None
+    pruned_at: str | None
+    steps: int  # journal rows it holds (0 once pruned)
+    step_bytes: int  # bytes of its journal rows and its pentads (what pruning removes)
+
+
+@dataclass(frozen=True, slots=True)
 class JournalEntry:
     """One accepted submission: what its pentad binds and the frame root it produced."""
 
@@ -194,6 +217,12 @@ class RuntimeStore(Protocol):
     - ``shared`` is true when other processes may advance the same sessions at any time
       (a database server): the runtime then checks a session's head before each use.
     - Operation tokens map to (principal, session) so any process can resume them.
+    - ``prune`` removes a closed, graded session's steps (journal rows, pentads,
+      lookahead reads, operation tokens) in one transaction and marks it pruned; its row,
+      record, head frame, blotter and grade stay, and horizons are never touched (a
+      principal never sees a scenario afresh). An open, ungraded, pruned or unknown
+      session is left as it is (``False``). ``reclaim`` gives the freed space back where
+      the database can; ``footprint`` is what the store occupies on disk.
     """
 
     @property
@@ -258,6 +287,13 @@ class RuntimeStore(Protocol):
     # operations
     def put_operation(self, token: str, principal: str, session_id: str) -> None: ...
     def operation(self, token: str) -> tuple[str, str] | None: ...
+
+    # housekeeping: the operator's view of what is kept, and pruning it
+    def stored_sessions(self) -> list[StoredSession]: ...
+    def pruned(self, session_id: str) -> str | None: ...
+    def prune(self, session_id: str) -> bool: ...
+    def reclaim(self) -> None: ...
+    def footprint(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,9 @@ from kestrel_protocol.settings import KestrelSettings
 
 from .commands import artifact, catalog, grade, run, validate, verify
 from .group import PLUGIN_GROUP, KestrelGroup
+from .home import home
 from .proofs import proof
+from .prune import prune
 from .scenario import scenario
 
 __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
@@ -63,7 +65,7 @@ def cli(
     )
 
 
-for _command in (catalog, validate, run, grade, verify, artifact, proof, scenario):
+for _command in (catalog, validate, run, grade, verify, artifact, proof, scenario, home, prune):
     cli.add_command(_command)
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "grade_table",
     "json_text",
     "pretty_json",
+    "size_text",
     "stdout",
 ]
 
@@ -40,6 +41,16 @@ def diagnostics_lines(path: str, report: ValidationReport) -> list[str]:
         + ("" if d.severity == "error" else " (warning)")
         for d in report.diagnostics
     ]
+
+
+def size_text(size: int) -> str:
+    """A byte count as people read it: ``512 B``, ``1.5 kB``, ``163.3 MB`` (powers of 1000)."""
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(value) < 1000 or unit == "GB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
 
 
 def catalog_table(catalog: Catalog) -> Table:

@@ -18,7 +18,13 @@ from typing import Any
 from kestrel_protocol import KestrelError, RefusalCode, canonical_json, root_of, root_of_bytes
 from kestrel_protocol.store import ArtifactStatus, RuntimeStore
 
-__all__ = ["OwnedArtifacts", "checked_root", "unknown_artifact", "verified_artifact"]
+__all__ = [
+    "OwnedArtifacts",
+    "checked_root",
+    "pruned_session",
+    "unknown_artifact",
+    "verified_artifact",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +76,19 @@ def unknown_artifact(root: str, status: str) -> KestrelError:
         else f"no artifact {root}"
     )
     return KestrelError(RefusalCode.UNKNOWN_ARTIFACT, message, {"root": root, "status": status})
+
+
+def pruned_session(session_id: str, pruned_at: str) -> KestrelError:
+    """The refusal of what needs a pruned session's steps (its proof, a replay of its
+    grade): they are not served because they are no longer stored."""
+    when = f" on {pruned_at}" if pruned_at else ""
+    return KestrelError(
+        RefusalCode.UNKNOWN_ARTIFACT,
+        f"session {session_id} was pruned{when} (kestrel prune): its steps are no longer "
+        "in this store, so it can be neither proved nor replayed here; its grade, record, "
+        "head frame and blotter are kept (a proof exported before pruning verifies anywhere)",
+        {"session": session_id, "status": "pruned", "prunedAt": pruned_at},
+    )
 
 
 @dataclass(frozen=True, slots=True)

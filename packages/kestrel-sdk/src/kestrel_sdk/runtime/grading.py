@@ -30,7 +30,7 @@ from kestrel_protocol import (
 )
 from kestrel_protocol.store import JournalConflict, RuntimeStore
 
-from .artifacts import unknown_artifact
+from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
 from .engine import compute_grade
 from .engine.wire import construct
@@ -172,11 +172,15 @@ class Grading:
     def _pentads(self, record: SessionRecord) -> list[Pentad]:
         """The record's pentads, rebuilt from the session's journal when every rebuilt
         root is the record's (then the bytes are the stored artifacts' bytes), else read
-        from the artifacts, which reports any that is missing or corrupt.
+        from the artifacts, which reports any that is missing or corrupt; a pruned
+        session's are refused as pruned.
 
         Reading and re-verifying each artifact costs ~40 us, most of a long grade.
         """
         sid = record.session
+        pruned_at = self.store.pruned(sid)
+        if pruned_at is not None:
+            raise pruned_session(sid, pruned_at)
         entries = self.store.journal(sid)
         pentads: list[Pentad] = []
         if len(entries) == len(record.pentads):

@@ -32,6 +32,7 @@ from kestrel_protocol.store import (
     JournalEntry,
     SessionHead,
     SessionRow,
+    StoredSession,
 )
 
 from .artifacts import checked_root, verified_artifact
@@ -48,6 +49,7 @@ class _Session:
     row: SessionRow
     journal: list[JournalRow] = field(default_factory=list)  # row 0, then seq 1, 2, ...
     reads: list[tuple[int, int, str]] = field(default_factory=list)  # lookahead rows
+    pruned: bool = False
 
 
 class MemoryStore:
@@ -290,3 +292,67 @@ class MemoryStore:
     def operation(self, token: str) -> tuple[str, str] | None:
         with self._lock:
             return self._operations.get(token)
+
+    # -- housekeeping (a memory store keeps no time: its dates are None, or "" once pruned) --
+
+    def stored_sessions(self) -> list[StoredSession]:
+        with self._lock:
+            return [self._stored(found) for found in self._sessions.values()]
+
+    def _stored(self, found: _Session) -> StoredSession:
+        row = found.row
+        journal = found.journal
+        sid = len(row.id)
+        size = sum(
+            sid + len(source) + len(root) + len(frame) + 8 for _, source, root, frame in journal
+        )
+        size += sum(
+            len(root) * 2 + sid + len(self._artifacts.get(root, b""))
+            for _, _, root, _ in journal[1:]
+        )  # as the SQL stores count them: a pentad's artifact row and its owner row
+        return StoredSession(
+            id=row.id,
+            principal=row.principal,
+            scenario_id=row.scenario_id,
+            status=row.status,
+            graded=row.grade_root is not None,
+            closed_at=None,
+            pruned_at="" if found.pruned else None,
+            steps=len(journal),
+            step_bytes=size,
+        )
+
+    def pruned(self, session_id: str) -> str | None:
+        with self._lock:
+            found = self._sessions.get(session_id)
+            return "" if found is not None and found.pruned else None
+
+    def prune(self, session_id: str) -> bool:
+        """As every adapter (see ``RuntimeStore``)."""
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None or found.pruned or found.row.status != "closed":
+                return False
+            if found.row.grade_root is None:
+                return False
+            for _, _, root, _ in found.journal[1:]:
+                self._pentads.pop(root, None)
+                owners = self._owners.get(root, set())
+                owners.discard(session_id)
+                if not owners:
+                    self._owners.pop(root, None)
+                    self._artifacts.pop(root, None)
+            found.journal.clear()
+            found.reads.clear()
+            for token, (_, sid) in list(self._operations.items()):
+                if sid == session_id:
+                    del self._operations[token]
+            found.pruned = True
+            return True
+
+    def reclaim(self) -> None:
+        """Nothing to do: what is dropped is the garbage collector's."""
+
+    def footprint(self) -> int:
+        """Nothing on disk."""
+        return 0

@@ -36,7 +36,7 @@ from kestrel_protocol.outage import (
 )
 from kestrel_protocol.store import StoreLocation
 
-from .sql import POSTGRES, Connection, SqlStore, Statements
+from .sql import POSTGRES, PREFIXES, TABLES, Connection, SqlStore, Statements
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -95,6 +95,11 @@ _SCHEMA = [
         token TEXT PRIMARY KEY,
         principal TEXT NOT NULL,
         session TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS kestrel_session_times (  -- in no object or root
+        session TEXT PRIMARY KEY,
+        closed_at TEXT,  -- UTC, by the server's clock when the session closed
+        pruned_at TEXT  -- when its steps were pruned (kestrel prune)
     )""",
 ]
 
@@ -193,6 +198,27 @@ class PostgresStore(SqlStore):
         assert isinstance(conn, psycopg.Connection)
         with conn.cursor() as cursor:
             cursor.executemany(statement, rows)
+
+    def reclaim(self) -> None:
+        """``VACUUM`` the runtime's tables: PostgreSQL keeps the freed pages for the
+        tables' next rows (``VACUUM FULL``, which locks the tables, would return them
+        to the operating system; that is the database administrator's call)."""
+        with self._connection() as conn:
+            conn.execute("VACUUM " + ", ".join(self._tables()))
+
+    def footprint(self) -> int:
+        """Bytes of the runtime's tables, their indexes and TOAST."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(to_regclass(t))), 0)"
+                " FROM unnest(%s::text[]) AS t",
+                (self._tables(),),
+            ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    @staticmethod
+    def _tables() -> list[str]:
+        return [PREFIXES[POSTGRES.name] + name for name in TABLES]
 
     def _lock_lookahead(self, conn: Connection, session_id: str) -> None:
         # one 'unsealed' row per session even when replicas note it at once

@@ -44,7 +44,7 @@ from kestrel_protocol.ports import SessionGate
 from kestrel_protocol.store import JournalConflict, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
-from .artifacts import OwnedArtifacts, unknown_artifact
+from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
 from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
@@ -402,7 +402,14 @@ class Runtime:
 
     def verify(self, grade: GradeResult, principal: str | None = None) -> VerificationReport:
         """Replay a grade from the artifacts alone and name the first mismatch (from
-        ``principal``'s own artifacts when given, as :meth:`artifact` reads them)."""
+        ``principal``'s own artifacts when given, as :meth:`artifact` reads them); the
+        grade of a pruned session (``kestrel prune``) cannot be replayed and is refused
+        saying so."""
+        row = self.store.session(grade.session)
+        if row is not None and principal in (None, row.principal):
+            pruned_at = self.store.pruned(row.id)
+            if pruned_at is not None:
+                raise pruned_session(row.id, pruned_at)
         store = self.store if principal is None else OwnedArtifacts(self.store, principal)
         return verify_grade(store, self.index, grade)
 

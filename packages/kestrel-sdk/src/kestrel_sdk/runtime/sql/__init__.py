@@ -3,8 +3,17 @@
 
 from __future__ import annotations
 
-from .dialect import POSTGRES, SQLITE, Dialect
+from .dialect import POSTGRES, PREFIXES, SQLITE, TABLES, Dialect
 from .statements import Statements
 from .store import Connection, SqlStore
 
-__all__ = ["POSTGRES", "SQLITE", "Connection", "Dialect", "SqlStore", "Statements"]
+__all__ = [
+    "POSTGRES",
+    "PREFIXES",
+    "SQLITE",
+    "TABLES",
+    "Connection",
+    "Dialect",
+    "SqlStore",
+    "Statements",
+]

@@ -23,6 +23,7 @@ TABLES: Final = (
     "lookahead",
     "horizons",
     "operations",
+    "session_times",
 )
 """The runtime's tables, by their unprefixed names."""
 PREFIXES: Final = {SQLITE.name: "", POSTGRES.name: "kestrel_"}

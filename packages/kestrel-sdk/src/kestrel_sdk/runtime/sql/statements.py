@@ -107,6 +107,42 @@ class Statements:
         " ON CONFLICT (token) DO NOTHING"
     )
     operation: str = "SELECT principal, session FROM {operations} WHERE token = ?"
+    # housekeeping: a session's close time (the database's clock, outside every object),
+    # what its steps occupy, and pruning them
+    stamp_closed: str = (
+        "INSERT INTO {session_times} (session, closed_at) VALUES (?, {now})"
+        " ON CONFLICT (session) DO NOTHING"
+    )
+    stored_sessions: str = (  # what a session's steps occupy: the bytes of their rows
+        "SELECT s.id, s.principal, s.scenario_id, s.status, s.grade_root, t.closed_at,"
+        " t.pruned_at, (SELECT count(*) FROM {journal} j WHERE j.session = s.id),"
+        " (SELECT coalesce(sum(length(j.session) + length(j.source) + length(j.pentad_root)"
+        " + length(j.frame_root) + 8), 0) FROM {journal} j WHERE j.session = s.id),"
+        " (SELECT coalesce(sum(length(a.root) + length(a.body)), 0) FROM {journal} j"
+        " JOIN {artifacts} a ON a.root = j.pentad_root WHERE j.session = s.id AND j.seq > 0),"
+        " (SELECT coalesce(sum(length(o.root) + length(o.session)), 0) FROM {journal} j"
+        " JOIN {owners} o ON o.root = j.pentad_root AND o.session = j.session"
+        " WHERE j.session = s.id AND j.seq > 0)"
+        " FROM {sessions} s LEFT JOIN {session_times} t ON t.session = s.id ORDER BY s.n"
+    )
+    pruned_at: str = "SELECT pruned_at FROM {session_times} WHERE session = ?"
+    prune_pentads: str = (  # a pentad names its session, so no other owns it; checked still
+        "DELETE FROM {artifacts} WHERE root IN"
+        " (SELECT pentad_root FROM {journal} WHERE session = ? AND seq > 0)"
+        " AND NOT EXISTS (SELECT 1 FROM {owners} o"
+        " WHERE o.root = {artifacts}.root AND o.session <> ?)"
+    )
+    prune_owners: str = (
+        "DELETE FROM {owners} WHERE session = ? AND root IN"
+        " (SELECT pentad_root FROM {journal} WHERE session = ? AND seq > 0)"
+    )
+    prune_journal: str = "DELETE FROM {journal} WHERE session = ?"
+    prune_lookahead: str = "DELETE FROM {lookahead} WHERE session = ?"
+    prune_operations: str = "DELETE FROM {operations} WHERE session = ?"
+    stamp_pruned: str = (
+        "INSERT INTO {session_times} (session, closed_at, pruned_at) VALUES (?, NULL, {now})"
+        " ON CONFLICT (session) DO UPDATE SET pruned_at = excluded.pruned_at"
+    )
 
     @classmethod
     def of(cls, dialect: Dialect) -> Statements:

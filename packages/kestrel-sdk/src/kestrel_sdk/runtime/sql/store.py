@@ -26,6 +26,7 @@ from kestrel_protocol.store import (
     JournalEntry,
     SessionHead,
     SessionRow,
+    StoredSession,
 )
 
 from ..artifacts import checked_root, verified_artifact
@@ -260,6 +261,7 @@ class SqlStore:
             self._many(conn, sql.put, [*pentads, *sorted(artifacts.items())])
             self._many(conn, sql.own, [(root, session_id) for root in owned])
             conn.execute(sql.close, (record_root, session_id))
+            conn.execute(sql.stamp_closed, (session_id,))
 
     def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
         """Store a grade and remember it as the session's grade."""
@@ -321,3 +323,62 @@ class SqlStore:
         with self._connection() as conn:
             row = conn.execute(self.sql.operation, (token,)).fetchone()
         return None if row is None else (str(row[0]), str(row[1]))
+
+    # -- housekeeping -------------------------------------------------------------------
+
+    def stored_sessions(self) -> list[StoredSession]:
+        """Every session, in the order they were opened, with its dates and what its
+        steps occupy."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.stored_sessions).fetchall()
+        return [_stored(row) for row in rows]
+
+    def pruned(self, session_id: str) -> str | None:
+        """When the session's steps were pruned (UTC text), or ``None``."""
+        with self._connection() as conn:
+            row = conn.execute(self.sql.pruned_at, (session_id,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def prune(self, session_id: str) -> bool:
+        """Remove a closed, graded session's steps in one transaction and mark it pruned
+        (see ``RuntimeStore``); ``False``, and nothing changed, for any other session."""
+        sql = self.sql
+        with self._transaction() as conn:
+            locked = conn.execute(sql.lock_session, (session_id,)).fetchone()
+            row = conn.execute(sql.session, (session_id,)).fetchone()
+            if locked is None or row is None or locked[0] != "closed" or row[7] is None:
+                return False
+            done = conn.execute(sql.pruned_at, (session_id,)).fetchone()
+            if done is not None and done[0] is not None:
+                return False
+            conn.execute(sql.prune_pentads, (session_id, session_id))
+            conn.execute(sql.prune_owners, (session_id, session_id))
+            for statement in (sql.prune_journal, sql.prune_lookahead, sql.prune_operations):
+                conn.execute(statement, (session_id,))
+            conn.execute(sql.stamp_pruned, (session_id,))
+        return True
+
+    def reclaim(self) -> None:
+        """Give the space pruning freed back (the adapter's way)."""
+        raise NotImplementedError
+
+    def footprint(self) -> int:
+        """Bytes the store occupies on disk (the adapter's measure)."""
+        raise NotImplementedError
+
+
+def _stored(row: Any) -> StoredSession:
+    """A row of ``stored_sessions``: the session, its dates, its journal rows and the
+    bytes of its journal, pentad and owner rows."""
+    sid, principal, scenario, status, grade, closed, pruned, steps, *sizes = row
+    return StoredSession(
+        id=str(sid),
+        principal=str(principal),
+        scenario_id=str(scenario),
+        status=str(status),
+        graded=grade is not None,
+        closed_at=closed,
+        pruned_at=pruned,
+        steps=int(steps),
+        step_bytes=sum(int(size) for size in sizes),
+    )

@@ -89,6 +89,11 @@ CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
     principal TEXT NOT NULL,
     session TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_times (  -- the operator's dates, in no object or root
+    session TEXT PRIMARY KEY,
+    closed_at TEXT,  -- UTC, by the database's clock when the session closed
+    pruned_at TEXT  -- when its steps were pruned (kestrel prune)
+) WITHOUT ROWID;
 """
 
 SCHEMA_VERSION = "7"

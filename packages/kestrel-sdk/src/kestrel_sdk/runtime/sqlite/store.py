@@ -104,6 +104,31 @@ class SqliteStore(SqlStore):
         with self._lock, suppress(sqlite3.ProgrammingError):
             self._conn.close()
 
+    def reclaim(self) -> None:
+        """Rewrite the file without its free pages (``VACUUM``) and empty the WAL into
+        it, so that what pruning freed goes back to the file system. Needs the file to
+        itself for a moment: another process reading it is waited for (the busy
+        timeout), then ``BACKEND_UNAVAILABLE``, nothing lost (run it again later)."""
+        try:
+            with self._lock:
+                self._conn.execute("VACUUM")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            raise KestrelError(
+                RefusalCode.BACKEND_UNAVAILABLE,
+                f"{self.path} could not be compacted ({exc}): another process is using it; "
+                "nothing was lost, run kestrel prune again when it is idle",
+                {"path": str(self.path)},
+            ) from None
+
+    def footprint(self) -> int:
+        """Bytes of the file and its ``-wal`` and ``-shm`` companions."""
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(FileNotFoundError):
+                total += Path(f"{self.path}{suffix}").stat().st_size
+        return total
+
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
         with self._lock:
