@@ -34,13 +34,15 @@ from .show import json_text, size_text
 __all__ = ["Moment", "closed_before", "prune"]
 
 
-class Moment(click.ParamType):
+class Moment(click.ParamType[datetime]):
     """A date (``2026-11-01``: local midnight starting it) or an ISO 8601 time
     (``2026-11-01T12:00:00+01:00``; without an offset: local time)."""
 
     name = "DATE"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime:
         if isinstance(value, datetime):
             return value
         try:
@@ -81,7 +83,8 @@ def _row(session: StoredSession, report: Path | None) -> dict[str, Any]:
     }
 
 
-def _open(settings: KestrelSettings) -> tuple[RuntimeStore, StoreLocation]:
+def _open(settings: KestrelSettings) -> tuple[RuntimeStore, StoreLocation] | None:
+    """The store to prune; ``None`` when there is none yet (nothing to prune)."""
     if settings.remote:
         raise fail(
             "USAGE",
@@ -95,7 +98,8 @@ def _open(settings: KestrelSettings) -> tuple[RuntimeStore, StoreLocation]:
     if location.kind == "memory":
         raise fail("USAGE", "the memory: store keeps nothing past its process: nothing to prune")
     if location.kind == "sqlite" and (location.path is None or not location.path.exists()):
-        raise fail("USAGE", f"no store at {location}: nothing to prune (check --home / --store)")
+        click.echo(f"no store at {location} yet: nothing to prune")
+        return None
     return open_runtime_store(location, settings.home), location
 
 
@@ -121,7 +125,10 @@ def prune(
     reports) and give the space back. Their grades, records, head frames and blotters
     stay, and so do open sessions, ungraded ones and every horizon."""
     settings = settings_of(ctx)
-    store, location = _open(settings)
+    opened = _open(settings)
+    if opened is None:
+        return
+    store, location = opened
     try:
         outcome = _prune(store, settings, before, undated, dry_run)
         outcome["store"] = str(location)
