@@ -122,9 +122,10 @@ class SqliteStore(SqlStore):
             ) from None
 
     def footprint(self) -> int:
-        """Bytes of the file and its ``-wal`` and ``-shm`` companions."""
+        """Bytes of the file and its write-ahead log (``-shm``, an index of the log that
+        exists only while the file is open, is not counted)."""
         total = 0
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal"):
             with suppress(FileNotFoundError):
                 total += Path(f"{self.path}{suffix}").stat().st_size
         return total
