@@ -224,3 +224,34 @@ def test_a_home_of_another_schema_is_refused_with_the_steps_and_left_alone(
             assert step in done.stderr, (args, step)
     assert "kestrel.db" in _kestrel(tmp_path, "home").stdout  # listed before the refusal
     assert (tmp_path / "kestrel.db").read_bytes() == before
+
+
+def test_prune_works_alike_on_a_postgresql_store(tmp_path: Path, postgres_dsn: str) -> None:
+    import psycopg
+
+    first = _kestrel(
+        tmp_path, "--store", postgres_dsn, "run", str(TREND), "--scenario", "acme-trend", "--json"
+    )
+    assert first.exit_code == 0, first.stderr
+    old = json.loads(first.stdout)["session"]
+    newer = _kestrel(
+        tmp_path, "--store", postgres_dsn, "run", str(TREND), "--scenario", "acme-chop", "--json"
+    )
+    new = json.loads(newer.stdout)["session"]
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE kestrel_session_times SET closed_at = %s WHERE session = %s", (LONG_AGO, old)
+        )
+    done = _kestrel(tmp_path, "--store", postgres_dsn, "prune", "--before", CUTOFF, "--json")
+    assert done.exit_code == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert [row["session"] for row in outcome["sessions"]] == [old]
+    assert outcome["store"].startswith("postgresql://")
+    proof = _kestrel(tmp_path, "--store", postgres_dsn, "proof", old)
+    assert proof.exit_code == 3
+    assert f"session {old} was pruned" in proof.stderr
+    kept = _kestrel(tmp_path, "--store", postgres_dsn, "proof", new, "-o", str(tmp_path / "n.json"))
+    assert kept.exit_code == 0, kept.stderr
+    summary = json.loads(_kestrel(tmp_path, "--store", postgres_dsn, "home", "--json").stdout)
+    assert (summary["summary"]["closed"], summary["summary"]["pruned"]) == (2, 1)
+    assert not (tmp_path / "kestrel.db").exists()  # nothing was kept in the home's SQLite

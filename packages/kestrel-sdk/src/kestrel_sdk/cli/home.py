@@ -19,7 +19,6 @@ from kestrel_protocol.settings import KestrelSettings
 from kestrel_protocol.store import MEMORY_URL, StoredSession, store_location
 
 from ..cli_convention import fail
-from ..runtime.stores import open_runtime_store
 from .bootstrap import settings_of
 from .show import json_text, size_text
 
@@ -172,6 +171,8 @@ def _store_into(settings: KestrelSettings, data: dict[str, Any]) -> KestrelError
         return None
     if location.kind == "sqlite" and (location.path is None or not location.path.exists()):
         return None  # nothing kept yet: opening it would create it
+    from ..runtime.stores import open_runtime_store  # noqa: PLC0415 - the store loads only here
+
     try:
         store = open_runtime_store(location, settings.home)
     except KestrelError as exc:

@@ -26,7 +26,6 @@ from kestrel_protocol.settings import KestrelSettings
 from kestrel_protocol.store import RuntimeStore, StoredSession, StoreLocation, store_location
 
 from ..cli_convention import fail
-from ..runtime.stores import open_runtime_store
 from .bootstrap import settings_of
 from .home import tree_size
 from .show import json_text, size_text
@@ -100,6 +99,8 @@ def _open(settings: KestrelSettings) -> tuple[RuntimeStore, StoreLocation] | Non
     if location.kind == "sqlite" and (location.path is None or not location.path.exists()):
         click.echo(f"no store at {location} yet: nothing to prune")
         return None
+    from ..runtime.stores import open_runtime_store  # noqa: PLC0415 - the store loads only here
+
     return open_runtime_store(location, settings.home), location
 
 
