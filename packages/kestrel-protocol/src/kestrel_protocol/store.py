@@ -171,9 +171,10 @@ class StoredSession:
     prune``): what it is, when it closed and was pruned, and what its steps occupy.
 
     ``closed_at`` and ``pruned_at`` are UTC text (``2026-11-01T09:30:00Z``) stamped by
-    the store's database (``None``: not closed, or closed before stores stamped closes,
-    or a memory store, which keeps no time). No root, object or answer of the runtime
-    holds them: they only date a session for the operator.
+    the store's database (``None``: not closed, or closed before stores stamped closes;
+    a memory store keeps no time: ``closed_at`` is ``None`` and ``pruned_at`` ``""`` once
+    pruned). No root, object or answer of the runtime holds them: they only date a
+    session for the operator.
     """
 
     id: str
