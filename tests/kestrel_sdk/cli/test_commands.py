@@ -284,3 +284,22 @@ def test_run_shows_session_dependent_diagnostics_located(tmp_path: Path) -> None
     assert result.exit_code == 1
     assert f"{program}:3:8: K204" in result.stderr
     assert "kestrel: INVALID_SOURCE:" in result.stderr
+
+
+def test_out_makes_its_directory_and_an_unwritable_path_is_named(tmp_path: Path) -> None:
+    nested = tmp_path / "new" / "deeper" / "p.json"  # directories that do not exist yet
+    run = _kestrel(tmp_path, "run", str(TREND), "--scenario", "acme-trend", "--out", str(nested))
+    assert run.exit_code == 0, run.stderr
+    proof = json.loads(nested.read_text(encoding="utf-8"))
+    session = proof["grade"]["session"]
+    grade_file = tmp_path / "grades" / "g.json"
+    graded = _kestrel(tmp_path, "grade", session, "--out", str(grade_file))
+    assert graded.exit_code == 0, graded.stderr
+    assert json.loads(grade_file.read_text(encoding="utf-8")) == proof["grade"]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    refused = _kestrel(tmp_path, "grade", session, "--out", str(blocker / "g.json"))
+    assert refused.exit_code != 0
+    assert "INTERNAL" not in refused.stderr
+    assert f"INVALID_INPUT: --out {blocker / 'g.json'}: cannot write" in refused.stderr
+    assert blocker.read_text(encoding="utf-8") == "not a directory"

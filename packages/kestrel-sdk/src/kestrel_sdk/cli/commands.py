@@ -25,7 +25,7 @@ from ..client import KestrelSdk, KestrelSession
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
-from .proofs import conclude_verification, verify_proof_data, write_proof
+from .proofs import conclude_verification, verify_proof_data, write_out, write_proof
 from .show import (
     catalog_table,
     diagnostics_lines,
@@ -262,7 +262,7 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
         async with open_sdk(settings) as sdk:
             graded = await _finish(sdk, session_id, as_json)
         if out is not None:
-            graded.write(out)
+            write_out(graded, out)
         if as_json:
             click.echo(json_text(graded))
         else:

@@ -14,20 +14,30 @@ from typing import Any
 
 import anyio
 import click
-from kestrel_protocol import Mismatch, Proof, VerificationReport, canonical_json
+from kestrel_protocol import Mismatch, Proof, ProtocolModel, VerificationReport, canonical_json
 
 from ..cli_convention import fail
 from ..client import KestrelSdk
 from .bootstrap import open_sdk, settings_of
 from .show import json_text
 
-__all__ = ["proof", "proof_verification", "verify_proof_data", "write_proof"]
+__all__ = ["proof", "proof_verification", "verify_proof_data", "write_out", "write_proof"]
+
+
+def write_out(made: ProtocolModel, out: Path) -> None:
+    """Write ``made`` to an ``--out`` path, making its directory if need be; a path that
+    cannot be written is ``INVALID_INPUT`` naming it (never ``INTERNAL``)."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        made.write(out)
+    except OSError as exc:
+        raise fail("INVALID_INPUT", f"--out {out}: cannot write ({exc.strerror})") from None
 
 
 async def write_proof(sdk: KestrelSdk, session_id: str, out: Path, embed_tape: bool) -> Proof:
     """Fetch the session's proof and write its canonical JSON to ``out``."""
     made = await sdk.proof(session_id, embed_tape)
-    made.write(out)
+    write_out(made, out)
     return made
 
 
