@@ -64,10 +64,7 @@ def _account(frame: SessionFrame, symbol: str) -> Account:
             break
     account = frame.account
     return Account(
-        position=position,
-        mark=Decimal(frame.marks[symbol]),
-        cash=Decimal(account.cash),
-        equity=Decimal(account.equity),
+        position, Decimal(frame.marks[symbol]), Decimal(account.cash), Decimal(account.equity)
     )
 
 
@@ -177,13 +174,14 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         return self._history.observation(frame.clock.bar, self._account, self._start_equity)
 
     def _info(self, frame: SessionFrame, frame_root: str) -> dict[str, Any]:
+        clock, account = frame.clock, self._account
         return {
             "session": frame.session,
             "frame_root": frame_root,
-            "bar": frame.clock.bar,
-            "time": frame.clock.time,
-            "equity": float(self._account.equity),
-            "position": self._account.position,
+            "bar": clock.bar,
+            "time": clock.time,
+            "equity": float(account.equity),
+            "position": account.position,
         }
 
     def reset(
@@ -230,9 +228,10 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         session = self._session
         if session is None:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
-        value = self._mapping.check(action, self.action_space)
+        mapping = self._mapping
+        value = mapping.check(action, self.action_space)
         before = self._account
-        response = self._backend.submit(session, self._source(self._mapping.order(value, before)))
+        response = self._backend.submit(session, self._source(mapping.order(value, before)))
         delivery = response.delivery
         frame = delivery.frame
         self._frame = frame
@@ -241,14 +240,14 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         info = self._info(frame, delivery.frame_root)
         info["events"] = [event.type for event in frame.events]
         stand_down = response.stand_down
-        truncated = stand_down is not None and stand_down.reason == "end-of-tape"
-        terminated = stand_down is not None and not truncated
-        if stand_down is not None:
-            info["stand_down"] = stand_down.reason
-            finished = self._end_episode(abandon=False)
-            if finished is not None:
-                info["grade"], info["proof"] = finished
-        return self._observe(frame), reward, terminated, truncated, info
+        if stand_down is None:
+            return self._observe(frame), reward, False, False, info
+        truncated = stand_down.reason == "end-of-tape"
+        info["stand_down"] = stand_down.reason
+        finished = self._end_episode(abandon=False)
+        if finished is not None:
+            info["grade"], info["proof"] = finished
+        return self._observe(frame), reward, not truncated, truncated, info
 
     def _end_episode(self, *, abandon: bool) -> tuple[GradeResult, Proof] | None:
         """Grade and prove the current session (standing it down first if ``abandon``),

@@ -36,13 +36,14 @@ and the space, before anything is submitted.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import InvalidAction
+from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
 __all__ = ["ACCOUNT_FEATURES", "BAR_FEATURES", "LIMIT", "ActionMapping", "BarHistory"]
@@ -51,8 +52,13 @@ BAR_FEATURES = 5
 ACCOUNT_FEATURES = 3
 LIMIT = 100.0
 """The bound of every feature that has none of its own (see the module docstring)."""
+BLOCK = 256
+"""Bars whose observations ``BarHistory`` computes at once (an episode reads them in turn)."""
 
 ActionKind = Literal["discrete", "continuous"]
+
+_BOOLS = (bool, np.bool_)
+_INTEGERS = (int, np.integer)
 
 
 def _bars(tape_csv: str, symbol: str) -> NDArray[np.float64]:
@@ -97,6 +103,9 @@ class BarHistory:
         bar_low[:] = -1.0
         bar_high[:, 4] = window - 1.0
         self._low, self._high = low, high
+        # The bars' part of BLOCK observations at a time (see observation)
+        self._first = 0
+        self._rows: NDArray[np.float32] = np.empty((0, size), dtype=np.float32)
         self.space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
     def __len__(self) -> int:
@@ -104,24 +113,52 @@ class BarHistory:
 
     def observation(self, bar: int, account: Account, start_equity: Decimal) -> NDArray[np.float32]:
         """The observation at ``bar`` with ``account`` (always within :attr:`space`)."""
-        window = self.window
-        out = np.empty(window * BAR_FEATURES + ACCOUNT_FEATURES)
-        features = out[: window * BAR_FEATURES].reshape(window, BAR_FEATURES)
-        np.multiply(self._padded[bar : bar + window], self._scale[bar], out=features)
-        features -= self._offset[bar]
+        first = self._first
+        if not first <= bar < first + len(self._rows):
+            first = bar - bar % BLOCK
+            self._first, self._rows = first, self._block(first)
+        observed = self._rows[bar - first].copy()
+        # The account's features as the bars' (``_block``): float64, clipped, then float32.
         equity = float(account.equity) or 1.0
-        out[-3] = float(account.position * account.mark) / equity
-        out[-2] = float(account.cash) / equity
-        out[-1] = float(account.equity / start_equity) - 1.0
-        np.minimum(out, self._high, out=out)
-        observed: NDArray[np.float32] = np.empty(len(out), dtype=np.float32)
-        np.maximum(out, self._low, out=observed)
+        observed[-3] = _clip(float(account.position * account.mark) / equity)
+        observed[-2] = _clip(float(account.cash) / equity)
+        observed[-1] = _clip(float(account.equity / start_equity) - 1.0)
         return observed
 
+    def _block(self, first: int) -> NDArray[np.float32]:
+        """The observations of bars ``first`` to ``first + BLOCK`` (fewer at the tape's
+        end) with the account's features 0: each bar's features computed as float64,
+        clipped to the space, then rounded to float32 (what a bar's alone would be)."""
+        window = self.window
+        last = min(first + BLOCK, len(self.bars))
+        count = last - first
+        wide = window * BAR_FEATURES
+        # Row i: bar (first + i)'s window, its bars side by side (a view of ``_padded``).
+        padded = self._padded[first : last + window - 1]
+        windows = sliding_window_view(padded, (window, BAR_FEATURES)).reshape(count, wide)
+        rows = np.empty((count, wide + ACCOUNT_FEATURES))
+        features = rows[:, :wide]
+        np.multiply(windows, np.tile(self._scale[first:last], window), out=features)
+        features -= np.tile(self._offset[first:last], window)
+        rows[:, wide:] = 0.0
+        np.minimum(rows, self._high, out=rows)
+        block: NDArray[np.float32] = np.empty(rows.shape, dtype=np.float32)
+        np.maximum(rows, self._low, out=block)
+        return block
 
-@dataclass(frozen=True, slots=True)
-class Account:
-    """What the observation and the action mapping need of a frame."""
+
+def _clip(value: float) -> float:
+    """``value`` within ``[-LIMIT, LIMIT]`` (NaN stays NaN, as NumPy clips)."""
+    if value > LIMIT:
+        return LIMIT
+    if value < -LIMIT:
+        return -LIMIT
+    return value
+
+
+class Account(NamedTuple):
+    """What the observation and the action mapping need of a frame (a tuple: the env
+    makes one per step)."""
 
     position: int
     mark: Decimal
@@ -143,6 +180,11 @@ class ActionMapping:
     lot: int
     max_position: int
     exposure: float
+    _exposure: Decimal = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # the exact decimal of ``exposure``'s shortest repr, as full() multiplies by it
+        object.__setattr__(self, "_exposure", Decimal(repr(self.exposure)))
 
     def space(self) -> spaces.Space[Any]:
         if self.kind == "discrete":
@@ -171,10 +213,10 @@ class ActionMapping:
         return value
 
     def _check_discrete(self, action: Any, space: spaces.Space[Any]) -> int:
-        if isinstance(action, bool | np.bool_):
+        if isinstance(action, _BOOLS):
             raise _refuse(action, space, "a bool is not an action number")
         scalar = isinstance(action, np.ndarray) and action.shape == ()
-        if isinstance(action, int | np.integer) or (scalar and action.dtype.kind in "iu"):
+        if isinstance(action, _INTEGERS) or (scalar and action.dtype.kind in "iu"):
             value = int(action)
         elif isinstance(action, np.ndarray):
             why = f"a {action.dtype} array of shape {action.shape}, not an integer"
@@ -190,7 +232,7 @@ class ActionMapping:
         """Shares of a full position at the current mark: whole lots, within the limit."""
         if account.mark <= 0 or account.equity <= 0:
             return 0
-        worth = account.equity * Decimal(repr(self.exposure)) / account.mark
+        worth = account.equity * self._exposure / account.mark
         lots = int(worth // self.lot)
         return min(lots * self.lot, self.max_position // self.lot * self.lot)
 
