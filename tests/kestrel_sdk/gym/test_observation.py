@@ -87,3 +87,11 @@ def test_an_observation_does_not_depend_on_the_bars_observed_before() -> None:
     again = shuffled.observation(order[-1], _account(bars, order[-1]), START)
     again[:] = 0
     assert shuffled.observation(order[-1], _account(bars, order[-1]), START).any()
+
+
+def test_a_bar_off_the_tape_is_refused_naming_it() -> None:
+    history = BarHistory(_tape(), "ACME", 4)
+    account = _account(history.bars.tolist(), 0)
+    for bar in (-1, BARS):
+        with pytest.raises(IndexError, match=f"bar {bar} is not on the tape \\(0 to {BARS - 1}\\)"):
+            history.observation(bar, account, START)

@@ -103,9 +103,8 @@ class BarHistory:
         bar_low[:] = -1.0
         bar_high[:, 4] = window - 1.0
         self._low, self._high = low, high
-        # The bars' part of BLOCK observations at a time (see observation)
-        self._first = 0
-        self._rows: NDArray[np.float32] = np.empty((0, size), dtype=np.float32)
+        # The bars' part of the observations of BLOCK bars from the first (see observation)
+        self._prepared: tuple[int, NDArray[np.float32]] = (0, np.empty((0, size), np.float32))
         self.space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
     def __len__(self) -> int:
@@ -113,11 +112,14 @@ class BarHistory:
 
     def observation(self, bar: int, account: Account, start_equity: Decimal) -> NDArray[np.float32]:
         """The observation at ``bar`` with ``account`` (always within :attr:`space`)."""
-        first = self._first
-        if not first <= bar < first + len(self._rows):
+        first, rows = self._prepared  # one pair: a call in another thread cannot mix them
+        if not first <= bar < first + len(rows):
+            if not 0 <= bar < len(self.bars):
+                raise IndexError(f"bar {bar} is not on the tape (0 to {len(self.bars) - 1})")
             first = bar - bar % BLOCK
-            self._first, self._rows = first, self._block(first)
-        observed = self._rows[bar - first].copy()
+            rows = self._block(first)
+            self._prepared = first, rows
+        observed: NDArray[np.float32] = rows[bar - first].copy()
         # The account's features as the bars' (``_block``): float64, clipped, then float32.
         equity = float(account.equity) or 1.0
         observed[-3] = _clip(float(account.position * account.mark) / equity)
