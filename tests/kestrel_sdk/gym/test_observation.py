@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
+from kestrel_sdk.gym import spaces
 from kestrel_sdk.gym.spaces import LIMIT, Account, BarHistory
 
 # Longer than the bars BarHistory prepares at once, so episodes cross its blocks.
@@ -73,7 +74,12 @@ def test_every_bar_observes_its_window_and_account_as_documented(window: int) ->
     assert end[-3:-1].tolist() == [LIMIT, -LIMIT]  # equity near zero: clipped
 
 
-def test_an_observation_does_not_depend_on_the_bars_observed_before() -> None:
+@pytest.mark.parametrize("kept", ["every block", "one block"])
+def test_an_observation_does_not_depend_on_the_bars_observed_before(
+    kept: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kept == "one block":  # each block prepared drops the one before
+        monkeypatch.setattr(spaces, "PREPARED", 1)
     tape = _tape()
     in_turn = BarHistory(tape, "ACME", 16)
     bars = in_turn.bars.tolist()

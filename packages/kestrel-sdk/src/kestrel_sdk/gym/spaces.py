@@ -53,7 +53,10 @@ ACCOUNT_FEATURES = 3
 LIMIT = 100.0
 """The bound of every feature that has none of its own (see the module docstring)."""
 BLOCK = 256
-"""Bars whose observations ``BarHistory`` computes at once (an episode reads them in turn)."""
+"""Bars whose observations ``BarHistory`` prepares at once (an episode reads them in turn)."""
+PREPARED = 4 << 20
+"""Bytes of prepared observations a ``BarHistory`` keeps for later episodes (all of a
+daily tape of ten years at ``window=16``)."""
 
 ActionKind = Literal["discrete", "continuous"]
 
@@ -103,8 +106,9 @@ class BarHistory:
         bar_low[:] = -1.0
         bar_high[:, 4] = window - 1.0
         self._low, self._high = low, high
-        # The bars' part of the observations of BLOCK bars from the first (see observation)
-        self._prepared: tuple[int, NDArray[np.float32]] = (0, np.empty((0, size), np.float32))
+        # Block i: the bars' part of the observations of bars i * BLOCK on (``_prepare``)
+        self._blocks: dict[int, NDArray[np.float32]] = {}
+        self._block_bytes = BLOCK * size * 4
         self.space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
     def __len__(self) -> int:
@@ -112,25 +116,28 @@ class BarHistory:
 
     def observation(self, bar: int, account: Account, start_equity: Decimal) -> NDArray[np.float32]:
         """The observation at ``bar`` with ``account`` (always within :attr:`space`)."""
-        first, rows = self._prepared  # one pair: a call in another thread cannot mix them
-        if not first <= bar < first + len(rows):
+        rows = self._blocks.get(bar // BLOCK)
+        if rows is None:
             if not 0 <= bar < len(self.bars):
                 raise IndexError(f"bar {bar} is not on the tape (0 to {len(self.bars) - 1})")
-            first = bar - bar % BLOCK
-            rows = self._block(first)
-            self._prepared = first, rows
-        observed: NDArray[np.float32] = rows[bar - first].copy()
-        # The account's features as the bars' (``_block``): float64, clipped, then float32.
+            rows = self._prepare(bar // BLOCK)
+        observed: NDArray[np.float32] = rows[bar % BLOCK].copy()
+        # The account's features as the bars' (``_prepare``): float64, clipped, then float32.
         equity = float(account.equity) or 1.0
         observed[-3] = _clip(float(account.position * account.mark) / equity)
         observed[-2] = _clip(float(account.cash) / equity)
         observed[-1] = _clip(float(account.equity / start_equity) - 1.0)
         return observed
 
-    def _block(self, first: int) -> NDArray[np.float32]:
-        """The observations of bars ``first`` to ``first + BLOCK`` (fewer at the tape's
-        end) with the account's features 0: each bar's features computed as float64,
-        clipped to the space, then rounded to float32 (what a bar's alone would be)."""
+    def _prepare(self, index: int) -> NDArray[np.float32]:
+        """Block ``index``: the observations of bars ``index * BLOCK`` to the next block's
+        (fewer at the tape's end) with the account's features 0, each bar's features
+        computed as float64, clipped to the space, then rounded to float32 (what a bar's
+        alone would be). Kept for later episodes, the oldest dropped beyond ``PREPARED``."""
+        blocks = self._blocks
+        while blocks and len(blocks) * self._block_bytes >= PREPARED:
+            del blocks[next(iter(blocks))]
+        first = index * BLOCK
         window = self.window
         last = min(first + BLOCK, len(self.bars))
         count = last - first
@@ -146,6 +153,7 @@ class BarHistory:
         np.minimum(rows, self._high, out=rows)
         block: NDArray[np.float32] = np.empty(rows.shape, dtype=np.float32)
         np.maximum(rows, self._low, out=block)
+        blocks[index] = block
         return block
 
 
