@@ -17,6 +17,7 @@ from .attestation import (
 from .canonical import (
     MAX_SAFE_INTEGER,
     CanonicalizationError,
+    RootOfBytes,
     canonical_json,
     root_of,
     root_of_bytes,
@@ -141,6 +142,7 @@ __all__ = [
     "Refusal",
     "RefusalCode",
     "RootMismatchError",
+    "RootOfBytes",
     "RootStr",
     "Scenario",
     "ScenarioRef",

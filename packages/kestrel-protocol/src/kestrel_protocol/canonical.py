@@ -330,7 +330,25 @@ def canonical_json(value: Any) -> bytes:
 
 def root_of_bytes(data: bytes) -> str:
     """``"sha256:<hex>"`` of raw bytes (the tape root is the root of its CSV bytes)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    found = RootOfBytes()
+    found.update(data)
+    return found.root()
+
+
+class RootOfBytes:
+    """``root_of_bytes`` of bytes that arrive in pieces (a tape written as it is made):
+    ``update`` with each piece in order, then ``root``."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+
+    def update(self, data: bytes) -> None:
+        self._hash.update(data)
+
+    def root(self) -> str:
+        return "sha256:" + self._hash.hexdigest()
 
 
 def root_of(value: Any) -> str:

@@ -1,186 +1,68 @@
-"""Checking imported rows and turning them into the bars of a canonical tape.
+"""Checking the rows of a file together, and choosing the tape's interval and tick.
 
 Every fault is collected (one problem per fault, with its row), so a user fixes a file
-in one pass. The rules are the tape's own (docs/spec.md §4) plus what an import can check that a
-tape cannot: duplicates and order per symbol, one interval throughout.
+in one pass. The rules are the tape's own (docs/spec.md §4) plus what an import can check
+that a tape cannot: duplicates and order per symbol, one interval throughout. The checks
+walk the compact columns ``scan_rows`` made (``series.py``), in time order, holding no
+more than a row per symbol: a file already in order is never sorted.
 
-Times: ISO-8601 with or without a zone (none means UTC), a date alone, or epoch
-seconds / milliseconds / microseconds / nanoseconds (told apart by magnitude). On a daily
-tape each bar is dated by its calendar day (the local date of a time with an offset, so
-``2024-03-11 00:00:00-04:00`` is 2024-03-11) at ``00:00:00Z``.
+On a daily tape each bar is dated by its calendar day (see ``checks.py``) at ``00:00:00Z``.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+import heapq
+from array import array
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta
+from datetime import timedelta
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-from itertools import pairwise
+from itertools import islice, pairwise, repeat
+from operator import ge, gt, le, lt
 
-from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS, SYMBOL_PATTERN
-from .layouts import ImportProblem, RawBar
-from .volumes import import_volume, noise_note, volume_problems
+from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS
+from .checks import EPOCH_DAY, time_text
+from .layouts import ImportProblem
+from .series import MAX_DECIMALS, Scanned, Series, places
 
 __all__ = ["Bars", "convert_bars"]
 
-_EPOCH = re.compile(r"-?[0-9]+")
-_FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
-_MAX_DECIMALS = 8
 _FLOAT32_NOISE = Decimal(2) ** -23  # relative error of a price that went through float32
-_PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
+_MAX_DIGITS = 15  # the tape's scaled prices have at most 15 digits
+_DAY = 86_400
 
 
 @dataclass(frozen=True, slots=True)
 class Bars:
-    """Checked bars: ``rows`` are ``(time, symbol, open, high, low, close, volume)`` in
-    canonical order, prices as decimal strings with ``scale`` places, volumes in their
-    canonical decimal text (``volumes.py``)."""
+    """Checked bars: one series per symbol (in symbol order), each in time order and all at
+    the same times; prices go on the grid of ``tick`` with ``scale`` places."""
 
     symbols: tuple[str, ...]
     interval: str
-    tick: str
+    tick: Decimal
     scale: int
-    rows: list[tuple[str, str, str, str, str, str, str]]
+    series: tuple[Series, ...]
     notes: list[str]
 
+    def __len__(self) -> int:
+        return len(self.series[0])
+
     @property
-    def times(self) -> list[str]:
-        return [row[0] for row in self.rows[:: len(self.symbols)]]
+    def start(self) -> str:
+        return time_text(self.series[0].keys[0])
+
+    @property
+    def end(self) -> str:
+        return time_text(self.series[0].keys[-1])
 
 
-@dataclass(slots=True)
-class _Row:
-    row: int
-    stamp: datetime  # UTC
-    day: str  # the calendar day the row's own time names (local date when it has an offset)
-    midnight: bool  # the row's own time is 00:00:00 (a date, in whatever zone)
-    symbol: str
-    prices: tuple[Decimal, Decimal, Decimal, Decimal]
-    volume: str  # canonical text: exact, never a float
-    noisy: str  # the file's text when a double's noise was rounded off the volume, else ""
-    time: str = ""  # the canonical time, once the interval is known
+def _ascending(column: Sequence[int], strictly: bool = False) -> bool:
+    return all(map(lt if strictly else le, column, islice(column, 1, None)))
 
 
-def _parse_time(text: str) -> tuple[datetime, str, bool] | str:
-    """(UTC time, its calendar day, at midnight) or the reason it is not a time."""
-    if not text:
-        return "the time is empty"
-    if _EPOCH.fullmatch(text):
-        value = int(text)
-        divisor = next(
-            (
-                d
-                for limit, d in ((10**11, 1), (10**14, 10**3), (10**17, 10**6))
-                if abs(value) < limit
-            ),
-            10**9,
-        )
-        seconds, rest = divmod(value, divisor)
-        if rest:
-            return f"time {text} has fractions of a second"
-        try:
-            stamp = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
-        except OverflowError:
-            return f"time {text} is out of range"
-        return stamp, stamp.date().isoformat(), stamp.time() == time()
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return f"time {text!r} is not a date or an ISO-8601 time like 2024-03-01T15:30:00Z"
-    fraction = _FRACTION.search(text)
-    if parsed.microsecond or (fraction and fraction.group(1).strip("0")):
-        return f"time {text} has fractions of a second"
-    day = parsed.date().isoformat()
-    stamp = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return stamp, day, parsed.time() == time()
-
-
-def _decimal(name: str, text: str) -> Decimal | str:
-    if not text:
-        return f"{name} is empty"
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return f"{name} {text!r} is not a number"
-    if value.is_infinite():
-        return f"{name} {text!r} is infinite"
-    if not value.is_finite():
-        return f"{name} {text!r} is not a number"
-    return value
-
-
-def _check_row(raw: RawBar, symbol: str) -> _Row | list[str]:
-    faults: list[str] = []
-    when = _parse_time(raw.time)
-    if isinstance(when, str):
-        faults.append(when)
-    prices: list[Decimal] = []
-    for name, text in (
-        ("Open", raw.open),
-        ("High", raw.high),
-        ("Low", raw.low),
-        ("Close", raw.close),
-    ):
-        value = _decimal(name, text)
-        if isinstance(value, str):
-            faults.append(value)
-        elif value <= 0:
-            faults.append(f"{name} {text} must be greater than 0")
-        elif value >= _PRICE_LIMIT:
-            faults.append(f"{name} {text} is too large")
-        else:
-            prices.append(value)
-    value = _decimal("Volume", raw.volume)
-    volume = value if isinstance(value, str) else import_volume(value, raw.volume)
-    if isinstance(volume, str):
-        faults.append(volume)
-    if len(prices) == 4:
-        open_, high, low, close = prices
-        if high < low:
-            faults.append(f"High {raw.high} < Low {raw.low}")
-        else:
-            faults.extend(
-                f"{name} {text} is outside Low {raw.low} .. High {raw.high}"
-                for name, text, value in (("Open", raw.open, open_), ("Close", raw.close, close))
-                if not low <= value <= high
-            )
-    if faults or isinstance(when, str) or isinstance(volume, str):
-        return faults
-    stamp, day, midnight = when
-    four = (prices[0], prices[1], prices[2], prices[3])
-    kept, rounded = volume
-    return _Row(raw.row, stamp, day, midnight, symbol, four, kept, raw.volume if rounded else "")
-
-
-def _symbols(
-    bars: Sequence[RawBar], symbol: str | None, problems: list[ImportProblem]
-) -> list[tuple[RawBar, str]]:
-    """Each row with its symbol; ``symbol`` names a one-symbol file or picks from a long one."""
-    if bars and bars[0].symbol is None:
-        if symbol is None:
-            problems.append(
-                ImportProblem(None, "the file has no symbol column: name it with --symbol")
-            )
-            return []
-        return [(bar, symbol) for bar in bars]
-    wanted = {name.strip().upper() for name in symbol.split(",")} if symbol else None
-    first_row: dict[str, int] = {}
-    picked: list[tuple[RawBar, str]] = []
-    for bar in bars:
-        name = (bar.symbol or "").upper()
-        first_row.setdefault(name, bar.row)
-        if wanted is None or name in wanted:
-            picked.append((bar, name))
-    for name in sorted(wanted - set(first_row)) if wanted else ():
-        found = ", ".join(sorted(first_row))
-        problems.append(ImportProblem(None, f"symbol {name} is not in the file (it has {found})"))
-    return picked
-
-
-def _interval(rows: Sequence[_Row], given: str | None, problems: list[ImportProblem]) -> str | None:
+def _interval(scanned: Scanned, given: str | None, problems: list[ImportProblem]) -> str | None:
     if given is not None:
         if given not in INTERVALS:
             problems.append(
@@ -188,10 +70,10 @@ def _interval(rows: Sequence[_Row], given: str | None, problems: list[ImportProb
             )
             return None
         return given
-    if all(row.midnight for row in rows):
+    if scanned.midnight:
         return "1d"  # dates (at midnight in their zone): a daily file, however sparse
-    stamps = sorted({row.stamp for row in rows})
-    gaps = Counter(int((b - a).total_seconds()) for a, b in pairwise(stamps))
+    stamps = heapq.merge(*(_in_order(series.stamps) for series in scanned.series.values()))
+    gaps = Counter(b - a for a, b in pairwise(stamps) if b != a)
     if not gaps:
         return "1d"  # one bar: nothing to measure; a day is the common case
     common = max(gaps.items(), key=lambda item: (item[1], -item[0]))[0]
@@ -210,85 +92,110 @@ def _interval(rows: Sequence[_Row], given: str | None, problems: list[ImportProb
     return None
 
 
-def _order(rows: list[_Row], problems: list[ImportProblem], notes: list[str]) -> list[_Row]:
-    """Rows of each symbol ascending by time; a wholly newest-first file is turned round."""
-    by_symbol: dict[str, list[_Row]] = defaultdict(list)
-    for row in rows:
-        by_symbol[row.symbol].append(row)
-    ordered: list[_Row] = []
-    for symbol in sorted(by_symbol):
-        items = by_symbol[symbol]
-        if len(items) > 1 and all(a.time > b.time for a, b in pairwise(items)):
-            items.reverse()
-            notes.append(f"{symbol}: rows were newest first; turned round")
-        seen: dict[str, int] = {}
-        previous: _Row | None = None
-        for row in items:
-            if row.time in seen:
-                problems.append(
-                    ImportProblem(
-                        row.row,
-                        f"duplicate time {row.time} for {symbol} (also row {seen[row.time]})",
-                    )
-                )
-            elif previous is not None and row.time < previous.time:
-                problems.append(
-                    ImportProblem(
-                        row.row,
-                        f"time {row.time} is before the previous row's {previous.time} "
-                        "(rows must be sorted by time)",
-                    )
-                )
-            seen.setdefault(row.time, row.row)
-            previous = row if previous is None or row.time > previous.time else previous
-        ordered.extend(items)
-    return ordered
+def _in_order(column: array[int]) -> Iterable[int]:
+    if _ascending(column):
+        return column
+    if all(map(ge, column, islice(column, 1, None))):
+        return reversed(column)
+    return sorted(column)
 
 
-def _gaps(rows: Sequence[_Row], interval: str, problems: list[ImportProblem]) -> None:
-    """Every time on the grid of the first one (a whole number of intervals after it)."""
+def _order(series: Series, problems: list[ImportProblem], notes: list[str]) -> bool:
+    """Whether the rows of ``series`` are in time order (a wholly newest-first series is
+    turned round); if not, a problem for each row out of order or at a time seen before."""
+    keys = series.keys
+    if len(keys) > 1 and all(map(gt, keys, islice(keys, 1, None))):
+        series.reverse()
+        notes.append(f"{series.symbol}: rows were newest first; turned round")
+        return True
+    if _ascending(keys, strictly=True):
+        return True
+    # seen = the times that kept rising (a sorted column) and those that came late
+    rising, rising_rows = array("q"), array("q")
+    late: dict[int, int] = {}
+    for key, row in zip(keys, series.rows, strict=True):
+        if rising and key <= rising[-1]:
+            at = bisect_left(rising, key)
+            first = rising_rows[at] if rising[at] == key else late.get(key)
+            if first is not None:
+                problems.append(
+                    ImportProblem(
+                        row,
+                        f"duplicate time {time_text(key)} for {series.symbol} (also row {first})",
+                    )
+                )
+            else:
+                problems.append(
+                    ImportProblem(
+                        row,
+                        f"time {time_text(key)} is before the previous row's "
+                        f"{time_text(rising[-1])} (rows must be sorted by time)",
+                    )
+                )
+                late[key] = row
+        else:
+            rising.append(key)
+            rising_rows.append(row)
+    return False
+
+
+def _by_time(series: Sequence[Series], in_order: Sequence[bool]) -> Iterator[tuple[int, int, str]]:
+    """``(time, row, symbol)`` of every row, by time then row."""
+    streams = [
+        zip(one.keys, one.rows, repeat(one.symbol))
+        if ordered
+        else iter(sorted(zip(one.keys, one.rows, repeat(one.symbol))))
+        for one, ordered in zip(series, in_order, strict=True)
+    ]
+    return heapq.merge(*streams)
+
+
+def _grid(
+    series: Sequence[Series], in_order: Sequence[bool], interval: str, problems: list[ImportProblem]
+) -> None:
+    """Every time on the grid of the first one (a whole number of intervals after it), and
+    a bar of every symbol at every time."""
     step = INTERVAL_SECONDS[interval]
-    first_row: dict[str, int] = {}
-    for row in rows:
-        first_row[row.time] = min(first_row.get(row.time, row.row), row.row)
-    times = sorted(first_row)
-    origin = datetime.fromisoformat(times[0])
-    for moment in times[1:]:
-        offset = int((datetime.fromisoformat(moment) - origin).total_seconds()) % step
-        if offset:
+    symbols = [one.symbol for one in series]
+    origin: int | None = None
+
+    def check(moment: int, row: int, present: set[str]) -> None:
+        nonlocal origin
+        if origin is None:
+            origin = moment
+        elif offset := (moment - origin) % step:
             problems.append(
                 ImportProblem(
-                    first_row[moment],
-                    f"time {moment} is {timedelta(seconds=offset)} off the {interval} grid of "
-                    f"the other bars (mixed intervals)",
+                    row,
+                    f"time {time_text(moment)} is {timedelta(seconds=offset)} off the {interval} "
+                    "grid of the other bars (mixed intervals)",
                 )
             )
-
-
-def _complete(rows: Sequence[_Row], symbols: Sequence[str], problems: list[ImportProblem]) -> None:
-    at: dict[str, dict[str, int]] = defaultdict(dict)
-    for row in rows:
-        at[row.time].setdefault(row.symbol, row.row)
-    for moment in sorted(at):
-        present = at[moment]
-        for symbol in symbols:
-            if symbol not in present:
-                problems.append(
-                    ImportProblem(
-                        min(present.values()),
-                        f"no bar for {symbol} at {moment} (every symbol needs a bar at every time)",
-                    )
+        if len(present) < len(symbols):
+            problems.extend(
+                ImportProblem(
+                    row,
+                    f"no bar for {symbol} at {time_text(moment)} "
+                    "(every symbol needs a bar at every time)",
                 )
+                for symbol in symbols
+                if symbol not in present
+            )
 
-
-def _places(value: Decimal) -> int:
-    exponent = value.normalize().as_tuple().exponent
-    assert isinstance(exponent, int)
-    return max(0, -exponent)
+    current: tuple[int, int, set[str]] | None = None
+    for moment, row, symbol in _by_time(series, in_order):
+        if current is not None and current[0] == moment:
+            current[2].add(symbol)
+            continue
+        if current is not None:
+            check(*current)
+        current = (moment, row, {symbol})
+    if current is not None:
+        check(*current)
 
 
 def _tick(
-    rows: Sequence[_Row], given: str | None, problems: list[ImportProblem], notes: list[str]
+    scanned: Scanned, given: str | None, problems: list[ImportProblem], notes: list[str]
 ) -> Decimal | None:
     """``given``, else the fewest decimals (at least 2) that hold every price to float32
     precision: files written from 32-bit floats (Yahoo's ``187.149994`` for 187.15, or
@@ -298,95 +205,85 @@ def _tick(
             tick = Decimal(given)
         except InvalidOperation:
             tick = Decimal(0)
-        if not tick.is_finite() or tick <= 0 or _places(tick) > _MAX_DECIMALS:
+        if not tick.is_finite() or tick <= 0 or places(tick) > MAX_DECIMALS:
             problems.append(
                 ImportProblem(None, f"tick {given!r} must be a positive decimal no finer than 1e-8")
             )
             return None
         return tick
-    prices = [price for row in rows for price in row.prices]
-    exact = max(2, *(_places(price) for price in prices))
-    places = next(
+    exact = scanned.decimals
+
+    def prices() -> Iterator[Decimal]:
+        for series in scanned.series.values():
+            yield from series.prices()
+
+    chosen = next(
         (
-            places
-            for places in range(2, min(exact, _MAX_DECIMALS))
-            if all(abs(p - round(p, places)) <= p * _FLOAT32_NOISE for p in prices)
+            count
+            for count in range(2, min(exact, MAX_DECIMALS))
+            if all(abs(p - round(p, count)) <= p * _FLOAT32_NOISE for p in prices())
         ),
-        min(exact, _MAX_DECIMALS),
+        min(exact, MAX_DECIMALS),
     )
-    tick = Decimal(1).scaleb(-places)
-    if places < exact:
-        example = next(price for price in prices if _places(price) > places)
+    tick = Decimal(1).scaleb(-chosen)
+    if chosen < exact:
+        example = scanned.finer[chosen]
         notes.append(
-            f"prices rounded to the tick {tick:f}: {example} is {round(example, places)} "
+            f"prices rounded to the tick {tick:f}: {example} is {round(example, chosen)} "
             "stored as a binary float (--tick chooses another tick)"
         )
     return tick
 
 
-def _scaled_rows(
-    rows: Sequence[_Row], tick: Decimal, scale: int
-) -> list[tuple[str, str, str, str, str, str, str]]:
-    quantum = Decimal(1).scaleb(-scale)
-    out: list[tuple[str, str, str, str, str, str, str]] = []
-    for row in sorted(rows, key=lambda item: (item.time, item.symbol)):
-        texts = [
-            f"{((price / tick).to_integral_value(ROUND_HALF_EVEN) * tick).quantize(quantum):f}"
-            for price in row.prices
-        ]
-        out.append((row.time, row.symbol, texts[0], texts[1], texts[2], texts[3], row.volume))
-    return out
+def _off_the_tape(scanned: Scanned, tick: Decimal) -> list[ImportProblem]:
+    """The highest High if it needs more digits than a tape holds on the grid of ``tick``,
+    the lowest Low if it rounds to 0 there."""
+    assert scanned.highest is not None
+    assert scanned.lowest is not None
+    problems: list[ImportProblem] = []
+    price, row, text = scanned.lowest
+    if (price / tick).to_integral_value(ROUND_HALF_EVEN) <= 0:
+        problems.append(ImportProblem(row, f"Low {text} is 0 on the grid of the tick {tick:f}"))
+    price, row, text = scanned.highest
+    limit = Decimal(10) ** (_MAX_DIGITS - places(tick))
+    if (price / tick).to_integral_value(ROUND_HALF_EVEN) * tick >= limit:
+        problems.append(
+            ImportProblem(
+                row,
+                f"High {text} has too many digits on the grid of the tick {tick:f} "
+                f"(a tape's prices have at most {_MAX_DIGITS})",
+            )
+        )
+    return problems
 
 
 def convert_bars(
-    raw: Sequence[RawBar],
-    *,
-    symbol: str | None = None,
-    interval: str | None = None,
-    tick: str | None = None,
+    scanned: Scanned, *, interval: str | None = None, tick: str | None = None
 ) -> Bars | list[ImportProblem]:
-    """The checked bars of ``raw``, or every problem found (sorted by row)."""
-    problems: list[ImportProblem] = []
+    """The checked bars of ``scanned``, or every problem found (sorted by row)."""
+    problems = list(scanned.problems)
     notes: list[str] = []
-    rows: list[_Row] = []
-    bad_symbols: set[str] = set()
-    for bar, name in _symbols(raw, symbol, problems):
-        if not SYMBOL_PATTERN.fullmatch(name):
-            if name not in bad_symbols:
-                bad_symbols.add(name)
-                problems.append(
-                    ImportProblem(
-                        bar.row,
-                        f"symbol {name!r} must match [A-Z][A-Z0-9.]{{0,11}} (--symbol names it)",
-                    )
-                )
-            continue
-        checked = _check_row(bar, name)
-        if isinstance(checked, list):
-            problems.extend(ImportProblem(bar.row, reason) for reason in checked)
-        else:
-            rows.append(checked)
-    if not rows:
+    if not scanned.series:
         return _sorted(problems) or [ImportProblem(None, "no bars")]
-    found = _interval(rows, interval, problems)
+    found = _interval(scanned, interval, problems)
     if found is None:
         return _sorted(problems)
-    for row in rows:
-        row.time = (
-            f"{row.day}T00:00:00Z" if found == "1d" else row.stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
-    ordered = _order(rows, problems, notes)
-    note = noise_note([(row.row, row.noisy, row.volume) for row in ordered if row.noisy])
-    notes.extend([note] if note else [])
-    symbols = tuple(sorted({row.symbol for row in rows}))
-    _gaps(ordered, found, problems)
-    _complete(ordered, symbols, problems)
-    problems.extend(volume_problems([(row.row, row.volume) for row in ordered]))
-    chosen = _tick(rows, tick, problems, notes)
+    series = tuple(scanned.series[symbol] for symbol in sorted(scanned.series))
+    for one in series:
+        if found == "1d":
+            one.keys = array("q", [(day - EPOCH_DAY) * _DAY for day in one.days])
+        else:
+            one.keys = one.stamps
+    in_order = [_order(one, problems, notes) for one in series]
+    _grid(series, in_order, found, problems)
+    chosen = _tick(scanned, tick, problems, notes)
     if problems or chosen is None:
         return _sorted(problems)
-    scale = _places(chosen)
-    return Bars(symbols, found, f"{chosen:f}", scale, _scaled_rows(ordered, chosen, scale), notes)
+    faults = _off_the_tape(scanned, chosen)
+    if faults:
+        return _sorted(faults)
+    symbols = tuple(one.symbol for one in series)
+    return Bars(symbols, found, chosen, places(chosen), series, notes)
 
 
 def _sorted(problems: list[ImportProblem]) -> list[ImportProblem]:

@@ -32,7 +32,7 @@ def scenario_from_file(
     """
     file = Path(path)
     raw = read_bars(file)
-    if symbol is None and raw.bars and raw.bars[0].symbol is None:
+    if symbol is None and not raw.named:
         stem = file.name.split(".")[0].upper()
         if SYMBOL_PATTERN.fullmatch(stem):
             symbol = stem

@@ -36,10 +36,10 @@ def scenario_from_frame(
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, not {type(frame).__name__}")
     table = frame if isinstance(frame.index, pd.RangeIndex) else frame.reset_index()
-    records = [
+    records = (  # a row's text is made as it is checked
         (position, [cell_text(value) for value in values])
         for position, values in enumerate(table.itertuples(index=False, name=None))
-    ]
+    )
     if isinstance(table.columns, pd.MultiIndex) and table.columns.nlevels == 2:
         header = [str(name) for name in table.columns.get_level_values(0)]
         symbols = [str(name) for name in table.columns.get_level_values(1)]

@@ -1,8 +1,10 @@
 """An imported scenario: its ``scenario.toml`` and canonical tape, checked, ready to write.
 
-Both files go through exactly the validation the catalog applies when it loads a user
-scenario (``parse_terms`` and ``parse_tape``), so what ``write`` stores is accepted by
-``kestrel catalog --check``.
+The terms go through exactly the validation the catalog applies when it loads a user
+scenario (``parse_terms``); the tape is made in the catalog's canonical form from bars
+that passed every tape rule and more (``bars.py``), and is written to a temporary file
+as it is made, so an import holds the file's rows compactly, never its text.
+``write`` stores both files, which ``kestrel catalog --check`` accepts.
 """
 
 from __future__ import annotations
@@ -11,19 +13,23 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from kestrel_protocol import Scenario
 
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.shapes import remember_shape
-from ..runtime.catalog.tapes import HEADER, TapeShape, parse_tape, render_tape
+from ..runtime.catalog.tapes import TapeShape
 from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
 from .bars import Bars, convert_bars
 from .layouts import ImportProblem, RawBars
+from .series import scan_rows
+from .tapefile import write_tape
 
 __all__ = ["ImportedScenario", "ScenarioImportError", "ScenarioTermsInput", "build_scenario"]
 
@@ -73,19 +79,35 @@ class ScenarioTermsInput:
     bars_per_year: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class ImportedScenario:
-    """A checked scenario: the files to write and the catalog entry they make."""
+    """A checked scenario: the files to write and the catalog entry they make.
 
-    scenario: Scenario
-    toml: str
-    tape: str
-    layout: str
-    notes: list[str] = field(default_factory=list)
+    The tape waits in a temporary file (removed with this object) until ``write``.
+    """
+
+    __slots__ = ("__weakref__", "_lock", "_tape", "layout", "notes", "scenario", "toml")
+
+    def __init__(
+        self, scenario: Scenario, toml: str, tape: IO[bytes], layout: str, notes: list[str]
+    ) -> None:
+        self.scenario = scenario
+        self.toml = toml
+        self.layout = layout
+        self.notes = notes
+        self._tape = tape
+        self._lock = threading.Lock()
+        weakref.finalize(self, tape.close)
 
     @property
     def id(self) -> str:
         return self.scenario.id
+
+    @property
+    def tape(self) -> str:
+        """The canonical tape as text (read back whole: a large one is better written)."""
+        with self._lock:
+            self._tape.seek(0)
+            return self._tape.read().decode("utf-8")
 
     def entry(self) -> dict[str, Any]:
         """The scenario's row in the catalog object (as ``kestrel catalog --json`` shows it)."""
@@ -108,7 +130,9 @@ class ImportedScenario:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
-            (staging / TAPE_FILE).write_text(self.tape, encoding="utf-8", newline="\n")
+            with (staging / TAPE_FILE).open("wb") as out, self._lock:
+                self._tape.seek(0)
+                shutil.copyfileobj(self._tape, out)
             (staging / "scenario.toml").write_text(self.toml, encoding="utf-8", newline="\n")
             if target.exists():
                 target.rmdir()  # empty: checked above
@@ -116,7 +140,7 @@ class ImportedScenario:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        info = self.scenario.tape  # validated as the catalog validates: remembered so
+        info = self.scenario.tape  # made as the catalog validates: remembered so
         shape = TapeShape(bars=info.bars, start=info.start, end=info.end, root=info.root)
         remember_shape(target / TAPE_FILE, self.toml.encode("utf-8"), shape)  # no re-read
         return target
@@ -153,13 +177,8 @@ def _toml(
     ]
     for symbol in bars.symbols:
         lines += ["", "[[instruments]]", f"symbol = {_toml_string(symbol)}"]
-        lines += [f"tick = {_toml_string(bars.tick)}", f"lot = {terms.lot}"]
+        lines += [f"tick = {_toml_string(f'{bars.tick:f}')}", f"lot = {terms.lot}"]
     return "\n".join(lines) + "\n"
-
-
-def _tape(bars: Bars) -> str:
-    body = "".join(f"{t},{s},{o},{h},{lo},{c},{v}\n" for t, s, o, h, lo, c, v in bars.rows)
-    return f"{HEADER}\n{body}"
 
 
 def build_scenario(
@@ -174,18 +193,18 @@ def build_scenario(
     terms: ScenarioTermsInput,
 ) -> ImportedScenario:
     """The scenario of recognised rows, or ``ScenarioImportError`` with every problem."""
+    scanned = scan_rows(raw.bars, named=raw.named, symbol=symbol)  # reads every row
     if raw.problems:
         raise ScenarioImportError(source, raw.problems, file=file)
-    bars = convert_bars(raw.bars, symbol=symbol, interval=interval, tick=tick)
+    bars = convert_bars(scanned, interval=interval, tick=tick)
     if isinstance(bars, list):
         raise ScenarioImportError(source, bars, file=file)
-    times = bars.times
-    start, end = times[0], times[-1]
+    start, end = bars.start, bars.end
     word = _WORDS[bars.interval]
     names = ", ".join(bars.symbols)
     title = terms.title or f"{' '.join(bars.symbols)} {word} {start[:10]} to {end[:10]}"
     description = terms.description or (
-        f"{len(times)} {word} bars of {names} ({start} to {end}), imported from {source} "
+        f"{len(bars)} {word} bars of {names} ({start} to {end}), imported from {source} "
         f"({raw.layout} layout)."
     )
     toml = _toml(scenario_id, bars, terms, title, description)
@@ -193,14 +212,11 @@ def build_scenario(
     if isinstance(checked, list):
         problems = [ImportProblem(None, problem.reason) for problem in checked]
         raise ScenarioImportError(source, problems, file=file)
-    tape_text = _tape(bars)
-    ticks = {item.symbol: item.tick for item in checked.instruments}
-    tape = parse_tape(tape_text.encode("utf-8"), ticks, checked.scale, limit=20)
-    if isinstance(tape, list):  # pragma: no cover - convert_bars applies every tape rule
-        raise ScenarioImportError(
-            source, [ImportProblem(None, f"tape: {problem.reason}") for problem in tape], file=file
-        )
-    shape = TapeShape(bars=len(tape), start=start, end=end, root=tape.root)
+    tape = tempfile.TemporaryFile(prefix="kestrel-tape-")  # noqa: SIM115 - kept by the result
+    try:
+        shape = write_tape(bars, tape)
+    except BaseException:
+        tape.close()
+        raise
     notes = [*raw.notes, *bars.notes]
-    scenario = scenario_object(checked, shape)
-    return ImportedScenario(scenario, toml, render_tape(tape), raw.layout, notes)
+    return ImportedScenario(scenario_object(checked, shape), toml, tape, raw.layout, notes)

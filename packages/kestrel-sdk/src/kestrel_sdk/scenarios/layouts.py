@@ -14,7 +14,7 @@ Recognised (column names compared case-insensitively; other columns are ignored)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["FIELDS", "ImportProblem", "RawBar", "RawBars", "raw_bars"]
@@ -78,12 +78,25 @@ class RawBar:
 
 @dataclass(frozen=True, slots=True)
 class RawBars:
-    """The rows of a recognised layout, or the problems that stop recognising it."""
+    """The rows of a recognised layout, or the problems that stop recognising it.
+
+    ``bars`` is read once, as the file is: a fault met on the way (a row of the wrong
+    width, a blank line) is added to ``problems``, which is complete once ``bars`` is
+    exhausted. ``named``: the rows carry their symbol.
+    """
 
     layout: str
-    bars: list[RawBar]
+    bars: Iterator[RawBar]
     problems: list[ImportProblem]
     notes: list[str]
+    named: bool
+
+
+def _drained(records: Iterable[object]) -> Iterator[RawBar]:
+    """No bars, once ``records`` is read (whose reading may find problems of its own)."""
+    for _ in records:
+        pass
+    yield from ()
 
 
 def _layout_name(header: Sequence[str], columns: dict[str, int]) -> str:
@@ -131,12 +144,13 @@ def _columns(
 
 def raw_bars(
     header: Sequence[str],
-    records: Sequence[tuple[int, Sequence[str]]],
+    records: Iterable[tuple[int, Sequence[str]]],
     *,
     header_row: int | None = 1,
     symbols: Sequence[str] | None = None,
 ) -> RawBars:
-    """The rows of ``records`` (``(row, cells)``) under ``header``, by recognised layout.
+    """The rows of ``records`` (``(row, cells)``, read as ``bars`` is) under ``header``,
+    by recognised layout.
 
     ``symbols`` (yfinance's wide header) names a symbol per column; the cells of each
     symbol become rows of their own, in long format.
@@ -145,12 +159,21 @@ def raw_bars(
         return _wide(header, records, header_row, symbols)
     columns, problems = _columns(header, header_row)
     if problems:
-        return RawBars("unrecognised", [], problems, [])
+        return RawBars("unrecognised", _drained(records), problems, [], named=False)
     notes = []
     if any(name.strip().lower() == "adj close" for name in header):
         notes.append("Adj Close is not used: the tape holds the traded Open/High/Low/Close")
-    width = len(header)
-    bars: list[RawBar] = []
+    bars = _bars(records, columns, len(header), problems)
+    layout = _layout_name(header, columns)
+    return RawBars(layout, bars, problems, notes, named="symbol" in columns)
+
+
+def _bars(
+    records: Iterable[tuple[int, Sequence[str]]],
+    columns: dict[str, int],
+    width: int,
+    problems: list[ImportProblem],
+) -> Iterator[RawBar]:
     symbol_at = columns.get("symbol")
     for row, cells in records:
         if len(cells) != width:
@@ -158,7 +181,7 @@ def raw_bars(
                 ImportProblem(row, f"expected {width} fields like the header, found {len(cells)}")
             )
             continue
-        bars.append(
+        yield (
             RawBar(
                 row=row,
                 time=cells[columns["time"]].strip(),
@@ -170,12 +193,11 @@ def raw_bars(
                 volume=cells[columns["volume"]].strip(),
             )
         )
-    return RawBars(_layout_name(header, columns), bars, problems, notes)
 
 
 def _wide(
     header: Sequence[str],
-    records: Sequence[tuple[int, Sequence[str]]],
+    records: Iterable[tuple[int, Sequence[str]]],
     header_row: int | None,
     symbols: Sequence[str],
 ) -> RawBars:
@@ -196,19 +218,27 @@ def _wide(
         if not tickers:
             row = None if header_row is None else header_row + 1
             problems.append(ImportProblem(row, "the Ticker row names no ticker"))
-        return RawBars("unrecognised", [], problems, [])
-    bars: list[RawBar] = []
+        return RawBars("unrecognised", _drained(records), problems, [], named=False)
+    bars = _wide_bars(records, tickers, per_ticker, len(header), problems)
+    return RawBars("yfinance three-row header", bars, problems, [], named=True)
+
+
+def _wide_bars(
+    records: Iterable[tuple[int, Sequence[str]]],
+    tickers: Sequence[str],
+    per_ticker: dict[str, dict[str, int]],
+    width: int,
+    problems: list[ImportProblem],
+) -> Iterator[RawBar]:
     for row, cells in records:
-        if len(cells) != len(header):
+        if len(cells) != width:
             problems.append(
-                ImportProblem(
-                    row, f"expected {len(header)} fields like the header, found {len(cells)}"
-                )
+                ImportProblem(row, f"expected {width} fields like the header, found {len(cells)}")
             )
             continue
         for ticker in tickers:
             columns = per_ticker[ticker]
-            bars.append(
+            yield (
                 RawBar(
                     row=row,
                     time=cells[0].strip(),
@@ -220,5 +250,3 @@ def _wide(
                     volume=cells[columns["volume"]].strip(),
                 )
             )
-    layout = "yfinance three-row header"
-    return RawBars(layout, bars, problems, [])

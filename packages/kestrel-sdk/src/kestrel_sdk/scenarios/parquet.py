@@ -1,4 +1,5 @@
-"""A Parquet bar file as the header and rows of text its CSV would hold (pyarrow, else polars).
+"""A Parquet bar file as the header and rows of text its CSV would hold (pyarrow, else polars),
+read a batch of rows at a time.
 
 Each cell becomes the text ``DataFrame.to_csv`` would write for it, so a Parquet file and
 the CSV of the same bars import alike: floats in their shortest round-trip form
@@ -9,6 +10,7 @@ fraction of a second down to the nanosecond, so it is reported rather than dropp
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +19,29 @@ from .cells import cell_text
 __all__ = ["parquet_table"]
 
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_BATCH = 65_536  # rows converted to text at a time
 
 
-def parquet_table(path: Path) -> tuple[list[str], list[list[str]]]:
-    """The column names of a Parquet file and its rows as text.
+def parquet_table(path: Path) -> tuple[list[str], Iterator[list[str]]]:
+    """The column names of a Parquet file and its rows as text, read as they are consumed.
 
     Raises ``ImportError`` when neither pyarrow nor polars is installed, and the reader's
-    own error for a file that is not Parquet.
+    own error for a file that is not Parquet (while the rows are read too, for a file
+    damaged part-way).
     """
     try:
         import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
     except ImportError:
         return _polars_table(path)
-    table = pq.read_table(path)
-    names = [str(name) for name in table.column_names]
-    columns = [_arrow_texts(table.column(index)) for index in range(table.num_columns)]
-    return names, [list(cells) for cells in zip(*columns, strict=True)]
+    file = pq.ParquetFile(path)
+    return [str(name) for name in file.schema_arrow.names], _arrow_rows(file)
+
+
+def _arrow_rows(file: Any) -> Iterator[list[str]]:
+    with file:
+        for batch in file.iter_batches(batch_size=_BATCH):
+            columns = [_arrow_texts(batch.column(index)) for index in range(batch.num_columns)]
+            yield from map(list, zip(*columns, strict=True))
 
 
 def _arrow_texts(column: Any) -> list[str]:
@@ -78,13 +87,17 @@ def _stamp_texts(moments: list[Any], fractions: list[int | None], digits: int) -
     return texts
 
 
-def _polars_table(path: Path) -> tuple[list[str], list[list[str]]]:
+def _polars_table(path: Path) -> tuple[list[str], Iterator[list[str]]]:
     import polars as pl  # noqa: PLC0415
 
-    frame = pl.read_parquet(path)
-    names = [str(name) for name in frame.columns]
-    columns = [_polars_texts(frame.get_column(name)) for name in frame.columns]
-    return names, [list(cells) for cells in zip(*columns, strict=True)]
+    frame = pl.read_parquet(path)  # columnar: the text of its rows is made a slice at a time
+    return [str(name) for name in frame.columns], _polars_rows(frame)
+
+
+def _polars_rows(frame: Any) -> Iterator[list[str]]:
+    for part in frame.iter_slices(n_rows=_BATCH):
+        columns = [_polars_texts(part.get_column(name)) for name in part.columns]
+        yield from map(list, zip(*columns, strict=True))
 
 
 def _polars_texts(series: Any) -> list[str]:

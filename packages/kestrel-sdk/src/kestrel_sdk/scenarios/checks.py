@@ -1,0 +1,139 @@
+"""Checking one imported row: its time, its prices and its volume, every fault named.
+
+Times: ISO-8601 with or without a zone (none means UTC), a date alone, or epoch
+seconds / milliseconds / microseconds / nanoseconds (told apart by magnitude). A row keeps
+its UTC time in epoch seconds and the calendar day its own time names (the local date of
+a time with an offset, so ``2024-03-11 00:00:00-04:00`` is 2024-03-11): a daily tape
+dates each bar by that day.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal, InvalidOperation
+
+from .layouts import RawBar
+
+__all__ = ["EPOCH_DAY", "CheckedRow", "check_row", "time_text"]
+
+EPOCH_DAY = date(1970, 1, 1).toordinal()
+"""The day ordinal of 1970-01-01 (a day's ordinal less this, times 86,400, is its epoch time)."""
+
+_EPOCH = re.compile(r"-?[0-9]+")
+_FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
+_PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
+_VOLUME_LIMIT = 10**15
+_UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)  # formats UTC times without an offset
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedRow:
+    """A row that passed every check of its own."""
+
+    seconds: int  # its UTC time, in seconds since the epoch
+    day: int  # the ordinal of the calendar day its own time names
+    midnight: bool  # its own time is 00:00:00 (a date, in whatever zone)
+    prices: tuple[Decimal, Decimal, Decimal, Decimal]  # open, high, low, close
+    volume: str  # as the tape writes it
+
+
+def time_text(seconds: int) -> str:
+    """A tape time (``2024-03-01T15:30:00Z``) of seconds since the epoch."""
+    return (_NAIVE_EPOCH + timedelta(seconds=seconds)).isoformat() + "Z"
+
+
+def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
+    """(UTC time, its calendar day, at midnight) or the reason it is not a time."""
+    if not text:
+        return "the time is empty"
+    if _EPOCH.fullmatch(text):
+        value = int(text)
+        divisor = next(
+            (
+                d
+                for limit, d in ((10**11, 1), (10**14, 10**3), (10**17, 10**6))
+                if abs(value) < limit
+            ),
+            10**9,
+        )
+        seconds, rest = divmod(value, divisor)
+        if rest:
+            return f"time {text} has fractions of a second"
+        try:
+            stamp = _UTC_EPOCH + timedelta(seconds=seconds)
+        except OverflowError:
+            return f"time {text} is out of range"
+        return stamp, stamp.date(), stamp.time() == time()
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return f"time {text!r} is not a date or an ISO-8601 time like 2024-03-01T15:30:00Z"
+    fraction = _FRACTION.search(text)
+    if parsed.microsecond or (fraction and fraction.group(1).strip("0")):
+        return f"time {text} has fractions of a second"
+    stamp = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return stamp, parsed.date(), parsed.time() == time()
+
+
+def _decimal(name: str, text: str) -> Decimal | str:
+    if not text:
+        return f"{name} is empty"
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return f"{name} {text!r} is not a number"
+    if not value.is_finite():
+        return f"{name} {text!r} is not a number"
+    return value
+
+
+def check_row(raw: RawBar) -> CheckedRow | list[str]:
+    """The row, checked, or every fault found in it."""
+    faults: list[str] = []
+    when = _parse_time(raw.time)
+    if isinstance(when, str):
+        faults.append(when)
+    prices: list[Decimal] = []
+    for name, text in (
+        ("Open", raw.open),
+        ("High", raw.high),
+        ("Low", raw.low),
+        ("Close", raw.close),
+    ):
+        value = _decimal(name, text)
+        if isinstance(value, str):
+            faults.append(value)
+        elif value <= 0:
+            faults.append(f"{name} {text} must be greater than 0")
+        elif value >= _PRICE_LIMIT:
+            faults.append(f"{name} {text} is too large")
+        else:
+            prices.append(value)
+    volume = _decimal("Volume", raw.volume)
+    if isinstance(volume, str):
+        faults.append(volume)
+    elif volume < 0:
+        faults.append(f"Volume {raw.volume} is negative")
+    elif volume != volume.to_integral_value():
+        faults.append(f"Volume {raw.volume} is not a whole number")
+    elif volume >= _VOLUME_LIMIT:
+        faults.append(f"Volume {raw.volume} is too large")
+    if len(prices) == 4:
+        open_, high, low, close = prices
+        if high < low:
+            faults.append(f"High {raw.high} < Low {raw.low}")
+        else:
+            faults.extend(
+                f"{name} {text} is outside Low {raw.low} .. High {raw.high}"
+                for name, text, value in (("Open", raw.open, open_), ("Close", raw.close, close))
+                if not low <= value <= high
+            )
+    if faults or isinstance(when, str) or isinstance(volume, str):
+        return faults
+    stamp, day, midnight = when
+    seconds = (stamp - _UTC_EPOCH) // timedelta(seconds=1)
+    four = (prices[0], prices[1], prices[2], prices[3])
+    return CheckedRow(seconds, day.toordinal(), midnight, four, str(int(volume)))
