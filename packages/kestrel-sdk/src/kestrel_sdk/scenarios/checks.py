@@ -10,9 +10,9 @@ dates each bar by that day.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
 
 from .layouts import RawBar
 
@@ -23,14 +23,15 @@ EPOCH_DAY = date(1970, 1, 1).toordinal()
 
 _EPOCH = re.compile(r"-?[0-9]+")
 _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
+_ZERO = Decimal(0)
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
 _VOLUME_LIMIT = 10**15
 _UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
 _NAIVE_EPOCH = datetime(1970, 1, 1)  # formats UTC times without an offset
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedRow:
+class CheckedRow(NamedTuple):
     """A row that passed every check of its own."""
 
     seconds: int  # its UTC time, in seconds since the epoch
@@ -106,7 +107,7 @@ def check_row(raw: RawBar) -> CheckedRow | list[str]:
         value = _decimal(name, text)
         if isinstance(value, str):
             faults.append(value)
-        elif value <= 0:
+        elif value <= _ZERO:
             faults.append(f"{name} {text} must be greater than 0")
         elif value >= _PRICE_LIMIT:
             faults.append(f"{name} {text} is too large")
@@ -115,7 +116,7 @@ def check_row(raw: RawBar) -> CheckedRow | list[str]:
     volume = _decimal("Volume", raw.volume)
     if isinstance(volume, str):
         faults.append(volume)
-    elif volume < 0:
+    elif volume < _ZERO:
         faults.append(f"Volume {raw.volume} is negative")
     elif volume != volume.to_integral_value():
         faults.append(f"Volume {raw.volume} is not a whole number")
@@ -126,14 +127,13 @@ def check_row(raw: RawBar) -> CheckedRow | list[str]:
         if high < low:
             faults.append(f"High {raw.high} < Low {raw.low}")
         else:
-            faults.extend(
-                f"{name} {text} is outside Low {raw.low} .. High {raw.high}"
-                for name, text, value in (("Open", raw.open, open_), ("Close", raw.close, close))
-                if not low <= value <= high
-            )
+            if not low <= open_ <= high:
+                faults.append(f"Open {raw.open} is outside Low {raw.low} .. High {raw.high}")
+            if not low <= close <= high:
+                faults.append(f"Close {raw.close} is outside Low {raw.low} .. High {raw.high}")
     if faults or isinstance(when, str) or isinstance(volume, str):
         return faults
     stamp, day, midnight = when
-    seconds = (stamp - _UTC_EPOCH) // timedelta(seconds=1)
+    seconds = (stamp - _UTC_EPOCH) // _SECOND
     four = (prices[0], prices[1], prices[2], prices[3])
     return CheckedRow(seconds, day.toordinal(), midnight, four, str(int(volume)))

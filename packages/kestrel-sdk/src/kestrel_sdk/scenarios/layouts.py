@@ -175,23 +175,22 @@ def _bars(
     problems: list[ImportProblem],
 ) -> Iterator[RawBar]:
     symbol_at = columns.get("symbol")
+    time, open_, high, low, close, volume = (columns[field] for field in FIELDS)
     for row, cells in records:
         if len(cells) != width:
             problems.append(
                 ImportProblem(row, f"expected {width} fields like the header, found {len(cells)}")
             )
             continue
-        yield (
-            RawBar(
-                row=row,
-                time=cells[columns["time"]].strip(),
-                symbol=cells[symbol_at].strip() if symbol_at is not None else None,
-                open=cells[columns["open"]].strip(),
-                high=cells[columns["high"]].strip(),
-                low=cells[columns["low"]].strip(),
-                close=cells[columns["close"]].strip(),
-                volume=cells[columns["volume"]].strip(),
-            )
+        yield RawBar(
+            row,
+            cells[time].strip(),
+            cells[symbol_at].strip() if symbol_at is not None else None,
+            cells[open_].strip(),
+            cells[high].strip(),
+            cells[low].strip(),
+            cells[close].strip(),
+            cells[volume].strip(),
         )
 
 

@@ -100,7 +100,7 @@ def _records(numbered: _Records, blank: list[ImportProblem]) -> _Records:
     the end of a file it is not: a damaged file is blank in the middle)."""
     waiting: list[int] = []
     for row, cells in numbered:
-        if not any(cell.strip() for cell in cells):
+        if not "".join(cells).strip():
             waiting.append(row)
             continue
         blank.extend(ImportProblem(number, "empty line") for number in waiting)

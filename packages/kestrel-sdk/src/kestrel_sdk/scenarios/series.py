@@ -84,7 +84,8 @@ class Scanned:
     series: dict[str, Series] = field(default_factory=dict)
     problems: list[ImportProblem] = field(default_factory=list)
     midnight: bool = True  # every time is 00:00:00 in its own zone
-    decimals: int = 2  # the most decimals a price has (at least 2)
+    decimals: int = 2  # the most decimals a price has (at least 2; 9 for more than 8)
+    _quantum: Decimal = Decimal("0.01")  # 1 in the last of those places
     finer: dict[int, Decimal] = field(default_factory=dict)  # places -> first price with more
     highest: tuple[Decimal, int, str] | None = None  # the highest High, its row and text
     lowest: tuple[Decimal, int, str] | None = None  # the lowest Low, its row and text
@@ -100,11 +101,12 @@ class Scanned:
         series.add(raw.row, checked, raw)
         self.midnight = self.midnight and checked.midnight
         for price in checked.prices:
-            needed = places(price)
-            if needed > self.decimals:
+            if price.quantize(self._quantum) != price:  # more decimals than any before
+                needed = min(places(price), MAX_DECIMALS + 1)  # more than 8 is all one
                 for fewer in range(self.decimals, min(needed, MAX_DECIMALS)):
                     self.finer.setdefault(fewer, price)
                 self.decimals = needed
+                self._quantum = Decimal(1).scaleb(-needed)
         high, low = checked.prices[1], checked.prices[2]
         if self.highest is None or high > self.highest[0]:
             self.highest = (high, raw.row, raw.high)
