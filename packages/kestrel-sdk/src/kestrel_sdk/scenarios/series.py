@@ -4,7 +4,7 @@ A row is kept as numbers in arrays (its row number, UTC time, calendar day) and 
 of its prices and volume in one byte buffer, so a 2,000,000-row file costs about 60 bytes
 a row, not the file's rows as objects. What the file-wide checks and the tick need besides
 is gathered on the way: whether every time is at midnight, the most decimals a price has,
-the largest price.
+the highest High and the lowest Low.
 """
 
 from __future__ import annotations
