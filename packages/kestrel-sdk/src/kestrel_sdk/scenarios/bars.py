@@ -23,9 +23,11 @@ from itertools import islice, pairwise, repeat
 from operator import ge, gt, le, lt
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS
+from ..runtime.catalog.volumes import MAX_SCALED_DIGITS
 from .checks import EPOCH_DAY, time_text
 from .layouts import ImportProblem
 from .series import MAX_DECIMALS, Scanned, Series, places
+from .volumes import noise_note, volume_problems
 
 __all__ = ["Bars", "convert_bars"]
 
@@ -194,6 +196,16 @@ def _grid(
         check(*current)
 
 
+def _volumes(scanned: Scanned, series: Sequence[Series], problems: list[ImportProblem]) -> None:
+    """A problem for each volume the tape cannot hold with the most decimal places of them
+    all (none can when the longest whole part and those places fit)."""
+    places = scanned.volume_places
+    if scanned.volume_digits + places <= MAX_SCALED_DIGITS:
+        return
+    volumes = ((row, one.fields(index)[4]) for one in series for index, row in enumerate(one.rows))
+    problems.extend(volume_problems(volumes, places))
+
+
 def _tick(
     scanned: Scanned, given: str | None, problems: list[ImportProblem], notes: list[str]
 ) -> Decimal | None:
@@ -275,7 +287,11 @@ def convert_bars(
         else:
             one.keys = one.stamps
     in_order = [_order(one, problems, notes) for one in series]
+    noisy = [(first, one.noisy) for one in series if (first := one.first_noisy()) is not None]
+    if noisy:
+        notes.append(noise_note(noisy[0][0], sum(count for _, count in noisy)))
     _grid(series, in_order, found, problems)
+    _volumes(scanned, series, problems)
     chosen = _tick(scanned, tick, problems, notes)
     if problems or chosen is None:
         return _sorted(problems)

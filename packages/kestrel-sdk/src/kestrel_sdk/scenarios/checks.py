@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
 from .layouts import RawBar
+from .volumes import import_volume
 
 __all__ = ["EPOCH_DAY", "CheckedRow", "check_row", "time_text"]
 
@@ -25,7 +26,6 @@ _EPOCH = re.compile(r"-?[0-9]+")
 _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
 _ZERO = Decimal(0)
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
-_VOLUME_LIMIT = 10**15
 _UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SECOND = timedelta(seconds=1)
 _NAIVE_EPOCH = datetime(1970, 1, 1)  # formats UTC times without an offset
@@ -38,7 +38,8 @@ class CheckedRow(NamedTuple):
     day: int  # the ordinal of the calendar day its own time names
     midnight: bool  # its own time is 00:00:00 (a date, in whatever zone)
     prices: tuple[Decimal, Decimal, Decimal, Decimal]  # open, high, low, close
-    volume: str  # as the tape writes it
+    volume: str  # its canonical text, as the tape writes it (``volumes.py``)
+    noisy: str  # the file's text when a double's noise was rounded off the volume, else ""
 
 
 def time_text(seconds: int) -> str:
@@ -86,6 +87,8 @@ def _decimal(name: str, text: str) -> Decimal | str:
         value = Decimal(text)
     except InvalidOperation:
         return f"{name} {text!r} is not a number"
+    if value.is_infinite():
+        return f"{name} {text!r} is infinite"
     if not value.is_finite():
         return f"{name} {text!r} is not a number"
     return value
@@ -113,15 +116,10 @@ def check_row(raw: RawBar) -> CheckedRow | list[str]:
             faults.append(f"{name} {text} is too large")
         else:
             prices.append(value)
-    volume = _decimal("Volume", raw.volume)
+    value = _decimal("Volume", raw.volume)
+    volume = value if isinstance(value, str) else import_volume(value, raw.volume)
     if isinstance(volume, str):
         faults.append(volume)
-    elif volume < _ZERO:
-        faults.append(f"Volume {raw.volume} is negative")
-    elif volume != volume.to_integral_value():
-        faults.append(f"Volume {raw.volume} is not a whole number")
-    elif volume >= _VOLUME_LIMIT:
-        faults.append(f"Volume {raw.volume} is too large")
     if len(prices) == 4:
         open_, high, low, close = prices
         if high < low:
@@ -136,4 +134,5 @@ def check_row(raw: RawBar) -> CheckedRow | list[str]:
     stamp, day, midnight = when
     seconds = (stamp - _UTC_EPOCH) // _SECOND
     four = (prices[0], prices[1], prices[2], prices[3])
-    return CheckedRow(seconds, day.toordinal(), midnight, four, str(int(volume)))
+    kept, rounded = volume
+    return CheckedRow(seconds, day.toordinal(), midnight, four, kept, raw.volume if rounded else "")

@@ -34,7 +34,19 @@ def places(value: Decimal) -> int:
 class Series:
     """The checked rows of one symbol in file order (turned round by ``reverse``)."""
 
-    __slots__ = ("_ends", "_flipped", "_texts", "days", "keys", "rows", "stamps", "symbol")
+    __slots__ = (
+        "_ends",
+        "_first_noisy",
+        "_flipped",
+        "_last_noisy",
+        "_texts",
+        "days",
+        "keys",
+        "noisy",
+        "rows",
+        "stamps",
+        "symbol",
+    )
 
     def __init__(self, symbol: str) -> None:
         self.symbol = symbol
@@ -45,6 +57,9 @@ class Series:
         self._texts = bytearray()  # "open,high,low,close,volume\n" as read
         self._ends = array("q")  # where each row's text ends in ``_texts``
         self._flipped = False
+        self.noisy = 0  # volumes a double's noise was rounded off
+        self._first_noisy: tuple[int, str, str] | None = None  # row, as read, as kept
+        self._last_noisy: tuple[int, str, str] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -56,6 +71,17 @@ class Series:
         line = f"{raw.open},{raw.high},{raw.low},{raw.close},{checked.volume}\n"
         self._texts += line.encode("utf-8")
         self._ends.append(len(self._texts))
+        if checked.noisy:
+            found = (row, checked.noisy, checked.volume)
+            if self._first_noisy is None:
+                self._first_noisy = found
+            self._last_noisy = found
+            self.noisy += 1
+
+    def first_noisy(self) -> tuple[int, str, str] | None:
+        """The first row (in the series' order) whose volume was rounded from noise:
+        ``(row, volume as read, volume kept)``."""
+        return self._last_noisy if self._flipped else self._first_noisy
 
     def reverse(self) -> None:
         """Turn the series round (a newest-first file)."""
@@ -85,6 +111,8 @@ class Scanned:
     problems: list[ImportProblem] = field(default_factory=list)
     midnight: bool = True  # every time is 00:00:00 in its own zone
     decimals: int = 2  # the most decimals a price has (at least 2; 9 for more than 8)
+    volume_places: int = 0  # the most decimal places a volume has
+    volume_digits: int = 0  # the most digits a volume has before its point
     _quantum: Decimal = Decimal("0.01")  # 1 in the last of those places
     finer: dict[int, Decimal] = field(default_factory=dict)  # places -> first price with more
     highest: tuple[Decimal, int, str] | None = None  # the highest High, its row and text
@@ -100,6 +128,9 @@ class Scanned:
             series = self.series[name] = Series(name)
         series.add(raw.row, checked, raw)
         self.midnight = self.midnight and checked.midnight
+        whole, _, fraction = checked.volume.partition(".")
+        self.volume_places = max(self.volume_places, len(fraction))
+        self.volume_digits = max(self.volume_digits, len(whole))
         for price in checked.prices:
             if price.quantize(self._quantum) != price:  # more decimals than any before
                 needed = min(places(price), MAX_DECIMALS + 1)  # more than 8 is all one

@@ -10,14 +10,13 @@ as it notes prices rounded from float32 noise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
 from ..runtime.catalog.volumes import (
     MAX_PLACES,
     MAX_WHOLE_DIGITS,
     canonical_volume,
-    tape_places,
     volume_fault,
     volume_places,
     volume_scale_fault,
@@ -58,25 +57,21 @@ def _without_noise(value: Decimal, exact: str) -> str:
     return exact
 
 
-def volume_problems(volumes: Sequence[tuple[int, str]]) -> list[ImportProblem]:
-    """A problem for each ``(row, canonical volume)`` that the tape cannot hold with the
-    most decimal places of them all (``runtime.catalog.volumes``)."""
-    places = tape_places(volume for _, volume in volumes)
-    problems: list[ImportProblem] = []
+def volume_problems(volumes: Iterable[tuple[int, str]], places: int) -> Iterator[ImportProblem]:
+    """A problem for each ``(row, canonical volume)`` that the tape cannot hold when its
+    volumes have ``places`` decimal places, the most of them all (``runtime.catalog.volumes``)."""
     for row, volume in volumes:
         reason = volume_scale_fault(volume, places)
         if reason is not None:
-            problems.append(ImportProblem(row, f"Volume {volume} {reason}"))
-    return problems
+            yield ImportProblem(row, f"Volume {volume} {reason}")
 
 
-def noise_note(rounded: Sequence[tuple[int, str, str]]) -> str | None:
-    """The note for the ``(row, text in the file, volume kept)`` rounded from noise."""
-    if not rounded:
-        return None
-    row, text, kept = rounded[0]
-    count = f"{len(rounded)} volume{'s' if len(rounded) > 1 else ''}"
+def noise_note(first: tuple[int, str, str], count: int) -> str:
+    """The note for ``count`` volumes rounded from noise, the ``first`` of them ``(row, text
+    in the file, volume kept)``."""
+    row, text, kept = first
+    counted = f"{count} volume{'s' if count > 1 else ''}"
     return (
-        f"{count} rounded to at most {MAX_PLACES} decimal places: {text} (row {row}) is "
+        f"{counted} rounded to at most {MAX_PLACES} decimal places: {text} (row {row}) is "
         f"{kept} stored as a binary float"
     )
