@@ -35,7 +35,7 @@ from kestrel_protocol import KestrelError
 from kestrel_sdk.runtime.engine.program import Programs
 from kestrel_sdk.runtime.lang import SessionContext, parse_located, validate_source
 
-from tests.kestrel_sdk.runtime.engine.tapes import Bar, scenario
+from tests.kestrel_sdk.runtime.engine.tapes import scenario
 
 __all__ = ["FIXTURE", "LONG", "digest", "expected", "load", "observe", "sources"]
 
@@ -291,7 +291,7 @@ def main() -> None:
     lines = [json.dumps(expected(source), ensure_ascii=True) for source in sources()]
     text = "[\n" + ",\n".join(lines) + "\n]\n"
     FIXTURE.write_bytes(gzip.compress(text.encode(), mtime=0))
-    print(f"{len(lines)} sources -> {FIXTURE}")  # noqa: T201
+    print(f"{len(lines)} sources -> {FIXTURE}")
 
 
 if __name__ == "__main__":
