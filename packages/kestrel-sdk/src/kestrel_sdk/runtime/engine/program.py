@@ -68,8 +68,12 @@ class Programs:
         if program is not None:
             return program
         located, syntax = parse_cached(source)
-        diagnostics = list(syntax) + check_located(located, self._loaded, context())
-        if diagnostics:
+        statements = tuple([item.statement for item in located])
+        free = all(map(_session_free, statements))
+        # the session checks find nothing in session-free statements: no need to ask
+        diagnostics = check_located(located, self._loaded, None if free else context())
+        if syntax or diagnostics:
+            diagnostics = [*syntax, *diagnostics]
             diagnostics.sort(key=lambda d: (d.line, d.column))
             first = diagnostics[0]
             raise KestrelError(
@@ -78,8 +82,8 @@ class Programs:
                 f" {first.column}: {first.code} {first.message}",
                 {"diagnostics": [d.to_json() for d in diagnostics]},
             )
-        program = Program(source, tuple(item.statement for item in located))
-        if len(source) <= _CHECKED_MAX_CHARS and all(map(_session_free, program.statements)):
+        program = Program(source, statements)
+        if free and len(source) <= _CHECKED_MAX_CHARS:
             if len(self._checked) >= _CHECKED_MAX:
                 self._checked.clear()
             self._checked[source] = program

@@ -1,44 +1,30 @@
 """Split one source line into located tokens.
 
-Columns are 1-based character positions so a diagnostic points at exactly the
-character an editor shows. A ``#`` outside a quoted string starts a comment; a token
+A token is its text as written and its 1-based column, so a diagnostic points at exactly
+the character an editor shows. A ``#`` outside a quoted string starts a comment; a token
 that begins with ``"`` runs to the next unescaped ``"`` (the stand-down reason), spaces
-included. Inside it ``\\"`` stands for ``"`` and ``\\\\`` for ``\\``; any other backslash is
-itself.
+included, and is the only kind of token that holds a ``"``. Inside it ``\\"`` stands for
+``"`` and ``\\\\`` for ``\\``; any other backslash is itself.
+
+One compiled pattern finds every token of a line; it never backtracks into a token it
+has found, so a line costs time in proportion to its length.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-__all__ = ["Token", "UnterminatedQuoteError", "tokenize"]
+__all__ = ["Token", "UnterminatedQuoteError", "is_quoted", "tokenize", "unquote"]
 
-_SPACE = frozenset(" \t\f\v\r")
+Token = tuple[str, int]
+"""A word of a line: its text as written and its 1-based column."""
+
+_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+# A word (up to a space, a comment or a quote), a quoted string, a comment (to the end of
+# the line), or a quote no other quote closes (also to the end: the line stops there).
+_TOKEN = re.compile(rf'[^ \t\f\v\r#"]+|{_QUOTED}|#.*|".*', re.DOTALL)
+_CLOSED = re.compile(_QUOTED, re.DOTALL)
 _ESCAPE = re.compile(r'\\(["\\])')
-
-
-@dataclass(frozen=True, slots=True)
-class Token:
-    """A word of a line: its text as written, its 1-based column, and whether quoted."""
-
-    text: str
-    column: int
-    quoted: bool = False
-
-    @property
-    def end(self) -> int:
-        """The column just after the token (where a missing next token is reported)."""
-        return self.column + len(self.text)
-
-    @property
-    def lower(self) -> str:
-        return self.text.lower()
-
-    @property
-    def content(self) -> str:
-        """A quoted token's text between its quotes, escapes resolved."""
-        return _ESCAPE.sub(r"\1", self.text[1:-1])
 
 
 class UnterminatedQuoteError(ValueError):
@@ -51,36 +37,21 @@ class UnterminatedQuoteError(ValueError):
 
 def tokenize(line: str) -> list[Token]:
     """The tokens of ``line`` up to its comment; raises :class:`UnterminatedQuoteError`."""
-    tokens: list[Token] = []
-    i = 0
-    n = len(line)
-    while i < n:
-        ch = line[i]
-        if ch in _SPACE:
-            i += 1
-            continue
-        if ch == "#":
-            break
-        start = i
-        if ch == '"':
-            close = _closing_quote(line, i + 1)
-            if close < 0:
-                raise UnterminatedQuoteError(start + 1)
-            tokens.append(Token(line[start : close + 1], start + 1, quoted=True))
-            i = close + 1
-            continue
-        while i < n and line[i] not in _SPACE and line[i] != "#" and line[i] != '"':
-            i += 1
-        tokens.append(Token(line[start:i], start + 1))
+    tokens = [(m[0], m.start() + 1) for m in _TOKEN.finditer(line)]
+    if tokens:
+        text, column = tokens[-1]
+        if text[0] == "#":
+            tokens.pop()
+        elif text[0] == '"' and _CLOSED.fullmatch(text) is None:
+            raise UnterminatedQuoteError(column)
     return tokens
 
 
-def _closing_quote(line: str, i: int) -> int:
-    """The index of the ``"`` closing a quoted token whose text starts at ``i``, or -1."""
-    n = len(line)
-    while i < n:
-        ch = line[i]
-        if ch == '"':
-            return i
-        i += 2 if ch == "\\" and i + 1 < n and line[i + 1] in '"\\' else 1
-    return -1
+def is_quoted(text: str) -> bool:
+    """Whether a token's text is a quoted string."""
+    return text[0] == '"'
+
+
+def unquote(text: str) -> str:
+    """A quoted token's text between its quotes, escapes resolved."""
+    return _ESCAPE.sub(r"\1", text[1:-1])

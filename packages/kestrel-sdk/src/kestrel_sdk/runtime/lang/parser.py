@@ -16,12 +16,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
-from typing import Literal
 
 from kestrel_protocol import Diagnostic, KestrelError, RefusalCode
 
-from .lexer import Token, UnterminatedQuoteError, tokenize
-from .syntax import Advance, Cancel, Order, StandDownStatement, Statement
+from .lexer import Token, UnterminatedQuoteError, is_quoted, tokenize, unquote
+from .syntax import (
+    Advance,
+    Cancel,
+    Order,
+    OrderType,
+    Side,
+    StandDownStatement,
+    Statement,
+    TimeInForce,
+)
 
 __all__ = [
     "MAX_SOURCE_BYTES",
@@ -51,7 +59,7 @@ _BOM = "\ufeff"
 _PRICE_MAX_CHARS = 20  # keeps every price exact in Decimal's default 28 digits
 
 _TYPES = frozenset({"market", "limit", "stop"})
-_TIFS = frozenset({"day", "gtc", "ioc"})
+_TIFS: dict[str, TimeInForce] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,216 +85,193 @@ class _Problem(Exception):
 
 
 def _missing(prev: Token, what: str) -> _Problem:
-    return _Problem(prev.end, "K101", f"missing {what} after {prev.text!r}")
+    text, column = prev
+    return _Problem(column + len(text), "K101", f"missing {what} after {text!r}")
 
 
 def _unexpected(tok: Token, expected: str) -> _Problem:
-    return _Problem(tok.column, "K101", f"unexpected {tok.text!r}; expected {expected}")
+    return _Problem(tok[1], "K101", f"unexpected {tok[0]!r}; expected {expected}")
 
 
 def _price(tok: Token) -> Decimal:
-    if tok.quoted or not _PRICE.fullmatch(tok.text):
-        raise _Problem(tok.column, "K103", f"bad price {tok.text!r}: write digits like 101.25")
-    if len(tok.text) > _PRICE_MAX_CHARS:
-        raise _Problem(
-            tok.column, "K103", f"bad price {tok.text!r}: at most {_PRICE_MAX_CHARS} characters"
-        )
-    value = Decimal(tok.text)
-    if value == 0:
-        raise _Problem(tok.column, "K103", f"bad price {tok.text!r}: a price must be above 0")
+    text, column = tok
+    if _PRICE.fullmatch(text) is None:
+        raise _Problem(column, "K103", f"bad price {text!r}: write digits like 101.25")
+    if len(text) > _PRICE_MAX_CHARS:
+        raise _Problem(column, "K103", f"bad price {text!r}: at most {_PRICE_MAX_CHARS} characters")
+    value = Decimal(text)
+    if not value:
+        raise _Problem(column, "K103", f"bad price {text!r}: a price must be above 0")
     return value
 
 
+def _count(tok: Token, what: str) -> int:
+    text, column = tok
+    if _QTY.fullmatch(text) is None:
+        raise _Problem(column, "K102", f"bad {what} {text!r}: a whole number from 1 to 999999999")
+    return int(text)
+
+
 def _alias(tok: Token) -> str:
-    text = tok.text
-    if tok.quoted or not _ALIAS.fullmatch(text):
+    text, column = tok
+    if _ALIAS.fullmatch(text) is None:
         raise _Problem(
-            tok.column,
-            "K105",
-            f"bad alias {text!r}: a lower-case letter then up to 31 of a-z 0-9 _ -",
+            column, "K105", f"bad alias {text!r}: a lower-case letter then up to 31 of a-z 0-9 _ -"
         )
-    if _ORDER_ID.fullmatch(text) or text == "all":
-        raise _Problem(
-            tok.column, "K105", f"bad alias {text!r}: it would read as an order id or 'all'"
-        )
+    if text == "all" or _ORDER_ID.fullmatch(text) is not None:
+        raise _Problem(column, "K105", f"bad alias {text!r}: it would read as an order id or 'all'")
     return text
 
 
 def _symbol(tok: Token) -> str:
-    if tok.quoted or not _SYMBOL.fullmatch(tok.text):
-        raise _Problem(
-            tok.column, "K101", f"unexpected {tok.text!r}; expected a symbol such as ACME"
-        )
-    return tok.text.upper()
+    text, column = tok
+    if _SYMBOL.fullmatch(text) is None:
+        raise _Problem(column, "K101", f"unexpected {text!r}; expected a symbol such as ACME")
+    return text.upper()
 
 
 def _timestamp(tok: Token) -> str:
-    text = tok.text.upper()
-    match = None if tok.quoted else _TIMESTAMP.fullmatch(text)
+    text, column = tok
+    match = _TIMESTAMP.fullmatch(text.upper())
     if match is None:
         raise _Problem(
-            tok.column,
+            column,
             "K106",
-            f"bad timestamp {tok.text!r}: write ISO-8601 UTC such as 2024-03-01T15:30:00Z",
+            f"bad timestamp {text!r}: write ISO-8601 UTC such as 2024-03-01T15:30:00Z",
         )
     year, month, day, hour, minute, second, _ = match.groups()
     try:
         when = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
     except ValueError as exc:
-        raise _Problem(tok.column, "K106", f"bad timestamp {tok.text!r}: {exc}") from None
+        raise _Problem(column, "K106", f"bad timestamp {text!r}: {exc}") from None
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# What may follow an order's symbol, by stage: each part may come once, in this order.
+_NEXT = ("market, limit, stop or tif or as", "tif or as", "as", "the end of the line")
 
 
 def _order(line: int, toks: list[Token]) -> Located:
     head = toks[0]
-    side: Literal["buy", "sell"] = "buy" if head.lower == "buy" else "sell"
-    cols: dict[str, int] = {"start": head.column}
-    if len(toks) < 2:
+    n = len(toks)
+    if n < 2:
         raise _missing(head, "a quantity")
-    qty_tok = toks[1]
-    if qty_tok.quoted or not _QTY.fullmatch(qty_tok.text):
-        raise _Problem(
-            qty_tok.column,
-            "K102",
-            f"bad quantity {qty_tok.text!r}: a whole number from 1 to 999999999",
-        )
-    cols["qty"] = qty_tok.column
-    if len(toks) < 3:
-        raise _missing(qty_tok, "a symbol")
+    qty = _count(toks[1], "quantity")
+    if n < 3:
+        raise _missing(toks[1], "a symbol")
     symbol = _symbol(toks[2])
-    cols["symbol"] = toks[2].column
-    kind: Literal["market", "limit", "stop", "stop-limit"] = "market"
+    cols = {"start": head[1], "qty": toks[1][1], "symbol": toks[2][1]}
+    kind: OrderType = "market"
     limit: Decimal | None = None
     stop: Decimal | None = None
-    tif: Literal["day", "gtc", "ioc"] = "day"
+    tif: TimeInForce = "day"
     alias: str | None = None
     stage = 0  # 0: type allowed, 1: tif allowed, 2: alias allowed, 3: nothing more
     i = 3
-    while i < len(toks):
+    while i < n:
         tok = toks[i]
-        word = tok.lower
-        if stage == 0 and not tok.quoted and word in _TYPES:
+        word = tok[0].lower()
+        if stage == 0 and word in _TYPES:
             stage = 1
+            i += 1
             if word == "market":
-                i += 1
                 continue
-            if i + 1 >= len(toks):
+            if i >= n:
                 raise _missing(tok, "a price")
-            value = _price(toks[i + 1])
+            value = _price(toks[i])
             if word == "limit":
                 kind, limit = "limit", value
-                cols["limit"] = toks[i + 1].column
-                i += 2
+                cols["limit"] = toks[i][1]
+                i += 1
                 continue
             kind, stop = "stop", value
-            cols["stop"] = toks[i + 1].column
-            i += 2
-            if i < len(toks) and toks[i].lower == "limit" and not toks[i].quoted:
-                if i + 1 >= len(toks):
+            cols["stop"] = toks[i][1]
+            i += 1
+            if i < n and toks[i][0].lower() == "limit":
+                if i + 1 >= n:
                     raise _missing(toks[i], "a price")
                 kind, limit = "stop-limit", _price(toks[i + 1])
-                cols["limit"] = toks[i + 1].column
+                cols["limit"] = toks[i + 1][1]
                 i += 2
-            continue
-        if stage <= 1 and not tok.quoted and word == "tif":
+        elif stage <= 1 and word == "tif":
             stage = 2
-            if i + 1 >= len(toks):
+            if i + 1 >= n:
                 raise _missing(tok, "a time-in-force (day, gtc or ioc)")
-            tif_tok = toks[i + 1]
-            if tif_tok.quoted or tif_tok.lower not in _TIFS:
-                raise _Problem(
-                    tif_tok.column,
-                    "K104",
-                    f"bad time-in-force {tif_tok.text!r}: use day, gtc or ioc",
-                )
-            tif = "day" if tif_tok.lower == "day" else "gtc" if tif_tok.lower == "gtc" else "ioc"
+            text, column = toks[i + 1]
+            found = _TIFS.get(text.lower())
+            if found is None:
+                raise _Problem(column, "K104", f"bad time-in-force {text!r}: use day, gtc or ioc")
+            tif = found
             i += 2
-            continue
-        if stage <= 2 and not tok.quoted and word == "as":
+        elif stage <= 2 and word == "as":
             stage = 3
-            if i + 1 >= len(toks):
+            if i + 1 >= n:
                 raise _missing(tok, "an alias")
             alias = _alias(toks[i + 1])
-            cols["alias"] = toks[i + 1].column
+            cols["alias"] = toks[i + 1][1]
             i += 2
-            continue
-        expected = ["market, limit, stop", "tif", "as"][min(stage, 2) :] if stage < 3 else []
-        raise _unexpected(tok, " or ".join(expected) if expected else "the end of the line")
-    order = Order(
-        line=line,
-        side=side,
-        qty=int(qty_tok.text),
-        symbol=symbol,
-        type=kind,
-        limit=limit,
-        stop=stop,
-        tif=tif,
-        alias=alias,
-    )
-    return Located(order, cols)
+        else:
+            raise _unexpected(tok, _NEXT[stage])
+    side: Side = "buy" if head[0].lower() == "buy" else "sell"
+    return Located(Order(line, side, qty, symbol, kind, limit, stop, tif, alias), cols)
 
 
 def _cancel(line: int, toks: list[Token]) -> Located:
     head = toks[0]
-    cols = {"start": head.column}
-    if len(toks) < 2:
+    n = len(toks)
+    if n < 2:
         raise _missing(head, "an order id, alias or 'all'")
-    tok = toks[1]
-    if not tok.quoted and tok.lower == "all":
+    text, column = toks[1]
+    if text.lower() == "all":
         symbol: str | None = None
-        if len(toks) >= 3:
+        cols = {"start": head[1]}
+        if n >= 3:
             symbol = _symbol(toks[2])
-            cols["symbol"] = toks[2].column
-        if len(toks) >= 4:
+            cols["symbol"] = toks[2][1]
+        if n >= 4:
             raise _unexpected(toks[3], "the end of the line")
-        return Located(Cancel(line=line, ref=None, all=True, symbol=symbol), cols)
-    if tok.quoted or not (_ORDER_ID.fullmatch(tok.text) or _ALIAS.fullmatch(tok.text)):
-        raise _unexpected(tok, "an order id (o1, o2, ...), an alias or 'all'")
-    cols["ref"] = tok.column
-    if len(toks) >= 3:
+        return Located(Cancel(line, None, True, symbol), cols)
+    if _ORDER_ID.fullmatch(text) is None and _ALIAS.fullmatch(text) is None:
+        raise _unexpected(toks[1], "an order id (o1, o2, ...), an alias or 'all'")
+    if n >= 3:
         raise _unexpected(toks[2], "the end of the line")
-    return Located(Cancel(line=line, ref=tok.text, all=False, symbol=None), cols)
+    return Located(Cancel(line, text, False, None), {"start": head[1], "ref": column})
 
 
 def _advance(line: int, toks: list[Token]) -> Located:
     head = toks[0]
-    cols = {"start": head.column}
-    if len(toks) == 1:
-        return Located(Advance(line=line, count=1, to=None), cols)
+    n = len(toks)
+    if n == 1:
+        return Located(Advance(line, 1, None), {"start": head[1]})
     tok = toks[1]
-    if not tok.quoted and tok.lower == "to":
-        if len(toks) < 3:
+    if tok[0].lower() == "to":
+        if n < 3:
             raise _missing(tok, "a timestamp")
         when = _timestamp(toks[2])
-        cols["to"] = toks[2].column
-        if len(toks) >= 4:
+        if n >= 4:
             raise _unexpected(toks[3], "the end of the line")
-        return Located(Advance(line=line, count=None, to=when), cols)
-    if tok.quoted or not _QTY.fullmatch(tok.text):
-        raise _Problem(
-            tok.column, "K102", f"bad count {tok.text!r}: a whole number from 1 to 999999999"
-        )
-    cols["count"] = tok.column
-    if len(toks) >= 3:
+        return Located(Advance(line, None, when), {"start": head[1], "to": toks[2][1]})
+    count = _count(tok, "count")
+    if n >= 3:
         raise _unexpected(toks[2], "the end of the line")
-    return Located(Advance(line=line, count=int(tok.text), to=None), cols)
+    return Located(Advance(line, count, None), {"start": head[1], "count": tok[1]})
 
 
 def _stand_down(line: int, toks: list[Token]) -> Located:
     head = toks[0]
-    cols = {"start": head.column}
-    if len(toks) < 2:
+    n = len(toks)
+    if n < 2:
         raise _missing(head, "'down'")
-    if toks[1].quoted or toks[1].lower != "down":
+    if toks[1][0].lower() != "down":
         raise _unexpected(toks[1], "'down'")
     reason: str | None = None
-    if len(toks) >= 3:
-        if not toks[2].quoted:
+    if n >= 3:
+        if not is_quoted(toks[2][0]):
             raise _unexpected(toks[2], 'a quoted reason such as "done"')
-        reason = toks[2].content
-    if len(toks) >= 4:
+        reason = unquote(toks[2][0])
+    if n >= 4:
         raise _unexpected(toks[3], "the end of the line")
-    return Located(StandDownStatement(line=line, reason=reason), cols)
+    return Located(StandDownStatement(line, reason), {"start": head[1]})
 
 
 _KINDS = {
@@ -310,19 +295,19 @@ def check_limits(source: str) -> None:
 
 
 def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
-    """Statements with their columns, and the syntax diagnostics (K100-K107).
+    """Statements with their columns, and the syntax diagnostics (K100-K107), in line order.
 
     A UTF-8 byte order mark at the start of ``source`` is not part of it (editors on
     Windows write one); columns count from the character after it.
     Raises ``KestrelError(LIMIT_EXCEEDED)`` over 64 KiB or 10,000 statements.
     """
     check_limits(source)
-    source = source.removeprefix(_BOM)
     located: list[Located] = []
     diagnostics: list[Diagnostic] = []
+    aliases: dict[str, int] = {}  # the line of each alias's first order
     count = 0
     stood_down = False
-    for number, text in enumerate(source.split("\n"), start=1):
+    for number, text in enumerate(source.removeprefix(_BOM).split("\n"), start=1):
         try:
             toks = tokenize(text)
         except UnterminatedQuoteError as exc:
@@ -338,59 +323,40 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
                 f"source has more than {MAX_STATEMENTS} statements",
                 {"limit": "statements", "max": MAX_STATEMENTS, "line": number},
             )
-        head = toks[0]
+        head, column = toks[0]
         if stood_down:
-            diagnostics.append(
-                diagnostic(
-                    number,
-                    head.column,
-                    "K107",
-                    "statement after 'stand down' in the same source; nothing may follow it",
-                )
-            )
+            diagnostics.append(diagnostic(number, column, "K107", _AFTER_STAND_DOWN))
             continue
-        kind = None if head.quoted else _KINDS.get(head.lower)
+        kind = _KINDS.get(head.lower())
         if kind is None:
-            diagnostics.append(
-                diagnostic(
-                    number,
-                    head.column,
-                    "K100",
-                    f"unknown statement {head.text!r}; expected buy, sell, cancel, advance"
-                    " or stand down",
-                )
-            )
+            diagnostics.append(diagnostic(number, column, "K100", _unknown(head)))
             continue
         if kind is _stand_down:
             stood_down = True
         try:
-            located.append(kind(number, toks))
+            item = kind(number, toks)
         except _Problem as problem:
             diagnostics.append(diagnostic(number, problem.column, problem.code, problem.message))
-    diagnostics.extend(_duplicate_aliases(located))
-    diagnostics.sort(key=lambda d: (d.line, d.column))
+            continue
+        located.append(item)
+        st = item.statement
+        if isinstance(st, Order) and st.alias is not None:
+            first = aliases.setdefault(st.alias, number)
+            if first != number:
+                diagnostics.append(_duplicate(st, item.columns["alias"], first))
     return located, diagnostics
 
 
-def _duplicate_aliases(located: list[Located]) -> list[Diagnostic]:
-    seen: dict[str, int] = {}
-    found: list[Diagnostic] = []
-    for item in located:
-        st = item.statement
-        if isinstance(st, Order) and st.alias is not None:
-            first = seen.get(st.alias)
-            if first is not None:
-                found.append(
-                    diagnostic(
-                        st.line,
-                        item.columns["alias"],
-                        "K105",
-                        f"duplicate alias {st.alias!r}: already used on line {first}",
-                    )
-                )
-            else:
-                seen[st.alias] = st.line
-    return found
+_AFTER_STAND_DOWN = "statement after 'stand down' in the same source; nothing may follow it"
+
+
+def _unknown(head: str) -> str:
+    return f"unknown statement {head!r}; expected buy, sell, cancel, advance or stand down"
+
+
+def _duplicate(order: Order, column: int, first: int) -> Diagnostic:
+    message = f"duplicate alias {order.alias!r}: already used on line {first}"
+    return diagnostic(order.line, column, "K105", message)
 
 
 _CACHE_MAX_CHARS = 1024

@@ -10,19 +10,32 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-__all__ = ["Advance", "Cancel", "Order", "StandDownStatement", "Statement"]
+__all__ = [
+    "Advance",
+    "Cancel",
+    "Order",
+    "OrderType",
+    "Side",
+    "StandDownStatement",
+    "Statement",
+    "TimeInForce",
+]
+
+Side = Literal["buy", "sell"]
+OrderType = Literal["market", "limit", "stop", "stop-limit"]
+TimeInForce = Literal["day", "gtc", "ioc"]
 
 
 @dataclass(frozen=True, slots=True)
 class Order:
     line: int
-    side: Literal["buy", "sell"]
+    side: Side
     qty: int
     symbol: str
-    type: Literal["market", "limit", "stop", "stop-limit"]
+    type: OrderType
     limit: Decimal | None
     stop: Decimal | None
-    tif: Literal["day", "gtc", "ioc"]
+    tif: TimeInForce
     alias: str | None
 
 

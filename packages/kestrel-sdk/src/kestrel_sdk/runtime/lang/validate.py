@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
+from weakref import WeakKeyDictionary
 
-from kestrel_protocol import Diagnostic, Instrument, ValidationReport
+from kestrel_protocol import Diagnostic, ValidationReport
 
 from ..catalog.model import LoadedScenario
 from .parser import Located, diagnostic, parse_located
@@ -36,12 +37,36 @@ class SessionContext:
     """The tape's bar times (ISO-8601 UTC, ``...Z``)."""
 
 
-def _scenario_checks(item: Located, instruments: dict[str, Instrument]) -> list[Diagnostic]:
-    st = item.statement
-    found: list[Diagnostic] = []
-    symbol = st.symbol if isinstance(st, Order | Cancel) else None
+@dataclass(frozen=True, slots=True)
+class _Instrument:
+    """What the scenario checks need of one instrument."""
+
+    tick_text: str
+    tick: Decimal
+    lot: int
+
+
+_RULES: WeakKeyDictionary[LoadedScenario, dict[str, _Instrument]] = WeakKeyDictionary()
+
+
+def _instruments(loaded: LoadedScenario) -> dict[str, _Instrument]:
+    """A scenario's instruments by symbol, worked out once per loaded scenario."""
+    found = _RULES.get(loaded)
+    if found is None:
+        found = {
+            inst.symbol: _Instrument(inst.tick, Decimal(inst.tick), inst.lot)
+            for inst in loaded.scenario.instruments
+        }
+        _RULES[loaded] = found
+    return found
+
+
+def _scenario_checks(
+    item: Located, st: Order | Cancel, instruments: dict[str, _Instrument], found: list[Diagnostic]
+) -> None:
+    symbol = st.symbol
     if symbol is None:
-        return found
+        return
     inst = instruments.get(symbol)
     if inst is None:
         known = ", ".join(sorted(instruments))
@@ -53,10 +78,10 @@ def _scenario_checks(item: Located, instruments: dict[str, Instrument]) -> list[
                 f"unknown symbol {symbol!r}; this scenario trades {known}",
             )
         )
-        return found
+        return
     if not isinstance(st, Order):
-        return found
-    tick = Decimal(inst.tick)
+        return
+    tick = inst.tick
     for part, price in (("stop", st.stop), ("limit", st.limit)):
         if price is not None and tick > 0 and price % tick != 0:
             found.append(
@@ -64,7 +89,7 @@ def _scenario_checks(item: Located, instruments: dict[str, Instrument]) -> list[
                     st.line,
                     item.columns[part],
                     "K202",
-                    f"price {price} is not on {symbol}'s tick grid of {inst.tick}",
+                    f"price {price} is not on {symbol}'s tick grid of {inst.tick_text}",
                 )
             )
     if st.qty % inst.lot != 0:
@@ -76,7 +101,6 @@ def _scenario_checks(item: Located, instruments: dict[str, Instrument]) -> list[
                 f"quantity {st.qty} is not a multiple of {symbol}'s lot of {inst.lot}",
             )
         )
-    return found
 
 
 def check_located(
@@ -87,9 +111,11 @@ def check_located(
     """The K2xx diagnostics (and K105 for aliases the session already holds)."""
     found: list[Diagnostic] = []
     if loaded is not None:
-        instruments = {inst.symbol: inst for inst in loaded.scenario.instruments}
+        instruments = _instruments(loaded)
         for item in located:
-            found.extend(_scenario_checks(item, instruments))
+            st = item.statement
+            if isinstance(st, Order | Cancel):
+                _scenario_checks(item, st, instruments, found)
     if session is None:
         return found
     orders = session.orders
