@@ -16,7 +16,7 @@ from kestrel_protocol import KestrelError, RefusalCode
 from ..catalog.model import LoadedScenario
 from ..lang.parser import parse_cached
 from ..lang.syntax import Advance, Cancel, Order, Statement
-from ..lang.validate import SessionContext, check_located
+from ..lang.validate import ScenarioRules, SessionContext, check_session
 
 __all__ = ["Program", "Programs"]
 
@@ -54,7 +54,7 @@ class Programs:
     """One session's source checker, remembering the programs that stay valid."""
 
     def __init__(self, loaded: LoadedScenario) -> None:
-        self._loaded = loaded
+        self._rules = ScenarioRules(loaded)
         self._checked: dict[str, Program] = {}
 
     def check(self, source: str, context: Callable[[], SessionContext]) -> Program:
@@ -69,9 +69,10 @@ class Programs:
             return program
         located, syntax = parse_cached(source)
         statements = tuple([item.statement for item in located])
+        diagnostics = self._rules.check(located)
         free = all(map(_session_free, statements))
-        # the session checks find nothing in session-free statements: no need to ask
-        diagnostics = check_located(located, self._loaded, None if free else context())
+        if not free:  # the session checks find nothing in the others: no need to ask
+            diagnostics += check_session(located, context())
         if syntax or diagnostics:
             diagnostics = [*syntax, *diagnostics]
             diagnostics.sort(key=lambda d: (d.line, d.column))

@@ -77,11 +77,10 @@ def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
 
 
 class _Problem(Exception):
+    """What is wrong with a line: its column, code and message (its ``args``)."""
+
     def __init__(self, column: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.column = column
-        self.code = code
-        self.message = message
+        super().__init__(column, code, message)
 
 
 def _missing(prev: Token, what: str) -> _Problem:
@@ -307,56 +306,66 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     aliases: dict[str, int] = {}  # the line of each alias's first order
     count = 0
     stood_down = False
-    for number, text in enumerate(source.removeprefix(_BOM).split("\n"), start=1):
-        try:
-            toks = tokenize(text)
-        except UnterminatedQuoteError as exc:
-            count += 1
-            diagnostics.append(diagnostic(number, exc.column, "K101", str(exc)))
-            continue
-        if not toks:
+    number = 0
+    for text in source.removeprefix(_BOM).split("\n"):
+        number += 1
+        said = _line(number, text)
+        if said is None:
             continue
         count += 1
+        if said.__class__ is not tuple:  # an unterminated quote
+            diagnostics.append(said)  # type: ignore[arg-type]
+            continue
         if count > MAX_STATEMENTS:
             raise KestrelError(
                 RefusalCode.LIMIT_EXCEEDED,
                 f"source has more than {MAX_STATEMENTS} statements",
                 {"limit": "statements", "max": MAX_STATEMENTS, "line": number},
             )
-        head, column = toks[0]
+        column, stands, found = said
         if stood_down:
             diagnostics.append(diagnostic(number, column, "K107", _AFTER_STAND_DOWN))
             continue
-        kind = _KINDS.get(head.lower())
-        if kind is None:
-            diagnostics.append(diagnostic(number, column, "K100", _unknown(head)))
+        stood_down = stands
+        if found.__class__ is not Located:
+            diagnostics.append(found)
             continue
-        if kind is _stand_down:
-            stood_down = True
-        try:
-            item = kind(number, toks)
-        except _Problem as problem:
-            diagnostics.append(diagnostic(number, problem.column, problem.code, problem.message))
-            continue
-        located.append(item)
-        st = item.statement
-        if isinstance(st, Order) and st.alias is not None:
-            first = aliases.setdefault(st.alias, number)
+        located.append(found)
+        alias = getattr(found.statement, "alias", None)
+        if alias is not None:
+            first = aliases.setdefault(alias, number)
             if first != number:
-                diagnostics.append(_duplicate(st, item.columns["alias"], first))
+                message = f"duplicate alias {alias!r}: already used on line {first}"
+                diagnostics.append(diagnostic(number, found.columns["alias"], "K105", message))
     return located, diagnostics
 
+
+_Line = tuple[int, bool, Located | Diagnostic] | Diagnostic | None
+"""What one line says: nothing (blank or a comment), a diagnostic (an unterminated quote),
+or its first token's column, whether it begins ``stand``, and its statement or diagnostic."""
 
 _AFTER_STAND_DOWN = "statement after 'stand down' in the same source; nothing may follow it"
 
 
-def _unknown(head: str) -> str:
-    return f"unknown statement {head!r}; expected buy, sell, cancel, advance or stand down"
-
-
-def _duplicate(order: Order, column: int, first: int) -> Diagnostic:
-    message = f"duplicate alias {order.alias!r}: already used on line {first}"
-    return diagnostic(order.line, column, "K105", message)
+@lru_cache(maxsize=1024)
+def _line(number: int, text: str) -> _Line:
+    """What line ``number`` says; remembered, as an agent repeats lines (``advance 1``) in
+    sources it does not repeat (``buy 37 ACME``, then ``buy 38 ACME``)."""
+    try:
+        toks = tokenize(text)
+    except UnterminatedQuoteError as exc:
+        return diagnostic(number, exc.column, "K101", str(exc))
+    if not toks:
+        return None
+    head, column = toks[0]
+    kind = _KINDS.get(head.lower())
+    if kind is None:
+        message = f"unknown statement {head!r}; expected buy, sell, cancel, advance or stand down"
+        return column, False, diagnostic(number, column, "K100", message)
+    try:
+        return column, kind is _stand_down, kind(number, toks)
+    except _Problem as problem:
+        return column, kind is _stand_down, diagnostic(number, *problem.args)
 
 
 _CACHE_MAX_CHARS = 1024

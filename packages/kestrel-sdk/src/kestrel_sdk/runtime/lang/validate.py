@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
-from weakref import WeakKeyDictionary
 
 from kestrel_protocol import Diagnostic, ValidationReport
 
@@ -20,7 +19,7 @@ from ..catalog.model import LoadedScenario
 from .parser import Located, diagnostic, parse_located
 from .syntax import Advance, Cancel, Order
 
-__all__ = ["SessionContext", "check_located", "validate_source"]
+__all__ = ["ScenarioRules", "SessionContext", "check_located", "check_session", "validate_source"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,48 +38,40 @@ class SessionContext:
 
 @dataclass(frozen=True, slots=True)
 class _Instrument:
-    """What the scenario checks need of one instrument."""
-
     tick_text: str
     tick: Decimal
     lot: int
 
 
-_RULES: WeakKeyDictionary[LoadedScenario, dict[str, _Instrument]] = WeakKeyDictionary()
+class ScenarioRules:
+    """The scenario checks (K201-K203): each instrument's tick grid and lot, worked out
+    once per scenario (a session keeps its rules for every source it checks)."""
 
-
-def _instruments(loaded: LoadedScenario) -> dict[str, _Instrument]:
-    """A scenario's instruments by symbol, worked out once per loaded scenario."""
-    found = _RULES.get(loaded)
-    if found is None:
-        found = {
+    def __init__(self, loaded: LoadedScenario) -> None:
+        self._instruments = {
             inst.symbol: _Instrument(inst.tick, Decimal(inst.tick), inst.lot)
             for inst in loaded.scenario.instruments
         }
-        _RULES[loaded] = found
-    return found
+
+    def check(self, located: Sequence[Located]) -> list[Diagnostic]:
+        """The K201-K203 diagnostics of ``located``, statement by statement."""
+        found: list[Diagnostic] = []
+        for item in located:
+            st = item.statement
+            symbol = st.symbol if isinstance(st, (Order, Cancel)) else None
+            if symbol is None:
+                continue
+            inst = self._instruments.get(symbol)
+            if inst is None:
+                known = ", ".join(sorted(self._instruments))
+                message = f"unknown symbol {symbol!r}; this scenario trades {known}"
+                found.append(diagnostic(st.line, item.columns["symbol"], "K201", message))
+            elif isinstance(st, Order):
+                _check_order(item, st, inst, found)
+        return found
 
 
-def _scenario_checks(
-    item: Located, st: Order | Cancel, instruments: dict[str, _Instrument], found: list[Diagnostic]
-) -> None:
-    symbol = st.symbol
-    if symbol is None:
-        return
-    inst = instruments.get(symbol)
-    if inst is None:
-        known = ", ".join(sorted(instruments))
-        found.append(
-            diagnostic(
-                st.line,
-                item.columns["symbol"],
-                "K201",
-                f"unknown symbol {symbol!r}; this scenario trades {known}",
-            )
-        )
-        return
-    if not isinstance(st, Order):
-        return
+def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagnostic]) -> None:
     tick = inst.tick
     for part, price in (("stop", st.stop), ("limit", st.limit)):
         if price is not None and tick > 0 and price % tick != 0:
@@ -89,7 +80,7 @@ def _scenario_checks(
                     st.line,
                     item.columns[part],
                     "K202",
-                    f"price {price} is not on {symbol}'s tick grid of {inst.tick_text}",
+                    f"price {price} is not on {st.symbol}'s tick grid of {inst.tick_text}",
                 )
             )
     if st.qty % inst.lot != 0:
@@ -98,7 +89,7 @@ def _scenario_checks(
                 st.line,
                 item.columns["qty"],
                 "K203",
-                f"quantity {st.qty} is not a multiple of {symbol}'s lot of {inst.lot}",
+                f"quantity {st.qty} is not a multiple of {st.symbol}'s lot of {inst.lot}",
             )
         )
 
@@ -109,15 +100,15 @@ def check_located(
     session: SessionContext | None,
 ) -> list[Diagnostic]:
     """The K2xx diagnostics (and K105 for aliases the session already holds)."""
+    found = [] if loaded is None else ScenarioRules(loaded).check(located)
+    if session is not None:
+        found += check_session(located, session)
+    return found
+
+
+def check_session(located: Sequence[Located], session: SessionContext) -> list[Diagnostic]:
+    """The K204/K205 diagnostics, and K105 for aliases the session already holds."""
     found: list[Diagnostic] = []
-    if loaded is not None:
-        instruments = _instruments(loaded)
-        for item in located:
-            st = item.statement
-            if isinstance(st, Order | Cancel):
-                _scenario_checks(item, st, instruments, found)
-    if session is None:
-        return found
     orders = session.orders
     aliases: set[str] = set()  # defined earlier in this source
     clock = session.clock
