@@ -307,14 +307,15 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     count = 0
     stood_down = False
     number = 0
+    read = _remembered_line if len(source) <= _CACHE_MAX_CHARS else _line
     for text in source.removeprefix(_BOM).split("\n"):
         number += 1
-        said = _line(number, text)
+        said = read(number, text)
         if said is None:
             continue
         count += 1
-        if said.__class__ is not tuple:  # an unterminated quote
-            diagnostics.append(said)  # type: ignore[arg-type]
+        if not isinstance(said, tuple):  # an unterminated quote
+            diagnostics.append(said)
             continue
         if count > MAX_STATEMENTS:
             raise KestrelError(
@@ -327,7 +328,7 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
             diagnostics.append(diagnostic(number, column, "K107", _AFTER_STAND_DOWN))
             continue
         stood_down = stands
-        if found.__class__ is not Located:
+        if not isinstance(found, Located):
             diagnostics.append(found)
             continue
         located.append(found)
@@ -347,10 +348,8 @@ or its first token's column, whether it begins ``stand``, and its statement or d
 _AFTER_STAND_DOWN = "statement after 'stand down' in the same source; nothing may follow it"
 
 
-@lru_cache(maxsize=1024)
 def _line(number: int, text: str) -> _Line:
-    """What line ``number`` says; remembered, as an agent repeats lines (``advance 1``) in
-    sources it does not repeat (``buy 37 ACME``, then ``buy 38 ACME``)."""
+    """What line ``number`` says."""
     try:
         toks = tokenize(text)
     except UnterminatedQuoteError as exc:
@@ -369,6 +368,10 @@ def _line(number: int, text: str) -> _Line:
 
 
 _CACHE_MAX_CHARS = 1024
+
+_remembered_line = lru_cache(maxsize=1024)(_line)
+""":func:`_line` remembered for the lines of short sources: an agent repeats lines
+(``advance 1``) in sources it does not repeat (``buy 37 ACME``, then ``buy 38 ACME``)."""
 
 
 @lru_cache(maxsize=256)
