@@ -7,6 +7,9 @@ the one just after the previous token (``buy`` at column 1 → column 4).
 
 Statements keep the columns of their parts (:class:`Located`) so the scenario and
 session checks (K2xx) can point at the symbol, price or reference they reject.
+
+Tokens are ``(text, column)`` pairs. Only a quoted token holds a ``"``, so it never reads
+as a keyword, number, symbol, alias or timestamp: only a stand-down reason asks for one.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ _TIFS: dict[str, TimeInForce] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
 @dataclass(frozen=True, slots=True)
 class Located:
     """A statement with the columns of its parts (``start``, ``qty``, ``symbol``,
-    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``)."""
+    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only: the lines of
+    short sources are remembered, so many calls may return one ``Located``."""
 
     statement: Statement
     columns: dict[str, int] = field(default_factory=dict)
@@ -77,10 +81,11 @@ def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
 
 
 class _Problem(Exception):
-    """What is wrong with a line: its column, code and message (its ``args``)."""
-
     def __init__(self, column: int, code: str, message: str) -> None:
-        super().__init__(column, code, message)
+        super().__init__(message)
+        self.column = column
+        self.code = code
+        self.message = message
 
 
 def _missing(prev: Token, what: str) -> _Problem:
@@ -341,15 +346,13 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     return located, diagnostics
 
 
-_Line = tuple[int, bool, Located | Diagnostic] | Diagnostic | None
-"""What one line says: nothing (blank or a comment), a diagnostic (an unterminated quote),
-or its first token's column, whether it begins ``stand``, and its statement or diagnostic."""
-
 _AFTER_STAND_DOWN = "statement after 'stand down' in the same source; nothing may follow it"
 
 
-def _line(number: int, text: str) -> _Line:
-    """What line ``number`` says."""
+def _line(number: int, text: str) -> tuple[int, bool, Located | Diagnostic] | Diagnostic | None:
+    """What line ``number`` says: nothing (blank or a comment), a diagnostic (an
+    unterminated quote), or its first token's column, whether it begins ``stand``, and
+    its statement or diagnostic."""
     try:
         toks = tokenize(text)
     except UnterminatedQuoteError as exc:
@@ -364,7 +367,8 @@ def _line(number: int, text: str) -> _Line:
     try:
         return column, kind is _stand_down, kind(number, toks)
     except _Problem as problem:
-        return column, kind is _stand_down, diagnostic(number, *problem.args)
+        found = diagnostic(number, problem.column, problem.code, problem.message)
+        return column, kind is _stand_down, found
 
 
 _CACHE_MAX_CHARS = 1024
