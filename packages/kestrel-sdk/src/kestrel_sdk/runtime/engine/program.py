@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Final
 
 from kestrel_protocol import KestrelError, RefusalCode
@@ -22,6 +23,7 @@ __all__ = ["Program", "Programs"]
 
 _CHECKED_MAX: Final = 256
 _CHECKED_MAX_CHARS: Final = 1024
+_STATEMENT: Final = attrgetter("statement")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,8 @@ class Programs:
 
     def check(self, source: str, context: Callable[[], SessionContext]) -> Program:
         """``source`` as a program, checked against the scenario and ``context()`` (what
-        the session holds now; asked only when the source is not remembered).
+        the session holds now; asked only for a source not remembered that holds a
+        statement the session's state bears on).
 
         Raises ``KestrelError``: ``LIMIT_EXCEEDED``; ``INVALID_SOURCE`` with
         ``detail={"diagnostics": [...]}``.
@@ -68,7 +71,7 @@ class Programs:
         if program is not None:
             return program
         located, syntax = parse_cached(source)
-        statements = tuple([item.statement for item in located])
+        statements = tuple(map(_STATEMENT, located))
         diagnostics = self._rules.check(located)
         free = all(map(_session_free, statements))
         if not free:  # the session checks find nothing in the others: no need to ask

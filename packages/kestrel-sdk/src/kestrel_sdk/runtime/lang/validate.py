@@ -72,17 +72,18 @@ class ScenarioRules:
 
 
 def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagnostic]) -> None:
-    tick = inst.tick
-    for part, price in (("stop", st.stop), ("limit", st.limit)):
-        if price is not None and tick > 0 and price % tick != 0:
-            found.append(
-                diagnostic(
-                    st.line,
-                    item.columns[part],
-                    "K202",
-                    f"price {price} is not on {st.symbol}'s tick grid of {inst.tick_text}",
+    if st.limit is not None or st.stop is not None:
+        tick = inst.tick
+        for part, price in (("stop", st.stop), ("limit", st.limit)):
+            if price is not None and tick > 0 and price % tick != 0:
+                found.append(
+                    diagnostic(
+                        st.line,
+                        item.columns[part],
+                        "K202",
+                        f"price {price} is not on {st.symbol}'s tick grid of {inst.tick_text}",
+                    )
                 )
-            )
     if st.qty % inst.lot != 0:
         found.append(
             diagnostic(
