@@ -15,7 +15,7 @@ from typing import Final
 from kestrel_protocol import KestrelError, RefusalCode
 
 from ..catalog.model import LoadedScenario
-from ..lang.parser import parse_cached
+from ..lang.parser import parse_located
 from ..lang.syntax import Advance, Cancel, Order, Statement
 from ..lang.validate import ScenarioRules, SessionContext, check_session
 
@@ -70,7 +70,7 @@ class Programs:
         program = self._checked.get(source)
         if program is not None:
             return program
-        located, syntax = parse_cached(source)
+        located, syntax = parse_located(source)
         statements = tuple(map(_STATEMENT, located))
         diagnostics = self._rules.check(located)
         free = all(map(_session_free, statements))

@@ -11,7 +11,6 @@ from .parser import (
     Located,
     check_limits,
     parse,
-    parse_cached,
     parse_located,
 )
 from .syntax import Advance, Cancel, Order, StandDownStatement, Statement
@@ -32,7 +31,6 @@ __all__ = [
     "check_limits",
     "check_located",
     "parse",
-    "parse_cached",
     "parse_located",
     "tokenize",
     "validate_source",

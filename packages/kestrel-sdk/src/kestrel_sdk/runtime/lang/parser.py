@@ -41,7 +41,6 @@ __all__ = [
     "check_limits",
     "diagnostic",
     "parse",
-    "parse_cached",
     "parse_located",
 ]
 
@@ -302,7 +301,8 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     """Statements with their columns, and the syntax diagnostics (K100-K107), in line order.
 
     A UTF-8 byte order mark at the start of ``source`` is not part of it (editors on
-    Windows write one); columns count from the character after it.
+    Windows write one); columns count from the character after it. Parsing is pure, so
+    the lines of a source of up to 1,024 characters are remembered (the last 1,024).
     Raises ``KestrelError(LIMIT_EXCEEDED)`` over 64 KiB or 10,000 statements.
     """
     check_limits(source)
@@ -376,21 +376,6 @@ _CACHE_MAX_CHARS = 1024
 _remembered_line = lru_cache(maxsize=1024)(_line)
 """:func:`_line` remembered for the lines of short sources: an agent repeats lines
 (``advance 1``) in sources it does not repeat (``buy 37 ACME``, then ``buy 38 ACME``)."""
-
-
-@lru_cache(maxsize=256)
-def _parse_small(source: str) -> tuple[tuple[Located, ...], tuple[Diagnostic, ...]]:
-    located, diagnostics = parse_located(source)
-    return tuple(located), tuple(diagnostics)
-
-
-def parse_cached(source: str) -> tuple[tuple[Located, ...], tuple[Diagnostic, ...]]:
-    """:func:`parse_located` remembered for short sources: an agent loop sends the same
-    few lines (``advance 1``) thousands of times, and parsing is pure."""
-    if len(source) <= _CACHE_MAX_CHARS:
-        return _parse_small(source)
-    located, diagnostics = parse_located(source)
-    return tuple(located), tuple(diagnostics)
 
 
 def parse(source: str) -> tuple[list[Statement], list[Diagnostic]]:
