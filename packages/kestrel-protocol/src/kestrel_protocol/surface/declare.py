@@ -21,7 +21,7 @@ from ..model import ProtocolModel
 from .arguments import Arguments
 from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
-from .text import TEXT_CHECK, text_problem
+from .text import text_problem
 
 __all__ = ["Binding", "Fetch", "Offload", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
 
@@ -126,37 +126,16 @@ class Tool:
         return self.name.replace("_", ".")
 
     @cached_property
-    def _plain_text(self) -> bool:
-        """Whether every argument is :data:`~.text.Text` (ASCII strings then always fit)."""
-        return all(TEXT_CHECK in f.metadata for f in self.arguments.model_fields.values())
-
-    @cached_property
-    def _required(self) -> frozenset[str]:
-        return frozenset(k for k, f in self.arguments.model_fields.items() if f.is_required())
+    def _wire_names(self) -> dict[str, str]:
+        """Each argument's wire name (its alias), by its Python name."""
+        return {k: (f.alias or k) for k, f in self.arguments.model_fields.items()}
 
     def bind(self, **fields: Any) -> Any:
         """The arguments from Python-side values (by field name; ``None`` is left out),
-        checked exactly as a face checks them: what an SDK call hands ``invoke``.
-
-        ASCII strings for every field of a plain-text model are taken without a model
-        round trip (an ASCII string has no lone surrogate): the agent loop's hot path.
-        """
-        model = self.arguments
-        if self._plain_text and len(fields) == len(model.model_fields):
-            for value in fields.values():  # a loop: all(genexpr) costs a generator per call
-                if type(value) is not str or not value.isascii():
-                    break
-            else:
-                if fields.keys() == model.model_fields.keys():
-                    return model.model_construct(**fields)
-        known = model.model_fields
-        return self.parse(
-            {
-                (known[k].alias or k) if k in known else k: v
-                for k, v in fields.items()
-                if v is not None
-            }
-        )
+        checked exactly as a face checks them (the same validation, in pydantic-core, is
+        cheaper than building the object unchecked): what an SDK call hands ``invoke``."""
+        names = self._wire_names
+        return self.parse({names.get(k, k): v for k, v in fields.items() if v is not None})
 
     def parse(self, arguments: Any) -> Any:
         """The validated arguments, or :class:`ArgumentError` naming the first problem."""
