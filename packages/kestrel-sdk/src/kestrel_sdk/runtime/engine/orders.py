@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, final
+from typing import Final, final
+
+from kestrel_protocol.objects.session import OrderStatus, OrderType, Side, Tif
 
 from .scaled import NEVER
 
 __all__ = ["Fill", "LiveOrder"]
-
-OrderType = Literal["market", "limit", "stop", "stop-limit"]
-Tif = Literal["day", "gtc", "ioc"]
-Status = Literal["new", "partially_filled", "filled", "cancelled", "expired", "rejected"]
 
 
 class LiveOrder:
@@ -55,7 +53,7 @@ class LiveOrder:
         alias: str | None,
         seq: int,
         line: int,
-        side: Literal["buy", "sell"],
+        side: Side,
         qty: int,
         symbol: str,
         type: OrderType,
@@ -84,7 +82,7 @@ class LiveOrder:
         self.tif = tif
         self.submitted_bar = submitted_bar
         self.expires = expires
-        self.status: Status = "new"
+        self.status: OrderStatus = "new"
         self.filled = 0
         self.notional = 0
         self.closed_bar: int | None = None

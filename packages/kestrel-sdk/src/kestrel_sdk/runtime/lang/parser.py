@@ -31,7 +31,7 @@ from .syntax import (
     Side,
     StandDownStatement,
     Statement,
-    TimeInForce,
+    Tif,
 )
 
 __all__ = [
@@ -61,7 +61,7 @@ _BOM = "\ufeff"
 _PRICE_MAX_CHARS = 20  # keeps every price exact in Decimal's default 28 digits
 
 _TYPES = frozenset({"market", "limit", "stop"})
-_TIFS: dict[str, TimeInForce] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
+_TIFS: dict[str, Tif] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +167,7 @@ def _order(line: int, toks: list[Token]) -> Located:
     kind: OrderType = "market"
     limit: Decimal | None = None
     stop: Decimal | None = None
-    tif: TimeInForce = "day"
+    tif: Tif = "day"
     alias: str | None = None
     stage = 0  # 0: type allowed, 1: tif allowed, 2: alias allowed, 3: nothing more
     i = 3

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+
+from kestrel_protocol.objects.session import OrderType, Side, Tif
 
 __all__ = [
     "Advance",
@@ -18,12 +19,8 @@ __all__ = [
     "Side",
     "StandDownStatement",
     "Statement",
-    "TimeInForce",
+    "Tif",
 ]
-
-Side = Literal["buy", "sell"]
-OrderType = Literal["market", "limit", "stop", "stop-limit"]
-TimeInForce = Literal["day", "gtc", "ioc"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +32,7 @@ class Order:
     type: OrderType
     limit: Decimal | None
     stop: Decimal | None
-    tif: TimeInForce
+    tif: Tif
     alias: str | None
 
 
