@@ -8,6 +8,8 @@ input rules are said here once for every face.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,8 +51,27 @@ class Arguments(BaseModel):
 
     def positional(self) -> tuple[Any, ...]:
         """The arguments as the runtime's method takes them: each field's value, in the
-        order the model declares its fields (not the order of its ``__dict__``)."""
-        return tuple(getattr(self, name) for name in type(self).model_fields)
+        order the model declares its fields (not the order of its ``__dict__``). Every
+        SDK call reads them, so the reader is made once per class."""
+        cls = type(self)
+        read = _READERS.get(cls)
+        if read is None:
+            read = _READERS[cls] = _reader(tuple(cls.model_fields))
+        return read(self)
+
+
+_READERS: Final[dict[type[Arguments], Callable[[Arguments], tuple[Any, ...]]]] = {}
+"""Per arguments class, what reads its fields' values in declared order."""
+
+
+def _reader(names: tuple[str, ...]) -> Callable[[Arguments], tuple[Any, ...]]:
+    """A function of an arguments object giving the values of ``names``, as a tuple."""
+    if not names:
+        return lambda _: ()
+    get = attrgetter(*names)
+    if len(names) == 1:
+        return lambda arguments: (get(arguments),)
+    return get  # attrgetter of several names gives their tuple
 
 
 class NoArgs(Arguments):
