@@ -36,7 +36,7 @@ from .engine import compute_grade
 from .engine.wire import construct
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
-from .models import PENTAD, pentad_body
+from .models import pentad_body
 from .operations import Operations
 from .pentads import pentad_root
 from .sealed import sealed_frame
@@ -198,7 +198,7 @@ class Grading:
                     "body": pentad_body(entry.source),
                     "root": root,
                 }
-                pentads.append(construct(Pentad, members, PENTAD))
+                pentads.append(construct(Pentad, members))
             else:
                 return pentads
         return [Pentad.parse(self._artifact(root)) for root in record.pentads]

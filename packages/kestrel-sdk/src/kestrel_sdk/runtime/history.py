@@ -14,8 +14,6 @@ from .engine.wire import construct
 
 __all__ = ["history_bars"]
 
-_ALL_BAR = {"time", "symbol", "open", "high", "low", "close", "volume"}
-
 
 def history_bars(tape: Tape, clock: int, bars: int, symbol: str | None) -> list[HistoryBar]:
     """The last ``bars`` bar times up to ``clock`` (inclusive), oldest first: one row per
@@ -43,5 +41,5 @@ def history_bars(tape: Tape, clock: int, bars: int, symbol: str | None) -> list[
                 "close": price(col.close[index]),
                 "volume": volume(col.volume[index]),
             }
-            rows.append(construct(HistoryBar, members, _ALL_BAR))
+            rows.append(construct(HistoryBar, members))
     return rows

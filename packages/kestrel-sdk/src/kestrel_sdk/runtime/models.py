@@ -2,8 +2,8 @@
 
 A step's pentad, delivery and response (and a grade's pentads rebuilt from the journal)
 are made of members produced here (the pentad's bytes hash to its root), so they are
-built with :func:`~.engine.frame.construct`, without re-validating them on the step
-path; each set below names the members such a model is given.
+built with :func:`~.engine.wire.construct`, without re-validating them on the step
+path.
 """
 
 from __future__ import annotations
@@ -15,15 +15,7 @@ from kestrel_protocol import PentadBody
 from .engine.wire import construct
 from .pentads import MEDIA_TYPE
 
-__all__ = ["APPLIED", "DELIVERY", "PENTAD", "STOOD", "pentad_body"]
-
-APPLIED: Final = {"ok", "disposition", "pentad", "delivery"}
-"""The members of an applied step's response."""
-STOOD: Final = {*APPLIED, "stand_down"}
-"""The members of a stood-down step's response."""
-PENTAD: Final = {"session", "seq", "prev", "body", "root"}
-DELIVERY: Final = {"frame", "frame_root"}
-_BODY: Final = {"media_type", "bytes"}
+__all__ = ["pentad_body"]
 
 _BODIES: Final[dict[str, PentadBody]] = {}
 _BODIES_MAX: Final = 512
@@ -34,7 +26,7 @@ def pentad_body(source: str) -> PentadBody:
     share one (short ones are remembered)."""
     body = _BODIES.get(source)
     if body is None:
-        body = construct(PentadBody, {"media_type": MEDIA_TYPE, "bytes": source}, _BODY)
+        body = construct(PentadBody, {"media_type": MEDIA_TYPE, "bytes": source})
         if len(source) <= 256:
             if len(_BODIES) >= _BODIES_MAX:
                 _BODIES.clear()

@@ -48,19 +48,23 @@ from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
 from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
-from .engine.wire import construct
+from .engine.wire import builder
 from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id
 from .lang import validate_source
 from .live import LiveSession, LiveSessions, default_max_live_sessions
-from .models import APPLIED, DELIVERY, PENTAD, STOOD, pentad_body
+from .models import pentad_body
 from .pentads import pentad_root
 from .sealed import sealed_delivery, sealed_frame_data, sealed_history
 from .stores import open_runtime_store
 from .verify import verify_grade, verify_proof
 
 __all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
+
+_new_pentad = builder(Pentad)
+_new_delivery = builder(Delivery)
+_new_response = builder(SessionResponse)
 
 DEFAULT_GRADE_BUDGET = 2.0
 """Seconds a grade call waits before answering with an ``OperationResumption``."""
@@ -245,32 +249,23 @@ class Runtime:
         seq, prev, root, frame, frame_root, stand_down = done
         # Every member below was produced here in wire form (the pentad's bytes hash to
         # its root): build the models without re-validating them on the step path.
-        body = pentad_body(source)
-        pentad = construct(
-            Pentad,
-            {"session": sid, "seq": seq, "prev": prev, "body": body, "root": root},
-            PENTAD,
+        pentad = _new_pentad(
+            {"session": sid, "seq": seq, "prev": prev, "body": pentad_body(source), "root": root}
         )
-        delivery = construct(Delivery, {"frame": frame, "frame_root": frame_root}, DELIVERY)
+        delivery = _new_delivery({"frame": frame, "frame_root": frame_root})
         if self._served.sealed(frame.scenario.id):
             delivery = sealed_delivery(delivery)
         if stand_down is None:
+            members = {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
+        else:
             members = {
                 "ok": True,
-                "disposition": "applied",
+                "disposition": "stood-down",
                 "pentad": pentad,
                 "delivery": delivery,
-                "stand_down": None,
+                "stand_down": stand_down,
             }
-            return construct(SessionResponse, members, APPLIED)
-        members = {
-            "ok": True,
-            "disposition": "stood-down",
-            "pentad": pentad,
-            "delivery": delivery,
-            "stand_down": stand_down,
-        }
-        return construct(SessionResponse, members, STOOD)
+        return _new_response(members)
 
     def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
@@ -322,10 +317,10 @@ class Runtime:
         with self._sessions.locked(principal, sid) as live:
             if live.engine is not None:
                 members = {"frame": live.engine.frame(), "frame_root": live.frame_root}
-                return construct(Delivery, members, DELIVERY)
+                return _new_delivery(members)
             head = live.frame_root
         members = {"frame": SessionFrame.parse(self._artifact(head)), "frame_root": head}
-        return construct(Delivery, members, DELIVERY)
+        return _new_delivery(members)
 
     def history(self, principal: str, sid: str, bars: int, symbol: str | None = None) -> History:
         """The last ``bars`` bars of the session's tape up to and including its clock bar

@@ -41,42 +41,17 @@ from .account import Account
 from .bus import Event
 from .orders import LiveOrder
 from .scaled import Terms, money_text, ratio_text
-from .wire import PriceTexts, construct, json_or_null, quote
+from .wire import PriceTexts, builder, construct, json_or_null, quote
 
 __all__ = ["FrameBuilder"]
 
-_ALL_ACCOUNT: Final = {"cash", "equity", "realized", "unrealized", "fees", "peak", "drawdown"}
-_ALL_POSITION: Final = {"symbol", "qty", "avg_price", "unrealized"}
-_ALL_ORDER: Final = {
-    "id",
-    "alias",
-    "side",
-    "qty",
-    "filled",
-    "symbol",
-    "type",
-    "limit",
-    "stop",
-    "tif",
-    "status",
-}
-_ALL_CLOCK: Final = {"bar", "time", "remaining"}
-_ALL_BAR: Final = {"open", "high", "low", "close", "volume"}
-_ALL_FRAME: Final = {
-    "kind",
-    "session",
-    "seq",
-    "scenario",
-    "clock",
-    "status",
-    "marks",
-    "bars",
-    "account",
-    "positions",
-    "orders",
-    "events",
-}
-_EVENT_GIVEN: Final[dict[tuple[bool, ...], set[str]]] = {}
+_new_event = builder(FrameEvent)
+_new_bar = builder(FrameBar)
+_new_position = builder(Position)
+_new_order = builder(FrameOrder)
+_new_account = builder(AccountState)
+_new_clock = builder(Clock)
+_new_frame = builder(SessionFrame)
 _ZERO_RATIO: Final = "0.00000000"
 
 
@@ -158,32 +133,19 @@ class FrameBuilder:
         self._pending_json.append("".join(parts))
         if not self.models:
             return
-        # the member order of the models built before (dumps follow it), all defaults first
-        members: dict[str, Any] = {
-            "order": None if order is None else order.id,
-            "qty": event.qty,
-            "price": price,
-            "fee": fee,
-            "reason": event.reason,
-            "type": event.type,
-            "bar": event.bar,
-        }
-        shape = (
-            order is not None,
-            event.qty is not None,
-            fill is not None,
-            event.reason is not None,
-        )
-        given = _EVENT_GIVEN.get(shape)
-        if given is None:
-            given = {"type", "bar"}
-            for present, names in zip(
-                shape, (("order",), ("qty",), ("price", "fee"), ("reason",)), strict=True
-            ):
-                if present:
-                    given.update(names)
-            _EVENT_GIVEN[shape] = given
-        self._pending.append(construct(FrameEvent, members, given))
+        # only the members the event has: the others keep their defaults (null) and
+        # stay out of the model's fields set, as when the event is read from JSON
+        members: dict[str, Any] = {"type": event.type, "bar": event.bar}
+        if order is not None:
+            members["order"] = order.id
+        if event.qty is not None:
+            members["qty"] = event.qty
+        if fill is not None:
+            members["price"] = price
+            members["fee"] = fee
+        if event.reason is not None:
+            members["reason"] = event.reason
+        self._pending.append(_new_event(members))
 
     def _marks_at(self, bar: int) -> tuple[dict[str, str], str, str, str]:
         """The marks and time of a bar, each as a value and as JSON (cached per bar);
@@ -213,10 +175,8 @@ class FrameBuilder:
             volume_json = volume if isinstance(volume, int) else f'"{volume}"'
             if models:
                 marks[s] = close
-                bars[s] = construct(
-                    FrameBar,
-                    {"open": op, "high": hi, "low": low, "close": close, "volume": volume},
-                    _ALL_BAR,
+                bars[s] = _new_bar(
+                    {"open": op, "high": hi, "low": low, "close": close, "volume": volume}
                 )
             marks_parts.append(f'{quoted[s]}:"{close}"')
             # canonical key order: close, high, low, open, volume
@@ -253,11 +213,7 @@ class FrameBuilder:
         avg = self._average(symbol, qty, basis)
         shown = money_text(unrealized, self._terms.scale)
         model = (
-            construct(
-                Position,
-                {"symbol": symbol, "qty": qty, "avg_price": avg, "unrealized": shown},
-                _ALL_POSITION,
-            )
+            _new_position({"symbol": symbol, "qty": qty, "avg_price": avg, "unrealized": shown})
             if self.models
             else None
         )
@@ -280,8 +236,7 @@ class FrameBuilder:
         model = (
             None
             if not self.models
-            else construct(
-                FrameOrder,
+            else _new_order(
                 {
                     "id": o.id,
                     "alias": o.alias,
@@ -294,8 +249,7 @@ class FrameBuilder:
                     "stop": o.stop,
                     "tif": o.tif,
                     "status": o.status,
-                },
-                _ALL_ORDER,
+                }
             )
         )
         text = (
@@ -351,8 +305,7 @@ class FrameBuilder:
         model = (
             None
             if not self.models
-            else construct(
-                AccountState,
+            else _new_account(
                 {
                     "cash": cash_text,
                     "equity": equity_text,
@@ -361,8 +314,7 @@ class FrameBuilder:
                     "fees": fees_text,
                     "peak": peak_text,
                     "drawdown": drawdown,
-                },
-                _ALL_ACCOUNT,
+                }
             )
         )
         text = (
@@ -458,16 +410,13 @@ class FrameBuilder:
         )
         if not self.models:
             return None, text
-        frame = construct(
-            SessionFrame,
+        frame = _new_frame(
             {
                 "kind": "kestrel.frame",
                 "session": self._session_id,
                 "seq": seq,
                 "scenario": self._scenario,
-                "clock": construct(
-                    Clock, {"bar": clock, "time": time, "remaining": remaining}, _ALL_CLOCK
-                ),
+                "clock": _new_clock({"bar": clock, "time": time, "remaining": remaining}),
                 "status": status,
                 "marks": marks,
                 "bars": dict(self._bars),
@@ -475,7 +424,6 @@ class FrameBuilder:
                 "positions": positions,
                 "orders": orders,
                 "events": events,
-            },
-            _ALL_FRAME,
+            }
         )
         return frame, text

@@ -18,7 +18,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from .scaled import scaled_text
 
-__all__ = ["PriceTexts", "construct", "json_or_null", "quote", "text_root"]
+__all__ = ["PriceTexts", "builder", "construct", "json_or_null", "quote", "text_root"]
 
 _ENCODE: Final = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
@@ -109,19 +109,23 @@ def _builder(cls: type[BaseModel]) -> Builder:
     return SchemaValidator(schema).validate_python
 
 
-def construct(cls: type[M], members: dict[str, Any], given: set[str] | None = None) -> M:
-    """``cls`` built from ``members``, which hold its fields by Python name, values
-    already in wire form: nothing is validated, the caller made every member itself.
-    ``given`` names the members that are dumped (default: all); a member outside it
-    takes its field's default (``None``). A frame and its parts are built on every
-    step, so this is pydantic-core's public model schema (see :func:`_builder`), not
-    ``model_construct``'s per-field loop in Python."""
+def builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
+    """What :func:`construct` calls for ``cls``, for a caller that builds many (made
+    once per class and kept)."""
     build = _BUILDERS.get(cls)
     if build is None:
         build = _BUILDERS[cls] = _builder(cls)
-    if given is not None and len(given) != len(members):
-        members = {name: value for name, value in members.items() if name in given}
-    return cast(M, build(members))
+    return cast(Callable[[dict[str, Any]], M], build)
+
+
+def construct(cls: type[M], members: dict[str, Any]) -> M:
+    """``cls`` built from ``members``, which hold its fields by Python name, values
+    already in wire form: nothing is validated, the caller made every member itself.
+    The members given are the model's fields set (what it dumps); a field not given
+    takes its default. A frame and its parts are built on every step, so this is
+    pydantic-core's public model schema (see :func:`_builder`), not
+    ``model_construct``'s per-field loop in Python."""
+    return builder(cls)(members)
 
 
 def json_or_null(text: str | None) -> str:
