@@ -1,0 +1,342 @@
+"""The least a step can cost in pure Python, against the peers' bar and step.
+
+Run: ``uv run python benchmarks/step_floor.py [--runs 5] [--steps 50000]``.
+
+Whatever the code around it, a Kestrel step over the SDK must: validate the tool's
+arguments as every face does; parse the source when it is new (a trade's quantity makes
+most of them new); write the frame's canonical JSON text and its sha256 root, and the
+pentad's text and root; keep the journal row (a list append on the memory store; one
+committed SQLite transaction and the horizon read on the default store, as the runtime's
+crash and lookahead guarantees need); and hand the face the response's protocol objects
+(pydantic models built through pydantic-core's public schema, the cheapest way the
+public API allows: the response, its pentad, delivery, frame, clock and bar, and the
+account, position and events when they changed).
+
+This script does that work and nothing else, for real bars of ``minute-200k``: each step
+is one straight-line function with every text prepared ahead where it can be, the
+numbers an engine would compute faked, no engine (no matching, no risk checks, no
+bounds), no layers (no transport, no runtime, no lock). It is a measuring stick, not an
+implementation: its cost is a floor that no implementation of the same protocol in pure
+Python goes below on this machine. Its rates are set against backtesting.py's bars/s
+(the SMA(20) cross of ``engine.py``'s (a)) and gym-trading-env's steps/s (random actions,
+``gym_env.py``), measured in the same run, alternated, by process CPU; and against the
+speed targets of issues 34 and 35, which ask for the whole step path, not this floor.
+
+``(a)`` mixes the variants as the SMA(20) cross agent of ``engine.py`` meets them on the
+first ``--steps`` bars (flat bars, bars holding its position, bars it trades on); the
+gym's mix is two trades in three steps (random actions over positions −1/0/1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import engine  # benchmarks/engine.py: the SMA(20) peer run and its tape frame
+import gym_env  # benchmarks/gym_env.py: gym-trading-env on the same tape
+from kestrel_protocol import (
+    AccountState,
+    Clock,
+    Delivery,
+    FrameBar,
+    FrameEvent,
+    Pentad,
+    PentadBody,
+    Position,
+    ScenarioRef,
+    SessionFrame,
+    SessionResponse,
+)
+from kestrel_protocol.surface.arguments import SubmitArgs
+from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.engine.wire import builder
+from kestrel_sdk.runtime.lang import parse_located
+
+with warnings.catch_warnings():  # gym_trading_env turns every warning into an error
+    from gym_trading_env.environments import (  # type: ignore[import-untyped]
+        TradingEnv as PeerEnv,
+    )
+
+SID = "ks_g2ujp7wmcuwnqywdoj2d5repwa"
+ROOT = "sha256:" + "c" * 64
+NEW_BAR, NEW_CLOCK, NEW_FRAME = builder(FrameBar), builder(Clock), builder(SessionFrame)
+NEW_DELIVERY, NEW_RESPONSE, NEW_PENTAD = (
+    builder(Delivery),
+    builder(SessionResponse),
+    builder(Pentad),
+)
+NEW_ACCOUNT, NEW_POSITION, NEW_EVENT = builder(AccountState), builder(Position), builder(FrameEvent)
+SCENARIO = builder(ScenarioRef)({"id": engine.SCENARIO, "root": ROOT})
+FLAT_ACCOUNT = {
+    "cash": "100000.00",
+    "equity": "100000.00",
+    "realized": "0.00",
+    "unrealized": "0.00",
+    "fees": "0.00",
+    "peak": "100000.00",
+    "drawdown": "0.00000000",
+}
+FLAT = (
+    NEW_ACCOUNT(FLAT_ACCOUNT),
+    '{"cash":"100000.00","drawdown":"0.00000000","equity":"100000.00","fees":"0.00"'
+    ',"peak":"100000.00","realized":"0.00","unrealized":"0.00"}',
+)
+
+
+class Floor:
+    """The straight-line step over one tape, keeping its journal in ``journal``."""
+
+    def __init__(self, journal: Callable[[int, str, str, str], None]) -> None:
+        tape = load_catalog().get(engine.SCENARIO).tape  # type: ignore[union-attr]
+        self.cols = tape.columns[engine.SYMBOL]
+        self.times = tape.times
+        self.last = len(tape) - 1
+        self.journal = journal
+        self.texts: dict[int, str] = {}
+        self.bodies: dict[str, Any] = {}
+        self.seq, self.bar, self.prev = 0, 0, ROOT
+
+    def price(self, value: int) -> str:
+        text = self.texts.get(value)
+        if text is None:
+            text = self.texts[value] = f"{value // 100}.{value % 100:02d}"
+        return text
+
+    def step(self, arguments: dict[str, str], held: int, trade: bool) -> Any:
+        """One step of ``arguments['source']``; ``held`` shares after it; ``trade``: the
+        source is new (parsed) and placed an order that filled (two events)."""
+        source = SubmitArgs.model_validate(arguments).source
+        if trade:
+            parse_located(source)
+        seq, bar, prev = self.seq + 1, self.bar + 1, self.prev
+        pentad = (
+            f'{{"body":{{"bytes":"{source}","mediaType":"text/x-kestrel"}},"prev":"{prev}"'
+            f',"seq":{seq},"session":"{SID}"}}'
+        )
+        pentad_root = "sha256:" + hashlib.sha256(pentad.encode()).hexdigest()
+        cols, price = self.cols, self.price
+        o, h, lo, c = (
+            price(cols.open[bar]),
+            price(cols.high[bar]),
+            price(cols.low[bar]),
+            price(cols.close[bar]),
+        )
+        volume, when = cols.volume[bar], self.times[bar]
+        events: list[Any] = []
+        events_json = ""
+        if trade:
+            events = [
+                NEW_EVENT({"type": "accepted", "bar": bar - 1, "order": "o1", "qty": 10}),
+                NEW_EVENT(
+                    {
+                        "type": "fill",
+                        "bar": bar,
+                        "order": "o1",
+                        "qty": 10,
+                        "price": o,
+                        "fee": "1.03",
+                    }
+                ),
+            ]
+            events_json = (
+                f'{{"bar":{bar - 1},"order":"o1","qty":10,"type":"accepted"}},{{"bar":{bar}'
+                f',"fee":"1.03","order":"o1","price":"{o}","qty":10,"type":"fill"}}'
+            )
+        if held:
+            equity = 10_000_000 + held * (cols.close[bar] - cols.close[0])
+            e = f"{equity // 100}.{equity % 100:02d}"
+            account = NEW_ACCOUNT({**FLAT_ACCOUNT, "equity": e, "peak": e, "unrealized": e})
+            account_json = (
+                f'{{"cash":"100000.00","drawdown":"0.00000000","equity":"{e}","fees":"0.00"'
+                f',"peak":"{e}","realized":"0.00","unrealized":"{e}"}}'
+            )
+            positions = [
+                NEW_POSITION({"symbol": "ACME", "qty": held, "avg_price": c, "unrealized": e})
+            ]
+            positions_json = f'{{"avgPrice":"{c}","qty":{held},"symbol":"ACME","unrealized":"{e}"}}'
+        else:
+            (account, account_json), positions, positions_json = FLAT, [], ""
+        frame = (
+            f'{{"account":{account_json},"bars":{{"ACME":{{"close":"{c}","high":"{h}"'
+            f',"low":"{lo}","open":"{o}","volume":{volume}}}}},"clock":{{"bar":{bar}'
+            f',"remaining":{self.last - bar},"time":"{when}"}},"events":[{events_json}]'
+            f',"kind":"kestrel.frame","marks":{{"ACME":"{c}"}},"orders":[]'
+            f',"positions":[{positions_json}],"scenario":{{"id":"minute-200k","root":"{ROOT}"}}'
+            f',"seq":{seq},"session":"{SID}","status":"open"}}'
+        )
+        frame_root = "sha256:" + hashlib.sha256(frame.encode()).hexdigest()
+        self.journal(seq, source, pentad_root, frame_root)
+        self.seq, self.bar, self.prev = seq, bar, frame_root
+        body = self.bodies.get(source)
+        if body is None:
+            body = PentadBody(media_type="text/x-kestrel", bytes=source)
+            if len(self.bodies) < 512:
+                self.bodies[source] = body
+        model = NEW_FRAME(
+            {
+                "kind": "kestrel.frame",
+                "session": SID,
+                "seq": seq,
+                "scenario": SCENARIO,
+                "clock": NEW_CLOCK({"bar": bar, "time": when, "remaining": self.last - bar}),
+                "status": "open",
+                "marks": {"ACME": c},
+                "bars": {
+                    "ACME": NEW_BAR({"open": o, "high": h, "low": lo, "close": c, "volume": volume})
+                },
+                "account": account,
+                "positions": positions,
+                "orders": [],
+                "events": events,
+            }
+        )
+        return NEW_RESPONSE(
+            {
+                "ok": True,
+                "disposition": "applied",
+                "pentad": NEW_PENTAD(
+                    {"session": SID, "seq": seq, "prev": prev, "body": body, "root": pentad_root}
+                ),
+                "delivery": NEW_DELIVERY({"frame": model, "frame_root": frame_root}),
+            }
+        )
+
+
+def sqlite_journal(directory: str) -> Callable[[int, str, str, str], None]:
+    """One autocommitted journal row a step, then the horizon read, as the SQLite store
+    does (WAL, ``synchronous = NORMAL``, the store's tables)."""
+    conn = sqlite3.connect(Path(directory) / "floor.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, status TEXT NOT NULL)")
+    conn.execute(
+        "CREATE TABLE journal (session TEXT NOT NULL, seq INTEGER NOT NULL, source TEXT NOT"
+        " NULL, pentad_root TEXT NOT NULL, frame_root TEXT NOT NULL, PRIMARY KEY (session,"
+        " seq)) WITHOUT ROWID"
+    )
+    conn.execute(
+        "CREATE TABLE horizons (principal TEXT NOT NULL, scenario TEXT NOT NULL, bar INTEGER"
+        " NOT NULL, what TEXT NOT NULL, sessions INTEGER NOT NULL, PRIMARY KEY (principal,"
+        " scenario)) WITHOUT ROWID"
+    )
+    conn.execute("INSERT INTO sessions VALUES (?, 'open')", (SID,))
+    conn.execute("INSERT INTO horizons VALUES ('local', ?, -1, '', 1)", (engine.SCENARIO,))
+    append = (
+        "INSERT INTO journal SELECT id, ?, ?, ?, ? FROM sessions WHERE id = ?"
+        " AND status <> 'closed'"
+    )
+    horizon = "SELECT bar, what, sessions FROM horizons WHERE principal = ? AND scenario = ?"
+
+    def journal(seq: int, source: str, pentad_root: str, frame_root: str) -> None:
+        conn.execute(append, (seq, source, pentad_root, frame_root, SID))
+        conn.execute(horizon, ("local", engine.SCENARIO)).fetchone()
+
+    return journal
+
+
+def sma_mix(steps: int) -> list[tuple[str, int, bool]]:
+    """(source, shares held after, traded) of each step the SMA(20) agent of
+    ``engine.py`` takes over the first ``steps`` bars (its signal, exactly)."""
+    tape = load_catalog().get(engine.SCENARIO).tape  # type: ignore[union-attr]
+    closes = tape.columns[engine.SYMBOL].close
+    window: list[int] = []
+    prev: tuple[int, int] | None = None
+    held, out = 0, []
+    for bar in range(steps):
+        close = closes[bar] // 10 ** (tape.scale - 2)
+        window = [*window[-(engine.WINDOW - 1) :], close]
+        order = ""
+        if len(window) == engine.WINDOW:
+            now = (close * engine.WINDOW, sum(window))
+            if prev is not None:
+                # a trade's source is made new (its quantity), as an agent's usually is
+                if prev[0] < prev[1] and now[0] > now[1] and not held:
+                    order, held = f"buy {engine.QTY + bar} {engine.SYMBOL}\n", engine.QTY
+                elif prev[0] > prev[1] and now[0] < now[1] and held:
+                    order, held = f"sell {engine.QTY + bar} {engine.SYMBOL}\n", 0
+            prev = now
+        out.append((order + "advance 1", held, bool(order)))
+    return out
+
+
+def floor_rate(plan: list[tuple[str, int, bool]], journal: Any) -> float:
+    """Steps per CPU second of the straight-line step over ``plan``."""
+    floor = Floor(journal)
+    step = floor.step
+    cpu = time.process_time()
+    for source, held, trade in plan:
+        step({"sessionId": SID, "source": source}, held, trade)
+    return len(plan) / (time.process_time() - cpu)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=50_000)
+    args = parser.parse_args()
+    loaded = load_catalog().get(engine.SCENARIO)
+    assert loaded is not None
+    df = engine.tape_frame(loaded.tape, args.steps + 1)
+    sma = sma_mix(args.steps)
+    trades = sum(1 for _, _, traded in sma if traded)
+    longs = sum(1 for _, held, traded in sma if held and not traded)
+    gym = [  # two trades in three steps, each a new quantity (the env sizes by equity)
+        (f"buy {index} ACME\nadvance 1" if index % 3 else "advance 1", 1, index % 3 != 0)
+        for index in range(args.steps)
+    ]
+    print(
+        f"{engine.SCENARIO}, first {args.steps} bars; SMA(20) agent: {trades} trade steps, "
+        f"{longs} holding, {args.steps - trades - longs} flat; process CPU, {args.runs} runs"
+    )
+    rows: list[tuple[float, ...]] = []
+    with tempfile.TemporaryDirectory() as directory:
+        _, frame = gym_env.make_catalog(Path(directory))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            peer_env = PeerEnv(
+                df=frame,
+                positions=[-1, 0, 1],
+                trading_fees=gym_env.FEES,
+                windows=gym_env.WINDOW,
+                initial_position=0,
+                portfolio_initial_value=100_000,
+                verbose=0,
+            )
+            peer_env.reset(seed=0)
+            peer_env.action_space.seed(0)
+        for run in range(args.runs):
+            memory = floor_rate(sma, lambda *row: None)
+            _, backtest, _ = engine.peer(df, engine.SmaCross)
+            with tempfile.TemporaryDirectory() as files:
+                on_sqlite = floor_rate(sma, sqlite_journal(files))
+            gym_floor = floor_rate(gym, lambda *row: None)
+            gym_peer, _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
+            rows.append((memory, on_sqlite, backtest, gym_floor, gym_peer))
+            print(
+                f"  run {run + 1}: floor {memory:,.0f} | SQLite {on_sqlite:,.0f} steps/s,"
+                f" backtesting.py {backtest:,.0f} bars/s; gym floor {gym_floor:,.0f},"
+                f" gym-trading-env {gym_peer:,.0f} steps/s"
+            )
+    pairs = list(zip(*[(m / b, s / b, g / p) for m, s, b, g, p in rows], strict=True))
+    best = [statistics.median(column) for column in pairs]
+    print("floor / peer, median of pairs (the best any pure-Python step path can reach):")
+    print(f"  (a) memory store  {best[0]:.2f}x   (issue 34 asks >= 0.5x of the whole path)")
+    print(f"  (a) SQLite store  {best[1]:.2f}x   (issue 34 asks >= 0.25x)")
+    print(
+        f"  gym runtime step  {best[2]:.2f}x   of gym-trading-env's whole step, before the env's"
+        " own work (issue 35 asks >= 1.0x of the env)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
