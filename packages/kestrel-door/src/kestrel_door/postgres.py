@@ -11,26 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
-import psycopg
-import psycopg_pool
-from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.outage import (
-    POOL_WAIT_S,
-    RECONNECT_WINDOW_S,
-    driver_reason,
-    store_unavailable,
-)
+from kestrel_protocol.postgres import PostgresDatabase
 from kestrel_protocol.sql import POSTGRES
-from kestrel_protocol.store import StoreLocation
 
 from .records import Connection, DoorStatements, SqlDoorRecords
 
 __all__ = ["SCHEMA_VERSION", "PostgresDoorStore"]
 
 SCHEMA_VERSION = "1"
-_SCHEMA_LOCK = 0x6B657374  # the same key as the runtime adapter's
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS kestrel_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -52,12 +42,18 @@ _SCHEMA = [
         digest TEXT NOT NULL,
         outcome TEXT NOT NULL
     )""",
-    """CREATE OR REPLACE FUNCTION kestrel_door_audit_append_only() RETURNS trigger
-        LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'audit rows are append-only'; END $$""",
-    "DROP TRIGGER IF EXISTS kestrel_door_audit_append_only ON kestrel_door_audit",
-    """CREATE TRIGGER kestrel_door_audit_append_only BEFORE UPDATE OR DELETE
-        ON kestrel_door_audit FOR EACH ROW EXECUTE FUNCTION kestrel_door_audit_append_only()""",
+    # the append-only trigger and its function, made once (CREATE TRIGGER has no IF NOT
+    # EXISTS before PostgreSQL 14)
+    """DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'kestrel_door_audit'::regclass
+                       AND tgname = 'kestrel_door_audit_append_only') THEN
+            CREATE OR REPLACE FUNCTION kestrel_door_audit_append_only() RETURNS trigger
+                LANGUAGE plpgsql AS $f$ BEGIN RAISE EXCEPTION 'audit rows are append-only'; END $f$;
+            CREATE TRIGGER kestrel_door_audit_append_only BEFORE UPDATE OR DELETE
+                ON kestrel_door_audit FOR EACH ROW
+                EXECUTE FUNCTION kestrel_door_audit_append_only();
+        END IF;
+    END $$""",
     """CREATE TABLE IF NOT EXISTS kestrel_door_opens (
         principal TEXT NOT NULL,
         day TEXT NOT NULL,
@@ -81,85 +77,26 @@ _SCHEMA = [
         granted_at TEXT NOT NULL,
         PRIMARY KEY (principal, tool)
     )""",
+    """CREATE TABLE IF NOT EXISTS kestrel_door_signing_keys (  -- attested grades
+        kid TEXT PRIMARY KEY,
+        private BYTEA NOT NULL,  -- the raw 32-byte Ed25519 private key
+        created_at TEXT NOT NULL
+    )""",
 ]
-
-_KEYS = """CREATE TABLE IF NOT EXISTS kestrel_door_signing_keys (  -- attested grades
-    kid TEXT PRIMARY KEY,
-    private BYTEA NOT NULL,  -- the raw 32-byte Ed25519 private key
-    created_at TEXT NOT NULL
-)"""
+"""Every statement idempotent: run on each start (a database made before a table was
+kept gains it)."""
 
 _STATEMENTS: Final = DoorStatements.of(POSTGRES, "kestrel_door_")
 
 
-class PostgresDoorStore(SqlDoorRecords):
+class PostgresDoorStore(PostgresDatabase, SqlDoorRecords):
     """``DoorRecords`` over a PostgreSQL database (``postgresql://…``)."""
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
 
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
-        self._dsn = dsn
-        self._location = str(StoreLocation("postgresql", dsn=dsn))
-        self._pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
-            dsn,
-            min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True},
-            open=False,
-            name="kestrel-door",
-            timeout=POOL_WAIT_S,
-            reconnect_timeout=RECONNECT_WINDOW_S,
-            check=psycopg_pool.ConnectionPool.check_connection,  # see the runtime's pool
-        )
-        try:
-            psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
-            self._pool.open(wait=True, timeout=30.0)
-        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            self._pool.close()
-            raise KestrelError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                f"the store {self._location} is unavailable: {driver_reason(exc, dsn)}",
-            ) from None
-        with self._connection() as conn:
-            assert isinstance(conn, psycopg.Connection)
-            self._create_schema(conn)
-
-    @staticmethod
-    def _create_schema(conn: psycopg.Connection[Any]) -> None:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            done = conn.execute("SELECT to_regclass('kestrel_door_approvals')").fetchone()
-            if done is None or done[0] is None:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-            conn.execute(_KEYS)  # also on a database made before keys were kept
-            conn.execute(
-                "INSERT INTO kestrel_meta (key, value) VALUES ('door', %s)"
-                " ON CONFLICT (key) DO NOTHING",
-                (SCHEMA_VERSION,),
-            )
-            found = conn.execute("SELECT value FROM kestrel_meta WHERE key = 'door'").fetchone()
-        if found is None or found[0] != SCHEMA_VERSION:
-            raise KestrelError(
-                RefusalCode.BACKEND_UNAVAILABLE,
-                f"the database has door schema {found[0] if found else '?'}; this Kestrel "
-                f"needs schema {SCHEMA_VERSION}",
-            )
-
-    @contextmanager
-    def _connection(self) -> Iterator[Connection]:
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except psycopg.OperationalError as exc:
-            raise store_unavailable(self._dsn, exc) from None
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        with self._connection() as conn:
-            assert isinstance(conn, psycopg.Connection)
-            with conn.transaction():
-                yield conn
+        super().__init__(dsn, pool_size=pool_size, name="kestrel-door")
+        self._create_schema(_SCHEMA, "door", SCHEMA_VERSION)
 
     @contextmanager
     def _audit_transaction(self) -> Iterator[Connection]:
@@ -170,10 +107,3 @@ class PostgresDoorStore(SqlDoorRecords):
         with self._transaction() as conn:
             conn.execute("SET LOCAL synchronous_commit TO off")
             yield conn
-
-    @property
-    def location(self) -> str:
-        return self._location
-
-    def close(self) -> None:
-        self._pool.close()

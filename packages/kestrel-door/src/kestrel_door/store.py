@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import ClassVar, Final
 
 from kestrel_protocol import kestrel_home
 from kestrel_protocol.sql import SQLITE
-from kestrel_protocol.sqlite_files import connect_private, use_wal
+from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
 
 from .records import Connection, DoorStatements, SqlDoorRecords
 
@@ -95,17 +95,9 @@ class DoorStore(SqlDoorRecords):
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
 
-    @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
+    def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        return transaction(self._conn, self._lock)
 
     @contextmanager
     def _connection(self) -> Iterator[Connection]:

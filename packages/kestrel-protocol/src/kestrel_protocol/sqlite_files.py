@@ -6,6 +6,8 @@ never readable by others, not even for a moment; SQLite gives its ``-wal`` and `
 files the same mode. Switching to WAL needs the file to itself: SQLite answers a switch
 that meets another opener with "database is locked" at once, without waiting out its busy
 timeout, so :func:`use_wal` retries until the file is in WAL mode (set once, it stays).
+A write that reads first (check, then write) is one :func:`transaction`, which takes the
+file's write lock at its start.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import contextlib
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
-__all__ = ["WAL_SWITCH_TIMEOUT_S", "connect_private", "use_wal"]
+__all__ = ["WAL_SWITCH_TIMEOUT_S", "connect_private", "transaction", "use_wal"]
 
 WAL_SWITCH_TIMEOUT_S = 30.0
 
@@ -48,3 +53,20 @@ def use_wal(conn: sqlite3.Connection, timeout: float = WAL_SWITCH_TIMEOUT_S) -> 
             )
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+@contextlib.contextmanager
+def transaction(
+    conn: sqlite3.Connection, lock: AbstractContextManager[Any]
+) -> Iterator[sqlite3.Connection]:
+    """One ``BEGIN IMMEDIATE`` transaction on the autocommit ``conn`` (``lock``, which
+    guards ``conn`` in this process, held): committed when the block ends, rolled back
+    when it raises."""
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")

@@ -2,9 +2,11 @@
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg_pool); nothing else imports psycopg.
 The port's logic is :class:`.sql.SqlStore`'s, shared with SQLite; this adapter gives it
-a pool of autocommit connections. The schema is created on first use, under an advisory
-lock so that replicas starting together do not race. Tables are prefixed ``kestrel_`` so
-a database may be shared with other applications (one of its own is simpler).
+the connections of :class:`kestrel_protocol.postgres.PostgresDatabase` (a pool, shared in
+kind with the door's records: an outage is refused as ``store unavailable``). The schema
+is created on first use, under an advisory lock so that replicas starting together do not
+race. Tables are prefixed ``kestrel_`` so a database may be shared with other applications
+(one of its own is simpler).
 
 The journal is keyed ``(session, seq)``: two processes racing on one session cannot both
 append a seq, so a session is never forked; the loser gets :class:`JournalConflict`,
@@ -20,27 +22,14 @@ prepares a statement on the server once it has run a few times.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, ClassVar, Final
 
 import psycopg
-import psycopg_pool
-from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.outage import (
-    POOL_WAIT_S,
-    RECONNECT_WINDOW_S,
-    driver_reason,
-    store_unavailable,
-)
-from kestrel_protocol.store import StoreLocation
+from kestrel_protocol.postgres import PostgresDatabase
 
 from .sql import POSTGRES, PREFIXES, TABLES, Connection, SqlStore, Statements
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
-
-log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "3"
 
@@ -104,59 +93,9 @@ _SCHEMA = [
 ]
 
 _STATEMENTS: Final = Statements.of(POSTGRES)
-_SCHEMA_LOCK = 0x6B657374  # pg_advisory_xact_lock key while creating or migrating
 
 
-def create_schema(
-    conn: psycopg.Connection[Any], statements: list[str], key: str, version: str
-) -> None:
-    """Create (or check) a schema once, whichever process gets there first."""
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        for statement in statements:
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO kestrel_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
-            (key, version),
-        )
-        found = conn.execute("SELECT value FROM kestrel_meta WHERE key = %s", (key,)).fetchone()
-    if found is None or found[0] != version:
-        raise KestrelError(
-            RefusalCode.BACKEND_UNAVAILABLE,
-            f"the database has {key} schema {found[0] if found else '?'}; this Kestrel needs "
-            f"schema {version}",
-        )
-
-
-def open_pool(dsn: str, size: int, name: str) -> psycopg_pool.ConnectionPool[Any]:
-    """A pool of autocommit connections; ``BACKEND_UNAVAILABLE`` when the server is not there."""
-    pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
-        dsn,
-        min_size=1,
-        max_size=size,
-        kwargs={"autocommit": True},
-        open=False,
-        name=name,
-        timeout=POOL_WAIT_S,
-        reconnect_timeout=RECONNECT_WINDOW_S,
-        # a connection broken by a server restart is replaced, not handed out (and the
-        # pool reconnects by itself when the server returns)
-        check=psycopg_pool.ConnectionPool.check_connection,
-    )
-    try:
-        psycopg.connect(dsn, connect_timeout=10).close()  # fail fast: the pool would retry
-        pool.open(wait=True, timeout=30.0)
-    except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-        pool.close()
-        raise KestrelError(
-            RefusalCode.BACKEND_UNAVAILABLE,
-            f"the store {StoreLocation('postgresql', dsn=dsn)} is unavailable: "
-            f"{driver_reason(exc, dsn)}",
-        ) from None
-    return pool
-
-
-class PostgresStore(SqlStore):
+class PostgresStore(PostgresDatabase, SqlStore):
     """The ``RuntimeStore`` port over a PostgreSQL database (``postgresql://…``)."""
 
     shared = True
@@ -164,35 +103,8 @@ class PostgresStore(SqlStore):
     duplicate: ClassVar[tuple[type[Exception], ...]] = (psycopg.errors.UniqueViolation,)
 
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
-        self._location = str(StoreLocation("postgresql", dsn=dsn))
-        self._dsn = dsn
-        self._pool = open_pool(dsn, pool_size, "kestrel-runtime")
-        with self._connection() as conn:
-            assert isinstance(conn, psycopg.Connection)
-            create_schema(conn, _SCHEMA, "runtime", SCHEMA_VERSION)
-
-    @property
-    def location(self) -> str:
-        return self._location
-
-    def close(self) -> None:
-        """Close the pool (idempotent)."""
-        self._pool.close()
-
-    @contextmanager
-    def _connection(self) -> Iterator[Connection]:
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except psycopg.OperationalError as exc:  # server gone, pool exhausted ...
-            raise store_unavailable(self._dsn, exc) from None
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        with self._connection() as conn:
-            assert isinstance(conn, psycopg.Connection)
-            with conn.transaction():
-                yield conn
+        super().__init__(dsn, pool_size=pool_size, name="kestrel-runtime")
+        self._create_schema(_SCHEMA, "runtime", SCHEMA_VERSION)
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
         assert isinstance(conn, psycopg.Connection)

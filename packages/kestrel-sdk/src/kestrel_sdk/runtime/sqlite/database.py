@@ -19,11 +19,9 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from kestrel_protocol.sqlite_files import use_wal
+from kestrel_protocol.sqlite_files import transaction, use_wal
 
 __all__ = [
     "CHECKPOINT_EVERY",
@@ -31,7 +29,6 @@ __all__ = [
     "SYNCHRONOUS_ENV",
     "Checkpointer",
     "open_database",
-    "transaction",
 ]
 
 log = logging.getLogger(__name__)
@@ -114,20 +111,6 @@ def _statements(script: str) -> list[str]:
             out.append(pending.strip())
             pending = ""
     return out
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection, lock: threading.RLock) -> Iterator[sqlite3.Connection]:
-    """One ``BEGIN IMMEDIATE`` transaction on ``conn`` (``lock`` held): committed when the
-    block ends, rolled back when it raises."""
-    with lock:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
 
 def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:

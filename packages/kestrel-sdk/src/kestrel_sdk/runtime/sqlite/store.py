@@ -20,16 +20,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from kestrel_protocol import KestrelError, RefusalCode, kestrel_home
-from kestrel_protocol.sqlite_files import connect_private
+from kestrel_protocol.sqlite_files import connect_private, transaction
 
 from ..sql import SQLITE, Connection, SqlStore, Statements
-from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database, transaction
+from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database
 
 __all__ = ["SqliteStore"]
 
@@ -147,10 +146,8 @@ class SqliteStore(SqlStore):
             self._uses = 0
             self._checkpointer.request()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        with transaction(self._conn, self._lock) as conn:
-            yield conn
+    def _transaction(self) -> AbstractContextManager[Connection]:
+        return transaction(self._conn, self._lock)
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
         assert isinstance(conn, sqlite3.Connection)
