@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from typing import ClassVar, Final
 
 from kestrel_protocol.postgres import PostgresDatabase
-from kestrel_protocol.sql import POSTGRES
+from kestrel_protocol.sql import POSTGRES, Connection
 
-from .records import Connection, DoorStatements, SqlDoorRecords
+from .records import DoorStatements, SqlDoorRecords
 
 __all__ = ["SCHEMA_VERSION", "PostgresDoorStore"]
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Protocol
+from typing import ClassVar, Final
 
-from kestrel_protocol.sql import Dialect, render_all
+from kestrel_protocol.sql import Connection, Dialect, SqlAdapter, render_all
 from kestrel_protocol.store import OFFERS_KEPT, AuditEntry, PaymentOutcome, TokenEntry
 
-__all__ = ["DOOR_TABLES", "Connection", "DoorStatements", "SqlDoorRecords"]
+__all__ = ["DOOR_TABLES", "DoorStatements", "SqlDoorRecords"]
 
 DOOR_TABLES: Final = (
     "tokens",
@@ -29,12 +29,6 @@ DOOR_TABLES: Final = (
     "approvals",
     "signing_keys",
 )
-
-
-class Connection(Protocol):
-    """What both drivers' connections (``sqlite3``, psycopg 3) offer alike."""
-
-    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,22 +96,10 @@ class DoorStatements:
         return render_all(cls(), dialect, DOOR_TABLES, prefix)
 
 
-class SqlDoorRecords:
+class SqlDoorRecords(SqlAdapter):
     """The ``DoorRecords`` port's logic over SQL; an adapter supplies the connections."""
 
     sql: ClassVar[DoorStatements]
-
-    @property
-    def location(self) -> str:
-        raise NotImplementedError
-
-    def _connection(self) -> AbstractContextManager[Connection]:
-        """A connection on which each statement commits on its own."""
-        raise NotImplementedError
-
-    def _transaction(self) -> AbstractContextManager[Connection]:
-        """A connection in a transaction, committed when the block ends."""
-        raise NotImplementedError
 
     def _audit_transaction(self) -> AbstractContextManager[Connection]:
         """The transaction an audit row is written in (see the adapters)."""

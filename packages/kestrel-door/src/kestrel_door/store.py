@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import ClassVar, Final
 
 from kestrel_protocol import kestrel_home
-from kestrel_protocol.sql import SQLITE
+from kestrel_protocol.sql import SQLITE, Connection
 from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
 
-from .records import Connection, DoorStatements, SqlDoorRecords
+from .records import DoorStatements, SqlDoorRecords
 
 __all__ = ["DoorStore"]
 

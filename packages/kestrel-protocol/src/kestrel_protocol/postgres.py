@@ -30,6 +30,7 @@ import psycopg_pool
 
 from .errors import KestrelError, RefusalCode
 from .outage import POOL_WAIT_S, RECONNECT_WINDOW_S, driver_reason, store_unavailable
+from .sql import SqlAdapter
 from .store import StoreLocation
 
 __all__ = ["SCHEMA_LOCK", "PostgresDatabase"]
@@ -38,7 +39,7 @@ SCHEMA_LOCK: Final = 0x6B657374
 """The ``pg_advisory_xact_lock`` key every port holds while creating or checking its schema."""
 
 
-class PostgresDatabase:
+class PostgresDatabase(SqlAdapter):
     """A pool of connections to the database at ``dsn``, with the store's refusals."""
 
     def __init__(self, dsn: str, *, pool_size: int, name: str) -> None:

@@ -6,15 +6,20 @@ lock goes and ``{now}`` for the database's own time (UTC, ``2026-11-01T09:30:00Z
 dialect renders them for its database, with the port's table prefix. Both
 databases take the rest as written (``ON CONFLICT ... DO NOTHING`` / ``DO UPDATE SET ... =
 excluded...``, joins, ``coalesce``).
+
+Each port's logic over SQL (the runtime's ``SqlStore``, the door's ``SqlDoorRecords``) is
+an :class:`SqlAdapter`: it runs its statements on the :class:`Connection` its adapter
+gives it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
-from typing import Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
-__all__ = ["POSTGRES", "SQLITE", "Dialect", "render_all"]
+__all__ = ["POSTGRES", "SQLITE", "Connection", "Dialect", "SqlAdapter", "render_all"]
 
 T = TypeVar("T")
 
@@ -60,3 +65,27 @@ def render_all(statements: T, dialect: Dialect, tables: Iterable[str], prefix: s
             for f in fields(statements)  # type: ignore[arg-type]
         }
     )
+
+
+class Connection(Protocol):
+    """What both drivers' connections (``sqlite3``, psycopg 3) offer alike."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+
+class SqlAdapter:
+    """What a port's logic over SQL asks of its adapter (SQLite's, PostgreSQL's)."""
+
+    @property
+    def location(self) -> str:
+        """Where the store is (a password hidden)."""
+        raise NotImplementedError
+
+    def _connection(self) -> AbstractContextManager[Connection]:
+        """A connection on which each statement commits on its own."""
+        raise NotImplementedError
+
+    def _transaction(self) -> AbstractContextManager[Connection]:
+        """A connection in a transaction, committed when the block ends (rolled back
+        when it raises)."""
+        raise NotImplementedError

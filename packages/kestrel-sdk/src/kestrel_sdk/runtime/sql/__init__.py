@@ -1,11 +1,14 @@
 """The runtime store over SQL, said once: statements, the dialects that render them, and
-:class:`SqlStore`, the port's logic the SQLite and PostgreSQL adapters share."""
+:class:`SqlStore`, the port's logic the SQLite and PostgreSQL adapters share (the
+:class:`Connection` they give it is :mod:`kestrel_protocol.sql`'s, as the door's is)."""
 
 from __future__ import annotations
 
+from kestrel_protocol.sql import Connection
+
 from .dialect import POSTGRES, PREFIXES, SQLITE, TABLES, Dialect
 from .statements import Statements
-from .store import Connection, SqlStore
+from .store import SqlStore
 
 __all__ = [
     "POSTGRES",

@@ -14,11 +14,11 @@ than the process is the database's setting (SQLite: ``synchronous``; PostgreSQL:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager
-from typing import Any, ClassVar, Protocol
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from kestrel_protocol import canonical_json
+from kestrel_protocol.sql import Connection, SqlAdapter
 from kestrel_protocol.store import (
     ArtifactStatus,
     Horizon,
@@ -34,43 +34,16 @@ from ..pentads import stored_pentad_bytes
 from ..store_rows import closing_rows, journal_entries, lookahead_reads
 from .statements import Statements
 
-__all__ = ["Connection", "SqlStore"]
+__all__ = ["SqlStore"]
 
 
-class Cursor(Protocol):
-    @property
-    def rowcount(self) -> int: ...
-    def fetchone(self) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Connection(Protocol):
-    """What both drivers' connections (``sqlite3``, psycopg 3) offer alike."""
-
-    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
-
-
-class SqlStore:
+class SqlStore(SqlAdapter):
     """The ``RuntimeStore`` port's logic over SQL; an adapter supplies the connections."""
 
     sql: ClassVar[Statements]
     """The statements in the adapter's dialect."""
     duplicate: ClassVar[tuple[type[Exception], ...]]
     """What the driver raises on a duplicate key (a taken seq)."""
-
-    @property
-    def location(self) -> str:
-        raise NotImplementedError
-
-    def _connection(self) -> AbstractContextManager[Connection]:
-        """A connection on which each statement commits on its own."""
-        raise NotImplementedError
-
-    def _transaction(self) -> AbstractContextManager[Connection]:
-        """A connection in a transaction, committed when the block ends (rolled back
-        when it raises)."""
-        raise NotImplementedError
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
         """Run ``statement`` once per row (in the caller's transaction)."""
