@@ -20,7 +20,7 @@ import pytest
 from kestrel_door import open_door_store
 from kestrel_protocol import KestrelError, RefusalCode, canonical_json, root_of
 from kestrel_protocol.outage import RETRY_AFTER_S, STORE_UNAVAILABLE
-from kestrel_protocol.store import SessionRow
+from kestrel_protocol.store import OFFERS_KEPT, SessionRow
 from kestrel_sdk.runtime.stores import open_runtime_store
 
 VICTIM = "kestrel-victim"
@@ -164,3 +164,73 @@ def test_a_connection_the_server_ended_between_calls_is_replaced_unseen(
             assert store.take_approval("alice", "kestrel_submit")
     finally:
         store.close()
+
+
+def _waiting_on_a_lock(dsn: str, application: str) -> None:
+    """Return once a backend named ``application`` waits on a lock."""
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        deadline = time.monotonic() + 30
+        while not admin.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s"
+            " AND wait_event_type = 'Lock'",
+            (application,),
+        ).fetchone():
+            assert time.monotonic() < deadline, f"{application} never waited on a lock"
+            time.sleep(0.02)
+
+
+def test_a_payment_and_a_refused_open_racing_on_two_replicas_never_deadlock(
+    postgres_dsn: str,
+) -> None:
+    """One replica pays a principal's oldest offer while another refuses the principal an
+    open (counting the day, recording an offer, trimming the oldest ones): both answer,
+    neither is cut as ``store unavailable`` by the server's deadlock detection."""
+    day = "2026-11-01"
+    paying = open_door_store(f"{postgres_dsn}&application_name=kestrel-paying")
+    opening = open_door_store(f"{postgres_dsn}&application_name=kestrel-opening")
+    results: dict[str, object] = {}
+
+    def run(name: str, call: Callable[[], object]) -> threading.Thread:
+        def target() -> None:
+            try:
+                results[name] = call()
+            except BaseException as exc:  # handed to the test
+                results[name] = exc
+
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        return thread
+
+    try:
+        for n in range(OFFERS_KEPT):  # the principal's offers: off_0 is the oldest
+            offer = (f"off_{n}", "acme", 100.0 + n)
+            assert not opening.count_open_or_offer("alice", day, 0, offer)
+        with psycopg.connect(postgres_dsn) as held:  # holds the new offer's id a moment
+            held.execute("INSERT INTO kestrel_door_offers VALUES ('off_new', 'alice', 'acme', 999)")
+            refused = run(
+                "open",
+                lambda: opening.count_open_or_offer("alice", day, 0, ("off_new", "acme", 999.0)),
+            )
+            _waiting_on_a_lock(postgres_dsn, "kestrel-opening")  # the day counted, not done
+            paid = run(
+                "pay",
+                lambda: paying.pay(
+                    "off_0",
+                    "alice",
+                    scenario="acme",
+                    voucher_id="v_0",
+                    now=50.0,
+                    used_at=f"{day}T09:30:00Z",
+                    day=day,
+                ),
+            )
+            _waiting_on_a_lock(postgres_dsn, "kestrel-paying")
+            held.rollback()
+        refused.join(timeout=30)
+        paid.join(timeout=30)
+        assert results["open"] is False, results
+        # the open trimmed the oldest offer first, or the payment took it first
+        assert results["pay"] in ("no-offer", "paid"), results
+    finally:
+        paying.close()
+        opening.close()

@@ -6,7 +6,8 @@ SQLite file ``door.db``; ``kestrel_door_`` in a PostgreSQL database shared with 
 runtime). :class:`SqlDoorRecords` is the port's logic; an adapter (:mod:`.store`,
 :mod:`.postgres`) gives it connections. Every method is one transaction; the row locks
 (``{for_update}``) serialise replicas counting the same principal's day or paying the
-same offer (SQLite's ``BEGIN IMMEDIATE`` takes the whole file instead).
+same offer, each taking the principal's day row before any offer's, so that no two wait
+on each other (SQLite's ``BEGIN IMMEDIATE`` takes the whole file instead).
 """
 
 from __future__ import annotations
@@ -174,6 +175,10 @@ class SqlDoorRecords(SqlAdapter):
     ) -> PaymentOutcome:
         sql = self.sql
         with self._transaction() as conn:
+            # the day's row first, as a refused open locks it before trimming offers: in
+            # the other order a payment and a refused open of one principal deadlock
+            conn.execute(sql.open_day, (principal, day))
+            conn.execute(sql.opens, (principal, day))
             offer = conn.execute(sql.offer, (offer_id,)).fetchone()
             if offer is None or offer[0] != principal or offer[1] != scenario:
                 return "no-offer"
@@ -182,7 +187,6 @@ class SqlDoorRecords(SqlAdapter):
             if conn.execute(sql.spend, (voucher_id, used_at, principal)).rowcount != 1:
                 return "used"
             conn.execute(sql.drop_offer, (offer_id,))
-            conn.execute(sql.open_day, (principal, day))
             conn.execute(sql.count, (principal, day))
             return "paid"
 
