@@ -4,7 +4,8 @@ The server ends the backend while the adapter's transaction waits on a row lock 
 administrator's ``pg_terminate_backend``, a failover, a restart): the call is refused as
 ``store unavailable`` (``BACKEND_UNAVAILABLE`` with ``retryAfter``, which every face
 answers as an outage), nothing the cut transaction wrote is kept, and the next call
-works on a fresh connection.
+works on a fresh connection. And what would make the server cut one itself, a deadlock
+between two replicas, does not arise.
 """
 
 from __future__ import annotations
