@@ -377,7 +377,7 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(  # n
     """Spliced from the result's one text (given as bytes or not), or written whole by
     orjson (a float-free result, the ``fast`` extra), the frame is json's bytes; what
     orjson declines (a lone surrogate, an id past 64 bits) is spliced as text."""
-    from kestrel_mcp.stdio import _encode
+    from kestrel_mcp.stdio_io import _encode
     from kestrel_protocol.surface import ToolResult, json_text
 
     structured: dict[str, Any] = {
@@ -411,7 +411,7 @@ def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(
 ) -> None:
     """Whatever a face changed, the frame is json's bytes of the result as it now is
     (a float among the changes is json's ``1e-07``, not orjson's ``1e-7``)."""
-    from kestrel_mcp.stdio import _encode
+    from kestrel_mcp.stdio_io import _encode
     from kestrel_protocol.surface import ToolResult
 
     result = ToolResult({"ok": True, "n": 1}, float_free=float_free)

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 from kestrel_mcp import create_kestrel_mcp_server, serve_stdio
-from kestrel_mcp.stdio import _READ_AHEAD, _YIELD_SECONDS, _Reader
+from kestrel_mcp.stdio_io import _READ_AHEAD, _YIELD_SECONDS, Reader
 
 from tests.kestrel_mcp.test_stdio import INIT
 
@@ -37,7 +37,7 @@ async def _settle() -> None:
 
 async def test_a_client_writing_faster_than_the_server_reads_is_held_in_the_pipe() -> None:
     read_end, write_end = os.pipe()
-    reader = _Reader(read_end)
+    reader = Reader(read_end)
     try:
         assert await _first(reader, write_end) == b"chunk 0\n"
         # nobody reads: the server takes at most _READ_AHEAD chunks, the rest stays in
@@ -60,7 +60,7 @@ async def test_a_client_writing_faster_than_the_server_reads_is_held_in_the_pipe
             os.close(write_end)
 
 
-async def _first(reader: _Reader, write_end: int) -> bytes:
+async def _first(reader: Reader, write_end: int) -> bytes:
     async with anyio.create_task_group() as group:
         got: list[bytes] = []
 
@@ -75,7 +75,7 @@ async def _first(reader: _Reader, write_end: int) -> bytes:
 
 async def test_a_cancelled_read_loses_no_input() -> None:
     read_end, write_end = os.pipe()
-    reader = _Reader(read_end)
+    reader = Reader(read_end)
     try:
         with anyio.move_on_after(0.05):
             await reader.read()  # nothing comes: cancelled while waiting
@@ -129,7 +129,7 @@ async def test_input_a_spin_took_first_never_blocks_the_loop() -> None:
     input before that read runs: the queued read must then not block the loop (it did:
     the server hung with a request in flight, its timer and thread callbacks unrun)."""
     read_end, write_end = os.pipe()
-    reader = _Reader(read_end, spin=0.05)
+    reader = Reader(read_end, spin=0.05)
     valve = threading.Timer(3.0, os.write, (write_end, b"valve\n"))  # unblocks a hung read
     try:
         assert await _first(reader, write_end) == b"chunk 0\n"  # watching, polling on

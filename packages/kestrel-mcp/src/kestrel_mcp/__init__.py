@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .server import KestrelMcpServer, create_kestrel_mcp_server
-from .stdio import MAX_LINE_BYTES, serve_stdio
+from .stdio import serve_stdio
+from .stdio_io import MAX_LINE_BYTES
 
 __all__ = [
     "MAX_LINE_BYTES",
