@@ -7,7 +7,7 @@ grade runs, log messages) is answered as an SSE stream instead: those notificati
 then the response. The door keeps no ``Mcp-Session-Id`` state, so GET (a
 server-to-client SSE stream) and DELETE are ``405``. A ``2026-07-28`` request must
 also agree with its routing headers (``MCP-Protocol-Version``, ``Mcp-Method``,
-``Mcp-Name``), each present once.
+``Mcp-Name``), each present once (:mod:`.mcp_era` holds what that era asks).
 
 This module is the transport only: each request is answered by the caller's
 :class:`~kestrel_door.mcp_face.DoorMcp`, generated from the surface, which guards every
@@ -16,33 +16,25 @@ method and reaches the runtime only through the caller's ``turn.tools.call``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
 import anyio
 from kestrel_protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     PARSE_ERROR,
     McpErrorCode,
     error_response,
     readable_id,
 )
 from kestrel_protocol.mcp import (
-    CLIENT_CAPABILITIES_KEY,
     HANDSHAKE_VERSIONS,
     MODERN_VERSIONS,
-    PROTOCOL_VERSION_KEY,
     SUPPORTED_VERSIONS,
-    declares_modern,
-    meta_of,
 )
 from kestrel_protocol.surface import Send
 from starlette.requests import Request
@@ -52,24 +44,12 @@ from starlette.types import Receive, Scope
 from starlette.types import Send as AsgiSend
 
 from .door import Caller, Door, json_response
+from .mcp_era import MODERN_STATUS, envelope_missing, header_mismatch, modern_envelope
 from .mcp_face import DoorMcp
 
 __all__ = ["mcp_routes"]
 
 logger = logging.getLogger(__name__)
-
-_NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_B64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=")
-_ROUTING: Final = ("mcp-protocol-version", "mcp-method", "mcp-name")
-_MODERN_STATUS: Final = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    McpErrorCode.HEADER_MISMATCH: 400,
-    McpErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-    McpErrorCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
 
 
 def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -91,71 +71,6 @@ def _accepts_sse(request: Request) -> bool:
     """Whether the client listed ``text/event-stream`` itself (a bare ``*/*`` is not
     taken as a promise to read SSE)."""
     return bool(_accepted(request) & {"text/event-stream", "text/*"})
-
-
-def _decode_header(value: str | None) -> str | None:
-    """A header value, with the ``=?base64?…?=`` form (non-ASCII values) decoded.
-
-    A malformed or non-canonical encoding decodes to ``None`` so it never matches.
-    """
-    if value is None:
-        return None
-    found = _B64_SENTINEL.fullmatch(value)
-    if found is None:
-        return value
-    payload = found.group(1)
-    try:
-        raw = base64.b64decode(payload, validate=True)
-        if base64.b64encode(raw).decode("ascii") != payload:
-            return None
-        return raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
-def _modern_envelope(message: Any) -> bool:
-    """Whether a message carries the 2026-07-28 per-request envelope."""
-    if not isinstance(message, dict) or message.get("method") == "initialize":
-        return False
-    return declares_modern(message.get("params"))
-
-
-def _envelope_missing(message: Mapping[str, Any]) -> str | None:
-    """Why a 2026-07-28 request lacks its per-request envelope, or ``None``."""
-    meta = meta_of(message.get("params"))
-    if meta is None:
-        return "params._meta must carry the protocol version and client capabilities"
-    missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
-    if missing:
-        return f"params._meta is missing {', '.join(missing)}"
-    return None
-
-
-def _header_mismatch(request: Request, message: Mapping[str, Any]) -> str | None:
-    """Why a 2026-07-28 request disagrees with its routing headers, or ``None``."""
-    for name in _ROUTING:
-        if len(request.headers.getlist(name)) > 1:
-            return f"{name} header appears more than once"
-    params = message.get("params")
-    meta = meta_of(params)
-    if (
-        meta is not None
-        and PROTOCOL_VERSION_KEY in meta
-        and meta[PROTOCOL_VERSION_KEY] != request.headers.get("mcp-protocol-version")
-    ):
-        return "mcp-protocol-version header does not match params._meta"
-    method = message.get("method")
-    if request.headers.get("mcp-method") != method:
-        return "mcp-method header does not match the request body's method"
-    key = _NAME_PARAM.get(str(method))
-    if (
-        key is not None
-        and isinstance(params, Mapping)
-        and params.get(key) is not None
-        and _decode_header(request.headers.get("mcp-name")) != params.get(key)
-    ):
-        return f"mcp-name header does not match the request body's {key!r}"
-    return None
 
 
 async def _unless_disconnected(
@@ -256,7 +171,7 @@ def _response(
         status = 403
         headers["WWW-Authenticate"] = door.insufficient_scope_header(exchange.scope_challenge)
     elif modern and "error" in answer:
-        status = _MODERN_STATUS.get(int(answer["error"].get("code", 0)), 200)
+        status = MODERN_STATUS.get(int(answer["error"].get("code", 0)), 200)
     elif (
         "error" in answer
         and answer["error"].get("code") == INVALID_REQUEST
@@ -371,14 +286,14 @@ def mcp_routes(door: Door) -> list[Route]:
                 return json_response(_error(None, INVALID_REQUEST, "batches are not accepted"), 400)
             answers = [a for a in [await exchange.dispatch(m) for m in message] if a is not None]
             return json_response(answers) if answers else Response(status_code=202)
-        if version is None and _modern_envelope(message):
+        if version is None and modern_envelope(message):
             missing_header = "a 2026-07-28 request needs its MCP-Protocol-Version header"
             return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, missing_header), 400)
         if modern and isinstance(message, dict) and "id" in message and "method" in message:
-            missing = _envelope_missing(message)
+            missing = envelope_missing(message)
             if missing is not None:
                 return json_response(_error(rid, INVALID_PARAMS, missing), 400)
-            mismatch = _header_mismatch(request, message)
+            mismatch = header_mismatch(request, message)
             if mismatch is not None:
                 return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, mismatch), 400)
         if isinstance(message, dict) and "id" in message and _accepts_sse(request):
