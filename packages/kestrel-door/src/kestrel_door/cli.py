@@ -1,15 +1,15 @@
 """``kestrel-door``: the composition root that wires the runtime in.
 
 This is the one module of the package allowed to import ``kestrel_sdk`` (through its
-barrel only, import-linter contract 4). The verbs:
-``serve``, ``token issue|list|revoke``, ``audit``, ``voucher issue``, ``approval grant``.
-Secrets (tokens, vouchers) are printed once, alone on the last line of stdout, so a
-script can take them with ``tail -n1``; nothing else ever prints them.
+barrel only, import-linter contract 4). The verbs: ``serve`` here, and from
+:mod:`kestrel_door.admin_cli` ``token issue|list|revoke``, ``keys list|rotate``,
+``audit``, ``voucher issue``, ``approval grant``. Secrets (tokens, vouchers) are printed
+once, alone on the last line of stdout, so a script can take them with ``tail -n1``;
+nothing else ever prints them.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import sys
@@ -19,11 +19,18 @@ import click
 import kestrel_sdk
 import uvicorn
 from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.exits import cli_error_line, exit_code_for
 from kestrel_protocol.settings import KestrelSettings
-from kestrel_protocol.store import DoorRecords
-from kestrel_protocol.surface import ALL_SCOPES
 
+from .admin_cli import (
+    DoorProcess,
+    approval_group,
+    audit,
+    door_settings,
+    door_store,
+    keys_group,
+    token_group,
+    voucher_group,
+)
 from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
 from .attest import Attestor
@@ -31,7 +38,6 @@ from .audit import AuditLog
 from .config import DEFAULT_MAX_BODY, DoorConfig
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
-from .stores import open_door_store
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
 
@@ -40,29 +46,6 @@ __all__ = ["door_group", "main"]
 logger = logging.getLogger("kestrel_door")
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
-
-
-def _settings(ctx: click.Context) -> KestrelSettings:
-    settings: KestrelSettings = ctx.ensure_object(_Process).settings
-    return settings
-
-
-def _store(ctx: click.Context) -> DoorRecords:
-    """The door's records in the store the settings name (opened once per process)."""
-    process = ctx.ensure_object(_Process)
-    if process.store is None:
-        process.store = open_door_store(process.settings.store, process.settings.home)
-        ctx.call_on_close(process.store.close)
-    return process.store
-
-
-class _Process:
-    """What the ``kestrel-door`` process is built from: its settings, and the door store
-    opened on first use (every verb but ``serve`` needs only the store)."""
-
-    def __init__(self, settings: KestrelSettings | None = None) -> None:
-        self.settings = settings if settings is not None else KestrelSettings.resolve()
-        self.store: DoorRecords | None = None
 
 
 @click.group(
@@ -87,7 +70,7 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
         settings = KestrelSettings.resolve(home=home, store=store)
     else:
         settings = inherited.with_flags(home=home, store=store)
-    ctx.obj = _Process(settings)
+    ctx.obj = DoorProcess(settings)
 
 
 @door_group.command("serve")
@@ -156,8 +139,8 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     any replica serves any session. Turn credentials stay in the process that made them.
     """
 
-    store = _store(ctx)
-    home = _settings(ctx).home
+    store = door_store(ctx)
+    home = door_settings(ctx).home
     shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
     base_url = public_url or f"http://{shown_host}:{port}"
     hosts: tuple[str, ...] = ("127.0.0.1:*", "localhost:*", "[::1]:*")
@@ -179,7 +162,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         home=home,
         gate=gate,
         sealed=seal,
-        store=_settings(ctx).store,
+        store=door_settings(ctx).store,
         max_live_sessions=max_live_sessions,
         max_open_orders=max_open_orders,
     )
@@ -262,139 +245,8 @@ def _listen(host: str, port: int) -> socket.socket:
     return listening
 
 
-@door_group.group("token")
-def token_group() -> None:
-    """Issued API tokens (only their hash is stored)."""
-
-
-@token_group.command("issue")
-@click.option("--principal", required=True)
-@click.option(
-    "--scope",
-    "scopes",
-    multiple=True,
-    required=True,
-    help=f"Repeatable; one of {', '.join(ALL_SCOPES)} (or several, space-separated).",
-)
-@click.option("--label", default=None)
-@click.argument("more_scopes", nargs=-1)
-@click.pass_context
-def token_issue(
-    ctx: click.Context,
-    principal: str,
-    scopes: tuple[str, ...],
-    label: str | None,
-    more_scopes: tuple[str, ...],
-) -> None:
-    """Mint a token; it is printed once, alone on the last line.
-
-    ``--scope kestrel:read kestrel:trade`` works too: the scopes after the first are
-    taken as further arguments.
-    """
-    flat = [s for item in (*scopes, *more_scopes) for s in item.split()]
-    try:
-        row, token = IssuedTokens(_store(ctx)).issue(principal, flat, label)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    click.echo(f"issued {row.id} for {row.principal} ({' '.join(row.scopes)}); shown once:")
-    click.echo(token)
-
-
-@token_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
-@click.pass_context
-def token_list(ctx: click.Context, as_json: bool) -> None:
-    """The issued tokens (id, principal, scopes, label, live or revoked); never a token."""
-    rows = IssuedTokens(_store(ctx)).list()
-    if as_json:
-        click.echo(json.dumps([r.to_json() for r in rows], indent=2))
-        return
-    for r in rows:
-        state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
-        click.echo(f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}")
-
-
-@token_group.command("revoke")
-@click.argument("token_id")
-@click.pass_context
-def token_revoke(ctx: click.Context, token_id: str) -> None:
-    """Revoke the token TOKEN_ID (tk_…, from `token list`): every replica refuses it from
-    its next request."""
-    if not IssuedTokens(_store(ctx)).revoke(token_id):
-        click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
-        ctx.exit(int(exit_code_for("INVALID_INPUT")))
-    click.echo(f"revoked {token_id}")
-
-
-@door_group.group("keys")
-def keys_group() -> None:
-    """The Ed25519 keys the door signs grades with (published as a JWKS)."""
-
-
-@keys_group.command("list")
-@click.pass_context
-def keys_list(ctx: click.Context) -> None:
-    """Print the published JWKS (every key, oldest first; the newest signs)."""
-    click.echo(json.dumps(DoorKeys(_store(ctx)).jwks(), indent=2))
-
-
-@keys_group.command("rotate")
-@click.pass_context
-def keys_rotate(ctx: click.Context) -> None:
-    """Add a key that signs from now on; older keys stay published for verification."""
-    keys = DoorKeys(_store(ctx))
-    keys.jwks()  # the first key exists before the new one (made on first use)
-    click.echo(f"signing with {keys.rotate()}; older keys stay published")
-
-
-@door_group.command("audit")
-@click.option("--principal", default=None)
-@click.option("--limit", default=50, show_default=True, type=int)
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-def audit(ctx: click.Context, principal: str | None, limit: int, as_json: bool) -> None:
-    """The newest audit rows (time, principal, venue, tool, argument digest, outcome)."""
-    rows = AuditLog(_store(ctx)).rows(principal, limit)
-    if as_json:
-        click.echo(json.dumps([r.to_json() for r in rows], indent=2))
-        return
-    for r in rows:
-        click.echo(f"{r.time}  {r.principal}  {r.venue}  {r.tool}  {r.digest[:19]}  {r.outcome}")
-
-
-@door_group.group("voucher")
-def voucher_group() -> None:
-    """Operator-signed vouchers that pay for a gated open."""
-
-
-@voucher_group.command("issue")
-@click.option(
-    "--ttl", default=86_400, show_default=True, type=int, help="Seconds until it expires."
-)
-@click.option("--principal", default=None, help="Bind the voucher to one principal.")
-@click.pass_context
-def voucher_issue(ctx: click.Context, ttl: int, principal: str | None) -> None:
-    """Print a single-use voucher, alone on the last line."""
-    voucher = VoucherSigner(load_voucher_key(_settings(ctx).home)).issue(
-        ttl_s=ttl, principal=principal
-    )
-    click.echo(f"voucher valid for {ttl}s{f' for {principal}' if principal else ''}; shown once:")
-    click.echo(voucher)
-
-
-@door_group.group("approval")
-def approval_group() -> None:
-    """Resolve APPROVAL_REQUIRED refusals."""
-
-
-@approval_group.command("grant")
-@click.option("--principal", required=True)
-@click.option("--tool", required=True)
-@click.pass_context
-def approval_grant(ctx: click.Context, principal: str, tool: str) -> None:
-    """Allow the principal's next call of the tool (one shot)."""
-    RequireApproval(_store(ctx), frozenset({tool})).grant(principal, tool)
-    click.echo(f"approved the next {tool} by {principal}")
+for _command in (token_group, keys_group, audit, voucher_group, approval_group):
+    door_group.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:

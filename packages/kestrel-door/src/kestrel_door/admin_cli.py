@@ -1,0 +1,193 @@
+"""``kestrel-door``'s administration verbs: tokens, signing keys, audit, vouchers, approvals.
+
+Each verb works on the door's records in the store the settings name (or, for a voucher,
+the home's voucher key) and never on the runtime, so none of them needs ``kestrel_sdk``:
+the composition root (:mod:`kestrel_door.cli`) adds them to its group. Secrets (tokens,
+vouchers) are printed once, alone on the last line of stdout.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+from kestrel_protocol.exits import cli_error_line, exit_code_for
+from kestrel_protocol.settings import KestrelSettings
+from kestrel_protocol.store import DoorRecords
+from kestrel_protocol.surface import ALL_SCOPES
+
+from .approval import RequireApproval
+from .audit import AuditLog
+from .keys import DoorKeys
+from .stores import open_door_store
+from .tokens import IssuedTokens
+from .vouchers import VoucherSigner, load_voucher_key
+
+__all__ = [
+    "DoorProcess",
+    "approval_group",
+    "audit",
+    "door_settings",
+    "door_store",
+    "keys_group",
+    "token_group",
+    "voucher_group",
+]
+
+
+def door_settings(ctx: click.Context) -> KestrelSettings:
+    settings: KestrelSettings = ctx.ensure_object(DoorProcess).settings
+    return settings
+
+
+def door_store(ctx: click.Context) -> DoorRecords:
+    """The door's records in the store the settings name (opened once per process)."""
+    process = ctx.ensure_object(DoorProcess)
+    if process.store is None:
+        process.store = open_door_store(process.settings.store, process.settings.home)
+        ctx.call_on_close(process.store.close)
+    return process.store
+
+
+class DoorProcess:
+    """What the ``kestrel-door`` process is built from: its settings, and the door store
+    opened on first use (every verb but ``serve`` needs only the store)."""
+
+    def __init__(self, settings: KestrelSettings | None = None) -> None:
+        self.settings = settings if settings is not None else KestrelSettings.resolve()
+        self.store: DoorRecords | None = None
+
+
+@click.group("token")
+def token_group() -> None:
+    """Issued API tokens (only their hash is stored)."""
+
+
+@token_group.command("issue")
+@click.option("--principal", required=True)
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    required=True,
+    help=f"Repeatable; one of {', '.join(ALL_SCOPES)} (or several, space-separated).",
+)
+@click.option("--label", default=None)
+@click.argument("more_scopes", nargs=-1)
+@click.pass_context
+def token_issue(
+    ctx: click.Context,
+    principal: str,
+    scopes: tuple[str, ...],
+    label: str | None,
+    more_scopes: tuple[str, ...],
+) -> None:
+    """Mint a token; it is printed once, alone on the last line.
+
+    ``--scope kestrel:read kestrel:trade`` works too: the scopes after the first are
+    taken as further arguments.
+    """
+    flat = [s for item in (*scopes, *more_scopes) for s in item.split()]
+    try:
+        row, token = IssuedTokens(door_store(ctx)).issue(principal, flat, label)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"issued {row.id} for {row.principal} ({' '.join(row.scopes)}); shown once:")
+    click.echo(token)
+
+
+@token_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
+@click.pass_context
+def token_list(ctx: click.Context, as_json: bool) -> None:
+    """The issued tokens (id, principal, scopes, label, live or revoked); never a token."""
+    rows = IssuedTokens(door_store(ctx)).list()
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in rows], indent=2))
+        return
+    for r in rows:
+        state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
+        click.echo(f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}")
+
+
+@token_group.command("revoke")
+@click.argument("token_id")
+@click.pass_context
+def token_revoke(ctx: click.Context, token_id: str) -> None:
+    """Revoke the token TOKEN_ID (tk_…, from `token list`): every replica refuses it from
+    its next request."""
+    if not IssuedTokens(door_store(ctx)).revoke(token_id):
+        click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
+        ctx.exit(int(exit_code_for("INVALID_INPUT")))
+    click.echo(f"revoked {token_id}")
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """The Ed25519 keys the door signs grades with (published as a JWKS)."""
+
+
+@keys_group.command("list")
+@click.pass_context
+def keys_list(ctx: click.Context) -> None:
+    """Print the published JWKS (every key, oldest first; the newest signs)."""
+    click.echo(json.dumps(DoorKeys(door_store(ctx)).jwks(), indent=2))
+
+
+@keys_group.command("rotate")
+@click.pass_context
+def keys_rotate(ctx: click.Context) -> None:
+    """Add a key that signs from now on; older keys stay published for verification."""
+    keys = DoorKeys(door_store(ctx))
+    keys.jwks()  # the first key exists before the new one (made on first use)
+    click.echo(f"signing with {keys.rotate()}; older keys stay published")
+
+
+@click.command("audit")
+@click.option("--principal", default=None)
+@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def audit(ctx: click.Context, principal: str | None, limit: int, as_json: bool) -> None:
+    """The newest audit rows (time, principal, venue, tool, argument digest, outcome)."""
+    rows = AuditLog(door_store(ctx)).rows(principal, limit)
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in rows], indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r.time}  {r.principal}  {r.venue}  {r.tool}  {r.digest[:19]}  {r.outcome}")
+
+
+@click.group("voucher")
+def voucher_group() -> None:
+    """Operator-signed vouchers that pay for a gated open."""
+
+
+@voucher_group.command("issue")
+@click.option(
+    "--ttl", default=86_400, show_default=True, type=int, help="Seconds until it expires."
+)
+@click.option("--principal", default=None, help="Bind the voucher to one principal.")
+@click.pass_context
+def voucher_issue(ctx: click.Context, ttl: int, principal: str | None) -> None:
+    """Print a single-use voucher, alone on the last line."""
+    voucher = VoucherSigner(load_voucher_key(door_settings(ctx).home)).issue(
+        ttl_s=ttl, principal=principal
+    )
+    click.echo(f"voucher valid for {ttl}s{f' for {principal}' if principal else ''}; shown once:")
+    click.echo(voucher)
+
+
+@click.group("approval")
+def approval_group() -> None:
+    """Resolve APPROVAL_REQUIRED refusals."""
+
+
+@approval_group.command("grant")
+@click.option("--principal", required=True)
+@click.option("--tool", required=True)
+@click.pass_context
+def approval_grant(ctx: click.Context, principal: str, tool: str) -> None:
+    """Allow the principal's next call of the tool (one shot)."""
+    RequireApproval(door_store(ctx), frozenset({tool})).grant(principal, tool)
+    click.echo(f"approved the next {tool} by {principal}")
