@@ -63,7 +63,7 @@ TARGETS = {
     "engine": Target(
         tuple(
             f"{SDK}/engine/{n}.py"
-            for n in ("fill", "orders", "account", "core", "program", "grade")
+            for n in ("fill", "orders", "account", "core", "loop", "program", "grade")
         ),
         ("tests/kestrel_sdk/runtime/engine",),
         (

@@ -1,16 +1,15 @@
-"""The session state machine: clock, matching, accounting, stand-down (docs/spec.md §5).
+"""The session state machine: statements, the clock, stand-down and frames (docs/spec.md §5).
 
 Deterministic by construction: no I/O, no clock, no randomness, exact integers. The
-advance loop is event-driven: it asks each open order for the next bar at which it can
-act (a cached scan of the tape columns) and skips the bars in between in bulk, so a
-resting order costs nothing per bar and a flat, idle account costs nothing at all.
+engine applies a checked program's statements in order: it places and cancels orders
+itself and hands each ``advance`` to its :class:`.loop.BarLoop`, which matches, fills
+and marks equity bar by bar.
 """
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Final, Literal, final
+from typing import Final, Literal, final
 
 from kestrel_protocol import (
     Blotter,
@@ -27,8 +26,8 @@ from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
 from .bus import Event, EventBus
-from .fill import match_price, trigger_search
 from .frame import FrameBuilder
+from .loop import BarLoop, columns
 from .orders import Fill, LiveOrder
 from .program import Program, Programs
 from .scaled import NEVER, Terms, ratio_text
@@ -36,8 +35,6 @@ from .wire import text_root
 
 __all__ = ["Program", "SessionEngine", "Step"]
 
-if TYPE_CHECKING:
-    Columns = tuple[array[int], array[int], array[int], array[int], array[int]]
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
 
 
@@ -50,24 +47,6 @@ class Step:
     def __init__(self, frame: SessionFrame, stand_down: StandDown | None) -> None:
         self.frame: Final = frame
         self.stand_down: Final = stand_down
-
-
-def _columns(loaded: LoadedScenario, factor: int) -> dict[str, Columns]:
-    tape = loaded.tape
-    out: dict[str, Columns] = {}
-    for symbol in tape.symbols:
-        c = tape.columns[symbol]
-        if factor == 1:
-            out[symbol] = (c.open, c.high, c.low, c.close, c.volume)
-        else:
-            out[symbol] = (
-                array("q", (v * factor for v in c.open)),
-                array("q", (v * factor for v in c.high)),
-                array("q", (v * factor for v in c.low)),
-                array("q", (v * factor for v in c.close)),
-                c.volume,
-            )
-    return out
 
 
 class SessionEngine:
@@ -83,7 +62,7 @@ class SessionEngine:
         self._session_id = session_id
         self._terms = terms = Terms.of(loaded)
         self._symbols = tape.symbols
-        self._cols = _columns(loaded, terms.tape_factor)
+        self._cols = columns(loaded, terms.tape_factor)
         self._times = tape.times
         self._days = tape.days
         self._last = len(tape) - 1
@@ -92,28 +71,22 @@ class SessionEngine:
         self._seq = 0
         self._working_seq = 0
         self._account = Account(terms.cash)
-        self._peak = terms.cash
-        dd = terms.max_drawdown
-        self._dd_on = 0 < dd < 1
-        self._dd_num = dd.numerator
-        self._dd_den = dd.denominator
-        # floor(participation × volume) with the volume in units of 10**-volume_scale:
-        # volume × num // (den × 10**volume_scale), exact and a whole quantity
-        participation = terms.participation
-        self._participation = (
-            participation.numerator,
-            participation.denominator * 10**tape.volume_scale,
-        )
         self._orders: list[LiveOrder] = []
         self._open: list[LiveOrder] = []
         self._aliases: dict[str, LiveOrder] = {}
-        self._fill_count = 0
         self._stand_down: StandDown | None = None
         self._skipped = 0
-        self.series: list[int] | None = [terms.cash] if record else None
-        self.holding: bytearray | None = bytearray(1) if record else None
         self._programs = Programs(loaded)
         self._bus = EventBus()
+        self._loop = BarLoop(
+            loaded,
+            terms,
+            self._cols,
+            account=self._account,
+            open_orders=self._open,
+            bus=self._bus,
+            record=record,
+        )
         self._frames = FrameBuilder(session_id, loaded, terms, self._cols)
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
@@ -155,6 +128,16 @@ class SessionEngine:
     @property
     def fills(self) -> list[Fill]:
         return self._blotter.fills
+
+    @property
+    def series(self) -> list[int] | None:
+        """With ``record=True``: equity at bar 0 and at every processed bar (P units)."""
+        return self._loop.series
+
+    @property
+    def holding(self) -> bytearray | None:
+        """With ``record=True``: per bar of :attr:`series`, 1 where a position was held."""
+        return self._loop.holding
 
     @property
     def terms(self) -> Terms:
@@ -348,218 +331,21 @@ class SessionEngine:
             target = max(self._clock, bisect_right(self._times, st.to) - 1)
         else:
             target = min(self._clock + (st.count or 1), self._last)
-        if self._run(target):
+        self._clock, stood = self._loop.run(self._clock, target)
+        if stood:
+            self._stand_drawdown(self._clock)
             return True
         if self._clock >= self._last:
             self._stand("end-of-tape", f"the tape ended at bar {self._last} ({self._times[-1]})")
             return True
         return False
 
-    # -- the bar loop ------------------------------------------------------------------
-
-    def _next_act(self, order: LiveOrder, start: int, target: int) -> int:
-        """The first bar in ``start..target`` at which ``order`` must be processed (a
-        possible fill or its expiry), else ``target + 1``."""
-        hit = order.hit
-        if hit >= start:
-            return hit
-        expires = order.expires
-        end = target if target < expires else expires
-        scan_from = order.scanned + 1
-        scan_from = max(scan_from, start)
-        cols = self._cols[order.symbol]
-        found = trigger_search(order, cols[1], cols[2], scan_from, end)
-        if found >= 0:
-            order.hit = found
-            return found
-        order.scanned = max(order.scanned, end)
-        return expires if expires <= target else target + 1
-
-    def _run(self, target: int) -> bool:
-        """Process bars clock+1 … target; True when max drawdown stood the session down."""
-        bar = self._clock + 1
-        while bar <= target:
-            nxt = target + 1
-            for order in self._open:
-                at = self._next_act(order, bar, target)
-                if at < nxt:
-                    nxt = at
-                    if at == bar:
-                        break
-            if nxt > bar:
-                hit = self._idle(bar, nxt - 1)
-                if hit >= 0:
-                    self._clock = hit
-                    self._stand_drawdown(hit)
-                    return True
-            if nxt > target:
-                break
-            self._clock = nxt
-            if self._bar(nxt):
-                return True
-            bar = nxt + 1
-        self._clock = target
-        return False
-
-    def _drawdown_hit(self, peak: int, equity: int) -> bool:
-        return (
-            self._dd_on
-            and peak > 0
-            and equity < peak
-            and (peak - equity) * self._dd_den >= self._dd_num * peak
-        )
-
-    def _idle(self, first: int, last: int) -> int:
-        """Bars ``first..last`` where no order acts: only equity moves. Returns the bar
-        where drawdown reached ``max_drawdown``, else -1."""
-        holdings = self._account.holdings
-        series = self.series
-        count = last - first + 1
-        cash = self._account.cash
-        if not holdings:
-            self._peak = max(self._peak, cash)
-            if series is not None and self.holding is not None:
-                series.extend([cash] * count)
-                self.holding.extend(bytes(count))
-            return -1
-        peak = self._peak
-        if len(holdings) == 1:
-            ((symbol, held),) = holdings.items()
-            qty = held.qty
-            close = self._cols[symbol][3]
-            if series is None and not self._dd_on:
-                if first == last:  # one bar (``advance 1``): no window to scan
-                    best = close[first]
-                else:
-                    window = close[first : last + 1]
-                    best = max(window) if qty > 0 else min(window)
-                equity = cash + qty * best
-                if equity > peak:
-                    self._peak = equity
-                return -1
-            dd_on = self._dd_on
-            for j in range(first, last + 1):
-                equity = cash + qty * close[j]
-                if series is not None:
-                    series.append(equity)
-                if equity > peak:
-                    peak = equity
-                elif dd_on and self._drawdown_hit(peak, equity):
-                    self._peak = peak
-                    if self.holding is not None:
-                        self.holding.extend(b"\x01" * (j - first + 1))
-                    return j
-        else:
-            marks = [(held.qty, self._cols[symbol][3]) for symbol, held in holdings.items()]
-            for j in range(first, last + 1):
-                equity = cash
-                for qty, close in marks:
-                    equity += qty * close[j]
-                if series is not None:
-                    series.append(equity)
-                if equity > peak:
-                    peak = equity
-                elif self._drawdown_hit(peak, equity):
-                    self._peak = peak
-                    if self.holding is not None:
-                        self.holding.extend(b"\x01" * (j - first + 1))
-                    return j
-        self._peak = peak
-        if self.holding is not None:
-            self.holding.extend(b"\x01" * count)
-        return -1
-
-    def _bar(self, j: int) -> bool:
-        """Match every open order at bar ``j`` in id order, expire, then mark to the close.
-        True when drawdown stood the session down."""
-        terms = self._terms
-        slippage = terms.slippage
-        ticks = terms.ticks
-        cols = self._cols
-        for order in list(self._open):
-            order.hit = -1
-            order.scanned = j
-            o, h, lo, _, volume = cols[order.symbol]
-            price = match_price(
-                order, o[j], h[j], lo[j], slippage=slippage, tick=ticks[order.symbol]
-            )
-            if price is not None:
-                self._execute(order, j, price, volume[j])
-        for order in list(self._open):
-            if order.expires == j:
-                order.status = "expired"
-                order.closed_bar = j
-                order.reason = order.tif
-                self._open.remove(order)
-                self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
-        equity = self._equity(j)
-        self._peak = max(self._peak, equity)
-        if self.series is not None and self.holding is not None:
-            self.series.append(equity)
-            self.holding.append(1 if self._account.holdings else 0)
-        if self._drawdown_hit(self._peak, equity):
-            self._stand_drawdown(j)
-            return True
-        return False
-
-    def _equity(self, j: int) -> int:
-        equity = self._account.cash
-        cols = self._cols
-        for symbol, held in self._account.holdings.items():
-            equity += held.qty * cols[symbol][3][j]
-        return equity
-
-    def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
-        terms = self._terms
-        num, den = self._participation
-        cap = volume * num // den
-        qty = min(order.remaining, cap)
-        lot = terms.lots.get(order.symbol, 1)
-        qty -= qty % lot
-        if qty <= 0:
-            return
-        account = self._account
-        position = account.position(order.symbol)
-        delta = qty if order.buy else -qty
-        after = position + delta
-        notional = qty * price
-        fee = terms.fee(notional)
-        if not order.buy and after < 0 and not terms.shortable:
-            self._reject(order, j, qty, "not-shortable")
-        elif abs(after) > terms.max_position:
-            self._reject(order, j, qty, "max-position")
-        elif order.buy and account.cash < notional + fee:
-            self._reject(order, j, qty, "insufficient-cash")
-        else:
-            self._book(order, j, qty, price, fee)
-
-    def _reject(self, order: LiveOrder, j: int, qty: int, reason: str) -> None:
-        order.status = "rejected"
-        order.closed_bar = j
-        order.reason = reason
-        self._open.remove(order)
-        self._bus.publish(Event("rejected", j, order, qty, reason=reason))
-
-    def _book(self, order: LiveOrder, j: int, qty: int, price: int, fee: int) -> None:
-        self._account.apply_fill(order.symbol, qty if order.buy else -qty, price, fee)
-        order.filled += qty
-        order.notional += qty * price
-        self._fill_count += 1
-        fill = Fill(f"f{self._fill_count}", order, bar=j, qty=qty, price=price, fee=fee)
-        if order.filled >= order.qty:
-            order.status = "filled"
-            order.closed_bar = j
-            if order in self._open:
-                self._open.remove(order)
-        else:
-            order.status = "partially_filled"
-        self._bus.publish(Event("fill", j, order, qty, fill=fill))
-
     # -- standing down -----------------------------------------------------------------
 
     def _stand_drawdown(self, j: int) -> None:
-        equity = self._equity(j)
-        drawdown = ratio_text(self._peak - equity, self._peak)
+        equity = self._loop.equity(j)
+        peak = self._loop.peak
+        drawdown = ratio_text(peak - equity, peak)
         self._stand(
             "max-drawdown",
             f"drawdown {drawdown} of peak reached max_drawdown"
@@ -599,9 +385,10 @@ class SessionEngine:
             self._orders.append(order)
             self._open.append(order)
             self._bus.publish(Event("accepted", bar, order, qty, reason="stand-down"))
-            self._book(order, bar, qty, mark, terms.fee(qty * mark))
-        if self.series is not None:
-            self.series[bar] = self._equity(bar)
+            self._loop.book(order, bar, qty, mark, terms.fee(qty * mark))
+        series = self._loop.series
+        if series is not None:
+            series[bar] = self._loop.equity(bar)
         self._status = "stood-down"
         self._stand_down = StandDown(reason=reason, detail=detail)
         self._bus.publish(Event("stood-down", bar, reason=reason))
@@ -616,6 +403,6 @@ class SessionEngine:
             last=self._last,
             status=self._status,
             account=self._account,
-            peak=self._peak,
+            peak=self._loop.peak,
             open_orders=self._open,
         )
