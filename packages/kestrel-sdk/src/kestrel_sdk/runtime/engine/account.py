@@ -1,10 +1,12 @@
 """Cash, positions and P&L of one session (average-cost accounting).
 
-A position keeps its signed share count and its signed cost basis (``avg × qty``) as an
-exact fraction. A fill that grows a position adds to the basis; one that shrinks it
-realizes ``(price − avg) × closed shares`` (mirrored for shorts) and keeps the average;
-one that crosses zero closes the old side in full and opens the rest at the fill price,
-so the new side's average is that price. Fees are never folded into the average: they
+A position keeps its signed share count and its signed cost basis (``avg × qty``) exactly:
+a plain int while it is whole (fills are whole P units; only a partial close at a
+fractional average leaves a fraction), a ``Fraction`` otherwise; the realized P&L
+likewise. A fill that grows a position adds to the basis; one that shrinks it realizes
+``(price − avg) × closed shares`` (mirrored for shorts) and keeps the average; one that
+crosses zero closes the old side in full and opens the rest at the fill price, so the
+new side's average is that price. Fees are never folded into the average: they
 are their own total, so ``equity = starting cash + realized + unrealized − fees``.
 """
 
@@ -24,14 +26,23 @@ class Holding:
         self.qty = qty
         self.basis = basis
 
-    @property
-    def avg(self) -> Fraction:
-        return Fraction(self.basis) / self.qty
 
-
-def _exact(value: Fraction) -> Fraction | int:
+def _exact(value: Fraction | int) -> Fraction | int:
     """Whole values stay plain ints so the per-bar arithmetic stays integer."""
     return value.numerator if value.denominator == 1 else value
+
+
+def _quotient(num: Fraction | int, den: int) -> Fraction | int:
+    """``num / den`` exactly (``den`` ≠ 0): a plain int when whole, as :func:`_exact`.
+
+    The basis and the realized P&L are whole in P units unless a partial close leaves a
+    fraction of a unit behind, so the integer quotient is tried first and a
+    :class:`~fractions.Fraction` is made only for a remainder.
+    """
+    if isinstance(num, int):
+        whole, rest = divmod(num, den)
+        return whole if not rest else Fraction(num, den)
+    return _exact(num / den)
 
 
 class Account:
@@ -58,20 +69,21 @@ class Account:
             self.holdings[symbol] = Holding(delta, delta * price)
             return
         qty = held.qty
+        basis = held.basis
         after = qty + delta
         if (qty > 0) == (delta > 0):
             held.qty = after
-            held.basis = _exact(Fraction(held.basis) + delta * price)
+            held.basis = basis + delta * price  # a fraction plus an integer is never whole
             return
-        avg = held.avg
+        # closing shares at ``price`` realizes (price − avg) × closed × sign(qty), with
+        # avg = basis / qty: that is (price × qty − basis) × closed / |qty|
         closed = min(abs(delta), abs(qty))
-        sign = 1 if qty > 0 else -1
-        self.realized = _exact(self.realized + (price - avg) * closed * sign)
+        self.realized = _exact(self.realized + _quotient((price * qty - basis) * closed, abs(qty)))
         if after == 0:
             del self.holdings[symbol]
         elif (after > 0) == (qty > 0):
             held.qty = after
-            held.basis = _exact(avg * after)
+            held.basis = _quotient(basis * after, qty)
         else:
             held.qty = after
             held.basis = after * price
