@@ -259,10 +259,6 @@ class SessionEngine:
     # -- statements --------------------------------------------------------------------
 
     def _place(self, st: Order) -> LiveOrder:
-        terms = self._terms
-        unit = 10**terms.scale
-        limit_p = int(st.limit * unit) if st.limit is not None else 0
-        stop_p = int(st.stop * unit) if st.stop is not None else 0
         eligible = self._clock + 1
         if st.tif == "gtc":
             expires = NEVER
@@ -272,20 +268,11 @@ class SessionEngine:
             days = self._days
             expires = bisect_right(days, days[min(eligible, self._last)]) - 1
         order = LiveOrder(
-            id=f"o{len(self._orders) + 1}",
-            alias=st.alias,
+            f"o{len(self._orders) + 1}",
+            st,
+            self._terms,
             seq=self._working_seq,
-            line=st.line,
-            side=st.side,
-            qty=st.qty,
-            symbol=st.symbol,
-            type=st.type,
-            limit=terms.price(limit_p) if st.limit is not None else None,
-            stop=terms.price(stop_p) if st.stop is not None else None,
-            limit_p=limit_p,
-            stop_p=stop_p,
-            tif=st.tif,
-            submitted_bar=self._clock,
+            bar=self._clock,
             expires=expires,
         )
         self._orders.append(order)
@@ -365,10 +352,8 @@ class SessionEngine:
                 continue
             mark = self._cols[symbol][3][bar]
             qty = abs(position)
-            order = LiveOrder(
-                id=f"o{len(self._orders) + 1}",
-                alias=None,
-                seq=self._working_seq,
+            # the market order a ``sell``/``buy`` statement for the whole position places
+            statement = Order(
                 line=0,
                 side="sell" if position > 0 else "buy",
                 qty=qty,
@@ -376,12 +361,18 @@ class SessionEngine:
                 type="market",
                 limit=None,
                 stop=None,
-                limit_p=0,
-                stop_p=0,
                 tif="day",
-                submitted_bar=bar,
-                reason="stand-down",
+                alias=None,
             )
+            order = LiveOrder(
+                f"o{len(self._orders) + 1}",
+                statement,
+                terms,
+                seq=self._working_seq,
+                bar=bar,
+                expires=NEVER,
+            )
+            order.reason = "stand-down"
             self._orders.append(order)
             self._open.append(order)
             self._bus.publish(Event("accepted", bar, order, qty, reason="stand-down"))

@@ -6,7 +6,8 @@ from typing import Final, final
 
 from kestrel_protocol.objects.session import OrderStatus, OrderType, Side, Tif
 
-from .scaled import NEVER
+from ..lang.syntax import Order
+from .scaled import Terms
 
 __all__ = ["Fill", "LiveOrder"]
 
@@ -47,49 +48,37 @@ class LiveOrder:
     )
 
     def __init__(
-        self,
-        *,
-        id: str,
-        alias: str | None,
-        seq: int,
-        line: int,
-        side: Side,
-        qty: int,
-        symbol: str,
-        type: OrderType,
-        limit: str | None,
-        stop: str | None,
-        limit_p: int,
-        stop_p: int,
-        tif: Tif,
-        submitted_bar: int,
-        expires: int = NEVER,
-        reason: str | None = None,
+        self, id: str, statement: Order, terms: Terms, *, seq: int, bar: int, expires: int
     ) -> None:
+        """The order ``statement`` places, as ``id``, by submission ``seq`` at ``bar``;
+        its limit and stop in P units (and as price texts) by ``terms``; it expires after
+        bar ``expires`` (:data:`.scaled.NEVER`: good till cancelled)."""
         self.id = id
-        self.alias = alias
+        self.alias = statement.alias
         self.seq = seq
-        self.line = line
-        self.side = side
-        self.buy = side == "buy"
-        self.qty = qty
-        self.symbol = symbol
-        self.type = type
-        self.limit = limit
-        self.stop = stop
-        self.limit_p = limit_p
-        self.stop_p = stop_p
-        self.tif = tif
-        self.submitted_bar = submitted_bar
+        self.line = statement.line
+        self.side: Side = statement.side
+        self.buy = statement.side == "buy"
+        self.qty = statement.qty
+        self.symbol = statement.symbol
+        self.type: OrderType = statement.type
+        limit = statement.limit
+        stop = statement.stop
+        self.limit_p = 0 if limit is None else terms.amount(limit)
+        self.stop_p = 0 if stop is None else terms.amount(stop)
+        self.limit = None if limit is None else terms.price(self.limit_p)
+        self.stop = None if stop is None else terms.price(self.stop_p)
+        self.tif: Tif = statement.tif
+        self.submitted_bar = bar
         self.expires = expires
         self.status: OrderStatus = "new"
         self.filled = 0
         self.notional = 0
         self.closed_bar: int | None = None
-        self.reason = reason
+        self.reason: str | None = None
         self.triggered = False
         self.hit = -1
-        self.scanned = submitted_bar
+        self.scanned = bar
 
     @property
     def open(self) -> bool:

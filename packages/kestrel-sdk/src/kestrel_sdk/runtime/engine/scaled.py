@@ -143,6 +143,10 @@ class Terms:
         cents = div_round_half_even(notional * rate.numerator, rate.denominator * cent)
         return max(self.fee_minimum, int(cents * cent))
 
+    def amount(self, value: Decimal) -> int:
+        """A decimal (a limit or stop price) in P units, truncated to the scale."""
+        return int(value * 10**self.scale)
+
     def price(self, value: int) -> str:
         """A P-unit price as a decimal string with the price scale's places."""
         return scaled_text(value // 10 ** (self.scale - self.price_scale), self.price_scale)
