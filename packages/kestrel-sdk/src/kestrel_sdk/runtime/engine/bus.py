@@ -40,8 +40,8 @@ class Event:
         bar: int,
         order: LiveOrder | None = None,
         qty: int | None = None,
-        *,
         fill: Fill | None = None,
+        *,
         reason: str | None = None,
     ) -> None:
         self.type: Final = type

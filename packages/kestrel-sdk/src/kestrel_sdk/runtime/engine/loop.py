@@ -136,11 +136,10 @@ class BarLoop:
         if order.filled >= order.qty:
             order.status = "filled"
             order.closed_bar = j
-            if order in self._open:
-                self._open.remove(order)
+            self._open.remove(order)
         else:
             order.status = "partially_filled"
-        self._bus.publish(Event("fill", j, order, qty, fill=fill))
+        self._bus.publish(Event("fill", j, order, qty, fill))
 
     # -- between the bars where an order acts --------------------------------------------
 

@@ -94,6 +94,8 @@ class Terms:
     """Places shown for prices (the tape's or the finest tick's, whichever is finer)."""
     tape_factor: int
     """Multiply a tape integer by this to get P units."""
+    cent: int
+    """One cent in P units (``10**(P - 2)``)."""
     cash: int
     shortable: bool
     max_position: int
@@ -114,6 +116,7 @@ class Terms:
         price_scale = max([tape.scale] + [places(inst.tick) for inst in sc.instruments])
         scale = max(2, price_scale, places(sc.account.cash), places(sc.fees.minimum))
         unit = 10**scale
+        cent = 10 ** (scale - 2)
 
         def amount(text: str) -> int:
             return int(Decimal(text) * unit)
@@ -124,12 +127,13 @@ class Terms:
             scale=scale,
             price_scale=price_scale,
             tape_factor=10 ** (scale - tape.scale),
+            cent=cent,
             cash=amount(sc.account.cash),
             shortable=sc.account.shortable,
             max_position=sc.account.max_position,
             max_drawdown=fraction_of(sc.account.max_drawdown),
             fee_rate=fraction_of(sc.fees.bps) / 10000,
-            fee_minimum=cents * 10 ** (scale - 2),
+            fee_minimum=cents * cent,
             participation=fraction_of(sc.fill.participation),
             slippage=fraction_of(sc.fill.slippage_bps) / 10000,
             ticks={inst.symbol: amount(inst.tick) for inst in sc.instruments},
@@ -139,9 +143,9 @@ class Terms:
     def fee(self, notional: int) -> int:
         """``max(minimum, notional × bps / 10000)`` rounded to the cent, in P units."""
         rate = self.fee_rate
-        cent = 10 ** (self.scale - 2)
+        cent = self.cent
         cents = div_round_half_even(notional * rate.numerator, rate.denominator * cent)
-        return max(self.fee_minimum, int(cents * cent))
+        return max(self.fee_minimum, cents * cent)
 
     def amount(self, value: Decimal) -> int:
         """A decimal (a limit or stop price) in P units, truncated to the scale."""
