@@ -2,10 +2,11 @@
 
 Shipped tapes are committed in canonical form, so loading them costs one hash; their
 columns are parsed on first use. User scenarios are validated in full when first met (a
-malformed one is skipped with a warning, never breaking the rest); a tape validated
-before and unchanged since is listed from its remembered shape, not read (``shapes``).
-Parsed tapes live in a process-wide cache keyed by tape root, so every session on a tape
-shares one copy.
+malformed one is skipped with a warning, never breaking the rest), a block of lines at a
+time and keeping no columns, so a large tape costs a listing time, not memory; a tape
+validated before and unchanged since is listed from its remembered shape, not read
+(``shapes``). Every tape's columns are parsed on its first use, into a process-wide cache
+keyed by tape root, so every session on a tape shares one copy.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kestrel_protocol import KestrelError, RefusalCode
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
 from .objects import catalog_object, scenario_object
 from .shapes import remember_shape, remembered_shape
-from .tapes import TapeShape, parse_tape, render_tape, shape_of_canonical
+from .tapes import TapeShape, check_tape, parse_tape, render_tape, shape_of_canonical
 from .terms import ScenarioTerms, parse_terms
 
 __all__ = [
@@ -104,8 +105,7 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
         cached = _cached_tape(shape.root)
         if cached is not None:
             return cached
-        raw = _read_tape_bytes(tape_file.read_bytes, terms.tape)
-        parsed = parse_tape(raw, _tick_map(terms), terms.scale)
+        parsed = parse_tape(tape_file, _tick_map(terms), terms.scale)
         if isinstance(parsed, list) or parsed.root != shape.root or len(parsed) != shape.bars:
             detail = str(parsed[0].reason) if isinstance(parsed, list) else "not canonical"
             raise ShippedTapeError(f"the shipped tape of {terms.id} is damaged: {detail}")
@@ -211,52 +211,39 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     outside = _outside(directory, tape_path)
     if outside is not None:
         return [outside]
-    remembered = remembered_shape(tape_path, toml_bytes)
-    if remembered is not None:  # validated before, unchanged since: not read now
-        loaded = LoadedScenario(
-            scenario_object(terms, remembered),
-            directory,
-            functools.partial(_load_remembered, tape_path, terms, remembered),
-            sealed=terms.sealed,
-            max_open_orders=terms.max_open_orders,
-        )
-        return _UserScenario(loaded, terms, toml)
-    try:
-        data = _read_tape_bytes(tape_path.read_bytes, terms.tape)
-    except FileNotFoundError:
-        line = _line_of(text, "tape")
-        return [CatalogProblem(toml, line, f"tape file {terms.tape} does not exist")]
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
-        return [CatalogProblem(tape_path, None, f"cannot read the tape: {error}")]
-    parsed = parse_tape(data, _tick_map(terms), terms.scale, limit=limit)
-    if isinstance(parsed, list):
-        return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in parsed]
-    del data
-    tape = shared_tape(parsed)
-    shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
-    remember_shape(tape_path, toml_bytes, shape)
-    scenario = scenario_object(terms, shape)
+    shape = remembered_shape(tape_path, toml_bytes)
+    if shape is None:  # not validated before, or changed since: read it (columns not kept)
+        try:
+            checked = check_tape(tape_path, _tick_map(terms), terms.scale, limit=limit)
+        except FileNotFoundError:
+            line = _line_of(text, "tape")
+            return [CatalogProblem(toml, line, f"tape file {terms.tape} does not exist")]
+        except (OSError, EOFError, zlib.error) as error:
+            return [CatalogProblem(tape_path, None, f"cannot read the tape: {error}")]
+        if isinstance(checked, list):
+            return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in checked]
+        shape = checked
+        remember_shape(tape_path, toml_bytes, shape)
     loaded = LoadedScenario(
-        scenario,
+        scenario_object(terms, shape),
         directory,
-        lambda: tape,
+        functools.partial(_load_checked, tape_path, terms, shape),
         sealed=terms.sealed,
         max_open_orders=terms.max_open_orders,
     )
     return _UserScenario(loaded, terms, toml)
 
 
-def _load_remembered(path: Path, terms: ScenarioTerms, shape: TapeShape) -> Tape:
-    """A remembered tape's columns, on first use: its bytes must still be the tape the
-    shape was remembered for (else it is refused, never served)."""
+def _load_checked(path: Path, terms: ScenarioTerms, shape: TapeShape) -> Tape:
+    """A checked tape's columns, on first use: its bytes must still be the tape the
+    shape was found for (else it is refused, never served)."""
     cached = _cached_tape(shape.root)
     if cached is not None:
         return cached
     try:
-        data = _read_tape_bytes(path.read_bytes, terms.tape)
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
+        parsed = parse_tape(path, _tick_map(terms), terms.scale)
+    except (OSError, EOFError, zlib.error) as error:
         raise _changed(terms, path, f"it cannot be read ({error})") from None
-    parsed = parse_tape(data, _tick_map(terms), terms.scale)
     if isinstance(parsed, list) or parsed.root != shape.root:
         raise _changed(terms, path, "it is no longer the tape the catalog listed")
     return shared_tape(parsed)

@@ -1,11 +1,13 @@
-"""Tape CSV: validation, the canonical bytes, and compact columns.
+"""Tape CSV: reading a tape, checked, into its canonical bytes' root and compact columns.
 
-Two paths share one set of rules. The *fast path* accepts only text already in
-canonical form and checks it column-wise with C-speed builtins, so the 200,000-bar
+A tape is read as a stream, a block of lines at a time, so reading one costs its columns
+(or, for its shape alone, nothing that grows with it), never its text. Two readers share
+one set of rules (``tape_format``). The first, ``tape_columns``, accepts only text already
+in canonical form and checks it column-wise with C-speed builtins, so the 200,000-bar
 shipped tape parses well under a second. Anything else (CRLF, a BOM, ``101.5`` for
-``101.50``, a fault) takes the *slow path*, which walks the rows one by one, names the
-line of every fault, and otherwise normalises the text to canonical form, which is then
-parsed by the fast path. The tape root is the root of the canonical bytes, so two
+``101.50``, a fault) is read again by the second, ``tape_rows``, which walks the rows one
+by one, names the line of every fault, and otherwise writes the text in canonical form,
+which the first then reads. The tape root is the root of the canonical bytes, so two
 spellings of the same bars share a root.
 
 Canonical form: UTF-8, LF line ends, the header ``time,symbol,open,high,low,close,volume``,
@@ -17,80 +19,36 @@ non-negative decimals in their canonical text (:mod:`.volumes`: ``120000``,
 
 from __future__ import annotations
 
-import operator
-import re
-from array import array
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import date
-from itertools import islice, repeat
-from types import MappingProxyType
+import gzip
+import io
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from importlib.resources.abc import Traversable
 
 from kestrel_protocol import root_of_bytes
 
-from .model import SymbolColumns, Tape
-from .volumes import (
-    MAX_PLACES,
-    MAX_SCALED_DIGITS,
-    MAX_WHOLE_DIGITS,
-    canonical_volume,
-    scaled_volume,
-    tape_places,
-    volume_fault,
-    volume_scale_fault,
-)
+from .model import Tape
+from .tape_columns import CanonicalColumns
+from .tape_format import HEADER, TIME, TapeProblem, TapeShape, tick_units
+from .tape_rows import TapeRows
 
 __all__ = [
     "HEADER",
     "TapeProblem",
     "TapeShape",
+    "TapeSource",
+    "check_tape",
     "parse_tape",
     "render_tape",
     "shape_of_canonical",
 ]
 
-HEADER = "time,symbol,open,high,low,close,volume"
-_FIELDS = 7
-_TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
-_SYMBOL = re.compile(r"[A-Z][A-Z0-9.]{0,11}")
-_PRICE = re.compile(r"([0-9]+)(?:\.([0-9]+))?")
-_VOLUME = rf"(?:0|[1-9][0-9]{{0,{MAX_WHOLE_DIGITS - 1}}})(?:\.[0-9]{{0,{MAX_PLACES - 1}}}[1-9])?"
-_SCALED_LIMIT = 10**MAX_SCALED_DIGITS
-_MAX_DIGITS = 15  # keeps every scaled value far inside int64 and the JSON safe range
-_PATTERNS: dict[int, re.Pattern[str]] = {}
+TapeSource = bytes | Traversable
+"""A tape's bytes, or its file (a ``Path``, a package resource; ``.gz`` is decompressed)."""
 
-_FaultFn = Callable[[int | None, str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class TapeProblem:
-    """One fault in a tape file (``line`` is the 1-based CSV line, ``None`` when global)."""
-
-    line: int | None
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class TapeShape:
-    """What the catalog needs about a canonical tape without parsing its columns."""
-
-    bars: int
-    start: str
-    end: str
-    root: str
-
-
-def _canonical_pattern(scale: int) -> re.Pattern[str]:
-    pattern = _PATTERNS.get(scale)
-    if pattern is None:
-        price = r"(?:0|[1-9][0-9]{0,11})" + (rf"\.[0-9]{{{scale}}}" if scale else "")
-        row = (
-            r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z,[A-Z][A-Z0-9.]{0,11},"
-            rf"{price},{price},{price},{price},{_VOLUME}\n"
-        )
-        pattern = re.compile(re.escape(HEADER) + r"\n(?:" + row + ")+")
-        _PATTERNS[scale] = pattern
-    return pattern
+_Read = Callable[[int], bytes]
+_BLOCK = 1 << 20  # bytes read at a time
+_ROWS = 8192  # rows rendered, or normalised, at a time
 
 
 def shape_of_canonical(data: bytes, symbol_count: int) -> TapeShape | None:
@@ -113,319 +71,156 @@ def shape_of_canonical(data: bytes, symbol_count: int) -> TapeShape | None:
         end = data[last_at : last_at + 20].decode("ascii")
     except UnicodeDecodeError:
         return None
-    if not _TIME.fullmatch(start) or not _TIME.fullmatch(end):
+    if not TIME.fullmatch(start) or not TIME.fullmatch(end):
         return None
     return TapeShape(bars=rows // symbol_count, start=start, end=end, root=root_of_bytes(data))
 
 
 def parse_tape(
-    data: bytes,
-    ticks: Mapping[str, str],
-    scale: int,
-    *,
-    limit: int = 1,
+    source: TapeSource, ticks: Mapping[str, str], scale: int, *, limit: int = 1
 ) -> Tape | list[TapeProblem]:
     """The tape, or up to ``limit`` problems (each with its CSV line where known).
 
     ``ticks`` maps each instrument symbol to its tick (a decimal string); the tape must
-    hold exactly those symbols. ``scale`` is the number of decimals prices carry.
+    hold exactly those symbols. ``scale`` is the number of decimals prices carry. A file
+    that cannot be read raises what reading it raised (``OSError``, ``EOFError``,
+    ``zlib.error``).
     """
-    units = _tick_units(ticks, scale)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        return [TapeProblem(line, "not UTF-8 text")]
-    tape = _fast(text, data, units, scale)
-    if tape is not None:
+    found = _read(source, ticks, scale, limit, keep=True)
+    if isinstance(found, CanonicalColumns):
+        tape = found.tape()
+        assert tape is not None
         return tape
-    canonical = _slow(text, units, scale, max(1, limit))
-    if isinstance(canonical, list):
-        return canonical
-    encoded = canonical.encode("utf-8")
-    tape = _fast(canonical, encoded, units, scale)
-    if tape is None:  # pragma: no cover - the slow path enforces every rule of the fast one
-        return [TapeProblem(None, "internal error: normalised tape failed validation")]
-    return tape
+    return found
+
+
+def check_tape(
+    source: TapeSource, ticks: Mapping[str, str], scale: int, *, limit: int = 1
+) -> TapeShape | list[TapeProblem]:
+    """What ``parse_tape`` finds, holding no columns: the tape's shape, or its problems."""
+    found = _read(source, ticks, scale, limit, keep=False)
+    if isinstance(found, CanonicalColumns):
+        shape = found.shape()
+        assert shape is not None
+        return shape
+    return found
 
 
 def render_tape(tape: Tape) -> str:
     """The canonical CSV text of a tape (its root is ``tape.root``)."""
     price = tape.price_text
     volume = tape.volume_text
-    parts: list[str] = [HEADER, "\n"]
+    blocks: list[str] = [HEADER, "\n"]
     columns = [(symbol, tape.columns[symbol]) for symbol in tape.symbols]
-    for index, time in enumerate(tape.times):
-        for symbol, col in columns:
-            parts.append(
-                f"{time},{symbol},{price(col.open[index])},{price(col.high[index])},"
-                f"{price(col.low[index])},{price(col.close[index])},{volume(col.volume[index])}\n"
-            )
-    return "".join(parts)
+    for first in range(0, len(tape), _ROWS):
+        rows: list[str] = []
+        for index in range(first, min(first + _ROWS, len(tape))):
+            time = tape.times[index]
+            for symbol, col in columns:
+                rows.append(
+                    f"{time},{symbol},{price(col.open[index])},{price(col.high[index])},"
+                    f"{price(col.low[index])},{price(col.close[index])},"
+                    f"{volume(col.volume[index])}\n"
+                )
+        blocks.append("".join(rows))
+    return "".join(blocks)
 
 
-def _tick_units(ticks: Mapping[str, str], scale: int) -> dict[str, int]:
-    """Each tick in units of ``10**-scale`` (the grid a scaled price must divide by)."""
-    units: dict[str, int] = {}
-    for symbol, tick in ticks.items():
-        whole, _, frac = tick.partition(".")
-        frac = frac.rstrip("0")
-        units[symbol] = int(whole + frac.ljust(scale, "0")) if scale else int(whole)
-    return units
+@contextmanager
+def _opened(source: TapeSource) -> Iterator[_Read]:
+    """The ``read`` of the tape's bytes (decompressed), from the start."""
+    if isinstance(source, bytes):
+        yield io.BytesIO(source).read
+        return
+    with source.open("rb") as raw:
+        if source.name.endswith(".gz"):
+            with gzip.GzipFile(fileobj=raw) as unzipped:
+                yield unzipped.read
+        else:
+            yield raw.read
 
 
-def _valid_times(unique: Sequence[str]) -> array[int] | None:
-    """Day ordinals of each time, or ``None`` if any date or time of day is impossible."""
-    ordinals: dict[str, int] = {}
-    for day in {time[:10] for time in unique}:
+def _blocks(read: _Read) -> Iterator[bytes]:
+    """The bytes in blocks of whole lines (the last block may lack its LF)."""
+    pending = b""
+    while chunk := read(_BLOCK):
+        end = chunk.rfind(b"\n") + 1
+        if end == 0:
+            pending += chunk
+            continue
+        yield pending + chunk[:end]
+        pending = chunk[end:]
+    if pending:
+        yield pending
+
+
+class _NotText(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, str]]:
+    """Each line (numbered from 1, without its LF; none after a final LF); ``_NotText``
+    names the line of the first byte that is not UTF-8."""
+    number = 0
+    for block in blocks:
         try:
-            ordinals[day] = date.fromisoformat(day).toordinal()
-        except ValueError:
-            return None
-    for clock in {time[11:19] for time in unique}:
-        if clock[:2] > "23" or clock[3:5] > "59" or clock[6:8] > "59":
-            return None
-    return array("q", map(ordinals.__getitem__, (time[:10] for time in unique)))
+            text = block.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _NotText(number + block.count(b"\n", 0, error.start) + 1) from None
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        for line in lines:
+            number += 1
+            yield number, line
 
 
-def _fast(text: str, data: bytes, units: Mapping[str, int], scale: int) -> Tape | None:
-    """The tape if ``text`` is canonical and valid, else ``None`` (the slow path explains)."""
-    if not _canonical_pattern(scale).fullmatch(text):
-        return None
-    symbols = sorted(units)
-    width = len(symbols)
-    flat = text[len(HEADER) + 1 : -1].replace("\n", ",").split(",")
-    rows = len(flat) // _FIELDS
-    if rows % width or flat[1::_FIELDS] != symbols * (rows // width):
-        return None
-    times = flat[0::_FIELDS]
-    unique = times[0::width]
-    if any(times[offset::width] != unique for offset in range(1, width)):
-        return None
-    if not all(map(operator.lt, unique, islice(unique, 1, None))):
-        return None
-    days = _valid_times(unique)
-    if days is None:
-        return None
+def _read(
+    source: TapeSource, ticks: Mapping[str, str], scale: int, limit: int, *, keep: bool
+) -> CanonicalColumns | list[TapeProblem]:
+    """The columns of a tape read whole, or its problems: read as canonical text first,
+    and again a row at a time when it is not (to name its faults or make it canonical)."""
+    units = tick_units(ticks, scale)
+    with _opened(source) as stream:
+        columns = CanonicalColumns(units, scale, keep=keep)
+        if all(map(columns.add, _blocks(stream))) and columns.shape() is not None:
+            return columns
+    del columns  # before the second reading makes its own
+    with _opened(source) as stream:
+        return _read_rows(_blocks(stream), units, scale, limit, keep=keep)
 
-    def prices(field: int) -> array[int]:
-        joined = ",".join(flat[field::_FIELDS])
-        return array("q", map(int, (joined.replace(".", "") if scale else joined).split(",")))
 
-    opens, highs, lows, closes = (prices(field) for field in (2, 3, 4, 5))
-    volume_texts = flat[6::_FIELDS]
-    places = 0
+def _read_rows(
+    blocks: Iterator[bytes], units: Mapping[str, int], scale: int, limit: int, *, keep: bool
+) -> CanonicalColumns | list[TapeProblem]:
+    rows = TapeRows(units, scale, limit)
+    columns: CanonicalColumns | None = CanonicalColumns(units, scale, keep=keep)
     try:
-        volumes = array("q", map(int, volume_texts))
-    except ValueError:  # a fractional volume (the pattern admits nothing else)
-        places = tape_places(volume_texts)
-        scaled = [scaled_volume(text, places) for text in volume_texts]
-        if max(scaled) >= _SCALED_LIMIT:
-            return None
-        volumes = array("q", scaled)
-    columns: dict[str, SymbolColumns] = {}
-    for offset, symbol in enumerate(symbols):
-        col = SymbolColumns(
-            open=opens[offset::width],
-            high=highs[offset::width],
-            low=lows[offset::width],
-            close=closes[offset::width],
-            volume=volumes[offset::width],
-        )
-        if min(col.low) <= 0:
-            return None
-        for side in (col.open, col.close):
-            if not all(map(operator.le, col.low, side)) or not all(
-                map(operator.ge, col.high, side)
-            ):
-                return None
-        unit = units[symbol]
-        if unit > 1 and any(
-            any(map(operator.mod, values, repeat(unit)))
-            for values in (col.open, col.high, col.low, col.close)
-        ):
-            return None
-        columns[symbol] = col
-    return Tape(
-        symbols=tuple(symbols),
-        times=tuple(unique),
-        days=days,
-        scale=scale,
-        columns=MappingProxyType(columns),
-        root=root_of_bytes(data),
-        volume_scale=places,
-    )
-
-
-def _scaled(text: str, scale: int) -> int | None:
-    """A decimal price as an integer in ``10**-scale`` units; ``None`` if it needs more."""
-    match = _PRICE.fullmatch(text)
-    if not match:
-        return None
-    whole, frac = match.group(1), (match.group(2) or "")
-    frac = frac.rstrip("0")
-    if len(frac) > scale:
-        return None
-    return int(whole + frac.ljust(scale, "0")) if scale else int(whole)
-
-
-@dataclass(slots=True)
-class _Row:
-    line: int
-    time: str
-    symbol: str
-    values: tuple[int, int, int, int] | None  # open, high, low, close; None when faulty
-    volume: str = "0"  # canonical text
-
-
-class _Faults(Exception):
-    """Raised to stop once ``limit`` problems are collected."""
-
-
-def _slow(text: str, units: Mapping[str, int], scale: int, limit: int) -> str | list[TapeProblem]:
-    problems: list[TapeProblem] = []
-
-    def fault(line: int | None, reason: str) -> None:
-        problems.append(TapeProblem(line, reason))
-        if len(problems) >= limit:
-            raise _Faults
-
-    try:
-        rows = _rows(text, units, scale, fault)
-        _structure(rows, units, fault)
-        _volume_scale(rows, fault)
-    except _Faults:
-        return problems
+        for number, line in _lines(blocks):
+            if rows.full:
+                continue  # read on: a byte that is not UTF-8 is the one problem to tell
+            rows.add(number, line)
+            if not rows.clean:
+                columns = None  # a fault: no tape comes of it
+            elif columns is not None and number % _ROWS == 0:
+                columns = _fed(columns, rows.take())
+    except _NotText as error:
+        for _ in blocks:  # read to the end: a file that cannot be read says so first
+            pass
+        return [TapeProblem(error.line, "not UTF-8 text")]
+    problems = rows.finish()
     if problems:
         return problems
-    return _canonical_text(rows, scale)
+    if columns is not None:
+        columns = _fed(columns, rows.take())
+    if columns is None or columns.shape() is None:  # pragma: no cover - tape_rows writes
+        # exactly what tape_columns reads
+        return [TapeProblem(None, "internal error: normalised tape failed validation")]
+    return columns
 
 
-def _rows(text: str, units: Mapping[str, int], scale: int, fault: _FaultFn) -> list[_Row]:
-    lines = text.removeprefix("\ufeff").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    lines = [line.removesuffix("\r") for line in lines]
-    if not lines or lines[0] != HEADER:
-        # the line found is not quoted: a file that is no tape is not echoed
-        fault(1, f"the header must be exactly {HEADER!r}")
-        return []
-    if len(lines) == 1:
-        fault(None, "the tape has no bars")
-    rows: list[_Row] = []
-    for number, line in enumerate(lines[1:], start=2):
-        row = _row(number, line, units, scale, fault)
-        if row is not None:
-            rows.append(row)
-    return rows
-
-
-def _row(
-    number: int, line: str, units: Mapping[str, int], scale: int, fault: _FaultFn
-) -> _Row | None:
-    if not line.strip():
-        fault(number, "empty line")
-        return None
-    fields = line.split(",")
-    if len(fields) != _FIELDS:
-        fault(number, f"expected {_FIELDS} fields ({HEADER}), found {len(fields)}")
-        return None
-    time, symbol, *price_texts, volume_text = fields
-    bad = False
-    stamp = _TIME.fullmatch(time)
-    if stamp is None or _valid_times([time]) is None:
-        fault(number, f"time {time!r} is not an ISO-8601 UTC time like 2024-03-01T15:30:00Z")
-        return None
-    if not _SYMBOL.fullmatch(symbol) or symbol not in units:
-        known = ", ".join(sorted(units))
-        fault(number, f"unknown symbol {symbol!r} (the instruments are {known})")
-        return None
-    unit = units[symbol]
-    values: list[int] = []
-    for name, price_text in zip(("open", "high", "low", "close"), price_texts, strict=True):
-        value = _scaled(price_text, scale)
-        if value is None and _PRICE.fullmatch(price_text):
-            fault(number, f"{name} {price_text} of {symbol} is not on its tick grid")
-            bad = True
-        elif value is None:
-            fault(number, f"{name} {price_text!r} is not a decimal price like 101.25")
-            bad = True
-        elif len(str(value)) > _MAX_DIGITS:
-            fault(number, f"{name} {price_text} is too large")
-            bad = True
-        elif value <= 0:
-            fault(number, f"{name} {price_text} must be greater than 0")
-            bad = True
-        elif value % unit:
-            tick = _unit_text(unit, scale)
-            fault(number, f"{name} {price_text} of {symbol} is not on its tick grid ({tick})")
-            bad = True
-        else:
-            values.append(value)
-    volume = canonical_volume(volume_text)
-    reason = None if volume is None else volume_fault(volume)
-    if volume is None:
-        fault(number, f"volume {volume_text!r} must be a non-negative decimal like 1200 or 0.5")
-        bad = True
-    elif reason is not None:
-        fault(number, f"volume {volume_text} {reason}")
-        bad = True
-    if bad or volume is None:
-        return _Row(number, time, symbol, None)
-    open_, high, low, close = values
-    if not (low <= open_ <= high and low <= close <= high):
-        fault(number, "prices are inconsistent: need low <= open, close <= high")
-        return _Row(number, time, symbol, None)
-    return _Row(number, time, symbol, (open_, high, low, close), volume)
-
-
-def _structure(rows: list[_Row], units: Mapping[str, int], fault: _FaultFn) -> None:
-    """Rows sorted by time, exactly one bar per instrument at every time."""
-    expected = set(units)
-    previous: str | None = None
-    index = 0
-    while index < len(rows):
-        first = rows[index]
-        group = [first]
-        index += 1
-        while index < len(rows) and rows[index].time == first.time:
-            group.append(rows[index])
-            index += 1
-        if previous is not None and first.time <= previous:
-            fault(
-                first.line,
-                f"time {first.time} is not after the previous time {previous} "
-                "(rows must be sorted by time)",
-            )
-        previous = max(previous or first.time, first.time)
-        seen: set[str] = set()
-        for row in group:
-            if row.symbol in seen:
-                fault(row.line, f"a second bar for {row.symbol} at {row.time}")
-            seen.add(row.symbol)
-        for symbol in sorted(expected - seen):
-            fault(first.line, f"no bar for {symbol} at {first.time} (every symbol needs one)")
-
-
-def _volume_scale(rows: list[_Row], fault: _FaultFn) -> None:
-    """Every volume fits the tape's scaled integers (its places are the tape's most)."""
-    places = tape_places(row.volume for row in rows)
-    for row in rows:
-        reason = volume_scale_fault(row.volume, places)
-        if reason is not None:
-            fault(row.line, f"volume {row.volume} {reason}")
-
-
-def _canonical_text(rows: list[_Row], scale: int) -> str:
-    parts = [HEADER, "\n"]
-    ordered = sorted(rows, key=lambda row: (row.time, row.symbol))
-    for row in ordered:
-        assert row.values is not None
-        prices = ",".join(_unit_text(value, scale) for value in row.values)
-        parts.append(f"{row.time},{row.symbol},{prices},{row.volume}\n")
-    return "".join(parts)
-
-
-def _unit_text(value: int, scale: int) -> str:
-    whole, frac = divmod(value, 10**scale)
-    return f"{whole}.{frac:0{scale}d}" if scale else str(whole)
+def _fed(columns: CanonicalColumns, text: str) -> CanonicalColumns | None:
+    """``columns`` after reading ``text`` (canonical rows), or ``None`` if it refused them."""
+    return columns if columns.add(text.encode("utf-8")) else None

@@ -1,0 +1,79 @@
+"""What a tape is made of: its header, its times and prices, and what a check of one says.
+
+Shared by the two readers of a tape (``tape_columns``: canonical text, column-wise;
+``tape_rows``: any text, a row at a time), so both apply one set of rules.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+__all__ = [
+    "FIELDS",
+    "HEADER",
+    "MAX_PRICE_DIGITS",
+    "TIME",
+    "TapeProblem",
+    "TapeShape",
+    "day_ordinals",
+    "tick_units",
+    "unit_text",
+]
+
+HEADER = "time,symbol,open,high,low,close,volume"
+FIELDS = 7
+TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
+MAX_PRICE_DIGITS = 15  # keeps every scaled price far inside int64 and the JSON safe range
+
+
+@dataclass(frozen=True, slots=True)
+class TapeProblem:
+    """One fault in a tape file (``line`` is the 1-based CSV line, ``None`` when global)."""
+
+    line: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TapeShape:
+    """What the catalog needs about a canonical tape without parsing its columns."""
+
+    bars: int
+    start: str
+    end: str
+    root: str
+
+
+def tick_units(ticks: Mapping[str, str], scale: int) -> dict[str, int]:
+    """Each tick in units of ``10**-scale`` (the grid a scaled price must divide by)."""
+    units: dict[str, int] = {}
+    for symbol, tick in ticks.items():
+        whole, _, frac = tick.partition(".")
+        frac = frac.rstrip("0")
+        units[symbol] = int(whole + frac.ljust(scale, "0")) if scale else int(whole)
+    return units
+
+
+def day_ordinals(times: Sequence[str]) -> array[int] | None:
+    """Day ordinals of each time (``TIME``'s form), or ``None`` if any date or time of day
+    is impossible."""
+    ordinals: dict[str, int] = {}
+    for day in {time[:10] for time in times}:
+        try:
+            ordinals[day] = date.fromisoformat(day).toordinal()
+        except ValueError:
+            return None
+    for clock in {time[11:19] for time in times}:
+        if clock[:2] > "23" or clock[3:5] > "59" or clock[6:8] > "59":
+            return None
+    return array("q", map(ordinals.__getitem__, (time[:10] for time in times)))
+
+
+def unit_text(value: int, scale: int) -> str:
+    """A non-negative scaled integer as a decimal with ``scale`` places."""
+    whole, frac = divmod(value, 10**scale)
+    return f"{whole}.{frac:0{scale}d}" if scale else str(whole)
