@@ -6,9 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -19,7 +17,7 @@ from hypothesis import strategies as st
 from kestrel_sdk.runtime.catalog.tapes import parse_tape, render_tape
 from kestrel_sdk.scenarios import ImportedScenario, ScenarioImportError, scenario_from_file
 
-MB = 1024 * 1024
+from tests.large_tapes import MB, ROOT_2M, ROWS, peak, write_bar_file
 
 
 def _problems(path: Path, tick: str | None = None) -> list[str]:
@@ -226,9 +224,6 @@ def test_prices_the_tape_cannot_hold_at_the_tick_are_named_by_row(tmp_path: Path
 
 # -- bounded memory ----------------------------------------------------------------------
 
-ROWS = 2_000_000
-# The root the importer gave this file before it streamed (main at 7b8c790: 6.3 GB peak).
-ROOT_2M = "sha256:952bcdd3b0fc5bb6cd98360aeac27c33460e00cb1703bc0cd47462a5fb1291d3"
 LIST = """
 import json, sys
 from kestrel_sdk.runtime.catalog import load_catalog
@@ -238,66 +233,16 @@ print(json.dumps([[str(p) for p in index.problems], tape.bars, tape.root]))
 """
 
 
-def _write_2m(path: Path) -> None:
-    """The file of ``benchmarks/import_large.py``: minute bars, prices as floats print."""
-    start = dt.datetime(2010, 1, 4, tzinfo=dt.UTC)
-    price = 10_000  # cents
-    with path.open("w", encoding="utf-8", newline="\n") as out:
-        out.write("timestamp,open,high,low,close,volume\n")
-        for n in range(ROWS):
-            stamp = (start + dt.timedelta(minutes=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            close = price + (n * 7919 % 21) - 10
-            high, low = max(price, close) + 5, min(price, close) - 5
-            out.write(
-                f"{stamp},{price / 100},{high / 100},{low / 100},{close / 100},{1000 + n % 97}\n"
-            )
-            price = close
-
-
-# Linux counts a child's peak RSS from its parent's size at the fork: each command runs
-# under this small launcher, which waits for it and writes its peak (ru_maxrss, KiB).
-LAUNCH = """
-import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
-_, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
-@dataclass(frozen=True)
-class _Peak:
-    output: str
-    rss: int  # bytes
-
-
-def _peak(command: list[str], env: dict[str, str], tmp_path: Path) -> _Peak:
-    """A command's output and the peak RSS of its process alone."""
-    peak = tmp_path / "peak"
-    done = subprocess.run(
-        [sys.executable, "-c", LAUNCH, str(peak), *command],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return _Peak(done.stdout, int(peak.read_text()) * 1024)
-
-
 @pytest.mark.slow
 def test_a_2_000_000_row_import_peaks_under_512_mb_and_lists_without_reading_its_tape(
     tmp_path: Path,
 ) -> None:
     source = tmp_path / "ACME.csv"
-    _write_2m(source)
+    write_bar_file(source)
     env = {**os.environ, "KESTREL_HOME": str(tmp_path / "home"), "KESTREL_CATALOG_PATH": ""}
     kestrel = str(Path(sys.executable).with_name("kestrel"))
     target = tmp_path / "catalog" / "acme"
-    imported = _peak(
+    imported = peak(
         [kestrel, "scenario", "new", "acme", "--from", str(source), "--out", str(target)],
         env,
         tmp_path,
@@ -310,7 +255,7 @@ def test_a_2_000_000_row_import_peaks_under_512_mb_and_lists_without_reading_its
             digest.update(chunk)
     assert f"sha256:{digest.hexdigest()}" == ROOT_2M
     # listing takes the scenario's shape as the import remembered it: the tape is not read
-    listed = _peak(
+    listed = peak(
         [sys.executable, "-c", LIST], {**env, "KESTREL_CATALOG_PATH": str(target.parent)}, tmp_path
     )
     assert listed.output.strip() == f'[[], {ROWS}, "{ROOT_2M}"]'

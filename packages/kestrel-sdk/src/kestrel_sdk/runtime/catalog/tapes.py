@@ -47,7 +47,7 @@ TapeSource = bytes | Traversable
 """A tape's bytes, or its file (a ``Path``, a package resource; ``.gz`` is decompressed)."""
 
 _Read = Callable[[int], bytes]
-_BLOCK = 1 << 20  # bytes read at a time
+_BLOCK = 1 << 16  # bytes read at a time
 _ROWS = 8192  # rows rendered, or normalised, at a time
 
 
