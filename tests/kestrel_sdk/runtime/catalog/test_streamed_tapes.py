@@ -182,10 +182,11 @@ def test_a_tape_listed_under_a_fresh_home_is_checked_again_and_remembered_there(
 def test_a_tape_changed_after_its_listing_is_refused_at_first_use_not_served(
     tmp_path: Path, make_scenario: MakeScenario, good_tape: str
 ) -> None:
-    directory = make_scenario(tmp_path, "foo-daily")
+    listed = good_tape.replace(",800", ",8061")  # bars no other test has (none in memory)
+    directory = make_scenario(tmp_path, "foo-daily", tape=listed)
     loaded = load_catalog([tmp_path]).get("foo-daily")
     assert loaded is not None
-    (directory / "tape.csv").write_text(good_tape.replace("10.20,1000", "10.30,1000"), "utf-8")
+    (directory / "tape.csv").write_text(listed.replace("10.20,1000", "10.30,1000"), "utf-8")
     with pytest.raises(KestrelError, match="the tape of scenario foo-daily changed"):
         loaded.tape  # noqa: B018 - its first use
 

@@ -142,16 +142,15 @@ def _opened(source: TapeSource) -> Iterator[_Read]:
 
 def _blocks(read: _Read) -> Iterator[bytes]:
     """The bytes in blocks of whole lines (the last block may lack its LF)."""
-    pending = b""
+    pending: list[bytes] = []  # a line begun, not ended yet
     while chunk := read(_BLOCK):
         end = chunk.rfind(b"\n") + 1
-        if end == 0:
-            pending += chunk
-            continue
-        yield pending + chunk[:end]
-        pending = chunk[end:]
-    if pending:
-        yield pending
+        if end:
+            yield b"".join([*pending, chunk[:end]])
+            pending.clear()
+        pending.append(chunk[end:])
+    if any(pending):
+        yield b"".join(pending)
 
 
 class _NotText(Exception):
@@ -215,8 +214,8 @@ def _read_rows(
         return problems
     if columns is not None:
         columns = _fed(columns, rows.take())
-    if columns is None or columns.shape() is None:  # pragma: no cover - tape_rows writes
-        # exactly what tape_columns reads
+    if columns is None or columns.shape() is None:  # pragma: no cover
+        # tape_rows writes exactly what tape_columns reads
         return [TapeProblem(None, "internal error: normalised tape failed validation")]
     return columns
 
