@@ -52,7 +52,8 @@ class CanonicalColumns:
     """Reads a canonical tape's bytes block by block (``add``), then ``tape`` or ``shape``.
 
     ``keep=False`` checks every bar but keeps no columns (a listing needs the shape only).
-    Blocks are the tape's bytes in order, cut anywhere between lines.
+    Blocks are the tape's bytes in order, cut anywhere between lines (the first holds the
+    header line whole).
     """
 
     def __init__(self, units: Mapping[str, int], scale: int, *, keep: bool) -> None:
@@ -83,9 +84,6 @@ class CanonicalColumns:
         except UnicodeDecodeError:
             return False
         if not self._started:
-            if len(text) < len(_HEAD) and _HEAD.startswith(text):
-                self._carry = text  # the header is not all here yet
-                return True
             if not text.startswith(_HEAD):
                 return False
             self._started = True
