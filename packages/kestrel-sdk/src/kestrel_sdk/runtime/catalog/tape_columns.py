@@ -22,7 +22,7 @@ from types import MappingProxyType
 from kestrel_protocol import RootOfBytes
 
 from .model import SymbolColumns, Tape
-from .tape_format import FIELDS, HEADER, TapeShape, day_ordinals
+from .tape_format import FIELDS, HEADER, TIME_FORM, TapeShape, day_ordinals
 from .volumes import MAX_PLACES, MAX_SCALED_DIGITS, MAX_WHOLE_DIGITS, scaled_volume, tape_places
 
 __all__ = ["CanonicalColumns"]
@@ -40,7 +40,7 @@ def _rows_pattern(scale: int) -> re.Pattern[str]:
     if pattern is None:
         price = r"(?:0|[1-9][0-9]{0,11})" + (rf"\.[0-9]{{{scale}}}" if scale else "")
         row = (
-            r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z,[A-Z][A-Z0-9.]{0,11},"
+            rf"{TIME_FORM},[A-Z][A-Z0-9.]{{0,11}},"
             rf"{price},{price},{price},{price},{_VOLUME}\n"
         )
         pattern = re.compile(r"(?:" + row + ")+")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -17,6 +18,7 @@ __all__ = [
     "HEADER",
     "MAX_PRICE_DIGITS",
     "TIME",
+    "TIME_FORM",
     "TapeProblem",
     "TapeShape",
     "day_ordinals",
@@ -26,7 +28,9 @@ __all__ = [
 
 HEADER = "time,symbol,open,high,low,close,volume"
 FIELDS = 7
-TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
+TIME_FORM = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z"
+"""A time as a tape writes it: ISO-8601 UTC to the second (its date checked apart)."""
+TIME = re.compile(TIME_FORM)
 MAX_PRICE_DIGITS = 15  # keeps every scaled price far inside int64 and the JSON safe range
 
 
@@ -59,18 +63,20 @@ def tick_units(ticks: Mapping[str, str], scale: int) -> dict[str, int]:
 
 
 def day_ordinals(times: Sequence[str]) -> array[int] | None:
-    """Day ordinals of each time (``TIME``'s form), or ``None`` if any date or time of day
-    is impossible."""
-    ordinals: dict[str, int] = {}
-    for day in {time[:10] for time in times}:
+    """The day ordinal of each of ``times`` (in ``TIME``'s form, ascending), or ``None`` if
+    a date is impossible (the form already rules out an impossible time of day)."""
+    found = array("q")
+    start = 0
+    while start < len(times):
+        day = times[start][:10]
+        end = bisect_left(times, day + "U", start)  # "T" < "U": past the day's last time
         try:
-            ordinals[day] = date.fromisoformat(day).toordinal()
+            ordinal = date.fromisoformat(day).toordinal()
         except ValueError:
             return None
-    for clock in {time[11:19] for time in times}:
-        if clock[:2] > "23" or clock[3:5] > "59" or clock[6:8] > "59":
-            return None
-    return array("q", map(ordinals.__getitem__, (time[:10] for time in times)))
+        found += array("q", [ordinal]) * (end - start)
+        start = end
+    return found
 
 
 def unit_text(value: int, scale: int) -> str:
