@@ -164,16 +164,20 @@ def test_a_tape_listed_under_a_fresh_home_is_checked_again_and_remembered_there(
     directory = make_scenario(tmp_path / "catalog", "copied", tape=text)
     tape, toml = directory / "tape.csv", (directory / "scenario.toml").read_bytes()
     shape = TapeShape(BARS, _minute(0), _minute(BARS - 1), root_of_bytes(text.encode()))
+    found = []
     for home in ("first", "second"):
         monkeypatch.setenv("KESTREL_HOME", str(tmp_path / home))
         assert remembered_shape(tape, toml) is None
         index = load_catalog([tmp_path / "catalog"])
         assert index.problems == []
-        loaded = index.get("copied")
+        found.append(index.get("copied"))
+        assert remembered_shape(tape, toml) == shape
+    for loaded in found:
         assert loaded is not None
         listed = loaded.scenario.tape
         assert TapeShape(listed.bars, listed.start, listed.end, listed.root) == shape
-        assert remembered_shape(tape, toml) == shape
+    loaded = found[-1]
+    assert loaded is not None
     assert loaded.tape.root == shape.root
     assert loaded.tape.times[-1] == shape.end
     assert loaded.tape.columns["FOO"].close[-1] == 10_000 + (BARS - 1) % 500
