@@ -14,7 +14,6 @@ its follow-up): a later listing under 0.5 s; a first listing or load in bounded 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import shutil
@@ -24,7 +23,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-BARS = 2_000_000
+HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parents[1]))  # the tests' 2,000,000-bar tape, said once there
+
+from tests.large_tapes import ROWS, SCENARIO_TOML, write_canonical_tape  # noqa: E402
+
+BARS = ROWS
 RUNS = 5
 LIST = """
 import json, resource, time
@@ -42,49 +46,12 @@ print(json.dumps({{
     "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
 }}))
 """
-TOML = """id = "big"
-title = "2,000,000 minute bars"
-tape = "tape.csv"
-interval = "1m"
-bars_per_year = 98280
-
-[account]
-cash = "100000.00"
-shortable = false
-max_position = 100000
-max_drawdown = "1.0"
-
-[fees]
-bps = "10"
-minimum = "0.00"
-
-[fill]
-participation = "1"
-slippage_bps = "0"
-
-[[instruments]]
-symbol = "ACME"
-tick = "0.01"
-lot = 1
-"""
 
 
 def write_scenario(directory: Path) -> None:
     directory.mkdir(parents=True)
-    (directory / "scenario.toml").write_text(TOML, "utf-8")
-    start = dt.datetime(2010, 1, 4, tzinfo=dt.UTC)
-    price = 10_000  # cents
-    with (directory / "tape.csv").open("w", encoding="utf-8", newline="\n") as out:
-        out.write("time,symbol,open,high,low,close,volume\n")
-        for n in range(BARS):
-            stamp = (start + dt.timedelta(minutes=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            close = price + (n * 7919 % 21) - 10
-            high, low = max(price, close) + 5, min(price, close) - 5
-            out.write(
-                f"{stamp},ACME,{price // 100}.{price % 100:02d},{high // 100}.{high % 100:02d},"
-                f"{low // 100}.{low % 100:02d},{close // 100}.{close % 100:02d},{1000 + n % 97}\n"
-            )
-            price = close
+    (directory / "scenario.toml").write_text(SCENARIO_TOML, "utf-8")
+    write_canonical_tape(directory / "tape.csv", rows=BARS)
 
 
 def listing(env: dict[str, str], *, trade: bool = False) -> dict[str, float]:

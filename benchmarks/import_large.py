@@ -16,7 +16,6 @@ Run with ``uv run python benchmarks/import_large.py [--rows 2000000] [--runs 5]`
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import shutil
 import statistics
@@ -26,6 +25,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parents[1]))  # the tests' bar file, said once there
+
+from tests.large_tapes import write_bar_file  # noqa: E402
 
 KESTREL = str(Path(sys.executable).with_name("kestrel"))
 PANDAS = "import sys, pandas; pandas.read_csv(sys.argv[1])"
@@ -39,22 +43,6 @@ class Run:
     wall: float
     cpu: float
     rss_mb: float
-
-
-def write_bars(path: Path, rows: int) -> None:
-    """Minute bars of one symbol in Alpaca's lower-case layout, prices as floats print."""
-    start = dt.datetime(2010, 1, 4, tzinfo=dt.UTC)
-    price = 10_000  # cents
-    with path.open("w", encoding="utf-8", newline="\n") as out:
-        out.write("timestamp,open,high,low,close,volume\n")
-        for n in range(rows):
-            stamp = (start + dt.timedelta(minutes=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            close = price + (n * 7919 % 21) - 10
-            high, low = max(price, close) + 5, min(price, close) - 5
-            out.write(
-                f"{stamp},{price / 100},{high / 100},{low / 100},{close / 100},{1000 + n % 97}\n"
-            )
-            price = close
 
 
 def measured(command: list[str], env: dict[str, str]) -> Run:
@@ -97,7 +85,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kestrel-import-"))
     try:
         source = work / "ACME.csv"
-        write_bars(source, args.rows)
+        write_bar_file(source, args.rows)
         env = {**os.environ, "KESTREL_HOME": str(work / "home"), "KESTREL_CATALOG_PATH": ""}
         python = [sys.executable, "-c"]
         peer = measured([*python, PANDAS, str(source)], env)

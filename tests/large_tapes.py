@@ -15,7 +15,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MB", "ROOT_2M", "ROWS", "Peak", "peak", "write_bar_file", "write_canonical_tape"]
+__all__ = [
+    "MB",
+    "ROOT_2M",
+    "ROWS",
+    "SCENARIO_TOML",
+    "Peak",
+    "peak",
+    "write_bar_file",
+    "write_canonical_tape",
+]
 
 MB = 1024 * 1024
 ROWS = 2_000_000
@@ -23,11 +32,39 @@ ROWS = 2_000_000
 ROOT_2M = "sha256:952bcdd3b0fc5bb6cd98360aeac27c33460e00cb1703bc0cd47462a5fb1291d3"
 
 
-def _bars() -> Iterator[tuple[str, int, int, int, int, int]]:
-    """(time, open, high, low, close in cents, volume) of each bar."""
+SCENARIO_TOML = """id = "big"
+title = "2,000,000 minute bars"
+tape = "tape.csv"
+interval = "1m"
+bars_per_year = 98280
+
+[account]
+cash = "100000.00"
+shortable = false
+max_position = 100000
+max_drawdown = "1.0"
+
+[fees]
+bps = "10"
+minimum = "0.00"
+
+[fill]
+participation = "1"
+slippage_bps = "0"
+
+[[instruments]]
+symbol = "ACME"
+tick = "0.01"
+lot = 1
+"""
+"""The ``scenario.toml`` of a catalog directory holding the canonical tape as ``tape.csv``."""
+
+
+def _bars(rows: int) -> Iterator[tuple[str, int, int, int, int, int]]:
+    """(time, open, high, low, close in cents, volume) of the first ``rows`` bars."""
     start = dt.datetime(2010, 1, 4, tzinfo=dt.UTC)
     price = 10_000  # cents
-    for n in range(ROWS):
+    for n in range(rows):
         stamp = (start + dt.timedelta(minutes=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
         close = price + (n * 7919 % 21) - 10
         high, low = max(price, close) + 5, min(price, close) - 5
@@ -35,15 +72,15 @@ def _bars() -> Iterator[tuple[str, int, int, int, int, int]]:
         price = close
 
 
-def write_bar_file(path: Path) -> None:
+def write_bar_file(path: Path, rows: int = ROWS) -> None:
     """The bars as a file to import: prices as Python prints floats (``100.0``)."""
     with path.open("w", encoding="utf-8", newline="\n") as out:
         out.write("timestamp,open,high,low,close,volume\n")
-        for stamp, open_, high, low, close, volume in _bars():
+        for stamp, open_, high, low, close, volume in _bars(rows):
             out.write(f"{stamp},{open_ / 100},{high / 100},{low / 100},{close / 100},{volume}\n")
 
 
-def write_canonical_tape(path: Path, symbol: str = "ACME") -> None:
+def write_canonical_tape(path: Path, symbol: str = "ACME", rows: int = ROWS) -> None:
     """The bars as the canonical tape of ``symbol`` (tick 0.01), as the importer writes it."""
 
     def cents(value: int) -> str:
@@ -51,7 +88,7 @@ def write_canonical_tape(path: Path, symbol: str = "ACME") -> None:
 
     with path.open("w", encoding="utf-8", newline="\n") as out:
         out.write("time,symbol,open,high,low,close,volume\n")
-        for stamp, open_, high, low, close, volume in _bars():
+        for stamp, open_, high, low, close, volume in _bars(rows):
             prices = ",".join(map(cents, (open_, high, low, close)))
             out.write(f"{stamp},{symbol},{prices},{volume}\n")
 

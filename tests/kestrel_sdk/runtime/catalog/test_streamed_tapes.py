@@ -17,7 +17,7 @@ from kestrel_sdk.runtime.catalog.shapes import remembered_shape
 from kestrel_sdk.runtime.catalog.tapes import TapeShape, check_tape, parse_tape
 
 from tests.kestrel_sdk.runtime.catalog.test_tapes import MALFORMED
-from tests.large_tapes import MB, ROOT_2M, ROWS, peak, write_canonical_tape
+from tests.large_tapes import MB, ROOT_2M, ROWS, SCENARIO_TOML, peak, write_canonical_tape
 
 MakeScenario = Callable[..., Path]
 HEAD = "time,symbol,open,high,low,close,volume\n"
@@ -197,31 +197,6 @@ def test_a_tape_changed_after_its_listing_is_refused_at_first_use_not_served(
 
 # -- bounded memory ----------------------------------------------------------------------
 
-TOML = """id = "big"
-title = "2,000,000 minute bars"
-tape = "tape.csv"
-interval = "1m"
-bars_per_year = 98280
-
-[account]
-cash = "100000.00"
-shortable = false
-max_position = 100000
-max_drawdown = "1.0"
-
-[fees]
-bps = "10"
-minimum = "0.00"
-
-[fill]
-participation = "1"
-slippage_bps = "0"
-
-[[instruments]]
-symbol = "ACME"
-tick = "0.01"
-lot = 1
-"""
 LIST = """
 import json, sys
 from kestrel_sdk.runtime.catalog import load_catalog
@@ -242,7 +217,7 @@ def test_a_2_000_000_bar_tape_copied_into_a_catalog_is_checked_and_loaded_under_
 ) -> None:
     directory = tmp_path / "catalog" / "big"
     directory.mkdir(parents=True)
-    (directory / "scenario.toml").write_text(TOML, "utf-8")
+    (directory / "scenario.toml").write_text(SCENARIO_TOML, "utf-8")
     tape = directory / "tape.csv"
     write_canonical_tape(tape)  # as `kestrel scenario new` writes it, copied in
     size = tape.stat().st_size
