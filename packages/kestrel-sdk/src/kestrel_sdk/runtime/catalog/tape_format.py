@@ -22,6 +22,7 @@ __all__ = [
     "TapeProblem",
     "TapeShape",
     "day_ordinals",
+    "decimal_units",
     "tick_units",
     "unit_text",
 ]
@@ -52,14 +53,17 @@ class TapeShape:
     root: str
 
 
+def decimal_units(text: str, scale: int) -> int:
+    """A non-negative decimal of at most ``scale`` places (trailing zeros aside) as an
+    integer in units of ``10**-scale``: what :func:`unit_text` writes, read back."""
+    whole, _, frac = text.partition(".")
+    frac = frac.rstrip("0")
+    return int(whole + frac.ljust(scale, "0")) if scale else int(whole)
+
+
 def tick_units(ticks: Mapping[str, str], scale: int) -> dict[str, int]:
     """Each tick in units of ``10**-scale`` (the grid a scaled price must divide by)."""
-    units: dict[str, int] = {}
-    for symbol, tick in ticks.items():
-        whole, _, frac = tick.partition(".")
-        frac = frac.rstrip("0")
-        units[symbol] = int(whole + frac.ljust(scale, "0")) if scale else int(whole)
-    return units
+    return {symbol: decimal_units(tick, scale) for symbol, tick in ticks.items()}
 
 
 def day_ordinals(times: Sequence[str]) -> array[int] | None:

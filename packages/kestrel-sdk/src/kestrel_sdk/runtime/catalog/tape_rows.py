@@ -23,6 +23,7 @@ from .tape_format import (
     TIME,
     TapeProblem,
     day_ordinals,
+    decimal_units,
     unit_text,
 )
 from .volumes import (
@@ -247,10 +248,6 @@ class TapeRows:
 def _scaled(text: str, scale: int) -> int | None:
     """A decimal price as an integer in ``10**-scale`` units; ``None`` if it needs more."""
     match = _PRICE.fullmatch(text)
-    if not match:
+    if not match or len((match.group(2) or "").rstrip("0")) > scale:
         return None
-    whole, frac = match.group(1), (match.group(2) or "")
-    frac = frac.rstrip("0")
-    if len(frac) > scale:
-        return None
-    return int(whole + frac.ljust(scale, "0")) if scale else int(whole)
+    return decimal_units(text, scale)

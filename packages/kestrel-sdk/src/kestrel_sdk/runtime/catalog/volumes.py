@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .tape_format import decimal_units
+
 __all__ = [
     "MAX_PLACES",
     "MAX_SCALED_DIGITS",
@@ -91,8 +93,7 @@ def tape_places(canonicals: Iterable[str]) -> int:
 
 def scaled_volume(canonical: str, places: int) -> int:
     """A canonical volume as an integer in units of ``10**-places``."""
-    whole, _, frac = canonical.partition(".")
-    return int(whole + frac.ljust(places, "0")) if places else int(whole)
+    return decimal_units(canonical, places)
 
 
 def volume_text(value: int, places: int) -> str:

@@ -2,7 +2,7 @@
 
 A frame is rebuilt on every step, and the service hashes every one, so this module is
 the engine's hot path. Each part is produced once, from exact integers, in two forms at
-the same time: the pydantic model an agent reads (built with :func:`construct`, since
+the same time: the pydantic model an agent reads (built by :func:`~.wire.builder`'s validator, since
 every member already has its wire form) and its canonical JSON text (keys written in
 sorted order). The frame's root is then the sha256 of that text, with no model dump and
 no generic encoder. Parts that did not change since the previous frame (the scenario
