@@ -83,9 +83,10 @@ class Horizons:
             self.shown(row.principal, row.scenario_id, after, _reached(row.id, after))
 
     def _clock(self, principal: str, sid: str) -> int:
-        """The clock bar session ``sid`` has reached (open or closed)."""
-        live = self._sessions.get(principal, sid)
-        with live.lock:
+        """The clock bar session ``sid`` has reached (open or closed) in the store: a
+        copy this process holds is first brought up to the session's journal head (or
+        rebuilt, when another process closed it), never trusted as it is."""
+        with self._sessions.locked(principal, sid) as live:
             engine = live.engine
             if engine is not None:
                 return engine.clock
