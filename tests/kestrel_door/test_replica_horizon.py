@@ -55,8 +55,7 @@ def test_a_scout_cached_by_one_replica_and_run_on_another_fails_the_trader(
     check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
     assert not check.passed
     assert check.detail.startswith(
-        f"session {scout} of the same principal had reached bar {END} before submission 1 "
-        "at bar 0"
+        f"session {scout} of the same principal had reached bar {END} before submission 1 at bar 0"
     )
     assert not grade.passed
     predicate = _statement(proof)["predicate"]

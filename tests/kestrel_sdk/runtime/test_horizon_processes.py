@@ -92,9 +92,9 @@ def test_a_scout_run_and_closed_by_another_os_process_is_seen_by_the_one_that_ca
     program = tmp_path / "scout.kes"
     program.write_text(f"advance {END}\n")
     kestrel = [sys.executable, "-c", "from kestrel_sdk.cli import main; main()"]
+    scouting = ["run", str(program), "--scenario", SCENARIO, "--label", "scout", "--json"]
     run = subprocess.run(
-        [*kestrel, "--home", str(home), "run", str(program), "--scenario", SCENARIO]
-        + ["--label", "scout", "--json"],
+        [*kestrel, "--home", str(home), *scouting],
         capture_output=True,
         text=True,
         timeout=300,
@@ -167,7 +167,7 @@ def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sess
     submission, and a frame read of the other session, make the same store calls at
     step 10 as at step 400, and none reads a journal."""
     store = _CountingStore(open_runtime_store(None, tmp_path))
-    rt = Runtime(tmp_path, store=store)  # type: ignore[arg-type]
+    rt = Runtime(tmp_path, store=store)
     scout, trader = _open(rt, "scout"), _open(rt, "trade")
 
     def step_cost(sid: str) -> dict[str, int]:
