@@ -51,13 +51,27 @@ def _orders() -> list[tuple[str, ...]]:
     ]
 
 
+def _pair(request: pytest.FixtureRequest, kind: str, home: Path) -> tuple[Runtime, Runtime]:
+    """Runtimes A and B on one store: the SQLite file of ``home``, or a PostgreSQL
+    schema (as two door replicas share it), each with its own connection."""
+    if kind == "sqlite":
+        return Runtime(home, sealed=[SCENARIO]), Runtime(home, sealed=[SCENARIO])
+    dsn = request.getfixturevalue("postgres_dsn")
+    a, b = (open_runtime_store(dsn) for _ in range(2))
+    return Runtime(home, sealed=[SCENARIO], store=a), Runtime(home, sealed=[SCENARIO], store=b)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("trader_side", ["B", "A"])
 @pytest.mark.parametrize("order", _orders(), ids=" > ".join)
 def test_every_order_of_scout_and_trader_across_two_runtimes(
-    tmp_path: Path, order: tuple[str, ...], trader_side: str
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    order: tuple[str, ...],
+    trader_side: str,
+    kind: str,
 ) -> None:
-    a = Runtime(tmp_path, sealed=[SCENARIO])
-    b = Runtime(tmp_path, sealed=[SCENARIO])
+    a, b = _pair(request, kind, tmp_path)
     opener = b if trader_side == "B" else a
     made: dict[str, str] = {}
     steps: dict[str, Callable[[], Any]] = {
