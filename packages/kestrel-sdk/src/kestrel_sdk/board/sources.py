@@ -11,11 +11,12 @@ the proof of each sample is where ``kestrel_inspect``'s scorer keeps it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .files import Unreadable, check_depth, read_json, size_problem
 
 __all__ = ["INSPECT_METADATA_KEY", "Entry", "read_entries"]
 
@@ -62,7 +63,7 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         found = [p for p in proofs if p is not None]
         if found:
             for proof in found:
-                yield Entry(source, agent, proof)
+                yield _checked(source, agent, proof)
             continue
         why = "; ".join(
             score.explanation for score in (sample.scores or {}).values() if score.explanation
@@ -72,15 +73,27 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         yield Entry(source, agent, problem=f"no proof in the sample: {why or 'not scored'}")
 
 
+def _checked(source: str, agent: str, proof: Any) -> Entry:
+    """A proof from an Inspect log, held to the same nesting limit as a proof file."""
+    try:
+        check_depth(proof)
+    except Unreadable as exc:
+        return Entry(source, agent, problem=str(exc))
+    return Entry(source, agent, proof)
+
+
 def _file_entries(path: Path, agent: str) -> Iterator[Entry]:
     if path.suffix == ".eval":
-        yield from _inspect_entries(path)
+        problem = size_problem(path)
+        if problem is not None:
+            yield Entry(str(path), agent, problem=problem)
+        else:
+            yield from _inspect_entries(path)
         return
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        yield Entry(str(path), agent, problem=f"not readable JSON: {first}")
+        data = read_json(path)
+    except Unreadable as exc:
+        yield Entry(str(path), agent, problem=str(exc))
         return
     if _looks_like_inspect_log(data):
         yield from _inspect_entries(path)
@@ -103,7 +116,8 @@ def read_entries(paths: list[Path]) -> list[Entry]:
 
     A proof file's agent is the folder it sits in below a directory given (one folder
     per agent: ``proofs/AGENT/…``), else the file's name without ``.json``; an Inspect
-    log's is its model.
+    log's is its model. Every file is read within :mod:`.files`' limits: a bad one is an
+    entry saying why.
     """
     entries: list[Entry] = []
     for path in paths:
