@@ -87,13 +87,12 @@ def test_a_copied_proof_ranks_once_credited_to_its_principal_and_flagged(
     rows = _by_place(board, folder)
     original, copy = rows["alice/chop.json"], rows["mallory/chop.json"]
     places = [str(folder / "alice" / "chop.json"), str(folder / "mallory" / "chop.json")]
+    assert (original["rank"], copy["rank"]) == (1, None)
     for row in (original, copy):
         assert row["badge"] == "attested-and-sealed"
         assert row["agent"] == alice  # the statement's principal, not the folder
         assert row["duplicates"] == places  # every place it appeared
     assert copy["filedUnder"] == "mallory"
-    assert original["rank"] == 1
-    assert copy["rank"] is None
     assert copy["unranked"].startswith(f"a copy: the same proof as {places[0]} (ranked once")
     [chop] = [s for s in board["scenarios"] if s["scenario"] == "acme-chop"]
     assert [r["source"] for r in chop["ranking"]] == [places[0]]
@@ -128,9 +127,9 @@ def test_under_trust_a_stripped_and_rerooted_proof_is_listed_apart_unranked(
     done = kestrel("board", str(folder), "--trust", str(jwks), "--json", "-o", str(page))
     assert done.returncode == 0, done.stderr
     board = json.loads(done.stdout)
-    assert board["ranks"] == "attested"
     row = _by_place(board, folder)["forger/trend.json"]
     assert (row["badge"], row["passed"], row["rank"]) == ("replayed-only", True, None)
+    assert board["ranks"] == "attested"
     assert row["unranked"].startswith("not attested: under --trust only proofs whose grade")
     [trend] = [s for s in board["scenarios"] if s["scenario"] == "acme-trend"]
     assert [r["agent"] for r in trend["ranking"]] == [alice]  # attested, though not sealed
