@@ -13,7 +13,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
-from kestrel_sdk.board.files import MAX_DEPTH, MAX_FILE_BYTES
+from kestrel_sdk.board import MAX_DEPTH, MAX_FILE_BYTES
 
 from tests.doors import serve_door
 from tests.kestrel_sdk.board.proofs import (
