@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +182,9 @@ def test_bad_files_are_rows_and_the_board_is_still_written(
         huge.truncate(MAX_FILE_BYTES + 1)  # sparse: never read
     (bad / "latin.json").write_bytes('{"kind": "kestrel.proof", "name": "Zoë"}'.encode("latin-1"))
     (bad / "nan.json").write_text('{"kind": "kestrel.proof", "pnl": NaN}', encoding="utf-8")
+    (bad / os.fsdecode(b"\xff.json")).write_text("{}", encoding="utf-8")  # not a UTF-8 name
+    lone = '{"kind": "kestrel.proof", "scenario": {"id": "\\ud800", "root": "sha256:0"}}'
+    (bad / "surrogate.json").write_text(lone, encoding="utf-8")  # JSON may spell one
     garbage = bad / "garbage"
     garbage.mkdir()
     for i in range(3):
@@ -205,6 +209,8 @@ def test_bad_files_are_rows_and_the_board_is_still_written(
     for i in range(3):
         assert why[f"saboteur/garbage/{i}.json"].startswith("not UTF-8 text: byte 0x80")
     assert "saboteur/garbage/log.eval" in why
+    assert why["saboteur/\\xff.json"] == "not a Kestrel proof or an Inspect log"
+    assert why["saboteur/surrogate.json"].startswith("UNKNOWN_SCENARIO: ")
     for name in why:
         assert (rows[name]["badge"], rows[name]["rank"]) == ("failed", None)
     html = page.read_text(encoding="utf-8")

@@ -75,7 +75,8 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_board(board), encoding="utf-8")
+        # a lone surrogate a proof's JSON spelled (\ud800) is shown escaped, not a crash
+        target.write_text(render_board(board), encoding="utf-8", errors="backslashreplace")
     if as_json:
         click.echo(json.dumps(board.to_json(), indent=2))
         return

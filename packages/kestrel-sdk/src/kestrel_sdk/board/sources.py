@@ -38,6 +38,13 @@ class Entry:
     problem: str | None = None
 
 
+def _shown(path: Path | str) -> str:
+    """A path as text that can be written anywhere: a name that is not UTF-8 shows its
+    bytes escaped (``\\xff``) instead of breaking the page."""
+    raw = str(path).encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def _looks_like_inspect_log(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "status" in data
 
@@ -46,16 +53,18 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
     try:
         from inspect_ai.log import read_eval_log  # noqa: PLC0415 - an optional dependency
     except ImportError:
-        yield Entry(str(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
+        yield Entry(_shown(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
         return
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # any failure to read the log is a row, not a crash
-        yield Entry(str(path), "?", problem=f"not a readable Inspect log: {exc}")
+        yield Entry(_shown(path), "?", problem=f"not a readable Inspect log: {exc}")
         return
     agent = log.eval.model
     for sample in log.samples or ():
-        source = f"{path}#{sample.id}" + (f"/epoch {sample.epoch}" if sample.epoch > 1 else "")
+        source = f"{_shown(path)}#{sample.id}" + (
+            f"/epoch {sample.epoch}" if sample.epoch > 1 else ""
+        )
         proofs = [
             (score.metadata or {}).get(INSPECT_METADATA_KEY, {}).get("proof")
             for score in (sample.scores or {}).values()
@@ -86,28 +95,28 @@ def _file_entries(path: Path, agent: str) -> Iterator[Entry]:
     if path.suffix == ".eval":
         problem = size_problem(path)
         if problem is not None:
-            yield Entry(str(path), agent, problem=problem)
+            yield Entry(_shown(path), agent, problem=problem)
         else:
             yield from _inspect_entries(path)
         return
     try:
         data = read_json(path)
     except Unreadable as exc:
-        yield Entry(str(path), agent, problem=str(exc))
+        yield Entry(_shown(path), agent, problem=str(exc))
         return
     if _looks_like_inspect_log(data):
         yield from _inspect_entries(path)
     elif isinstance(data, dict) and data.get("kind") == "kestrel.proof":
-        yield Entry(str(path), agent, data)
+        yield Entry(_shown(path), agent, data)
     elif isinstance(data, dict) and data.get("kind") == "kestrel.grade":
         yield Entry(
-            str(path),
+            _shown(path),
             agent,
             problem="a grade, not a proof: a grade names roots in its own store "
             "(`kestrel proof SESSION -o FILE` makes the proof)",
         )
     else:
-        yield Entry(str(path), agent, problem="not a Kestrel proof or an Inspect log")
+        yield Entry(_shown(path), agent, problem="not a Kestrel proof or an Inspect log")
 
 
 def read_entries(paths: list[Path]) -> list[Entry]:
@@ -127,9 +136,12 @@ def read_entries(paths: list[Path]) -> list[Entry]:
             )
             for file in files:
                 parts = file.relative_to(path).parts
-                entries.extend(_file_entries(file, parts[0] if len(parts) > 1 else file.stem))
+                agent = parts[0] if len(parts) > 1 else file.stem
+                entries.extend(_file_entries(file, _shown(agent)))
         elif path.exists():
-            entries.extend(_file_entries(path, path.stem))
+            entries.extend(_file_entries(path, _shown(path.stem)))
         else:
-            entries.append(Entry(str(path), path.stem, problem="no such file or directory"))
+            entries.append(
+                Entry(_shown(path), _shown(path.stem), problem="no such file or directory")
+            )
     return entries
