@@ -51,10 +51,12 @@ class NotAttested(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Attested:
-    """Who signed (the statement's issuer) and with which key."""
+    """Who signed (the statement's issuer) and with which key; whom the statement names
+    (the principal's pseudonym, ``p_…``, or None when it names none)."""
 
     issuer: str
     kid: str
+    principal: str | None = None
 
     def __str__(self) -> str:
         return f"{self.issuer} (key {self.kid})"
@@ -179,8 +181,9 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
                 f"{_text(value)} (the proof's)",
                 f"{_text(signed.get(path))} (signed)",
             )
-    issuer = predicate.get("issuer")
-    return Attested(issuer=str(issuer), kid=signature.keyid)
+    issuer, principal = predicate.get("issuer"), predicate.get("principal")
+    named = principal if isinstance(principal, str) and principal else None
+    return Attested(issuer=str(issuer), kid=signature.keyid, principal=named)
 
 
 def _text(value: Any) -> str:
