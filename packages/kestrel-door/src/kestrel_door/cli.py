@@ -85,7 +85,12 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
 @click.option("--allow-origin", multiple=True, help="Extra allowed Origin values.")
 @click.option("--oauth-issuer", default=None, help="Issuer whose JWT access tokens are accepted.")
 @click.option("--oauth-jwks", default=None, help="The issuer's JWKS URL.")
-@click.option("--require-approval", multiple=True, help="Tools that need an operator's approval.")
+@click.option(
+    "--require-approval",
+    multiple=True,
+    help="A tool that needs an operator's approval (repeatable); so does every tool with "
+    "its effects (kestrel_grade: kestrel_proof too).",
+)
 @click.option(
     "--daily-quota", type=int, default=None, help="Free session opens per principal per day."
 )
@@ -189,7 +194,10 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         )
     approval: ApprovalPolicy | None = None
     if require_approval:
-        approval = RequireApproval(store, frozenset(require_approval))
+        try:
+            approval = RequireApproval(store, frozenset(require_approval))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--require-approval") from None
     app = create_door_app(
         config,
         transport_for=transport_for,
