@@ -179,11 +179,14 @@ def serve(  # noqa: PLR0917 - one parameter per click option
                 f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
             )
 
-    # Each principal reads only its own sessions' artifacts (a proof is how one is shared).
+    # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
+    # and a store that fails is "store unavailable" to it (where and why go to the log).
+    remote: dict[str, Any] = {"own_artifacts": True, "store_detail": False}
+
     def transport_for(principal: str) -> Any:
         if runtime is None:  # pragma: no cover - a transport without a shareable runtime
-            return kestrel_sdk.local_transport(home=home, principal=principal, own_artifacts=True)
-        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, own_artifacts=True)
+            return kestrel_sdk.local_transport(home=home, principal=principal, **remote)
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, **remote)
 
     verifiers: list[Any] = [IssuedTokens(store)]
     if oauth_issuer or oauth_jwks:
