@@ -8,7 +8,8 @@ says a client never sees. Here another process breaks the store under a served d
 30 s busy timeout); every face (``/v1``, the SDK's remote transport, ``/mcp`` in both
 eras) answers the outage refusal and nothing else, and the operator's log keeps the
 path and the reason. The operator on their own home is still told both (the SDK's
-``local_transport`` tests).
+``local_transport`` tests). The door's own store answering nothing about an approval is
+the same outage, never a 500.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ from typing import Any
 
 import httpx
 import pytest
+from kestrel_door import RequireApproval
 from kestrel_protocol import KestrelError
 from kestrel_protocol.outage import RETRY_AFTER_S, STORE_UNAVAILABLE
 from kestrel_protocol.surface import SURFACE
 from kestrel_sdk import remote_transport
 
 from tests.reliability.support import door_process
+
+from .conftest import Kit, asgi_client
 
 pytestmark = pytest.mark.anyio
 
@@ -96,3 +100,28 @@ async def test_a_broken_sqlite_store_shows_clients_only_store_unavailable(
         log = door.log()
         assert str(store) in log
         assert "no such table: sessions" in log
+
+
+async def test_approvals_that_cannot_be_read_are_an_outage_and_nothing_runs(
+    kit: Kit, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With an approval required, a door store that cannot answer whether it was given
+    refuses the call as the outage (503 on ``/v1`` and ``/mcp``), never a 500, and the
+    tool does not run."""
+    policy = RequireApproval(kit.store, frozenset({"kestrel_session_close"}))
+    app = kit.runtime_app(approval=policy)
+    async with asgi_client(app, kit.token("alice")) as client:
+        opened = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
+        sid = opened.json()["sessionId"]
+        other = sqlite3.connect(kit.store.path)  # another process breaks the door's store
+        other.execute("ALTER TABLE approvals RENAME TO approvals_gone")
+        other.close()
+        closed = await client.post(f"/v1/sessions/{sid}/close")
+        message, headers = _mcp("kestrel_grade", {"sessionId": sid}, False)
+        graded = await client.post("/mcp", json=message, headers=headers)
+        frame = (await client.get(f"/v1/sessions/{sid}/frame")).json()["frame"]
+    assert (closed.status_code, closed.json()["refusal"]) == (503, OUTAGE)
+    assert graded.status_code == 503
+    assert graded.json()["result"]["structuredContent"]["refusal"] == OUTAGE
+    assert frame["status"] == "open"
+    assert "no such table: approvals" in caplog.text
