@@ -6,9 +6,9 @@ operator resolves it (``kestrel-door approval grant``), which stores a one-shot 
 that the retried call consumes.
 
 An approval required of a tool is required of every tool that has its effects, as the
-surface declares them (``Surface.guarded``): requiring it of ``kestrel_grade`` requires
-it of ``kestrel_proof`` too, which grades (and closes) a session not graded yet, so no
-call reaches a guarded effect without a yes. Each is approved by its own name, the
+surface declares them (``Surface.guarded``): requiring it of the grade tool requires it
+of the proof tool too, which grades (and closes) a session not graded yet, so no call
+reaches a guarded effect without a yes. Each is approved by its own name, the
 ``detail.tool`` of its refusal.
 """
 

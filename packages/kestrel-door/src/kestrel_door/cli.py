@@ -89,7 +89,7 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     "--require-approval",
     multiple=True,
     help="A tool that needs an operator's approval (repeatable); so does every tool with "
-    "its effects (kestrel_grade: kestrel_proof too).",
+    "its effects (the grade tool's: the proof tool, which grades too).",
 )
 @click.option(
     "--daily-quota", type=int, default=None, help="Free session opens per principal per day."

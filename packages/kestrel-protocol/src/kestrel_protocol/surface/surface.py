@@ -103,8 +103,8 @@ class Surface:
     def guarded(self, names: Iterable[str]) -> frozenset[str]:
         """The tools an approval required of ``names`` (or their dotted aliases) guards:
         each named tool and every tool that has all of its :attr:`~.declare.Tool.effects`
-        (requiring approval of ``kestrel_grade`` guards ``kestrel_proof``, which grades
-        too). An unknown name is a ``ValueError`` naming it."""
+        (approval of the grade tool guards the proof tool, which grades too). An unknown
+        name is a ``ValueError`` naming it."""
         found: set[str] = set()
         for name in names:
             tool = self._by_name.get(name)
