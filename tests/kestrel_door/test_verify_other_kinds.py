@@ -6,18 +6,23 @@ A grade whose ``record`` was edited to name another kind of the caller's own art
 artifact was parsed as a session record. Each such grade, and the other edits tried
 around it (a record that is missing, another principal's, another session's; a session,
 scenario or head that is not the record's), is answered ``ok: false`` with the first
-mismatch, the same on ``/v1``, the SDK's remote transport and the runtime in-process.
+mismatch, the same on ``/v1``, the SDK's remote transport, the runtime in-process and
+``kestrel verify`` (which crashed ``INTERNAL: ValidationError``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import anyio.to_thread
 import httpx
 import pytest
+from click.testing import CliRunner
 from kestrel_protocol import GradeResult, SessionRecord, SessionResponse, root_of
 from kestrel_protocol.surface import SURFACE
 from kestrel_sdk import remote_transport
+from kestrel_sdk.cli import cli
 
 from .conftest import BASE, Kit, asgi_client
 
@@ -119,3 +124,14 @@ async def test_a_grade_naming_other_artifacts_is_a_mismatch_never_a_500(kit: Kit
         # the grade as made still verifies
         honest = await alice.post("/v1/verify", json={"grade": grade})
         assert honest.json()["ok"] is True
+
+    # `kestrel verify GRADE` on the home fails the same way, as a failed check (exit 1)
+    framed = kit.home / "framed.json"
+    framed.write_text(json.dumps(_rerooted(grade, record=mine["frame"])), encoding="utf-8")
+    args = ["--home", str(kit.home / "runtime"), "verify", str(framed)]
+    ran = await anyio.to_thread.run_sync(CliRunner().invoke, cli, args)  # it runs its own loop
+    assert ran.exit_code == 1, ran.output
+    assert ran.stderr.strip().splitlines() == [
+        "kestrel: CHECK_FAILED: verification failed: record: expected a kestrel.session "
+        f"record at {mine['frame']}, found a kestrel.frame object"
+    ]
