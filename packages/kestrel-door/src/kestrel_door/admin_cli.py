@@ -14,7 +14,7 @@ import click
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 from kestrel_protocol.settings import KestrelSettings
 from kestrel_protocol.store import DoorRecords
-from kestrel_protocol.surface import ALL_SCOPES
+from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 
 from .approval import RequireApproval
 from .audit import AuditLog
@@ -188,6 +188,10 @@ def approval_group() -> None:
 @click.option("--tool", required=True)
 @click.pass_context
 def approval_grant(ctx: click.Context, principal: str, tool: str) -> None:
-    """Allow the principal's next call of the tool (one shot)."""
-    RequireApproval(door_store(ctx), frozenset({tool})).grant(principal, tool)
-    click.echo(f"approved the next {tool} by {principal}")
+    """Allow the principal's next call of the tool (one shot): the refusal's detail.tool."""
+    found = SURFACE.find(tool)
+    if found is None:
+        raise click.BadParameter(f"no tool {tool!r}", param_hint="--tool")
+    name = found.name
+    RequireApproval(door_store(ctx), frozenset({name})).grant(principal, name)
+    click.echo(f"approved the next {name} by {principal}")

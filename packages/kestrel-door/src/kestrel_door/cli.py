@@ -85,7 +85,12 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
 @click.option("--allow-origin", multiple=True, help="Extra allowed Origin values.")
 @click.option("--oauth-issuer", default=None, help="Issuer whose JWT access tokens are accepted.")
 @click.option("--oauth-jwks", default=None, help="The issuer's JWKS URL.")
-@click.option("--require-approval", multiple=True, help="Tools that need an operator's approval.")
+@click.option(
+    "--require-approval",
+    multiple=True,
+    help="A tool that needs an operator's approval (repeatable); so does every tool with "
+    "its effects (the grade tool's: the proof tool, which grades too).",
+)
 @click.option(
     "--daily-quota", type=int, default=None, help="Free session opens per principal per day."
 )
@@ -174,11 +179,14 @@ def serve(  # noqa: PLR0917 - one parameter per click option
                 f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
             )
 
-    # Each principal reads only its own sessions' artifacts (a proof is how one is shared).
+    # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
+    # and a store that fails is "store unavailable" to it (where and why go to the log).
+    remote: dict[str, Any] = {"own_artifacts": True, "store_detail": False}
+
     def transport_for(principal: str) -> Any:
         if runtime is None:  # pragma: no cover - a transport without a shareable runtime
-            return kestrel_sdk.local_transport(home=home, principal=principal, own_artifacts=True)
-        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, own_artifacts=True)
+            return kestrel_sdk.local_transport(home=home, principal=principal, **remote)
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, **remote)
 
     verifiers: list[Any] = [IssuedTokens(store)]
     if oauth_issuer or oauth_jwks:
@@ -189,7 +197,10 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         )
     approval: ApprovalPolicy | None = None
     if require_approval:
-        approval = RequireApproval(store, frozenset(require_approval))
+        try:
+            approval = RequireApproval(store, frozenset(require_approval))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--require-approval") from None
     app = create_door_app(
         config,
         transport_for=transport_for,

@@ -19,7 +19,7 @@ any other member, and the proof's ``root``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kestrel_protocol import (
     GradeResult,
@@ -41,6 +41,8 @@ from .engine import SessionEngine, compute_grade
 from .sealed import sealed_frame_data
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
+
+M = TypeVar("M", SessionRecord, Pentad)
 
 
 class ArtifactReader(Protocol):
@@ -92,10 +94,21 @@ def _load(store: ArtifactReader, root: str, field: str) -> dict[str, Any]:
     return obj
 
 
+def _load_as(store: ArtifactReader, root: str, field: str, model: type[M], what: str) -> M:
+    """The artifact ``root`` as a ``model`` object; another kind of artifact (a grade
+    whose ``record`` names the caller's frame, say) is the mismatch of ``field``."""
+    obj = _load(store, root, field)
+    try:
+        return model.parse(obj)
+    except (ValueError, KestrelError):
+        kind = obj.get("kind")
+        found = f"a {kind} object" if isinstance(kind, str) else f"an object that is not {what}"
+        raise _Mismatch(field, f"{what} at {root}", found) from None
+
+
 def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> None:
     presented = grade.to_json()
-    record_data = _load(store, grade.record, "record")
-    record = SessionRecord.parse(record_data)
+    record = _load_as(store, grade.record, "record", SessionRecord, "a kestrel.session record")
     _same("session", record.session, grade.session)
     _same("scenario.id", record.scenario.id, grade.scenario.id)
     _same("scenario.root", record.scenario.root, grade.scenario.root)
@@ -107,7 +120,7 @@ def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> No
 
     pentads: list[Pentad] = []
     for i, root in enumerate(record.pentads):
-        pentads.append(Pentad.parse(_load(store, root, f"record.pentads[{i}]")))
+        pentads.append(_load_as(store, root, f"record.pentads[{i}]", Pentad, "a pentad"))
 
     engine = SessionEngine(loaded, record.session)
     prev = engine.frame_root()
