@@ -41,9 +41,7 @@ class Attestor:
     """Signs grades as the door at ``issuer`` with ``keys``, naming principals by their
     ``pseudonyms`` (by default those of the keys' store)."""
 
-    def __init__(
-        self, keys: DoorKeys, issuer: str, pseudonyms: Pseudonyms | None = None
-    ) -> None:
+    def __init__(self, keys: DoorKeys, issuer: str, pseudonyms: Pseudonyms | None = None) -> None:
         self.keys = keys
         self.issuer = issuer.rstrip("/")
         self.pseudonyms = pseudonyms if pseudonyms is not None else Pseudonyms(keys.records)
