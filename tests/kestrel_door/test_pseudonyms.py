@@ -20,11 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from click.testing import CliRunner
 from kestrel_door import open_door_store
 from kestrel_door.cli import door_group
+from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.runtime.ids import operation_id, session_id
 
 from tests.doors import serve_door
@@ -147,3 +149,55 @@ def test_the_pseudonym_has_its_own_secret_and_outlives_every_signing_key(
         later = _proof(http, door.url, _open(http, door.url, "2"))
     assert later["attestation"]["signatures"][0]["keyid"] != signer
     assert _statement(later)["predicate"]["principal"] == pseudonym
+
+
+def test_a_voucher_bound_to_a_principal_pays_for_its_pseudonymous_open(tmp_path: Path) -> None:
+    """The runtime's gate sees the pseudonym; a voucher names the principal: alice's pays
+    for alice's gated open, bob's does not."""
+    with (
+        serve_door(tmp_path / "home", "--daily-quota", "0", principal="alice") as door,
+        httpx.Client(timeout=120, headers={"Authorization": f"Bearer {door.token}"}) as http,
+    ):
+        gated = http.post(door.url + "/v1/sessions", json={"scenario": SCENARIO, "label": "v"})
+        assert gated.status_code == 402, gated.text
+        offer_id = gated.json()["offerId"]
+        paid = {}
+        for principal in ("bob", "alice"):
+            out = _door_cli("--home", str(door.home), "voucher", "issue", "--principal", principal)
+            payment = {"offerId": offer_id, "voucher": out.strip().splitlines()[-1]}
+            paid[principal] = http.post(
+                door.url + "/v1/sessions",
+                json={"scenario": SCENARIO, "label": "v", "payment": payment},
+            )
+    assert "the voucher was issued to another principal" in paid["bob"].text
+    assert paid["alice"].status_code == 200, paid["alice"].text
+    assert paid["alice"].json()["sessionId"].startswith("ks_")
+
+
+def test_a_session_opened_under_the_name_stays_stored_but_is_not_served(tmp_path: Path) -> None:
+    """A store from before pseudonyms: alice's session, opened under her name (as a door
+    did then), is kept intact; the door, which knows her by her pseudonym, does not
+    serve it to her (``UNKNOWN_SESSION``), and her new sessions are new."""
+    home = tmp_path / "home"
+
+    async def by_name() -> str:
+        async with create_sdk(local_transport(home=home, principal="alice")) as sdk:
+            opened = (await sdk.open_session(SCENARIO, "old")).session
+            assert opened is not None
+            await opened.submit("buy 5 ACME\nadvance 3")
+            return opened.id
+
+    old = anyio.run(by_name)
+    with serve_door(home, principal="alice") as door, httpx.Client(timeout=120) as http:
+        http.headers["Authorization"] = f"Bearer {door.token}"
+        refused = http.get(f"{door.url}/v1/sessions/{old}/proof")
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["refusal"]["code"] == "UNKNOWN_SESSION"
+        assert _open(http, door.url, "old") != old
+
+    async def kept() -> int:
+        async with create_sdk(local_transport(home=home, principal="alice")) as sdk:
+            proof = await sdk.proof(old)
+            return len(proof.pentads)
+
+    assert anyio.run(kept) == 1  # the submission is all there, and proves

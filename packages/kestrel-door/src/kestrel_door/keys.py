@@ -71,14 +71,16 @@ class DoorKeys:
         self.records = records
         self._clock = clock
 
+    def _live(self) -> list[tuple[str, bytes, str]]:
+        revoked = self.records.revoked_signing_keys()
+        return [row for row in self.records.signing_keys() if row[0] not in revoked]
+
     def _keys(self) -> list[tuple[str, Ed25519PrivateKey]]:
         """The live keys, oldest first (one is made when there is none)."""
-        for attempt in range(2):
-            revoked = self.records.revoked_signing_keys()
-            rows = [row for row in self.records.signing_keys() if row[0] not in revoked]
-            if rows or attempt:
-                break
+        rows = self._live()
+        if not rows:
             self.rotate()
+            rows = self._live()
         return [(kid, Ed25519PrivateKey.from_private_bytes(raw)) for kid, raw, _ in rows]
 
     def rotate(self) -> str:
