@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 from click.testing import CliRunner, Result
-from kestrel_door import JWKS_PATH
+from kestrel_door import JWKS_PATH, DoorStore
 from kestrel_door.cli import door_group
 from kestrel_protocol import canonical_json
 from kestrel_sdk.cli import cli as kestrel_cli
@@ -56,7 +56,7 @@ def test_a_revoked_key_fails_verify_trust_naming_the_revocation(tmp_path: Path) 
             trusted.output
         )
 
-        revoked = _door_cli(door.home, "keys", "revoke", kid)
+        revoked = _door_cli(door.home, "keys", "revoke", "--", kid)
         assert revoked.exit_code == 0, revoked.output
         assert f"revoked {kid}" in revoked.output
         assert "signing with " in revoked.output  # it was the only key: a new one signs
@@ -78,7 +78,7 @@ def test_a_revoked_key_fails_verify_trust_naming_the_revocation(tmp_path: Path) 
         assert later["attestation"]["signatures"][0]["keyid"] != kid
         assert _verify(tmp_path / "later.json", door.url).exit_code == 0
 
-    again = _door_cli(door.home, "keys", "revoke", kid)
+    again = _door_cli(door.home, "keys", "revoke", "--", kid)
     assert again.exit_code != 0
     assert f"INVALID_INPUT: no live signing key {kid}" in again.output
 
@@ -114,3 +114,19 @@ def test_a_statement_from_another_issuer_fails_against_the_trusted_source(
     assert (
         f"attested by {a.url} (key {kid}); keys trusted from file {tmp_path / 'jwks.json'}"
     ) in from_file.output
+
+
+def test_a_kid_that_begins_with_a_dash_is_revoked(tmp_path: Path) -> None:
+    """A thumbprint is base64url: one in 64 begins with "-" (one that begins with "-h"
+    goes after "--", "-h" being help)."""
+    store = DoorStore(tmp_path / "door.db")
+    for n, kid in enumerate(("-tXYZ", "-hXYZ", "newest")):
+        store.add_signing_key(kid, bytes([n]) * 32, f"2026-01-0{n + 1}T00:00:00Z")
+    store.close()
+    for args in (["-tXYZ"], ["--", "-hXYZ"]):
+        done = _door_cli(tmp_path, "keys", "revoke", *args)
+        assert done.exit_code == 0, done.output
+        assert done.output == f"revoked {args[-1]}\n"
+    listed = json.loads(_door_cli(tmp_path, "keys", "list").output)
+    assert [k["kid"] for k in listed["keys"]] == ["newest"]
+    assert sorted(r["kid"] for r in listed["revoked"]) == ["-hXYZ", "-tXYZ"]

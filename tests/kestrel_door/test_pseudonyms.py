@@ -145,7 +145,7 @@ def test_the_pseudonym_has_its_own_secret_and_outlives_every_signing_key(
 
         signer = first["attestation"]["signatures"][0]["keyid"]
         _door_cli("keys", "rotate")
-        _door_cli("keys", "revoke", signer)  # the oldest key, which signed the first proof
+        _door_cli("keys", "revoke", "--", signer)  # the oldest key, which signed the first proof
         later = _proof(http, door.url, _open(http, door.url, "2"))
     assert later["attestation"]["signatures"][0]["keyid"] != signer
     assert _statement(later)["predicate"]["principal"] == pseudonym

@@ -144,13 +144,14 @@ def keys_rotate(ctx: click.Context) -> None:
     click.echo(f"signing with {keys.rotate()}; older keys stay published")
 
 
-@keys_group.command("revoke")
-@click.argument("kid")
+@keys_group.command("revoke", context_settings={"ignore_unknown_options": True})
+@click.argument("kid")  # a thumbprint may begin with "-": never read as an option
 @click.pass_context
 def keys_revoke(ctx: click.Context, kid: str) -> None:
-    """Revoke the key KID (from `keys list`): it never signs again, and the JWKS lists it
-    as revoked, so every proof it signed fails `kestrel verify --trust` naming the
-    revocation. Revoking the signing key makes a new key that signs from now on."""
+    """Revoke the key KID (from `keys list`; one beginning with -h goes after --): it
+    never signs again, and the JWKS lists it as revoked, so every proof it signed fails
+    `kestrel verify --trust` naming the revocation. Revoking the signing key makes a new
+    key that signs from now on."""
     keys = DoorKeys(door_store(ctx))
     try:
         replaced_by = keys.revoke(kid)
