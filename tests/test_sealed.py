@@ -29,6 +29,7 @@ from kestrel_door import (
     DoorKeys,
     DoorStore,
     IssuedTokens,
+    Pseudonyms,
     create_door_app,
 )
 from kestrel_mcp import create_kestrel_mcp_server
@@ -94,7 +95,9 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         home=tmp_path / "home", catalog_paths=[tmp_path / "catalog"], sealed=[SCENARIO]
     )
     runtime = owner.runtime
-    alice = create_sdk(local_transport(principal="alice", runtime=runtime))
+    store = DoorStore(tmp_path / "door.db")
+    # the door knows alice by her pseudonym: her sessions opened here are hers there
+    alice = create_sdk(local_transport(principal=Pseudonyms(store).of("alice"), runtime=runtime))
     examples = json.dumps((await alice.catalog()).to_json()["statementKinds"])
     leaks = Leaks(rows, examples)
     opened = (await alice.open_session(SCENARIO, "sealed")).session
@@ -107,7 +110,6 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
     grade = await alice.grade(other.id)
     assert isinstance(grade, GradeResult)
 
-    store = DoorStore(tmp_path / "door.db")
     tokens = IssuedTokens(store)
     app = create_door_app(
         DoorConfig(base_url=BASE),
