@@ -1,0 +1,70 @@
+"""``Kestrel``: the SDK as blocking calls, in a plain script and where an event loop
+already runs (a Jupyter cell), with the same roots as the async SDK."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+
+import anyio
+import pytest
+from kestrel_sdk import Kestrel, create_sdk, local_transport
+from kestrel_sdk.report.agent import SmaCrossAgent
+
+from .conftest import Graded
+
+STEPS = "buy 100 ACME\nadvance 40\nsell 60 ACME\nadvance 10\nsell 40 ACME\nadvance 5"
+
+
+def test_a_script_trades_grades_and_verifies_with_blocking_calls(graded: Graded) -> None:
+    grade = graded.grade
+    assert grade.passed, [c.detail for c in grade.grade.conformance.checks if not c.passed]
+    assert grade.metrics.fills > 0
+    assert graded.kestrel.verify(grade).ok
+    proof = graded.session.proof()
+    assert proof.grade.root == grade.root
+    assert graded.kestrel.verify(proof).ok
+
+
+def test_the_blocking_run_has_the_async_sdks_roots(graded: Graded) -> None:
+    """One implementation: the same agent through the async SDK grades to the same root."""
+
+    async def through_async_sdk() -> str:
+        async with create_sdk(local_transport(store="memory:")) as sdk:
+            opened = await sdk.open_session("acme-trend")
+            assert opened.session is not None
+            await SmaCrossAgent("ACME").run(opened.session)
+            await opened.session.close()
+            return (await sdk.grade_until_done(opened.session.id)).root
+
+    assert anyio.run(through_async_sdk) == graded.grade.root
+
+
+def test_the_facade_works_where_an_event_loop_already_runs() -> None:
+    """As in a Jupyter cell: the caller's loop is running, and the calls still block
+    and answer (``anyio.run`` itself would refuse here)."""
+
+    async def cell() -> tuple[str, int, str]:
+        with pytest.raises(RuntimeError):
+            anyio.run(anyio.sleep, 0)
+        with Kestrel(store="memory:") as kestrel:
+            session = kestrel.open("acme-trend")
+            response = session.submit(STEPS)
+            fills = len(session.blotter().blotter.fills)
+            session.close()
+            grade = session.grade()
+            return response.disposition, fills, grade.metrics.pnl
+
+    disposition, fills, pnl = asyncio.run(cell())
+    assert disposition == "applied"
+    assert fills == 3
+    assert Decimal(pnl) != 0
+
+
+def test_a_closed_facade_refuses_calls_and_closes_once() -> None:
+    kestrel = Kestrel(store="memory:")
+    assert kestrel.catalog().scenarios
+    kestrel.close()
+    kestrel.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        kestrel.open("acme-trend")
