@@ -28,7 +28,7 @@ def test_the_example_notebook_runs_in_a_kernel_and_shows_the_demos_grade(
 ) -> None:
     home = Path(os.environ["HOME"])
     assert not (home / ".jupyter").exists()  # an empty home, as in CI
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    notebook = nbformat.read(NOTEBOOK, as_version=4)  # type: ignore[no-untyped-call]
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
