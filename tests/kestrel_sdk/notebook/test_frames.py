@@ -3,13 +3,19 @@ side and symbol, and the round trips, as numeric frames whose numbers are the gr
 
 from __future__ import annotations
 
+import shutil
 import sys
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import kestrel_sdk
 import pytest
+from kestrel_sdk import Kestrel
 
 from .conftest import Graded
+
+SHIPPED = Path(kestrel_sdk.__file__).parent / "catalog_data" / "acme-trend"
 
 
 def _ratio(value: float) -> Decimal:
@@ -97,3 +103,41 @@ def test_a_missing_extra_names_it(
         getattr(graded.grade, f"to_{library}")()
     assert f"kestrel-sdk[{library}]" in str(missing.value)
     assert f"to_{library}() needs {library}" in str(missing.value)
+
+
+def test_a_fill_across_zero_splits_the_trade_and_the_frames_say_so(
+    tmp_path: Path,
+) -> None:
+    """Long 100, sell 150 (closes the long, opens a short of 50), buy 50, short 20 left
+    open at the end: four trades, sides and sizes as traded, the fee split by shares,
+    and the frames' totals still the grade's."""
+    catalog = tmp_path / "catalog"
+    shutil.copytree(SHIPPED, catalog / "shorty")
+    toml = (catalog / "shorty" / "scenario.toml").read_text("utf-8")
+    toml = toml.replace('id = "acme-trend"', 'id = "shorty"').replace(
+        "shortable = false", "shortable = true"
+    )
+    (catalog / "shorty" / "scenario.toml").write_text(toml, "utf-8")
+    with Kestrel(store="memory:", catalog_paths=[catalog]) as kestrel:
+        session = kestrel.open("shorty")
+        session.submit(
+            "buy 100 ACME\nadvance 10\nsell 150 ACME\nadvance 10\n"
+            "buy 50 ACME\nadvance 5\nsell 20 ACME\nadvance 3\n"
+        )
+        session.close()
+        mark = session.frame().frame.marks["ACME"]
+        grade = session.grade()
+        frames = grade.to_pandas()
+    trades, fills, metrics = frames.trades, frames.fills, grade.metrics
+    assert list(trades["side"]) == ["long", "short", "short"]
+    assert list(trades["qty"]) == [100, 50, 20]
+    assert list(trades["open"]) == [False, False, True]
+    assert trades["exit_bar"].isna().tolist() == [False, False, True]
+    assert len(trades) == metrics.trades
+    crossing = fills["fee"].iloc[1]
+    assert trades["fees"].iloc[0] == pytest.approx(fills["fee"].iloc[0] + crossing * 100 / 150)
+    assert trades["fees"].iloc[1] == pytest.approx(crossing * 50 / 150 + fills["fee"].iloc[2])
+    assert trades["exit_price"].iloc[2] == float(mark)  # marked at the last close
+    assert trades["pnl"].sum() == pytest.approx(float(metrics.pnl), abs=1e-6)
+    assert _ratio(trades["return"].max()) == Decimal(str(metrics.best_trade))
+    assert _ratio(trades["return"].min()) == Decimal(str(metrics.worst_trade))

@@ -4,7 +4,12 @@ already runs (a Jupyter cell), with the same roots as the async SDK."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import subprocess
+import sys
+import threading
 from decimal import Decimal
+from pathlib import Path
 
 import anyio
 import pytest
@@ -68,3 +73,33 @@ def test_a_closed_facade_refuses_calls_and_closes_once() -> None:
     kestrel.close()
     with pytest.raises(RuntimeError, match="closed"):
         kestrel.open("acme-trend")
+
+
+def test_a_facade_dropped_without_close_stops_its_loop_thread() -> None:
+    """A notebook that never calls close() leaves no thread (nor a hang at exit)."""
+
+    def loops() -> int:
+        return sum(1 for t in threading.enumerate() if t.name == "kestrel-sync")
+
+    before = loops()
+    kestrel = Kestrel(store="memory:")
+    kestrel.open("acme-trend").submit("advance 3")
+    assert loops() == before + 1
+    del kestrel
+    gc.collect()
+    assert loops() == before
+
+
+def test_a_script_that_never_closes_exits_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from kestrel_sdk import Kestrel\n"
+        "k = Kestrel(store='memory:')\n"
+        "print(k.open('acme-trend').submit('advance 2').delivery.frame.clock.bar)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
