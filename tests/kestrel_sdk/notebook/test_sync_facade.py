@@ -13,8 +13,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from kestrel_sdk import Kestrel, create_sdk, local_transport
+from kestrel_sdk import Kestrel, create_sdk, local_transport, remote_transport
 from kestrel_sdk.report.agent import SmaCrossAgent
+
+from tests.doors import serve_door
 
 from .conftest import Graded
 
@@ -103,3 +105,23 @@ def test_a_script_that_never_closes_exits_at_once(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2"
+
+
+def test_the_facade_trades_through_a_door_and_gives_its_frames(tmp_path: Path) -> None:
+    """The same blocking calls over ``remote_transport``: the proof is the door's (signed)
+    and the frames come through the door's SDK routes."""
+    with (
+        serve_door(tmp_path / "door-home") as door,
+        Kestrel(remote_transport(door.url, token=door.token)) as kestrel,
+    ):
+        session = kestrel.open("acme-chop")
+        session.submit(STEPS)
+        session.close()
+        proof = session.proof()
+        frames = proof.to_pandas()
+    assert proof.proof.attestation is not None
+    assert len(frames.fills) == proof.metrics.fills == 3
+    assert list(frames.fills["side"]) == ["buy", "sell", "sell"]
+    assert frames.equity["equity"].iloc[-1] - frames.equity["equity"].iloc[0] == pytest.approx(
+        float(proof.metrics.pnl), abs=1e-6
+    )
