@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kestrel_protocol import KestrelError
 from kestrel_sdk import Kestrel, create_sdk, local_transport, remote_transport
 from kestrel_sdk.report.agent import SmaCrossAgent
 
@@ -125,3 +126,10 @@ def test_the_facade_trades_through_a_door_and_gives_its_frames(tmp_path: Path) -
     assert frames.equity["equity"].iloc[-1] - frames.equity["equity"].iloc[0] == pytest.approx(
         float(proof.metrics.pnl), abs=1e-6
     )
+
+
+def test_a_facade_that_cannot_open_its_store_says_why_and_leaves_no_thread() -> None:
+    before = sum(1 for t in threading.enumerate() if t.name == "kestrel-sync")
+    with pytest.raises(KestrelError, match="store URL 'nosuchstore://x' is not"):
+        Kestrel(store="nosuchstore://x")
+    assert sum(1 for t in threading.enumerate() if t.name == "kestrel-sync") == before

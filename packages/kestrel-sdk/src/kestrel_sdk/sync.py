@@ -105,14 +105,20 @@ class Kestrel:
                 return create_sdk(transport)
             return create_sdk(local_transport(home, catalog_paths, store=store))
 
-        self.sdk: KestrelSdk = self._loop.portal.call(build)
+        try:
+            self.sdk: KestrelSdk = self._loop.portal.call(build)
+        except BaseException:
+            self._loop.stop()
+            raise
         self._closer = weakref.finalize(self, _shut, self._loop, self.sdk)
 
     def run(self, call: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         """Run any coroutine function on the facade's loop and wait for its result
         (``k.run(k.sdk.call, "tool", …)``)."""
         if not self._closer.alive:
-            raise RuntimeError("this Kestrel is closed")
+            raise RuntimeError(
+                "this Kestrel is closed: make calls (and frames of its grades) before close()"
+            )
         return self._loop.portal.call(partial(call, *args, **kwargs))
 
     def close(self) -> None:
