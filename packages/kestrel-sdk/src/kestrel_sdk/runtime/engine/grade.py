@@ -29,7 +29,7 @@ from kestrel_protocol import (
 from ..catalog.model import LoadedScenario
 from .core import SessionEngine
 from .risk import risk_metrics
-from .trades import round_trips, trade_metrics
+from .trades import Leg, round_trips, trade_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown"]
 
@@ -203,8 +203,18 @@ def compute_grade(
     metrics.update(risk_metrics(series, scenario.tape.bars_per_year, max_drawdown(series)))
     metrics["buyAndHold"] = _buy_and_hold(loaded, engine.clock)
     factor = terms.tape_factor
-    marks = {s: c.close[engine.clock] * factor for s, c in loaded.tape.columns.items()}
-    metrics.update(trade_metrics(round_trips(fills, marks)))
+    marks = {s: Fraction(c.close[engine.clock] * factor) for s, c in loaded.tape.columns.items()}
+    legs = (
+        Leg(
+            f.order.symbol,
+            f.bar,
+            f.qty if f.order.buy else -f.qty,
+            Fraction(f.price),
+            Fraction(f.fee),
+        )
+        for f in fills
+    )
+    metrics.update(trade_metrics(round_trips(legs, marks)))
 
     positions: dict[str, int] = {}
     worst = 0
