@@ -356,3 +356,41 @@ def test_a_sealed_sessions_refusals_read_no_bar_after_the_clock() -> None:
         assert not syntax
         found = [f"{d.code} {d.message}" for d in check_session(located, context)]
         assert [f[: len(e)] for f, e in zip(found, expected, strict=True)] == expected, source
+
+
+async def test_a_session_opened_unsealed_resumes_and_verifies_once_sealed(tmp_path: Path) -> None:
+    """The form of a session's frames is its chain's: one opened while acme-chop was
+    public (its roots cover ``clock.remaining``) resumes in a runtime that now seals it,
+    is served without ``remaining``, and its proof verifies in an empty home; one opened
+    sealed resumes sealed in a runtime that does not seal it (its roots do not change)."""
+    home = tmp_path / "home"
+    public = create_sdk(local_transport(home=home, principal="eve"))
+    before = (await public.open_session("acme-chop", "before")).session
+    assert before is not None
+    applied = await before.submit("buy 10 ACME\nadvance 3")
+    assert applied.delivery.frame.clock.remaining == 2516
+    await public.aclose()
+
+    sealing = create_sdk(local_transport(home=home, sealed=["acme-chop"], principal="eve"))
+    served = (await sealing.call("kestrel_session_frame", session_id=before.id)).to_json()
+    assert "remaining" not in served["frame"]["clock"]
+    assert served["frameRoot"] == applied.delivery.frame_root  # the same chain, resumed
+    await sealing.call("kestrel_session_submit", session_id=before.id, source="sell 10 ACME")
+    proof = (await sealing.call("kestrel_proof", session_id=before.id)).to_json()
+    assert "remaining" not in proof["head"]["clock"]
+    assert proof["record"]["lookahead"]["sealed"] is False
+    after = (await sealing.open_session("acme-chop", "after")).session
+    assert after is not None
+    sealed_step = await after.submit("advance 3")
+    await sealing.aclose()
+
+    path = tmp_path / "proof.json"
+    path.write_bytes(canonical_json(proof) + b"\n")
+    done = _verify(tmp_path, str(path), "--require-catalog")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+
+    reopened = create_sdk(local_transport(home=home, principal="eve"))
+    again = (await reopened.call("kestrel_session_frame", session_id=after.id)).to_json()
+    assert again["frameRoot"] == sealed_step.delivery.frame_root
+    assert "remaining" not in again["frame"]["clock"]
+    await reopened.aclose()
