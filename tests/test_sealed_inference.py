@@ -37,8 +37,10 @@ import pytest
 from kestrel_protocol import GradeResult, KestrelError, canonical_json, root_of
 from kestrel_protocol.surface import SURFACE
 from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.lang import parse_located
 from kestrel_sdk.runtime.lang.validate import SessionContext, check_session
+from kestrel_sdk.runtime.verify import verify_proof
 
 from tests.doors import Door, serve_door
 
@@ -394,3 +396,27 @@ async def test_a_session_opened_unsealed_resumes_and_verifies_once_sealed(tmp_pa
     assert again["frameRoot"] == sealed_step.delivery.frame_root
     assert "remaining" not in again["frame"]["clock"]
     await reopened.aclose()
+
+
+async def test_sealed_sessions_with_and_without_submissions_verify(tmp_path: Path) -> None:
+    """A sealed session's grade verifies from the store and its proof by replay, with no
+    submission (the form is then told by the head alone: closed at once, or after its
+    opening frame was read) as with some."""
+    sdk = create_sdk(local_transport(home=tmp_path / "home", sealed=["acme-chop"]))
+    index = load_catalog([])
+    for label, source in (("none", None), ("read", ""), ("some", "buy 5 ACME\nadvance 7")):
+        session = (await sdk.open_session("acme-chop", label)).session
+        assert session is not None
+        if source is not None:
+            frame = (await sdk.call("kestrel_session_frame", session_id=session.id)).to_json()
+            assert root_of(frame["frame"]) == frame["frameRoot"]
+            if source:
+                await session.submit(source)
+        grade = await sdk.grade(session.id)
+        assert isinstance(grade, GradeResult)
+        assert (await sdk.verify(grade)).ok, label
+        proof = (await sdk.call("kestrel_proof", session_id=session.id)).to_json()
+        assert "remaining" not in proof["head"]["clock"]
+        assert root_of(proof["head"]) == proof["record"]["head"], label
+        assert verify_proof(index, proof).ok, label
+    await sdk.aclose()
