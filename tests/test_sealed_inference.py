@@ -420,3 +420,24 @@ async def test_sealed_sessions_with_and_without_submissions_verify(tmp_path: Pat
         assert root_of(proof["head"]) == proof["record"]["head"], label
         assert verify_proof(index, proof).ok, label
     await sdk.aclose()
+
+
+async def test_two_processes_that_seal_differently_agree_on_a_sessions_form(
+    tmp_path: Path,
+) -> None:
+    """Process A seals acme-chop, process B (on the same home) does not: A reads a new
+    session's opening frame (sealed form), B makes its first submission (its form then
+    fixed by the journal); A follows B's chain rather than refusing the session."""
+    home = tmp_path / "home"
+    a = create_sdk(local_transport(home=home, sealed=["acme-chop"], principal="eve"))
+    b = create_sdk(local_transport(home=home, principal="eve"))
+    session = (await a.open_session("acme-chop", "mixed")).session
+    assert session is not None
+    opening = (await a.call("kestrel_session_frame", session_id=session.id)).to_json()
+    assert "remaining" not in opening["frame"]["clock"]
+    step = await b.call("kestrel_session_submit", session_id=session.id, source="advance 2")
+    followed = (await a.call("kestrel_session_frame", session_id=session.id)).to_json()
+    assert followed["frameRoot"] == step.to_json()["delivery"]["frameRoot"]
+    assert followed["frame"]["clock"] == {"bar": 2, "time": followed["frame"]["clock"]["time"]}
+    await a.aclose()
+    await b.aclose()

@@ -173,6 +173,8 @@ class LiveSessions:
             return True
         try:
             entries = self.store.journal(live.row.id, after=engine.seq)
+            if engine.seq == 0 and entries and entries[0].prev != live.frame_root:
+                return False  # another process began its chain in the other form: rebuild
             live.frame_root = _replay(live.row.id, engine, live.frame_root, entries)
         except BaseException:
             self.forget(live)
