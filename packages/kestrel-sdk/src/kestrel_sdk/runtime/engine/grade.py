@@ -27,7 +27,7 @@ from kestrel_protocol import (
 )
 
 from ..catalog.model import LoadedScenario
-from .core import SessionEngine
+from .chain import chain_engine
 from .risk import risk_metrics
 from .trades import Leg, round_trips, trade_metrics
 
@@ -144,7 +144,8 @@ def compute_grade(
     conformance). Pure: a function of the artifacts and the scenario alone.
     ``progress(done, total)`` is called after each pentad with bars replayed / ``bars``
     (the clock the replay ends at, i.e. the head frame's; default the tape's last bar)."""
-    engine = SessionEngine(loaded, record.session, record=True)
+    first = pentads[0].prev if pentads else None
+    engine = chain_engine(loaded, record.session, first, head=record.head, record=True)
     total = max(1, len(loaded.tape) - 1 if bars is None else bars)
     chain: str | None = None
     after_stand_down = 0
