@@ -152,7 +152,7 @@ TOOLCHAIN = ("mypy", "ruff", "pytest", "inspect_ai", "pyarrow", "polars", "hypot
 def test_the_readmes_first_command_installs_only_kestrel_and_leaves_the_tape_unseen(
     new_machine: tuple[Path, dict[str, str]],
 ) -> None:
-    root, env = new_machine
+    _, env = new_machine
     clone = Path(env["KESTREL"])
     line = _first_command()
     assert shlex.split(line)[0] == "uv", line
@@ -175,9 +175,10 @@ def test_the_readmes_first_command_installs_only_kestrel_and_leaves_the_tape_uns
     assert len(installed) < 60, sorted(installed)  # about 40 entries; the workspace's: 350
     # the example's own line next, the same way: the user's principal was shown nothing
     words = shlex.split(line)
+    uv_run_kestrel = words[1 : words.index("kestrel") + 1]
+    example = ["run", "examples/trend.kes", "--scenario", "acme-trend", "--json"]
     ran = subprocess.run(
-        [str(UV), *words[1 : words.index("kestrel") + 1], "run", "examples/trend.kes"]
-        + ["--scenario", "acme-trend", "--json"],
+        [str(UV), *uv_run_kestrel, *example],
         capture_output=True,
         text=True,
         timeout=600,

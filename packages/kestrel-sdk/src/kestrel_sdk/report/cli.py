@@ -155,8 +155,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
     shown_to = (
         f"the principal of your token at {settings.remote}"
         if settings.remote
-        else f"the principal {DEMO_PRINCIPAL!r} (not you: your own runs on {scenario} "
-        "stay unseen)"
+        else f"the principal {DEMO_PRINCIPAL!r} (not you: your own runs on {scenario} stay unseen)"
     )
     if not quiet:
         console.print(f"showing {scenario} to {shown_to}", highlight=False)
