@@ -2,9 +2,10 @@
 
 An LLM host shows a model a tool result's text content only, and every step of an
 evaluation pays for it in tokens. So the results an agent reads on every step (a submit
-response, a frame, its history) and at the end (a grade, or the operation still grading
-it) carry, as their one text content, a few short lines instead of their JSON: every
-number the agent trades on, no root, no member a model does not act on. The whole object,
+response, a frame, its history) and at the end (the record its close returns, a grade or
+the operation still grading it) carry, as their one text content, a few short lines
+instead of their JSON: every number the agent trades on, no root (but a grade's own), no
+member a model does not act on. The whole object,
 roots included, stays in ``structuredContent`` (MCP 2025-06-18 on: a structured result
 SHOULD also carry its serialized JSON as text, "for backwards compatibility"; docs/mcp.md
 says why Kestrel does not for these results). ``/v1`` answers the object, as always.
@@ -21,7 +22,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..model import ProtocolModel
-from ..objects import Delivery, GradeResult, History, OperationResumption, SessionResponse
+from ..objects import (
+    Delivery,
+    GradeResult,
+    History,
+    OperationResumption,
+    SessionRecord,
+    SessionResponse,
+)
 
 __all__ = [
     "COMPACT_TEXT",
@@ -31,6 +39,7 @@ __all__ = [
     "grade_text",
     "history_text",
     "operation_text",
+    "record_text",
     "response_text",
 ]
 
@@ -134,6 +143,23 @@ def history_text(history: Data) -> str:
     )
 
 
+def record_text(record: Data) -> str:
+    """A ``kestrel.session`` record (the close's result): what was closed and the reads
+    the grade's ``no-lookahead`` check will weigh; not its roots (one a submission: a
+    long session's record is hundreds of kilobytes of them)."""
+    lookahead = record["lookahead"]
+    reads = lookahead["reads"]
+    seen = "; ".join(f"before submission {r['seq']} at bar {r['bar']}: {r['read']}" for r in reads)
+    return "\n".join(
+        (
+            f"session {record['session']} (label {record['label']}) on {record['scenario']['id']}: "
+            f"{record['status']} after {len(record['pentads'])} submissions",
+            f"sealed: {'yes' if lookahead['sealed'] else 'no'}; reads behind the clock: "
+            + (seen or "none"),
+        )
+    )
+
+
 def grade_text(grade: Data) -> str:
     """A ``kestrel.grade``: passed or not, every metric, every check (a failed one with
     its detail), and the grade's root (the handle of its proof)."""
@@ -167,6 +193,7 @@ COMPACT_TEXT: Final[Mapping[type[ProtocolModel], Callable[[Data], str]]] = {
     SessionResponse: response_text,
     Delivery: delivery_text,
     History: history_text,
+    SessionRecord: record_text,
     GradeResult: grade_text,
     OperationResumption: operation_text,
 }
