@@ -38,7 +38,8 @@ async def session(scenario: str) -> Counts:
 
         async def call(name: str, **arguments: Any) -> dict[str, Any]:
             result = await call_tool(SURFACE, transport, name, arguments)
-            assert isinstance(result, ToolResult) and not result["isError"], result
+            if not isinstance(result, ToolResult) or result["isError"]:
+                raise SystemExit(f"{name} failed: {result}")
             row = counts[name]
             row[0] += 1
             row[1] += len(result["content"][0]["text"].encode())
@@ -76,9 +77,8 @@ def main() -> None:
     print(
         f"{'whole session':<26} {calls:>6} {text / 4:>16.0f} {json / 4:>8.0f} {json / text:>6.2f}"
     )
-    print(
-        f"per step ({steps} submits): {text / 4 / steps:.0f} tokens now, {json / 4 / steps:.0f} as JSON"
-    )
+    now, before = text / 4 / steps, json / 4 / steps
+    print(f"per step ({steps} submits): {now:.0f} tokens now, {before:.0f} as JSON")
 
 
 if __name__ == "__main__":
