@@ -45,70 +45,70 @@ __all__ = [
 
 Data = Mapping[str, Any]
 
-_ACCOUNT: Final = ("equity", "cash", "realized", "unrealized", "fees", "peak", "drawdown")
-_BAR: Final = (("o", "open"), ("h", "high"), ("l", "low"), ("c", "close"), ("v", "volume"))
-
 
 def _order(o: Data) -> str:
     """An open order as its statement would read (``buy 10 ACME limit 30.00 tif gtc``)."""
-    alias = f" ({o['alias']})" if o.get("alias") is not None else ""
-    price = "".join(f" {k} {o[k]}" for k in ("stop", "limit") if o.get(k) is not None)
+    alias = "" if o.get("alias") is None else f" ({o['alias']})"
+    stop = "" if o.get("stop") is None else f" stop {o['stop']}"
+    limit = "" if o.get("limit") is None else f" limit {o['limit']}"
     filled = f", filled {o['filled']}" if o.get("filled") else ""
     return (
-        f"{o['id']}{alias}: {o['side']} {o['qty']} {o['symbol']}{price} tif {o['tif']}"
+        f"{o['id']}{alias}: {o['side']} {o['qty']} {o['symbol']}{stop}{limit} tif {o['tif']}"
         f"{filled}, {o['status']}"
     )
 
 
 def _event(e: Data) -> str:
-    parts = [f"bar {e['bar']}", str(e["type"])]
-    if e.get("order") is not None:
-        parts.append(str(e["order"]))
-    if e.get("qty") is not None:
-        parts.append(str(e["qty"]))
-    if e.get("price") is not None:
-        parts.append(f"@ {e['price']}")
-    if e.get("fee") is not None:
-        parts.append(f"fee {e['fee']}")
-    text = " ".join(parts)
-    return text if e.get("reason") is None else f"{text} ({e['reason']})"
+    """``bar 1 fill o1 10 @ 39.80 fee 0.40``: what is set of bar, type, order, qty,
+    price, fee and (reason)."""
+    order, qty, price, fee, reason = (
+        e.get("order"),
+        e.get("qty"),
+        e.get("price"),
+        e.get("fee"),
+        e.get("reason"),
+    )
+    return (
+        f"bar {e['bar']} {e['type']}"
+        + ("" if order is None else f" {order}")
+        + ("" if qty is None else f" {qty}")
+        + ("" if price is None else f" @ {price}")
+        + ("" if fee is None else f" fee {fee}")
+        + ("" if reason is None else f" ({reason})")
+    )
+
+
+def _position(p: Data) -> str:
+    return f"{p['symbol']} {p['qty']} @ {p['avgPrice']} (unrealized {p['unrealized']})"
+
+
+def _bar(symbol: str, b: Data) -> str:
+    return f"{symbol} o {b['open']} h {b['high']} l {b['low']} c {b['close']} v {b['volume']}"
 
 
 def frame_text(frame: Data) -> str:
     """A ``kestrel.frame`` in a few lines: clock and status, marks and bars, account,
-    positions, open orders, and the events since the previous frame."""
+    positions, open orders, and the events since the previous frame.
+
+    Written out member by member: it runs on every step, for every MCP face."""
     clock = frame["clock"]
     remaining = clock.get("remaining")
     left = "" if remaining is None else f", {remaining} bars remaining"
-    bars = frame.get("bars") or {}
-    lines = [
+    a = frame["account"]
+    bars = frame.get("bars")
+    positions, orders, events = frame["positions"], frame["orders"], frame["events"]
+    return (
         f"frame {frame['seq']} of {frame['session']} on {frame['scenario']['id']}: "
-        f"{frame['status']}, bar {clock['bar']} ({clock['time']}){left}",
-        "marks: " + ", ".join(f"{s} {p}" for s, p in frame["marks"].items()),
-    ]
-    if bars:
-        lines.append(
-            "bars: "
-            + "; ".join(
-                f"{s} " + " ".join(f"{k} {b[name]}" for k, name in _BAR) for s, b in bars.items()
-            )
-        )
-    account = frame["account"]
-    lines.append("account: " + ", ".join(f"{k} {account[k]}" for k in _ACCOUNT))
-    positions = frame["positions"]
-    lines.append(
-        "positions: "
-        + (
-            "; ".join(
-                f"{p['symbol']} {p['qty']} @ {p['avgPrice']} (unrealized {p['unrealized']})"
-                for p in positions
-            )
-            or "none"
-        )
+        f"{frame['status']}, bar {clock['bar']} ({clock['time']}){left}\n"
+        f"marks: {', '.join([f'{s} {p}' for s, p in frame['marks'].items()])}\n"
+        + (f"bars: {'; '.join([_bar(s, b) for s, b in bars.items()])}\n" if bars else "")
+        + f"account: equity {a['equity']}, cash {a['cash']}, realized {a['realized']}, "
+        f"unrealized {a['unrealized']}, fees {a['fees']}, peak {a['peak']}, "
+        f"drawdown {a['drawdown']}\n"
+        f"positions: {'; '.join([_position(p) for p in positions]) if positions else 'none'}\n"
+        f"orders: {'; '.join([_order(o) for o in orders]) if orders else 'none'}\n"
+        f"events: {'; '.join([_event(e) for e in events]) if events else 'none'}"
     )
-    lines.append("orders: " + ("; ".join(_order(o) for o in frame["orders"]) or "none"))
-    lines.append("events: " + ("; ".join(_event(e) for e in frame["events"]) or "none"))
-    return "\n".join(lines)
 
 
 def delivery_text(delivery: Data) -> str:
