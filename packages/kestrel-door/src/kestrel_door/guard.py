@@ -45,8 +45,6 @@ async def _reply(send: Send, status: int, code: str, message: str) -> None:
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
-    if status in (408, 413):  # the body was not read to its end: nothing more to parse
-        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
