@@ -8,7 +8,8 @@ door does its full per-call work (bearer lookup, scope guard, audit row), inside
 ``kestrel-door serve``'s connection limits; the SDK server runs stateless with JSON
 responses and no auth. One load generator drives both in the same run with N
 concurrent clients, each posting a JSON-RPC ``tools/call`` and waiting for its answer;
-requests/s, p50 and p99 latency and the door/SDK ratio are printed. The run is bounded in time and count and stops by itself.
+requests/s, p50 and p99 latency and the door/SDK ratio are printed. The run is bounded
+in time and count and stops by itself.
 """
 
 from __future__ import annotations
@@ -45,8 +46,15 @@ HEADERS = {
 
 def _serve_door(port: int, home: Path) -> None:
     import uvicorn
-    from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
-    from kestrel_door.connections import ConnectionLimits, limit_connections
+    from kestrel_door import (
+        AuditLog,
+        ConnectionLimits,
+        DoorConfig,
+        DoorStore,
+        IssuedTokens,
+        create_door_app,
+        limit_connections,
+    )
     from kestrel_sdk import local_transport
 
     owner: Any = local_transport(home=home)

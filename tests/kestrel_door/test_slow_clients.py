@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from kestrel_door.connections import ConnectionLimits, limit_connections
+from kestrel_door import ConnectionLimits, limit_connections
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
