@@ -10,7 +10,9 @@
   is refused at once (``503``, closed) while others are served; past the cap in all,
   every new connection is refused; a connection closed frees its place.
 * In process, the header clock stops at the head: a request that runs longer than the
-  header timeout is answered, and a keep-alive connection serves its next request.
+  header timeout is answered, a keep-alive connection serves its next request and
+  stays open while its requests come within the timeout of each other, and an idle one
+  is closed without a 408.
 """
 
 from __future__ import annotations
@@ -143,6 +145,17 @@ def _refusal(conn: socket.socket, timeout: float = 5.0) -> bytes:
     return data
 
 
+def _response(conn: socket.socket) -> bytes:
+    """One ``done`` response read from ``conn`` (the connection stays open)."""
+    conn.settimeout(5)
+    data = b""
+    while not data.endswith(b"done"):
+        chunk = conn.recv(4096)
+        assert chunk, f"the door closed the connection after {data!r}"
+        data += chunk
+    return data
+
+
 def _silent(conns: list[socket.socket], wait: float = 0.3) -> bool:
     """No byte and no close on any of ``conns`` within ``wait`` seconds (held open)."""
     readable, _, _ = select.select(conns, [], [], wait)
@@ -216,6 +229,13 @@ async def test_the_header_clock_stops_at_the_head_and_restarts_after_the_respons
         assert (await http.get("/", params={"s": "1.2"})).text == "done"
         assert (await http.get("/")).text == "done"
         port = int(url.rsplit(":", 1)[1])
+        # A client that keeps asking within the timeout keeps its connection, however long.
+        with _closing([_connect(port, "127.0.0.1")]) as (kept,):
+            for _ in range(4):
+                kept.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                answer = await anyio.to_thread.run_sync(_response, kept)
+                assert answer.startswith(b"HTTP/1.1 200 ")
+                await anyio.sleep(0.3)
         # An idle keep-alive connection is closed, without a 408 (no request had begun).
         with _closing([_connect(port, "127.0.0.1")]) as (conn,):
             conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")

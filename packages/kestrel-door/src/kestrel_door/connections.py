@@ -14,7 +14,8 @@ with no credential. :func:`limit_connections` wraps uvicorn's HTTP protocol (uvi
 The protocol learns that a head is complete from the ASGI app it also returns: uvicorn
 runs a request in a task created while our protocol passes it the bytes, so the task
 inherits a context variable naming the connection, and the app marks the request's start
-and end on it. A normal request pays for one context-variable set per read and two calls.
+and end on it. A normal request pays for one context-variable set per read and two
+calls that move a deadline (one timer per connection, not one per request).
 Bodies are bounded in time by the guard (:mod:`kestrel_door.guard`, ``408``).
 """
 
@@ -129,6 +130,7 @@ class _LimitedConnection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._client = ""
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None  # None while a request is in
         self._requests = 0  # requests whose head came and whose app has not returned
         self._heard = False  # bytes came since the connection opened or went idle
 
@@ -181,7 +183,7 @@ class _LimitedConnection(asyncio.Protocol):
     def request_started(self) -> None:
         """The app has a request: its head came in time."""
         self._requests += 1
-        self._disarm()
+        self._deadline = None
 
     def request_ended(self) -> None:
         """The app returned; with nothing else in flight the next head's clock starts."""
@@ -191,21 +193,32 @@ class _LimitedConnection(asyncio.Protocol):
             self._arm()
 
     def _arm(self) -> None:
-        self._disarm()
+        """Start the head's clock. One timer serves many requests: moving the deadline is
+        all a request costs, and the timer, when it fires early, waits for the new one."""
         assert self._transport is not None
-        if not self._transport.is_closing():
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self.census.limits.header_timeout_s, self._head_too_slow)
+        if self._transport.is_closing():
+            return
+        loop = asyncio.get_running_loop()
+        self._deadline = loop.time() + self.census.limits.header_timeout_s
+        if self._timer is None:
+            self._timer = loop.call_at(self._deadline, self._check)
 
     def _disarm(self) -> None:
+        self._deadline = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _head_too_slow(self) -> None:
+    def _check(self) -> None:
         self._timer = None
+        if self._deadline is None:  # a request is in; its end starts the clock again
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._deadline:
+            self._timer = loop.call_at(self._deadline, self._check)
+            return
         assert self._transport is not None
-        if self._requests or self._transport.is_closing():
+        if self._transport.is_closing():  # pragma: no cover - closed since the last read
             return
         if self._heard:
             self._transport.write(_HEAD_TOO_SLOW)
