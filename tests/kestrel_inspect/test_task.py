@@ -8,13 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
-from kestrel_inspect import METADATA_KEY, KestrelConnection, kestrel_trading
+from kestrel_inspect import METADATA_KEY, TOKEN_ENV, KestrelConnection, kestrel_trading
 
 from tests.doors import serve_door
 from tests.kestrel_inspect.scripted import SUBMITS, scripted_model
@@ -48,6 +49,20 @@ def verify_in_empty_home(proof: dict[str, Any], tmp: Path) -> subprocess.Complet
         timeout=300,
         check=False,
     )
+
+
+def assert_nowhere(secret: str, logs: Path) -> None:
+    """``secret`` is in no file under ``logs``, nor in any member of an ``.eval`` (zip)
+    log, compressed or not."""
+    files = [p for p in logs.rglob("*") if p.is_file()]
+    assert files, f"no log under {logs}"
+    needle = secret.encode()
+    for path in files:
+        assert needle not in path.read_bytes(), path
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.namelist():
+                    assert needle not in archive.read(member), f"{path}:{member}"
 
 
 def _check_log(written: EvalLog, tmp: Path, where: str) -> None:
@@ -114,7 +129,9 @@ def test_the_task_over_kestrel_mcp(tmp_path: Path) -> None:
 def test_the_task_through_a_sealed_door_on_loopback(tmp_path: Path) -> None:
     """The README's evaluation: a door sealing acme-chop (acme-trend left open)."""
     with serve_door(tmp_path / "door", "--seal", "acme-chop") as door:
-        task = kestrel_trading(SCENARIOS, door=door.url, token=door.token)
+        token_file = tmp_path / "token"
+        token_file.write_text(door.token + "\n", encoding="utf-8")
+        task = kestrel_trading(SCENARIOS, door=door.url, token_file=str(token_file))
         log = _run(task, tmp_path / "logs")
         board = subprocess.run(
             [
@@ -127,6 +144,7 @@ def test_the_task_through_a_sealed_door_on_loopback(tmp_path: Path) -> None:
             check=False,
         )
     _check_log(log, tmp_path / "verify", door.url)
+    assert_nowhere(door.token, tmp_path / "logs")
     # the door signed each grade; the board checks the statements with the door's keys
     assert board.returncode == 0, board.stderr
     rows = {r["scenario"]: r for r in json.loads(board.stdout)["rows"]}
@@ -205,5 +223,101 @@ def test_bad_arguments_are_named() -> None:
         kestrel_trading("acme-chop", style="reckless")
     with pytest.raises(ValueError, match="door must be an http"):
         KestrelConnection(door="ftp://example")
-    with pytest.raises(ValueError, match="a door needs a bearer token"):
-        KestrelConnection(door="http://127.0.0.1:9", token="").inspect_server()
+
+
+def test_the_token_comes_from_the_environment_or_a_file_named_when_wrong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    with pytest.raises(ValueError, match="a door needs a bearer token: set KESTREL_API_TOKEN"):
+        KestrelConnection(door="http://127.0.0.1:9").inspect_server()
+    missing = tmp_path / "no-such-token"
+    with pytest.raises(ValueError, match=f"token_file '{missing}' cannot be read"):
+        KestrelConnection(door="http://127.0.0.1:9", token_file=str(missing)).inspect_server()
+    empty = tmp_path / "empty-token"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"token_file '{empty}' is empty"):
+        KestrelConnection(door="http://127.0.0.1:9", token_file=str(empty)).inspect_server()
+    with pytest.raises(ValueError, match="token_file is for a door"):
+        KestrelConnection(token_file=str(empty))
+    with pytest.raises(TypeError):  # the token itself is no argument: it would be logged
+        kestrel_trading("acme-chop", door="http://127.0.0.1:9", token="kst_secret")  # type: ignore[call-arg]
+
+
+def test_the_readme_evaluation_offline_with_the_shipped_agent(tmp_path: Path) -> None:
+    """The README's "Evaluate an agent" as written, with ``--model kestrel/momentum``: a
+    sealed door, the token in ``$KESTREL_API_TOKEN``, ``inspect eval`` on the command
+    line, no network and no key. Every sample trades to the end of its tape, passes
+    ``no-lookahead``, its proof verifies in an empty home, and the token is in no log."""
+    logs = tmp_path / "logs"
+    with serve_door(tmp_path / "door", "--seal", "acme-chop") as door:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+        env |= {TOKEN_ENV: door.token, "HOME": str(tmp_path / "home")}
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "inspect_ai", "eval", "kestrel_inspect/kestrel_trading"),
+                *("-T", "scenarios=acme-chop,acme-trend", "-T", f"door={door.url}"),
+                *("--model", "kestrel/momentum", "--log-dir", str(logs), "--display", "none"),
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_nowhere(door.token, logs)
+    [path] = list(logs.iterdir())
+    log = read_eval_log(str(path))
+    assert log.status == "success"
+    assert log.samples is not None
+    assert sorted(str(s.id) for s in log.samples) == ["acme-chop", "acme-trend"]
+    for sample in log.samples:
+        assert sample.scores is not None
+        kestrel = sample.scores["kestrel_scorer"].metadata[METADATA_KEY]  # type: ignore[index]
+        proof = kestrel["proof"]
+        assert proof["grade"]["conformance"]["checks"], proof["grade"]
+        value = sample.scores["kestrel_scorer"].value
+        assert isinstance(value, dict)
+        assert value["no_lookahead"] == 1.0
+        # traded to the end of the tape: the last submit's answer stood down there
+        submits = [p["body"]["bytes"] for p in proof["pentads"]]
+        assert len(submits) > 50
+        assert any(s.startswith("buy ") for s in submits)
+        results = [m for m in sample.messages if m.role == "tool"]
+        last = json.loads(results[-1].text)
+        assert last["standDown"]["reason"] == "end-of-tape", last
+        checked = verify_in_empty_home(proof, tmp_path / str(sample.id))
+        assert checked.returncode == 0, checked.stderr
+
+
+def test_the_hold_agent_buys_once_and_holds_to_the_end(tmp_path: Path) -> None:
+    [log] = inspect_eval(
+        kestrel_trading("acme-trend", home=str(tmp_path / "kestrel")),
+        model="kestrel/hold",
+        model_args={"step": 250},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    [sample] = log.samples
+    score = sample.scores["kestrel_scorer"]  # type: ignore[index]
+    proof = score.metadata[METADATA_KEY]["proof"]  # type: ignore[index]
+    submits = [p["body"]["bytes"] for p in proof["pentads"]]
+    assert [s for s in submits if "buy" in s or "sell" in s] == [submits[0]]
+    assert submits[0].startswith("buy ")
+    assert submits[0].endswith("\nadvance 250")
+    assert submits[1:] == ["advance 250"] * (len(submits) - 1)
+    assert isinstance(score.value, dict)
+    assert float(score.value["return"]) > 0  # held through acme-trend's rise
+
+
+def test_an_unknown_offline_agent_is_named() -> None:
+    from inspect_ai.model import get_model
+
+    with pytest.raises(ValueError, match="kestrel/momentum, kestrel/hold"):
+        get_model("kestrel/genius")
+    with pytest.raises(ValueError, match="step must be at least 1"):
+        get_model("kestrel/hold", step=0)

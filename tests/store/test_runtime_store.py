@@ -318,3 +318,22 @@ def test_a_horizon_raised_elsewhere_is_read_at_once(store: RuntimeStore, store_u
     finally:
         if other is not store:
             other.close()
+
+
+def test_a_session_keeps_its_first_read_behind_the_horizon_whoever_notes_it(
+    store: RuntimeStore, store_url: str
+) -> None:
+    """Two processes serving one session each note the first submission they saw behind
+    the horizon: the session keeps the one at the lowest seq, in whatever order they
+    were noted, beside its 'unsealed' note."""
+    other = _second_writer(store, store_url)
+    try:
+        store.insert_session(_row())
+        store.note_unsealed("ks_a")
+        other.add_read("ks_a", 4, 3, "session ks_b of the same principal had reached bar 9")
+        store.add_read("ks_a", 2, 1, "tape acme-trend read")
+        other.add_read("ks_a", 5, 4, "session ks_b of the same principal had reached bar 9")
+        assert store.lookahead("ks_a") == (True, [(2, 1, "tape acme-trend read")])
+    finally:
+        if other is not store:
+            other.close()

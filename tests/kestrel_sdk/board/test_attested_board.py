@@ -1,7 +1,8 @@
 """The board of issue 37's Must show: a directory holding an attested proof (a sealed
 door signed its grade), a replayed-only proof, a tampered proof and the embedded-tape
-forgery gives four rows with the right badges, the tampered and forged ones not ranked,
-and the page renders in headless Chromium."""
+forgery gives four rows with the right badges, the tampered and forged ones not ranked
+(nor, under --trust, the replayed-only one: issue 45), and the page renders in headless
+Chromium."""
 
 from __future__ import annotations
 
@@ -64,8 +65,12 @@ def _check(rows: dict[str, dict[str, Any]], issuer: str) -> None:
     assert rows["tampered"]["reason"].startswith("verification failed: grade.metrics.pnl")
     assert rows["forged"]["badge"] == "failed"
     assert "not the catalog's acme-trend" in rows["forged"]["reason"]
-    # the two honest proofs of acme-chop are ranked; the tampered and forged ones never
-    assert sorted(rows[n]["rank"] for n in ("sealed-agent", "local-agent")) == [1, 2]
+    # under --trust only the attested proof is ranked; the honest unsigned one is listed
+    # apart saying why; the tampered and forged ones never
+    assert rows["sealed-agent"]["rank"] == 1
+    assert rows["sealed-agent"]["agent"].startswith("p_")  # the principal the door names
+    assert rows["local-agent"]["rank"] is None
+    assert rows["local-agent"]["unranked"].startswith("not attested: under --trust")
     assert rows["tampered"]["rank"] is None
     assert rows["forged"]["rank"] is None
 
@@ -137,7 +142,7 @@ def test_the_page_renders_four_rows_in_headless_chromium(
     assert badges["local-agent"][0] == "replayed-only"
     assert badges["tampered"] == ("failed", "—")
     assert badges["forged"] == ("failed", "—")
-    assert sorted(badges[n][1] for n in ("sealed-agent", "local-agent")) == ["1", "2"]
+    assert (badges["sealed-agent"][1], badges["local-agent"][1]) == ("1", "—")
 
 
 def test_keys_that_cannot_be_read_are_named(tmp_path: Path) -> None:

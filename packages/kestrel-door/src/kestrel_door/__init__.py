@@ -16,8 +16,9 @@ from .config import DoorConfig
 from .connections import ConnectionLimits, limit_connections
 from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
-from .keys import DoorKeys
+from .keys import DoorKeys, KeyNotLive
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
+from .pseudonyms import PSEUDONYM_SECRET, Pseudonyms
 from .store import DoorStore
 from .stores import open_door_store
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_ALGORITHMS",
     "ISSUED_TOKEN_PREFIX",
     "JWKS_PATH",
+    "PSEUDONYM_SECRET",
     "TURN_CREDENTIAL_PREFIX",
     "VOUCHER_PREFIX",
     "ApprovalPolicy",
@@ -52,7 +54,9 @@ __all__ = [
     "IssuedToken",
     "IssuedTokens",
     "JwtGrantVerifier",
+    "KeyNotLive",
     "NoApproval",
+    "Pseudonyms",
     "RequireApproval",
     "TransportFactory",
     "TurnCredentials",

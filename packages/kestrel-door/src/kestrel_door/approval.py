@@ -4,6 +4,12 @@ An outside agent has no stream to put an approval card on, so its answer is in-b
 the refusal ``APPROVAL_REQUIRED`` with "resolve it in the product and retry". The
 operator resolves it (``kestrel-door approval grant``), which stores a one-shot yes
 that the retried call consumes.
+
+An approval required of a tool is required of every tool that has its effects, as the
+surface declares them (``Surface.guarded``): requiring it of the grade tool requires it
+of the proof tool too, which grades (and closes) a session not graded yet, so no call
+reaches a guarded effect without a yes. Each is approved by its own name, the
+``detail.tool`` of its refusal.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from kestrel_protocol.ports import RunContext
 from kestrel_protocol.store import DoorRecords
+from kestrel_protocol.surface import SURFACE, Surface
 
 __all__ = ["ApprovalPolicy", "Decision", "NoApproval", "RequireApproval"]
 
@@ -34,11 +41,15 @@ class NoApproval:
 
 
 class RequireApproval:
-    """Named tools need an operator's one-shot approval per principal."""
+    """Named tools, and every tool with their effects, need an operator's one-shot
+    approval per principal. An unknown tool name is a ``ValueError`` naming it."""
 
-    def __init__(self, store: DoorRecords, tools: frozenset[str]) -> None:
+    def __init__(
+        self, store: DoorRecords, tools: frozenset[str], surface: Surface = SURFACE
+    ) -> None:
         self._store = store
-        self.tools = tools
+        self.tools = surface.guarded(tools)
+        """Every tool that asks (the named ones by name, not by dotted alias)."""
 
     def grant(self, principal: str, tool: str) -> None:
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

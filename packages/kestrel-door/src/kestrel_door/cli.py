@@ -87,7 +87,12 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
 @click.option("--allow-origin", multiple=True, help="Extra allowed Origin values.")
 @click.option("--oauth-issuer", default=None, help="Issuer whose JWT access tokens are accepted.")
 @click.option("--oauth-jwks", default=None, help="The issuer's JWKS URL.")
-@click.option("--require-approval", multiple=True, help="Tools that need an operator's approval.")
+@click.option(
+    "--require-approval",
+    multiple=True,
+    help="A tool that needs an operator's approval (repeatable); so does every tool with "
+    "its effects (the grade tool's: the proof tool, which grades too).",
+)
 @click.option(
     "--daily-quota", type=int, default=None, help="Free session opens per principal per day."
 )
@@ -191,9 +196,16 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         request_timeout_s=timeout,
         body_timeout_s=body_timeout,
     )
+    # The runtime knows each principal by its pseudonym only (see create_door_app).
+    attestor = Attestor(DoorKeys(store), config.resource)
     gate = None
     if daily_quota is not None:
-        gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
+        gate = VoucherGate(
+            store,
+            VoucherSigner(load_voucher_key(home)),
+            daily_quota=daily_quota,
+            pseudonym=attestor.pseudonyms.of,
+        )
     # The gate is the runtime's: it resumes an open label before it asks the gate.
     owner = kestrel_sdk.local_transport(
         home=home,
@@ -211,11 +223,14 @@ def serve(  # noqa: PLR0917 - one parameter per click option
                 f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
             )
 
-    # Each principal reads only its own sessions' artifacts (a proof is how one is shared).
+    # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
+    # and a store that fails is "store unavailable" to it (where and why go to the log).
+    remote: dict[str, Any] = {"own_artifacts": True, "store_detail": False}
+
     def transport_for(principal: str) -> Any:
         if runtime is None:  # pragma: no cover - a transport without a shareable runtime
-            return kestrel_sdk.local_transport(home=home, principal=principal, own_artifacts=True)
-        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, own_artifacts=True)
+            return kestrel_sdk.local_transport(home=home, principal=principal, **remote)
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime, **remote)
 
     verifiers: list[Any] = [IssuedTokens(store)]
     if oauth_issuer or oauth_jwks:
@@ -226,7 +241,10 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         )
     approval: ApprovalPolicy | None = None
     if require_approval:
-        approval = RequireApproval(store, frozenset(require_approval))
+        try:
+            approval = RequireApproval(store, frozenset(require_approval))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--require-approval") from None
     app, http = limit_connections(
         create_door_app(
             config,
@@ -234,7 +252,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             grant_verifiers=verifiers,
             audit=AuditLog(store),
             approval=approval,
-            attestor=Attestor(DoorKeys(store), config.resource),
+            attestor=attestor,
             # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
             # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
             on_close=owner.aclose,

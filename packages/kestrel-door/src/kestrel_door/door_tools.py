@@ -15,7 +15,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kestrel_protocol import Refusal, RefusalCode
+from kestrel_protocol import KestrelError, Refusal, RefusalCode
+from kestrel_protocol.outage import RETRY_AFTER_S, STORE_UNAVAILABLE
 from kestrel_protocol.ports import RunContext, Transport
 from kestrel_protocol.surface import (
     SURFACE,
@@ -102,7 +103,19 @@ class DoorTurnTools:
                     detail={"requiredScope": tool.scope, "error": "insufficient_scope"},
                 )
             )
-        decision = self._approval.decide(self.ctx, tool.name, arguments)
+        try:
+            decision = self._approval.decide(self.ctx, tool.name, arguments)
+        except KestrelError as exc:  # the store that keeps the approvals did not answer
+            return refusal_result(exc)
+        except Exception as exc:  # e.g. SQLite still locked after its busy timeout
+            logger.warning("the approval of %s could not be read: %r", tool.name, exc)
+            return refusal_result(
+                KestrelError(
+                    RefusalCode.BACKEND_UNAVAILABLE,
+                    STORE_UNAVAILABLE,
+                    {"retryAfter": RETRY_AFTER_S},
+                )
+            )
         if decision == "ask":
             return refusal_result(
                 Refusal(

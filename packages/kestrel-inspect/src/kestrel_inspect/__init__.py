@@ -11,6 +11,7 @@ from .agent import AGENT_TOOLS, kestrel_agent
 from .calls import call_kestrel, tool_name, trading_brief
 from .connection import TOKEN_ENV, KestrelConnection
 from .scorer import METADATA_KEY, SCORE_KEYS, kestrel_scorer, score_of_proof
+from .scripted import STRATEGIES, ScriptedAgent, next_call
 from .sessions import OpenedSession, opened_sessions
 from .task import kestrel_trading
 
@@ -18,13 +19,16 @@ __all__ = [
     "AGENT_TOOLS",
     "METADATA_KEY",
     "SCORE_KEYS",
+    "STRATEGIES",
     "TOKEN_ENV",
     "KestrelConnection",
     "OpenedSession",
+    "ScriptedAgent",
     "call_kestrel",
     "kestrel_agent",
     "kestrel_scorer",
     "kestrel_trading",
+    "next_call",
     "opened_sessions",
     "score_of_proof",
     "tool_name",

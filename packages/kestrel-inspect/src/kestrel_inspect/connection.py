@@ -31,14 +31,16 @@ TOKEN_ENV = "KESTREL_API_TOKEN"
 class KestrelConnection:
     """The Kestrel an evaluation trades on.
 
-    ``door`` is a door's base URL (its MCP endpoint is ``door + "/mcp"``) and ``token``
-    its bearer (default ``$KESTREL_API_TOKEN``); without ``door``, ``kestrel-mcp`` runs
-    over stdio in this Python environment on ``home`` (default ``$KESTREL_HOME`` or
-    ``~/.kestrel``) with ``catalog_paths`` added to its catalog.
+    ``door`` is a door's base URL (its MCP endpoint is ``door + "/mcp"``); its bearer
+    token is read when a request is made, from the file ``token_file`` or else from
+    ``$KESTREL_API_TOKEN``, and is never held here, so nothing Inspect logs of a task,
+    solver or scorer (their arguments) carries it. Without ``door``, ``kestrel-mcp``
+    runs over stdio in this Python environment on ``home`` (default ``$KESTREL_HOME``
+    or ``~/.kestrel``) with ``catalog_paths`` added to its catalog.
     """
 
     door: str | None = None
-    token: str | None = None
+    token_file: str | None = None
     home: str | None = None
     catalog_paths: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
@@ -49,6 +51,8 @@ class KestrelConnection:
                 raise ValueError(f"door must be an http(s) URL, got {self.door!r}")
             if self.home is not None or self.catalog_paths:
                 raise ValueError("home and catalog_paths are for kestrel-mcp, not a door")
+        elif self.token_file is not None:
+            raise ValueError("token_file is for a door: name its URL with door=…")
 
     @property
     def where(self) -> str:
@@ -56,10 +60,19 @@ class KestrelConnection:
         return self.door if self.door is not None else "kestrel-mcp"
 
     def _bearer(self) -> str:
-        token = self.token if self.token is not None else os.environ.get(TOKEN_ENV)
+        if self.token_file is not None:
+            path = Path(self.token_file).expanduser()
+            try:
+                token = path.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"token_file {str(path)!r} cannot be read: {exc}") from None
+            if not token:
+                raise ValueError(f"token_file {str(path)!r} is empty")
+            return token
+        token = os.environ.get(TOKEN_ENV, "").strip()
         if not token:
             raise ValueError(
-                f"a door needs a bearer token: pass token=… or set {TOKEN_ENV} "
+                f"a door needs a bearer token: set {TOKEN_ENV} or pass token_file=PATH "
                 "(`kestrel-door token issue` makes one)"
             )
         return token

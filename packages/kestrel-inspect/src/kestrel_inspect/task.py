@@ -31,7 +31,7 @@ def kestrel_trading(
     scenarios: str | Sequence[str] | None = None,
     *,
     door: str | None = None,
-    token: str | None = None,
+    token_file: str | None = None,
     style: str = "balanced",
     home: str | None = None,
     catalog_path: str | Sequence[str] | None = None,
@@ -43,9 +43,11 @@ def kestrel_trading(
         scenarios: Scenario ids (a list, or one comma-separated string:
             ``-T scenarios=acme-trend,acme-chop``); ``kestrel catalog`` lists them.
         door: A Kestrel door's base URL: the agent trades through its remote MCP
-            (``/mcp``) with ``token``. Without it the agent trades through ``kestrel-mcp``
+            (``/mcp``) with its bearer token. Without it the agent trades through ``kestrel-mcp``
             over stdio on this machine.
-        token: The door's bearer token (default ``$KESTREL_API_TOKEN``).
+        token_file: A file holding the door's bearer token; without it the token is
+            read from ``$KESTREL_API_TOKEN``. The token itself is never a task
+            argument, so it is not written into the eval log's ``task_args``.
         style: How the brief asks the model to trade: cautious, balanced or aggressive.
         home: The Kestrel home of the local ``kestrel-mcp`` (default ``$KESTREL_HOME``).
         catalog_path: Extra scenario directories for the local ``kestrel-mcp``
@@ -66,7 +68,7 @@ def kestrel_trading(
         raise ValueError(f"kestrel_trading: style {style!r} is not one of {', '.join(STYLES)}")
     connection = KestrelConnection(
         door=door,
-        token=token,
+        token_file=token_file,
         home=home,
         catalog_paths=tuple(_names(catalog_path, "catalog_path", os.pathsep)),
     )

@@ -110,6 +110,11 @@ class Tool:
     """The objects it may return (told apart by their ``kind``); none means any object."""
     refusals: tuple[str, ...] = ()
     """The refusal codes it may answer (besides scope, approval and input errors)."""
+    effects: tuple[str, ...] = ()
+    """What a call does that an operator may want to approve first (``"close"``: the
+    session is closed for good; ``"grade"``: it is graded). An approval required of a
+    tool is required of every tool that has all of its effects
+    (:meth:`~.surface.Surface.guarded`), so no tool with the same effect walks around it."""
     route: Route | None = None
     listed: bool = True
     """An MCP tool (``tools/list``, ``tools/call``); unlisted tools serve ``/v1`` and resources."""

@@ -160,6 +160,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         read_only=False,
         idempotent=False,
         refusals=("UNKNOWN_SCENARIO", "SESSION_CLOSED", "PAYMENT_INVALID"),
+        effects=("open",),
         route=Route("POST", "/v1/sessions", body="json"),
     ),
     Tool(
@@ -184,6 +185,9 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "INVALID_SOURCE",
             "LIMIT_EXCEEDED",
         ),
+        # A stand-down ends trading but does not close the session (no record is
+        # stored; kestrel_session_close and kestrel_grade still ask their approval).
+        effects=("trade",),
         route=Route("POST", "/v1/sessions/{id}/submit", _SESSION_PATH, body="source"),
     ),
     Tool(
@@ -246,6 +250,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         destructive=True,
         idempotent=False,
         refusals=("UNKNOWN_SESSION", "SESSION_CLOSED"),
+        effects=("close",),
         route=Route("POST", "/v1/sessions/{id}/close", _SESSION_PATH),
     ),
     Tool(
@@ -266,6 +271,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         destructive=True,
         idempotent=True,
         refusals=("UNKNOWN_SESSION",),
+        effects=("grade", "close"),  # a session still open is closed first
         route=Route("POST", "/v1/sessions/{id}/grade", _SESSION_PATH),
     ),
     Tool(
@@ -283,6 +289,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         read_only=False,
         idempotent=True,
         refusals=("UNKNOWN_OPERATION",),
+        # None of its own: it continues, by its token, a grade kestrel_grade or
+        # kestrel_proof started (and any approval they need was asked then).
         route=Route("POST", "/v1/operations/resume", body="json"),
     ),
     Tool(
@@ -335,6 +343,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         destructive=True,
         idempotent=True,
         refusals=("UNKNOWN_SESSION",),
+        effects=("grade", "close"),  # as kestrel_grade, for a session not graded yet
         route=Route(
             "GET", "/v1/sessions/{id}/proof", _SESSION_PATH, query={"embedTape": "embedTape"}
         ),

@@ -100,6 +100,23 @@ class Surface:
                 return resource, resource.arguments(values)
         return None
 
+    def guarded(self, names: Iterable[str]) -> frozenset[str]:
+        """The tools an approval required of ``names`` (or their dotted aliases) guards:
+        each named tool and every tool that has all of its :attr:`~.declare.Tool.effects`
+        (approval of the grade tool guards the proof tool, which grades too). An unknown
+        name is a ``ValueError`` naming it."""
+        found: set[str] = set()
+        for name in names:
+            tool = self._by_name.get(name)
+            if tool is None:
+                known = ", ".join(t.name for t in self.tools)
+                raise ValueError(f"no tool {name!r} (the tools: {known})")
+            found.add(tool.name)
+            if tool.effects:
+                wanted = set(tool.effects)
+                found.update(t.name for t in self.tools if wanted <= set(t.effects))
+        return frozenset(found)
+
     def scopes(self) -> Mapping[str, str]:
         """Each tool's required scope, by name."""
         return {tool.name: tool.scope for tool in self.tools}

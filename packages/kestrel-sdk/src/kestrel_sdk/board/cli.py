@@ -59,7 +59,11 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     Each proof is replayed on this machine; one that fails is listed as failed with the
     reason and never ranked, and so is one that embeds a forgery of a catalog scenario.
     With --trust, a proof whose door signed its grade is attested-and-sealed when the
-    statement holds and says the scenario was sealed, and failed when it does not hold.
+    statement holds and says the scenario was sealed, and failed when it does not hold;
+    only attested proofs are ranked, credited to the principal the statement names.
+    A grade, session or proof given twice is ranked once; only catalog scenarios count
+    overall; a file that is not a proof (over 64 MiB, nested deeper than 64, not UTF-8,
+    not JSON) is a failed row.
     """
     from ..trust import load_trusted_keys  # noqa: PLC0415 - the cryptography loads only here
 
@@ -71,7 +75,8 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_board(board), encoding="utf-8")
+        # a lone surrogate a proof's JSON spelled (\ud800) is shown escaped, not a crash
+        target.write_text(render_board(board), encoding="utf-8", errors="backslashreplace")
     if as_json:
         click.echo(json.dumps(board.to_json(), indent=2))
         return

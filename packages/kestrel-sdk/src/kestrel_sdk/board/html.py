@@ -75,11 +75,16 @@ def _row(row: BoardRow) -> str:
     passed = {True: "yes", False: "no", None: "—"}[row.passed]
     failed_checks = "; ".join(f"{k} {v}" for k, v in row.checks.items() if v != "passed")
     reason = row.reason + (f" · did not pass: {failed_checks}" if failed_checks else "")
+    if row.duplicates:
+        reason += f" · appeared {len(row.duplicates)} times: " + ", ".join(row.duplicates)
+    agent = row.agent + (
+        f" (filed under {row.filed_under})" if row.filed_under != row.agent else ""
+    )
     return (
         f'<tr class="{escape(row.badge)}" data-row data-badge="{escape(row.badge)}" '
         f'data-rank="{escape(rank)}" data-source="{escape(row.source)}">'
         f'<td class="num" data-rank-cell>{escape(rank)}</td>'
-        f"<td>{escape(row.agent)}</td><td>{_badge(row.badge)}</td>"
+        f"<td>{escape(agent)}</td><td>{_badge(row.badge)}</td>"
         f"<td>{escape(row.scenario or '—')}</td>"
         f"<td>{escape(passed)}</td>"
         + "".join(_metric(row, k) for k in ("return", "sharpe", "maxDrawdown", "pnl", "fills"))
@@ -95,6 +100,7 @@ _HEAD = (
     "</tr>"
 )
 _COLUMNS = _HEAD.count("<th")
+_NOT_COUNTED = ' <span class="sub">embedded, not in this catalog: not counted overall</span>'
 
 
 def render_board(board: Board) -> str:
@@ -110,10 +116,20 @@ def render_board(board: Board) -> str:
     )
     scenarios = "".join(
         f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
-        f'<code>{escape(r.root)}</code></h3><table class="ranking">{_HEAD}'
-        + "".join(_row(row) for row in r.rows)
-        + "</table>"
+        f"<code>{escape(r.root)}</code>{'' if r.counted else _NOT_COUNTED}</h3>"
+        f'<table class="ranking">{_HEAD}' + "".join(_row(row) for row in r.rows) + "</table>"
         for r in board.scenarios
+    )
+    unranked = "".join(
+        f'<tr data-unranked="{escape(row.source)}"><td>{escape(row.agent)}</td>'
+        f"<td>{_badge(row.badge)}</td><td><code>{escape(row.source)}</code></td>"
+        f'<td class="reason">{escape(row.unranked or "")}</td></tr>'
+        for row in board.unranked
+    )
+    ranks = (
+        "only proofs whose grade a trusted door signed are ranked (--trust)"
+        if board.attested_only
+        else "proofs that verified by replay and passed are ranked"
     )
     legend = "".join(f"<li>{_badge(b)} {escape(text)}</li>" for b, text in _LEGEND)
     counts = " · ".join(f"{board.count(b)} {b}" for b, _ in _LEGEND)
@@ -132,12 +148,19 @@ def render_board(board: Board) -> str:
 <ul class="sub">{legend}</ul>
 <p class="sub">Anyone can check a row: <code>kestrel verify PROOF.json</code> replays it
 and re-derives every root below on any machine, with an empty home and no network.</p>
+<p class="sub">{escape(ranks)}; a grade, session or proof that appears more than once
+is ranked once and every place it appeared is named.</p>
 <h2>Overall</h2>
+<p class="sub">Only scenarios of this machine's catalog count here: a scenario a proof
+embeds is ranked on its own, never overall.</p>
 <table id="overall"><tr><th>rank</th><th>agent</th><th class="num">scenarios</th>
 <th class="num">proofs</th><th class="num">mean rank</th>
 <th class="num">mean {escape(label)}</th></tr>{overall}</table>
 <h2>By scenario</h2>
 {scenarios or '<p class="sub">No proof verified.</p>'}
+<h2>Not ranked</h2>
+<table id="unranked"><tr><th>agent</th><th>badge</th><th>source</th><th>why</th></tr>
+{unranked}</table>
 <h2>Every proof</h2>
 <table id="proofs">{_HEAD}{"".join(_row(row) for row in board.rows)}</table>
 <script>

@@ -6,6 +6,10 @@ a catalog scenario's id with other terms or bars (a forgery: replay alone would 
 it), when its door's signed statement does not hold under the trusted keys, or when
 there was no proof at all. It is ``attested-and-sealed`` when the statement holds and
 says the scenario was sealed, else ``replayed-only``.
+
+A row is credited to the principal the statement names (its ``p_…`` pseudonym) when a
+trusted statement holds, else to the agent it was filed under (its folder, or an Inspect
+log's model): a proof copied into another agent's folder still credits its principal.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class BoardRow:
     agent: str
     badge: Badge
     reason: str
+    filed_under: str = ""
     scenario: str | None = None
     scenario_root: str | None = None
     provenance: str | None = None
@@ -55,20 +60,26 @@ class BoardRow:
     metrics: dict[str, Any] | None = None
     roots: dict[str, str] = field(default_factory=dict)
     attestation: str | None = None
+    issuer: str | None = None
     rank: int | None = None
+    unranked: str | None = None
+    duplicates: list[str] = field(default_factory=list)
 
     @property
-    def ranked(self) -> bool:
-        """Ranked among its scenario's rows: verified, and a grade that passed."""
-        return self.badge != "failed" and self.passed is True
+    def attested(self) -> bool:
+        """Its door's signed statement held under the trusted keys."""
+        return self.issuer is not None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "agent": self.agent,
+            "filedUnder": self.filed_under,
             "badge": self.badge,
             "reason": self.reason,
             "rank": self.rank,
+            "unranked": self.unranked,
+            "duplicates": self.duplicates,
             "scenario": self.scenario,
             "scenarioRoot": self.scenario_root,
             "provenance": self.provenance,
@@ -134,7 +145,7 @@ def check_entry(
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
     with ``trusted_keys``, the signed statement of a proof that carries one."""
-    row = BoardRow(entry.source, entry.agent, "failed", entry.problem or "")
+    row = BoardRow(entry.source, entry.agent, "failed", entry.problem or "", entry.agent)
     if entry.problem is not None:
         return row
     data = entry.data
@@ -167,7 +178,12 @@ def check_entry(
         return row
     grade = data["grade"]
     sealed = _sealed(data)
-    if report.attested_by is not None:
+    if report.attested_by is not None and trusted_keys is not None:
+        from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
+
+        attested = check_attestation(data, trusted_keys)  # it held: whom it names
+        row.issuer = attested.issuer
+        row.agent = attested.principal or row.agent
         row.attestation = f"attested by {report.attested_by}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:

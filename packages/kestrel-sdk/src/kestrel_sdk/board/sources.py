@@ -11,11 +11,12 @@ the proof of each sample is where ``kestrel_inspect``'s scorer keeps it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .files import Unreadable, check_depth, read_json, size_problem
 
 __all__ = ["INSPECT_METADATA_KEY", "Entry", "read_entries"]
 
@@ -37,6 +38,13 @@ class Entry:
     problem: str | None = None
 
 
+def _shown(path: Path | str) -> str:
+    """A path as text that can be written anywhere: a name that is not UTF-8 shows its
+    bytes escaped (``\\xff``) instead of breaking the page."""
+    raw = str(path).encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def _looks_like_inspect_log(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "status" in data
 
@@ -45,16 +53,18 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
     try:
         from inspect_ai.log import read_eval_log  # noqa: PLC0415 - an optional dependency
     except ImportError:
-        yield Entry(str(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
+        yield Entry(_shown(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
         return
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # any failure to read the log is a row, not a crash
-        yield Entry(str(path), "?", problem=f"not a readable Inspect log: {exc}")
+        yield Entry(_shown(path), "?", problem=f"not a readable Inspect log: {exc}")
         return
     agent = log.eval.model
     for sample in log.samples or ():
-        source = f"{path}#{sample.id}" + (f"/epoch {sample.epoch}" if sample.epoch > 1 else "")
+        source = f"{_shown(path)}#{sample.id}" + (
+            f"/epoch {sample.epoch}" if sample.epoch > 1 else ""
+        )
         proofs = [
             (score.metadata or {}).get(INSPECT_METADATA_KEY, {}).get("proof")
             for score in (sample.scores or {}).values()
@@ -62,7 +72,7 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         found = [p for p in proofs if p is not None]
         if found:
             for proof in found:
-                yield Entry(source, agent, proof)
+                yield _checked(source, agent, proof)
             continue
         why = "; ".join(
             score.explanation for score in (sample.scores or {}).values() if score.explanation
@@ -72,29 +82,41 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         yield Entry(source, agent, problem=f"no proof in the sample: {why or 'not scored'}")
 
 
+def _checked(source: str, agent: str, proof: Any) -> Entry:
+    """A proof from an Inspect log, held to the same nesting limit as a proof file."""
+    try:
+        check_depth(proof)
+    except Unreadable as exc:
+        return Entry(source, agent, problem=str(exc))
+    return Entry(source, agent, proof)
+
+
 def _file_entries(path: Path, agent: str) -> Iterator[Entry]:
     if path.suffix == ".eval":
-        yield from _inspect_entries(path)
+        problem = size_problem(path)
+        if problem is not None:
+            yield Entry(_shown(path), agent, problem=problem)
+        else:
+            yield from _inspect_entries(path)
         return
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        yield Entry(str(path), agent, problem=f"not readable JSON: {first}")
+        data = read_json(path)
+    except Unreadable as exc:
+        yield Entry(_shown(path), agent, problem=str(exc))
         return
     if _looks_like_inspect_log(data):
         yield from _inspect_entries(path)
     elif isinstance(data, dict) and data.get("kind") == "kestrel.proof":
-        yield Entry(str(path), agent, data)
+        yield Entry(_shown(path), agent, data)
     elif isinstance(data, dict) and data.get("kind") == "kestrel.grade":
         yield Entry(
-            str(path),
+            _shown(path),
             agent,
             problem="a grade, not a proof: a grade names roots in its own store "
             "(`kestrel proof SESSION -o FILE` makes the proof)",
         )
     else:
-        yield Entry(str(path), agent, problem="not a Kestrel proof or an Inspect log")
+        yield Entry(_shown(path), agent, problem="not a Kestrel proof or an Inspect log")
 
 
 def read_entries(paths: list[Path]) -> list[Entry]:
@@ -103,7 +125,8 @@ def read_entries(paths: list[Path]) -> list[Entry]:
 
     A proof file's agent is the folder it sits in below a directory given (one folder
     per agent: ``proofs/AGENT/…``), else the file's name without ``.json``; an Inspect
-    log's is its model.
+    log's is its model. Every file is read within :mod:`.files`' limits: a bad one is an
+    entry saying why.
     """
     entries: list[Entry] = []
     for path in paths:
@@ -113,9 +136,12 @@ def read_entries(paths: list[Path]) -> list[Entry]:
             )
             for file in files:
                 parts = file.relative_to(path).parts
-                entries.extend(_file_entries(file, parts[0] if len(parts) > 1 else file.stem))
+                agent = parts[0] if len(parts) > 1 else file.stem
+                entries.extend(_file_entries(file, _shown(agent)))
         elif path.exists():
-            entries.extend(_file_entries(path, path.stem))
+            entries.extend(_file_entries(path, _shown(path.stem)))
         else:
-            entries.append(Entry(str(path), path.stem, problem="no such file or directory"))
+            entries.append(
+                Entry(_shown(path), _shown(path.stem), problem="no such file or directory")
+            )
     return entries

@@ -6,8 +6,17 @@ been shown by any face (a session's frames and everything read up to its clock, 
 tape, a proof embedding it) and what showed it. A session fails ``no-lookahead`` when,
 at one of its submissions (the first included), that horizon was beyond its own clock:
 the first such submission is remembered with what had shown the later bar ("session
-ks_… of the same principal had reached bar 2519", "tape acme-trend read"). Reads before
-the session was opened count as well, since the row outlives sessions.
+ks_… of the same principal had reached bar 2519", "tape acme-trend read"); the store
+keeps the first, whichever process noted it. Reads before the session was opened count
+as well, since the row outlives sessions.
+
+Every decision here reads the store, never what this process holds in memory, since
+other processes on the same store (a ``kestrel`` beside a ``kestrel-mcp``, door replicas
+on one PostgreSQL) move sessions on and close them: the horizon row at each submission,
+the count of the principal's sessions, and another session's clock, which is read from
+that session's journal head (this process's copy is first brought up to it, or rebuilt
+when it was closed elsewhere). A scout cached here at bar 0 and run to the end by
+another process is therefore seen at its end when a second session opens here.
 
 Cost, O(1) per read and per submission: a read that shows bars past a clock (the tape)
 raises the row once; a submission reads the row after its journal row is written and
@@ -15,9 +24,11 @@ raises it only when the principal has more than one session on the scenario and 
 new clock is beyond the row. While a principal has a single session on a scenario its
 own frames cannot be ahead of its own clock, so nothing is written; when a second
 session opens, the clocks of the principal's earlier sessions on the scenario are
-written once. Reading the row after the journal append (and counting a session before
-reading the earlier clocks) leaves no step unseen between two processes: either the
-step's read sees the count, or the opener's read sees the step.
+written once (catching a copy up replays only the journal rows it lacks, once per
+opening, never per submission). Reading the row after the journal append (and counting
+a session before reading the earlier clocks from the store) leaves no step unseen
+between two processes: either the step's read sees the count, or the opener's read sees
+the step.
 
 Frames, histories and blotters show no bar after their session's clock, and artifacts
 are a principal's own sessions' objects, so none of them moves a horizon beyond the
@@ -83,9 +94,10 @@ class Horizons:
             self.shown(row.principal, row.scenario_id, after, _reached(row.id, after))
 
     def _clock(self, principal: str, sid: str) -> int:
-        """The clock bar session ``sid`` has reached (open or closed)."""
-        live = self._sessions.get(principal, sid)
-        with live.lock:
+        """The clock bar session ``sid`` has reached (open or closed) in the store: a
+        copy this process holds is first brought up to the session's journal head (or
+        rebuilt, when another process closed it), never trusted as it is."""
+        with self._sessions.locked(principal, sid) as live:
             engine = live.engine
             if engine is not None:
                 return engine.clock

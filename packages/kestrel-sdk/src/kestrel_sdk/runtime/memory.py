@@ -251,7 +251,10 @@ class MemoryStore:
 
     def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None:
         with self._lock:
-            self._sessions[session_id].reads.append((seq, bar, what))
+            reads = self._sessions[session_id].reads
+            if any(s <= seq for s, _, w in reads if w != "unsealed"):
+                return
+            reads[:] = [r for r in reads if r[2] == "unsealed"] + [(seq, bar, what)]
 
     def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]:
         with self._lock:

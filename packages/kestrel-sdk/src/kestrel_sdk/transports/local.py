@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode
+from kestrel_protocol.outage import store_unavailable
 from kestrel_protocol.ports import SessionGate, Transport
 from kestrel_protocol.surface import Arguments, Tool
 
@@ -39,14 +40,22 @@ __all__ = ["LocalTransport", "local_refusal", "local_transport"]
 T = TypeVar("T")
 
 
-def local_refusal(exc: KestrelError | sqlite3.OperationalError, runtime: Runtime) -> SdkLocalError:
+def local_refusal(
+    exc: KestrelError | sqlite3.OperationalError, runtime: Runtime, *, operator: bool = True
+) -> SdkLocalError:
     """What the SDK raises for ``exc`` from ``runtime``: a refusal as ``SdkLocalError``, a
     store that failed (locked past the busy timeout, disk full ...) as
-    ``BACKEND_UNAVAILABLE`` naming the store."""
+    ``BACKEND_UNAVAILABLE``. The ``operator`` (on their own home) is told the store and
+    SQLite's reason; anyone else (a door's client) only the outage refusal every face
+    shows, ``store unavailable`` with ``retryAfter``, the store and the reason going to
+    the operator's log."""
     if isinstance(exc, SdkLocalError):
         return exc
     if isinstance(exc, KestrelError):
         return SdkLocalError(exc.code, exc.message, exc.detail)
+    if not operator:
+        outage = store_unavailable(runtime.store.location, exc)
+        return SdkLocalError(outage.code, outage.message, outage.detail)
     return SdkLocalError(
         RefusalCode.BACKEND_UNAVAILABLE,
         f"the store {runtime.store.location} is unavailable: {exc}",
@@ -58,13 +67,22 @@ class LocalTransport:
 
     ``own_artifacts``: reads by root (``artifact``, ``verify``, ``proof_of_grade``) see
     only the artifacts of this principal's sessions, another's being ``UNKNOWN_ARTIFACT``
-    exactly as a missing root; otherwise every artifact of the home.
+    exactly as a missing root; otherwise every artifact of the home. ``store_detail``:
+    a store that fails is refused naming the store and SQLite's reason (the operator's
+    view); without it, only ``store unavailable`` (a door's clients), the detail logged.
     """
 
     def __init__(
-        self, runtime: Runtime, principal: str, *, owns_runtime: bool, own_artifacts: bool
+        self,
+        runtime: Runtime,
+        principal: str,
+        *,
+        owns_runtime: bool,
+        own_artifacts: bool,
+        store_detail: bool = True,
     ) -> None:
         self.runtime = runtime
+        self._store_detail = store_detail
         self.principal = principal
         self._owns_runtime = owns_runtime
         self._reader: str | None = principal if own_artifacts else None
@@ -77,7 +95,7 @@ class LocalTransport:
         )
 
     def _translate(self, exc: KestrelError | sqlite3.OperationalError) -> SdkLocalError:
-        return local_refusal(exc, self.runtime)
+        return local_refusal(exc, self.runtime, operator=self._store_detail)
 
     def _direct(self, fn: Callable[..., T], *args: Any) -> T:
         try:
@@ -131,6 +149,7 @@ def local_transport(
     store: str | None = None,
     max_live_sessions: int | None = None,
     max_open_orders: int | None = None,
+    store_detail: bool = True,
 ) -> Transport:
     """The runtime in-process; state persists in the store ``store`` names
     (``sqlite:///PATH``, ``postgresql://…``, or ``memory:`` for training loops, sweeps
@@ -144,12 +163,16 @@ def local_transport(
     runtime's own.
     ``own_artifacts`` limits reads by root to this principal's artifacts; by default it
     does when the runtime is shared (``runtime=``), and a transport that owns its
-    runtime (the operator on their own home) reads every artifact. ``sealed`` names
+    runtime (the operator on their own home) reads every artifact. ``store_detail=False``
+    (a door's clients) refuses a store that fails as ``store unavailable`` only, the store
+    and SQLite's reason going to the log; by default the refusal names them. ``sealed`` names
     catalog scenarios to seal besides those whose ``scenario.toml`` says ``sealed = true``.
     """
     if runtime is not None:
         own = True if own_artifacts is None else own_artifacts
-        return LocalTransport(runtime, principal, owns_runtime=False, own_artifacts=own)
+        return LocalTransport(
+            runtime, principal, owns_runtime=False, own_artifacts=own, store_detail=store_detail
+        )
     from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
     from ..runtime.stores import open_runtime_store  # noqa: PLC0415
 
@@ -162,4 +185,10 @@ def local_transport(
         max_live_sessions=max_live_sessions,
         max_open_orders=max_open_orders,
     )
-    return LocalTransport(built, principal, owns_runtime=True, own_artifacts=bool(own_artifacts))
+    return LocalTransport(
+        built,
+        principal,
+        owns_runtime=True,
+        own_artifacts=bool(own_artifacts),
+        store_detail=store_detail,
+    )

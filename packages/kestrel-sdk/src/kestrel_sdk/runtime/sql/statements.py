@@ -89,7 +89,13 @@ class Statements:
         "INSERT INTO {lookahead} (session, seq, bar, what) SELECT ?, 0, 0, 'unsealed'"
         " WHERE NOT EXISTS (SELECT 1 FROM {lookahead} WHERE session = ? AND what = 'unsealed')"
     )
-    add_read: str = "INSERT INTO {lookahead} (session, seq, bar, what) VALUES (?, ?, ?, ?)"
+    later_reads: str = (  # a session keeps its first read only: any noted at a later seq goes
+        "DELETE FROM {lookahead} WHERE session = ? AND what <> 'unsealed' AND seq > ?"
+    )
+    add_read: str = (
+        "INSERT INTO {lookahead} (session, seq, bar, what) SELECT ?, ?, ?, ?"
+        " WHERE NOT EXISTS (SELECT 1 FROM {lookahead} WHERE session = ? AND what <> 'unsealed')"
+    )
     lookahead: str = "SELECT seq, bar, what FROM {lookahead} WHERE session = ? ORDER BY n"
     horizon: str = "SELECT bar, what, sessions FROM {horizons} WHERE principal = ? AND scenario = ?"
     raise_horizon: str = (  # only ever further

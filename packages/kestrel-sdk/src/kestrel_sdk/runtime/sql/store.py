@@ -255,9 +255,13 @@ class SqlStore(SqlAdapter):
         """Serialise notes of one session (nothing to do where a write takes the file)."""
 
     def add_read(self, session_id: str, seq: int, bar: int, what: str) -> None:
-        """Remember a read that held bars after the session's clock (``bar``) at ``seq``."""
-        with self._connection() as conn:
-            conn.execute(self.sql.add_read, (session_id, seq, bar, what))
+        """Remember a read that held bars after the session's clock (``bar``) at ``seq``,
+        unless one at an earlier seq is remembered: a session keeps its first, whichever
+        process noted it."""
+        with self._transaction() as conn:
+            self._lock_lookahead(conn, session_id)
+            conn.execute(self.sql.later_reads, (session_id, seq))
+            conn.execute(self.sql.add_read, (session_id, seq, bar, what, session_id))
 
     def lookahead(self, session_id: str) -> tuple[bool, list[tuple[int, int, str]]]:
         """Whether the session was ever served unsealed, and its reads (seq, bar, what)

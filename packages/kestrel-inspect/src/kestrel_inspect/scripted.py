@@ -1,0 +1,158 @@
+"""Offline agents: ``--model kestrel/momentum`` and ``--model kestrel/hold``.
+
+Model APIs registered with Inspect that need no network and no key: they read the
+conversation as a model would (the trading brief, then each tool result) and answer
+with the next Kestrel tool call, so an evaluation runs end to end on any machine, in
+CI or before paying for a model. They call the same MCP tools a model is given, through
+the same task, solver and scorer; their scores are real grades of real sessions.
+
+- ``kestrel/momentum``: every ``step`` bars (default 20; ``-M step=N``), buys about half
+  the account's equity of the scenario's first symbol when its close rose over the last
+  step and it holds none, and sells what it holds when the close fell.
+- ``kestrel/hold``: buys about half the equity at the first bar and holds it to the end
+  (a buy-and-hold baseline on the same tapes).
+
+Both read bar 0's frame after opening, then advance until the session stands down at
+the end of its tape, then stop calling tools; the task's scorer grades the session. A
+refusal stops the agent and is said in its last message. Usage is counted as a quarter
+of the characters read and written, so Inspect downloads no tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import ROUND_FLOOR, Decimal
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageTool,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from .calls import tool_name
+
+__all__ = ["STRATEGIES", "ScriptedAgent", "next_call"]
+
+STRATEGIES = ("momentum", "hold")
+"""The offline agents' model names: ``kestrel/momentum`` and ``kestrel/hold``."""
+
+OPEN_TOOL = tool_name("open_session")
+SUBMIT_TOOL = tool_name("submit")
+FRAME_TOOL = tool_name("frame")
+SCENARIO = re.compile(r"Kestrel scenario (\S+)")
+LOT = re.compile(r"^- ([A-Za-z0-9._-]+): tick [0-9.]+, lot ([0-9.]+)", re.MULTILINE)
+MAX_POSITION = re.compile(r"max position (\d+)")
+FRACTION = Decimal("0.5")
+
+
+def _result(message: ChatMessageTool) -> dict[str, Any]:
+    try:
+        data = json.loads(message.text)
+    except ValueError:
+        return {"refused": message.text}
+    if message.error is not None or not isinstance(data, dict):
+        return {"refused": message.text}
+    return data
+
+
+def _quantity(frame: dict[str, Any], symbol: str, lot: Decimal, cap: int) -> int:
+    close = Decimal(frame["marks"][symbol])
+    equity = Decimal(frame["account"]["equity"])
+    lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
+    return min(int(lots * lot), cap)
+
+
+def _held(frame: dict[str, Any], symbol: str) -> int:
+    return sum(int(p["qty"]) for p in frame["positions"] if p["symbol"] == symbol)
+
+
+def next_call(strategy: str, messages: list[ChatMessage], step: int) -> ModelOutput:
+    """The next tool call of ``strategy`` given the conversation so far (or the closing
+    message once the session has stood down or a call was refused)."""
+    model = f"kestrel/{strategy}"
+    brief = messages[0].text if messages else ""
+    found = SCENARIO.search(brief)
+    if found is None:
+        return ModelOutput.from_content(model, "No Kestrel scenario is named in the brief.")
+    scenario = found.group(1).rstrip(".,:")
+    results = [_result(m) for m in messages if isinstance(m, ChatMessageTool)]
+    if not results:
+        return ModelOutput.for_tool_call(model, OPEN_TOOL, {"scenario": scenario})
+    last = results[-1]
+    if "refused" in last:
+        return ModelOutput.from_content(model, f"Kestrel refused my last call: {last['refused']}")
+    session = str(results[0].get("sessionId"))
+    if len(results) == 1:  # read bar 0's frame before the first decision
+        return ModelOutput.for_tool_call(model, FRAME_TOOL, {"sessionId": session})
+    frames = [r.get("delivery", r)["frame"] for r in results[1:]]
+    frame = frames[-1]
+    if frame["status"] != "open":
+        return ModelOutput.from_content(model, f"Session {session} ended: {frame['status']}.")
+    source = f"advance {step}"
+    symbol = sorted(frame["marks"])[0]
+    lots = {m.group(1): Decimal(m.group(2)) for m in LOT.finditer(brief)}
+    cap = MAX_POSITION.search(brief)
+    qty = _quantity(
+        frame, symbol, lots.get(symbol, Decimal(1)), int(cap.group(1)) if cap else 10**9
+    )
+    held = _held(frame, symbol)
+    if strategy == "hold":
+        if held == 0 and len(frames) == 1 and qty > 0:
+            source = f"buy {qty} {symbol}\n{source}"
+    elif len(frames) > 1:
+        rose = Decimal(frame["marks"][symbol]) > Decimal(frames[-2]["marks"][symbol])
+        if rose and held == 0 and qty > 0:
+            source = f"buy {qty} {symbol}\n{source}"
+        elif not rose and held > 0:
+            source = f"sell {held} {symbol}\n{source}"
+    return ModelOutput.for_tool_call(model, SUBMIT_TOOL, {"sessionId": session, "source": source})
+
+
+@modelapi(name="kestrel")
+class ScriptedAgent(ModelAPI):
+    """Inspect's model API for the offline agents (``kestrel/momentum``, ``kestrel/hold``)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig | None = None,
+        step: int = 20,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+        if model_name not in STRATEGIES:
+            raise ValueError(
+                f"kestrel/{model_name} is not an offline agent: use one of "
+                + ", ".join(f"kestrel/{s}" for s in STRATEGIES)
+            )
+        if model_args:
+            raise ValueError(f"kestrel/{model_name} takes only step, not {', '.join(model_args)}")
+        if int(step) < 1:
+            raise ValueError(f"kestrel/{model_name}: step must be at least 1, got {step}")
+        self.step = int(step)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        output = next_call(self.model_name, input, self.step)
+        read = sum(len(m.text) for m in input) // 4
+        written = len(output.message.text) // 4 + sum(
+            len(json.dumps(call.arguments)) // 4 for call in output.message.tool_calls or []
+        )
+        output.usage = ModelUsage(
+            input_tokens=read, output_tokens=written, total_tokens=read + written
+        )
+        return output

@@ -1,0 +1,203 @@
+"""One horizon per principal across processes on one home (issue 45).
+
+A process keeps the sessions it has touched in memory; another process on the same
+store may move them on or close them meanwhile. The attack: process B reads the scout
+session at bar 0 (caching it), the scout runs to the tape's end through process A, then
+the trading session is opened through B. Its horizon must be the scout's clock in the
+store (bar 2519), not B's copy (bar 0): the trader fails ``no-lookahead`` naming the
+scout, in every order of those steps and whichever process opens the trader.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kestrel_protocol import GradeResult
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+
+SCENARIO = "acme-trend"
+END = 2519  # acme-trend's last bar
+TRADE = "buy 10 ACME\nadvance 1"
+
+
+def _check(grade: GradeResult | object) -> tuple[bool, str]:
+    assert isinstance(grade, GradeResult)
+    found = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
+    return found.passed, found.detail
+
+
+def _open(rt: Runtime, label: str, principal: str = "alice") -> str:
+    sid = rt.open_session(principal, SCENARIO, label).session_id
+    assert sid is not None
+    return sid
+
+
+def _orders() -> list[tuple[str, ...]]:
+    """Every order of: the scout opened through A, read through B (B caches it), run to
+    the end through A, and the trader opened; the scout is opened before it is read or
+    run."""
+    steps = ("scout opened", "scout read", "scout run", "trader opened")
+    return [
+        order
+        for order in itertools.permutations(steps)
+        if order.index("scout opened") < min(order.index("scout read"), order.index("scout run"))
+    ]
+
+
+def _pair(request: pytest.FixtureRequest, kind: str, home: Path) -> tuple[Runtime, Runtime]:
+    """Runtimes A and B on one store: the SQLite file of ``home``, or a PostgreSQL
+    schema (as two door replicas share it), each with its own connection."""
+    if kind == "sqlite":
+        return Runtime(home, sealed=[SCENARIO]), Runtime(home, sealed=[SCENARIO])
+    dsn = request.getfixturevalue("postgres_dsn")
+    a, b = (open_runtime_store(dsn) for _ in range(2))
+    return Runtime(home, sealed=[SCENARIO], store=a), Runtime(home, sealed=[SCENARIO], store=b)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("trader_side", ["B", "A"])
+@pytest.mark.parametrize("order", _orders(), ids=" > ".join)
+def test_every_order_of_scout_and_trader_across_two_runtimes(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    order: tuple[str, ...],
+    trader_side: str,
+    kind: str,
+) -> None:
+    a, b = _pair(request, kind, tmp_path)
+    opener = b if trader_side == "B" else a
+    made: dict[str, str] = {}
+    steps: dict[str, Callable[[], Any]] = {
+        "scout opened": lambda: made.setdefault("scout", _open(a, "scout")),
+        "scout read": lambda: b.frame("alice", made["scout"]),
+        "scout run": lambda: a.submit("alice", made["scout"], f"advance {END}"),
+        "trader opened": lambda: made.setdefault("trader", _open(opener, "trade")),
+    }
+    for step in order:
+        steps[step]()
+    b.submit("alice", made["trader"], TRADE)  # the trader's first decision, through B
+    passed, detail = _check(b.grade("alice", made["trader"]))
+    assert not passed
+    assert detail.startswith(
+        f"session {made['scout']} of the same principal had reached bar {END} "
+        "before submission 1 at bar 0"
+    )
+    a.shutdown()
+    b.shutdown()
+
+
+def test_a_scout_run_and_closed_by_another_os_process_is_seen_by_the_one_that_cached_it(
+    tmp_path: Path,
+) -> None:
+    """B (this process) holds the scout open at bar 0; ``kestrel run`` in another OS
+    process resumes it by label, runs it to the end, closes and grades it; B then opens
+    the trading session: it fails naming the scout and the bar it closed at."""
+    home = tmp_path / "home"
+    b = Runtime(home, sealed=[SCENARIO])
+    scout = _open(b, "scout", principal="local")  # the CLI's principal
+    assert b.frame("local", scout).frame.clock.bar == 0  # B now holds the scout at bar 0
+    program = tmp_path / "scout.kes"
+    program.write_text(f"advance {END}\n")
+    kestrel = [sys.executable, "-c", "from kestrel_sdk.cli import main; main()"]
+    scouting = ["run", str(program), "--scenario", SCENARIO, "--label", "scout", "--json"]
+    run = subprocess.run(
+        [*kestrel, "--home", str(home), *scouting],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert GradeResult.model_validate_json(run.stdout).session == scout
+    trader = _open(b, "trade", principal="local")
+    b.submit("local", trader, TRADE)
+    passed, detail = _check(b.grade("local", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    b.shutdown()
+
+
+def test_a_session_served_by_two_processes_has_the_record_one_process_gives(
+    tmp_path: Path,
+) -> None:
+    """The trading session, behind its scout, is served by A then B: its record (and so
+    its grade root) is the one a single process makes of the same steps, naming the
+    first submission made behind the horizon and no other."""
+
+    def trade(first: Runtime, second: Runtime) -> GradeResult:
+        scout = _open(first, "scout")
+        first.submit("alice", scout, f"advance {END}")
+        trader = _open(first, "trade")
+        first.submit("alice", trader, TRADE)
+        second.submit("alice", trader, "sell 10 ACME\nadvance 1")
+        grade = second.grade("alice", trader)
+        assert isinstance(grade, GradeResult)
+        return grade
+
+    alone = Runtime(tmp_path / "one")
+    single = trade(alone, alone)
+    alone.shutdown()
+    a, b = Runtime(tmp_path / "two"), Runtime(tmp_path / "two")
+    shared = trade(a, b)
+    a.shutdown()
+    b.shutdown()
+    assert _check(shared) == _check(single)
+    assert "more such event" not in _check(shared)[1]
+    assert shared.root == single.root
+
+
+class _CountingStore:
+    """A runtime store that counts the calls made to it, by method name."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._inner, name)
+        if not callable(found):
+            return found
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return found(*args, **kwargs)
+
+        return counted
+
+
+def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sessions(
+    tmp_path: Path,
+) -> None:
+    """Two sessions of one principal on a scenario (each step may move the horizon): a
+    submission, and a frame read of the other session, make the same store calls at
+    step 10 as at step 400, and none reads a journal."""
+    store = _CountingStore(open_runtime_store(None, tmp_path))
+    rt = Runtime(tmp_path, store=store)
+    scout, trader = _open(rt, "scout"), _open(rt, "trade")
+
+    def step_cost(sid: str) -> dict[str, int]:
+        store.calls.clear()
+        rt.submit("alice", sid, "advance 1")
+        rt.frame("alice", trader)
+        return dict(store.calls)
+
+    rt.frame("alice", trader)  # in memory from here on
+    for _ in range(9):
+        rt.submit("alice", scout, "advance 1")
+    early = step_cost(scout)
+    for _ in range(390):
+        rt.submit("alice", scout, "advance 1")
+    late = step_cost(scout)
+    assert early == late
+    assert "journal" not in late
+    assert sum(late.values()) <= 6, late
+    rt.shutdown()
