@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,17 +93,6 @@ class Replicas:
     def stop(self) -> None:
         for proc in self.procs:
             _stop(proc)
-
-
-@pytest.fixture
-def replicas(postgres_dsn: str, tmp_path: Path) -> Iterator[Replicas]:
-    made: list[Replicas] = []
-    try:
-        made.append(Replicas(postgres_dsn, tmp_path))
-        yield made[0]
-    finally:
-        for each in made:
-            each.stop()
 
 
 def _verify(tmp_path: Path, *args: str, offline: bool = False) -> subprocess.CompletedProcess[str]:
