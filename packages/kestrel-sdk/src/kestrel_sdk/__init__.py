@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .board.published import PublishedBoard, published_board, published_document
 from .cli_convention import KestrelCliCommand, KestrelCliGroup
 from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
@@ -15,10 +16,13 @@ __all__ = [
     "KestrelClientError",
     "KestrelSdk",
     "KestrelSession",
+    "PublishedBoard",
     "SdkError",
     "SdkLocalError",
     "create_sdk",
     "local_transport",
+    "published_board",
+    "published_document",
     "remote_transport",
     "render_frame",
 ]

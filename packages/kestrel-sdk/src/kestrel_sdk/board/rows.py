@@ -3,13 +3,20 @@
 A row is ``failed`` (with the reason) when the proof does not replay, when its scenario
 is neither in this machine's catalog nor embedded, when it embeds a scenario that takes
 a catalog scenario's id with other terms or bars (a forgery: replay alone would pass
-it), when its door's signed statement does not hold under the trusted keys, or when
-there was no proof at all. It is ``attested-and-sealed`` when the statement holds and
-says the scenario was sealed, else ``replayed-only``.
+it), when its door's signed statement does not hold under the trusted keys, when there
+was no proof at all, when its grade did not pass a check, or when the session stopped
+before its window ended (the board's own check, ``whole-window``: its last clock bar is
+before the scenario's last bar, "stopped at bar 10 of 2519"; an agent that trades ten
+bars of 2,520 would otherwise rank on a Sharpe of ten bars). A failed row never wears a
+passing badge. It is ``attested-and-sealed`` when the statement holds and says the
+scenario was sealed, else ``replayed-only``.
 
-A row is credited to the principal the statement names (its ``p_…`` pseudonym) when a
-trusted statement holds, else to the agent it was filed under (its folder, or an Inspect
-log's model): a proof copied into another agent's folder still credits its principal.
+A row is credited to the agent the run was named for (``-T agent=NAME`` of
+``kestrel_trading``, kept in the Inspect sample's metadata, or the name an operator
+published a door's proof under), else to the principal the statement names (its ``p_…``
+pseudonym) when a trusted statement holds, else to the agent it was filed under (its
+folder, or an Inspect log's model): a proof copied into another agent's folder still
+credits its principal.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from kestrel_protocol import KestrelError
 from ..cli.proofs import proof_verification
 from .sources import Entry
 
-__all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
+__all__ = ["BADGES", "METRICS", "WHOLE_WINDOW", "Badge", "BoardRow", "check_entry"]
 
 Badge = Literal["attested-and-sealed", "replayed-only", "failed"]
 BADGES: tuple[Badge, ...] = ("attested-and-sealed", "replayed-only", "failed")
@@ -64,6 +71,7 @@ class BoardRow:
     rank: int | None = None
     unranked: str | None = None
     duplicates: list[str] = field(default_factory=list)
+    window: tuple[int, int] | None = None
 
     @property
     def attested(self) -> bool:
@@ -89,6 +97,7 @@ class BoardRow:
             "metrics": self.metrics,
             "roots": self.roots,
             "attestation": self.attestation,
+            "window": None if self.window is None else list(self.window),
         }
 
 
@@ -145,7 +154,9 @@ def check_entry(
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
     with ``trusted_keys``, the signed statement of a proof that carries one."""
-    row = BoardRow(entry.source, entry.agent, "failed", entry.problem or "", entry.agent)
+    row = BoardRow(
+        entry.source, entry.named or entry.agent, "failed", entry.problem or "", entry.agent
+    )
     if entry.problem is not None:
         return row
     data = entry.data
@@ -178,22 +189,76 @@ def check_entry(
         return row
     grade = data["grade"]
     sealed = _sealed(data)
+    row.window = _window(data)
     if report.attested_by is not None and trusted_keys is not None:
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
         row.issuer = attested.issuer
-        row.agent = attested.principal or row.agent
+        row.agent = entry.named or attested.principal or row.agent
         row.attestation = f"attested by {report.attested_by}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
         row.attestation = "carries a door's signed statement, not checked (no --trust)"
-    row.badge = "attested-and-sealed" if report.attested_by and sealed else "replayed-only"
-    row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
     row.passed = bool(grade["passed"])
     row.checks = {
         c["id"]: ("passed" if c["passed"] else f"failed: {c['detail']}")
         for c in grade["conformance"]["checks"]
     }
     row.metrics = {key: grade["metrics"].get(key) for key in SHOWN}
+    row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
+    stopped = _stopped(row.window)
+    failed = [f"{k} {v}" for k, v in row.checks.items() if v != "passed"]
+    if stopped is not None:
+        row.checks[WHOLE_WINDOW] = f"failed: {stopped}"
+        failed.append(f"{WHOLE_WINDOW} failed: {stopped}")
+    if failed:  # verified, but not a passing run: the badge says so, with the reason
+        row.reason += "; failed " + "; ".join(failed)
+        row.passed = False
+        return row
+    row.badge = "attested-and-sealed" if report.attested_by and sealed else "replayed-only"
     return row
+
+
+WHOLE_WINDOW = "whole-window"
+"""The board's own check: the session traded its scenario's whole window."""
+
+
+def _scenario_bars(data: dict[str, Any]) -> int | None:
+    """How many bars the proof's scenario has: the embedded scenario's, else the
+    catalog's scenario of that id and root (verification found one or the other)."""
+    embedded = _object(_object(_object(data, "embedded"), "scenario"), "tape").get("bars")
+    if isinstance(embedded, int):
+        return embedded
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+
+    ref = _object(data, "scenario")
+    known = load_catalog().get(str(ref.get("id")))
+    if known is None or known.scenario.root != ref.get("root"):
+        return None
+    bars = _object(known.scenario.to_json(), "tape").get("bars")
+    return bars if isinstance(bars, int) else None
+
+
+def _window(data: dict[str, Any]) -> tuple[int, int] | None:
+    """The session's last clock bar (the proof's head, the frame replay reproduced) and
+    the scenario's last bar (``clock.bar + clock.remaining``, or, where a sealed door's
+    frame does not say what remains, the scenario's bar count less one)."""
+    clock = _object(_object(data, "head"), "clock")
+    bar, remaining = clock.get("bar"), clock.get("remaining")
+    if not isinstance(bar, int):
+        return None
+    if isinstance(remaining, int):
+        return bar, bar + remaining
+    bars = _scenario_bars(data)
+    return None if bars is None else (bar, bars - 1)
+
+
+def _stopped(window: tuple[int, int] | None) -> str | None:
+    """Why the session did not trade its whole window, or None when it did."""
+    if window is None:
+        return "the proof says neither its session's last bar nor its scenario's"
+    bar, last = window
+    if bar < last:
+        return f"stopped at bar {bar} of {last}: the session did not trade its whole window"
+    return None
