@@ -23,7 +23,7 @@ from tests.kestrel_sdk.board.test_board import kestrel
 T_975 = {2: Decimal("4.303")}  # Student's t, two-sided 95%, for N = 3 runs (2 df)
 
 END = "advance 3000"  # past the last bar: each run trades its whole window
-RUNS = {  # three runs each on acme-chop, of different lengths
+RUNS: dict[str, list[tuple[str, ...]]] = {  # three runs each on acme-chop, of different lengths
     "steady": [("buy 100 ACME", f"advance {n}", "sell 100 ACME", END) for n in (400, 800, 1200)],
     "jumpy": [("buy 900 ACME", f"advance {n}", "sell 900 ACME", END) for n in (30, 700, 1500)],
     "late": [

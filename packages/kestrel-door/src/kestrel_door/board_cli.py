@@ -1,8 +1,9 @@
 """``kestrel-door board publish|unpublish|list``: the proofs the door's ``/board`` shows.
 
 ``publish`` takes proof files (a proof this door served, its signed statement in it) or
-session ids (the door makes the session's proof and signs it, as ``/v1`` would: a
-session still open is graded, which closes it); each proof is checked as the board
+session ids (the door makes the session's proof and signs it, as ``/v1`` would, given
+the door's ``--public-url`` and ``--seal`` as it serves: a session still open is
+graded, which closes it); each proof is checked as the board
 checks it, under the door's own keys (replayed, its statement holding, its grade passed
 and its window traded whole) and refused, naming why, otherwise. ``--agent NAME`` names
 the agent the row is credited to (else the principal the statement names). The door
@@ -28,8 +29,9 @@ from .keys import DoorKeys
 
 __all__ = ["SessionProof", "make_board_group"]
 
-SessionProof = Callable[[click.Context, str, str], dict[str, Any]]
-"""``(ctx, session id, the door's public URL) → the session's signed proof``."""
+SessionProof = Callable[[click.Context, str, str, tuple[str, ...]], dict[str, Any]]
+"""``(ctx, session id, the door's public URL, the scenarios it seals) → the session's
+signed proof``."""
 
 
 def _fail(message: str, code: str = "CHECK_FAILED") -> click.exceptions.Exit:
@@ -72,16 +74,26 @@ def make_board_group(
         show_default=True,
         help="The door's URL as it serves (its statements' issuer), for session ids.",
     )
+    @click.option(
+        "--seal",
+        multiple=True,
+        metavar="ID",
+        help="For session ids: a scenario the door seals (as serve's --seal; repeatable).",
+    )
     @click.pass_context
     def publish(
-        ctx: click.Context, items: tuple[str, ...], agent: str | None, public_url: str
+        ctx: click.Context,
+        items: tuple[str, ...],
+        agent: str | None,
+        public_url: str,
+        seal: tuple[str, ...],
     ) -> None:
         """Publish proofs (files) or sessions (ks_… ids) on the door's board."""
         records = _records(ctx)
         jwks = DoorKeys(door_store(ctx)).jwks()
         for item in items:
             is_file = Path(item).exists() or not item.startswith("ks_")
-            proof = _read_proof(item) if is_file else session_proof(ctx, item, public_url)
+            proof = _read_proof(item) if is_file else session_proof(ctx, item, public_url, seal)
             [row] = json.loads(build(document([(agent, proof)]), jwks).json)["rows"]
             if row["badge"] == "failed":
                 raise _fail(f"{item}: not published: {row['reason']}")

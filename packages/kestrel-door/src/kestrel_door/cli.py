@@ -266,11 +266,14 @@ def _listen(host: str, port: int) -> socket.socket:
     return listening
 
 
-def _session_proof(ctx: click.Context, session_id: str, issuer: str) -> dict[str, Any]:
-    """The proof of ``session_id`` (graded if need be) as the door at ``issuer`` serves
-    it: made by the runtime as the session's principal, signed with the door's keys."""
+def _session_proof(
+    ctx: click.Context, session_id: str, issuer: str, sealed: tuple[str, ...]
+) -> dict[str, Any]:
+    """The proof of ``session_id`` (graded if need be) as the door at ``issuer``, sealing
+    ``sealed``, serves it: made by the runtime as the session's principal, signed with
+    the door's keys."""
     settings = door_settings(ctx)
-    owner = kestrel_sdk.local_transport(home=settings.home, store=settings.store)
+    owner = kestrel_sdk.local_transport(home=settings.home, store=settings.store, sealed=sealed)
     runtime: Any = getattr(owner, "runtime", None)
 
     async def made() -> dict[str, Any]:
