@@ -150,3 +150,18 @@ def test_the_page_is_the_same_bytes_built_twice(folder: Path, tmp_path: Path) ->
         assert kestrel("board", str(folder), "-o", str(page)).returncode == 0
         pages.append(page.read_bytes())
     assert pages[0] == pages[1]
+
+
+def test_a_session_the_runtime_stood_down_at_max_drawdown_is_ranked(tmp_path: Path) -> None:
+    """acme-crash stands a session down when its drawdown reaches 25%: its window ended
+    there, so the board ranks it with its loss rather than dropping the loser."""
+    proof = made_proof(tmp_path / "home", "acme-crash", ("buy 1500 ACME", "advance 3000"))
+    clock, account = proof["head"]["clock"], proof["head"]["account"]
+    assert clock["remaining"] > 0  # closed before the end of the tape
+    assert Decimal(account["drawdown"]) >= Decimal("0.25")
+    write(tmp_path / "proofs" / "reckless" / "crash.json", proof)
+    done = kestrel("board", str(tmp_path / "proofs"), "--json")
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["rows"]
+    assert (row["badge"], row["rank"]) == ("replayed-only", 1)
+    assert "whole-window" not in row["checks"]

@@ -14,9 +14,10 @@ from .published import (
     published_document,
 )
 from .rank import AgentStanding, Cell, ScenarioRanking, rank_board
-from .rows import BADGES, METRICS, WHOLE_WINDOW, Badge, BoardRow, check_entry
+from .rows import BADGES, METRICS, Badge, BoardRow, check_entry
 from .sources import INSPECT_METADATA_KEY, Entry, read_entries
 from .stats import Interval, interval
+from .window import WHOLE_WINDOW
 
 __all__ = [
     "BADGES",

@@ -29,8 +29,9 @@ from kestrel_protocol import KestrelError
 
 from ..cli.proofs import proof_verification
 from .sources import Entry
+from .window import WHOLE_WINDOW, stopped_early, window
 
-__all__ = ["BADGES", "METRICS", "WHOLE_WINDOW", "Badge", "BoardRow", "check_entry"]
+__all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
 
 Badge = Literal["attested-and-sealed", "replayed-only", "failed"]
 BADGES: tuple[Badge, ...] = ("attested-and-sealed", "replayed-only", "failed")
@@ -189,7 +190,7 @@ def check_entry(
         return row
     grade = data["grade"]
     sealed = _sealed(data)
-    row.window = _window(data)
+    row.window = window(data)
     if report.attested_by is not None and trusted_keys is not None:
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
@@ -207,7 +208,7 @@ def check_entry(
     }
     row.metrics = {key: grade["metrics"].get(key) for key in SHOWN}
     row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
-    stopped = _stopped(row.window)
+    stopped = stopped_early(row.window)
     failed = [f"{k} {v}" for k, v in row.checks.items() if v != "passed"]
     if stopped is not None:
         row.checks[WHOLE_WINDOW] = f"failed: {stopped}"
@@ -218,47 +219,3 @@ def check_entry(
         return row
     row.badge = "attested-and-sealed" if report.attested_by and sealed else "replayed-only"
     return row
-
-
-WHOLE_WINDOW = "whole-window"
-"""The board's own check: the session traded its scenario's whole window."""
-
-
-def _scenario_bars(data: dict[str, Any]) -> int | None:
-    """How many bars the proof's scenario has: the embedded scenario's, else the
-    catalog's scenario of that id and root (verification found one or the other)."""
-    embedded = _object(_object(_object(data, "embedded"), "scenario"), "tape").get("bars")
-    if isinstance(embedded, int):
-        return embedded
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-
-    ref = _object(data, "scenario")
-    known = load_catalog().get(str(ref.get("id")))
-    if known is None or known.scenario.root != ref.get("root"):
-        return None
-    bars = _object(known.scenario.to_json(), "tape").get("bars")
-    return bars if isinstance(bars, int) else None
-
-
-def _window(data: dict[str, Any]) -> tuple[int, int] | None:
-    """The session's last clock bar (the proof's head, the frame replay reproduced) and
-    the scenario's last bar (``clock.bar + clock.remaining``, or, where a sealed door's
-    frame does not say what remains, the scenario's bar count less one)."""
-    clock = _object(_object(data, "head"), "clock")
-    bar, remaining = clock.get("bar"), clock.get("remaining")
-    if not isinstance(bar, int):
-        return None
-    if isinstance(remaining, int):
-        return bar, bar + remaining
-    bars = _scenario_bars(data)
-    return None if bars is None else (bar, bars - 1)
-
-
-def _stopped(window: tuple[int, int] | None) -> str | None:
-    """Why the session did not trade its whole window, or None when it did."""
-    if window is None:
-        return "the proof says neither its session's last bar nor its scenario's"
-    bar, last = window
-    if bar < last:
-        return f"stopped at bar {bar} of {last}: the session did not trade its whole window"
-    return None
