@@ -91,6 +91,11 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
 
     if from_url is not None and (proofs or trust is None):
         raise click.UsageError("--from URL takes no PROOFS and needs --trust (the door's URL)")
+    if from_url is not None and (metric != "sharpe" or require_catalog):
+        raise click.UsageError(
+            "--from rebuilds the door's board as it serves it (by sharpe): "
+            "no --metric or --require-catalog"
+        )
     if from_url is None and not proofs:
         raise click.UsageError("Missing argument 'PROOFS...' (or --from URL --trust URL)")
     try:

@@ -163,7 +163,7 @@ def _overall_baseline(board: Board) -> str:
     if not values or any(v is None for v in values):
         return ""
     mean = sum((v for v in values if v is not None), Decimal(0)) / len(values)
-    return _baseline_row(f"{mean:.8f}", None, colspan=4)
+    return _baseline_row(f"{mean:.8f}", None, colspan=3)
 
 
 def render_board(board: Board) -> str:
