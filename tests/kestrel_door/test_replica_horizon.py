@@ -64,5 +64,6 @@ def test_a_scout_cached_by_one_replica_and_run_on_another_fails_the_trader(
 
     path = tmp_path / "proof.json"
     path.write_bytes(canonical_json(proof) + b"\n")
-    done = _verify(tmp_path, str(path), "--trust", a, "--require-catalog")
+    # trusted from B, the replica that signed it (each replica here is its own issuer URL)
+    done = _verify(tmp_path, str(path), "--trust", b, "--require-catalog")
     assert done.returncode == 0, done.stderr  # a genuine statement, of the failure above

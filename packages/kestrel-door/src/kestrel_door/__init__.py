@@ -15,8 +15,9 @@ from .auth import Authenticated, Authenticator, bearer_of
 from .config import DoorConfig
 from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
-from .keys import DoorKeys
+from .keys import DoorKeys, KeyNotLive
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
+from .pseudonyms import PSEUDONYM_SECRET, Pseudonyms
 from .store import DoorStore
 from .stores import open_door_store
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_ALGORITHMS",
     "ISSUED_TOKEN_PREFIX",
     "JWKS_PATH",
+    "PSEUDONYM_SECRET",
     "TURN_CREDENTIAL_PREFIX",
     "VOUCHER_PREFIX",
     "ApprovalPolicy",
@@ -50,7 +52,9 @@ __all__ = [
     "IssuedToken",
     "IssuedTokens",
     "JwtGrantVerifier",
+    "KeyNotLive",
     "NoApproval",
+    "Pseudonyms",
     "RequireApproval",
     "TransportFactory",
     "TurnCredentials",

@@ -71,8 +71,10 @@ def create_door_app(
     runtime's); it never sees a bearer token. Both faces are generated from ``surface``.
     ``on_close`` runs at lifespan shutdown, after the per-principal transports are
     closed (e.g. the shared runtime). With ``attestor`` every proof the door serves
-    carries its signed statement about the grade, and its keys are published. With
-    ``board``, the proofs the operator published are served at ``/board``.
+    carries its signed statement about the grade, its keys are published, and
+    ``transport_for`` is given each principal's pseudonym (:mod:`.pseudonyms`), never
+    its name. With ``board``, the proofs the operator published are served at
+    ``/board``.
     """
     door = Door(
         config,
@@ -97,6 +99,8 @@ def create_door_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if attestor is not None:  # the pseudonym secret, read before the first request
+            await anyio.to_thread.run_sync(attestor.pseudonyms.load)
         try:
             yield
         finally:

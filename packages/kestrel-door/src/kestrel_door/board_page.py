@@ -4,7 +4,7 @@ The door's page is built by an injected :data:`BoardBuilder` (the composition ro
 passes ``kestrel_sdk.published_board``: this library never imports the runtime) from the
 published proofs (:mod:`.board_records`) under the door's own keys: every proof is
 re-verified by replay and its signed statement checked. It is built once per change
-(a proof published or taken off, a key added) and cached; a request reads only the
+(a proof published or taken off, a key added or revoked) and cached; a request reads only the
 roots and agents to know whether the board changed. Routes (no credential: the board is
 public):
 
@@ -84,8 +84,8 @@ class BoardPage:
         """How many times the board was built (once per change, never per request)."""
 
     def _version(self) -> object:
-        kids = tuple(key.get("kid") for key in self._keys.jwks()["keys"])
-        return (self._records.board_version(), kids)
+        keys = json.dumps(self._keys.jwks(), sort_keys=True)  # a key added or revoked
+        return (self._records.board_version(), keys)
 
     def _built(self, version: object) -> _Cached:
         items = [(p.agent, json.loads(p.proof)) for p in self._records.published()]

@@ -164,9 +164,16 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         max_body_bytes=max_body,
         request_timeout_s=timeout,
     )
+    # The runtime knows each principal by its pseudonym only (see create_door_app).
+    attestor = Attestor(DoorKeys(store), config.resource)
     gate = None
     if daily_quota is not None:
-        gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
+        gate = VoucherGate(
+            store,
+            VoucherSigner(load_voucher_key(home)),
+            daily_quota=daily_quota,
+            pseudonym=attestor.pseudonyms.of,
+        )
     # The gate is the runtime's: it resumes an open label before it asks the gate.
     owner = kestrel_sdk.local_transport(
         home=home,
@@ -206,17 +213,18 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             approval = RequireApproval(store, frozenset(require_approval))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--require-approval") from None
-    keys = DoorKeys(store)
     board = None
     if isinstance(store, SqlBoardRecords):
-        board = BoardPage(store, keys, kestrel_sdk.published_board, kestrel_sdk.published_document)
+        board = BoardPage(
+            store, attestor.keys, kestrel_sdk.published_board, kestrel_sdk.published_document
+        )
     app = create_door_app(
         config,
         transport_for=transport_for,
         grant_verifiers=verifiers,
         audit=AuditLog(store),
         approval=approval,
-        attestor=Attestor(keys, config.resource),
+        attestor=attestor,
         board=board,
         # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
         # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).

@@ -148,12 +148,21 @@ def board_of(rows: list[BoardRow], metric: str, *, attested_only: bool) -> Board
 
 
 def checked(
-    entry: Entry, *, trusted_keys: Mapping[str, Any] | None, require_catalog: bool
+    entry: Entry,
+    *,
+    trusted_keys: Mapping[str, Any] | None,
+    require_catalog: bool,
+    keys_source: bool = True,
 ) -> BoardRow:
     """``entry``'s row; a proof that breaks the checker itself is a failed row saying so,
     never the end of the board (a participant must not be able to stop everyone's)."""
     try:
-        return check_entry(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
+        return check_entry(
+            entry,
+            trusted_keys=trusted_keys,
+            require_catalog=require_catalog,
+            keys_source=keys_source,
+        )
     except Exception as exc:  # one bad input is its row: the board goes on
         logger.warning("board: %s could not be checked", entry.source, exc_info=True)
         why = f"could not be checked: {type(exc).__name__}: {str(exc)[:200]}"

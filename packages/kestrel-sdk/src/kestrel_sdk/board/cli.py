@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,9 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         )
 
 
-def _published(url: str, keys: dict[str, Any]) -> tuple[str, str, list[tuple[str, str]], list[str]]:
+def _published(
+    url: str, keys: Mapping[str, Any]
+) -> tuple[str, str, list[tuple[str, str]], list[str]]:
     """The page and table of the board the door at ``url`` publishes, its failed rows
     (source, reason) and every row's badge."""
     from .published import PUBLISHED_PATH, published_board  # noqa: PLC0415

@@ -81,8 +81,8 @@ def published_entries(document: Any) -> list[Entry]:
 
 def published_board(document: Any, trusted_keys: Mapping[str, Any]) -> PublishedBoard:
     """The board of a published document under ``trusted_keys`` (the door's JWKS)."""
-    rows = [
-        checked(e, trusted_keys=trusted_keys, require_catalog=False)
+    rows = [  # the keys' source unnamed: the door's page and a rebuild are the same bytes
+        checked(e, trusted_keys=trusted_keys, require_catalog=False, keys_source=False)
         for e in published_entries(document)
     ]
     board = board_of(rows, "sharpe", attested_only=True)

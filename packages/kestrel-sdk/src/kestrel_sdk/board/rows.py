@@ -152,9 +152,12 @@ def check_entry(
     *,
     trusted_keys: Mapping[str, Any] | None = None,
     require_catalog: bool = False,
+    keys_source: bool = True,
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
-    with ``trusted_keys``, the signed statement of a proof that carries one."""
+    with ``trusted_keys``, the signed statement of a proof that carries one (the row
+    names where the keys were trusted from unless ``keys_source`` is False: a door's
+    published board is the same bytes whoever spells the door's URL)."""
     row = BoardRow(
         entry.source, entry.named or entry.agent, "failed", entry.problem or "", entry.agent
     )
@@ -197,7 +200,8 @@ def check_entry(
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
         row.issuer = attested.issuer
         row.agent = entry.named or attested.principal or row.agent
-        row.attestation = f"attested by {report.attested_by}"
+        shown = report.attested_by if keys_source else f"{attested.issuer} (key {attested.kid})"
+        row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
         row.attestation = "carries a door's signed statement, not checked (no --trust)"
