@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
-from ..cli.proofs import proof_verification
 from .sources import Entry
 from .window import WHOLE_WINDOW, stopped_early, window
 
@@ -168,6 +167,8 @@ def check_entry(
         row.reason = "not a Kestrel proof: expected a JSON object"
         return row
     _claims(row, data)
+    from ..cli.proofs import proof_verification  # noqa: PLC0415 - the CLI loads only here
+
     signed = "attestation" in data
     try:
         report = proof_verification(
