@@ -13,6 +13,7 @@ from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog, AuditRow, argument_digest
 from .auth import Authenticated, Authenticator, bearer_of
 from .config import DoorConfig
+from .connections import ConnectionLimits, limit_connections
 from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
 from .keys import DoorKeys, KeyNotLive
@@ -45,6 +46,7 @@ __all__ = [
     "Authenticated",
     "Authenticator",
     "Caller",
+    "ConnectionLimits",
     "DoorConfig",
     "DoorKeys",
     "DoorStore",
@@ -65,6 +67,7 @@ __all__ = [
     "bearer_of",
     "create_door_app",
     "create_turn_credentials",
+    "limit_connections",
     "load_voucher_key",
     "open_door_store",
     "protected_resource_metadata",

@@ -123,5 +123,7 @@ def create_door_app(
         allowed_hosts=config.allowed_hosts,
         allowed_origins=config.allowed_origins,
         max_body_bytes=config.max_body_bytes,
-        body_timeout_s=config.request_timeout_s,
+        body_timeout_s=config.request_timeout_s
+        if config.body_timeout_s is None
+        else config.body_timeout_s,
     )

@@ -41,6 +41,7 @@ from .board_cli import make_board_group
 from .board_page import BoardPage
 from .board_records import SqlBoardRecords
 from .config import DEFAULT_MAX_BODY, DoorConfig
+from .connections import ConnectionLimits, limit_connections
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
 from .tokens import IssuedTokens
@@ -50,6 +51,7 @@ __all__ = ["door_group", "main"]
 
 logger = logging.getLogger("kestrel_door")
 
+_LIMITS = ConnectionLimits()  # the defaults of serve's connection options
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
@@ -104,6 +106,36 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     "--timeout", type=float, default=60.0, show_default=True, help="Per-call timeout (s)."
 )
 @click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=_LIMITS.header_timeout_s,
+    show_default=True,
+    help="Seconds a connection has to complete a request's headers, from its opening or its "
+    "previous response; then it is closed (408 if part of a request came).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds a request's body has to arrive after its headers; then 408, closed.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=_LIMITS.max_connections,
+    show_default=True,
+    help="Open connections in all (keep it under the open-file limit); more are refused "
+    "at once with 503.",
+)
+@click.option(
+    "--max-connections-per-client",
+    type=click.IntRange(min=1),
+    default=_LIMITS.max_connections_per_client,
+    show_default=True,
+    help="Open connections one client address may hold; more are refused at once with 503.",
+)
+@click.option(
     "--seal",
     "seal",
     multiple=True,
@@ -139,6 +171,10 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     daily_quota: int | None,
     max_body: int,
     timeout: float,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    max_connections_per_client: int,
     seal: tuple[str, ...],
     max_live_sessions: int | None,
     max_open_orders: int | None,
@@ -163,6 +199,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         authorization_servers=(oauth_issuer,) if oauth_issuer else (),
         max_body_bytes=max_body,
         request_timeout_s=timeout,
+        body_timeout_s=body_timeout,
     )
     # The runtime knows each principal by its pseudonym only (see create_door_app).
     attestor = Attestor(DoorKeys(store), config.resource)
@@ -218,21 +255,25 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         board = BoardPage(
             store, attestor.keys, kestrel_sdk.published_board, kestrel_sdk.published_document
         )
-    app = create_door_app(
-        config,
-        transport_for=transport_for,
-        grant_verifiers=verifiers,
-        audit=AuditLog(store),
-        approval=approval,
-        attestor=attestor,
-        board=board,
-        # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
-        # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
-        on_close=owner.aclose,
+    app, http = limit_connections(
+        create_door_app(
+            config,
+            transport_for=transport_for,
+            grant_verifiers=verifiers,
+            audit=AuditLog(store),
+            approval=approval,
+            attestor=attestor,
+            board=board,
+            # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
+            # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
+            on_close=owner.aclose,
+        ),
+        ConnectionLimits(header_timeout, max_connections, max_connections_per_client),
     )
     server = uvicorn.Server(
         uvicorn.Config(
             app,
+            http=http,
             host=host,
             port=port,
             log_level="warning",
