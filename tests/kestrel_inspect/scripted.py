@@ -25,7 +25,8 @@ from kestrel_inspect import KestrelConnection, kestrel_agent
 
 __all__ = ["SUBMITS", "scripted_model", "scripted_trader"]
 
-SUBMITS = ("buy 10 ACME", "advance 5", "sell 10 ACME\nadvance 3", "advance 2")
+SUBMITS = ("buy 10 ACME", "advance 5", "sell 10 ACME\nadvance 3", "advance 3000")
+"""Traded to the end of the tape (a session that stops early fails the board)."""
 MODEL = "mockllm/model"
 
 

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp
 from .approval import ApprovalPolicy
 from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog
+from .board_page import BoardPage
 from .config import DoorConfig
 from .door import Door, TransportFactory, json_response
 from .guard import GuardMiddleware
@@ -61,6 +62,7 @@ def create_door_app(
     on_close: Callable[[], Awaitable[None]] | None = None,
     surface: Surface = SURFACE,
     attestor: Attestor | None = None,
+    board: BoardPage | None = None,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
 
@@ -71,7 +73,8 @@ def create_door_app(
     closed (e.g. the shared runtime). With ``attestor`` every proof the door serves
     carries its signed statement about the grade, its keys are published, and
     ``transport_for`` is given each principal's pseudonym (:mod:`.pseudonyms`), never
-    its name.
+    its name. With ``board``, the proofs the operator published are served at
+    ``/board``.
     """
     door = Door(
         config,
@@ -111,6 +114,7 @@ def create_door_app(
         *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
         *mcp_routes(door),
+        *(board.routes() if board is not None else []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.door = door
