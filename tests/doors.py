@@ -17,7 +17,7 @@ from tests.loopback import free_port, wait_for_http
 
 __all__ = ["Door", "serve_door"]
 
-SCOPES = "kestrel:read kestrel:trade kestrel:grade"
+SCOPES = "kestrel:read kestrel:trade kestrel:grade kestrel:trials"
 
 
 @dataclass(frozen=True)

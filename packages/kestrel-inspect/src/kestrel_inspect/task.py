@@ -56,7 +56,8 @@ def kestrel_trading(
             verifier's catalog does not ship).
 
     Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
-    times (a new session each), ``--message-limit`` bounds a sample's conversation.
+    times (a new session each, each sample and epoch as its own trial principal, so the
+    runs do not share a horizon), ``--message-limit`` bounds a sample's conversation.
     """
     ids = _names(scenarios, "scenarios")
     if not ids:
@@ -72,7 +73,7 @@ def kestrel_trading(
         home=home,
         catalog_paths=tuple(_names(catalog_path, "catalog_path", os.pathsep)),
     )
-    server = connection.inspect_server()
+    connection.inspect_server()  # a door without a readable token is refused here, at once
     dataset = MemoryDataset(
         [
             Sample(
@@ -86,6 +87,7 @@ def kestrel_trading(
     )
     return Task(
         dataset=dataset,
-        solver=kestrel_agent(connection, server, style),
+        solver=kestrel_agent(connection, style),
         scorer=kestrel_scorer(connection, embed_tape),
+        cleanup=connection.end_trial,
     )

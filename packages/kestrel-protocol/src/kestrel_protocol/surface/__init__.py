@@ -51,7 +51,9 @@ from .scopes import (
     SCOPE_GRADE,
     SCOPE_READ,
     SCOPE_TRADE,
+    SCOPE_TRIALS,
     TOOL_SCOPE,
+    TOOL_SCOPES,
 )
 from .session import Guard, McpSession
 from .surface import Surface
@@ -71,10 +73,12 @@ __all__ = [
     "SCOPE_GRADE",
     "SCOPE_READ",
     "SCOPE_TRADE",
+    "SCOPE_TRIALS",
     "STYLES",
     "SURFACE",
     "TOOLS",
     "TOOL_SCOPE",
+    "TOOL_SCOPES",
     "ArgumentError",
     "Arguments",
     "ArtifactArgs",
