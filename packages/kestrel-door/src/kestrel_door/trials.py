@@ -17,11 +17,17 @@ as ``token issue`` prints it; it is never logged.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Any
 
 import anyio
 from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.surface import SCOPE_TRIALS, TOOL_SCOPES
+from kestrel_protocol.surface import (
+    SCOPE_TRIALS,
+    TOOL_SCOPES,
+    TRIAL_MARK,
+    TRIALS_PATH,
+    trial_principal,
+)
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -29,19 +35,11 @@ from starlette.routing import Route
 from .door import Caller, Door, json_response, outage_response
 from .tokens import IssuedTokens
 
-__all__ = ["TRIALS_PATH", "TRIAL_MARK", "trial_principal", "trial_routes"]
+__all__ = ["trial_routes"]
 
-TRIALS_PATH: Final = "/v1/trials"
-TRIAL_MARK: Final = "/trial-"
-"""What joins a parent principal to its trial's name: ``PARENT/trial-NAME``."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
 _MINT = "trials.mint"
 _REVOKE = "trials.revoke"
-
-
-def trial_principal(parent: str, name: str) -> str:
-    """The principal of the trial ``name`` of ``parent``."""
-    return f"{parent}{TRIAL_MARK}{name}"
 
 
 def _refusal(code: str, message: str, status: int, **detail: Any) -> Response:

@@ -20,10 +20,11 @@ from pathlib import Path
 import httpx2
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import MCPServer, mcp_server_http, mcp_server_stdio
+from kestrel_protocol.surface import trial_principal
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from .trials import LOCAL_PARENT, TRIAL_PREFIX, Trial, mint_trial, revoke_trial, trial_name
+from .trials import LOCAL_PARENT, Trial, mint_trial, revoke_trial, trial_name
 
 __all__ = ["TOKEN_ENV", "KestrelConnection"]
 
@@ -104,7 +105,7 @@ class KestrelConnection:
         attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
         name = trial_name(state, attempt)
         if self.door is None:
-            made = Trial(name, LOCAL_PARENT + TRIAL_PREFIX + name)
+            made = Trial(name, trial_principal(LOCAL_PARENT, name))
         else:
             made = await mint_trial(self.door, self._bearer(), name)
         self._trials[key] = made

@@ -5,7 +5,7 @@ when another session of the same principal had already been shown later bars. Th
 what stops an agent scouting a tape under one identity and trading it under another it
 controls, and it is why ``--epochs N`` on one identity would make the runs fail one
 another. So the harness (never the agent) gives each run its own principal, named from
-the sample, the epoch and the sample's run (``TRIAL_PREFIX`` + ``SAMPLE-eEPOCH-UUID``,
+the sample, the epoch and the sample's run (``trial-SAMPLE-eEPOCH-UUID`` under a parent,
 ``-rN`` on the Nth attempt of a retried sample):
 
 - locally, ``kestrel-mcp --principal local/trial-…`` per sample (the agent's tools
@@ -27,11 +27,10 @@ from typing import Any, Final
 
 import httpx2
 from inspect_ai.solver import TaskState
+from kestrel_protocol.surface import TRIALS_PATH
 
 __all__ = [
     "LOCAL_PARENT",
-    "TRIALS_PATH",
-    "TRIAL_PREFIX",
     "Trial",
     "TrialUnavailable",
     "mint_trial",
@@ -41,8 +40,6 @@ __all__ = [
 
 LOCAL_PARENT: Final = "local"
 """The principal of ``kestrel-mcp`` when none is named; a local trial is its child."""
-TRIAL_PREFIX: Final = "/trial-"
-TRIALS_PATH: Final = "/v1/trials"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 

@@ -58,6 +58,7 @@ from .scopes import (
 from .session import Guard, McpSession
 from .surface import Surface
 from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
+from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
 
 __all__ = [
     "ALL_SCOPES",
@@ -79,6 +80,8 @@ __all__ = [
     "TOOLS",
     "TOOL_SCOPE",
     "TOOL_SCOPES",
+    "TRIALS_PATH",
+    "TRIAL_MARK",
     "ArgumentError",
     "Arguments",
     "ArtifactArgs",
@@ -129,5 +132,6 @@ __all__ = [
     "run_tool",
     "text_problem",
     "tool_result",
+    "trial_principal",
     "union_output_schema",
 ]
