@@ -155,3 +155,53 @@ def test_a_door_that_cannot_serve_leaves_the_sample_unscored_with_the_reason(
     assert score.explanation is not None
     assert score.explanation.startswith("Kestrel could not serve the sample: the door did not")
     assert not [m for m in sample.messages if m.role == "assistant"]  # the model never ran
+    assert log.results is not None
+    assert {m.name: m.unscored_samples for m in log.results.scores} == dict.fromkeys(METRICS, 1)
+
+
+def test_a_door_gone_before_the_proof_leaves_the_sample_unscored(tmp_path: Path) -> None:
+    """The agent opens and trades; the door goes down before the scorer asks for the
+    proof: the sample is unscored (the door's outage is not the agent's 0)."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        assert door.process is not None
+        process = door.process
+
+        def generate(messages: list[Any], *_: Any) -> ModelOutput:
+            results = [m for m in messages if m.role == "tool"]
+            if not results:
+                output = ModelOutput.for_tool_call(
+                    "mockllm/model", "kestrel_session_open", {"scenario": "acme-chop"}
+                )
+            elif len(results) == 1:
+                session = json.loads(results[0].text)["sessionId"]
+                output = ModelOutput.for_tool_call(
+                    "mockllm/model",
+                    "kestrel_session_submit",
+                    {"sessionId": session, "source": "advance 5"},
+                )
+            else:
+                process.terminate()
+                process.wait(timeout=30)
+                output = ModelOutput.from_content("mockllm/model", "done")
+            output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+            return output
+
+        token_file = tmp_path / "token"
+        token_file.write_text(door.token, encoding="utf-8")
+        [log] = inspect_eval(
+            kestrel_trading("acme-chop", door=door.url, token_file=str(token_file)),
+            model=get_model("mockllm/model", custom_outputs=generate),
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.samples is not None
+    [sample] = log.samples
+    score = sample.scores["kestrel_scorer"]  # type: ignore[index]
+    assert score.reason == UNAVAILABLE, score
+    assert isinstance(score.value, float)
+    assert math.isnan(score.value)
+    assert score.explanation is not None
+    assert f"was not graded: {door.url} did not answer" in score.explanation
+    assert_nowhere(door.token, tmp_path / "logs")
