@@ -205,3 +205,30 @@ def test_a_door_gone_before_the_proof_leaves_the_sample_unscored(tmp_path: Path)
     assert score.explanation is not None
     assert f"was not graded: {door.url} did not answer" in score.explanation
     assert_nowhere(door.token, tmp_path / "logs")
+
+
+def test_an_evaluator_token_without_the_trials_scope_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    """The agent's kind of token (no ``kestrel:trials``) given to the harness: no sample
+    trades as the token's own principal; the eval fails saying which scope is missing."""
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        issued = CliRunner().invoke(
+            door_group,
+            [
+                *("--home", str(door.home), "token", "issue", "--principal", "agent"),
+                *("--scope", "kestrel:read kestrel:trade kestrel:grade"),
+            ],
+        )
+        token_file = tmp_path / "token"
+        token_file.write_text(issued.output.split()[-1], encoding="utf-8")
+        [log] = inspect_eval(
+            kestrel_trading("acme-chop", door=door.url, token_file=str(token_file)),
+            model="kestrel/momentum",
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.status == "error"
+    assert log.error is not None
+    assert "the door refused to mint the trial" in log.error.message
+    assert "kestrel:trials" in log.error.message

@@ -10,6 +10,7 @@ exactly what the agent's credentials can see, and nothing more. Given a sample's
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -24,9 +25,18 @@ from kestrel_protocol.surface import trial_principal
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from .trials import LOCAL_PARENT, Trial, mint_trial, revoke_trial, trial_name
+from .trials import (
+    LOCAL_PARENT,
+    Trial,
+    TrialUnavailable,
+    mint_trial,
+    revoke_trial,
+    trial_name,
+)
 
 __all__ = ["TOKEN_ENV", "KestrelConnection"]
+
+logger = logging.getLogger(__name__)
 
 TOKEN_ENV = "KESTREL_API_TOKEN"
 """The environment variable a door's bearer token is read from when none is given."""
@@ -100,8 +110,11 @@ class KestrelConnection:
         found = self._trials.get(key)
         if found is not None and not fresh:
             return found
-        if found is not None:
-            await self.end_trial(state)
+        if found is not None:  # a retry: the failed attempt's trial ends (best effort)
+            try:
+                await self.end_trial(state)
+            except TrialUnavailable as exc:
+                logger.warning("the trial %s of a retried sample stays live: %s", found.name, exc)
         attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
         name = trial_name(state, attempt)
         if self.door is None:
