@@ -237,7 +237,8 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             return kestrel_sdk.local_transport(home=home, principal=principal, **remote)
         return kestrel_sdk.local_transport(principal=principal, runtime=runtime, **remote)
 
-    verifiers: list[Any] = [IssuedTokens(store)]
+    issued = IssuedTokens(store)
+    verifiers: list[Any] = [issued]
     if oauth_issuer or oauth_jwks:
         if not (oauth_issuer and oauth_jwks):
             raise click.UsageError("--oauth-issuer and --oauth-jwks go together")
@@ -264,6 +265,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             approval=approval,
             attestor=attestor,
             board=board,
+            trials=issued,
             # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
             # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
             on_close=owner.aclose,

@@ -60,7 +60,8 @@ def kestrel_trading(
             strategies run on one model (or one token) are two rows, not one.
 
     Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
-    times (a new session each), ``--message-limit`` bounds a sample's conversation.
+    times (a new session each, each sample and epoch as its own trial principal, so the
+    runs do not share a horizon), ``--message-limit`` bounds a sample's conversation.
     """
     ids = _names(scenarios, "scenarios")
     if not ids:
@@ -78,7 +79,7 @@ def kestrel_trading(
         home=home,
         catalog_paths=tuple(_names(catalog_path, "catalog_path", os.pathsep)),
     )
-    server = connection.inspect_server()
+    connection.inspect_server()  # a door without a readable token is refused here, at once
     dataset = MemoryDataset(
         [
             Sample(
@@ -96,6 +97,7 @@ def kestrel_trading(
     )
     return Task(
         dataset=dataset,
-        solver=kestrel_agent(connection, server, style),
+        solver=kestrel_agent(connection, style),
         scorer=kestrel_scorer(connection, embed_tape),
+        cleanup=connection.end_trial,
     )
