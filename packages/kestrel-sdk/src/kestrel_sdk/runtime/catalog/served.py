@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kestrel_protocol import Catalog, KestrelError, RefusalCode, Scenario, SealedScenario
 
+from .lineage import Lineages
 from .loader import load_catalog
 from .model import CatalogIndex, LoadedScenario
 from .objects import catalog_object
@@ -34,6 +35,7 @@ class ServedCatalog:
         self._index = index  # tests and embedders may supply one
         self._sealed = frozenset(sealed)
         self._catalog: Catalog | None = None
+        self._lineages: Lineages | None = None
         self._lock = threading.Lock()
 
     @property
@@ -46,6 +48,14 @@ class ServedCatalog:
                     self._index = load_catalog(self._paths)
                 index = self._index
         return index
+
+    @property
+    def lineages(self) -> Lineages:
+        """The lineages of the catalog (a scenario and its disguised twins)."""
+        lineages = self._lineages
+        if lineages is None:
+            lineages = self._lineages = Lineages(self.index)
+        return lineages
 
     def loaded(self, scenario_id: str) -> LoadedScenario:
         """The scenario; ``UNKNOWN_SCENARIO`` when the catalog has none by that id."""
