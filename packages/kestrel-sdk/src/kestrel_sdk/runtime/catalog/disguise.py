@@ -176,7 +176,7 @@ def scaled_price(units: int, scale: int, factor: Decimal, tick: str) -> int:
     shift = places - scale + exponent
     numerator: int = units * whole
     if shift >= 0:
-        return numerator * 10**shift
+        return numerator * int(10**shift)
     divisor: int = 10**-shift
     return (2 * numerator + divisor) // (2 * divisor)
 

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 REVEAL_KIND = "kestrel.disguise-reveal"
-_COMMITMENT = re.compile(r"commitment (sha256:[0-9a-f]{64})")
+_COMMITMENT = re.compile(r"[Cc]ommitment (sha256:[0-9a-f]{64})")
 
 
 @dataclass(frozen=True, slots=True)
