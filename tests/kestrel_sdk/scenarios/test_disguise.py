@@ -19,11 +19,12 @@ import sys
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kestrel_protocol import GradeResult, canonical_json
 from kestrel_sdk.runtime import Runtime
-from kestrel_sdk.runtime.catalog import load_catalog, tape_csv
+from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
@@ -32,7 +33,7 @@ TWIN = {"goog": "tape-q7", "eurusd": "tape-k2", "btcusd": "tape-m4"}
 
 
 def _shipped(name: str) -> Path:
-    import backtesting.test  # type: ignore[import-untyped]  # noqa: PLC0415
+    import backtesting.test  # type: ignore[import-untyped]
 
     return Path(backtesting.test.__file__).with_name(f"{name}.csv")
 
@@ -74,7 +75,13 @@ def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) 
         ratio = closes_s[i] / closes_s[i - 1]
         # the disguised close is the previous one moved by the source's return, to a tick
         error = abs(closes_d[i] - closes_d[i - 1] * ratio)
-        assert error <= tick * max(1, ratio), (name, i, closes_d[i - 1], closes_d[i], ratio)
+        assert error <= tick * max(Decimal(1), ratio), (
+            name,
+            i,
+            closes_d[i - 1],
+            closes_d[i],
+            ratio,
+        )
         assert closes_d[i] % tick == 0
     # no disguised price within 1 % of any source close
     low, high = min(closes_s), max(closes_s)
@@ -87,10 +94,12 @@ def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) 
     for time_s, time_d in zip(src.times, dis.times, strict=True):
         moved = datetime.fromisoformat(time_d.replace("Z", "+00:00"))
         shift = moved - datetime.fromisoformat(time_s.replace("Z", "+00:00"))
-        assert shift.days % 7 == 0 and shift.seconds == 0
+        assert shift.days % 7 == 0
+        assert shift.seconds == 0
         assert moved.year >= 2200 > first_s.year
     # the names: nothing of the source
-    assert disguised != symbol and symbol not in twin.scenario.title
+    assert disguised != symbol
+    assert symbol not in twin.scenario.title
     assert symbol not in twin.scenario.description
     assert twin.scenario.tape.start[:4] not in twin.scenario.title
 
@@ -119,7 +128,7 @@ def _kestrel(home: Path, catalog: Path, *args: str) -> subprocess.CompletedProce
 
 def _traded_proof(
     runtime: Runtime, scenario: str, principal: str = "alice", *, embed: bool = True
-) -> dict[str, object]:
+) -> Any:
     sid = runtime.open_session(principal, scenario).session_id
     assert sid is not None
     for source in ("advance 5", f"buy 3 {runtime.loaded(scenario).tape.symbols[0]}\nadvance 20"):
@@ -138,7 +147,8 @@ def test_cli_disguise_reveal_and_verify(tmp_path: Path) -> None:
     entry = next(
         e for e in load_catalog([catalog]).catalog.to_json()["scenarios"] if e["id"] == "tape-q7"
     )
-    assert entry["sealed"] is True and entry["commitment"].startswith("sha256:")
+    assert entry["sealed"] is True
+    assert entry["commitment"].startswith("sha256:")
     assert "GOOG" not in json.dumps(entry)
 
     runtime = Runtime(home, [catalog])
@@ -222,14 +232,14 @@ def test_scouting_the_labelled_tape_then_trading_its_twin_fails_no_lookahead(
     runtime = Runtime(tmp_path / "home", [catalog])
     runtime.tape("mallory", "goog")  # the labelled tape, read whole
     proof = _traded_proof(runtime, TWIN["goog"], principal="mallory")
-    checks = {c["id"]: c for c in proof["grade"]["conformance"]["checks"]}  # type: ignore[index]
+    checks = {c["id"]: c for c in proof["grade"]["conformance"]["checks"]}
     assert checks["no-lookahead"]["passed"] is False, checks["no-lookahead"]
     assert checks["no-lookahead"]["detail"].startswith("tape goog read before submission 1")
     # another principal, or the twin without the scout, passes
     honest = _traded_proof(runtime, TWIN["goog"], principal="alice")
     assert {c["id"]: c for c in honest["grade"]["conformance"]["checks"]}["no-lookahead"][
         "passed"
-    ] is True  # type: ignore[index]
+    ] is True
     runtime.shutdown()
 
 
@@ -241,11 +251,7 @@ def test_a_session_run_to_the_end_of_the_labelled_tape_is_seen_from_its_twin(
     assert scout is not None
     runtime.submit("eve", scout, "advance 1000")
     proof = _traded_proof(runtime, TWIN["goog"], principal="eve", embed=False)
-    check = next(
-        c
-        for c in proof["grade"]["conformance"]["checks"]  # type: ignore[index]
-        if c["id"] == "no-lookahead"
-    )
+    check = next(c for c in proof["grade"]["conformance"]["checks"] if c["id"] == "no-lookahead")
     assert check["passed"] is False
     assert f"session {scout} on goog of the same principal had reached bar 1000" in check["detail"]
     runtime.shutdown()
