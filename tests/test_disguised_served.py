@@ -45,7 +45,7 @@ pytestmark = pytest.mark.anyio
 BASE = "http://127.0.0.1:8787"
 SCENARIO = "tape-q7"
 CLOCK = 1000
-MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _MON = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _PATTERNS = [
     (re.compile(r"(?<!\d)(\d{4})-(\d{2})(?:-(\d{2}))?(?!\d)"), ("y", "m", "d")),
@@ -300,10 +300,13 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
     assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
     assert "unknown symbol 'NOPE'" in joined  # refusals were seen
     assert "https://in-toto.io/Statement/v1" in joined  # proofs were signed
-    assert symbol in joined and "kestrel.grade" in joined
+    assert symbol in joined
+    assert "kestrel.grade" in joined
     assert len(bodies) > 60
     # the search finds what it seeks
-    assert leaks("GOOG") and leaks("Alphabet Inc.") and leaks("google")
+    assert leaks("GOOG")
+    assert leaks("Alphabet Inc.")
+    assert leaks("google")
     for said in ("2008-10-06", "10/6/2008", "6 Oct 2008", "October 6, 2008", "2008-10", "Oct 2008"):
         assert leaks(f"on {said}."), said
     assert not leaks("on 2014-10-06 and 2003-01-01")
