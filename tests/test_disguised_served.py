@@ -15,7 +15,10 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -39,6 +42,8 @@ from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
+
+from tests.doors import serve_door
 
 pytestmark = pytest.mark.anyio
 
@@ -314,3 +319,82 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
     assert leaks('"p": 104.3')
     await http.aclose()
     await owner.aclose()
+
+
+def test_a_door_process_serves_the_disguise_and_the_reveal_verifies_its_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end: import, disguise, seal, serve (a ``kestrel-door serve`` process whose
+    only user catalog is the disguise), an agent trades over ``/mcp`` and ``/v1``, its
+    proof names nothing of GOOG; after the reveal, ``kestrel verify --reveal`` confirms
+    the proof's tape is exactly the disguise of the labelled import."""
+    served, leaks = _catalogs(tmp_path)
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(served))
+    bodies: list[str] = []
+    with serve_door(tmp_path / "door-home") as door:
+        auth = {"Authorization": f"Bearer {door.token}"}
+        with httpx.Client(base_url=door.url, headers=auth, timeout=60) as http:
+
+            def mcp(method: str, params: dict[str, Any]) -> Any:
+                message = {"jsonrpc": "2.0", "id": len(bodies), "method": method, "params": params}
+                response = http.post("/mcp", json=message)
+                bodies.append(response.text)
+                return response.json()
+
+            listed = mcp("tools/list", {})
+            assert "kestrel_session_submit" in json.dumps(listed)
+            catalog = mcp("tools/call", {"name": "kestrel_catalog", "arguments": {}})
+            entry = next(
+                e
+                for e in catalog["result"]["structuredContent"]["scenarios"]
+                if e["id"] == SCENARIO
+            )
+            (symbol,) = entry["symbols"]
+            mcp(
+                "prompts/get",
+                {"name": "kestrel_trade_scenario", "arguments": {"scenario": SCENARIO}},
+            )
+            opened = mcp(
+                "tools/call", {"name": "kestrel_session_open", "arguments": {"scenario": SCENARIO}}
+            )
+            sid = opened["result"]["structuredContent"]["sessionId"]
+            step = {"sessionId": sid, "source": f"buy 5 {symbol}\nadvance 400"}
+            mcp("tools/call", {"name": "kestrel_session_submit", "arguments": step})
+            tape = http.get(f"/v1/catalog/scenarios/{SCENARIO}/tape")
+            bodies.append(tape.text)
+            assert tape.status_code == 403  # sealed
+            response = http.post(
+                f"/v1/sessions/{sid}/submit", json={"source": f"sell 5 {symbol}\nadvance 20"}
+            )
+            bodies.append(response.text)
+            assert response.status_code == 200, response.text
+            proof = http.get(f"/v1/sessions/{sid}/proof")
+            bodies.append(proof.text)
+            assert proof.status_code == 200, proof.text
+    for body in bodies:
+        found = leaks(_decoded(body))
+        assert not found, (body[:300], found)
+
+    # after the evaluation: the operator publishes the reveal; anyone verifies
+    labelled = tmp_path / "labelled"
+    source = load_catalog([labelled]).get("goog")
+    assert source is not None
+    reveal = disguise_scenario(source, SCENARIO, b"kestrel-issue-46" * 2, sealed=True).reveal
+    (tmp_path / "reveal.json").write_text(json.dumps(reveal))
+    (tmp_path / "proof.json").write_text(proof.text)
+    env = {
+        **os.environ,
+        "KESTREL_HOME": str(tmp_path / "verifier"),
+        "KESTREL_CATALOG_PATH": os.pathsep.join([str(served), str(labelled)]),
+    }
+    command = [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", "verify"]
+    verified = subprocess.run(
+        [*command, str(tmp_path / "proof.json"), "--reveal", str(tmp_path / "reveal.json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stderr
+    assert "provenance: disguised: disguised goog, revealed" in verified.stdout
