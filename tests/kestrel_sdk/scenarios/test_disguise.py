@@ -255,3 +255,22 @@ def test_a_session_run_to_the_end_of_the_labelled_tape_is_seen_from_its_twin(
     assert check["passed"] is False
     assert f"session {scout} on goog of the same principal had reached bar 1000" in check["detail"]
     runtime.shutdown()
+
+
+def test_a_shipped_two_symbol_scenario_disguises_and_its_reveal_opens_it(tmp_path: Path) -> None:
+    from kestrel_sdk.runtime.catalog.reveal import check_reveal
+
+    shipped = load_catalog([]).get("pairs-kx")
+    assert shipped is not None
+    made = disguise_scenario(shipped, "pair-t1", SECRET)
+    made.write(tmp_path / "pair-t1")
+    twin = load_catalog([tmp_path]).get("pair-t1")
+    assert twin is not None
+    renamed = {p["symbol"]: p["as"] for p in made.reveal["transform"]["symbols"]}
+    assert sorted(renamed) == ["KAPPA", "XI"]
+    assert sorted(twin.tape.symbols) == sorted(renamed.values())
+    assert not {"KAPPA", "XI"} & set(twin.tape.symbols)
+    check_reveal(twin, made.reveal, shipped)  # raises naming what differs, else opens it
+    for symbol, disguised in renamed.items():
+        src, dis = shipped.tape.columns[symbol].close, twin.tape.columns[disguised].close
+        assert len(src) == len(dis)
