@@ -109,6 +109,7 @@ class Runtime:
             served.loaded,
             served.sealed,
             self._artifact,
+            lineages=lambda: served.lineages,
         )
         self._grading = Grading(self.store, self._sessions, served.sealed, self._artifact)
         # what the step path (submit) uses, reached in one lookup each
