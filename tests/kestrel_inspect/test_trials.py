@@ -114,16 +114,35 @@ def test_three_epochs_through_a_sealed_door_are_three_honest_runs(tmp_path: Path
         listed = CliRunner().invoke(
             door_group, ["--home", str(door.home), "token", "list", "--json"]
         )
+        ranked = subprocess.run(
+            [
+                *(str(Path(sys.executable).parent / "kestrel"), "board", str(logs)),
+                *("--trust", door.url, "--json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    assert ranked.returncode == 0, ranked.stderr
+    board = json.loads(ranked.stdout)
     proofs = _check_trials(log, tmp_path / "verify")
     # no bearer of any kind in the logs: not the evaluator's, not a trial's
     assert_nowhere(door.token, logs)
     assert_nowhere("kestrel_tok_", logs)
     # each trial was the evaluator's, signed under a pseudonym of its own, and is revoked
-    pseudonyms = set()
+    pseudonyms, parents = set(), set()
     for proof in proofs:
         statement = json.loads(base64.b64decode(proof["attestation"]["payload"]))
         pseudonyms.add(statement["predicate"]["principal"])
+        parents.add(statement["predicate"]["trialOf"])
     assert len(pseudonyms) == len(proofs)
+    # ... each naming the evaluator's pseudonym as whose trial it was: one agent on the board
+    [evaluator] = parents
+    assert evaluator.startswith("p_")
+    assert evaluator not in pseudonyms
+    cells = {(c["agent"], s["scenario"]): c["n"] for s in board["scenarios"] for c in s["cells"]}
+    assert cells == {(evaluator, "acme-chop"): 3, (evaluator, "acme-trend"): 3}, cells
     rows = [r for r in json.loads(listed.output) if r["principal"] != "evaluator"]
     assert len(rows) == len(proofs)
     for row in rows:

@@ -25,7 +25,7 @@ from kestrel_protocol import (
     pae,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.surface import Arguments, Tool
+from kestrel_protocol.surface import TRIAL_MARK, Arguments, Tool
 
 from .door import TransportFactory
 from .keys import DoorKeys, utc_now
@@ -46,12 +46,12 @@ class Attestor:
         self.issuer = issuer.rstrip("/")
         self.pseudonyms = pseudonyms if pseudonyms is not None else Pseudonyms(keys.records)
 
-    def attest(self, proof: Proof, pseudonym: str) -> Proof:
+    def attest(self, proof: Proof, pseudonym: str, trial_of: str | None = None) -> Proof:
         """``proof`` (of a session opened under ``pseudonym``) with the signed statement
-        about its grade."""
+        about its grade; ``trial_of``: the pseudonym of the principal whose trial it was."""
         data = proof.rooted_json()
         payload = grade_statement(
-            data, issuer=self.issuer, principal=pseudonym, signed_at=utc_now()
+            data, issuer=self.issuer, principal=pseudonym, signed_at=utc_now(), trial_of=trial_of
         )
         kid, key = self.keys.signer()
         signature = key.sign(pae(PAYLOAD_TYPE, payload))
@@ -68,16 +68,21 @@ class Attestor:
 class _Attesting:
     """A pseudonym's transport whose proofs come signed; every other result as it is."""
 
-    def __init__(self, inner: Transport, attestor: Attestor, pseudonym: str) -> None:
+    def __init__(
+        self, inner: Transport, attestor: Attestor, pseudonym: str, trial_of: str | None
+    ) -> None:
         self._inner = inner
         self._attestor = attestor
         self._pseudonym = pseudonym
+        self._trial_of = trial_of
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
         made = await self._inner.invoke(tool, arguments)
         if not isinstance(made, Proof):
             return made
-        return await anyio.to_thread.run_sync(self._attestor.attest, made, self._pseudonym)
+        return await anyio.to_thread.run_sync(
+            self._attestor.attest, made, self._pseudonym, self._trial_of
+        )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -88,10 +93,13 @@ class _Attesting:
 
 def attesting(transport_for: TransportFactory, attestor: Attestor) -> TransportFactory:
     """``transport_for`` under each principal's pseudonym, its proofs carrying the door's
-    signed statement."""
+    signed statement (naming, for a trial principal ``PARENT/trial-NAME``, the parent's
+    pseudonym as ``trialOf``)."""
 
     def make(principal: str) -> Transport:
         pseudonym = attestor.pseudonyms.of(principal)
-        return _Attesting(transport_for(pseudonym), attestor, pseudonym)
+        parent, mark, _ = principal.rpartition(TRIAL_MARK)
+        trial_of = attestor.pseudonyms.of(parent) if mark and parent else None
+        return _Attesting(transport_for(pseudonym), attestor, pseudonym, trial_of)
 
     return make

@@ -63,9 +63,16 @@ def grade_facts(proof: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def grade_statement(
-    proof: Mapping[str, Any], *, issuer: str, principal: str, signed_at: str
+    proof: Mapping[str, Any],
+    *,
+    issuer: str,
+    principal: str,
+    signed_at: str,
+    trial_of: str | None = None,
 ) -> bytes:
-    """The statement about ``proof``'s grade (canonical JSON bytes): the payload."""
+    """The statement about ``proof``'s grade (canonical JSON bytes): the payload.
+    ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
+    evaluator's harness minted), so that a board credits every trial to one agent."""
     digest = str(proof["grade"]["root"]).removeprefix("sha256:")
     statement = {
         "_type": STATEMENT_TYPE,
@@ -76,6 +83,7 @@ def grade_statement(
         "predicate": {
             **grade_facts(proof),
             "principal": principal,
+            **({"trialOf": trial_of} if trial_of is not None else {}),
             "issuer": issuer,
             "signedAt": signed_at,
         },

@@ -56,12 +56,14 @@ class NotAttested(Exception):
 @dataclass(frozen=True, slots=True)
 class Attested:
     """Who signed (the statement's issuer), with which key, and the keys' source; whom
-    the statement names (the principal's pseudonym, ``p_…``, or None when it names none)."""
+    the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
+    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``)."""
 
     issuer: str
     kid: str
     source: str | None = None
     principal: str | None = None
+    trial_of: str | None = None
 
     def __str__(self) -> str:
         trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
@@ -234,6 +236,8 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
             )
     issuer, principal = str(predicate.get("issuer")), predicate.get("principal")
     named = principal if isinstance(principal, str) and principal else None
+    trial = predicate.get("trialOf")
+    trial_of = trial if isinstance(trial, str) and trial else None
     if isinstance(jwks, TrustedKeys):
         if not jwks.vouches_for(issuer):
             raise NotAttested(
@@ -241,8 +245,14 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
                 f"the door the keys were trusted from ({jwks})",
                 f"{issuer} (claimed by the statement)",
             )
-        return Attested(issuer=issuer, kid=signature.keyid, source=str(jwks), principal=named)
-    return Attested(issuer=issuer, kid=signature.keyid, principal=named)
+        return Attested(
+            issuer=issuer,
+            kid=signature.keyid,
+            source=str(jwks),
+            principal=named,
+            trial_of=trial_of,
+        )
+    return Attested(issuer=issuer, kid=signature.keyid, principal=named, trial_of=trial_of)
 
 
 def _source_of(jwks: Mapping[str, Any]) -> str:

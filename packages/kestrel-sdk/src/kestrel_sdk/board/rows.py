@@ -14,9 +14,10 @@ scenario was sealed, else ``replayed-only``.
 A row is credited to the agent the run was named for (``-T agent=NAME`` of
 ``kestrel_trading``, kept in the Inspect sample's metadata, or the name an operator
 published a door's proof under), else to the principal the statement names (its ``p_…``
-pseudonym) when a trusted statement holds, else to the agent it was filed under (its
-folder, or an Inspect log's model): a proof copied into another agent's folder still
-credits its principal.
+pseudonym; for a trial, the pseudonym of the principal whose trial it was, ``trialOf``,
+so that every run of one evaluator's agent is one cell) when a trusted statement holds,
+else to the agent it was filed under (its folder, or an Inspect log's model): a proof
+copied into another agent's folder still credits its principal.
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ def check_entry(
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
         row.issuer = attested.issuer
-        row.agent = entry.named or attested.principal or row.agent
+        row.agent = entry.named or attested.trial_of or attested.principal or row.agent
         shown = report.attested_by if keys_source else f"{attested.issuer} (key {attested.kid})"
         row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
