@@ -192,6 +192,7 @@ async def test_tools_list_names_are_claude_safe_and_complete(acme: ModuleType) -
         "kestrel_session_submit",
         "kestrel_session_frame",
         "kestrel_session_history",
+        "kestrel_session_list",
         "kestrel_session_blotter",
         "kestrel_session_close",
         "kestrel_grade",
@@ -221,6 +222,7 @@ async def test_tool_annotations_are_honest(acme: ModuleType) -> None:
         "kestrel_validate",
         "kestrel_session_frame",
         "kestrel_session_history",
+        "kestrel_session_list",
         "kestrel_session_blotter",
         "kestrel_secrets_list",
     ):

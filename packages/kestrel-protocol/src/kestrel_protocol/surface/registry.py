@@ -27,6 +27,7 @@ from ..objects import (
     Proof,
     Scenario,
     SealedScenario,
+    SessionList,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -44,6 +45,7 @@ from .arguments import (
     ResumeArgs,
     ScenarioArgs,
     SessionArgs,
+    SessionListArgs,
     SubmitArgs,
     ValidateArgs,
     VerifyArgs,
@@ -222,6 +224,22 @@ TOOLS: Final[tuple[Tool, ...]] = (
             _SESSION_PATH,
             query={"bars": "bars", "symbol": "symbol"},
         ),
+    ),
+    Tool(
+        name="kestrel_session_list",
+        title="Your sessions",
+        description=(
+            "Your sessions, oldest first: each one's sessionId, scenario, label, status, clock "
+            "and grade root once graded (a sealed scenario's clock without the bars "
+            "remaining). A page holds up to 100; pass nextCursor back as cursor for the next."
+        ),
+        arguments=SessionListArgs,
+        runs=Binding("sessions"),
+        results=(SessionList,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("INVALID_ARGUMENT",),
+        route=Route("GET", "/v1/sessions", query={"cursor": "cursor"}),
     ),
     Tool(
         name="kestrel_session_blotter",
