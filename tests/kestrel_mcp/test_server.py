@@ -540,6 +540,7 @@ async def test_resources_list_and_templates(acme: ModuleType) -> None:
     assert [t["uriTemplate"] for t in templates] == [
         "kestrel://catalog/scenarios/{id}",
         "kestrel://catalog/scenarios/{id}/tape",
+        "kestrel://sessions/{id}/frame",
         "kestrel://artifacts/{root}",
         "kestrel://proofs/{gradeRoot}",
     ]

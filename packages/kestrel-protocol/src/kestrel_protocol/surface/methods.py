@@ -34,7 +34,7 @@ ToolCaller = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 Sleep = Callable[[float], Awaitable[Any]]
 
 MAX_COMPLETIONS: Final = 100
-_NOT_FOUND: Final = frozenset({"UNKNOWN_SCENARIO", "UNKNOWN_ARTIFACT"})
+_NOT_FOUND: Final = frozenset({"UNKNOWN_SCENARIO", "UNKNOWN_ARTIFACT", "UNKNOWN_SESSION"})
 
 
 class McpMethods:

@@ -386,6 +386,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
 )
 
 _SCENARIO_ID: Final = "[a-z0-9][a-z0-9-]{0,63}"
+_SESSION_ID: Final = "ks_[a-z2-7]{26}"
 _ROOT: Final = "sha256(?::|%3[aA])[0-9a-f]{64}"
 """A root in a URI (hosts that URL-encode a template variable send sha256%3A...)."""
 
@@ -432,6 +433,22 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         item_name="tape {id}",
         item_title="{title} (tape)",
         complete={"id": "scenario"},
+    ),
+    Resource(
+        uri="kestrel://sessions/{id}/frame",
+        name="session-frame",
+        title="Kestrel session frame",
+        description=(
+            "One of your sessions' latest frame and its root (as kestrel_session_frame "
+            "answers). Subscribe to it (resources/subscribe, where the server says it "
+            "can) to be told after each submit or close that changes it, instead of "
+            "polling."
+        ),
+        mime="application/json",
+        tool="kestrel_session_frame",
+        variables={"id": _SESSION_ID},
+        arguments=lambda v: {"sessionId": v["id"]},
+        updated_by=("trade", "close"),
     ),
     Resource(
         uri="kestrel://artifacts/{root}",
