@@ -4,11 +4,12 @@
 
 Both servers run on uvicorn (one process each, started here, loopback only) and serve
 the same tool, ``kestrel_catalog``, which asks the same runtime for its catalog. The
-door does its full per-call work (bearer lookup, scope guard, audit row); the SDK
-server runs stateless with JSON responses and no auth. One load generator drives
-both in the same run with N concurrent clients, each posting a JSON-RPC ``tools/call``
-and waiting for its answer; requests/s, p50 and p99 latency and the door/SDK ratio are
-printed. The run is bounded in time and count and stops by itself.
+door does its full per-call work (bearer lookup, scope guard, audit row), inside
+``kestrel-door serve``'s connection limits; the SDK server runs stateless with JSON
+responses and no auth. One load generator drives both in the same run with N
+concurrent clients, each posting a JSON-RPC ``tools/call`` and waiting for its answer;
+requests/s, p50 and p99 latency and the door/SDK ratio are printed. The run is bounded
+in time and count and stops by itself.
 """
 
 from __future__ import annotations
@@ -45,7 +46,15 @@ HEADERS = {
 
 def _serve_door(port: int, home: Path) -> None:
     import uvicorn
-    from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
+    from kestrel_door import (
+        AuditLog,
+        ConnectionLimits,
+        DoorConfig,
+        DoorStore,
+        IssuedTokens,
+        create_door_app,
+        limit_connections,
+    )
     from kestrel_sdk import local_transport
 
     owner: Any = local_transport(home=home)
@@ -56,7 +65,9 @@ def _serve_door(port: int, home: Path) -> None:
         grant_verifiers=[IssuedTokens(store)],
         audit=AuditLog(store),
     )
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    # As `kestrel-door serve` runs it: inside its connection limits (their defaults).
+    app, http = limit_connections(app, ConnectionLimits())
+    uvicorn.run(app, http=http, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
 def _serve_sdk(port: int, home: Path) -> None:

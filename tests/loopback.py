@@ -53,8 +53,11 @@ async def serve_built(
     port: int | None = None,
     backlog: int = 2048,
     start_timeout: float = 10.0,
+    http: Any = "auto",
 ) -> AsyncIterator[str]:
-    """Serve ``make_app(base_url)`` (an app that must know its own URL); yields the URL."""
+    """Serve ``make_app(base_url)`` (an app that must know its own URL); yields the URL.
+
+    ``http`` is uvicorn's HTTP protocol (a name or an ``asyncio.Protocol`` class)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port or 0))
@@ -66,6 +69,7 @@ async def serve_built(
             lifespan="off",
             access_log=False,
             backlog=backlog,
+            http=http,
         )
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as tg:

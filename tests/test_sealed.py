@@ -29,6 +29,7 @@ from kestrel_door import (
     DoorKeys,
     DoorStore,
     IssuedTokens,
+    Pseudonyms,
     create_door_app,
 )
 from kestrel_mcp import create_kestrel_mcp_server
@@ -94,7 +95,9 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         home=tmp_path / "home", catalog_paths=[tmp_path / "catalog"], sealed=[SCENARIO]
     )
     runtime = owner.runtime
-    alice = create_sdk(local_transport(principal="alice", runtime=runtime))
+    store = DoorStore(tmp_path / "door.db")
+    # the door knows alice by her pseudonym: her sessions opened here are hers there
+    alice = create_sdk(local_transport(principal=Pseudonyms(store).of("alice"), runtime=runtime))
     examples = json.dumps((await alice.catalog()).to_json()["statementKinds"])
     leaks = Leaks(rows, examples)
     opened = (await alice.open_session(SCENARIO, "sealed")).session
@@ -107,7 +110,6 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
     grade = await alice.grade(other.id)
     assert isinstance(grade, GradeResult)
 
-    store = DoorStore(tmp_path / "door.db")
     tokens = IssuedTokens(store)
     app = create_door_app(
         DoorConfig(base_url=BASE),
@@ -132,14 +134,17 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         "gradeRoot": grade.root,
         "bars": 1000,
     }
-    # refusals too: a K205 advance beyond the tape, an unknown symbol, a bad count
+    # refusals too: a K205 advance to the clock, an unknown symbol, a bad count (on a
+    # sealed session an advance beyond the tape, or behind the advances before it, is
+    # not refused: it runs, tests/test_sealed_inference.py)
     times = [row["time"] for row in rows]
     said = times[CLOCK + 2]  # the caller's own words, echoed in refusals: not a leak
-    behind = f"advance 5\nadvance to {said}"  # refused: the advances before it pass it
+    behind = f"advance 5\nadvance to {said}"
+    unknown = f"buy 1 NOPE\nadvance to {said}"  # refused for its symbol
     # refused submissions first, while the session is open (kestrel_proof closes it)
     refused: list[tuple[str, dict[str, Any]]] = [
-        ("kestrel_session_submit", {"sessionId": sid, "source": "advance to 2030-01-01T00:00Z"}),
-        ("kestrel_session_submit", {"sessionId": sid, "source": behind}),
+        ("kestrel_session_submit", {"sessionId": sid, "source": f"advance to {times[CLOCK]}"}),
+        ("kestrel_session_submit", {"sessionId": sid, "source": unknown}),
     ]
     extra: list[tuple[str, dict[str, Any]]] = [
         ("kestrel_validate", {"source": behind, "scenario": SCENARIO}),
@@ -241,8 +246,8 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
     assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
     assert "names no bar after bar 0" in joined  # the trading prompt was rendered
     assert "Input should be less than or equal to 1000" in joined  # refusals were seen
-    assert "not after the clock the advances before it reach" in joined
-    assert "beyond the tape's last bar" in joined
+    assert f"advance to {times[CLOCK]}: not after the clock" in joined
+    assert "unknown symbol 'NOPE'" in joined
     assert "https://in-toto.io/Statement/v1" in _decoded(joined)  # proofs were signed
     # the search finds what it seeks
     assert leaks(f"[{BARS}]")

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -21,6 +21,9 @@ from kestrel_door import (
 )
 from kestrel_protocol.ports import SessionGate, Transport
 from kestrel_protocol.testing import ScriptedTransport, runs_on
+
+if TYPE_CHECKING:
+    from tests.kestrel_door.test_attested import Replicas
 
 BASE = "http://127.0.0.1:8787"
 
@@ -356,3 +359,17 @@ class SessionsScript:
 
     async def proof_of_grade(self, grade_root: str, reader: str | None) -> Any:
         raise NotImplementedError("the door's sessions script makes no proofs")
+
+
+@pytest.fixture
+def replicas(postgres_dsn: str, tmp_path: Path) -> Iterator[Replicas]:
+    """Two ``kestrel-door serve`` replicas on one PostgreSQL store, stopped afterwards."""
+    from tests.kestrel_door.test_attested import Replicas
+
+    made: list[Replicas] = []
+    try:
+        made.append(Replicas(postgres_dsn, tmp_path))
+        yield made[0]
+    finally:
+        for each in made:
+            each.stop()

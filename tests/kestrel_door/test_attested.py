@@ -4,8 +4,9 @@ Two door processes (replicas A and B) on one PostgreSQL store, ``acme-chop`` sea
 Alice opens a trading session on A, a scout session on B which she runs to the tape's
 end, then trades on A: the trading session's ``no-lookahead`` fails naming the scout,
 and the statement A signs about the grade says so. The proof verifies with
-``kestrel verify --trust`` pointed at B's JWKS URL (one key set for every replica), and
-with B's JWKS saved to a file, in an empty home, once both doors are stopped. Changing
+``kestrel verify --trust`` pointed at A's JWKS URL or address (the issuer it names), and
+with B's JWKS saved to a file (one key set for every replica), in an empty home, once
+both doors are stopped. Changing
 one byte of the proof anywhere fails it. Re-rooting a ``lookahead`` edit (the record
 says sealed and read nothing, every root recomputed) verifies by replay alone but fails
 ``--trust``, naming the statement's subject. ``kestrel-door keys rotate`` adds a key that
@@ -19,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,17 +93,6 @@ class Replicas:
     def stop(self) -> None:
         for proc in self.procs:
             _stop(proc)
-
-
-@pytest.fixture
-def replicas(postgres_dsn: str, tmp_path: Path) -> Iterator[Replicas]:
-    made: list[Replicas] = []
-    try:
-        made.append(Replicas(postgres_dsn, tmp_path))
-        yield made[0]
-    finally:
-        for each in made:
-            each.stop()
 
 
 def _verify(tmp_path: Path, *args: str, offline: bool = False) -> subprocess.CompletedProcess[str]:
@@ -195,7 +184,7 @@ def test_a_scout_is_named_signed_and_verified_against_another_replica(
 
     path = tmp_path / "proof.json"
     path.write_bytes(canonical_json(proof) + b"\n")
-    for trust in (base_b + JWKS_PATH, base_b):  # B's keys URL, or B's address alone
+    for trust in (base_a + JWKS_PATH, base_a):  # A's keys URL, or A's address alone
         done = _verify(tmp_path, str(path), "--trust", trust, "--require-catalog")
         assert done.returncode == 0, done.stderr
         assert f"attested by {base_a} (key {key['kid']})" in done.stdout
@@ -208,7 +197,7 @@ def test_a_scout_is_named_signed_and_verified_against_another_replica(
     assert replayed.returncode == 0, replayed.stderr  # replay proves arithmetic only
     forged_grade = json.loads(forged.read_text())["grade"]
     assert forged_grade["passed"] is True
-    trusted = _verify(tmp_path, str(forged), "--trust", base_b + JWKS_PATH)
+    trusted = _verify(tmp_path, str(forged), "--trust", base_a + JWKS_PATH)
     assert trusted.returncode != 0
     assert (
         f"verification failed: statement.subject: expected the replayed grade "

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from kestrel_protocol import canonical_json, root_of
+from kestrel_protocol.surface import COMPACT_TEXT
 from mcp import Client, StdioServerParameters
 from mcp_types import ResourceTemplateReference
 
@@ -39,11 +40,28 @@ def server_params(backend: str, home: Path) -> StdioServerParameters:
     )
 
 
+def model_text(data: dict[str, Any]) -> str | None:
+    """The compact text of a session step's or a grade's result (a model reads it in
+    place of the JSON), or ``None`` for any other result."""
+    for kind, render in COMPACT_TEXT.items():
+        try:
+            kind.parse(data)
+        except ValueError:
+            continue
+        return render(data)
+    return None
+
+
 def structured(result: Any) -> dict[str, Any]:
-    """The structured content, checked to be exactly the one text content's JSON."""
+    """The structured content, checked to be exactly what the one text content says: a
+    session step's or a grade's compact text, else the object's JSON."""
     assert len(result.content) == 1
     text = result.content[0].text
     data: dict[str, Any] = result.structured_content
+    compact = model_text(data)
+    if compact is not None:
+        assert text == compact
+        return data
     assert json.loads(text) == data
     assert canonical_json(json.loads(text)) == canonical_json(data)
     return data

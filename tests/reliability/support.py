@@ -103,6 +103,18 @@ def integrity(db: Path) -> str:
     return str(row[0])
 
 
+def pseudonym(home: Path, principal: str, store: str | None = None) -> str:
+    """The ``p_…`` a door on ``home`` (or ``store``) opens ``principal``'s sessions
+    under: what a reference run in another home must trade as to get the same roots."""
+    from kestrel_door import Pseudonyms, open_door_store
+
+    records = open_door_store(store, home)
+    try:
+        return Pseudonyms(records).of(principal)
+    finally:
+        records.close()
+
+
 def issue_token(home: Path, principal: str, *scopes: str, store: str | None = None) -> str:
     """An issued API token from the door's own CLI (in-process; it prints it last)."""
     from click.testing import CliRunner

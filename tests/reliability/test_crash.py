@@ -194,10 +194,11 @@ def _door_run(rs: ModuleType, tmp_path: Path, kills: int) -> dict[str, Any]:
     rng = random.Random(SEED + 1)
     points = plan(rng, kills)
     sources = script_of(SEED + 1, sum(n + 1 for _, n, _ in points) + 10)
-    ref = reference(tmp_path / "ref", "alice", sources)
     home = tmp_path / "home"
     home.mkdir()
     token = rs.issue_token(home, "alice")
+    # the door opens alice's sessions under her pseudonym: the reference trades as it
+    ref = reference(tmp_path / "ref", rs.pseudonym(home, "alice"), sources)
     auth = {"Authorization": f"Bearer {token}"}
     in_flight_applied = 0
     started = time.perf_counter()

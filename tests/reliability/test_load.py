@@ -260,7 +260,7 @@ def test_load_1000_sessions(rs: ModuleType, tmp_path: Path) -> None:
 
 
 def _reference(
-    tmp_path: Path, sessions: int, submits: int
+    tmp_path: Path, sessions: int, submits: int, principal: str = "loader"
 ) -> dict[str, tuple[list[str], str, Any]]:
     """Each session's pentad roots, head frame root and grade metrics when the same sources
     run on a single SQLite-backed runtime (in this process)."""
@@ -268,12 +268,12 @@ def _reference(
     roots: dict[str, tuple[list[str], str, Any]] = {}
     try:
         for n in range(sessions):
-            sid = runtime.open_session("loader", "acme-trend", f"load-{n}").session_id
+            sid = runtime.open_session(principal, "acme-trend", f"load-{n}").session_id
             assert sid is not None
             pentads = [
-                runtime.submit("loader", sid, _source(n, s)).pentad.root for s in range(submits)
+                runtime.submit(principal, sid, _source(n, s)).pentad.root for s in range(submits)
             ]
-            grade = runtime.grade("loader", sid, budget=600)
+            grade = runtime.grade(principal, sid, budget=600)
             assert isinstance(grade, GradeResult)
             roots[sid] = (pentads, grade.head, grade.metrics.to_json())
     finally:
@@ -309,7 +309,9 @@ def _load_replicas(
     assert victim.proc.returncode == -9  # it was SIGKILLed mid-run, not stopped
     _accounted(run, sessions, submits)
     assert run.failovers >= 1  # calls did reach the victim and were failed over
-    assert run.roots == _reference(tmp_path, sessions, submits)  # same sources, same roots
+    # same sources, same roots: the door trades as the token's pseudonym in that store
+    loader = rs.pseudonym(tmp_path / "operator", "loader", store=dsn)
+    assert run.roots == _reference(tmp_path, sessions, submits, loader)
     print(
         f"\nload on {replicas} replicas (one PostgreSQL), one SIGKILLed mid-run: "
         f"{_figures(run, elapsed, sessions, submits)}; {run.failovers} calls failed over, "

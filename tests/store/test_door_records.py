@@ -134,6 +134,25 @@ def test_signing_keys_are_kept_in_order_and_survive_reopening(
         again.close()
 
 
+def test_a_revoked_key_stays_stored_and_is_revoked_once(records: DoorRecords) -> None:
+    records.add_signing_key("kid-a", b"\x01" * 32, "2026-01-01T00:00:00Z")
+    assert not records.revoke_signing_key("kid-unknown", "2026-01-02T00:00:00Z")
+    assert records.revoke_signing_key("kid-a", "2026-01-02T00:00:00Z")
+    assert not records.revoke_signing_key("kid-a", "2026-01-03T00:00:00Z")  # once
+    assert records.revoked_signing_keys() == {"kid-a": "2026-01-02T00:00:00Z"}
+    assert [kid for kid, _, _ in records.signing_keys()] == ["kid-a"]  # nothing lost
+
+
+def test_a_door_secret_is_the_first_one_stored(records: DoorRecords, store_url: str) -> None:
+    assert records.door_secret("pseudonym", b"\x01" * 32, "t1") == b"\x01" * 32
+    replica = open_door_store(store_url)  # a replica making its own finds the first
+    try:
+        assert replica.door_secret("pseudonym", b"\x02" * 32, "t2") == b"\x01" * 32
+    finally:
+        replica.close()
+    assert records.door_secret("other", b"\x03" * 32, "t3") == b"\x03" * 32
+
+
 def test_refused_opens_keep_only_a_principals_latest_offers(
     records: DoorRecords, store_url: str
 ) -> None:

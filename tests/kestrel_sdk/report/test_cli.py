@@ -150,3 +150,39 @@ def test_report_of_a_200k_bar_run_keeps_every_fill_and_stays_small(tmp_path: Pat
     assert out.stat().st_size < 1_500_000
     assert grade.root in html
     assert 'data-metric-row="trades">20<' in html
+
+
+def test_the_demo_leaves_the_scenario_it_shows_unseen_and_names_a_failed_check(
+    tmp_path: Path,
+) -> None:
+    """A new user in an empty home: the demo, then the example's own run of the scenario
+    the demo showed, then the demo again."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+    env |= {"HOME": str(tmp_path), "COLUMNS": "200"}
+    kestrel = str(Path(sys.executable).parent / "kestrel")
+    example = Path(__file__).resolve().parents[3] / "examples" / "trend.kes"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [kestrel, *args], capture_output=True, text=True, timeout=300, env=env, check=False
+        )
+
+    first = run("demo")
+    assert first.returncode == 0, first.stderr
+    assert "showing acme-trend to the principal 'demo'" in first.stderr
+    assert "failed " not in first.stdout
+    # the example's line, after the demo: the user's own principal was shown nothing
+    mine = run("run", str(example), "--scenario", "acme-trend", "--json")
+    assert mine.returncode == 0, mine.stderr
+    grade = GradeResult.parse(mine.stdout.encode())
+    lookahead = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
+    assert lookahead.passed, lookahead.detail
+    assert grade.passed
+    # a second demo: the demo's principal was shown the whole tape; the table says why
+    again = run("demo")
+    assert again.returncode == 0, again.stderr
+    failed = [line for line in again.stdout.splitlines() if line.startswith("failed ")]
+    assert len(failed) == 1, again.stdout
+    assert failed[0].split(None, 1)[1].startswith("no-lookahead: tape acme-trend read"), failed
+    quiet = run("demo", "--quiet")
+    assert "kestrel: failed check no-lookahead: " in quiet.stderr

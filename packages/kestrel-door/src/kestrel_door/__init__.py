@@ -13,10 +13,12 @@ from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog, AuditRow, argument_digest
 from .auth import Authenticated, Authenticator, bearer_of
 from .config import DoorConfig
+from .connections import ConnectionLimits, limit_connections
 from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
-from .keys import DoorKeys
+from .keys import DoorKeys, KeyNotLive
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
+from .pseudonyms import PSEUDONYM_SECRET, Pseudonyms
 from .store import DoorStore
 from .stores import open_door_store
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
@@ -34,6 +36,7 @@ __all__ = [
     "DEFAULT_ALGORITHMS",
     "ISSUED_TOKEN_PREFIX",
     "JWKS_PATH",
+    "PSEUDONYM_SECRET",
     "TURN_CREDENTIAL_PREFIX",
     "VOUCHER_PREFIX",
     "ApprovalPolicy",
@@ -43,6 +46,7 @@ __all__ = [
     "Authenticated",
     "Authenticator",
     "Caller",
+    "ConnectionLimits",
     "DoorConfig",
     "DoorKeys",
     "DoorStore",
@@ -50,7 +54,9 @@ __all__ = [
     "IssuedToken",
     "IssuedTokens",
     "JwtGrantVerifier",
+    "KeyNotLive",
     "NoApproval",
+    "Pseudonyms",
     "RequireApproval",
     "TransportFactory",
     "TurnCredentials",
@@ -61,6 +67,7 @@ __all__ = [
     "bearer_of",
     "create_door_app",
     "create_turn_credentials",
+    "limit_connections",
     "load_voucher_key",
     "open_door_store",
     "protected_resource_metadata",

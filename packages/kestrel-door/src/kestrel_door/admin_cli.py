@@ -18,7 +18,7 @@ from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 
 from .approval import RequireApproval
 from .audit import AuditLog
-from .keys import DoorKeys
+from .keys import DoorKeys, KeyNotLive
 from .stores import open_door_store
 from .tokens import IssuedTokens
 from .vouchers import VoucherSigner, load_voucher_key
@@ -130,7 +130,8 @@ def keys_group() -> None:
 @keys_group.command("list")
 @click.pass_context
 def keys_list(ctx: click.Context) -> None:
-    """Print the published JWKS (every key, oldest first; the newest signs)."""
+    """Print the published JWKS (every live key, oldest first; the newest signs; revoked
+    keys under "revoked")."""
     click.echo(json.dumps(DoorKeys(door_store(ctx)).jwks(), indent=2))
 
 
@@ -141,6 +142,25 @@ def keys_rotate(ctx: click.Context) -> None:
     keys = DoorKeys(door_store(ctx))
     keys.jwks()  # the first key exists before the new one (made on first use)
     click.echo(f"signing with {keys.rotate()}; older keys stay published")
+
+
+@keys_group.command("revoke", context_settings={"ignore_unknown_options": True})
+@click.argument("kid")  # a thumbprint may begin with "-": never read as an option
+@click.pass_context
+def keys_revoke(ctx: click.Context, kid: str) -> None:
+    """Revoke the key KID (from `keys list`; one beginning with -h goes after --): it
+    never signs again, and the JWKS lists it as revoked, so every proof it signed fails
+    `kestrel verify --trust` naming the revocation. Revoking the signing key makes a new
+    key that signs from now on."""
+    keys = DoorKeys(door_store(ctx))
+    try:
+        replaced_by = keys.revoke(kid)
+    except KeyNotLive:
+        click.echo(cli_error_line("INVALID_INPUT", f"no live signing key {kid}"), err=True)
+        ctx.exit(int(exit_code_for("INVALID_INPUT")))
+    click.echo(f"revoked {kid}")
+    if replaced_by is not None:
+        click.echo(f"signing with {replaced_by} (a new key)")
 
 
 @click.command("audit")

@@ -69,7 +69,9 @@ def create_door_app(
     runtime's); it never sees a bearer token. Both faces are generated from ``surface``.
     ``on_close`` runs at lifespan shutdown, after the per-principal transports are
     closed (e.g. the shared runtime). With ``attestor`` every proof the door serves
-    carries its signed statement about the grade, and its keys are published.
+    carries its signed statement about the grade, its keys are published, and
+    ``transport_for`` is given each principal's pseudonym (:mod:`.pseudonyms`), never
+    its name.
     """
     door = Door(
         config,
@@ -94,6 +96,8 @@ def create_door_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if attestor is not None:  # the pseudonym secret, read before the first request
+            await anyio.to_thread.run_sync(attestor.pseudonyms.load)
         try:
             yield
         finally:
@@ -115,5 +119,7 @@ def create_door_app(
         allowed_hosts=config.allowed_hosts,
         allowed_origins=config.allowed_origins,
         max_body_bytes=config.max_body_bytes,
-        body_timeout_s=config.request_timeout_s,
+        body_timeout_s=config.request_timeout_s
+        if config.body_timeout_s is None
+        else config.body_timeout_s,
     )

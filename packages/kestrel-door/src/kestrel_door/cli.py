@@ -36,6 +36,7 @@ from .approval import ApprovalPolicy, RequireApproval
 from .attest import Attestor
 from .audit import AuditLog
 from .config import DEFAULT_MAX_BODY, DoorConfig
+from .connections import ConnectionLimits, limit_connections
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
 from .sealing import catalog_line, seal_line, unknown_seals
@@ -46,6 +47,7 @@ __all__ = ["door_group", "main"]
 
 logger = logging.getLogger("kestrel_door")
 
+_LIMITS = ConnectionLimits()  # the defaults of serve's connection options
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
@@ -100,6 +102,36 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     "--timeout", type=float, default=60.0, show_default=True, help="Per-call timeout (s)."
 )
 @click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=_LIMITS.header_timeout_s,
+    show_default=True,
+    help="Seconds a connection has to complete a request's headers, from its opening or its "
+    "previous response; then it is closed (408 if part of a request came).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds a request's body has to arrive after its headers; then 408, closed.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=_LIMITS.max_connections,
+    show_default=True,
+    help="Open connections in all (keep it under the open-file limit); more are refused "
+    "at once with 503.",
+)
+@click.option(
+    "--max-connections-per-client",
+    type=click.IntRange(min=1),
+    default=_LIMITS.max_connections_per_client,
+    show_default=True,
+    help="Open connections one client address may hold; more are refused at once with 503.",
+)
+@click.option(
     "--seal",
     "seal",
     multiple=True,
@@ -136,6 +168,10 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     daily_quota: int | None,
     max_body: int,
     timeout: float,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    max_connections_per_client: int,
     seal: tuple[str, ...],
     max_live_sessions: int | None,
     max_open_orders: int | None,
@@ -160,10 +196,18 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         authorization_servers=(oauth_issuer,) if oauth_issuer else (),
         max_body_bytes=max_body,
         request_timeout_s=timeout,
+        body_timeout_s=body_timeout,
     )
+    # The runtime knows each principal by its pseudonym only (see create_door_app).
+    attestor = Attestor(DoorKeys(store), config.resource)
     gate = None
     if daily_quota is not None:
-        gate = VoucherGate(store, VoucherSigner(load_voucher_key(home)), daily_quota=daily_quota)
+        gate = VoucherGate(
+            store,
+            VoucherSigner(load_voucher_key(home)),
+            daily_quota=daily_quota,
+            pseudonym=attestor.pseudonyms.of,
+        )
     # The gate is the runtime's: it resumes an open label before it asks the gate.
     owner = kestrel_sdk.local_transport(
         home=home,
@@ -203,20 +247,24 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             approval = RequireApproval(store, frozenset(require_approval))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--require-approval") from None
-    app = create_door_app(
-        config,
-        transport_for=transport_for,
-        grant_verifiers=verifiers,
-        audit=AuditLog(store),
-        approval=approval,
-        attestor=Attestor(DoorKeys(store), config.resource),
-        # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
-        # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
-        on_close=owner.aclose,
+    app, http = limit_connections(
+        create_door_app(
+            config,
+            transport_for=transport_for,
+            grant_verifiers=verifiers,
+            audit=AuditLog(store),
+            approval=approval,
+            attestor=attestor,
+            # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
+            # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
+            on_close=owner.aclose,
+        ),
+        ConnectionLimits(header_timeout, max_connections, max_connections_per_client),
     )
     server = uvicorn.Server(
         uvicorn.Config(
             app,
+            http=http,
             host=host,
             port=port,
             log_level="warning",

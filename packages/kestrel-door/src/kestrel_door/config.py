@@ -16,7 +16,8 @@ class DoorConfig:
 
     ``base_url`` is this server's canonical URL: the OAuth audience (RFC 8707) and the
     ``resource`` of the RFC 9728 metadata. ``allowed_hosts``/``allowed_origins`` defend
-    against DNS rebinding; entries may end in ``:*`` for any port.
+    against DNS rebinding; entries may end in ``:*`` for any port. A request body must
+    arrive within ``body_timeout_s`` of its head (else 408), ``request_timeout_s`` if None.
     """
 
     base_url: str = "http://127.0.0.1:8787"
@@ -29,6 +30,7 @@ class DoorConfig:
     authorization_servers: tuple[str, ...] = ()
     max_body_bytes: int = DEFAULT_MAX_BODY
     request_timeout_s: float = 60.0
+    body_timeout_s: float | None = None  # None: request_timeout_s
     resource_name: str = "Kestrel door"
     extra_audiences: tuple[str, ...] = field(default_factory=tuple)
 

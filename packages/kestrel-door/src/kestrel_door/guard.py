@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["GuardMiddleware", "matches"]
+__all__ = ["GuardMiddleware", "matches", "refusal_bytes"]
 
 
 def matches(value: str, patterns: Sequence[str]) -> bool:
@@ -33,23 +33,19 @@ def matches(value: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _refusal_bytes(code: str, message: str) -> bytes:
+def refusal_bytes(code: str, message: str) -> bytes:
+    """The JSON body of a refusal the door sends before (or instead of) any app code."""
     body = {"refusal": {"code": code, "message": message, "detail": {}}}
     return json.dumps(body).encode()
 
 
 async def _reply(send: Send, status: int, code: str, message: str) -> None:
-    body = _refusal_bytes(code, message)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    body = refusal_bytes(code, message)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

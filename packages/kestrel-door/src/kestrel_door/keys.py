@@ -3,16 +3,19 @@
 Every replica on one store signs with the same key set and publishes the same JWKS
 (OKP keys, RFC 8037), each key named by its RFC 7638 thumbprint. ``rotate`` adds a key,
 which then signs; older keys stay published so proofs they signed still verify. The
-newest key signs; the oldest is also the secret a principal's pseudonym is keyed by
-(stable across rotations). The private keys are stored raw in the door's store, which
-is private to the operator (``door.db`` is mode 0600; a PostgreSQL role of its own).
+newest live key signs. ``revoke`` withdraws a key: it never signs again and the JWKS
+lists it under ``revoked`` (kid and time) instead of ``keys``, so every proof it signed,
+before or after, fails ``kestrel verify --trust`` naming the revocation; revoking the
+signing key (or the only one) makes a new key that signs from then on. No key is a
+pseudonym secret (:mod:`.pseudonyms` keeps its own). The private keys are stored raw in
+the door's store, which is private to the operator (``door.db`` is mode 0600; a
+PostgreSQL role of its own).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,7 +30,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 from kestrel_protocol.store import DoorRecords
 
-__all__ = ["DoorKeys", "utc_now"]
+__all__ = ["DoorKeys", "KeyNotLive", "utc_now"]
 
 
 def utc_now() -> str:
@@ -57,18 +60,27 @@ def _thumbprint(jwk: dict[str, str]) -> str:
     return _b64url(hashlib.sha256(text.encode("utf-8")).digest())
 
 
+class KeyNotLive(LookupError):
+    """``revoke`` of a kid the store holds no live key for."""
+
+
 class DoorKeys:
     """The signing keys in ``records`` (made on first use)."""
 
     def __init__(self, records: DoorRecords, clock: Callable[[], str] = key_time) -> None:
-        self._records = records
+        self.records = records
         self._clock = clock
 
+    def _live(self) -> list[tuple[str, bytes, str]]:
+        revoked = self.records.revoked_signing_keys()
+        return [row for row in self.records.signing_keys() if row[0] not in revoked]
+
     def _keys(self) -> list[tuple[str, Ed25519PrivateKey]]:
-        rows = self._records.signing_keys()
+        """The live keys, oldest first (one is made when there is none)."""
+        rows = self._live()
         if not rows:
             self.rotate()
-            rows = self._records.signing_keys()
+            rows = self._live()
         return [(kid, Ed25519PrivateKey.from_private_bytes(raw)) for kid, raw, _ in rows]
 
     def rotate(self) -> str:
@@ -76,24 +88,28 @@ class DoorKeys:
         key = Ed25519PrivateKey.generate()
         kid = _thumbprint(_public_jwk(key))
         raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-        self._records.add_signing_key(kid, raw, self._clock())
+        self.records.add_signing_key(kid, raw, self._clock())
         return kid
 
     def signer(self) -> tuple[str, Ed25519PrivateKey]:
-        """The newest key, and its kid."""
+        """The newest live key, and its kid."""
         return self._keys()[-1]
 
+    def revoke(self, kid: str) -> str | None:
+        """Revoke the live key ``kid`` (:class:`KeyNotLive` when there is none): the kid
+        of the key made to sign instead when ``kid`` was the signer, else ``None``."""
+        was_signer = self.signer()[0] == kid
+        if not self.records.revoke_signing_key(kid, utc_now()):
+            raise KeyNotLive(kid)
+        return self.rotate() if was_signer else None
+
     def jwks(self) -> dict[str, Any]:
-        """Every key's public half as a JWKS (oldest first)."""
+        """Every live key's public half as a JWKS (oldest first); revoked keys' kids and
+        times under ``revoked`` (a verifier that does not know the member finds no key)."""
         keys = []
         for kid, key in self._keys():
             keys.append({**_public_jwk(key), "kid": kid, "use": "sig", "alg": "EdDSA"})
-        return {"keys": keys}
-
-    def pseudonym(self, principal: str) -> str:
-        """The principal as a statement names it: an HMAC under the oldest key, stable
-        for this door, which no one without the door's store can reverse or guess."""
-        _, oldest = self._keys()[0]
-        secret = oldest.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-        mac = hmac.new(secret, b"kestrel principal\0" + principal.encode("utf-8"), "sha256")
-        return "p_" + mac.hexdigest()[:32]
+        revoked = self.records.revoked_signing_keys()
+        if not revoked:
+            return {"keys": keys}
+        return {"keys": keys, "revoked": [{"kid": k, "revokedAt": at} for k, at in revoked.items()]}

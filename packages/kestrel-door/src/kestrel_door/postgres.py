@@ -82,6 +82,15 @@ _SCHEMA = [
         private BYTEA NOT NULL,  -- the raw 32-byte Ed25519 private key
         created_at TEXT NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS kestrel_door_revoked_keys (  -- keys revoke
+        kid TEXT PRIMARY KEY,
+        revoked_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS kestrel_door_secrets (  -- the pseudonym key
+        name TEXT PRIMARY KEY,
+        value BYTEA NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
 ]
 """Every statement idempotent: run on each start (a database made before a table was
 kept gains it)."""

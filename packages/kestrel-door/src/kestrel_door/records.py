@@ -29,6 +29,8 @@ DOOR_TABLES: Final = (
     "vouchers_used",
     "approvals",
     "signing_keys",
+    "revoked_keys",
+    "secrets",
 )
 
 
@@ -90,6 +92,16 @@ class DoorStatements:
         "SELECT kid, private, created_at FROM {signing_keys} ORDER BY created_at, kid"
     )
     add_signing_key: str = "INSERT INTO {signing_keys} (kid, private, created_at) VALUES (?, ?, ?)"
+    revoke_signing_key: str = (  # only a key the store holds; once
+        "INSERT INTO {revoked_keys} (kid, revoked_at) SELECT kid, ? FROM {signing_keys}"
+        " WHERE kid = ? ON CONFLICT (kid) DO NOTHING"
+    )
+    revoked_keys: str = "SELECT kid, revoked_at FROM {revoked_keys} ORDER BY revoked_at, kid"
+    add_secret: str = (  # the first replica to make it wins; every other reads that one
+        "INSERT INTO {secrets} (name, value, created_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (name) DO NOTHING"
+    )
+    secret: str = "SELECT value FROM {secrets} WHERE name = ?"
 
     @classmethod
     def of(cls, dialect: Dialect, prefix: str) -> DoorStatements:
@@ -210,3 +222,20 @@ class SqlDoorRecords(SqlAdapter):
     def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None:
         with self._connection() as conn:
             conn.execute(self.sql.add_signing_key, (kid, private, created_at))
+
+    def revoke_signing_key(self, kid: str, at: str) -> bool:
+        with self._connection() as conn:
+            return int(conn.execute(self.sql.revoke_signing_key, (at, kid)).rowcount) > 0
+
+    def revoked_signing_keys(self) -> dict[str, str]:
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.revoked_keys).fetchall()
+        return {str(kid): str(at) for kid, at in rows}
+
+    # -- the door's own secrets (the pseudonym key): made once, never changed ------------
+
+    def door_secret(self, name: str, new: bytes, created_at: str) -> bytes:
+        with self._transaction() as conn:
+            conn.execute(self.sql.add_secret, (name, new, created_at))
+            row = conn.execute(self.sql.secret, (name,)).fetchone()
+        return bytes(row[0])

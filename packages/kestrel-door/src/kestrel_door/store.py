@@ -69,6 +69,15 @@ CREATE TABLE IF NOT EXISTS signing_keys (  -- the door's Ed25519 keys (attested 
     private BLOB NOT NULL,  -- the raw 32-byte private key
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS revoked_keys (  -- signing keys no longer trusted (keys revoke)
+    kid TEXT PRIMARY KEY,
+    revoked_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS secrets (  -- the door's own secrets: the pseudonym key
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL,
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS approvals (
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,

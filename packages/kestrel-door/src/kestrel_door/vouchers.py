@@ -125,8 +125,10 @@ class VoucherGate:
         amount: str = "1.00",
         currency: str = "USD",
         now: Callable[[], float] = time.time,
+        pseudonym: Callable[[str], str] | None = None,
     ) -> None:
         self._store = store
+        self._pseudonym = pseudonym  # how the runtime names a voucher's bound principal
         self._signer = signer
         self.daily_quota = daily_quota
         self.amount = amount
@@ -148,6 +150,8 @@ class VoucherGate:
             if payload is None:
                 raise _invalid("the voucher is not valid or has expired")
             bound = payload.get("sub")
+            if bound is not None and self._pseudonym is not None:
+                bound = self._pseudonym(str(bound))
             if bound is not None and bound != principal:
                 raise _invalid("the voucher was issued to another principal")
             outcome = self._store.pay(

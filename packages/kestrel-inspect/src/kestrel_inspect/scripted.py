@@ -12,8 +12,10 @@ the same task, solver and scorer; their scores are real grades of real sessions.
 - ``kestrel/hold``: buys about half the equity at the first bar and holds it to the end
   (a buy-and-hold baseline on the same tapes).
 
-Both read bar 0's frame after opening, then advance until the session stands down at
-the end of its tape, then stop calling tools; the task's scorer grades the session. A
+Both read the tool results' text, as a model does (a frame's is a few compact lines,
+``kestrel_protocol.surface.compact``, read by :func:`read_frame`). They read bar 0's frame
+after opening, then advance until the session stands down at the end of its tape, then
+stop calling tools; the task's scorer grades the session. A
 refusal stops the agent and is said in its last message. Usage is counted as a quarter
 of the characters read and written, so Inspect downloads no tokenizer.
 """
@@ -38,7 +40,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from .calls import tool_name
 
-__all__ = ["STRATEGIES", "ScriptedAgent", "next_call"]
+__all__ = ["STRATEGIES", "ScriptedAgent", "next_call", "read_frame"]
 
 STRATEGIES = ("momentum", "hold")
 """The offline agents' model names: ``kestrel/momentum`` and ``kestrel/hold``."""
@@ -50,16 +52,43 @@ SCENARIO = re.compile(r"Kestrel scenario (\S+)")
 LOT = re.compile(r"^- ([A-Za-z0-9._-]+): tick [0-9.]+, lot ([0-9.]+)", re.MULTILINE)
 MAX_POSITION = re.compile(r"max position (\d+)")
 FRACTION = Decimal("0.5")
+FRAME = re.compile(r"^frame \d+ of \S+ on \S+: ([a-z-]+), bar ", re.MULTILINE)
+MARKS = re.compile(r"^marks: (.+)$", re.MULTILINE)
+EQUITY = re.compile(r"^account: equity (\S+),", re.MULTILINE)
+POSITIONS = re.compile(r"^positions: (.+)$", re.MULTILINE)
+
+
+def read_frame(text: str) -> dict[str, Any] | None:
+    """What the agents act on in a frame's text, as a model reads it (the compact lines
+    of a frame or submit result, kestrel_protocol.surface.compact): its status, marks,
+    equity and positions; ``None`` when ``text`` shows no frame."""
+    head, marks, equity = FRAME.search(text), MARKS.search(text), EQUITY.search(text)
+    held = POSITIONS.search(text)
+    if head is None or marks is None or equity is None or held is None:
+        return None
+    positions = [
+        {"symbol": symbol, "qty": qty}
+        for symbol, qty in (p.split()[:2] for p in held.group(1).split("; ") if p != "none")
+    ]
+    return {
+        "status": head.group(1),
+        "marks": dict(m.split() for m in marks.group(1).split(", ")),
+        "account": {"equity": equity.group(1)},
+        "positions": positions,
+    }
 
 
 def _result(message: ChatMessageTool) -> dict[str, Any]:
+    if message.error is not None:
+        return {"refused": message.text}
+    frame = read_frame(message.text)
+    if frame is not None:
+        return {"frame": frame}
     try:
-        data = json.loads(message.text)
+        data = json.loads(message.text)  # the open's result: its JSON
     except ValueError:
         return {"refused": message.text}
-    if message.error is not None or not isinstance(data, dict):
-        return {"refused": message.text}
-    return data
+    return data if isinstance(data, dict) else {"refused": message.text}
 
 
 def _quantity(frame: dict[str, Any], symbol: str, lot: Decimal, cap: int) -> int:
@@ -91,7 +120,9 @@ def next_call(strategy: str, messages: list[ChatMessage], step: int) -> ModelOut
     session = str(results[0].get("sessionId"))
     if len(results) == 1:  # read bar 0's frame before the first decision
         return ModelOutput.for_tool_call(model, FRAME_TOOL, {"sessionId": session})
-    frames = [r.get("delivery", r)["frame"] for r in results[1:]]
+    frames = [r["frame"] for r in results[1:] if "frame" in r]
+    if not frames:
+        return ModelOutput.from_content(model, f"No frame of session {session} to read.")
     frame = frames[-1]
     if frame["status"] != "open":
         return ModelOutput.from_content(model, f"Session {session} ended: {frame['status']}.")

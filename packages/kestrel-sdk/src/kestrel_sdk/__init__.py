@@ -1,4 +1,5 @@
-"""Kestrel SDK: ``create_sdk`` over ``local_transport`` (the runtime) or ``remote_transport``."""
+"""Kestrel SDK: ``create_sdk`` over ``local_transport`` (the runtime) or ``remote_transport``;
+``Kestrel``, the same as blocking calls for scripts and notebooks."""
 
 from __future__ import annotations
 
@@ -6,17 +7,25 @@ from .cli_convention import KestrelCliCommand, KestrelCliGroup
 from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
 from .render import render_frame
+from .results import BlotterView, Frames, GradeView, ProofView
+from .sync import Kestrel, SyncSession
 from .transports import local_transport, remote_transport
 
 __all__ = [
+    "BlotterView",
+    "Frames",
     "Gated",
+    "GradeView",
+    "Kestrel",
     "KestrelCliCommand",
     "KestrelCliGroup",
     "KestrelClientError",
     "KestrelSdk",
     "KestrelSession",
+    "ProofView",
     "SdkError",
     "SdkLocalError",
+    "SyncSession",
     "create_sdk",
     "local_transport",
     "remote_transport",

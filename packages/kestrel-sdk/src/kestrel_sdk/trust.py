@@ -5,8 +5,12 @@ A replay proves a proof's arithmetic; what the agent could see (sealed or not, t
 door's signature (:mod:`kestrel_protocol.objects.attestation`). :func:`check_attestation`
 takes the proof (already verified by replay, so its grade root is the replayed one) and
 the trusted keys (a JWKS: the door's well-known URL, or a file): the envelope's
-signature must verify under one of them, its subject must be the grade's root, and every
-fact of its predicate must equal the proof's. The first thing that does not hold is
+signature must verify under one of them, by a key the JWKS does not list as ``revoked``,
+its subject must be the grade's root, and every fact of its predicate must equal the
+proof's. Keys loaded by :func:`load_trusted_keys` remember their source: from a URL, the
+statement's issuer must be the door at that URL (a statement claiming ``https://a``
+fails against keys fetched from ``https://b``); a file names no issuer, and the source is
+said beside the issuer the statement claims. The first thing that does not hold is
 named.
 """
 
@@ -15,10 +19,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -36,7 +40,7 @@ from kestrel_protocol.canonical import canonical_json
 
 from .runtime.verify import flatten
 
-__all__ = ["Attested", "NotAttested", "check_attestation", "load_trusted_keys"]
+__all__ = ["Attested", "NotAttested", "TrustedKeys", "check_attestation", "load_trusted_keys"]
 
 _METADATA = "/.well-known/oauth-protected-resource"
 
@@ -51,24 +55,63 @@ class NotAttested(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Attested:
-    """Who signed (the statement's issuer) and with which key; whom the statement names
-    (the principal's pseudonym, ``p_…``, or None when it names none)."""
+    """Who signed (the statement's issuer), with which key, and the keys' source; whom
+    the statement names (the principal's pseudonym, ``p_…``, or None when it names none)."""
 
     issuer: str
     kid: str
+    source: str | None = None
     principal: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.issuer} (key {self.kid})"
+        trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
+        return f"{self.issuer} (key {self.kid}){trusted}"
 
 
-def load_trusted_keys(source: str, client: httpx.Client | None = None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True, eq=False)
+class TrustedKeys(Mapping[str, Any]):
+    """A JWKS (read as a mapping) and where it was loaded from."""
+
+    jwks: Mapping[str, Any]
+    source: str
+    kind: Literal["URL", "file"]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.jwks[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.jwks)
+
+    def __len__(self) -> int:
+        return len(self.jwks)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.source}"
+
+    def vouches_for(self, issuer: str) -> bool:
+        """Whether ``issuer`` is the door these keys were fetched from: the URL itself,
+        or the URL beneath it (its JWKS or metadata URL). A file vouches for no issuer
+        and refuses none."""
+        if self.kind == "file":
+            return True
+        source, claimed = _normal_url(self.source), _normal_url(issuer)
+        return source == claimed or source.startswith(claimed + "/")
+
+
+def _normal_url(url: str) -> str:
+    """``url`` with its scheme and host lower-cased and no trailing slash."""
+    parts = urlsplit(url.strip())
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}".rstrip("/")
+
+
+def load_trusted_keys(source: str, client: httpx.Client | None = None) -> TrustedKeys:
     """The JWKS at ``source``: a file, a JWKS URL, or a door's URL (whose protected-
     resource metadata names its keys). ``ValueError`` naming what was wrong."""
     path = Path(source)
     if "://" not in source:
         try:
-            return _jwks(json.loads(path.read_bytes()), source)
+            return TrustedKeys(_jwks(json.loads(path.read_bytes()), source), source, "file")
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read trusted keys from {source}: {exc}") from None
     own = client is None
@@ -83,7 +126,7 @@ def load_trusted_keys(source: str, client: httpx.Client | None = None) -> dict[s
             if not isinstance(named, str):
                 raise ValueError(f"{source} is neither a JWKS nor names kestrel_grade_keys_uri")
             data = _get(http, named)
-        return _jwks(data, source)
+        return TrustedKeys(_jwks(data, source), source, "URL")
     finally:
         if own:
             http.close()
@@ -122,6 +165,14 @@ def _b64(text: str, field: str, urlsafe: bool = False) -> bytes:
 
 
 def _public_key(jwks: Mapping[str, Any], kid: str) -> Ed25519PublicKey:
+    revoked = jwks.get("revoked")
+    for entry in revoked if isinstance(revoked, list) else []:
+        if isinstance(entry, dict) and entry.get("kid") == kid:
+            raise NotAttested(
+                "attestation.signatures[0].keyid",
+                "a key the trusted keys do not revoke",
+                f"key {kid}, revoked at {entry.get('revokedAt')} ({_source_of(jwks)})",
+            )
     for jwk in jwks["keys"]:
         if isinstance(jwk, dict) and jwk.get("kid") == kid:
             if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
@@ -181,9 +232,21 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
                 f"{_text(value)} (the proof's)",
                 f"{_text(signed.get(path))} (signed)",
             )
-    issuer, principal = predicate.get("issuer"), predicate.get("principal")
+    issuer, principal = str(predicate.get("issuer")), predicate.get("principal")
     named = principal if isinstance(principal, str) and principal else None
-    return Attested(issuer=str(issuer), kid=signature.keyid, principal=named)
+    if isinstance(jwks, TrustedKeys):
+        if not jwks.vouches_for(issuer):
+            raise NotAttested(
+                "statement.predicate.issuer",
+                f"the door the keys were trusted from ({jwks})",
+                f"{issuer} (claimed by the statement)",
+            )
+        return Attested(issuer=issuer, kid=signature.keyid, source=str(jwks), principal=named)
+    return Attested(issuer=issuer, kid=signature.keyid, principal=named)
+
+
+def _source_of(jwks: Mapping[str, Any]) -> str:
+    return f"the trusted {jwks}" if isinstance(jwks, TrustedKeys) else "the trusted JWKS"
 
 
 def _text(value: Any) -> str:

@@ -83,7 +83,7 @@ class ScenarioRef(ProtocolModel):
 class Clock(ProtocolModel):
     """The last processed bar, its time, and how many bars remain on the tape
     (``remaining``, absent from what is served of a sealed scenario: it tells the tape's
-    length; the frame's root is still that of the whole frame)."""
+    length; a sealed session's frames are built without it, their roots too)."""
 
     bar: int
     time: str
@@ -172,9 +172,11 @@ class Delivery(ProtocolModel):
 
     ``frameRoot`` is verified like any ``root``: a delivery whose frame does not hash to
     it fails validation naming both values. Build one with :meth:`of`, which hashes the
-    frame once (the runtime does this on every step). A sealed scenario's frame is
-    served without ``clock.remaining`` (the tape's length) under the whole frame's root,
-    which the served part cannot be checked against: such a delivery is not checked.
+    frame once (the runtime does this on every step). A sealed session's frame has no
+    ``clock.remaining`` (the tape's length) and its root is of the frame as served; a
+    session opened before its scenario was sealed is served without it under the whole
+    frame's root, which the served part cannot be checked against: a delivery without
+    ``clock.remaining`` is not checked.
     """
 
     frame: SessionFrame

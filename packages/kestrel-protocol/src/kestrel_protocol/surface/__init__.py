@@ -29,6 +29,7 @@ from .arguments import (
     VerifyArgs,
 )
 from .briefs import STYLES, prompts
+from .compact import COMPACT_TEXT, compact_text
 from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool, run_tool
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
@@ -60,6 +61,7 @@ from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_proble
 
 __all__ = [
     "ALL_SCOPES",
+    "COMPACT_TEXT",
     "HISTORY_MAX",
     "INSTRUCTIONS",
     "LABEL_MAX",
@@ -114,6 +116,7 @@ __all__ = [
     "ValidateArgs",
     "VerifyArgs",
     "call_tool",
+    "compact_text",
     "inline_refs",
     "input_schema",
     "json_text",

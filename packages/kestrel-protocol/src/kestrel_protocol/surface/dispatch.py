@@ -3,7 +3,8 @@
 Argument validation and refusal mapping happen here, once, for every face: an unknown
 tool or arguments that do not fit raise :class:`~.results.ArgumentError`; a typed
 refusal of the call is a result with ``isError: true``; anything else is an
-unexpected fault and propagates.
+unexpected fault and propagates. A result's text content is its JSON, or the compact
+rendering its class declares (:mod:`.compact`) or its tool's own (``Tool.text``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import fast_compact_bytes
 from ..errors import KestrelError
 from ..model import ProtocolModel
+from .compact import compact_text
 from .declare import Tool
 from .results import ArgumentError, ToolResult, refusal_result, tool_result
 from .surface import Surface
@@ -51,7 +53,7 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         utf8 = fast_compact_bytes(structured)  # json's bytes: a protocol object holds no float
         return ToolResult(
             structured,
-            None if tool.text is None else tool.text(structured),
+            compact_text(data, structured) if tool.text is None else tool.text(structured),
             encoded=data.to_json_text() if utf8 is None else utf8.decode("utf-8"),
             utf8=utf8,
             float_free=True,  # a protocol object holds no float

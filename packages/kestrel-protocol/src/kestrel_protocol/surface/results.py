@@ -1,7 +1,8 @@
 """The MCP ``CallToolResult`` every face sends, and the one argument error.
 
-A result carries the protocol object verbatim in ``structuredContent`` and its JSON text
-as the one text content; ``isError`` is always present (``false`` on success), on every
+A result carries the protocol object verbatim in ``structuredContent`` and, as the one
+text content, its JSON text or the compact rendering its class declares for a model
+(:mod:`.compact`); ``isError`` is always present (``false`` on success), on every
 face. A typed refusal is ``isError: true`` with ``structuredContent: {refusal}``.
 Arguments that do not fit a tool are not a result: they raise :class:`ArgumentError`
 (``INVALID_ARGUMENT``), which MCP faces send as -32602 and ``/v1`` as HTTP 400.
@@ -61,8 +62,9 @@ def json_text(value: Any) -> str:
 class ToolResult(dict[str, Any]):
     """A ``CallToolResult``; ``json_text`` is the JSON of ``structuredContent``.
 
-    The structured object is encoded once: that text is the text content, and
-    :meth:`encoded` splices it in as ``structuredContent`` instead of encoding the same
+    The structured object is encoded once: that text is the text content (unless a
+    ``text`` is given: a compact rendering, a tape's CSV), and :meth:`encoded` and
+    :meth:`rpc_frame` splice it in as ``structuredContent`` instead of encoding the same
     object a second time.
     """
 

@@ -16,16 +16,22 @@ from kestrel_protocol.settings import KestrelSettings
 from ..client import KestrelSdk, create_sdk
 from ..transports import local_transport, remote_transport
 
-__all__ = ["open_sdk", "settings_of"]
+__all__ = ["LOCAL_PRINCIPAL", "open_sdk", "settings_of"]
+
+LOCAL_PRINCIPAL = "local"
+"""The principal every local verb acts as (the home's owner)."""
 
 
-def open_sdk(settings: KestrelSettings) -> KestrelSdk:
-    """The SDK over the transport ``settings`` choose (the caller closes it)."""
+def open_sdk(settings: KestrelSettings, principal: str = LOCAL_PRINCIPAL) -> KestrelSdk:
+    """The SDK over the transport ``settings`` choose (the caller closes it), acting as
+    ``principal`` on a local runtime (a door decides its caller's principal from the token)."""
     if settings.remote:
         return create_sdk(remote_transport(base_url=settings.remote))
     paths: list[str | Path] | None = list(settings.catalog_paths) or None
     return create_sdk(
-        local_transport(home=settings.home, catalog_paths=paths, store=settings.store)
+        local_transport(
+            home=settings.home, catalog_paths=paths, principal=principal, store=settings.store
+        )
     )
 
 

@@ -26,7 +26,11 @@ from .agent import SmaCrossAgent
 from .collect import collect_proof_data, collect_report_data
 from .html import render_report
 
-__all__ = ["demo_command", "report_command", "write_report"]
+__all__ = ["DEMO_PRINCIPAL", "demo_command", "failed_checks", "report_command", "write_report"]
+
+DEMO_PRINCIPAL = "demo"
+"""Who ``kestrel demo`` trades as on a local home: its own principal, so the scenario it
+shows is not shown to the home's owner (``local``), whose runs on it stay honest."""
 
 
 async def write_report(sdk: KestrelSdk, subject: GradeResult | Proof, out: Path) -> Path:
@@ -94,14 +98,24 @@ def report_command(
         webbrowser.open(written.as_uri())
 
 
+def failed_checks(grade: GradeResult) -> list[str]:
+    """``check ID: DETAIL`` for each conformance check the grade failed."""
+    return [
+        f"{check.id}: {check.detail}" if check.detail else check.id
+        for check in grade.conformance.checks
+        if not check.passed
+    ]
+
+
 def _summary(grade: GradeResult, verified: bool) -> Table:
     m = grade.metrics
     table = Table(title=f"Kestrel demo — {grade.scenario.id}", show_header=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
+    failed = len(failed_checks(grade))
     for label, value in (
         ("session", grade.session),
-        ("passed", "yes" if grade.passed else "no"),
+        ("passed", "yes" if grade.passed else f"no ({failed} failed check(s), below)"),
         ("verified", "yes" if verified else "NO"),
         ("pnl", m.pnl),
         ("return", m.return_),
@@ -115,8 +129,10 @@ def _summary(grade: GradeResult, verified: bool) -> Table:
 
 
 def _paths(grade: GradeResult, report: Path, grade_path: Path) -> str:
-    """What a user copies next, one per line and never cut, whatever the terminal's width."""
-    return f"grade root  {grade.root}\ngrade       {grade_path}\nreport      {report}"
+    """What a user copies next, one per line and never cut, whatever the terminal's width;
+    each failed check first, by its id and detail."""
+    failed = "".join(f"failed      {line}\n" for line in failed_checks(grade))
+    return f"{failed}grade root  {grade.root}\ngrade       {grade_path}\nreport      {report}"
 
 
 @click.command("demo")
@@ -130,11 +146,22 @@ def _paths(grade: GradeResult, report: Path, grade_path: Path) -> str:
 @click.option("--quiet", is_flag=True, help="No progress bar; print only the report path.")
 @click.pass_context
 def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: bool) -> None:
-    """Run the SMA-cross agent on a shipped scenario: trade, grade, verify, report."""
+    """Run the SMA-cross agent on a shipped scenario: trade, grade, verify, report.
+
+    Locally it trades as the principal ``demo``, not as you: the scenario's bars it shows
+    are shown to ``demo``, so your own runs on it still pass ``no-lookahead``."""
     console = Console(stderr=True)
+    settings = settings_of(ctx)
+    shown_to = (
+        f"the principal of your token at {settings.remote}"
+        if settings.remote
+        else f"the principal {DEMO_PRINCIPAL!r} (not you: your own runs on {scenario} stay unseen)"
+    )
+    if not quiet:
+        console.print(f"showing {scenario} to {shown_to}", highlight=False)
 
     async def go() -> tuple[GradeResult, Path, Path, bool]:
-        async with open_sdk(settings_of(ctx)) as sdk:
+        async with open_sdk(settings, DEMO_PRINCIPAL) as sdk:
             found = await sdk.scenario(scenario)
             symbol = found.instruments[0].symbol
             opened = await sdk.open_session(scenario)
@@ -167,7 +194,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
                 grade = await sdk.grade_until_done(session.id)
             with _phase(console, quiet, f"verifying grade {grade.root[:19]}… by replay"):
                 verified = (await sdk.verify(grade)).ok
-            home = settings_of(ctx).home
+            home = settings.home
             folder = out or home / "reports" / session.id
             if out is None:  # under the home: private, as everything there (0700/0600)
                 (home / "reports").mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -184,6 +211,8 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
 
     grade, report, grade_path, verified = anyio.run(go)
     if quiet:
+        for failed in failed_checks(grade):  # named even when quiet, where errors go
+            click.echo(f"kestrel: failed check {failed}", err=True)
         click.echo(str(report))
     else:
         Console().print(_summary(grade, verified))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
+from dataclasses import dataclass
 from decimal import Decimal
 
 from kestrel_protocol import (
@@ -25,10 +26,19 @@ from kestrel_protocol import (
 from ..client import KestrelSdk
 from .data import ReportData, ReportFill
 
-__all__ = ["collect_proof_data", "collect_report_data", "equity_series"]
+__all__ = [
+    "SessionSources",
+    "closes_by_symbol",
+    "collect_proof_data",
+    "collect_report_data",
+    "equity_series",
+    "grade_sources",
+    "proof_sources",
+]
 
 
-def _closes_by_symbol(tape_csv: str) -> tuple[list[str], dict[str, list[Decimal]]]:
+def closes_by_symbol(tape_csv: str) -> tuple[list[str], dict[str, list[Decimal]]]:
+    """The tape's bar times, and each symbol's closes by bar (exact)."""
     times: list[str] = []
     closes: dict[str, list[Decimal]] = defaultdict(list)
     for row in csv.DictReader(io.StringIO(tape_csv)):
@@ -73,7 +83,20 @@ async def _full_scenario(sdk: KestrelSdk, scenario_id: str) -> Scenario:
     return scenario
 
 
-async def collect_report_data(sdk: KestrelSdk, grade: GradeResult) -> ReportData:
+@dataclass(frozen=True, slots=True)
+class SessionSources:
+    """What a graded session's report and frames are made from: the grade, its record
+    and blotter, the scenario, its tape (canonical CSV) and the last bar processed."""
+
+    grade: GradeResult
+    record: SessionRecord
+    blotter: Blotter
+    scenario: Scenario
+    tape: str
+    last_bar: int
+
+
+async def grade_sources(sdk: KestrelSdk, grade: GradeResult) -> SessionSources:
     """Fetch the record, blotter, head frame, scenario and tape a grade points at."""
     record = SessionRecord.parse(await sdk.artifact(grade.record))
     blotter = Blotter.parse(await sdk.artifact(record.blotter_root))
@@ -83,14 +106,12 @@ async def collect_report_data(sdk: KestrelSdk, grade: GradeResult) -> ReportData
         last_bar = SessionFrame.parse(await sdk.artifact(record.head)).clock.bar
     except KestrelError:
         last_bar = max((fill.bar for fill in blotter.fills), default=0)
-    return _assemble(
-        grade, record=record, blotter=blotter, scenario=scenario, tape=tape, last_bar=last_bar
-    )
+    return SessionSources(grade, record, blotter, scenario, tape, last_bar)
 
 
-async def collect_proof_data(sdk: KestrelSdk, proof: Proof) -> ReportData:
-    """A proof's report data: everything from the proof, the scenario and its tape from
-    the proof when it embeds them, else from the catalog (whose scenario must be the
+async def proof_sources(sdk: KestrelSdk, proof: Proof) -> SessionSources:
+    """A proof's sources: everything from the proof, the scenario and its tape from the
+    proof when it embeds them, else from the catalog (whose scenario must be the
     proof's, root for root)."""
     if proof.embedded is not None:
         scenario, tape = proof.embedded.scenario, proof.embedded.tape
@@ -104,27 +125,30 @@ async def collect_proof_data(sdk: KestrelSdk, proof: Proof) -> ReportData:
                 {"scenario": proof.scenario.id, "root": proof.scenario.root},
             )
         tape = await sdk.tape(proof.scenario.id)
-    last_bar = proof.head.clock.bar
-    return _assemble(
-        proof.grade,
-        record=proof.record,
-        blotter=proof.blotter,
-        scenario=scenario,
-        tape=tape,
-        last_bar=last_bar,
+    return SessionSources(
+        proof.grade, proof.record, proof.blotter, scenario, tape, proof.head.clock.bar
     )
 
 
-def _assemble(
-    grade: GradeResult,
-    *,
-    record: SessionRecord,
-    blotter: Blotter,
-    scenario: Scenario,
-    tape: str,
-    last_bar: int,
-) -> ReportData:
-    times, closes = _closes_by_symbol(tape)
+async def collect_report_data(sdk: KestrelSdk, grade: GradeResult) -> ReportData:
+    """A grade's report data (its artifacts fetched through ``sdk``)."""
+    return _assemble(await grade_sources(sdk, grade))
+
+
+async def collect_proof_data(sdk: KestrelSdk, proof: Proof) -> ReportData:
+    """A proof's report data (see :func:`proof_sources`)."""
+    return _assemble(await proof_sources(sdk, proof))
+
+
+def _assemble(sources: SessionSources) -> ReportData:
+    grade, record, blotter, scenario = (
+        sources.grade,
+        sources.record,
+        sources.blotter,
+        sources.scenario,
+    )
+    last_bar = sources.last_bar
+    times, closes = closes_by_symbol(sources.tape)
     equity = equity_series(Decimal(scenario.account.cash), blotter, closes, last_bar)
     orders = {order.id: order for order in blotter.orders}
     fills = [

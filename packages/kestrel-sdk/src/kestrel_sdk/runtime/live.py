@@ -24,7 +24,7 @@ from kestrel_protocol import KestrelError, RefusalCode, SessionRecord
 from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
 
 from .catalog.model import LoadedScenario
-from .engine import SessionEngine
+from .engine import SessionEngine, chain_engine
 from .horizon import Horizons
 from .pentads import pentad_root
 
@@ -147,10 +147,15 @@ class LiveSessions:
             assert row.record_root is not None
             record = SessionRecord.parse(self._artifact(row.record_root))
             return LiveSession(row, loaded, None, record.head, threading.Lock())
-        if not self._sealed(loaded.id):  # served unsealed by this process
+        sealed = self._sealed(loaded.id)
+        if not sealed:  # served unsealed by this process
             self.store.note_unsealed(row.id)
-        engine = SessionEngine(loaded, row.id)
-        frame_root = _replay(row.id, engine, engine.frame_root(), self.store.journal(row.id))
+        journal = self.store.journal(row.id)
+        # the form of its frames: the journal's first row binds the opening root; with
+        # no row yet, as this runtime serves the scenario (see .engine.chain)
+        first = journal[0].prev if journal and journal[0].seq == 1 else None
+        engine = chain_engine(loaded, row.id, first, sealed=sealed)
+        frame_root = _replay(row.id, engine, engine.frame_root(), journal)
         log.debug("resumed session %s at seq %d", row.id, engine.seq)
         return LiveSession(row, loaded, engine, frame_root, threading.Lock())
 
@@ -168,6 +173,8 @@ class LiveSessions:
             return True
         try:
             entries = self.store.journal(live.row.id, after=engine.seq)
+            if engine.seq == 0 and entries and entries[0].prev != live.frame_root:
+                return False  # another process began its chain in the other form: rebuild
             live.frame_root = _replay(live.row.id, engine, live.frame_root, entries)
         except BaseException:
             self.forget(live)

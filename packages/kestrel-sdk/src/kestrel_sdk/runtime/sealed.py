@@ -2,9 +2,13 @@
 
 A frame says how many bars remain on the tape, which tells its length: a sealed
 scenario's frames are served without it (by the step, the frame and history tools,
-artifact reads and proofs). The frame's root stays the root of the whole frame, so
-roots do not depend on sealing, and a replay (which has the tape) recomputes it; a
-proof's ``head`` may omit ``clock.remaining``, which its verification allows.
+artifact reads and proofs). A session opened while its scenario is sealed builds its
+frames without it (``SessionEngine(sealed=True)``), so its roots bind what is served and
+no value of ``remaining`` tried against a root matches; a replay takes the form from the
+chain's first root (:mod:`.engine.chain`). Stripping it here is then a no-op; it matters
+for a session opened unsealed and served sealed later, whose roots, made while the tape
+was public, still cover the whole frame (its proof's ``head`` may omit
+``clock.remaining``, which verification allows).
 """
 
 from __future__ import annotations

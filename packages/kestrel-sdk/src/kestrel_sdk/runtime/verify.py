@@ -37,7 +37,7 @@ from kestrel_protocol import (
 
 from .catalog import load_embedded
 from .catalog.model import CatalogIndex, LoadedScenario
-from .engine import SessionEngine, compute_grade
+from .engine import SessionEngine, chain_engine, compute_grade
 from .sealed import sealed_frame_data
 
 __all__ = ["flatten", "verify_grade", "verify_proof"]
@@ -122,7 +122,8 @@ def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> No
     for i, root in enumerate(record.pentads):
         pentads.append(_load_as(store, root, f"record.pentads[{i}]", Pentad, "a pentad"))
 
-    engine = SessionEngine(loaded, record.session)
+    first = pentads[0].prev if pentads else None
+    engine = chain_engine(loaded, record.session, first, head=record.head)
     prev = engine.frame_root()
     for i, pentad in enumerate(pentads):
         where = f"record.pentads[{i}]"
@@ -265,7 +266,7 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
         raise _Mismatch("record.label", "a session label", _text(label))
     presented_pentads = _member(data, "pentads", list)
 
-    engine = SessionEngine(loaded, session)
+    engine = _proof_engine(loaded, session, presented_pentads, presented_record, data.get("head"))
     pentads: list[Pentad] = []
     for i, presented in enumerate(presented_pentads):
         where = f"pentads[{i}]"
@@ -324,10 +325,30 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
     _same("root", root_of(expected), data.get("root"))
 
 
+def _proof_engine(
+    loaded: LoadedScenario, session: str, pentads: list[Any], record: dict[str, Any], head: Any
+) -> SessionEngine:
+    """The engine the proof's chain starts from (see :func:`~.engine.chain_engine`): in
+    the form its first pentad's ``prev`` (or, with none, its record's head) is a root
+    of, the sealed form first when its head frame omits ``clock.remaining``."""
+    first = pentads[0].get("prev") if pentads and isinstance(pentads[0], dict) else None
+    clock = head.get("clock") if isinstance(head, dict) else None
+    sealed = isinstance(clock, dict) and "remaining" not in clock
+    head_root = record.get("head")
+    return chain_engine(
+        loaded,
+        session,
+        first if isinstance(first, str) else None,
+        head=head_root if isinstance(head_root, str) else None,
+        sealed=sealed,
+    )
+
+
 def _presented_head(head: dict[str, Any], presented: Any) -> dict[str, Any]:
-    """The replayed head frame as the proof may present it: a sealed scenario's proof
-    omits ``clock.remaining`` (the tape's length); the record's ``head`` root, which the
-    replay recomputed, covers the whole frame."""
+    """The replayed head frame as the proof may present it: a sealed session's has no
+    ``clock.remaining`` (the tape's length), nor its root; a session served in the full
+    form before it was sealed may present its head without it, the record's ``head``
+    root, which the replay recomputed, covering the whole frame."""
     clock = presented.get("clock") if isinstance(presented, dict) else None
     if isinstance(clock, dict) and "remaining" not in clock:
         return sealed_frame_data(head)

@@ -54,10 +54,15 @@ class SessionEngine:
 
     ``record=True`` keeps the per-bar equity series and exposure flags that grading
     needs; live sessions leave it off so a step stays O(open orders + events).
+    ``sealed=True`` makes a sealed session's: frames (and roots) without
+    ``clock.remaining``, sources checked without reading a bar after the clock.
     """
 
-    def __init__(self, loaded: LoadedScenario, session_id: str, *, record: bool = False) -> None:
+    def __init__(
+        self, loaded: LoadedScenario, session_id: str, *, record: bool = False, sealed: bool = False
+    ) -> None:
         tape = loaded.tape
+        self.sealed: Final = sealed
         self._loaded = loaded
         self._session_id = session_id
         self._terms = terms = Terms.of(loaded)
@@ -87,7 +92,7 @@ class SessionEngine:
             bus=self._bus,
             record=record,
         )
-        self._frames = FrameBuilder(session_id, loaded, terms, self._cols)
+        self._frames = FrameBuilder(session_id, loaded, terms, self._cols, sealed=sealed)
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
@@ -181,6 +186,7 @@ class SessionEngine:
             aliases=self._aliases.keys(),
             clock=self._clock,
             times=self._times,
+            sealed=self.sealed,
         )
 
     # -- submitting --------------------------------------------------------------------

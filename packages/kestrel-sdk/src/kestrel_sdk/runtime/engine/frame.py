@@ -13,6 +13,9 @@ A replay (grading, verifying, resuming a session) needs only each frame's root, 
 builder with :attr:`FrameBuilder.models` off makes the text alone; the engine parses
 that text into a model if the frame is read after all (the text is the frame).
 
+A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells the
+tape's length: the text, and so the root, is of the frame as served.
+
 Equality of the text with RFC 8785 holds because every member is an integer, ``null``
 or a string written as :func:`quote` writes it (the tests compare the engine's roots
 with ``kestrel_protocol.root_of`` on every frame of pinned sessions).
@@ -69,11 +72,15 @@ class FrameBuilder:
         loaded: LoadedScenario,
         terms: Terms,
         cols: dict[str, Columns],
+        *,
+        sealed: bool = False,
     ) -> None:
         self.models = True
         """Whether frames are built as models too (off: the text alone, for a replay).
         Switched only between submissions (events of one are built in one mode)."""
         self._session_id = session_id
+        self._sealed = sealed
+        """Frames without ``clock.remaining`` (the tape's length), their roots too."""
         self._terms = terms
         self._cols = cols
         self._times = loaded.tape.times
@@ -400,10 +407,11 @@ class FrameBuilder:
         else:
             events = []  # a fresh list: the pending one goes on collecting
             events_json = ""
-        remaining = last - clock
+        remaining = None if self._sealed else last - clock
+        remaining_json = "" if remaining is None else f',"remaining":{remaining}'
         marks, marks_json, time, time_json = self._marks_at(clock)
         text = (
-            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock},"remaining":{remaining}'
+            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
             f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}'
@@ -416,7 +424,11 @@ class FrameBuilder:
                 "session": self._session_id,
                 "seq": seq,
                 "scenario": self._scenario,
-                "clock": _new_clock({"bar": clock, "time": time, "remaining": remaining}),
+                "clock": _new_clock(
+                    {"bar": clock, "time": time}
+                    if remaining is None
+                    else {"bar": clock, "time": time, "remaining": remaining}
+                ),
                 "status": status,
                 "marks": marks,
                 "bars": dict(self._bars),

@@ -27,9 +27,9 @@ from kestrel_protocol import (
 )
 
 from ..catalog.model import LoadedScenario
-from .core import SessionEngine
+from .chain import chain_engine
 from .risk import risk_metrics
-from .trades import round_trips, trade_metrics
+from .trades import Leg, round_trips, trade_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown"]
 
@@ -144,7 +144,8 @@ def compute_grade(
     conformance). Pure: a function of the artifacts and the scenario alone.
     ``progress(done, total)`` is called after each pentad with bars replayed / ``bars``
     (the clock the replay ends at, i.e. the head frame's; default the tape's last bar)."""
-    engine = SessionEngine(loaded, record.session, record=True)
+    first = pentads[0].prev if pentads else None
+    engine = chain_engine(loaded, record.session, first, head=record.head, record=True)
     total = max(1, len(loaded.tape) - 1 if bars is None else bars)
     chain: str | None = None
     after_stand_down = 0
@@ -203,8 +204,18 @@ def compute_grade(
     metrics.update(risk_metrics(series, scenario.tape.bars_per_year, max_drawdown(series)))
     metrics["buyAndHold"] = _buy_and_hold(loaded, engine.clock)
     factor = terms.tape_factor
-    marks = {s: c.close[engine.clock] * factor for s, c in loaded.tape.columns.items()}
-    metrics.update(trade_metrics(round_trips(fills, marks)))
+    marks = {s: Fraction(c.close[engine.clock] * factor) for s, c in loaded.tape.columns.items()}
+    legs = (
+        Leg(
+            f.order.symbol,
+            f.bar,
+            f.qty if f.order.buy else -f.qty,
+            Fraction(f.price),
+            Fraction(f.fee),
+        )
+        for f in fills
+    )
+    metrics.update(trade_metrics(round_trips(legs, marks)))
 
     positions: dict[str, int] = {}
     worst = 0

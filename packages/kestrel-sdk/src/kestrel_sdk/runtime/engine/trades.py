@@ -9,36 +9,56 @@ P&L over its entry notional (``Σ |qty × price|`` of the fills that opened or g
 backtesting.py's ``Trade.pl_pct``. A position still open when the session ends counts as
 a trade marked at the last processed bar's close, without an exit fee.
 
-Exact arithmetic: cash flows are integers (P units) and fractions; only the geometric
+Exact arithmetic: cash flows are fractions (of P units in a grade, of the blotter's
+decimals in :mod:`kestrel_sdk.results`); only the geometric
 mean uses ``Decimal.ln``/``exp`` at 50 digits, which are correctly rounded and so the
 same on every machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 
 from kestrel_protocol import ratio
 
-from .orders import Fill
 from .scaled import div_round_half_even, scaled_text
 
-__all__ = ["Trade", "round_trips", "trade_metrics"]
+__all__ = ["Leg", "Trade", "round_trips", "trade_metrics"]
 
 _CONTEXT = Context(prec=50)
 
 
 @dataclass(frozen=True, slots=True)
+class Leg:
+    """One fill as a trade sees it: ``delta`` is the signed quantity (a buy positive),
+    ``price`` and ``fee`` exact (the runtime's P units, or the blotter's decimals)."""
+
+    symbol: str
+    bar: int
+    delta: int
+    price: Fraction
+    fee: Fraction
+
+
+@dataclass(frozen=True, slots=True)
 class Trade:
-    """A finished (or end-of-session marked) round trip: net P&L and entry notional in
-    P units."""
+    """A finished (or end-of-session marked) round trip, in the units of its legs: net
+    P&L, entry notional ``cost``, exit notional ``proceeds`` (shares exited × price, the
+    mark for a trade still open), shares entered ``qty`` (= shares exited), fees, and the
+    bars it opened and closed at (``exit_bar`` ``None`` when still open at the end)."""
 
     symbol: str
     pnl: Fraction
-    cost: int
+    cost: Fraction
+    long: bool
+    qty: int
+    proceeds: Fraction
+    fees: Fraction
+    entry_bar: int
+    exit_bar: int | None
 
     @property
     def ret(self) -> Fraction:
@@ -46,44 +66,67 @@ class Trade:
 
 
 class _Open:
-    __slots__ = ("cost", "pnl", "qty")
+    __slots__ = ("bar", "cost", "fees", "long", "pnl", "proceeds", "qty", "size")
 
-    def __init__(self, qty: int, price: int, fee: Fraction) -> None:
+    def __init__(self, leg: Leg, qty: int, fee: Fraction) -> None:
         self.qty = qty
-        self.cost = abs(qty) * price
-        self.pnl = Fraction(-qty * price) - fee
+        self.long = qty > 0
+        self.bar = leg.bar
+        self.size = abs(qty)
+        self.cost = abs(qty) * leg.price
+        self.proceeds = Fraction(0)
+        self.fees = fee
+        self.pnl = -qty * leg.price - fee
+
+    def done(self, symbol: str, exit_bar: int | None) -> Trade:
+        return Trade(
+            symbol,
+            self.pnl,
+            self.cost,
+            self.long,
+            self.size,
+            self.proceeds,
+            self.fees,
+            self.bar,
+            exit_bar,
+        )
 
 
-def round_trips(fills: Sequence[Fill], marks: Mapping[str, int]) -> list[Trade]:
-    """The round trips of ``fills`` (in booking order), closed ones in the order they
-    closed, then any still open marked at ``marks`` (P units, by symbol)."""
+def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trade]:
+    """The round trips of ``legs`` (in booking order), closed ones in the order they
+    closed, then any still open marked at ``marks`` (by symbol, in the legs' units)."""
     trips: list[Trade] = []
     live: dict[str, _Open] = {}
-    for f in fills:
-        symbol = f.order.symbol
-        delta = f.qty if f.order.buy else -f.qty
+    for f in legs:
+        symbol, delta = f.symbol, f.delta
         trip = live.get(symbol)
         if trip is None:
-            live[symbol] = _Open(delta, f.price, Fraction(f.fee))
+            live[symbol] = _Open(f, delta, f.fee)
             continue
         if (trip.qty > 0) == (delta > 0):
             trip.qty += delta
+            trip.size += abs(delta)
             trip.cost += abs(delta) * f.price
+            trip.fees += f.fee
             trip.pnl -= delta * f.price + f.fee
             continue
         closing = min(abs(delta), abs(trip.qty))
         closing_delta = closing if delta > 0 else -closing
-        fee_part = Fraction(f.fee * closing, abs(delta))
+        fee_part = f.fee * closing / abs(delta)
         trip.pnl -= closing_delta * f.price + fee_part
+        trip.proceeds += closing * f.price
+        trip.fees += fee_part
         trip.qty += closing_delta
         if trip.qty == 0:
-            trips.append(Trade(symbol, trip.pnl, trip.cost))
+            trips.append(trip.done(symbol, f.bar))
             del live[symbol]
             rest = delta - closing_delta
             if rest:
-                live[symbol] = _Open(rest, f.price, f.fee - fee_part)
+                live[symbol] = _Open(f, rest, f.fee - fee_part)
     for symbol, trip in live.items():
-        trips.append(Trade(symbol, trip.pnl + trip.qty * marks[symbol], trip.cost))
+        trip.pnl += trip.qty * marks[symbol]
+        trip.proceeds += abs(trip.qty) * marks[symbol]
+        trips.append(trip.done(symbol, None))
     return trips
 
 

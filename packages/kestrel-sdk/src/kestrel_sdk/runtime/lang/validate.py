@@ -34,6 +34,9 @@ class SessionContext:
     """The clock bar."""
     times: Sequence[str]
     """The tape's bar times (ISO-8601 UTC, ``...Z``)."""
+    sealed: bool = False
+    """The session's tape is sealed: no check reads a bar after :attr:`clock` (see
+    :func:`check_session`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +111,23 @@ def check_located(
 
 
 def check_session(located: Sequence[Located], session: SessionContext) -> list[Diagnostic]:
-    """The K204/K205 diagnostics, and K105 for aliases the session already holds."""
+    """The K204/K205 diagnostics, and K105 for aliases the session already holds.
+
+    On a sealed session no check reads a bar after the clock, so no refusal (nor how
+    long it takes) tells of the tape's end or later times: ``advance to`` is checked
+    against the clock's time alone, not after an earlier advance of the same source (it
+    is then a no-op if behind, as the engine applies it), and one beyond the tape's end
+    is not refused: it runs to the last bar and stands down ``end-of-tape``, the end
+    then shown, as it is to any advance that reaches it.
+    """
     found: list[Diagnostic] = []
     orders = session.orders
     aliases: set[str] = set()  # defined earlier in this source
     clock = session.clock
     times = session.times
-    last = len(times) - 1
+    sealed = session.sealed
+    last = clock if sealed else len(times) - 1  # sealed: the tape's length is not read
+    moved = False  # sealed: an advance before this one took the clock where none may look
     for item in located:
         st = item.statement
         if isinstance(st, Order):
@@ -145,8 +158,11 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
                     )
                 )
         elif isinstance(st, Advance):
+            if moved:
+                continue  # its clock lies after the session's: not known here, not checked
             if st.to is None:
-                clock = min(clock + (st.count or 1), last)
+                moved = sealed
+                clock = clock if sealed else min(clock + (st.count or 1), last)
                 continue
             if st.to <= times[clock]:
                 # the session's clock is named; one an earlier advance of this source
@@ -164,6 +180,8 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
                         f"advance to {st.to}: not after {where}",
                     )
                 )
+            elif sealed:
+                moved = True  # how far it goes (the tape's end included) is not read
             elif st.to > times[last]:
                 found.append(
                     diagnostic(
