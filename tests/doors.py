@@ -7,8 +7,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
@@ -17,7 +18,7 @@ from tests.loopback import free_port, wait_for_http
 
 __all__ = ["Door", "serve_door"]
 
-SCOPES = "kestrel:read kestrel:trade kestrel:grade"
+SCOPES = "kestrel:read kestrel:trade kestrel:grade kestrel:trials"
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class Door:
     url: str
     token: str
     home: Path
+    process: subprocess.Popen[Any] | None = field(default=None, compare=False, repr=False)
+    """The door's process (a test that takes the door down mid-run stops it)."""
 
 
 @contextmanager
@@ -50,7 +53,7 @@ def serve_door(home: Path, *extra: str, principal: str = "evaluated-agent") -> I
     )
     try:
         wait_for_http(url + "/.well-known/oauth-protected-resource", door)
-        yield Door(url, token, home)
+        yield Door(url, token, home, door)
     finally:
         door.terminate()
         door.wait(timeout=10)

@@ -25,7 +25,8 @@ from kestrel_inspect import KestrelConnection, kestrel_agent
 
 __all__ = ["SUBMITS", "scripted_model", "scripted_trader"]
 
-SUBMITS = ("buy 10 ACME", "advance 5", "sell 10 ACME\nadvance 3", "advance 2")
+SUBMITS = ("buy 10 ACME", "advance 5", "sell 10 ACME\nadvance 3", "advance 3000")
+"""Traded to the end of the tape (a session that stops early fails the board)."""
 MODEL = "mockllm/model"
 
 
@@ -69,7 +70,6 @@ def scripted_trader(home: str) -> Solver:
     of the eval's (``--model`` names a provider before any task file loads, so a model of
     a test cannot be named there)."""
     connection = KestrelConnection(home=home)
-    server = connection.inspect_server()
     model = scripted_model()
 
     async def with_script(state: TaskState, **_options: Any) -> TaskState:
@@ -82,7 +82,7 @@ def scripted_trader(home: str) -> Solver:
             state.messages.extend(results)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        agent = kestrel_agent(connection, server, "balanced")
+        agent = kestrel_agent(connection, "balanced")
         return await agent(state, cast(Generate, with_script))
 
     return solve

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
+import click
 import kestrel_sdk
 import pytest
 from click.testing import CliRunner
@@ -89,7 +91,9 @@ def test_kestrel_mcp_takes_home_from_the_parent_over_the_environment(
     monkeypatch.setattr(
         cli,
         "_run",
-        lambda settings, log, spin_us: seen.update(remote=settings.remote, home=settings.home),
+        lambda settings, log, spin_us, principal: seen.update(
+            remote=settings.remote, home=settings.home
+        ),
     )
     monkeypatch.setenv("KESTREL_HOME", str(tmp_path / "from-env"))
     result = CliRunner().invoke(kestrel_cli, ["--home", str(tmp_path / "from-flag"), "mcp"])
@@ -107,7 +111,7 @@ def test_the_spin_window_is_an_option_of_both_entry_points(
     from kestrel_sdk.cli import cli as kestrel_cli
 
     seen: list[int] = []
-    monkeypatch.setattr(cli, "_run", lambda settings, log, spin_us: seen.append(spin_us))
+    monkeypatch.setattr(cli, "_run", lambda settings, log, spin_us, principal: seen.append(spin_us))
     assert CliRunner().invoke(cli.main, []).exit_code == 0
     assert CliRunner().invoke(cli.main, ["--spin-us", "0"]).exit_code == 0
     assert CliRunner().invoke(kestrel_cli, ["mcp", "--spin-us", "250"]).exit_code == 0
@@ -115,3 +119,32 @@ def test_the_spin_window_is_an_option_of_both_entry_points(
     refused = CliRunner().invoke(cli.main, ["--spin-us", "-1"])
     assert refused.exit_code == 2
     assert "--spin-us" in refused.output
+
+
+def test_a_harness_names_the_local_principal_the_agent_cannot(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--principal`` (or ``$KESTREL_PRINCIPAL``) on both entry points: whom the local
+    runtime's sessions belong to, so that each run of an agent has its own horizon. A door
+    names the principal by its token: the two together are refused."""
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    seen: list[str | None] = []
+    monkeypatch.setattr(
+        cli, "_run", lambda settings, log, spin_us, principal: seen.append(principal)
+    )
+    monkeypatch.delenv("KESTREL_PRINCIPAL", raising=False)
+    assert CliRunner().invoke(cli.main, []).exit_code == 0
+    assert CliRunner().invoke(cli.main, ["--principal", "local/trial-a-e1"]).exit_code == 0
+    assert CliRunner().invoke(kestrel_cli, ["mcp", "--principal", "local/trial-b"]).exit_code == 0
+    monkeypatch.setenv("KESTREL_PRINCIPAL", "local/trial-c")
+    assert CliRunner().invoke(cli.main, []).exit_code == 0
+    assert seen == [None, "local/trial-a-e1", "local/trial-b", "local/trial-c"]
+    remote = KestrelSettings.resolve(home=tmp_path, remote="http://127.0.0.1:8787")
+    with pytest.raises(click.UsageError, match="a door names the principal by its token"):
+        cli.build_transport(remote, "local/trial-a")
+    local = cli.build_transport(KestrelSettings.resolve(home=tmp_path), "local/trial-a")
+    try:
+        assert getattr(local, "principal", None) == "local/trial-a"
+    finally:
+        anyio.run(local.aclose)

@@ -31,7 +31,8 @@ __all__ = [
     "write",
 ]
 
-TRADE = ("buy 100 ACME", "advance 20", "sell 100 ACME", "advance 5")
+TRADE = ("buy 100 ACME", "advance 20", "sell 100 ACME", "advance 3000")
+"""Traded to the end of the tape: a session that stops early fails the board."""
 
 
 async def _trade(

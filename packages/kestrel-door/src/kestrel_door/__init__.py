@@ -22,6 +22,7 @@ from .pseudonyms import PSEUDONYM_SECRET, Pseudonyms
 from .store import DoorStore
 from .stores import open_door_store
 from .tokens import ISSUED_TOKEN_PREFIX, IssuedToken, IssuedTokens
+from .trials import trial_routes
 from .turn_credentials import (
     CREDENTIAL_IDLE_MS,
     TURN_CREDENTIAL_PREFIX,
@@ -71,4 +72,5 @@ __all__ = [
     "load_voucher_key",
     "open_door_store",
     "protected_resource_metadata",
+    "trial_routes",
 ]

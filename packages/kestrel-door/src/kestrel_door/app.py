@@ -18,10 +18,13 @@ from starlette.types import ASGIApp
 from .approval import ApprovalPolicy
 from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog
+from .board_page import BoardPage
 from .config import DoorConfig
 from .door import Door, TransportFactory, json_response
 from .guard import GuardMiddleware
 from .mcp_http import mcp_routes
+from .tokens import IssuedTokens
+from .trials import trial_routes
 from .v1 import v1_routes
 
 __all__ = ["create_door_app", "protected_resource_metadata"]
@@ -61,6 +64,8 @@ def create_door_app(
     on_close: Callable[[], Awaitable[None]] | None = None,
     surface: Surface = SURFACE,
     attestor: Attestor | None = None,
+    board: BoardPage | None = None,
+    trials: IssuedTokens | None = None,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
 
@@ -71,7 +76,9 @@ def create_door_app(
     closed (e.g. the shared runtime). With ``attestor`` every proof the door serves
     carries its signed statement about the grade, its keys are published, and
     ``transport_for`` is given each principal's pseudonym (:mod:`.pseudonyms`), never
-    its name.
+    its name. With ``board``, the proofs the operator published are served at
+    ``/board``. With ``trials`` (the door's issued tokens) a token holding
+    ``kestrel:trials`` mints trial principals at ``/v1/trials`` (:mod:`.trials`).
     """
     door = Door(
         config,
@@ -110,7 +117,9 @@ def create_door_app(
         Route("/.well-known/oauth-protected-resource/{rest:path}", metadata, methods=["GET"]),
         *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
+        *(trial_routes(door, trials) if trials is not None else []),
         *mcp_routes(door),
+        *(board.routes() if board is not None else []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.door = door

@@ -3,7 +3,8 @@
 This is the one module of the package allowed to import ``kestrel_sdk`` (through its
 barrel only, import-linter contract 4). The verbs: ``serve`` here, and from
 :mod:`kestrel_door.admin_cli` ``token issue|list|revoke``, ``keys list|rotate``,
-``audit``, ``voucher issue``, ``approval grant``. Secrets (tokens, vouchers) are printed
+``audit``, ``voucher issue``, ``approval grant``, and from :mod:`kestrel_door.board_cli`
+``board publish|unpublish|list`` (the public ``/board``). Secrets (tokens, vouchers) are printed
 once, alone on the last line of stdout, so a script can take them with ``tail -n1``;
 nothing else ever prints them.
 """
@@ -15,6 +16,7 @@ import socket
 import sys
 from typing import Any
 
+import anyio
 import click
 import kestrel_sdk
 import uvicorn
@@ -35,6 +37,9 @@ from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
 from .attest import Attestor
 from .audit import AuditLog
+from .board_cli import make_board_group
+from .board_page import BoardPage
+from .board_records import SqlBoardRecords
 from .config import DEFAULT_MAX_BODY, DoorConfig
 from .connections import ConnectionLimits, limit_connections
 from .keys import DoorKeys
@@ -234,7 +239,8 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             return kestrel_sdk.local_transport(home=home, principal=principal, **remote)
         return kestrel_sdk.local_transport(principal=principal, runtime=runtime, **remote)
 
-    verifiers: list[Any] = [IssuedTokens(store)]
+    issued = IssuedTokens(store)
+    verifiers: list[Any] = [issued]
     if oauth_issuer or oauth_jwks:
         if not (oauth_issuer and oauth_jwks):
             raise click.UsageError("--oauth-issuer and --oauth-jwks go together")
@@ -247,6 +253,11 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             approval = RequireApproval(store, frozenset(require_approval))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--require-approval") from None
+    board = None
+    if isinstance(store, SqlBoardRecords):
+        board = BoardPage(
+            store, attestor.keys, kestrel_sdk.published_board, kestrel_sdk.published_document
+        )
     app, http = limit_connections(
         create_door_app(
             config,
@@ -255,6 +266,8 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             audit=AuditLog(store),
             approval=approval,
             attestor=attestor,
+            board=board,
+            trials=issued,
             # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
             # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
             on_close=owner.aclose,
@@ -309,7 +322,38 @@ def _listen(host: str, port: int) -> socket.socket:
     return listening
 
 
-for _command in (token_group, keys_group, audit, voucher_group, approval_group):
+def _session_proof(
+    ctx: click.Context, session_id: str, issuer: str, sealed: tuple[str, ...]
+) -> dict[str, Any]:
+    """The proof of ``session_id`` (graded if need be) as the door at ``issuer``, sealing
+    ``sealed``, serves it: made by the runtime as the session's principal, signed with
+    the door's keys."""
+    settings = door_settings(ctx)
+    owner = kestrel_sdk.local_transport(home=settings.home, store=settings.store, sealed=sealed)
+    runtime: Any = getattr(owner, "runtime", None)
+
+    async def made() -> dict[str, Any]:
+        try:
+            row = runtime.store.session(session_id) if runtime is not None else None
+            if row is None:
+                raise KestrelError(RefusalCode.UNKNOWN_SESSION, f"no session {session_id}")
+            mine = kestrel_sdk.local_transport(principal=row.principal, runtime=runtime)
+            async with kestrel_sdk.create_sdk(mine) as sdk:
+                proof = await sdk.proof(session_id)
+            signed = Attestor(DoorKeys(door_store(ctx)), issuer).attest(proof, row.principal)
+            data: dict[str, Any] = signed.to_json()
+            return data
+        finally:
+            await owner.aclose()
+
+    return anyio.run(made)
+
+
+board_group = make_board_group(
+    kestrel_sdk.published_board, kestrel_sdk.published_document, _session_proof
+)
+
+for _command in (token_group, keys_group, audit, voucher_group, approval_group, board_group):
     door_group.add_command(_command)
 
 

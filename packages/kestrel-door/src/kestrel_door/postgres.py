@@ -16,6 +16,7 @@ from typing import ClassVar, Final
 from kestrel_protocol.postgres import PostgresDatabase
 from kestrel_protocol.sql import POSTGRES, Connection
 
+from .board_records import POSTGRES_BOARD_SCHEMA, BoardStatements, SqlBoardRecords
 from .records import DoorStatements, SqlDoorRecords
 
 __all__ = ["SCHEMA_VERSION", "PostgresDoorStore"]
@@ -98,14 +99,16 @@ kept gains it)."""
 _STATEMENTS: Final = DoorStatements.of(POSTGRES, "kestrel_door_")
 
 
-class PostgresDoorStore(PostgresDatabase, SqlDoorRecords):
-    """``DoorRecords`` over a PostgreSQL database (``postgresql://…``)."""
+class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
+    """``DoorRecords`` (and the board's published proofs) over a PostgreSQL database
+    (``postgresql://…``)."""
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
+    board_sql: ClassVar[BoardStatements] = BoardStatements.of(POSTGRES, "kestrel_door_")
 
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-door")
-        self._create_schema(_SCHEMA, "door", SCHEMA_VERSION)
+        self._create_schema([*_SCHEMA, POSTGRES_BOARD_SCHEMA], "door", SCHEMA_VERSION)
 
     @contextmanager
     def _audit_transaction(self) -> Iterator[Connection]:

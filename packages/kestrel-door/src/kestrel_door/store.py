@@ -20,6 +20,7 @@ from kestrel_protocol import kestrel_home
 from kestrel_protocol.sql import SQLITE, Connection
 from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
 
+from .board_records import SQLITE_BOARD_SCHEMA, BoardStatements, SqlBoardRecords
 from .records import DoorStatements, SqlDoorRecords
 
 __all__ = ["DoorStore"]
@@ -90,11 +91,12 @@ CREATE TABLE IF NOT EXISTS approvals (
 _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 
-class DoorStore(SqlDoorRecords):
-    """``DoorRecords`` over a serialised SQLite connection; every write is its own short
-    transaction."""
+class DoorStore(SqlDoorRecords, SqlBoardRecords):
+    """``DoorRecords`` (and the board's published proofs) over a serialised SQLite
+    connection; every write is its own short transaction."""
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
+    board_sql: ClassVar[BoardStatements] = BoardStatements.of(SQLITE, "")
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else kestrel_home() / "door.db"
@@ -102,7 +104,7 @@ class DoorStore(SqlDoorRecords):
         self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
         use_wal(self._conn)  # several processes may be opening a new file at once
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA + SQLITE_BOARD_SCHEMA)
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""

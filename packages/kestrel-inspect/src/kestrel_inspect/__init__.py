@@ -7,13 +7,14 @@ grades the agent's session and keeps its proof in the log.
 
 from __future__ import annotations
 
-from .agent import AGENT_TOOLS, kestrel_agent
+from .agent import AGENT_TOOLS, UNAVAILABLE_KEY, kestrel_agent
 from .calls import call_kestrel, tool_name, trading_brief
 from .connection import TOKEN_ENV, KestrelConnection
-from .scorer import METADATA_KEY, SCORE_KEYS, kestrel_scorer, score_of_proof
+from .scorer import METADATA_KEY, SCORE_KEYS, UNAVAILABLE, kestrel_scorer, score_of_proof
 from .scripted import STRATEGIES, ScriptedAgent, next_call
 from .sessions import OpenedSession, opened_sessions
 from .task import kestrel_trading
+from .trials import Trial, TrialUnavailable, trial_name
 
 __all__ = [
     "AGENT_TOOLS",
@@ -21,9 +22,13 @@ __all__ = [
     "SCORE_KEYS",
     "STRATEGIES",
     "TOKEN_ENV",
+    "UNAVAILABLE",
+    "UNAVAILABLE_KEY",
     "KestrelConnection",
     "OpenedSession",
     "ScriptedAgent",
+    "Trial",
+    "TrialUnavailable",
     "call_kestrel",
     "kestrel_agent",
     "kestrel_scorer",
@@ -33,4 +38,5 @@ __all__ = [
     "score_of_proof",
     "tool_name",
     "trading_brief",
+    "trial_name",
 ]

@@ -2,19 +2,29 @@
 message, then the model's tool loop over Kestrel's MCP tools.
 
 The MCP connection is held for the whole sample (one ``kestrel-mcp`` process, or one
-door MCP session, per sample), so the model's calls are one conversation with Kestrel.
+door MCP session, per sample), so the model's calls are one conversation with Kestrel,
+made as the sample's own trial principal (:mod:`.trials`): the harness makes it, the
+model's tools cannot. When the door cannot make the trial or brief the agent (an
+outage), the model is not run and the reason is kept for the scorer, which leaves the
+sample unscored.
 """
 
 from __future__ import annotations
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import MCPServer, mcp_tools
+from inspect_ai.tool import mcp_tools
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.surface import TOOLS
 
 from .calls import trading_brief
 from .connection import KestrelConnection
+from .trials import TrialUnavailable
 
-__all__ = ["AGENT_TOOLS", "kestrel_agent"]
+__all__ = ["AGENT_TOOLS", "UNAVAILABLE_KEY", "kestrel_agent"]
+
+UNAVAILABLE_KEY = "kestrel:unavailable"
+"""The sample store's key for why Kestrel could not serve the sample (not the agent's
+doing): the scorer leaves such a sample unscored with that reason."""
 
 AGENT_TOOLS: tuple[str, ...] = tuple(tool.name for tool in TOOLS if tool.listed)
 """The tools the model is given: every tool the face lists (the operator's secret tools
@@ -22,15 +32,26 @@ of ``kestrel-mcp`` are not Kestrel's surface and are never offered)."""
 
 
 @solver
-def kestrel_agent(connection: KestrelConnection, server: MCPServer, style: str) -> Solver:
-    """Brief the model on the sample's scenario and let it trade until it stops calling
-    tools (or a limit of the eval ends the sample)."""
+def kestrel_agent(connection: KestrelConnection, style: str = "balanced") -> Solver:
+    """Brief the model on the sample's scenario and let it trade, as the sample's trial,
+    until it stops calling tools (or a limit of the eval ends the sample)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = str(state.metadata["scenario"])
-        async with connection.client() as client:
-            brief = await trading_brief(client, scenario, style)
+        try:
+            trial = await connection.trial(state, fresh=True)
+            async with connection.client(trial) as client:
+                brief = await trading_brief(client, scenario, style)
+        except TrialUnavailable as exc:
+            state.store.set(UNAVAILABLE_KEY, str(exc))
+            return state
+        except KestrelError as exc:
+            if exc.code != RefusalCode.BACKEND_UNAVAILABLE:
+                raise
+            state.store.set(UNAVAILABLE_KEY, f"the brief could not be read: {exc.code}: {exc}")
+            return state
         state.user_prompt.text = brief
+        server = connection.inspect_server(trial)
         async with server:
             state.tools = await mcp_tools(server, tools=list(AGENT_TOOLS)).tools()
             return await generate(state, tool_calls="loop")

@@ -7,27 +7,39 @@ closing it for good), and scores from that proof's grade. Each sample's score ca
 ``metadata["kestrel"]``, the session, the grade and proof roots and the proof itself
 (with the door's attestation when the door signed the grade), so anyone holding the log
 can ``kestrel verify`` or ``kestrel board`` it.
+
+Each metric is reported as the mean over the samples with its standard error (over
+epochs, Inspect first reduces a sample's epochs to their mean). A sample Kestrel could not
+serve (the door could not make its trial or brief it, or did not answer for the proof, or
+could not make the grade: ``BACKEND_UNAVAILABLE``, an outage, a rate limit) is
+**unscored**, its reason said, and left out of the metrics: it is no 0 of the agent's. An
+agent that opened no session on its scenario still scores 0.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
-from kestrel_protocol import KestrelError
+from kestrel_protocol import KestrelError, RefusalCode
 
+from .agent import UNAVAILABLE_KEY
 from .calls import call_kestrel, tool_name
 from .connection import KestrelConnection
 from .sessions import opened_sessions
+from .trials import TrialUnavailable
 
-__all__ = ["METADATA_KEY", "SCORE_KEYS", "kestrel_scorer", "score_of_proof"]
+__all__ = ["METADATA_KEY", "SCORE_KEYS", "UNAVAILABLE", "kestrel_scorer", "score_of_proof"]
 
 METADATA_KEY = "kestrel"
 """The key of a score's metadata that holds the session, its roots and its proof."""
 
 SCORE_KEYS = ("return", "sharpe", "max_drawdown", "no_lookahead", "passed")
 """The members of a score's value: three of the grade's metrics, and two checks as 1 or 0."""
+
+UNAVAILABLE = "kestrel_unavailable"
+"""The ``reason`` of an unscored sample: Kestrel could not serve it (not the agent's doing)."""
 
 NO_LOOKAHEAD = "no-lookahead"
 PROOF_TOOL = tool_name("proof")
@@ -39,6 +51,13 @@ def _nothing(explanation: str, metadata: dict[str, Any]) -> Score:
         value=dict.fromkeys(SCORE_KEYS, 0.0),
         explanation=explanation,
         metadata={METADATA_KEY: metadata},
+    )
+
+
+def _unscored(explanation: str, metadata: dict[str, Any]) -> Score:
+    """A sample Kestrel could not serve: kept in the log with why, left out of the metrics."""
+    return Score.unscored(
+        reason=UNAVAILABLE, explanation=explanation, metadata={METADATA_KEY: metadata}
     )
 
 
@@ -80,7 +99,7 @@ def score_of_proof(proof: dict[str, Any]) -> Score:
     )
 
 
-@scorer(metrics={key: [mean()] for key in SCORE_KEYS})
+@scorer(metrics={key: [mean(), stderr()] for key in SCORE_KEYS})
 def kestrel_scorer(connection: KestrelConnection, embed_tape: bool = False) -> Scorer:
     """Grade the last session the agent opened on the sample's scenario, through the
     face it traded on; ``embed_tape`` embeds the scenario and its tape in the proof (for
@@ -90,18 +109,38 @@ def kestrel_scorer(connection: KestrelConnection, embed_tape: bool = False) -> S
         scenario = str(state.metadata["scenario"])
         opened = opened_sessions(state.messages)
         mine = [o.session for o in opened if o.scenario == scenario]
-        where = {"connection": connection.where, "sessions": [o.session for o in opened]}
+        where: dict[str, Any] = {
+            "connection": connection.where,
+            "sessions": [o.session for o in opened],
+        }
+        unavailable = state.store.get(UNAVAILABLE_KEY)
+        if unavailable is not None:
+            return _unscored(f"Kestrel could not serve the sample: {unavailable}", where)
+        try:
+            trial = await connection.trial(state)
+        except TrialUnavailable as exc:
+            return _unscored(f"Kestrel could not serve the sample: {exc}", where)
+        where["trial"] = trial.principal
         if not mine:
             others = f" (it opened {', '.join(where['sessions'])})" if opened else ""
             return _nothing(f"the agent opened no session on {scenario}{others}", where)
         session = mine[-1]
         try:
-            async with connection.client() as client:
+            async with connection.client(trial) as client:
                 proof = await call_kestrel(
                     client, PROOF_TOOL, {"sessionId": session, "embedTape": embed_tape}
                 )
         except KestrelError as exc:
-            return _nothing(f"session {session} was not graded: {exc.code}: {exc}", where)
+            said = f"session {session} was not graded: {exc.code}: {exc}"
+            if exc.code == RefusalCode.BACKEND_UNAVAILABLE:
+                return _unscored(said, where)
+            return _nothing(said, where)
+        except Exception as exc:  # the face did not answer (a door down, a 429, a timeout)
+            return _unscored(
+                f"session {session} was not graded: {connection.where} did not answer "
+                f"({type(exc).__name__})",
+                where,
+            )
         result = score_of_proof(proof)
         assert result.metadata is not None
         result.metadata[METADATA_KEY].update(where)

@@ -36,6 +36,7 @@ def kestrel_trading(
     home: str | None = None,
     catalog_path: str | Sequence[str] | None = None,
     embed_tape: bool = False,
+    agent: str | None = None,
 ) -> Task:
     """Trade Kestrel scenarios: one sample per scenario, scored from its replayable grade.
 
@@ -54,9 +55,13 @@ def kestrel_trading(
             (a list, or one ``os.pathsep``-separated string).
         embed_tape: Embed the scenario and its tape in each proof (for a scenario the
             verifier's catalog does not ship).
+        agent: The name of the agent evaluated (``-T agent=NAME``), kept in each
+            sample's metadata: ``kestrel board`` credits the sample's row to it, so two
+            strategies run on one model (or one token) are two rows, not one.
 
     Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
-    times (a new session each), ``--message-limit`` bounds a sample's conversation.
+    times (a new session each, each sample and epoch as its own trial principal, so the
+    runs do not share a horizon), ``--message-limit`` bounds a sample's conversation.
     """
     ids = _names(scenarios, "scenarios")
     if not ids:
@@ -64,6 +69,8 @@ def kestrel_trading(
             "kestrel_trading: name the scenarios to trade, e.g. "
             "-T scenarios=acme-trend,acme-chop (`kestrel catalog` lists them)"
         )
+    if agent is not None and not str(agent).strip():
+        raise ValueError("kestrel_trading: agent, when given, must name the agent")
     if style not in STYLES:
         raise ValueError(f"kestrel_trading: style {style!r} is not one of {', '.join(STYLES)}")
     connection = KestrelConnection(
@@ -72,13 +79,17 @@ def kestrel_trading(
         home=home,
         catalog_paths=tuple(_names(catalog_path, "catalog_path", os.pathsep)),
     )
-    server = connection.inspect_server()
+    connection.inspect_server()  # a door without a readable token is refused here, at once
     dataset = MemoryDataset(
         [
             Sample(
                 id=scenario,
                 input=f"Trade the Kestrel scenario {scenario}.",
-                metadata={"scenario": scenario, "connection": connection.where},
+                metadata={
+                    "scenario": scenario,
+                    "connection": connection.where,
+                    **({"agent": str(agent).strip()} if agent is not None else {}),
+                },
             )
             for scenario in ids
         ],
@@ -86,6 +97,7 @@ def kestrel_trading(
     )
     return Task(
         dataset=dataset,
-        solver=kestrel_agent(connection, server, style),
+        solver=kestrel_agent(connection, style),
         scorer=kestrel_scorer(connection, embed_tape),
+        cleanup=connection.end_trial,
     )

@@ -28,9 +28,13 @@ from kestrel_secrets import open_secret_store
 from .server import create_kestrel_mcp_server
 from .stdio import SPIN_SECONDS, serve_stdio
 
-__all__ = ["build_transport", "main", "mcp_command"]
+__all__ = ["LOCAL_PRINCIPAL", "PRINCIPAL_ENV", "build_transport", "main", "mcp_command"]
 
 logger = logging.getLogger("kestrel_mcp")
+
+LOCAL_PRINCIPAL = "local"
+"""Whom the local runtime's sessions belong to unless ``--principal`` names another."""
+PRINCIPAL_ENV = "KESTREL_PRINCIPAL"
 
 
 def _api_token(settings: KestrelSettings) -> str | None:
@@ -45,13 +49,21 @@ def _api_token(settings: KestrelSettings) -> str | None:
         return None
 
 
-def build_transport(settings: KestrelSettings) -> Transport:
-    """The transport ``settings`` choose: the door at ``remote``, else the local runtime."""
+def build_transport(settings: KestrelSettings, principal: str | None = None) -> Transport:
+    """The transport ``settings`` choose: the door at ``remote`` (whose token names the
+    principal), else the local runtime acting as ``principal`` (default ``local``)."""
     if settings.remote:
+        if principal is not None:
+            raise click.UsageError(
+                "--principal is for the local runtime: a door names the principal by its token"
+            )
         return kestrel_sdk.remote_transport(base_url=settings.remote, token=_api_token(settings))
     paths: list[str | Path] | None = list(settings.catalog_paths) or None
     return kestrel_sdk.local_transport(
-        home=settings.home, catalog_paths=paths, store=settings.store
+        home=settings.home,
+        catalog_paths=paths,
+        store=settings.store,
+        principal=principal if principal is not None else LOCAL_PRINCIPAL,
     )
 
 
@@ -63,10 +75,12 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def _run(settings: KestrelSettings, log: str, spin_us: int) -> None:
+def _run(settings: KestrelSettings, log: str, spin_us: int, principal: str | None) -> None:
     """The ``kestrel-mcp`` process: transport, secret store and server from ``settings``."""
     _configure_logging(log)
-    transport = build_transport(settings)
+    if principal is not None and not principal.strip():
+        raise click.BadParameter("the principal is empty", param_hint="--principal")
+    transport = build_transport(settings, principal)
     server = create_kestrel_mcp_server(
         transport, secret_store=lambda: open_secret_store(settings.home)
     )
@@ -107,6 +121,17 @@ _OPTIONS = [
         help="Extra scenario directory (repeatable; KESTREL_CATALOG_PATH also works).",
     ),
     click.option(
+        "--principal",
+        default=None,
+        envvar=PRINCIPAL_ENV,
+        metavar="NAME",
+        help=(
+            "Whom the local runtime's sessions belong to (default local; env "
+            f"{PRINCIPAL_ENV}): a harness gives each run of an agent its own, so that "
+            "runs do not share a horizon. The agent's tools cannot change it."
+        ),
+    ),
+    click.option(
         "--log-level",
         "log",
         default="warning",
@@ -141,6 +166,7 @@ def main(  # noqa: PLR0917 - one parameter per click option
     home: str | None,
     store: str | None,
     catalog_paths: tuple[str, ...],
+    principal: str | None,
     log: str,
     spin_us: int,
 ) -> None:
@@ -148,7 +174,7 @@ def main(  # noqa: PLR0917 - one parameter per click option
     settings = KestrelSettings.resolve(
         home=home, remote=remote, catalog_paths=catalog_paths, store=store
     )
-    _run(settings, log, spin_us)
+    _run(settings, log, spin_us, principal)
 
 
 @click.command(name="mcp")
@@ -160,6 +186,7 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
     home: str | None,
     store: str | None,
     catalog_paths: tuple[str, ...],
+    principal: str | None,
     log: str,
     spin_us: int,
 ) -> None:
@@ -175,4 +202,4 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
             inherited.with_flags(home, remote, store),
             catalog_paths=tuple(Path(p) for p in catalog_paths) or inherited.catalog_paths,
         )
-    _run(settings, log, spin_us)
+    _run(settings, log, spin_us, principal)

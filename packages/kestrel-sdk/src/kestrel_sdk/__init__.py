@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .board.published import PublishedBoard, published_board, published_document
 from .cli_convention import KestrelCliCommand, KestrelCliGroup
 from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
@@ -23,11 +24,14 @@ __all__ = [
     "KestrelSdk",
     "KestrelSession",
     "ProofView",
+    "PublishedBoard",
     "SdkError",
     "SdkLocalError",
     "SyncSession",
     "create_sdk",
     "local_transport",
+    "published_board",
+    "published_document",
     "remote_transport",
     "render_frame",
 ]

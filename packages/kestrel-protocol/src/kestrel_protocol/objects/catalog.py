@@ -31,6 +31,8 @@ class CatalogScenario(ProtocolModel):
     ``tapeRoot`` is the root of its tape's canonical CSV: for a ``sealed`` scenario (no
     face serves its tape or a bar after a session's clock) it is the commitment a later
     unsealing is checked against; its ``bars`` (the tape's length) is absent.
+    ``commitment`` (a disguised scenario's only) commits to its source, transform and
+    secret, which ``kestrel scenario reveal`` publishes after an evaluation.
     """
 
     id: str
@@ -41,6 +43,7 @@ class CatalogScenario(ProtocolModel):
     root: RootStr
     tape_root: RootStr
     sealed: bool
+    commitment: RootStr | None = None
 
 
 class StatementKind(ProtocolModel):

@@ -104,9 +104,11 @@ class Provenance(ProtocolModel):
     """Where the scenario a verification replayed on came from: ``catalog`` when it is
     the catalog of the verifying machine (its root matches, embedded or not),
     ``embedded`` when the proof carried it and this machine does not know it (a
-    replay then proves the arithmetic on the proof's own bars, nothing about them)."""
+    replay then proves the arithmetic on the proof's own bars, nothing about them),
+    ``disguised`` when a reveal showed its tape to be exactly the disguise of a source
+    (``kestrel verify --reveal``)."""
 
-    source: Literal["catalog", "embedded"]
+    source: Literal["catalog", "embedded", "disguised"]
     detail: str
 
 

@@ -53,11 +53,14 @@ from .scopes import (
     SCOPE_GRADE,
     SCOPE_READ,
     SCOPE_TRADE,
+    SCOPE_TRIALS,
     TOOL_SCOPE,
+    TOOL_SCOPES,
 )
 from .session import Guard, McpSession
 from .surface import Surface
 from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
+from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
 
 __all__ = [
     "ALL_SCOPES",
@@ -74,10 +77,14 @@ __all__ = [
     "SCOPE_GRADE",
     "SCOPE_READ",
     "SCOPE_TRADE",
+    "SCOPE_TRIALS",
     "STYLES",
     "SURFACE",
     "TOOLS",
     "TOOL_SCOPE",
+    "TOOL_SCOPES",
+    "TRIALS_PATH",
+    "TRIAL_MARK",
     "ArgumentError",
     "Arguments",
     "ArtifactArgs",
@@ -132,5 +139,6 @@ __all__ = [
     "run_tool",
     "text_problem",
     "tool_result",
+    "trial_principal",
     "union_output_schema",
 ]

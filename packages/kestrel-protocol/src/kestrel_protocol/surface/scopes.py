@@ -1,10 +1,13 @@
-"""The door's three scopes, and the scope every non-tool MCP method needs.
+"""The door's scopes, and the scope every non-tool MCP method needs.
 
 Coarse on purpose: reading never changes anything, trading drives a session, grading
-runs the (possibly long) grader. A tool's scope is declared with the tool; the methods
-here are the rest of the MCP surface. ``None`` means the method needs no scope (the
-handshake); :data:`TOOL_SCOPE` means the scope of the tool it runs (``tools/call``); a
-method absent from :data:`METHOD_SCOPES` is not served.
+runs the (possibly long) grader. The fourth, :data:`SCOPE_TRIALS`, runs no tool: it lets
+an evaluator's harness mint a trial principal per run of an agent (the door's
+``/v1/trials``), and is never given to the trial's own token. A tool's scope is
+declared with the tool; the methods here are the rest of the MCP surface. ``None``
+means the method needs no scope (the handshake); :data:`TOOL_SCOPE` means the scope of
+the tool it runs (``tools/call``); a method absent from :data:`METHOD_SCOPES` is not
+served.
 """
 
 from __future__ import annotations
@@ -19,13 +22,18 @@ __all__ = [
     "SCOPE_GRADE",
     "SCOPE_READ",
     "SCOPE_TRADE",
+    "SCOPE_TRIALS",
     "TOOL_SCOPE",
+    "TOOL_SCOPES",
 ]
 
 SCOPE_READ: Final = "kestrel:read"
 SCOPE_TRADE: Final = "kestrel:trade"
 SCOPE_GRADE: Final = "kestrel:grade"
-ALL_SCOPES: Final = (SCOPE_READ, SCOPE_TRADE, SCOPE_GRADE)
+SCOPE_TRIALS: Final = "kestrel:trials"
+TOOL_SCOPES: Final = (SCOPE_READ, SCOPE_TRADE, SCOPE_GRADE)
+"""The scopes a tool may declare (what a trial's token may inherit from its parent)."""
+ALL_SCOPES: Final = (*TOOL_SCOPES, SCOPE_TRIALS)
 TOOL_SCOPE: Final = "tool"
 """Stands for "the scope of the tool this call runs" in :data:`METHOD_SCOPES`."""
 

@@ -2,27 +2,50 @@
 
 from __future__ import annotations
 
-from .build import Board, build_board
+from .baseline import BASELINE, Baseline, buy_and_hold
+from .build import METHOD, Board, build_board
 from .files import MAX_DEPTH, MAX_FILE_BYTES
 from .html import render_board
-from .rank import AgentStanding, ScenarioRanking, rank_board
+from .published import (
+    PUBLISHED_KIND,
+    PUBLISHED_PATH,
+    PublishedBoard,
+    published_board,
+    published_document,
+)
+from .rank import AgentStanding, Cell, ScenarioRanking, rank_board
 from .rows import BADGES, METRICS, Badge, BoardRow, check_entry
 from .sources import INSPECT_METADATA_KEY, Entry, read_entries
+from .stats import Interval, interval
+from .window import WHOLE_WINDOW
 
 __all__ = [
     "BADGES",
+    "BASELINE",
     "INSPECT_METADATA_KEY",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "METHOD",
     "METRICS",
+    "PUBLISHED_KIND",
+    "PUBLISHED_PATH",
+    "WHOLE_WINDOW",
     "AgentStanding",
     "Badge",
+    "Baseline",
     "Board",
     "BoardRow",
+    "Cell",
     "Entry",
+    "Interval",
+    "PublishedBoard",
     "ScenarioRanking",
     "build_board",
+    "buy_and_hold",
     "check_entry",
+    "interval",
+    "published_board",
+    "published_document",
     "rank_board",
     "read_entries",
     "render_board",

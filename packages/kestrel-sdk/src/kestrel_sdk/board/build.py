@@ -4,29 +4,48 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from .baseline import BASELINE, Baseline, buy_and_hold
 from .rank import AgentStanding, ScenarioRanking, rank_board
-from .rows import BoardRow, check_entry
+from .rows import METRICS, BoardRow, check_entry
 from .sources import Entry, read_entries
+from .stats import Interval
 
-__all__ = ["Board", "build_board"]
+__all__ = ["METHOD", "Board", "board_of", "build_board", "checked", "figures"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Board:
-    """The rows (in the order given), the rankings per scenario and the one overall;
-    ``attested_only``: only attested rows are ranked (``--trust``)."""
+    """The rows (in the order given), the rankings per scenario and the one overall,
+    the buy-and-hold baseline of each ranked scenario; ``attested_only``: only attested
+    rows are ranked (``--trust``)."""
 
     metric: str
     rows: list[BoardRow]
     scenarios: list[ScenarioRanking]
     overall: list[AgentStanding]
     attested_only: bool = False
+    baselines: dict[tuple[str, str], Baseline] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[BoardRow]:
+        """The rows that failed (``kestrel board`` exits 1 when there is one)."""
+        return [row for row in self.rows if row.badge == "failed"]
+
+    def baseline(self, ranking: ScenarioRanking) -> Baseline | None:
+        return self.baselines.get((ranking.scenario, ranking.root))
+
+    def baseline_value(self, ranking: ScenarioRanking) -> Decimal | None:
+        """The baseline's figure of the board's metric on ``ranking``'s scenario."""
+        found = self.baseline(ranking)
+        raw = (found.metrics or {}).get(METRICS[self.metric][0]) if found else None
+        return Decimal(raw) if isinstance(raw, str) else None
 
     def count(self, badge: str) -> int:
         return sum(1 for row in self.rows if row.badge == badge)
@@ -41,6 +60,7 @@ class Board:
         return {
             "kind": "kestrel.board",
             "metric": self.metric,
+            "method": METHOD,
             "ranks": "attested" if self.attested_only else "verified",
             "rows": [row.to_json() for row in self.rows],
             "scenarios": [
@@ -48,11 +68,15 @@ class Board:
                     "scenario": ranking.scenario,
                     "root": ranking.root,
                     "countsOverall": ranking.counted,
+                    "cells": [
+                        {"rank": cell.rank, "agent": cell.agent, **figures(cell.stats)}
+                        for cell in ranking.cells
+                    ],
                     "ranking": [
                         {"rank": row.rank, "agent": row.agent, "source": row.source}
                         for row in ranking.rows
-                        if row.rank is not None
                     ],
+                    "baseline": self._baseline_json(ranking),
                 }
                 for ranking in self.scenarios
             ],
@@ -62,8 +86,7 @@ class Board:
                     "agent": s.agent,
                     "scenarios": s.scenarios,
                     "proofs": s.proofs,
-                    "meanRank": f"{s.mean_rank:.2f}",
-                    "meanMetric": f"{s.mean_metric:.8f}",
+                    **figures(s.stats),
                 }
                 for s in self.overall
             ],
@@ -72,6 +95,30 @@ class Board:
                 for row in self.unranked
             ],
         }
+
+    def _baseline_json(self, ranking: ScenarioRanking) -> dict[str, Any] | None:
+        found = self.baseline(ranking)
+        if found is None:
+            return None
+        return {"name": BASELINE, "grade": found.grade, "metrics": found.metrics, "why": found.why}
+
+
+METHOD = (
+    "cells (agent x scenario) ranked by the mean of the metric over their N runs, with a "
+    "95% Student t-interval; cells whose intervals overlap share a rank; overall: the mean "
+    "over catalog scenarios of an agent's cell means (interval: the mean of the bounds)"
+)
+"""The ranking method, as the board's JSON and page state it."""
+
+
+def figures(stats: Interval) -> dict[str, Any]:
+    """A cell's or standing's figures as the board's JSON gives them (8 decimals)."""
+    return {
+        "n": stats.n,
+        "mean": f"{stats.mean:.8f}",
+        "low": f"{stats.low:.8f}",
+        "high": f"{stats.high:.8f}",
+    }
 
 
 def build_board(
@@ -85,22 +132,38 @@ def build_board(
     signed statements under ``trusted_keys``, a JWKS) and rank the ones that hold by
     ``metric`` (with ``trusted_keys``, only the attested ones)."""
     rows = [
-        _checked(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
+        checked(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
         for entry in read_entries(paths)
     ]
     attested_only = trusted_keys is not None
+    return board_of(rows, metric, attested_only=attested_only)
+
+
+def board_of(rows: list[BoardRow], metric: str, *, attested_only: bool) -> Board:
+    """The board of checked ``rows``: ranked, with each ranked catalog scenario's
+    buy-and-hold baseline."""
     scenarios, overall = rank_board(rows, metric, attested_only=attested_only)
-    return Board(metric, rows, scenarios, overall, attested_only)
+    baselines = {(r.scenario, r.root): buy_and_hold(r.scenario, r.root) for r in scenarios}
+    return Board(metric, rows, scenarios, overall, attested_only, baselines)
 
 
-def _checked(
-    entry: Entry, *, trusted_keys: Mapping[str, Any] | None, require_catalog: bool
+def checked(
+    entry: Entry,
+    *,
+    trusted_keys: Mapping[str, Any] | None,
+    require_catalog: bool,
+    keys_source: bool = True,
 ) -> BoardRow:
     """``entry``'s row; a proof that breaks the checker itself is a failed row saying so,
     never the end of the board (a participant must not be able to stop everyone's)."""
     try:
-        return check_entry(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
+        return check_entry(
+            entry,
+            trusted_keys=trusted_keys,
+            require_catalog=require_catalog,
+            keys_source=keys_source,
+        )
     except Exception as exc:  # one bad input is its row: the board goes on
         logger.warning("board: %s could not be checked", entry.source, exc_info=True)
         why = f"could not be checked: {type(exc).__name__}: {str(exc)[:200]}"
-        return BoardRow(entry.source, entry.agent, "failed", why, entry.agent)
+        return BoardRow(entry.source, entry.named or entry.agent, "failed", why, entry.agent)

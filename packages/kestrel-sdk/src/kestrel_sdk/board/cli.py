@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
+import httpx
 
 from ..cli_convention import fail
 from .build import build_board
 from .html import render_board
-from .rows import METRICS
+from .rows import BADGES, METRICS
 
 __all__ = ["board_command"]
 
 
 @click.command("board")
-@click.argument(
-    "proofs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PROOFS..."
-)
+@click.argument("proofs", nargs=-1, type=click.Path(path_type=Path), metavar="PROOFS...")
 @click.option(
     "-o",
     "--out",
@@ -45,6 +46,19 @@ __all__ = ["board_command"]
     help="Fail a proof whose scenario is embedded and not in this machine's catalog.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the board's table as JSON.")
+@click.option(
+    "--allow-failed",
+    is_flag=True,
+    help="Exit 0 even when a row failed (by default a failed row exits 1, naming it).",
+)
+@click.option(
+    "--from",
+    "from_url",
+    metavar="URL",
+    default=None,
+    help="Rebuild the board a door publishes (its /board), from its /board/proofs.json; "
+    "needs --trust (the door's URL): the page is the door's, byte for byte.",
+)
 def board_command(  # noqa: PLR0917 - one parameter per click option
     proofs: tuple[Path, ...],
     out: Path | None,
@@ -52,6 +66,8 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     trust: str | None,
     require_catalog: bool,
     as_json: bool,
+    allow_failed: bool,
+    from_url: str | None,
 ) -> None:
     """Verify every proof in PROOFS (proof files, directories of them, Inspect logs),
     rank them per scenario and overall, and write one self-contained HTML page.
@@ -61,27 +77,76 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     With --trust, a proof whose door signed its grade is attested-and-sealed when the
     statement holds and says the scenario was sealed, and failed when it does not hold;
     only attested proofs are ranked, credited to the principal the statement names.
-    A grade, session or proof given twice is ranked once; only catalog scenarios count
-    overall; a file that is not a proof (over 64 MiB, nested deeper than 64, not UTF-8,
-    not JSON) is a failed row.
+    A row is credited to the agent a run was named for (-T agent=NAME), else to the
+    attested principal, else to its folder. A grade, session or proof given twice is
+    ranked once; only catalog scenarios count overall; a file that is not a proof (over
+    64 MiB, nested deeper than 64, not UTF-8, not JSON) is a failed row, and so is a
+    proof whose grade did not pass or whose session stopped before its window ended.
+
+    Each agent's runs of a scenario are one cell: N, the mean and a 95% t-interval;
+    cells whose intervals overlap share a rank; beside them, the board's own
+    buy-and-hold session on the same tape, a baseline never ranked. A board with a
+    failed row exits 1 naming it (--allow-failed: exit 0).
     """
     from ..trust import load_trusted_keys  # noqa: PLC0415 - the cryptography loads only here
 
+    if from_url is not None and (proofs or trust is None):
+        raise click.UsageError("--from URL takes no PROOFS and needs --trust (the door's URL)")
+    if from_url is not None and (metric != "sharpe" or require_catalog):
+        raise click.UsageError(
+            "--from rebuilds the door's board as it serves it (by sharpe): "
+            "no --metric or --require-catalog"
+        )
+    if from_url is None and not proofs:
+        raise click.UsageError("Missing argument 'PROOFS...' (or --from URL --trust URL)")
     try:
         keys = load_trusted_keys(trust) if trust is not None else None
     except ValueError as exc:
         raise fail("INVALID_INPUT", str(exc)) from None
-    board = build_board(list(proofs), metric, trusted_keys=keys, require_catalog=require_catalog)
+    if from_url is not None:
+        assert keys is not None
+        page, table, failed, badges = _published(from_url, keys)
+    else:
+        board = build_board(
+            list(proofs), metric, trusted_keys=keys, require_catalog=require_catalog
+        )
+        page, table = render_board(board), json.dumps(board.to_json(), indent=2) + "\n"
+        failed = [(r.source, r.reason) for r in board.failed]
+        badges = [r.badge for r in board.rows]
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
         # a lone surrogate a proof's JSON spelled (\ud800) is shown escaped, not a crash
-        target.write_text(render_board(board), encoding="utf-8", errors="backslashreplace")
+        target.write_bytes(page.encode("utf-8", errors="backslashreplace"))
     if as_json:
-        click.echo(json.dumps(board.to_json(), indent=2))
-        return
-    counts = ", ".join(
-        f"{board.count(b)} {b}" for b in ("attested-and-sealed", "replayed-only", "failed")
-    )
-    assert target is not None
-    click.echo(f"{target.resolve()}: {len(board.rows)} proofs ({counts})")
+        click.echo(table, nl=False)
+    else:
+        assert target is not None
+        counts = ", ".join(f"{badges.count(b)} {b}" for b in BADGES)
+        click.echo(f"{target.resolve()}: {len(badges)} proofs ({counts})")
+    if failed and not allow_failed:
+        source, reason = failed[0]
+        raise fail(
+            "CHECK_FAILED",
+            f"{len(failed)} of {len(badges)} rows failed (first: {source}: {reason}); "
+            "the board is written: --allow-failed exits 0 with failed rows",
+        )
+
+
+def _published(
+    url: str, keys: Mapping[str, Any]
+) -> tuple[str, str, list[tuple[str, str]], list[str]]:
+    """The page and table of the board the door at ``url`` publishes, its failed rows
+    (source, reason) and every row's badge."""
+    from .published import PUBLISHED_PATH, published_board  # noqa: PLC0415
+
+    try:
+        response = httpx.get(url.rstrip("/") + PUBLISHED_PATH, timeout=30.0)
+        response.raise_for_status()
+        document = response.json()
+        built = published_board(document, keys)
+    except (httpx.HTTPError, ValueError) as exc:
+        raise fail("INVALID_INPUT", f"cannot read the board {url} publishes: {exc}") from None
+    data = json.loads(built.json)
+    failed = [(r["source"], r["reason"]) for r in data["rows"] if r["badge"] == "failed"]
+    return built.html, built.json, failed, [r["badge"] for r in data["rows"]]

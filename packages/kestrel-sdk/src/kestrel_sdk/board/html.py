@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from html import escape
 
-from .build import Board
+from .baseline import BASELINE
+from .build import METHOD, Board
+from .rank import ScenarioRanking
 from .rows import METRICS, BoardRow
+from .stats import Interval
 
 __all__ = ["render_board"]
 
@@ -27,6 +31,8 @@ code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; word-break: br
 .badge.attested-and-sealed { background: var(--ok); }
 .badge.replayed-only { background: var(--warn); }
 .badge.failed { background: var(--bad); }
+.badge.baseline { background: var(--muted); }
+tr.baseline td { font-style: italic; }
 tr.failed td { color: var(--muted); }
 .reason { max-width: 420px; overflow-wrap: anywhere; }
 tr[data-row] td { border-bottom: 0; }
@@ -44,7 +50,11 @@ _LEGEND = (
         "every root re-derived by replay on this machine; what the agent "
         "could see is the runtime's word, not signed",
     ),
-    ("failed", "did not verify (the reason is given) or is not a proof: never ranked"),
+    (
+        "failed",
+        "did not verify, is not a proof, did not pass a check of its grade or stopped "
+        "before its window ended (the reason is given): never ranked",
+    ),
 )
 
 
@@ -73,8 +83,7 @@ def _roots(row: BoardRow) -> str:
 def _row(row: BoardRow) -> str:
     rank = "—" if row.rank is None else str(row.rank)
     passed = {True: "yes", False: "no", None: "—"}[row.passed]
-    failed_checks = "; ".join(f"{k} {v}" for k, v in row.checks.items() if v != "passed")
-    reason = row.reason + (f" · did not pass: {failed_checks}" if failed_checks else "")
+    reason = row.reason
     if row.duplicates:
         reason += f" · appeared {len(row.duplicates)} times: " + ", ".join(row.duplicates)
     agent = row.agent + (
@@ -103,23 +112,72 @@ _COLUMNS = _HEAD.count("<th")
 _NOT_COUNTED = ' <span class="sub">embedded, not in this catalog: not counted overall</span>'
 
 
+def _figures(stats: Interval) -> str:
+    shown = (
+        "N = 1: no interval"
+        if stats.half is None and stats.low == stats.high
+        else f"[{stats.low:.8f}, {stats.high:.8f}]"
+    )
+    return (
+        f'<td class="num" data-n>{stats.n}</td><td class="num" data-mean>{stats.mean:.8f}</td>'
+        f'<td class="num" data-interval>{escape(shown)}</td>'
+    )
+
+
+_CELLS_HEAD = (
+    '<tr><th>rank</th><th>agent</th><th class="num">N</th><th class="num">mean</th>'
+    '<th class="num">95% interval</th></tr>'
+)
+
+
+def _baseline_row(value: object, why: str | None, colspan: int = 2) -> str:
+    shown = why if value is None else f"{value}"
+    return (
+        f'<tr class="baseline" data-baseline><td>{_badge("baseline")}</td>'
+        f"<td>{escape(BASELINE)} (baseline, not ranked)</td>"
+        f'<td class="num" colspan="{colspan}">{escape(str(shown))}</td><td></td></tr>'
+    )
+
+
+def _scenario(board: Board, r: ScenarioRanking) -> str:
+    cells = "".join(
+        f'<tr data-cell="{escape(c.agent)}"><td class="num">{c.rank}</td>'
+        f"<td>{escape(c.agent)}</td>{_figures(c.stats)}</tr>"
+        for c in r.cells
+    )
+    found = board.baseline(r)
+    value = board.baseline_value(r)
+    baseline = _baseline_row(
+        None if value is None else f"{value:.8f}", found.why if found else "none"
+    )
+    return (
+        f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
+        f"<code>{escape(r.root)}</code>{'' if r.counted else _NOT_COUNTED}</h3>"
+        f'<table class="cells">{_CELLS_HEAD}{cells}{baseline}</table>'
+        f'<table class="ranking">{_HEAD}' + "".join(_row(row) for row in r.rows) + "</table>"
+    )
+
+
+def _overall_baseline(board: Board) -> str:
+    values = [board.baseline_value(r) for r in board.scenarios if r.counted]
+    if not values or any(v is None for v in values):
+        return ""
+    mean = sum((v for v in values if v is not None), Decimal(0)) / len(values)
+    return _baseline_row(f"{mean:.8f}", None, colspan=3)
+
+
 def render_board(board: Board) -> str:
-    """Render the page: the overall standings, each scenario's ranking, every proof."""
+    """Render the page: the overall standings, each scenario's cells and proofs, every
+    proof, with the buy-and-hold baseline beside the agents."""
     label = board.metric
     key, higher = METRICS[board.metric]
     overall = "".join(
         f'<tr data-agent="{escape(s.agent)}"><td class="num">{s.rank}</td>'
         f'<td>{escape(s.agent)}</td><td class="num">{s.scenarios}</td>'
-        f'<td class="num">{s.proofs}</td><td class="num">{s.mean_rank:.2f}</td>'
-        f'<td class="num">{s.mean_metric:.8f}</td></tr>'
+        f"{_figures(s.stats)}</tr>"
         for s in board.overall
-    )
-    scenarios = "".join(
-        f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
-        f"<code>{escape(r.root)}</code>{'' if r.counted else _NOT_COUNTED}</h3>"
-        f'<table class="ranking">{_HEAD}' + "".join(_row(row) for row in r.rows) + "</table>"
-        for r in board.scenarios
-    )
+    ) + _overall_baseline(board)
+    scenarios = "".join(_scenario(board, r) for r in board.scenarios)
     unranked = "".join(
         f'<tr data-unranked="{escape(row.source)}"><td>{escape(row.agent)}</td>'
         f"<td>{_badge(row.badge)}</td><td><code>{escape(row.source)}</code></td>"
@@ -150,12 +208,15 @@ def render_board(board: Board) -> str:
 and re-derives every root below on any machine, with an empty home and no network.</p>
 <p class="sub">{escape(ranks)}; a grade, session or proof that appears more than once
 is ranked once and every place it appeared is named.</p>
+<p class="sub" id="method">How to read it: {escape(METHOD)}. The buy-and-hold row is
+the board's own session on the same tape (half the equity bought at bar 0 and held to
+the end): a baseline, never ranked or credited to anyone.</p>
 <h2>Overall</h2>
 <p class="sub">Only scenarios of this machine's catalog count here: a scenario a proof
 embeds is ranked on its own, never overall.</p>
 <table id="overall"><tr><th>rank</th><th>agent</th><th class="num">scenarios</th>
-<th class="num">proofs</th><th class="num">mean rank</th>
-<th class="num">mean {escape(label)}</th></tr>{overall}</table>
+<th class="num">N</th><th class="num">mean {escape(label)}</th>
+<th class="num">95% interval</th></tr>{overall}</table>
 <h2>By scenario</h2>
 {scenarios or '<p class="sub">No proof verified.</p>'}
 <h2>Not ranked</h2>

@@ -1,16 +1,22 @@
-"""Rankings: the rows of each scenario by one metric, and the agents overall.
+"""Rankings: each scenario's cells (agent × scenario) by one metric, and the agents overall.
 
 Only rows that verified, whose grade passed and that are not a copy of another row
 (:mod:`.copies`) are ranked; under ``attested_only`` (``--trust``), only those whose
 door's signed statement held. Every other row says why it is not ranked (``unranked``).
+
 Within a scenario (its id and root: an embedded scenario unknown here is ranked only
-with proofs of the same scenario), rows are ordered by the metric (higher first, or
-lower for max drawdown) and take competition ranks (1, 2, 2, 4).
+with proofs of the same scenario), an agent's rows are one cell: N runs, the mean of
+the metric and its 95 % t-interval (:mod:`.stats`). A cell's rank is one plus the
+number of cells whose whole interval is better than its own (above it, or below it for
+max drawdown): cells whose intervals overlap share a rank, so a difference the runs
+cannot tell apart is a tie. Every row takes its cell's rank.
 
 Overall, only scenarios of this machine's catalog count (a scenario a proof embeds could
-be invented: a group of one that its author always wins). Each agent's rows are
-averaged: agents ranked in more catalog scenarios come first, then the lower mean rank,
-then the better mean of the metric.
+be invented: a group of one that its author always wins). An agent's overall figure is
+the mean over its scenarios of its cells' means (never a mean of ranks), with the
+interval from the mean of its cells' lower bounds to the mean of their upper bounds.
+Agents ranked in more catalog scenarios come first; among agents in as many, the rank is
+one plus the number whose whole interval is better.
 """
 
 from __future__ import annotations
@@ -21,32 +27,46 @@ from decimal import Decimal
 
 from .copies import flag_copies
 from .rows import METRICS, BoardRow
+from .stats import Interval, interval
 
-__all__ = ["AgentStanding", "ScenarioRanking", "rank_board"]
+__all__ = ["AgentStanding", "Cell", "ScenarioRanking", "rank_board"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One agent's ranked runs of one scenario: their figures and the cell's rank."""
+
+    agent: str
+    rank: int
+    stats: Interval
+    rows: list[BoardRow]
 
 
 @dataclass(frozen=True, slots=True)
 class ScenarioRanking:
-    """One scenario's ranked rows in rank order; ``counted``: whether it counts overall
+    """One scenario's cells in rank order; ``counted``: whether it counts overall
     (a scenario of this machine's catalog)."""
 
     scenario: str
     root: str
-    rows: list[BoardRow]
+    cells: list[Cell]
     counted: bool
+
+    @property
+    def rows(self) -> list[BoardRow]:
+        return [row for cell in self.cells for row in cell.rows]
 
 
 @dataclass(frozen=True, slots=True)
 class AgentStanding:
-    """An agent overall: its rank, how many scenarios it is ranked in, its mean rank
-    and the mean of the metric over its ranked rows."""
+    """An agent overall: its rank, how many catalog scenarios and proofs it is ranked
+    with, and the mean over those scenarios of its cells' means and bounds."""
 
     rank: int
     agent: str
     scenarios: int
     proofs: int
-    mean_rank: Decimal
-    mean_metric: Decimal
+    stats: Interval
 
 
 def _value(row: BoardRow, key: str) -> Decimal | None:
@@ -54,12 +74,9 @@ def _value(row: BoardRow, key: str) -> Decimal | None:
     return Decimal(raw) if isinstance(raw, str) else None
 
 
-def _competition(values: list[tuple[object, ...]]) -> list[int]:
-    """Competition ranks of values already in order (equal neighbours share a rank)."""
-    ranks: list[int] = []
-    for i, value in enumerate(values):
-        ranks.append(ranks[-1] if i and values[i - 1] == value else i + 1)
-    return ranks
+def _better(a: Interval, b: Interval, higher_first: bool) -> bool:
+    """``a``'s whole interval is better than ``b``'s (they do not overlap)."""
+    return a.low > b.high if higher_first else a.high < b.low
 
 
 NOT_ATTESTED = (
@@ -80,17 +97,59 @@ def _mark_unranked(rows: list[BoardRow], key: str, attested_only: bool) -> None:
         elif attested_only and not row.attested:
             row.unranked = NOT_ATTESTED + (f" ({row.attestation})" if row.attestation else "")
         elif row.passed is not True:
-            failed = "; ".join(f"{k} {v}" for k, v in row.checks.items() if v != "passed")
-            row.unranked = "its grade did not pass" + (f": {failed}" if failed else "")
+            row.unranked = "its grade did not pass"
         elif not (row.scenario and row.scenario_root) or _value(row, key) is None:
             row.unranked = "no scenario or metric to rank it by"
+
+
+def _cells(ranked: list[BoardRow], key: str, higher_first: bool) -> list[Cell]:
+    by_agent: dict[str, list[BoardRow]] = defaultdict(list)
+    for row in ranked:
+        by_agent[row.agent].append(row)
+    figures = {
+        agent: interval([_value(r, key) or Decimal(0) for r in rows])
+        for agent, rows in by_agent.items()
+    }
+    cells = []
+    for agent, rows in by_agent.items():
+        mine = figures[agent]
+        rank = 1 + sum(1 for other in figures.values() if _better(other, mine, higher_first))
+        for row in rows:
+            row.rank = rank
+        cells.append(Cell(agent, rank, mine, rows))
+    sign = -1 if higher_first else 1
+    cells.sort(key=lambda c: (c.rank, sign * c.stats.mean, c.agent))
+    return cells
+
+
+def _standings(per_agent: dict[str, list[Cell]], higher_first: bool) -> list[AgentStanding]:
+    figures: dict[str, tuple[int, int, Interval]] = {}
+    for agent, cells in per_agent.items():
+        k = Decimal(len(cells))
+        mean = sum((c.stats.mean for c in cells), Decimal(0)) / k
+        low = sum((c.stats.low for c in cells), Decimal(0)) / k
+        high = sum((c.stats.high for c in cells), Decimal(0)) / k
+        n = sum(c.stats.n for c in cells)
+        figures[agent] = (len(cells), n, Interval(n, mean, low, high, None))
+    standings = []
+    for agent, (scenarios, proofs, mine) in figures.items():
+        rank = 1 + sum(
+            1
+            for other_scenarios, _, other in figures.values()
+            if other_scenarios > scenarios
+            or (other_scenarios == scenarios and _better(other, mine, higher_first))
+        )
+        standings.append(AgentStanding(rank, agent, scenarios, proofs, mine))
+    sign = -1 if higher_first else 1
+    standings.sort(key=lambda s: (s.rank, -s.scenarios, sign * s.stats.mean, s.agent))
+    return standings
 
 
 def rank_board(
     rows: list[BoardRow], metric: str, *, attested_only: bool = False
 ) -> tuple[list[ScenarioRanking], list[AgentStanding]]:
-    """Set each row's ``rank`` (or why it has none); the per-scenario rankings and the
-    overall one."""
+    """Set each row's ``rank`` (its cell's, or why it has none); the per-scenario
+    rankings and the overall one."""
     key, higher_first = METRICS[metric]
     _mark_unranked(rows, key, attested_only)
     by_scenario: dict[tuple[str, str], list[BoardRow]] = defaultdict(list)
@@ -98,36 +157,12 @@ def rank_board(
         if row.unranked is None and row.scenario and row.scenario_root:
             by_scenario[(row.scenario, row.scenario_root)].append(row)
     rankings: list[ScenarioRanking] = []
-    per_agent: dict[str, list[tuple[int, Decimal, str]]] = defaultdict(list)
+    per_agent: dict[str, list[Cell]] = defaultdict(list)
     for (scenario, root), ranked in sorted(by_scenario.items()):
-        sign = -1 if higher_first else 1
-        ranked.sort(key=lambda r: (sign * (_value(r, key) or Decimal(0)), r.source))
-        ranks = _competition([(_value(r, key),) for r in ranked])
+        cells = _cells(ranked, key, higher_first)
         counted = all(r.provenance == "catalog" for r in ranked)
-        for row, rank in zip(ranked, ranks, strict=True):
-            row.rank = rank
-            if counted:
-                per_agent[row.agent].append((rank, _value(row, key) or Decimal(0), scenario))
-        rankings.append(ScenarioRanking(scenario, root, ranked, counted))
-    standings = []
-    for agent, results in per_agent.items():
-        count = Decimal(len(results))
-        standings.append(
-            (
-                len({s for _, _, s in results}),
-                sum((Decimal(r) for r, _, _ in results), Decimal(0)) / count,
-                sum((v for _, v, _ in results), Decimal(0)) / count,
-                agent,
-                len(results),
-            )
-        )
-    sign = -1 if higher_first else 1
-    standings.sort(key=lambda s: (-s[0], s[1], sign * s[2], s[3]))
-    ranks = _competition([(s[0], s[1], s[2]) for s in standings])
-    overall = [
-        AgentStanding(rank, agent, scenarios, proofs, mean_rank, mean_metric)
-        for rank, (scenarios, mean_rank, mean_metric, agent, proofs) in zip(
-            ranks, standings, strict=True
-        )
-    ]
-    return rankings, overall
+        if counted:
+            for cell in cells:
+                per_agent[cell.agent].append(cell)
+        rankings.append(ScenarioRanking(scenario, root, cells, counted))
+    return rankings, _standings(per_agent, higher_first)

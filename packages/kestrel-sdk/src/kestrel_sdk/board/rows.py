@@ -3,13 +3,20 @@
 A row is ``failed`` (with the reason) when the proof does not replay, when its scenario
 is neither in this machine's catalog nor embedded, when it embeds a scenario that takes
 a catalog scenario's id with other terms or bars (a forgery: replay alone would pass
-it), when its door's signed statement does not hold under the trusted keys, or when
-there was no proof at all. It is ``attested-and-sealed`` when the statement holds and
-says the scenario was sealed, else ``replayed-only``.
+it), when its door's signed statement does not hold under the trusted keys, when there
+was no proof at all, when its grade did not pass a check, or when the session stopped
+before its window ended (the board's own check, ``whole-window``: its last clock bar is
+before the scenario's last bar, "stopped at bar 10 of 2519"; an agent that trades ten
+bars of 2,520 would otherwise rank on a Sharpe of ten bars). A failed row never wears a
+passing badge. It is ``attested-and-sealed`` when the statement holds and says the
+scenario was sealed, else ``replayed-only``.
 
-A row is credited to the principal the statement names (its ``p_…`` pseudonym) when a
-trusted statement holds, else to the agent it was filed under (its folder, or an Inspect
-log's model): a proof copied into another agent's folder still credits its principal.
+A row is credited to the agent the run was named for (``-T agent=NAME`` of
+``kestrel_trading``, kept in the Inspect sample's metadata, or the name an operator
+published a door's proof under), else to the principal the statement names (its ``p_…``
+pseudonym) when a trusted statement holds, else to the agent it was filed under (its
+folder, or an Inspect log's model): a proof copied into another agent's folder still
+credits its principal.
 """
 
 from __future__ import annotations
@@ -20,8 +27,8 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
-from ..cli.proofs import proof_verification
 from .sources import Entry
+from .window import WHOLE_WINDOW, stopped_early, window
 
 __all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
 
@@ -64,6 +71,7 @@ class BoardRow:
     rank: int | None = None
     unranked: str | None = None
     duplicates: list[str] = field(default_factory=list)
+    window: tuple[int, int] | None = None
 
     @property
     def attested(self) -> bool:
@@ -89,6 +97,7 @@ class BoardRow:
             "metrics": self.metrics,
             "roots": self.roots,
             "attestation": self.attestation,
+            "window": None if self.window is None else list(self.window),
         }
 
 
@@ -142,10 +151,15 @@ def check_entry(
     *,
     trusted_keys: Mapping[str, Any] | None = None,
     require_catalog: bool = False,
+    keys_source: bool = True,
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
-    with ``trusted_keys``, the signed statement of a proof that carries one."""
-    row = BoardRow(entry.source, entry.agent, "failed", entry.problem or "", entry.agent)
+    with ``trusted_keys``, the signed statement of a proof that carries one (the row
+    names where the keys were trusted from unless ``keys_source`` is False: a door's
+    published board is the same bytes whoever spells the door's URL)."""
+    row = BoardRow(
+        entry.source, entry.named or entry.agent, "failed", entry.problem or "", entry.agent
+    )
     if entry.problem is not None:
         return row
     data = entry.data
@@ -153,6 +167,8 @@ def check_entry(
         row.reason = "not a Kestrel proof: expected a JSON object"
         return row
     _claims(row, data)
+    from ..cli.proofs import proof_verification  # noqa: PLC0415 - the CLI loads only here
+
     signed = "attestation" in data
     try:
         report = proof_verification(
@@ -178,22 +194,33 @@ def check_entry(
         return row
     grade = data["grade"]
     sealed = _sealed(data)
+    row.window = window(data)
     if report.attested_by is not None and trusted_keys is not None:
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
         row.issuer = attested.issuer
-        row.agent = attested.principal or row.agent
-        row.attestation = f"attested by {report.attested_by}"
+        row.agent = entry.named or attested.principal or row.agent
+        shown = report.attested_by if keys_source else f"{attested.issuer} (key {attested.kid})"
+        row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
         row.attestation = "carries a door's signed statement, not checked (no --trust)"
-    row.badge = "attested-and-sealed" if report.attested_by and sealed else "replayed-only"
-    row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
     row.passed = bool(grade["passed"])
     row.checks = {
         c["id"]: ("passed" if c["passed"] else f"failed: {c['detail']}")
         for c in grade["conformance"]["checks"]
     }
     row.metrics = {key: grade["metrics"].get(key) for key in SHOWN}
+    row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
+    stopped = stopped_early(row.window)
+    failed = [f"{k} {v}" for k, v in row.checks.items() if v != "passed"]
+    if stopped is not None:
+        row.checks[WHOLE_WINDOW] = f"failed: {stopped}"
+        failed.append(f"{WHOLE_WINDOW} failed: {stopped}")
+    if failed:  # verified, but not a passing run: the badge says so, with the reason
+        row.reason += "; failed " + "; ".join(failed)
+        row.passed = False
+        return row
+    row.badge = "attested-and-sealed" if report.attested_by and sealed else "replayed-only"
     return row

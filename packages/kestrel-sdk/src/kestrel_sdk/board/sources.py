@@ -6,7 +6,10 @@ proof, a sample without a proof), so that nothing given is silently dropped.
 
 An Inspect log (``.eval``, or an Inspect ``.json`` log) is read with ``inspect_ai.log``;
 the proof of each sample is where ``kestrel_inspect``'s scorer keeps it
-(``score.metadata["kestrel"]["proof"]``), and the agent is the log's model.
+(``score.metadata["kestrel"]["proof"]``); the agent is the one the sample was run for
+(``-T agent=NAME``: the sample's ``metadata["agent"]``), else the log's model. A log
+with no sample completed (a run that died before any sample was scored) is a failed
+entry that says so.
 """
 
 from __future__ import annotations
@@ -30,12 +33,15 @@ _INSTALL_INSPECT = (
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One proof to put on the board (``data``), or why there is none (``problem``)."""
+    """One proof to put on the board (``data``), or why there is none (``problem``);
+    ``agent``: where it was filed (folder, file, model), ``named``: the agent the run
+    was named for, which the row is credited to before anyone else."""
 
     source: str
     agent: str
     data: Any = None
     problem: str | None = None
+    named: str | None = None
 
 
 def _shown(path: Path | str) -> str:
@@ -61,10 +67,16 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         yield Entry(_shown(path), "?", problem=f"not a readable Inspect log: {exc}")
         return
     agent = log.eval.model
-    for sample in log.samples or ():
+    if not log.samples:
+        status = log.status + (f": {log.error.message}" if log.error is not None else "")
+        yield Entry(_shown(path), agent, problem=f"the log completed no sample (status {status})")
+        return
+    for sample in log.samples:
         source = f"{_shown(path)}#{sample.id}" + (
             f"/epoch {sample.epoch}" if sample.epoch > 1 else ""
         )
+        given = (sample.metadata or {}).get("agent")
+        named = given if isinstance(given, str) and given else None
         proofs = [
             (score.metadata or {}).get(INSPECT_METADATA_KEY, {}).get("proof")
             for score in (sample.scores or {}).values()
@@ -72,23 +84,24 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         found = [p for p in proofs if p is not None]
         if found:
             for proof in found:
-                yield _checked(source, agent, proof)
+                yield _checked(source, agent, proof, named)
             continue
         why = "; ".join(
             score.explanation for score in (sample.scores or {}).values() if score.explanation
         )
         if sample.error is not None:
             why = why or f"the sample failed: {sample.error.message}"
-        yield Entry(source, agent, problem=f"no proof in the sample: {why or 'not scored'}")
+        problem = f"no proof in the sample: {why or 'not scored'}"
+        yield Entry(source, agent, problem=problem, named=named)
 
 
-def _checked(source: str, agent: str, proof: Any) -> Entry:
+def _checked(source: str, agent: str, proof: Any, named: str | None) -> Entry:
     """A proof from an Inspect log, held to the same nesting limit as a proof file."""
     try:
         check_depth(proof)
     except Unreadable as exc:
-        return Entry(source, agent, problem=str(exc))
-    return Entry(source, agent, proof)
+        return Entry(source, agent, problem=str(exc), named=named)
+    return Entry(source, agent, proof, named=named)
 
 
 def _file_entries(path: Path, agent: str) -> Iterator[Entry]:

@@ -17,6 +17,7 @@ from kestrel_protocol.exits import ExitCode
 from kestrel_protocol.settings import KestrelSettings
 
 from .commands import artifact, catalog, grade, run, validate, verify
+from .disguise import disguise as _disguise  # noqa: F401 - registers scenario disguise/reveal
 from .group import PLUGIN_GROUP, KestrelGroup
 from .home import home
 from .proofs import proof

@@ -286,9 +286,25 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
     help="Check the door's signed statement in a proof with these keys (a door's URL, "
     "its JWKS URL, or a JWKS file).",
 )
+@click.option(
+    "--reveal",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A disguise's reveal: check the proof's tape is exactly its source's disguise.",
+)
+@click.option(
+    "--source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="With --reveal: the source's scenario directory (default: the catalog's).",
+)
 @click.pass_context
-def verify(
-    ctx: click.Context, file: Path, as_json: bool, require_catalog: bool, trust: str | None
+def verify(  # noqa: PLR0917 - one parameter per click option
+    ctx: click.Context,
+    file: Path,
+    as_json: bool,
+    require_catalog: bool,
+    trust: str | None,
+    reveal: Path | None,
+    source: Path | None,
 ) -> None:
     """Replay a proof (from the file alone) or a grade (from the artifacts); exit 1
     naming the first mismatching field. Says where the scenario came from, and with
@@ -299,8 +315,17 @@ def verify(
         first = str(exc).splitlines()[0]
         raise fail("INVALID_INPUT", f"{file}: not a Kestrel proof or grade: {first}") from None
     if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
-        verify_proof_data(data, as_json, require_catalog=require_catalog, trust=trust)
+        verify_proof_data(
+            data,
+            as_json,
+            require_catalog=require_catalog,
+            trust=trust,
+            reveal=reveal,
+            source=source,
+        )
         return
+    if reveal is not None:
+        raise fail("INVALID_INPUT", f"{file}: --reveal checks a proof; this is a grade")
     if trust is not None:
         raise fail(
             "INVALID_INPUT", f"{file}: a grade carries no signed statement; verify its proof"

@@ -49,6 +49,10 @@ HOME_PARTS: dict[str, HomePart] = {
         "what listing your own scenarios remembers of their tapes",
         "any time (the next listing re-reads the tapes)",
     ),
+    "reveals": HomePart(
+        "the reveals of the disguises made here (source, transform, secret: private)",
+        "after kestrel scenario reveal ID -o FILE has published them",
+    ),
     "door.db": HomePart(
         "a door's tokens, audit, quotas and signing keys", "not while a door serves from here"
     ),

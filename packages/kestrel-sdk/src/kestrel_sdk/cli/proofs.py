@@ -8,20 +8,35 @@ nothing is read from or written to the Kestrel home, even with ``--remote``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 import click
-from kestrel_protocol import Mismatch, Proof, ProtocolModel, VerificationReport, canonical_json
+from kestrel_protocol import (
+    Mismatch,
+    Proof,
+    ProtocolModel,
+    Provenance,
+    VerificationReport,
+    canonical_json,
+)
 
 from ..cli_convention import fail
 from ..client import KestrelSdk
 from .bootstrap import open_sdk, settings_of
 from .show import json_text
 
-__all__ = ["proof", "proof_verification", "verify_proof_data", "write_out", "write_proof"]
+__all__ = [
+    "proof",
+    "proof_verification",
+    "reveal_verification",
+    "verify_proof_data",
+    "write_out",
+    "write_proof",
+]
 
 
 def write_out(made: ProtocolModel, out: Path) -> None:
@@ -83,8 +98,57 @@ def proof_verification(
     return report.model_copy(update={"attested_by": str(attested)})
 
 
+def reveal_verification(
+    report: VerificationReport, data: dict[str, Any], reveal: Any, source: Path | None
+) -> VerificationReport:
+    """A verified proof's report after checking its scenario against ``reveal``: the
+    proof's tape must be exactly the transform the reveal names of its source (the
+    catalog's scenario of that id, or the scenario directory ``source``); provenance
+    ``disguised SOURCE, revealed``, else the first thing that differs."""
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+    from ..runtime.catalog.reveal import RevealMismatch, check_reveal  # noqa: PLC0415
+    from ..runtime.verify import proof_scenario  # noqa: PLC0415
+
+    index = load_catalog()
+    disguised = proof_scenario(index, data)
+    named = reveal.get("source") if isinstance(reveal, dict) else None
+    source_id = named.get("id") if isinstance(named, dict) else None
+    if source is not None:
+        given = load_catalog([source])
+        ids = [i for i in given.ids() if (s := given.get(i)) is not None and s.origin is not None]
+        original = given.get(ids[0]) if ids else None
+        if original is None:
+            raise fail("INVALID_INPUT", f"--source {source}: not a scenario directory")
+    else:
+        original = index.get(source_id) if isinstance(source_id, str) else None
+        if original is None:
+            raise fail(
+                "UNKNOWN_SCENARIO",
+                f"the reveal's source {source_id!r} is not in this catalog; give its scenario "
+                "directory with --source DIR",
+            )
+    try:
+        check_reveal(disguised, reveal, original)
+    except RevealMismatch as exc:
+        mismatch = Mismatch(field=exc.field, expected=exc.expected, found=exc.found)
+        return report.model_copy(update={"ok": False, "mismatch": mismatch})
+    detail = (
+        f"disguised {original.id}, revealed: scenario {disguised.id} {disguised.scenario.root} "
+        f"is the disguise of {original.id} {original.scenario.root} committed to by "
+        f"{reveal['commitment']}"
+    )
+    provenance = Provenance(source="disguised", detail=detail)
+    return report.model_copy(update={"provenance": provenance})
+
+
 def verify_proof_data(
-    data: dict[str, Any], as_json: bool, *, require_catalog: bool = False, trust: str | None = None
+    data: dict[str, Any],
+    as_json: bool,
+    *,
+    require_catalog: bool = False,
+    trust: str | None = None,
+    reveal: Path | None = None,
+    source: Path | None = None,
 ) -> None:
     """``kestrel verify`` of a proof: replay it, say where its scenario came from and,
     with ``trust`` (a JWKS file or URL), check the door's signed statement against it;
@@ -101,6 +165,12 @@ def verify_proof_data(
         report = proof_verification(data, require_catalog=require_catalog, trusted_keys=keys)
     except ValueError as exc:
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
+    if reveal is not None and report.ok:
+        try:
+            opened = json.loads(reveal.read_bytes())
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            raise fail("INVALID_INPUT", f"--reveal {reveal}: not a reveal: {exc}") from None
+        report = reveal_verification(report, data, opened, source)
     lines = [f"ok: proof {report.proof} of grade {report.grade} verified by replay"]
     if report.provenance is not None:
         lines.append(f"provenance: {report.provenance.source}: {report.provenance.detail}")

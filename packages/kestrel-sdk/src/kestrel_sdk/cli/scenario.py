@@ -14,7 +14,7 @@ import click
 from ..cli_convention import fail
 from .show import json_text
 
-__all__ = ["scenario"]
+__all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put"]
 
 _SHOWN_PROBLEMS = 100
 
@@ -24,14 +24,14 @@ def scenario() -> None:
     """Make user scenarios (see `kestrel catalog`)."""
 
 
-def _catalog_dirs() -> list[Path]:
+def catalog_dirs() -> list[Path]:
     from ..runtime.catalog import CATALOG_PATH_ENV  # noqa: PLC0415 - the CLI starts without it
 
     raw = os.environ.get(CATALOG_PATH_ENV, "")
     return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
 
 
-def _taken_by(scenario_id: str) -> str | None:
+def taken_by(scenario_id: str) -> str | None:
     """Who already has ``scenario_id`` in this process's catalog, if anyone."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
 
@@ -41,11 +41,11 @@ def _taken_by(scenario_id: str) -> str | None:
     return "a shipped scenario" if existing.origin is None else str(existing.origin)
 
 
-def _where_to_put(target: Path) -> list[str]:
+def where_to_put(target: Path) -> list[str]:
     from ..runtime.catalog import CATALOG_PATH_ENV  # noqa: PLC0415 - the CLI starts without it
 
     parent = target.resolve().parent
-    dirs = [entry.resolve() for entry in _catalog_dirs() if entry.is_dir()]
+    dirs = [entry.resolve() for entry in catalog_dirs() if entry.is_dir()]
     if parent in dirs or target.resolve() in dirs:
         return [f"{CATALOG_PATH_ENV} includes {parent}: the scenario is in the catalog now."]
     joined = f"{parent}${{{CATALOG_PATH_ENV}:+{os.pathsep}${CATALOG_PATH_ENV}}}"
@@ -74,7 +74,8 @@ def _where_to_put(target: Path) -> list[str]:
 @click.option("--cash", default="100000.00", show_default=True, help="Starting cash.")
 @click.option("--fees-bps", default="10", show_default=True, help="Fee per fill, bps of notional.")
 @click.option("--shortable", is_flag=True, help="Allow short positions.")
-@click.option("--title", help="Default: symbols, interval and dates.")
+@click.option("--sealed", is_flag=True, help="Seal it: no face serves its tape (neutral title).")
+@click.option("--title", help="Default: symbols and interval (no dates).")
 @click.option("--bars-per-year", type=int, help="Default by interval (252 for 1d).")
 @click.option(
     "--out",
@@ -91,6 +92,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
     cash: str,
     fees_bps: str,
     shortable: bool,
+    sealed: bool,
     title: str | None,
     bars_per_year: int | None,
     out: Path | None,
@@ -104,7 +106,12 @@ def new(  # noqa: PLR0917 - one parameter per click option
     )
 
     terms = ScenarioTermsInput(
-        title=title, cash=cash, fee_bps=fees_bps, shortable=shortable, bars_per_year=bars_per_year
+        title=title,
+        cash=cash,
+        fee_bps=fees_bps,
+        shortable=shortable,
+        bars_per_year=bars_per_year,
+        sealed=sealed,
     )
     try:
         imported = scenario_from_file(
@@ -120,12 +127,12 @@ def new(  # noqa: PLR0917 - one parameter per click option
             "INVALID_ARGUMENT",
             f"{count} problem{'s' if count > 1 else ''} in {source}; nothing written",
         ) from None
-    taken = _taken_by(imported.id)
+    taken = taken_by(imported.id)
     if taken is not None:
         raise fail(
             "INVALID_ARGUMENT", f"id {imported.id!r} is already taken by {taken}; choose another"
         )
-    dirs = _catalog_dirs()
+    dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
     try:
         written = imported.write(target).resolve()
@@ -146,5 +153,5 @@ def new(  # noqa: PLR0917 - one parameter per click option
     click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
     click.echo("catalog entry:")
     click.echo(f"  {json_text(entry)}")
-    for line in _where_to_put(written):
+    for line in where_to_put(written):
         click.echo(line)

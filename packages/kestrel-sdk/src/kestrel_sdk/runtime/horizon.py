@@ -30,6 +30,14 @@ a session before reading the earlier clocks from the store) leaves no step unsee
 between two processes: either the step's read sees the count, or the opener's read sees
 the step.
 
+Lineages: a scenario and its disguised twins (:mod:`.catalog.lineage`) share one row,
+keyed by the lineage (an ordinary scenario's own id, as always), since their bars map
+one to one by index: a principal shown bars of one twin past a session's clock has been
+shown them in all. What showed them is named with the twin it was shown on ("tape goog
+read", "session ks_… on goog of the same principal had reached bar 2519"), so
+``no-lookahead`` on a disguise says which twin was seen. The sessions counted are the
+principal's on every twin.
+
 Frames, histories and blotters show no bar after their session's clock, and artifacts
 are a principal's own sessions' objects, so none of them moves a horizon beyond the
 clocks already counted.
@@ -45,6 +53,7 @@ from kestrel_protocol.store import RuntimeStore
 from .ids import session_id
 
 if TYPE_CHECKING:
+    from .catalog.lineage import Lineages
     from .live import LiveSession, LiveSessions
 
 __all__ = ["Horizons"]
@@ -58,25 +67,36 @@ class Horizons:
         store: RuntimeStore,
         sessions: LiveSessions,
         artifact: Callable[[str], dict[str, Any]],
+        lineages: Callable[[], Lineages] | None = None,
     ) -> None:
         self.store = store
         self._sessions = sessions
         self._artifact = artifact
+        self._lineages = lineages
+
+    def _key(self, scenario_id: str) -> str:
+        """The row's key: the scenario's lineage (its own id when it has no twin)."""
+        return scenario_id if self._lineages is None else self._lineages().key(scenario_id)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
-        self.store.raise_horizon(principal, scenario_id, bar, what)
+        self.store.raise_horizon(principal, self._key(scenario_id), bar, what)
 
     def opened(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
-        """Count the session ``sid`` just opened; the second one on a scenario writes the
-        clocks the principal's earlier sessions on it reached."""
-        if self.store.count_session(principal, scenario_id) != 2:
+        """Count the session ``sid`` just opened; the second one on a lineage writes the
+        clocks the principal's earlier sessions on its twins reached."""
+        if self.store.count_session(principal, self._key(scenario_id)) != 2:
             return
-        for label in sorted(self.store.labels(principal, scenario_root)):
-            other = session_id(principal, scenario_root, label)
-            if other != sid:
-                bar = self._clock(principal, other)
-                self.shown(principal, scenario_id, bar, _reached(other, bar))
+        twins = [(scenario_id, scenario_root)]
+        if self._lineages is not None:
+            twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
+        for twin, root in twins:
+            on = "" if twin == scenario_id else f" on {twin}"
+            for label in sorted(self.store.labels(principal, root)):
+                other = session_id(principal, root, label)
+                if other != sid:
+                    bar = self._clock(principal, other)
+                    self.shown(principal, scenario_id, bar, _reached(other, bar, on))
 
     def submitted(self, live: LiveSession, seq: int, before: int, after: int) -> None:
         """Submission ``seq`` of ``live`` was made at clock bar ``before`` and moved it to
@@ -84,14 +104,18 @@ class Horizons:
         the principal's horizon, and publish the new clock when other sessions of the
         principal on the scenario may be compared with it."""
         row = live.row
-        horizon = self.store.horizon(row.principal, row.scenario_id)
+        horizon = self.store.horizon(row.principal, self._key(row.scenario_id))
         if horizon is None:
             return
         if horizon.bar > before and not live.behind:
             self.store.add_read(row.id, seq, before, horizon.what)
             live.behind = True
         if horizon.sessions > 1 and after > horizon.bar:
-            self.shown(row.principal, row.scenario_id, after, _reached(row.id, after))
+            on = f" on {row.scenario_id}" if self._twinned(row.scenario_id) else ""
+            self.shown(row.principal, row.scenario_id, after, _reached(row.id, after, on))
+
+    def _twinned(self, scenario_id: str) -> bool:
+        return self._lineages is not None and len(self._lineages().twins(scenario_id)) > 1
 
     def _clock(self, principal: str, sid: str) -> int:
         """The clock bar session ``sid`` has reached (open or closed) in the store: a
@@ -107,5 +131,5 @@ class Horizons:
         return bar if isinstance(bar, int) else 0
 
 
-def _reached(sid: str, bar: int) -> str:
-    return f"session {sid} of the same principal had reached bar {bar}"
+def _reached(sid: str, bar: int, on: str = "") -> str:
+    return f"session {sid}{on} of the same principal had reached bar {bar}"

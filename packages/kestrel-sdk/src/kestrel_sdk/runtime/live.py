@@ -23,6 +23,7 @@ from typing import Any
 from kestrel_protocol import KestrelError, RefusalCode, SessionRecord
 from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
 
+from .catalog.lineage import Lineages
 from .catalog.model import LoadedScenario
 from .engine import SessionEngine, chain_engine
 from .horizon import Horizons
@@ -70,6 +71,8 @@ class LiveSessions:
         loaded: Callable[[str], LoadedScenario],
         sealed: Callable[[str], bool],
         artifact: Callable[[str], dict[str, Any]],
+        *,
+        lineages: Callable[[], Lineages] | None = None,
     ) -> None:
         self.store = store
         self.max_live_sessions = max_live_sessions
@@ -79,7 +82,7 @@ class LiveSessions:
         self._lock = threading.RLock()
         self.live: OrderedDict[str, LiveSession] = OrderedDict()  # least recently used first
         self._building: dict[str, threading.Lock] = {}
-        self.horizons = Horizons(store, self, artifact)
+        self.horizons = Horizons(store, self, artifact, lineages)
 
     def get(self, principal: str, sid: str) -> LiveSession:
         """The session in memory, rebuilt by replay when this process has not seen it

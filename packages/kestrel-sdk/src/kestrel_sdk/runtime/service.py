@@ -111,6 +111,7 @@ class Runtime:
             served.loaded,
             served.sealed,
             self._artifact,
+            lineages=lambda: served.lineages,
         )
         self._grading = Grading(self.store, self._sessions, served.sealed, self._artifact)
         self._listing = SessionListing(

@@ -40,7 +40,7 @@ from .catalog.model import CatalogIndex, LoadedScenario
 from .engine import SessionEngine, chain_engine, compute_grade
 from .sealed import sealed_frame_data
 
-__all__ = ["flatten", "verify_grade", "verify_proof"]
+__all__ = ["flatten", "proof_scenario", "verify_grade", "verify_proof"]
 
 M = TypeVar("M", SessionRecord, Pentad)
 
@@ -205,6 +205,15 @@ def _embedded(data: Any) -> LoadedScenario:
     _same("embedded.tape", loaded.scenario.tape.root, root_of_bytes(tape.encode("utf-8")))
     _compare("embedded.scenario", loaded.scenario.to_json(), scenario)
     return loaded
+
+
+def proof_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:
+    """The scenario a proof replays on: the one it embeds, else the catalog's (its id,
+    root and tape root checked against the proof's reference)."""
+    try:
+        return _proof_scenario(index, data)
+    except _Mismatch as exc:
+        raise ValueError(f"{exc.mismatch.field}: {exc.mismatch.found}") from None
 
 
 def _proof_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:

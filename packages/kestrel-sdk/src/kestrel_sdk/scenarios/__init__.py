@@ -10,16 +10,19 @@ written.
 
 from __future__ import annotations
 
+from .disguised import DisguisedScenario, disguise_scenario
 from .file import scenario_from_file
 from .frame import scenario_from_frame
 from .imported import ImportedScenario, ScenarioImportError, ScenarioTermsInput
 from .layouts import ImportProblem
 
 __all__ = [
+    "DisguisedScenario",
     "ImportProblem",
     "ImportedScenario",
     "ScenarioImportError",
     "ScenarioTermsInput",
+    "disguise_scenario",
     "scenario_from_file",
     "scenario_from_frame",
 ]

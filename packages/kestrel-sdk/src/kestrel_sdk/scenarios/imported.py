@@ -77,6 +77,9 @@ class ScenarioTermsInput:
     slippage_bps: str = "0"
     lot: int = 1
     bars_per_year: int | None = None
+    sealed: bool = False
+    """``sealed = true``: no face serves its tape; its default title and description
+    then name neither its symbols' history nor its dates."""
 
 
 class ImportedScenario:
@@ -154,6 +157,7 @@ def _toml(
     scenario_id: str, bars: Bars, terms: ScenarioTermsInput, title: str, description: str
 ) -> str:
     lines = [
+        *(["sealed = true"] if terms.sealed else []),
         f"id = {_toml_string(scenario_id)}",
         f"title = {_toml_string(title)}",
         f"description = {_toml_string(description)}",
@@ -202,11 +206,15 @@ def build_scenario(
     start, end = bars.start, bars.end
     word = _WORDS[bars.interval]
     names = ", ".join(bars.symbols)
-    title = terms.title or f"{' '.join(bars.symbols)} {word} {start[:10]} to {end[:10]}"
-    description = terms.description or (
-        f"{len(bars)} {word} bars of {names} ({start} to {end}), imported from {source} "
-        f"({raw.layout} layout)."
-    )
+    if terms.sealed:  # served: nothing of the source beyond its symbols
+        title = terms.title or f"Sealed {word} scenario"
+        description = terms.description or f"Sealed {word} bars of {names}."
+    else:  # the dates are in the tape's terms, not in the title
+        title = terms.title or f"{' '.join(bars.symbols)} {word}"
+        description = terms.description or (
+            f"{len(bars)} {word} bars of {names} ({start} to {end}), imported from {source} "
+            f"({raw.layout} layout)."
+        )
     toml = _toml(scenario_id, bars, terms, title, description)
     checked = parse_terms(toml)
     if isinstance(checked, list):

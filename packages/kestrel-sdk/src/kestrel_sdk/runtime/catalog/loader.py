@@ -230,6 +230,7 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
         functools.partial(_load_checked, tape_path, terms, shape),
         sealed=terms.sealed,
         max_open_orders=terms.max_open_orders,
+        lineage=terms.lineage,
     )
     return _UserScenario(loaded, terms, toml)
 

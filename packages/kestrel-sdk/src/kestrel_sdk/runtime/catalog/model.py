@@ -83,6 +83,7 @@ class LoadedScenario:
         *,
         sealed: bool = False,
         max_open_orders: int | None = None,
+        lineage: str | None = None,
     ) -> None:
         self.scenario = scenario
         self.origin = origin  # None for shipped scenarios
@@ -90,6 +91,9 @@ class LoadedScenario:
         """``sealed = true`` in its ``scenario.toml`` (a runtime may seal more)."""
         self.max_open_orders = max_open_orders
         """``max_open_orders`` in its ``scenario.toml``: lowers the runtime's bound."""
+        self.lineage = lineage
+        """``lineage`` in its ``scenario.toml``: a disguise's tag of its source's bars
+        (twins share it; :mod:`.lineage`). Not part of the root, never served."""
         self._load_tape = load_tape
         self._tape: Tape | None = None
         self._lock = threading.Lock()

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 from kestrel_protocol import Catalog, Scenario
 
 from ..lang.kinds import STATEMENT_KINDS
+from .reveal import scenario_commitment
 from .tapes import TapeShape
 from .terms import ScenarioTerms
 
@@ -68,4 +69,7 @@ def _entry(scenario: Scenario, sealed: bool) -> dict[str, object]:
     }
     if sealed:
         del entry["bars"]
+    commitment = scenario_commitment(scenario)
+    if commitment is not None:  # a disguise: what pairs it with its source after reveal
+        entry["commitment"] = commitment
     return entry

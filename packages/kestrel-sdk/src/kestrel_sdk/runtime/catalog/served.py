@@ -2,7 +2,12 @@
 
 A sealed scenario's tape is never served, nor a bar after a session's clock: the
 scenario is served in its sealed view (no description, no tape end). A scenario is
-sealed when its ``scenario.toml`` says so or the runtime seals it.
+sealed when its ``scenario.toml`` says so or the runtime seals it. A title written for a
+sealed scenario (``sealed = true``: ``kestrel scenario new --sealed``, ``kestrel
+scenario disguise --sealed``) is the operator's and served; a scenario the runtime
+seals was titled to be read openly ("ACME daily, crash and recovery" tells what comes),
+so it is served under the opaque title ``Sealed scenario`` (its roots unchanged: the
+catalog entry and sealed view carry the full scenario's root).
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ from pathlib import Path
 
 from kestrel_protocol import Catalog, KestrelError, RefusalCode, Scenario, SealedScenario
 
+from .lineage import Lineages
 from .loader import load_catalog
 from .model import CatalogIndex, LoadedScenario
 from .objects import catalog_object
 
-__all__ = ["ServedCatalog"]
+__all__ = ["OPAQUE_TITLE", "ServedCatalog"]
+
+OPAQUE_TITLE = "Sealed scenario"
 
 
 class ServedCatalog:
@@ -34,6 +42,7 @@ class ServedCatalog:
         self._index = index  # tests and embedders may supply one
         self._sealed = frozenset(sealed)
         self._catalog: Catalog | None = None
+        self._lineages: Lineages | None = None
         self._lock = threading.Lock()
 
     @property
@@ -46,6 +55,14 @@ class ServedCatalog:
                     self._index = load_catalog(self._paths)
                 index = self._index
         return index
+
+    @property
+    def lineages(self) -> Lineages:
+        """The lineages of the catalog (a scenario and its disguised twins)."""
+        lineages = self._lineages
+        if lineages is None:
+            lineages = self._lineages = Lineages(self.index)
+        return lineages
 
     def loaded(self, scenario_id: str) -> LoadedScenario:
         """The scenario; ``UNKNOWN_SCENARIO`` when the catalog has none by that id."""
@@ -72,7 +89,9 @@ class ServedCatalog:
             if self._sealed & set(index.ids()):
                 scenarios = [index.get(i) for i in index.ids()]
                 sealed = [i for i in index.ids() if self.sealed(i)]
-                catalog = catalog_object((s.scenario for s in scenarios if s is not None), sealed)
+                catalog = catalog_object(
+                    (self._titled(s) for s in scenarios if s is not None), sealed
+                )
             self._catalog = catalog
         return catalog
 
@@ -80,7 +99,13 @@ class ServedCatalog:
         """The scenario; a sealed one's sealed view (no description, no tape end)."""
         loaded = self.loaded(scenario_id)
         if self.sealed(scenario_id):
-            return SealedScenario.of(loaded.scenario)
+            return SealedScenario.of(self._titled(loaded))
+        return loaded.scenario
+
+    def _titled(self, loaded: LoadedScenario) -> Scenario:
+        """The scenario as served: a title it was not given for sealing made opaque."""
+        if loaded.id in self._sealed and not loaded.sealed:
+            return loaded.scenario.model_copy(update={"title": OPAQUE_TITLE})
         return loaded.scenario
 
     def with_tape(self, scenario_id: str) -> LoadedScenario:

@@ -31,6 +31,7 @@ BARS_PER_YEAR = {"1m": 98280, "5m": 19656, "1h": 1638, "1d": 252}
 """The default ``bars_per_year`` of an interval: 252 trading days of 6.5 hours."""
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 SYMBOL_PATTERN = re.compile(r"[A-Z][A-Z0-9.]{0,11}")
+_ROOT = re.compile(r"sha256:[0-9a-f]{64}")
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
 _TABLE_HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
@@ -49,6 +50,7 @@ _TOP_KEYS = {
     "instruments",
     "sealed",
     "max_open_orders",
+    "lineage",
 }
 _TABLE_KEYS = {
     "account": ("cash", "shortable", "max_position", "max_drawdown"),
@@ -97,6 +99,8 @@ class ScenarioTerms:
     """No face serves the tape or a bar after a session's clock (not part of the root)."""
     max_open_orders: int | None = None
     """Lowers the runtime's bound on a session's open orders (not part of the root)."""
+    lineage: str | None = None
+    """A disguise's tag of its source's bars, shared by twins (not part of the root)."""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -321,6 +325,10 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     ):
         check.fault("", "max_open_orders", "max_open_orders must be an integer of at least 1")
 
+    lineage = data.get("lineage")
+    if lineage is not None and (not isinstance(lineage, str) or not _ROOT.fullmatch(lineage)):
+        check.fault("", "lineage", 'lineage must be a root such as "sha256:<64 hex digits>"')
+
     if check.problems:
         return check.problems
     return ScenarioTerms(
@@ -342,6 +350,7 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         id_line=check.locate.line("", "id"),
         sealed=sealed is True,
         max_open_orders=max_open if isinstance(max_open, int) else None,
+        lineage=lineage if isinstance(lineage, str) else None,
     )
 
 

@@ -1,0 +1,137 @@
+"""``GET /board``: the board of the proofs the operator published, served by the door.
+
+The door's page is built by an injected :data:`BoardBuilder` (the composition root
+passes ``kestrel_sdk.published_board``: this library never imports the runtime) from the
+published proofs (:mod:`.board_records`) under the door's own keys: every proof is
+re-verified by replay and its signed statement checked. It is built once per change
+(a proof published or taken off, a key added or revoked) and cached; a request reads only the
+roots and agents to know whether the board changed. Routes (no credential: the board is
+public):
+
+- ``GET /board``: the page (HTML), or its table (JSON) when the request accepts
+  ``application/json`` and not ``text/html``;
+- ``GET /board.json``: the table (JSON);
+- ``GET /board/proofs.json``: the published proofs, from which ``kestrel board --from
+  URL --trust URL`` rebuilds the same page byte for byte on any machine.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from .keys import DoorKeys
+
+__all__ = ["BOARD_PATHS", "BoardBuilder", "BoardPage", "BoardRecords", "BuiltBoard"]
+
+logger = logging.getLogger(__name__)
+
+BOARD_PATHS = ("/board", "/board.json", "/board/proofs.json")
+
+
+class BuiltBoard(Protocol):
+    """A built board: its page and its table (JSON text)."""
+
+    @property
+    def html(self) -> str: ...
+    @property
+    def json(self) -> str: ...
+
+
+class BoardRecords(Protocol):
+    """What the page reads of the door's store (:class:`.board_records.SqlBoardRecords`)."""
+
+    def published(self) -> list[Any]: ...
+    def board_version(self) -> tuple[tuple[str, str | None], ...]: ...
+
+
+BoardBuilder = Callable[[dict[str, Any], dict[str, Any]], BuiltBoard]
+"""``(published document, the door's JWKS) → the built board``."""
+
+DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]]], dict[str, Any]]
+"""``[(agent, proof), …] → the published document`` (``/board/proofs.json``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    version: object
+    html: bytes
+    table: bytes
+    proofs: bytes
+
+
+class BoardPage:
+    """The door's board, rebuilt when what it is built from changes."""
+
+    def __init__(
+        self, records: BoardRecords, keys: DoorKeys, build: BoardBuilder, document: DocumentOf
+    ) -> None:
+        self._records = records
+        self._keys = keys
+        self._build = build
+        self._document = document
+        self._cached: _Cached | None = None
+        self._lock = anyio.Lock()
+        self.builds = 0
+        """How many times the board was built (once per change, never per request)."""
+
+    def _version(self) -> object:
+        keys = json.dumps(self._keys.jwks(), sort_keys=True)  # a key added or revoked
+        return (self._records.board_version(), keys)
+
+    def _built(self, version: object) -> _Cached:
+        items = [(p.agent, json.loads(p.proof)) for p in self._records.published()]
+        document = self._document(items)
+        built = self._build(document, self._keys.jwks())
+        self.builds += 1
+        logger.info("board: built from %d published proofs", len(items))
+        return _Cached(
+            version,
+            built.html.encode("utf-8", "backslashreplace"),
+            built.json.encode("utf-8", "backslashreplace"),
+            json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+        )
+
+    async def current(self) -> _Cached:
+        """The board as it stands (built again only if it changed)."""
+        version = await anyio.to_thread.run_sync(self._version)
+        cached = self._cached
+        if cached is not None and cached.version == version:
+            return cached
+        async with self._lock:
+            version = await anyio.to_thread.run_sync(self._version)
+            if self._cached is None or self._cached.version != version:
+                self._cached = await anyio.to_thread.run_sync(self._built, version)
+            return self._cached
+
+    def routes(self) -> list[BaseRoute]:
+        async def page(request: Request) -> Response:
+            board = await self.current()
+            accept = request.headers.get("accept", "")
+            if "application/json" in accept and "text/html" not in accept:
+                return _json(board.table)
+            return Response(board.html, media_type="text/html; charset=utf-8")
+
+        async def table(request: Request) -> Response:
+            return _json((await self.current()).table)
+
+        async def proofs(request: Request) -> Response:
+            return _json((await self.current()).proofs)
+
+        return [
+            Route("/board", page, methods=["GET"]),
+            Route("/board.json", table, methods=["GET"]),
+            Route("/board/proofs.json", proofs, methods=["GET"]),
+        ]
+
+
+def _json(body: bytes) -> Response:
+    return Response(body, media_type="application/json", headers={"Vary": "Accept"})

@@ -1,0 +1,161 @@
+"""Trial principals: a principal per run of an agent, minted for an evaluator's harness.
+
+The horizon (one per principal and scenario) stops an agent that scouts a tape under
+one identity and trades it under another it controls; so each honest run of an agent
+(an Inspect sample and epoch) needs an identity of its own, and the agent must not be
+able to make one. A token with :data:`~kestrel_protocol.surface.SCOPE_TRIALS` (the
+evaluator's, never given to the agent) asks ``POST /v1/trials`` with ``{"trial": NAME}``
+and gets a new issued token for the principal ``PARENT/trial-NAME``, whose scopes are the
+parent's tool scopes (never ``kestrel:trials``: a trial cannot mint). Its sessions run
+under their own pseudonym, so the horizon of one trial is not another's; the audit row
+of the mint names the parent and the digest of the trial, and the trial's name carries
+its parent. ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
+scored (only the parent's own trials). The token is in the response body only, once,
+as ``token issue`` prints it; it is never logged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.surface import (
+    SCOPE_TRIALS,
+    TOOL_SCOPES,
+    TRIAL_MARK,
+    TRIALS_PATH,
+    trial_principal,
+)
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .door import Caller, Door, json_response, outage_response
+from .tokens import IssuedTokens
+
+__all__ = ["trial_routes"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
+_MINT = "trials.mint"
+_REVOKE = "trials.revoke"
+
+
+def _refusal(code: str, message: str, status: int, **detail: Any) -> Response:
+    return json_response({"refusal": {"code": code, "message": message, "detail": detail}}, status)
+
+
+def _forbidden(door: Door, message: str) -> Response:
+    body = {
+        "refusal": {
+            "code": RefusalCode.FORBIDDEN,
+            "message": message,
+            "detail": {"requiredScope": SCOPE_TRIALS, "error": "insufficient_scope"},
+        }
+    }
+    headers = {"WWW-Authenticate": door.insufficient_scope_header(SCOPE_TRIALS)}
+    return json_response(body, 403, headers)
+
+
+async def _parent(door: Door, request: Request) -> Caller | Response:
+    """The caller, when its grant carries ``kestrel:trials`` and it is no trial itself."""
+    caller = await door.authenticate(request, "http")
+    if isinstance(caller, Response):
+        return caller
+    ctx = caller.turn.ctx
+    if not caller.guarded or SCOPE_TRIALS not in ctx.scopes:
+        return _forbidden(door, f"this credential lacks the scope {SCOPE_TRIALS}")
+    if TRIAL_MARK in ctx.principal:
+        return _forbidden(door, "a trial principal cannot mint trials")
+    return caller
+
+
+def _audit(door: Door, caller: Caller, tool: str, arguments: dict[str, Any], outcome: str) -> None:
+    if door.audit is not None:
+        door.audit.append(
+            principal=caller.turn.ctx.principal,
+            venue="http",
+            tool=tool,
+            arguments=arguments,
+            outcome=outcome,
+        )
+
+
+def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
+    """``POST /v1/trials`` (mint) and ``DELETE /v1/trials/{tokenId}`` (revoke)."""
+
+    async def mint(request: Request) -> Response:
+        caller = await _parent(door, request)
+        if isinstance(caller, Response):
+            return caller
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        name = body.get("trial") if isinstance(body, dict) else None
+        if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+            return _refusal(
+                RefusalCode.INVALID_ARGUMENT,
+                'the body must be {"trial": NAME}, NAME 1-120 letters, digits, ".", "_" or '
+                '"-", beginning with a letter or digit',
+                400,
+                where="trial",
+            )
+        ctx = caller.turn.ctx
+        scopes: list[str] = [s for s in TOOL_SCOPES if s in ctx.scopes]
+        if not scopes:
+            return _forbidden(door, "this credential has no tool scope to give a trial")
+        principal = trial_principal(ctx.principal, name)
+        try:
+            row, token = await anyio.to_thread.run_sync(
+                lambda: tokens.issue(principal, scopes, f"trial of {ctx.principal}")
+            )
+            await anyio.to_thread.run_sync(
+                _audit, door, caller, _MINT, {"principal": principal, "tokenId": row.id}, "ok"
+            )
+        except Exception as exc:
+            return _store_failed(exc)
+        answer = {"principal": principal, "tokenId": row.id, "scopes": list(row.scopes)}
+        return json_response({**answer, "token": token}, 201)
+
+    async def revoke(request: Request) -> Response:
+        caller = await _parent(door, request)
+        if isinstance(caller, Response):
+            return caller
+        token_id = str(request.path_params["token_id"])
+        prefix = caller.turn.ctx.principal + TRIAL_MARK
+
+        def revoke_own() -> bool:
+            own = any(
+                r.id == token_id and r.principal.startswith(prefix) and r.revoked_at is None
+                for r in tokens.list()
+            )
+            done = own and tokens.revoke(token_id)
+            _audit(door, caller, _REVOKE, {"tokenId": token_id}, "ok" if done else "unknown")
+            return done
+
+        try:
+            done = await anyio.to_thread.run_sync(revoke_own)
+        except Exception as exc:
+            return _store_failed(exc)
+        if not done:
+            return _refusal(
+                RefusalCode.INVALID_ARGUMENT,
+                f"no live trial token {token_id} of this principal",
+                404,
+                where="tokenId",
+            )
+        return json_response({"revoked": token_id})
+
+    return [
+        Route(TRIALS_PATH, mint, methods=["POST"]),
+        Route(TRIALS_PATH + "/{token_id}", revoke, methods=["DELETE"]),
+    ]
+
+
+def _store_failed(exc: Exception) -> Response:
+    """The store did not answer: 503, nothing minted or revoked for sure."""
+    if isinstance(exc, KestrelError) and exc.code == RefusalCode.BACKEND_UNAVAILABLE:
+        return outage_response(exc)
+    return _refusal(RefusalCode.BACKEND_UNAVAILABLE, "the door's store did not answer", 503)

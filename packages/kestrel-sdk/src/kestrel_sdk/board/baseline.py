@@ -1,0 +1,81 @@
+"""The buy-and-hold baseline of a board: the same tapes, traded by no one.
+
+For each catalog scenario on the board, the board trades one session itself, on this
+machine's runtime in a throwaway home: at bar 0 it buys about half the account's equity
+of the scenario's first symbol (whole lots, within ``maxPosition``; the rule of the
+offline agent ``kestrel/hold``) and advances to the end of the tape; the runtime grades
+it. The session id, every root and every figure derive from the scenario alone, so the
+baseline is the same on every machine. It is shown beside the agents, labelled a
+baseline, and never ranked or credited to anyone.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+__all__ = ["BASELINE", "Baseline", "buy_and_hold"]
+
+logger = logging.getLogger(__name__)
+
+BASELINE = "buy-and-hold"
+"""The baseline's name on the board (never an agent's)."""
+
+FRACTION = Decimal("0.5")
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The baseline's grade figures on one scenario, or why there are none."""
+
+    scenario: str
+    root: str
+    metrics: dict[str, Any] | None = None
+    grade: str | None = None
+    why: str | None = None
+
+
+async def _trade(home: Path, scenario: str) -> dict[str, Any]:
+    from ..client import create_sdk  # noqa: PLC0415 - the runtime loads only here
+    from ..transports import local_transport  # noqa: PLC0415
+
+    sdk = create_sdk(local_transport(home=home, principal=BASELINE, store="memory:"))
+    async with sdk:
+        described = (await sdk.scenario(scenario)).to_json()
+        opened = await sdk.open_session(scenario, label=BASELINE)
+        assert opened.session is not None
+        frame = (await opened.session.frame()).to_json()["frame"]
+        instrument = described["instruments"][0]
+        symbol, lot = instrument["symbol"], Decimal(str(instrument["lot"]))
+        close = Decimal(frame["marks"][symbol])
+        equity = Decimal(frame["account"]["equity"])
+        lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
+        qty = min(int(lots * lot), int(described["account"]["maxPosition"]))
+        remaining = int(frame["clock"]["remaining"])
+        source = (f"buy {qty} {symbol}\n" if qty > 0 else "") + f"advance {remaining}"
+        await opened.session.submit(source)
+        proof = (await sdk.proof(opened.session.id)).to_json()
+    grade: dict[str, Any] = proof["grade"]
+    return grade
+
+
+def buy_and_hold(scenario: str, root: str) -> Baseline:
+    """The baseline on the catalog's ``scenario`` (whose root must be ``root``)."""
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+
+    known = load_catalog().get(scenario)
+    if known is None or known.scenario.root != root:
+        return Baseline(scenario, root, why="not a scenario of this machine's catalog")
+    try:
+        with tempfile.TemporaryDirectory(prefix="kestrel-baseline-") as home:
+            grade = anyio.run(_trade, Path(home), scenario)
+    except Exception as exc:  # the board is still written, saying why there is none
+        logger.warning("board: no buy-and-hold baseline on %s", scenario, exc_info=True)
+        return Baseline(scenario, root, why=f"could not be traded: {type(exc).__name__}")
+    return Baseline(scenario, root, dict(grade["metrics"]), grade["root"])

@@ -1,0 +1,90 @@
+"""A door's published board: the proofs an operator made public, as one document that
+anyone can download and rebuild the same page from.
+
+The door serves ``/board/proofs.json``: ``{"kind": "kestrel.board.proofs", "proofs":
+[{"agent": NAME or null, "proof": PROOF}, …]}``, the proofs in the order of their
+roots. Its ``/board`` page is :func:`published_board` of that document under the door's
+own keys (ranked by Sharpe, only attested proofs ranked); ``kestrel board --from URL
+--trust URL`` downloads the document and the keys and runs the same function, so the
+two pages are the same bytes: nothing on them depends on the machine or the clock (a
+row's source is ``proofs.json#N``, the baseline is traded in a throwaway home).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .build import board_of, checked
+from .html import render_board
+from .sources import Entry
+
+__all__ = [
+    "PUBLISHED_KIND",
+    "PUBLISHED_PATH",
+    "PublishedBoard",
+    "published_board",
+    "published_document",
+    "published_entries",
+]
+
+PUBLISHED_KIND = "kestrel.board.proofs"
+PUBLISHED_PATH = "/board/proofs.json"
+"""Where a door serves the published proofs (below its base URL)."""
+
+_FILED = "published"
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedBoard:
+    """The page (HTML) and the table (JSON text) of a published board, and whether a
+    row failed."""
+
+    html: str
+    json: str
+    failed: int
+
+
+def _root(item: Mapping[str, Any]) -> str:
+    proof = item.get("proof")
+    root = proof.get("root") if isinstance(proof, dict) else None
+    return root if isinstance(root, str) else ""
+
+
+def published_document(items: list[tuple[str | None, dict[str, Any]]]) -> dict[str, Any]:
+    """The download of the published ``(agent, proof)`` pairs, in the order of roots."""
+    proofs = [{"agent": agent, "proof": proof} for agent, proof in items]
+    proofs.sort(key=lambda item: (_root(item), item["agent"] or ""))
+    return {"kind": PUBLISHED_KIND, "proofs": proofs}
+
+
+def published_entries(document: Any) -> list[Entry]:
+    """The board's entries of a published document (``ValueError`` when it is not one)."""
+    if not isinstance(document, dict) or document.get("kind") != PUBLISHED_KIND:
+        raise ValueError(f"not a published board: expected an object of kind {PUBLISHED_KIND}")
+    items = document.get("proofs")
+    if not isinstance(items, list):
+        raise ValueError("not a published board: proofs is not a list")
+    entries = []
+    for i, item in enumerate(items, start=1):
+        source = f"proofs.json#{i}"
+        if not isinstance(item, dict):
+            entries.append(Entry(source, _FILED, problem="not an object with agent and proof"))
+            continue
+        agent = item.get("agent")
+        named = agent if isinstance(agent, str) and agent else None
+        entries.append(Entry(source, named or _FILED, item.get("proof"), named=named))
+    return entries
+
+
+def published_board(document: Any, trusted_keys: Mapping[str, Any]) -> PublishedBoard:
+    """The board of a published document under ``trusted_keys`` (the door's JWKS)."""
+    rows = [  # the keys' source unnamed: the door's page and a rebuild are the same bytes
+        checked(e, trusted_keys=trusted_keys, require_catalog=False, keys_source=False)
+        for e in published_entries(document)
+    ]
+    board = board_of(rows, "sharpe", attested_only=True)
+    table = json.dumps(board.to_json(), indent=2) + "\n"
+    return PublishedBoard(render_board(board), table, len(board.failed))

@@ -1,0 +1,73 @@
+"""The board's own check, ``whole-window``: the session traded its scenario's window.
+
+An agent that trades ten bars of 2,520 and stops would rank on a ten-bar Sharpe; the
+grade alone passes it. The board fails such a row, saying "stopped at bar 10 of 2519".
+The session's last bar is the clock of the proof's head (the frame replay reproduced);
+the last bar it could have traded is its clock plus what remained (or, where a sealed
+door's frame does not say what remains, the scenario's bar count less one), unless the
+runtime stood it down at the scenario's ``maxDrawdown``: then the window ended there,
+and a session that lost that much is ranked with its loss, never dropped.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["WHOLE_WINDOW", "stopped_early", "window"]
+
+
+def _member(data: dict[str, Any], name: str) -> dict[str, Any]:
+    value = data.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+WHOLE_WINDOW = "whole-window"
+"""The board's own check: the session traded its scenario's whole window."""
+
+
+def _terms(data: dict[str, Any]) -> dict[str, Any]:
+    """The proof's scenario terms: the embedded scenario's, else the catalog's scenario of
+    that id and root (verification found one or the other)."""
+    embedded = _member(_member(data, "embedded"), "scenario")
+    if embedded:
+        return embedded
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+
+    ref = _member(data, "scenario")
+    known = load_catalog().get(str(ref.get("id")))
+    if known is None or known.scenario.root != ref.get("root"):
+        return {}
+    return known.scenario.to_json()
+
+
+def window(data: dict[str, Any]) -> tuple[int, int] | None:
+    """The session's last clock bar (the proof's head, the frame replay reproduced) and
+    the last bar it could have traded: the scenario's last bar (``clock.bar +
+    clock.remaining``, or the scenario's bar count less one where a sealed door's frame
+    does not say what remains), or its clock when the runtime stood it down at the
+    scenario's ``maxDrawdown`` (its drawdown reached the limit: the window ended there)."""
+    head = _member(data, "head")
+    clock = _member(head, "clock")
+    bar, remaining = clock.get("bar"), clock.get("remaining")
+    if not isinstance(bar, int):
+        return None
+    terms = _terms(data)
+    limit = _member(terms, "account").get("maxDrawdown")
+    drawdown = _member(head, "account").get("drawdown")
+    if isinstance(limit, str) and isinstance(drawdown, str) and Decimal(drawdown) >= Decimal(limit):
+        return bar, bar
+    if isinstance(remaining, int):
+        return bar, bar + remaining
+    bars = _member(terms, "tape").get("bars")
+    return (bar, bars - 1) if isinstance(bars, int) else None
+
+
+def stopped_early(window: tuple[int, int] | None) -> str | None:
+    """Why the session did not trade its whole window, or None when it did."""
+    if window is None:
+        return "the proof says neither its session's last bar nor its scenario's"
+    bar, last = window
+    if bar < last:
+        return f"stopped at bar {bar} of {last}: the session did not trade its whole window"
+    return None

@@ -1,0 +1,179 @@
+"""``kestrel scenario disguise SRC --as ID`` and ``kestrel scenario reveal ID``.
+
+The secret is made here (``os.urandom``; the runtime has no randomness) or read from
+``--secret-file``. The reveal (source, transform, secret) is kept private under the
+Kestrel home, ``reveals/<commitment>.json``, until ``kestrel scenario reveal`` publishes
+it; the disguised scenario carries only the commitment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..cli_convention import fail
+from .scenario import catalog_dirs, scenario, taken_by, where_to_put
+from .show import json_text
+
+__all__ = ["disguise", "read_secret", "reveal", "reveals_dir"]
+
+REVEALS = "reveals"
+
+
+def reveals_dir() -> Path:
+    """Where this machine keeps the reveals of the disguises it made."""
+    from kestrel_protocol import kestrel_home  # noqa: PLC0415
+
+    return kestrel_home() / REVEALS
+
+
+def read_secret(path: Path) -> bytes:
+    """A secret file: hex digits (as ``kestrel scenario disguise`` writes), or raw bytes."""
+    data = path.read_bytes()
+    try:
+        return bytes.fromhex(data.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        return data
+
+
+def _keep(reveal: dict[str, Any]) -> Path:
+    directory = reveals_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{str(reveal['commitment']).removeprefix('sha256:')}.json"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(json.dumps(reveal, indent=2) + "\n")
+    return path
+
+
+def _source(source_id: str) -> Any:
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
+
+    loaded = load_catalog().get(source_id)
+    if loaded is None:
+        raise fail(
+            "UNKNOWN_SCENARIO",
+            f"no scenario {source_id!r} in the catalog (shipped, or on KESTREL_CATALOG_PATH)",
+        )
+    return loaded
+
+
+@scenario.command("disguise")
+@click.argument("source_id", metavar="SRC")
+@click.option("--as", "scenario_id", required=True, metavar="ID", help="The new scenario's id.")
+@click.option(
+    "--secret-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The secret (hex, at least 16 bytes); default: 32 random bytes.",
+)
+@click.option("--sealed", is_flag=True, help="Seal it (no face serves its tape).")
+@click.option("--title", help="Default: its fictitious symbols and interval.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")
+def disguise(  # noqa: PLR0917 - one parameter per click option
+    source_id: str,
+    scenario_id: str,
+    secret_file: Path | None,
+    sealed: bool,
+    title: str | None,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Make a disguised twin of scenario SRC: fictitious symbols, times moved by secret
+    whole weeks past 2200, prices rescaled by a secret factor, returns kept. It carries
+    only a commitment; `kestrel scenario reveal ID` publishes the reveal later."""
+    from ..scenarios import disguise_scenario  # noqa: PLC0415 - the CLI starts without it
+
+    source = _source(source_id)
+    secret = read_secret(secret_file) if secret_file is not None else os.urandom(32)
+    taken = taken_by(scenario_id)
+    if taken is not None:
+        raise fail(
+            "INVALID_ARGUMENT", f"id {scenario_id!r} is already taken by {taken}; choose another"
+        )
+    try:
+        made = disguise_scenario(source, scenario_id, secret, title=title, sealed=sealed)
+    except ValueError as error:
+        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+    dirs = catalog_dirs()
+    target = out if out is not None else (dirs[0] if dirs else Path()) / scenario_id
+    try:
+        written = made.write(target).resolve()
+    except OSError as error:
+        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+    kept = _keep(made.reveal)
+    if as_json:
+        click.echo(json_text(made.entry()))
+        return
+    click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
+    click.echo(f"commitment {made.commitment}")
+    click.echo(f"the reveal is kept (private) in {kept}; publish it after the evaluation with:")
+    click.echo(f"  kestrel scenario reveal {scenario_id} -o reveal.json")
+    for line in where_to_put(written):
+        click.echo(line)
+
+
+@scenario.command("reveal")
+@click.argument("scenario_id", metavar="ID")
+@click.option(
+    "-o", "--out", type=click.Path(dir_okay=False, path_type=Path), help="Default: print it."
+)
+@click.option(
+    "--secret-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Rebuild the reveal from this secret (with --source) rather than the kept one.",
+)
+@click.option("--source", "source_id", metavar="SRC", help="The source, with --secret-file.")
+def reveal(
+    scenario_id: str, out: Path | None, secret_file: Path | None, source_id: str | None
+) -> None:
+    """Publish the reveal of disguised scenario ID: its source, transform and secret,
+    checked against the scenario before it is written."""
+    from ..runtime.catalog.disguise import disguise_transform  # noqa: PLC0415
+    from ..runtime.catalog.reveal import (  # noqa: PLC0415
+        RevealMismatch,
+        check_reveal,
+        reveal_object,
+        scenario_commitment,
+    )
+
+    disguised = _source(scenario_id)
+    commitment = scenario_commitment(disguised.scenario)
+    if commitment is None:
+        raise fail("INVALID_ARGUMENT", f"scenario {scenario_id} is not a disguise")
+    if secret_file is not None:
+        if source_id is None:
+            raise fail("USAGE", "--secret-file needs --source SRC (the disguise's source)")
+        source = _source(source_id)
+        secret = read_secret(secret_file)
+        made = reveal_object(
+            scenario_id, source.scenario, disguise_transform(source.tape, secret), secret
+        )
+    else:
+        kept = reveals_dir() / f"{commitment.removeprefix('sha256:')}.json"
+        if not kept.is_file():
+            raise fail(
+                "INVALID_ARGUMENT",
+                f"no kept reveal for {scenario_id} ({kept} is missing); rebuild it with "
+                "--secret-file F --source SRC",
+            )
+        made = json.loads(kept.read_text(encoding="utf-8"))
+        source = _source(str(made.get("source", {}).get("id")))
+    try:
+        check_reveal(disguised, made, source)
+    except RevealMismatch as error:
+        raise fail("CHECK_FAILED", f"the reveal does not open {scenario_id}: {error}") from None
+    text = json.dumps(made, indent=2) + "\n"
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out}: {scenario_id} is a disguise of {made['source']['id']}")

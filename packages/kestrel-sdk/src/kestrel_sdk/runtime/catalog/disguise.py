@@ -1,0 +1,222 @@
+"""Disguise: a scenario's bars made unrecognisable, returns kept, deterministically.
+
+From a source scenario and a secret, :func:`disguise_transform` draws the transform
+and :func:`disguised_tape_csv` applies it:
+
+- each symbol gets a fictitious ticker (four letters, none containing a source symbol);
+- every time moves by the same whole number of weeks, so the first bar falls between
+  2200 and 2400 (a period no model has seen): weekday, time of day and every interval
+  between bars are kept;
+- each symbol's prices are multiplied by a secret factor chosen so that the disguised
+  prices lie wholly above or wholly below the source's range (none within 5 % of a
+  source price), and rounded to a new decimal tick fine enough for at least 10,000
+  ticks at the lowest price: every disguised price is exact on its tick, and differs
+  from ``factor * source`` by at most half a tick, so every bar-to-bar return is the
+  source's within one tick's rounding;
+- volumes are multiplied by one secret factor (rounded to the tape's volume places).
+
+Everything is drawn from sha256 of the secret and the source's tape root and computed
+in integers and ``decimal`` (no float, no randomness), so the same (source, secret)
+makes the same tape on every machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from decimal import Context, Decimal
+from typing import Any
+
+from .model import Tape
+from .tape_format import HEADER
+from .terms import tick_scale
+from .volumes import volume_text
+
+__all__ = [
+    "DisguiseTransform",
+    "SymbolDisguise",
+    "disguise_transform",
+    "disguised_tape_csv",
+    "scaled_price",
+    "shifted_time",
+]
+
+_EPOCH = date(2200, 1, 1)
+_SPAN_WEEKS = 200 * 52  # first bar between 2200 and 2400
+_MIN_TICKS = 10_000  # ticks in the lowest disguised price, at least
+_MARGIN = Decimal("1.05")  # disguised prices stay this far outside the source's range
+_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
+_VOWELS = "AEIOUY"
+_DECIMAL = Context(prec=28)
+_SIX = Context(prec=6)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolDisguise:
+    """One symbol's disguise: its new ticker, price factor and tick."""
+
+    symbol: str
+    disguised: str
+    factor: str
+    tick: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "symbol": self.symbol,
+            "as": self.disguised,
+            "factor": self.factor,
+            "tick": self.tick,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DisguiseTransform:
+    """The whole transform: the week shift, the volume factor and each symbol's part."""
+
+    weeks: int
+    volume_factor: str
+    symbols: tuple[SymbolDisguise, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "weeks": self.weeks,
+            "volumeFactor": self.volume_factor,
+            "symbols": [item.to_json() for item in self.symbols],
+        }
+
+    def renamed(self) -> dict[str, str]:
+        return {item.symbol: item.disguised for item in self.symbols}
+
+
+def _draw(secret: bytes, tape_root: str, label: str) -> int:
+    digest = hashlib.sha256(b"kestrel.disguise\n" + tape_root.encode() + b"\n")
+    digest.update(label.encode() + b"\n" + secret)
+    return int.from_bytes(digest.digest(), "big")
+
+
+def _fraction(value: int, places: int = 6) -> Decimal:
+    """A number in ``[0, 1)`` from a draw, with ``places`` decimals."""
+    return _DECIMAL.divide(Decimal(value % 10**places), Decimal(10**places))
+
+
+def _ticker(draw: int, taken: set[str], sources: tuple[str, ...]) -> str | None:
+    letters = [
+        _LETTERS[draw % 20],
+        _VOWELS[draw // 20 % 6],
+        _LETTERS[draw // 120 % 20],
+        _LETTERS[draw // 2400 % 20],
+    ]
+    name = "".join(letters)
+    if name in taken or any(s in name or name in s for s in sources):
+        return None
+    return name
+
+
+def _factor(secret: bytes, tape: Tape, symbol: str) -> Decimal:
+    """The price factor: the disguised range wholly above or below the source's (all
+    arithmetic in one fixed context, whatever the caller's decimal context is)."""
+    columns = tape.columns[symbol]
+    spread = _DECIMAL.divide(Decimal(max(columns.high)), Decimal(max(min(columns.low), 1)))
+    draw = _draw(secret, tape.root, f"factor {symbol}")
+    exponent = _DECIMAL.add(Decimal("0.1"), _DECIMAL.multiply(Decimal("0.9"), _fraction(draw)))
+    away = _DECIMAL.multiply(_MARGIN, _DECIMAL.power(Decimal(10), exponent))
+    above = draw >> 64 & 1
+    factor = (
+        _DECIMAL.multiply(spread, away)
+        if above
+        else _DECIMAL.divide(1, _DECIMAL.multiply(spread, away))
+    )
+    return _SIX.plus(factor)
+
+
+def _tick_for(lowest: Decimal) -> str:
+    """A power-of-ten tick giving at least ``_MIN_TICKS`` ticks at ``lowest`` (1e-8 to 1)."""
+    places = min(8, max(0, len(str(_MIN_TICKS)) - 1 - lowest.adjusted()))
+    return "1" if places == 0 else f"0.{'0' * (places - 1)}1"
+
+
+def disguise_transform(tape: Tape, secret: bytes) -> DisguiseTransform:
+    """The transform (source tape, secret) decides."""
+    unit = Decimal(1).scaleb(-tape.scale)
+    first = datetime.strptime(tape.times[0], "%Y-%m-%dT%H:%M:%SZ").date()
+    target = _EPOCH + timedelta(weeks=_draw(secret, tape.root, "weeks") % _SPAN_WEEKS)
+    weeks = (target - first).days // 7
+    volume_draw = _draw(secret, tape.root, "volume")
+    exponent = _DECIMAL.subtract(
+        _DECIMAL.multiply(Decimal("0.6"), _fraction(volume_draw)), Decimal("0.3")
+    )
+    volume_factor = _SIX.plus(_DECIMAL.power(Decimal(10), exponent))
+    taken: set[str] = set()
+    parts: list[SymbolDisguise] = []
+    for symbol in tape.symbols:
+        attempt = 0
+        name = None
+        while name is None:
+            draw = _draw(secret, tape.root, f"ticker {symbol} {attempt}")
+            name = _ticker(draw, taken, tape.symbols)
+            attempt += 1
+        taken.add(name)
+        factor = _factor(secret, tape, symbol)
+        low = _DECIMAL.multiply(Decimal(max(min(tape.columns[symbol].low), 1)), unit)
+        lowest = _DECIMAL.multiply(low, factor)
+        parts.append(SymbolDisguise(symbol, name, f"{factor:f}", _tick_for(lowest)))
+    return DisguiseTransform(weeks, f"{volume_factor:f}", tuple(parts))
+
+
+def scaled_price(units: int, scale: int, factor: Decimal, tick: str) -> int:
+    """A source price (``units`` of ``10**-scale``) times ``factor``, rounded half up to
+    ``tick``, in units of that tick's places."""
+    places = tick_scale(tick)
+    sign, digits, exponent = factor.as_tuple()
+    assert isinstance(exponent, int)
+    assert not sign
+    whole = int("".join(map(str, digits)))
+    shift = places - scale + exponent
+    numerator: int = units * whole
+    if shift >= 0:
+        return numerator * int(10**shift)
+    divisor: int = 10**-shift
+    return (2 * numerator + divisor) // (2 * divisor)
+
+
+def shifted_time(time: str, weeks: int) -> str:
+    """``time`` moved by ``weeks`` whole weeks."""
+    moved = datetime.strptime(time, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return (moved + timedelta(weeks=weeks)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _text(units: int, places: int) -> str:
+    whole, frac = divmod(units, 10**places)
+    return f"{whole}.{frac:0{places}d}" if places else str(whole)
+
+
+def disguised_tape_csv(tape: Tape, transform: DisguiseTransform, scale: int) -> str:
+    """The canonical CSV of the disguised tape (prices with ``scale`` places, the
+    finest of the new ticks; symbols in code-point order within a time)."""
+    volume = Decimal(transform.volume_factor)
+    parts: Mapping[str, SymbolDisguise] = {item.symbol: item for item in transform.symbols}
+    order = sorted(tape.symbols, key=lambda symbol: parts[symbol].disguised)
+    rows: list[str] = [HEADER, "\n"]
+    for index, time in enumerate(tape.times):
+        moved = shifted_time(time, transform.weeks)
+        for symbol in order:
+            part = parts[symbol]
+            factor = Decimal(part.factor)
+            places = tick_scale(part.tick)
+            col = tape.columns[symbol]
+            prices = [
+                _text(
+                    scaled_price(values[index], tape.scale, factor, part.tick)
+                    * 10 ** (scale - places),
+                    scale,
+                )
+                for values in (col.open, col.high, col.low, col.close)
+            ]
+            shown = scaled_price(col.volume[index], 0, volume, "1")
+            rows.append(
+                f"{moved},{part.disguised},{','.join(prices)},"
+                f"{volume_text(shown, tape.volume_scale)}\n"
+            )
+    return "".join(rows)

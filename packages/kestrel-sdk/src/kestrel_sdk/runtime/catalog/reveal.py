@@ -1,0 +1,159 @@
+"""Commit, then reveal: a disguised scenario's commitment, its reveal, and the check
+that a disguised tape is exactly the transform of the source a reveal names.
+
+A disguised scenario carries only its commitment: the root of the canonical JSON of
+``{kind, version, scenario, source: {id, root, tapeRoot}, transform, secret}``, written
+into its description (so the scenario's root, and every proof on it, binds it). The
+reveal is that object with its ``commitment``; :func:`check_reveal` recomputes the
+transform from (source, secret) and the disguised tape from it, and names the first
+thing that differs: a member of the reveal, the source, a term, or a bar and symbol.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from kestrel_protocol import Scenario, canonical_json, root_of_bytes
+
+from .disguise import DisguiseTransform, disguise_transform, scaled_price, shifted_time
+from .model import LoadedScenario
+from .terms import tick_scale
+
+__all__ = [
+    "REVEAL_KIND",
+    "RevealMismatch",
+    "check_reveal",
+    "commitment_of",
+    "lineage_tag",
+    "reveal_object",
+    "scenario_commitment",
+    "source_ref",
+]
+
+REVEAL_KIND = "kestrel.disguise-reveal"
+_COMMITMENT = re.compile(r"[Cc]ommitment (sha256:[0-9a-f]{64})")
+
+
+@dataclass(frozen=True, slots=True)
+class RevealMismatch(Exception):
+    """What differs between a reveal, its source and the disguised scenario."""
+
+    field: str
+    expected: str
+    found: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: expected {self.expected}, found {self.found}"
+
+
+def source_ref(source: Scenario) -> dict[str, str]:
+    return {"id": source.id, "root": source.root, "tapeRoot": source.tape.root}
+
+
+def commitment_of(body: dict[str, Any]) -> str:
+    """The commitment to a reveal's members (every member but ``commitment``)."""
+    return root_of_bytes(canonical_json({k: v for k, v in body.items() if k != "commitment"}))
+
+
+def reveal_object(
+    scenario_id: str, source: Scenario, transform: DisguiseTransform, secret: bytes
+) -> dict[str, Any]:
+    """The reveal of a disguise (its ``commitment`` included)."""
+    body: dict[str, Any] = {
+        "kind": REVEAL_KIND,
+        "version": 1,
+        "scenario": scenario_id,
+        "source": source_ref(source),
+        "transform": transform.to_json(),
+        "secret": secret.hex(),
+    }
+    return {**body, "commitment": commitment_of(body)}
+
+
+def scenario_commitment(scenario: Scenario) -> str | None:
+    """The commitment a disguised scenario's description carries, if any."""
+    found = _COMMITMENT.search(scenario.description)
+    return found.group(1) if found else None
+
+
+def lineage_tag(loaded: LoadedScenario) -> str:
+    """The lineage a disguise of ``loaded`` records: its own when it is a disguise, else
+    a tag of its tape root (twins share it; it names nothing)."""
+    if loaded.lineage is not None:
+        return loaded.lineage
+    return root_of_bytes(b"kestrel.lineage\n" + loaded.scenario.tape.root.encode())
+
+
+def _same(field: str, expected: object, found: object) -> None:
+    if expected != found:
+        raise RevealMismatch(field, str(expected), str(found))
+
+
+def _secret(reveal: dict[str, Any]) -> bytes:
+    secret = reveal.get("secret")
+    try:
+        return bytes.fromhex(secret) if isinstance(secret, str) else b""
+    except ValueError:
+        raise RevealMismatch("reveal.secret", "hex digits", str(secret)) from None
+
+
+def check_reveal(disguised: LoadedScenario, reveal: Any, source: LoadedScenario) -> None:
+    """Raise :class:`RevealMismatch` naming the first thing that differs, unless the
+    disguised scenario is exactly the transform ``reveal`` names of ``source``."""
+    if not isinstance(reveal, dict) or reveal.get("kind") != REVEAL_KIND:
+        found = reveal.get("kind") if isinstance(reveal, dict) else type(reveal).__name__
+        raise RevealMismatch("reveal.kind", REVEAL_KIND, str(found))
+    _same("reveal.commitment", commitment_of(reveal), reveal.get("commitment"))
+    _same("commitment", scenario_commitment(disguised.scenario), reveal["commitment"])
+    _same("scenario", disguised.id, reveal.get("scenario"))
+    named = reveal.get("source")
+    named = named if isinstance(named, dict) else {}
+    for key, value in source_ref(source.scenario).items():
+        _same(f"source.{key}", named.get(key), value)
+    transform = disguise_transform(source.tape, _secret(reveal))
+    _same("transform", canonical_json(transform.to_json()), canonical_json(reveal.get("transform")))
+    _check_terms(disguised.scenario, source.scenario, transform)
+    _check_bars(disguised, source, transform)
+
+
+def _check_terms(disguised: Scenario, source: Scenario, transform: DisguiseTransform) -> None:
+    for name in ("account", "fees", "fill"):
+        _same(name, getattr(source, name).to_json(), getattr(disguised, name).to_json())
+    _same("tape.interval", source.tape.interval, disguised.tape.interval)
+    _same("tape.barsPerYear", source.tape.bars_per_year, disguised.tape.bars_per_year)
+    _same("tape.bars", source.tape.bars, disguised.tape.bars)
+    lots = {item.symbol: item.lot for item in source.instruments}
+    expected = sorted((part.disguised, part.tick, lots[part.symbol]) for part in transform.symbols)
+    found = sorted((item.symbol, item.tick, item.lot) for item in disguised.instruments)
+    _same("instruments", expected, found)
+
+
+def _check_bars(
+    disguised: LoadedScenario, source: LoadedScenario, transform: DisguiseTransform
+) -> None:
+    tape, original = disguised.tape, source.tape
+    volume = Decimal(transform.volume_factor)
+    for index, time in enumerate(original.times):
+        moved = shifted_time(time, transform.weeks)
+        _same(f"bar {index}: time", moved, tape.times[index])
+        for part in transform.symbols:
+            src, got = original.columns[part.symbol], tape.columns[part.disguised]
+            factor, shift = Decimal(part.factor), tape.scale - tick_scale(part.tick)
+            for column in ("open", "high", "low", "close"):
+                want = scaled_price(getattr(src, column)[index], original.scale, factor, part.tick)
+                have = getattr(got, column)[index]
+                if want * 10**shift != have:
+                    raise RevealMismatch(
+                        f"bar {index} ({moved}) {part.disguised} {column}",
+                        tape.price_text(want * 10**shift),
+                        tape.price_text(have),
+                    )
+            want_volume = original.volume_text(scaled_price(src.volume[index], 0, volume, "1"))
+            have_volume = tape.volume_text(got.volume[index])
+            if Decimal(want_volume) != Decimal(have_volume):
+                raise RevealMismatch(
+                    f"bar {index} ({moved}) {part.disguised} volume", want_volume, have_volume
+                )

@@ -1,0 +1,162 @@
+"""``disguise_scenario``: a catalog scenario made from another one, unrecognisable.
+
+The bars are transformed as :mod:`kestrel_sdk.runtime.catalog.disguise` describes
+(fictitious tickers, times moved into 2200-2400 by whole weeks, prices rescaled onto a
+new tick, volumes scaled, returns kept within one tick's rounding); the terms (account,
+fees, fill, interval, lots) are the source's. The title and description name nothing
+of the source: the description carries only the commitment to (source, transform,
+secret), which the reveal (:attr:`DisguisedScenario.reveal`) opens. The same source and
+secret make the same scenario, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kestrel_protocol import Scenario
+
+from ..runtime.catalog.builder import terms_toml
+from ..runtime.catalog.disguise import disguise_transform, disguised_tape_csv
+from ..runtime.catalog.model import LoadedScenario
+from ..runtime.catalog.objects import scenario_object
+from ..runtime.catalog.reveal import lineage_tag, reveal_object
+from ..runtime.catalog.tapes import TapeShape, parse_tape
+from ..runtime.catalog.terms import parse_terms, tick_scale
+
+__all__ = ["DisguisedScenario", "disguise_scenario"]
+
+TAPE_FILE = "tape.csv"
+DESCRIPTION = (
+    "Real market bars in disguise: symbols, times and price levels are changed, returns "
+    "are kept. Commitment {commitment}; the reveal names the source after the evaluation."
+)
+
+
+class DisguisedScenario:
+    """A disguised scenario: its files, its protocol object and its reveal (keep the
+    reveal private until the evaluation is over; ``kestrel scenario reveal`` publishes it)."""
+
+    def __init__(self, scenario: Scenario, toml: str, tape: str, reveal: dict[str, Any]) -> None:
+        self.scenario = scenario
+        self.toml = toml
+        self.tape = tape
+        self.reveal = reveal
+
+    @property
+    def id(self) -> str:
+        return self.scenario.id
+
+    @property
+    def commitment(self) -> str:
+        return str(self.reveal["commitment"])
+
+    def entry(self) -> dict[str, Any]:
+        """Its row in the catalog object (as ``kestrel catalog --json`` shows it)."""
+        scenario = self.scenario
+        return {
+            "id": scenario.id,
+            "title": scenario.title,
+            "symbols": [item.symbol for item in scenario.instruments],
+            "interval": scenario.tape.interval,
+            "bars": scenario.tape.bars,
+            "root": scenario.root,
+            "commitment": self.commitment,
+        }
+
+    def write(self, directory: str | Path) -> Path:
+        """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` (created; it must
+        not exist or be empty); both appear at once. The reveal is not written here."""
+        target = Path(directory).expanduser()
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise FileExistsError(f"{target} already exists and is not an empty directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            (staging / TAPE_FILE).write_text(self.tape, encoding="utf-8", newline="\n")
+            (staging / "scenario.toml").write_text(self.toml, encoding="utf-8", newline="\n")
+            if target.exists():
+                target.rmdir()
+            os.replace(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return target
+
+
+def _names_source(scenario_id: str, source: Scenario) -> str | None:
+    words = [source.id, *(item.symbol for item in source.instruments)]
+    for word in words:
+        if word.lower() in scenario_id.lower():
+            return word
+    return None
+
+
+def disguise_scenario(
+    source: LoadedScenario,
+    scenario_id: str,
+    secret: bytes,
+    *,
+    title: str | None = None,
+    sealed: bool = False,
+) -> DisguisedScenario:
+    """The disguise of ``source`` as ``scenario_id``, decided by ``secret`` (at least 16
+    bytes: ``os.urandom(32)``). Sealed when ``sealed`` or when the source is.
+
+    Raises ``ValueError`` naming the problem: a short secret, an id or title that names
+    the source (its id or a symbol), an invalid id.
+    """
+    if len(secret) < 16:
+        raise ValueError("the secret must be at least 16 bytes (e.g. os.urandom(32))")
+    origin = source.scenario
+    for what, text in (("id", scenario_id), ("title", title or "")):
+        named = _names_source(text, origin)
+        if named is not None:
+            raise ValueError(f"the {what} {text!r} names the source ({named}); choose another")
+    tape = source.tape
+    transform = disguise_transform(tape, secret)
+    reveal = reveal_object(scenario_id, origin, transform, secret)
+    lots = {item.symbol: item.lot for item in origin.instruments}
+    parts = sorted(transform.symbols, key=lambda part: part.disguised)
+    instruments: list[dict[str, str | int]] = [
+        {"symbol": part.disguised, "tick": part.tick, "lot": lots[part.symbol]} for part in parts
+    ]
+    symbols = " ".join(part.disguised for part in parts)
+    account, fees, fill = origin.account, origin.fees, origin.fill
+    toml = terms_toml(
+        scenario_id=scenario_id,
+        title=title or f"{symbols} {origin.tape.interval} bars",
+        description=DESCRIPTION.format(commitment=reveal["commitment"]),
+        interval=origin.tape.interval,
+        bars_per_year=origin.tape.bars_per_year,
+        cash=account.cash,
+        shortable=account.shortable,
+        max_position=account.max_position,
+        max_drawdown=account.max_drawdown,
+        fee_bps=fees.bps,
+        fee_minimum=fees.minimum,
+        participation=fill.participation,
+        slippage_bps=fill.slippage_bps,
+        instruments=instruments,
+    )
+    extra = [f'lineage = "{lineage_tag(source)}"']
+    if sealed or source.sealed:
+        extra.append("sealed = true")
+    if source.max_open_orders is not None:
+        extra.append(f"max_open_orders = {source.max_open_orders}")
+    toml = "\n".join(extra) + "\n" + toml  # top-level keys before the first table
+    terms = parse_terms(toml)
+    if isinstance(terms, list):
+        raise ValueError("; ".join(problem.reason for problem in terms))
+    scale = max(tick_scale(part.tick) for part in parts)
+    csv = disguised_tape_csv(tape, transform, scale)
+    parsed = parse_tape(csv.encode("utf-8"), {part.disguised: part.tick for part in parts}, scale)
+    if isinstance(parsed, list):  # pragma: no cover - the transform writes canonical bars
+        raise ValueError(f"internal error: the disguised tape is invalid: {parsed[0].reason}")
+    shape = TapeShape(
+        bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
+    )
+    return DisguisedScenario(scenario_object(terms, shape), toml, csv, reveal)

@@ -1,0 +1,276 @@
+"""Disguised tapes (issue 46): real bars no model recognises, returns kept, verifiable.
+
+backtesting.py's GOOG (daily), EURUSD (hourly) and BTCUSD (monthly, fractional volumes)
+are imported and disguised: every bar-to-bar return is the source's within one tick's
+rounding, no price is within 1 % of a source close, the calendar moves by whole weeks
+past 2200 (weekday, time of day, intervals kept), the symbols and title are fictitious.
+After the evaluation the reveal is published; ``kestrel verify --reveal`` confirms the
+proof's tape is exactly the disguise of the source, and fails naming the bar and symbol
+of a tape changed by one tick, or what differs when revealed against the wrong source.
+Scouting the labelled tape and then trading its twin fails ``no-lookahead`` naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kestrel_protocol import GradeResult, canonical_json
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog.model import LoadedScenario
+from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
+
+SECRET = bytes(range(32))
+TWIN = {"goog": "tape-q7", "eurusd": "tape-k2", "btcusd": "tape-m4"}
+
+
+def _shipped(name: str) -> Path:
+    import backtesting.test  # type: ignore[import-untyped]
+
+    return Path(backtesting.test.__file__).with_name(f"{name}.csv")
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """GOOG, EURUSD and BTCUSD imported, and each disguised, in one catalog directory."""
+    root = tmp_path_factory.mktemp("catalog")
+    for name in TWIN:
+        scenario_from_file(_shipped(name.upper()), name).write(root / name)
+    index = load_catalog([root])
+    for name, twin in TWIN.items():
+        source = index.get(name)
+        assert source is not None
+        disguise_scenario(source, twin, SECRET).write(root / twin)
+    return root
+
+
+def _pair(catalog: Path, name: str) -> tuple[LoadedScenario, LoadedScenario]:
+    index = load_catalog([catalog])
+    source, twin = index.get(name), index.get(TWIN[name])
+    assert source is not None
+    assert twin is not None
+    return source, twin
+
+
+@pytest.mark.parametrize("name", list(TWIN))
+def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) -> None:
+    source, twin = _pair(catalog, name)
+    src, dis = source.tape, twin.tape
+    assert len(src) == len(dis)
+    (symbol,) = src.symbols
+    (disguised,) = dis.symbols
+    tick = Decimal(twin.scenario.instruments[0].tick)
+    unit_s, unit_d = Decimal(1).scaleb(-src.scale), Decimal(1).scaleb(-dis.scale)
+    closes_s = [Decimal(v) * unit_s for v in src.columns[symbol].close]
+    closes_d = [Decimal(v) * unit_d for v in dis.columns[disguised].close]
+    for i in range(1, len(src)):
+        ratio = closes_s[i] / closes_s[i - 1]
+        # the disguised close is the previous one moved by the source's return, to a tick
+        error = abs(closes_d[i] - closes_d[i - 1] * ratio)
+        assert error <= tick * max(Decimal(1), ratio), (
+            name,
+            i,
+            closes_d[i - 1],
+            closes_d[i],
+            ratio,
+        )
+        assert closes_d[i] % tick == 0
+    # no disguised price within 1 % of any source close
+    low, high = min(closes_s), max(closes_s)
+    for column in ("open", "high", "low", "close"):
+        for value in getattr(dis.columns[disguised], column):
+            price = Decimal(value) * unit_d
+            assert price < low / Decimal("1.01") or price > high * Decimal("1.01")
+    # the calendar: whole weeks later, after 2200, weekday and time of day kept
+    first_s = datetime.fromisoformat(src.times[0].replace("Z", "+00:00"))
+    for time_s, time_d in zip(src.times, dis.times, strict=True):
+        moved = datetime.fromisoformat(time_d.replace("Z", "+00:00"))
+        shift = moved - datetime.fromisoformat(time_s.replace("Z", "+00:00"))
+        assert shift.days % 7 == 0
+        assert shift.seconds == 0
+        assert moved.year >= 2200 > first_s.year
+    # the names: nothing of the source
+    assert disguised != symbol
+    assert symbol not in twin.scenario.title
+    assert symbol not in twin.scenario.description
+    assert twin.scenario.tape.start[:4] not in twin.scenario.title
+
+
+def test_the_same_source_and_secret_make_the_same_scenario(catalog: Path) -> None:
+    source, twin = _pair(catalog, "goog")
+    again = disguise_scenario(source, TWIN["goog"], SECRET)
+    assert again.scenario.root == twin.scenario.root
+    other = disguise_scenario(source, TWIN["goog"], bytes(32))
+    assert other.scenario.tape.root != twin.scenario.tape.root
+
+
+def test_an_id_that_names_the_source_is_refused(catalog: Path) -> None:
+    source, _ = _pair(catalog, "goog")
+    with pytest.raises(ValueError, match=r"names the source \(goog\)"):
+        disguise_scenario(source, "goog-x", SECRET)
+
+
+def _kestrel(home: Path, catalog: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KESTREL_HOME": str(home), "KESTREL_CATALOG_PATH": str(catalog)}
+    command = [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", *args]
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def _traded_proof(
+    runtime: Runtime, scenario: str, principal: str = "alice", *, embed: bool = True
+) -> Any:
+    sid = runtime.open_session(principal, scenario).session_id
+    assert sid is not None
+    for source in ("advance 5", f"buy 3 {runtime.loaded(scenario).tape.symbols[0]}\nadvance 20"):
+        runtime.submit(principal, sid, source)
+    assert isinstance(runtime.grade(principal, sid), GradeResult)
+    return runtime.proof(principal, sid, embed_tape=embed).to_json()
+
+
+def test_cli_disguise_reveal_and_verify(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    scenario_from_file(_shipped("GOOG"), "goog").write(catalog / "goog")
+    scenario_from_file(_shipped("EURUSD"), "eurusd").write(catalog / "eurusd")
+    home = tmp_path / "home"
+    made = _kestrel(home, catalog, "scenario", "disguise", "goog", "--as", "tape-q7", "--sealed")
+    assert made.returncode == 0, made.stderr
+    entry = next(
+        e for e in load_catalog([catalog]).catalog.to_json()["scenarios"] if e["id"] == "tape-q7"
+    )
+    assert entry["sealed"] is True
+    assert entry["commitment"].startswith("sha256:")
+    assert "GOOG" not in json.dumps(entry)
+
+    runtime = Runtime(home, [catalog])
+    proof = _traded_proof(runtime, "tape-q7", embed=False)  # sealed: verified from the catalog
+    runtime.shutdown()
+    (tmp_path / "proof.json").write_bytes(canonical_json(proof))
+    revealed = _kestrel(
+        home, catalog, "scenario", "reveal", "tape-q7", "-o", str(tmp_path / "r.json")
+    )
+    assert revealed.returncode == 0, revealed.stderr
+    reveal = json.loads((tmp_path / "r.json").read_text())
+    assert reveal["commitment"] == entry["commitment"]
+
+    ok = _kestrel(
+        home, catalog, "verify", str(tmp_path / "proof.json"), "--reveal", str(tmp_path / "r.json")
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "provenance: disguised: disguised goog, revealed" in ok.stdout
+
+    # revealed against the wrong source: what differs is named
+    wrong = {**reveal, "source": {**reveal["source"], "id": "eurusd"}}
+    wrong_path = tmp_path / "wrong.json"
+    wrong_path.write_text(json.dumps(wrong))
+    failed = _kestrel(
+        home, catalog, "verify", str(tmp_path / "proof.json"), "--reveal", str(wrong_path)
+    )
+    assert failed.returncode != 0
+    assert "verification failed: reveal.commitment" in failed.stderr
+
+    # the right reveal, against another source given as a scenario directory
+    against = _kestrel(
+        home,
+        catalog,
+        "verify",
+        str(tmp_path / "proof.json"),
+        "--reveal",
+        str(tmp_path / "r.json"),
+        "--source",
+        str(catalog / "eurusd"),
+    )
+    assert against.returncode != 0
+    assert "verification failed: source.id: expected goog, found eurusd" in against.stderr
+
+
+def test_one_tick_changed_fails_naming_the_bar_and_symbol(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    scenario_from_file(_shipped("GOOG"), "goog").write(catalog / "goog")
+    source = load_catalog([catalog]).get("goog")
+    assert source is not None
+    made = disguise_scenario(source, "tape-q7", SECRET)
+    made.write(catalog / "tape-q7")
+    symbol = made.scenario.instruments[0].symbol
+    tick = Decimal(made.scenario.instruments[0].tick)
+    # a forger moves bar 100's close up by one tick, in the tape a proof embeds
+    lines = made.tape.split("\n")
+    fields = lines[101].split(",")
+    fields[5] = f"{Decimal(fields[5]) + tick:f}"
+    high = max(Decimal(fields[3]), Decimal(fields[5]))
+    fields[3] = f"{high:f}"
+    lines[101] = ",".join(fields)
+    forged_dir = tmp_path / "forged" / "tape-q7"
+    forged_dir.mkdir(parents=True)
+    (forged_dir / "scenario.toml").write_text(made.toml)
+    (forged_dir / "tape.csv").write_text("\n".join(lines))
+    home = tmp_path / "home"
+    runtime = Runtime(home, [tmp_path / "forged"])
+    proof = _traded_proof(runtime, "tape-q7")
+    runtime.shutdown()
+    (tmp_path / "proof.json").write_bytes(canonical_json(proof))
+    (tmp_path / "r.json").write_text(json.dumps(made.reveal))
+    failed = _kestrel(
+        home, catalog, "verify", str(tmp_path / "proof.json"), "--reveal", str(tmp_path / "r.json")
+    )
+    assert failed.returncode != 0
+    assert f"bar 100 ({fields[0]}) {symbol} close: expected" in failed.stderr, failed.stderr
+
+
+def test_scouting_the_labelled_tape_then_trading_its_twin_fails_no_lookahead(
+    catalog: Path, tmp_path: Path
+) -> None:
+    runtime = Runtime(tmp_path / "home", [catalog])
+    runtime.tape("mallory", "goog")  # the labelled tape, read whole
+    proof = _traded_proof(runtime, TWIN["goog"], principal="mallory")
+    checks = {c["id"]: c for c in proof["grade"]["conformance"]["checks"]}
+    assert checks["no-lookahead"]["passed"] is False, checks["no-lookahead"]
+    assert checks["no-lookahead"]["detail"].startswith("tape goog read before submission 1")
+    # another principal, or the twin without the scout, passes
+    honest = _traded_proof(runtime, TWIN["goog"], principal="alice")
+    assert {c["id"]: c for c in honest["grade"]["conformance"]["checks"]}["no-lookahead"][
+        "passed"
+    ] is True
+    runtime.shutdown()
+
+
+def test_a_session_run_to_the_end_of_the_labelled_tape_is_seen_from_its_twin(
+    catalog: Path, tmp_path: Path
+) -> None:
+    runtime = Runtime(tmp_path / "home", [catalog])
+    scout = runtime.open_session("eve", "goog").session_id
+    assert scout is not None
+    runtime.submit("eve", scout, "advance 1000")
+    proof = _traded_proof(runtime, TWIN["goog"], principal="eve", embed=False)
+    check = next(c for c in proof["grade"]["conformance"]["checks"] if c["id"] == "no-lookahead")
+    assert check["passed"] is False
+    assert f"session {scout} on goog of the same principal had reached bar 1000" in check["detail"]
+    runtime.shutdown()
+
+
+def test_a_shipped_two_symbol_scenario_disguises_and_its_reveal_opens_it(tmp_path: Path) -> None:
+    from kestrel_sdk.runtime.catalog.reveal import check_reveal
+
+    shipped = load_catalog([]).get("pairs-kx")
+    assert shipped is not None
+    made = disguise_scenario(shipped, "pair-t1", SECRET)
+    made.write(tmp_path / "pair-t1")
+    twin = load_catalog([tmp_path]).get("pair-t1")
+    assert twin is not None
+    renamed = {p["symbol"]: p["as"] for p in made.reveal["transform"]["symbols"]}
+    assert sorted(renamed) == ["KAPPA", "XI"]
+    assert sorted(twin.tape.symbols) == sorted(renamed.values())
+    assert not {"KAPPA", "XI"} & set(twin.tape.symbols)
+    check_reveal(twin, made.reveal, shipped)  # raises naming what differs, else opens it
+    for symbol, disguised in renamed.items():
+        src, dis = shipped.tape.columns[symbol].close, twin.tape.columns[disguised].close
+        assert len(src) == len(dis)
