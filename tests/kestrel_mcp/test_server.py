@@ -192,6 +192,7 @@ async def test_tools_list_names_are_claude_safe_and_complete(acme: ModuleType) -
         "kestrel_session_submit",
         "kestrel_session_frame",
         "kestrel_session_history",
+        "kestrel_session_list",
         "kestrel_session_blotter",
         "kestrel_session_close",
         "kestrel_grade",
@@ -221,6 +222,7 @@ async def test_tool_annotations_are_honest(acme: ModuleType) -> None:
         "kestrel_validate",
         "kestrel_session_frame",
         "kestrel_session_history",
+        "kestrel_session_list",
         "kestrel_session_blotter",
         "kestrel_secrets_list",
     ):
@@ -545,6 +547,7 @@ async def test_resources_list_and_templates(acme: ModuleType) -> None:
     assert [t["uriTemplate"] for t in templates] == [
         "kestrel://catalog/scenarios/{id}",
         "kestrel://catalog/scenarios/{id}/tape",
+        "kestrel://sessions/{id}/frame",
         "kestrel://artifacts/{root}",
         "kestrel://proofs/{gradeRoot}",
     ]

@@ -58,6 +58,8 @@ from kestrel_protocol import (
     SealedScenario,
     SelfRooted,
     SessionFrame,
+    SessionList,
+    SessionListEntry,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -241,6 +243,15 @@ def build_samples() -> list[ProtocolModel]:
     history = History(
         session=frame.session, scenario=scenario_ref, clock=clock, symbol=None, bars=[history_bar]
     )
+    session_entry = SessionListEntry(
+        session=frame.session,
+        scenario=scenario_ref,
+        label="first try",
+        status="closed",
+        clock=clock,
+        grade="sha256:" + "5" * 64,
+    )
+    session_list = SessionList(sessions=[session_entry], next_cursor="o100")
     sealed_scenario = SealedScenario.of(scenario)
     metrics = Metrics(
         pnl="0.50",
@@ -336,6 +347,8 @@ def build_samples() -> list[ProtocolModel]:
         record,
         history_bar,
         history,
+        session_entry,
+        session_list,
         sealed_scenario.tape,
         sealed_scenario,
         metrics,

@@ -96,6 +96,9 @@ def test_sessions_labels_and_heads(store: RuntimeStore) -> None:
     assert [r.id for r in store.sessions()] == ["ks_a", "ks_b", "ks_c"]  # in opening order
     assert store.labels("alice", SCENARIO_ROOT) == {"1", "2"}
     assert store.labels("carol", SCENARIO_ROOT) == set()
+    assert [r.id for r in store.sessions_of("alice")] == ["ks_a", "ks_b"]  # only hers
+    assert [r.id for r in store.sessions_of("bob")] == ["ks_c"]
+    assert store.sessions_of("carol") == []
     assert store.head("ks_a") == SessionHead(0, "open")
     assert store.head("ks_nope") is None
     _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")

@@ -3,7 +3,8 @@
 An outside agent has no stream to put an approval card on, so its answer is in-band:
 the refusal ``APPROVAL_REQUIRED`` with "resolve it in the product and retry". The
 operator resolves it (``kestrel-door approval grant``), which stores a one-shot yes
-that the retried call consumes.
+that the retried call consumes. A 2026-07-28 MCP client that can elicit is asked
+instead, and its ``accept`` stores that yes (:mod:`.elicit`).
 
 An approval required of a tool is required of every tool that has its effects, as the
 surface declares them (``Surface.guarded``): requiring it of the grade tool requires it

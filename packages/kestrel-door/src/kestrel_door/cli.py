@@ -44,6 +44,7 @@ from .config import DEFAULT_MAX_BODY, DoorConfig
 from .connections import ConnectionLimits, limit_connections
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
+from .sealing import catalog_line, seal_line, unknown_seals
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
 
@@ -141,7 +142,8 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     multiple=True,
     metavar="ID",
     help="Seal a catalog scenario (repeatable): no face serves its tape or a bar after a "
-    "session's clock.",
+    "session's clock. An id not in the catalog is a usage error; the door says at start "
+    "which scenarios it seals (these and any whose scenario.toml does) and its catalog.",
 )
 @click.option(
     "--max-live-sessions",
@@ -222,7 +224,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     )
     runtime = getattr(owner, "runtime", None)
     if seal and runtime is not None:
-        unknown = sorted(set(seal) - set(runtime.index.ids()))
+        unknown = unknown_seals(runtime.index, seal)
         if unknown:
             raise click.BadParameter(
                 f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
@@ -289,6 +291,9 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}; store {store.location}",
         err=True,
     )
+    if runtime is not None:  # the catalog it serves and what it seals, said at start
+        click.echo(catalog_line(runtime), err=True)
+        click.echo(seal_line(runtime, seal), err=True)
     server.run(sockets=[listening])
 
 

@@ -26,11 +26,12 @@ from kestrel_protocol.surface import SURFACE, Recall, Surface
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .approval import ApprovalPolicy
+from .approval import ApprovalPolicy, RequireApproval
 from .audit import AuditLog
 from .auth import Authenticator, bearer_of
 from .config import DoorConfig
 from .door_tools import DoorTurnTools
+from .elicit import ApprovalElicitation
 
 __all__ = ["Caller", "Door", "TransportFactory", "json_response", "outage_response"]
 
@@ -82,6 +83,10 @@ class Door:
         self._transport_for = transport_for
         self._auth = Authenticator(turn_credentials, grant_verifiers)
         self._approval = approval
+        self.elicitation = (
+            ApprovalElicitation(approval) if isinstance(approval, RequireApproval) else None
+        )
+        """Asks a client that can elicit for an approval (``/mcp``, 2026-07-28 era)."""
         self._transports: dict[str, Transport] = {}
         self._recalls: dict[str, Recall] = {}
         self.log_levels: dict[str, int] = {}

@@ -38,6 +38,7 @@ from kestrel_protocol.surface import (
 )
 
 from .audit import AuditLog
+from .elicit import ApprovalElicitation
 
 __all__ = ["SERVER_INFO", "DoorMcp"]
 
@@ -58,8 +59,10 @@ class DoorMcp:
         audit: AuditLog | None = None,
         recall: Recall | None = None,
         log_levels: dict[str, int] | None = None,
+        elicitation: ApprovalElicitation | None = None,
     ) -> None:
         self.turn = turn
+        self._elicitation = elicitation
         self._guarded = guarded
         self._audit = audit
         self.scope_challenge: str | None = None
@@ -83,6 +86,9 @@ class DoorMcp:
         self, rid: Any, method: str, params: Any, send: Send | None = None
     ) -> dict[str, Any]:
         """The JSON-RPC response to one request; ``send`` carries its notifications."""
+        elicit = self._elicitation if method == "tools/call" else None
+        if elicit is not None:  # an approval the client was asked for and accepted
+            elicit.accept(self.turn.ctx.principal, params)
         response = await self.session.request(rid, method, params, send)
         error = response.get("error")
         if isinstance(error, Mapping):
@@ -91,6 +97,10 @@ class DoorMcp:
             result = response.get("result")
             if isinstance(result, Mapping) and result.get("isError"):
                 self._challenge(result.get("structuredContent"))
+            if elicit is not None and isinstance(result, Mapping):
+                asked = elicit.ask(self.turn.ctx.principal, params, result)
+                if asked is not None:  # asked of the client rather than refused
+                    response = {**response, "result": {**asked, "_meta": result.get("_meta")}}
         return response
 
     def _guard(self, method: str) -> None:

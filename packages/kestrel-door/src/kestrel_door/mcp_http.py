@@ -108,6 +108,7 @@ class _Exchange:
             audit=door.audit,
             recall=door.recall(principal),
             log_levels=door.log_levels,
+            elicitation=door.elicitation if caller.guarded else None,
         )
         self.timeout_s = door.config.request_timeout_s
 

@@ -59,7 +59,6 @@ class KestrelMcpServer:
         self.transport = transport
         # The secret tools are this face's own addition: local-only, never on the door.
         self.surface = surface.plus(secret_tools(SecretTools(secret_store))) if secrets else surface
-        self.capabilities = self.surface.capabilities
         self.session = McpSession(
             self.surface,
             partial(call_tool, self.surface, transport),
@@ -70,7 +69,9 @@ class KestrelMcpServer:
             validate=False,  # call_tool checks the arguments itself
             page_size=page_size,
             recall=Recall(),
+            subscriptions=True,  # one client per process: it holds its subscriptions
         )
+        self.capabilities = self.session.capabilities
 
     async def handle(self, message: Any, send: Send | None = None) -> dict[str, Any] | None:
         """Answer one decoded JSON-RPC message; a notification (or a response) yields ``None``.

@@ -29,6 +29,7 @@ from kestrel_protocol import (
     ProtocolModel,
     Scenario,
     SealedScenario,
+    SessionList,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -132,6 +133,10 @@ class KestrelSdk:
             return Gated(gated=True, payment=opened.payment)
         assert opened.session_id is not None
         return Gated(gated=False, session=KestrelSession(self, opened.session_id))
+
+    async def sessions(self, cursor: str | None = None) -> SessionList:
+        """A page of your sessions, oldest first; its ``next_cursor`` asks for the next."""
+        return cast(SessionList, await self.run("sessions", cursor=cursor))
 
     def session(self, session_id: str) -> KestrelSession:
         """A handle on an existing session by id (no round trip)."""

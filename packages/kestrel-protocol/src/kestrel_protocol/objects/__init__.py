@@ -29,6 +29,7 @@ from .grade import (
     VerificationReport,
 )
 from .history import History, HistoryBar
+from .listing import SessionList, SessionListEntry
 from .offer import Offer
 from .proof import EmbeddedScenario, Proof, ProofScenario
 from .reads import Artifact, TapeText
@@ -97,6 +98,8 @@ __all__ = [
     "SealedScenario",
     "SealedTapeInfo",
     "SessionFrame",
+    "SessionList",
+    "SessionListEntry",
     "SessionOpened",
     "SessionRecord",
     "SessionResponse",

@@ -116,7 +116,9 @@ class VerificationReport(ProtocolModel):
     """The outcome of verifying a grade or a proof: replayed, first mismatch named.
     ``proof`` is the presented proof's root when a proof was verified; ``provenance``
     where its scenario came from; ``attestedBy`` the issuer and key of the signed
-    statement checked against the proof (``kestrel verify --trust``)."""
+    statement checked against the proof (``kestrel verify --trust``); ``attestation``
+    is ``unchecked`` when the proof carries a signed statement that was not checked (no
+    ``--trust``): replay verified the arithmetic, not who signed it."""
 
     kind: Literal["kestrel.verification"] = "kestrel.verification"
     ok: bool
@@ -125,3 +127,4 @@ class VerificationReport(ProtocolModel):
     mismatch: Mismatch | None = None
     provenance: Provenance | None = None
     attested_by: str | None = None
+    attestation: Literal["unchecked"] | None = None

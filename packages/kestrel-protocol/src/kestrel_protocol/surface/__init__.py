@@ -23,6 +23,7 @@ from .arguments import (
     ResumeArgs,
     ScenarioArgs,
     SessionArgs,
+    SessionListArgs,
     SubmitArgs,
     ValidateArgs,
     VerifyArgs,
@@ -33,7 +34,7 @@ from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, 
 from .dispatch import call_tool, run_tool
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
-from .paging import page
+from .paging import next_cursor, offset_of, page
 from .recall import Recall
 from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
 from .results import (
@@ -111,6 +112,7 @@ __all__ = [
     "ScenarioArgs",
     "Send",
     "SessionArgs",
+    "SessionListArgs",
     "Sleep",
     "SubmitArgs",
     "Surface",
@@ -127,6 +129,8 @@ __all__ = [
     "json_text",
     "label_problem",
     "log_threshold",
+    "next_cursor",
+    "offset_of",
     "output_schema",
     "page",
     "prompts",

@@ -31,6 +31,7 @@ __all__ = [
     "ResumeArgs",
     "ScenarioArgs",
     "SessionArgs",
+    "SessionListArgs",
     "SubmitArgs",
     "ValidateArgs",
     "VerifyArgs",
@@ -125,6 +126,14 @@ class SessionArgs(Arguments):
 
 HISTORY_MAX: Final = 1000
 """The most bars one history call returns."""
+
+
+class SessionListArgs(Arguments):
+    """A page of the caller's sessions."""
+
+    cursor: Text | None = Field(
+        default=None, description="The nextCursor of the previous page; omit for the first."
+    )
 
 
 class HistoryArgs(SessionArgs):

@@ -206,6 +206,9 @@ class Resource:
     one resource per catalog scenario in ``resources/list`` (``item_name`` and
     ``item_title`` formatted with the scenario's ``id`` and ``title``); ``complete``
     names what completes a variable (``scenario`` ids or artifact ``root``s).
+    ``updated_by`` names the effects of the tool calls that change it (a session's frame:
+    ``trade``, ``close``): where subscriptions work, a subscriber is told after each
+    such call made with the arguments the resource projects.
     """
 
     uri: str
@@ -221,6 +224,7 @@ class Resource:
     item_title: str = "{title}"
     """How ``resources/list`` names and titles a per-scenario resource."""
     complete: Mapping[str, Literal["scenario", "root"]] = field(default_factory=dict)
+    updated_by: tuple[str, ...] = ()
 
     @property
     def is_template(self) -> bool:

@@ -23,7 +23,7 @@ from .declare import Prompt
 from .notify import Notifier
 from .paging import page
 from .recall import Recall
-from .results import ArgumentError, result_refusal
+from .results import ArgumentError, json_text, result_refusal
 from .rpc import RpcError
 from .surface import Surface
 
@@ -34,7 +34,7 @@ ToolCaller = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 Sleep = Callable[[float], Awaitable[Any]]
 
 MAX_COMPLETIONS: Final = 100
-_NOT_FOUND: Final = frozenset({"UNKNOWN_SCENARIO", "UNKNOWN_ARTIFACT"})
+_NOT_FOUND: Final = frozenset({"UNKNOWN_SCENARIO", "UNKNOWN_ARTIFACT", "UNKNOWN_SESSION"})
 
 
 class McpMethods:
@@ -220,6 +220,11 @@ class McpMethods:
                 {"uri": uri, "refusal": refusal},
             )
         text = result["content"][0]["text"]
+        structured = result.get("structuredContent")
+        if resource.mime == "application/json" and structured is not None:
+            # the object's JSON, not the compact text a model reads of a frame's result
+            encoded = getattr(result, "json_text", None)
+            text = encoded if isinstance(encoded, str) else json_text(structured)
         return {"contents": [{"uri": uri, "mimeType": resource.mime, "text": text}]}
 
     async def complete(self, params: Mapping[str, Any]) -> dict[str, Any]:

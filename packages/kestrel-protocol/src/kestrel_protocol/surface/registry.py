@@ -27,6 +27,7 @@ from ..objects import (
     Proof,
     Scenario,
     SealedScenario,
+    SessionList,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -44,6 +45,7 @@ from .arguments import (
     ResumeArgs,
     ScenarioArgs,
     SessionArgs,
+    SessionListArgs,
     SubmitArgs,
     ValidateArgs,
     VerifyArgs,
@@ -224,6 +226,22 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
     ),
     Tool(
+        name="kestrel_session_list",
+        title="Your sessions",
+        description=(
+            "Your sessions, oldest first: each one's sessionId, scenario, label, status, clock "
+            "and grade root once graded (a sealed scenario's clock without the bars "
+            "remaining). A page holds up to 100; pass nextCursor back as cursor for the next."
+        ),
+        arguments=SessionListArgs,
+        runs=Binding("sessions"),
+        results=(SessionList,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("INVALID_ARGUMENT",),
+        route=Route("GET", "/v1/sessions", query={"cursor": "cursor"}),
+    ),
+    Tool(
         name="kestrel_session_blotter",
         title="Blotter",
         description="Every order (open and closed) and every fill of the session so far.",
@@ -368,6 +386,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
 )
 
 _SCENARIO_ID: Final = "[a-z0-9][a-z0-9-]{0,63}"
+_SESSION_ID: Final = "ks_[a-z2-7]{26}"
 _ROOT: Final = "sha256(?::|%3[aA])[0-9a-f]{64}"
 """A root in a URI (hosts that URL-encode a template variable send sha256%3A...)."""
 
@@ -414,6 +433,22 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         item_name="tape {id}",
         item_title="{title} (tape)",
         complete={"id": "scenario"},
+    ),
+    Resource(
+        uri="kestrel://sessions/{id}/frame",
+        name="session-frame",
+        title="Kestrel session frame",
+        description=(
+            "One of your sessions' latest frame and its root (as kestrel_session_frame "
+            "answers). Subscribe to it (resources/subscribe, where the server says it "
+            "can) to be told after each submit or close that changes it, instead of "
+            "polling."
+        ),
+        mime="application/json",
+        tool="kestrel_session_frame",
+        variables={"id": _SESSION_ID},
+        arguments=lambda v: {"sessionId": v["id"]},
+        updated_by=("trade", "close"),
     ),
     Resource(
         uri="kestrel://artifacts/{root}",

@@ -104,6 +104,7 @@ class McpSession:
         log_levels: MutableMapping[str, int] | None = None,
         log_key: str = "",
         guard: Guard | None = None,
+        subscriptions: bool = False,
     ) -> None:
         self.surface = surface
         self.server_info = dict(server_info)
@@ -118,6 +119,9 @@ class McpSession:
         self._inflight: dict[Any, CancelScope | None] = {}
         """The requests running, each with its cancel scope (``None``: not cancellable)."""
         self._cancelled: set[Any] = set()
+        self._subscribed: set[str] = set()
+        """The resources subscribed to (``subscriptions``: a face that holds a session)."""
+        self._subscriptions = subscriptions
         self.negotiated_version: str | None = None
         self.initialized = False
         m = self.methods
@@ -137,6 +141,9 @@ class McpSession:
             "prompts/get": lambda params, envelope, out: m.prompts_get(params),
             "completion/complete": lambda params, envelope, out: m.complete(params),
         }
+        if subscriptions:
+            self._table["resources/subscribe"] = self._subscribe
+            self._table["resources/unsubscribe"] = self._unsubscribe
 
     @property
     def log_level(self) -> int | None:
@@ -145,7 +152,13 @@ class McpSession:
 
     @property
     def capabilities(self) -> dict[str, Any]:
-        return self.surface.capabilities
+        """What ``initialize`` announces: the surface's, with ``resources.subscribe``
+        where this session keeps subscriptions (a handshake-era method: ``server/
+        discover`` announces the surface's own)."""
+        found = self.surface.capabilities
+        if self._subscriptions and "resources" in found:
+            return {**found, "resources": {**found["resources"], "subscribe": True}}
+        return found
 
     # ------------------------------------------------------------------ messages
 
@@ -258,6 +271,8 @@ class McpSession:
                 if out.pending:
                     with self._scope(shield=True):
                         await out.flush()
+            if self._subscribed and method == "tools/call" and send is not None:
+                await self._tell_updated(params, result, send)
         except RpcError as exc:
             return exc.response(request_id)
         except KestrelError as exc:
@@ -312,6 +327,41 @@ class McpSession:
         self._log_levels[self._log_key] = log_threshold(params.get("level"))
         return {}
 
+    # ------------------------------------------------------------------ subscriptions
+
+    async def _subscribe(
+        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
+    ) -> dict[str, Any]:
+        """``resources/subscribe``: a resource the caller can read (else not found),
+        told of as ``notifications/resources/updated`` after each call that changes it."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, "resources/subscribe needs a string 'uri'")
+        await self.methods.resources_read({"uri": uri}, modern=False)
+        self._subscribed.add(uri)
+        return {}
+
+    async def _unsubscribe(
+        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
+    ) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, "resources/unsubscribe needs a string 'uri'")
+        self._subscribed.discard(uri)
+        return {}
+
+    async def _tell_updated(
+        self, params: dict[str, Any], result: Mapping[str, Any], send: Send
+    ) -> None:
+        """After a ``tools/call`` that succeeded: ``notifications/resources/updated`` for
+        each subscribed resource it changed, before its response."""
+        name, arguments = params.get("name"), params.get("arguments")
+        if result.get("isError") or type(name) is not str or not isinstance(arguments, dict):
+            return
+        for uri in self.surface.updated(name, arguments, sorted(self._subscribed)):
+            updated = {"jsonrpc": "2.0", "method": "notifications/resources/updated"}
+            await send({**updated, "params": {"uri": uri}})
+
     async def _discover(
         self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
     ) -> dict[str, Any]:
@@ -323,7 +373,7 @@ class McpSession:
             )
         return {
             "supportedVersions": list(SUPPORTED_VERSIONS),
-            "capabilities": self.capabilities,
+            "capabilities": self.surface.capabilities,
             "instructions": self.instructions,
         }
 

@@ -100,6 +100,21 @@ class Surface:
                 return resource, resource.arguments(values)
         return None
 
+    def updated(self, name: str, arguments: Mapping[str, Any], uris: Iterable[str]) -> list[str]:
+        """Which of ``uris`` a successful call of the tool ``name`` with ``arguments``
+        changed: a resource it updates (``updated_by`` one of the tool's effects) whose
+        projected arguments the call was made with."""
+        tool = self._by_name.get(name)
+        effects = set(tool.effects) if tool is not None else set()
+        changed = []
+        for uri in uris:
+            found = self.resource(uri) if effects else None
+            if found is None or not effects & set(found[0].updated_by):
+                continue
+            if all(arguments.get(key) == value for key, value in found[1].items()):
+                changed.append(uri)
+        return changed
+
     def guarded(self, names: Iterable[str]) -> frozenset[str]:
         """The tools an approval required of ``names`` (or their dotted aliases) guards:
         each named tool and every tool that has all of its :attr:`~.declare.Tool.effects`

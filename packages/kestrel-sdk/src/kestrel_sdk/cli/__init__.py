@@ -23,6 +23,7 @@ from .home import home
 from .proofs import proof
 from .prune import prune
 from .scenario import scenario
+from .sessions import sessions
 
 __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
 
@@ -68,6 +69,7 @@ def cli(
 
 for _command in (catalog, validate, run, grade, verify, artifact, proof, scenario, home, prune):
     cli.add_command(_command)
+cli.add_command(sessions)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -87,6 +87,8 @@ def proof_verification(
         )
         return report.model_copy(update={"ok": False, "mismatch": mismatch})
     if trusted_keys is None:
+        if isinstance(data, dict) and "attestation" in data:  # signed, but not checked
+            return report.model_copy(update={"attestation": "unchecked"})
         return report
     try:
         attested = check_attestation(data, trusted_keys)
@@ -174,6 +176,8 @@ def verify_proof_data(
         lines.append(f"provenance: {report.provenance.source}: {report.provenance.detail}")
     if report.attested_by is not None:
         lines.append(f"attested by {report.attested_by}")
+    if report.attestation == "unchecked":
+        lines.append("attestation present, not checked: pass --trust URL|JWKS to check it")
     conclude_verification(report, as_json, "\n".join(lines))
 
 

@@ -240,7 +240,9 @@ class Grading:
         if embed_tape and self._sealed(scenario.id):
             raise KestrelError(
                 RefusalCode.SCENARIO_SEALED,
-                f"scenario {scenario.id!r} is sealed: a proof cannot embed its tape",
+                f"scenario {scenario.id!r} is sealed: a proof cannot embed its tape; make "
+                "the proof without embedding it, and verify it where the catalog holds the "
+                "scenario",
                 {"scenario": scenario.id, "tapeRoot": scenario.tape.root},
             )
         if embed_tape:

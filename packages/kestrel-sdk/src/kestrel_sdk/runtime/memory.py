@@ -148,6 +148,10 @@ class MemoryStore:
             rows = [s.row for s in self._sessions.values()]
         return rows if status is None else [r for r in rows if r.status == status]
 
+    def sessions_of(self, principal: str) -> list[SessionRow]:
+        with self._lock:
+            return [s.row for s in self._sessions.values() if s.row.principal == principal]
+
     def labels(self, principal: str, scenario_root: str) -> set[str]:
         with self._lock:
             return {

@@ -32,6 +32,7 @@ from kestrel_protocol import (
     Scenario,
     SealedScenario,
     SessionFrame,
+    SessionList,
     SessionOpened,
     SessionRecord,
     SessionResponse,
@@ -53,6 +54,7 @@ from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id
 from .lang import validate_source
+from .listing import SessionListing
 from .live import LiveSession, LiveSessions, default_max_live_sessions
 from .models import pentad_body
 from .pentads import pentad_root
@@ -112,6 +114,9 @@ class Runtime:
             lineages=lambda: served.lineages,
         )
         self._grading = Grading(self.store, self._sessions, served.sealed, self._artifact)
+        self._listing = SessionListing(
+            self.store, served, self._artifact, lambda p, sid: self._frame(p, sid).frame
+        )
         # what the step path (submit) uses, reached in one lookup each
         self._live = self._sessions.live
         self._session = self._sessions.get
@@ -322,6 +327,10 @@ class Runtime:
             head = live.frame_root
         members = {"frame": SessionFrame.parse(self._artifact(head)), "frame_root": head}
         return _new_delivery(members)
+
+    def sessions(self, principal: str, cursor: str | None = None) -> SessionList:
+        """A page of the principal's sessions, oldest first (see :mod:`.listing`)."""
+        return self._listing.page(principal, cursor)
 
     def history(self, principal: str, sid: str, bars: int, symbol: str | None = None) -> History:
         """The last ``bars`` bars of the session's tape up to and including its clock bar

@@ -228,9 +228,7 @@ def _proof_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario
             raise KestrelError(
                 RefusalCode.UNKNOWN_SCENARIO,
                 f"cannot verify the proof: its scenario {scenario_id} ({root}) is not in this "
-                f"catalog{has} and the proof does not embed it; make the proof with "
-                "`kestrel proof SESSION --embed-tape`, or add the scenario to "
-                "KESTREL_CATALOG_PATH",
+                f"catalog{has} and the proof does not embed it; {_remedy(data)}",
                 {"scenario": scenario_id, "root": root},
             )
         loaded = found
@@ -238,6 +236,32 @@ def _proof_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario
     expected = {"id": scenario.id, "root": scenario.root, "tapeRoot": scenario.tape.root}
     _compare("scenario", expected, ref)
     return loaded
+
+
+def _was_sealed(data: dict[str, Any]) -> bool:
+    """Whether the proof says its scenario was sealed: its record's lookahead, or a head
+    served without ``clock.remaining``."""
+    record, head = data.get("record"), data.get("head")
+    lookahead = record.get("lookahead") if isinstance(record, dict) else None
+    clock = head.get("clock") if isinstance(head, dict) else None
+    if isinstance(lookahead, dict) and lookahead.get("sealed") is True:
+        return True
+    return isinstance(clock, dict) and "remaining" not in clock
+
+
+def _remedy(data: dict[str, Any]) -> str:
+    """What makes an unknown scenario's proof verifiable: its tape embedded, unless the
+    scenario is sealed (a sealed proof cannot embed its tape)."""
+    if _was_sealed(data):
+        return (
+            "the scenario is sealed, so no proof of it can embed its tape: verify it where "
+            "the catalog holds the scenario (its operator's, or once it is unsealed, its "
+            "directory added to KESTREL_CATALOG_PATH)"
+        )
+    return (
+        "make the proof with `kestrel proof SESSION --embed-tape`, or add the scenario to "
+        "KESTREL_CATALOG_PATH"
+    )
 
 
 def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:

@@ -57,6 +57,7 @@ class Statements:
     )
     sessions: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} ORDER BY n"
     sessions_with: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE status = ? ORDER BY n"
+    sessions_of: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE principal = ? ORDER BY n"
     labels: str = "SELECT label FROM {sessions} WHERE principal = ? AND scenario_root = ?"
     insert_session: str = (
         f"INSERT INTO {{sessions}} ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

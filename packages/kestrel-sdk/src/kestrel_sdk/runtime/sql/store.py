@@ -129,6 +129,12 @@ class SqlStore(SqlAdapter):
                 rows = conn.execute(self.sql.sessions_with, (status,)).fetchall()
         return [SessionRow(*row) for row in rows]
 
+    def sessions_of(self, principal: str) -> list[SessionRow]:
+        """The principal's sessions, in the order they were opened."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.sessions_of, (principal,)).fetchall()
+        return [SessionRow(*row) for row in rows]
+
     def labels(self, principal: str, scenario_root: str) -> set[str]:
         with self._connection() as conn:
             rows = conn.execute(self.sql.labels, (principal, scenario_root)).fetchall()
