@@ -11,6 +11,7 @@ capability, and any handshake-era client, still gets the in-band refusal.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,9 @@ def _refused(result: Any) -> bool:
 async def test_an_elicitation_capable_client_is_asked_and_its_answer_holds_once(
     tmp_path: Path,
 ) -> None:
-    with serve_door(tmp_path / "door", "--require-approval", CLOSE) as door:
+    with serve_door(
+        tmp_path / "door", "--require-approval", CLOSE, "--approve-by-elicitation"
+    ) as door:
         asked: list[str] = []
         closed, (frame, again) = await _session_and_close(door, "auto", "accept", asked)
         assert not closed.is_error, closed
@@ -90,8 +93,24 @@ async def test_an_elicitation_capable_client_is_asked_and_its_answer_holds_once(
             assert frame.structured_content["frame"]["status"] == "open"
 
 
-async def test_without_elicitation_the_refusal_stays_in_band(tmp_path: Path) -> None:
+async def test_by_default_a_client_that_can_elicit_cannot_approve_itself(
+    tmp_path: Path,
+) -> None:
+    """The operator's approval is the operator's: an agent whose own client declares
+    elicitation and answers ``accept`` is not asked and is refused in-band, unless the
+    door was started with ``--approve-by-elicitation``."""
     with serve_door(tmp_path / "door", "--require-approval", CLOSE) as door:
+        asked: list[str] = []
+        closed, (frame, _) = await _session_and_close(door, "auto", "accept", asked)
+        assert asked == []
+        assert _refused(closed), closed
+        assert frame.structured_content["frame"]["status"] == "open"
+
+
+async def test_without_elicitation_the_refusal_stays_in_band(tmp_path: Path) -> None:
+    with serve_door(
+        tmp_path / "door", "--require-approval", CLOSE, "--approve-by-elicitation"
+    ) as door:
         # a handshake-era client declares elicitation only in a handshake the door does
         # not keep: it is never asked
         for mode, answer in (("auto", None), ("legacy", None), ("legacy", "accept")):
@@ -111,7 +130,10 @@ ELICITING = {
 async def test_an_accept_counts_only_for_the_call_the_door_asked_about(kit: Kit) -> None:
     """An agent that writes its own ``accept`` (no state, a forged one, or the state of
     another session's close) is refused in-band; the session stays open."""
-    app = kit.runtime_app(approval=RequireApproval(kit.store, frozenset({CLOSE})))
+    app = kit.runtime_app(
+        approval=RequireApproval(kit.store, frozenset({CLOSE})),
+        config=replace(kit.config, approve_by_elicitation=True),
+    )
     async with asgi_client(app, kit.token("alice")) as client:
 
         async def close(sid: str, **extra: Any) -> dict[str, Any]:

@@ -100,6 +100,13 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     "its effects (the grade tool's: the proof tool, which grades too).",
 )
 @click.option(
+    "--approve-by-elicitation",
+    is_flag=True,
+    help="Let an MCP client that can elicit (2026-07-28) answer --require-approval itself: "
+    "its host's user approves, not the operator. Off by default: an agent's own client "
+    "could say yes.",
+)
+@click.option(
     "--daily-quota", type=int, default=None, help="Free session opens per principal per day."
 )
 @click.option("--max-body", type=int, default=DEFAULT_MAX_BODY, show_default=True)
@@ -170,6 +177,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     oauth_issuer: str | None,
     oauth_jwks: str | None,
     require_approval: tuple[str, ...],
+    approve_by_elicitation: bool,
     daily_quota: int | None,
     max_body: int,
     timeout: float,
@@ -202,6 +210,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
         max_body_bytes=max_body,
         request_timeout_s=timeout,
         body_timeout_s=body_timeout,
+        approve_by_elicitation=approve_by_elicitation,
     )
     # The runtime knows each principal by its pseudonym only (see create_door_app).
     attestor = Attestor(DoorKeys(store), config.resource)

@@ -33,6 +33,10 @@ class DoorConfig:
     body_timeout_s: float | None = None  # None: request_timeout_s
     resource_name: str = "Kestrel door"
     extra_audiences: tuple[str, ...] = field(default_factory=tuple)
+    approve_by_elicitation: bool = False
+    """Let a 2026-07-28 ``/mcp`` client that can elicit answer an approval itself (its
+    host's user approves, not the operator): off unless the operator trusts every
+    client's user to approve, since an agent's own client could otherwise say yes."""
 
     @property
     def resource(self) -> str:

@@ -84,9 +84,12 @@ class Door:
         self._auth = Authenticator(turn_credentials, grant_verifiers)
         self._approval = approval
         self.elicitation = (
-            ApprovalElicitation(approval) if isinstance(approval, RequireApproval) else None
+            ApprovalElicitation(approval)
+            if isinstance(approval, RequireApproval) and config.approve_by_elicitation
+            else None
         )
-        """Asks a client that can elicit for an approval (``/mcp``, 2026-07-28 era)."""
+        """Asks a client that can elicit for an approval (``/mcp``, 2026-07-28 era), when
+        the operator let clients approve (``--approve-by-elicitation``)."""
         self._transports: dict[str, Transport] = {}
         self._recalls: dict[str, Recall] = {}
         self.log_levels: dict[str, int] = {}
