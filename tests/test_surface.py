@@ -23,7 +23,16 @@ from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_d
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_mcp.secrets import SecretTools, secret_tools
 from kestrel_protocol import Clock
-from kestrel_protocol.surface import SURFACE, Arguments, Binding, Route, Surface, Text, Tool
+from kestrel_protocol.surface import (
+    SURFACE,
+    TRIALS_PATH,
+    Arguments,
+    Binding,
+    Route,
+    Surface,
+    Text,
+    Tool,
+)
 from kestrel_sdk import KestrelSdk, KestrelSession, create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime import Runtime
 from pydantic import Field
@@ -178,15 +187,18 @@ async def test_deleting_a_tool_from_the_surface_removes_it_from_every_face(tmp_p
 
 def test_no_source_outside_the_registry_names_a_v1_route() -> None:
     """Every ``/v1/...`` path a package's source spells is the registry's, but the door's
-    own OpenAPI document (``/v1/openapi.json``): the transports build theirs from a Route."""
+    own OpenAPI document (``/v1/openapi.json``) and the evaluator's trials route (no tool:
+    ``TRIALS_PATH``, said once in ``surface/trials.py``): the transports build theirs from
+    a Route."""
     registry = ROOT / "packages/kestrel-protocol/src/kestrel_protocol/surface/registry.py"
     spelled = re.compile(r"/v1/[A-Za-z{][^\s\"'`]*")
+    not_tools = {"/v1/openapi.json", TRIALS_PATH, TRIALS_PATH + "/{tokenId}"}
     found = {
         (str(p.relative_to(ROOT)), m.group())
         for p in SOURCES
         if p != registry
         for m in spelled.finditer(p.read_text("utf-8"))
-        if m.group() != "/v1/openapi.json"
+        if m.group() not in not_tools
     }
     assert found == set()
     served = {t.route.path for t in SURFACE.tools if t.route is not None}
