@@ -138,6 +138,18 @@ def test_with_the_reveal_the_board_shows_the_agents_gap(run: tuple[Path, EvalLog
         assert f'data-gap-mean="{key}">{mean}<' in (root / "board.html").read_text()
 
 
+def test_several_pairs_as_inspect_splits_them() -> None:
+    """``-T "pairs=a,a-x;b,b-x"`` reaches the task split at its commas."""
+    task = kestrel_trading(pairs=["a", "a-x;b", "b-x"])
+    found = [(s.id, s.metadata["pair"], s.metadata["role"]) for s in task.dataset]  # type: ignore[index]
+    assert found == [
+        ("a", ["a", "a-x"], "labelled"),
+        ("a-x", ["a", "a-x"], "disguised"),
+        ("b", ["b", "b-x"], "labelled"),
+        ("b-x", ["b", "b-x"], "disguised"),
+    ]
+
+
 def test_a_pair_is_two_scenarios() -> None:
     with pytest.raises(ValueError, match="a pair is LABELLED,DISGUISED"):
         kestrel_trading(pairs="goog,tape-q7;goog-x")
