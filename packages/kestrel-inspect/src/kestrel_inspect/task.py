@@ -26,6 +26,61 @@ def _names(value: str | Sequence[str] | None, what: str, sep: str = ",") -> list
     return names
 
 
+ROLES = ("labelled", "disguised")
+"""A pair's two runs, in the order ``pairs`` names them."""
+
+
+def _pairs(value: str | Sequence[str | Sequence[str]] | None) -> list[tuple[str, str]]:
+    """``LABELLED,DISGUISED`` pairs: one string (pairs separated by ``;``), a list of
+    such strings or of two-item lists. Inspect's ``-T`` splits a value at its commas
+    (``-T pairs=a,b;c,d`` arrives as ``["a", "b;c", "d"]``): a list of plain names is
+    joined back first."""
+    if value is None:
+        return []
+    if not isinstance(value, str) and all(isinstance(v, str) and "," not in v for v in value):
+        value = ",".join(str(v) for v in value)
+    items: list[str | Sequence[str]] = (
+        list(value.split(";")) if isinstance(value, str) else list(value)
+    )
+    pairs = []
+    for item in items:
+        names = _names(item, "a pair") if isinstance(item, str) else [str(v).strip() for v in item]
+        if not any(names):
+            continue
+        if len(names) != len(ROLES) or not all(names):
+            raise ValueError(
+                f"kestrel_trading: a pair is LABELLED,DISGUISED (two scenario ids), got {item!r}"
+            )
+        pairs.append((names[0], names[1]))
+    return pairs
+
+
+def _samples(
+    ids: list[str], pairs: list[tuple[str, str]], metadata: dict[str, str]
+) -> list[Sample]:
+    """One sample per scenario, and per scenario of each pair (naming the pair and its
+    role); a scenario named twice is refused."""
+    runs: list[tuple[str, dict[str, object]]] = [(scenario, {}) for scenario in ids]
+    for pair in pairs:
+        roles = zip(pair, ROLES, strict=True)
+        runs += [(name, {"pair": list(pair), "role": role}) for name, role in roles]
+    names = [name for name, _ in runs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(
+            f"kestrel_trading: scenarios and pairs name {', '.join(twice)} twice "
+            "(one sample per scenario: --epochs N runs each N times)"
+        )
+    return [
+        Sample(
+            id=scenario,
+            input=f"Trade the Kestrel scenario {scenario}.",
+            metadata={"scenario": scenario, **metadata, **extra},
+        )
+        for scenario, extra in runs
+    ]
+
+
 @task
 def kestrel_trading(
     scenarios: str | Sequence[str] | None = None,
@@ -37,6 +92,7 @@ def kestrel_trading(
     catalog_path: str | Sequence[str] | None = None,
     embed_tape: bool = False,
     agent: str | None = None,
+    pairs: str | Sequence[str | Sequence[str]] | None = None,
 ) -> Task:
     """Trade Kestrel scenarios: one sample per scenario, scored from its replayable grade.
 
@@ -58,16 +114,22 @@ def kestrel_trading(
         agent: The name of the agent evaluated (``-T agent=NAME``), kept in each
             sample's metadata: ``kestrel board`` credits the sample's row to it, so two
             strategies run on one model (or one token) are two rows, not one.
+        pairs: Labelled tapes and their disguised twins, ``LABELLED,DISGUISED``, several
+            separated by ``;`` (``-T pairs=goog-2008,goog-2008-x``) or a list: one sample
+            per scenario of each pair, its metadata naming the ``pair`` and its ``role``
+            (``labelled`` or ``disguised``), each run as a trial of its own.
+            ``kestrel board LOGS --reveal FILE`` shows each agent's memorisation gap.
 
     Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
     times (a new session each, each sample and epoch as its own trial principal, so the
     runs do not share a horizon), ``--message-limit`` bounds a sample's conversation.
     """
-    ids = _names(scenarios, "scenarios")
-    if not ids:
+    ids, twins = _names(scenarios, "scenarios"), _pairs(pairs)
+    if not ids and not twins:
         raise ValueError(
             "kestrel_trading: name the scenarios to trade, e.g. "
-            "-T scenarios=acme-trend,acme-chop (`kestrel catalog` lists them)"
+            "-T scenarios=acme-trend,acme-chop (`kestrel catalog` lists them), or pairs "
+            "of a labelled tape and its disguised twin: -T pairs=LABELLED,DISGUISED"
         )
     if agent is not None and not str(agent).strip():
         raise ValueError("kestrel_trading: agent, when given, must name the agent")
@@ -80,21 +142,11 @@ def kestrel_trading(
         catalog_paths=tuple(_names(catalog_path, "catalog_path", os.pathsep)),
     )
     connection.inspect_server()  # a door without a readable token is refused here, at once
-    dataset = MemoryDataset(
-        [
-            Sample(
-                id=scenario,
-                input=f"Trade the Kestrel scenario {scenario}.",
-                metadata={
-                    "scenario": scenario,
-                    "connection": connection.where,
-                    **({"agent": str(agent).strip()} if agent is not None else {}),
-                },
-            )
-            for scenario in ids
-        ],
-        name="kestrel",
-    )
+    metadata = {
+        "connection": connection.where,
+        **({"agent": str(agent).strip()} if agent is not None else {}),
+    }
+    dataset = MemoryDataset(_samples(ids, twins, metadata), name="kestrel")
     return Task(
         dataset=dataset,
         solver=kestrel_agent(connection, style),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .baseline import BASELINE, Baseline, buy_and_hold
 from .build import METHOD, Board, build_board
 from .files import MAX_DEPTH, MAX_FILE_BYTES
+from .gaps import GAP_METHOD, AgentGap, Gaps, PairGap, Twins, memorisation_gaps
 from .html import render_board
 from .published import (
     PUBLISHED_KIND,
@@ -22,6 +23,7 @@ from .window import WHOLE_WINDOW
 __all__ = [
     "BADGES",
     "BASELINE",
+    "GAP_METHOD",
     "INSPECT_METADATA_KEY",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
@@ -30,6 +32,7 @@ __all__ = [
     "PUBLISHED_KIND",
     "PUBLISHED_PATH",
     "WHOLE_WINDOW",
+    "AgentGap",
     "AgentStanding",
     "Badge",
     "Baseline",
@@ -37,13 +40,17 @@ __all__ = [
     "BoardRow",
     "Cell",
     "Entry",
+    "Gaps",
     "Interval",
+    "PairGap",
     "PublishedBoard",
     "ScenarioRanking",
+    "Twins",
     "build_board",
     "buy_and_hold",
     "check_entry",
     "interval",
+    "memorisation_gaps",
     "published_board",
     "published_document",
     "rank_board",

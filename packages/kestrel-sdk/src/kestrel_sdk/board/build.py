@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from .baseline import BASELINE, Baseline, buy_and_hold
+from .gaps import Gaps, memorisation_gaps
 from .rank import AgentStanding, ScenarioRanking, rank_board
 from .rows import METRICS, BoardRow, check_entry
 from .sources import Entry, read_entries
@@ -23,8 +24,9 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Board:
     """The rows (in the order given), the rankings per scenario and the one overall,
-    the buy-and-hold baseline of each ranked scenario; ``attested_only``: only attested
-    rows are ranked (``--trust``)."""
+    the buy-and-hold baseline of each ranked scenario, the memorisation gaps (twins and
+    each agent's gap, :mod:`.gaps`); ``attested_only``: only attested rows are ranked
+    (``--trust``)."""
 
     metric: str
     rows: list[BoardRow]
@@ -32,6 +34,7 @@ class Board:
     overall: list[AgentStanding]
     attested_only: bool = False
     baselines: dict[tuple[str, str], Baseline] = field(default_factory=dict)
+    gaps: Gaps = field(default_factory=Gaps)
 
     @property
     def failed(self) -> list[BoardRow]:
@@ -94,6 +97,7 @@ class Board:
                 {"source": row.source, "agent": row.agent, "why": row.unranked}
                 for row in self.unranked
             ],
+            "gaps": self.gaps.to_json(),
         }
 
     def _baseline_json(self, ranking: ScenarioRanking) -> dict[str, Any] | None:
@@ -127,24 +131,36 @@ def build_board(
     *,
     trusted_keys: Mapping[str, Any] | None = None,
     require_catalog: bool = False,
+    reveals: Sequence[tuple[str, Any]] = (),
 ) -> Board:
     """Read every proof of ``paths`` (files, directories, Inspect logs), verify each (the
     signed statements under ``trusted_keys``, a JWKS) and rank the ones that hold by
-    ``metric`` (with ``trusted_keys``, only the attested ones)."""
+    ``metric`` (with ``trusted_keys``, only the attested ones); the memorisation gaps of
+    the pairs ``reveals`` ((where each came from, its data)) confirm or the logs claim."""
+    entries = read_entries(paths)
     rows = [
         checked(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
-        for entry in read_entries(paths)
+        for entry in entries
     ]
     attested_only = trusted_keys is not None
-    return board_of(rows, metric, attested_only=attested_only)
+    return board_of(rows, metric, attested_only=attested_only, entries=entries, reveals=reveals)
 
 
-def board_of(rows: list[BoardRow], metric: str, *, attested_only: bool) -> Board:
+def board_of(
+    rows: list[BoardRow],
+    metric: str,
+    *,
+    attested_only: bool,
+    entries: Sequence[Entry] = (),
+    reveals: Sequence[tuple[str, Any]] = (),
+) -> Board:
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
-    buy-and-hold baseline."""
+    buy-and-hold baseline and the memorisation gaps (``entries``: the rows' entries,
+    in the same order)."""
     scenarios, overall = rank_board(rows, metric, attested_only=attested_only)
     baselines = {(r.scenario, r.root): buy_and_hold(r.scenario, r.root) for r in scenarios}
-    return Board(metric, rows, scenarios, overall, attested_only, baselines)
+    gaps = memorisation_gaps(rows, entries, reveals) if entries else Gaps()
+    return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps)
 
 
 def checked(

@@ -59,6 +59,15 @@ __all__ = ["board_command"]
     help="Rebuild the board a door publishes (its /board), from its /board/proofs.json; "
     "needs --trust (the door's URL): the page is the door's, byte for byte.",
 )
+@click.option(
+    "--reveal",
+    "reveals",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="A disguise's reveal (repeatable): confirms a labelled/disguised pair, whose "
+    "memorisation gap the board then shows per agent.",
+)
 def board_command(  # noqa: PLR0917 - one parameter per click option
     proofs: tuple[Path, ...],
     out: Path | None,
@@ -68,6 +77,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     as_json: bool,
     allow_failed: bool,
     from_url: str | None,
+    reveals: tuple[Path, ...],
 ) -> None:
     """Verify every proof in PROOFS (proof files, directories of them, Inspect logs),
     rank them per scenario and overall, and write one self-contained HTML page.
@@ -87,15 +97,20 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     cells whose intervals overlap share a rank; beside them, the board's own
     buy-and-hold session on the same tape, a baseline never ranked. A board with a
     failed row exits 1 naming it (--allow-failed: exit 0).
+
+    The memorisation gap: per agent, return and Sharpe on labelled tapes minus on their
+    disguised twins (mean over pairs, N, a 95% t-interval). A pair counts only when a
+    reveal given with --reveal FILE confirms it; a pair an Inspect log claims
+    (-T pairs=…) without one is listed as unconfirmed and never counted.
     """
     from ..trust import load_trusted_keys  # noqa: PLC0415 - the cryptography loads only here
 
     if from_url is not None and (proofs or trust is None):
         raise click.UsageError("--from URL takes no PROOFS and needs --trust (the door's URL)")
-    if from_url is not None and (metric != "sharpe" or require_catalog):
+    if from_url is not None and (metric != "sharpe" or require_catalog or reveals):
         raise click.UsageError(
             "--from rebuilds the door's board as it serves it (by sharpe): "
-            "no --metric or --require-catalog"
+            "no --metric, --require-catalog or --reveal"
         )
     if from_url is None and not proofs:
         raise click.UsageError("Missing argument 'PROOFS...' (or --from URL --trust URL)")
@@ -108,7 +123,11 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         page, table, failed, badges = _published(from_url, keys)
     else:
         board = build_board(
-            list(proofs), metric, trusted_keys=keys, require_catalog=require_catalog
+            list(proofs),
+            metric,
+            trusted_keys=keys,
+            require_catalog=require_catalog,
+            reveals=[(str(path), _reveal(path)) for path in reveals],
         )
         page, table = render_board(board), json.dumps(board.to_json(), indent=2) + "\n"
         failed = [(r.source, r.reason) for r in board.failed]
@@ -131,6 +150,31 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
             f"{len(failed)} of {len(badges)} rows failed (first: {source}: {reason}); "
             "the board is written: --allow-failed exits 0 with failed rows",
         )
+
+
+def _reveal(path: Path) -> dict[str, Any]:
+    """A reveal file's data (``INVALID_INPUT`` naming the file when it is not one)."""
+    from ..runtime.catalog.reveal import REVEAL_KIND  # noqa: PLC0415 - the engine loads here
+    from .files import Unreadable, read_json  # noqa: PLC0415
+
+    try:
+        data = read_json(path)
+    except Unreadable as exc:
+        raise fail("INVALID_INPUT", f"--reveal {path}: {exc}") from None
+    source = data.get("source") if isinstance(data, dict) else None
+    if (
+        not isinstance(data, dict)
+        or data.get("kind") != REVEAL_KIND
+        or not isinstance(data.get("scenario"), str)
+        or not isinstance(source, dict)
+        or not all(isinstance(source.get(k), str) for k in ("id", "root"))
+    ):
+        raise fail(
+            "INVALID_INPUT",
+            f"--reveal {path}: not a reveal (a {REVEAL_KIND} naming its scenario and its "
+            "source's id and root: kestrel scenario reveal ID -o FILE writes one)",
+        )
+    return data
 
 
 def _published(

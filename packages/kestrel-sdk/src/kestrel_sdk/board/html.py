@@ -7,6 +7,7 @@ from html import escape
 
 from .baseline import BASELINE
 from .build import METHOD, Board
+from .gaps_html import render_gaps
 from .rank import ScenarioRanking
 from .rows import METRICS, BoardRow
 from .stats import Interval
@@ -219,7 +220,7 @@ embeds is ranked on its own, never overall.</p>
 <th class="num">95% interval</th></tr>{overall}</table>
 <h2>By scenario</h2>
 {scenarios or '<p class="sub">No proof verified.</p>'}
-<h2>Not ranked</h2>
+{render_gaps(board.gaps)}<h2>Not ranked</h2>
 <table id="unranked"><tr><th>agent</th><th>badge</th><th>source</th><th>why</th></tr>
 {unranked}</table>
 <h2>Every proof</h2>

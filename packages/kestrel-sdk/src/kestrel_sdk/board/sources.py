@@ -35,13 +35,16 @@ _INSTALL_INSPECT = (
 class Entry:
     """One proof to put on the board (``data``), or why there is none (``problem``);
     ``agent``: where it was filed (folder, file, model), ``named``: the agent the run
-    was named for, which the row is credited to before anyone else."""
+    was named for, which the row is credited to before anyone else; ``pair``: the
+    (labelled, disguised) twins an Inspect sample says it ran one of (a claim: only a
+    reveal confirms it, :mod:`.gaps`)."""
 
     source: str
     agent: str
     data: Any = None
     problem: str | None = None
     named: str | None = None
+    pair: tuple[str, str] | None = None
 
 
 def _shown(path: Path | str) -> str:
@@ -77,6 +80,7 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         )
         given = (sample.metadata or {}).get("agent")
         named = given if isinstance(given, str) and given else None
+        pair = _pair((sample.metadata or {}).get("pair"))
         proofs = [
             (score.metadata or {}).get(INSPECT_METADATA_KEY, {}).get("proof")
             for score in (sample.scores or {}).values()
@@ -84,7 +88,7 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         found = [p for p in proofs if p is not None]
         if found:
             for proof in found:
-                yield _checked(source, agent, proof, named)
+                yield _checked(source, agent, proof, named, pair)
             continue
         why = "; ".join(
             score.explanation for score in (sample.scores or {}).values() if score.explanation
@@ -92,16 +96,28 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
         if sample.error is not None:
             why = why or f"the sample failed: {sample.error.message}"
         problem = f"no proof in the sample: {why or 'not scored'}"
-        yield Entry(source, agent, problem=problem, named=named)
+        yield Entry(source, agent, problem=problem, named=named, pair=pair)
 
 
-def _checked(source: str, agent: str, proof: Any, named: str | None) -> Entry:
+def _pair(value: Any) -> tuple[str, str] | None:
+    """The (labelled, disguised) pair a sample's metadata names (``kestrel_trading``'s
+    ``pairs``), else None."""
+    if isinstance(value, list | tuple) and len(value) == 2:
+        labelled, disguised = value
+        if isinstance(labelled, str) and isinstance(disguised, str) and labelled and disguised:
+            return labelled, disguised
+    return None
+
+
+def _checked(
+    source: str, agent: str, proof: Any, named: str | None, pair: tuple[str, str] | None
+) -> Entry:
     """A proof from an Inspect log, held to the same nesting limit as a proof file."""
     try:
         check_depth(proof)
     except Unreadable as exc:
-        return Entry(source, agent, problem=str(exc), named=named)
-    return Entry(source, agent, proof, named=named)
+        return Entry(source, agent, problem=str(exc), named=named, pair=pair)
+    return Entry(source, agent, proof, named=named, pair=pair)
 
 
 def _file_entries(path: Path, agent: str) -> Iterator[Entry]:
