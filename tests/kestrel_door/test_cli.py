@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
 
@@ -141,6 +142,25 @@ def test_serve_refuses_to_seal_a_scenario_not_in_the_catalog(tmp_path: Path) -> 
     assert result.exit_code == 2, result.output
     assert "--seal" in result.output
     assert "no scenario 'nope' in the catalog" in result.output
+
+
+@pytest.mark.parametrize(
+    ("seal", "said"),
+    [
+        ("nope=tape-1", "no scenario 'nope' in the catalog"),
+        ("acme-crash=acme-trend", "cannot serve 'acme-crash' as 'acme-trend': that id is taken"),
+        ("acme-crash=Tape_9", "the served id 'Tape_9' must be lower-case letters"),
+        ("acme-crash=", "expected SCENARIO or SCENARIO=SERVED_ID"),
+        ("acme-crash=acme-crash", "the served id must differ from the scenario's"),
+    ],
+)
+def test_serve_refuses_a_seal_under_a_served_id_it_cannot_serve(
+    tmp_path: Path, seal: str, said: str
+) -> None:
+    result = CliRunner().invoke(door_group, ["--home", str(tmp_path), "serve", "--seal", seal])
+    assert result.exit_code == 2, result.output
+    assert "--seal" in result.output
+    assert said in " ".join(result.output.split()), result.output
 
 
 _DOOR = [sys.executable, "-c", "from kestrel_door.cli import main; main()"]

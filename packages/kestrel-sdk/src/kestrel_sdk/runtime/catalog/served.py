@@ -86,7 +86,7 @@ class ServedCatalog:
             if original not in scenarios:
                 raise KestrelError(
                     RefusalCode.UNKNOWN_SCENARIO,
-                    f"cannot seal {original!r}: no scenario by that id in the catalog",
+                    f"no scenario {original!r} in the catalog: cannot seal it",
                     {"scenario": original},
                 )
             if served in scenarios or served in copies:
