@@ -152,12 +152,14 @@ def test_serve_refuses_to_seal_a_scenario_not_in_the_catalog(tmp_path: Path) -> 
         ("acme-crash=Tape_9", "the served id 'Tape_9' must be lower-case letters"),
         ("acme-crash=", "expected SCENARIO or SCENARIO=SERVED_ID"),
         ("acme-crash=acme-crash", "the served id must differ from the scenario's"),
+        ("acme-crash=tape-1 --seal acme-chop=tape-1", "the served id 'tape-1' is named by more"),
     ],
 )
 def test_serve_refuses_a_seal_under_a_served_id_it_cannot_serve(
     tmp_path: Path, seal: str, said: str
 ) -> None:
-    result = CliRunner().invoke(door_group, ["--home", str(tmp_path), "serve", "--seal", seal])
+    seals = seal.split()  # a second --seal when the case has one
+    result = CliRunner().invoke(door_group, ["--home", str(tmp_path), "serve", "--seal", *seals])
     assert result.exit_code == 2, result.output
     assert "--seal" in result.output
     assert said in " ".join(result.output.split()), result.output

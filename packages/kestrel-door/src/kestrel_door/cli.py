@@ -318,7 +318,7 @@ def _listen(host: str, port: int) -> socket.socket:
 def _seal_specs(seal: tuple[str, ...]) -> list[tuple[str, str | None]]:
     """Each ``--seal`` as (scenario, served id or None); a malformed one is a usage error."""
     try:
-        return [kestrel_sdk.seal_spec(entry) for entry in seal]
+        return kestrel_sdk.seal_specs(seal)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--seal") from None
 

@@ -17,6 +17,8 @@ recognisable by it; seal a tape nobody else has published (an import, a disguise
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .builder import terms_toml
 from .model import LoadedScenario
 from .objects import scenario_object
@@ -24,7 +26,14 @@ from .reveal import lineage_tag, scenario_commitment
 from .tapes import TapeShape
 from .terms import ID_PATTERN, parse_terms
 
-__all__ = ["NEUTRAL_DESCRIPTION", "OPAQUE_TITLE", "RenamedCopy", "renamed_copy", "seal_spec"]
+__all__ = [
+    "NEUTRAL_DESCRIPTION",
+    "OPAQUE_TITLE",
+    "RenamedCopy",
+    "renamed_copy",
+    "seal_spec",
+    "seal_specs",
+]
 
 OPAQUE_TITLE = "Sealed scenario"
 NEUTRAL_DESCRIPTION = "A sealed scenario: its tape is served bar by bar up to the clock."
@@ -49,6 +58,19 @@ def seal_spec(text: str) -> tuple[str, str | None]:
     if served == source:
         raise ValueError(f"{text!r}: the served id must differ from the scenario's")
     return source, served
+
+
+def seal_specs(entries: Iterable[str]) -> list[tuple[str, str | None]]:
+    """Every entry as :func:`seal_spec` reads it; ``ValueError`` also for a scenario
+    sealed twice or two scenarios served under one id."""
+    specs = [seal_spec(entry) for entry in entries]
+    sources = [source for source, _ in specs]
+    served = [name for _, name in specs if name is not None]
+    for names, what in ((sources, "scenario"), (served, "served id")):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"the {what} {twice[0]!r} is named by more than one seal")
+    return specs
 
 
 class RenamedCopy:

@@ -24,7 +24,7 @@ from .lineage import Lineages
 from .loader import load_catalog
 from .model import CatalogIndex, LoadedScenario
 from .objects import catalog_object
-from .renamed import OPAQUE_TITLE, renamed_copy, seal_spec
+from .renamed import OPAQUE_TITLE, renamed_copy, seal_specs
 
 __all__ = ["OPAQUE_TITLE", "ServedCatalog"]
 
@@ -44,7 +44,7 @@ class ServedCatalog:
     ) -> None:
         self._paths = list(paths) if paths is not None else None
         self._source = index  # tests and embedders may supply one
-        specs = [seal_spec(entry) for entry in sealed]
+        specs = seal_specs(sealed)
         self._sealed = frozenset(source for source, served in specs if served is None)
         self._renamed = {source: served for source, served in specs if served is not None}
         self._index: CatalogIndex | None = None
