@@ -195,6 +195,35 @@ def test_serve_on_a_taken_port_says_so_without_claiming_to_serve(tmp_path: Path)
     )
 
 
+def test_serve_says_a_scenario_sealed_under_its_own_id_keeps_it(tmp_path: Path) -> None:
+    """``--seal acme-chop`` serves the id ``acme-chop`` (which tells "choppy"): the door
+    says so and how to serve it under a neutral id; ``--seal acme-crash=tape-9`` does
+    not need saying. (A taken port stops the door once the seals are checked.)"""
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        seals = ("--seal", "acme-chop", "--seal", "acme-crash=tape-9")
+        done = subprocess.run(
+            [*_DOOR, "serve", "--port", str(port), *seals],
+            env={**os.environ, "KESTREL_HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        taken.close()
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "--seal acme-chop serves it under its own id" in said, done.stderr
+    assert "--seal acme-chop=NEUTRAL_ID serves it under a neutral id" in said
+    assert "acme-crash" not in said
+
+
 def test_files_the_runtime_creates_under_a_home_are_private(tmp_path: Path) -> None:
     from kestrel_sdk.cli import cli as kestrel_cli
 
