@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from ..cli_convention import fail
-from .disguise import _source
+from .disguise import catalog_scenario
 from .scenario import catalog_dirs, scenario, taken_by, where_to_put
 from .show import json_text
 
@@ -40,7 +40,7 @@ def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool)
         seal_spec(f"{source_id}={served_id}")
     except ValueError as error:
         raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
-    source = _source(source_id)
+    source = catalog_scenario(source_id)
     taken = taken_by(served_id)
     if taken is not None:
         raise fail(
