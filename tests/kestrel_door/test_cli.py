@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
 
@@ -143,6 +144,27 @@ def test_serve_refuses_to_seal_a_scenario_not_in_the_catalog(tmp_path: Path) -> 
     assert "no scenario 'nope' in the catalog" in result.output
 
 
+@pytest.mark.parametrize(
+    ("seal", "said"),
+    [
+        ("nope=tape-1", "no scenario 'nope' in the catalog"),
+        ("acme-crash=acme-trend", "cannot serve 'acme-crash' as 'acme-trend': that id is taken"),
+        ("acme-crash=Tape_9", "the served id 'Tape_9' must be lower-case letters"),
+        ("acme-crash=", "expected SCENARIO or SCENARIO=SERVED_ID"),
+        ("acme-crash=acme-crash", "the served id must differ from the scenario's"),
+        ("acme-crash=tape-1 --seal acme-chop=tape-1", "the served id 'tape-1' is named by more"),
+    ],
+)
+def test_serve_refuses_a_seal_under_a_served_id_it_cannot_serve(
+    tmp_path: Path, seal: str, said: str
+) -> None:
+    seals = seal.split()  # a second --seal when the case has one
+    result = CliRunner().invoke(door_group, ["--home", str(tmp_path), "serve", "--seal", *seals])
+    assert result.exit_code == 2, result.output
+    assert "--seal" in result.output
+    assert said in " ".join(result.output.split()), result.output
+
+
 _DOOR = [sys.executable, "-c", "from kestrel_door.cli import main; main()"]
 
 
@@ -171,6 +193,35 @@ def test_serve_on_a_taken_port_says_so_without_claiming_to_serve(tmp_path: Path)
         .splitlines()[-1]
         .startswith(f"kestrel: BACKEND_UNAVAILABLE: cannot listen on 127.0.0.1:{port}: ")
     )
+
+
+def test_serve_says_a_scenario_sealed_under_its_own_id_keeps_it(tmp_path: Path) -> None:
+    """``--seal acme-chop`` serves the id ``acme-chop`` (which tells "choppy"): the door
+    says so and how to serve it under a neutral id; ``--seal acme-crash=tape-9`` does
+    not need saying. (A taken port stops the door once the seals are checked.)"""
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        seals = ("--seal", "acme-chop", "--seal", "acme-crash=tape-9")
+        done = subprocess.run(
+            [*_DOOR, "serve", "--port", str(port), *seals],
+            env={**os.environ, "KESTREL_HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        taken.close()
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "--seal acme-chop serves it under its own id" in said, done.stderr
+    assert "--seal acme-chop=NEUTRAL_ID serves it under a neutral id" in said
+    assert "acme-crash" not in said
 
 
 def test_files_the_runtime_creates_under_a_home_are_private(tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ def make_board_group(
     @click.option(
         "--seal",
         multiple=True,
-        metavar="ID",
+        metavar="ID[=SERVED_ID]",
         help="For session ids: a scenario the door seals (as serve's --seal; repeatable).",
     )
     @click.pass_context

@@ -44,7 +44,7 @@ from .config import DEFAULT_MAX_BODY, DoorConfig
 from .connections import ConnectionLimits, limit_connections
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
-from .sealing import catalog_line, seal_line, unknown_seals
+from .sealing import catalog_line, seal_line
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
 
@@ -147,10 +147,12 @@ def door_group(ctx: click.Context, home: str | None, store: str | None) -> None:
     "--seal",
     "seal",
     multiple=True,
-    metavar="ID",
+    metavar="ID[=SERVED_ID]",
     help="Seal a catalog scenario (repeatable): no face serves its tape or a bar after a "
-    "session's clock. An id not in the catalog is a usage error; the door says at start "
-    "which scenarios it seals (these and any whose scenario.toml does) and its catalog.",
+    "session's clock. ID=SERVED_ID serves it only as a renamed copy under SERVED_ID, "
+    "titled 'Sealed scenario' (an id like acme-crash tells an agent what comes). An id "
+    "not in the catalog is a usage error; the door says at start which scenarios it "
+    "seals (these and any whose scenario.toml does) and its catalog.",
 )
 @click.option(
     "--max-live-sessions",
@@ -195,6 +197,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     any replica serves any session. Turn credentials stay in the process that made them.
     """
 
+    specs = _seal_specs(seal)
     store = door_store(ctx)
     home = door_settings(ctx).home
     shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
@@ -233,11 +236,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     )
     runtime = getattr(owner, "runtime", None)
     if seal and runtime is not None:
-        unknown = unknown_seals(runtime.index, seal)
-        if unknown:
-            raise click.BadParameter(
-                f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
-            )
+        _check_seals(runtime, specs)
 
     # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
     # and a store that fails is "store unavailable" to it (where and why go to the log).
@@ -302,7 +301,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     )
     if runtime is not None:  # the catalog it serves and what it seals, said at start
         click.echo(catalog_line(runtime), err=True)
-        click.echo(seal_line(runtime, seal), err=True)
+        click.echo(seal_line(runtime, [served or source for source, served in specs]), err=True)
     server.run(sockets=[listening])
 
 
@@ -329,6 +328,35 @@ def _listen(host: str, port: int) -> socket.socket:
         ) from None
     listening.set_inheritable(True)
     return listening
+
+
+def _seal_specs(seal: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """Each ``--seal`` as (scenario, served id or None); a malformed one is a usage error."""
+    try:
+        return kestrel_sdk.seal_specs(seal)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--seal") from None
+
+
+def _check_seals(runtime: Any, specs: list[tuple[str, str | None]]) -> None:
+    """Refuse a ``--seal`` of a scenario the catalog lacks (or a served id it has), and
+    say which sealed scenarios keep their own id (it may tell what comes)."""
+    try:
+        ids = set(runtime.index.ids())
+    except KestrelError as exc:
+        raise click.BadParameter(exc.message, param_hint="--seal") from None
+    unknown = sorted(source for source, served in specs if served is None and source not in ids)
+    if unknown:
+        raise click.BadParameter(
+            f"no scenario {', '.join(map(repr, unknown))} in the catalog", param_hint="--seal"
+        )
+    for source, served in specs:
+        if served is None:
+            click.echo(
+                f"note: --seal {source} serves it under its own id, which may tell an agent "
+                f"what comes; --seal {source}=NEUTRAL_ID serves it under a neutral id",
+                err=True,
+            )
 
 
 def _session_proof(

@@ -1,8 +1,9 @@
 """What ``kestrel-door serve`` says at start of the catalog it serves and what it seals.
 
 An operator who typed ``--seal acme-trnd`` is told at once (a usage error naming the
-id); one who sealed nothing, or relied on a ``scenario.toml`` that does not say
-``sealed = true``, reads it on the door's first lines rather than in a grade.
+id, by ``kestrel_door.cli``); one who sealed nothing, or relied on a ``scenario.toml``
+that does not say ``sealed = true``, reads it on the door's first lines rather than in
+a grade.
 """
 
 from __future__ import annotations
@@ -10,12 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["catalog_line", "seal_line", "unknown_seals"]
-
-
-def unknown_seals(index: Any, seal: Iterable[str]) -> list[str]:
-    """The ``--seal`` ids ``index`` (a catalog index) has no scenario for, sorted."""
-    return sorted(set(seal) - set(index.ids()))
+__all__ = ["catalog_line", "seal_line"]
 
 
 def catalog_line(runtime: Any) -> str:
@@ -32,7 +28,8 @@ def catalog_line(runtime: Any) -> str:
 
 
 def seal_line(runtime: Any, seal: Iterable[str]) -> str:
-    """Which scenarios the door seals, each with why (``--seal`` or its scenario.toml)."""
+    """Which scenarios the door seals, each with why (``--seal`` or its scenario.toml);
+    ``seal``: the ids ``--seal`` serves (a renamed copy's served id)."""
     flagged = set(seal)
     index = runtime.index
     sealed = [i for i in index.ids() if runtime.sealed(i)]

@@ -9,6 +9,7 @@ from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
 from .render import render_frame
 from .results import BlotterView, Frames, GradeView, ProofView
+from .runtime.catalog.renamed import seal_specs
 from .sync import Kestrel, SyncSession
 from .transports import local_transport, remote_transport
 
@@ -34,4 +35,5 @@ __all__ = [
     "published_document",
     "remote_transport",
     "render_frame",
+    "seal_specs",
 ]

@@ -23,6 +23,7 @@ from .home import home
 from .proofs import proof
 from .prune import prune
 from .scenario import scenario
+from .sealed_copy import sealed_copy as _sealed_copy  # noqa: F401 - registers scenario sealed-copy
 from .sessions import sessions
 
 __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]

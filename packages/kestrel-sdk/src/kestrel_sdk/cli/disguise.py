@@ -19,7 +19,7 @@ from ..cli_convention import fail
 from .scenario import catalog_dirs, scenario, taken_by, where_to_put
 from .show import json_text
 
-__all__ = ["disguise", "read_secret", "reveal", "reveals_dir"]
+__all__ = ["catalog_scenario", "disguise", "read_secret", "reveal", "reveals_dir"]
 
 REVEALS = "reveals"
 
@@ -50,7 +50,8 @@ def _keep(reveal: dict[str, Any]) -> Path:
     return path
 
 
-def _source(source_id: str) -> Any:
+def catalog_scenario(source_id: str) -> Any:
+    """The catalog's scenario ``source_id``; the CLI's ``UNKNOWN_SCENARIO`` when none."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
 
     loaded = load_catalog().get(source_id)
@@ -92,7 +93,7 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
     only a commitment; `kestrel scenario reveal ID` publishes the reveal later."""
     from ..scenarios import disguise_scenario  # noqa: PLC0415 - the CLI starts without it
 
-    source = _source(source_id)
+    source = catalog_scenario(source_id)
     secret = read_secret(secret_file) if secret_file is not None else os.urandom(32)
     taken = taken_by(scenario_id)
     if taken is not None:
@@ -145,14 +146,14 @@ def reveal(
         scenario_commitment,
     )
 
-    disguised = _source(scenario_id)
+    disguised = catalog_scenario(scenario_id)
     commitment = scenario_commitment(disguised.scenario)
     if commitment is None:
         raise fail("INVALID_ARGUMENT", f"scenario {scenario_id} is not a disguise")
     if secret_file is not None:
         if source_id is None:
             raise fail("USAGE", "--secret-file needs --source SRC (the disguise's source)")
-        source = _source(source_id)
+        source = catalog_scenario(source_id)
         secret = read_secret(secret_file)
         made = reveal_object(
             scenario_id, source.scenario, disguise_transform(source.tape, secret), secret
@@ -166,7 +167,7 @@ def reveal(
                 "--secret-file F --source SRC",
             )
         made = json.loads(kept.read_text(encoding="utf-8"))
-        source = _source(str(made.get("source", {}).get("id")))
+        source = catalog_scenario(str(made.get("source", {}).get("id")))
     try:
         check_reveal(disguised, made, source)
     except RevealMismatch as error:

@@ -97,7 +97,9 @@ class Runtime:
         max_open_orders: int | None = None,
     ) -> None:
         """``store`` defaults to the one ``$KESTREL_STORE`` names (else SQLite in ``home``);
-        ``max_open_orders`` bounds each session (a scenario may lower it; ``bounds``)."""
+        ``max_open_orders`` bounds each session (a scenario may lower it; ``bounds``).
+        ``sealed``: scenario ids to seal, or ``ID=SERVED_ID`` to serve one only as a
+        renamed copy under a neutral id (:mod:`.catalog.renamed`)."""
         self.home = kestrel_home(home)
         self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
         self.gate = gate

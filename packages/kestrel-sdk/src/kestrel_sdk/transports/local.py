@@ -166,7 +166,9 @@ def local_transport(
     runtime (the operator on their own home) reads every artifact. ``store_detail=False``
     (a door's clients) refuses a store that fails as ``store unavailable`` only, the store
     and SQLite's reason going to the log; by default the refusal names them. ``sealed`` names
-    catalog scenarios to seal besides those whose ``scenario.toml`` says ``sealed = true``.
+    catalog scenarios to seal besides those whose ``scenario.toml`` says ``sealed = true``;
+    ``"ID=SERVED_ID"`` serves one only as a renamed copy under the neutral ``SERVED_ID``
+    (``kestrel_sdk.runtime.catalog.renamed``).
     """
     if runtime is not None:
         own = True if own_artifacts is None else own_artifacts

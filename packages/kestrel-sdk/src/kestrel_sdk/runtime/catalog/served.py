@@ -7,7 +7,9 @@ sealed scenario (``sealed = true``: ``kestrel scenario new --sealed``, ``kestrel
 scenario disguise --sealed``) is the operator's and served; a scenario the runtime
 seals was titled to be read openly ("ACME daily, crash and recovery" tells what comes),
 so it is served under the opaque title ``Sealed scenario`` (its roots unchanged: the
-catalog entry and sealed view carry the full scenario's root).
+catalog entry and sealed view carry the full scenario's root). A scenario sealed as
+``SOURCE=SERVED`` is served as a renamed copy under the operator's neutral id
+(:mod:`.renamed`), and ``SOURCE`` is not served at all.
 """
 
 from __future__ import annotations
@@ -22,15 +24,17 @@ from .lineage import Lineages
 from .loader import load_catalog
 from .model import CatalogIndex, LoadedScenario
 from .objects import catalog_object
+from .renamed import OPAQUE_TITLE, renamed_copy, seal_specs
 
 __all__ = ["OPAQUE_TITLE", "ServedCatalog"]
-
-OPAQUE_TITLE = "Sealed scenario"
 
 
 class ServedCatalog:
     """The catalog at ``paths`` (or ``index``, when one is supplied), sealing ``sealed``
-    besides the scenarios whose ``scenario.toml`` seals them."""
+    besides the scenarios whose ``scenario.toml`` seals them. An entry of ``sealed`` is
+    a scenario id, or ``ID=SERVED_ID`` to serve it as a renamed copy (``ValueError`` for
+    a malformed entry; ``UNKNOWN_SCENARIO`` on first use for an id the catalog lacks or a
+    served id it already has)."""
 
     def __init__(
         self,
@@ -39,30 +43,66 @@ class ServedCatalog:
         sealed: Iterable[str] = (),
     ) -> None:
         self._paths = list(paths) if paths is not None else None
-        self._index = index  # tests and embedders may supply one
-        self._sealed = frozenset(sealed)
-        self._catalog: Catalog | None = None
+        self._source = index  # tests and embedders may supply one
+        specs = seal_specs(sealed)
+        self._sealed = frozenset(source for source, served in specs if served is None)
+        self._renamed = {source: served for source, served in specs if served is not None}
+        self._index: CatalogIndex | None = None
+        self._all: CatalogIndex | None = None
         self._lineages: Lineages | None = None
         self._lock = threading.Lock()
 
     @property
     def index(self) -> CatalogIndex:
-        """The catalog of this process, loaded once on first use."""
+        """The catalog this process serves, loaded once on first use: a scenario sealed
+        under a served id replaced by its renamed copy."""
         index = self._index
         if index is None:
             with self._lock:
                 if self._index is None:
-                    self._index = load_catalog(self._paths)
+                    self._index, self._all = self._load()
                 index = self._index
         return index
 
     @property
     def lineages(self) -> Lineages:
-        """The lineages of the catalog (a scenario and its disguised twins)."""
+        """The lineages of the catalog (a scenario and its disguised twins), the sources
+        of renamed copies included (bars shown of a copy were shown of its source)."""
         lineages = self._lineages
         if lineages is None:
-            lineages = self._lineages = Lineages(self.index)
+            self.index  # noqa: B018 - loads both indexes
+            assert self._all is not None
+            lineages = self._lineages = Lineages(self._all)
         return lineages
+
+    def _load(self) -> tuple[CatalogIndex, CatalogIndex]:
+        """(the served index, the index with the sources of renamed copies too)."""
+        source = self._source if self._source is not None else load_catalog(self._paths)
+        if not self._renamed and not self._sealed & set(source.ids()):
+            return source, source  # served as loaded, catalog root and all
+        scenarios = {i: s for i in source.ids() if (s := source.get(i)) is not None}
+        copies: dict[str, LoadedScenario] = {}
+        for original, served in self._renamed.items():
+            if original not in scenarios:
+                raise KestrelError(
+                    RefusalCode.UNKNOWN_SCENARIO,
+                    f"no scenario {original!r} in the catalog: cannot seal it",
+                    {"scenario": original},
+                )
+            if served in scenarios or served in copies:
+                raise KestrelError(
+                    RefusalCode.UNKNOWN_SCENARIO,
+                    f"cannot serve {original!r} as {served!r}: that id is taken; choose another",
+                    {"scenario": served},
+                )
+            copies[served] = renamed_copy(scenarios[original], served).loaded
+        served_scenarios = {i: s for i, s in scenarios.items() if i not in self._renamed} | copies
+        sealed = [i for i, s in served_scenarios.items() if s.sealed or i in self._sealed]
+        catalog = catalog_object((self._titled(s) for s in served_scenarios.values()), sealed)
+        return (
+            CatalogIndex(catalog, served_scenarios, source.problems),
+            CatalogIndex(source.catalog, scenarios | copies, source.problems),
+        )
 
     def loaded(self, scenario_id: str) -> LoadedScenario:
         """The scenario; ``UNKNOWN_SCENARIO`` when the catalog has none by that id."""
@@ -82,18 +122,7 @@ class ServedCatalog:
 
     def catalog(self) -> Catalog:
         """The catalog, each scenario marked ``sealed`` as this runtime serves it."""
-        catalog = self._catalog
-        if catalog is None:
-            index = self.index
-            catalog = index.catalog
-            if self._sealed & set(index.ids()):
-                scenarios = [index.get(i) for i in index.ids()]
-                sealed = [i for i in index.ids() if self.sealed(i)]
-                catalog = catalog_object(
-                    (self._titled(s) for s in scenarios if s is not None), sealed
-                )
-            self._catalog = catalog
-        return catalog
+        return self.index.catalog
 
     def scenario(self, scenario_id: str) -> Scenario | SealedScenario:
         """The scenario; a sealed one's sealed view (no description, no tape end)."""
