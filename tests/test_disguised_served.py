@@ -398,3 +398,20 @@ def test_a_door_process_serves_the_disguise_and_the_reveal_verifies_its_proof(
     )
     assert verified.returncode == 0, verified.stderr
     assert "provenance: disguised: disguised goog, revealed" in verified.stdout
+
+    # the grade report of the proof needs the tape: refused while sealed, naming nothing
+    reported = subprocess.run(
+        [
+            *(sys.executable, "-c", "from kestrel_sdk.cli import main; main()", "report"),
+            *(str(tmp_path / "proof.json"), "-o", str(tmp_path / "report.html")),
+        ],
+        env={**env, "KESTREL_CATALOG_PATH": str(served)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert reported.returncode != 0
+    assert "SCENARIO_SEALED" in reported.stderr
+    assert not (tmp_path / "report.html").exists()
+    assert not leaks(reported.stdout + reported.stderr)
