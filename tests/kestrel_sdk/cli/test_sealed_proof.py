@@ -90,3 +90,25 @@ def test_an_unsealed_user_scenario_proof_is_still_told_to_embed_its_tape(
     verified = _kestrel(tmp_path / "elsewhere", "verify", str(out))
     assert verified.exit_code == 3
     assert "make the proof with `kestrel proof SESSION --embed-tape`" in verified.stderr
+
+
+def test_verify_takes_the_catalog_path_flag_like_every_other_verb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kestrel --catalog-path DIR verify P`` replays over DIR's scenarios, as
+    ``KESTREL_CATALOG_PATH=DIR`` does (it used to read the variable only)."""
+    monkeypatch.delenv("KESTREL_CATALOG_PATH", raising=False)
+    home, catalog = tmp_path / "home", _catalog(tmp_path / "cat", "acme-mine", sealed=False)
+    sid = _session(home, catalog, "acme-mine")
+    out = tmp_path / "mine.json"
+    made = _kestrel(home, "--catalog-path", str(catalog), "proof", sid, "-o", str(out))
+    assert made.exit_code == 0, made.stderr
+    elsewhere = tmp_path / "elsewhere"
+    assert _kestrel(elsewhere, "verify", str(out)).exit_code == 3  # not in the catalog
+    verified = _kestrel(elsewhere, "--catalog-path", str(catalog), "verify", str(out))
+    assert verified.exit_code == 0, verified.stderr
+    assert "provenance: catalog: scenario acme-mine" in verified.stdout
+    required = _kestrel(
+        elsewhere, "--catalog-path", str(catalog), "verify", str(out), "--require-catalog"
+    )
+    assert required.exit_code == 0, required.stderr

@@ -322,6 +322,7 @@ def verify(  # noqa: PLR0917 - one parameter per click option
             trust=trust,
             reveal=reveal,
             source=source,
+            catalog_paths=list(settings_of(ctx).catalog_paths) or None,
         )
         return
     if reveal is not None:

@@ -9,7 +9,7 @@ nothing is read from or written to the Kestrel home, even with ``--remote``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +61,15 @@ def proof_verification(
     *,
     require_catalog: bool = False,
     trusted_keys: Mapping[str, Any] | None = None,
+    catalog_paths: Sequence[Path] | None = None,
 ) -> VerificationReport:
     """A proof's verification as ``kestrel verify`` does it: replayed over this machine's
     catalog (shipped, plus ``KESTREL_CATALOG_PATH``) or the scenario the proof embeds,
     its provenance said; under ``require_catalog`` an embedded scenario unknown here is a
     mismatch; with ``trusted_keys`` (a JWKS) the door's signed statement is checked
-    against the replayed proof (``attestedBy``, or the mismatch it names).
+    against the replayed proof (``attestedBy``, or the mismatch it names);
+    ``catalog_paths``, the scenario directories ``kestrel --catalog-path`` names, in
+    place of ``KESTREL_CATALOG_PATH`` (as every other verb takes them).
 
     Raises ``ValueError`` for data that is not a ``kestrel.proof``, and ``KestrelError``
     (``UNKNOWN_SCENARIO``) for a scenario neither in the catalog nor embedded.
@@ -75,7 +78,7 @@ def proof_verification(
     from ..runtime.verify import verify_proof  # noqa: PLC0415
     from ..trust import NotAttested, check_attestation  # noqa: PLC0415
 
-    report = verify_proof(load_catalog(), data)
+    report = verify_proof(load_catalog(catalog_paths), data)
     if not report.ok:
         return report
     provenance = report.provenance
@@ -99,7 +102,11 @@ def proof_verification(
 
 
 def reveal_verification(
-    report: VerificationReport, data: dict[str, Any], reveal: Any, source: Path | None
+    report: VerificationReport,
+    data: dict[str, Any],
+    reveal: Any,
+    source: Path | None,
+    catalog_paths: Sequence[Path] | None = None,
 ) -> VerificationReport:
     """A verified proof's report after checking its scenario against ``reveal``: the
     proof's tape must be exactly the transform the reveal names of its source (the
@@ -109,7 +116,7 @@ def reveal_verification(
     from ..runtime.catalog.reveal import RevealMismatch, check_reveal  # noqa: PLC0415
     from ..runtime.verify import proof_scenario  # noqa: PLC0415
 
-    index = load_catalog()
+    index = load_catalog(catalog_paths)
     disguised = proof_scenario(index, data)
     named = reveal.get("source") if isinstance(reveal, dict) else None
     source_id = named.get("id") if isinstance(named, dict) else None
@@ -149,6 +156,7 @@ def verify_proof_data(
     trust: str | None = None,
     reveal: Path | None = None,
     source: Path | None = None,
+    catalog_paths: Sequence[Path] | None = None,
 ) -> None:
     """``kestrel verify`` of a proof: replay it, say where its scenario came from and,
     with ``trust`` (a JWKS file or URL), check the door's signed statement against it;
@@ -162,7 +170,9 @@ def verify_proof_data(
     except ValueError as exc:
         raise fail("INVALID_INPUT", str(exc)) from None
     try:
-        report = proof_verification(data, require_catalog=require_catalog, trusted_keys=keys)
+        report = proof_verification(
+            data, require_catalog=require_catalog, trusted_keys=keys, catalog_paths=catalog_paths
+        )
     except ValueError as exc:
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
     if reveal is not None and report.ok:
@@ -170,7 +180,7 @@ def verify_proof_data(
             opened = json.loads(reveal.read_bytes())
         except (ValueError, UnicodeDecodeError, OSError) as exc:
             raise fail("INVALID_INPUT", f"--reveal {reveal}: not a reveal: {exc}") from None
-        report = reveal_verification(report, data, opened, source)
+        report = reveal_verification(report, data, opened, source, catalog_paths)
     lines = [f"ok: proof {report.proof} of grade {report.grade} verified by replay"]
     if report.provenance is not None:
         lines.append(f"provenance: {report.provenance.source}: {report.provenance.detail}")
