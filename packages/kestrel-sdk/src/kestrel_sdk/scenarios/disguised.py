@@ -19,13 +19,13 @@ from typing import Any
 
 from kestrel_protocol import Scenario
 
-from ..runtime.catalog.builder import terms_toml
 from ..runtime.catalog.disguise import disguise_transform, disguised_tape_csv
+from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
 from ..runtime.catalog.objects import scenario_object
-from ..runtime.catalog.reveal import lineage_tag, reveal_object
+from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
-from ..runtime.catalog.terms import parse_terms, tick_scale
+from ..runtime.catalog.terms import tick_scale
 
 __all__ = ["DisguisedScenario", "disguise_scenario"]
 
@@ -125,32 +125,14 @@ def disguise_scenario(
         {"symbol": part.disguised, "tick": part.tick, "lot": lots[part.symbol]} for part in parts
     ]
     symbols = " ".join(part.disguised for part in parts)
-    account, fees, fill = origin.account, origin.fees, origin.fill
-    toml = terms_toml(
+    toml, terms = twin_toml(
+        source,
         scenario_id=scenario_id,
         title=title or f"{symbols} {origin.tape.interval} bars",
         description=DESCRIPTION.format(commitment=reveal["commitment"]),
-        interval=origin.tape.interval,
-        bars_per_year=origin.tape.bars_per_year,
-        cash=account.cash,
-        shortable=account.shortable,
-        max_position=account.max_position,
-        max_drawdown=account.max_drawdown,
-        fee_bps=fees.bps,
-        fee_minimum=fees.minimum,
-        participation=fill.participation,
-        slippage_bps=fill.slippage_bps,
         instruments=instruments,
+        sealed=sealed or source.sealed,
     )
-    extra = [f'lineage = "{lineage_tag(source)}"']
-    if sealed or source.sealed:
-        extra.append("sealed = true")
-    if source.max_open_orders is not None:
-        extra.append(f"max_open_orders = {source.max_open_orders}")
-    toml = "\n".join(extra) + "\n" + toml  # top-level keys before the first table
-    terms = parse_terms(toml)
-    if isinstance(terms, list):
-        raise ValueError("; ".join(problem.reason for problem in terms))
     scale = max(tick_scale(part.tick) for part in parts)
     csv = disguised_tape_csv(tape, transform, scale)
     parsed = parse_tape(csv.encode("utf-8"), {part.disguised: part.tick for part in parts}, scale)

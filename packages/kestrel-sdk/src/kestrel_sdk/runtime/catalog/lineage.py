@@ -11,10 +11,58 @@ twins still share it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from .builder import terms_toml
 from .model import CatalogIndex, LoadedScenario
 from .reveal import lineage_tag
+from .terms import ScenarioTerms, parse_terms
 
-__all__ = ["Lineages"]
+__all__ = ["Lineages", "twin_toml"]
+
+
+def twin_toml(
+    source: LoadedScenario,
+    *,
+    scenario_id: str,
+    title: str,
+    description: str,
+    instruments: Sequence[Mapping[str, str | int]],
+    sealed: bool,
+) -> tuple[str, ScenarioTerms]:
+    """The ``scenario.toml`` and terms of a twin of ``source`` (a disguise, a renamed
+    sealed copy): the source's account, fees, fill and interval under a new id, title,
+    description and instruments, recording the source's lineage (and its
+    ``max_open_orders``), sealed when ``sealed``. ``ValueError`` naming the problems
+    when they are not valid terms."""
+    scenario = source.scenario
+    account, fees, fill = scenario.account, scenario.fees, scenario.fill
+    toml = terms_toml(
+        scenario_id=scenario_id,
+        title=title,
+        description=description,
+        interval=scenario.tape.interval,
+        bars_per_year=scenario.tape.bars_per_year,
+        cash=account.cash,
+        shortable=account.shortable,
+        max_position=account.max_position,
+        max_drawdown=account.max_drawdown,
+        fee_bps=fees.bps,
+        fee_minimum=fees.minimum,
+        participation=fill.participation,
+        slippage_bps=fill.slippage_bps,
+        instruments=instruments,
+    )
+    extra = [f'lineage = "{lineage_tag(source)}"']
+    if sealed:
+        extra.append("sealed = true")
+    if source.max_open_orders is not None:
+        extra.append(f"max_open_orders = {source.max_open_orders}")
+    toml = "\n".join(extra) + "\n" + toml  # top-level keys before the first table
+    terms = parse_terms(toml)
+    if isinstance(terms, list):
+        raise ValueError("; ".join(problem.reason for problem in terms))
+    return toml, terms
 
 
 class Lineages:

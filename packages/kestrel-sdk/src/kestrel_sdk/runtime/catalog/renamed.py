@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .builder import terms_toml
+from .lineage import twin_toml
 from .model import LoadedScenario
 from .objects import scenario_object
-from .reveal import lineage_tag, scenario_commitment
+from .reveal import scenario_commitment
 from .tapes import TapeShape
-from .terms import ID_PATTERN, parse_terms
+from .terms import ID_PATTERN
 
 __all__ = [
     "NEUTRAL_DESCRIPTION",
@@ -87,34 +87,19 @@ def renamed_copy(source: LoadedScenario, served_id: str) -> RenamedCopy:
     names nothing (a disguise keeps its own, which carries only its commitment), the
     same tape, terms and instruments, and the source's lineage."""
     scenario = source.scenario
-    account, fees, fill = scenario.account, scenario.fees, scenario.fill
     commitment = scenario_commitment(scenario)
-    toml = terms_toml(
+    # the toml says no seal: the copy is the runtime's to seal (a published copy is not)
+    toml, terms = twin_toml(
+        source,
         scenario_id=served_id,
         title=OPAQUE_TITLE,
         description=scenario.description if commitment is not None else NEUTRAL_DESCRIPTION,
-        interval=scenario.tape.interval,
-        bars_per_year=scenario.tape.bars_per_year,
-        cash=account.cash,
-        shortable=account.shortable,
-        max_position=account.max_position,
-        max_drawdown=account.max_drawdown,
-        fee_bps=fees.bps,
-        fee_minimum=fees.minimum,
-        participation=fill.participation,
-        slippage_bps=fill.slippage_bps,
         instruments=[
             {"symbol": item.symbol, "tick": item.tick, "lot": item.lot}
             for item in scenario.instruments
         ],
+        sealed=False,
     )
-    extra = [f'lineage = "{lineage_tag(source)}"']
-    if source.max_open_orders is not None:
-        extra.append(f"max_open_orders = {source.max_open_orders}")
-    toml = "\n".join(extra) + "\n" + toml  # top-level keys before the first table
-    terms = parse_terms(toml)
-    if isinstance(terms, list):  # pragma: no cover - the source's terms were valid
-        raise ValueError("; ".join(problem.reason for problem in terms))
     tape = scenario.tape
     shape = TapeShape(bars=tape.bars, start=tape.start, end=tape.end, root=tape.root)
     loaded = LoadedScenario(
