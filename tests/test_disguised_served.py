@@ -37,13 +37,14 @@ from kestrel_door import (
     create_door_app,
 )
 from kestrel_mcp import create_kestrel_mcp_server
-from kestrel_protocol import GradeResult, KestrelError
+from kestrel_protocol import GradeResult
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 from tests.doors import serve_door
+from tests.every_face import call_everywhere, wire_fields
 
 pytestmark = pytest.mark.anyio
 
@@ -120,10 +121,6 @@ def _decoded(body: str) -> str:
     """``body`` with every signed statement it carries decoded beside it."""
     payloads = re.findall(r'"payload":\s*"([A-Za-z0-9+/=]+)"', body)
     return "\n".join([body, *(base64.b64decode(p).decode("utf-8") for p in payloads)])
-
-
-def _fields(tool: Any) -> list[tuple[str, Any]]:
-    return [(f.alias or n, f) for n, f in tool.arguments.model_fields.items()]
 
 
 def _catalogs(tmp_path: Path) -> tuple[Path, Leaks]:
@@ -233,7 +230,7 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
         ("kestrel_session_submit", {"sessionId": sid, "source": "advance 0"}),
     ]
     calls = refused + [
-        (tool.name, {a: samples[a] for a, f in _fields(tool) if f.is_required()})
+        (tool.name, {a: samples[a] for a, f in wire_fields(tool) if f.is_required()})
         for tool in SURFACE.tools
         if tool.name not in ("kestrel_grade", "kestrel_session_close")
     ]
@@ -243,34 +240,15 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
     ]
     calls += [(name, {"sessionId": sid}) for name in ("kestrel_session_close", "kestrel_grade")]
     for name, arguments in calls:
-        tool = SURFACE.tool(name)
-        if tool.listed:
-            await mcp("tools/call", {"name": name, "arguments": arguments})
-        if tool.route is not None:
-            path = tool.route.path
-            args = dict(arguments)
-            for argument, param in tool.route.params.items():
-                path = path.replace("{" + param + "}", str(args.pop(argument)))
-            query = {p: args.pop(a) for a, p in tool.route.query.items() if a in args}
-            response = await http.request(
-                tool.route.method,
-                path,
-                params=query,
-                json=args if tool.route.body != "none" else None,
-                headers=auth,
-            )
-            bodies.append((f"/v1 {name} {arguments}", response.text))
-        for transport, face in ((alice, "sdk local"), (remote, "sdk remote")):
-            values = {
-                field: GradeResult.parse(arguments[a]) if a == "grade" else arguments.get(a)
-                for (a, _), field in zip(_fields(tool), tool.arguments.model_fields, strict=True)
-            }
-            try:
-                result = (await transport.call(tool.name, **values)).to_json()
-                text = json.dumps(tool.text(result) if tool.text is not None else result)
-            except KestrelError as exc:
-                text = json.dumps(exc.refusal.to_json())
-            bodies.append((f"{face} {name} {arguments}", text))
+        await call_everywhere(
+            name,
+            arguments,
+            mcp=mcp,
+            http=http,
+            auth=auth,
+            transports=((alice, "sdk local"), (remote, "sdk remote")),
+            bodies=bodies,
+        )
     for session in (sid, other):
         proof = await http.get(f"/v1/sessions/{session}/proof", headers=auth)
         bodies.append((f"/v1 proof {session}", proof.text))

@@ -33,9 +33,11 @@ from kestrel_door import (
     create_door_app,
 )
 from kestrel_mcp import create_kestrel_mcp_server
-from kestrel_protocol import GradeResult, KestrelError
+from kestrel_protocol import GradeResult
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
+
+from tests.every_face import call_everywhere, wire_fields
 
 pytestmark = pytest.mark.anyio
 
@@ -166,41 +168,22 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         bodies.append((f"door /mcp {method} {params}", door.text))
 
     calls = refused + [
-        (tool.name, {a: samples[a] for a, f in _fields(tool) if f.is_required()})
+        (tool.name, {a: samples[a] for a, f in wire_fields(tool) if f.is_required()})
         for tool in SURFACE.tools
         if tool.name not in ("kestrel_grade", "kestrel_session_close")
     ]
     calls += extra
     calls += [(name, {"sessionId": sid}) for name in ("kestrel_session_close", "kestrel_grade")]
     for name, arguments in calls:
-        tool = SURFACE.tool(name)
-        if tool.listed:
-            await mcp("tools/call", {"name": name, "arguments": arguments})
-        if tool.route is not None:
-            path = tool.route.path
-            args = dict(arguments)
-            for argument, param in tool.route.params.items():
-                path = path.replace("{" + param + "}", str(args.pop(argument)))
-            query = {p: args.pop(a) for a, p in tool.route.query.items() if a in args}
-            response = await http.request(
-                tool.route.method,
-                path,
-                params=query,
-                json=args if tool.route.body != "none" else None,
-                headers=auth,
-            )
-            bodies.append((f"/v1 {name} {arguments}", response.text))
-        for transport, face in ((alice, "sdk local"), (remote, "sdk remote")):
-            values = {
-                field: GradeResult.parse(arguments[a]) if a == "grade" else arguments.get(a)
-                for (a, _), field in zip(_fields(tool), tool.arguments.model_fields, strict=True)
-            }
-            try:
-                result = (await transport.call(tool.name, **values)).to_json()
-                text = json.dumps(tool.text(result) if tool.text is not None else result)
-            except KestrelError as exc:
-                text = json.dumps(exc.refusal.to_json())
-            bodies.append((f"{face} {name} {arguments}", text))
+        await call_everywhere(
+            name,
+            arguments,
+            mcp=mcp,
+            http=http,
+            auth=auth,
+            transports=((alice, "sdk local"), (remote, "sdk remote")),
+            bodies=bodies,
+        )
 
     await mcp("resources/list", {})
     await mcp("resources/templates/list", {})
@@ -260,8 +243,3 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
     assert entry["tapeRoot"] == (await alice.scenario(SCENARIO)).tape.root
     await http.aclose()
     await owner.aclose()
-
-
-def _fields(tool: Any) -> list[tuple[str, Any]]:
-    """Each argument by its wire name, with its field."""
-    return [(f.alias or n, f) for n, f in tool.arguments.model_fields.items()]

@@ -43,6 +43,7 @@ from kestrel_sdk.runtime.lang.validate import SessionContext, check_session
 from kestrel_sdk.runtime.verify import verify_proof
 
 from tests.doors import Door, serve_door
+from tests.every_face import route_request
 
 pytestmark = pytest.mark.anyio
 
@@ -98,16 +99,7 @@ class Faces:
             structured = response.json()["result"]["structuredContent"]
             return structured, _received(response)
         assert tool.route is not None
-        path, args = tool.route.path, dict(arguments)
-        for argument, param in tool.route.params.items():
-            path = path.replace("{" + param + "}", str(args.pop(argument)))
-        query = {p: args.pop(a) for a, p in tool.route.query.items() if a in args}
-        response = self.http.request(
-            tool.route.method,
-            path,
-            params=query,
-            json=args if tool.route.body != "none" else None,
-        )
+        response = self.http.request(**route_request(tool, arguments))
         return response.json(), _received(response)
 
 
