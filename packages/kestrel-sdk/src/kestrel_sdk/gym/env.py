@@ -3,7 +3,8 @@
 One episode is one Kestrel session; ``step`` checks the action against the action space
 (``gymnasium.error.InvalidAction`` otherwise, and nothing is submitted), then submits the
 action's order and ``advance 1``. ``terminated`` means the session stood down (its
-drawdown limit, or a ``stand down``), ``truncated`` that the tape ended; either way the
+drawdown limit, or a ``stand down``), ``truncated`` that the tape or the episode's window
+(``start``/``length``, :mod:`.windows`) ended; either way the
 env closes and grades the session, and the grade is in that step's ``info["grade"]``
 and on ``env.grades``, its proof (``kestrel.proof``: the grade with everything needed to
 re-verify it) in ``info["proof"]`` and on ``env.proofs``. ``proof.write(path)`` saves it;
