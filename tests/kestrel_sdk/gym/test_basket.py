@@ -204,3 +204,18 @@ def test_a_custom_reward_is_called_with_the_plain_step_values() -> None:
     assert rewards[1][0] == pytest.approx(first.equity - first.previous_equity)
     shaped.close()
     plain.close()
+
+
+def test_each_sub_env_of_a_vector_env_draws_the_start_of_its_own_seed() -> None:
+    kwargs: dict[str, Any] = {"scenario": SCENARIO, "action": "weights", "length": 5}
+    vector = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", **kwargs)
+    _, infos = vector.reset(seed=10)
+    singles = []
+    for index in range(2):
+        env = TradingEnv(**kwargs)
+        _, info = env.reset(seed=10 + index)
+        singles.append((info["bar"], info["frame_root"]))
+        env.close()
+    assert list(zip(infos["bar"], infos["frame_root"], strict=True)) == singles
+    assert singles[0][0] != singles[1][0]
+    vector.close()
