@@ -128,7 +128,7 @@ env = TradingEnv("pairs-kx", action="weights", length=12, window=4)
 seen = []
 for episode in range(2):
     obs, info = env.reset(seed=int(sys.argv[1]) if episode == 0 else None)
-    seen.append([env.window_bars.start, info["frame_root"]])
+    seen.append([env.episode_window.start, info["frame_root"]])
     step = 0
     while True:
         weights = np.array([(step % 3) / 3, -((step % 2) / 4)], dtype=np.float32)

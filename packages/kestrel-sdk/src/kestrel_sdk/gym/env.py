@@ -53,7 +53,7 @@ from .basket import Basket
 from .picture import picture
 from .reward import Reward, step_values
 from .spaces import Account, ActionKind, ActionMapping, BarHistory
-from .windows import END_OF_WINDOW, Window, check_bound, episode_window
+from .windows import END_OF_WINDOW, Window, check_bound, choose_window
 
 __all__ = ["TradingEnv"]
 
@@ -209,7 +209,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         return self._frame
 
     @property
-    def window_bars(self) -> Window:
+    def episode_window(self) -> Window:
         """The current (or last) episode's window: its first bar and its last (``None``:
         the tape's end)."""
         return self._window
@@ -247,7 +247,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         window = (
             Window(0, None)
             if start is None and length is None
-            else episode_window(start, length, bars, self.np_random)
+            else choose_window(start, length, bars, self.np_random)
         )
         self._require_open()
         if self._session is not None:

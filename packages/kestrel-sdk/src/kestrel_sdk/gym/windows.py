@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["END_OF_WINDOW", "Window", "check_bound", "episode_window"]
+__all__ = ["END_OF_WINDOW", "Window", "check_bound", "choose_window"]
 
 END_OF_WINDOW = 'stand down "end of window"\n'
 
@@ -49,7 +49,7 @@ def check_bound(name: str, value: Any, least: int) -> int | None:
     return int(value)
 
 
-def episode_window(
+def choose_window(
     start: int | None, length: int | None, bars: int, rng: np.random.Generator
 ) -> Window:
     """The window of an episode on a tape of ``bars`` bars (see the module docstring)."""
