@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -16,6 +17,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from kestrel_sdk.gym import ENV_ID, StepValues, TradingEnv
+
+from tests.kestrel_sdk.gym.conftest import copy_pairs
 
 SCENARIO = "pairs-kx"
 SYMBOLS = ("KAPPA", "XI")
@@ -117,6 +120,19 @@ def test_an_action_outside_the_basket_space_is_refused_and_nothing_is_submitted(
         TradingEnv(SCENARIO, symbols=["KAPPA", "XI"])
     with pytest.raises(ValueError, match="length must be a whole number"):
         TradingEnv(SCENARIO, action="weights", length=0)
+
+
+def test_a_basket_shorts_only_where_the_terms_allow(tmp_path: Path) -> None:
+    copy_pairs(tmp_path, "pairs-long", shortable=False)
+    env = TradingEnv("pairs-long", action="weights", catalog_paths=[tmp_path])
+    assert env.action_space == gymnasium.spaces.Box(0.0, 1.0, (2,), np.float32)
+    env.reset(seed=1)
+    with pytest.raises(gymnasium.error.InvalidAction, match=r"outside \[0.0, 1.0\]"):
+        env.step([-0.5, 0.5])
+    _, _, _, _, info = env.step([0.0, 0.5])
+    assert info["positions"]["KAPPA"] == 0
+    assert info["positions"]["XI"] > 0
+    env.close()
 
 
 PLAY = """

@@ -3,7 +3,6 @@ the bars after a window's end reaching the agent, its rewards or the grade."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -11,40 +10,9 @@ import numpy as np
 import pytest
 from kestrel_sdk.gym import TradingEnv
 
-from tests.kestrel_sdk.gym.conftest import BARS
+from tests.kestrel_sdk.gym.conftest import BARS, copy_pairs
 
 START, LENGTH = 100, 20
-
-
-def _copy(catalog: Path, scenario_id: str, *, warp_after: int | None) -> None:
-    """``pairs-kx`` as ``scenario_id`` in ``catalog``; with ``warp_after``, every bar
-    after that one has prices tripled and volume times seven."""
-    shipped = resources.files("kestrel_sdk.catalog_data") / "pairs-kx"
-    toml = shipped.joinpath("scenario.toml").read_text(encoding="utf-8")
-    lines = shipped.joinpath("tape.csv").read_text(encoding="utf-8").splitlines()
-    times: list[str] = []
-    out = [lines[0]]
-    for line in lines[1:]:
-        time, symbol, *prices, volume = line.split(",")
-        if not times or times[-1] != time:
-            times.append(time)
-        if warp_after is not None and len(times) - 1 > warp_after:
-            prices = [_tripled(p) for p in prices]
-            volume = str(int(volume) * 7)
-        out.append(",".join([time, symbol, *prices, volume]))
-    folder = catalog / scenario_id
-    folder.mkdir(parents=True)
-    folder.joinpath("scenario.toml").write_text(
-        toml.replace('id = "pairs-kx"', f'id = "{scenario_id}"'), encoding="utf-8"
-    )
-    folder.joinpath("tape.csv").write_text("\n".join(out) + "\n", encoding="utf-8")
-
-
-def _tripled(price: str) -> str:
-    """``price`` tripled, exactly (two decimals stay two)."""
-    whole, _, cents = price.partition(".")
-    value = (int(whole) * 100 + int(cents.ljust(2, "0"))) * 3
-    return f"{value // 100}.{value % 100:02d}"
 
 
 def _play(env: TradingEnv) -> list[Any]:
@@ -69,8 +37,8 @@ def _play(env: TradingEnv) -> list[Any]:
 
 def test_a_window_never_reads_a_bar_beyond_its_end(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog"
-    _copy(catalog, "pairs-same", warp_after=None)
-    _copy(catalog, "pairs-warped", warp_after=START + LENGTH)
+    copy_pairs(catalog, "pairs-same", warp_after=None)
+    copy_pairs(catalog, "pairs-warped", warp_after=START + LENGTH)
     same = TradingEnv("pairs-same", action="weights", window=8, catalog_paths=[catalog])
     warped = TradingEnv("pairs-warped", action="weights", window=8, catalog_paths=[catalog])
     played = _play(same)
