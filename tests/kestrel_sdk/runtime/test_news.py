@@ -94,7 +94,7 @@ async def test_news_in_frame_sets_the_frame_budget(tmp_path: Path) -> None:
 async def test_the_trading_brief_of_a_scenario_with_news_says_how_to_read_it(
     tmp_path: Path,
 ) -> None:
-    from kestrel_mcp import create_kestrel_mcp_server  # noqa: PLC0415 - this test only
+    from kestrel_mcp import create_kestrel_mcp_server
 
     write_news_scenario(tmp_path / "catalog")
     transport = local_transport(home=tmp_path / "home", catalog_paths=[tmp_path / "catalog"])
