@@ -43,9 +43,6 @@ JWKS_PATH = "/.well-known/kestrel-grade-keys.json"
 """Where the door publishes its signing keys (named in its protected-resource metadata)."""
 
 
-_SUBMIT = "kestrel_session_submit"
-
-
 class Attestor:
     """Signs grades as the door at ``issuer`` with ``keys``, naming principals by their
     ``pseudonyms`` (by default those of the keys' store); with ``feeds``, a forward
@@ -115,7 +112,8 @@ class _Attesting:
         self._trial_of = trial_of
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
-        forward = self._attestor.feeds is not None and tool.name == _SUBMIT
+        submits = tool.runs is not None and tool.runs.method == "submit"
+        forward = self._attestor.feeds is not None and submits
         arrived_at = door_time() if forward else ""  # before the runtime sees the call
         made = await self._inner.invoke(tool, arguments)
         if forward and isinstance(made, SessionResponse):
