@@ -384,7 +384,8 @@ def _session_proof(
             mine = kestrel_sdk.local_transport(principal=row.principal, runtime=runtime)
             async with kestrel_sdk.create_sdk(mine) as sdk:
                 proof = await sdk.proof(session_id)
-            signed = Attestor(DoorKeys(door_store(ctx)), issuer).attest(proof, row.principal)
+            attestor = Attestor(DoorKeys(door_store(ctx)), issuer, feeds=RuntimeFeeds(runtime))
+            signed = attestor.attest(proof, row.principal)
             data: dict[str, Any] = signed.to_json()
             return data
         finally:
