@@ -158,9 +158,17 @@ def test_sigkill_of_a_replay_loses_no_acknowledged_bar(tmp_path: Path, catalog: 
     assert _published(home) == [row.split(",", 1)[0] for row in ROWS[PREFIX : PREFIX + 60]]
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_sigkill_of_the_door_during_appends_loses_no_acknowledged_bar(
-    tmp_path: Path, catalog: Path
+    tmp_path: Path,
+    catalog: Path,
+    kind: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The door on its home's SQLite file, or a PostgreSQL store (every replica's)."""
+    if kind == "postgresql":
+        monkeypatch.setenv("KESTREL_STORE", request.getfixturevalue("postgres_dsn"))
     home = tmp_path / "home"
     acknowledged: list[str] = []
     enough = threading.Event()
