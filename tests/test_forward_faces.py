@@ -33,6 +33,7 @@ from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_protocol import GradeResult
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
+from kestrel_sdk.runtime.service import Runtime
 
 from tests.every_face import call_everywhere, wire_fields
 from tests.kestrel_sdk.runtime.forward.scenarios import (
@@ -56,10 +57,11 @@ class _Faces:
     both SDK transports; every body kept."""
 
     def __init__(self, tmp_path: Path) -> None:
-        self.owner: Any = local_transport(
+        owner: Any = local_transport(
             home=tmp_path / "home", catalog_paths=[forward_catalog(tmp_path)]
         )
-        self.runtime = self.owner.runtime
+        self.owner = owner
+        self.runtime: Runtime = owner.runtime
         store = DoorStore(tmp_path / "door.db")
         principal = Pseudonyms(store).of("alice")
         self.alice = create_sdk(local_transport(principal=principal, runtime=self.runtime))
