@@ -108,9 +108,9 @@ def test_a_replayed_day_through_two_replicas_verifies_with_its_order(
         proofs: list[dict[str, Any]] = []
         for n, client in enumerate(clients):
             url = f"{replicas[(n + 1) % 2]}/v1/sessions/{sids[n]}/proof"
-            proof = client.get(url, params={"embedTape": "true"})
-            assert proof.status_code == 200, proof.text
-            proofs.append(proof.json())
+            made = client.get(url, params={"embedTape": "true"})
+            assert made.status_code == 200, made.text
+            proofs.append(made.json())
         jwks = tmp_path / "jwks.json"
         jwks.write_text(json.dumps(dict(load_trusted_keys(a.url))))
 
