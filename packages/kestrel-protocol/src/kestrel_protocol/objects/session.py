@@ -169,6 +169,14 @@ class SessionFrame(ProtocolModel):
     news: list[NewsItem] | None = None
     """The newest news items visible at the clock (a scenario with news only)."""
 
+    @property
+    def tape_prefix(self) -> str | None:
+        """A forward session's frame only: its ``tape`` member, the root of the tape's
+        prefix up to the clock bar (what the session was shown), bound by the frame's
+        root; ``None`` on every other session."""
+        found = (self.model_extra or {}).get("tape")
+        return found if isinstance(found, str) else None
+
 
 class Delivery(ProtocolModel):
     """A frame and the root of its canonical JSON.
