@@ -9,6 +9,7 @@ and marks equity bar by bar.
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import replace
 from typing import Final, Literal, final
 
 from kestrel_protocol import (
@@ -18,19 +19,22 @@ from kestrel_protocol import (
     SessionFrame,
     StandDown,
 )
-from kestrel_protocol.objects.session import SessionStatus
+from kestrel_protocol.objects.session import SessionStatus, Side
 
 from ..catalog.model import LoadedScenario
 from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
 from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
+from .brackets import Links, close_order
 from .bus import Event, EventBus
 from .frame import FrameBuilder
 from .loop import BarLoop, columns
 from .orders import Fill, LiveOrder
 from .program import Program, Programs
 from .scaled import NEVER, Terms, ratio_text
+from .targets import target_position, target_quantity
+from .trailing import Trail, follow
 from .wire import text_root
 
 __all__ = ["Program", "SessionEngine", "Step"]
@@ -96,6 +100,8 @@ class SessionEngine:
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
+        self._links = Links(self._open, self._bus)
+        self._bus.subscribe(self._links.on_event)
         self._frame: SessionFrame | None = None
         self._text = ""
         self._root: str | None = None
@@ -265,14 +271,30 @@ class SessionEngine:
     # -- statements --------------------------------------------------------------------
 
     def _place(self, st: Order) -> LiveOrder:
+        if st.target is not None:
+            st = self._targeted(st)
+        order = self._new_order(st, self._expiry(st.tif))
+        if st.trail is not None:
+            self._trail(order, st)
+        self._links.join(order)
+        self._bus.publish(Event("accepted", self._clock, order, st.qty))
+        if st.take is not None or st.loss is not None:
+            self._bracket(order, st)
+        if st.target is not None and not st.qty:
+            close_order(order, self._open, self._bus, self._clock, "at-target")
+        return order
+
+    def _expiry(self, tif: str) -> int:
+        """The last bar an order placed now with ``tif`` may act on."""
         eligible = self._clock + 1
-        if st.tif == "gtc":
-            expires = NEVER
-        elif st.tif == "ioc":
-            expires = eligible
-        else:
-            days = self._days
-            expires = bisect_right(days, days[min(eligible, self._last)]) - 1
+        if tif == "gtc":
+            return NEVER
+        if tif == "ioc":
+            return eligible
+        days = self._days
+        return bisect_right(days, days[min(eligible, self._last)]) - 1
+
+    def _new_order(self, st: Order, expires: int) -> LiveOrder:
         order = LiveOrder(
             f"o{len(self._orders) + 1}",
             st,
@@ -285,8 +307,61 @@ class SessionEngine:
         self._open.append(order)
         if st.alias is not None:
             self._aliases[st.alias] = order
-        self._bus.publish(Event("accepted", self._clock, order, st.qty))
         return order
+
+    def _targeted(self, st: Order) -> Order:
+        """A target order's statement with the quantity it trades now (docs/engine.md)."""
+        assert st.target is not None
+        clock = self._clock
+        close = self._cols[st.symbol][3][clock]
+        wanted = target_position(
+            st.target,
+            equity=self._loop.equity(clock),
+            close=close,
+            lot=self._terms.lots.get(st.symbol, 1),
+        )
+        position = self._account.position(st.symbol)
+        qty = target_quantity(st.side == "buy", position=position, wanted=wanted)
+        return replace(st, qty=qty)
+
+    def _trail(self, order: LiveOrder, st: Order) -> None:
+        assert st.trail is not None
+        terms = self._terms
+        trail = order.trail = Trail(
+            st.trail,
+            buy=order.buy,
+            offset=0 if st.trail.percent else terms.amount(st.trail.value),
+            tick=terms.ticks[st.symbol],
+            close=self._cols[st.symbol][3][self._clock],
+            bar=self._clock,
+            price_text=terms.price,
+        )
+        order.stop_p = trail.stop()
+        order.stop = terms.price(order.stop_p)
+
+    def _bracket(self, entry: LiveOrder, st: Order) -> None:
+        """Place ``entry``'s children, held: the stop-loss, then the take-profit."""
+        side: Side = "sell" if st.side == "buy" else "buy"
+        legs = ((st.loss, "stop"), (st.take, "limit"))
+        children = []
+        for price, kind in legs:
+            if price is None:
+                continue
+            leg = Order(
+                line=st.line,
+                side=side,
+                qty=st.qty,
+                symbol=st.symbol,
+                type="stop" if kind == "stop" else "limit",
+                limit=price if kind == "limit" else None,
+                stop=price if kind == "stop" else None,
+                tif="gtc",
+                alias=None,
+            )
+            children.append(self._new_order(leg, NEVER))
+        self._links.bracket(entry, tuple(children))
+        for child in children:
+            self._bus.publish(Event("accepted", self._clock, child, child.qty, reason="bracket"))
 
     def _resolve(self, ref: str) -> LiveOrder | None:
         order = self._aliases.get(ref)
@@ -312,11 +387,7 @@ class SessionEngine:
                 self._cancel(order, bar, "statement")
 
     def _cancel(self, order: LiveOrder, bar: int, reason: str) -> None:
-        order.status = "cancelled"
-        order.closed_bar = bar
-        order.reason = reason
-        self._open.remove(order)
-        self._bus.publish(Event("cancelled", bar, order, order.remaining, reason=reason))
+        close_order(order, self._open, self._bus, bar, reason)
 
     def _advance(self, st: Advance) -> bool:
         """Process bars; True when the session stood down (drawdown or end of tape)."""
@@ -325,6 +396,9 @@ class SessionEngine:
         else:
             target = min(self._clock + (st.count or 1), self._last)
         self._clock, stood = self._loop.run(self._clock, target)
+        for order in self._open:  # each trailing stop shows the stop for the next bar
+            if order.trail is not None:
+                follow(order, self._cols[order.symbol][3], self._clock + 1)
         if stood:
             self._stand_drawdown(self._clock)
             return True

@@ -124,7 +124,7 @@ def _order(line: int, toks: list[Token]) -> Located:
     if n < 2:
         raise _missing(head, "a quantity")
     target: Amount | None = None
-    if n >= 3 and toks[2][0].lower() == "to":  # buy SYMBOL to TARGET
+    if n >= 3 and toks[1][0][:1].isalpha() and toks[2][0].lower() == "to":  # SYMBOL to TARGET
         symbol = _symbol(toks[1])
         target, i = read_target(toks, 2)
         qty = 0

@@ -6,7 +6,7 @@ Prices are ``Decimal`` exactly as written; symbols are upper-cased; aliases lowe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from decimal import Decimal
 
 from kestrel_protocol.objects.session import OrderType, Side, Tif
@@ -38,7 +38,7 @@ class Amount:
         return f"{self.value}%" if self.percent else str(self.value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Order:
     """``buy 10 ACME ...`` (``qty``) or ``buy ACME to 50`` / ``to 10%`` (``target``,
     ``qty`` 0). The forms of docs/spec.md §3 beyond type/tif/alias are absent (``None``)
@@ -59,6 +59,16 @@ class Order:
     loss: Decimal | None = None
     oco: str | None = None
     target: Amount | None = None
+
+    def __repr__(self) -> str:
+        """The dataclass's text, the forms' parts only when given (a plain order reads as
+        it always has)."""
+        parts = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.default is MISSING or getattr(self, f.name) is not None
+        )
+        return f"Order({parts})"
 
     @property
     def placed(self) -> int:

@@ -76,8 +76,13 @@ class ScenarioRules:
 
 def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagnostic]) -> None:
     trail = None if st.trail is None or st.trail.percent else st.trail.value
-    prices = (("stop", st.stop), ("limit", st.limit), ("trail", trail))
-    prices += (("take", st.take), ("loss", st.loss))
+    prices = (
+        ("stop", st.stop),
+        ("limit", st.limit),
+        ("trail", trail),
+        ("take", st.take),
+        ("loss", st.loss),
+    )
     if any(price is not None for _, price in prices):
         tick = inst.tick
         for part, price in prices:
