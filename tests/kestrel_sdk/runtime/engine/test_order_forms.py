@@ -4,6 +4,7 @@ weight of equity, each rule at the bar where it acts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from tests.kestrel_sdk.runtime.engine.tapes import daily
 FLAT = ("100", "100", "100", "100")
 
 
-def session(rows: list[tuple[str, ...]], **terms: Any) -> SessionEngine:
+def session(rows: Sequence[tuple[str, ...]], **terms: Any) -> SessionEngine:
     return SessionEngine(daily([FLAT, *rows, FLAT, FLAT], **terms), "ks_t")
 
 
