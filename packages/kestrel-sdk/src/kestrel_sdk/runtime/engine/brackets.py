@@ -46,6 +46,11 @@ class Links:
         self._bus = bus
         self._groups: dict[str, list[LiveOrder]] = {}
 
+    @property
+    def bus(self) -> EventBus:
+        """The session's bus (the links publish on it)."""
+        return self._bus
+
     def join(self, order: LiveOrder) -> None:
         """Put ``order`` in its ``oco`` group, if it names one."""
         name = order.group

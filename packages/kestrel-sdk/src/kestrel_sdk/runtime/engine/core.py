@@ -9,7 +9,6 @@ and marks equity bar by bar.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import replace
 from typing import Final, Literal, final
 
 from kestrel_protocol import (
@@ -19,7 +18,7 @@ from kestrel_protocol import (
     SessionFrame,
     StandDown,
 )
-from kestrel_protocol.objects.session import SessionStatus, Side
+from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
 from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
@@ -31,10 +30,10 @@ from .bus import Event, EventBus
 from .frame import FrameBuilder
 from .loop import BarLoop, columns
 from .orders import Fill, LiveOrder
+from .placing import Placer
 from .program import Program, Programs
 from .scaled import NEVER, Terms, ratio_text
-from .targets import target_position, target_quantity
-from .trailing import Trail, follow
+from .trailing import follow
 from .wire import text_root
 
 __all__ = ["Program", "SessionEngine", "Step"]
@@ -100,8 +99,19 @@ class SessionEngine:
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
-        self._links = Links(self._open, self._bus)
-        self._bus.subscribe(self._links.on_event)
+        links = Links(self._open, self._bus)
+        self._bus.subscribe(links.on_event)
+        self._placer = Placer(
+            terms,
+            self._cols,
+            tape.days,
+            self._loop,
+            links,
+            account=self._account,
+            orders=self._orders,
+            open_orders=self._open,
+            aliases=self._aliases,
+        )
         self._frame: SessionFrame | None = None
         self._text = ""
         self._root: str | None = None
@@ -271,97 +281,7 @@ class SessionEngine:
     # -- statements --------------------------------------------------------------------
 
     def _place(self, st: Order) -> LiveOrder:
-        if st.target is not None:
-            st = self._targeted(st)
-        order = self._new_order(st, self._expiry(st.tif))
-        if st.trail is not None:
-            self._trail(order, st)
-        self._links.join(order)
-        self._bus.publish(Event("accepted", self._clock, order, st.qty))
-        if st.take is not None or st.loss is not None:
-            self._bracket(order, st)
-        if st.target is not None and not st.qty:
-            close_order(order, self._open, self._bus, self._clock, "at-target")
-        return order
-
-    def _expiry(self, tif: str) -> int:
-        """The last bar an order placed now with ``tif`` may act on."""
-        eligible = self._clock + 1
-        if tif == "gtc":
-            return NEVER
-        if tif == "ioc":
-            return eligible
-        days = self._days
-        return bisect_right(days, days[min(eligible, self._last)]) - 1
-
-    def _new_order(self, st: Order, expires: int) -> LiveOrder:
-        order = LiveOrder(
-            f"o{len(self._orders) + 1}",
-            st,
-            self._terms,
-            seq=self._working_seq,
-            bar=self._clock,
-            expires=expires,
-        )
-        self._orders.append(order)
-        self._open.append(order)
-        if st.alias is not None:
-            self._aliases[st.alias] = order
-        return order
-
-    def _targeted(self, st: Order) -> Order:
-        """A target order's statement with the quantity it trades now (docs/engine.md)."""
-        assert st.target is not None
-        clock = self._clock
-        close = self._cols[st.symbol][3][clock]
-        wanted = target_position(
-            st.target,
-            equity=self._loop.equity(clock),
-            close=close,
-            lot=self._terms.lots.get(st.symbol, 1),
-        )
-        position = self._account.position(st.symbol)
-        qty = target_quantity(st.side == "buy", position=position, wanted=wanted)
-        return replace(st, qty=qty)
-
-    def _trail(self, order: LiveOrder, st: Order) -> None:
-        assert st.trail is not None
-        terms = self._terms
-        trail = order.trail = Trail(
-            st.trail,
-            buy=order.buy,
-            offset=0 if st.trail.percent else terms.amount(st.trail.value),
-            tick=terms.ticks[st.symbol],
-            close=self._cols[st.symbol][3][self._clock],
-            bar=self._clock,
-            price_text=terms.price,
-        )
-        order.stop_p = trail.stop()
-        order.stop = terms.price(order.stop_p)
-
-    def _bracket(self, entry: LiveOrder, st: Order) -> None:
-        """Place ``entry``'s children, held: the stop-loss, then the take-profit."""
-        side: Side = "sell" if st.side == "buy" else "buy"
-        legs = ((st.loss, "stop"), (st.take, "limit"))
-        children = []
-        for price, kind in legs:
-            if price is None:
-                continue
-            leg = Order(
-                line=st.line,
-                side=side,
-                qty=st.qty,
-                symbol=st.symbol,
-                type="stop" if kind == "stop" else "limit",
-                limit=price if kind == "limit" else None,
-                stop=price if kind == "stop" else None,
-                tif="gtc",
-                alias=None,
-            )
-            children.append(self._new_order(leg, NEVER))
-        self._links.bracket(entry, tuple(children))
-        for child in children:
-            self._bus.publish(Event("accepted", self._clock, child, child.qty, reason="bracket"))
+        return self._placer.place(st, self._clock, self._working_seq)
 
     def _resolve(self, ref: str) -> LiveOrder | None:
         order = self._aliases.get(ref)
