@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from kestrel_protocol import Blotter, KestrelError, SessionFrame, root_of
+from kestrel_protocol.surface.compact import frame_text
+from kestrel_sdk import render_frame
 from kestrel_sdk.runtime.engine import SessionEngine
 
 from tests.kestrel_sdk.runtime.engine.tapes import daily
@@ -241,3 +243,15 @@ PLAIN_ORDER_KEYS = {
     "tif",
     "type",
 }
+
+
+def test_a_model_and_a_person_read_the_links_in_the_text_renderings() -> None:
+    engine = session([])
+    engine.submit("buy 10 ACME limit 99 take 110 loss 95 tif gtc\nsell 1 ACME trail 1% oco out")
+    frame = engine.frame()
+    text = frame_text(frame.to_json())  # what an MCP host's model reads
+    assert "o2: sell 10 ACME stop 95.00 of o1 tif gtc, held" in text
+    assert "o4: sell 1 ACME stop 99.00 trail 1% oco out tif day, new" in text
+    shown = render_frame(frame)  # what a person reads
+    assert "o3 sell 10 ACME limit limit 110.00 of o1 tif gtc [held]" in shown
+    assert "o4 sell 1 ACME trailing-stop trail 1% stop 99.00 oco out tif day [new]" in shown
