@@ -81,3 +81,9 @@ def test_the_forms_prices_are_checked_against_the_tick_grid() -> None:
         (1, 17, "K202"),
         (2, 19, "K202"),
     ]
+
+
+def test_a_position_target_is_a_whole_number_of_lots() -> None:
+    lots = daily([("100", "100", "100", "100")] * 3, lot=10)
+    report = validate_source("buy ACME to 15\nsell ACME to -20\nbuy ACME to 15%", lots)
+    assert [(d.line, d.column, d.code) for d in report.diagnostics] == [(1, 13, "K203")]
