@@ -13,7 +13,7 @@ from kestrel_protocol.surface.compact import frame_text
 from kestrel_sdk import render_frame
 from kestrel_sdk.runtime.engine import SessionEngine
 
-from tests.kestrel_sdk.runtime.engine.tapes import daily
+from tests.kestrel_sdk.runtime.engine.tapes import Bar, daily, scenario
 
 FLAT = ("100", "100", "100", "100")
 
@@ -255,3 +255,27 @@ def test_a_model_and_a_person_read_the_links_in_the_text_renderings() -> None:
     shown = render_frame(frame)  # what a person reads
     assert "o3 sell 10 ACME limit limit 110.00 of o1 tif gtc [held]" in shown
     assert "o4 sell 1 ACME trailing-stop trail 1% stop 99.00 oco out tif day [new]" in shown
+
+
+def test_a_basket_rebalances_by_weight_one_line_per_symbol_and_deterministically() -> None:
+    def bar(day: int, aaa: str, bbb: str) -> Bar:
+        return (
+            f"2024-01-0{day}T00:00:00Z",
+            {"AAA": (aaa, aaa, aaa, aaa, 10**6), "BBB": (bbb, bbb, bbb, bbb, 10**6)},
+        )
+
+    bars = [bar(1, "50", "20"), bar(2, "50", "20"), bar(3, "100", "20"), bar(4, "100", "20")]
+    bars.append(bar(5, "100", "20"))
+    roots = set()
+    for _ in range(2):
+        engine = SessionEngine(scenario(bars), "ks_basket")
+        # 40% of 100,000 each: 800 AAA at 50, 2,000 BBB at 20
+        engine.submit("buy AAA to 40%\nbuy BBB to 40%\nadvance")
+        assert [(f.order, f.qty) for f in engine.blotter().fills] == [("o1", 800), ("o2", 2000)]
+        # AAA doubles: equity 140,000; 40% is 560 AAA (sell 240) and 2,800 BBB (buy 800);
+        # the sell comes first so its cash pays for the buy
+        engine.submit("advance\nsell AAA to 40%\nbuy BBB to 40%\nadvance")
+        assert [(f.order, f.qty) for f in engine.blotter().fills][2:] == [("o3", 240), ("o4", 800)]
+        assert (engine.account.position("AAA"), engine.account.position("BBB")) == (560, 2800)
+        roots.add(engine.blotter().root)
+    assert len(roots) == 1

@@ -69,7 +69,7 @@ class Placer:
         if st.trail is not None:
             self._trail(order, st)
         self._links.join(order)
-        self._bus.publish(Event("accepted", clock, order, st.qty))
+        self._bus.publish(Event("accepted", clock, order, order.qty))
         if st.take is not None or st.loss is not None:
             self._bracket(order, st)
         if st.target is not None and not st.qty:

@@ -26,9 +26,9 @@ def target_position(target: Amount, *, equity: int, close: int, lot: int) -> int
         return int(target.value)
     if close <= 0:
         return 0
-    units = int(Fraction(target.value) / 100 * equity / close)  # toward zero
-    lots = abs(units) // lot * lot
-    return lots if units >= 0 else -lots
+    wanted = Fraction(target.value) / 100 * equity / close
+    lots = abs(wanted) // lot * lot  # whole lots, toward zero
+    return lots if wanted >= 0 else -lots
 
 
 def target_quantity(buy: bool, *, position: int, wanted: int) -> int:
