@@ -279,3 +279,17 @@ def test_a_basket_rebalances_by_weight_one_line_per_symbol_and_deterministically
         assert (engine.account.position("AAA"), engine.account.position("BBB")) == (560, 2800)
         roots.add(engine.blotter().root)
     assert len(roots) == 1
+
+
+def test_a_trailing_stop_loss_starts_at_the_entry_s_fill_and_ratchets_on_closes() -> None:
+    rows = [
+        ("100", "101", "99", "101"),  # bar 1: entry at 100 (stop 98 this bar), close 101
+        ("101", "105", "100", "104"),  # bar 2: stop 99; close 104 -> 102
+        ("104", "104", "101", "103"),  # bar 3: low 101 <= 102: the stop-loss fills at 102
+    ]
+    engine = session(rows)
+    engine.submit("buy 10 ACME take 120 loss trail 2\nadvance 3")
+    assert fills(engine) == [("o1", 1, "100.00", 10), ("o2", 3, "102.00", 10)]
+    assert orders(engine)["o3"] == ("cancelled", "oco")
+    shown = {o.id: (o.type, o.trail, o.parent) for o in engine.blotter().orders}
+    assert shown["o2"] == ("trailing-stop", "2", "o1")

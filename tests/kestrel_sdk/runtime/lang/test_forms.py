@@ -27,9 +27,17 @@ def test_the_forms_read_into_the_order_statement() -> None:
         "buy ACME to 10%\n"
         "sell acme to -20 limit 3\n"
         "buy 100 TO limit 7\n"  # a symbol named TO is still a symbol
+        "sell 2 ACME loss trail 5% take 90\n"
     )
     assert diagnostics == []
-    bracket, trail, percent, weight, position, plain = statements
+    bracket, trail, percent, weight, position, plain, trailing = statements
+    assert isinstance(trailing, Order)
+    assert (trailing.loss, trailing.loss_trail, trailing.take, trailing.placed) == (
+        None,
+        Amount(Decimal(5), True),
+        Decimal(90),
+        3,
+    )
     assert isinstance(bracket, Order)
     assert (bracket.take, bracket.loss, bracket.oco, bracket.placed) == (
         Decimal(110),
@@ -66,6 +74,9 @@ BAD = [
     ("buy ACME to 5 stop 3", 20, "K101"),
     ("sell 1 ACME trail 2 loss 1", 21, "K101"),
     ("buy 1 ACME tif gtc take 3", 20, "K101"),
+    ("buy 1 ACME loss trail", 22, "K101"),
+    ("buy 1 ACME loss trail 100%", 23, "K108"),
+    ("buy 1 ACME loss trail 2 loss 3", 25, "K101"),
 ]
 
 
@@ -76,10 +87,14 @@ def test_each_bad_part_is_one_diagnostic_at_its_word(source: str, column: int, c
 
 
 def test_the_forms_prices_are_checked_against_the_tick_grid() -> None:
-    report = validate_source("buy 1 ACME take 100.005 loss 90\nsell 1 ACME trail 0.001", ACME)
+    report = validate_source(
+        "buy 1 ACME take 100.005 loss 90\nsell 1 ACME trail 0.001\nbuy 1 ACME loss trail 0.015",
+        ACME,
+    )
     assert [(d.line, d.column, d.code) for d in report.diagnostics] == [
         (1, 17, "K202"),
         (2, 19, "K202"),
+        (3, 23, "K202"),
     ]
 
 

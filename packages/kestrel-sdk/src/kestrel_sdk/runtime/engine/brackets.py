@@ -6,7 +6,9 @@ kept from the session's bus.
   first fill activates them (event ``activated``) for the quantity filled so far, and
   each later fill of the entry grows them to it. They are matched from the entry's fill
   bar when the entry is a market order (the rest of that bar follows its open), else
-  from the next bar: backtesting.py's rule for its SL/TP orders. An entry closed
+  from the next bar: backtesting.py's rule for its SL/TP orders. A trailing stop-loss
+  (``loss trail 2.50``) starts from the entry's first fill price on its fill bar, then
+  ratchets on the closes from that bar on. An entry closed
   without any fill (cancelled, expired, rejected) cancels its held children
   (reason ``parent``).
 * The members of a group (a bracket's two children; the orders of ``oco NAME``) are
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from .bus import Event, EventBus
 from .orders import LiveOrder
+from .trailing import restart
 
 __all__ = ["Links", "close_order"]
 
@@ -74,13 +77,13 @@ class Links:
         if order is None:
             return
         kind = event.type
-        if kind == "fill":
-            self._filled(order, event.bar)
+        if kind == "fill" and event.fill is not None:
+            self._filled(order, event.bar, event.fill.price)
         elif kind in {"cancelled", "expired", "rejected"} and not order.filled:
             for child in order.children:
                 close_order(child, self._open, self._bus, event.bar, "parent")
 
-    def _filled(self, order: LiveOrder, bar: int) -> None:
+    def _filled(self, order: LiveOrder, bar: int, price: int) -> None:
         for child in order.children:
             if child.status == "held":
                 child.status = "new"
@@ -88,6 +91,7 @@ class Links:
                 child.active_from = bar if order.type == "market" else bar + 1
                 child.scanned = child.active_from - 1
                 child.hit = -1
+                restart(child, price, bar)
                 self._bus.publish(Event("activated", bar, child, child.qty))
             elif child.open:
                 child.qty = max(order.filled, child.filled)

@@ -70,7 +70,7 @@ class Placer:
             self._trail(order, st)
         self._links.join(order)
         self._bus.publish(Event("accepted", clock, order, order.qty))
-        if st.take is not None or st.loss is not None:
+        if st.placed > 1:
             self._bracket(order, st)
         if st.target is not None and not st.qty:
             close_order(order, self._open, self._bus, clock, "at-target")
@@ -134,23 +134,25 @@ class Placer:
     def _bracket(self, entry: LiveOrder, st: Order) -> None:
         """Place ``entry``'s children, held: the stop-loss, then the take-profit."""
         side: Side = "sell" if st.side == "buy" else "buy"
-        legs = ((st.loss, "stop"), (st.take, "limit"))
-        children = []
-        for price, kind in legs:
-            if price is None:
-                continue
-            leg = Order(
-                line=st.line,
-                side=side,
-                qty=st.qty,
-                symbol=st.symbol,
-                type="stop" if kind == "stop" else "limit",
-                limit=price if kind == "limit" else None,
-                stop=price if kind == "stop" else None,
-                tif="gtc",
-                alias=None,
+        # each leg is the entry's statement with its own side, type and prices, gtc
+        leg = replace(
+            st, side=side, tif="gtc", alias=None, take=None, loss=None, loss_trail=None, oco=None
+        )
+        legs: list[Order] = []
+        if st.loss_trail is not None:
+            legs.append(
+                replace(leg, type="trailing-stop", limit=None, stop=None, trail=st.loss_trail)
             )
-            children.append(self._new_order(leg, NEVER))
+        elif st.loss is not None:
+            legs.append(replace(leg, type="stop", limit=None, stop=st.loss, trail=None))
+        if st.take is not None:
+            legs.append(replace(leg, type="limit", limit=st.take, stop=None, trail=None))
+        children = []
+        for one in legs:
+            child = self._new_order(one, NEVER)
+            if one.trail is not None:
+                self._trail(child, one)
+            children.append(child)
         Links.bracket(entry, tuple(children))
         for child in children:
             self._bus.publish(Event("accepted", self._clock, child, child.qty, reason="bracket"))

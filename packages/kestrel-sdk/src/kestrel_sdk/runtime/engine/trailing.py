@@ -21,7 +21,7 @@ from ..lang.syntax import Amount
 from .orders import LiveOrder
 from .scaled import div_ceil
 
-__all__ = ["Trail", "follow", "trail_search"]
+__all__ = ["Trail", "follow", "restart", "trail_search"]
 
 
 class Trail:
@@ -80,6 +80,19 @@ def follow(order: LiveOrder, close: array[int], bar: int) -> None:
         trail.extreme = extreme
         order.stop_p = trail.stop()
         order.stop = trail.price_text(order.stop_p)
+
+
+def restart(order: LiveOrder, price: int, bar: int) -> None:
+    """Start ``order``'s trail (a bracket's trailing stop-loss, if it is one) from its
+    entry's fill ``price`` at ``bar``: the stop for that bar is ``price`` less the offset,
+    and the closes from that bar on ratchet it."""
+    trail = order.trail
+    if trail is None:
+        return
+    trail.extreme = price
+    trail.seen = bar - 1
+    order.stop_p = trail.stop()
+    order.stop = trail.price_text(order.stop_p)
 
 
 def trail_search(

@@ -1,6 +1,7 @@
 """The order forms traders use beyond a plain order (docs/spec.md §3), read inside the
 ``order`` statement kind: a target (``buy ACME to 50``, ``buy ACME to 10%``), a trailing
-stop (``trail 2.50``, ``trail 5%``), a bracket's children (``take PRICE``, ``loss PRICE``)
+stop (``trail 2.50``, ``trail 5%``), a bracket's children (``take PRICE``, ``loss PRICE``
+or ``loss trail 2.50``)
 and a one-cancels-other group (``oco NAME``).
 
 Each reader takes the line's tokens and the index of its keyword, and returns what it
@@ -21,6 +22,7 @@ __all__ = ["EXTRAS", "FORM_EXAMPLES", "check_forms", "read_amount", "read_extra"
 
 FORM_EXAMPLES: dict[str, str] = {
     "bracket": "buy 10 ACME limit 1.00 take 2.00 loss 0.50 tif gtc",
+    "bracket-trailing": "buy 10 ACME limit 1.00 take 2.00 loss trail 5% tif gtc",
     "oco": "sell 10 ACME limit 500.00 oco exits tif gtc",
     "trail-price": "sell 10 ACME trail 2.50 tif gtc",
     "trail-percent": "sell 10 ACME trail 5% tif gtc",
@@ -83,15 +85,20 @@ def read_target(toks: list[Token], i: int) -> tuple[Amount, int]:
 def read_extra(
     word: str, toks: list[Token], i: int, parts: dict[str, object], cols: dict[str, int]
 ) -> int:
-    """``take``, ``loss`` or ``oco`` at ``toks[i]`` into ``parts`` (each once)."""
+    """``take``, ``loss`` (a price, or ``trail`` and an offset) or ``oco`` at ``toks[i]``
+    into ``parts`` (each once)."""
     if word in parts:
         raise Problem(toks[i][1], "K101", f"{word!r} given twice")
     if i + 1 >= len(toks):
         what = "a group name" if word == "oco" else "a price"
         raise missing(toks[i], what)
     tok = toks[i + 1]
-    parts[word] = alias(tok, "group name") if word == "oco" else price(tok)
     parts[f"{word}@"] = toks[i][1]  # the keyword's column, for a form it may not have
+    if word == "loss" and tok[0].lower() == "trail":  # a trailing stop-loss
+        cols[word] = toks[i + 2][1] if i + 2 < len(toks) else tok[1]
+        parts[word], after = read_amount(toks, i + 1)
+        return after
+    parts[word] = alias(tok, "group name") if word == "oco" else price(tok)
     cols[word] = tok[1]
     return i + 2
 

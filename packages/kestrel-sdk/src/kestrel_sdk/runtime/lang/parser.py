@@ -215,6 +215,7 @@ def _order(line: int, toks: list[Token]) -> Located:
         trail=trail,
         take=take if isinstance(take, Decimal) else None,
         loss=loss if isinstance(loss, Decimal) else None,
+        loss_trail=loss if isinstance(loss, Amount) else None,
         oco=oco if isinstance(oco, str) else None,
         target=target,
     )

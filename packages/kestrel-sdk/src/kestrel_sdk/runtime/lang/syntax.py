@@ -42,8 +42,8 @@ class Amount:
 class Order:
     """``buy 10 ACME ...`` (``qty``) or ``buy ACME to 50`` / ``to 10%`` (``target``,
     ``qty`` 0). The forms of docs/spec.md §3 beyond type/tif/alias are absent (``None``)
-    on a plain order: ``trail`` (type ``trailing-stop``), ``take``/``loss`` (a bracket's
-    children), ``oco`` (a one-cancels-other group) and ``target``."""
+    on a plain order: ``trail`` (type ``trailing-stop``), ``take``/``loss``/``loss_trail``
+    (a bracket's children), ``oco`` (a one-cancels-other group) and ``target``."""
 
     line: int
     side: Side
@@ -59,6 +59,8 @@ class Order:
     loss: Decimal | None = None
     oco: str | None = None
     target: Amount | None = None
+    loss_trail: Amount | None = None
+    """A bracket's trailing stop-loss (``loss trail 2.50``, ``loss trail 5%``)."""
 
     def __repr__(self) -> str:
         """The dataclass's text, the forms' parts only when given (a plain order reads as
@@ -73,7 +75,8 @@ class Order:
     @property
     def placed(self) -> int:
         """How many orders the statement places: the entry and its bracket's children."""
-        return 1 + (self.take is not None) + (self.loss is not None)
+        loss = self.loss is not None or self.loss_trail is not None
+        return 1 + (self.take is not None) + loss
 
 
 @dataclass(frozen=True, slots=True)

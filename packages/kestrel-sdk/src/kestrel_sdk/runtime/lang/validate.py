@@ -76,12 +76,14 @@ class ScenarioRules:
 
 def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagnostic]) -> None:
     trail = None if st.trail is None or st.trail.percent else st.trail.value
+    follows = st.loss_trail
+    loss = st.loss if follows is None or follows.percent else follows.value
     prices = (
         ("stop", st.stop),
         ("limit", st.limit),
         ("trail", trail),
         ("take", st.take),
-        ("loss", st.loss),
+        ("loss", loss),
     )
     if any(price is not None for _, price in prices):
         tick = inst.tick
