@@ -293,3 +293,19 @@ def test_a_trailing_stop_loss_starts_at_the_entry_s_fill_and_ratchets_on_closes(
     assert orders(engine)["o3"] == ("cancelled", "oco")
     shown = {o.id: (o.type, o.trail, o.parent) for o in engine.blotter().orders}
     assert shown["o2"] == ("trailing-stop", "2", "o1")
+
+
+def test_a_trailing_stop_is_matched_at_its_own_bar_s_stop_when_another_order_acts_first() -> None:
+    rows = [
+        ("101", "101.50", "100.60", "101"),  # bar 1: the buy fills at 101; stop 98 this bar
+        ("101", "110", "100.50", "110"),  # bar 2: stop 99 (the limit buy acts here)
+        ("109", "109", "107", "108"),  # bar 3: stop 108: the trailing stop fills at 108
+    ]
+    engine = session(rows)
+    engine.submit("buy 10 ACME\nsell 10 ACME trail 2 tif gtc\nbuy 1 ACME limit 100.50 tif gtc")
+    engine.submit("advance 3")
+    assert fills(engine) == [
+        ("o1", 1, "101.00", 10),
+        ("o3", 2, "100.50", 1),
+        ("o2", 3, "108.00", 10),
+    ]

@@ -53,9 +53,9 @@ class Trail:
         self.seen = bar
         self.price_text = price_text
 
-    def stop(self) -> int:
-        """The stop in P units for the extreme so far."""
-        extreme = self.extreme
+    def stop(self, extreme: int | None = None) -> int:
+        """The stop in P units for ``extreme`` (default: the extreme so far)."""
+        extreme = self.extreme if extreme is None else extreme
         percent = self.percent
         tick = self.tick
         if percent is None:
@@ -98,13 +98,28 @@ def restart(order: LiveOrder, price: int, bar: int) -> None:
 def trail_search(
     order: LiveOrder, cols: tuple[array[int], array[int], array[int]], start: int, end: int
 ) -> int:
-    """The first bar in ``start..end`` where ``order``'s trailing stop is reached, else -1
-    (the trail ratchets through the bars it passes); ``cols``: the symbol's high, low and
-    close."""
+    """The first bar in ``start..end`` where ``order``'s trailing stop is reached, else -1;
+    ``cols``: the symbol's high, low and close.
+
+    The search leaves the ratchet where it is: the bar loop may match the order at an
+    earlier bar (when another order acts there), and it must be matched at that bar's
+    stop, so only :func:`follow` moves the ratchet, bar by bar, as bars are processed."""
+    trail = order.trail
+    assert trail is not None
     buy = order.buy
     high, low, close = cols
+    extreme = trail.extreme
+    if trail.seen + 1 < start:  # the closes before the first bar searched
+        part = close[trail.seen + 1 : start]
+        seen = min(part) if buy else max(part)
+        if seen < extreme if buy else seen > extreme:
+            extreme = seen
+    stop = trail.stop(extreme)
     for bar in range(start, end + 1):
-        follow(order, close, bar)
-        if high[bar] >= order.stop_p if buy else low[bar] <= order.stop_p:
+        if high[bar] >= stop if buy else low[bar] <= stop:
             return bar
+        price = close[bar]
+        if price < extreme if buy else price > extreme:
+            extreme = price
+            stop = trail.stop(extreme)
     return -1
