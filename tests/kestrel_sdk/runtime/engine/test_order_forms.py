@@ -4,6 +4,7 @@ weight of equity, each rule at the bar where it acts."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -309,3 +310,41 @@ def test_a_trailing_stop_is_matched_at_its_own_bar_s_stop_when_another_order_act
         ("o3", 2, "100.50", 1),
         ("o2", 3, "108.00", 10),
     ]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_trailing_stop_fills_where_a_bar_by_bar_reading_of_the_rule_does(seed: int) -> None:
+    """Random tapes, and limit orders acting at random bars in between: the event-driven
+    loop's trailing stop fills at the bar and price of the rule read bar by bar."""
+    rng = random.Random(seed)
+    cents = [10_000]
+    for _ in range(80):
+        cents.append(max(1_000, cents[-1] + rng.randint(-300, 320)))
+    rows = []
+    for close in cents[1:]:
+        opened = close + rng.randint(-150, 150)
+        rows.append((opened, max(opened, close) + rng.randint(0, 200), close))
+    bars = [(c, c, c, c) for c in cents[:1]]
+    bars += [(o, h, min(o, c) - rng.randint(0, 200), c) for o, h, c in rows]
+    text = [tuple(f"{v // 100}.{v % 100:02d}" for v in bar) for bar in bars]
+    offset = rng.randint(100, 600)
+    engine = SessionEngine(daily([*text, text[-1]], shortable=True), "ks_t")
+    low_, high_ = min(cents), max(cents)
+    others = "\n".join(
+        f"{side} 1 ACME limit {p // 100}.{p % 100:02d} tif gtc"
+        for side, p in ((rng.choice(("buy", "sell")), rng.randint(low_, high_)) for _ in range(12))
+    )
+    engine.submit(f"buy 10 ACME\nsell 10 ACME trail {offset // 100}.{offset % 100:02d} tif gtc")
+    engine.submit(f"{others}\nadvance {len(bars) - 1}")
+    found = [(bar, price) for order, bar, price, _ in fills(engine) if order == "o2"]
+    expected: list[tuple[int, str]] = []
+    best = bars[0][3]
+    for k in range(1, len(bars)):
+        o, _, low, close = bars[k]
+        stop = best - offset
+        if low <= stop:
+            price = o if o <= stop else stop
+            expected = [(k, f"{price // 100}.{price % 100:02d}")]
+            break
+        best = max(best, close)
+    assert found == expected
