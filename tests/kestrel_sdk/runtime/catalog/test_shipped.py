@@ -11,7 +11,6 @@ from itertools import pairwise
 
 from kestrel_sdk.runtime.catalog import LoadedScenario, Tape, load_catalog
 
-
 SHIPPED_IDS = ("acme-chop", "acme-crash", "acme-trend", "basket-20", "minute-200k", "pairs-kx")
 
 
