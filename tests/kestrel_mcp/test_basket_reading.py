@@ -33,15 +33,20 @@ async def _call(client: Client, name: str, **arguments: Any) -> tuple[str, dict[
     result = await client.call_tool(name, arguments)
     assert not result.is_error, result
     [content] = result.content
-    return content.text, result.structured_content
+    return _text(content), result.structured_content
+
+
+def _text(content: Any) -> str:
+    text: str = content.text
+    return text
 
 
 async def test_a_basket_brief_and_its_frames_stay_short(tmp_path: Path) -> None:
     async with Client(_server(tmp_path / "home"), read_timeout_seconds=60) as client:
         brief = await client.get_prompt("kestrel_trade_scenario", {"scenario": "basket-20"})
-        text = brief.messages[0].content.text
+        text = _text(brief.messages[0].content)
         read = await client.read_resource("kestrel://catalog/scenarios/basket-20")
-        scenario = json.loads(read.contents[0].text)
+        scenario = json.loads(_text(read.contents[0]))
         symbols = [i["symbol"] for i in scenario["instruments"]]
         assert len(symbols) == 21
         assert f"- {', '.join(symbols)}: tick 0.01, lot 1\n" in text  # one line, not 21
