@@ -36,6 +36,12 @@ async def _call(client: Client, name: str, **arguments: Any) -> tuple[str, dict[
     return _text(content), result.structured_content
 
 
+def _rows(text: str) -> list[str]:
+    """The lines of a frame's text before its news (prose, a line an item)."""
+    lines = text.splitlines()
+    return lines[: lines.index("news:")] if "news:" in lines else lines
+
+
 def _text(content: Any) -> str:
     text: str = content.text
     return text
@@ -55,15 +61,16 @@ async def test_a_basket_brief_and_its_frames_stay_short(tmp_path: Path) -> None:
 
         _, opened = await _call(client, "kestrel_session_open", scenario="basket-20")
         sid = opened["sessionId"]
-        source = "".join(f"buy 10 {s}\n" for s in symbols) + "advance 2\n"
+        source = "".join(f"buy 10 {s}\n" for s in symbols) + "advance 40\n"
         stepped, _ = await _call(client, "kestrel_session_submit", sessionId=sid, source=source)
-        assert max(len(line) for line in stepped.splitlines()) <= LONGEST_LINE
+        assert max(len(line) for line in _rows(stepped)) <= LONGEST_LINE
 
-        # holding twenty-one positions, a step reads as a frame of short rows
+        # holding twenty-one positions, a step reads as a frame of short rows, then news
         held, data = await _call(client, "kestrel_session_submit", sessionId=sid, source="advance")
         frame = data["delivery"]["frame"]
+        rows = _rows(held)
+        assert max(len(line) for line in rows) <= LONGEST_LINE
         lines = held.splitlines()
-        assert max(len(line) for line in lines) <= LONGEST_LINE
         for symbol, bar in frame["bars"].items():  # each bar one row, its close the mark
             row = (
                 f"{symbol} {bar['open']} {bar['high']} {bar['low']} {bar['close']} {bar['volume']}"
@@ -73,7 +80,10 @@ async def test_a_basket_brief_and_its_frames_stay_short(tmp_path: Path) -> None:
         for p in frame["positions"]:
             assert f"{p['symbol']} {p['qty']} {p['avgPrice']} {p['unrealized']}" in lines
         assert len(frame["positions"]) == 21
-        assert len(held) < 1_700  # about 70 bytes a symbol, its bar and its position
+        assert len("\n".join(rows)) < 1_700  # about 70 bytes a symbol: its bar, its position
+        news = lines[len(rows) :]
+        assert news[0] == "news:"
+        assert 1 <= len(news) - 1 == len(frame["news"]) <= 5  # the newest few, one a line
 
         # the frame tool reads the same rows
         framed, _ = await _call(client, "kestrel_session_frame", sessionId=sid)

@@ -101,6 +101,7 @@ def frame_text(frame: Data) -> str:
     a = frame["account"]
     bars = frame.get("bars")
     positions, orders, events = frame["positions"], frame["orders"], frame["events"]
+    news = frame.get("news")
     head = (
         f"frame {frame['seq']} of {frame['session']} on {frame['scenario']['id']}: "
         f"{frame['status']}, bar {clock['bar']} ({clock['time']}){left}"
@@ -111,7 +112,7 @@ def frame_text(frame: Data) -> str:
         f"drawdown {a['drawdown']}"
     )
     if len(frame["marks"]) > WIDE_SYMBOLS:
-        return wide_frame_text(frame, head, account, _order, _event)
+        return wide_frame_text(frame, head, account, _order, _event) + _news_lines(news)
     return (
         f"{head}\n"
         f"marks: {', '.join([f'{s} {p}' for s, p in frame['marks'].items()])}\n"
@@ -120,7 +121,7 @@ def frame_text(frame: Data) -> str:
         f"positions: {'; '.join([_position(p) for p in positions]) if positions else 'none'}\n"
         f"orders: {'; '.join([_order(o) for o in orders]) if orders else 'none'}\n"
         f"events: {'; '.join([_event(e) for e in events]) if events else 'none'}"
-        + _news_lines(frame.get("news"))
+        + _news_lines(news)
     )
 
 

@@ -131,9 +131,9 @@ def earnings_item(
     a percent (negative for a fall)."""
     eps = f"quarterly EPS {_dollars(actual)} vs {_dollars(expected)} expected"
     verb, guidance = {
-        "beat": ("beats estimates", "raises its full-year outlook"),
-        "miss": ("misses estimates", "cuts its full-year outlook"),
-        "inline": ("reports results in line", "keeps its full-year outlook"),
+        "beat": ("beats estimates", "raised its full-year outlook"),
+        "miss": ("misses estimates", "cut its full-year outlook"),
+        "inline": ("reports results in line", "kept its full-year outlook"),
     }[outcome]
     direction = "rose" if growth_tenths >= 0 else "fell"
     body = (
