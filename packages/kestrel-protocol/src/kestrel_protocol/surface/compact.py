@@ -55,9 +55,15 @@ def _order(o: Data) -> str:
     stop = "" if o.get("stop") is None else f" stop {o['stop']}"
     limit = "" if o.get("limit") is None else f" limit {o['limit']}"
     filled = f", filled {o['filled']}" if o.get("filled") else ""
+    # the order forms' members, each only when the order has it (docs/spec.md §3)
+    forms = "".join(
+        f" {word} {o[key]}"
+        for key, word in (("trail", "trail"), ("target", "to"), ("group", "oco"), ("parent", "of"))
+        if o.get(key) is not None
+    )
     return (
-        f"{o['id']}{alias}: {o['side']} {o['qty']} {o['symbol']}{stop}{limit} tif {o['tif']}"
-        f"{filled}, {o['status']}"
+        f"{o['id']}{alias}: {o['side']} {o['qty']} {o['symbol']}{stop}{limit}{forms}"
+        f" tif {o['tif']}{filled}, {o['status']}"
     )
 
 

@@ -1,0 +1,194 @@
+"""The orders traders use (docs/engine.md "Order forms"): brackets, one-cancels-other
+groups, trailing stops by price and by percent, and target orders by position and by
+weight of equity, each rule at the bar where it acts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from kestrel_protocol import KestrelError
+from kestrel_sdk.runtime.engine import SessionEngine
+
+from tests.kestrel_sdk.runtime.engine.tapes import daily
+
+FLAT = ("100", "100", "100", "100")
+
+
+def session(rows: Sequence[tuple[str, ...]], **terms: Any) -> SessionEngine:
+    return SessionEngine(daily([FLAT, *rows, FLAT, FLAT], **terms), "ks_t")
+
+
+def fills(engine: SessionEngine) -> list[tuple[str, int, str, int]]:
+    """(order, bar, price, qty) of every fill so far."""
+    blotter = engine.blotter()
+    return [(f.order, f.bar, f.price, f.qty) for f in blotter.fills]
+
+
+def orders(engine: SessionEngine) -> dict[str, tuple[str, str | None]]:
+    """Each order's (status, reason)."""
+    return {o.id: (o.status, o.reason) for o in engine.blotter().orders}
+
+
+# -- brackets ------------------------------------------------------------------------
+
+
+def test_bracket_children_wait_for_the_entry_then_the_take_profit_cancels_the_stop_loss() -> None:
+    engine = session([("101", "102", "100", "101"), ("102", "111", "101", "110")])
+    frame = engine.submit("buy 10 ACME limit 99 take 110 loss 95 tif gtc as entry").frame
+    shown = {o.id: (o.status, o.parent, o.type, o.side) for o in frame.orders}
+    # the stop-loss first (matched first: pessimistic when both are reached in one bar)
+    assert shown == {
+        "o1": ("new", None, "limit", "buy"),
+        "o2": ("held", "o1", "stop", "sell"),
+        "o3": ("held", "o1", "limit", "sell"),
+    }
+    engine.submit("advance 2")
+    assert fills(engine) == []  # the entry never reached 99: the children never acted
+    assert orders(engine)["o2"] == ("held", None)
+    engine.submit("cancel entry")
+    assert orders(engine) == {
+        "o1": ("cancelled", "statement"),
+        "o2": ("cancelled", "parent"),
+        "o3": ("cancelled", "parent"),
+    }
+
+
+def test_market_entry_children_act_on_the_entry_bar_as_backtesting_py() -> None:
+    # bar 1 opens at 101 (the entry), then trades down to 94: the stop-loss at 95 fills
+    # on the entry's own bar; the take-profit is cancelled by its sibling's fill
+    engine = session([("101", "102", "94", "96"), ("96", "120", "96", "119")])
+    engine.submit("buy 10 ACME take 110 loss 95\nadvance 2")
+    assert fills(engine) == [("o1", 1, "101.00", 10), ("o2", 1, "95.00", 10)]
+    assert orders(engine) == {
+        "o1": ("filled", None),
+        "o2": ("filled", None),
+        "o3": ("cancelled", "oco"),
+    }
+    events = [(e.type, e.order) for e in engine.frame().events]
+    assert ("activated", "o2") in events
+    assert ("activated", "o3") in events
+    assert engine.account.position("ACME") == 0
+
+
+def test_limit_entry_children_act_from_the_next_bar() -> None:
+    # bar 1 fills the limit at 99 and reaches 94 later in the bar: the order of prices in
+    # a bar is unknown, so the stop-loss waits for bar 2 (it gaps through: at the open)
+    engine = session([("100", "101", "94", "97"), ("93", "98", "92", "97")])
+    engine.submit("buy 10 ACME limit 99 take 110 loss 95\nadvance 2")
+    assert fills(engine) == [("o1", 1, "99.00", 10), ("o2", 2, "93.00", 10)]
+
+
+def test_take_profit_wins_when_only_it_is_reached() -> None:
+    engine = session([("101", "102", "100", "101"), ("104", "112", "103", "111")])
+    engine.submit("buy 10 ACME take 110 loss 95\nadvance 2")
+    assert fills(engine) == [("o1", 1, "101.00", 10), ("o3", 2, "110.00", 10)]
+    assert orders(engine)["o2"] == ("cancelled", "oco")
+
+
+def test_stop_loss_wins_when_one_bar_reaches_both() -> None:
+    engine = session([("101", "102", "100", "101"), ("101", "112", "94", "100")])
+    engine.submit("buy 10 ACME take 110 loss 95\nadvance 2")
+    assert fills(engine) == [("o1", 1, "101.00", 10), ("o2", 2, "95.00", 10)]
+    assert orders(engine)["o3"] == ("cancelled", "oco")
+
+
+def test_bracket_ids_count_in_the_session_checks() -> None:
+    engine = session([])
+    engine.submit("buy 10 ACME take 110 loss 95\ncancel o3")
+    with pytest.raises(KestrelError) as refused:
+        engine.submit("cancel o4")
+    assert "K204" in str(refused.value)
+
+
+# -- one-cancels-other ---------------------------------------------------------------
+
+
+def test_oco_group_first_fill_cancels_the_other_members() -> None:
+    engine = session([("100", "100", "100", "100"), ("100", "106", "99", "105")])
+    engine.submit(
+        "buy 10 ACME\nadvance\n"
+        "sell 10 ACME limit 105 oco exit tif gtc\n"
+        "sell 10 ACME stop 90 oco exit tif gtc\n"
+        "advance"
+    )
+    assert fills(engine) == [("o1", 1, "100.00", 10), ("o2", 2, "105.00", 10)]
+    assert orders(engine)["o3"] == ("cancelled", "oco")
+    assert {o.id: o.group for o in engine.blotter().orders} == {
+        "o1": None,
+        "o2": "exit",
+        "o3": "exit",
+    }
+
+
+# -- trailing stops ------------------------------------------------------------------
+
+
+def test_trailing_stop_by_price_ratchets_on_closes_and_never_falls() -> None:
+    rows = [
+        ("100", "104", "99", "103"),  # bar 1: buy at 100; close 103 -> stop 101 for bar 2
+        ("103", "106", "102", "105"),  # bar 2: low 102 > 101; close 105 -> stop 103
+        ("105", "105", "103.50", "104"),  # bar 3: low 103.50 > 103; close 104: stays 103
+        ("104", "104", "102", "102"),  # bar 4: low 102 <= 103: fills at 103
+    ]
+    engine = session(rows)
+    engine.submit("buy 10 ACME\nsell 10 ACME trail 2 tif gtc")
+    first = {o.id: (o.type, o.stop, o.trail) for o in engine.frame().orders}
+    assert first["o2"] == ("trailing-stop", "98.00", "2")  # bar 0's close 100 - 2
+    engine.submit("advance 3")
+    assert {o.id: o.stop for o in engine.frame().orders} == {"o2": "103.00"}
+    engine.submit("advance")
+    assert fills(engine) == [("o1", 1, "100.00", 10), ("o2", 4, "103.00", 10)]
+
+
+def test_trailing_stop_gapped_through_fills_at_the_open() -> None:
+    rows = [("100", "110", "100", "110"), ("90", "95", "89", "92")]
+    engine = session(rows)
+    engine.submit("buy 10 ACME\nsell 10 ACME trail 5 tif gtc\nadvance 2")
+    assert fills(engine) == [("o1", 1, "100.00", 10), ("o2", 2, "90.00", 10)]
+
+
+def test_trailing_stop_by_percent_rounds_away_from_the_market_to_the_tick() -> None:
+    rows = [("100", "101", "99", "100.33"), ("100", "100.5", "95.30", "96")]
+    engine = session(rows)
+    engine.submit("buy 10 ACME\nsell 10 ACME trail 5% tif gtc\nadvance")
+    # 100.33 x 0.95 = 95.3135: down to the tick, 95.31
+    assert {o.id: (o.stop, o.trail) for o in engine.frame().orders} == {"o2": ("95.31", "5%")}
+    engine.submit("advance")
+    assert fills(engine) == [("o1", 1, "100.00", 10), ("o2", 2, "95.31", 10)]
+
+
+def test_trailing_buy_stop_follows_the_lowest_close() -> None:
+    rows = [("100", "100", "95", "95"), ("95", "96", "90", "90"), ("90", "99", "90", "98")]
+    engine = session(rows, shortable=True)
+    engine.submit("sell 10 ACME\nbuy 10 ACME trail 3 tif gtc\nadvance 3")
+    # stop 103 after bar 0, 98 after bar 1, 93 after bar 2: bar 3's high 99 reaches it
+    assert fills(engine) == [("o1", 1, "100.00", 10), ("o2", 3, "93.00", 10)]
+
+
+# -- targets ---------------------------------------------------------------------------
+
+
+def test_target_position_trades_the_difference_on_its_own_side() -> None:
+    engine = session([FLAT, FLAT, FLAT])
+    engine.submit("buy 20 ACME\nadvance\nbuy ACME to 50\nadvance")
+    assert fills(engine)[-1] == ("o2", 2, "100.00", 30)
+    engine.submit("buy ACME to 40\nsell ACME to 0\nadvance")
+    assert orders(engine)["o3"] == ("cancelled", "at-target")  # a buy never sells
+    assert fills(engine)[-1] == ("o4", 3, "100.00", 50)
+    assert engine.account.position("ACME") == 0
+    assert {o.id: o.target for o in engine.blotter().orders}["o4"] == "0"
+
+
+def test_target_weight_of_equity_at_the_clock_close_rounded_down_to_the_lot() -> None:
+    rows = [("102", "103", "101", "103")]
+    engine = session(rows, lot=5)
+    engine.submit("buy ACME to 10%")  # clock bar 0 closes at 100: 10,000 / 100 = 100
+    assert engine.frame().orders[0].qty == 100
+    engine.submit("advance")
+    # bought 100 at 102 (0 bps): equity at bar 1's close 103 is 89,800 + 10,300 =
+    # 100,100 -> 10,010 / 103 = 97.2 -> 95 in lots of 5 -> sell 5
+    engine.submit("sell ACME to 10%\nadvance")
+    assert fills(engine) == [("o1", 1, "102.00", 100), ("o2", 2, "100.00", 5)]
+    assert engine.blotter().orders[1].target == "10%"
