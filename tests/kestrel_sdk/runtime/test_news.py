@@ -89,3 +89,25 @@ async def test_news_in_frame_sets_the_frame_budget(tmp_path: Path) -> None:
         assert [item.headline for item in frame.news or []] == [
             item["headline"] for item in _visible(10)[-2:]
         ]
+
+
+async def test_the_trading_brief_of_a_scenario_with_news_says_how_to_read_it(
+    tmp_path: Path,
+) -> None:
+    from kestrel_mcp import create_kestrel_mcp_server
+
+    write_news_scenario(tmp_path / "catalog")
+    transport = local_transport(home=tmp_path / "home", catalog_paths=[tmp_path / "catalog"])
+    async with create_sdk(transport) as sdk:
+        server = create_kestrel_mcp_server(sdk.transport, secrets=False)
+        texts = {}
+        for scenario in (NEWS_ID, "acme-trend"):
+            params = {"name": "kestrel_trade_scenario", "arguments": {"scenario": scenario}}
+            answer = await server.handle(
+                {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": params}
+            )
+            assert answer is not None
+            texts[scenario] = answer["result"]["messages"][0]["content"]["text"]
+    assert "newest 5 visible items" in texts[NEWS_ID]
+    assert "kestrel_session_news {sessionId, limit, before, symbol} gives" in texts[NEWS_ID]
+    assert "News:" not in texts["acme-trend"]
