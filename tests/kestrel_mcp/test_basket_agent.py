@@ -3,10 +3,11 @@ it reads the news, rebalances by target weights, and its proof verifies in an em
 
 The real ``kestrel-mcp`` over stdio with the official client, on ``basket-20``. Each step
 the agent reads the frame (its ``news`` lists the newest items visible at the clock),
-pages every item it has not seen through ``kestrel_session_news``, and keeps a book: a
-stock whose earnings beat is held for 15 bars (a miss drops it), the rest of 90 % of
-equity in ``INDEX``. It trades only by target weight (``buy ACRN to 22%``, ``sell INDEX
-to 24%``). Every response is searched for a news item published after the clock: none is
+pages every item it has not seen through ``kestrel_session_news``, and keeps the book of
+the ``kestrel/news`` offline agent (``kestrel_inspect.news``): a stock whose earnings
+beat is held for 15 bars (a miss drops it), the rest of 90 % of equity in ``INDEX``.
+It trades only by target weight (``buy ACRN to 22%``, ``sell INDEX to 24%``). Every
+response is searched for a news item published after the clock: none is
 ever served.
 """
 
@@ -21,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kestrel_inspect.news import NewsBook, rebalance
 from mcp import Client, StdioServerParameters
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data/basket-20"
-HOLD_BARS, INVESTED, MOST, BAND = 15, 90, 20, 2
 
 
 def _server(home: Path) -> StdioServerParameters:
@@ -59,53 +60,6 @@ class Leaks:
                 assert item["headline"] not in text, (clock, item)
 
 
-class NewsBook:
-    """The agent's reading: which stocks' beats it still holds, to which bar."""
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-        self.held_until: dict[str, int] = {}
-        self.beats = self.misses = 0
-
-    def read(self, items: list[dict[str, Any]], bar: int) -> None:
-        for item in items:
-            if item["id"] in self.seen or "symbol" not in item:
-                self.seen.add(item["id"])
-                continue
-            self.seen.add(item["id"])
-            if "beats estimates" in item["headline"]:
-                self.held_until[item["symbol"]] = bar + HOLD_BARS
-                self.beats += 1
-            elif "misses estimates" in item["headline"]:
-                self.held_until.pop(item["symbol"], None)
-                self.misses += 1
-
-    def weights(self, bar: int) -> dict[str, int]:
-        picks = sorted(s for s, until in self.held_until.items() if until > bar)
-        each = min(MOST, INVESTED // len(picks)) if picks else 0
-        weights = dict.fromkeys(picks, each)
-        weights["INDEX"] = INVESTED - each * len(picks)
-        return weights
-
-
-def rebalance(frame: dict[str, Any], weights: dict[str, int]) -> list[str]:
-    """Target-weight statements taking the frame's holdings to ``weights`` (percent of
-    equity; sells first), skipping a symbol within ``BAND`` points of its target."""
-    equity = Decimal(frame["account"]["equity"])
-    now = {
-        p["symbol"]: Decimal(p["qty"]) * Decimal(frame["marks"][p["symbol"]]) * 100 / equity
-        for p in frame["positions"]
-    }
-    sells, buys = [], []
-    for symbol in sorted(set(weights) | set(now)):
-        want, have = weights.get(symbol, 0), now.get(symbol, Decimal(0))
-        if want < have - BAND or (want == 0 and have > 0):
-            sells.append(f"sell {symbol} to {want}%")
-        elif want > have + BAND:
-            buys.append(f"buy {symbol} to {want}%")
-    return sells + buys
-
-
 async def test_a_news_reading_agent_rebalances_the_basket_by_target_weights(
     tmp_path: Path,
 ) -> None:
@@ -135,7 +89,10 @@ async def test_a_news_reading_agent_rebalances_the_basket_by_target_weights(
             if unseen:  # whole items, and any older than the frame's few
                 page = await call("kestrel_session_news", sessionId=sid, limit=20)
                 book.read(page["items"], bar)
-            statements = rebalance(frame, book.weights(bar))
+            weights = book.weights(bar, frame["marks"])
+            statements = rebalance(
+                frame["marks"], frame["positions"], frame["account"]["equity"], weights
+            )
             targets += statements
             source = "\n".join([*statements, "advance"])
             frame = (await call("kestrel_session_submit", sessionId=sid, source=source))[
