@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from kestrel_protocol import KestrelError
+from kestrel_protocol import Blotter, KestrelError, SessionFrame, root_of
+from kestrel_protocol.surface.compact import frame_text
+from kestrel_sdk import render_frame
 from kestrel_sdk.runtime.engine import SessionEngine
 
 from tests.kestrel_sdk.runtime.engine.tapes import daily
@@ -192,3 +194,64 @@ def test_target_weight_of_equity_at_the_clock_close_rounded_down_to_the_lot() ->
     engine.submit("sell ACME to 10%\nadvance")
     assert fills(engine) == [("o1", 1, "102.00", 100), ("o2", 2, "100.00", 5)]
     assert engine.blotter().orders[1].target == "10%"
+
+
+# -- what the frame and the blotter show ---------------------------------------------------
+
+
+def test_links_are_in_the_frame_s_canonical_text_and_absent_from_a_plain_order() -> None:
+    engine = session([("101", "102", "100", "101"), FLAT])
+    engine.submit(
+        "buy 1 ACME\n"
+        "buy 10 ACME limit 99 take 110 loss 95 tif gtc\n"
+        "sell 1 ACME trail 1% oco out tif gtc\n"
+        "sell 1 ACME limit 200 oco out tif gtc\n"
+        "buy ACME to 5"
+    )
+    frame = engine.frame()
+    # the hand-built canonical text is the model's: the root an agent can recompute
+    assert engine.frame_root() == root_of(frame)
+    assert root_of(SessionFrame.model_validate_json(engine.frame_text())) == engine.frame_root()
+    shown = {o["id"]: o for o in frame.to_json()["orders"]}
+    assert set(shown["o1"]) == PLAIN_ORDER_KEYS  # no link member, not even null
+    assert shown["o3"]["parent"] == "o2"
+    assert (shown["o5"]["group"], shown["o5"]["trail"], shown["o5"]["stop"]) == (
+        "out",
+        "1%",
+        "99.00",
+    )
+    assert shown["o7"]["target"] == "5"
+    engine.submit("advance 2")
+    assert engine.frame_root() == root_of(engine.frame())
+    blotter = engine.blotter().to_json()
+    assert root_of(Blotter.model_validate(blotter)) == blotter["root"]
+    orders_shown = {o["id"]: o for o in blotter["orders"]}
+    assert "parent" not in orders_shown["o1"]
+    assert orders_shown["o4"]["parent"] == "o2"
+
+
+PLAIN_ORDER_KEYS = {
+    "alias",
+    "filled",
+    "id",
+    "limit",
+    "qty",
+    "side",
+    "status",
+    "stop",
+    "symbol",
+    "tif",
+    "type",
+}
+
+
+def test_a_model_and_a_person_read_the_links_in_the_text_renderings() -> None:
+    engine = session([])
+    engine.submit("buy 10 ACME limit 99 take 110 loss 95 tif gtc\nsell 1 ACME trail 1% oco out")
+    frame = engine.frame()
+    text = frame_text(frame.to_json())  # what an MCP host's model reads
+    assert "o2: sell 10 ACME stop 95.00 of o1 tif gtc, held" in text
+    assert "o4: sell 1 ACME stop 99.00 trail 1% oco out tif day, new" in text
+    shown = render_frame(frame)  # what a person reads
+    assert "o3 sell 10 ACME limit limit 110.00 of o1 tif gtc [held]" in shown
+    assert "o4 sell 1 ACME trailing-stop trail 1% stop 99.00 oco out tif day [new]" in shown

@@ -17,7 +17,18 @@ from .lexer import Token
 from .syntax import Amount, OrderType, Side
 from .words import Problem, alias, missing, price
 
-__all__ = ["EXTRAS", "check_forms", "read_amount", "read_extra", "read_target"]
+__all__ = ["EXTRAS", "FORM_EXAMPLES", "check_forms", "read_amount", "read_extra", "read_target"]
+
+FORM_EXAMPLES: dict[str, str] = {
+    "bracket": "buy 10 ACME limit 1.00 take 2.00 loss 0.50 tif gtc",
+    "oco": "sell 10 ACME limit 500.00 oco exits tif gtc",
+    "trail-price": "sell 10 ACME trail 2.50 tif gtc",
+    "trail-percent": "sell 10 ACME trail 5% tif gtc",
+    "target-position": "buy ACME to 50",
+    "target-weight": "buy ACME to 10%",
+}
+"""One statement of each form, valid on any scenario trading ACME at a cent tick (the
+fuzzers and the parity tables drive every face with them)."""
 
 EXTRAS = frozenset({"take", "loss", "oco"})
 """The parts that may follow an order's type (each once, before ``tif`` and ``as``)."""
@@ -80,8 +91,15 @@ def read_extra(
         raise missing(toks[i], what)
     tok = toks[i + 1]
     parts[word] = alias(tok, "group name") if word == "oco" else price(tok)
+    parts[f"{word}@"] = toks[i][1]  # the keyword's column, for a form it may not have
     cols[word] = tok[1]
     return i + 2
+
+
+def _at(parts: dict[str, object], word: str) -> int:
+    column = parts[f"{word}@"]
+    assert isinstance(column, int)
+    return column
 
 
 def check_forms(
@@ -103,7 +121,7 @@ def check_forms(
         for word in ("take", "loss", "oco"):
             if word in parts:
                 message = f"a target order takes market or limit, tif and as; not {word!r}"
-                raise Problem(cols[word], "K101", message)
+                raise Problem(_at(parts, word), "K101", message)
         if kind not in {"market", "limit"}:
             column = cols.get("stop", cols.get("trail", cols["start"]))
             raise Problem(column, "K101", "a target order is a market or limit order")
@@ -111,7 +129,8 @@ def check_forms(
     if kind == "trailing-stop":
         for word in ("take", "loss"):
             if word in parts:
-                raise Problem(cols[word], "K101", f"a trailing stop has no bracket; not {word!r}")
+                message = f"a trailing stop has no bracket; not {word!r}"
+                raise Problem(_at(parts, word), "K101", message)
         return
     buy = side == "buy"
     if isinstance(take, Decimal):

@@ -95,7 +95,17 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                         f"price {price} is not on {st.symbol}'s tick grid of {inst.tick_text}",
                     )
                 )
-    if st.target is None and st.qty % inst.lot != 0:
+    target = st.target
+    if target is not None and not target.percent and target.value % inst.lot != 0:
+        found.append(
+            diagnostic(
+                st.line,
+                item.columns["target"],
+                "K203",
+                f"target {target.value} is not a multiple of {st.symbol}'s lot of {inst.lot}",
+            )
+        )
+    if target is None and st.qty % inst.lot != 0:
         found.append(
             diagnostic(
                 st.line,
