@@ -25,6 +25,7 @@ from .canonical import (
 )
 from .errors import KestrelError, Refusal, RefusalCode
 from .home import kestrel_home
+from .language import ORDER_FORMS, order_form_lines
 from .model import (
     DecimalStr,
     ProtocolModel,
@@ -71,6 +72,7 @@ from .objects import (
     Offer,
     OperationProgress,
     OperationResumption,
+    OrderForm,
     Payment,
     Pentad,
     PentadBody,
@@ -98,6 +100,7 @@ from .objects import (
 
 __all__ = [
     "MAX_SAFE_INTEGER",
+    "ORDER_FORMS",
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
@@ -139,6 +142,7 @@ __all__ = [
     "Offer",
     "OperationProgress",
     "OperationResumption",
+    "OrderForm",
     "Payment",
     "Pentad",
     "PentadBody",
@@ -175,6 +179,7 @@ __all__ = [
     "grade_statement",
     "kestrel_home",
     "money",
+    "order_form_lines",
     "pae",
     "ratio",
     "root_of",

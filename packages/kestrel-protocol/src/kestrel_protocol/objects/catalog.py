@@ -16,6 +16,7 @@ __all__ = [
     "FillTerms",
     "ForwardInfo",
     "Instrument",
+    "OrderForm",
     "Scenario",
     "SealedScenario",
     "SealedTapeInfo",
@@ -48,13 +49,25 @@ class CatalogScenario(ProtocolModel):
     # a forward scenario's entry also says ``forward: true`` (absent on every other)
 
 
+class OrderForm(ProtocolModel):
+    """One form an ``order`` statement may take beyond a plain order (a bracket, a
+    one-cancels-other group, a trailing stop, a target), taught by example."""
+
+    form: str
+    syntax: str
+    example: str
+    summary: str
+
+
 class StatementKind(ProtocolModel):
-    """One of the four Kestrel statement kinds, taught by example."""
+    """One of the four Kestrel statement kinds, taught by example; the ``order`` kind
+    also lists its ``forms`` (absent on the other kinds)."""
 
     kind: Literal["order", "cancel", "advance", "stand-down"]
     syntax: str
     example: str
     summary: str
+    forms: list[OrderForm] | None = None
 
 
 class Catalog(SelfRooted):

@@ -19,7 +19,7 @@ from typing import Any, Final
 from .declare import Fetch, Prompt, PromptArgument, Tool
 from .results import ArgumentError
 
-__all__ = ["STYLES", "prompts"]
+__all__ = ["STYLES", "news_lesson", "prompts"]
 
 STYLES: Final[Mapping[str, str]] = {
     "cautious": (
@@ -66,18 +66,42 @@ def _workflow(_tool: _Names) -> str:
     )
 
 
+def news_lesson(news_tool: str, newest: object) -> str:
+    """How an agent reads a scenario's news: what an item is, when it is visible, where
+    the frame shows it (``newest`` items) and how ``news_tool`` pages the rest."""
+    return (
+        "News: a scenario with news carries timestamped items (time, symbol or none for the "
+        "market, headline, body). An item is visible once its time is at or before the "
+        f"clock bar's time, never before. Each frame's news holds the newest {newest} "
+        f"visible items, long bodies cut; {news_tool} {{sessionId, limit, before, "
+        "symbol} gives older items and whole bodies."
+    )
+
+
 def _news(_tool: _Names, scenario: Mapping[str, Any]) -> str:
     """What a scenario with news gives to read (nothing for one without)."""
     if scenario.get("newsRoot") is None:
         return ""
-    newest = scenario.get("newsInFrame", 5)
-    return (
-        "\nNews: the scenario carries timestamped items (time, symbol or none for the "
-        "market, headline, body). An item is visible once its time is at or before the "
-        f"clock bar's time, never before. Each frame's news holds the newest {newest} "
-        f"visible items, long bodies cut; {_tool('news')} {{sessionId, limit, before, "
-        "symbol} gives older items and whole bodies.\n"
-    )
+    return f"\n{news_lesson(_tool('news'), scenario.get('newsInFrame', 5))}\n"
+
+
+def _kinds(kinds: Iterable[Any]) -> list[str]:
+    """A bullet per statement kind, then one per form of it (the order forms) under it,
+    each with its syntax, an example and what it does, as the catalog teaches them."""
+    lines: list[str] = []
+    for k in kinds:
+        if isinstance(k, Mapping):
+            lines.append(
+                f"- {k.get('kind')}: {k.get('syntax')}  (e.g. {k.get('example')}) - "
+                f"{k.get('summary')}"
+            )
+            lines.extend(
+                f"  - {f.get('form')}: {f.get('syntax')}  (e.g. {f.get('example')}) - "
+                f"{f.get('summary')}"
+                for f in k.get("forms") or ()
+                if isinstance(f, Mapping)
+            )
+    return lines
 
 
 def _lines(items: Sequence[str]) -> str:
@@ -112,11 +136,7 @@ async def _trade_scenario(
         )
     scenario = await fetch(_tool("scenario"), {"scenario": args["scenario"]})
     catalog = await fetch(_tool("catalog"), {})
-    kinds = [
-        f"{k.get('kind')}: {k.get('syntax')}  (e.g. {k.get('example')}) - {k.get('summary')}"
-        for k in catalog.get("statementKinds") or ()
-        if isinstance(k, Mapping)
-    ]
+    kinds = "\n".join(_kinds(catalog.get("statementKinds") or ()))
     tape = scenario.get("tape") or {}
     account = scenario.get("account") or {}
     fees = scenario.get("fees") or {}
@@ -141,7 +161,7 @@ max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdow
 {fill.get("slippageBps")} bps
 
 The Kestrel language: one statement per line, exactly four kinds.
-{_lines(kinds)}
+{kinds}
 Orders fill from the next bar; a submit is atomic (one error refuses it all).
 {_news(_tool, scenario)}
 {_workflow(_tool)}
@@ -221,7 +241,8 @@ def prompts(tools: Iterable[Tool]) -> tuple[Prompt, ...]:
             title="Trade a Kestrel scenario",
             description=(
                 "Brief an agent to trade one scenario: its instruments, account, fees and fill "
-                "terms from the catalog, the four statement kinds, and the tool workflow."
+                "terms from the catalog, the four statement kinds and the order's forms, and the "
+                "tool workflow."
             ),
             arguments=(
                 PromptArgument(

@@ -14,23 +14,18 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from kestrel_protocol import ORDER_FORMS
+
 from .lexer import Token
 from .syntax import Amount, OrderType, Side
 from .words import Problem, alias, missing, price
 
 __all__ = ["EXTRAS", "FORM_EXAMPLES", "check_forms", "read_amount", "read_extra", "read_target"]
 
-FORM_EXAMPLES: dict[str, str] = {
-    "bracket": "buy 10 ACME limit 1.00 take 2.00 loss 0.50 tif gtc",
-    "bracket-trailing": "buy 10 ACME limit 1.00 take 2.00 loss trail 5% tif gtc",
-    "oco": "sell 10 ACME limit 500.00 oco exits tif gtc",
-    "trail-price": "sell 10 ACME trail 2.50 tif gtc",
-    "trail-percent": "sell 10 ACME trail 5% tif gtc",
-    "target-position": "buy ACME to 50",
-    "target-weight": "buy ACME to 10%",
-}
+FORM_EXAMPLES: dict[str, str] = {form.form: form.example for form in ORDER_FORMS}
 """One statement of each form, valid on any scenario trading ACME at a cent tick (the
-fuzzers and the parity tables drive every face with them)."""
+fuzzers and the parity tables drive every face with them): the examples agents are
+taught (``kestrel_protocol.ORDER_FORMS``), so each is checked by the parser."""
 
 EXTRAS = frozenset({"take", "loss", "oco"})
 """The parts that may follow an order's type (each once, before ``tif`` and ``as``)."""

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from kestrel_protocol import StatementKind
+from kestrel_protocol import ORDER_FORMS, StatementKind
 
 __all__ = ["STATEMENT_KINDS"]
 
 STATEMENT_KINDS: tuple[StatementKind, ...] = (
     StatementKind(
         kind="order",
-        syntax='("buy"|"sell") QTY SYMBOL [market | limit PRICE | stop PRICE [limit PRICE]]'
-        " [tif day|gtc|ioc] [as ALIAS]",
+        syntax='("buy"|"sell") (QTY SYMBOL | SYMBOL "to" TARGET) [market | limit PRICE'
+        " | stop PRICE [limit PRICE] | trail OFFSET] [take PRICE] [loss PRICE | loss trail"
+        " OFFSET] [oco GROUP] [tif day|gtc|ioc] [as ALIAS]",
         example="buy 10 ACME limit 101.25 tif gtc as entry",
-        summary="Place an order; it is eligible from the next bar. Defaults: market, tif day.",
+        summary="Place an order; it is eligible from the next bar. Defaults: market, tif day."
+        " Its forms (brackets, one-cancels-other groups, trailing stops, targets) follow.",
+        forms=list(ORDER_FORMS),
     ),
     StatementKind(
         kind="cancel",
