@@ -3,9 +3,11 @@ diagnostic at the column of the word that is wrong."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
+from kestrel_protocol import ORDER_FORMS, OrderForm
 from kestrel_sdk.runtime.lang import FORM_EXAMPLES, Amount, Order, parse, validate_source
 
 from tests.kestrel_sdk.runtime.engine.tapes import daily
@@ -17,6 +19,33 @@ ACME = daily([("100", "100", "100", "100")] * 3)
 def test_every_form_s_example_is_valid_on_a_scenario_trading_acme(source: str) -> None:
     report = validate_source(source, ACME)
     assert report.ok, report.diagnostics
+
+
+def _form_of(order: Order) -> str:
+    """The form an order statement reads as (what ``ORDER_FORMS`` names it)."""
+    if order.target is not None:
+        return "target-weight" if order.target.percent else "target-position"
+    if order.trail is not None:
+        return "trail-percent" if order.trail.percent else "trail-price"
+    if order.take is not None and order.loss_trail is not None:
+        return "bracket-trailing"
+    if order.take is not None and order.loss is not None:
+        return "bracket"
+    return "oco" if order.oco is not None else "plain"
+
+
+@pytest.mark.parametrize("form", ORDER_FORMS, ids=lambda form: form.form)
+def test_each_taught_example_reads_as_the_form_it_names(form: OrderForm) -> None:
+    """What agents are shown (the catalog, the instructions, the brief) is what the
+    parser reads: an example that no longer parses, or reads as another form, fails."""
+    statements, diagnostics = parse(form.example)
+    assert diagnostics == []
+    [order] = statements
+    assert isinstance(order, Order)
+    assert _form_of(order) == form.form
+    required = re.sub(r"\[[^]]*\]", "", form.syntax)  # its optional parts dropped
+    keywords = {word for word in required.split() if re.fullmatch("[a-z]+", word)}
+    assert keywords <= set(form.example.split()), (form.syntax, form.example)
 
 
 def test_the_forms_read_into_the_order_statement() -> None:
