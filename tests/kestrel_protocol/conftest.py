@@ -43,9 +43,12 @@ from kestrel_protocol import (
     LookaheadRead,
     Metrics,
     Mismatch,
+    NewsItem,
+    NewsPage,
     Offer,
     OperationProgress,
     OperationResumption,
+    OrderForm,
     Payment,
     Pentad,
     PentadBody,
@@ -80,12 +83,19 @@ TAPE_CSV = (
 
 def build_samples() -> list[ProtocolModel]:
     """One realistic instance of each kind, roots consistent across objects."""
+    order_form = OrderForm(
+        form="target-weight",
+        syntax="(buy|sell) SYMBOL to PERCENT",
+        example="buy ACME to 10%",
+        summary="Trade to a weight of equity.",
+    )
     statement_kinds = [
         StatementKind(
             kind="order",
             syntax="buy|sell QTY SYMBOL [limit P] [stop P] [tif day|gtc|ioc] [as ALIAS]",
             example="buy 10 ACME limit 101.25 tif gtc as entry",
             summary="Place an order.",
+            forms=[order_form],
         ),
         StatementKind(
             kind="cancel", syntax="cancel ID|ALIAS", example="cancel entry", summary="Cancel."
@@ -313,8 +323,17 @@ def build_samples() -> list[ProtocolModel]:
     provenance = Provenance(source="embedded", detail="scenario t sha256:… unknown here")
     signature = EnvelopeSignature(keyid="kid-1", sig="c2ln")
     envelope = Envelope(payload_type=PAYLOAD_TYPE, payload="e30=", signatures=[signature])
+    news_item = NewsItem(
+        id="n1", time="2015-01-05T14:30:00Z", symbol="ACME", headline="ACME beats", body="…"
+    )
+    news_page = NewsPage(
+        session="ks_1", scenario=scenario_ref, clock=clock, items=[news_item], next_before="n1"
+    )
     return [
         statement_kinds[0],
+        order_form,
+        news_item,
+        news_page,
         catalog_entry,
         catalog,
         instrument,

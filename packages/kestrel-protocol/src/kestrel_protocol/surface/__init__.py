@@ -33,12 +33,11 @@ from .compact import COMPACT_TEXT, compact_text
 from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool, run_tool
 from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH
-from .instructions import INSTRUCTIONS
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
 from .paging import next_cursor, offset_of, page
 from .recall import Recall
-from .registry import RESOURCES, SURFACE, TOOLS
+from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
 from .results import (
     ArgumentError,
     ToolResult,
