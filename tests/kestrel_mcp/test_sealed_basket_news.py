@@ -146,7 +146,8 @@ async def test_a_sealed_basket_serves_no_news_item_after_the_clock(tmp_path: Pat
 
     visible = [item for item in items if item["time"] <= clock]
     later = [item for item in items if item["time"] > clock]
-    assert len(visible) > 50 and len(later) > 50
+    assert len(visible) > 50
+    assert len(later) > 50
     seen = {item[part] for item in visible for part in ("headline", "body", "time")}
     secrets = {item[part] for item in later for part in ("headline", "body", "time")} - seen
     assert len(secrets) > 100
