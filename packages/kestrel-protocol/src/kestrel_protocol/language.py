@@ -20,45 +20,45 @@ ORDER_FORMS: Final[tuple[OrderForm, ...]] = (
         form="bracket",
         syntax="ORDER take PRICE loss PRICE",
         example="buy 10 ACME limit 1.00 take 2.00 loss 0.50 tif gtc",
-        summary="an entry with its take-profit and stop-loss, held until the entry fills; "
-        "the first of the two to fill cancels the other",
+        summary="an entry with its take-profit and stop-loss: they wait for its fill, then "
+        "the first to fill cancels the other",
     ),
     OrderForm(
         form="bracket-trailing",
         syntax="ORDER take PRICE loss trail (PRICE | PERCENT)",
         example="buy 10 ACME limit 1.00 take 2.00 loss trail 5% tif gtc",
-        summary="a bracket whose stop-loss trails the closes from the entry's fill price",
+        summary="the stop-loss trails the closes from the entry's fill",
     ),
     OrderForm(
         form="oco",
         syntax="ORDER oco GROUP",
         example="sell 10 ACME limit 500.00 oco exits tif gtc",
-        summary="one-cancels-other: the first fill of an order of GROUP cancels the others",
+        summary="the first fill in GROUP cancels the group's other orders",
     ),
     OrderForm(
         form="trail-price",
         syntax="(buy|sell) QTY SYMBOL trail PRICE",
         example="sell 10 ACME trail 2.50 tif gtc",
-        summary="a trailing stop PRICE from the best close since it was placed; never eases",
+        summary="a stop PRICE from the best close since placed; it never eases",
     ),
     OrderForm(
         form="trail-percent",
         syntax="(buy|sell) QTY SYMBOL trail PERCENT",
         example="sell 10 ACME trail 5% tif gtc",
-        summary="a trailing stop PERCENT (above 0, under 100) from the best close",
+        summary="a stop PERCENT (above 0, under 100) from the best close",
     ),
     OrderForm(
         form="target-position",
         syntax="(buy|sell) SYMBOL to POSITION [market | limit PRICE]",
         example="buy ACME to 50",
-        summary="trade to a position (0 flattens, -20 is short 20) on the statement's side "
-        "only, its quantity fixed from the clock bar's close",
+        summary="trade on its side to a position (0 flat, -20 short), sized at the clock "
+        "bar's close",
     ),
     OrderForm(
         form="target-weight",
         syntax="(buy|sell) SYMBOL to PERCENT [market | limit PRICE]",
         example="buy ACME to 10%",
-        summary="trade to a weight of equity (0% to 100%) on the statement's side only",
+        summary="trade on its side to a weight of equity, 0% to 100%",
     ),
 )
 """Every order form, one compact line each: its syntax, an example valid on any scenario

@@ -13,8 +13,7 @@ STATEMENT_KINDS: tuple[StatementKind, ...] = (
         " | stop PRICE [limit PRICE] | trail OFFSET] [take PRICE] [loss PRICE | loss trail"
         " OFFSET] [oco GROUP] [tif day|gtc|ioc] [as ALIAS]",
         example="buy 10 ACME limit 101.25 tif gtc as entry",
-        summary="Place an order; it is eligible from the next bar. Defaults: market, tif day."
-        " Its forms (brackets, one-cancels-other groups, trailing stops, targets) follow.",
+        summary="Place an order; it is eligible from the next bar. Defaults: market, tif day.",
         forms=list(ORDER_FORMS),
     ),
     StatementKind(
