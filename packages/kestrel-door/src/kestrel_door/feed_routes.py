@@ -4,11 +4,12 @@
 tape's header and the new bars' rows) appends; ``POST`` at ``FEED_FREEZE_PATH`` ends the
 window; ``GET`` at ``FEED_PATH`` says how far the tape has grown. Each needs
 :data:`~kestrel_protocol.surface.SCOPE_FEED` (an operator's issued token:
-``kestrel-door token issue --scope kestrel:feed``), which no agent's token carries; without it the answer is 403 ``FORBIDDEN`` naming the scope,
-and nothing about the feed. The door stamps each append with its own clock (the
-runtime reads none); the runtime validates it (a malformed line, a conflicting bar:
-refused naming it, nothing written), writes it in one transaction and only then is it
-acknowledged (200). Every call leaves an audit row (the body's digest, not the body).
+``kestrel-door token issue --scope kestrel:feed``), which no agent's token carries;
+without it the answer is 403 ``FORBIDDEN`` naming the scope, and nothing about the
+feed. The door stamps each append with its own clock (the runtime reads none); the
+runtime validates it (a malformed line, a conflicting bar: refused naming it, nothing
+written), writes it in one transaction and only then is it acknowledged (200). Every
+call leaves an audit row (the body's digest, not the body).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ __all__ = [
     "CatalogScenario",
     "FeeTerms",
     "FillTerms",
+    "ForwardInfo",
     "Instrument",
     "Scenario",
     "SealedScenario",
@@ -44,6 +45,8 @@ class CatalogScenario(ProtocolModel):
     tape_root: RootStr
     sealed: bool
     commitment: RootStr | None = None
+    forward: bool | None = None
+    """``true`` for a forward scenario (its tape grows while agents trade); absent else."""
 
 
 class StatementKind(ProtocolModel):
@@ -83,6 +86,15 @@ class TapeInfo(ProtocolModel):
     root: RootStr
 
 
+class ForwardInfo(ProtocolModel):
+    """A forward scenario's declared tape: its prefix's ``bars`` (0: it starts empty) and
+    ``head``, the root the chain of its prefix roots starts from (docs/runtime.md,
+    "Forward scenarios"). Bars appended later are bound by the frames that show them."""
+
+    bars: int
+    head: RootStr
+
+
 class AccountTerms(ProtocolModel):
     """Starting cash and the account's limits."""
 
@@ -118,6 +130,8 @@ class Scenario(SelfRooted):
     account: AccountTerms
     fees: FeeTerms
     fill: FillTerms
+    forward: ForwardInfo | None = None
+    """A forward scenario's declared prefix (absent on every other scenario)."""
 
 
 class SealedTapeInfo(ProtocolModel):

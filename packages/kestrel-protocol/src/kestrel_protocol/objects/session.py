@@ -165,6 +165,9 @@ class SessionFrame(ProtocolModel):
     positions: list[Position]
     orders: list[FrameOrder]
     events: list[FrameEvent]
+    tape: RootStr | None = None
+    """On a forward scenario only: the root of the tape's prefix up to the clock bar
+    (the prefix the session was shown), so the frame's root binds it."""
 
 
 class Delivery(ProtocolModel):

@@ -42,7 +42,7 @@ from kestrel_protocol import (
     kestrel_home,
 )
 from kestrel_protocol.ports import SessionGate
-from kestrel_protocol.store import JournalConflict, RuntimeStore, SessionRow
+from kestrel_protocol.store import FeedStatus, JournalConflict, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
@@ -50,6 +50,7 @@ from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.wire import builder
+from .feed import FeedAppend, Feeds
 from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id
@@ -107,6 +108,7 @@ class Runtime:
         self.max_open_orders = max_open_orders or DEFAULT_MAX_OPEN_ORDERS
         self._served = ServedCatalog(catalog_paths, catalog, sealed)
         served = self._served
+        self._feeds = Feeds(self.store, served.loaded)
         self._sessions = LiveSessions(
             self.store,
             max_live_sessions or default_max_live_sessions(),
@@ -168,6 +170,30 @@ class Runtime:
         loaded = self._served.with_tape(scenario_id)
         self._sessions.saw_future(principal, scenario_id, f"tape {scenario_id} read")
         return tape_csv(loaded)
+
+    # -- forward scenarios (see .feed) ----------------------------------------------------
+
+    def append_bars(self, scenario_id: str, data: bytes, *, published_at: str) -> FeedAppend:
+        """Publish bars (tape CSV) on a forward scenario's tape, all or none, durable
+        before this returns; ``published_at`` is the caller's clock (UTC text)."""
+        return self._feeds.feed(scenario_id).append(data, published_at=published_at)
+
+    def feed_status(self, scenario_id: str) -> FeedStatus:
+        """How far a forward scenario's tape has grown; whether frozen, unsealed."""
+        return self._feeds.feed(scenario_id).status()
+
+    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]:
+        """``(bar, time, published_at)`` of every bar of a forward tape (the prefix's
+        ``published_at`` is ``""``)."""
+        return self._feeds.feed(scenario_id).published()
+
+    def freeze_feed(self, scenario_id: str) -> FeedStatus:
+        """End a forward scenario's window: its tape is fixed as published."""
+        return self._feeds.feed(scenario_id).freeze()
+
+    def unseal_feed(self, scenario_id: str) -> FeedStatus:
+        """Publish a frozen forward scenario's tape."""
+        return self._feeds.feed(scenario_id).unseal()
 
     def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
         loaded = self.loaded(scenario) if scenario is not None else None

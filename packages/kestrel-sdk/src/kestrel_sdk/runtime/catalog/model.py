@@ -84,6 +84,7 @@ class LoadedScenario:
         sealed: bool = False,
         max_open_orders: int | None = None,
         lineage: str | None = None,
+        forward: bool = False,
     ) -> None:
         self.scenario = scenario
         self.origin = origin  # None for shipped scenarios
@@ -94,6 +95,10 @@ class LoadedScenario:
         self.lineage = lineage
         """``lineage`` in its ``scenario.toml``: a disguise's tag of its source's bars
         (twins share it; :mod:`.lineage`). Not part of the root, never served."""
+        self.forward = forward
+        """``forward = true`` in its ``scenario.toml``: its tape is a declared prefix that
+        grows by appends (:mod:`kestrel_sdk.runtime.feed`); always served sealed until
+        its feed is unsealed."""
         self._load_tape = load_tape
         self._tape: Tape | None = None
         self._lock = threading.Lock()

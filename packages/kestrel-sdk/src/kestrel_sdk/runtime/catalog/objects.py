@@ -15,7 +15,11 @@ __all__ = ["catalog_object", "scenario_object"]
 
 
 def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
-    """The rooted Scenario of validated terms and the shape of their tape."""
+    """The rooted Scenario of validated terms and the shape of their tape (a forward
+    scenario's: of its declared prefix, with ``forward``)."""
+    extra: dict[str, object] = {}
+    if terms.forward:
+        extra["forward"] = {"bars": shape.bars, "head": shape.root}
     return Scenario.with_root(
         id=terms.id,
         title=terms.title,
@@ -40,6 +44,7 @@ def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
         },
         fees={"bps": terms.fee_bps, "minimum": terms.fee_minimum},
         fill={"participation": terms.participation, "slippage_bps": terms.slippage_bps},
+        **extra,
     )
 
 
@@ -69,6 +74,8 @@ def _entry(scenario: Scenario, sealed: bool) -> dict[str, object]:
     }
     if sealed:
         del entry["bars"]
+    if scenario.forward is not None:
+        entry["forward"] = True
     commitment = scenario_commitment(scenario)
     if commitment is not None:  # a disguise: what pairs it with its source after reveal
         entry["commitment"] = commitment

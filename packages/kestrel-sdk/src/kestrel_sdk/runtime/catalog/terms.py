@@ -51,6 +51,7 @@ _TOP_KEYS = {
     "sealed",
     "max_open_orders",
     "lineage",
+    "forward",
 }
 _TABLE_KEYS = {
     "account": ("cash", "shortable", "max_position", "max_drawdown"),
@@ -101,6 +102,9 @@ class ScenarioTerms:
     """Lowers the runtime's bound on a session's open orders (not part of the root)."""
     lineage: str | None = None
     """A disguise's tag of its source's bars, shared by twins (not part of the root)."""
+    forward: bool = False
+    """A forward scenario: its tape (a prefix, possibly none) grows by appends while
+    agents trade (its object carries ``forward``)."""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -274,7 +278,13 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     if "title" in data and isinstance(data["title"], str) and not title.strip():
         check.fault("", "title", "title must not be empty")
     description = check.text(data, "", "description", required=False)
-    tape = check.text(data, "", "tape")
+    forward = data.get("forward", False)
+    if not isinstance(forward, bool):
+        check.fault("", "forward", "forward must be true or false")
+    # a forward scenario's tape is its prefix, and optional (absent: it starts empty)
+    tape = check.text(data, "", "tape", required=forward is not True) or (
+        "tape.csv" if forward is True and "tape" not in data else ""
+    )
     if tape:
         parts = tape.replace("\\", "/").split("/")
         if tape.startswith(("/", "\\")) or ":" in tape or ".." in parts:
@@ -351,6 +361,7 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         sealed=sealed is True,
         max_open_orders=max_open if isinstance(max_open, int) else None,
         lineage=lineage if isinstance(lineage, str) else None,
+        forward=forward is True,
     )
 
 
