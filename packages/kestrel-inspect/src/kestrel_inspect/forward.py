@@ -17,6 +17,7 @@ import logging
 from typing import Any, Final
 
 from inspect_ai.tool import Tool, ToolDef, ToolError
+from kestrel_protocol import RefusalCode
 from mcp import Client
 
 from .calls import call_kestrel, tool_name
@@ -32,7 +33,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-NOT_PUBLISHED: Final = "BAR_NOT_PUBLISHED"
+NOT_PUBLISHED: Final = RefusalCode.BAR_NOT_PUBLISHED
 """The refusal of an advance past a forward tape's last published bar (retryable)."""
 WAIT_SECONDS: Final = 30.0
 """How long a submit on a forward scenario waits for its bars by default."""
