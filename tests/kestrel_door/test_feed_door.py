@@ -26,35 +26,13 @@ from click.testing import CliRunner, Result
 from kestrel_door.cli import door_group
 
 from tests.doors import serve_door
-
-SCENARIO = "acme-forward"
-PREFIX = 3
-_SHIPPED = Path(__file__).resolve().parents[2] / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data"
-HEADER = "time,symbol,open,high,low,close,volume\n"
-
-
-def _source_rows() -> list[str]:
-    return (_SHIPPED / "acme-chop" / "tape.csv").read_text().splitlines(keepends=True)[1:]
-
-
-ROWS = _source_rows()
-
-
-def _bars(start: int, stop: int) -> str:
-    """The tape CSV of bars ``start`` … ``stop - 1`` of acme-chop (one row a bar)."""
-    return HEADER + "".join(ROWS[start:stop])
+from tests.forward_door import HEADER, PREFIX, ROWS, SCENARIO, bars, feed_token, forward_catalog
 
 
 @pytest.fixture
 def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A catalog directory holding the forward scenario, named by ``KESTREL_CATALOG_PATH``."""
-    root = tmp_path / "catalog"
-    directory = root / SCENARIO
-    directory.mkdir(parents=True)
-    toml = (_SHIPPED / "acme-chop" / "scenario.toml").read_text()
-    toml = toml.replace('id = "acme-chop"', f'id = "{SCENARIO}"\nforward = true', 1)
-    (directory / "scenario.toml").write_text(toml)
-    (directory / "tape.csv").write_text(_bars(0, PREFIX))
+    """The forward scenario, named by ``KESTREL_CATALOG_PATH``."""
+    directory = forward_catalog(tmp_path / "catalog")
     monkeypatch.setenv("KESTREL_CATALOG_PATH", str(directory))
     return directory
 
@@ -75,11 +53,11 @@ def test_cli_append_is_once_refuses_conflicts_and_bad_rows_and_loses_nothing(
     tmp_path: Path, catalog: Path
 ) -> None:
     home = tmp_path / "home"
-    first = _feed(home, "append", SCENARIO, stdin=_bars(PREFIX, PREFIX + 3))
+    first = _feed(home, "append", SCENARIO, stdin=bars(PREFIX, PREFIX + 3))
     assert first.exit_code == 0, first.output
     assert "appended 3 bar(s), 0 already published; the tape has 6 bar(s)" in first.output
 
-    (tmp_path / "more.csv").write_text(_bars(PREFIX, PREFIX + 4))  # 3 again, and one new
+    (tmp_path / "more.csv").write_text(bars(PREFIX, PREFIX + 4))  # 3 again, and one new
     again = _feed(home, "append", SCENARIO, "--file", str(tmp_path / "more.csv"))
     assert again.exit_code == 0, again.output
     assert "appended 1 bar(s), 3 already published; the tape has 7 bar(s)" in again.output
@@ -106,20 +84,11 @@ def test_cli_append_is_once_refuses_conflicts_and_bad_rows_and_loses_nothing(
     assert "window open" in status.output
 
 
-def _feed_token(home: Path) -> str:
-    issued = CliRunner().invoke(
-        door_group,
-        ["--home", str(home), "token", "issue", "--principal", "feeder", "--scope", "kestrel:feed"],
-    )
-    assert issued.exit_code == 0, issued.output
-    return issued.output.strip().splitlines()[-1]
-
-
 def test_only_a_kestrel_feed_token_appends(tmp_path: Path, catalog: Path) -> None:
     home = tmp_path / "home"
     with serve_door(home) as door:
         agent = {"Authorization": f"Bearer {door.token}", "Content-Type": "text/csv"}
-        body = _bars(PREFIX, PREFIX + 2)
+        body = bars(PREFIX, PREFIX + 2)
         url = f"{door.url}/v1/feeds/{SCENARIO}"
         for method, path in (("POST", "/bars"), ("POST", "/freeze"), ("GET", "")):
             refused = httpx.request(method, url + path, content=body, headers=agent)
@@ -128,7 +97,7 @@ def test_only_a_kestrel_feed_token_appends(tmp_path: Path, catalog: Path) -> Non
             assert refusal["code"] == "FORBIDDEN"
             assert refusal["detail"]["requiredScope"] == "kestrel:feed"
             assert "bars" not in refused.text  # nothing of the feed is said
-        operator = {"Authorization": f"Bearer {_feed_token(home)}", "Content-Type": "text/csv"}
+        operator = {"Authorization": f"Bearer {feed_token(home)}", "Content-Type": "text/csv"}
         assert _published(home) == []  # the agent appended nothing, froze nothing
         made = httpx.post(url + "/bars", content=body, headers=operator)
         assert made.status_code == 200, made.text
@@ -151,7 +120,7 @@ def _door_command(home: Path, *args: str) -> list[str]:
 def test_sigkill_of_a_replay_loses_no_acknowledged_bar(tmp_path: Path, catalog: Path) -> None:
     home = tmp_path / "home"
     recorded = tmp_path / "day.csv"
-    recorded.write_text(_bars(PREFIX, PREFIX + 60))
+    recorded.write_text(bars(PREFIX, PREFIX + 60))
     replay = subprocess.Popen(
         _door_command(home, "feed", "replay", SCENARIO, str(recorded), "--every", "50ms"),
         env=os.environ.copy(),
@@ -189,22 +158,30 @@ def test_sigkill_of_a_replay_loses_no_acknowledged_bar(tmp_path: Path, catalog: 
     assert _published(home) == [row.split(",", 1)[0] for row in ROWS[PREFIX : PREFIX + 60]]
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_sigkill_of_the_door_during_appends_loses_no_acknowledged_bar(
-    tmp_path: Path, catalog: Path
+    tmp_path: Path,
+    catalog: Path,
+    kind: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The door on its home's SQLite file, or a PostgreSQL store (every replica's)."""
+    if kind == "postgresql":
+        monkeypatch.setenv("KESTREL_STORE", request.getfixturevalue("postgres_dsn"))
     home = tmp_path / "home"
     acknowledged: list[str] = []
     enough = threading.Event()
     with serve_door(home) as door:
         assert door.process is not None
-        headers = {"Authorization": f"Bearer {_feed_token(home)}", "Content-Type": "text/csv"}
+        headers = {"Authorization": f"Bearer {feed_token(home)}", "Content-Type": "text/csv"}
         url = f"{door.url}/v1/feeds/{SCENARIO}/bars"
 
         def post_bars() -> None:
             with httpx.Client(timeout=30, headers=headers) as http:
                 for n in range(PREFIX, PREFIX + 400):
                     try:
-                        made = http.post(url, content=_bars(n, n + 1))
+                        made = http.post(url, content=bars(n, n + 1))
                     except httpx.HTTPError:
                         return  # the door is gone
                     if made.status_code != 200:

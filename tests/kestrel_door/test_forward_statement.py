@@ -183,3 +183,15 @@ def test_a_session_that_is_not_forward_has_the_statement_it_had(tmp_path: Path) 
     code, output = _verify(tmp_path, proof, keys)
     assert code == 0, output
     assert "forward" not in output
+
+
+def test_a_statement_leaving_out_a_forward_scenario_s_order_fails(tmp_path: Path) -> None:
+    """A proof embedding a forward scenario (its ``forward`` member) whose statement says
+    nothing of the order of events (a door that did not keep it) is not attested."""
+    proof, keys = _signed_proof(tmp_path, None)
+    check_attestation(proof, keys.jwks())  # as it is: no forward scenario in it
+    forward = {"bars": 3, "head": "sha256:" + "0" * 64}
+    embedded = {**proof, "embedded": {"scenario": {"id": SCENARIO, "forward": forward}}}
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(embedded, keys.jwks())
+    assert caught.value.field == "statement.predicate.forward"

@@ -293,6 +293,10 @@ def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int |
     statement that is not ``forward``); :class:`NotAttested` naming the first submission
     (by seq) that did not, or that the proof does not hold."""
     if "forward" not in predicate and "submissions" not in predicate:
+        if _embeds_forward(proof):  # the door left out the order of a forward session
+            raise NotAttested(
+                "statement.predicate.forward", "true (the proof's scenario is forward)", "none"
+            )
         return None
     field = "statement.predicate.submissions"
     listed = predicate.get("submissions")
@@ -324,6 +328,13 @@ def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int |
             )
         decisions += 1
     return decisions
+
+
+def _embeds_forward(proof: Mapping[str, Any]) -> bool:
+    """Whether the scenario ``proof`` embeds is a forward one."""
+    embedded = proof.get("embedded")
+    scenario = embedded.get("scenario") if isinstance(embedded, Mapping) else None
+    return isinstance(scenario, Mapping) and scenario.get("forward") is not None
 
 
 def _instant(value: Any, field: str) -> datetime:

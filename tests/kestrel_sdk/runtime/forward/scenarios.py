@@ -4,11 +4,13 @@ feed appends (``bars(first, count)``: one CSV block, header included)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kestrel_sdk.runtime.catalog.tapes import HEADER
 
 SCENARIO_ID = "fwd-live"
+START = datetime(2026, 12, 1, 14, 30, tzinfo=UTC)
 
 TOML = """\
 id = "{id}"
@@ -45,9 +47,9 @@ lot = 1
 
 
 def bar_time(index: int) -> str:
-    """Bar ``index``'s time: one a minute from 14:30 UTC."""
-    minutes = 30 + index
-    return f"2026-12-01T{14 + minutes // 60:02d}:{minutes % 60:02d}:00Z"
+    """Bar ``index``'s time: one a minute from 2026-12-01 14:30 UTC (bar 570 is the
+    first of the next day)."""
+    return (START + timedelta(minutes=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def bar_rows(index: int, *, acme_close: str | None = None) -> str:

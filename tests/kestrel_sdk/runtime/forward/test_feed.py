@@ -40,7 +40,7 @@ def _refusal(runtime: Runtime, data: bytes) -> KestrelError:
 
 def test_the_catalog_lists_a_forward_scenario_sealed(runtime: Runtime) -> None:
     (entry,) = [s for s in runtime.catalog().scenarios if s.id == SCENARIO_ID]
-    assert entry.forward is True
+    assert entry.to_json()["forward"] is True
     assert entry.sealed is True
     assert entry.bars is None
     scenario = runtime.scenario("alice", SCENARIO_ID)
@@ -163,7 +163,7 @@ def test_a_prefix_root_is_the_same_in_every_process(tmp_path: Path, store_url: s
 
 def test_a_declared_prefix_starts_the_chain(tmp_path: Path) -> None:
     runtime = Runtime(tmp_path / "home", [forward_catalog(tmp_path, prefix=3)])
-    head = runtime.loaded(SCENARIO_ID).scenario.forward
+    head = runtime.loaded(SCENARIO_ID).scenario.forward_tape
     assert head is not None
     assert head.bars == 3
     assert runtime.feed_status(SCENARIO_ID).bars == 3

@@ -45,8 +45,7 @@ class CatalogScenario(ProtocolModel):
     tape_root: RootStr
     sealed: bool
     commitment: RootStr | None = None
-    forward: bool | None = None
-    """``true`` for a forward scenario (its tape grows while agents trade); absent else."""
+    # a forward scenario's entry also says ``forward: true`` (absent on every other)
 
 
 class StatementKind(ProtocolModel):
@@ -130,8 +129,13 @@ class Scenario(SelfRooted):
     account: AccountTerms
     fees: FeeTerms
     fill: FillTerms
-    forward: ForwardInfo | None = None
-    """A forward scenario's declared prefix (absent on every other scenario)."""
+
+    @property
+    def forward_tape(self) -> ForwardInfo | None:
+        """A forward scenario's declared prefix: its ``forward`` member (absent on every
+        other scenario, whose object and root are as they always were)."""
+        found = (self.model_extra or {}).get("forward")
+        return None if found is None else ForwardInfo.model_validate(found)
 
 
 class SealedTapeInfo(ProtocolModel):

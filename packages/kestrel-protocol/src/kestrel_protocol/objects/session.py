@@ -165,9 +165,14 @@ class SessionFrame(ProtocolModel):
     positions: list[Position]
     orders: list[FrameOrder]
     events: list[FrameEvent]
-    tape: RootStr | None = None
-    """On a forward scenario only: the root of the tape's prefix up to the clock bar
-    (the prefix the session was shown), so the frame's root binds it."""
+
+    @property
+    def tape_prefix(self) -> str | None:
+        """A forward session's frame only: its ``tape`` member, the root of the tape's
+        prefix up to the clock bar (what the session was shown), bound by the frame's
+        root; ``None`` on every other session."""
+        found = (self.model_extra or {}).get("tape")
+        return found if isinstance(found, str) else None
 
 
 class Delivery(ProtocolModel):

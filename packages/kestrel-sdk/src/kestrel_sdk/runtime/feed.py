@@ -30,8 +30,11 @@ from .catalog.forward_tape import grown_tape, prefix_link
 from .catalog.model import LoadedScenario
 from .catalog.tapes import HEADER, parse_tape, render_tape
 from .catalog.terms import INTERVAL_SECONDS
+from .engine.program import Program
+from .lang.syntax import WaitingAdvance
+from .live import LiveSession
 
-__all__ = ["Feed", "FeedAppend", "Feeds"]
+__all__ = ["BarNotPublished", "Feed", "FeedAppend", "Feeds", "bar_not_published"]
 
 _RETRIES = 8  # appends raced by other writers before giving up
 
@@ -49,6 +52,31 @@ class FeedAppend:
     prefix_root: str
 
 
+class BarNotPublished(KestrelError):
+    """``BAR_NOT_PUBLISHED``: the bar a submission (or an open) needs is past a forward
+    tape's edge. Retryable; nothing was applied. ``needed`` (bars the tape must hold)
+    is for a waiter in this process, never shown: the refusal says nothing of what
+    comes next."""
+
+    def __init__(self, message: str, detail: dict[str, object], needed: int, wait_ms: int) -> None:
+        super().__init__(RefusalCode.BAR_NOT_PUBLISHED, message, detail)
+        self.needed = needed
+        self.wait_ms = wait_ms
+        """The longest ``wait`` the refused source asked (0: none)."""
+
+
+def bar_not_published(what: str, clock: int, needed: int = 1, wait_ms: int = 0) -> BarNotPublished:
+    """The refusal of a step (or an open) that needs ``what`` (``bar 12``, ``the bar at
+    T``), made at bar ``clock``."""
+    return BarNotPublished(
+        f"{what} is not published yet: nothing was applied; submit again once it is, "
+        "or wait for it (advance 1 wait 30s)",
+        {"bar": clock, "retryable": True},
+        needed,
+        wait_ms,
+    )
+
+
 def _invalid(message: str, **detail: object) -> KestrelError:
     return KestrelError(RefusalCode.INVALID_ARGUMENT, message, dict(detail))
 
@@ -63,7 +91,8 @@ class Feed:
 
     def __init__(self, store: RuntimeStore, declared: LoadedScenario) -> None:
         scenario = declared.scenario
-        if not declared.forward or scenario.forward is None:
+        forward = scenario.forward_tape
+        if not declared.forward or forward is None:
             raise _invalid(
                 f"scenario {scenario.id} is not a forward scenario", scenario=scenario.id
             )
@@ -74,7 +103,7 @@ class Feed:
         self._prefix_text = render_tape(prefix)
         self._prefix_bars = len(prefix)
         self._prefix_times = prefix.times
-        self._head = scenario.forward.head
+        self._head = forward.head
         self._volume_scale = prefix.volume_scale
         self._scale = prefix.scale
         self._ticks = {item.symbol: item.tick for item in scenario.instruments}
@@ -130,7 +159,7 @@ class Feed:
             self._prefix_text, [bar.rows for bar in self._bars], self._ticks, self._scale
         )
         declared = self.declared
-        return LoadedScenario(
+        grown = LoadedScenario(
             declared.scenario,
             declared.origin,
             lambda: tape,
@@ -139,6 +168,8 @@ class Feed:
             lineage=declared.lineage,
             forward=True,
         )
+        grown.prefix_roots = list(self._roots)
+        return grown
 
     # -- appending -----------------------------------------------------------------------
 
@@ -263,7 +294,8 @@ class Feed:
 
 class Feeds:
     """The forward scenarios of one runtime: a :class:`Feed` per scenario, made on first
-    use over the runtime's store and catalog (``declared``: a scenario by id)."""
+    use over the runtime's store and catalog (``declared``: a scenario by id), and the
+    edge its sessions trade at."""
 
     def __init__(self, store: RuntimeStore, declared: Callable[[str], LoadedScenario]) -> None:
         self._store = store
@@ -282,3 +314,31 @@ class Feeds:
                 if found is None:
                     found = self._feeds[scenario_id] = Feed(self._store, declared)
         return found
+
+    def trading(self, scenario_id: str) -> LoadedScenario:
+        """The scenario sessions trade on: a forward one over its tape as published now
+        (read from the store), any other as the catalog has it."""
+        declared = self._declared(scenario_id)
+        if not declared.forward:
+            return declared
+        feed = self.feed(scenario_id)
+        feed.refresh()
+        return feed.loaded()
+
+    def to_edge(
+        self, live: LiveSession, program: Program, extend: Callable[[LiveSession], None]
+    ) -> None:
+        """Let ``program`` apply on the forward session ``live`` (its lock held) only if
+        every bar it advances to is published: its engine is first extended with the
+        bars published since (``extend``); ``BarNotPublished`` otherwise, unless the
+        feed is frozen (the engine then stands down at the tape's end)."""
+        engine = live.engine
+        assert engine is not None
+        if engine.unpublished(program) is None:
+            return
+        extend(live)
+        missing = engine.unpublished(program)
+        if missing is None or self.feed(live.row.scenario_id).status().frozen:
+            return
+        waits = [st.wait_ms for st in program.statements if isinstance(st, WaitingAdvance)]
+        raise bar_not_published(missing[0], engine.clock, missing[1], max(waits, default=0))

@@ -41,7 +41,7 @@ from kestrel_protocol import (
     VerificationReport,
     kestrel_home,
 )
-from kestrel_protocol.ports import SessionGate
+from kestrel_protocol.ports import FeedWaiter, SessionGate
 from kestrel_protocol.store import FeedStatus, JournalConflict, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
@@ -50,7 +50,7 @@ from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.wire import builder
-from .feed import FeedAppend, Feeds
+from .feed import BarNotPublished, FeedAppend, Feeds, bar_not_published
 from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id
@@ -96,12 +96,15 @@ class Runtime:
         store: RuntimeStore | None = None,
         max_live_sessions: int | None = None,
         max_open_orders: int | None = None,
+        waiter: FeedWaiter | None = None,
     ) -> None:
         """``store`` defaults to the one ``$KESTREL_STORE`` names (else SQLite in ``home``);
         ``max_open_orders`` bounds each session (a scenario may lower it; ``bounds``).
         ``sealed``: scenario ids to seal, or ``ID=SERVED_ID`` to serve one only as a
-        renamed copy under a neutral id (:mod:`.catalog.renamed`)."""
+        renamed copy under a neutral id (:mod:`.catalog.renamed`). ``waiter`` waits
+        for a forward tape's bars when a submission asks to (none: never waits)."""
         self.home = kestrel_home(home)
+        self.waiter = waiter
         self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
         self.gate = gate
         self.grade_budget = grade_budget
@@ -112,7 +115,7 @@ class Runtime:
         self._sessions = LiveSessions(
             self.store,
             max_live_sessions or default_max_live_sessions(),
-            served.loaded,
+            self._feeds.trading,
             served.sealed,
             self._artifact,
             lineages=lambda: served.lineages,
@@ -211,6 +214,8 @@ class Runtime:
         """Open a session, resume an open one by label, or answer with the gate's offer."""
         loaded = self.loaded(scenario)
         root = loaded.scenario.root
+        if loaded.forward and not len(self._feeds.trading(scenario).tape):
+            raise bar_not_published("bar 0", 0)  # a session opens on its first bar
         if label is not None:
             sid = session_id(principal, root, label)
             row = self.store.session(sid)
@@ -250,14 +255,20 @@ class Runtime:
         """Replay every open session now (rather than on first touch); their ids."""
         return self._sessions.resume_all()
 
-    def submit(self, principal: str, sid: str, source: str) -> SessionResponse:
+    def submit(
+        self, principal: str, sid: str, source: str, wait: float | None = None
+    ) -> SessionResponse:
         """Check, apply, bind and persist one submission; atomic in every sense.
 
         The journal row is committed before this returns. The session lock is taken
         inline (not through ``LiveSessions.locked``): this is the step path. When another process
         advanced the session meanwhile, the submission is applied after what it did.
+        On a forward scenario, a submission that needs a bar not yet published waits
+        for it up to ``wait`` seconds or its source's ``wait`` (the longer; once, with
+        the runtime's waiter), else is refused ``BAR_NOT_PUBLISHED``.
         """
         conflicts = 0
+        waited = False
         while True:
             live = self._live.get(sid)
             if live is None or live.row.principal != principal:
@@ -267,6 +278,14 @@ class Runtime:
             try:
                 with live.lock:
                     done = self._step(live, sid, source)
+            except BarNotPublished as refused:
+                seconds = max(wait or 0.0, refused.wait_ms / 1000)
+                if waited or seconds <= 0 or self.waiter is None:
+                    raise
+                waited = True
+                if not self.waiter.wait(live.row.scenario_id, refused.needed, seconds):
+                    raise
+                continue
             except JournalConflict:
                 conflicts += 1
                 if conflicts < CONFLICT_RETRIES:
@@ -314,6 +333,8 @@ class Runtime:
         if engine is None:
             raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
         program = engine.check(source)
+        if live.loaded.forward:
+            self._feeds.to_edge(live, program, self._sessions.extend)
         bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
         check_open_orders(engine, program, bound)
         clock = engine.clock

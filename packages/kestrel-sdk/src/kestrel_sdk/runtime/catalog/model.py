@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +99,8 @@ class LoadedScenario:
         """``forward = true`` in its ``scenario.toml``: its tape is a declared prefix that
         grows by appends (:mod:`kestrel_sdk.runtime.feed`); always served sealed until
         its feed is unsealed."""
+        self.prefix_roots: Sequence[str] | None = None
+        """A forward scenario's prefix root by bar, when known (:mod:`..engine.edge`)."""
         self._load_tape = load_tape
         self._tape: Tape | None = None
         self._lock = threading.Lock()

@@ -74,7 +74,7 @@ def _entry(scenario: Scenario, sealed: bool) -> dict[str, object]:
     }
     if sealed:
         del entry["bars"]
-    if scenario.forward is not None:
+    if scenario.forward_tape is not None:
         entry["forward"] = True
     commitment = scenario_commitment(scenario)
     if commitment is not None:  # a disguise: what pairs it with its source after reveal

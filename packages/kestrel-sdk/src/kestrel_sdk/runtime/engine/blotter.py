@@ -31,6 +31,10 @@ class BlotterRecorder:
         self.fills: list[Fill] = []
         self._cache: Blotter | None = None
 
+    def retape(self, times: Sequence[str]) -> None:
+        """The bar times of a forward tape grown since (:meth:`.core.SessionEngine.extend`)."""
+        self._times = times
+
     def on_event(self, event: Event) -> None:
         self._cache = None
         if event.type == "accepted" and event.order is not None:

@@ -26,6 +26,7 @@ from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
 from .bus import Event, EventBus
+from .edge import forward_roots, unpublished
 from .frame import FrameBuilder
 from .loop import BarLoop, columns
 from .orders import Fill, LiveOrder
@@ -71,6 +72,9 @@ class SessionEngine:
         self._times = tape.times
         self._days = tape.days
         self._last = len(tape) - 1
+        self._forward = loaded.forward
+        """A forward scenario's session: trades at the edge (:mod:`.edge`)."""
+        self._roots = forward_roots(loaded) if loaded.forward else None
         self._clock = 0
         self._status: SessionStatus = "open"
         self._seq = 0
@@ -200,6 +204,33 @@ class SessionEngine:
                 f"session {self._session_id} has stood down; it can be read, closed and graded",
             )
 
+    @property
+    def last(self) -> int:
+        """The last bar of the tape this engine holds (a forward tape's edge)."""
+        return self._last
+
+    def unpublished(self, program: Program) -> tuple[str, int] | None:
+        """On a forward session, the first bar ``program`` would advance to past the
+        edge (as its source names it) and the bars the tape must hold for it; ``None``
+        when there is none."""
+        if not self._forward:
+            return None
+        return unpublished(program.statements, self._clock, self._last, self._times)
+
+    def extend(self, loaded: LoadedScenario) -> None:
+        """Hold ``loaded``'s tape from now on: the same forward tape with more bars
+        published (the engine's state is unchanged; later bars become reachable)."""
+        tape = loaded.tape
+        self._loaded = loaded
+        self._cols = columns(loaded, self._terms.tape_factor)
+        self._times = tape.times
+        self._days = tape.days
+        self._last = len(tape) - 1
+        self._roots = forward_roots(loaded)
+        self._loop.retape(self._cols, tape.days)
+        self._frames.retape(loaded, self._cols)
+        self._blotter.retape(tape.times)
+
     def check(self, source: str) -> Program:
         """Parse and validate ``source`` against this session without changing it.
 
@@ -273,6 +304,8 @@ class SessionEngine:
         else:
             days = self._days
             expires = bisect_right(days, days[min(eligible, self._last)]) - 1
+            if self._forward:  # its day's end may not be published: found bar by bar
+                expires = NEVER
         order = LiveOrder(
             f"o{len(self._orders) + 1}",
             st,
@@ -281,6 +314,8 @@ class SessionEngine:
             bar=self._clock,
             expires=expires,
         )
+        if self._forward and st.tif == "day":
+            order.day_of = eligible
         self._orders.append(order)
         self._open.append(order)
         if st.alias is not None:
@@ -324,11 +359,16 @@ class SessionEngine:
             target = max(self._clock, bisect_right(self._times, st.to) - 1)
         else:
             target = min(self._clock + (st.count or 1), self._last)
+        if self._forward and self._clock >= self._last:
+            asks = st.to is None or st.to > self._times[self._clock]
+            if asks:  # past the last bar of a frozen tape (the runtime refuses it before)
+                self._stand("end-of-tape", f"the tape ended at bar {self._last}")
+            return asks
         self._clock, stood = self._loop.run(self._clock, target)
         if stood:
             self._stand_drawdown(self._clock)
             return True
-        if self._clock >= self._last:
+        if self._clock >= self._last and not self._forward:
             self._stand("end-of-tape", f"the tape ended at bar {self._last} ({self._times[-1]})")
             return True
         return False
@@ -402,4 +442,5 @@ class SessionEngine:
             account=self._account,
             peak=self._loop.peak,
             open_orders=self._open,
+            tape=None if self._roots is None else self._roots[self._clock],
         )

@@ -333,6 +333,13 @@ class FrameBuilder:
         self._account = (model, text)
         return model, text
 
+    def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
+        """The columns and times of a forward tape grown since (the bar cached for the
+        marks stays right: published bars never change)."""
+        self._cols = cols
+        self._times = loaded.tape.times
+        self._volume = loaded.tape.volume_member
+
     def build(
         self,
         *,
@@ -343,9 +350,11 @@ class FrameBuilder:
         account: Account,
         peak: int,
         open_orders: list[LiveOrder],
+        tape: str | None = None,
     ) -> tuple[SessionFrame | None, str]:
         """The frame of the session now: its model (``None`` without :attr:`models`) and
-        its canonical text."""
+        its canonical text; ``tape`` (a forward session's) the root of the prefix it was
+        shown."""
         equity = account.cash
         holdings = account.holdings
         unrealized_total: Fraction | int
@@ -410,11 +419,12 @@ class FrameBuilder:
         remaining = None if self._sealed else last - clock
         remaining_json = "" if remaining is None else f',"remaining":{remaining}'
         marks, marks_json, time, time_json = self._marks_at(clock)
+        tape_json = "" if tape is None else f',"tape":"{tape}"'
         text = (
             f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
             f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
-            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}'
+            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
         )
         if not self.models:
             return None, text
@@ -436,6 +446,7 @@ class FrameBuilder:
                 "positions": positions,
                 "orders": orders,
                 "events": events,
+                **({} if tape is None else {"tape": tape}),
             }
         )
         return frame, text

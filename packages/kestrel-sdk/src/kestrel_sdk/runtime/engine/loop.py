@@ -10,6 +10,7 @@ integers throughout; every change is published on the session's bus.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from ..catalog.model import LoadedScenario
@@ -68,6 +69,7 @@ class BarLoop:
     ) -> None:
         self._terms = terms
         self._cols = cols
+        self._days = loaded.tape.days
         self._account = account
         self._open = open_orders
         self._bus = bus
@@ -86,6 +88,11 @@ class BarLoop:
         self._fill_count = 0
         self.series: list[int] | None = [terms.cash] if record else None
         self.holding: bytearray | None = bytearray(1) if record else None
+
+    def retape(self, cols: dict[str, Columns], days: array[int]) -> None:
+        """The columns and days of a forward tape grown since."""
+        self._cols = cols
+        self._days = days
 
     def run(self, clock: int, target: int) -> tuple[int, bool]:
         """Process bars ``clock + 1`` … ``target``. Returns the new clock and whether
@@ -146,6 +153,15 @@ class BarLoop:
     def _next_act(self, order: LiveOrder, start: int, target: int) -> int:
         """The first bar in ``start..target`` at which ``order`` must be processed (a
         possible fill or its expiry), else ``target + 1``."""
+        if order.day_of >= 0:  # a forward tape's day order: its day's end, bar by bar
+            days = self._days
+            ends = bisect_right(days, days[order.day_of], order.day_of)
+            acts = self._next_fill(order, start, target)
+            return ends if start <= ends < acts else acts
+        return self._next_fill(order, start, target)
+
+    def _next_fill(self, order: LiveOrder, start: int, target: int) -> int:
+        """:meth:`_next_act` but for a forward day order's day end."""
         hit = order.hit
         if hit >= start:
             return hit
@@ -230,6 +246,14 @@ class BarLoop:
         slippage = terms.slippage
         ticks = terms.ticks
         cols = self._cols
+        days = self._days
+        for order in list(self._open):
+            if order.day_of >= 0 and days[j] > days[order.day_of]:  # its day ended at j - 1
+                order.status = "expired"
+                order.closed_bar = j - 1
+                order.reason = order.tif
+                self._open.remove(order)
+                self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
         for order in list(self._open):
             order.hit = -1
             order.scanned = j

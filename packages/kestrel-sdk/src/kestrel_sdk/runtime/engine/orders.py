@@ -24,6 +24,7 @@ class LiveOrder:
         "alias",
         "buy",
         "closed_bar",
+        "day_of",
         "expires",
         "filled",
         "hit",
@@ -71,6 +72,9 @@ class LiveOrder:
         self.tif: Tif = statement.tif
         self.submitted_bar = bar
         self.expires = expires
+        self.day_of = -1
+        """On a forward tape, a ``tif day`` order's eligible bar: it expires when a bar
+        of a later day is processed (:mod:`.edge`); -1 otherwise."""
         self.status: OrderStatus = "new"
         self.filled = 0
         self.notional = 0

@@ -32,6 +32,7 @@ from .syntax import (
     StandDownStatement,
     Statement,
     Tif,
+    WaitingAdvance,
 )
 
 __all__ = [
@@ -241,7 +242,36 @@ def _cancel(line: int, toks: list[Token]) -> Located:
     return Located(Cancel(line, text, False, None), {"start": head[1], "ref": column})
 
 
-def _advance(line: int, toks: list[Token]) -> Located:
+MAX_WAIT_MS = 300_000
+"""The longest ``wait`` an ``advance`` may ask (300s)."""
+_WAIT = re.compile(r"([0-9]{1,6})(ms|s)")
+
+
+def _wait(toks: list[Token]) -> tuple[list[Token], int | None]:
+    """``toks`` without a trailing ``wait DURATION`` (``30s``, ``500ms``; at most 300s),
+    and the duration in milliseconds."""
+    if len(toks) >= 2 and toks[-1][0].lower() == "wait":
+        raise _missing(toks[-1], "a duration such as 30s or 500ms")
+    if len(toks) < 3 or toks[-2][0].lower() != "wait":
+        return toks, None
+    text, column = toks[-1]
+    found = _WAIT.fullmatch(text)
+    millis = 0 if found is None else int(found[1]) * (1000 if found[2] == "s" else 1)
+    if found is None or not 0 < millis <= MAX_WAIT_MS:
+        raise _Problem(column, "K102", f"bad wait {text!r}: a duration from 1ms to 300s")
+    return toks[:-2], millis
+
+
+def _advance(line: int, all_toks: list[Token]) -> Located:
+    toks, wait = _wait(all_toks)
+    located = _advance_to(line, toks)
+    st = located.statement
+    if wait is None or not isinstance(st, Advance):
+        return located
+    return Located(WaitingAdvance(st.line, st.count, st.to, wait), located.columns)
+
+
+def _advance_to(line: int, toks: list[Token]) -> Located:
     head = toks[0]
     n = len(toks)
     if n == 1:

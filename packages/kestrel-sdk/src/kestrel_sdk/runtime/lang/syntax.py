@@ -20,6 +20,7 @@ __all__ = [
     "StandDownStatement",
     "Statement",
     "Tif",
+    "WaitingAdvance",
 ]
 
 
@@ -53,6 +54,15 @@ class Advance:
     line: int
     count: int | None
     to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingAdvance(Advance):
+    """An advance followed by ``wait DURATION`` (``wait_ms``): on a forward scenario,
+    how long the submission may wait for a bar not yet published. Part of the source,
+    ignored by the engine (a replay never waits)."""
+
+    wait_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)
