@@ -115,9 +115,12 @@ class Feed:
         self.read: dict[int, datetime] = {}
         self.seen = {k: threading.Event() for k in range(PREFIX, LAST + 1)}
         self.lines: list[str] = []
-        self.proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
-        )
+        home.mkdir(parents=True, exist_ok=True)
+        self.errors = home / "feed-replay.err"
+        with self.errors.open("w") as errors:
+            self.proc = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=errors, text=True, bufsize=1
+            )
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -132,15 +135,15 @@ class Feed:
                 self.seen[index].set()
 
     def finish(self) -> None:
-        _, stderr = self.proc.communicate(timeout=300)
+        self.proc.wait(timeout=300)
         self.reader.join(timeout=30)
-        assert self.proc.returncode == 0, stderr
+        assert self.proc.returncode == 0, self.errors.read_text()
         assert self.lines[-1].startswith(f"replayed {APPENDED} bar(s)"), self.lines[-3:]
 
     def stop(self) -> None:
-        if self.proc.returncode is None:
+        if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.communicate(timeout=30)
+            self.proc.wait(timeout=30)
 
 
 @dataclass
