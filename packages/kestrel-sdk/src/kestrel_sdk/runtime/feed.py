@@ -27,7 +27,7 @@ from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus, RuntimeStore
 
 from .catalog.forward_tape import grown_tape, prefix_link
-from .catalog.model import LoadedScenario
+from .catalog.model import CatalogIndex, LoadedScenario
 from .catalog.tapes import HEADER, parse_tape, render_tape
 from .catalog.terms import INTERVAL_SECONDS
 from .engine.program import Program
@@ -112,6 +112,7 @@ class Feed:
         self._bars: list[FeedBar] = []  # the appended bars this process has read
         self._loaded: LoadedScenario = declared  # the tape as of ``_bars``
         self._roots: list[str] = [self._head] * self._prefix_bars
+        self._unsealed = False  # once published, for good
 
     # -- reading -------------------------------------------------------------------------
 
@@ -146,6 +147,13 @@ class Feed:
         last = self._bars[-1].time if self._bars else (self._prefix_times[-1:] or ("",))[0]
         root = self._roots[-1] if self._roots else self._head
         return FeedStatus(known, last, root, frozen, unsealed)
+
+    def unsealed(self) -> bool:
+        """Whether the tape has been published (:meth:`unseal`, by any process)."""
+        if not self._unsealed:
+            state = self.store.feed_state(self.id)
+            self._unsealed = state is not None and state.unsealed
+        return self._unsealed
 
     def published(self) -> list[tuple[int, str, str]]:
         """``(bar, time, published_at)`` of every bar, the prefix's first (published
@@ -324,6 +332,15 @@ class Feeds:
         feed = self.feed(scenario_id)
         feed.refresh()
         return feed.loaded()
+
+    def grown(self, index: CatalogIndex) -> CatalogIndex:
+        """``index`` with each forward scenario over its tape as published (what its
+        sessions traded on), for a verification on this store."""
+        scenarios = {i: found for i in index.ids() if (found := index.get(i)) is not None}
+        if not any(loaded.forward for loaded in scenarios.values()):
+            return index
+        grown = {i: self.trading(i) if s.forward else s for i, s in scenarios.items()}
+        return CatalogIndex(index.catalog, grown, index.problems)
 
     def to_edge(
         self, live: LiveSession, program: Program, extend: Callable[[LiveSession], None]

@@ -112,6 +112,7 @@ class Runtime:
         self._served = ServedCatalog(catalog_paths, catalog, sealed)
         served = self._served
         self._feeds = Feeds(self.store, served.loaded)
+        served.unsealed = lambda scenario_id: self._feeds.feed(scenario_id).unsealed()
         self._sessions = LiveSessions(
             self.store,
             max_live_sessions or default_max_live_sessions(),
@@ -170,9 +171,9 @@ class Runtime:
 
     def tape(self, principal: str, scenario_id: str) -> str:
         """The tape's canonical CSV; ``SCENARIO_SEALED`` for a sealed scenario."""
-        loaded = self._served.with_tape(scenario_id)
+        self._served.with_tape(scenario_id)
         self._sessions.saw_future(principal, scenario_id, f"tape {scenario_id} read")
-        return tape_csv(loaded)
+        return tape_csv(self._feeds.trading(scenario_id))
 
     # -- forward scenarios (see .feed) ----------------------------------------------------
 
@@ -465,7 +466,7 @@ class Runtime:
             if pruned_at is not None:
                 raise pruned_session(row.id, pruned_at)
         store = self.store if principal is None else OwnedArtifacts(self.store, principal)
-        return verify_grade(store, self.index, grade)
+        return verify_grade(store, self._feeds.grown(self.index), grade)
 
     def proof(self, principal: str, sid: str, embed_tape: bool = False) -> Proof:
         """The session's proof: its grade (graded now, closing the session, if need be;
@@ -482,4 +483,4 @@ class Runtime:
     def verify_proof(self, data: Any) -> VerificationReport:
         """Verify a proof (JSON data) by replay over this catalog or its embedded scenario;
         needs nothing from the store. See :func:`~.verify.verify_proof`."""
-        return verify_proof(self.index, data)
+        return verify_proof(self._feeds.grown(self.index), data)

@@ -202,7 +202,8 @@ def _embedded(data: Any) -> LoadedScenario:
         loaded = load_embedded(scenario, tape)
     except ValueError as exc:
         raise _Mismatch("embedded", "a scenario the catalog would accept", str(exc)) from None
-    _same("embedded.tape", loaded.scenario.tape.root, root_of_bytes(tape.encode("utf-8")))
+    if not loaded.forward:  # a forward tape's prefix is checked by its rebuilt object
+        _same("embedded.tape", loaded.scenario.tape.root, root_of_bytes(tape.encode("utf-8")))
     _compare("embedded.scenario", loaded.scenario.to_json(), scenario)
     return loaded
 

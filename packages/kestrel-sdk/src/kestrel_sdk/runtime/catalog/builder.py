@@ -47,9 +47,11 @@ def terms_toml(
     participation: str,
     slippage_bps: str,
     instruments: Sequence[Mapping[str, str | int]],
+    forward: bool = False,
 ) -> str:
-    """The ``scenario.toml`` text of these terms (tape file ``tape.csv``), for
-    :func:`~.terms.parse_terms` to validate exactly as it validates a user's file."""
+    """The ``scenario.toml`` text of these terms (tape file ``tape.csv``; ``forward``: a
+    forward scenario's), for :func:`~.terms.parse_terms` to validate exactly as it
+    validates a user's file."""
     return "\n".join(
         [
             f"id = {_toml_string(scenario_id)}",
@@ -58,6 +60,7 @@ def terms_toml(
             'tape = "tape.csv"',
             f"interval = {_toml_string(interval)}",
             f"bars_per_year = {bars_per_year}",
+            *(["forward = true"] if forward else []),
             "[account]",
             f"cash = {_toml_string(cash)}",
             f"shortable = {'true' if shortable else 'false'}",
