@@ -3,8 +3,10 @@ mostly run on the caller's thread (see :class:`~.declare.Binding`).
 
 A worker-thread hop costs ~100-200 us; a short submit or a small blotter costs less
 than that, so they run directly, and only the calls that may take long (a submit that
-advances thousands of bars or holds hundreds of lines, a large blotter) take a thread.
-Where a call runs never changes its result.
+advances thousands of bars or holds hundreds of lines, a large blotter) take a thread;
+so does a submit that may wait for a forward tape's next bar (``advance 1 wait 30s``, or
+the ``wait`` argument), which must never hold up the caller's event loop (a door's other
+sessions). Where a call runs never changes its result.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Final
 __all__ = ["DIRECT_BLOTTER", "large_blotter", "long_submit"]
 
 _HEAVY_ADVANCE: Final = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
+_WAITS: Final = re.compile(r"(?im)^\s*advance\b[^\n#]*\bwait\b")
 _HEAVY_LINES: Final = 200
 _SEEN: dict[str, bool] = {}
 _SEEN_MAX: Final = 512
@@ -34,8 +37,12 @@ def _heavy(source: str) -> bool:
     seen = _SEEN.get(source)
     if seen is not None:
         return seen
-    heavy = source.count("\n") >= _HEAVY_LINES or any(
-        m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
+    heavy = (
+        source.count("\n") >= _HEAVY_LINES
+        or any(
+            m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
+        )
+        or _WAITS.search(source) is not None
     )
     if len(source) <= 256:
         if len(_SEEN) >= _SEEN_MAX:
@@ -45,7 +52,9 @@ def _heavy(source: str) -> bool:
 
 
 def long_submit(runtime: Any, principal: str, arguments: Any) -> bool:
-    """A submit that advances many bars or holds many lines."""
+    """A submit that advances many bars, holds many lines or may wait for a bar."""
+    if getattr(arguments, "wait", None):
+        return True
     source: str = arguments.source
     return len(source) >= 12 and _heavy(source)
 
