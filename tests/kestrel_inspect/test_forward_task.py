@@ -1,7 +1,8 @@
 """``kestrel_trading`` on a forward scenario (issue 47): the evaluation waits for bars.
 
 A door serves ``acme-live``, a forward scenario with a three-bar prefix, while
-``kestrel-door feed replay --every 50ms`` grows its tape by 30 bars; the shipped offline
+``kestrel-door feed replay --every 200ms`` grows its tape by 30 bars (slower than the
+agent: an advance that did not wait would be refused before the end); the shipped offline
 agent ``kestrel/momentum`` (``step`` 5: each ``advance 5`` reaches past the edge) trades
 it through ``inspect eval``. Its submits wait for the bars the feed has not published
 yet instead of failing; once the feed has replayed its file the operator freezes the
@@ -65,7 +66,7 @@ def test_the_offline_agent_waits_for_a_forward_tape_and_trades_it_to_the_freeze(
         def operator() -> None:
             """The feed, then the freeze once every bar of the file is published."""
             replay = subprocess.run(
-                _door(home, "feed", "replay", SCENARIO, str(recorded), "--every", "50ms"),
+                _door(home, "feed", "replay", SCENARIO, str(recorded), "--every", "200ms"),
                 env=os.environ.copy(),
                 capture_output=True,
                 text=True,
@@ -98,11 +99,14 @@ def test_the_offline_agent_waits_for_a_forward_tape_and_trades_it_to_the_freeze(
     score = sample.scores["kestrel_scorer"]
     assert score.metadata is not None, score.explanation
     proof = score.metadata[METADATA_KEY]["proof"]
-    for m in sample.messages: print(m.role, (m.text or "")[:300], getattr(m, "error", None), getattr(m, "tool_calls", None))
+    for m in sample.messages:
+        print(
+            m.role, (m.text or "")[:300], getattr(m, "error", None), getattr(m, "tool_calls", None)
+        )
     # it traded every bar of the frozen tape, never stopping at the edge
     assert proof["head"]["clock"]["bar"] == PREFIX + APPENDED - 1
     submits = [p["body"]["bytes"] for p in proof["pentads"]]
-    assert all(s.endswith("advance 5") for s in submits), submits
+    assert all(s.endswith("advance 5 wait 2s") for s in submits), submits
     results = [m for m in sample.messages if m.role == "tool"]
     last = results[-1].text.splitlines()[0]
     assert "stood-down (end-of-tape" in last, last

@@ -122,9 +122,10 @@ def kestrel_trading(
             (``labelled`` or ``disguised``), each run as a trial of its own.
             ``kestrel board LOGS --reveal FILE`` shows each agent's memorisation gap.
         wait: On a forward scenario (its tape grows while the agent trades), how many
-            seconds a submit waits for bars not yet published (the submit tool's
-            ``wait``, unless the model gives one); a ``BAR_NOT_PUBLISHED`` that still
-            comes back is submitted again, a few times, before the model sees it.
+            seconds a submit waits for bars not yet published (its closing ``advance``
+            gets ``wait``, unless the model wrote one; at most 300); a
+            ``BAR_NOT_PUBLISHED`` that still comes back is submitted again, a few
+            times, before the model sees it.
 
     Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
     times (a new session each, each sample and epoch as its own trial principal, so the
@@ -139,8 +140,8 @@ def kestrel_trading(
         )
     if agent is not None and not str(agent).strip():
         raise ValueError("kestrel_trading: agent, when given, must name the agent")
-    if not float(wait) > 0:
-        raise ValueError(f"kestrel_trading: wait must be a positive number of seconds, got {wait}")
+    if not 0 < float(wait) <= 300:
+        raise ValueError(f"kestrel_trading: wait is a number of seconds up to 300, got {wait}")
     if style not in STYLES:
         raise ValueError(f"kestrel_trading: style {style!r} is not one of {', '.join(STYLES)}")
     connection = KestrelConnection(
