@@ -28,13 +28,15 @@ statement itself shows and what the test saw independently, never a timing:
 * ``verify --trust`` passes, saying ``forward: each of 40 decisions preceded its bar``,
   exactly when every decision arrived before its bar; otherwise it fails naming the
   first one that did not, and the proof still verifies by replay alone;
-* each agent made some decision on time (a door that noted arrivals only after the wait
-  would make none); the laggard's first forward decision, certainly late (sent after the
-  test saw its bar), is named by its seq;
+* the laggard's first forward decision, certainly late (sent after the test saw its
+  bar published), is named by its seq; the three agents' first forward decisions are
+  sent as the feed process starts, a second or more before it can publish a bar, so at
+  least one of them is on time (a door that noted arrivals after the wait, not before,
+  would have none: the test fails so);
 * a statement whose order is altered (a decision's arrival and its bar's publication
   swapped) and re-signed with the door's own key fails ``--trust`` naming that submission.
 
-On an idle machine the three agents' statements all pass; when one does not, the run
+When the agents keep up, their statements all pass; when one does not, the run
 logs which decisions were late.
 """
 
@@ -360,8 +362,6 @@ def test_a_forward_evaluation_through_two_replicas_replays_and_its_order_is_chec
         if trader.name == LAGGARD:
             # sent once the test had read that its bar was published: certainly late
             assert late[:1] == [forward[0]["seq"]], late
-        else:
-            assert len(late) < APPENDED, f"{trader.name}: no decision on time"
         if late:
             logger.warning("%s: decisions after their bar: seqs %s", trader.name, late)
             assert trusted != 0, said
@@ -381,7 +381,7 @@ def test_a_forward_evaluation_through_two_replicas_replays_and_its_order_is_chec
         for s in _statement(proofs[t.name])["predicate"]["submissions"]
         if "barPublishedAt" in s and s["seq"] < _first_late(proofs[t.name])
     ]
-    assert candidates, "no agent made an on-time decision before a late one"
+    assert candidates, "no agent's first forward decision was on time"
     victim, chosen = candidates[len(candidates) // 2]
     statement = _statement(proofs[victim.name])
     submissions = [dict(s) for s in statement["predicate"]["submissions"]]
