@@ -6,20 +6,27 @@ an ``/mcp`` ``tools/call``) while the door answers another session at once; the
 operator's bar releases both; past the edge without a wait is refused
 ``BAR_NOT_PUBLISHED``, retryable. The statement the door signs about the ``/v1``
 session's grade says ``forward: true``, its waited decision arrived before its bar was
-published, and the ``--trust`` check (the door's keys fetched from its URL) says each
-decision preceded its bar.
+published. Frozen by the operator and unsealed, the proof (its tape embedded) verifies
+by replay in an empty home once the door is gone, and ``kestrel verify --trust`` says
+each decision preceded its bar; the same proof with its order swapped fails naming the
+submission.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
+from kestrel_door.cli import door_group
 from kestrel_sdk.trust import check_attestation, load_trusted_keys
 
 from tests.doors import serve_door
@@ -108,7 +115,15 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
             mcp_frame = mcp_waited[0]["structuredContent"]["delivery"]["frame"]
             assert mcp_frame["clock"]["bar"] == PREFIX + 2
 
-            proof = agent.get(f"{door.url}/v1/sessions/{sid}/proof")
+            frozen = httpx.post(f"{door.url}/v1/feeds/{SCENARIO}/freeze", headers=operator)
+            assert frozen.status_code == 200, frozen.text
+            assert frozen.json()["frozen"] is True
+            unsealed = CliRunner().invoke(
+                door_group, ["--home", str(home), "feed", "unseal", SCENARIO]
+            )
+            assert unsealed.exit_code == 0, unsealed.output
+            url = f"{door.url}/v1/sessions/{sid}/proof"
+            proof = agent.get(url, params={"embedTape": "true"})
             assert proof.status_code == 200, proof.text
         data = proof.json()
         predicate = json.loads(base64.b64decode(data["attestation"]["payload"]))["predicate"]
@@ -118,6 +133,46 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
         assert "barPublishedAt" not in first  # a bar of the prefix
         assert second["bar"] == PREFIX + 2
         assert second["arrivedAt"] < second["barPublishedAt"]
-        attested = check_attestation(data, load_trusted_keys(door.url))
+        keys = load_trusted_keys(door.url)
+        attested = check_attestation(data, keys)
         assert attested.decisions == 1
-        assert "forward: each of 1 decisions preceded its bar" in str(attested)
+        (tmp_path / "jwks.json").write_text(json.dumps(dict(keys)))
+
+    # the door is gone: the proof verifies by replay in an empty home, and with --trust
+    (tmp_path / "proof.json").write_text(json.dumps(data))
+    verified = _verify_in_empty_home(tmp_path, "proof.json", "--trust", str(tmp_path / "jwks.json"))
+    assert verified.returncode == 0, verified.stderr
+    assert "forward: each of 1 decisions preceded its bar" in verified.stdout
+
+    # the order tampered with (the waited decision's arrival and its bar's publication
+    # swapped): fails naming the submission
+    statement = json.loads(base64.b64decode(data["attestation"]["payload"]))
+    entry = statement["predicate"]["submissions"][1]
+    entry["arrivedAt"], entry["barPublishedAt"] = entry["barPublishedAt"], entry["arrivedAt"]
+    payload = base64.b64encode(json.dumps(statement).encode()).decode()
+    tampered = {**data, "attestation": {**data["attestation"], "payload": payload}}
+    (tmp_path / "tampered.json").write_text(json.dumps(tampered))
+    refused = _verify_in_empty_home(
+        tmp_path, "tampered.json", "--trust", str(tmp_path / "jwks.json")
+    )
+    assert refused.returncode != 0
+    assert "statement.predicate.submissions[seq 2]" in refused.stderr + refused.stdout
+
+
+def _verify_in_empty_home(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``kestrel verify`` in a new, empty home, no catalog path: the proof alone."""
+    home = tmp_path / "empty-home"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "KESTREL_HOME": str(home / ".kestrel")}
+    env.pop("KESTREL_CATALOG_PATH", None)
+    env.pop("KESTREL_STORE", None)
+    command = [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", "verify"]
+    return subprocess.run(
+        [*command, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )

@@ -15,7 +15,6 @@ from kestrel_sdk.runtime.stores import open_runtime_store
 
 from tests.kestrel_sdk.runtime.forward.scenarios import (
     SCENARIO_ID,
-    bar_rows,
     bar_time,
     bars,
     forward_catalog,
@@ -139,11 +138,14 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
     assert ended.stand_down.reason == "end-of-tape"
 
 
-def test_rows_of_a_bar_not_yet_published_reach_no_frame(tmp_path: Path) -> None:
+def test_a_forward_session_is_served_sealed_up_to_its_clock(tmp_path: Path) -> None:
     runtime = _runtime(tmp_path, "memory:")
-    runtime.append_bars(SCENARIO_ID, bars(0, 2), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0, 3), published_at=AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     runtime.submit("alice", sid, "advance 1")
+    assert runtime.sealed(SCENARIO_ID)
     assert "remaining" not in runtime.frame("alice", sid).frame.clock.to_json()
-    assert bar_rows(2)  # the next bar exists only in the feed to come
+    shown = runtime.history("alice", sid, 100).to_json()
+    assert bar_time(1) in str(shown)
+    assert bar_time(2) not in str(shown)

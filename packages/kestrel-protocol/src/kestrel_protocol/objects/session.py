@@ -17,6 +17,7 @@ from ..model import (
     draft_context,
     is_draft,
 )
+from .news_item import NewsItem
 from .offer import Offer
 
 __all__ = [
@@ -165,6 +166,8 @@ class SessionFrame(ProtocolModel):
     positions: list[Position]
     orders: list[FrameOrder]
     events: list[FrameEvent]
+    news: list[NewsItem] | None = None
+    """The newest news items visible at the clock (a scenario with news only)."""
 
     @property
     def tape_prefix(self) -> str | None:

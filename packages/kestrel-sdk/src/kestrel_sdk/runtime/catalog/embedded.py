@@ -16,6 +16,7 @@ from kestrel_protocol import root_of_bytes
 from .builder import terms_toml
 from .loader import shared_tape
 from .model import LoadedScenario, Tape
+from .news import News, parse_news
 from .objects import scenario_object
 from .tapes import TapeShape, parse_tape, render_tape
 from .terms import ScenarioTerms, parse_terms
@@ -32,10 +33,13 @@ def _get(data: Mapping[str, Any], path: str, kind: type | tuple[type, ...]) -> A
     return value
 
 
-def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
+def load_embedded(
+    scenario: Mapping[str, Any], tape: str, news: str | None = None
+) -> LoadedScenario:
     """The scenario described by ``scenario`` (a ``kestrel.scenario`` object as JSON
-    data) over the tape ``tape`` (CSV text). Its ``root`` members are not trusted: the
-    returned scenario's object is rebuilt, so the caller compares it with what it was
+    data) over the tape ``tape`` (CSV text), with the news ``news`` (JSONL text) if
+    any. Its ``root`` members are not trusted: the returned scenario's object is rebuilt
+    (``newsRoot`` from the news given), so the caller compares it with what it was
     shown. Raises ``ValueError`` naming the first problem."""
     instruments = _get(scenario, "instruments", list)
     items: list[dict[str, str | int]] = []
@@ -66,6 +70,9 @@ def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
         instruments=items,
         forward="forward" in scenario,
     )
+    in_frame = scenario.get("newsInFrame")
+    if in_frame is not None:
+        toml = f"news_in_frame = {_get(scenario, 'newsInFrame', int)}\n" + toml
     terms = parse_terms(toml)
     if isinstance(terms, list):
         raise ValueError(f"the embedded scenario's terms: {terms[0].reason}")
@@ -81,7 +88,16 @@ def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
     shape = TapeShape(
         bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
     )
-    return LoadedScenario(scenario_object(terms, shape), None, lambda: loaded_tape)
+    checked: News | None = None
+    if news is not None:
+        found = parse_news(news.encode("utf-8"), terms.symbols, last_time=shape.end)
+        if isinstance(found, list):
+            raise ValueError(f"the embedded news: {found[0]}")
+        checked = found
+    news_root = None if checked is None else checked.root
+    return LoadedScenario(
+        scenario_object(terms, shape, news_root), None, lambda: loaded_tape, news=checked
+    )
 
 
 def _forward(scenario: Mapping[str, Any], terms: ScenarioTerms, tape: Tape) -> LoadedScenario:

@@ -14,10 +14,17 @@ from .terms import ScenarioTerms
 __all__ = ["catalog_object", "scenario_object"]
 
 
-def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
+def scenario_object(
+    terms: ScenarioTerms, shape: TapeShape, news_root: str | None = None
+) -> Scenario:
     """The rooted Scenario of validated terms and the shape of their tape (a forward
-    scenario's: of its declared prefix, with ``forward``)."""
+    scenario's: of its declared prefix, with ``forward``), and the root of its news, if
+    it has any (the members about news are absent otherwise)."""
     extra: dict[str, object] = {}
+    if news_root is not None:
+        extra["news_root"] = news_root
+    if terms.news_in_frame is not None:
+        extra["news_in_frame"] = terms.news_in_frame
     if terms.forward:
         extra["forward"] = {"bars": shape.bars, "head": shape.root}
     return Scenario.with_root(

@@ -52,6 +52,8 @@ _TOP_KEYS = {
     "max_open_orders",
     "lineage",
     "forward",
+    "news_in_frame",
+    "news_aliases",
 }
 _TABLE_KEYS = {
     "account": ("cash", "shortable", "max_position", "max_drawdown"),
@@ -59,6 +61,7 @@ _TABLE_KEYS = {
     "fill": ("participation", "slippage_bps"),
 }
 _INSTRUMENT_KEYS = ("symbol", "tick", "lot")
+MAX_NEWS_IN_FRAME = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,10 @@ class ScenarioTerms:
     forward: bool = False
     """A forward scenario: its tape (a prefix, possibly none) grows by appends while
     agents trade (its object carries ``forward``)."""
+    news_in_frame: int | None = None
+    """The newest news items a frame shows (default 5; the object's ``newsInFrame``)."""
+    news_aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Names a symbol goes by in news text (a disguise renames them; not in the root)."""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -339,6 +346,17 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     if lineage is not None and (not isinstance(lineage, str) or not _ROOT.fullmatch(lineage)):
         check.fault("", "lineage", 'lineage must be a root such as "sha256:<64 hex digits>"')
 
+    news_in_frame = data.get("news_in_frame")
+    if news_in_frame is not None and (
+        isinstance(news_in_frame, bool)
+        or not isinstance(news_in_frame, int)
+        or not 0 <= news_in_frame <= MAX_NEWS_IN_FRAME
+    ):
+        check.fault(
+            "", "news_in_frame", f"news_in_frame must be an integer from 0 to {MAX_NEWS_IN_FRAME}"
+        )
+    aliases = _news_aliases(check, data.get("news_aliases"), {i.symbol for i in instruments})
+
     if check.problems:
         return check.problems
     return ScenarioTerms(
@@ -362,7 +380,31 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         max_open_orders=max_open if isinstance(max_open, int) else None,
         lineage=lineage if isinstance(lineage, str) else None,
         forward=forward is True,
+        news_in_frame=news_in_frame if isinstance(news_in_frame, int) else None,
+        news_aliases=aliases,
     )
+
+
+def _news_aliases(
+    check: _Checker, value: Any, symbols: set[str]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``news_aliases = { ACME = ["Acme Corp", "Acme"] }``: each symbol's other names."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        check.fault("", "news_aliases", "news_aliases must be a table of symbol = [names]")
+        return ()
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for symbol, names in sorted(value.items()):
+        if symbol not in symbols:
+            check.fault("", "news_aliases", f"news_aliases names {symbol!r}, not an instrument")
+        elif not isinstance(names, list) or not all(
+            isinstance(name, str) and name.strip() for name in names
+        ):
+            check.fault("", "news_aliases", f"news_aliases.{symbol} must be a list of names")
+        else:
+            found.append((symbol, tuple(names)))
+    return tuple(found)
 
 
 def _instruments(check: _Checker, value: Any) -> tuple[InstrumentTerms, ...]:
