@@ -24,7 +24,8 @@ __all__ = ["ForwardWindow", "forward_window"]
 @dataclass(frozen=True, slots=True)
 class ForwardWindow:
     """A forward run's window: ``first`` (the time of the first bar a forward decision
-    traded into; ``None`` when it made none), ``last`` (the time of its last bar) and
+    traded into; ``None`` when it made none, or when the proof neither embeds its tape
+    nor names a tape of this catalog that holds that bar), ``last`` (the time of its last bar) and
     ``decisions`` (its submissions into bars published after they were made)."""
 
     first: str | None
@@ -36,9 +37,10 @@ class ForwardWindow:
         return {"forward": True, "first": first, "last": last, "decisions": decisions}
 
     def __str__(self) -> str:
-        if self.first is None:
+        if not self.decisions:
             return f"forward, no forward decision (last bar {self.last or '?'})"
-        return f"forward window {self.first} to {self.last or '?'}, {self.decisions} decision(s)"
+        first = self.first or "? (the tape is neither embedded nor in this catalog)"
+        return f"forward window {first} to {self.last or '?'}, {self.decisions} decision(s)"
 
 
 def _member(data: Any, name: str) -> dict[str, Any]:
