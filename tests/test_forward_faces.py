@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -212,4 +213,53 @@ async def test_an_advance_past_the_edge_is_refused_retryable_on_every_face(
     )
     assert response.status_code == 409
     assert (await opened.frame()).frame_root == before  # nothing applied
+    await faces.aclose()
+
+
+class _AppendWhenWaiting:
+    """The runtime's waiter, publishing the next bar once a wait has begun (an event, no
+    sleep): what a feed does while an agent waits."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._inner = runtime.waiter
+        assert self._inner is not None  # local_transport wires the default waiter
+        self.waits: list[float] = []
+
+    def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool:
+        self.waits.append(seconds)
+        at = bars_needed - 1
+        threading.Thread(
+            target=self._runtime.append_bars,
+            args=(scenario_id, bars(at)),
+            kwargs={"published_at": AT},
+        ).start()
+        assert self._inner is not None
+        return self._inner.wait(scenario_id, bars_needed, seconds)
+
+
+async def test_the_submit_tool_s_wait_argument_waits_on_every_face(tmp_path: Path) -> None:
+    faces = _Faces(tmp_path)
+    faces.runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    waiter = _AppendWhenWaiting(faces.runtime)
+    faces.runtime.waiter = waiter
+    opened = (await faces.alice.open_session(SCENARIO_ID, "waits")).session
+    assert opened is not None
+    local = await opened.submit("advance 1", wait=30)  # the SDK, in process
+    assert local.delivery.frame.clock.bar == 1
+    remote = faces.remote.session(opened.id)  # the SDK over the door's /v1
+    assert (await remote.submit("advance 1", wait=30)).delivery.frame.clock.bar == 2
+    arguments = {"sessionId": opened.id, "source": "advance 1", "wait": 30}
+    message = {"name": "kestrel_session_submit", "arguments": arguments}
+    answer = await faces.stdio.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": message}
+    )
+    assert '"bar":3' in json.dumps(answer, separators=(",", ":"))
+    door = await faces.http.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": message},
+        headers=faces.auth,
+    )
+    assert '"bar":4' in door.text.replace(" ", "")
+    assert waiter.waits == [30, 30, 30, 30]
     await faces.aclose()

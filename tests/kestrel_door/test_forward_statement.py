@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from kestrel_door import DoorStore
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.keys import DoorKeys
-from kestrel_protocol import PAYLOAD_TYPE, canonical_json, pae
+from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
 from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trust import NotAttested, check_attestation
 
@@ -195,3 +195,49 @@ def test_a_statement_leaving_out_a_forward_scenario_s_order_fails(tmp_path: Path
     with pytest.raises(NotAttested) as caught:
         check_attestation(embedded, keys.jwks())
     assert caught.value.field == "statement.predicate.forward"
+
+
+class _FailingRecords(Feeds):
+    """Feeds whose store fails while the door notes arrivals (not when it signs)."""
+
+    failing = True
+
+    def is_forward(self, scenario_id: str) -> bool:
+        if self.failing:
+            raise KestrelError(RefusalCode.BACKEND_UNAVAILABLE, "store unavailable")
+        return super().is_forward(scenario_id)
+
+
+def test_a_submission_stands_when_its_arrival_cannot_be_kept(tmp_path: Path) -> None:
+    """The runtime accepted it: the agent is answered; the statement then lacks the
+    arrival, and ``--trust`` names the submission whose arrival was not kept."""
+    feeds = _FailingRecords("2999-01-01T00:00:00.000000Z")
+    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
+    attestor = Attestor(keys, ISSUER, feeds=feeds)
+    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        make = attesting(
+            lambda p: kestrel_sdk.local_transport(principal=p, runtime=runtime), attestor
+        )
+        try:
+            async with kestrel_sdk.create_sdk(make("alice")) as sdk:
+                opened = await sdk.open_session(SCENARIO)
+                assert opened.session is not None
+                answered = await opened.session.submit("advance 1")
+                assert answered.pentad.seq == 1
+                feeds.failing = False
+                data: dict[str, Any] = (await sdk.proof(opened.session.id)).to_json()
+                return data
+        finally:
+            await owner.aclose()
+
+    proof = anyio.run(run)
+    [entry] = _statement(proof)["predicate"]["submissions"]
+    assert "arrivedAt" not in entry
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(proof, keys.jwks())
+    assert caught.value.field == "statement.predicate.submissions[seq 1]"
+    assert caught.value.found == "none recorded"

@@ -106,7 +106,7 @@ def test_the_offline_agent_waits_for_a_forward_tape_and_trades_it_to_the_freeze(
     # it traded every bar of the frozen tape, never stopping at the edge
     assert proof["head"]["clock"]["bar"] == PREFIX + APPENDED - 1
     submits = [p["body"]["bytes"] for p in proof["pentads"]]
-    assert all(s.endswith("advance 5 wait 2s") for s in submits), submits
+    assert all(s.endswith("advance 5") for s in submits), submits  # the agent's own source
     results = [m for m in sample.messages if m.role == "tool"]
     last = results[-1].text.splitlines()[0]
     assert "stood-down (end-of-tape" in last, last

@@ -1,7 +1,7 @@
 """An evaluation on a forward scenario waits for bars instead of failing (issue 47).
 
-The harness's submit tool asks the face to wait (its source's closing ``advance`` gets
-``wait 30s``, unless the model wrote a wait) and submits again while
+The harness's submit tool asks the face to wait (the tool's ``wait``, 30 seconds, unless
+the model gave one or wrote one in its source) and submits again while
 ``BAR_NOT_PUBLISHED`` comes back, a bounded number of times; the offline agents
 submit again after such a refusal instead of stopping, and stop (their session graded
 as it stands) once their patience is spent. Any other refusal still stops at once.
@@ -16,8 +16,7 @@ import anyio
 import pytest
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolDef, ToolError
-from kestrel_inspect import NOT_PUBLISHED, next_call, waiting_submit
-from kestrel_inspect.forward import with_wait
+from kestrel_inspect import NOT_PUBLISHED, WAIT_SECONDS, next_call, waiting_submit
 from kestrel_inspect.scripted import PATIENCE
 
 SUBMIT = "kestrel_session_submit"
@@ -35,13 +34,13 @@ class Face:
         self.calls: list[dict[str, Any]] = []
 
     def tool(self) -> Tool:
-        async def submit(sessionId: str, source: str) -> str:
-            self.calls.append({"sessionId": sessionId, "source": source})
+        async def submit(sessionId: str, source: str, wait: float | None = None) -> str:
+            self.calls.append({"sessionId": sessionId, "source": source, "wait": wait})
             if len(self.calls) <= self.refusals:
                 raise ToolError(_refusal(self.code))
             return f"submission {len(self.calls)} accepted"
 
-        params = {"sessionId": "the session", "source": "the statements"}
+        params = {"sessionId": "the session", "source": "the statements", "wait": "seconds"}
         return ToolDef(submit, name=SUBMIT, description="Submit.", parameters=params).as_tool()
 
 
@@ -57,7 +56,7 @@ def test_a_submit_past_the_edge_waits_and_is_submitted_again() -> None:
     source = "buy 5 ACME\nadvance 1"
     done = _call(waiting_submit(face.tool()), sessionId="ks_1", source=source)
     assert done == "submission 3 accepted"
-    asked = {"sessionId": "ks_1", "source": "buy 5 ACME\nadvance 1 wait 30s"}
+    asked = {"sessionId": "ks_1", "source": source, "wait": WAIT_SECONDS}
     assert face.calls == [asked] * 3
     assert ToolDef(waiting_submit(face.tool())).name == SUBMIT  # the model sees the same tool
 
@@ -66,15 +65,13 @@ def test_the_model_s_own_wait_is_kept_and_the_retries_are_bounded() -> None:
     face = Face(refusals=10)
     tool = waiting_submit(face.tool(), 5.0, 2)
     with pytest.raises(ToolError) as raised:
-        _call(tool, sessionId="ks_1", source="advance 1 WAIT 1s")
+        _call(tool, sessionId="ks_1", source="advance 1", wait=1)
     assert NOT_PUBLISHED in raised.value.message
-    # once and twice again, then said; the model's wait as it wrote it
-    assert [c["source"] for c in face.calls] == ["advance 1 WAIT 1s"] * 3
-    assert with_wait("advance to 2024-01-02T00:00:00Z", 0.5) == (
-        "advance to 2024-01-02T00:00:00Z wait 500ms"
-    )
-    assert with_wait("advance 1\nbuy 5 ACME", 30) == "advance 1\nbuy 5 ACME"  # no advance last
-    assert with_wait("advance 1 # go\n", 30) == "advance 1 # go\n"  # a comment: as it is
+    # once and twice again, then said; the model's wait as it gave it
+    assert [c["wait"] for c in face.calls] == [1, 1, 1]
+    written = Face(refusals=0)
+    _call(waiting_submit(written.tool()), sessionId="ks_1", source="advance 1 WAIT 1s")
+    assert written.calls == [{"sessionId": "ks_1", "source": "advance 1 WAIT 1s", "wait": None}]
     with pytest.raises(ValueError, match="from 1ms to 300s"):
         waiting_submit(face.tool(), 301)
 

@@ -15,6 +15,7 @@ events (:mod:`.arrivals`).
 from __future__ import annotations
 
 import base64
+import logging
 from typing import Any
 
 import anyio
@@ -38,6 +39,8 @@ from .keys import DoorKeys, utc_now
 from .pseudonyms import Pseudonyms
 
 __all__ = ["JWKS_PATH", "Attestor", "attesting"]
+
+logger = logging.getLogger(__name__)
 
 JWKS_PATH = "/.well-known/kestrel-grade-keys.json"
 """Where the door publishes its signing keys (named in its protected-resource metadata)."""
@@ -117,7 +120,15 @@ class _Attesting:
         arrived_at = door_time() if forward else ""  # before the runtime sees the call
         made = await self._inner.invoke(tool, arguments)
         if forward and isinstance(made, SessionResponse):
-            await anyio.to_thread.run_sync(self._attestor.arrived, made, arrived_at)
+            try:
+                await anyio.to_thread.run_sync(self._attestor.arrived, made, arrived_at)
+            except Exception:  # the submission stands: its statement will lack the arrival
+                logger.warning(
+                    "the arrival of submission %d of %s was not kept",
+                    made.pentad.seq,
+                    made.pentad.session,
+                    exc_info=True,
+                )
             return made
         if not isinstance(made, Proof):
             return made

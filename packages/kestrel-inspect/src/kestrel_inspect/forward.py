@@ -3,10 +3,10 @@
 On a forward scenario (its catalog entry says ``forward: true``) the tape grows while
 the agent trades: a session advances only to the last published bar, and an advance
 past it is refused ``BAR_NOT_PUBLISHED`` (retryable). The harness gives the model a
-submit tool that asks the face to wait for the bars (its source's closing ``advance``
-gets ``wait 30s``, the statement form every face takes, unless the model wrote a wait
-of its own: part of the source, ignored by every replay) and submits again, a bounded
-number of times, when the refusal still comes back: the feed being slower than the agent is nobody's
+submit tool that asks the face to wait for the bars (the submit tool's argument
+``wait``, 30 seconds, unless the model gave one or wrote ``wait`` in its source: the
+source the proof keeps is the model's own) and submits again, a bounded number of
+times, when the refusal still comes back: the feed being slower than the agent is nobody's
 failure. Once the retries are spent the refusal reaches the model, which may stop; the
 session is graded as it stands (never scored as a failure of the agent's).
 """
@@ -31,7 +31,6 @@ __all__ = [
     "is_forward",
     "refusal_code",
     "waiting_submit",
-    "with_wait",
 ]
 
 logger = logging.getLogger(__name__)
@@ -46,7 +45,6 @@ RETRIES: Final = 3
 """How many times the harness submits again when ``BAR_NOT_PUBLISHED`` still comes back."""
 CATALOG_TOOL = tool_name("catalog")
 SUBMIT_TOOL = tool_name("submit")
-_ADVANCE = re.compile(r"\s*advance\b[^#]*", re.IGNORECASE)
 _WAIT = re.compile(r"\bwait\b", re.IGNORECASE)
 
 
@@ -71,38 +69,19 @@ def refusal_code(text: str) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def _duration(seconds: float) -> str:
-    ms = round(seconds * 1000)
-    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
-
-
-def with_wait(source: str, seconds: float) -> str:
-    """``source`` whose closing statement, an ``advance`` without a wait of its own,
-    waits up to ``seconds`` for its bars (``advance 5 wait 30s``); any other as it is."""
-    lines = source.split("\n")
-    for index in range(len(lines) - 1, -1, -1):
-        line = lines[index]
-        if not line.strip():
-            continue
-        if _ADVANCE.fullmatch(line) and not _WAIT.search(line):
-            lines[index] = f"{line.rstrip()} wait {_duration(seconds)}"
-        break
-    return "\n".join(lines)
-
-
 def waiting_submit(tool: Tool, wait: float = WAIT_SECONDS, retries: int = RETRIES) -> Tool:
-    """``tool`` (the face's submit tool) whose source's closing ``advance`` waits up to
-    ``wait`` seconds for unpublished bars (:func:`with_wait`), submitted again up to
-    ``retries`` times while ``BAR_NOT_PUBLISHED`` comes back (nothing was journaled:
-    the same call is safe)."""
+    """``tool`` (the face's submit tool) asking to wait up to ``wait`` seconds for
+    unpublished bars (its ``wait`` argument, unless the model gave one or its source says
+    ``wait``), submitted again up to ``retries`` times while ``BAR_NOT_PUBLISHED`` comes
+    back (nothing was journaled: the same call is safe)."""
     if not 0 < wait <= MAX_WAIT_SECONDS or retries < 0:
         raise ValueError(f"a forward submit waits from 1ms to 300s, got wait={wait}")
     found = ToolDef(tool)
 
     async def submit(**arguments: Any) -> Any:
         source = arguments.get("source")
-        if isinstance(source, str):
-            arguments["source"] = with_wait(source, wait)
+        if arguments.get("wait") is None and not _WAIT.search(str(source or "")):
+            arguments["wait"] = wait
         for attempt in range(retries + 1):
             try:
                 return await tool(**arguments)

@@ -122,8 +122,8 @@ def kestrel_trading(
             (``labelled`` or ``disguised``), each run as a trial of its own.
             ``kestrel board LOGS --reveal FILE`` shows each agent's memorisation gap.
         wait: On a forward scenario (its tape grows while the agent trades), how many
-            seconds a submit waits for bars not yet published (its closing ``advance``
-            gets ``wait``, unless the model wrote one; at most 300); a
+            seconds a submit waits for bars not yet published (the submit tool's
+            ``wait``, unless the model gave one or wrote one in its source; at most 300); a
             ``BAR_NOT_PUBLISHED`` that still comes back is submitted again, a few
             times, before the model sees it.
 

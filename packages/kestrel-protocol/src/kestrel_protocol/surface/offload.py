@@ -3,10 +3,8 @@ mostly run on the caller's thread (see :class:`~.declare.Binding`).
 
 A worker-thread hop costs ~100-200 us; a short submit or a small blotter costs less
 than that, so they run directly, and only the calls that may take long (a submit that
-advances thousands of bars or holds hundreds of lines, a large blotter) take a thread;
-so does a submit that may wait for a forward tape's next bar (``advance 1 wait 30s``, or
-the ``wait`` argument), which must never hold up the caller's event loop (a door's other
-sessions). Where a call runs never changes its result.
+advances thousands of bars or holds hundreds of lines, a large blotter) take a thread.
+Where a call runs never changes its result.
 """
 
 from __future__ import annotations
@@ -17,8 +15,8 @@ from typing import Any, Final
 __all__ = ["DIRECT_BLOTTER", "large_blotter", "long_submit"]
 
 _HEAVY_ADVANCE: Final = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
-_WAITS: Final = re.compile(r"(?im)^\s*advance\b[^\n#]*\bwait\b")
 _HEAVY_LINES: Final = 200
+_WAITS: Final = re.compile(r"(?i)\bwait\b")
 _SEEN: dict[str, bool] = {}
 _SEEN_MAX: Final = 512
 
@@ -37,12 +35,8 @@ def _heavy(source: str) -> bool:
     seen = _SEEN.get(source)
     if seen is not None:
         return seen
-    heavy = (
-        source.count("\n") >= _HEAVY_LINES
-        or any(
-            m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
-        )
-        or _WAITS.search(source) is not None
+    heavy = source.count("\n") >= _HEAVY_LINES or any(
+        m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
     )
     if len(source) <= 256:
         if len(_SEEN) >= _SEEN_MAX:
@@ -52,10 +46,11 @@ def _heavy(source: str) -> bool:
 
 
 def long_submit(runtime: Any, principal: str, arguments: Any) -> bool:
-    """A submit that advances many bars, holds many lines or may wait for a bar."""
-    if getattr(arguments, "wait", None):
-        return True
+    """A submit that advances many bars, holds many lines or may wait for a forward
+    tape's bar (a ``wait`` argument or statement: never on the caller's event loop)."""
     source: str = arguments.source
+    if getattr(arguments, "wait", None) is not None or _WAITS.search(source):
+        return True
     return len(source) >= 12 and _heavy(source)
 
 
