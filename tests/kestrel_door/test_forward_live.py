@@ -5,7 +5,8 @@ Two ``kestrel-door serve`` replicas on one PostgreSQL store; a forward scenario
 replay --every 50ms`` grows from a recorded file of 40 bars. Three scripted agents, each
 its own principal with its own token, trade it through the SDK's remote transport,
 alternating replicas A and B on every submission, each submission ``advance 1 wait 30s``
-(after a buy or a sell now and then) sent right after the frame before it. A fourth, the
+on A, ``advance 1`` with the submit's ``wait`` argument (30 s) on B (after a buy or a
+sell now and then), sent right after the frame before it. A fourth, the
 laggard, sends its first forward decision only once the test has seen that bar
 published. Then ``feed freeze`` and ``feed unseal``; every proof (its tape embedded)
 verifies by replay with ``kestrel verify`` in an empty HOME, and with ``--trust`` (the
@@ -183,11 +184,14 @@ async def _trade(trader: Trader, urls: tuple[str, str], ready: threading.Event, 
         ready.set()
         while clock < LAST:
             go(clock)
-            replica = (a, b)[seq % 2]  # seq 2 on B, 3 on A, …: every other call on each
-            source = _decision(trader, clock, held) + WAIT
+            # seq 2 on B, 3 on A, …: every other call on each; on A the statement form
+            # (advance 1 wait 30s), on B the submit's wait argument
+            on_b = seq % 2 == 1
+            source = _decision(trader, clock, held) + ("advance 1" if on_b else WAIT)
+            session = (a, b)[on_b].session(trader.session)
             sent = _now()
             try:
-                answer = await replica.session(trader.session).submit(source)
+                answer = await session.submit(source, wait=30 if on_b else None)
             except KestrelError as exc:  # the wait ran out: nothing journaled, again
                 if exc.code != RefusalCode.BAR_NOT_PUBLISHED or trader.not_published > 20:
                     raise
