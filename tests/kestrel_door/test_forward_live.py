@@ -1,7 +1,7 @@
 """Issue 47's Must show: a forward evaluation through two door replicas, then replayed.
 
 Two ``kestrel-door serve`` replicas on one PostgreSQL store; a forward scenario
-(``acme-live``: acme-chop's terms, a three-bar prefix) whose tape ``kestrel-door feed
+(``acme-forward``: acme-chop's terms, a three-bar prefix) whose tape ``kestrel-door feed
 replay --every 50ms`` grows from a recorded file of 40 bars. Three scripted agents, each
 its own principal with its own token, trade it through the SDK's remote transport,
 alternating replicas A and B on every submission, each submission ``advance 1 wait 30s``
@@ -66,20 +66,16 @@ from kestrel_door.stores import open_door_store
 from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
 from kestrel_sdk import create_sdk, remote_transport
 
+from tests.forward_door import PREFIX, SCENARIO, bars, forward_catalog
 from tests.kestrel_door.test_attested import SCOPES, Replicas
 
 logger = logging.getLogger(__name__)
 
-SCENARIO = "acme-live"
-PREFIX = 3
 APPENDED = 40
 LAST = PREFIX + APPENDED - 1
 AGENTS = ("ada", "bo", "cy")
 LAGGARD = "lag"
 WAIT = "advance 1 wait 30s"
-_SHIPPED = Path(__file__).resolve().parents[2] / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data"
-HEADER = "time,symbol,open,high,low,close,volume\n"
-ROWS = (_SHIPPED / "acme-chop" / "tape.csv").read_text().splitlines(keepends=True)[1:]
 
 
 def _now() -> datetime:
@@ -88,17 +84,6 @@ def _now() -> datetime:
 
 def _instant(text: str) -> datetime:
     return datetime.fromisoformat(text)
-
-
-def _catalog(tmp_path: Path) -> Path:
-    """The forward scenario: acme-chop's terms under a new id, its first bars the prefix."""
-    directory = tmp_path / "catalog" / SCENARIO
-    directory.mkdir(parents=True)
-    toml = (_SHIPPED / "acme-chop" / "scenario.toml").read_text()
-    toml = toml.replace('id = "acme-chop"', f'id = "{SCENARIO}"\nforward = true', 1)
-    (directory / "scenario.toml").write_text(toml)
-    (directory / "tape.csv").write_text(HEADER + "".join(ROWS[:PREFIX]))
-    return directory
 
 
 def _door_cli(store: str, home: Path, *args: str) -> str:
@@ -281,10 +266,10 @@ def _resigned(proof: dict[str, Any], statement: dict[str, Any], keys: DoorKeys) 
 def test_a_forward_evaluation_through_two_replicas_replays_and_its_order_is_checked(
     postgres_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(_catalog(tmp_path)))
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(forward_catalog(tmp_path / "catalog")))
     home = tmp_path / "operator"
     recorded = tmp_path / "day.csv"
-    recorded.write_text(HEADER + "".join(ROWS[PREFIX : PREFIX + APPENDED]))
+    recorded.write_text(bars(PREFIX, PREFIX + APPENDED))
     replicas = Replicas(postgres_dsn, tmp_path)
     feed: Feed | None = None
     try:

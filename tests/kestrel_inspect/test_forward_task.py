@@ -1,6 +1,6 @@
 """``kestrel_trading`` on a forward scenario (issue 47): the evaluation waits for bars.
 
-A door serves ``acme-live``, a forward scenario with a three-bar prefix, while
+A door serves ``acme-forward``, a forward scenario with a three-bar prefix, while
 ``kestrel-door feed replay --every 200ms`` grows its tape by 30 bars (slower than the
 agent: an advance that did not wait would be refused before the end); the shipped offline
 agent ``kestrel/momentum`` (``step`` 5: each ``advance 5`` reaches past the edge) trades
@@ -28,23 +28,9 @@ from kestrel_door.cli import door_group
 from kestrel_inspect import METADATA_KEY, TOKEN_ENV, kestrel_trading
 
 from tests.doors import serve_door
+from tests.forward_door import PREFIX, SCENARIO, bars, forward_catalog
 
-SCENARIO = "acme-live"
-PREFIX = 3
 APPENDED = 30
-_SHIPPED = Path(__file__).resolve().parents[2] / "packages/kestrel-sdk/src/kestrel_sdk/catalog_data"
-HEADER = "time,symbol,open,high,low,close,volume\n"
-ROWS = (_SHIPPED / "acme-chop" / "tape.csv").read_text().splitlines(keepends=True)[1:]
-
-
-def _catalog(tmp_path: Path) -> Path:
-    directory = tmp_path / "catalog" / SCENARIO
-    directory.mkdir(parents=True)
-    toml = (_SHIPPED / "acme-chop" / "scenario.toml").read_text()
-    toml = toml.replace('id = "acme-chop"', f'id = "{SCENARIO}"\nforward = true', 1)
-    (directory / "scenario.toml").write_text(toml)
-    (directory / "tape.csv").write_text(HEADER + "".join(ROWS[:PREFIX]))
-    return directory
 
 
 def _door(home: Path, *args: str) -> list[str]:
@@ -55,9 +41,9 @@ def _door(home: Path, *args: str) -> list[str]:
 def test_the_offline_agent_waits_for_a_forward_tape_and_trades_it_to_the_freeze(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(_catalog(tmp_path)))
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(forward_catalog(tmp_path / "catalog")))
     recorded = tmp_path / "day.csv"
-    recorded.write_text(HEADER + "".join(ROWS[PREFIX : PREFIX + APPENDED]))
+    recorded.write_text(bars(PREFIX, PREFIX + APPENDED))
     home = tmp_path / "door"
     with serve_door(home) as door:
         monkeypatch.setenv(TOKEN_ENV, door.token)
