@@ -378,6 +378,17 @@ class AuditEntry:
     outcome: str
 
 
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """When submission ``seq`` of a session on a forward scenario reached the door (its
+    clock, read before the runtime call) and the clock bar the submission left the
+    session at. Kept by the door, outside every root."""
+
+    seq: int
+    arrived_at: str
+    clock: int
+
+
 @runtime_checkable
 class DoorRecords(Protocol):
     """The door's own tables. Every method is one atomic transaction.
@@ -435,3 +446,8 @@ class DoorRecords(Protocol):
 
     # the door's secret ``name``: ``new`` stored if there is none yet; the stored one
     def door_secret(self, name: str, new: bytes, created_at: str) -> bytes: ...
+
+    # forward sessions: each accepted submission's arrival (once per (session, seq): a
+    # second note of the same seq keeps the first), in seq order
+    def add_arrival(self, session_id: str, arrival: Arrival) -> None: ...
+    def arrivals(self, session_id: str) -> list[Arrival]: ...

@@ -27,7 +27,7 @@ import hashlib
 import json
 import random
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,12 @@ def observe(source: str) -> dict[str, Any]:
         seen["parse"] = [
             [
                 [type(item.statement).__name__]
-                + [_value(getattr(item.statement, f.name)) for f in fields(item.statement)]
+                + [
+                    _value(getattr(item.statement, f.name))
+                    for f in fields(item.statement)
+                    # the order forms' parts are absent from a plain order (docs/spec.md §3)
+                    if f.default is MISSING or getattr(item.statement, f.name) is not None
+                ]
                 + [list(item.columns.items())]
                 for item in located
             ],

@@ -41,11 +41,15 @@ __all__ = [
 ]
 
 Side = Literal["buy", "sell"]
-OrderType = Literal["market", "limit", "stop", "stop-limit"]
+OrderType = Literal["market", "limit", "stop", "stop-limit", "trailing-stop"]
 Tif = Literal["day", "gtc", "ioc"]
-OrderStatus = Literal["new", "partially_filled", "filled", "cancelled", "expired", "rejected"]
+OrderStatus = Literal[
+    "held", "new", "partially_filled", "filled", "cancelled", "expired", "rejected"
+]
+"""``held``: a bracket's child waiting for its entry's first fill (docs/engine.md)."""
 EventType = Literal[
     "accepted",
+    "activated",
     "fill",
     "cancelled",
     "cancel-rejected",
@@ -136,6 +140,15 @@ class FrameOrder(ProtocolModel):
     stop: DecimalStr | None
     tif: Tif
     status: OrderStatus
+    parent: str | None = None
+    """A bracket child's entry (its id); absent on other orders."""
+    group: str | None = None
+    """The one-cancels-other group the order joined (``oco NAME``); absent otherwise."""
+    trail: str | None = None
+    """A trailing stop's offset as written (``"2.50"``, ``"5%"``); ``stop`` is the stop
+    in force for the next bar. Absent on other orders."""
+    target: str | None = None
+    """A target order's target as written (``"50"``, ``"10%"``); absent otherwise."""
 
 
 class FrameEvent(ProtocolModel):

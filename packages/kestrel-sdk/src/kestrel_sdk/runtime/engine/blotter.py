@@ -9,7 +9,7 @@ from typing import Any
 from kestrel_protocol import Blotter
 
 from .bus import Event
-from .orders import Fill, LiveOrder
+from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms, money_text
 
 __all__ = ["BlotterRecorder"]
@@ -63,7 +63,7 @@ class BlotterRecorder:
             "submitted_bar": o.submitted_bar,
             "closed_bar": o.closed_bar,
             "reason": o.reason,
-        }
+        } | order_links(o)
 
     def _fill(self, f: Fill) -> dict[str, Any]:
         return {

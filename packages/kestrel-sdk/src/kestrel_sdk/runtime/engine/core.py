@@ -25,13 +25,16 @@ from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
 from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
+from .brackets import Links, close_order
 from .bus import Event, EventBus
 from .edge import forward_roots, unpublished
 from .frame import FrameBuilder
 from .loop import BarLoop, columns
 from .orders import Fill, LiveOrder
+from .placing import Placer
 from .program import Program, Programs
 from .scaled import NEVER, Terms, ratio_text
+from .trailing import follow
 from .wire import text_root
 
 __all__ = ["Program", "SessionEngine", "Step"]
@@ -100,6 +103,20 @@ class SessionEngine:
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
+        links = Links(self._open, self._bus)
+        self._bus.subscribe(links.on_event)
+        self._placer = Placer(
+            terms,
+            self._cols,
+            tape.days,
+            self._loop,
+            links,
+            account=self._account,
+            orders=self._orders,
+            open_orders=self._open,
+            aliases=self._aliases,
+            forward=self._forward,
+        )
         self._frame: SessionFrame | None = None
         self._text = ""
         self._root: str | None = None
@@ -228,6 +245,7 @@ class SessionEngine:
         self._last = len(tape) - 1
         self._roots = forward_roots(loaded)
         self._loop.retape(self._cols, tape.days)
+        self._placer.retape(self._cols, tape.days)
         self._frames.retape(loaded, self._cols)
         self._blotter.retape(tape.times)
 
@@ -296,32 +314,7 @@ class SessionEngine:
     # -- statements --------------------------------------------------------------------
 
     def _place(self, st: Order) -> LiveOrder:
-        eligible = self._clock + 1
-        if st.tif == "gtc":
-            expires = NEVER
-        elif st.tif == "ioc":
-            expires = eligible
-        else:
-            days = self._days
-            expires = bisect_right(days, days[min(eligible, self._last)]) - 1
-            if self._forward:  # its day's end may not be published: found bar by bar
-                expires = NEVER
-        order = LiveOrder(
-            f"o{len(self._orders) + 1}",
-            st,
-            self._terms,
-            seq=self._working_seq,
-            bar=self._clock,
-            expires=expires,
-        )
-        if self._forward and st.tif == "day":
-            order.day_of = eligible
-        self._orders.append(order)
-        self._open.append(order)
-        if st.alias is not None:
-            self._aliases[st.alias] = order
-        self._bus.publish(Event("accepted", self._clock, order, st.qty))
-        return order
+        return self._placer.place(st, self._clock, self._working_seq)
 
     def _resolve(self, ref: str) -> LiveOrder | None:
         order = self._aliases.get(ref)
@@ -347,11 +340,7 @@ class SessionEngine:
                 self._cancel(order, bar, "statement")
 
     def _cancel(self, order: LiveOrder, bar: int, reason: str) -> None:
-        order.status = "cancelled"
-        order.closed_bar = bar
-        order.reason = reason
-        self._open.remove(order)
-        self._bus.publish(Event("cancelled", bar, order, order.remaining, reason=reason))
+        close_order(order, self._open, self._bus, bar, reason)
 
     def _advance(self, st: Advance) -> bool:
         """Process bars; True when the session stood down (drawdown or end of tape)."""
@@ -365,6 +354,9 @@ class SessionEngine:
                 self._stand("end-of-tape", f"the tape ended at bar {self._last}")
             return asks
         self._clock, stood = self._loop.run(self._clock, target)
+        for order in self._open:  # each trailing stop shows the stop for the next bar
+            if order.trail is not None:
+                follow(order, self._cols[order.symbol][3], self._clock + 1)
         if stood:
             self._stand_drawdown(self._clock)
             return True

@@ -43,11 +43,18 @@ from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
 from .framed_news import FramedNews
-from .orders import LiveOrder
+from .orders import LiveOrder, order_links
 from .scaled import Terms, money_text, ratio_text
 from .wire import PriceTexts, builder, construct, json_or_null, quote
 
 __all__ = ["FrameBuilder"]
+
+
+def _linked(links: dict[str, str], key: str) -> str:
+    """A link member's canonical text, or nothing when the order has none."""
+    value = links.get(key)
+    return "" if value is None else f',"{key}":{quote(value)}'
+
 
 _new_event = builder(FrameEvent)
 _new_bar = builder(FrameBar)
@@ -118,7 +125,7 @@ class FrameBuilder:
         self._account: tuple[AccountState | None, str] | None = None
         self._positions: dict[str, tuple[tuple[Any, ...], Position | None, str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
-        self._orders: dict[int, tuple[int, str, FrameOrder | None, str]] = {}
+        self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder | None, str]] = {}
 
     def on_event(self, event: Event) -> None:
         """Bus subscriber: the event as the next frame will show it."""
@@ -236,39 +243,40 @@ class FrameBuilder:
 
     def _order(self, o: LiveOrder) -> tuple[FrameOrder | None, str]:
         cached = self._orders.get(id(o))
-        if (
-            cached is not None
-            and cached[0] == o.filled
-            and cached[1] == o.status
-            and (cached[2] is not None or not self.models)
-        ):
-            return cached[2], cached[3]
-        model = (
-            None
-            if not self.models
-            else _new_order(
-                {
-                    "id": o.id,
-                    "alias": o.alias,
-                    "side": o.side,
-                    "qty": o.qty,
-                    "filled": o.filled,
-                    "symbol": o.symbol,
-                    "type": o.type,
-                    "limit": o.limit,
-                    "stop": o.stop,
-                    "tif": o.tif,
-                    "status": o.status,
-                }
+        key = (o.filled, o.status, o.qty, o.stop_p)
+        if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
+            return cached[1], cached[2]
+        links = order_links(o)
+        members = {
+            "id": o.id,
+            "alias": o.alias,
+            "side": o.side,
+            "qty": o.qty,
+            "filled": o.filled,
+            "symbol": o.symbol,
+            "type": o.type,
+            "limit": o.limit,
+            "stop": o.stop,
+            "tif": o.tif,
+            "status": o.status,
+        }
+        model = None if not self.models else _new_order(members | links)
+        # canonical key order; the links (absent on a plain order) in their places
+        text = "".join(
+            (
+                f'{{"alias":{json_or_null(o.alias)},"filled":{o.filled}',
+                _linked(links, "group"),
+                f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)}',
+                _linked(links, "parent"),
+                f',"qty":{o.qty},"side":{quote(o.side)},"status":{quote(o.status)}',
+                f',"stop":{json_or_null(o.stop)},"symbol":{quote(o.symbol)}',
+                _linked(links, "target"),
+                f',"tif":{quote(o.tif)}',
+                _linked(links, "trail"),
+                f',"type":{quote(o.type)}}}',
             )
         )
-        text = (
-            f'{{"alias":{json_or_null(o.alias)},"filled":{o.filled},"id":{quote(o.id)}'
-            f',"limit":{json_or_null(o.limit)},"qty":{o.qty},"side":{quote(o.side)}'
-            f',"status":{quote(o.status)},"stop":{json_or_null(o.stop)}'
-            f',"symbol":{quote(o.symbol)},"tif":{quote(o.tif)},"type":{quote(o.type)}}}'
-        )
-        self._orders[id(o)] = (o.filled, o.status, model, text)
+        self._orders[id(o)] = (key, model, text)
         return model, text
 
     def _account_state(

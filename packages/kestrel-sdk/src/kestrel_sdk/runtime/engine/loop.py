@@ -19,6 +19,7 @@ from .bus import Event, EventBus
 from .fill import match_price, trigger_search
 from .orders import Fill, LiveOrder
 from .scaled import Terms
+from .trailing import follow, trail_search
 
 __all__ = ["BarLoop", "columns"]
 
@@ -153,6 +154,8 @@ class BarLoop:
     def _next_act(self, order: LiveOrder, start: int, target: int) -> int:
         """The first bar in ``start..target`` at which ``order`` must be processed (a
         possible fill or its expiry), else ``target + 1``."""
+        if order.status == "held":  # a bracket child waits for its entry's fill
+            return target + 1
         if order.day_of >= 0:  # a forward tape's day order: its day's end, bar by bar
             days = self._days
             ends = bisect_right(days, days[order.day_of], order.day_of)
@@ -165,12 +168,16 @@ class BarLoop:
         hit = order.hit
         if hit >= start:
             return hit
+        start = max(start, order.active_from)
         expires = order.expires
         end = target if target < expires else expires
         scan_from = order.scanned + 1
         scan_from = max(scan_from, start)
         cols = self._cols[order.symbol]
-        found = trigger_search(order, cols[1], cols[2], scan_from, end)
+        if order.trail is not None:
+            found = trail_search(order, (cols[1], cols[2], cols[3]), scan_from, end)
+        else:
+            found = trigger_search(order, cols[1], cols[2], scan_from, end)
         if found >= 0:
             order.hit = found
             return found
@@ -255,9 +262,15 @@ class BarLoop:
                 self._open.remove(order)
                 self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
         for order in list(self._open):
+            # a held bracket child, one its entry's fill activated from the next bar, or
+            # one an earlier fill of this bar cancelled (its group) is not matched here
+            if not order.working or j < order.active_from:
+                continue
             order.hit = -1
             order.scanned = j
-            o, h, lo, _, volume = cols[order.symbol]
+            o, h, lo, close, volume = cols[order.symbol]
+            if order.trail is not None:
+                follow(order, close, j)
             price = match_price(
                 order, o[j], h[j], lo[j], slippage=slippage, tick=ticks[order.symbol]
             )
