@@ -28,6 +28,7 @@ from .home import kestrel_home
 from .model import (
     DecimalStr,
     ProtocolModel,
+    Quantity,
     RootMismatchError,
     RootStr,
     SelfRooted,
@@ -141,6 +142,7 @@ __all__ = [
     "ProofScenario",
     "ProtocolModel",
     "Provenance",
+    "Quantity",
     "Refusal",
     "RefusalCode",
     "RootMismatchError",

@@ -10,6 +10,7 @@ from ..canonical import root_of
 from ..model import (
     DecimalStr,
     ProtocolModel,
+    Quantity,
     RootMismatchError,
     RootStr,
     SelfRooted,
@@ -51,6 +52,7 @@ EventType = Literal[
     "expired",
     "rejected",
     "stood-down",
+    "margin-call",
     "closed",
 ]
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
@@ -116,7 +118,7 @@ class Position(ProtocolModel):
     """A non-flat position (negative ``qty`` is short)."""
 
     symbol: str
-    qty: int
+    qty: Quantity
     avg_price: DecimalStr
     unrealized: DecimalStr
 
@@ -127,8 +129,8 @@ class FrameOrder(ProtocolModel):
     id: str
     alias: str | None
     side: Side
-    qty: int
-    filled: int
+    qty: Quantity
+    filled: Quantity
     symbol: str
     type: OrderType
     limit: DecimalStr | None
@@ -143,7 +145,7 @@ class FrameEvent(ProtocolModel):
     type: EventType
     order: str | None = None
     bar: int
-    qty: int | None = None
+    qty: Quantity | None = None
     price: DecimalStr | None = None
     fee: DecimalStr | None = None
     reason: str | None = None

@@ -56,11 +56,18 @@ __all__ = ["TradingEnv"]
 ABANDON = 'stand down "episode abandoned"\n'
 
 
+def _whole(value: int | str) -> int:
+    """A quantity or lot of the gym's instrument: the gym trades whole lots only."""
+    if isinstance(value, str):
+        raise ValueError(f"the gym trades whole lots; this instrument's quantity is {value}")
+    return value
+
+
 def _account(frame: SessionFrame, symbol: str) -> Account:
     position = 0
     for item in frame.positions:
         if item.symbol == symbol:
-            position = item.qty
+            position = _whole(item.qty)
             break
     account = frame.account
     return Account(
@@ -148,7 +155,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self._mapping = ActionMapping(
             kind=action,
             shortable=described.account.shortable,
-            lot=instruments[self.symbol].lot,
+            lot=_whole(instruments[self.symbol].lot),
             max_position=described.account.max_position,
             exposure=exposure,
         )

@@ -16,7 +16,7 @@ from .loader import shared_tape
 from .model import LoadedScenario
 from .objects import scenario_object
 from .tapes import TapeShape, parse_tape
-from .terms import parse_terms
+from .terms import margin_keys, parse_terms
 
 __all__ = ["load_embedded"]
 
@@ -44,7 +44,7 @@ def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
             {
                 "symbol": _get(item, "symbol", str),
                 "tick": _get(item, "tick", str),
-                "lot": _get(item, "lot", int),
+                "lot": _get(item, "lot", (int, str)),
             }
         )
     toml = terms_toml(
@@ -62,6 +62,7 @@ def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
         participation=_get(scenario, "fill.participation", str),
         slippage_bps=_get(scenario, "fill.slippageBps", str),
         instruments=items,
+        margin=margin_keys(_get(scenario, "account", Mapping)),
     )
     terms = parse_terms(toml)
     if isinstance(terms, list):

@@ -10,7 +10,7 @@ from kestrel_protocol import Blotter
 
 from .bus import Event
 from .orders import Fill, LiveOrder
-from .scaled import Terms, money_text
+from .scaled import Terms
 
 __all__ = ["BlotterRecorder"]
 
@@ -47,14 +47,14 @@ class BlotterRecorder:
             "seq": o.seq,
             "line": o.line,
             "side": o.side,
-            "qty": o.qty,
+            "qty": terms.quantity(o.qty),
             "symbol": o.symbol,
             "type": o.type,
             "limit": o.limit,
             "stop": o.stop,
             "tif": o.tif,
             "status": o.status,
-            "filled": o.filled,
+            "filled": terms.quantity(o.filled),
             "avg_price": avg,
             "submitted_bar": o.submitted_bar,
             "closed_bar": o.closed_bar,
@@ -67,9 +67,9 @@ class BlotterRecorder:
             "order": f.order.id,
             "bar": f.bar,
             "time": self._times[f.bar],
-            "qty": f.qty,
+            "qty": self._terms.quantity(f.qty),
             "price": self._terms.price(f.price),
-            "fee": money_text(f.fee, self._terms.scale),
+            "fee": self._terms.money(f.fee),
         }
 
     def build(self) -> Blotter:

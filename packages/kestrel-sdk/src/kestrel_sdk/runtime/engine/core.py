@@ -285,7 +285,7 @@ class SessionEngine:
         self._open.append(order)
         if st.alias is not None:
             self._aliases[st.alias] = order
-        self._bus.publish(Event("accepted", self._clock, order, st.qty))
+        self._bus.publish(Event("accepted", self._clock, order, order.qty))
         return order
 
     def _resolve(self, ref: str) -> LiveOrder | None:
@@ -362,7 +362,7 @@ class SessionEngine:
             statement = Order(
                 line=0,
                 side="sell" if position > 0 else "buy",
-                qty=qty,
+                qty=terms.shares(qty),
                 symbol=symbol,
                 type="market",
                 limit=None,

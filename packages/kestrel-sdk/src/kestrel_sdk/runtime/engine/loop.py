@@ -77,10 +77,11 @@ class BarLoop:
         self._dd_num = dd.numerator
         self._dd_den = dd.denominator
         # floor(participation × volume) with the volume in units of 10**-volume_scale:
-        # volume × num // (den × 10**volume_scale), exact and a whole quantity
+        # volume × num // (den × 10**volume_scale), exact and a whole quantity (in
+        # quantity units: num carries 10**Q)
         participation = terms.participation
         self._participation = (
-            participation.numerator,
+            participation.numerator * 10**terms.qty_scale,
             participation.denominator * 10**loaded.tape.volume_scale,
         )
         self._fill_count = 0

@@ -48,6 +48,8 @@ MAX_SOURCE_BYTES = 64 * 1024
 MAX_STATEMENTS = 10_000
 
 _QTY = re.compile(r"[1-9][0-9]{0,8}")
+_DECIMAL_LIKE = re.compile(r"[0-9]*\.[0-9]*")
+_QUANTITY = re.compile(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,8})?")
 _PRICE = re.compile(r"[0-9]+(\.[0-9]+)?")
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9.]{0,11}")
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -115,6 +117,22 @@ def _count(tok: Token, what: str) -> int:
     return int(text)
 
 
+def _quantity(tok: Token) -> Decimal:
+    """An order's quantity: a whole number, or a decimal of up to 8 places for an
+    instrument with a fractional lot (``0.01``); above 0, below 10**9."""
+    text, column = tok
+    if _DECIMAL_LIKE.fullmatch(text) is None:
+        return Decimal(_count(tok, "quantity"))
+    if _QUANTITY.fullmatch(text) is None or not Decimal(text):
+        raise _Problem(
+            column,
+            "K102",
+            f"bad quantity {text!r}: a decimal above 0 and below 1000000000 with at most"
+            " 8 places (such as 0.01, where the instrument's lot allows it)",
+        )
+    return Decimal(text)
+
+
 def _alias(tok: Token) -> str:
     text, column = tok
     if _ALIAS.fullmatch(text) is None:
@@ -159,7 +177,7 @@ def _order(line: int, toks: list[Token]) -> Located:
     n = len(toks)
     if n < 2:
         raise _missing(head, "a quantity")
-    qty = _count(toks[1], "quantity")
+    qty = _quantity(toks[1])
     if n < 3:
         raise _missing(toks[1], "a symbol")
     symbol = _symbol(toks[2])
