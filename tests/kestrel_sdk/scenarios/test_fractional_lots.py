@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -39,8 +40,8 @@ def _fee(notional: Decimal) -> Decimal:
     return (notional * Decimal(10) / Decimal(10000)).quantize(CENT, rounding=ROUND_HALF_EVEN)
 
 
-async def _trade(catalog: Path, tmp_path: Path) -> dict[str, object]:
-    seen: dict[str, object] = {}
+async def _trade(catalog: Path, tmp_path: Path) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
     async with create_sdk(local_transport(catalog_paths=[catalog])) as sdk:
         scenario = await sdk.scenario("btcusd")
         seen["lot"] = scenario.instruments[0].lot

@@ -28,6 +28,7 @@ from kestrel_protocol import (
 
 from ..catalog.model import LoadedScenario
 from .chain import chain_engine
+from .margin import margin_check
 from .risk import risk_metrics
 from .trades import Leg, round_trips, trade_metrics
 
@@ -260,6 +261,8 @@ def compute_grade(
         ),
     ]
     checks.append(_no_lookahead(record))
+    if engine.margin is not None:
+        checks.append(margin_check(engine.margin, terms, loaded.tape.times))
     conformance = Conformance.with_root(checks=checks)
     return GradeResult.with_root(
         session=record.session,
