@@ -192,6 +192,7 @@ async def test_tools_list_names_are_claude_safe_and_complete(acme: ModuleType) -
         "kestrel_session_submit",
         "kestrel_session_frame",
         "kestrel_session_history",
+        "kestrel_session_news",
         "kestrel_session_list",
         "kestrel_session_blotter",
         "kestrel_session_close",
@@ -548,6 +549,7 @@ async def test_resources_list_and_templates(acme: ModuleType) -> None:
         "kestrel://catalog/scenarios/{id}",
         "kestrel://catalog/scenarios/{id}/tape",
         "kestrel://sessions/{id}/frame",
+        "kestrel://sessions/{id}/news",
         "kestrel://artifacts/{root}",
         "kestrel://proofs/{gradeRoot}",
     ]

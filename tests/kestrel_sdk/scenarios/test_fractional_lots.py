@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk import create_sdk, local_transport, render_frame
 
 from tests.kestrel_sdk.scenarios.test_crypto_and_fx import _kestrel, _shipped, _verified
 
@@ -93,6 +93,7 @@ def test_btcusd_trades_in_hundredths_with_exact_cash(tmp_path: Path) -> None:
     # the position is shown exactly while held, and the cash to the cent
     held = frames[1]
     assert [(p.symbol, p.qty) for p in held.positions] == [("BTCUSD", "0.26")]
+    assert "  BTCUSD +0.26 @ " in render_frame(held)  # as the CLI and notebooks show it
     assert Decimal(held.account.cash) == cash.quantize(CENT, rounding=ROUND_HALF_EVEN)
     notional = Decimal("0.26") * opens[5]
     cash += notional - _fee(notional)

@@ -22,6 +22,7 @@ from kestrel_protocol import (
     Delivery,
     GradeResult,
     History,
+    NewsPage,
     Offer,
     OperationResumption,
     Payment,
@@ -79,6 +80,16 @@ class KestrelSession:
         first; every symbol, or ``symbol`` alone. Never a bar after the clock."""
         found = await self._sdk.run("history", session_id=self.id, bars=bars, symbol=symbol)
         return cast(History, found)
+
+    async def news(
+        self, limit: int = 20, before: str | None = None, symbol: str | None = None
+    ) -> NewsPage:
+        """Up to ``limit`` news items visible at the clock, oldest first, whole; older
+        than item ``before`` (a page's ``next_before``) if given. Never one after it."""
+        found = await self._sdk.run(
+            "news", session_id=self.id, limit=limit, before=before, symbol=symbol
+        )
+        return cast(NewsPage, found)
 
     async def blotter(self) -> Blotter:
         """Every order and fill so far."""

@@ -59,7 +59,7 @@ def render_frame(frame: SessionFrame) -> str:
     if frame.positions:
         lines.append("positions")
         lines.extend(
-            f"  {p.symbol} {p.qty:+d} @ {p.avg_price}  unrealized {p.unrealized}"
+            f"  {p.symbol} {_signed(p.qty)} @ {p.avg_price}  unrealized {p.unrealized}"
             for p in frame.positions
         )
     else:
@@ -71,3 +71,11 @@ def render_frame(frame: SessionFrame) -> str:
         lines.append("events")
         lines.extend(_event(e) for e in frame.events)
     return "\n".join(lines)
+
+
+def _signed(qty: int | str) -> str:
+    """A position's quantity with its sign (``+100``, ``-0.26``): an integer, or a
+    fractional lot's decimal text."""
+    if isinstance(qty, int):
+        return f"{qty:+d}"
+    return qty if qty.startswith("-") else f"+{qty}"

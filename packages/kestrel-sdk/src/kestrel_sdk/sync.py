@@ -29,6 +29,7 @@ from kestrel_protocol import (
     GradeResult,
     History,
     KestrelError,
+    NewsPage,
     Proof,
     RefusalCode,
     Scenario,
@@ -233,6 +234,12 @@ class SyncSession:
     def history(self, bars: int, symbol: str | None = None) -> History:
         """The last ``bars`` bars up to and including the clock bar (never after it)."""
         return self._kestrel.run(self.session.history, bars, symbol)
+
+    def news(
+        self, limit: int = 20, before: str | None = None, symbol: str | None = None
+    ) -> NewsPage:
+        """News items visible at the clock, whole, oldest first (never one after it)."""
+        return self._kestrel.run(self.session.news, limit, before, symbol)
 
     def blotter(self) -> BlotterView:
         """Every order and fill so far (``.blotter``), rendered as HTML in Jupyter."""

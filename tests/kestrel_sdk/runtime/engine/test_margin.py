@@ -182,9 +182,9 @@ def test_interest_on_cash_and_borrow_cost_on_a_short_accrue_from_the_bars_times(
     assert expected[-1] != 10000 + 100 * 50 - 100 * 50  # the accruals moved the cash
     check = next(c for c in seen["grade"].conformance.checks if c.id == "no-margin-call")
     assert check.passed is True
-    interest = Decimal(posted_interest.numerator) / posted_interest.denominator
+    earned = Decimal(posted_interest.numerator) / posted_interest.denominator
     cost = Decimal(posted_borrow.numerator) / posted_borrow.denominator
-    assert check.detail == f"no margin call; interest {interest:.2f}, borrow cost {cost:.2f}"
+    assert check.detail == f"no margin call; interest {earned:.2f}, borrow cost {cost:.2f}"
 
 
 def test_a_cash_account_s_grade_has_no_margin_check(tmp_path: Path) -> None:

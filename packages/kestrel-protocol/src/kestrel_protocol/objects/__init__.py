@@ -30,6 +30,8 @@ from .grade import (
 )
 from .history import History, HistoryBar
 from .listing import SessionList, SessionListEntry
+from .news import NewsPage
+from .news_item import NewsItem
 from .offer import Offer
 from .proof import EmbeddedScenario, Proof, ProofScenario
 from .reads import Artifact, TapeText
@@ -83,6 +85,8 @@ __all__ = [
     "LookaheadRead",
     "Metrics",
     "Mismatch",
+    "NewsItem",
+    "NewsPage",
     "Offer",
     "OperationProgress",
     "OperationResumption",

@@ -124,6 +124,10 @@ class Scenario(SelfRooted):
     account: AccountTerms
     fees: FeeTerms
     fill: FillTerms
+    news_root: RootStr | None = None
+    """The root of the scenario's canonical ``news.jsonl`` (absent: no news)."""
+    news_in_frame: int | None = None
+    """The newest visible news items a frame shows (absent: 5)."""
 
 
 class SealedTapeInfo(ProtocolModel):
@@ -153,6 +157,8 @@ class SealedScenario(ProtocolModel):
     account: AccountTerms
     fees: FeeTerms
     fill: FillTerms
+    news_root: RootStr | None = None
+    news_in_frame: int | None = None
 
     @classmethod
     def of(cls, scenario: Scenario) -> SealedScenario:
@@ -172,4 +178,9 @@ class SealedScenario(ProtocolModel):
             account=scenario.account,
             fees=scenario.fees,
             fill=scenario.fill,
+            **{
+                name: getattr(scenario, name)
+                for name in ("news_root", "news_in_frame")
+                if getattr(scenario, name) is not None
+            },
         )

@@ -25,10 +25,12 @@ class ProofScenario(ProtocolModel):
 
 class EmbeddedScenario(ProtocolModel):
     """A scenario carried inside a proof: the full object and its tape as canonical CSV
-    text (whose root is ``scenario.tape.root``)."""
+    text (whose root is ``scenario.tape.root``), and its news as canonical JSONL text
+    (whose root is ``scenario.newsRoot``; absent for a scenario without news)."""
 
     scenario: Scenario
     tape: str
+    news: str | None = None
 
 
 class Proof(SelfRooted):

@@ -18,6 +18,7 @@ from ..model import (
     draft_context,
     is_draft,
 )
+from .news_item import NewsItem
 from .offer import Offer
 
 __all__ = [
@@ -167,6 +168,8 @@ class SessionFrame(ProtocolModel):
     positions: list[Position]
     orders: list[FrameOrder]
     events: list[FrameEvent]
+    news: list[NewsItem] | None = None
+    """The newest news items visible at the clock (a scenario with news only)."""
 
 
 class Delivery(ProtocolModel):

@@ -20,9 +20,11 @@ from .text import Label, Text
 
 __all__ = [
     "HISTORY_MAX",
+    "NEWS_PAGE_MAX",
     "Arguments",
     "ArtifactArgs",
     "HistoryArgs",
+    "NewsArgs",
     "NoArgs",
     "OpenArgs",
     "PaymentArgs",
@@ -125,6 +127,8 @@ class SessionArgs(Arguments):
 
 
 HISTORY_MAX: Final = 1000
+NEWS_PAGE_MAX: Final = 100
+NEWS_PAGE_DEFAULT: Final = 20
 """The most bars one history call returns."""
 
 
@@ -146,6 +150,24 @@ class HistoryArgs(SessionArgs):
     )
     symbol: Text | None = Field(
         default=None, description="One symbol of the scenario; omit for every symbol."
+    )
+
+
+class NewsArgs(SessionArgs):
+    """A page of the news items visible at a session's clock, newest last."""
+
+    limit: int = Field(
+        default=NEWS_PAGE_DEFAULT,
+        ge=1,
+        le=NEWS_PAGE_MAX,
+        description=f"How many items (1-{NEWS_PAGE_MAX}), ending with the newest asked for.",
+    )
+    before: Text | None = Field(
+        default=None,
+        description="An item id (n12): only items older than it (nextBefore of a page).",
+    )
+    symbol: Text | None = Field(
+        default=None, description="One symbol's items (and market-wide ones); omit for all."
     )
 
 

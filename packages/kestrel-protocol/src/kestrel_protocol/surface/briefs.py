@@ -66,6 +66,20 @@ def _workflow(_tool: _Names) -> str:
     )
 
 
+def _news(_tool: _Names, scenario: Mapping[str, Any]) -> str:
+    """What a scenario with news gives to read (nothing for one without)."""
+    if scenario.get("newsRoot") is None:
+        return ""
+    newest = scenario.get("newsInFrame", 5)
+    return (
+        "\nNews: the scenario carries timestamped items (time, symbol or none for the "
+        "market, headline, body). An item is visible once its time is at or before the "
+        f"clock bar's time, never before. Each frame's news holds the newest {newest} "
+        f"visible items, long bodies cut; {_tool('news')} {{sessionId, limit, before, "
+        "symbol} gives older items and whole bodies.\n"
+    )
+
+
 def _lines(items: Sequence[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
@@ -122,7 +136,7 @@ max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdow
 The Kestrel language: one statement per line, exactly four kinds.
 {_lines(kinds)}
 Orders fill from the next bar; a submit is atomic (one error refuses it all).
-
+{_news(_tool, scenario)}
 {_workflow(_tool)}
 
 Style ({style}): {STYLES[style]}

@@ -26,6 +26,7 @@ from ..objects import (
     Delivery,
     GradeResult,
     History,
+    NewsPage,
     OperationResumption,
     SessionRecord,
     SessionResponse,
@@ -38,6 +39,7 @@ __all__ = [
     "frame_text",
     "grade_text",
     "history_text",
+    "news_text",
     "operation_text",
     "record_text",
     "response_text",
@@ -108,7 +110,36 @@ def frame_text(frame: Data) -> str:
         f"positions: {'; '.join([_position(p) for p in positions]) if positions else 'none'}\n"
         f"orders: {'; '.join([_order(o) for o in orders]) if orders else 'none'}\n"
         f"events: {'; '.join([_event(e) for e in events]) if events else 'none'}"
+        + _news_lines(frame.get("news"))
     )
+
+
+def _news_item(n: Data) -> str:
+    """``n3 2024-01-03T00:00:00Z ACME: headline | body`` (``...`` when cut)."""
+    symbol = n.get("symbol")
+    cut = " ..." if n.get("truncated") else ""
+    body = " ".join(n["body"].split())
+    return f"{n['id']} {n['time']}{'' if symbol is None else ' ' + symbol}: {n['headline']}" + (
+        f" | {body}{cut}" if body else ""
+    )
+
+
+def _news_lines(news: list[Data] | None) -> str:
+    if news is None:
+        return ""
+    return "\nnews:" + ("".join(f"\n  {_news_item(n)}" for n in news) if news else " none")
+
+
+def news_text(page: Data) -> str:
+    """A ``kestrel.news`` page: one line of context, then its items oldest first."""
+    clock = page["clock"]
+    more = page.get("nextBefore")
+    head = (
+        f"news of {page['session']} on {page['scenario']['id']} to bar {clock['bar']} "
+        f"({clock['time']}): {len(page['items'])} items"
+        + ("" if more is None else f"; older ones with before={more}")
+    )
+    return "\n".join((head, *(_news_item(n) for n in page["items"])))
 
 
 def delivery_text(delivery: Data) -> str:
@@ -193,6 +224,7 @@ COMPACT_TEXT: Final[Mapping[type[ProtocolModel], Callable[[Data], str]]] = {
     SessionResponse: response_text,
     Delivery: delivery_text,
     History: history_text,
+    NewsPage: news_text,
     SessionRecord: record_text,
     GradeResult: grade_text,
     OperationResumption: operation_text,

@@ -23,6 +23,7 @@ from ..objects import (
     Delivery,
     GradeResult,
     History,
+    NewsPage,
     OperationResumption,
     Proof,
     Scenario,
@@ -38,6 +39,7 @@ from ..objects import (
 from .arguments import (
     ArtifactArgs,
     HistoryArgs,
+    NewsArgs,
     NoArgs,
     OpenArgs,
     ProofArgs,
@@ -223,6 +225,29 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "/v1/sessions/{id}/history",
             _SESSION_PATH,
             query={"bars": "bars", "symbol": "symbol"},
+        ),
+    ),
+    Tool(
+        name="kestrel_session_news",
+        title="News up to the clock",
+        description=(
+            "The scenario's news items (time, symbol, headline, body) visible at the "
+            "session's clock, oldest first and ending with the newest: an item is visible "
+            "once its time is at or before the clock bar's time, never before. Frames show "
+            "only the newest few, bodies cut; this gives whole bodies and older items "
+            "(pass nextBefore back as before). A scenario without news has none."
+        ),
+        arguments=NewsArgs,
+        runs=Binding("news", offload="caller"),
+        results=(NewsPage,),
+        scope=SCOPE_READ,
+        read_only=True,
+        refusals=("UNKNOWN_SESSION", "INVALID_ARGUMENT"),
+        route=Route(
+            "GET",
+            "/v1/sessions/{id}/news",
+            _SESSION_PATH,
+            query={"limit": "limit", "before": "before", "symbol": "symbol"},
         ),
     ),
     Tool(
@@ -446,6 +471,20 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         ),
         mime="application/json",
         tool="kestrel_session_frame",
+        variables={"id": _SESSION_ID},
+        arguments=lambda v: {"sessionId": v["id"]},
+        updated_by=("trade", "close"),
+    ),
+    Resource(
+        uri="kestrel://sessions/{id}/news",
+        name="session-news",
+        title="Kestrel session news",
+        description=(
+            "The newest news items visible at one of your sessions' clock, whole (as "
+            "kestrel_session_news answers): never an item after the clock."
+        ),
+        mime="application/json",
+        tool="kestrel_session_news",
         variables={"id": _SESSION_ID},
         arguments=lambda v: {"sessionId": v["id"]},
         updated_by=("trade", "close"),

@@ -97,6 +97,12 @@ def where_to_put(target: Path) -> list[str]:
     type=click.Path(file_okay=False, path_type=Path),
     help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
+@click.option(
+    "--news",
+    "news_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Timestamped text beside the bars: JSONL, or CSV (time,symbol,headline,body).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")
 def new(  # noqa: PLR0917 - one parameter per click option
     scenario_id: str,
@@ -117,6 +123,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
     title: str | None,
     bars_per_year: int | None,
     out: Path | None,
+    news_file: Path | None,
     as_json: bool,
 ) -> None:
     """Convert a bar file into a scenario directory (scenario.toml + canonical tape.csv)."""
@@ -126,6 +133,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
         scenario_from_file,
     )
 
+    failed = source  # the file a problem is in
     terms = ScenarioTermsInput(
         title=title,
         cash=cash,
@@ -147,6 +155,13 @@ def new(  # noqa: PLR0917 - one parameter per click option
         imported = scenario_from_file(
             source, scenario_id, symbol=symbol, interval=interval, tick=tick, terms=terms
         )
+        if news_file is not None:
+            failed = news_file
+            imported.add_news(
+                news_file.read_bytes(),
+                news_file.name,
+                csv_form=news_file.suffix.lower() == ".csv",
+            )
     except ScenarioImportError as error:
         for line in error.lines[:_SHOWN_PROBLEMS]:
             click.echo(line, err=True)
@@ -155,7 +170,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
         count = len(error.lines)
         raise fail(
             "INVALID_ARGUMENT",
-            f"{count} problem{'s' if count > 1 else ''} in {source}; nothing written",
+            f"{count} problem{'s' if count > 1 else ''} in {failed}; nothing written",
         ) from None
     taken = taken_by(imported.id)
     if taken is not None:
@@ -181,6 +196,8 @@ def new(  # noqa: PLR0917 - one parameter per click option
     for note in imported.notes:
         click.echo(f"  note: {note}")
     click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
+    if imported.news is not None:
+        click.echo(f"wrote {len(imported.news)} news items to {written / 'news.jsonl'}")
     click.echo("catalog entry:")
     click.echo(f"  {json_text(entry)}")
     for line in where_to_put(written):

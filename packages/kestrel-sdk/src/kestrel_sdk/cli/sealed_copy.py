@@ -54,6 +54,8 @@ def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool)
     target.mkdir(parents=True, exist_ok=True)
     (target / "tape.csv").write_text(tape_csv(source), encoding="utf-8", newline="\n")
     (target / "scenario.toml").write_text(copy.toml, encoding="utf-8", newline="\n")
+    if source.news is not None:
+        (target / "news.jsonl").write_bytes(source.news.render())
     scenario_object = copy.loaded.scenario
     if as_json:
         click.echo(

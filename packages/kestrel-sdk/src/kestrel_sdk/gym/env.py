@@ -3,7 +3,8 @@
 One episode is one Kestrel session; ``step`` checks the action against the action space
 (``gymnasium.error.InvalidAction`` otherwise, and nothing is submitted), then submits the
 action's order and ``advance 1``. ``terminated`` means the session stood down (its
-drawdown limit, or a ``stand down``), ``truncated`` that the tape ended; either way the
+drawdown limit, or a ``stand down``), ``truncated`` that the tape or the episode's window
+(``start``/``length``, :mod:`.windows`) ended; either way the
 env closes and grades the session, and the grade is in that step's ``info["grade"]``
 and on ``env.grades``, its proof (``kestrel.proof``: the grade with everything needed to
 re-verify it) in ``info["proof"]`` and on ``env.proofs``. ``proof.write(path)`` saves it;
@@ -48,26 +49,23 @@ from numpy.typing import NDArray
 
 from ..render import render_frame
 from .backends import Backend, InProcess, OverTransport
+from .basket import Basket
 from .picture import picture
+from .reward import Reward, step_values
 from .spaces import Account, ActionKind, ActionMapping, BarHistory
+from .whole import whole_quantity
+from .windows import END_OF_WINDOW, Window, check_bound, choose_window
 
 __all__ = ["TradingEnv"]
 
 ABANDON = 'stand down "episode abandoned"\n'
 
 
-def _whole(value: int | str) -> int:
-    """A quantity or lot of the gym's instrument: the gym trades whole lots only."""
-    if isinstance(value, str):
-        raise ValueError(f"the gym trades whole lots; this instrument's quantity is {value}")
-    return value
-
-
 def _account(frame: SessionFrame, symbol: str) -> Account:
     position = 0
     for item in frame.positions:
         if item.symbol == symbol:
-            position = _whole(item.qty)
+            position = whole_quantity(item.qty)
             break
     account = frame.account
     return Account(
@@ -76,13 +74,17 @@ def _account(frame: SessionFrame, symbol: str) -> Account:
 
 
 class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
-    """Trade one symbol of a Kestrel scenario, one bar per step (spaces: ``.spaces``).
+    """Trade one symbol of a Kestrel scenario, one bar per step (spaces: ``.spaces``), or
+    with ``action="weights"`` a basket of ``symbols`` (default: all), a weight each
+    (``.basket``).
 
-    ``symbol`` defaults to the scenario's first instrument. The runtime runs in this
-    process over ``catalog_paths`` (``KESTREL_CATALOG_PATH`` when ``None``) and a private
-    store, or the store ``store`` names (as ``local_transport`` takes it) in ``home``;
-    ``transport`` is a zero-argument factory of any transport instead (called on the
-    env's own event loop), e.g. ``lambda: remote_transport(base_url=url)``.
+    ``symbol`` defaults to the scenario's first instrument. ``start`` and ``length`` set
+    the episodes' window (``.windows``); ``reward`` a custom reward (``.reward``). The
+    runtime runs in this process over ``catalog_paths`` (``KESTREL_CATALOG_PATH`` when
+    ``None``) and a private store, or the store ``store`` names (as ``local_transport``
+    takes it) in ``home``; ``transport`` is a zero-argument factory of any transport
+    instead (called on the env's own event loop), e.g.
+    ``lambda: remote_transport(base_url=url)``.
     ``embed_tape`` carries the scenario and its tape in every episode's proof;
     ``grade=False`` grades and proves no episode.
     """
@@ -94,9 +96,13 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         scenario: str = "acme-trend",
         *,
         symbol: str | None = None,
+        symbols: Sequence[str] | None = None,
         action: ActionKind = "discrete",
         window: int = 16,
         exposure: float = 0.95,
+        start: int | None = None,
+        length: int | None = None,
+        reward: Reward | None = None,
         transport: Callable[[], Transport] | None = None,
         home: str | Path | None = None,
         store: str | None = None,
@@ -105,8 +111,20 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         embed_tape: bool = False,
         grade: bool = True,
     ) -> None:
-        if action not in ("discrete", "continuous"):
-            raise ValueError(f"action must be 'discrete' or 'continuous', not {action!r}")
+        if action not in ("discrete", "continuous", "weights"):
+            raise ValueError(
+                f"action must be 'discrete', 'continuous' or 'weights', not {action!r}"
+            )
+        if action == "weights" and symbol is not None:
+            raise ValueError("action='weights' trades symbols=[...] (a basket), not symbol=")
+        if action != "weights" and symbols is not None:
+            raise ValueError(f"symbols= is a basket: pass action='weights', not {action!r}")
+        if isinstance(symbols, str):
+            raise ValueError(f"symbols must be a sequence of symbols, not the string {symbols!r}")
+        self._start = check_bound("start", start, 0)
+        self._length = check_bound("length", length, 1)
+        if reward is not None and not callable(reward):
+            raise ValueError(f"reward must be a callable of StepValues, not {reward!r}")
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise ValueError(f"window must be a whole number of bars, at least 1, not {window!r}")
         if not 0 < exposure <= 1:
@@ -127,6 +145,8 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self.proofs: list[Proof] = []
         self._embed_tape = embed_tape
         self._grade = grade
+        self._reward = reward
+        self._window = Window(0, None)
         self._session: str | None = None
         self._frame: SessionFrame | None = None
         self._closed = False
@@ -148,19 +168,31 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
                 raise ValueError(
                     f"{scenario} has no symbol {self.symbol} ({', '.join(instruments)})"
                 )
-            self._history = BarHistory(backend.tape(scenario), self.symbol, window)
+            tape = backend.tape(scenario)
+            self._basket = (
+                Basket(described, tape, symbols, window, exposure) if action == "weights" else None
+            )
+            if self._basket is not None:
+                self.symbol = self._basket.symbols[0]
+            self._history = BarHistory(tape, self.symbol, window)
         except BaseException:
             self._finalizer()
             raise
+        self.symbols = (self.symbol,) if self._basket is None else self._basket.symbols
+        """The traded symbols: ``(symbol,)``, or the basket's."""
         self._mapping = ActionMapping(
             kind=action,
             shortable=described.account.shortable,
-            lot=_whole(instruments[self.symbol].lot),
+            lot=whole_quantity(instruments[self.symbol].lot),
             max_position=described.account.max_position,
             exposure=exposure,
         )
-        self.action_space = self._mapping.space()
-        self.observation_space = self._history.space
+        if self._basket is None:
+            self.action_space = self._mapping.space()
+            self.observation_space = self._history.space
+        else:
+            self.action_space = self._basket.action_space
+            self.observation_space = self._basket.observation_space
         self._start_equity = Decimal(described.account.cash)
         self._account = Account(0, Decimal(0), self._start_equity, self._start_equity)
         self._orders: dict[int, str] = {0: "advance 1\n"}
@@ -177,25 +209,47 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         """The current episode's latest frame (``None`` before the first reset)."""
         return self._frame
 
+    @property
+    def episode_window(self) -> Window:
+        """The current (or last) episode's window: its first bar and its last (``None``:
+        the tape's end)."""
+        return self._window
+
     def _observe(self, frame: SessionFrame) -> NDArray[np.float32]:
+        if self._basket is not None:
+            return self._basket.observe(frame, self._start_equity)
         return self._history.observation(frame.clock.bar, self._account, self._start_equity)
 
     def _info(self, frame: SessionFrame, frame_root: str) -> dict[str, Any]:
         clock, account = frame.clock, self._account
-        return {
+        info = {
             "session": frame.session,
             "frame_root": frame_root,
             "bar": clock.bar,
             "time": clock.time,
             "equity": float(account.equity),
-            "position": account.position,
         }
+        if self._basket is None:
+            info["position"] = account.position
+        else:
+            info["positions"] = self._basket.positions(frame)
+        return info
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Open the next session (see the module docstring for its label)."""
+        """Open the next session (see the module docstring for its label), advanced to
+        the window's start (``options`` may set ``start``/``length``: ``.windows``)."""
         super().reset(seed=seed)
+        chosen = options or {}
+        start = check_bound("start", chosen.get("start", self._start), 0)
+        length = check_bound("length", chosen.get("length", self._length), 1)
+        bars = len(self._history)
+        window = (
+            Window(0, None)
+            if start is None and length is None
+            else choose_window(start, length, bars, self.np_random)
+        )
         self._require_open()
         if self._session is not None:
             self._end_episode(abandon=True)
@@ -215,8 +269,11 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         elif label is None and backend.private:
             label = str(self._episode)  # what the runtime would choose in the env's store
         session, delivery = backend.open(self.scenario_id, label)
+        self._session, self._window = session, window
+        if window.start:
+            delivery = backend.submit(session, f"advance {window.start}\n").delivery
         frame = delivery.frame
-        self._session, self._frame = session, frame
+        self._frame = frame
         self._account = _account(frame, self.symbol)
         return self._observe(frame), self._info(frame, delivery.frame_root)
 
@@ -235,21 +292,48 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         session = self._session
         if session is None:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
-        mapping = self._mapping
-        value = mapping.check(action, self.action_space)
         before = self._account
-        response = self._backend.submit(session, self._source(mapping.order(value, before)))
+        value: Any
+        if self._basket is None:
+            mapping = self._mapping
+            value = mapping.check(action, self.action_space)
+            source = self._source(mapping.order(value, before))
+        else:
+            assert self._frame is not None
+            value = self._basket.check(action)
+            source = self._basket.source(value, self._frame)
+        ending = self._frame is not None and self._frame.clock.bar + 1 == self._window.end
+        response = self._backend.submit(session, source + END_OF_WINDOW if ending else source)
         delivery = response.delivery
         frame = delivery.frame
         self._frame = frame
         self._account = after = _account(frame, self.symbol)
-        reward = float(after.equity - before.equity)
         info = self._info(frame, delivery.frame_root)
         info["events"] = [event.type for event in frame.events]
         stand_down = response.stand_down
+        if self._reward is None:
+            reward = float(after.equity - before.equity)
+        else:
+            if self._basket is not None:
+                value = tuple(float(weight) for weight in value)
+            reward = float(
+                self._reward(
+                    step_values(
+                        frame,
+                        self.symbols,
+                        previous_equity=float(before.equity),
+                        start_equity=float(self._start_equity),
+                        action=value,
+                        ended=stand_down is not None,
+                    )
+                )
+            )
         if stand_down is None:
             return self._observe(frame), reward, False, False, info
-        truncated = stand_down.reason == "end-of-tape"
+        # the tape's end, or the window's (its stand-down statement): a time limit
+        truncated = stand_down.reason == "end-of-tape" or (
+            ending and stand_down.reason == "statement"
+        )
         info["stand_down"] = stand_down.reason
         finished = self._end_episode(abandon=False)
         if finished is not None:
@@ -282,6 +366,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             return None
         if self.render_mode == "ansi":
             return render_frame(frame)
+        # a basket draws its first symbol
         return picture(self._history.bars, frame.clock.bar, self._account.position)
 
     def _require_open(self) -> None:

@@ -46,7 +46,16 @@ from gymnasium.error import InvalidAction
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
-__all__ = ["ACCOUNT_FEATURES", "BAR_FEATURES", "LIMIT", "ActionMapping", "BarHistory"]
+__all__ = [
+    "ACCOUNT_FEATURES",
+    "BAR_FEATURES",
+    "LIMIT",
+    "ActionKind",
+    "ActionMapping",
+    "BarHistory",
+    "check_box",
+    "clip",
+]
 
 BAR_FEATURES = 5
 ACCOUNT_FEATURES = 3
@@ -58,7 +67,8 @@ PREPARED = 4 << 20
 """Bytes of prepared observations a ``BarHistory`` keeps for later episodes (all of a
 daily tape of ten years at ``window=16``)."""
 
-ActionKind = Literal["discrete", "continuous"]
+ActionKind = Literal["discrete", "continuous", "weights"]
+"""``weights`` trades a basket (:mod:`.basket`); the others one symbol (this module)."""
 
 _BOOLS = (bool, np.bool_)
 _INTEGERS = (int, np.integer)
@@ -114,6 +124,22 @@ class BarHistory:
     def __len__(self) -> int:
         return len(self.bars)
 
+    @property
+    def bar_bounds(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The low and high bounds of the bars' part of an observation (``window * 5``)."""
+        wide = self.window * BAR_FEATURES
+        return self._low[:wide], self._high[:wide]
+
+    def bar_features(self, bar: int) -> NDArray[np.float32]:
+        """The bars' part of the observation at ``bar`` (``window * 5`` numbers, a view)."""
+        rows = self._blocks.get(bar // BLOCK)
+        if rows is None:
+            if not 0 <= bar < len(self.bars):
+                raise IndexError(f"bar {bar} is not on the tape (0 to {len(self.bars) - 1})")
+            rows = self._prepare(bar // BLOCK)
+        features: NDArray[np.float32] = rows[bar % BLOCK, : self.window * BAR_FEATURES]
+        return features
+
     def observation(self, bar: int, account: Account, start_equity: Decimal) -> NDArray[np.float32]:
         """The observation at ``bar`` with ``account`` (always within :attr:`space`)."""
         rows = self._blocks.get(bar // BLOCK)
@@ -124,9 +150,9 @@ class BarHistory:
         observed: NDArray[np.float32] = rows[bar % BLOCK].copy()
         # The account's features as the bars' (``_prepare``): float64, clipped, then float32.
         equity = float(account.equity) or 1.0
-        observed[-3] = _clip(float(account.position * account.mark) / equity)
-        observed[-2] = _clip(float(account.cash) / equity)
-        observed[-1] = _clip(float(account.equity / start_equity) - 1.0)
+        observed[-3] = clip(float(account.position * account.mark) / equity)
+        observed[-2] = clip(float(account.cash) / equity)
+        observed[-1] = clip(float(account.equity / start_equity) - 1.0)
         return observed
 
     def _prepare(self, index: int) -> NDArray[np.float32]:
@@ -157,7 +183,7 @@ class BarHistory:
         return block
 
 
-def _clip(value: float) -> float:
+def clip(value: float) -> float:
     """``value`` within ``[-LIMIT, LIMIT]`` (NaN stays NaN, as NumPy clips)."""
     if value > LIMIT:
         return LIMIT
@@ -178,6 +204,25 @@ class Account(NamedTuple):
 
 def _refuse(action: Any, space: spaces.Space[Any], why: str) -> InvalidAction:
     return InvalidAction(f"{action!r} ({type(action).__name__}) is not an action of {space}: {why}")
+
+
+def check_box(action: Any, space: spaces.Space[Any], count: int, low: float) -> list[float]:
+    """``action`` as ``count`` finite real numbers in ``[low, 1]``, or ``InvalidAction``
+    naming it and ``space`` (an array or sequence of that shape)."""
+    try:
+        array = np.asarray(action)
+    except (TypeError, ValueError) as exc:  # ragged sequences and the like
+        raise _refuse(action, space, str(exc)) from None
+    if array.dtype.kind not in "iuf":
+        raise _refuse(action, space, f"not a real number (dtype {array.dtype})")
+    if array.shape != (count,):
+        raise _refuse(action, space, f"shape {array.shape}, not ({count},)")
+    values = [float(value) for value in array]
+    if not all(math.isfinite(value) for value in values):
+        raise _refuse(action, space, "not a finite number")
+    if not all(low <= value <= 1.0 for value in values):
+        raise _refuse(action, space, f"outside [{low}, 1.0]")
+    return values
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,21 +251,7 @@ class ActionMapping:
         """``action`` as a number, or ``InvalidAction`` naming it and ``space``."""
         if self.kind == "discrete":
             return self._check_discrete(action, space)
-        try:
-            array = np.asarray(action)
-        except (TypeError, ValueError) as exc:  # ragged sequences and the like
-            raise _refuse(action, space, str(exc)) from None
-        if array.dtype.kind not in "iuf":
-            raise _refuse(action, space, f"not a real number (dtype {array.dtype})")
-        if array.shape != (1,):
-            raise _refuse(action, space, f"shape {array.shape}, not (1,)")
-        value = float(array[0])
-        if not math.isfinite(value):
-            raise _refuse(action, space, "not a finite number")
-        low = -1.0 if self.shortable else 0.0
-        if not low <= value <= 1.0:
-            raise _refuse(action, space, f"outside [{low}, 1.0]")
-        return value
+        return check_box(action, space, 1, -1.0 if self.shortable else 0.0)[0]
 
     def _check_discrete(self, action: Any, space: spaces.Space[Any]) -> int:
         if isinstance(action, _BOOLS):

@@ -248,7 +248,8 @@ class Grading:
         if embed_tape:
             what = f"tape {scenario.id} read (embedded in a proof)"
             self._sessions.saw_future(principal, scenario.id, what)
-            members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded))
+            news = {} if loaded.news is None else {"news": loaded.news.render().decode("utf-8")}
+            members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded), **news)
         return Proof.with_root(**members)
 
     def _head(self, record: SessionRecord, scenario_id: str) -> SessionFrame:

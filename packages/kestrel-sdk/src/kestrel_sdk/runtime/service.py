@@ -24,6 +24,7 @@ from kestrel_protocol import (
     GradeResult,
     History,
     KestrelError,
+    NewsPage,
     OperationResumption,
     Payment,
     Pentad,
@@ -57,6 +58,7 @@ from .lang import validate_source
 from .listing import SessionListing
 from .live import LiveSession, LiveSessions, default_max_live_sessions
 from .models import pentad_body
+from .news_reads import news_page
 from .pentads import pentad_root
 from .sealed import sealed_delivery, sealed_frame_data, sealed_history
 from .stores import open_runtime_store
@@ -350,6 +352,21 @@ class Runtime:
             session=sid, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
         )
         return sealed_history(history) if self._served.sealed(frame.scenario.id) else history
+
+    def news(
+        self,
+        principal: str,
+        sid: str,
+        limit: int = 20,
+        before: str | None = None,
+        symbol: str | None = None,
+    ) -> NewsPage:
+        """The news items visible at the session's clock (:mod:`.news_reads`)."""
+        frame = self.frame(principal, sid).frame  # sealed: its clock as served
+        loaded = self._session(principal, sid).loaded
+        return news_page(
+            loaded, sid, frame.scenario, frame.clock, limit=limit, before=before, symbol=symbol
+        )
 
     def blotter(self, principal: str, sid: str) -> Blotter:
         with self._sessions.locked(principal, sid) as live:

@@ -198,11 +198,17 @@ def _embedded(data: Any) -> LoadedScenario:
         raise _Mismatch("embedded.tape", "the tape as canonical CSV text", _text(tape))
     if not isinstance(scenario, dict):
         raise _Mismatch("embedded.scenario", "a kestrel.scenario object", _text(scenario))
+    news = data.get("news")
+    if news is not None and not isinstance(news, str):
+        raise _Mismatch("embedded.news", "the news as canonical JSONL text", _text(news))
     try:
-        loaded = load_embedded(scenario, tape)
+        loaded = load_embedded(scenario, tape, news)
     except ValueError as exc:
         raise _Mismatch("embedded", "a scenario the catalog would accept", str(exc)) from None
     _same("embedded.tape", loaded.scenario.tape.root, root_of_bytes(tape.encode("utf-8")))
+    # the news embedded (or none) is what the scenario's newsRoot commits to
+    rebuilt = loaded.scenario.news_root or "(absent)"
+    _same("embedded.scenario.newsRoot", rebuilt, scenario.get("newsRoot", "(absent)"))
     _compare("embedded.scenario", loaded.scenario.to_json(), scenario)
     return loaded
 

@@ -22,6 +22,8 @@ from kestrel_protocol import Scenario
 from ..runtime.catalog.disguise import disguise_transform, disguised_tape_csv
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
+from ..runtime.catalog.news import NEWS_FILE, News
+from ..runtime.catalog.news_disguise import disguised_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
@@ -40,11 +42,20 @@ class DisguisedScenario:
     """A disguised scenario: its files, its protocol object and its reveal (keep the
     reveal private until the evaluation is over; ``kestrel scenario reveal`` publishes it)."""
 
-    def __init__(self, scenario: Scenario, toml: str, tape: str, reveal: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        toml: str,
+        tape: str,
+        reveal: dict[str, Any],
+        news: News | None = None,
+    ) -> None:
         self.scenario = scenario
         self.toml = toml
         self.tape = tape
         self.reveal = reveal
+        self.news = news
+        """The source's news, moved and renamed (:mod:`~..runtime.catalog.news_disguise`)."""
 
     @property
     def id(self) -> str:
@@ -68,8 +79,9 @@ class DisguisedScenario:
         }
 
     def write(self, directory: str | Path) -> Path:
-        """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` (created; it must
-        not exist or be empty); both appear at once. The reveal is not written here."""
+        """Write ``scenario.toml`` and ``tape.csv`` (and ``news.jsonl``) into ``directory``
+        (created; it must not exist or be empty); all appear at once. The reveal is not
+        written here."""
         target = Path(directory).expanduser()
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise FileExistsError(f"{target} already exists and is not an empty directory")
@@ -78,6 +90,8 @@ class DisguisedScenario:
         try:
             (staging / TAPE_FILE).write_text(self.tape, encoding="utf-8", newline="\n")
             (staging / "scenario.toml").write_text(self.toml, encoding="utf-8", newline="\n")
+            if self.news is not None:
+                (staging / NEWS_FILE).write_bytes(self.news.render())
             if target.exists():
                 target.rmdir()
             os.replace(staging, target)
@@ -141,4 +155,8 @@ def disguise_scenario(
     shape = TapeShape(
         bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
     )
-    return DisguisedScenario(scenario_object(terms, shape), toml, csv, reveal)
+    news = (
+        None if source.news is None else disguised_news(source.news, transform, source.news_aliases)
+    )
+    news_root = None if news is None else news.root
+    return DisguisedScenario(scenario_object(terms, shape, news_root), toml, csv, reveal, news)

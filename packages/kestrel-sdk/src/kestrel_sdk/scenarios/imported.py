@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from kestrel_protocol import Scenario
 
+from ..runtime.catalog.news import NEWS_FILE, News, parse_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import TapeShape
@@ -92,7 +93,16 @@ class ImportedScenario:
     The tape waits in a temporary file (removed with this object) until ``write``.
     """
 
-    __slots__ = ("__weakref__", "_lock", "_tape", "layout", "notes", "scenario", "toml")
+    __slots__ = (
+        "__weakref__",
+        "_lock",
+        "_tape",
+        "layout",
+        "news",
+        "notes",
+        "scenario",
+        "toml",
+    )
 
     def __init__(
         self, scenario: Scenario, toml: str, tape: IO[bytes], layout: str, notes: list[str]
@@ -103,7 +113,25 @@ class ImportedScenario:
         self.notes = notes
         self._tape = tape
         self._lock = threading.Lock()
+        self.news: News | None = None
+        """The scenario's news (``add_news``), written as ``news.jsonl``."""
         weakref.finalize(self, tape.close)
+
+    def add_news(self, data: bytes, source: str, *, csv_form: bool) -> None:
+        """Take news items (JSONL, or CSV with the header ``time,symbol,headline,body``)
+        beside the bars: each checked (``ScenarioImportError`` names every fault's line
+        and field), kept in canonical form, its root committed as ``newsRoot``."""
+        info = self.scenario.tape
+        symbols = [item.symbol for item in self.scenario.instruments]
+        news = parse_news(data, symbols, last_time=info.end, csv_form=csv_form, limit=100)
+        if isinstance(news, list):
+            problems = [ImportProblem(None, str(problem)) for problem in news]
+            raise ScenarioImportError(source, problems, file=True)
+        terms = parse_terms(self.toml)
+        assert not isinstance(terms, list)  # made by build_scenario, checked there
+        shape = TapeShape(bars=info.bars, start=info.start, end=info.end, root=info.root)
+        self.scenario = scenario_object(terms, shape, news.root)
+        self.news = news
 
     @property
     def id(self) -> str:
@@ -141,6 +169,8 @@ class ImportedScenario:
                 self._tape.seek(0)
                 shutil.copyfileobj(self._tape, out)
             (staging / "scenario.toml").write_text(self.toml, encoding="utf-8", newline="\n")
+            if self.news is not None:
+                (staging / NEWS_FILE).write_bytes(self.news.render())
             if target.exists():
                 target.rmdir()  # empty: checked above
             os.replace(staging, target)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from .model import LoadedScenario
+from .news import News, parse_news
 from .objects import scenario_object
 from .tapes import HEADER, TapeShape, parse_tape
 from .terms import BARS_PER_YEAR, INTERVAL_SECONDS, parse_terms
@@ -113,6 +114,8 @@ def build_loaded_scenario(
     lot: int | str = 1,
     instruments: Sequence[Mapping[str, str | int]] | None = None,
     margin: Mapping[str, str] | None = None,
+    news: Sequence[Mapping[str, str]] | None = None,
+    news_in_frame: int | None = None,
 ) -> LoadedScenario:
     """A validated scenario (``origin`` ``None``) whose tape is the given bars.
 
@@ -128,7 +131,11 @@ def build_loaded_scenario(
     a decimal string (``"0.01"``); ``margin`` makes a margin account (see
     :func:`terms_toml`).
 
-    Raises ``ValueError`` listing every problem when the terms or bars are invalid.
+    ``news`` items (``{"time", "symbol", "headline", "body"}``, as ``news.jsonl`` lines)
+    are checked as the catalog checks that file; ``news_in_frame`` sets the scenario's
+    frame budget of news items.
+
+    Raises ``ValueError`` listing every problem when the terms, bars or news are invalid.
     """
     if interval not in INTERVAL_SECONDS:
         raise ValueError(f"interval {interval!r} must be one of {', '.join(INTERVAL_SECONDS)}")
@@ -153,6 +160,8 @@ def build_loaded_scenario(
         instruments=instruments,
         margin=margin,
     )
+    if news_in_frame is not None:
+        toml = f"news_in_frame = {news_in_frame}\n" + toml  # top level: before any table
     terms = parse_terms(toml)
     if isinstance(terms, list):
         raise ValueError("invalid scenario terms: " + "; ".join(p.reason for p in terms))
@@ -164,7 +173,19 @@ def build_loaded_scenario(
             "invalid bars: " + "; ".join(f"bar {(p.line or 2) - 2}: {p.reason}" for p in tape)
         )
     shape = TapeShape(bars=len(tape), start=tape.times[0], end=tape.times[-1], root=tape.root)
-    return LoadedScenario(scenario_object(terms, shape), None, lambda: tape)
+    checked: News | None = None
+    if news is not None:
+        lines = "".join(json.dumps(item) + "\n" for item in news).encode("utf-8")
+        found = parse_news(lines, terms.symbols, last_time=shape.end, limit=50)
+        if isinstance(found, list):
+            raise ValueError("invalid news: " + "; ".join(map(str, found)))
+        checked = found
+    return LoadedScenario(
+        scenario_object(terms, shape, None if checked is None else checked.root),
+        None,
+        lambda: tape,
+        news=checked,
+    )
 
 
 def _rows(bars: Sequence[BarRow], symbol: str, start: str, interval: str) -> list[list[str]]:

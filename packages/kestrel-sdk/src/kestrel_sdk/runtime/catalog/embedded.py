@@ -14,6 +14,7 @@ from typing import Any
 from .builder import terms_toml
 from .loader import shared_tape
 from .model import LoadedScenario
+from .news import News, parse_news
 from .objects import scenario_object
 from .tapes import TapeShape, parse_tape
 from .terms import margin_keys, parse_terms
@@ -30,10 +31,13 @@ def _get(data: Mapping[str, Any], path: str, kind: type | tuple[type, ...]) -> A
     return value
 
 
-def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
+def load_embedded(
+    scenario: Mapping[str, Any], tape: str, news: str | None = None
+) -> LoadedScenario:
     """The scenario described by ``scenario`` (a ``kestrel.scenario`` object as JSON
-    data) over the tape ``tape`` (CSV text). Its ``root`` members are not trusted: the
-    returned scenario's object is rebuilt, so the caller compares it with what it was
+    data) over the tape ``tape`` (CSV text), with the news ``news`` (JSONL text) if
+    any. Its ``root`` members are not trusted: the returned scenario's object is rebuilt
+    (``newsRoot`` from the news given), so the caller compares it with what it was
     shown. Raises ``ValueError`` naming the first problem."""
     instruments = _get(scenario, "instruments", list)
     items: list[dict[str, str | int]] = []
@@ -64,6 +68,9 @@ def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
         instruments=items,
         margin=margin_keys(_get(scenario, "account", Mapping)),
     )
+    in_frame = scenario.get("newsInFrame")
+    if in_frame is not None:
+        toml = f"news_in_frame = {_get(scenario, 'newsInFrame', int)}\n" + toml
     terms = parse_terms(toml)
     if isinstance(terms, list):
         raise ValueError(f"the embedded scenario's terms: {terms[0].reason}")
@@ -76,5 +83,14 @@ def load_embedded(scenario: Mapping[str, Any], tape: str) -> LoadedScenario:
     shape = TapeShape(
         bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
     )
+    checked: News | None = None
+    if news is not None:
+        found = parse_news(news.encode("utf-8"), terms.symbols, last_time=shape.end)
+        if isinstance(found, list):
+            raise ValueError(f"the embedded news: {found[0]}")
+        checked = found
     loaded_tape = shared_tape(parsed)
-    return LoadedScenario(scenario_object(terms, shape), None, lambda: loaded_tape)
+    news_root = None if checked is None else checked.root
+    return LoadedScenario(
+        scenario_object(terms, shape, news_root), None, lambda: loaded_tape, news=checked
+    )

@@ -59,6 +59,8 @@ def twin_toml(
         extra.append("sealed = true")
     if source.max_open_orders is not None:
         extra.append(f"max_open_orders = {source.max_open_orders}")
+    if scenario.news_in_frame is not None:
+        extra.append(f"news_in_frame = {scenario.news_in_frame}")
     toml = "\n".join(extra) + "\n" + toml  # top-level keys before the first table
     terms = parse_terms(toml)
     if isinstance(terms, list):

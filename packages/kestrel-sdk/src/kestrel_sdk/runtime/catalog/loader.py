@@ -26,6 +26,7 @@ from pathlib import Path
 from kestrel_protocol import KestrelError, RefusalCode
 
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
+from .news import NEWS_FILE, News, parse_news
 from .objects import catalog_object, scenario_object
 from .shapes import remember_shape, remembered_shape
 from .tapes import TapeShape, check_tape, parse_tape, render_tape, shape_of_canonical
@@ -99,7 +100,8 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
     if shape is None:
         raise ShippedTapeError("the tape is not in canonical form (header, rows, final LF)")
     del data
-    scenario = scenario_object(terms, shape)
+    news = _shipped_news(directory, terms, shape)
+    scenario = scenario_object(terms, shape, None if news is None else news.root)
 
     def load() -> Tape:
         cached = _cached_tape(shape.root)
@@ -112,8 +114,28 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
         return shared_tape(parsed)
 
     return LoadedScenario(
-        scenario, None, load, sealed=terms.sealed, max_open_orders=terms.max_open_orders
+        scenario,
+        None,
+        load,
+        sealed=terms.sealed,
+        max_open_orders=terms.max_open_orders,
+        news=news,
+        news_aliases=dict(terms.news_aliases),
     )
+
+
+def _shipped_news(directory: Traversable, terms: ScenarioTerms, shape: TapeShape) -> News | None:
+    """A shipped scenario's news (committed in canonical form), if it has any."""
+    news_file = directory / NEWS_FILE
+    if not news_file.is_file():
+        return None
+    data = news_file.read_bytes()
+    news = parse_news(data, terms.symbols, last_time=shape.end)
+    if isinstance(news, list):
+        raise ShippedTapeError(f"{NEWS_FILE}: {news[0]}")
+    if news.render() != data:
+        raise ShippedTapeError(f"{NEWS_FILE} is not in canonical form")
+    return news
 
 
 @functools.cache
@@ -224,15 +246,40 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
             return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in checked]
         shape = checked
         remember_shape(tape_path, toml_bytes, shape)
+    news = _user_news(directory, terms, shape, limit)
+    if isinstance(news, list):
+        return news
     loaded = LoadedScenario(
-        scenario_object(terms, shape),
+        scenario_object(terms, shape, None if news is None else news.root),
         directory,
         functools.partial(_load_checked, tape_path, terms, shape),
         sealed=terms.sealed,
         max_open_orders=terms.max_open_orders,
         lineage=terms.lineage,
+        news=news,
+        news_aliases=dict(terms.news_aliases),
     )
     return _UserScenario(loaded, terms, toml)
+
+
+def _user_news(
+    directory: Path, terms: ScenarioTerms, shape: TapeShape, limit: int
+) -> News | list[CatalogProblem] | None:
+    """A user scenario's news (``news.jsonl`` beside its tape), checked; ``None`` without."""
+    path = directory / NEWS_FILE
+    if not path.exists():
+        return None
+    outside = _outside(directory, path)
+    if outside is not None:
+        return [outside]
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return [CatalogProblem(path, None, f"cannot read {NEWS_FILE}: {error}")]
+    news = parse_news(data, terms.symbols, last_time=shape.end, limit=limit)
+    if isinstance(news, list):
+        return [CatalogProblem(path, problem.line, problem.reason) for problem in news]
+    return news
 
 
 def _load_checked(path: Path, terms: ScenarioTerms, shape: TapeShape) -> Tape:

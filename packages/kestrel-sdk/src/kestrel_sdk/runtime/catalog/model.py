@@ -16,9 +16,20 @@ from pathlib import Path
 
 from kestrel_protocol import Catalog, Scenario
 
+from .news import News
 from .volumes import volume_text
 
-__all__ = ["CatalogIndex", "CatalogProblem", "LoadedScenario", "SymbolColumns", "Tape"]
+__all__ = [
+    "NEWS_IN_FRAME",
+    "CatalogIndex",
+    "CatalogProblem",
+    "LoadedScenario",
+    "SymbolColumns",
+    "Tape",
+]
+
+NEWS_IN_FRAME = 5
+"""The newest visible news items a frame shows when the scenario does not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +95,8 @@ class LoadedScenario:
         sealed: bool = False,
         max_open_orders: int | None = None,
         lineage: str | None = None,
+        news: News | None = None,
+        news_aliases: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.scenario = scenario
         self.origin = origin  # None for shipped scenarios
@@ -94,6 +107,11 @@ class LoadedScenario:
         self.lineage = lineage
         """``lineage`` in its ``scenario.toml``: a disguise's tag of its source's bars
         (twins share it; :mod:`.lineage`). Not part of the root, never served."""
+        self.news = news
+        """Its news items (``news.jsonl``; their root is the object's ``newsRoot``)."""
+        self.news_aliases = dict(news_aliases or {})
+        """``news_aliases`` in its ``scenario.toml``: the names a disguise renames in news
+        text beside each symbol. Not part of the root, never served."""
         self._load_tape = load_tape
         self._tape: Tape | None = None
         self._lock = threading.Lock()
@@ -101,6 +119,12 @@ class LoadedScenario:
     @property
     def id(self) -> str:
         return self.scenario.id
+
+    @property
+    def news_in_frame(self) -> int:
+        """The newest visible news items a frame shows."""
+        given = self.scenario.news_in_frame
+        return NEWS_IN_FRAME if given is None else given
 
     @property
     def tape(self) -> Tape:

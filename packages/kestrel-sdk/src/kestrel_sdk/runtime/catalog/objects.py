@@ -14,8 +14,16 @@ from .terms import ScenarioTerms
 __all__ = ["catalog_object", "scenario_object"]
 
 
-def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
-    """The rooted Scenario of validated terms and the shape of their tape."""
+def scenario_object(
+    terms: ScenarioTerms, shape: TapeShape, news_root: str | None = None
+) -> Scenario:
+    """The rooted Scenario of validated terms and the shape of their tape (and the root
+    of its news, if it has any: the members about news are absent otherwise)."""
+    news: dict[str, object] = {}
+    if news_root is not None:
+        news["news_root"] = news_root
+    if terms.news_in_frame is not None:
+        news["news_in_frame"] = terms.news_in_frame
     return Scenario.with_root(
         id=terms.id,
         title=terms.title,
@@ -35,6 +43,7 @@ def scenario_object(terms: ScenarioTerms, shape: TapeShape) -> Scenario:
         account=_account(terms),
         fees={"bps": terms.fee_bps, "minimum": terms.fee_minimum},
         fill={"participation": terms.participation, "slippage_bps": terms.slippage_bps},
+        **news,
     )
 
 

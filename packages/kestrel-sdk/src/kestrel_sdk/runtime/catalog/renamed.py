@@ -103,11 +103,12 @@ def renamed_copy(source: LoadedScenario, served_id: str) -> RenamedCopy:
     tape = scenario.tape
     shape = TapeShape(bars=tape.bars, start=tape.start, end=tape.end, root=tape.root)
     loaded = LoadedScenario(
-        scenario_object(terms, shape),
+        scenario_object(terms, shape, scenario.news_root),
         source.origin,
         lambda: source.tape,
         sealed=True,
         max_open_orders=source.max_open_orders,
         lineage=terms.lineage,
+        news=source.news,
     )
     return RenamedCopy(toml, loaded)

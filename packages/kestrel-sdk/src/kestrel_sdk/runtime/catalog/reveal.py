@@ -20,6 +20,7 @@ from kestrel_protocol import Scenario, canonical_json, root_of_bytes
 
 from .disguise import DisguiseTransform, disguise_transform, scaled_price, shifted_time
 from .model import LoadedScenario
+from .news_disguise import disguised_news
 from .terms import tick_scale
 
 __all__ = [
@@ -117,6 +118,9 @@ def check_reveal(disguised: LoadedScenario, reveal: Any, source: LoadedScenario)
     _same("transform", canonical_json(transform.to_json()), canonical_json(reveal.get("transform")))
     _check_terms(disguised.scenario, source.scenario, transform)
     _check_bars(disguised, source, transform)
+    news = source.news
+    moved = None if news is None else disguised_news(news, transform, source.news_aliases).root
+    _same("newsRoot", moved, disguised.scenario.news_root)
 
 
 def _check_terms(disguised: Scenario, source: Scenario, transform: DisguiseTransform) -> None:

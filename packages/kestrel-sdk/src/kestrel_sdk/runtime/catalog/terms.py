@@ -55,6 +55,8 @@ _TOP_KEYS = {
     "sealed",
     "max_open_orders",
     "lineage",
+    "news_in_frame",
+    "news_aliases",
 }
 _TABLE_KEYS = {
     "account": (
@@ -72,6 +74,7 @@ _TABLE_KEYS = {
     "fill": ("participation", "slippage_bps"),
 }
 _INSTRUMENT_KEYS = ("symbol", "tick", "lot")
+MAX_NEWS_IN_FRAME = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,10 @@ class ScenarioTerms:
     """Lowers the runtime's bound on a session's open orders (not part of the root)."""
     lineage: str | None = None
     """A disguise's tag of its source's bars, shared by twins (not part of the root)."""
+    news_in_frame: int | None = None
+    """The newest news items a frame shows (default 5; the object's ``newsInFrame``)."""
+    news_aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Names a symbol goes by in news text (a disguise renames them; not in the root)."""
     margin: MarginTerms | None = None
     """A margin account's terms (``[account] kind = "margin"``); ``None``: a cash account."""
 
@@ -368,6 +375,17 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     if lineage is not None and (not isinstance(lineage, str) or not _ROOT.fullmatch(lineage)):
         check.fault("", "lineage", 'lineage must be a root such as "sha256:<64 hex digits>"')
 
+    news_in_frame = data.get("news_in_frame")
+    if news_in_frame is not None and (
+        isinstance(news_in_frame, bool)
+        or not isinstance(news_in_frame, int)
+        or not 0 <= news_in_frame <= MAX_NEWS_IN_FRAME
+    ):
+        check.fault(
+            "", "news_in_frame", f"news_in_frame must be an integer from 0 to {MAX_NEWS_IN_FRAME}"
+        )
+    aliases = _news_aliases(check, data.get("news_aliases"), {i.symbol for i in instruments})
+
     if check.problems:
         return check.problems
     return ScenarioTerms(
@@ -390,6 +408,8 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         sealed=sealed is True,
         max_open_orders=max_open if isinstance(max_open, int) else None,
         lineage=lineage if isinstance(lineage, str) else None,
+        news_in_frame=news_in_frame if isinstance(news_in_frame, int) else None,
+        news_aliases=aliases,
         margin=margin,
     )
 
@@ -435,6 +455,28 @@ def _margin(check: _Checker, account: dict[str, Any]) -> MarginTerms | None:
     return MarginTerms(
         leverage=leverage, maintenance_margin=maintenance, borrow_rate=borrow, cash_rate=cash
     )
+
+
+def _news_aliases(
+    check: _Checker, value: Any, symbols: set[str]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``news_aliases = { ACME = ["Acme Corp", "Acme"] }``: each symbol's other names."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        check.fault("", "news_aliases", "news_aliases must be a table of symbol = [names]")
+        return ()
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for symbol, names in sorted(value.items()):
+        if symbol not in symbols:
+            check.fault("", "news_aliases", f"news_aliases names {symbol!r}, not an instrument")
+        elif not isinstance(names, list) or not all(
+            isinstance(name, str) and name.strip() for name in names
+        ):
+            check.fault("", "news_aliases", f"news_aliases.{symbol} must be a list of names")
+        else:
+            found.append((symbol, tuple(names)))
+    return tuple(found)
 
 
 def _instruments(check: _Checker, value: Any) -> tuple[InstrumentTerms, ...]:

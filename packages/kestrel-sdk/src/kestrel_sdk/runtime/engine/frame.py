@@ -42,6 +42,7 @@ from kestrel_protocol.objects.session import SessionStatus
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
+from .framed_news import FramedNews
 from .orders import LiveOrder
 from .scaled import Terms, money_text, ratio_text
 from .wire import PriceTexts, builder, construct, json_or_null, quote
@@ -86,6 +87,8 @@ class FrameBuilder:
         self._times = loaded.tape.times
         self._volume = loaded.tape.volume_member
         self._symbols = loaded.tape.symbols
+        self._news = None if loaded.news is None else FramedNews(loaded.news, loaded.news_in_frame)
+        """The newest news items visible at each clock (a scenario with news only)."""
         scenario = loaded.scenario
         self._scenario = construct(ScenarioRef, {"id": scenario.id, "root": scenario.root})
         self._tail = (
@@ -419,16 +422,21 @@ class FrameBuilder:
         remaining = None if self._sealed else last - clock
         remaining_json = "" if remaining is None else f',"remaining":{remaining}'
         marks, marks_json, time, time_json = self._marks_at(clock)
+        news = self._news
+        news_models, news_json = (None, "") if news is None else news.at(time, models=self.models)
         text = (
             f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
-            f',"marks":{marks_json},"orders":[{orders_json}],"positions":[{positions_json}]'
+            f',"marks":{marks_json}{news_json},"orders":[{orders_json}]'
+            f',"positions":[{positions_json}]'
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}'
         )
         if not self.models:
             return None, text
+        members: dict[str, Any] = {} if news_models is None else {"news": news_models}
         frame = _new_frame(
             {
+                **members,
                 "kind": "kestrel.frame",
                 "session": self._session_id,
                 "seq": seq,

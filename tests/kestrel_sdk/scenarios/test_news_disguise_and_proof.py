@@ -1,0 +1,96 @@
+"""News through a disguise and a proof: the disguise renames every alias of a symbol in
+headlines and bodies (and moves times with the bars), its reveal checks the news too; a
+proof embeds the news and verifies in an empty home, and news changed in it fails
+verification naming newsRoot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kestrel_protocol import GradeResult
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog.reveal import RevealMismatch, check_reveal
+from kestrel_sdk.scenarios import disguise_scenario
+
+from tests.news_catalog import NEWS_ID, marker, news_items, write_news_scenario
+
+SECRET = bytes(range(32))
+
+
+def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    write_news_scenario(catalog)
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    assert source.news is not None
+    disguised = disguise_scenario(source, "tape-n1", SECRET)
+    disguised.write(catalog / "tape-n1")
+    twin = load_catalog([catalog]).get("tape-n1")
+    assert twin is not None
+    assert twin.news is not None
+    renamed = {part["symbol"]: part["as"] for part in disguised.reveal["transform"]["symbols"]}
+    text = (catalog / "tape-n1" / "news.jsonl").read_text("utf-8")
+    assert "Acme" not in text
+    assert "ACME" not in text
+    assert "BETA" not in text
+    assert "2023" not in text
+    assert "2024" not in text
+    first = twin.news.items[0]
+    assert first.headline == f"{renamed['ACME']} update {marker(0)}"
+    assert first.body.startswith(f"{renamed['ACME']} said {marker(0)}")
+    assert {item.symbol for item in twin.news.items} == {renamed["ACME"], renamed["BETA"], None}
+    assert disguised.news is not None
+    assert twin.scenario.news_root == disguised.news.root
+    # each item is visible at the disguised bar its source item was visible at
+    for mine, theirs in zip(twin.news.items, source.news.items, strict=True):
+        assert twin.news.visible(mine.time) == source.news.visible(theirs.time)
+    # the reveal opens it, news included; a twin whose news differs is named
+    check_reveal(twin, disguised.reveal, source)
+    (catalog / "tape-n1" / "news.jsonl").write_text(text.replace(marker(5), "CHANGED"), "utf-8")
+    changed = load_catalog([catalog]).get("tape-n1")
+    assert changed is not None
+    with pytest.raises(RevealMismatch) as raised:
+        check_reveal(changed, disguised.reveal, source)
+    assert raised.value.field == "newsRoot"
+
+
+def _proof(tmp_path: Path) -> dict[str, Any]:
+    catalog = tmp_path / "catalog"
+    write_news_scenario(catalog)
+    runtime = Runtime(tmp_path / "home", [catalog])
+    sid = runtime.open_session("alice", NEWS_ID).session_id
+    assert sid is not None
+    runtime.submit("alice", sid, "advance 5")
+    runtime.submit("alice", sid, "buy 3 ACME\nadvance 20")
+    assert isinstance(runtime.grade("alice", sid), GradeResult)
+    proof = runtime.proof("alice", sid, embed_tape=True).to_json()
+    runtime.shutdown()
+    return proof
+
+
+def test_a_proof_embeds_the_news_and_verifies_in_an_empty_home(tmp_path: Path) -> None:
+    proof = _proof(tmp_path)
+    assert proof["embedded"]["news"].count("\n") == len(news_items())
+    assert proof["head"]["news"]  # the head frame shows news, its root replayed
+    empty = Runtime(tmp_path / "empty", [])
+    report = empty.verify_proof(proof)
+    assert report.ok, report.to_json()
+    # news changed in the proof: verification fails naming newsRoot
+    tampered = json.loads(json.dumps(proof))
+    tampered["embedded"]["news"] = tampered["embedded"]["news"].replace(marker(10), "NEWSMARK-X")
+    failed = empty.verify_proof(tampered)
+    assert not failed.ok
+    assert failed.mismatch is not None
+    assert failed.mismatch.field == "embedded.scenario.newsRoot", failed.to_json()
+    # the news left out of a proof whose scenario has news: named too
+    dropped = json.loads(json.dumps(proof))
+    del dropped["embedded"]["news"]
+    missing = empty.verify_proof(dropped)
+    assert not missing.ok
+    assert missing.mismatch is not None
+    assert missing.mismatch.field == "embedded.scenario.newsRoot"
+    empty.shutdown()
