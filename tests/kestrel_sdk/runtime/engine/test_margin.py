@@ -5,6 +5,7 @@ grade), and interest on cash and borrow cost on shorts accrued exactly as docs/e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from kestrel_protocol.surface import prompts
 from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.runtime.catalog.builder import terms_toml
 from kestrel_sdk.runtime.catalog.tape_format import HEADER
@@ -203,3 +205,32 @@ def test_a_cash_account_s_grade_has_no_margin_check(tmp_path: Path) -> None:
     (directory / "tape.csv").write_bytes((catalog / "margined" / "tape.csv").read_bytes())
     seen = anyio.run(_run, catalog, "cash", ["buy 10 CRSH\nadvance 3", "sell 10 CRSH\nadvance"])
     assert "no-margin-call" not in [c.id for c in seen["grade"].conformance.checks]
+
+
+async def _brief(catalog: Path, scenario_id: str) -> str:
+    """The kestrel_trade_scenario brief of ``scenario_id``, its facts fetched by the SDK."""
+    async with create_sdk(local_transport(catalog_paths=[catalog])) as sdk:
+
+        async def fetch(tool: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+            if tool == "catalog":
+                return (await sdk.catalog()).to_json()
+            return (await sdk.scenario(str(arguments["scenario"]))).to_json()
+
+        trade = next(p for p in prompts(()) if p.name == "kestrel_trade_scenario")
+        messages = await trade.render(fetch, {"scenario": scenario_id})
+        return str(messages[0]["content"]["text"])
+
+
+def test_the_trading_brief_states_the_margin_terms_and_a_cash_brief_does_not(
+    tmp_path: Path,
+) -> None:
+    catalog = tmp_path / "catalog"
+    _scenario(catalog, "crash", CRASH, leverage="2", maintenance_margin="0.25",
+              borrow_rate="0.05", cash_rate="0.02")  # fmt: skip
+    brief = anyio.run(_brief, catalog, "crash")
+    assert (
+        "; a margin account: gross exposure at most equity x 2, a close with equity below"
+        " 0.25 x gross is a margin call (every position closed at the next open), borrow"
+        " 0.05 a year on shorts, interest 0.02 a year on cash" in brief
+    )
+    assert "margin" not in anyio.run(_brief, Path(tmp_path / "empty"), "acme-trend")

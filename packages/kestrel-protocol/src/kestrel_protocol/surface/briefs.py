@@ -80,6 +80,19 @@ def _news(_tool: _Names, scenario: Mapping[str, Any]) -> str:
     )
 
 
+def _margin(account: Mapping[str, Any]) -> str:
+    """A margin account's terms, said after the account's line (nothing on a cash one)."""
+    if account.get("kind") != "margin":
+        return ""
+    return (
+        f"; a margin account: gross exposure at most equity x {account.get('leverage')},"
+        f" a close with equity below {account.get('maintenanceMargin')} x gross is a margin"
+        " call (every position closed at the next open), borrow"
+        f" {account.get('borrowRate')} a year on shorts, interest {account.get('cashRate')}"
+        " a year on cash"
+    )
+
+
 def _lines(items: Sequence[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
@@ -112,6 +125,11 @@ async def _trade_scenario(
     fill = scenario.get("fill") or {}
     instruments = [
         f"{i.get('symbol')}: tick {i.get('tick')}, lot {i.get('lot')}"
+        + (
+            " (quantities are multiples of it, e.g. buy 0.01)"
+            if isinstance(i.get("lot"), str)
+            else ""
+        )
         for i in scenario.get("instruments") or ()
         if isinstance(i, Mapping)
     ]
@@ -128,7 +146,8 @@ Facts (from the catalog; scenario root {scenario.get("root")}):
 - instruments:
 {_lines(instruments)}
 - account: cash {account.get("cash")}, shortable {account.get("shortable")}, \
-max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdown")}
+max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdown")}\
+{_margin(account)}
 - fees per fill: max({fees.get("minimum")}, notional x {fees.get("bps")} bps)
 - fills: at most {fill.get("participation")} of a bar's volume per order, slippage \
 {fill.get("slippageBps")} bps
