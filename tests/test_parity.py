@@ -25,6 +25,7 @@ from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_protocol import GradeResult, KestrelError
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Tool
 from kestrel_sdk import create_sdk, local_transport, remote_transport
+from kestrel_sdk.runtime.lang import FORM_EXAMPLES
 
 pytestmark = pytest.mark.anyio
 
@@ -60,9 +61,13 @@ async def _setup(runtime: Any) -> Fixture:
     bob = create_sdk(local_transport(principal="bob", runtime=runtime))
     opened = (await alice.open_session("acme-trend", "parity")).session
     assert opened is not None
+    # every order form of the grammar, so each face serves its frame, blotter and proof
+    forms = "\n".join(FORM_EXAMPLES.values()) + "\n"
+    await opened.submit(forms)
     submitted = await opened.submit("buy 1 ACME\nadvance 1\n")
     graded = (await alice.open_session("acme-trend", "graded")).session
     assert graded is not None
+    await graded.submit(forms + "advance 3\n")
     await graded.close()
     grade = await alice.grade(graded.id)
     assert isinstance(grade, GradeResult)

@@ -153,3 +153,21 @@ def test_door_v1_and_mcp_refuse_past_the_doors_bound(tmp_path: Path) -> None:
         assert frame["frame"]["seq"] == 0  # nothing stored by either refusal
     finally:
         kill(door.proc)
+
+
+async def test_a_bracket_counts_its_held_children_against_the_bound(tmp_path: Path) -> None:
+    catalog = _bounded(tmp_path / "catalog")
+    sdk = kestrel_sdk.create_sdk(
+        kestrel_sdk.local_transport(home=tmp_path / "home", catalog_paths=[catalog])
+    )
+    session = (await sdk.open_session("bounded", "b")).session
+    assert session is not None
+    with pytest.raises(KestrelError) as refused:  # an entry and two children: 3 > 2
+        await session.submit("buy 1 ACME limit 1.00 take 2.00 loss 0.50 tif gtc\n")
+    _limit(refused.value.refusal.to_json(), 2, 3)
+    await session.submit("buy 1 ACME limit 1.00 take 2.00 tif gtc\n")  # 2: at the bound
+    frame = (await session.frame()).frame
+    assert [(o.id, o.status, o.parent) for o in frame.orders] == [
+        ("o1", "new", None),
+        ("o2", "held", "o1"),
+    ]

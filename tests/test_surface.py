@@ -24,6 +24,9 @@ from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_mcp.secrets import SecretTools, secret_tools
 from kestrel_protocol import Clock
 from kestrel_protocol.surface import (
+    FEED_BARS_PATH,
+    FEED_FREEZE_PATH,
+    FEED_PATH,
     SURFACE,
     TRIALS_PATH,
     Arguments,
@@ -187,12 +190,14 @@ async def test_deleting_a_tool_from_the_surface_removes_it_from_every_face(tmp_p
 
 def test_no_source_outside_the_registry_names_a_v1_route() -> None:
     """Every ``/v1/...`` path a package's source spells is the registry's, but the door's
-    own OpenAPI document (``/v1/openapi.json``) and the evaluator's trials route (no tool:
-    ``TRIALS_PATH``, said once in ``surface/trials.py``): the transports build theirs from
-    a Route."""
+    own OpenAPI document (``/v1/openapi.json``), the evaluator's trials route (no tool:
+    ``TRIALS_PATH``, said once in ``surface/trials.py``) and the operator's feed routes
+    (no tool: said once in ``surface/feeds.py``): the transports build theirs from a
+    Route."""
     registry = ROOT / "packages/kestrel-protocol/src/kestrel_protocol/surface/registry.py"
     spelled = re.compile(r"/v1/[A-Za-z{][^\s\"'`]*")
     not_tools = {"/v1/openapi.json", TRIALS_PATH, TRIALS_PATH + "/{tokenId}"}
+    not_tools |= {FEED_PATH, FEED_BARS_PATH, FEED_FREEZE_PATH}
     found = {
         (str(p.relative_to(ROOT)), m.group())
         for p in SOURCES

@@ -100,9 +100,11 @@ def test_the_offline_agents_read_what_the_text_says() -> None:
     text = COMPACT_TEXT[SessionResponse](_response(_frame(status="stood-down")))
     assert read_frame(text) == {
         "status": "stood-down",
+        "bar": 41,
         "marks": {"AAA": "10.20", "BBB": "55.5"},
         "account": {"equity": "2345.60"},
         "positions": [{"symbol": "AAA", "qty": "-20"}, {"symbol": "BBB", "qty": "4"}],
+        "news": [],
     }
     flat = COMPACT_TEXT[SessionResponse](_response(_frame(positions=[], orders=[], events=[])))
     assert "positions: none\norders: none\nevents: none" in flat

@@ -249,7 +249,9 @@ class AcmeScript:
     def _delivery(self, frame: SessionFrame) -> Delivery:
         return Delivery(frame=frame, frame_root=root_of(frame), **_extra(self.newer))
 
-    async def submit(self, principal: str, session_id: str, source: str) -> SessionResponse:
+    async def submit(
+        self, principal: str, session_id: str, source: str, wait: float | None = None
+    ) -> SessionResponse:
         state = self._get(session_id)
         if state["status"] == "closed":
             raise SdkLocalError("SESSION_CLOSED", "session is closed", {"session": session_id})

@@ -31,6 +31,7 @@ from kestrel_protocol import (
     EnvelopeSignature,
     FeeTerms,
     FillTerms,
+    ForwardInfo,
     FrameBar,
     FrameEvent,
     FrameOrder,
@@ -113,6 +114,7 @@ def build_samples() -> list[ProtocolModel]:
     )
     fees = FeeTerms(bps="1.5", minimum="1.00")
     fill = FillTerms(participation="0.1", slippage_bps="2")
+    forward = ForwardInfo(bars=0, head=root_of_bytes(b"time,symbol,open,high,low,close,volume\n"))
     scenario = Scenario.with_root(
         id="acme-daily",
         title="ACME, ten years of daily bars",
@@ -320,6 +322,7 @@ def build_samples() -> list[ProtocolModel]:
         account_terms,
         fees,
         fill,
+        forward,
         scenario,
         diagnostic,
         report,

@@ -1,5 +1,5 @@
-"""Refusal codes are docs/spec.md §6's closed list (with §13's INVALID_ARGUMENT and the sealed
-scenarios' SCENARIO_SEALED); one exception base."""
+"""Refusal codes are docs/spec.md §6's closed list (with §13's INVALID_ARGUMENT, the sealed
+scenarios' SCENARIO_SEALED and §15's BAR_NOT_PUBLISHED); one exception base."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ SPEC_CODES = [
     "BACKEND_UNAVAILABLE",
     "INVALID_ARGUMENT",
     "SCENARIO_SEALED",
+    "BAR_NOT_PUBLISHED",
 ]
 
 

@@ -122,7 +122,7 @@ def test_protocol_alone_installs_into_an_empty_venv_and_works(tmp_path: Path) ->
 
     assert Path(report["file"]).is_relative_to(venv)  # the venv's copy, not the workspace's
     assert report["root"].startswith("sha256:")
-    assert report["codes"] == 17
+    assert report["codes"] == 18
     assert report["requires"] == ["pydantic"]
     kestrel = [name for name in report["installed"] if name.startswith("kestrel")]
     assert kestrel == ["kestrel-protocol"]

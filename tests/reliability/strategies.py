@@ -11,6 +11,11 @@ import json
 from typing import Any
 
 from hypothesis import strategies as st
+from kestrel_sdk.runtime.lang import FORM_EXAMPLES
+
+FORMS = sorted(FORM_EXAMPLES.values())
+"""One statement of each order form the grammar has (brackets, OCO, trailing stops,
+targets): the fuzz learns new forms from the language, not from this file."""
 
 METHODS = [
     "initialize",
@@ -105,8 +110,18 @@ _statement = st.one_of(
         ]
     ),
     st.text(max_size=30),
+    st.sampled_from(FORMS),
+    # each form cut short, or a word of it replaced: every missing and bad part
+    st.builds(lambda form, cut: form[:cut], st.sampled_from(FORMS), st.integers(1, 60)),
+    st.builds(
+        lambda form, at, word: " ".join(word if i == at else w for i, w in enumerate(form.split())),
+        st.sampled_from(FORMS),
+        st.integers(0, 9),
+        st.sampled_from(["0", "-1", "150%", "0%", "x", "to", "take", "oco", "all", "1.001"]),
+    ),
 )
 _valid_statement = st.one_of(
+    st.sampled_from(FORMS),
     st.builds(
         lambda side, qty, kind, tif: f"{side} {qty} ACME{kind}{tif}",
         st.sampled_from(["buy", "sell", "BUY"]),

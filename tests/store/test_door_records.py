@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from kestrel_door import open_door_store
-from kestrel_protocol.store import DoorRecords, TokenEntry
+from kestrel_protocol.store import Arrival, DoorRecords, TokenEntry
 
 from tests.store.conftest import raw_sql
 
@@ -185,3 +185,23 @@ def test_refused_opens_keep_only_a_principals_latest_offers(
 
     assert pay("of_199", "vc_1") == "paid"  # the latest still pays
     assert pay("of_000", "vc_2") == "no-offer"  # an old one lapsed
+
+
+def test_a_submission_s_arrival_is_kept_once_in_seq_order(store_url: str) -> None:
+    """Replicas share the arrivals: what one door process notes, another reads; a second
+    note of a seq keeps the first time."""
+    one, two = open_door_store(store_url), open_door_store(store_url)
+    try:
+        one.add_arrival("ks_a", Arrival(2, "2026-12-06T10:00:01.000000Z", 2))
+        two.add_arrival("ks_a", Arrival(1, "2026-12-06T10:00:00.000000Z", 1))
+        two.add_arrival("ks_a", Arrival(2, "2026-12-06T11:00:00.000000Z", 9))  # kept: the first
+        one.add_arrival("ks_b", Arrival(1, "2026-12-06T10:00:02.000000Z", 0))
+        assert two.arrivals("ks_a") == [
+            Arrival(1, "2026-12-06T10:00:00.000000Z", 1),
+            Arrival(2, "2026-12-06T10:00:01.000000Z", 2),
+        ]
+        assert one.arrivals("ks_b") == [Arrival(1, "2026-12-06T10:00:02.000000Z", 0)]
+        assert one.arrivals("ks_none") == []
+    finally:
+        one.close()
+        two.close()

@@ -1,4 +1,4 @@
-"""Generate the five shipped scenarios into ``kestrel_sdk/catalog_data/<id>/``.
+"""Generate the six shipped scenarios into ``kestrel_sdk/catalog_data/<id>/``.
 
 Run ``uv run python packages/kestrel-sdk/scripts/generate_catalog.py`` (optionally with an
 output directory) and commit the result. The output is byte-stable on every machine:
@@ -15,84 +15,33 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import io
-import random
-from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
+
+from kestrel_sdk.scenarios.basket import INDEX, basket
+from kestrel_sdk.scenarios.synthetic import (
+    HEADER,
+    MICRO,
+    PPM,
+    Bar,
+    Noise,
+    grow,
+    make_bar,
+    price_text,
+    weekdays,
+)
 
 __all__ = ["SCENARIO_IDS", "generate", "main"]
 
-HEADER = "time,symbol,open,high,low,close,volume"
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src" / "kestrel_sdk" / "catalog_data"
-SCENARIO_IDS = ("acme-chop", "acme-crash", "acme-trend", "minute-200k", "pairs-kx")
+SCENARIO_IDS = ("acme-chop", "acme-crash", "acme-trend", "basket-20", "minute-200k", "pairs-kx")
+BASKET_SIZE, BASKET_BARS = 20, 504
 
-MICRO = 1_000_000  # prices evolve in micro-dollars
-PPM = 1_000_000  # returns are in parts per million
-SD = 8  # standard deviation of Noise.normal()
 DAILY_BARS = 2520
 MINUTE_BARS = 200_000
 MINUTES_PER_DAY = 390  # 14:30 .. 20:59 UTC
 CRASH_START, CRASH_DAYS = 1500, 25
-
-
-class Noise:
-    """Integer-exact pseudo-random numbers from a seed derived from a name."""
-
-    def __init__(self, name: str) -> None:
-        seed = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
-        self._rng = random.Random(seed)
-
-    def normal(self) -> int:
-        """Approximately normal, mean 0, standard deviation ``SD`` (= 8)."""
-        return self._rng.getrandbits(256).bit_count() - 128
-
-    def scaled(self, sigma: int) -> int:
-        """Normal noise with standard deviation ``sigma`` (an integer amount)."""
-        return sigma * self.normal() // SD
-
-
-def grow(price: int, return_ppm: int) -> int:
-    return price * (PPM + return_ppm) // PPM
-
-
-def cents(micro: int) -> int:
-    return max(1, (micro + 5_000) // 10_000)
-
-
-def price_text(cent_value: int) -> str:
-    return f"{cent_value // 100}.{cent_value % 100:02d}"
-
-
-@dataclass(frozen=True, slots=True)
-class Bar:
-    open: int  # cents
-    high: int
-    low: int
-    close: int
-    volume: int
-
-    def row(self, time: str, symbol: str) -> str:
-        prices = ",".join(price_text(v) for v in (self.open, self.high, self.low, self.close))
-        return f"{time},{symbol},{prices},{self.volume}\n"
-
-
-def make_bar(noise: Noise, open_micro: int, close_micro: int, range_ppm: int, volume: int) -> Bar:
-    """A bar around an open and a close: wicks of random size beyond both."""
-    top, bottom = max(open_micro, close_micro), min(open_micro, close_micro)
-    high = grow(top, abs(noise.scaled(range_ppm)))
-    low = grow(bottom, -min(abs(noise.scaled(range_ppm)), PPM // 2))
-    return Bar(cents(open_micro), cents(high), cents(low), cents(close_micro), max(1, volume))
-
-
-def weekdays(start: date) -> Iterator[date]:
-    day = start
-    while True:
-        if day.weekday() < 5:
-            yield day
-        day += timedelta(days=1)
 
 
 def daily_times(count: int) -> list[str]:
@@ -230,6 +179,29 @@ def scenario_toml(
     )
 
 
+def basket_files() -> dict[str, bytes]:
+    """Twenty stocks in five sectors, their index and their news (``scenarios.basket``)."""
+    made = basket("basket-20", BASKET_SIZE, BASKET_BARS)
+    sectors = "; ".join(f"{name}: {', '.join(symbols)}" for name, symbols in made.sectors().items())
+    return {
+        "scenario.toml": scenario_toml(
+            "basket-20",
+            "Twenty stocks, their index and their news",
+            # names nothing after bar 0 but what the news promises in general
+            f"Synthetic daily bars of {BASKET_SIZE} stocks from {made.times[0][:10]} ({sectors})"
+            f" and {INDEX}, their equal-weighted index. Each stock moves with the market, its"
+            " sector and on its own. News items (news.jsonl) come after the close: an"
+            " earnings beat or miss is followed by weeks of drift its way, a central-bank cut"
+            " or hike moves the whole market for days, other notices move nothing. Reading"
+            " the news pays. Shortable.",
+            symbols=made.symbols,
+            shortable=True,
+        ).encode(),
+        "tape.csv": made.tape.encode(),
+        "news.jsonl": made.news.encode(),
+    }
+
+
 def gzip_bytes(data: bytes) -> bytes:
     buffer = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as out:
@@ -305,6 +277,8 @@ def build() -> dict[str, dict[str, bytes]]:
         ).encode(),
         "tape.csv": tape_text(times, columns).encode(),
     }
+
+    out["basket-20"] = basket_files()
 
     noise = Noise("minute-200k")
     minute = minute_tape(noise).encode()

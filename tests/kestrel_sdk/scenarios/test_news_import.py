@@ -164,3 +164,20 @@ def test_a_damaged_news_file_in_the_catalog_is_reported_with_its_line(
     assert [str(problem) for problem in index.problems] == [
         f"{out / 'news.jsonl'}:1: headline: missing or empty"
     ]
+
+
+def test_a_news_file_over_the_size_bound_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kestrel_sdk.runtime.catalog import news
+
+    monkeypatch.setattr(news, "MAX_BYTES", 100)
+    path = tmp_path / "news.jsonl"
+    line = '{"time": "2024-01-02T00:00:00Z", "headline": "h", "body": "' + "x" * 60 + '"}\n'
+    path.write_text(line * 2)
+    result = _kestrel(
+        "scenario", "new", "big", "--from", str(_bars(tmp_path)), "--news", str(path),
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "news.jsonl: larger than 100 bytes" in result.stderr

@@ -21,6 +21,8 @@ from .audit import AuditLog
 from .board_page import BoardPage
 from .config import DoorConfig
 from .door import Door, TransportFactory, json_response
+from .feed_routes import feed_routes
+from .feeds import FeedRuntime
 from .guard import GuardMiddleware
 from .mcp_http import mcp_routes
 from .tokens import IssuedTokens
@@ -66,6 +68,7 @@ def create_door_app(
     attestor: Attestor | None = None,
     board: BoardPage | None = None,
     trials: IssuedTokens | None = None,
+    feeds: FeedRuntime | None = None,
 ) -> ASGIApp:
     """The door: ``/v1``, ``/mcp`` and the protected-resource metadata, behind the guard.
 
@@ -79,6 +82,8 @@ def create_door_app(
     its name. With ``board``, the proofs the operator published are served at
     ``/board``. With ``trials`` (the door's issued tokens) a token holding
     ``kestrel:trials`` mints trial principals at ``/v1/trials`` (:mod:`.trials`).
+    With ``feeds`` (the runtime's forward tapes), a token holding ``kestrel:feed``
+    appends bars and freezes them (:mod:`.feed_routes`).
     """
     door = Door(
         config,
@@ -118,6 +123,7 @@ def create_door_app(
         *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
         *(trial_routes(door, trials) if trials is not None else []),
+        *(feed_routes(door, feeds) if feeds is not None else []),
         *mcp_routes(door),
         *(board.routes() if board is not None else []),
     ]

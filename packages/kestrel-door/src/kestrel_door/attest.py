@@ -7,11 +7,15 @@ travels in the proof as ``attestation``, outside the proof's root. Every face th
 serves a proof (``/v1``, ``/mcp``) goes through :func:`attesting`, which also opens
 every principal's sessions under its pseudonym (:mod:`.pseudonyms`): the statement's
 ``principal`` is the one the runtime knew, and nothing in the proof derives from a name.
+Given the runtime's forward feeds, it also notes when each submission to a session on a
+forward scenario arrived, and the statement about such a session carries the order of
+events (:mod:`.arrivals`).
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 from typing import Any
 
 import anyio
@@ -21,17 +25,22 @@ from kestrel_protocol import (
     EnvelopeSignature,
     Proof,
     ProtocolModel,
+    SessionResponse,
     grade_statement,
     pae,
 )
 from kestrel_protocol.ports import Transport
+from kestrel_protocol.store import Arrival
 from kestrel_protocol.surface import TRIAL_MARK, Arguments, Tool
 
+from .arrivals import ForwardFeeds, door_time, forward_submissions
 from .door import TransportFactory
 from .keys import DoorKeys, utc_now
 from .pseudonyms import Pseudonyms
 
 __all__ = ["JWKS_PATH", "Attestor", "attesting"]
+
+logger = logging.getLogger(__name__)
 
 JWKS_PATH = "/.well-known/kestrel-grade-keys.json"
 """Where the door publishes its signing keys (named in its protected-resource metadata)."""
@@ -39,19 +48,48 @@ JWKS_PATH = "/.well-known/kestrel-grade-keys.json"
 
 class Attestor:
     """Signs grades as the door at ``issuer`` with ``keys``, naming principals by their
-    ``pseudonyms`` (by default those of the keys' store)."""
+    ``pseudonyms`` (by default those of the keys' store); with ``feeds``, a forward
+    session's statement carries its order of events."""
 
-    def __init__(self, keys: DoorKeys, issuer: str, pseudonyms: Pseudonyms | None = None) -> None:
+    def __init__(
+        self,
+        keys: DoorKeys,
+        issuer: str,
+        pseudonyms: Pseudonyms | None = None,
+        feeds: ForwardFeeds | None = None,
+    ) -> None:
         self.keys = keys
         self.issuer = issuer.rstrip("/")
         self.pseudonyms = pseudonyms if pseudonyms is not None else Pseudonyms(keys.records)
+        self.feeds = feeds
+
+    def arrived(self, response: SessionResponse, arrived_at: str) -> None:
+        """Note when the submission ``response`` answers arrived, if its session is on a
+        forward scenario."""
+        frame = response.delivery.frame
+        if self.feeds is not None and self.feeds.is_forward(frame.scenario.id):
+            arrival = Arrival(response.pentad.seq, arrived_at, frame.clock.bar)
+            self.keys.records.add_arrival(frame.session, arrival)
 
     def attest(self, proof: Proof, pseudonym: str, trial_of: str | None = None) -> Proof:
         """``proof`` (of a session opened under ``pseudonym``) with the signed statement
         about its grade; ``trial_of``: the pseudonym of the principal whose trial it was."""
         data = proof.rooted_json()
+        submissions = None
+        scenario_id = proof.scenario.id
+        if self.feeds is not None and self.feeds.is_forward(scenario_id):
+            submissions = forward_submissions(
+                self.keys.records.arrivals(proof.record.session),
+                self.feeds.published(scenario_id),
+                len(proof.pentads),
+            )
         payload = grade_statement(
-            data, issuer=self.issuer, principal=pseudonym, signed_at=utc_now(), trial_of=trial_of
+            data,
+            issuer=self.issuer,
+            principal=pseudonym,
+            signed_at=utc_now(),
+            trial_of=trial_of,
+            submissions=submissions,
         )
         kid, key = self.keys.signer()
         signature = key.sign(pae(PAYLOAD_TYPE, payload))
@@ -77,7 +115,21 @@ class _Attesting:
         self._trial_of = trial_of
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+        submits = tool.runs is not None and tool.runs.method == "submit"
+        forward = self._attestor.feeds is not None and submits
+        arrived_at = door_time() if forward else ""  # before the runtime sees the call
         made = await self._inner.invoke(tool, arguments)
+        if forward and isinstance(made, SessionResponse):
+            try:
+                await anyio.to_thread.run_sync(self._attestor.arrived, made, arrived_at)
+            except Exception:  # the submission stands: its statement will lack the arrival
+                logger.warning(
+                    "the arrival of submission %d of %s was not kept",
+                    made.pentad.seq,
+                    made.pentad.session,
+                    exc_info=True,
+                )
+            return made
         if not isinstance(made, Proof):
             return made
         return await anyio.to_thread.run_sync(

@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -42,6 +44,8 @@ from .board_page import BoardPage
 from .board_records import SqlBoardRecords
 from .config import DEFAULT_MAX_BODY, DoorConfig
 from .connections import ConnectionLimits, limit_connections
+from .feed_cli import make_feed_group
+from .feeds import RuntimeFeeds
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
 from .sealing import catalog_line, seal_line
@@ -237,6 +241,8 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     runtime = getattr(owner, "runtime", None)
     if seal and runtime is not None:
         _check_seals(runtime, specs)
+    if runtime is not None:  # a forward session's statement says its order of events
+        attestor.feeds = RuntimeFeeds(runtime)
 
     # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
     # and a store that fails is "store unavailable" to it (where and why go to the log).
@@ -276,6 +282,7 @@ def serve(  # noqa: PLR0917 - one parameter per click option
             attestor=attestor,
             board=board,
             trials=issued,
+            feeds=runtime,
             # The shared runtime belongs to this process: closed at lifespan shutdown (uvicorn
             # re-raises SIGTERM after a graceful shutdown, so code after run() never runs).
             on_close=owner.aclose,
@@ -377,7 +384,8 @@ def _session_proof(
             mine = kestrel_sdk.local_transport(principal=row.principal, runtime=runtime)
             async with kestrel_sdk.create_sdk(mine) as sdk:
                 proof = await sdk.proof(session_id)
-            signed = Attestor(DoorKeys(door_store(ctx)), issuer).attest(proof, row.principal)
+            attestor = Attestor(DoorKeys(door_store(ctx)), issuer, feeds=RuntimeFeeds(runtime))
+            signed = attestor.attest(proof, row.principal)
             data: dict[str, Any] = signed.to_json()
             return data
         finally:
@@ -390,7 +398,30 @@ board_group = make_board_group(
     kestrel_sdk.published_board, kestrel_sdk.published_document, _session_proof
 )
 
-for _command in (token_group, keys_group, audit, voucher_group, approval_group, board_group):
+
+@contextmanager
+def _feed_runtime(ctx: click.Context) -> Iterator[Any]:
+    """The runtime on the door's store and catalog, for one ``feed`` verb."""
+    settings = door_settings(ctx)
+    owner = kestrel_sdk.local_transport(home=settings.home, store=settings.store)
+    try:
+        runtime: Any = getattr(owner, "runtime", None)
+        yield runtime
+    finally:
+        anyio.run(owner.aclose)
+
+
+feed_group = make_feed_group(_feed_runtime)
+
+for _command in (
+    token_group,
+    keys_group,
+    audit,
+    voucher_group,
+    approval_group,
+    board_group,
+    feed_group,
+):
     door_group.add_command(_command)
 
 

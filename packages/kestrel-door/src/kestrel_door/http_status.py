@@ -28,6 +28,7 @@ _STATUS: Final[dict[str, int]] = {
     "SECRET_STORE_UNAVAILABLE": 503,
     "BACKEND_UNAVAILABLE": 503,
     "INVALID_ARGUMENT": 400,
+    "BAR_NOT_PUBLISHED": 409,
 }
 
 

@@ -17,7 +17,7 @@ from kestrel_protocol.postgres import PostgresDatabase
 from kestrel_protocol.sql import POSTGRES, Connection
 
 from .board_records import POSTGRES_BOARD_SCHEMA, BoardStatements, SqlBoardRecords
-from .records import DoorStatements, SqlDoorRecords
+from .records import ARRIVALS_TABLE, DOOR_TABLES, DoorStatements, SqlDoorRecords
 
 __all__ = ["SCHEMA_VERSION", "PostgresDoorStore"]
 
@@ -92,6 +92,7 @@ _SCHEMA = [
         value BYTEA NOT NULL,
         created_at TEXT NOT NULL
     )""",
+    POSTGRES.render(ARRIVALS_TABLE, DOOR_TABLES, "kestrel_door_"),
 ]
 """Every statement idempotent: run on each start (a database made before a table was
 kept gains it)."""

@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from kestrel_protocol.sql import Connection, Dialect, SqlAdapter, render_all
-from kestrel_protocol.store import OFFERS_KEPT, AuditEntry, PaymentOutcome, TokenEntry
+from kestrel_protocol.store import (
+    OFFERS_KEPT,
+    Arrival,
+    AuditEntry,
+    PaymentOutcome,
+    TokenEntry,
+)
 
-__all__ = ["DOOR_TABLES", "DoorStatements", "SqlDoorRecords"]
+__all__ = ["ARRIVALS_TABLE", "DOOR_TABLES", "DoorStatements", "SqlDoorRecords"]
 
 DOOR_TABLES: Final = (
     "tokens",
@@ -31,7 +37,18 @@ DOOR_TABLES: Final = (
     "signing_keys",
     "revoked_keys",
     "secrets",
+    "arrivals",
 )
+
+ARRIVALS_TABLE: Final = """CREATE TABLE IF NOT EXISTS {arrivals} (
+    session TEXT NOT NULL,  -- a session on a forward scenario
+    seq INTEGER NOT NULL,  -- its accepted submission
+    arrived_at TEXT NOT NULL,  -- the door's clock when the submission arrived
+    clock INTEGER NOT NULL,  -- the clock bar the submission left the session at
+    PRIMARY KEY (session, seq)
+)"""
+"""The one definition of the arrivals table (both dialects take it as written; render
+it with :meth:`kestrel_protocol.sql.Dialect.render` and the adapter's prefix)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +119,11 @@ class DoorStatements:
         " ON CONFLICT (name) DO NOTHING"
     )
     secret: str = "SELECT value FROM {secrets} WHERE name = ?"
+    add_arrival: str = (  # a submission's arrival is noted once
+        "INSERT INTO {arrivals} (session, seq, arrived_at, clock) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (session, seq) DO NOTHING"
+    )
+    arrivals: str = "SELECT seq, arrived_at, clock FROM {arrivals} WHERE session = ? ORDER BY seq"
 
     @classmethod
     def of(cls, dialect: Dialect, prefix: str) -> DoorStatements:
@@ -239,3 +261,17 @@ class SqlDoorRecords(SqlAdapter):
             conn.execute(self.sql.add_secret, (name, new, created_at))
             row = conn.execute(self.sql.secret, (name,)).fetchone()
         return bytes(row[0])
+
+    # -- forward sessions: when each submission arrived ----------------------------------
+
+    def add_arrival(self, session_id: str, arrival: Arrival) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                self.sql.add_arrival,
+                (session_id, arrival.seq, arrival.arrived_at, arrival.clock),
+            )
+
+    def arrivals(self, session_id: str) -> list[Arrival]:
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.arrivals, (session_id,)).fetchall()
+        return [Arrival(int(seq), str(at), int(clock)) for seq, at, clock in rows]

@@ -21,7 +21,7 @@ from kestrel_protocol.sql import SQLITE, Connection
 from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
 
 from .board_records import SQLITE_BOARD_SCHEMA, BoardStatements, SqlBoardRecords
-from .records import DoorStatements, SqlDoorRecords
+from .records import ARRIVALS_TABLE, DOOR_TABLES, DoorStatements, SqlDoorRecords
 
 __all__ = ["DoorStore"]
 
@@ -104,7 +104,8 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
         use_wal(self._conn)  # several processes may be opening a new file at once
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA + SQLITE_BOARD_SCHEMA)
+        arrivals = SQLITE.render(ARRIVALS_TABLE, DOOR_TABLES, "")
+        self._conn.executescript(f"{_SCHEMA}{arrivals};\n{SQLITE_BOARD_SCHEMA}")
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""

@@ -1,4 +1,4 @@
-"""Offline agents: ``--model kestrel/momentum`` and ``--model kestrel/hold``.
+"""Offline agents: ``--model kestrel/momentum``, ``kestrel/hold`` and ``kestrel/news``.
 
 Model APIs registered with Inspect that need no network and no key: they read the
 conversation as a model would (the trading brief, then each tool result) and answer
@@ -11,6 +11,9 @@ the same task, solver and scorer; their scores are real grades of real sessions.
   step and it holds none, and sells what it holds when the close fell.
 - ``kestrel/hold``: buys about half the equity at the first bar and holds it to the end
   (a buy-and-hold baseline on the same tapes).
+- ``kestrel/news``: every ``step`` bars (default 1), reads the news lines of the frame
+  and rebalances by target weight: a stock whose earnings beat is held for 15 bars, a
+  miss dropped, the rest in ``INDEX`` (:mod:`.news`; made for ``basket-20``).
 
 Both read the tool results' text, as a model does (a frame's is a few compact lines,
 ``kestrel_protocol.surface.compact``, read by :func:`read_frame`). They read bar 0's frame
@@ -22,6 +25,7 @@ of the characters read and written, so Inspect downloads no tokenizer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from decimal import ROUND_FLOOR, Decimal
@@ -39,43 +43,73 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from .calls import tool_name
+from .news import NewsBook, news_lines, rebalance
 
 __all__ = ["STRATEGIES", "ScriptedAgent", "next_call", "read_frame"]
 
-STRATEGIES = ("momentum", "hold")
-"""The offline agents' model names: ``kestrel/momentum`` and ``kestrel/hold``."""
+STRATEGIES = ("momentum", "hold", "news")
+"""The offline agents' model names: ``kestrel/momentum``, ``kestrel/hold``, ``kestrel/news``."""
+STEPS = {"momentum": 20, "hold": 20, "news": 1}
+"""Each agent's default ``step`` (bars advanced a call)."""
 
 OPEN_TOOL = tool_name("open_session")
 SUBMIT_TOOL = tool_name("submit")
 FRAME_TOOL = tool_name("frame")
 SCENARIO = re.compile(r"Kestrel scenario (\S+)")
-LOT = re.compile(r"^- ([A-Za-z0-9._-]+): tick [0-9.]+, lot ([0-9.]+)", re.MULTILINE)
+LOT = re.compile(r"^- ([A-Za-z0-9._, -]+): tick [0-9.]+, lot ([0-9.]+)", re.MULTILINE)
 MAX_POSITION = re.compile(r"max position (\d+)")
 FRACTION = Decimal("0.5")
-FRAME = re.compile(r"^frame \d+ of \S+ on \S+: ([a-z-]+), bar ", re.MULTILINE)
+FRAME = re.compile(r"^frame \d+ of \S+ on \S+: ([a-z-]+), bar (\d+) ", re.MULTILINE)
 MARKS = re.compile(r"^marks: (.+)$", re.MULTILINE)
 EQUITY = re.compile(r"^account: equity (\S+),", re.MULTILINE)
 POSITIONS = re.compile(r"^positions: (.+)$", re.MULTILINE)
 
 
-def read_frame(text: str) -> dict[str, Any] | None:
-    """What the agents act on in a frame's text, as a model reads it (the compact lines
-    of a frame or submit result, kestrel_protocol.surface.compact): its status, marks,
-    equity and positions; ``None`` when ``text`` shows no frame."""
-    head, marks, equity = FRAME.search(text), MARKS.search(text), EQUITY.search(text)
-    held = POSITIONS.search(text)
-    if head is None or marks is None or equity is None or held is None:
+def _rows(text: str, title: str) -> list[list[str]]:
+    """The rows under a wide frame's ``title (...):`` line (``surface.wide``)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"{title} (")), None)
+    if start is None or not lines[start].endswith(":"):
+        return []
+    rows: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        words = line.split()
+        if not words or words[0].endswith(":") or line.startswith(("account:", "orders")):
+            break
+        rows.append(words)
+    return rows
+
+
+@functools.lru_cache(maxsize=8192)
+def _read_frame(text: str) -> dict[str, Any] | None:
+    head, equity = FRAME.search(text), EQUITY.search(text)
+    if head is None or equity is None:
         return None
-    positions = [
-        {"symbol": symbol, "qty": qty}
-        for symbol, qty in (p.split()[:2] for p in held.group(1).split("; ") if p != "none")
-    ]
+    marks, held = MARKS.search(text), POSITIONS.search(text)
+    if marks is not None and held is not None:  # a frame of a few symbols: one line each
+        prices = dict(m.split() for m in marks.group(1).split(", "))
+        rows = [p.split()[:2] for p in held.group(1).split("; ") if p != "none"]
+    elif "\nbars (" in text:  # a wide frame: a row a symbol, a row a position
+        prices = {row[0]: row[4] for row in _rows(text, "bars")}
+        rows = [row[:2] for row in _rows(text, "positions")]
+    else:
+        return None
     return {
         "status": head.group(1),
-        "marks": dict(m.split() for m in marks.group(1).split(", ")),
+        "bar": int(head.group(2)),
+        "marks": prices,
         "account": {"equity": equity.group(1)},
-        "positions": positions,
+        "positions": [{"symbol": symbol, "qty": qty} for symbol, qty in rows],
+        "news": news_lines(text),
     }
+
+
+def read_frame(text: str) -> dict[str, Any] | None:
+    """What the agents act on in a frame's text, as a model reads it (the compact lines
+    of a frame or submit result, kestrel_protocol.surface.compact, a wide frame's rows
+    too): its status, clock bar, marks, equity, positions and news; ``None`` when
+    ``text`` shows no frame."""
+    return _read_frame(text)
 
 
 def _result(message: ChatMessageTool) -> dict[str, Any]:
@@ -128,13 +162,26 @@ def next_call(strategy: str, messages: list[ChatMessage], step: int) -> ModelOut
         return ModelOutput.from_content(model, f"Session {session} ended: {frame['status']}.")
     source = f"advance {step}"
     symbol = sorted(frame["marks"])[0]
-    lots = {m.group(1): Decimal(m.group(2)) for m in LOT.finditer(brief)}
+    lots = {
+        symbol: Decimal(m.group(2))
+        for m in LOT.finditer(brief)
+        for symbol in m.group(1).split(", ")
+    }
     cap = MAX_POSITION.search(brief)
     qty = _quantity(
         frame, symbol, lots.get(symbol, Decimal(1)), int(cap.group(1)) if cap else 10**9
     )
     held = _held(frame, symbol)
-    if strategy == "hold":
+    if strategy == "news":
+        book = NewsBook()
+        for seen in frames:
+            book.read(seen["news"], seen["bar"])
+        weights = book.weights(frame["bar"], frame["marks"])
+        statements = rebalance(
+            frame["marks"], frame["positions"], frame["account"]["equity"], weights
+        )
+        source = "\n".join([*statements, source])
+    elif strategy == "hold":
         if held == 0 and len(frames) == 1 and qty > 0:
             source = f"buy {qty} {symbol}\n{source}"
     elif len(frames) > 1:
@@ -148,7 +195,8 @@ def next_call(strategy: str, messages: list[ChatMessage], step: int) -> ModelOut
 
 @modelapi(name="kestrel")
 class ScriptedAgent(ModelAPI):
-    """Inspect's model API for the offline agents (``kestrel/momentum``, ``kestrel/hold``)."""
+    """Inspect's model API for the offline agents (``kestrel/momentum``, ``kestrel/hold``,
+    ``kestrel/news``)."""
 
     def __init__(
         self,
@@ -156,7 +204,7 @@ class ScriptedAgent(ModelAPI):
         base_url: str | None = None,
         api_key: str | None = None,
         config: GenerateConfig | None = None,
-        step: int = 20,
+        step: int | None = None,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
@@ -167,9 +215,10 @@ class ScriptedAgent(ModelAPI):
             )
         if model_args:
             raise ValueError(f"kestrel/{model_name} takes only step, not {', '.join(model_args)}")
-        if int(step) < 1:
+        step = STEPS[model_name] if step is None else int(step)
+        if step < 1:
             raise ValueError(f"kestrel/{model_name}: step must be at least 1, got {step}")
-        self.step = int(step)
+        self.step = step
 
     async def generate(
         self,

@@ -19,11 +19,25 @@ Predicate ``https://kestrel.invalid/attestation/grade/v1`` (documented in
      "noLookahead": {"passed": false, "detail": "session ks_… had reached bar 2519 …"},
      "issuer": "https://door.example",
      "signedAt": "2026-12-03T14:00:00Z"}
+
+A session on a forward scenario (its tape grew while it traded) adds the order of
+events, which no replay can show: ``"forward": true`` and, for every submission (seq
+order), when it reached the door and when the bar it traded into (the clock at
+submission + 1) was published::
+
+     "forward": true,
+     "submissions": [{"seq": 1, "arrivedAt": "2026-12-03T13:59:58.120000Z", "bar": 4,
+                      "barPublishedAt": "2026-12-03T13:59:59.003000Z"}, …]
+
+``arrivedAt`` is absent when the door holds no arrival for the seq, ``bar`` when it
+cannot tell the clock before it, ``barPublishedAt`` when that bar was not published
+during the window (a bar of the declared prefix, or one never published). Every other
+session's statement has neither member.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from .canonical import canonical_json
@@ -69,10 +83,12 @@ def grade_statement(
     principal: str,
     signed_at: str,
     trial_of: str | None = None,
+    submissions: Sequence[Mapping[str, Any]] | None = None,
 ) -> bytes:
     """The statement about ``proof``'s grade (canonical JSON bytes): the payload.
     ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
-    evaluator's harness minted), so that a board credits every trial to one agent."""
+    evaluator's harness minted), so that a board credits every trial to one agent.
+    ``submissions``: a session on a forward scenario's order of events (see above)."""
     digest = str(proof["grade"]["root"]).removeprefix("sha256:")
     statement = {
         "_type": STATEMENT_TYPE,
@@ -84,6 +100,11 @@ def grade_statement(
             **grade_facts(proof),
             "principal": principal,
             **({"trialOf": trial_of} if trial_of is not None else {}),
+            **(
+                {"forward": True, "submissions": [dict(s) for s in submissions]}
+                if submissions is not None
+                else {}
+            ),
             "issuer": issuer,
             "signedAt": signed_at,
         },

@@ -37,6 +37,9 @@ class RefusalCode(StrEnum):
     every face."""
     SCENARIO_SEALED = "SCENARIO_SEALED"
     """A sealed scenario's tape: no face serves it (HTTP 403)."""
+    BAR_NOT_PUBLISHED = "BAR_NOT_PUBLISHED"
+    """A forward scenario's next bar is not published yet: retryable (``detail.retryable``
+    is true); nothing was applied (HTTP 409)."""
 
 
 class Refusal(BaseModel):

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArtifactStore",
+    "FeedWaiter",
     "Grant",
     "GrantVerifier",
     "LiveTurn",
@@ -183,3 +184,16 @@ class SessionGate(Protocol):
     """
 
     def check(self, principal: str, scenario: str, payment: Payment | None) -> Offer | None: ...
+
+
+@runtime_checkable
+class FeedWaiter(Protocol):
+    """Waits for a forward scenario's tape to grow (``advance 1 wait 30s``).
+
+    Contract: ``wait`` returns ``True`` as soon as the scenario's tape holds at least
+    ``bars_needed`` bars (published by any process on the store), ``False`` when
+    ``seconds`` pass first. It is the composition root's: the runtime never reads a
+    clock, so the waiting (and its wall clock) lives outside it.
+    """
+
+    def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool: ...

@@ -35,6 +35,9 @@ __all__ = [
     "ArtifactStatus",
     "AuditEntry",
     "DoorRecords",
+    "FeedBar",
+    "FeedConflict",
+    "FeedStatus",
     "Horizon",
     "JournalConflict",
     "JournalEntry",
@@ -132,6 +135,45 @@ class JournalConflict(Exception):
     """
 
 
+class FeedConflict(Exception):
+    """An append of bars to a forward tape found a bar index taken (another process
+    appended first) or the feed frozen. Nothing was written; the caller re-reads the
+    feed and decides again."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedBar:
+    """One published bar of a forward tape, as stored.
+
+    ``index`` is the bar's index in the whole tape (a declared prefix's bars come
+    first); ``rows`` its canonical tape rows (every symbol of ``time``, LF-ended);
+    ``prefix_root`` the root of the tape's prefix ending with it (the chain of
+    :mod:`kestrel_sdk.runtime.feed`); ``published_at`` the UTC text the caller (the
+    door) stamped it with, outside every root.
+    """
+
+    index: int
+    time: str
+    rows: str
+    prefix_root: str
+    published_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeedStatus:
+    """How far a forward tape has grown: its bars, the last one's time and the prefix
+    root ending with it, and whether the window is over (``frozen``) and the tape
+    published (``unsealed``). A store counts the bars it holds (``bars`` is the last
+    index + 1; ``""`` times and roots when it holds none); the runtime's status counts
+    the declared prefix too."""
+
+    bars: int
+    last_time: str
+    prefix_root: str
+    frozen: bool
+    unsealed: bool
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRow:
     """A session as persisted (the engine state is rebuilt from the journal)."""
@@ -218,6 +260,12 @@ class RuntimeStore(Protocol):
     - ``shared`` is true when other processes may advance the same sessions at any time
       (a database server): the runtime then checks a session's head before each use.
     - Operation tokens map to (principal, session) so any process can resume them.
+    - A forward tape's bars are keyed ``(scenario, index)``: ``append_feed`` writes a
+      batch in one transaction, committed before it returns; an index taken, or a feed
+      frozen, raises :class:`FeedConflict` and writes nothing. ``feed_bars(sid, after)``
+      returns the bars with index >= ``after`` in order; ``feed_state`` is ``None`` for a
+      scenario the store holds nothing of; ``set_feed_state`` changes only the flags
+      given (frozen, unsealed).
     - ``prune`` removes a closed, graded session's steps (journal rows, pentads,
       lookahead reads, operation tokens) in one transaction and marks it pruned; its row,
       record, head frame, blotter and grade stay, and horizons are never touched (a
@@ -287,6 +335,14 @@ class RuntimeStore(Protocol):
     def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None: ...
     def count_session(self, principal: str, scenario_id: str) -> int: ...
 
+    # forward tapes: appended bars keyed (scenario, index) and the window's state
+    def feed_bars(self, scenario_id: str, after: int = 0) -> list[FeedBar]: ...
+    def append_feed(self, scenario_id: str, bars: list[FeedBar]) -> None: ...
+    def feed_state(self, scenario_id: str) -> FeedStatus | None: ...
+    def set_feed_state(
+        self, scenario_id: str, *, frozen: bool | None = None, unsealed: bool | None = None
+    ) -> None: ...
+
     # operations
     def put_operation(self, token: str, principal: str, session_id: str) -> None: ...
     def operation(self, token: str) -> tuple[str, str] | None: ...
@@ -320,6 +376,17 @@ class AuditEntry:
     tool: str
     digest: str
     outcome: str
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """When submission ``seq`` of a session on a forward scenario reached the door (its
+    clock, read before the runtime call) and the clock bar the submission left the
+    session at. Kept by the door, outside every root."""
+
+    seq: int
+    arrived_at: str
+    clock: int
 
 
 @runtime_checkable
@@ -379,3 +446,8 @@ class DoorRecords(Protocol):
 
     # the door's secret ``name``: ``new`` stored if there is none yet; the stored one
     def door_secret(self, name: str, new: bytes, created_at: str) -> bytes: ...
+
+    # forward sessions: each accepted submission's arrival (once per (session, seq): a
+    # second note of the same seq keeps the first), in seq order
+    def add_arrival(self, session_id: str, arrival: Arrival) -> None: ...
+    def arrivals(self, session_id: str) -> list[Arrival]: ...

@@ -65,11 +65,12 @@ class KestrelSession:
     def __repr__(self) -> str:
         return f"KestrelSession({self.id!r})"
 
-    async def submit(self, source: str) -> SessionResponse:
-        """Apply Kestrel source atomically; refused as a whole on any error diagnostic."""
-        return cast(
-            SessionResponse, await self._sdk.run("submit", session_id=self.id, source=source)
-        )
+    async def submit(self, source: str, wait: float | None = None) -> SessionResponse:
+        """Apply Kestrel source atomically; refused as a whole on any error diagnostic.
+        On a forward scenario, ``wait`` seconds (at most 300) are waited for a bar not yet
+        published before ``BAR_NOT_PUBLISHED``."""
+        found = await self._sdk.run("submit", session_id=self.id, source=source, wait=wait)
+        return cast(SessionResponse, found)
 
     async def frame(self) -> Delivery:
         """The latest frame and its root."""

@@ -20,6 +20,14 @@ def _order(order: FrameOrder) -> str:
         price = f" stop {order.stop}"
     elif order.type == "stop-limit":
         price = f" stop {order.stop} limit {order.limit}"
+    elif order.type == "trailing-stop":
+        price = f" trail {order.trail} stop {order.stop}"
+    if order.target is not None:
+        price += f" to {order.target}"
+    if order.group is not None:
+        price += f" oco {order.group}"
+    if order.parent is not None:
+        price += f" of {order.parent}"
     alias = f" as {order.alias}" if order.alias else ""
     filled = f" filled {order.filled}/{order.qty}" if order.filled else ""
     return (

@@ -223,9 +223,10 @@ class SyncSession:
     def __repr__(self) -> str:
         return f"SyncSession({self.id!r})"
 
-    def submit(self, source: str) -> SessionResponse:
-        """Apply Kestrel source atomically; refused as a whole on any error diagnostic."""
-        return self._kestrel.run(self.session.submit, source)
+    def submit(self, source: str, wait: float | None = None) -> SessionResponse:
+        """Apply Kestrel source atomically; refused as a whole on any error diagnostic.
+        On a forward scenario, ``wait`` seconds are waited for a bar not yet published."""
+        return self._kestrel.run(self.session.submit, source, wait)
 
     def frame(self) -> Delivery:
         """The latest frame and its root."""

@@ -12,6 +12,12 @@ statement's issuer must be the door at that URL (a statement claiming ``https://
 fails against keys fetched from ``https://b``); a file names no issuer, and the source is
 said beside the issuer the statement claims. The first thing that does not hold is
 named.
+
+A statement about a session on a forward scenario (``forward: true``) also carries the
+order of events: every submission whose bar was published during the window must have
+arrived before that bar was published (:func:`check_order`); the first that did not is
+named by its seq. A statement whose signature fails is said so, and when the tampered
+statement's own order names a submission, that one too.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import binascii
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -40,7 +47,14 @@ from kestrel_protocol.canonical import canonical_json
 
 from .runtime.verify import flatten
 
-__all__ = ["Attested", "NotAttested", "TrustedKeys", "check_attestation", "load_trusted_keys"]
+__all__ = [
+    "Attested",
+    "NotAttested",
+    "TrustedKeys",
+    "check_attestation",
+    "check_order",
+    "load_trusted_keys",
+]
 
 _METADATA = "/.well-known/oauth-protected-resource"
 
@@ -57,17 +71,25 @@ class NotAttested(Exception):
 class Attested:
     """Who signed (the statement's issuer), with which key, and the keys' source; whom
     the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
-    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``)."""
+    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``);
+    for a forward session, how many of its decisions were each found to precede their
+    bar (``decisions``)."""
 
     issuer: str
     kid: str
     source: str | None = None
     principal: str | None = None
     trial_of: str | None = None
+    decisions: int | None = None
 
     def __str__(self) -> str:
         trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
-        return f"{self.issuer} (key {self.kid}){trusted}"
+        order = (
+            f"; forward: each of {self.decisions} decisions preceded its bar"
+            if self.decisions is not None
+            else ""
+        )
+        return f"{self.issuer} (key {self.kid}){trusted}{order}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -207,7 +229,9 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         key.verify(_b64(signature.sig, "attestation.signatures[0].sig"), pae(PAYLOAD_TYPE, payload))
     except InvalidSignature:
         raise NotAttested(
-            "attestation.signatures[0].sig", f"a signature by key {signature.keyid}", "a bad one"
+            "attestation.signatures[0].sig",
+            f"a signature by key {signature.keyid}",
+            "a bad one" + _order_of_tampered(payload, proof),
         ) from None
     try:
         statement = json.loads(payload)
@@ -238,6 +262,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     named = principal if isinstance(principal, str) and principal else None
     trial = predicate.get("trialOf")
     trial_of = trial if isinstance(trial, str) and trial else None
+    decisions = check_order(predicate, proof)
     if isinstance(jwks, TrustedKeys):
         if not jwks.vouches_for(issuer):
             raise NotAttested(
@@ -251,8 +276,88 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
             source=str(jwks),
             principal=named,
             trial_of=trial_of,
+            decisions=decisions,
         )
-    return Attested(issuer=issuer, kid=signature.keyid, principal=named, trial_of=trial_of)
+    return Attested(
+        issuer=issuer,
+        kid=signature.keyid,
+        principal=named,
+        trial_of=trial_of,
+        decisions=decisions,
+    )
+
+
+def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int | None:
+    """How many submissions of a forward session's statement traded into a bar published
+    during the window, each having arrived before that bar was published (None for a
+    statement that is not ``forward``); :class:`NotAttested` naming the first submission
+    (by seq) that did not, or that the proof does not hold."""
+    if "forward" not in predicate and "submissions" not in predicate:
+        if _embeds_forward(proof):  # the door left out the order of a forward session
+            raise NotAttested(
+                "statement.predicate.forward", "true (the proof's scenario is forward)", "none"
+            )
+        return None
+    field = "statement.predicate.submissions"
+    listed = predicate.get("submissions")
+    if predicate.get("forward") is not True or not isinstance(listed, list):
+        raise NotAttested(field, "forward: true and a list of submissions", "something else")
+    held, previous, decisions = len(proof.get("pentads") or ()), 0, 0
+    for entry in listed:
+        seq = entry.get("seq") if isinstance(entry, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool) or not previous < seq <= held:
+            raise NotAttested(
+                field,
+                f"submissions in seq order, each one of the proof's {held}",
+                f"seq {seq!r} after seq {previous}",
+            )
+        previous = seq
+        if "barPublishedAt" not in entry:
+            continue  # its bar was of the prefix, or never published: not a forward bar
+        named = f"{field}[seq {seq}]"
+        published = _instant(entry["barPublishedAt"], f"{named}.barPublishedAt")
+        if "arrivedAt" not in entry:
+            raise NotAttested(named, "the time the submission arrived", "none recorded")
+        arrived = _instant(entry["arrivedAt"], f"{named}.arrivedAt")
+        if not arrived < published:
+            raise NotAttested(
+                named,
+                f"a decision made before its bar {entry.get('bar')} was published "
+                f"({entry['barPublishedAt']})",
+                f"submission {seq} arrived at {entry['arrivedAt']}",
+            )
+        decisions += 1
+    return decisions
+
+
+def _embeds_forward(proof: Mapping[str, Any]) -> bool:
+    """Whether the scenario ``proof`` embeds is a forward one."""
+    embedded = proof.get("embedded")
+    scenario = embedded.get("scenario") if isinstance(embedded, Mapping) else None
+    return isinstance(scenario, Mapping) and scenario.get("forward") is not None
+
+
+def _instant(value: Any, field: str) -> datetime:
+    """An RFC 3339 UTC time of a statement."""
+    try:
+        if isinstance(value, str) and value.endswith("Z"):
+            return datetime.fromisoformat(value)
+    except ValueError:
+        pass
+    raise NotAttested(field, "an RFC 3339 UTC time", _text(value))
+
+
+def _order_of_tampered(payload: bytes, proof: Mapping[str, Any]) -> str:
+    """What a statement whose signature failed says wrongly of its order of events
+    (``""`` when it says nothing wrong, or is not a statement)."""
+    try:
+        predicate = json.loads(payload)["predicate"]
+        check_order(predicate, proof)
+    except NotAttested as exc:
+        return f"; and {exc.field}: expected {exc.expected}, found {exc.found}"
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return ""
 
 
 def _source_of(jwks: Mapping[str, Any]) -> str:

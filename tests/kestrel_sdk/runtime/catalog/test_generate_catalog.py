@@ -36,7 +36,7 @@ def test_generator_output_is_byte_identical_to_the_committed_catalog(tmp_path: P
     assert names == sorted(
         [f"{sid}/scenario.toml" for sid in script.SCENARIO_IDS]
         + [f"{sid}/tape.csv" for sid in script.SCENARIO_IDS if sid != "minute-200k"]
-        + ["minute-200k/tape.csv.gz"]
+        + ["minute-200k/tape.csv.gz", "basket-20/news.jsonl"]
     )
     for name in names:
         fresh, committed = (tmp_path / name).read_bytes(), (DATA / name).read_bytes()

@@ -23,12 +23,16 @@ SHIPPED = {
     "acme-chop": ["ACME"],
     "acme-crash": ["ACME"],
     "acme-trend": ["ACME"],
+    "basket-20": [
+        *("ACRN", "ARBR", "BKLN", "BLTX", "CLDY", "DTWV", "GNMX", "HLIO", "IMNR", "INDEX"),
+        *("JNPR", "MGMA", "NRTH", "OLVN", "PRSM", "SLVR", "TRST", "UNDR", "VLTA", "YRDL", "ZPHR"),
+    ],
     "minute-200k": ["ACME"],
     "pairs-kx": ["KAPPA", "XI"],
 }
 
 
-def test_shipped_catalog_lists_the_five_scenarios_sorted_with_their_symbols() -> None:
+def test_shipped_catalog_lists_the_six_scenarios_sorted_with_their_symbols() -> None:
     index = load_catalog([])
     assert index.problems == []
     assert index.ids() == sorted(SHIPPED)
@@ -40,6 +44,7 @@ def test_shipped_catalog_lists_the_five_scenarios_sorted_with_their_symbols() ->
     for scenario_id in ("acme-chop", "acme-crash", "acme-trend", "pairs-kx"):
         assert entries[scenario_id].interval == "1d"
         assert (entries[scenario_id].bars or 0) >= 2_500
+    assert (entries["basket-20"].interval, entries["basket-20"].bars) == ("1d", 504)
 
 
 def test_catalog_object_verifies_and_teaches_the_four_statement_kinds() -> None:

@@ -11,6 +11,8 @@ from itertools import pairwise
 
 from kestrel_sdk.runtime.catalog import LoadedScenario, Tape, load_catalog
 
+SHIPPED_IDS = ("acme-chop", "acme-crash", "acme-trend", "basket-20", "minute-200k", "pairs-kx")
+
 
 def shipped(scenario_id: str) -> LoadedScenario:
     loaded = load_catalog([]).get(scenario_id)
@@ -53,7 +55,7 @@ def closes(tape: Tape, symbol: str = "ACME") -> list[float]:
 
 
 def test_every_shipped_bar_is_well_formed() -> None:
-    for scenario_id in ("acme-chop", "acme-crash", "acme-trend", "minute-200k", "pairs-kx"):
+    for scenario_id in SHIPPED_IDS:
         tape = shipped(scenario_id).tape
         assert tape.scale == 2
         for symbol in tape.symbols:
@@ -183,6 +185,7 @@ PINNED_TAPE_ROOTS = {
     "acme-chop": "sha256:5062ddbfc74855d96c9e34c1646660b165b268c9c272a822a65649b693df6ef4",
     "acme-crash": "sha256:067eda776c822f37dfb7a26be5d8a0821f28c892a0afac1d24dd9374a01c1f2d",
     "acme-trend": "sha256:c15534154db0d4dff0cb23dee6f42a273b4cf51a0237f53617b5d69745f9801f",
+    "basket-20": "sha256:277e42c5949cba83f9dfaa0f36835d02377000694ee7d4ed026a40289b9a81d7",
     "minute-200k": "sha256:5d45c40807a82f1f0b468f4600bae326b624f859d164691ad3ec3e89af2cbb94",
     "pairs-kx": "sha256:3c6739120f7b7dae4c983f1c2222d74952dabb218bff19a795f16f189d992ee4",
 }
@@ -190,6 +193,7 @@ PINNED_SCENARIO_ROOTS = {
     "acme-chop": "sha256:269e58caaa3800d316a416ceb29c151beed32484be5562db6f81f61d63cfd3c0",
     "acme-crash": "sha256:322f637556e7ab094d64b24f186b6082f29532cf2d43dc8fb16b14defaa6264f",
     "acme-trend": "sha256:7ab91b8eb7357c05687b33cc341d98159e315542012608384080d7a0cc5e53f5",
+    "basket-20": "sha256:fd70f7d182e59f934fbd999145a62689f37551980eb94016b879a4d6c33c5e6b",
     "minute-200k": "sha256:ccb61bd6778dc26119dff3d549698906cd1105591785cde1864bbf01911e21e7",
     "pairs-kx": "sha256:ebe96ca704fe974876f94bc33926ace77ac7b459953940298a1043296df05ef2",
 }

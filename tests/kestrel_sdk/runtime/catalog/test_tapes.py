@@ -17,7 +17,7 @@ from kestrel_sdk.runtime.catalog import check_catalog, load_catalog, tape_csv
 from kestrel_sdk.runtime.catalog.tapes import parse_tape, render_tape
 
 MakeScenario = Callable[..., Path]
-SHIPPED = {"acme-chop", "acme-crash", "acme-trend", "minute-200k", "pairs-kx"}
+SHIPPED = {"acme-chop", "acme-crash", "acme-trend", "basket-20", "minute-200k", "pairs-kx"}
 HEAD = "time,symbol,open,high,low,close,volume\n"
 ROW1 = "2024-01-02T00:00:00Z,FOO,10.00,10.50,9.90,10.20,1000\n"
 ROW2 = "2024-01-03T00:00:00Z,FOO,10.20,10.40,10.00,10.10,800\n"

@@ -11,7 +11,7 @@ from kestrel_sdk.runtime.catalog import check_catalog, load_catalog
 from kestrel_sdk.runtime.catalog.terms import ScenarioTerms, parse_terms, tick_scale
 
 MakeScenario = Callable[..., Path]
-SHIPPED = {"acme-chop", "acme-crash", "acme-trend", "minute-200k", "pairs-kx"}
+SHIPPED = {"acme-chop", "acme-crash", "acme-trend", "basket-20", "minute-200k", "pairs-kx"}
 
 # (kind, (old, new) replacement in the good template, expected line, reason phrase)
 # Lines of the template: 1 id, 2 title, 3 description, 4 tape, 5 interval,

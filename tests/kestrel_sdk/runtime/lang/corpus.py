@@ -28,7 +28,7 @@ import json
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -99,7 +99,12 @@ def observe(source: str) -> dict[str, Any]:
         seen["parse"] = [
             [
                 [type(item.statement).__name__]
-                + [_field(item.statement, f.name) for f in fields(item.statement)]
+                + [
+                    _field(item.statement, f.name)
+                    for f in fields(item.statement)
+                    # the order forms' parts are absent from a plain order (docs/spec.md §3)
+                    if f.default is MISSING or getattr(item.statement, f.name) is not None
+                ]
                 + [list(item.columns.items())]
                 for item in located
             ],

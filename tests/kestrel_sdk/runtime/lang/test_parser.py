@@ -273,8 +273,8 @@ def test_statements_keep_the_columns_of_their_parts() -> None:
 
 def test_an_unexpected_word_names_what_may_come_next() -> None:
     expected = {
-        "buy 1 ACME foo": "expected market, limit, stop or tif or as",
-        "buy 1 ACME limit 5 foo": "expected tif or as",
+        "buy 1 ACME foo": "expected market, limit, stop, trail, take, loss, oco, tif or as",
+        "buy 1 ACME limit 5 foo": "expected take, loss, oco, tif or as",
         "buy 1 ACME tif day foo": "expected as",
         "buy 1 ACME as a foo": "expected the end of the line",
     }

@@ -30,6 +30,11 @@ class BlotterOrder(ProtocolModel):
     submitted_bar: int
     closed_bar: int | None
     reason: str | None
+    parent: str | None = None
+    """A bracket child's entry; absent on other orders (see :class:`.session.FrameOrder`)."""
+    group: str | None = None
+    trail: str | None = None
+    target: str | None = None
 
 
 class BlotterFill(ProtocolModel):

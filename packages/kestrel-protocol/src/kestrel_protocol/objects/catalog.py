@@ -12,6 +12,7 @@ __all__ = [
     "CatalogScenario",
     "FeeTerms",
     "FillTerms",
+    "ForwardInfo",
     "Instrument",
     "Scenario",
     "SealedScenario",
@@ -42,6 +43,7 @@ class CatalogScenario(ProtocolModel):
     tape_root: RootStr
     sealed: bool
     commitment: RootStr | None = None
+    # a forward scenario's entry also says ``forward: true`` (absent on every other)
 
 
 class StatementKind(ProtocolModel):
@@ -80,6 +82,15 @@ class TapeInfo(ProtocolModel):
     end: str
     bars_per_year: int
     root: RootStr
+
+
+class ForwardInfo(ProtocolModel):
+    """A forward scenario's declared tape: its prefix's ``bars`` (0: it starts empty) and
+    ``head``, the root the chain of its prefix roots starts from (docs/runtime.md,
+    "Forward scenarios"). Bars appended later are bound by the frames that show them."""
+
+    bars: int
+    head: RootStr
 
 
 class AccountTerms(ProtocolModel):
@@ -128,6 +139,13 @@ class Scenario(SelfRooted):
     """The root of the scenario's canonical ``news.jsonl`` (absent: no news)."""
     news_in_frame: int | None = None
     """The newest visible news items a frame shows (absent: 5)."""
+
+    @property
+    def forward_tape(self) -> ForwardInfo | None:
+        """A forward scenario's declared prefix: its ``forward`` member (absent on every
+        other scenario, whose object and root are as they always were)."""
+        found = (self.model_extra or {}).get("forward")
+        return None if found is None else ForwardInfo.model_validate(found)
 
 
 class SealedTapeInfo(ProtocolModel):

@@ -42,11 +42,15 @@ __all__ = [
 ]
 
 Side = Literal["buy", "sell"]
-OrderType = Literal["market", "limit", "stop", "stop-limit"]
+OrderType = Literal["market", "limit", "stop", "stop-limit", "trailing-stop"]
 Tif = Literal["day", "gtc", "ioc"]
-OrderStatus = Literal["new", "partially_filled", "filled", "cancelled", "expired", "rejected"]
+OrderStatus = Literal[
+    "held", "new", "partially_filled", "filled", "cancelled", "expired", "rejected"
+]
+"""``held``: a bracket's child waiting for its entry's first fill (docs/engine.md)."""
 EventType = Literal[
     "accepted",
+    "activated",
     "fill",
     "cancelled",
     "cancel-rejected",
@@ -138,6 +142,15 @@ class FrameOrder(ProtocolModel):
     stop: DecimalStr | None
     tif: Tif
     status: OrderStatus
+    parent: str | None = None
+    """A bracket child's entry (its id); absent on other orders."""
+    group: str | None = None
+    """The one-cancels-other group the order joined (``oco NAME``); absent otherwise."""
+    trail: str | None = None
+    """A trailing stop's offset as written (``"2.50"``, ``"5%"``); ``stop`` is the stop
+    in force for the next bar. Absent on other orders."""
+    target: str | None = None
+    """A target order's target as written (``"50"``, ``"10%"``); absent otherwise."""
 
 
 class FrameEvent(ProtocolModel):
@@ -170,6 +183,14 @@ class SessionFrame(ProtocolModel):
     events: list[FrameEvent]
     news: list[NewsItem] | None = None
     """The newest news items visible at the clock (a scenario with news only)."""
+
+    @property
+    def tape_prefix(self) -> str | None:
+        """A forward session's frame only: its ``tape`` member, the root of the tape's
+        prefix up to the clock bar (what the session was shown), bound by the frame's
+        root; ``None`` on every other session."""
+        found = (self.model_extra or {}).get("tape")
+        return found if isinstance(found, str) else None
 
 
 class Delivery(ProtocolModel):

@@ -32,6 +32,7 @@ from .briefs import STYLES, prompts
 from .compact import COMPACT_TEXT, compact_text
 from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool, run_tool
+from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
 from .paging import next_cursor, offset_of, page
@@ -50,6 +51,7 @@ from .schemas import inline_refs, input_schema, output_schema, union_output_sche
 from .scopes import (
     ALL_SCOPES,
     METHOD_SCOPES,
+    SCOPE_FEED,
     SCOPE_GRADE,
     SCOPE_READ,
     SCOPE_TRADE,
@@ -65,6 +67,9 @@ from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
 __all__ = [
     "ALL_SCOPES",
     "COMPACT_TEXT",
+    "FEED_BARS_PATH",
+    "FEED_FREEZE_PATH",
+    "FEED_PATH",
     "HISTORY_MAX",
     "INSTRUCTIONS",
     "LABEL_MAX",
@@ -74,6 +79,7 @@ __all__ = [
     "MAX_COMPLETIONS",
     "METHOD_SCOPES",
     "RESOURCES",
+    "SCOPE_FEED",
     "SCOPE_GRADE",
     "SCOPE_READ",
     "SCOPE_TRADE",

@@ -177,6 +177,15 @@ class SubmitArgs(SessionArgs):
     source: Text = Field(
         description="Kestrel statements, one per line, e.g. 'buy 10 ACME\\nadvance 5'."
     )
+    wait: float | None = Field(
+        default=None,
+        gt=0,
+        le=300,
+        description=(
+            "On a forward scenario, seconds to wait for a bar not yet published before the "
+            "submit is refused BAR_NOT_PUBLISHED (as 'advance 1 wait 30s' does); at most 300."
+        ),
+    )
 
 
 class ProofArgs(SessionArgs):

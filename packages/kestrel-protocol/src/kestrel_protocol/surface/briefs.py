@@ -97,6 +97,19 @@ def _lines(items: Sequence[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
 
+def _instruments(items: Iterable[Any]) -> list[str]:
+    """One line per tick and lot: ``ACRN, ARBR, ...: tick 0.01, lot 1`` (a basket of
+    twenty stocks on the same terms is one line, not twenty)."""
+    symbols: dict[str, list[str]] = {}
+    for i in items:
+        if isinstance(i, Mapping):
+            terms = f"tick {i.get('tick')}, lot {i.get('lot')}"
+            if isinstance(i.get("lot"), str):  # a fractional lot: quantities are decimals
+                terms += " (quantities are multiples of it, e.g. buy 0.01)"
+            symbols.setdefault(terms, []).append(str(i.get("symbol")))
+    return [f"{', '.join(names)}: {terms}" for terms, names in symbols.items()]
+
+
 def _user(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": {"type": "text", "text": text}}]
 
@@ -123,16 +136,7 @@ async def _trade_scenario(
     account = scenario.get("account") or {}
     fees = scenario.get("fees") or {}
     fill = scenario.get("fill") or {}
-    instruments = [
-        f"{i.get('symbol')}: tick {i.get('tick')}, lot {i.get('lot')}"
-        + (
-            " (quantities are multiples of it, e.g. buy 0.01)"
-            if isinstance(i.get("lot"), str)
-            else ""
-        )
-        for i in scenario.get("instruments") or ()
-        if isinstance(i, Mapping)
-    ]
+    instruments = _instruments(scenario.get("instruments") or ())
     text = f"""\
 You are trading the Kestrel scenario {scenario.get("id")} ("{scenario.get("title")}"): \
 paper trading on a fixed tape of price bars, deterministic, no real money.

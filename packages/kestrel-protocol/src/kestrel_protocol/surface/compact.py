@@ -31,6 +31,7 @@ from ..objects import (
     SessionRecord,
     SessionResponse,
 )
+from .wide import WIDE_SYMBOLS, wide_frame_text
 
 __all__ = [
     "COMPACT_TEXT",
@@ -54,9 +55,15 @@ def _order(o: Data) -> str:
     stop = "" if o.get("stop") is None else f" stop {o['stop']}"
     limit = "" if o.get("limit") is None else f" limit {o['limit']}"
     filled = f", filled {o['filled']}" if o.get("filled") else ""
+    # the order forms' members, each only when the order has it (docs/spec.md §3)
+    forms = "".join(
+        f" {word} {o[key]}"
+        for key, word in (("trail", "trail"), ("target", "to"), ("group", "oco"), ("parent", "of"))
+        if o.get(key) is not None
+    )
     return (
-        f"{o['id']}{alias}: {o['side']} {o['qty']} {o['symbol']}{stop}{limit} tif {o['tif']}"
-        f"{filled}, {o['status']}"
+        f"{o['id']}{alias}: {o['side']} {o['qty']} {o['symbol']}{stop}{limit}{forms}"
+        f" tif {o['tif']}{filled}, {o['status']}"
     )
 
 
@@ -92,25 +99,35 @@ def frame_text(frame: Data) -> str:
     """A ``kestrel.frame`` in a few lines: clock and status, marks and bars, account,
     positions, open orders, and the events since the previous frame.
 
-    Written out member by member: it runs on every step, for every MCP face."""
+    Written out member by member: it runs on every step, for every MCP face. A frame of
+    more than ``WIDE_SYMBOLS`` symbols is written as tables instead (``wide``)."""
     clock = frame["clock"]
     remaining = clock.get("remaining")
     left = "" if remaining is None else f", {remaining} bars remaining"
     a = frame["account"]
     bars = frame.get("bars")
     positions, orders, events = frame["positions"], frame["orders"], frame["events"]
-    return (
+    news = frame.get("news")
+    head = (
         f"frame {frame['seq']} of {frame['session']} on {frame['scenario']['id']}: "
-        f"{frame['status']}, bar {clock['bar']} ({clock['time']}){left}\n"
+        f"{frame['status']}, bar {clock['bar']} ({clock['time']}){left}"
+    )
+    account = (
+        f"account: equity {a['equity']}, cash {a['cash']}, realized {a['realized']}, "
+        f"unrealized {a['unrealized']}, fees {a['fees']}, peak {a['peak']}, "
+        f"drawdown {a['drawdown']}"
+    )
+    if len(frame["marks"]) > WIDE_SYMBOLS:
+        return wide_frame_text(frame, head, account, _order, _event) + _news_lines(news)
+    return (
+        f"{head}\n"
         f"marks: {', '.join([f'{s} {p}' for s, p in frame['marks'].items()])}\n"
         + (f"bars: {'; '.join([_bar(s, b) for s, b in bars.items()])}\n" if bars else "")
-        + f"account: equity {a['equity']}, cash {a['cash']}, realized {a['realized']}, "
-        f"unrealized {a['unrealized']}, fees {a['fees']}, peak {a['peak']}, "
-        f"drawdown {a['drawdown']}\n"
+        + f"{account}\n"
         f"positions: {'; '.join([_position(p) for p in positions]) if positions else 'none'}\n"
         f"orders: {'; '.join([_order(o) for o in orders]) if orders else 'none'}\n"
         f"events: {'; '.join([_event(e) for e in events]) if events else 'none'}"
-        + _news_lines(frame.get("news"))
+        + _news_lines(news)
     )
 
 

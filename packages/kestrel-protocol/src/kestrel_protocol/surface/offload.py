@@ -16,6 +16,7 @@ __all__ = ["DIRECT_BLOTTER", "large_blotter", "long_submit"]
 
 _HEAVY_ADVANCE: Final = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
 _HEAVY_LINES: Final = 200
+_WAITS: Final = re.compile(r"(?i)\bwait\b")
 _SEEN: dict[str, bool] = {}
 _SEEN_MAX: Final = 512
 
@@ -45,8 +46,11 @@ def _heavy(source: str) -> bool:
 
 
 def long_submit(runtime: Any, principal: str, arguments: Any) -> bool:
-    """A submit that advances many bars or holds many lines."""
+    """A submit that advances many bars, holds many lines or may wait for a forward
+    tape's bar (a ``wait`` argument or statement: never on the caller's event loop)."""
     source: str = arguments.source
+    if getattr(arguments, "wait", None) is not None or _WAITS.search(source):
+        return True
     return len(source) >= 12 and _heavy(source)
 
 

@@ -188,6 +188,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "SESSION_STOOD_DOWN",
             "INVALID_SOURCE",
             "LIMIT_EXCEEDED",
+            "BAR_NOT_PUBLISHED",
         ),
         # A stand-down ends trading but does not close the session (no record is
         # stored; kestrel_session_close and kestrel_grade still ask their approval).

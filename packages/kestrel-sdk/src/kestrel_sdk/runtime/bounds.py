@@ -33,7 +33,8 @@ def check_open_orders(engine: SessionEngine, program: Program, bound: int) -> No
     """Refuse ``program`` when it could leave more than ``bound`` orders open (the cost
     is the open orders', and nothing for a program that places none)."""
     statements = program.statements
-    if len(engine.open_orders) + len(statements) <= bound or not any(
+    placed = sum(st.placed if isinstance(st, Order) else 1 for st in statements)
+    if len(engine.open_orders) + placed <= bound or not any(
         isinstance(statement, Order) for statement in statements
     ):
         return
@@ -43,8 +44,9 @@ def check_open_orders(engine: SessionEngine, program: Program, bound: int) -> No
     for statement in statements:
         if isinstance(statement, Order):
             order_id = f"o{next_id}"
-            next_id += 1
-            open_now[order_id] = statement.symbol
+            for child in range(statement.placed):  # the entry, then a bracket's children
+                open_now[f"o{next_id + child}"] = statement.symbol
+            next_id += statement.placed
             if statement.alias is not None:
                 aliases[statement.alias] = order_id
             if len(open_now) > bound:  # only a new order can break it (a session

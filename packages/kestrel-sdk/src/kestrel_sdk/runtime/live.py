@@ -175,6 +175,8 @@ class LiveSessions:
         if head.seq == engine.seq:
             return True
         try:
+            if live.loaded.forward:  # another process may have advanced it into new bars
+                self.extend(live)
             entries = self.store.journal(live.row.id, after=engine.seq)
             if engine.seq == 0 and entries and entries[0].prev != live.frame_root:
                 return False  # another process began its chain in the other form: rebuild
@@ -184,6 +186,15 @@ class LiveSessions:
             raise
         log.debug("caught session %s up to seq %d", live.row.id, engine.seq)
         return True
+
+    def extend(self, live: LiveSession) -> None:
+        """Extend a forward session's engine (its lock held) with the bars published
+        since it last looked (read from the store: appended by any process)."""
+        engine = live.engine
+        loaded = self._loaded(live.row.scenario_id)
+        if engine is not None and len(loaded.tape) > len(live.loaded.tape):
+            engine.extend(loaded)
+            live.loaded = loaded
 
     def forget(self, live: LiveSession) -> None:
         """Drop a session whose engine may be stale: its next touch rebuilds it."""

@@ -36,6 +36,7 @@ from kestrel_protocol.store import (
 )
 
 from .artifacts import checked_root, verified_artifact
+from .memory_feed import MemoryFeeds
 from .pentads import stored_pentad_bytes
 from .store_rows import JournalRow, closing_rows, journal_entries, lookahead_reads
 
@@ -52,7 +53,7 @@ class _Session:
     pruned: bool = False
 
 
-class MemoryStore:
+class MemoryStore(MemoryFeeds):
     """The ``RuntimeStore`` port in this process's memory (``memory:``)."""
 
     shared = False  # one process: its sessions are serialised by the runtime that serves them
@@ -60,6 +61,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        super().__init__(self._lock)
         self._sessions: dict[str, _Session] = {}  # in opening order
         self._artifacts: dict[str, bytes] = {}
         self._owners: dict[str, set[str]] = {}  # root -> the sessions that made it
@@ -74,6 +76,7 @@ class MemoryStore:
             for table in (self._sessions, self._artifacts, self._owners, self._pentads):
                 table.clear()
             self._graded.clear()
+            self.forget_feeds()
             self._horizons.clear()
             self._operations.clear()
 

@@ -90,6 +90,20 @@ _SCHEMA = [
         closed_at TEXT,  -- UTC, by the server's clock when the session closed
         pruned_at TEXT  -- when its steps were pruned (kestrel prune)
     )""",
+    """CREATE TABLE IF NOT EXISTS kestrel_feed_bars (  -- a forward tape's published bars
+        scenario TEXT NOT NULL,
+        bar INTEGER NOT NULL,  -- the bar's index in the whole tape
+        bar_time TEXT NOT NULL,
+        bar_rows TEXT NOT NULL,  -- its canonical tape rows, LF-ended
+        prefix_root TEXT NOT NULL,  -- the root of the tape's prefix ending with it
+        published_at TEXT NOT NULL,  -- UTC, the publisher's clock: in no object or root
+        PRIMARY KEY (scenario, bar)
+    )""",
+    """CREATE TABLE IF NOT EXISTS kestrel_feeds (  -- a forward tape's window
+        scenario TEXT PRIMARY KEY,
+        frozen INTEGER NOT NULL,
+        unsealed INTEGER NOT NULL
+    )""",
 ]
 
 _STATEMENTS: Final = Statements.of(POSTGRES)

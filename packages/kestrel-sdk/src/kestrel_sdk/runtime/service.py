@@ -42,8 +42,8 @@ from kestrel_protocol import (
     VerificationReport,
     kestrel_home,
 )
-from kestrel_protocol.ports import SessionGate
-from kestrel_protocol.store import JournalConflict, RuntimeStore, SessionRow
+from kestrel_protocol.ports import FeedWaiter, SessionGate
+from kestrel_protocol.store import FeedStatus, JournalConflict, RuntimeStore, SessionRow
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
@@ -51,6 +51,7 @@ from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.wire import builder
+from .feed import BarNotPublished, FeedAppend, Feeds, bar_not_published
 from .grading import CONFLICT_RETRIES, Grading
 from .history import history_bars
 from .ids import session_id
@@ -97,22 +98,27 @@ class Runtime:
         store: RuntimeStore | None = None,
         max_live_sessions: int | None = None,
         max_open_orders: int | None = None,
+        waiter: FeedWaiter | None = None,
     ) -> None:
         """``store`` defaults to the one ``$KESTREL_STORE`` names (else SQLite in ``home``);
         ``max_open_orders`` bounds each session (a scenario may lower it; ``bounds``).
         ``sealed``: scenario ids to seal, or ``ID=SERVED_ID`` to serve one only as a
-        renamed copy under a neutral id (:mod:`.catalog.renamed`)."""
+        renamed copy under a neutral id (:mod:`.catalog.renamed`). ``waiter`` waits
+        for a forward tape's bars when a submission asks to (none: never waits)."""
         self.home = kestrel_home(home)
+        self.waiter = waiter
         self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
         self.gate = gate
         self.grade_budget = grade_budget
         self.max_open_orders = max_open_orders or DEFAULT_MAX_OPEN_ORDERS
         self._served = ServedCatalog(catalog_paths, catalog, sealed)
         served = self._served
+        self._feeds = Feeds(self.store, served.loaded)
+        served.unsealed = lambda scenario_id: self._feeds.feed(scenario_id).unsealed()
         self._sessions = LiveSessions(
             self.store,
             max_live_sessions or default_max_live_sessions(),
-            served.loaded,
+            self._feeds.trading,
             served.sealed,
             self._artifact,
             lineages=lambda: served.lineages,
@@ -167,9 +173,33 @@ class Runtime:
 
     def tape(self, principal: str, scenario_id: str) -> str:
         """The tape's canonical CSV; ``SCENARIO_SEALED`` for a sealed scenario."""
-        loaded = self._served.with_tape(scenario_id)
+        self._served.with_tape(scenario_id)
         self._sessions.saw_future(principal, scenario_id, f"tape {scenario_id} read")
-        return tape_csv(loaded)
+        return tape_csv(self._feeds.trading(scenario_id))
+
+    # -- forward scenarios (see .feed) ----------------------------------------------------
+
+    def append_bars(self, scenario_id: str, data: bytes, *, published_at: str) -> FeedAppend:
+        """Publish bars (tape CSV) on a forward scenario's tape, all or none, durable
+        before this returns; ``published_at`` is the caller's clock (UTC text)."""
+        return self._feeds.feed(scenario_id).append(data, published_at=published_at)
+
+    def feed_status(self, scenario_id: str) -> FeedStatus:
+        """How far a forward scenario's tape has grown; whether frozen, unsealed."""
+        return self._feeds.feed(scenario_id).status()
+
+    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]:
+        """``(bar, time, published_at)`` of every bar of a forward tape (the prefix's
+        ``published_at`` is ``""``)."""
+        return self._feeds.feed(scenario_id).published()
+
+    def freeze_feed(self, scenario_id: str) -> FeedStatus:
+        """End a forward scenario's window: its tape is fixed as published."""
+        return self._feeds.feed(scenario_id).freeze()
+
+    def unseal_feed(self, scenario_id: str) -> FeedStatus:
+        """Publish a frozen forward scenario's tape."""
+        return self._feeds.feed(scenario_id).unseal()
 
     def validate(self, source: str, scenario: str | None = None) -> ValidationReport:
         loaded = self.loaded(scenario) if scenario is not None else None
@@ -187,6 +217,8 @@ class Runtime:
         """Open a session, resume an open one by label, or answer with the gate's offer."""
         loaded = self.loaded(scenario)
         root = loaded.scenario.root
+        if loaded.forward and not len(self._feeds.trading(scenario).tape):
+            raise bar_not_published("bar 0", 0)  # a session opens on its first bar
         if label is not None:
             sid = session_id(principal, root, label)
             row = self.store.session(sid)
@@ -226,14 +258,20 @@ class Runtime:
         """Replay every open session now (rather than on first touch); their ids."""
         return self._sessions.resume_all()
 
-    def submit(self, principal: str, sid: str, source: str) -> SessionResponse:
+    def submit(
+        self, principal: str, sid: str, source: str, wait: float | None = None
+    ) -> SessionResponse:
         """Check, apply, bind and persist one submission; atomic in every sense.
 
         The journal row is committed before this returns. The session lock is taken
         inline (not through ``LiveSessions.locked``): this is the step path. When another process
         advanced the session meanwhile, the submission is applied after what it did.
+        On a forward scenario, a submission that needs a bar not yet published waits
+        for it up to ``wait`` seconds or its source's ``wait`` (the longer; once, with
+        the runtime's waiter), else is refused ``BAR_NOT_PUBLISHED``.
         """
         conflicts = 0
+        waited = False
         while True:
             live = self._live.get(sid)
             if live is None or live.row.principal != principal:
@@ -243,6 +281,14 @@ class Runtime:
             try:
                 with live.lock:
                     done = self._step(live, sid, source)
+            except BarNotPublished as refused:
+                seconds = max(wait or 0.0, refused.wait_ms / 1000)
+                if waited or seconds <= 0 or self.waiter is None:
+                    raise
+                waited = True
+                if not self.waiter.wait(live.row.scenario_id, refused.needed, seconds):
+                    raise
+                continue
             except JournalConflict:
                 conflicts += 1
                 if conflicts < CONFLICT_RETRIES:
@@ -290,6 +336,8 @@ class Runtime:
         if engine is None:
             raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
         program = engine.check(source)
+        if live.loaded.forward:
+            self._feeds.to_edge(live, program, self._sessions.extend)
         bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
         check_open_orders(engine, program, bound)
         clock = engine.clock
@@ -435,7 +483,7 @@ class Runtime:
             if pruned_at is not None:
                 raise pruned_session(row.id, pruned_at)
         store = self.store if principal is None else OwnedArtifacts(self.store, principal)
-        return verify_grade(store, self.index, grade)
+        return verify_grade(store, self._feeds.grown(self.index), grade)
 
     def proof(self, principal: str, sid: str, embed_tape: bool = False) -> Proof:
         """The session's proof: its grade (graded now, closing the session, if need be;
@@ -452,4 +500,4 @@ class Runtime:
     def verify_proof(self, data: Any) -> VerificationReport:
         """Verify a proof (JSON data) by replay over this catalog or its embedded scenario;
         needs nothing from the store. See :func:`~.verify.verify_proof`."""
-        return verify_proof(self.index, data)
+        return verify_proof(self._feeds.grown(self.index), data)

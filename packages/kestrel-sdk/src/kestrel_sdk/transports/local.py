@@ -177,15 +177,18 @@ def local_transport(
         )
     from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
     from ..runtime.stores import open_runtime_store  # noqa: PLC0415
+    from .feed_waiter import StoreFeedWaiter  # noqa: PLC0415
 
+    opened = open_runtime_store(store, home)
     built = Runtime(
         home,
         catalog_paths,
         gate,
         sealed=sealed,
-        store=open_runtime_store(store, home),
+        store=opened,
         max_live_sessions=max_live_sessions,
         max_open_orders=max_open_orders,
+        waiter=StoreFeedWaiter(opened),
     )
     return LocalTransport(
         built,

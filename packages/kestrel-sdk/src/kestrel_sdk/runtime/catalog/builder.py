@@ -49,11 +49,13 @@ def terms_toml(
     slippage_bps: str,
     instruments: Sequence[Mapping[str, str | int]],
     margin: Mapping[str, str] | None = None,
+    forward: bool = False,
 ) -> str:
-    """The ``scenario.toml`` text of these terms (tape file ``tape.csv``), for
-    :func:`~.terms.parse_terms` to validate exactly as it validates a user's file.
-    ``margin``: a margin account's terms by their ``scenario.toml`` keys (``leverage``,
-    ``maintenance_margin``, ``borrow_rate``, ``cash_rate``)."""
+    """The ``scenario.toml`` text of these terms (tape file ``tape.csv``; ``forward``: a
+    forward scenario's), for :func:`~.terms.parse_terms` to validate exactly as it
+    validates a user's file. ``margin``: a margin account's terms by their
+    ``scenario.toml`` keys (``leverage``, ``maintenance_margin``, ``borrow_rate``,
+    ``cash_rate``)."""
     return "\n".join(
         [
             f"id = {_toml_string(scenario_id)}",
@@ -62,6 +64,7 @@ def terms_toml(
             'tape = "tape.csv"',
             f"interval = {_toml_string(interval)}",
             f"bars_per_year = {bars_per_year}",
+            *(["forward = true"] if forward else []),
             "[account]",
             f"cash = {_toml_string(cash)}",
             f"shortable = {'true' if shortable else 'false'}",

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kestrel_protocol import root_of_bytes
+
 from .builder import terms_toml
 from .loader import shared_tape
-from .model import LoadedScenario
+from .model import LoadedScenario, Tape
 from .news import News, parse_news
 from .objects import scenario_object
-from .tapes import TapeShape, parse_tape
-from .terms import margin_keys, parse_terms
+from .tapes import TapeShape, parse_tape, render_tape
+from .terms import ScenarioTerms, margin_keys, parse_terms
 
 __all__ = ["load_embedded"]
 
@@ -67,6 +69,7 @@ def load_embedded(
         slippage_bps=_get(scenario, "fill.slippageBps", str),
         instruments=items,
         margin=margin_keys(_get(scenario, "account", Mapping)),
+        forward="forward" in scenario,
     )
     in_frame = scenario.get("newsInFrame")
     if in_frame is not None:
@@ -80,6 +83,9 @@ def load_embedded(
         problem = parsed[0]
         where = f"line {problem.line}: " if problem.line is not None else ""
         raise ValueError(f"the embedded tape: {where}{problem.reason}")
+    loaded_tape = shared_tape(parsed)
+    if terms.forward:
+        return _forward(scenario, terms, loaded_tape)
     shape = TapeShape(
         bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
     )
@@ -89,8 +95,27 @@ def load_embedded(
         if isinstance(found, list):
             raise ValueError(f"the embedded news: {found[0]}")
         checked = found
-    loaded_tape = shared_tape(parsed)
     news_root = None if checked is None else checked.root
     return LoadedScenario(
         scenario_object(terms, shape, news_root), None, lambda: loaded_tape, news=checked
     )
+
+
+def _forward(scenario: Mapping[str, Any], terms: ScenarioTerms, tape: Tape) -> LoadedScenario:
+    """A frozen forward scenario: its object rebuilt from the tape's first
+    ``forward.bars`` bars (its declared prefix), over the whole tape (the bars after it
+    are bound by the frames of the sessions that were shown them)."""
+    bars = _get(scenario, "forward.bars", int)
+    if not 0 <= bars <= len(tape):
+        raise ValueError(f"scenario.forward.bars {bars} is not within the tape's {len(tape)}")
+    text = render_tape(tape)
+    rows = text.splitlines(keepends=True)
+    prefix = "".join(rows[: 1 + bars * len(tape.symbols)])
+    times = tape.times[:bars]
+    shape = TapeShape(
+        bars=bars,
+        start=times[0] if times else "",
+        end=times[-1] if times else "",
+        root=root_of_bytes(prefix.encode("utf-8")),
+    )
+    return LoadedScenario(scenario_object(terms, shape), None, lambda: tape, forward=True)

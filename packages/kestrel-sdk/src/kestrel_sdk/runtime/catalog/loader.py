@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kestrel_protocol import KestrelError, RefusalCode
 
+from .forward_tape import empty_tape, forward_shape
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
 from .news import NEWS_FILE, News, parse_news
 from .objects import catalog_object, scenario_object
@@ -233,6 +234,8 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     outside = _outside(directory, tape_path)
     if outside is not None:
         return [outside]
+    if terms.forward:
+        return _load_forward(directory, terms, toml, tape_path, limit)
     shape = remembered_shape(tape_path, toml_bytes)
     if shape is None:  # not validated before, or changed since: read it (columns not kept)
         try:
@@ -258,6 +261,34 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
         lineage=terms.lineage,
         news=news,
         news_aliases=dict(terms.news_aliases),
+    )
+    return _UserScenario(loaded, terms, toml)
+
+
+def _load_forward(
+    directory: Path, terms: ScenarioTerms, toml: Path, tape_path: Path, limit: int
+) -> _UserScenario | list[CatalogProblem]:
+    """A forward scenario: its declared prefix (absent or header-only: none), served
+    sealed whatever its ``sealed`` says (its tape grows while agents trade)."""
+    try:
+        shape = forward_shape(tape_path, terms, limit)
+    except (OSError, EOFError, zlib.error) as error:
+        return [CatalogProblem(tape_path, None, f"cannot read the tape: {error}")]
+    if isinstance(shape, list):
+        return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in shape]
+    load: Callable[[], Tape]
+    if shape.bars:
+        load = functools.partial(_load_checked, tape_path, terms, shape)
+    else:
+        load = functools.partial(empty_tape, terms.symbols, terms.scale)
+    loaded = LoadedScenario(
+        scenario_object(terms, shape),
+        directory,
+        load,
+        sealed=True,
+        max_open_orders=terms.max_open_orders,
+        lineage=terms.lineage,
+        forward=True,
     )
     return _UserScenario(loaded, terms, toml)
 

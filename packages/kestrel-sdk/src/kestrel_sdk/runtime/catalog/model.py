@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +95,7 @@ class LoadedScenario:
         sealed: bool = False,
         max_open_orders: int | None = None,
         lineage: str | None = None,
+        forward: bool = False,
         news: News | None = None,
         news_aliases: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
@@ -107,6 +108,12 @@ class LoadedScenario:
         self.lineage = lineage
         """``lineage`` in its ``scenario.toml``: a disguise's tag of its source's bars
         (twins share it; :mod:`.lineage`). Not part of the root, never served."""
+        self.forward = forward
+        """``forward = true`` in its ``scenario.toml``: its tape is a declared prefix that
+        grows by appends (:mod:`kestrel_sdk.runtime.feed`); always served sealed until
+        its feed is unsealed."""
+        self.prefix_roots: Sequence[str] | None = None
+        """A forward scenario's prefix root by bar, when known (:mod:`..engine.edge`)."""
         self.news = news
         """Its news items (``news.jsonl``; their root is the object's ``newsRoot``)."""
         self.news_aliases = dict(news_aliases or {})

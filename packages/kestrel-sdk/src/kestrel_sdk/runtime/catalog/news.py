@@ -30,6 +30,7 @@ from .tape_format import TIME
 __all__ = [
     "CSV_HEADER",
     "MAX_BODY",
+    "MAX_BYTES",
     "MAX_HEADLINE",
     "MAX_ITEMS",
     "NEWS_FILE",
@@ -50,6 +51,8 @@ MAX_BODY = 20_000
 """Characters of a body, at most."""
 MAX_ITEMS = 200_000
 """Items of one scenario, at most."""
+MAX_BYTES = 64 * 1024 * 1024
+"""Bytes of one news file, at most."""
 _MEMBERS = frozenset(CSV_HEADER)
 
 
@@ -225,6 +228,8 @@ def parse_news(
     """The news of a JSONL (or, with ``csv_form``, CSV) text, or up to ``limit`` faults,
     each naming its line and field. ``symbols`` are the scenario's instruments; an item
     after ``last_time`` (the tape's last bar) is refused."""
+    if len(data) > MAX_BYTES:
+        return [NewsProblem(None, f"larger than {MAX_BYTES} bytes")]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

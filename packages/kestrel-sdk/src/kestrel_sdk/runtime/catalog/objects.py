@@ -17,13 +17,16 @@ __all__ = ["catalog_object", "scenario_object"]
 def scenario_object(
     terms: ScenarioTerms, shape: TapeShape, news_root: str | None = None
 ) -> Scenario:
-    """The rooted Scenario of validated terms and the shape of their tape (and the root
-    of its news, if it has any: the members about news are absent otherwise)."""
-    news: dict[str, object] = {}
+    """The rooted Scenario of validated terms and the shape of their tape (a forward
+    scenario's: of its declared prefix, with ``forward``), and the root of its news, if
+    it has any (the members about news are absent otherwise)."""
+    extra: dict[str, object] = {}
     if news_root is not None:
-        news["news_root"] = news_root
+        extra["news_root"] = news_root
     if terms.news_in_frame is not None:
-        news["news_in_frame"] = terms.news_in_frame
+        extra["news_in_frame"] = terms.news_in_frame
+    if terms.forward:
+        extra["forward"] = {"bars": shape.bars, "head": shape.root}
     return Scenario.with_root(
         id=terms.id,
         title=terms.title,
@@ -43,7 +46,7 @@ def scenario_object(
         account=_account(terms),
         fees={"bps": terms.fee_bps, "minimum": terms.fee_minimum},
         fill={"participation": terms.participation, "slippage_bps": terms.slippage_bps},
-        **news,
+        **extra,
     )
 
 
@@ -91,6 +94,8 @@ def _entry(scenario: Scenario, sealed: bool) -> dict[str, object]:
     }
     if sealed:
         del entry["bars"]
+    if scenario.forward_tape is not None:
+        entry["forward"] = True
     commitment = scenario_commitment(scenario)
     if commitment is not None:  # a disguise: what pairs it with its source after reveal
         entry["commitment"] = commitment

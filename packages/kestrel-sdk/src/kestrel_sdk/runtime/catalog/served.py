@@ -15,7 +15,7 @@ catalog entry and sealed view carry the full scenario's root). A scenario sealed
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from kestrel_protocol import Catalog, KestrelError, RefusalCode, Scenario, SealedScenario
@@ -51,6 +51,10 @@ class ServedCatalog:
         self._all: CatalogIndex | None = None
         self._lineages: Lineages | None = None
         self._lock = threading.Lock()
+        self.unsealed: Callable[[str], bool] = lambda scenario_id: False
+        """Whether a forward scenario's tape has been published (its feed unsealed):
+        until then it is sealed, whatever its ``scenario.toml`` says (the runtime sets
+        this to ask its store)."""
 
     @property
     def index(self) -> CatalogIndex:
@@ -118,7 +122,11 @@ class ServedCatalog:
     def sealed(self, scenario_id: str) -> bool:
         """Whether no face serves the scenario's tape or a bar after a session's clock."""
         loaded = self.index.get(scenario_id)
-        return scenario_id in self._sealed or (loaded is not None and loaded.sealed)
+        if scenario_id in self._sealed:
+            return True
+        if loaded is not None and loaded.forward:
+            return not self.unsealed(scenario_id)
+        return loaded is not None and loaded.sealed
 
     def catalog(self) -> Catalog:
         """The catalog, each scenario marked ``sealed`` as this runtime serves it."""

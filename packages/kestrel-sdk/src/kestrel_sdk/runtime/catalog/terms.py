@@ -55,6 +55,7 @@ _TOP_KEYS = {
     "sealed",
     "max_open_orders",
     "lineage",
+    "forward",
     "news_in_frame",
     "news_aliases",
 }
@@ -130,6 +131,9 @@ class ScenarioTerms:
     """Lowers the runtime's bound on a session's open orders (not part of the root)."""
     lineage: str | None = None
     """A disguise's tag of its source's bars, shared by twins (not part of the root)."""
+    forward: bool = False
+    """A forward scenario: its tape (a prefix, possibly none) grows by appends while
+    agents trade (its object carries ``forward``)."""
     news_in_frame: int | None = None
     """The newest news items a frame shows (default 5; the object's ``newsInFrame``)."""
     news_aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -318,7 +322,13 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     if "title" in data and isinstance(data["title"], str) and not title.strip():
         check.fault("", "title", "title must not be empty")
     description = check.text(data, "", "description", required=False)
-    tape = check.text(data, "", "tape")
+    forward = data.get("forward", False)
+    if not isinstance(forward, bool):
+        check.fault("", "forward", "forward must be true or false")
+    # a forward scenario's tape is its prefix, and optional (absent: it starts empty)
+    tape = check.text(data, "", "tape", required=forward is not True) or (
+        "tape.csv" if forward is True and "tape" not in data else ""
+    )
     if tape:
         parts = tape.replace("\\", "/").split("/")
         if tape.startswith(("/", "\\")) or ":" in tape or ".." in parts:
@@ -408,6 +418,7 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         sealed=sealed is True,
         max_open_orders=max_open if isinstance(max_open, int) else None,
         lineage=lineage if isinstance(lineage, str) else None,
+        forward=forward is True,
         news_in_frame=news_in_frame if isinstance(news_in_frame, int) else None,
         news_aliases=aliases,
         margin=margin,

@@ -9,7 +9,7 @@ from typing import Any
 from kestrel_protocol import Blotter
 
 from .bus import Event
-from .orders import Fill, LiveOrder
+from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms
 
 __all__ = ["BlotterRecorder"]
@@ -30,6 +30,10 @@ class BlotterRecorder:
         self.orders: list[LiveOrder] = []
         self.fills: list[Fill] = []
         self._cache: Blotter | None = None
+
+    def retape(self, times: Sequence[str]) -> None:
+        """The bar times of a forward tape grown since (:meth:`.core.SessionEngine.extend`)."""
+        self._times = times
 
     def on_event(self, event: Event) -> None:
         self._cache = None
@@ -59,7 +63,7 @@ class BlotterRecorder:
             "submitted_bar": o.submitted_bar,
             "closed_bar": o.closed_bar,
             "reason": o.reason,
-        }
+        } | order_links(o)
 
     def _fill(self, f: Fill) -> dict[str, Any]:
         return {

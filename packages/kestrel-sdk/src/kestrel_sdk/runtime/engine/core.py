@@ -26,15 +26,19 @@ from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
 from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
+from .brackets import Links, close_order
 from .bus import Event, EventBus
+from .edge import forward_roots, unpublished
 from .fill import slipped
 from .frame import FrameBuilder
 from .liquidation import close_positions
 from .loop import BarLoop, columns
 from .margin import MarginRules
 from .orders import Fill, LiveOrder
+from .placing import Placer
 from .program import Program, Programs
-from .scaled import NEVER, Terms, ratio_text
+from .scaled import Terms, ratio_text
+from .trailing import follow
 from .wire import text_root
 
 __all__ = ["Program", "SessionEngine", "Step"]
@@ -75,6 +79,9 @@ class SessionEngine:
         self._times = tape.times
         self._days = tape.days
         self._last = len(tape) - 1
+        self._forward = loaded.forward
+        """A forward scenario's session: trades at the edge (:mod:`.edge`)."""
+        self._roots = forward_roots(loaded) if loaded.forward else None
         self._clock = 0
         self._status: SessionStatus = "open"
         self._seq = 0
@@ -102,6 +109,20 @@ class SessionEngine:
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
+        links = Links(self._open, self._bus)
+        self._bus.subscribe(links.on_event)
+        self._placer = Placer(
+            terms,
+            self._cols,
+            tape.days,
+            self._loop,
+            links,
+            account=self._account,
+            orders=self._orders,
+            open_orders=self._open,
+            aliases=self._aliases,
+            forward=self._forward,
+        )
         self._frame: SessionFrame | None = None
         self._text = ""
         self._root: str | None = None
@@ -211,6 +232,36 @@ class SessionEngine:
                 f"session {self._session_id} has stood down; it can be read, closed and graded",
             )
 
+    @property
+    def last(self) -> int:
+        """The last bar of the tape this engine holds (a forward tape's edge)."""
+        return self._last
+
+    def unpublished(self, program: Program) -> tuple[str, int] | None:
+        """On a forward session, the first bar ``program`` would advance to past the
+        edge (as its source names it) and the bars the tape must hold for it; ``None``
+        when there is none."""
+        if not self._forward:
+            return None
+        return unpublished(program.statements, self._clock, self._last, self._times)
+
+    def extend(self, loaded: LoadedScenario) -> None:
+        """Hold ``loaded``'s tape from now on: the same forward tape with more bars
+        published (the engine's state is unchanged; later bars become reachable)."""
+        tape = loaded.tape
+        self._loaded = loaded
+        self._cols = columns(loaded, self._terms.tape_factor)
+        self._times = tape.times
+        self._days = tape.days
+        self._last = len(tape) - 1
+        self._roots = forward_roots(loaded)
+        self._loop.retape(self._cols, tape.days)
+        self._placer.retape(self._cols, tape.days)
+        self._frames.retape(loaded, self._cols)
+        self._blotter.retape(tape.times)
+        if self._loop.margin is not None:
+            self._loop.margin.retime(tape.times)
+
     def check(self, source: str) -> Program:
         """Parse and validate ``source`` against this session without changing it.
 
@@ -276,28 +327,7 @@ class SessionEngine:
     # -- statements --------------------------------------------------------------------
 
     def _place(self, st: Order) -> LiveOrder:
-        eligible = self._clock + 1
-        if st.tif == "gtc":
-            expires = NEVER
-        elif st.tif == "ioc":
-            expires = eligible
-        else:
-            days = self._days
-            expires = bisect_right(days, days[min(eligible, self._last)]) - 1
-        order = LiveOrder(
-            f"o{len(self._orders) + 1}",
-            st,
-            self._terms,
-            seq=self._working_seq,
-            bar=self._clock,
-            expires=expires,
-        )
-        self._orders.append(order)
-        self._open.append(order)
-        if st.alias is not None:
-            self._aliases[st.alias] = order
-        self._bus.publish(Event("accepted", self._clock, order, order.qty))
-        return order
+        return self._placer.place(st, self._clock, self._working_seq)
 
     def _resolve(self, ref: str) -> LiveOrder | None:
         order = self._aliases.get(ref)
@@ -323,11 +353,7 @@ class SessionEngine:
                 self._cancel(order, bar, "statement")
 
     def _cancel(self, order: LiveOrder, bar: int, reason: str) -> None:
-        order.status = "cancelled"
-        order.closed_bar = bar
-        order.reason = reason
-        self._open.remove(order)
-        self._bus.publish(Event("cancelled", bar, order, order.remaining, reason=reason))
+        close_order(order, self._open, self._bus, bar, reason)
 
     def _advance(self, st: Advance) -> bool:
         """Process bars; True when the session stood down (drawdown or end of tape)."""
@@ -335,11 +361,19 @@ class SessionEngine:
             target = max(self._clock, bisect_right(self._times, st.to) - 1)
         else:
             target = min(self._clock + (st.count or 1), self._last)
+        if self._forward and self._clock >= self._last:
+            asks = st.to is None or st.to > self._times[self._clock]
+            if asks:  # past the last bar of a frozen tape (the runtime refuses it before)
+                self._stand("end-of-tape", f"the tape ended at bar {self._last}")
+            return asks
         self._clock, stood = self._loop.run(self._clock, target)
+        for order in self._open:  # each trailing stop shows the stop for the next bar
+            if order.trail is not None:
+                follow(order, self._cols[order.symbol][3], self._clock + 1)
         if stood:
             self._stand_drawdown(self._clock)
             return True
-        if self._clock >= self._last:
+        if self._clock >= self._last and not self._forward:
             self._stand("end-of-tape", f"the tape ended at bar {self._last} ({self._times[-1]})")
             return True
         return False
@@ -413,4 +447,5 @@ class SessionEngine:
             account=self._account,
             peak=self._loop.peak,
             open_orders=self._open,
+            tape=None if self._roots is None else self._roots[self._clock],
         )

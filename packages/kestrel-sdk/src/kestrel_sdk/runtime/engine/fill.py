@@ -141,7 +141,7 @@ def match_price(
     if kind == "limit":
         return _limit(buy, order.limit_p, o, h, lo)
     stop = order.stop_p
-    if kind == "stop":
+    if kind in {"stop", "trailing-stop"}:  # a trailing stop's stop_p is the bar's stop
         if buy:
             price = o if o >= stop else stop if h >= stop else None
         else:

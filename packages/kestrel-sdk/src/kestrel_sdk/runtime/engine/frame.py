@@ -43,11 +43,18 @@ from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
 from .framed_news import FramedNews
-from .orders import LiveOrder
+from .orders import LiveOrder, order_links
 from .scaled import Terms, money_text, ratio_text
 from .wire import PriceTexts, builder, construct, json_or_null, quote
 
 __all__ = ["FrameBuilder"]
+
+
+def _linked(links: dict[str, str], key: str) -> str:
+    """A link member's canonical text, or nothing when the order has none."""
+    value = links.get(key)
+    return "" if value is None else f',"{key}":{quote(value)}'
+
 
 _new_event = builder(FrameEvent)
 _new_bar = builder(FrameBar)
@@ -118,7 +125,7 @@ class FrameBuilder:
         self._account: tuple[AccountState | None, str] | None = None
         self._positions: dict[str, tuple[tuple[Any, ...], Position | None, str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
-        self._orders: dict[int, tuple[int, str, FrameOrder | None, str]] = {}
+        self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder | None, str]] = {}
 
     def on_event(self, event: Event) -> None:
         """Bus subscriber: the event as the next frame will show it."""
@@ -243,41 +250,42 @@ class FrameBuilder:
 
     def _order(self, o: LiveOrder) -> tuple[FrameOrder | None, str]:
         cached = self._orders.get(id(o))
-        if (
-            cached is not None
-            and cached[0] == o.filled
-            and cached[1] == o.status
-            and (cached[2] is not None or not self.models)
-        ):
-            return cached[2], cached[3]
+        key = (o.filled, o.status, o.qty, o.stop_p)
+        if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
+            return cached[1], cached[2]
+        links = order_links(o)
         terms = self._terms
-        model = (
-            None
-            if not self.models
-            else _new_order(
-                {
-                    "id": o.id,
-                    "alias": o.alias,
-                    "side": o.side,
-                    "qty": terms.quantity(o.qty),
-                    "filled": terms.quantity(o.filled),
-                    "symbol": o.symbol,
-                    "type": o.type,
-                    "limit": o.limit,
-                    "stop": o.stop,
-                    "tif": o.tif,
-                    "status": o.status,
-                }
+        members = {
+            "id": o.id,
+            "alias": o.alias,
+            "side": o.side,
+            "qty": terms.quantity(o.qty),
+            "filled": terms.quantity(o.filled),
+            "symbol": o.symbol,
+            "type": o.type,
+            "limit": o.limit,
+            "stop": o.stop,
+            "tif": o.tif,
+            "status": o.status,
+        }
+        model = None if not self.models else _new_order(members | links)
+        # canonical key order; the links (absent on a plain order) in their places
+        text = "".join(
+            (
+                f'{{"alias":{json_or_null(o.alias)},"filled":{terms.quantity_json(o.filled)}',
+                _linked(links, "group"),
+                f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)}',
+                _linked(links, "parent"),
+                f',"qty":{terms.quantity_json(o.qty)},"side":{quote(o.side)}',
+                f',"status":{quote(o.status)}',
+                f',"stop":{json_or_null(o.stop)},"symbol":{quote(o.symbol)}',
+                _linked(links, "target"),
+                f',"tif":{quote(o.tif)}',
+                _linked(links, "trail"),
+                f',"type":{quote(o.type)}}}',
             )
         )
-        text = (
-            f'{{"alias":{json_or_null(o.alias)},"filled":{terms.quantity_json(o.filled)}'
-            f',"id":{quote(o.id)}'
-            f',"limit":{json_or_null(o.limit)},"qty":{terms.quantity_json(o.qty)},"side":{quote(o.side)}'
-            f',"status":{quote(o.status)},"stop":{json_or_null(o.stop)}'
-            f',"symbol":{quote(o.symbol)},"tif":{quote(o.tif)},"type":{quote(o.type)}}}'
-        )
-        self._orders[id(o)] = (o.filled, o.status, model, text)
+        self._orders[id(o)] = (key, model, text)
         return model, text
 
     def _account_state(
@@ -345,6 +353,13 @@ class FrameBuilder:
         self._account = (model, text)
         return model, text
 
+    def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
+        """The columns and times of a forward tape grown since (the bar cached for the
+        marks stays right: published bars never change)."""
+        self._cols = cols
+        self._times = loaded.tape.times
+        self._volume = loaded.tape.volume_member
+
     def build(
         self,
         *,
@@ -355,9 +370,11 @@ class FrameBuilder:
         account: Account,
         peak: int,
         open_orders: list[LiveOrder],
+        tape: str | None = None,
     ) -> tuple[SessionFrame | None, str]:
         """The frame of the session now: its model (``None`` without :attr:`models`) and
-        its canonical text."""
+        its canonical text; ``tape`` (a forward session's) the root of the prefix it was
+        shown."""
         equity = account.cash
         holdings = account.holdings
         unrealized_total: Fraction | int
@@ -422,6 +439,7 @@ class FrameBuilder:
         remaining = None if self._sealed else last - clock
         remaining_json = "" if remaining is None else f',"remaining":{remaining}'
         marks, marks_json, time, time_json = self._marks_at(clock)
+        tape_json = "" if tape is None else f',"tape":"{tape}"'
         news = self._news
         news_models, news_json = (None, "") if news is None else news.at(time, models=self.models)
         text = (
@@ -429,7 +447,7 @@ class FrameBuilder:
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
             f',"marks":{marks_json}{news_json},"orders":[{orders_json}]'
             f',"positions":[{positions_json}]'
-            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"}}'
+            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
         )
         if not self.models:
             return None, text
@@ -453,6 +471,7 @@ class FrameBuilder:
                 "positions": positions,
                 "orders": orders,
                 "events": events,
+                **({} if tape is None else {"tape": tape}),
             }
         )
         return frame, text

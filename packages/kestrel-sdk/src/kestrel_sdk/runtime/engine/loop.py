@@ -10,6 +10,7 @@ integers throughout; every change is published on the session's bus.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from .fill import match_price, trigger_search
 from .margin import MarginRules, closes_at
 from .orders import Fill, LiveOrder
 from .scaled import Terms
+from .trailing import follow, trail_search
 
 __all__ = ["BarLoop", "columns"]
 
@@ -78,6 +80,7 @@ class BarLoop:
         self._liquidate = liquidate
         self._closes = {symbol: c[3] for symbol, c in cols.items()}
         self._cols = cols
+        self._days = loaded.tape.days
         self._account = account
         self._open = open_orders
         self._bus = bus
@@ -97,6 +100,12 @@ class BarLoop:
         self._fill_count = 0
         self.series: list[int] | None = [terms.cash] if record else None
         self.holding: bytearray | None = bytearray(1) if record else None
+
+    def retape(self, cols: dict[str, Columns], days: array[int]) -> None:
+        """The columns and days of a forward tape grown since."""
+        self._cols = cols
+        self._days = days
+        self._closes = {symbol: c[3] for symbol, c in cols.items()}
 
     def run(self, clock: int, target: int) -> tuple[int, bool]:
         """Process bars ``clock + 1`` … ``target``. Returns the new clock and whether
@@ -162,15 +171,30 @@ class BarLoop:
     def _next_act(self, order: LiveOrder, start: int, target: int) -> int:
         """The first bar in ``start..target`` at which ``order`` must be processed (a
         possible fill or its expiry), else ``target + 1``."""
+        if order.status == "held":  # a bracket child waits for its entry's fill
+            return target + 1
+        if order.day_of >= 0:  # a forward tape's day order: its day's end, bar by bar
+            days = self._days
+            ends = bisect_right(days, days[order.day_of], order.day_of)
+            acts = self._next_fill(order, start, target)
+            return ends if start <= ends < acts else acts
+        return self._next_fill(order, start, target)
+
+    def _next_fill(self, order: LiveOrder, start: int, target: int) -> int:
+        """:meth:`_next_act` but for a forward day order's day end."""
         hit = order.hit
         if hit >= start:
             return hit
+        start = max(start, order.active_from)
         expires = order.expires
         end = target if target < expires else expires
         scan_from = order.scanned + 1
         scan_from = max(scan_from, start)
         cols = self._cols[order.symbol]
-        found = trigger_search(order, cols[1], cols[2], scan_from, end)
+        if order.trail is not None:
+            found = trail_search(order, (cols[1], cols[2], cols[3]), scan_from, end)
+        else:
+            found = trigger_search(order, cols[1], cols[2], scan_from, end)
         if found >= 0:
             order.hit = found
             return found
@@ -252,10 +276,24 @@ class BarLoop:
             if margin.pending and self._liquidate is not None:
                 margin.pending = False
                 self._liquidate(j)
+        days = self._days
         for order in list(self._open):
+            if order.day_of >= 0 and days[j] > days[order.day_of]:  # its day ended at j - 1
+                order.status = "expired"
+                order.closed_bar = j - 1
+                order.reason = order.tif
+                self._open.remove(order)
+                self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
+        for order in list(self._open):
+            # a held bracket child, one its entry's fill activated from the next bar, or
+            # one an earlier fill of this bar cancelled (its group) is not matched here
+            if not order.working or j < order.active_from:
+                continue
             order.hit = -1
             order.scanned = j
-            o, h, lo, _, volume = cols[order.symbol]
+            o, h, lo, close, volume = cols[order.symbol]
+            if order.trail is not None:
+                follow(order, close, j)
             price = match_price(
                 order, o[j], h[j], lo[j], slippage=slippage, tick=ticks[order.symbol]
             )

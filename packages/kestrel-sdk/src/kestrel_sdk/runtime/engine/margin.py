@@ -63,7 +63,7 @@ class MarginRules:
         self.maintenance: Final = fraction_of(account.maintenance_margin or "1")
         self._cash_rate = fraction_of(account.cash_rate or "0") / YEAR_SECONDS
         self._borrow_rate = fraction_of(account.borrow_rate or "0") / YEAR_SECONDS
-        self._seconds = [_seconds(time) for time in loaded.tape.times]
+        self._times: Sequence[str] = loaded.tape.times
         self.interest: Fraction = Fraction(0)
         """Interest accrued so far, exactly (money units; negative: paid)."""
         self.borrow: Fraction = Fraction(0)
@@ -73,6 +73,10 @@ class MarginRules:
         self.calls: list[MarginCall] = []
         self.pending: bool = False
         """A call awaits its liquidation at the next bar's open."""
+
+    def retime(self, times: Sequence[str]) -> None:
+        """The bar times of a forward tape grown since."""
+        self._times = times
 
     @property
     def accrues(self) -> bool:
@@ -87,7 +91,7 @@ class MarginRules:
         """Post bar ``j``'s interest and borrow cost (``closes``: bar ``j − 1``'s)."""
         if j <= 0 or not self.accrues:
             return
-        elapsed = self._seconds[j] - self._seconds[j - 1]
+        elapsed = _seconds(self._times[j]) - _seconds(self._times[j - 1])
         self.interest += account.cash * self._cash_rate * elapsed
         if self._borrow_rate:
             short = sum(-h.qty * closes[s] for s, h in account.holdings.items() if h.qty < 0)

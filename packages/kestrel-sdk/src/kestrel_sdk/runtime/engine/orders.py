@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from kestrel_protocol.objects.session import OrderStatus, OrderType, Side, Tif
 
 from ..lang.syntax import Order
 from .scaled import Terms
 
-__all__ = ["Fill", "LiveOrder"]
+if TYPE_CHECKING:
+    from .trailing import Trail
+
+__all__ = ["Fill", "LiveOrder", "order_links"]
 
 
 class LiveOrder:
@@ -18,31 +21,46 @@ class LiveOrder:
     ``hit``/``scanned`` cache the trigger search: ``hit`` is the first bar at or after
     ``scanned + 1`` where the order can act (-1 when unknown), so a resting order costs
     nothing on the bars where it cannot fill.
+
+    The links of docs/engine.md's order forms: ``parent`` (a bracket child's entry) and
+    ``children`` (an entry's stop-loss and take-profit, ``held`` until its first fill,
+    then active from bar ``active_from``); ``siblings`` (the members of its
+    one-cancels-other group, itself included: a bracket's children, or the orders of
+    ``oco NAME``, ``group``); ``trail`` (a trailing stop's ratchet); ``target`` (a
+    target order's target as written).
     """
 
     __slots__ = (
+        "active_from",
         "alias",
         "buy",
+        "children",
         "closed_bar",
+        "day_of",
         "expires",
         "filled",
+        "group",
         "hit",
         "id",
         "limit",
         "limit_p",
         "line",
         "notional",
+        "parent",
         "qty",
         "reason",
         "scanned",
         "seq",
+        "siblings",
         "side",
         "status",
         "stop",
         "stop_p",
         "submitted_bar",
         "symbol",
+        "target",
         "tif",
+        "trail",
         "triggered",
         "type",
     )
@@ -72,6 +90,9 @@ class LiveOrder:
         self.tif: Tif = statement.tif
         self.submitted_bar = bar
         self.expires = expires
+        self.day_of = -1
+        """On a forward tape, a ``tif day`` order's eligible bar: it expires when a bar
+        of a later day is processed (:mod:`.edge`); -1 otherwise."""
         self.status: OrderStatus = "new"
         self.filled = 0
         self.notional = 0
@@ -80,9 +101,22 @@ class LiveOrder:
         self.triggered = False
         self.hit = -1
         self.scanned = bar
+        self.active_from = 0
+        self.parent: LiveOrder | None = None
+        self.children: tuple[LiveOrder, ...] = ()
+        self.siblings: list[LiveOrder] | None = None
+        self.group = statement.oco
+        self.trail: Trail | None = None
+        self.target = None if statement.target is None else statement.target.text
 
     @property
     def open(self) -> bool:
+        """Whether the order may still fill: working, or a bracket child ``held``."""
+        return self.status in {"new", "partially_filled", "held"}
+
+    @property
+    def working(self) -> bool:
+        """Whether the order is matched at a bar (open and not ``held``)."""
         return self.status in {"new", "partially_filled"}
 
     @property
@@ -106,3 +140,19 @@ class Fill:
         self.qty: Final = qty
         self.price: Final = price
         self.fee: Final = fee
+
+
+def order_links(order: LiveOrder) -> dict[str, str]:
+    """The members a frame and the blotter show of an order's forms: ``parent``,
+    ``group``, ``trail`` and ``target``, each only when the order has it (a plain order:
+    none, so its objects and roots are as before)."""
+    links: dict[str, str] = {}
+    if order.parent is not None:
+        links["parent"] = order.parent.id
+    if order.group is not None:
+        links["group"] = order.group
+    if order.trail is not None:
+        links["trail"] = order.trail.text
+    if order.target is not None:
+        links["target"] = order.target
+    return links

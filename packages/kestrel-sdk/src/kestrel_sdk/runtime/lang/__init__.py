@@ -3,6 +3,7 @@ with K-codes."""
 
 from __future__ import annotations
 
+from .forms import FORM_EXAMPLES
 from .kinds import STATEMENT_KINDS
 from .lexer import Token, tokenize
 from .parser import (
@@ -13,14 +14,16 @@ from .parser import (
     parse,
     parse_located,
 )
-from .syntax import Advance, Cancel, Order, StandDownStatement, Statement
+from .syntax import Advance, Amount, Cancel, Order, StandDownStatement, Statement
 from .validate import SessionContext, check_located, validate_source
 
 __all__ = [
+    "FORM_EXAMPLES",
     "MAX_SOURCE_BYTES",
     "MAX_STATEMENTS",
     "STATEMENT_KINDS",
     "Advance",
+    "Amount",
     "Cancel",
     "Located",
     "Order",

@@ -22,9 +22,11 @@ from functools import lru_cache
 
 from kestrel_protocol import Diagnostic, KestrelError, RefusalCode
 
+from .forms import EXTRAS, check_forms, read_amount, read_extra, read_target
 from .lexer import Token, UnterminatedQuoteError, is_quoted, tokenize, unquote
 from .syntax import (
     Advance,
+    Amount,
     Cancel,
     Order,
     OrderType,
@@ -32,7 +34,16 @@ from .syntax import (
     StandDownStatement,
     Statement,
     Tif,
+    WaitingAdvance,
 )
+from .words import ALIAS as _ALIAS
+from .words import ORDER_ID as _ORDER_ID
+from .words import Problem as _Problem
+from .words import alias as _alias
+from .words import missing as _missing
+from .words import price as _price
+from .words import symbol as _symbol
+from .words import unexpected as _unexpected
 
 __all__ = [
     "MAX_SOURCE_BYTES",
@@ -50,17 +61,12 @@ MAX_STATEMENTS = 10_000
 _QTY = re.compile(r"[1-9][0-9]{0,8}")
 _DECIMAL_LIKE = re.compile(r"[0-9]*\.[0-9]*")
 _QUANTITY = re.compile(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,8})?")
-_PRICE = re.compile(r"[0-9]+(\.[0-9]+)?")
-_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9.]{0,11}")
-_ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-_ORDER_ID = re.compile(r"o[0-9]+")
 _TIMESTAMP = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]{1,9})?)?"
     r"(Z|\+00:00)"
 )
 
 _BOM = "\ufeff"
-_PRICE_MAX_CHARS = 20  # keeps every price exact in Decimal's default 28 digits
 
 _TYPES = frozenset({"market", "limit", "stop"})
 _TIFS: dict[str, Tif] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
@@ -79,35 +85,6 @@ class Located:
 def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
     """An error diagnostic (Kestrel has no warnings yet)."""
     return Diagnostic(line=line, column=column, code=code, severity="error", message=message)
-
-
-class _Problem(Exception):
-    def __init__(self, column: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.column = column
-        self.code = code
-        self.message = message
-
-
-def _missing(prev: Token, what: str) -> _Problem:
-    text, column = prev
-    return _Problem(column + len(text), "K101", f"missing {what} after {text!r}")
-
-
-def _unexpected(tok: Token, expected: str) -> _Problem:
-    return _Problem(tok[1], "K101", f"unexpected {tok[0]!r}; expected {expected}")
-
-
-def _price(tok: Token) -> Decimal:
-    text, column = tok
-    if _PRICE.fullmatch(text) is None:
-        raise _Problem(column, "K103", f"bad price {text!r}: write digits like 101.25")
-    if len(text) > _PRICE_MAX_CHARS:
-        raise _Problem(column, "K103", f"bad price {text!r}: at most {_PRICE_MAX_CHARS} characters")
-    value = Decimal(text)
-    if not value:
-        raise _Problem(column, "K103", f"bad price {text!r}: a price must be above 0")
-    return value
 
 
 def _count(tok: Token, what: str) -> int:
@@ -133,24 +110,6 @@ def _quantity(tok: Token) -> Decimal:
     return Decimal(text)
 
 
-def _alias(tok: Token) -> str:
-    text, column = tok
-    if _ALIAS.fullmatch(text) is None:
-        raise _Problem(
-            column, "K105", f"bad alias {text!r}: a lower-case letter then up to 31 of a-z 0-9 _ -"
-        )
-    if text == "all" or _ORDER_ID.fullmatch(text) is not None:
-        raise _Problem(column, "K105", f"bad alias {text!r}: it would read as an order id or 'all'")
-    return text
-
-
-def _symbol(tok: Token) -> str:
-    text, column = tok
-    if _SYMBOL.fullmatch(text) is None:
-        raise _Problem(column, "K101", f"unexpected {text!r}; expected a symbol such as ACME")
-    return text.upper()
-
-
 def _timestamp(tok: Token) -> str:
     text, column = tok
     match = _TIMESTAMP.fullmatch(text.upper())
@@ -168,8 +127,14 @@ def _timestamp(tok: Token) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-# What may follow an order's symbol, by stage: each part may come once, in this order.
-_NEXT = ("market, limit, stop or tif or as", "tif or as", "as", "the end of the line")
+# What may follow an order's symbol (or target), by stage: each part may come once, in
+# this order (take, loss and oco in any order between the type and tif).
+_NEXT = (
+    "market, limit, stop, trail, take, loss, oco, tif or as",
+    "take, loss, oco, tif or as",
+    "as",
+    "the end of the line",
+)
 
 
 def _order(line: int, toks: list[Token]) -> Located:
@@ -177,22 +142,36 @@ def _order(line: int, toks: list[Token]) -> Located:
     n = len(toks)
     if n < 2:
         raise _missing(head, "a quantity")
-    qty = _quantity(toks[1])
-    if n < 3:
-        raise _missing(toks[1], "a symbol")
-    symbol = _symbol(toks[2])
-    cols = {"start": head[1], "qty": toks[1][1], "symbol": toks[2][1]}
+    target: Amount | None = None
+    if n >= 3 and toks[1][0][:1].isalpha() and toks[2][0].lower() == "to":  # SYMBOL to TARGET
+        symbol = _symbol(toks[1])
+        target, i = read_target(toks, 2)
+        qty = Decimal(0)
+        cols = {"start": head[1], "symbol": toks[1][1], "target": toks[3][1]}
+    else:
+        qty = _quantity(toks[1])
+        if n < 3:
+            raise _missing(toks[1], "a symbol")
+        symbol = _symbol(toks[2])
+        cols = {"start": head[1], "qty": toks[1][1], "symbol": toks[2][1]}
+        i = 3
     kind: OrderType = "market"
     limit: Decimal | None = None
     stop: Decimal | None = None
+    trail: Amount | None = None
+    parts: dict[str, object] = {}
     tif: Tif = "day"
     alias: str | None = None
     stage = 0  # 0: type allowed, 1: tif allowed, 2: alias allowed, 3: nothing more
-    i = 3
     while i < n:
         tok = toks[i]
         word = tok[0].lower()
-        if stage == 0 and word in _TYPES:
+        if stage == 0 and word == "trail":
+            stage = 1
+            kind = "trailing-stop"
+            cols["trail"] = toks[i + 1][1] if i + 1 < n else tok[1]
+            trail, i = read_amount(toks, i)
+        elif stage == 0 and word in _TYPES:
             stage = 1
             i += 1
             if word == "market":
@@ -214,6 +193,9 @@ def _order(line: int, toks: list[Token]) -> Located:
                 kind, limit = "stop-limit", _price(toks[i + 1])
                 cols["limit"] = toks[i + 1][1]
                 i += 2
+        elif stage <= 1 and word in EXTRAS:
+            stage = 1
+            i = read_extra(word, toks, i, parts, cols)
         elif stage <= 1 and word == "tif":
             stage = 2
             if i + 1 >= n:
@@ -234,7 +216,29 @@ def _order(line: int, toks: list[Token]) -> Located:
         else:
             raise _unexpected(tok, _NEXT[stage])
     side: Side = "buy" if head[0].lower() == "buy" else "sell"
-    return Located(Order(line, side, qty, symbol, kind, limit, stop, tif, alias), cols)
+    entry = limit if limit is not None else stop
+    check_forms(side, kind, entry, parts, cols, target=target is not None)
+    take = parts.get("take")
+    loss = parts.get("loss")
+    oco = parts.get("oco")
+    order = Order(
+        line,
+        side,
+        qty,
+        symbol,
+        kind,
+        limit,
+        stop,
+        tif,
+        alias,
+        trail=trail,
+        take=take if isinstance(take, Decimal) else None,
+        loss=loss if isinstance(loss, Decimal) else None,
+        loss_trail=loss if isinstance(loss, Amount) else None,
+        oco=oco if isinstance(oco, str) else None,
+        target=target,
+    )
+    return Located(order, cols)
 
 
 def _cancel(line: int, toks: list[Token]) -> Located:
@@ -259,7 +263,36 @@ def _cancel(line: int, toks: list[Token]) -> Located:
     return Located(Cancel(line, text, False, None), {"start": head[1], "ref": column})
 
 
-def _advance(line: int, toks: list[Token]) -> Located:
+MAX_WAIT_MS = 300_000
+"""The longest ``wait`` an ``advance`` may ask (300s)."""
+_WAIT = re.compile(r"([0-9]{1,6})(ms|s)")
+
+
+def _wait(toks: list[Token]) -> tuple[list[Token], int | None]:
+    """``toks`` without a trailing ``wait DURATION`` (``30s``, ``500ms``; at most 300s),
+    and the duration in milliseconds."""
+    if len(toks) >= 2 and toks[-1][0].lower() == "wait":
+        raise _missing(toks[-1], "a duration such as 30s or 500ms")
+    if len(toks) < 3 or toks[-2][0].lower() != "wait":
+        return toks, None
+    text, column = toks[-1]
+    found = _WAIT.fullmatch(text)
+    millis = 0 if found is None else int(found[1]) * (1000 if found[2] == "s" else 1)
+    if found is None or not 0 < millis <= MAX_WAIT_MS:
+        raise _Problem(column, "K102", f"bad wait {text!r}: a duration from 1ms to 300s")
+    return toks[:-2], millis
+
+
+def _advance(line: int, all_toks: list[Token]) -> Located:
+    toks, wait = _wait(all_toks)
+    located = _advance_to(line, toks)
+    st = located.statement
+    if wait is None or not isinstance(st, Advance):
+        return located
+    return Located(WaitingAdvance(st.line, st.count, st.to, wait), located.columns)
+
+
+def _advance_to(line: int, toks: list[Token]) -> Located:
     head = toks[0]
     n = len(toks)
     if n == 1:

@@ -7,13 +7,14 @@ upper-cased; aliases lower-case.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from decimal import Decimal
 
 from kestrel_protocol.objects.session import OrderType, Side, Tif
 
 __all__ = [
     "Advance",
+    "Amount",
     "Cancel",
     "Order",
     "OrderType",
@@ -21,11 +22,31 @@ __all__ = [
     "StandDownStatement",
     "Statement",
     "Tif",
+    "WaitingAdvance",
 ]
 
 
 @dataclass(frozen=True, slots=True)
+class Amount:
+    """A trailing offset or a target: ``value`` as written, a percent when ``percent``
+    (``5%`` → ``Amount(Decimal("5"), True)``)."""
+
+    value: Decimal
+    percent: bool
+
+    @property
+    def text(self) -> str:
+        """The amount as the frame and the blotter show it (``"2.50"``, ``"5%"``)."""
+        return f"{self.value}%" if self.percent else str(self.value)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Order:
+    """``buy 10 ACME ...`` (``qty``) or ``buy ACME to 50`` / ``to 10%`` (``target``,
+    ``qty`` 0). The forms of docs/spec.md §3 beyond type/tif/alias are absent (``None``)
+    on a plain order: ``trail`` (type ``trailing-stop``), ``take``/``loss``/``loss_trail``
+    (a bracket's children), ``oco`` (a one-cancels-other group) and ``target``."""
+
     line: int
     side: Side
     qty: Decimal
@@ -37,6 +58,29 @@ class Order:
     stop: Decimal | None
     tif: Tif
     alias: str | None
+    trail: Amount | None = None
+    take: Decimal | None = None
+    loss: Decimal | None = None
+    oco: str | None = None
+    target: Amount | None = None
+    loss_trail: Amount | None = None
+    """A bracket's trailing stop-loss (``loss trail 2.50``, ``loss trail 5%``)."""
+
+    def __repr__(self) -> str:
+        """The dataclass's text, the forms' parts only when given (a plain order reads as
+        it always has)."""
+        parts = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.default is MISSING or getattr(self, f.name) is not None
+        )
+        return f"Order({parts})"
+
+    @property
+    def placed(self) -> int:
+        """How many orders the statement places: the entry and its bracket's children."""
+        loss = self.loss is not None or self.loss_trail is not None
+        return 1 + (self.take is not None) + loss
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +100,15 @@ class Advance:
     line: int
     count: int | None
     to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingAdvance(Advance):
+    """An advance followed by ``wait DURATION`` (``wait_ms``): on a forward scenario,
+    how long the submission may wait for a bar not yet published. Part of the source,
+    ignored by the engine (a replay never waits)."""
+
+    wait_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,9 +78,19 @@ class ScenarioRules:
 
 
 def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagnostic]) -> None:
-    if st.limit is not None or st.stop is not None:
+    trail = None if st.trail is None or st.trail.percent else st.trail.value
+    follows = st.loss_trail
+    loss = st.loss if follows is None or follows.percent else follows.value
+    prices = (
+        ("stop", st.stop),
+        ("limit", st.limit),
+        ("trail", trail),
+        ("take", st.take),
+        ("loss", loss),
+    )
+    if any(price is not None for _, price in prices):
         tick = inst.tick
-        for part, price in (("stop", st.stop), ("limit", st.limit)):
+        for part, price in prices:
             if price is not None and tick > 0 and price % tick != 0:
                 found.append(
                     diagnostic(
@@ -90,7 +100,17 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                         f"price {price} is not on {st.symbol}'s tick grid of {inst.tick_text}",
                     )
                 )
-    if st.qty % inst.lot != 0:
+    target = st.target
+    if target is not None and not target.percent and target.value % inst.lot != 0:
+        found.append(
+            diagnostic(
+                st.line,
+                item.columns["target"],
+                "K203",
+                f"target {target.value} is not a multiple of {st.symbol}'s lot of {inst.lot_text}",
+            )
+        )
+    if target is None and st.qty % inst.lot != 0:
         found.append(
             diagnostic(
                 st.line,
@@ -134,7 +154,7 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
     for item in located:
         st = item.statement
         if isinstance(st, Order):
-            orders += 1
+            orders += st.placed
             if st.alias is not None:
                 if st.alias in session.aliases:
                     found.append(

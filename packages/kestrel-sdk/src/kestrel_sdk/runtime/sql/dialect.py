@@ -24,6 +24,8 @@ TABLES: Final = (
     "horizons",
     "operations",
     "session_times",
+    "feed_bars",
+    "feeds",
 )
 """The runtime's tables, by their unprefixed names."""
 PREFIXES: Final = {SQLITE.name: "", POSTGRES.name: "kestrel_"}

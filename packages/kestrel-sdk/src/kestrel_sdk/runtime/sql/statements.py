@@ -150,6 +150,30 @@ class Statements:
         "INSERT INTO {session_times} (session, closed_at, pruned_at) VALUES (?, NULL, {now})"
         " ON CONFLICT (session) DO UPDATE SET pruned_at = excluded.pruned_at"
     )
+    # forward tapes: appended bars keyed (scenario, bar) and each feed's window state;
+    # an append locks its feed's row (the freeze waits for it, or it sees the freeze)
+    feed_bars: str = (
+        "SELECT bar, bar_time, bar_rows, prefix_root, published_at FROM {feed_bars}"
+        " WHERE scenario = ? AND bar >= ? ORDER BY bar"
+    )
+    last_feed_bar: str = (
+        "SELECT bar, bar_time, prefix_root FROM {feed_bars} WHERE scenario = ?"
+        " ORDER BY bar DESC LIMIT 1"
+    )
+    open_feed: str = (
+        "INSERT INTO {feeds} (scenario, frozen, unsealed) VALUES (?, 0, 0)"
+        " ON CONFLICT (scenario) DO NOTHING"
+    )
+    lock_feed: str = "SELECT frozen, unsealed FROM {feeds} WHERE scenario = ?{for_update}"
+    feed_state: str = "SELECT frozen, unsealed FROM {feeds} WHERE scenario = ?"
+    append_feed: str = (
+        "INSERT INTO {feed_bars} (scenario, bar, bar_time, bar_rows, prefix_root, published_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    set_feed_state: str = (
+        "UPDATE {feeds} SET frozen = coalesce(?, frozen), unsealed = coalesce(?, unsealed)"
+        " WHERE scenario = ?"
+    )
 
     @classmethod
     def of(cls, dialect: Dialect) -> Statements:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from kestrel_protocol import canonical_json
-from kestrel_protocol.sql import Connection, SqlAdapter
+from kestrel_protocol.sql import Connection
 from kestrel_protocol.store import (
     ArtifactStatus,
     Horizon,
@@ -32,12 +32,13 @@ from kestrel_protocol.store import (
 from ..artifacts import checked_root, verified_artifact
 from ..pentads import stored_pentad_bytes
 from ..store_rows import closing_rows, journal_entries, lookahead_reads
+from .feed import SqlFeeds
 from .statements import Statements
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(SqlAdapter):
+class SqlStore(SqlFeeds):
     """The ``RuntimeStore`` port's logic over SQL; an adapter supplies the connections."""
 
     sql: ClassVar[Statements]

@@ -91,6 +91,20 @@ CREATE TABLE IF NOT EXISTS session_times (  -- the operator's dates, in no objec
     closed_at TEXT,  -- UTC, by the database's clock when the session closed
     pruned_at TEXT  -- when its steps were pruned (kestrel prune)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS feed_bars (  -- a forward tape's published bars
+    scenario TEXT NOT NULL,
+    bar INTEGER NOT NULL,  -- the bar's index in the whole tape (a prefix's bars first)
+    bar_time TEXT NOT NULL,
+    bar_rows TEXT NOT NULL,  -- its canonical tape rows, every symbol, LF-ended
+    prefix_root TEXT NOT NULL,  -- the root of the tape's prefix ending with it
+    published_at TEXT NOT NULL,  -- UTC, the publisher's clock: in no object or root
+    PRIMARY KEY (scenario, bar)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS feeds (  -- a forward tape's window
+    scenario TEXT PRIMARY KEY,
+    frozen INTEGER NOT NULL,  -- 1: the window is over, the tape fixed
+    unsealed INTEGER NOT NULL  -- 1: the tape is published
+) WITHOUT ROWID;
 """
 
 SCHEMA_VERSION = "7"

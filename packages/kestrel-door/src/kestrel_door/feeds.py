@@ -1,0 +1,108 @@
+"""The runtime's forward tapes as the door uses them (the operator's feed).
+
+A forward scenario's tape grows by appends the operator makes through the door
+(``kestrel-door feed``, or ``POST`` at the door's ``FEED_BARS_PATH``); the runtime validates, stores
+and publishes them (``kestrel_sdk.runtime.feed``), the door only stamps each append with
+its own clock (``published_at``: the runtime reads none). :class:`FeedRuntime` is what
+the door asks of the runtime (the composition root passes the runtime itself);
+:class:`RuntimeFeeds` answers the door's :class:`~.arrivals.ForwardFeeds` from it;
+:func:`feed_json` is a result as the faces say it; :func:`bar_groups` cuts a tape file
+into its bars, one time each, for ``feed replay``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+from kestrel_protocol import KestrelError, RefusalCode
+
+__all__ = ["FeedRuntime", "RuntimeFeeds", "bar_groups", "feed_json", "parse_every"]
+
+
+class FeedRuntime(Protocol):
+    """The runtime's forward-tape methods (``kestrel_sdk.runtime``'s service)."""
+
+    def append_bars(self, scenario_id: str, data: bytes, *, published_at: str) -> Any: ...
+    def feed_status(self, scenario_id: str) -> Any: ...
+    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]: ...
+    def freeze_feed(self, scenario_id: str) -> Any: ...
+    def unseal_feed(self, scenario_id: str) -> Any: ...
+
+
+class RuntimeFeeds:
+    """The door's view of the runtime's forward tapes: which scenarios are forward (a
+    declaration: remembered once known) and when each bar was published (read anew)."""
+
+    def __init__(self, runtime: FeedRuntime) -> None:
+        self.runtime = runtime
+        self._forward: dict[str, bool] = {}
+        self._lock = threading.Lock()
+
+    def is_forward(self, scenario_id: str) -> bool:
+        with self._lock:
+            known = self._forward.get(scenario_id)
+        if known is not None:
+            return known
+        try:
+            self.runtime.feed_status(scenario_id)
+            forward = True
+        except KestrelError as exc:
+            if exc.code == RefusalCode.BACKEND_UNAVAILABLE:
+                raise
+            forward = False
+        with self._lock:
+            self._forward[scenario_id] = forward
+        return forward
+
+    def published(self, scenario_id: str) -> Mapping[int, str]:
+        return {index: at for index, _, at in self.runtime.feed_published(scenario_id)}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def feed_json(found: Any) -> dict[str, Any]:
+    """A feed result (the runtime's ``FeedAppend`` / ``FeedStatus``) as JSON data."""
+    if dataclasses.is_dataclass(found) and not isinstance(found, type):
+        return {_camel(k): v for k, v in dataclasses.asdict(found).items()}
+    to_json = getattr(found, "to_json", None)
+    if callable(to_json):
+        data: dict[str, Any] = to_json()
+        return data
+    raise TypeError(f"not a feed result: {type(found).__name__}")
+
+
+def bar_groups(data: bytes) -> Iterator[bytes]:
+    """``data`` (a tape: a header line, then rows whose first column is the time) cut
+    into one CSV per bar time, each with the header, in file order. Nothing is checked
+    here: the runtime validates each append (and names a bad line)."""
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    if not lines:
+        return
+    header, rows = lines[0], [line for line in lines[1:] if line.strip()]
+    group: list[str] = []
+    for row in rows:
+        if group and row.split(",", 1)[0] != group[-1].split(",", 1)[0]:
+            yield (header + "".join(group)).encode("utf-8")
+            group = []
+        group.append(row if row.endswith("\n") else row + "\n")
+    if group:
+        yield (header + "".join(group)).encode("utf-8")
+
+
+_EVERY = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m)")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0}
+
+
+def parse_every(text: str) -> float:
+    """``1s``, ``50ms``, ``0.5s``, ``2m`` in seconds; ``ValueError`` naming the form."""
+    found = _EVERY.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(f"{text!r} is not a pace such as 1s, 50ms or 2m")
+    return float(found.group(1)) * _UNIT[found.group(2)]

@@ -1,0 +1,83 @@
+"""A forward scenario's tape: its declared prefix (possibly empty) and the tape it grows
+into as bars are appended, read by the tape readers of :mod:`.tapes` (never a second
+parser), and the chain of prefix roots that commits every prefix of it.
+
+The chain: the declared prefix's root (the root of its canonical bytes; of the
+header-only text when it has no bar) is the root of the prefix ending with its last bar;
+each appended bar ``k`` extends it, ``prefix_root(k) = root_of({"bar": k, "prev":
+prefix_root(k - 1), "rows": <bar k's canonical rows>})``. A frame of a forward session
+carries the root of the prefix up to its clock, so its root binds the bars it was shown.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+
+from kestrel_protocol import root_of, root_of_bytes
+
+from .model import SymbolColumns, Tape
+from .tapes import HEADER, TapeProblem, TapeShape, check_tape, parse_tape
+from .terms import ScenarioTerms
+
+__all__ = [
+    "EMPTY_TAPE_TEXT",
+    "empty_tape",
+    "forward_shape",
+    "grown_tape",
+    "prefix_link",
+    "tape_ticks",
+]
+
+EMPTY_TAPE_TEXT = HEADER + "\n"
+"""A tape with no bar: its header alone (the canonical text of an empty prefix)."""
+
+
+def tape_ticks(terms: ScenarioTerms) -> dict[str, str]:
+    """Each instrument's tick, by symbol (what the tape readers check prices against)."""
+    return {item.symbol: item.tick for item in terms.instruments}
+
+
+def prefix_link(index: int, prev: str, rows: str) -> str:
+    """The root of the prefix ending with bar ``index`` (canonical ``rows``), after
+    the prefix whose root is ``prev``."""
+    return root_of({"bar": index, "prev": prev, "rows": rows})
+
+
+def empty_tape(symbols: Sequence[str], scale: int) -> Tape:
+    """A tape of no bar (a forward scenario declared without a prefix)."""
+    columns = {symbol: SymbolColumns(*(array("q") for _ in range(5))) for symbol in sorted(symbols)}
+    return Tape(
+        symbols=tuple(sorted(symbols)),
+        times=(),
+        days=array("q"),
+        scale=scale,
+        columns=MappingProxyType(columns),
+        root=root_of_bytes(EMPTY_TAPE_TEXT.encode("ascii")),
+    )
+
+
+def forward_shape(path: Path, terms: ScenarioTerms, limit: int) -> TapeShape | list[TapeProblem]:
+    """The shape of a forward scenario's declared prefix at ``path``: absent or its
+    header alone is an empty prefix; else the file is checked as any tape is."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    if data.replace(b"\r\n", b"\n").strip() in (b"", HEADER.encode("ascii")):
+        root = root_of_bytes(EMPTY_TAPE_TEXT.encode("ascii"))
+        return TapeShape(bars=0, start="", end="", root=root)
+    return check_tape(path, tape_ticks(terms), terms.scale, limit=limit)
+
+
+def grown_tape(prefix_text: str, rows: Sequence[str], ticks: Mapping[str, str], scale: int) -> Tape:
+    """The tape of the declared prefix (its canonical text) followed by the published
+    bars' canonical ``rows``; every bar was validated when it was appended."""
+    if not rows and prefix_text == EMPTY_TAPE_TEXT:
+        return empty_tape(list(ticks), scale)
+    parsed = parse_tape("".join([prefix_text, *rows]).encode("utf-8"), ticks, scale)
+    if isinstance(parsed, list):  # pragma: no cover - appends are validated first
+        raise ValueError(f"a published bar does not read as a tape: {parsed[0].reason}")
+    return parsed

@@ -1,0 +1,243 @@
+"""The signed order of events of a forward session, and ``kestrel verify --trust``'s
+check of it (issue 47).
+
+The door notes when each submission to a session on a forward scenario arrived (its
+clock, before the runtime call); the statement it signs about the session's grade says
+``forward: true`` and, per submission, when it arrived and when the bar it traded into
+was published. ``verify --trust`` passes a session whose every decision preceded its bar
+and says so; it names the first submission that did not. An altered statement (times
+swapped) fails on its signature, naming the submission its order gets wrong; re-signed
+with the door's own key, the order check alone names it. Every other session's
+statement is unchanged (no ``forward``, no ``submissions``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import kestrel_sdk
+import pytest
+from click.testing import CliRunner
+from kestrel_door import DoorStore
+from kestrel_door.attest import Attestor, attesting
+from kestrel_door.keys import DoorKeys
+from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
+from kestrel_sdk.cli import cli as kestrel_cli
+from kestrel_sdk.trust import NotAttested, check_attestation
+
+SCENARIO = "acme-chop"
+ISSUER = "https://door.test"
+SOURCES = ("buy 5 ACME", "advance 1", "sell 5 ACME\nadvance 2")
+
+
+class Feeds:
+    """The runtime's forward feeds as the door asks them: ``SCENARIO`` is forward, each
+    of its bars after ``prefix`` published at ``at``."""
+
+    def __init__(self, at: str, prefix: int = 0) -> None:
+        self.at, self.prefix = at, prefix
+
+    def is_forward(self, scenario_id: str) -> bool:
+        return scenario_id == SCENARIO
+
+    def published(self, scenario_id: str) -> Mapping[int, str]:
+        return {bar: "" if bar <= self.prefix else self.at for bar in range(100)}
+
+
+def _signed_proof(tmp_path: Path, feeds: Feeds | None) -> tuple[dict[str, Any], DoorKeys]:
+    """A proof of alice's session (``SOURCES``) as a door with ``feeds`` signs it."""
+    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
+    attestor = Attestor(keys, ISSUER, feeds=feeds)
+    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    def transport_for(principal: str) -> Any:
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        transport = attesting(transport_for, attestor)("alice")
+        try:
+            async with kestrel_sdk.create_sdk(transport) as sdk:
+                opened = await sdk.open_session(SCENARIO)
+                assert opened.session is not None
+                for source in SOURCES:
+                    await opened.session.submit(source)
+                proof = await sdk.proof(opened.session.id)
+            data: dict[str, Any] = proof.to_json()
+            return data
+        finally:
+            await owner.aclose()
+
+    return anyio.run(run), keys
+
+
+def _statement(proof: Mapping[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(base64.b64decode(proof["attestation"]["payload"]))
+    return found
+
+
+def _with_statement(
+    proof: Mapping[str, Any], statement: Mapping[str, Any], keys: DoorKeys | None = None
+) -> dict[str, Any]:
+    """``proof`` carrying ``statement`` in its envelope: the door's signature kept, or,
+    with ``keys``, the statement re-signed with the door's own key."""
+    payload = canonical_json(statement)
+    envelope = {**proof["attestation"], "payload": base64.b64encode(payload).decode("ascii")}
+    if keys is not None:
+        kid, key = keys.signer()
+        signature = base64.b64encode(key.sign(pae(PAYLOAD_TYPE, payload))).decode("ascii")
+        envelope["signatures"] = [{"keyid": kid, "sig": signature}]
+    return {**proof, "attestation": envelope}
+
+
+def _verify(tmp_path: Path, proof: Mapping[str, Any], keys: DoorKeys) -> tuple[int, str]:
+    """``kestrel verify PROOF --trust JWKS`` (the door's keys saved to a file)."""
+    (tmp_path / "proof.json").write_bytes(canonical_json(dict(proof)))
+    (tmp_path / "jwks.json").write_text(json.dumps(keys.jwks()))
+    args = ["verify", str(tmp_path / "proof.json"), "--trust", str(tmp_path / "jwks.json")]
+    result = CliRunner().invoke(kestrel_cli, args)
+    return result.exit_code, result.output
+
+
+def test_every_decision_before_its_bar_verifies_and_is_said(tmp_path: Path) -> None:
+    proof, keys = _signed_proof(tmp_path, Feeds("2999-01-01T00:00:00.000000Z"))
+    predicate = _statement(proof)["predicate"]
+    assert predicate["forward"] is True
+    submissions = predicate["submissions"]
+    assert [s["seq"] for s in submissions] == [1, 2, 3]
+    assert [s["bar"] for s in submissions] == [1, 1, 2]  # the clock at submission + 1
+    assert all(s["arrivedAt"] < s["barPublishedAt"] for s in submissions)
+    code, output = _verify(tmp_path, proof, keys)
+    assert code == 0, output
+    assert "forward: each of 3 decisions preceded its bar" in output
+
+
+def test_a_decision_after_its_bar_is_named_by_seq(tmp_path: Path) -> None:
+    proof, keys = _signed_proof(tmp_path, Feeds("2001-01-01T00:00:00.000000Z", prefix=0))
+    code, output = _verify(tmp_path, proof, keys)
+    assert code != 0
+    assert "statement.predicate.submissions[seq 1]" in output, output
+    assert "submission 1 arrived at" in output
+
+
+def test_bars_of_the_prefix_are_not_forward_decisions(tmp_path: Path) -> None:
+    """Bars 0 to 2 are the declared prefix, published before the window: every
+    submission traded into one of them, so none is a forward decision (none carries a
+    publication time, and none fails)."""
+    proof, keys = _signed_proof(tmp_path, Feeds("2001-01-01T00:00:00.000000Z", prefix=2))
+    submissions = _statement(proof)["predicate"]["submissions"]
+    assert all("barPublishedAt" not in s for s in submissions)
+    code, output = _verify(tmp_path, proof, keys)
+    assert code == 0, output
+    assert "forward: each of 0 decisions preceded its bar" in output
+
+
+def _swapped(statement: dict[str, Any], seq: int) -> dict[str, Any]:
+    """The forger's edit: submission ``seq``'s arrival and its bar's publication swapped."""
+    predicate = statement["predicate"]
+    submissions = [dict(s) for s in predicate["submissions"]]
+    entry = submissions[seq - 1]
+    entry["arrivedAt"], entry["barPublishedAt"] = entry["barPublishedAt"], entry["arrivedAt"]
+    return {**statement, "predicate": {**predicate, "submissions": submissions}}
+
+
+def test_a_tampered_order_fails_naming_the_submission(tmp_path: Path) -> None:
+    proof, keys = _signed_proof(tmp_path, Feeds("2999-01-01T00:00:00.000000Z"))
+    tampered = _with_statement(proof, _swapped(_statement(proof), 2))
+    code, output = _verify(tmp_path, tampered, keys)
+    assert code != 0
+    assert "attestation.signatures[0].sig" in output, output  # the signature fails
+    assert "statement.predicate.submissions[seq 2]" in output, output  # naming the submission
+
+    # re-signed with the door's own key: the signature holds, the order check names it
+    resigned = _with_statement(proof, _swapped(_statement(proof), 2), keys)
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(resigned, keys.jwks())
+    assert caught.value.field == "statement.predicate.submissions[seq 2]"
+    code, output = _verify(tmp_path, resigned, keys)
+    assert code != 0
+    assert "statement.predicate.submissions[seq 2]" in output, output
+    assert "attestation.signatures" not in output
+
+    # a time changed (the arrival moved after its bar), re-signed: named too
+    statement = _statement(proof)
+    changed = [dict(s) for s in statement["predicate"]["submissions"]]
+    changed[2]["arrivedAt"] = "3000-01-01T00:00:00.000000Z"
+    moved = {**statement, "predicate": {**statement["predicate"], "submissions": changed}}
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(_with_statement(proof, moved, keys), keys.jwks())
+    assert caught.value.field == "statement.predicate.submissions[seq 3]"
+
+
+def test_a_session_that_is_not_forward_has_the_statement_it_had(tmp_path: Path) -> None:
+    proof, keys = _signed_proof(tmp_path, None)
+    predicate = _statement(proof)["predicate"]
+    assert "forward" not in predicate
+    assert "submissions" not in predicate
+    code, output = _verify(tmp_path, proof, keys)
+    assert code == 0, output
+    assert "forward" not in output
+
+
+def test_a_statement_leaving_out_a_forward_scenario_s_order_fails(tmp_path: Path) -> None:
+    """A proof embedding a forward scenario (its ``forward`` member) whose statement says
+    nothing of the order of events (a door that did not keep it) is not attested."""
+    proof, keys = _signed_proof(tmp_path, None)
+    check_attestation(proof, keys.jwks())  # as it is: no forward scenario in it
+    forward = {"bars": 3, "head": "sha256:" + "0" * 64}
+    embedded = {**proof, "embedded": {"scenario": {"id": SCENARIO, "forward": forward}}}
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(embedded, keys.jwks())
+    assert caught.value.field == "statement.predicate.forward"
+
+
+class _FailingRecords(Feeds):
+    """Feeds whose store fails while the door notes arrivals (not when it signs)."""
+
+    failing = True
+
+    def is_forward(self, scenario_id: str) -> bool:
+        if self.failing:
+            raise KestrelError(RefusalCode.BACKEND_UNAVAILABLE, "store unavailable")
+        return super().is_forward(scenario_id)
+
+
+def test_a_submission_stands_when_its_arrival_cannot_be_kept(tmp_path: Path) -> None:
+    """The runtime accepted it: the agent is answered; the statement then lacks the
+    arrival, and ``--trust`` names the submission whose arrival was not kept."""
+    feeds = _FailingRecords("2999-01-01T00:00:00.000000Z")
+    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
+    attestor = Attestor(keys, ISSUER, feeds=feeds)
+    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        make = attesting(
+            lambda p: kestrel_sdk.local_transport(principal=p, runtime=runtime), attestor
+        )
+        try:
+            async with kestrel_sdk.create_sdk(make("alice")) as sdk:
+                opened = await sdk.open_session(SCENARIO)
+                assert opened.session is not None
+                answered = await opened.session.submit("advance 1")
+                assert answered.pentad.seq == 1
+                feeds.failing = False
+                data: dict[str, Any] = (await sdk.proof(opened.session.id)).to_json()
+                return data
+        finally:
+            await owner.aclose()
+
+    proof = anyio.run(run)
+    [entry] = _statement(proof)["predicate"]["submissions"]
+    assert "arrivedAt" not in entry
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(proof, keys.jwks())
+    assert caught.value.field == "statement.predicate.submissions[seq 1]"
+    assert caught.value.found == "none recorded"

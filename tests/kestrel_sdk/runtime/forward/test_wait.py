@@ -1,0 +1,121 @@
+"""An opt-in bounded wait at the edge: ``advance 1 wait 30s`` (or the submit's ``wait``)
+blocks until the bar is published, by any thread or process on the store, and is refused
+``BAR_NOT_PUBLISHED`` when the time runs out; the wait is part of the source and a
+replay ignores it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_sdk.runtime.lang import validate_source
+from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+from kestrel_sdk.transports.feed_waiter import StoreFeedWaiter
+
+from tests.kestrel_sdk.runtime.forward.scenarios import SCENARIO_ID, bars, forward_catalog
+
+AT = "2026-12-01T14:31:02Z"
+
+
+class _Told(StoreFeedWaiter):
+    """The default waiter, running ``then`` once a wait has begun (an event, no sleep)."""
+
+    def __init__(self, runtime_store: object, then: Callable[[], object]) -> None:
+        super().__init__(runtime_store)  # type: ignore[arg-type]
+        self._then = then
+        self.waits: list[float] = []
+
+    def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool:
+        self.waits.append(seconds)
+        threading.Thread(target=self._then).start()
+        return super().wait(scenario_id, bars_needed, seconds)
+
+
+def _session(tmp_path: Path, url: str, then: Callable[[], object]) -> tuple[Runtime, str, _Told]:
+    forward_catalog(tmp_path)
+    store = open_runtime_store(url)
+    waiter = _Told(store, then)
+    runtime = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=store, waiter=waiter)
+    runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    sid = runtime.open_session("alice", SCENARIO_ID).session_id
+    assert sid is not None
+    return runtime, sid, waiter
+
+
+def test_a_wait_is_met_by_an_append_from_another_thread(
+    tmp_path: Path, runtime_store_url: str
+) -> None:
+    holder: list[Runtime] = []
+    runtime, sid, waiter = _session(
+        tmp_path,
+        runtime_store_url,
+        lambda: holder[0].append_bars(SCENARIO_ID, bars(1), published_at=AT),
+    )
+    holder.append(runtime)
+    frame = runtime.submit("alice", sid, "advance 1 wait 30s").delivery.frame
+    assert frame.clock.bar == 1
+    assert waiter.waits == [30.0]
+
+
+OTHER = """
+import sys
+from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+runtime = Runtime(sys.argv[1], [sys.argv[2]], store=open_runtime_store(sys.argv[3]))
+runtime.append_bars("fwd-live", sys.stdin.buffer.read(), published_at="T")
+"""
+
+
+def test_a_wait_is_met_by_an_append_from_another_process(tmp_path: Path, store_url: str) -> None:
+    def other() -> None:
+        command = [sys.executable, "-c", OTHER, str(tmp_path / "o"), str(tmp_path / "catalog")]
+        subprocess.run([*command, store_url], input=bars(1, 2), check=True)
+
+    runtime, sid, waiter = _session(tmp_path, store_url, other)
+    frame = runtime.submit("alice", sid, "advance 2", wait=60).delivery.frame  # the argument
+    assert frame.clock.bar == 2
+    assert waiter.waits == [60]
+
+
+def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
+    runtime, sid, waiter = _session(tmp_path, "memory:", lambda: None)
+    with pytest.raises(KestrelError) as caught:
+        runtime.submit("alice", sid, "advance 1 wait 50ms")
+    assert caught.value.code == RefusalCode.BAR_NOT_PUBLISHED
+    assert caught.value.detail == {"bar": 0, "retryable": True}
+    assert waiter.waits == [0.05]
+    with pytest.raises(KestrelError):  # no wait asked: refused at once, no waiting
+        runtime.submit("alice", sid, "advance 1")
+    assert waiter.waits == [0.05]
+    runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
+    assert runtime.submit("alice", sid, "advance 1 wait 50ms").delivery.frame.clock.bar == 1
+    # the wait is part of the source: a fresh runtime replays the session identically
+    again = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=runtime.store)
+    assert again.frame("alice", sid).frame_root == runtime.frame("alice", sid).frame_root
+
+
+@pytest.mark.parametrize(
+    ("source", "ok"),
+    [
+        ("advance 1 wait 30s", True),
+        ("advance wait 500ms", True),
+        ("advance to 2026-12-01T15:00:00Z wait 300s", True),
+        ("advance 1 wait 301s", False),
+        ("advance 1 wait 0s", False),
+        ("advance 1 wait soon", False),
+        ("advance 1 wait", False),
+    ],
+)
+def test_the_wait_form_is_checked(source: str, ok: bool) -> None:
+    report = validate_source(source)
+    assert report.ok is ok
+    if not ok:
+        assert (
+            "wait" in report.diagnostics[0].message or "duration" in report.diagnostics[0].message
+        )
