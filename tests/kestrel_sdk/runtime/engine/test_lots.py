@@ -18,8 +18,10 @@ BARS = [
 ]
 
 
-def _engine(**terms: str) -> SessionEngine:
-    loaded = build_loaded_scenario(BARS, symbol="BTC", lot="0.01", fee_bps="0", **terms)
+def _engine(participation: str = "1") -> SessionEngine:
+    loaded = build_loaded_scenario(
+        BARS, symbol="BTC", lot="0.01", fee_bps="0", participation=participation
+    )
     return SessionEngine(loaded, "ks_lots")
 
 
