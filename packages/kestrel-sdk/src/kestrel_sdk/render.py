@@ -29,7 +29,7 @@ def _order(order: FrameOrder) -> str:
     if order.parent is not None:
         price += f" of {order.parent}"
     alias = f" as {order.alias}" if order.alias else ""
-    filled = f" filled {order.filled}/{order.qty}" if order.filled else ""
+    filled = f" filled {order.filled}/{order.qty}" if order.filled not in (0, "0") else ""
     return (
         f"  {order.id} {order.side} {order.qty} {order.symbol} {order.type}{price}"
         f" tif {order.tif}{alias} [{order.status}]{filled}"

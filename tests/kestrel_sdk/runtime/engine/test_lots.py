@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from decimal import ROUND_DOWN, Decimal
 
+from kestrel_protocol.surface.compact import frame_text
+from kestrel_sdk import render_frame
 from kestrel_sdk.runtime.catalog.builder import build_loaded_scenario
 from kestrel_sdk.runtime.engine import SessionEngine
 
@@ -51,3 +53,15 @@ def test_targets_trade_to_a_position_and_to_a_weight_in_whole_lots() -> None:
     wanted = (equity / 2 / close).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
     assert [(p.symbol, Decimal(p.qty)) for p in weighted.frame.positions] == [("BTC", wanted)]
     assert wanted == Decimal("1.24")
+
+
+def test_a_resting_fractional_order_reads_unfilled_in_the_frame_texts() -> None:
+    engine = _engine()
+    frame = engine.submit("buy 0.5 BTC limit 30000 tif gtc\nadvance").frame
+    assert [(o.qty, o.filled, o.status) for o in frame.orders] == [("0.5", "0", "new")]
+    shown = render_frame(frame)  # the CLI's and notebooks' text
+    assert "o1 buy 0.5 BTC limit" in shown
+    assert "filled" not in shown
+    compact = frame_text(frame.to_json())  # what an MCP host's model reads
+    assert "buy 0.5 BTC limit 30000" in compact
+    assert "filled" not in compact
