@@ -18,9 +18,11 @@ __all__ = ["BlotterRecorder"]
 class BlotterRecorder:
     """Bus subscriber keeping orders (on ``accepted``) and fills (on ``fill``).
 
-    An order's ``reason`` is the rejection (``insufficient-cash`` …), who cancelled it
-    (``statement``, ``stand-down``, ``closed``), the time in force that expired it, or
-    ``stand-down`` for the liquidation orders a stand-down places; ``null`` otherwise.
+    An order's ``reason`` is the rejection (``insufficient-cash``,
+    ``insufficient-margin`` …), who cancelled it (``statement``, ``stand-down``,
+    ``closed``, ``margin-call``), the time in force that expired it, or ``stand-down`` /
+    ``margin-call`` for the liquidation orders a stand-down or a margin call places;
+    ``null`` otherwise.
     """
 
     def __init__(self, session_id: str, terms: Terms, times: Sequence[str]) -> None:
