@@ -28,6 +28,7 @@ from .home import kestrel_home
 from .model import (
     DecimalStr,
     ProtocolModel,
+    Quantity,
     RootMismatchError,
     RootStr,
     SelfRooted,
@@ -147,6 +148,7 @@ __all__ = [
     "ProofScenario",
     "ProtocolModel",
     "Provenance",
+    "Quantity",
     "Refusal",
     "RefusalCode",
     "RootMismatchError",
