@@ -43,6 +43,8 @@ from kestrel_protocol import (
     LookaheadRead,
     Metrics,
     Mismatch,
+    NewsItem,
+    NewsPage,
     Offer,
     OperationProgress,
     OperationResumption,
@@ -182,6 +184,21 @@ def build_samples() -> list[ProtocolModel]:
         events=[fill_event, accepted],
     )
     delivery = Delivery.of(frame)
+    news_item = NewsItem(
+        id="n3",
+        time="2015-01-05T14:30:00Z",
+        symbol="ACME",
+        headline="ACME beats — «ça va»",
+        body="Quarterly earnings above the consensus.",
+        truncated=None,
+    )
+    news_page = NewsPage(
+        session=frame.session,
+        scenario=scenario_ref,
+        clock=clock,
+        items=[news_item],
+        next_before="n3",
+    )
     body = PentadBody(bytes="buy 10 ACME\nsell 10 ACME limit 105.00 tif gtc as exit\n")
     pentad = Pentad.with_root(session="ks_1f2e3d4c", seq=1, prev="sha256:" + "0" * 64, body=body)
     stand_down = StandDown(reason="statement", detail="done for the day")
@@ -335,6 +352,8 @@ def build_samples() -> list[ProtocolModel]:
         frame_bar,
         frame,
         delivery,
+        news_item,
+        news_page,
         body,
         pentad,
         stand_down,
