@@ -188,7 +188,7 @@ async def kestrel_sma(steps: int, store: str) -> tuple[float, float, Decimal, fl
                 done += 1
                 frame = response.delivery.frame
                 positions = frame.positions
-                long = bool(positions) and positions[0].qty > 0
+                long = bool(positions) and int(positions[0].qty) > 0
                 if response.disposition == "stood-down" or frame.clock.remaining == 0:
                     break
                 close = _cents(frame.marks[SYMBOL])

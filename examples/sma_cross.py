@@ -67,7 +67,7 @@ async def trade(session: KestrelSession) -> None:
             prev = now
         response = await session.submit(order + "advance 1\n")
         frame = response.delivery.frame
-        long = any(p.symbol == symbol and p.qty > 0 for p in frame.positions)
+        long = any(p.symbol == symbol and int(p.qty) > 0 for p in frame.positions)
         if response.disposition == "stood-down":
             break
         close = cents(frame.marks[symbol])

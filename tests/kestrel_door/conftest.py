@@ -227,7 +227,9 @@ class SessionsScript:
         self.pentads[sid] = []
         return SessionOpened(gated=False, session_id=sid)
 
-    async def submit(self, principal: str, session_id: str, source: str) -> Any:
+    async def submit(
+        self, principal: str, session_id: str, source: str, wait: float | None = None
+    ) -> Any:
         from kestrel_protocol import Delivery, KestrelError, Pentad, PentadBody, SessionResponse
 
         self._open_check(principal, session_id)

@@ -192,6 +192,21 @@ def build_samples() -> list[ProtocolModel]:
         events=[fill_event, accepted],
     )
     delivery = Delivery.of(frame)
+    news_item = NewsItem(
+        id="n3",
+        time="2015-01-05T14:30:00Z",
+        symbol="ACME",
+        headline="ACME beats — «ça va»",
+        body="Quarterly earnings above the consensus.",
+        truncated=None,
+    )
+    news_page = NewsPage(
+        session=frame.session,
+        scenario=scenario_ref,
+        clock=clock,
+        items=[news_item],
+        next_before="n3",
+    )
     body = PentadBody(bytes="buy 10 ACME\nsell 10 ACME limit 105.00 tif gtc as exit\n")
     pentad = Pentad.with_root(session="ks_1f2e3d4c", seq=1, prev="sha256:" + "0" * 64, body=body)
     stand_down = StandDown(reason="statement", detail="done for the day")
@@ -323,17 +338,9 @@ def build_samples() -> list[ProtocolModel]:
     provenance = Provenance(source="embedded", detail="scenario t sha256:… unknown here")
     signature = EnvelopeSignature(keyid="kid-1", sig="c2ln")
     envelope = Envelope(payload_type=PAYLOAD_TYPE, payload="e30=", signatures=[signature])
-    news_item = NewsItem(
-        id="n1", time="2015-01-05T14:30:00Z", symbol="ACME", headline="ACME beats", body="…"
-    )
-    news_page = NewsPage(
-        session="ks_1", scenario=scenario_ref, clock=clock, items=[news_item], next_before="n1"
-    )
     return [
         statement_kinds[0],
         order_form,
-        news_item,
-        news_page,
         catalog_entry,
         catalog,
         instrument,
@@ -354,6 +361,8 @@ def build_samples() -> list[ProtocolModel]:
         frame_bar,
         frame,
         delivery,
+        news_item,
+        news_page,
         body,
         pentad,
         stand_down,

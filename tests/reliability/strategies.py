@@ -72,7 +72,7 @@ _statement = st.one_of(
     st.builds(
         lambda side, qty, sym, kind: f"{side} {qty} {sym}{kind}",
         st.sampled_from(["buy", "sell", "BUY", "Sell", "short"]),
-        st.sampled_from(["1", "10", "0", "-5", "1000000000", "3.5", "x"]),
+        st.sampled_from(["1", "10", "0", "-5", "1000000000", "3.5", "0.01", "0.000000001", "x"]),
         st.sampled_from(["ACME", "acme", "KX", "ZZZ", "A" * 13, ""]),
         st.sampled_from(
             [

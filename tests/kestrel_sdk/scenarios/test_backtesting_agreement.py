@@ -86,7 +86,7 @@ async def _kestrel_fills(
                 prev = now
             response = await session.submit(order + "advance 1")
             frame = response.delivery.frame
-            long = bool(frame.positions) and frame.positions[0].qty > 0
+            long = bool(frame.positions) and int(frame.positions[0].qty) > 0
             if response.disposition == "stood-down":
                 break
             close = bench._cents(frame.marks[SYMBOL])
@@ -95,7 +95,7 @@ async def _kestrel_fills(
         await session.close()
     sides = {order.id: order.side for order in blotter.orders}
     return sorted(
-        (fill.bar, fill.qty if sides[fill.order] == "buy" else -fill.qty, Decimal(fill.price))
+        (fill.bar, int(fill.qty) * (1 if sides[fill.order] == "buy" else -1), Decimal(fill.price))
         for fill in blotter.fills
     )
 

@@ -88,7 +88,7 @@ async def _trade(
         for statements in source.split("|"):
             frame = (await session.submit(statements)).delivery.frame
             shown.append(frame.bars[symbol].volume)
-            fills += [(e.bar, e.qty or 0) for e in frame.events if e.type == "fill"]
+            fills += [(e.bar, int(e.qty or 0)) for e in frame.events if e.type == "fill"]
         history = [bar.volume for bar in (await session.history(5)).bars]
         await session.close()
         grade = await sdk.grade_until_done(session.id)

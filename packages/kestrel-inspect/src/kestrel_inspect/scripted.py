@@ -19,7 +19,10 @@ Both read the tool results' text, as a model does (a frame's is a few compact li
 ``kestrel_protocol.surface.compact``, read by :func:`read_frame`). They read bar 0's frame
 after opening, then advance until the session stands down at the end of its tape, then
 stop calling tools; the task's scorer grades the session. A
-refusal stops the agent and is said in its last message. Usage is counted as a quarter
+refusal stops the agent and is said in its last message, but for ``BAR_NOT_PUBLISHED``
+(a forward tape not grown that far yet: the harness's submit tool has already waited
+for it, :mod:`.forward`): the agent submits the same again, up to
+:data:`PATIENCE` times in a row, then stops where its session stands. Usage is counted as a quarter
 of the characters read and written, so Inspect downloads no tokenizer.
 """
 
@@ -33,6 +36,7 @@ from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
+    ChatMessageAssistant,
     ChatMessageTool,
     GenerateConfig,
     ModelAPI,
@@ -43,9 +47,10 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from .calls import tool_name
+from .forward import NOT_PUBLISHED, refusal_code
 from .news import NewsBook, news_lines, rebalance
 
-__all__ = ["STRATEGIES", "ScriptedAgent", "next_call", "read_frame"]
+__all__ = ["PATIENCE", "STRATEGIES", "ScriptedAgent", "next_call", "read_frame"]
 
 STRATEGIES = ("momentum", "hold", "news")
 """The offline agents' model names: ``kestrel/momentum``, ``kestrel/hold``, ``kestrel/news``."""
@@ -63,6 +68,8 @@ FRAME = re.compile(r"^frame \d+ of \S+ on \S+: ([a-z-]+), bar (\d+) ", re.MULTIL
 MARKS = re.compile(r"^marks: (.+)$", re.MULTILINE)
 EQUITY = re.compile(r"^account: equity (\S+),", re.MULTILINE)
 POSITIONS = re.compile(r"^positions: (.+)$", re.MULTILINE)
+PATIENCE = 3
+"""How many ``BAR_NOT_PUBLISHED`` in a row the agents submit again after."""
 
 
 def _rows(text: str, title: str) -> list[list[str]]:
@@ -114,7 +121,8 @@ def read_frame(text: str) -> dict[str, Any] | None:
 
 def _result(message: ChatMessageTool) -> dict[str, Any]:
     if message.error is not None:
-        return {"refused": message.text}
+        said = message.error.message or message.text
+        return {"refused": said, "code": refusal_code(said)}
     frame = read_frame(message.text)
     if frame is not None:
         return {"frame": frame}
@@ -123,6 +131,15 @@ def _result(message: ChatMessageTool) -> dict[str, Any]:
     except ValueError:
         return {"refused": message.text}
     return data if isinstance(data, dict) else {"refused": message.text}
+
+
+def _last_call(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]] | None:
+    """The tool and arguments of the conversation's last tool call."""
+    for message in reversed(messages):
+        if isinstance(message, ChatMessageAssistant) and message.tool_calls:
+            call = message.tool_calls[-1]
+            return call.function, dict(call.arguments)
+    return None
 
 
 def _quantity(frame: dict[str, Any], symbol: str, lot: Decimal, cap: int) -> int:
@@ -149,6 +166,13 @@ def next_call(strategy: str, messages: list[ChatMessage], step: int) -> ModelOut
     if not results:
         return ModelOutput.for_tool_call(model, OPEN_TOOL, {"scenario": scenario})
     last = results[-1]
+    waited = 0
+    while waited < len(results) and results[-1 - waited].get("code") == NOT_PUBLISHED:
+        waited += 1
+    if 0 < waited <= PATIENCE:  # the forward tape has not grown that far yet: again
+        again = _last_call(messages)
+        if again is not None:
+            return ModelOutput.for_tool_call(model, again[0], again[1])
     if "refused" in last:
         return ModelOutput.from_content(model, f"Kestrel refused my last call: {last['refused']}")
     session = str(results[0].get("sessionId"))

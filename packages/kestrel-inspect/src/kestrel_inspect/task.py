@@ -11,6 +11,7 @@ from kestrel_protocol.surface import STYLES
 
 from .agent import kestrel_agent
 from .connection import KestrelConnection
+from .forward import WAIT_SECONDS
 from .scorer import kestrel_scorer
 
 __all__ = ["kestrel_trading"]
@@ -93,6 +94,7 @@ def kestrel_trading(
     embed_tape: bool = False,
     agent: str | None = None,
     pairs: str | Sequence[str | Sequence[str]] | None = None,
+    wait: float = WAIT_SECONDS,
 ) -> Task:
     """Trade Kestrel scenarios: one sample per scenario, scored from its replayable grade.
 
@@ -119,6 +121,11 @@ def kestrel_trading(
             per scenario of each pair, its metadata naming the ``pair`` and its ``role``
             (``labelled`` or ``disguised``), each run as a trial of its own.
             ``kestrel board LOGS --reveal FILE`` shows each agent's memorisation gap.
+        wait: On a forward scenario (its tape grows while the agent trades), how many
+            seconds a submit waits for bars not yet published (the submit tool's
+            ``wait``, unless the model gave one or wrote one in its source; at most 300); a
+            ``BAR_NOT_PUBLISHED`` that still comes back is submitted again, a few
+            times, before the model sees it.
 
     Inspect's own options apply as to any task: ``--epochs N`` trades each scenario N
     times (a new session each, each sample and epoch as its own trial principal, so the
@@ -133,6 +140,8 @@ def kestrel_trading(
         )
     if agent is not None and not str(agent).strip():
         raise ValueError("kestrel_trading: agent, when given, must name the agent")
+    if not 0 < float(wait) <= 300:
+        raise ValueError(f"kestrel_trading: wait is a number of seconds up to 300, got {wait}")
     if style not in STYLES:
         raise ValueError(f"kestrel_trading: style {style!r} is not one of {', '.join(STYLES)}")
     connection = KestrelConnection(
@@ -149,7 +158,7 @@ def kestrel_trading(
     dataset = MemoryDataset(_samples(ids, twins, metadata), name="kestrel")
     return Task(
         dataset=dataset,
-        solver=kestrel_agent(connection, style),
+        solver=kestrel_agent(connection, style, float(wait)),
         scorer=kestrel_scorer(connection, embed_tape),
         cleanup=connection.end_trial,
     )

@@ -29,6 +29,7 @@ from .language import ORDER_FORMS, order_form_lines
 from .model import (
     DecimalStr,
     ProtocolModel,
+    Quantity,
     RootMismatchError,
     RootStr,
     SelfRooted,
@@ -151,6 +152,7 @@ __all__ = [
     "ProofScenario",
     "ProtocolModel",
     "Provenance",
+    "Quantity",
     "Refusal",
     "RefusalCode",
     "RootMismatchError",

@@ -32,6 +32,7 @@ from .canonical import CanonicalizationError, canonical_json, root_of
 __all__ = [
     "DecimalStr",
     "ProtocolModel",
+    "Quantity",
     "RootMismatchError",
     "RootStr",
     "SelfRooted",
@@ -80,6 +81,25 @@ def _check_volume(value: object) -> int | str:
 Volume = Annotated[int | str, PlainValidator(_check_volume, json_schema_input_type=int | str)]
 """A bar's volume: an integer on a tape whose volumes are all whole; on a tape with a
 fractional volume (crypto, FX), every volume is its exact decimal string, never a float."""
+
+_QUANTITY = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?")
+
+
+def _check_quantity(value: object) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _QUANTITY.fullmatch(value):
+        return value
+    raise ValueError(
+        f'{value!r} is not a quantity: a whole number, or a decimal string like "0.01"'
+    )
+
+
+Quantity = Annotated[int | str, PlainValidator(_check_quantity, json_schema_input_type=int | str)]
+"""A quantity (an order's, a fill's, a position's) or a lot: an integer in a scenario
+whose lots are all whole; in one with a fractional lot (crypto, FX), every quantity is
+its exact decimal string without trailing zeros (``"0.01"``, ``"1.5"``, ``"2"``), never
+a float."""
 
 RootStr = Annotated[str, AfterValidator(_check_root)]
 """A content address: ``"sha256:" + hex``."""

@@ -29,7 +29,7 @@ def _order(order: FrameOrder) -> str:
     if order.parent is not None:
         price += f" of {order.parent}"
     alias = f" as {order.alias}" if order.alias else ""
-    filled = f" filled {order.filled}/{order.qty}" if order.filled else ""
+    filled = f" filled {order.filled}/{order.qty}" if order.filled not in (0, "0") else ""
     return (
         f"  {order.id} {order.side} {order.qty} {order.symbol} {order.type}{price}"
         f" tif {order.tif}{alias} [{order.status}]{filled}"
@@ -67,7 +67,7 @@ def render_frame(frame: SessionFrame) -> str:
     if frame.positions:
         lines.append("positions")
         lines.extend(
-            f"  {p.symbol} {p.qty:+d} @ {p.avg_price}  unrealized {p.unrealized}"
+            f"  {p.symbol} {_signed(p.qty)} @ {p.avg_price}  unrealized {p.unrealized}"
             for p in frame.positions
         )
     else:
@@ -79,3 +79,11 @@ def render_frame(frame: SessionFrame) -> str:
         lines.append("events")
         lines.extend(_event(e) for e in frame.events)
     return "\n".join(lines)
+
+
+def _signed(qty: int | str) -> str:
+    """A position's quantity with its sign (``+100``, ``-0.26``): an integer, or a
+    fractional lot's decimal text."""
+    if isinstance(qty, int):
+        return f"{qty:+d}"
+    return qty if qty.startswith("-") else f"+{qty}"

@@ -56,6 +56,35 @@ MALFORMED: list[tuple[str, tuple[str, str], int | None, str]] = [
     ("tick-zero", ('tick = "0.01"', 'tick = "0"'), 24, "greater than 0"),
     ("tick-float", ('tick = "0.01"', "tick = 0.01"), 24, "decimal string"),
     ("lot-zero", ("lot = 1", "lot = 0"), 25, "at least 1"),
+    ("lot-decimal-zero", ("lot = 1", 'lot = "0.00"'), 25, "greater than 0"),
+    ("lot-float", ("lot = 1", "lot = 0.01"), 25, 'decimal string such as "0.01"'),
+    ("lot-too-fine", ("lot = 1", 'lot = "0.000000001"'), 25, "lot 0.000000001 is finer than 1e-8"),
+    (
+        "margin-kind",
+        ("max_position = 1000", 'max_position = 1000\nkind = "loan"'),
+        12,
+        """account.kind must be "margin", not 'loan'""",
+    ),
+    (
+        "margin-missing-term",
+        (
+            "max_position = 1000",
+            'max_position = 1000\nkind = "margin"\nleverage = "2"'
+            '\nborrow_rate = "0"\ncash_rate = "0"',
+        ),
+        8,
+        "missing account.maintenance_margin",
+    ),
+    (
+        "margin-leverage-low",
+        (
+            "max_position = 1000",
+            'max_position = 1000\nkind = "margin"\nleverage = "0.5"\nmaintenance_margin = "0.25"'
+            '\nborrow_rate = "0"\ncash_rate = "0"',
+        ),
+        13,
+        "account.leverage must be at least 1, not 0.5",
+    ),
     (
         "instrument-unknown-key",
         ("lot = 1", "lot = 1\nmargin = 2"),

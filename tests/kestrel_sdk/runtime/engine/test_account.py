@@ -16,7 +16,7 @@ def engine_on(rows: list[Any] | None = None, **terms: Any) -> SessionEngine:
     return SessionEngine(daily(rows or [FLAT] * 10, **terms), "ks_t")
 
 
-def outcome(engine: SessionEngine, source: str) -> list[tuple[str, int | None, str | None]]:
+def outcome(engine: SessionEngine, source: str) -> list[tuple[str, int | str | None, str | None]]:
     step = engine.submit(source)
     return [(e.type, e.qty, e.reason) for e in step.frame.events if e.type != "accepted"]
 

@@ -99,11 +99,12 @@ def test_random_programs_keep_every_invariant(sources: list[str]) -> None:
     filled: dict[str, int] = {}
     for fill in blotter.fills:
         side = next(o.side for o in blotter.orders if o.id == fill.order)
-        position += fill.qty if side == "buy" else -fill.qty
+        qty = int(fill.qty)
+        position += qty if side == "buy" else -qty
         assert abs(position) <= 60
-        filled[fill.order] = filled.get(fill.order, 0) + fill.qty
+        filled[fill.order] = filled.get(fill.order, 0) + qty
     for order in blotter.orders:
-        assert order.filled == filled.get(order.id, 0) <= order.qty
+        assert order.filled == filled.get(order.id, 0) <= int(order.qty)
         assert (order.status == "filled") == (order.filled == order.qty)
     grade = compute_grade(LOADED, record, pentads)
     assert grade.conformance.checks[0].passed, grade.conformance.checks[0].detail

@@ -23,7 +23,7 @@ def session(rows: Sequence[tuple[str, ...]], **terms: Any) -> SessionEngine:
     return SessionEngine(daily([FLAT, *rows, FLAT, FLAT], **terms), "ks_t")
 
 
-def fills(engine: SessionEngine) -> list[tuple[str, int, str, int]]:
+def fills(engine: SessionEngine) -> list[tuple[str, int, str, int | str]]:
     """(order, bar, price, qty) of every fill so far."""
     blotter = engine.blotter()
     return [(f.order, f.bar, f.price, f.qty) for f in blotter.fills]

@@ -26,8 +26,10 @@ import gzip
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import MISSING, fields
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,19 @@ def _value(value: Any) -> Any:
     return value if value is None or isinstance(value, str | bool) else repr(value)
 
 
+_WHOLE_QTY = re.compile(r"qty=Decimal\('([0-9]+)'\)")
+"""A whole quantity in a statement's repr, pinned as the integer it was (see :func:`_field`)."""
+
+
+def _field(statement: Any, name: str) -> Any:
+    """A statement's field as the fixture holds it. An order's quantity is a ``Decimal``
+    since fractional lots; a whole one is pinned as the integer it was before them."""
+    value = getattr(statement, name)
+    if name == "qty" and isinstance(value, Decimal) and value == value.to_integral_value():
+        return repr(int(value))
+    return _value(value)
+
+
 def _diagnostics(found: Any) -> list[list[Any]]:
     return [[d.line, d.column, d.code, d.severity, d.message] for d in found]
 
@@ -85,7 +100,7 @@ def observe(source: str) -> dict[str, Any]:
             [
                 [type(item.statement).__name__]
                 + [
-                    _value(getattr(item.statement, f.name))
+                    _field(item.statement, f.name)
                     for f in fields(item.statement)
                     # the order forms' parts are absent from a plain order (docs/spec.md §3)
                     if f.default is MISSING or getattr(item.statement, f.name) is not None
@@ -110,7 +125,7 @@ def observe(source: str) -> dict[str, Any]:
         if isinstance(session, list) and refused["detail"] == {"diagnostics": session[2]}:
             refused["detail"] = "the session report's diagnostics"
     else:
-        seen["program"] = [repr(st) for st in program.statements]
+        seen["program"] = [_WHOLE_QTY.sub(r"qty=\1", repr(st)) for st in program.statements]
     return seen
 
 

@@ -79,11 +79,16 @@ def test_the_forms_read_into_the_order_statement() -> None:
     assert isinstance(percent, Order)
     assert percent.trail == Amount(Decimal(5), True)
     assert isinstance(weight, Order)
-    assert (weight.qty, weight.target) == (0, Amount(Decimal(10), True))
+    assert (weight.qty, weight.target) == (Decimal(0), Amount(Decimal(10), True))
     assert isinstance(position, Order)
     assert (position.symbol, position.target) == ("ACME", Amount(Decimal(-20), False))
     assert isinstance(plain, Order)
-    assert (plain.symbol, plain.qty, plain.target, repr(plain).count("=")) == ("TO", 100, None, 9)
+    assert (plain.symbol, plain.qty, plain.target, repr(plain).count("=")) == (
+        "TO",
+        Decimal(100),
+        None,
+        9,
+    )
 
 
 BAD = [

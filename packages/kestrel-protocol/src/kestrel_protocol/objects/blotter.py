@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..model import DecimalStr, ProtocolModel, SelfRooted
+from ..model import DecimalStr, ProtocolModel, Quantity, SelfRooted
 from .session import OrderStatus, OrderType, Side, Tif
 
 __all__ = ["Blotter", "BlotterFill", "BlotterOrder"]
@@ -18,14 +18,14 @@ class BlotterOrder(ProtocolModel):
     seq: int
     line: int
     side: Side
-    qty: int
+    qty: Quantity
     symbol: str
     type: OrderType
     limit: DecimalStr | None
     stop: DecimalStr | None
     tif: Tif
     status: OrderStatus
-    filled: int
+    filled: Quantity
     avg_price: DecimalStr | None
     submitted_bar: int
     closed_bar: int | None
@@ -44,7 +44,7 @@ class BlotterFill(ProtocolModel):
     order: str
     bar: int
     time: str
-    qty: int
+    qty: Quantity
     price: DecimalStr
     fee: DecimalStr
 

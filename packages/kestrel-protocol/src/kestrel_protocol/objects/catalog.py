@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
-from ..model import DecimalStr, ProtocolModel, RootStr, SelfRooted
+from ..model import DecimalStr, ProtocolModel, Quantity, RootStr, SelfRooted
 
 __all__ = [
     "AccountTerms",
@@ -84,7 +82,8 @@ class Instrument(ProtocolModel):
 
     symbol: str
     tick: DecimalStr
-    lot: int = Field(ge=1)
+    lot: Quantity
+    """Whole (an integer) as always, or a decimal string (``"0.01"``) for a fractional lot."""
 
 
 class TapeInfo(ProtocolModel):
@@ -114,6 +113,13 @@ class AccountTerms(ProtocolModel):
     shortable: bool
     max_position: int
     max_drawdown: DecimalStr
+    kind: Literal["margin"] | None = None
+    """``"margin"`` for a margin account (absent: a cash account, as always); the four
+    members below are present exactly when it is."""
+    leverage: DecimalStr | None = None
+    maintenance_margin: DecimalStr | None = None
+    borrow_rate: DecimalStr | None = None
+    cash_rate: DecimalStr | None = None
 
 
 class FeeTerms(ProtocolModel):

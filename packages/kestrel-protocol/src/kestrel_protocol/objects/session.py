@@ -10,6 +10,7 @@ from ..canonical import root_of
 from ..model import (
     DecimalStr,
     ProtocolModel,
+    Quantity,
     RootMismatchError,
     RootStr,
     SelfRooted,
@@ -56,6 +57,7 @@ EventType = Literal[
     "expired",
     "rejected",
     "stood-down",
+    "margin-call",
     "closed",
 ]
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
@@ -121,7 +123,7 @@ class Position(ProtocolModel):
     """A non-flat position (negative ``qty`` is short)."""
 
     symbol: str
-    qty: int
+    qty: Quantity
     avg_price: DecimalStr
     unrealized: DecimalStr
 
@@ -132,8 +134,8 @@ class FrameOrder(ProtocolModel):
     id: str
     alias: str | None
     side: Side
-    qty: int
-    filled: int
+    qty: Quantity
+    filled: Quantity
     symbol: str
     type: OrderType
     limit: DecimalStr | None
@@ -157,7 +159,7 @@ class FrameEvent(ProtocolModel):
     type: EventType
     order: str | None = None
     bar: int
-    qty: int | None = None
+    qty: Quantity | None = None
     price: DecimalStr | None = None
     fee: DecimalStr | None = None
     reason: str | None = None

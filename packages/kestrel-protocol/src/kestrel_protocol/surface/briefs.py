@@ -104,6 +104,19 @@ def _kinds(kinds: Iterable[Any]) -> list[str]:
     return lines
 
 
+def _margin(account: Mapping[str, Any]) -> str:
+    """A margin account's terms, said after the account's line (nothing on a cash one)."""
+    if account.get("kind") != "margin":
+        return ""
+    return (
+        f"; a margin account: gross exposure at most equity x {account.get('leverage')},"
+        f" a close with equity below {account.get('maintenanceMargin')} x gross is a margin"
+        " call (every position closed at the next open), borrow"
+        f" {account.get('borrowRate')} a year on shorts, interest {account.get('cashRate')}"
+        " a year on cash"
+    )
+
+
 def _lines(items: Sequence[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
@@ -115,6 +128,8 @@ def _instruments(items: Iterable[Any]) -> list[str]:
     for i in items:
         if isinstance(i, Mapping):
             terms = f"tick {i.get('tick')}, lot {i.get('lot')}"
+            if isinstance(i.get("lot"), str):  # a fractional lot: quantities are decimals
+                terms += " (quantities are multiples of it, e.g. buy 0.01)"
             symbols.setdefault(terms, []).append(str(i.get("symbol")))
     return [f"{', '.join(names)}: {terms}" for terms, names in symbols.items()]
 
@@ -155,7 +170,8 @@ Facts (from the catalog; scenario root {scenario.get("root")}):
 - instruments:
 {_lines(instruments)}
 - account: cash {account.get("cash")}, shortable {account.get("shortable")}, \
-max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdown")}
+max position {account.get("maxPosition")}, max drawdown {account.get("maxDrawdown")}\
+{_margin(account)}
 - fees per fill: max({fees.get("minimum")}, notional x {fees.get("bps")} bps)
 - fills: at most {fill.get("participation")} of a bar's volume per order, slippage \
 {fill.get("slippageBps")} bps

@@ -54,7 +54,7 @@ def _order(o: Data) -> str:
     alias = "" if o.get("alias") is None else f" ({o['alias']})"
     stop = "" if o.get("stop") is None else f" stop {o['stop']}"
     limit = "" if o.get("limit") is None else f" limit {o['limit']}"
-    filled = f", filled {o['filled']}" if o.get("filled") else ""
+    filled = f", filled {o['filled']}" if o.get("filled") not in (None, 0, "0") else ""
     # the order forms' members, each only when the order has it (docs/spec.md §3)
     forms = "".join(
         f" {word} {o[key]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .baseline import BASELINE, Baseline, buy_and_hold
 from .build import METHOD, Board, build_board
 from .files import MAX_DEPTH, MAX_FILE_BYTES
+from .forward import ForwardWindow, forward_window
 from .gaps import GAP_METHOD, AgentGap, Gaps, PairGap, Twins, memorisation_gaps
 from .html import render_board
 from .published import (
@@ -40,6 +41,7 @@ __all__ = [
     "BoardRow",
     "Cell",
     "Entry",
+    "ForwardWindow",
     "Gaps",
     "Interval",
     "PairGap",
@@ -49,6 +51,7 @@ __all__ = [
     "build_board",
     "buy_and_hold",
     "check_entry",
+    "forward_window",
     "interval",
     "memorisation_gaps",
     "published_board",

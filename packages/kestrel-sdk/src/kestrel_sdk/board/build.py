@@ -71,6 +71,7 @@ class Board:
                     "scenario": ranking.scenario,
                     "root": ranking.root,
                     "countsOverall": ranking.counted,
+                    **({"forward": True} if ranking.forward else {}),
                     "cells": [
                         {"rank": cell.rank, "agent": cell.agent, **figures(cell.stats)}
                         for cell in ranking.cells

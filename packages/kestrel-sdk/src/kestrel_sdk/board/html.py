@@ -111,6 +111,10 @@ _HEAD = (
 )
 _COLUMNS = _HEAD.count("<th")
 _NOT_COUNTED = ' <span class="sub">embedded, not in this catalog: not counted overall</span>'
+_FORWARD = (
+    ' <span class="sub" data-forward>forward: traded while its tape grew, ranked apart '
+    "from replays of the fixed tape, not counted overall</span>"
+)
 
 
 def _figures(stats: Interval) -> str:
@@ -153,7 +157,8 @@ def _scenario(board: Board, r: ScenarioRanking) -> str:
     )
     return (
         f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
-        f"<code>{escape(r.root)}</code>{'' if r.counted else _NOT_COUNTED}</h3>"
+        f"<code>{escape(r.root)}</code>"
+        f"{_FORWARD if r.forward else '' if r.counted else _NOT_COUNTED}</h3>"
         f'<table class="cells">{_CELLS_HEAD}{cells}{baseline}</table>'
         f'<table class="ranking">{_HEAD}' + "".join(_row(row) for row in r.rows) + "</table>"
     )

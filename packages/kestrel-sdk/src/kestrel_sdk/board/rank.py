@@ -45,12 +45,15 @@ class Cell:
 @dataclass(frozen=True, slots=True)
 class ScenarioRanking:
     """One scenario's cells in rank order; ``counted``: whether it counts overall
-    (a scenario of this machine's catalog)."""
+    (a scenario of this machine's catalog); ``forward``: its runs traded the tape while
+    it grew (:mod:`.forward`), ranked apart from replays of the same tape once fixed and
+    not counted overall."""
 
     scenario: str
     root: str
     cells: list[Cell]
     counted: bool
+    forward: bool = False
 
     @property
     def rows(self) -> list[BoardRow]:
@@ -152,17 +155,17 @@ def rank_board(
     rankings and the overall one."""
     key, higher_first = METRICS[metric]
     _mark_unranked(rows, key, attested_only)
-    by_scenario: dict[tuple[str, str], list[BoardRow]] = defaultdict(list)
+    by_scenario: dict[tuple[str, str, bool], list[BoardRow]] = defaultdict(list)
     for row in rows:
         if row.unranked is None and row.scenario and row.scenario_root:
-            by_scenario[(row.scenario, row.scenario_root)].append(row)
+            by_scenario[(row.scenario, row.scenario_root, row.forward is not None)].append(row)
     rankings: list[ScenarioRanking] = []
     per_agent: dict[str, list[Cell]] = defaultdict(list)
-    for (scenario, root), ranked in sorted(by_scenario.items()):
+    for (scenario, root, forward), ranked in sorted(by_scenario.items()):
         cells = _cells(ranked, key, higher_first)
-        counted = all(r.provenance == "catalog" for r in ranked)
+        counted = not forward and all(r.provenance == "catalog" for r in ranked)
         if counted:
             for cell in cells:
                 per_agent[cell.agent].append(cell)
-        rankings.append(ScenarioRanking(scenario, root, cells, counted))
+        rankings.append(ScenarioRanking(scenario, root, cells, counted, forward))
     return rankings, _standings(per_agent, higher_first)

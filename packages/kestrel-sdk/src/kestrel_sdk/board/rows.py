@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
+from .forward import ForwardWindow, forward_window
 from .sources import Entry
 from .window import WHOLE_WINDOW, stopped_early, window
 
@@ -73,6 +74,8 @@ class BoardRow:
     unranked: str | None = None
     duplicates: list[str] = field(default_factory=list)
     window: tuple[int, int] | None = None
+    forward: ForwardWindow | None = None
+    """Set when its door's statement says the session traded a forward tape (:mod:`.forward`)."""
 
     @property
     def attested(self) -> bool:
@@ -99,6 +102,7 @@ class BoardRow:
             "roots": self.roots,
             "attestation": self.attestation,
             "window": None if self.window is None else list(self.window),
+            **({} if self.forward is None else {"forward": self.forward.to_json()}),
         }
 
 
@@ -196,6 +200,7 @@ def check_entry(
     grade = data["grade"]
     sealed = _sealed(data)
     row.window = window(data)
+    row.forward = forward_window(data)
     if report.attested_by is not None and trusted_keys is not None:
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
@@ -214,6 +219,8 @@ def check_entry(
     }
     row.metrics = {key: grade["metrics"].get(key) for key in SHOWN}
     row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
+    if row.forward is not None:
+        row.reason += f"; {row.forward}"
     stopped = stopped_early(row.window)
     failed = [f"{k} {v}" for k, v in row.checks.items() if v != "passed"]
     if stopped is not None:

@@ -74,6 +74,21 @@ def where_to_put(target: Path) -> list[str]:
 @click.option("--cash", default="100000.00", show_default=True, help="Starting cash.")
 @click.option("--fees-bps", default="10", show_default=True, help="Fee per fill, bps of notional.")
 @click.option("--shortable", is_flag=True, help="Allow short positions.")
+@click.option("--lot", default="1", show_default=True, help="Lot: 1, 100, or 0.01 (fractional).")
+@click.option(
+    "--account",
+    "account_kind",
+    type=click.Choice(["cash", "margin"]),
+    default="cash",
+    show_default=True,
+    help="A cash account, or a margin account (the four terms below).",
+)
+@click.option("--leverage", default="2", show_default=True, help="Margin: gross / equity cap.")
+@click.option(
+    "--maintenance-margin", default="0.25", show_default=True, help="Margin: equity / gross floor."
+)
+@click.option("--borrow-rate", default="0", show_default=True, help="Margin: per year on shorts.")
+@click.option("--cash-rate", default="0", show_default=True, help="Margin: per year on cash.")
 @click.option("--sealed", is_flag=True, help="Seal it: no face serves its tape (neutral title).")
 @click.option("--title", help="Default: symbols and interval (no dates).")
 @click.option("--bars-per-year", type=int, help="Default by interval (252 for 1d).")
@@ -98,6 +113,12 @@ def new(  # noqa: PLR0917 - one parameter per click option
     cash: str,
     fees_bps: str,
     shortable: bool,
+    lot: str,
+    account_kind: str,
+    leverage: str,
+    maintenance_margin: str,
+    borrow_rate: str,
+    cash_rate: str,
     sealed: bool,
     title: str | None,
     bars_per_year: int | None,
@@ -118,6 +139,15 @@ def new(  # noqa: PLR0917 - one parameter per click option
         cash=cash,
         fee_bps=fees_bps,
         shortable=shortable,
+        lot=lot,
+        margin=None
+        if account_kind == "cash"
+        else {
+            "leverage": leverage,
+            "maintenance_margin": maintenance_margin,
+            "borrow_rate": borrow_rate,
+            "cash_rate": cash_rate,
+        },
         bars_per_year=bars_per_year,
         sealed=sealed,
     )

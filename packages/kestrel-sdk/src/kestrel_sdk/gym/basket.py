@@ -41,6 +41,7 @@ from kestrel_protocol import Scenario, SealedScenario, SessionFrame
 from numpy.typing import NDArray
 
 from .spaces import LIMIT, BarHistory, check_box, clip
+from .whole import whole_quantity
 
 __all__ = ["Basket"]
 
@@ -79,7 +80,7 @@ class Basket:
                 f"the basket needs a bar of every symbol at every time: {described.id}'s "
                 f"tape has {counted} bars"
             )
-        self.lots = {symbol: instruments[symbol].lot for symbol in chosen}
+        self.lots = {symbol: whole_quantity(instruments[symbol].lot) for symbol in chosen}
         account = described.account
         self.shortable = account.shortable
         self.max_position = account.max_position
@@ -101,7 +102,7 @@ class Basket:
 
     def positions(self, frame: SessionFrame) -> dict[str, int]:
         """Each symbol's position in ``frame`` (0 when flat)."""
-        held = {item.symbol: item.qty for item in frame.positions}
+        held = {item.symbol: whole_quantity(item.qty) for item in frame.positions}
         return {symbol: held.get(symbol, 0) for symbol in self.symbols}
 
     def observe(self, frame: SessionFrame, start_equity: Decimal) -> NDArray[np.float32]:

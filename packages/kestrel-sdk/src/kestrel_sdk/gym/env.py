@@ -53,6 +53,7 @@ from .basket import Basket
 from .picture import picture
 from .reward import Reward, step_values
 from .spaces import Account, ActionKind, ActionMapping, BarHistory
+from .whole import whole_quantity
 from .windows import END_OF_WINDOW, Window, check_bound, choose_window
 
 __all__ = ["TradingEnv"]
@@ -64,7 +65,7 @@ def _account(frame: SessionFrame, symbol: str) -> Account:
     position = 0
     for item in frame.positions:
         if item.symbol == symbol:
-            position = item.qty
+            position = whole_quantity(item.qty)
             break
     account = frame.account
     return Account(
@@ -182,7 +183,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self._mapping = ActionMapping(
             kind=action,
             shortable=described.account.shortable,
-            lot=instruments[self.symbol].lot,
+            lot=whole_quantity(instruments[self.symbol].lot),
             max_position=described.account.max_position,
             exposure=exposure,
         )

@@ -22,6 +22,8 @@ from typing import Any
 
 from kestrel_protocol import SessionFrame
 
+from .whole import whole_quantity
+
 __all__ = ["Reward", "StepValues", "step_values"]
 
 
@@ -64,7 +66,7 @@ def step_values(
     ended: bool,
 ) -> StepValues:
     """The :class:`StepValues` of the step that led to ``frame``."""
-    held = {item.symbol: item.qty for item in frame.positions}
+    held = {item.symbol: whole_quantity(item.qty) for item in frame.positions}
     return StepValues(
         bar=frame.clock.bar,
         equity=float(frame.account.equity),

@@ -54,13 +54,14 @@ def equity_series(
     """Equity at each bar's close from bar 0 to ``last_bar`` (inclusive)."""
     sides = {order.id: order.side for order in blotter.orders}
     symbols = {order.id: order.symbol for order in blotter.orders}
-    by_bar: dict[int, list[tuple[str, int, Decimal, Decimal]]] = defaultdict(list)
+    by_bar: dict[int, list[tuple[str, Decimal, Decimal, Decimal]]] = defaultdict(list)
     for fill in blotter.fills:
-        signed = fill.qty if sides[fill.order] == "buy" else -fill.qty
+        qty = Decimal(fill.qty)  # an integer, or a fractional lot's decimal text
+        signed = qty if sides[fill.order] == "buy" else -qty
         by_bar[fill.bar].append(
             (symbols[fill.order], signed, Decimal(fill.price), Decimal(fill.fee))
         )
-    positions: dict[str, int] = defaultdict(int)
+    positions: dict[str, Decimal] = defaultdict(Decimal)
     series: list[Decimal] = []
     for bar in range(last_bar + 1):
         for symbol, signed, price, fee in by_bar.get(bar, ()):

@@ -17,7 +17,7 @@ class ReportFill:
     time: str
     symbol: str
     side: str
-    qty: int
+    qty: int | str
     price: float
     fee: str
     order: str

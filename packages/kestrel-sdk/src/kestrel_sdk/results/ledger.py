@@ -42,7 +42,8 @@ class FillRow:
     time: datetime
     symbol: str
     side: str  # "buy" or "sell"
-    qty: int
+    qty: int | Decimal
+    """An integer, as always; a fractional lot's quantity as an exact ``Decimal``."""
     price: Decimal
     fee: Decimal
 
@@ -53,7 +54,7 @@ class TradeRow:
 
     symbol: str
     side: str  # "long" or "short"
-    qty: int
+    qty: int | Decimal
     entry_bar: int
     entry_time: datetime
     entry_price: Fraction
@@ -72,6 +73,15 @@ class Ledger:
     equity: list[EquityPoint]
     fills: list[FillRow]
     trades: list[TradeRow]
+
+
+def _places(qty: int | Decimal) -> int:
+    return 0 if isinstance(qty, int) else max(0, -int(qty.as_tuple().exponent))
+
+
+def _shares(value: Decimal) -> int | Decimal:
+    """A whole quantity as an integer (every quantity of a scenario of whole lots)."""
+    return int(value) if value == value.to_integral_value() else value
 
 
 def _time(text: str) -> datetime:
@@ -101,34 +111,37 @@ def ledger_of(sources: SessionSources) -> Ledger:
             _time(f.time),
             orders[f.order].symbol,
             orders[f.order].side,
-            f.qty,
+            _shares(Decimal(f.qty)),
             Decimal(f.price),
             Decimal(f.fee),
         )
         for f in sources.blotter.fills
     ]
+    # quantities as integers of their finest place (shares, unless a lot is fractional),
+    # prices per such unit: every product (a notional, a P&L) is the blotter's exactly
+    unit = 10 ** max((_places(f.qty) for f in fills), default=0)
     legs = [
         Leg(
             f.symbol,
             f.bar,
-            f.qty if f.side == "buy" else -f.qty,
-            Fraction(f.price),
+            int(f.qty * unit) if f.side == "buy" else -int(f.qty * unit),
+            Fraction(f.price) / unit,
             Fraction(f.fee),
         )
         for f in fills
     ]
-    marks = {symbol: Fraction(cs[last]) for symbol, cs in closes.items()}
+    marks = {symbol: Fraction(cs[last]) / unit for symbol, cs in closes.items()}
     trades = [
         TradeRow(
             t.symbol,
             "long" if t.long else "short",
-            t.qty,
+            _shares(Decimal(t.qty) / unit),
             t.entry_bar,
             clock[t.entry_bar],
-            t.cost / t.qty,
+            t.cost / t.qty * unit,
             t.exit_bar,
             None if t.exit_bar is None else clock[t.exit_bar],
-            t.proceeds / t.qty,
+            t.proceeds / t.qty * unit,
             t.pnl,
             t.ret,
             t.fees,

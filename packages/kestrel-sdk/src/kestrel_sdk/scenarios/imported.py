@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -26,7 +26,7 @@ from ..runtime.catalog.news import NEWS_FILE, News, parse_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import TapeShape
-from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
+from ..runtime.catalog.terms import BARS_PER_YEAR, lot_member, parse_terms
 from .bars import Bars, convert_bars
 from .layouts import ImportProblem, RawBars
 from .series import scan_rows
@@ -76,7 +76,11 @@ class ScenarioTermsInput:
     fee_minimum: str = "0.00"
     participation: str = "1"
     slippage_bps: str = "0"
-    lot: int = 1
+    lot: int | str = 1
+    """Whole (``1``) or a decimal string (``"0.01"``: quantities in hundredths)."""
+    margin: Mapping[str, str] | None = None
+    """A margin account's terms by their ``scenario.toml`` keys (``leverage``,
+    ``maintenance_margin``, ``borrow_rate``, ``cash_rate``); ``None``: a cash account."""
     bars_per_year: int | None = None
     sealed: bool = False
     """``sealed = true``: no face serves its tape; its default title and description
@@ -183,6 +187,18 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _lot_toml(lot: int | str) -> str:
+    """A lot as ``scenario.toml`` writes it: an integer when whole (as always), else a
+    quoted decimal; a malformed one quoted as given, for the terms check to name."""
+    if isinstance(lot, str):
+        try:
+            member = lot_member(lot)
+        except ArithmeticError:
+            return _toml_string(lot)
+        return _toml_string(member) if isinstance(member, str) else str(member)
+    return str(lot)
+
+
 def _toml(
     scenario_id: str, bars: Bars, terms: ScenarioTermsInput, title: str, description: str
 ) -> str:
@@ -200,6 +216,12 @@ def _toml(
         f"shortable = {'true' if terms.shortable else 'false'}",
         f"max_position = {terms.max_position}",
         f"max_drawdown = {_toml_string(terms.max_drawdown)}",
+        *(
+            []
+            if terms.margin is None
+            else ['kind = "margin"']
+            + [f"{key} = {_toml_string(value)}" for key, value in terms.margin.items()]
+        ),
         "",
         "[fees]",
         f"bps = {_toml_string(terms.fee_bps)}",
@@ -211,7 +233,7 @@ def _toml(
     ]
     for symbol in bars.symbols:
         lines += ["", "[[instruments]]", f"symbol = {_toml_string(symbol)}"]
-        lines += [f"tick = {_toml_string(f'{bars.tick:f}')}", f"lot = {terms.lot}"]
+        lines += [f"tick = {_toml_string(f'{bars.tick:f}')}", f"lot = {_lot_toml(terms.lot)}"]
     return "\n".join(lines) + "\n"
 
 

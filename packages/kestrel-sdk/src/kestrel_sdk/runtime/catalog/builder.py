@@ -48,11 +48,14 @@ def terms_toml(
     participation: str,
     slippage_bps: str,
     instruments: Sequence[Mapping[str, str | int]],
+    margin: Mapping[str, str] | None = None,
     forward: bool = False,
 ) -> str:
     """The ``scenario.toml`` text of these terms (tape file ``tape.csv``; ``forward``: a
     forward scenario's), for :func:`~.terms.parse_terms` to validate exactly as it
-    validates a user's file."""
+    validates a user's file. ``margin``: a margin account's terms by their
+    ``scenario.toml`` keys (``leverage``, ``maintenance_margin``, ``borrow_rate``,
+    ``cash_rate``)."""
     return "\n".join(
         [
             f"id = {_toml_string(scenario_id)}",
@@ -67,6 +70,12 @@ def terms_toml(
             f"shortable = {'true' if shortable else 'false'}",
             f"max_position = {max_position}",
             f"max_drawdown = {_toml_string(max_drawdown)}",
+            *(
+                []
+                if margin is None
+                else ['kind = "margin"']
+                + [f"{key} = {_toml_string(value)}" for key, value in margin.items()]
+            ),
             "[fees]",
             f"bps = {_toml_string(fee_bps)}",
             f"minimum = {_toml_string(fee_minimum)}",
@@ -105,8 +114,9 @@ def build_loaded_scenario(
     participation: str = "1",
     slippage_bps: str = "0",
     tick: str = "0.01",
-    lot: int = 1,
+    lot: int | str = 1,
     instruments: Sequence[Mapping[str, str | int]] | None = None,
+    margin: Mapping[str, str] | None = None,
     news: Sequence[Mapping[str, str]] | None = None,
     news_in_frame: int | None = None,
 ) -> LoadedScenario:
@@ -120,7 +130,9 @@ def build_loaded_scenario(
     or a decimal string or ``Decimal`` for a fractional one (``"2012.25343589"``).
     Instruments default to one per symbol found with ``tick`` and ``lot``; pass
     ``instruments=[{"symbol": "KAPPA", "tick": "0.05", "lot": 10}, ...]`` to override.
-    ``bars_per_year`` defaults by interval (252 for 1d, 98280 for 1m).
+    ``bars_per_year`` defaults by interval (252 for 1d, 98280 for 1m). ``lot`` may be
+    a decimal string (``"0.01"``); ``margin`` makes a margin account (see
+    :func:`terms_toml`).
 
     ``news`` items (``{"time", "symbol", "headline", "body"}``, as ``news.jsonl`` lines)
     are checked as the catalog checks that file; ``news_in_frame`` sets the scenario's
@@ -149,6 +161,7 @@ def build_loaded_scenario(
         participation=participation,
         slippage_bps=slippage_bps,
         instruments=instruments,
+        margin=margin,
     )
     if news_in_frame is not None:
         toml = f"news_in_frame = {news_in_frame}\n" + toml  # top level: before any table

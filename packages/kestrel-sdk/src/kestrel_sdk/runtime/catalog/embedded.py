@@ -19,7 +19,7 @@ from .model import LoadedScenario, Tape
 from .news import News, parse_news
 from .objects import scenario_object
 from .tapes import TapeShape, parse_tape, render_tape
-from .terms import ScenarioTerms, parse_terms
+from .terms import ScenarioTerms, margin_keys, parse_terms
 
 __all__ = ["load_embedded"]
 
@@ -50,7 +50,7 @@ def load_embedded(
             {
                 "symbol": _get(item, "symbol", str),
                 "tick": _get(item, "tick", str),
-                "lot": _get(item, "lot", int),
+                "lot": _get(item, "lot", (int, str)),
             }
         )
     toml = terms_toml(
@@ -68,6 +68,7 @@ def load_embedded(
         participation=_get(scenario, "fill.participation", str),
         slippage_bps=_get(scenario, "fill.slippageBps", str),
         instruments=items,
+        margin=margin_keys(_get(scenario, "account", Mapping)),
         forward="forward" in scenario,
     )
     in_frame = scenario.get("newsInFrame")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from .builder import terms_toml
 from .model import CatalogIndex, LoadedScenario
 from .reveal import lineage_tag
-from .terms import ScenarioTerms, parse_terms
+from .terms import ScenarioTerms, margin_keys, parse_terms
 
 __all__ = ["Lineages", "twin_toml"]
 
@@ -52,6 +52,7 @@ def twin_toml(
         participation=fill.participation,
         slippage_bps=fill.slippage_bps,
         instruments=instruments,
+        margin=margin_keys(account.to_json()),
     )
     extra = [f'lineage = "{lineage_tag(source)}"']
     if sealed:

@@ -43,16 +43,29 @@ def scenario_object(
             "bars_per_year": terms.bars_per_year,
             "root": shape.root,
         },
-        account={
-            "cash": terms.cash,
-            "shortable": terms.shortable,
-            "max_position": terms.max_position,
-            "max_drawdown": terms.max_drawdown,
-        },
+        account=_account(terms),
         fees={"bps": terms.fee_bps, "minimum": terms.fee_minimum},
         fill={"participation": terms.participation, "slippage_bps": terms.slippage_bps},
         **extra,
     )
+
+
+def _account(terms: ScenarioTerms) -> dict[str, object]:
+    """The account's members; a margin account's four terms only when it is one."""
+    account: dict[str, object] = {
+        "cash": terms.cash,
+        "shortable": terms.shortable,
+        "max_position": terms.max_position,
+        "max_drawdown": terms.max_drawdown,
+    }
+    margin = terms.margin
+    if margin is not None:
+        account["kind"] = "margin"
+        account["leverage"] = margin.leverage
+        account["maintenance_margin"] = margin.maintenance_margin
+        account["borrow_rate"] = margin.borrow_rate
+        account["cash_rate"] = margin.cash_rate
+    return account
 
 
 def catalog_object(scenarios: Iterable[Scenario], sealed: Collection[str] = ()) -> Catalog:

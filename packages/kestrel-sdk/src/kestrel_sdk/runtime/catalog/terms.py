@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -19,8 +20,11 @@ __all__ = [
     "INTERVALS",
     "INTERVAL_SECONDS",
     "InstrumentTerms",
+    "MarginTerms",
     "ScenarioTerms",
     "TermsProblem",
+    "lot_member",
+    "margin_keys",
     "parse_terms",
     "tick_scale",
 ]
@@ -56,7 +60,17 @@ _TOP_KEYS = {
     "news_aliases",
 }
 _TABLE_KEYS = {
-    "account": ("cash", "shortable", "max_position", "max_drawdown"),
+    "account": (
+        "cash",
+        "shortable",
+        "max_position",
+        "max_drawdown",
+        "kind",
+        "leverage",
+        "maintenance_margin",
+        "borrow_rate",
+        "cash_rate",
+    ),
     "fees": ("bps", "minimum"),
     "fill": ("participation", "slippage_bps"),
 }
@@ -76,7 +90,19 @@ class TermsProblem:
 class InstrumentTerms:
     symbol: str
     tick: str
-    lot: int
+    lot: int | str
+    """Whole lots as an integer (as always); a fractional lot as its canonical decimal
+    text (``"0.01"``): the form the Scenario object carries (see :func:`lot_member`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MarginTerms:
+    """A margin account's terms (decimal strings, rates per year of 365 days)."""
+
+    leverage: str
+    maintenance_margin: str
+    borrow_rate: str
+    cash_rate: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +138,8 @@ class ScenarioTerms:
     """The newest news items a frame shows (default 5; the object's ``newsInFrame``)."""
     news_aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Names a symbol goes by in news text (a disguise renames them; not in the root)."""
+    margin: MarginTerms | None = None
+    """A margin account's terms (``[account] kind = "margin"``); ``None``: a cash account."""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -121,6 +149,15 @@ class ScenarioTerms:
     def scale(self) -> int:
         """Decimal places of the tape's prices: the finest tick among the instruments."""
         return max(tick_scale(instrument.tick) for instrument in self.instruments)
+
+
+def lot_member(text: str) -> int | str:
+    """A lot's member form: an integer when whole (``"1"``, ``"10.0"`` → ``1``, ``10``),
+    else its canonical decimal text (``"0.010"`` → ``"0.01"``)."""
+    value = Decimal(text).normalize()
+    if value == value.to_integral_value():
+        return int(value)
+    return f"{value:f}"
 
 
 def tick_scale(tick: str) -> int:
@@ -324,6 +361,8 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     fee_bps = check.decimal(fees, "fees", "bps") if fees else "0"
     fee_minimum = check.decimal(fees, "fees", "minimum") if fees else "0"
 
+    margin = _margin(check, account)
+
     fill = check.table(data, "fill")
     participation = (
         check.decimal(fill, "fill", "participation", positive=True, high=Decimal(1))
@@ -382,6 +421,50 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         forward=forward is True,
         news_in_frame=news_in_frame if isinstance(news_in_frame, int) else None,
         news_aliases=aliases,
+        margin=margin,
+    )
+
+
+_MARGIN_KEYS = ("leverage", "maintenance_margin", "borrow_rate", "cash_rate")
+
+
+def margin_keys(account: Mapping[str, Any]) -> dict[str, str] | None:
+    """A Scenario object's account members (JSON, camelCase) as ``scenario.toml``'s
+    margin keys, or ``None`` for a cash account (no ``kind``)."""
+    if account.get("kind") != "margin":
+        return None
+    found: dict[str, str] = {}
+    for key in _MARGIN_KEYS:
+        head, *rest = key.split("_")
+        value = account.get(head + "".join(part.title() for part in rest))
+        found[key] = value if isinstance(value, str) else ""
+    return found
+
+
+def _margin(check: _Checker, account: dict[str, Any]) -> MarginTerms | None:
+    """``[account] kind = "margin"`` and its four terms, or ``None`` (a cash account)."""
+    kind = account.get("kind")
+    if kind is None:
+        for key in _MARGIN_KEYS:
+            if key in account:
+                check.fault(
+                    "account",
+                    key,
+                    f"unknown key {key!r} in [account] (a margin account's term:"
+                    ' it needs kind = "margin")',
+                )
+        return None
+    if kind != "margin":
+        check.fault("account", "kind", f'account.kind must be "margin", not {kind!r}')
+        return None
+    leverage = check.decimal(account, "account", "leverage", low=Decimal(1), high=Decimal(100))
+    maintenance = check.decimal(
+        account, "account", "maintenance_margin", positive=True, high=Decimal(1)
+    )
+    borrow = check.decimal(account, "account", "borrow_rate", high=Decimal(10))
+    cash = check.decimal(account, "account", "cash_rate", high=Decimal(10))
+    return MarginTerms(
+        leverage=leverage, maintenance_margin=maintenance, borrow_rate=borrow, cash_rate=cash
     )
 
 
@@ -441,6 +524,27 @@ def _instruments(check: _Checker, value: Any) -> tuple[InstrumentTerms, ...]:
             check.fault(
                 "instruments", "tick", f"instruments[{index}].tick {tick} is finer than 1e-8", index
             )
-        lot = check.integer(item, "instruments", "lot", low=1, index=index)
-        found.append(InstrumentTerms(symbol=symbol, tick=tick, lot=lot))
+        found.append(InstrumentTerms(symbol=symbol, tick=tick, lot=_lot(check, item, index)))
     return tuple(found)
+
+
+def _lot(check: _Checker, item: dict[str, Any], index: int) -> int | str:
+    """An instrument's lot: an integer of at least 1 (as always), or a decimal string
+    above 0 with at most 8 places (``"0.01"``); ``"1"`` when absent."""
+    value = item.get("lot")
+    if value is None:
+        return 1
+    if isinstance(value, int) and not isinstance(value, bool):
+        return check.integer(item, "instruments", "lot", low=1, index=index)
+    lot = check.decimal(item, "instruments", "lot", positive=True, index=index)
+    if lot == "0" or Decimal(lot) <= 0:
+        return 1
+    if tick_scale(lot) > 8:
+        check.fault(
+            "instruments", "lot", f"instruments[{index}].lot {lot} is finer than 1e-8", index
+        )
+        return 1
+    if Decimal(lot) >= 10**9:
+        check.fault("instruments", "lot", f"instruments[{index}].lot {lot} is too large", index)
+        return 1
+    return lot_member(lot)

@@ -10,7 +10,7 @@ from kestrel_protocol import Blotter
 
 from .bus import Event
 from .orders import Fill, LiveOrder, order_links
-from .scaled import Terms, money_text
+from .scaled import Terms
 
 __all__ = ["BlotterRecorder"]
 
@@ -18,9 +18,11 @@ __all__ = ["BlotterRecorder"]
 class BlotterRecorder:
     """Bus subscriber keeping orders (on ``accepted``) and fills (on ``fill``).
 
-    An order's ``reason`` is the rejection (``insufficient-cash`` …), who cancelled it
-    (``statement``, ``stand-down``, ``closed``), the time in force that expired it, or
-    ``stand-down`` for the liquidation orders a stand-down places; ``null`` otherwise.
+    An order's ``reason`` is the rejection (``insufficient-cash``,
+    ``insufficient-margin`` …), who cancelled it (``statement``, ``stand-down``,
+    ``closed``, ``margin-call``), the time in force that expired it, or ``stand-down`` /
+    ``margin-call`` for the liquidation orders a stand-down or a margin call places;
+    ``null`` otherwise.
     """
 
     def __init__(self, session_id: str, terms: Terms, times: Sequence[str]) -> None:
@@ -51,14 +53,14 @@ class BlotterRecorder:
             "seq": o.seq,
             "line": o.line,
             "side": o.side,
-            "qty": o.qty,
+            "qty": terms.quantity(o.qty),
             "symbol": o.symbol,
             "type": o.type,
             "limit": o.limit,
             "stop": o.stop,
             "tif": o.tif,
             "status": o.status,
-            "filled": o.filled,
+            "filled": terms.quantity(o.filled),
             "avg_price": avg,
             "submitted_bar": o.submitted_bar,
             "closed_bar": o.closed_bar,
@@ -71,9 +73,9 @@ class BlotterRecorder:
             "order": f.order.id,
             "bar": f.bar,
             "time": self._times[f.bar],
-            "qty": f.qty,
+            "qty": self._terms.quantity(f.qty),
             "price": self._terms.price(f.price),
-            "fee": money_text(f.fee, self._terms.scale),
+            "fee": self._terms.money(f.fee),
         }
 
     def build(self) -> Blotter:

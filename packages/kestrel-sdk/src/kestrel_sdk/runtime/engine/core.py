@@ -9,6 +9,7 @@ and marks equity bar by bar.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Final, Literal, final
 
 from kestrel_protocol import (
@@ -28,12 +29,15 @@ from .blotter import BlotterRecorder
 from .brackets import Links, close_order
 from .bus import Event, EventBus
 from .edge import forward_roots, unpublished
+from .fill import slipped
 from .frame import FrameBuilder
+from .liquidation import close_positions
 from .loop import BarLoop, columns
+from .margin import MarginRules
 from .orders import Fill, LiveOrder
 from .placing import Placer
 from .program import Program, Programs
-from .scaled import NEVER, Terms, ratio_text
+from .scaled import Terms, ratio_text
 from .trailing import follow
 from .wire import text_root
 
@@ -98,6 +102,8 @@ class SessionEngine:
             open_orders=self._open,
             bus=self._bus,
             record=record,
+            margin=MarginRules(loaded, terms) if loaded.scenario.account.kind == "margin" else None,
+            liquidate=self._margin_call_liquidation,
         )
         self._frames = FrameBuilder(session_id, loaded, terms, self._cols, sealed=sealed)
         self._blotter = BlotterRecorder(session_id, terms, self._times)
@@ -164,6 +170,11 @@ class SessionEngine:
     def holding(self) -> bytearray | None:
         """With ``record=True``: per bar of :attr:`series`, 1 where a position was held."""
         return self._loop.holding
+
+    @property
+    def margin(self) -> MarginRules | None:
+        """A margin account's rules and accruals (``None`` on a cash account)."""
+        return self._loop.margin
 
     @property
     def terms(self) -> Terms:
@@ -248,6 +259,8 @@ class SessionEngine:
         self._placer.retape(self._cols, tape.days)
         self._frames.retape(loaded, self._cols)
         self._blotter.retape(tape.times)
+        if self._loop.margin is not None:
+            self._loop.margin.retime(tape.times)
 
     def check(self, source: str) -> Program:
         """Parse and validate ``source`` against this session without changing it.
@@ -383,44 +396,44 @@ class SessionEngine:
         bar = self._clock
         for order in list(self._open):
             self._cancel(order, bar, "stand-down")
-        terms = self._terms
-        for symbol in self._symbols:
-            position = self._account.position(symbol)
-            if position == 0:
-                continue
-            mark = self._cols[symbol][3][bar]
-            qty = abs(position)
-            # the market order a ``sell``/``buy`` statement for the whole position places
-            statement = Order(
-                line=0,
-                side="sell" if position > 0 else "buy",
-                qty=qty,
-                symbol=symbol,
-                type="market",
-                limit=None,
-                stop=None,
-                tif="day",
-                alias=None,
-            )
-            order = LiveOrder(
-                f"o{len(self._orders) + 1}",
-                statement,
-                terms,
-                seq=self._working_seq,
-                bar=bar,
-                expires=NEVER,
-            )
-            order.reason = "stand-down"
-            self._orders.append(order)
-            self._open.append(order)
-            self._bus.publish(Event("accepted", bar, order, qty, reason="stand-down"))
-            self._loop.book(order, bar, qty, mark, terms.fee(qty * mark))
+        closes = {symbol: cols[3][bar] for symbol, cols in self._cols.items()}
+        self._close_positions(bar, "stand-down", lambda symbol, _: closes[symbol])
         series = self._loop.series
         if series is not None:
             series[bar] = self._loop.equity(bar)
         self._status = "stood-down"
         self._stand_down = StandDown(reason=reason, detail=detail)
         self._bus.publish(Event("stood-down", bar, reason=reason))
+
+    def _close_positions(self, bar: int, reason: str, price_of: Callable[[str, bool], int]) -> None:
+        close_positions(
+            account=self._account,
+            symbols=self._symbols,
+            terms=self._terms,
+            orders=self._orders,
+            open_orders=self._open,
+            bus=self._bus,
+            loop=self._loop,
+            seq=self._working_seq,
+            bar=bar,
+            reason=reason,
+            price_of=price_of,
+        )
+
+    def _margin_call_liquidation(self, j: int) -> None:
+        """After a margin call: cancel every open order and close every position at bar
+        ``j``'s open (slipped as a market order is), reason ``margin-call``."""
+        for order in list(self._open):
+            self._cancel(order, j, "margin-call")
+        terms = self._terms
+        cols = self._cols
+
+        def price_of(symbol: str, buy: bool) -> int:
+            o, h, lo = cols[symbol][0][j], cols[symbol][1][j], cols[symbol][2][j]
+            tick = terms.ticks[symbol]
+            return slipped(buy, o, h, lo, slippage=terms.slippage, tick=tick)
+
+        self._close_positions(j, "margin-call", price_of)
 
     # -- frames ------------------------------------------------------------------------
 

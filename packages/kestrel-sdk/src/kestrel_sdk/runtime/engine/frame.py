@@ -135,7 +135,7 @@ class FrameBuilder:
         price = fee = None
         if fill is not None:
             price = self._terms.price(fill.price)
-            fee = money_text(fill.fee, self._terms.scale)
+            fee = self._terms.money(fill.fee)
             parts.append(f',"fee":"{fee}"')
         order = event.order
         if order is not None:
@@ -143,7 +143,7 @@ class FrameBuilder:
         if price is not None:
             parts.append(f',"price":"{price}"')
         if event.qty is not None:
-            parts.append(f',"qty":{event.qty}')
+            parts.append(f',"qty":{self._terms.quantity_json(event.qty)}')
         if event.reason is not None:
             parts.append(f',"reason":{quote(event.reason)}')
         parts.append(f',"type":{quote(event.type)}}}')
@@ -156,7 +156,7 @@ class FrameBuilder:
         if order is not None:
             members["order"] = order.id
         if event.qty is not None:
-            members["qty"] = event.qty
+            members["qty"] = self._terms.quantity(event.qty)
         if fill is not None:
             members["price"] = price
             members["fee"] = fee
@@ -228,14 +228,21 @@ class FrameBuilder:
         if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
             return cached[1], cached[2], cached[3]
         avg = self._average(symbol, qty, basis)
-        shown = money_text(unrealized, self._terms.scale)
+        shown = self._terms.money(unrealized)
         model = (
-            _new_position({"symbol": symbol, "qty": qty, "avg_price": avg, "unrealized": shown})
+            _new_position(
+                {
+                    "symbol": symbol,
+                    "qty": self._terms.quantity(qty),
+                    "avg_price": avg,
+                    "unrealized": shown,
+                }
+            )
             if self.models
             else None
         )
         text = (
-            f'{{"avgPrice":"{avg}","qty":{qty},"symbol":{self._symbol_json[symbol]}'
+            f'{{"avgPrice":"{avg}","qty":{self._terms.quantity_json(qty)},"symbol":{self._symbol_json[symbol]}'
             f',"unrealized":"{shown}"}}'
         )
         self._positions[symbol] = (key, model, text, shown)
@@ -247,12 +254,13 @@ class FrameBuilder:
         if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
             return cached[1], cached[2]
         links = order_links(o)
+        terms = self._terms
         members = {
             "id": o.id,
             "alias": o.alias,
             "side": o.side,
-            "qty": o.qty,
-            "filled": o.filled,
+            "qty": terms.quantity(o.qty),
+            "filled": terms.quantity(o.filled),
             "symbol": o.symbol,
             "type": o.type,
             "limit": o.limit,
@@ -264,11 +272,12 @@ class FrameBuilder:
         # canonical key order; the links (absent on a plain order) in their places
         text = "".join(
             (
-                f'{{"alias":{json_or_null(o.alias)},"filled":{o.filled}',
+                f'{{"alias":{json_or_null(o.alias)},"filled":{terms.quantity_json(o.filled)}',
                 _linked(links, "group"),
                 f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)}',
                 _linked(links, "parent"),
-                f',"qty":{o.qty},"side":{quote(o.side)},"status":{quote(o.status)}',
+                f',"qty":{terms.quantity_json(o.qty)},"side":{quote(o.side)}',
+                f',"status":{quote(o.status)}',
                 f',"stop":{json_or_null(o.stop)},"symbol":{quote(o.symbol)}',
                 _linked(links, "target"),
                 f',"tif":{quote(o.tif)}',
@@ -298,7 +307,7 @@ class FrameBuilder:
             and (cached[0] is not None or not self.models)
         ):
             return cached
-        scale = self._terms.scale
+        scale = self._terms.money_scale
         # cash, realized and fees change only with fills: their texts are kept together
         quiet = (cash, realized, fees)
         if quiet != self._quiet_key:

@@ -28,6 +28,7 @@ from kestrel_protocol import (
 
 from ..catalog.model import LoadedScenario
 from .chain import chain_engine
+from .margin import margin_check
 from .risk import risk_metrics
 from .trades import Leg, round_trips, trade_metrics
 
@@ -192,14 +193,14 @@ def compute_grade(
     series = engine.series or [terms.cash]
     holding = engine.holding or bytearray(1)
     metrics: dict[str, Any] = equity_metrics(
-        series, holding, terms.scale, scenario.tape.bars_per_year
+        series, holding, terms.money_scale, scenario.tape.bars_per_year
     )
     fills = engine.fills
     turnover = sum(abs(f.qty * f.price) for f in fills)
     with localcontext(_CONTEXT):
         e0 = series[0]
         metrics["turnover"] = ratio(Decimal(turnover) / Decimal(e0) if e0 else Decimal(0))
-        metrics["fees"] = money(Decimal(engine.account.fees).scaleb(-terms.scale))
+        metrics["fees"] = money(Decimal(engine.account.fees).scaleb(-terms.money_scale))
     metrics["fills"] = len(fills)
     metrics.update(risk_metrics(series, scenario.tape.bars_per_year, max_drawdown(series)))
     metrics["buyAndHold"] = _buy_and_hold(loaded, engine.clock)
@@ -238,7 +239,8 @@ def compute_grade(
         _check(
             "within-position-limits",
             within,
-            f"largest |position| {worst} of max_position {limit}"
+            f"largest |position| {terms.quantity(worst)}"
+            f" of max_position {terms.quantity(limit)}"
             + ("" if terms.shortable or not short else "; went short on a cash account"),
         ),
         _check(
@@ -246,7 +248,8 @@ def compute_grade(
             not holdings,
             "flat at the end"
             if not holdings
-            else "still holding " + ", ".join(f"{q} {s}" for s, q in sorted(holdings.items())),
+            else "still holding "
+            + ", ".join(f"{terms.quantity(q)} {s}" for s, q in sorted(holdings.items())),
         ),
         _check(
             "no-statement-after-stand-down",
@@ -258,6 +261,8 @@ def compute_grade(
         ),
     ]
     checks.append(_no_lookahead(record))
+    if engine.margin is not None:
+        checks.append(margin_check(engine.margin, terms, loaded.tape.times))
     conformance = Conformance.with_root(checks=checks)
     return GradeResult.with_root(
         session=record.session,

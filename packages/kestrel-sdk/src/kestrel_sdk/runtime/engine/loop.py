@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event, EventBus
 from .fill import match_price, trigger_search
+from .margin import MarginRules, closes_at
 from .orders import Fill, LiveOrder
 from .scaled import Terms
 from .trailing import follow, trail_search
@@ -67,8 +69,16 @@ class BarLoop:
         open_orders: list[LiveOrder],
         bus: EventBus,
         record: bool,
+        margin: MarginRules | None = None,
+        liquidate: Callable[[int], None] | None = None,
     ) -> None:
+        """``margin``: a margin account's rules (every bar is then processed: it accrues
+        and is checked); ``liquidate(j)``: closes every position at bar ``j``'s open
+        after a margin call (the engine's, which places the orders)."""
         self._terms = terms
+        self.margin = margin
+        self._liquidate = liquidate
+        self._closes = {symbol: c[3] for symbol, c in cols.items()}
         self._cols = cols
         self._days = loaded.tape.days
         self._account = account
@@ -80,10 +90,11 @@ class BarLoop:
         self._dd_num = dd.numerator
         self._dd_den = dd.denominator
         # floor(participation × volume) with the volume in units of 10**-volume_scale:
-        # volume × num // (den × 10**volume_scale), exact and a whole quantity
+        # volume × num // (den × 10**volume_scale), exact and a whole quantity (in
+        # quantity units: num carries 10**Q)
         participation = terms.participation
         self._participation = (
-            participation.numerator,
+            participation.numerator * 10**terms.qty_scale,
             participation.denominator * 10**loaded.tape.volume_scale,
         )
         self._fill_count = 0
@@ -94,11 +105,17 @@ class BarLoop:
         """The columns and days of a forward tape grown since."""
         self._cols = cols
         self._days = days
+        self._closes = {symbol: c[3] for symbol, c in cols.items()}
 
     def run(self, clock: int, target: int) -> tuple[int, bool]:
         """Process bars ``clock + 1`` … ``target``. Returns the new clock and whether
         drawdown reached ``max_drawdown`` there (the loop stops at that bar)."""
         bar = clock + 1
+        if self.margin is not None:  # interest, borrow and calls: every bar is processed
+            for j in range(bar, target + 1):
+                if self._bar(j):
+                    return j, True
+            return target, False
         while bar <= target:
             nxt = target + 1
             for order in self._open:
@@ -253,6 +270,12 @@ class BarLoop:
         slippage = terms.slippage
         ticks = terms.ticks
         cols = self._cols
+        margin = self.margin
+        if margin is not None:
+            margin.accrue(self._account, closes_at(self._closes, j - 1), j)
+            if margin.pending and self._liquidate is not None:
+                margin.pending = False
+                self._liquidate(j)
         days = self._days
         for order in list(self._open):
             if order.day_of >= 0 and days[j] > days[order.day_of]:  # its day ended at j - 1
@@ -288,6 +311,14 @@ class BarLoop:
         if self.series is not None and self.holding is not None:
             self.series.append(equity)
             self.holding.append(1 if self._account.holdings else 0)
+        if margin is not None:
+            call = margin.check(self._account, closes_at(self._closes, j), j)
+            if call is not None:
+                reason = (
+                    f"equity {terms.money(call.equity)} below the maintenance margin"
+                    f" {terms.money(call.requirement)}"
+                )
+                self._bus.publish(Event("margin-call", j, reason=reason))
         return self.drawdown_hit(self.peak, equity)
 
     def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
@@ -309,6 +340,14 @@ class BarLoop:
             self._reject(order, j, qty, "not-shortable")
         elif abs(after) > terms.max_position:
             self._reject(order, j, qty, "max-position")
+        elif self.margin is not None:
+            marks = closes_at(self._closes, j - 1)
+            if self.margin.allows(
+                account, marks, symbol=order.symbol, delta=delta, price=price, fee=fee
+            ):
+                self.book(order, j, qty, price, fee)
+            else:
+                self._reject(order, j, qty, "insufficient-margin")
         elif order.buy and account.cash < notional + fee:
             self._reject(order, j, qty, "insufficient-cash")
         else:

@@ -77,7 +77,8 @@ class LiveOrder:
         self.line = statement.line
         self.side: Side = statement.side
         self.buy = statement.side == "buy"
-        self.qty = statement.qty
+        self.qty = terms.units(statement.qty)
+        """In quantity units (see :mod:`.lots`)."""
         self.symbol = statement.symbol
         self.type: OrderType = statement.type
         limit = statement.limit

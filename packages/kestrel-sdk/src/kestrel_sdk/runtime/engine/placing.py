@@ -125,10 +125,11 @@ class Placer:
             equity=self._loop.equity(clock),
             close=close,
             lot=self._terms.lots.get(st.symbol, 1),
+            unit=10**self._terms.qty_scale,
         )
         position = self._account.position(st.symbol)
         qty = target_quantity(st.side == "buy", position=position, wanted=wanted)
-        return replace(st, qty=qty)
+        return replace(st, qty=self._terms.shares(qty))
 
     def _trail(self, order: LiveOrder, st: Order) -> None:
         assert st.trail is not None

@@ -12,6 +12,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..catalog.model import LoadedScenario
+from .lots import lot_places, quantity_json, quantity_member, quantity_units
 
 __all__ = [
     "NEVER",
@@ -95,7 +96,7 @@ class Terms:
     tape_factor: int
     """Multiply a tape integer by this to get P units."""
     cent: int
-    """One cent in P units (``10**(P - 2)``)."""
+    """One cent in money units (``10**(P + Q - 2)``)."""
     cash: int
     shortable: bool
     max_position: int
@@ -108,6 +109,16 @@ class Terms:
     """Slippage per unit of price (slippage_bps / 10000)."""
     ticks: dict[str, int]
     lots: dict[str, int]
+    """Each instrument's lot in quantity units."""
+    qty_scale: int = 0
+    """``Q``: quantities are integers in units of 10**-Q (see :mod:`.lots`); 0 when every
+    lot is whole."""
+
+    @property
+    def money_scale(self) -> int:
+        """``P + Q``: cash, fees, P&L and equity are integers in units of 10**-(P+Q),
+        so a quantity (10**-Q) times a price (10**-P) is money with no division."""
+        return self.scale + self.qty_scale
 
     @classmethod
     def of(cls, loaded: LoadedScenario) -> Terms:
@@ -116,7 +127,9 @@ class Terms:
         price_scale = max([tape.scale] + [places(inst.tick) for inst in sc.instruments])
         scale = max(2, price_scale, places(sc.account.cash), places(sc.fees.minimum))
         unit = 10**scale
-        cent = 10 ** (scale - 2)
+        qty_scale = lot_places(inst.lot for inst in sc.instruments)
+        money_unit = 10 ** (scale + qty_scale)
+        cent = 10 ** (scale + qty_scale - 2)
 
         def amount(text: str) -> int:
             return int(Decimal(text) * unit)
@@ -128,26 +141,47 @@ class Terms:
             price_scale=price_scale,
             tape_factor=10 ** (scale - tape.scale),
             cent=cent,
-            cash=amount(sc.account.cash),
+            cash=int(Decimal(sc.account.cash) * money_unit),
             shortable=sc.account.shortable,
-            max_position=sc.account.max_position,
+            max_position=sc.account.max_position * 10**qty_scale,
             max_drawdown=fraction_of(sc.account.max_drawdown),
             fee_rate=fraction_of(sc.fees.bps) / 10000,
             fee_minimum=cents * cent,
             participation=fraction_of(sc.fill.participation),
             slippage=fraction_of(sc.fill.slippage_bps) / 10000,
             ticks={inst.symbol: amount(inst.tick) for inst in sc.instruments},
-            lots={inst.symbol: inst.lot for inst in sc.instruments},
+            lots={inst.symbol: quantity_units(inst.lot, qty_scale) for inst in sc.instruments},
+            qty_scale=qty_scale,
         )
 
+    def units(self, qty: Decimal | int) -> int:
+        """A quantity (shares, as a statement writes it) in quantity units."""
+        return quantity_units(qty, self.qty_scale)
+
+    def shares(self, units: int) -> Decimal:
+        """Quantity units as shares, exactly (the value a statement would write)."""
+        return Decimal(units).scaleb(-self.qty_scale)
+
+    def quantity(self, units: int) -> int | str:
+        """A quantity in quantity units as protocol objects carry it (see :mod:`.lots`)."""
+        return quantity_member(units, self.qty_scale)
+
+    def quantity_json(self, units: int) -> str:
+        """:meth:`quantity` as JSON text."""
+        return quantity_json(units, self.qty_scale)
+
+    def money(self, value: Fraction | int) -> str:
+        """A money amount (money units) as text to the cent (:func:`money_text`)."""
+        return money_text(value, self.scale + self.qty_scale)
+
     def fee(self, notional: int) -> int:
-        """``max(minimum, notional × bps / 10000)`` rounded to the cent, in P units."""
+        """``max(minimum, notional × bps / 10000)`` rounded to the cent, in money units."""
         rate = self.fee_rate
         cent = self.cent
         cents = div_round_half_even(notional * rate.numerator, rate.denominator * cent)
         return max(self.fee_minimum, cents * cent)
 
-    def amount(self, value: Decimal) -> int:
+    def amount(self, value: Decimal) -> int:  # a price: P units
         """A decimal (a limit or stop price) in P units, truncated to the scale."""
         return int(value * 10**self.scale)
 

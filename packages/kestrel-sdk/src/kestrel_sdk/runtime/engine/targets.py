@@ -19,11 +19,12 @@ from ..lang.syntax import Amount
 __all__ = ["target_position", "target_quantity"]
 
 
-def target_position(target: Amount, *, equity: int, close: int, lot: int) -> int:
-    """The position ``target`` asks for: the number written, or the weight of ``equity``
-    at ``close`` (both in P units) in whole lots, rounded toward zero."""
+def target_position(target: Amount, *, equity: int, close: int, lot: int, unit: int = 1) -> int:
+    """The position ``target`` asks for, in quantity units (``unit`` of them a share:
+    see :mod:`.lots`): the number written, or the weight of ``equity`` (money units) at
+    ``close`` (P units) in whole lots (``lot`` in quantity units), rounded toward zero."""
     if not target.percent:
-        return int(target.value)
+        return int(target.value * unit)
     if close <= 0:
         return 0
     wanted = Fraction(target.value) / 100 * equity / close

@@ -31,7 +31,8 @@ EXTRAS = frozenset({"take", "loss", "oco"})
 """The parts that may follow an order's type (each once, before ``tif`` and ``as``)."""
 
 _PERCENT = re.compile(r"([0-9]+(\.[0-9]+)?)%")
-_POSITION = re.compile(r"-?(0|[1-9][0-9]{0,8})")
+_POSITION = re.compile(r"-?(0|[1-9][0-9]{0,8})(\.[0-9]{1,8})?")
+"""A target position: whole, or a decimal of up to 8 places where the lot allows (K203)."""
 _PERCENT_MAX_CHARS = 12
 
 
@@ -74,7 +75,8 @@ def read_target(toks: list[Token], i: int) -> tuple[Amount, int]:
             "K108",
             f"bad target {text!r}: a position from -999999999 to 999999999, or a percent",
         )
-    return Amount(Decimal(int(text)), False), i + 2
+    value = Decimal(text) if "." in text else Decimal(int(text))
+    return Amount(value, False), i + 2
 
 
 def read_extra(

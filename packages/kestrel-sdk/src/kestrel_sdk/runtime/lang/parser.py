@@ -59,6 +59,8 @@ MAX_SOURCE_BYTES = 64 * 1024
 MAX_STATEMENTS = 10_000
 
 _QTY = re.compile(r"[1-9][0-9]{0,8}")
+_DECIMAL_LIKE = re.compile(r"[0-9]*\.[0-9]*")
+_QUANTITY = re.compile(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,8})?")
 _TIMESTAMP = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]{1,9})?)?"
     r"(Z|\+00:00)"
@@ -90,6 +92,22 @@ def _count(tok: Token, what: str) -> int:
     if _QTY.fullmatch(text) is None:
         raise _Problem(column, "K102", f"bad {what} {text!r}: a whole number from 1 to 999999999")
     return int(text)
+
+
+def _quantity(tok: Token) -> Decimal:
+    """An order's quantity: a whole number, or a decimal of up to 8 places for an
+    instrument with a fractional lot (``0.01``); above 0, below 10**9."""
+    text, column = tok
+    if _DECIMAL_LIKE.fullmatch(text) is None:
+        return Decimal(_count(tok, "quantity"))
+    if _QUANTITY.fullmatch(text) is None or not Decimal(text):
+        raise _Problem(
+            column,
+            "K102",
+            f"bad quantity {text!r}: a decimal above 0 and below 1000000000 with at most"
+            " 8 places (such as 0.01, where the instrument's lot allows it)",
+        )
+    return Decimal(text)
 
 
 def _timestamp(tok: Token) -> str:
@@ -128,10 +146,10 @@ def _order(line: int, toks: list[Token]) -> Located:
     if n >= 3 and toks[1][0][:1].isalpha() and toks[2][0].lower() == "to":  # SYMBOL to TARGET
         symbol = _symbol(toks[1])
         target, i = read_target(toks, 2)
-        qty = 0
+        qty = Decimal(0)
         cols = {"start": head[1], "symbol": toks[1][1], "target": toks[3][1]}
     else:
-        qty = _count(toks[1], "quantity")
+        qty = _quantity(toks[1])
         if n < 3:
             raise _missing(toks[1], "a symbol")
         symbol = _symbol(toks[2])

@@ -1,7 +1,8 @@
 """The four statement kinds as parsed values (the lang work owns the parser).
 
 INTERFACE (shared by the lang, engine and service work): the engine consumes these.
-Prices are ``Decimal`` exactly as written; symbols are upper-cased; aliases lower-case.
+Prices and an order's quantity are ``Decimal`` exactly as written; symbols are
+upper-cased; aliases lower-case.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ class Order:
 
     line: int
     side: Side
-    qty: int
+    qty: Decimal
+    """Shares exactly as written (``37``, ``0.01``): whole or a decimal, never a float;
+    the scenario's lot decides which are allowed (K203)."""
     symbol: str
     type: OrderType
     limit: Decimal | None

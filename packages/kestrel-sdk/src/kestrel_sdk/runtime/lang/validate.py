@@ -43,7 +43,8 @@ class SessionContext:
 class _Instrument:
     tick_text: str
     tick: Decimal
-    lot: int
+    lot_text: str
+    lot: Decimal
 
 
 class ScenarioRules:
@@ -52,7 +53,9 @@ class ScenarioRules:
 
     def __init__(self, loaded: LoadedScenario) -> None:
         self._instruments = {
-            inst.symbol: _Instrument(inst.tick, Decimal(inst.tick), inst.lot)
+            inst.symbol: _Instrument(
+                inst.tick, Decimal(inst.tick), str(inst.lot), Decimal(inst.lot)
+            )
             for inst in loaded.scenario.instruments
         }
 
@@ -104,7 +107,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                 st.line,
                 item.columns["target"],
                 "K203",
-                f"target {target.value} is not a multiple of {st.symbol}'s lot of {inst.lot}",
+                f"target {target.value} is not a multiple of {st.symbol}'s lot of {inst.lot_text}",
             )
         )
     if target is None and st.qty % inst.lot != 0:
@@ -113,7 +116,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                 st.line,
                 item.columns["qty"],
                 "K203",
-                f"quantity {st.qty} is not a multiple of {st.symbol}'s lot of {inst.lot}",
+                f"quantity {st.qty} is not a multiple of {st.symbol}'s lot of {inst.lot_text}",
             )
         )
 

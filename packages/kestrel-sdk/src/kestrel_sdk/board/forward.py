@@ -1,0 +1,102 @@
+"""Forward runs on the board: sessions that traded a forward tape while it grew.
+
+A door's signed statement about a session on a forward scenario says ``forward: true``
+and, per submission, the bar it traded into and, for a bar published after the window
+opened, when that bar was published (``barPublishedAt``: its decision is a forward
+one; under ``--trust`` every such decision preceded its bar, or the row fails). Such a
+run is a different evaluation from a replay of the same tape once frozen (its bars were
+known when the agent decided), so the board ranks forward runs apart and shows each
+one's window: the times of the first bar a forward decision traded into and of the
+session's last bar (the proof's head), and how many forward decisions it made.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ForwardWindow", "forward_window"]
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardWindow:
+    """A forward run's window: ``first`` (the time of the first bar a forward decision
+    traded into; ``None`` when it made none, or when the proof neither embeds its tape
+    nor names a tape of this catalog that holds that bar), ``last`` (the time of its last bar) and
+    ``decisions`` (its submissions into bars published after they were made)."""
+
+    first: str | None
+    last: str | None
+    decisions: int
+
+    def to_json(self) -> dict[str, Any]:
+        first, last, decisions = self.first, self.last, self.decisions
+        return {"forward": True, "first": first, "last": last, "decisions": decisions}
+
+    def __str__(self) -> str:
+        if not self.decisions:
+            return f"forward, no forward decision (last bar {self.last or '?'})"
+        first = self.first or "? (the tape is neither embedded nor in this catalog)"
+        return f"forward window {first} to {self.last or '?'}, {self.decisions} decision(s)"
+
+
+def _member(data: Any, name: str) -> dict[str, Any]:
+    value = data.get(name) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _predicate(data: dict[str, Any]) -> dict[str, Any]:
+    """The predicate of the statement the proof carries (not checked here: the row's
+    verification checks it under ``--trust``)."""
+    payload = _member(data, "attestation").get("payload")
+    if not isinstance(payload, str):
+        return {}
+    try:
+        statement = json.loads(base64.b64decode(payload, validate=True))
+    except (ValueError, binascii.Error):
+        return {}
+    return _member(statement, "predicate")
+
+
+def _times(data: dict[str, Any]) -> tuple[str, ...]:
+    """The times of the proof's tape: the embedded one's, else the catalog scenario's of
+    that id and root (verification found one or the other)."""
+    embedded = _member(data, "embedded")
+    tape = embedded.get("tape")
+    if isinstance(tape, str):
+        times: list[str] = []
+        for line in tape.splitlines()[1:]:
+            time = line.split(",", 1)[0]
+            if line and (not times or times[-1] != time):
+                times.append(time)
+        return tuple(times)
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+
+    ref = _member(data, "scenario")
+    known = load_catalog().get(str(ref.get("id")))
+    if known is None or known.scenario.root != ref.get("root"):
+        return ()
+    return tuple(known.tape.times)
+
+
+def forward_window(data: dict[str, Any]) -> ForwardWindow | None:
+    """The window of ``data``'s session when its door's statement says it traded a
+    forward tape, else ``None``."""
+    predicate = _predicate(data)
+    if predicate.get("forward") is not True:
+        return None
+    submissions = predicate.get("submissions")
+    bars = [
+        s["bar"]
+        for s in (submissions if isinstance(submissions, list) else [])
+        if isinstance(s, dict) and isinstance(s.get("bar"), int) and "barPublishedAt" in s
+    ]
+    last = _member(_member(data, "head"), "clock").get("time")
+    if not bars:
+        return ForwardWindow(None, last if isinstance(last, str) else None, 0)
+    times = _times(data)
+    first = times[min(bars)] if 0 <= min(bars) < len(times) else None
+    return ForwardWindow(first, last if isinstance(last, str) else None, len(bars))

@@ -1,0 +1,113 @@
+"""Forward runs on the board (issue 47): a session a door says traded a forward tape is
+shown with its window (the first bar a forward decision traded into, the session's last
+bar, how many decisions) and ranked apart from replays of the same tape, never counted
+overall with them.
+
+Alice and Bob trade ``acme-chop`` through a door that treats it as forward (every bar
+after bar 0 published after they decided); Carol trades the same scenario through the
+same door's keys as an ordinary replay. Under ``--trust`` the board shows two rankings
+of ``acme-chop``: the forward one (Alice and Bob, with their windows) and Carol's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import kestrel_sdk
+from kestrel_door import DoorStore
+from kestrel_door.attest import Attestor, attesting
+from kestrel_door.keys import DoorKeys
+from kestrel_sdk.board import build_board, render_board
+from kestrel_sdk.runtime.catalog import load_catalog
+
+from tests.kestrel_sdk.board.proofs import write
+
+SCENARIO = "acme-chop"
+ISSUER = "https://door.test"
+PUBLISHED = "2999-01-01T00:00:00.000000Z"
+TRADES = {
+    "alice": ("advance 1", "buy 5 ACME\nadvance 1", "sell 5 ACME\nadvance 2", "advance 3000"),
+    "bob": ("advance 4", "buy 20 ACME\nadvance 3000"),
+    "carol": ("buy 10 ACME", "advance 3000"),
+}
+
+
+class Feeds:
+    """``SCENARIO`` is forward, bar 0 its prefix, every later bar published at ``PUBLISHED``."""
+
+    def is_forward(self, scenario_id: str) -> bool:
+        return scenario_id == SCENARIO
+
+    def published(self, scenario_id: str) -> Mapping[int, str]:
+        return {bar: "" if bar == 0 else PUBLISHED for bar in range(2600)}
+
+
+def _proofs(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """Each principal's signed proof, written under its name; the door's key set."""
+    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
+    owner = kestrel_sdk.local_transport(home=tmp_path / "runtime", store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    def transport_for(principal: str) -> Any:
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
+
+    async def trade(principal: str) -> dict[str, Any]:
+        attestor = Attestor(keys, ISSUER, feeds=None if principal == "carol" else Feeds())
+        attestor.pseudonyms.load()
+        async with kestrel_sdk.create_sdk(attesting(transport_for, attestor)(principal)) as sdk:
+            opened = await sdk.open_session(SCENARIO)
+            assert opened.session is not None
+            for source in TRADES[principal]:
+                await opened.session.submit(source)
+            proof: dict[str, Any] = (await sdk.proof(opened.session.id)).to_json()
+        return proof
+
+    async def run() -> None:
+        try:
+            for principal in TRADES:
+                write(tmp_path / "proofs" / f"{principal}.json", await trade(principal))
+        finally:
+            await owner.aclose()
+
+    anyio.run(run)
+    return tmp_path / "proofs", keys.jwks()
+
+
+def test_forward_runs_show_their_window_and_rank_apart_from_replays(tmp_path: Path) -> None:
+    folder, jwks = _proofs(tmp_path)
+    board = build_board([folder], trusted_keys=jwks)
+    rows = {Path(row.source).stem: row for row in board.rows}
+    times = load_catalog().get(SCENARIO).tape.times  # type: ignore[union-attr]
+    for name, decisions in (("alice", 4), ("bob", 2)):
+        row = rows[name]
+        assert row.attested, row.reason
+        assert row.badge != "failed", row.reason
+        assert row.forward is not None, row.reason
+        # the first bar a forward decision traded into is bar 1; the last, the tape's end
+        assert (row.forward.first, row.forward.last) == (times[1], times[-1])
+        assert row.forward.decisions == decisions
+        shown = {"forward": True, "first": times[1], "last": times[-1], "decisions": decisions}
+        assert row.to_json()["forward"] == shown
+        assert f"forward window {times[1]} to {times[-1]}" in row.reason
+    replay = rows["carol"]
+    assert replay.attested, replay.reason
+    assert replay.badge != "failed", replay.reason
+    assert replay.forward is None
+    assert "forward" not in replay.to_json()  # absent, not null: old rows keep their text
+
+    # two rankings of acme-chop: the forward runs apart, not counted overall
+    rankings = [(r.scenario, r.forward, sorted(c.agent for c in r.cells)) for r in board.scenarios]
+    forward_agents = sorted(rows[n].agent for n in ("alice", "bob"))
+    assert rankings == [(SCENARIO, False, [replay.agent]), (SCENARIO, True, forward_agents)]
+    assert [r.counted for r in board.scenarios] == [True, False]
+    assert [s.agent for s in board.overall] == [replay.agent]
+    data = board.to_json()
+    assert [s.get("forward") for s in data["scenarios"]] == [None, True]
+    assert json.dumps(data).count('"forward": true') == 3  # two rows and one ranking
+    page = render_board(board)
+    assert page.count("data-forward") == 1
+    assert f"forward window {times[1]} to {times[-1]}" in page
