@@ -188,7 +188,7 @@ async def _trade(trader: Trader, urls: tuple[str, str], ready: threading.Event, 
             frame = answer.delivery.frame
             assert frame.clock.bar == clock + 1, frame.clock
             clock = frame.clock.bar
-            held = sum(p.qty for p in frame.positions if p.symbol == "ACME")
+            held = sum(int(p.qty) for p in frame.positions if p.symbol == "ACME")
 
 
 def _agent(trader: Trader, urls: tuple[str, str], ready: threading.Event, go: Any) -> None:
