@@ -14,6 +14,9 @@ catches up from the journal and applies after the winner. An append also takes a
 ``FOR SHARE`` lock on its session row, which the close (``FOR UPDATE``) waits for and then
 re-reads, so no submission lands after the record that closes its session.
 
+An append of bars to a forward tape notifies the store's feed channel in its
+transaction; :meth:`PostgresStore.listen_feeds` listens (:mod:`.postgres_notices`).
+
 Durability: an accepted submission is one committed statement (autocommit), so it is on
 the server before the response is returned; what survives the *server's* crash is the
 server's setting (``synchronous_commit``; on by default: flushed to its WAL). psycopg
@@ -27,6 +30,7 @@ from typing import Any, ClassVar, Final
 import psycopg
 from kestrel_protocol.postgres import PostgresDatabase
 
+from .postgres_notices import FeedNotices, feed_channel
 from .sql import POSTGRES, PREFIXES, TABLES, Connection, SqlStore, Statements
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
@@ -119,6 +123,17 @@ class PostgresStore(PostgresDatabase, SqlStore):
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-runtime")
         self._create_schema(_SCHEMA, "runtime", SCHEMA_VERSION)
+        with self._connection() as conn:
+            schema = conn.execute("SELECT current_schema()").fetchone()
+        self.feed_channel = feed_channel(str(schema[0] if schema else ""))
+        """The channel every append to this store notifies (:mod:`.postgres_notices`)."""
+
+    def listen_feeds(self) -> FeedNotices:
+        """A new connection listening on :attr:`feed_channel` (its caller closes it)."""
+        return FeedNotices(self._dsn, self.feed_channel)
+
+    def _announce(self, conn: Connection, scenario_id: str) -> None:
+        conn.execute("SELECT pg_notify(%s, %s)", (self.feed_channel, scenario_id))
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
         assert isinstance(conn, psycopg.Connection)

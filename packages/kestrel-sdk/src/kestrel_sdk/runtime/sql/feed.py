@@ -4,14 +4,16 @@
 An append is one transaction: it takes its feed's row (``{for_update}``; SQLite's
 ``BEGIN IMMEDIATE`` takes the file), refuses a frozen feed, and inserts every bar of the
 batch, keyed ``(scenario, bar)``: an index another process took first fails the insert,
-and nothing of the batch is written (:class:`FeedConflict`).
+and nothing of the batch is written (:class:`FeedConflict`). On PostgreSQL the same
+transaction notifies the store's feed channel (:meth:`SqlFeeds._announce`), delivered when
+it commits, so that waiting processes wake at once.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from kestrel_protocol.sql import SqlAdapter
+from kestrel_protocol.sql import Connection, SqlAdapter
 from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus
 
 from .statements import Statements
@@ -43,8 +45,13 @@ class SqlFeeds(SqlAdapter):
                 for bar in bars:
                     values = (scenario_id, bar.index, bar.time, bar.rows, bar.prefix_root)
                     conn.execute(sql.append_feed, (*values, bar.published_at))
+                self._announce(conn, scenario_id)
         except self.duplicate:
             raise FeedConflict(f"a bar of {scenario_id} was published meanwhile") from None
+
+    def _announce(self, conn: Connection, scenario_id: str) -> None:
+        """Tell other processes, with the append's commit, that the scenario's tape grew
+        (PostgreSQL: ``NOTIFY``); SQLite's waiters see the file change instead."""
 
     def feed_state(self, scenario_id: str) -> FeedStatus | None:
         """How far the scenario's feed has grown here; ``None`` when nothing is held."""
