@@ -43,7 +43,8 @@ from kestrel_protocol import (
     kestrel_home,
 )
 from kestrel_protocol.ports import FeedWaiter, SessionGate
-from kestrel_protocol.store import FeedStatus, JournalConflict, RuntimeStore, SessionRow
+from kestrel_protocol.store import JournalConflict, RuntimeStore, SessionRow
+from kestrel_protocol.store_feed import FeedStatus
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact

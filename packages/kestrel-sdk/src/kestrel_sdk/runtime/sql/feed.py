@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from kestrel_protocol.sql import SqlAdapter
-from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus
+from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
 from .statements import Statements
 
