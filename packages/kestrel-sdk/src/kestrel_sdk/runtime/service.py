@@ -41,7 +41,7 @@ from kestrel_protocol import (
     kestrel_home,
 )
 from kestrel_protocol.ports import FeedWaiter, SessionGate
-from kestrel_protocol.store import RuntimeStore, SessionRow
+from kestrel_protocol.store import RuntimeStore
 from kestrel_protocol.store_feed import FeedStatus
 from kestrel_protocol.surface import HISTORY_MAX
 
@@ -50,14 +50,14 @@ from .bounds import DEFAULT_MAX_OPEN_ORDERS
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.wire import builder
-from .feed import FeedAppend, Feeds, bar_not_published
+from .feed import FeedAppend, Feeds
 from .grading import Grading
 from .history import history_bars
-from .ids import session_id
 from .lang import validate_source
 from .listing import SessionListing
 from .live import LiveSessions, default_max_live_sessions
 from .news_reads import news_page
+from .opening import SessionOpening
 from .sealed import sealed_delivery, sealed_frame_data, sealed_history
 from .stores import open_runtime_store
 from .submissions import Submissions
@@ -121,6 +121,7 @@ class Runtime:
         )
         self._live = self._sessions.live
         self._session = self._sessions.get
+        self._opening = SessionOpening(self.store, served, self._feeds, self._sessions, gate)
         self._submissions = Submissions(
             self.store,
             self._sessions,
@@ -211,44 +212,7 @@ class Runtime:
         payment: Payment | None = None,
     ) -> SessionOpened:
         """Open a session, resume an open one by label, or answer with the gate's offer."""
-        loaded = self.loaded(scenario)
-        root = loaded.scenario.root
-        if loaded.forward and not len(self._feeds.trading(scenario).tape):
-            raise bar_not_published("bar 0", 0)  # a session opens on its first bar
-        if label is not None:
-            sid = session_id(principal, root, label)
-            row = self.store.session(sid)
-            if row is not None:
-                if row.status == "closed":
-                    raise _refuse(
-                        RefusalCode.SESSION_CLOSED,
-                        f"session {sid} (label {label!r}) is closed; open another label",
-                        session=sid,
-                        label=label,
-                    )
-                return SessionOpened(gated=False, session_id=sid)
-        if self.gate is not None:
-            offer = self.gate.check(principal, scenario, payment)
-            if offer is not None:
-                return SessionOpened(gated=True, payment=offer)
-        while True:
-            chosen = label if label is not None else self._next_label(principal, root)
-            sid = session_id(principal, root, chosen)
-            row = SessionRow(sid, principal, loaded.id, root, chosen, "open", None, None)
-            if self.store.insert_session(row):
-                if not self.sealed(loaded.id):
-                    self.store.note_unsealed(sid)
-                self._sessions.horizons.opened(principal, loaded.id, root, sid)
-                return SessionOpened(gated=False, session_id=sid)
-            if label is not None:  # a concurrent open of the same label won the race
-                return self.open_session(principal, scenario, label, payment)
-
-    def _next_label(self, principal: str, scenario_root: str) -> str:
-        used = self.store.labels(principal, scenario_root)
-        n = 1
-        while str(n) in used:
-            n += 1
-        return str(n)
+        return self._opening.open(principal, scenario, label, payment)
 
     def resume_all(self) -> list[str]:
         """Replay every open session now (rather than on first touch); their ids."""
