@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 from kestrel_door import open_door_store
-from kestrel_protocol.store import Arrival, DoorRecords, TokenEntry
+from kestrel_protocol.store import DoorRecords, TokenEntry
+from kestrel_protocol.store_feed import Arrival
 
 from tests.store.conftest import raw_sql
 

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus, RuntimeStore
+from kestrel_protocol.store import RuntimeStore
+from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 from kestrel_sdk.runtime.stores import open_runtime_store
 
 ROOT = "sha256:" + "b" * 64
@@ -62,7 +63,7 @@ def test_a_frozen_feed_takes_no_bar_and_its_flags_are_kept(store: RuntimeStore) 
 
 OTHER = """
 import sys
-from kestrel_protocol.store import FeedBar
+from kestrel_protocol.store_feed import FeedBar
 from kestrel_sdk.runtime.stores import open_runtime_store
 store = open_runtime_store(sys.argv[1])
 bar = FeedBar(int(sys.argv[2]), "T", "rows\\n", "R", "P")

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from kestrel_protocol.store import Arrival
+from kestrel_protocol.store_feed import Arrival
 
 __all__ = ["ForwardFeeds", "door_time", "forward_submissions"]
 

@@ -30,7 +30,7 @@ from kestrel_protocol import (
     pae,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.store import Arrival
+from kestrel_protocol.store_feed import Arrival
 from kestrel_protocol.surface import TRIAL_MARK, Arguments, Tool
 
 from .arrivals import ForwardFeeds, door_time, forward_submissions

@@ -27,11 +27,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from .home import kestrel_home
 from .redact import redact_store_url, unencoded_in_password
+from .store_feed import Arrival, FeedBar, FeedConflict, FeedStatus
 
 __all__ = [
     "MEMORY_URL",
     "OFFERS_KEPT",
     "STORE_ENV",
+    "Arrival",
     "ArtifactStatus",
     "AuditEntry",
     "DoorRecords",
@@ -133,45 +135,6 @@ class JournalConflict(Exception):
 
     Nothing was written; the caller catches up from the journal and tries again.
     """
-
-
-class FeedConflict(Exception):
-    """An append of bars to a forward tape found a bar index taken (another process
-    appended first) or the feed frozen. Nothing was written; the caller re-reads the
-    feed and decides again."""
-
-
-@dataclass(frozen=True, slots=True)
-class FeedBar:
-    """One published bar of a forward tape, as stored.
-
-    ``index`` is the bar's index in the whole tape (a declared prefix's bars come
-    first); ``rows`` its canonical tape rows (every symbol of ``time``, LF-ended);
-    ``prefix_root`` the root of the tape's prefix ending with it (the chain of
-    :mod:`kestrel_sdk.runtime.feed`); ``published_at`` the UTC text the caller (the
-    door) stamped it with, outside every root.
-    """
-
-    index: int
-    time: str
-    rows: str
-    prefix_root: str
-    published_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class FeedStatus:
-    """How far a forward tape has grown: its bars, the last one's time and the prefix
-    root ending with it, and whether the window is over (``frozen``) and the tape
-    published (``unsealed``). A store counts the bars it holds (``bars`` is the last
-    index + 1; ``""`` times and roots when it holds none); the runtime's status counts
-    the declared prefix too."""
-
-    bars: int
-    last_time: str
-    prefix_root: str
-    frozen: bool
-    unsealed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,17 +339,6 @@ class AuditEntry:
     tool: str
     digest: str
     outcome: str
-
-
-@dataclass(frozen=True, slots=True)
-class Arrival:
-    """When submission ``seq`` of a session on a forward scenario reached the door (its
-    clock, read before the runtime call) and the clock bar the submission left the
-    session at. Kept by the door, outside every root."""
-
-    seq: int
-    arrived_at: str
-    clock: int
 
 
 @runtime_checkable

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from kestrel_sdk.runtime.catalog import check_catalog, load_catalog
-from kestrel_sdk.runtime.catalog.terms import ScenarioTerms, parse_terms, tick_scale
+from kestrel_sdk.runtime.catalog.instrument_terms import tick_scale
+from kestrel_sdk.runtime.catalog.terms import ScenarioTerms, parse_terms
 
 MakeScenario = Callable[..., Path]
 SHIPPED = {"acme-chop", "acme-crash", "acme-trend", "basket-20", "minute-200k", "pairs-kx"}

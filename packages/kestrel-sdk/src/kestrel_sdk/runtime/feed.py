@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus, RuntimeStore
+from kestrel_protocol.store import RuntimeStore
+from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
 from .catalog.forward_tape import grown_tape, prefix_link
 from .catalog.model import CatalogIndex, LoadedScenario

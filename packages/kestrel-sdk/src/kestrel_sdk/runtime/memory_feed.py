@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus
+from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
 __all__ = ["MemoryFeeds"]
 

@@ -6,9 +6,9 @@ submission does; the service binds it (pentad, frame root), persists it (one
 transaction per accepted submission) and serves it back. Every method takes the acting
 principal; a session of another principal is ``UNKNOWN_SESSION``.
 
-The catalog, opening a session and the step (:meth:`Runtime.submit`) are here; the
-sessions in memory and their replay are :mod:`.live`, a session's close, grade and
-proof :mod:`.grading`.
+The catalog and opening a session are here; the step (:meth:`Runtime.submit`) is
+:mod:`.submissions`, the sessions in memory and their replay :mod:`.live`, a session's
+close, grade and proof :mod:`.grading`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from kestrel_protocol import (
     NewsPage,
     OperationResumption,
     Payment,
-    Pentad,
     Proof,
     RefusalCode,
     Scenario,
@@ -37,46 +36,39 @@ from kestrel_protocol import (
     SessionOpened,
     SessionRecord,
     SessionResponse,
-    StandDown,
     ValidationReport,
     VerificationReport,
     kestrel_home,
 )
 from kestrel_protocol.ports import FeedWaiter, SessionGate
-from kestrel_protocol.store import FeedStatus, JournalConflict, RuntimeStore, SessionRow
+from kestrel_protocol.store import RuntimeStore
+from kestrel_protocol.store_feed import FeedStatus
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
-from .bounds import DEFAULT_MAX_OPEN_ORDERS, check_open_orders, open_order_bound
+from .bounds import DEFAULT_MAX_OPEN_ORDERS
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
 from .engine.wire import builder
-from .feed import BarNotPublished, FeedAppend, Feeds, bar_not_published
-from .grading import CONFLICT_RETRIES, Grading
+from .feed import FeedAppend, Feeds
+from .grading import Grading
 from .history import history_bars
-from .ids import session_id
 from .lang import validate_source
 from .listing import SessionListing
-from .live import LiveSession, LiveSessions, default_max_live_sessions
-from .models import pentad_body
+from .live import LiveSessions, default_max_live_sessions
 from .news_reads import news_page
-from .pentads import pentad_root
+from .opening import SessionOpening
 from .sealed import sealed_delivery, sealed_frame_data, sealed_history
 from .stores import open_runtime_store
+from .submissions import Submissions
 from .verify import verify_grade, verify_proof
 
 __all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
 
-_new_pentad = builder(Pentad)
 _new_delivery = builder(Delivery)
-_new_response = builder(SessionResponse)
 
 DEFAULT_GRADE_BUDGET = 2.0
 """Seconds a grade call waits before answering with an ``OperationResumption``."""
-
-
-_Stepped = tuple[int, str, str, SessionFrame, str, StandDown | None]
-"""What one step made: seq, prev (frame root), pentad root, frame, frame root, stand-down."""
 
 
 def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
@@ -106,11 +98,8 @@ class Runtime:
         renamed copy under a neutral id (:mod:`.catalog.renamed`). ``waiter`` waits
         for a forward tape's bars when a submission asks to (none: never waits)."""
         self.home = kestrel_home(home)
-        self.waiter = waiter
         self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
-        self.gate = gate
         self.grade_budget = grade_budget
-        self.max_open_orders = max_open_orders or DEFAULT_MAX_OPEN_ORDERS
         self._served = ServedCatalog(catalog_paths, catalog, sealed)
         served = self._served
         self._feeds = Feeds(self.store, served.loaded)
@@ -127,12 +116,38 @@ class Runtime:
         self._listing = SessionListing(
             self.store, served, self._artifact, lambda p, sid: self._frame(p, sid).frame
         )
-        # what the step path (submit) uses, reached in one lookup each
         self._live = self._sessions.live
         self._session = self._sessions.get
-        self._touch = self._sessions.touch
-        self._usable = self._sessions.usable
-        self._forget = self._sessions.forget
+        self._opening = SessionOpening(self.store, served, self._feeds, self._sessions, gate)
+        self._submissions = Submissions(
+            self.store,
+            self._sessions,
+            served,
+            self._feeds,
+            waiter=waiter,
+            max_open_orders=max_open_orders or DEFAULT_MAX_OPEN_ORDERS,
+        )
+
+    # settings kept once, by the part that uses them
+    @property
+    def waiter(self) -> FeedWaiter | None:
+        return self._submissions.waiter
+
+    @waiter.setter
+    def waiter(self, waiter: FeedWaiter | None) -> None:
+        self._submissions.waiter = waiter
+
+    @property
+    def max_open_orders(self) -> int:
+        return self._submissions.max_open_orders
+
+    @property
+    def gate(self) -> SessionGate | None:
+        return self._opening.gate
+
+    @gate.setter
+    def gate(self, gate: SessionGate | None) -> None:
+        self._opening.gate = gate
 
     @property
     def max_live_sessions(self) -> int:
@@ -215,44 +230,7 @@ class Runtime:
         payment: Payment | None = None,
     ) -> SessionOpened:
         """Open a session, resume an open one by label, or answer with the gate's offer."""
-        loaded = self.loaded(scenario)
-        root = loaded.scenario.root
-        if loaded.forward and not len(self._feeds.trading(scenario).tape):
-            raise bar_not_published("bar 0", 0)  # a session opens on its first bar
-        if label is not None:
-            sid = session_id(principal, root, label)
-            row = self.store.session(sid)
-            if row is not None:
-                if row.status == "closed":
-                    raise _refuse(
-                        RefusalCode.SESSION_CLOSED,
-                        f"session {sid} (label {label!r}) is closed; open another label",
-                        session=sid,
-                        label=label,
-                    )
-                return SessionOpened(gated=False, session_id=sid)
-        if self.gate is not None:
-            offer = self.gate.check(principal, scenario, payment)
-            if offer is not None:
-                return SessionOpened(gated=True, payment=offer)
-        while True:
-            chosen = label if label is not None else self._next_label(principal, root)
-            sid = session_id(principal, root, chosen)
-            row = SessionRow(sid, principal, loaded.id, root, chosen, "open", None, None)
-            if self.store.insert_session(row):
-                if not self.sealed(loaded.id):
-                    self.store.note_unsealed(sid)
-                self._sessions.horizons.opened(principal, loaded.id, root, sid)
-                return SessionOpened(gated=False, session_id=sid)
-            if label is not None:  # a concurrent open of the same label won the race
-                return self.open_session(principal, scenario, label, payment)
-
-    def _next_label(self, principal: str, scenario_root: str) -> str:
-        used = self.store.labels(principal, scenario_root)
-        n = 1
-        while str(n) in used:
-            n += 1
-        return str(n)
+        return self._opening.open(principal, scenario, label, payment)
 
     def resume_all(self) -> list[str]:
         """Replay every open session now (rather than on first touch); their ids."""
@@ -270,93 +248,7 @@ class Runtime:
         for it up to ``wait`` seconds or its source's ``wait`` (the longer; once, with
         the runtime's waiter), else is refused ``BAR_NOT_PUBLISHED``.
         """
-        conflicts = 0
-        waited = False
-        while True:
-            live = self._live.get(sid)
-            if live is None or live.row.principal != principal:
-                live = self._session(principal, sid)
-            else:
-                self._touch(sid)
-            try:
-                with live.lock:
-                    done = self._step(live, sid, source)
-            except BarNotPublished as refused:
-                seconds = max(wait or 0.0, refused.wait_ms / 1000)
-                if waited or seconds <= 0 or self.waiter is None:
-                    raise
-                waited = True
-                if not self.waiter.wait(live.row.scenario_id, refused.needed, seconds):
-                    raise
-                continue
-            except JournalConflict:
-                conflicts += 1
-                if conflicts < CONFLICT_RETRIES:
-                    continue  # another process advanced it: catch up, apply after
-                raise _refuse(
-                    RefusalCode.BACKEND_UNAVAILABLE,
-                    f"session {sid} is being advanced by other processes without "
-                    "pause; read its frame and submit again",
-                    session=sid,
-                ) from None
-            if done is not None:
-                break
-            # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
-        seq, prev, root, frame, frame_root, stand_down = done
-        # Every member below was produced here in wire form (the pentad's bytes hash to
-        # its root): build the models without re-validating them on the step path.
-        pentad = _new_pentad(
-            {"session": sid, "seq": seq, "prev": prev, "body": pentad_body(source), "root": root}
-        )
-        delivery = _new_delivery({"frame": frame, "frame_root": frame_root})
-        if self._served.sealed(frame.scenario.id):
-            delivery = sealed_delivery(delivery)
-        if stand_down is None:
-            members = {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
-        else:
-            members = {
-                "ok": True,
-                "disposition": "stood-down",
-                "pentad": pentad,
-                "delivery": delivery,
-                "stand_down": stand_down,
-            }
-        return _new_response(members)
-
-    def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
-        """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
-        what it made, or ``None`` when ``live`` is stale. A refused source changes
-        nothing; when applying or persisting fails, ``live`` is forgotten (the engine
-        moved but nothing was persisted): the next touch replays the journal, which
-        holds exactly what was accepted. ``JournalConflict``: another process appended
-        first."""
-        if not self._usable(live):
-            return None
-        engine = live.engine
-        if engine is None:
-            raise _refuse(RefusalCode.SESSION_CLOSED, f"session {sid} is closed", session=sid)
-        program = engine.check(source)
-        if live.loaded.forward:
-            self._feeds.to_edge(live, program, self._sessions.extend)
-        bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
-        check_open_orders(engine, program, bound)
-        clock = engine.clock
-        seq = engine.seq + 1
-        prev = live.frame_root
-        root = pentad_root(sid, seq, prev, source)
-        before = engine.status
-        try:
-            step = engine.apply(program)
-            frame = step.frame
-            frame_root = engine.frame_root()
-            status = frame.status if frame.status != before else None
-            self.store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
-        except BaseException:
-            self._forget(live)
-            raise
-        live.frame_root = frame_root
-        self._sessions.horizons.submitted(live, seq, clock, frame.clock.bar)
-        return seq, prev, root, frame, frame_root, step.stand_down
+        return self._submissions.submit(principal, sid, source, wait)
 
     def frame(self, principal: str, sid: str) -> Delivery:
         delivery = self._frame(principal, sid)

@@ -20,6 +20,7 @@ from typing import Any
 from kestrel_protocol import Scenario
 
 from ..runtime.catalog.disguise import disguise_transform, disguised_tape_csv
+from ..runtime.catalog.instrument_terms import tick_scale
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
 from ..runtime.catalog.news import NEWS_FILE, News
@@ -27,7 +28,6 @@ from ..runtime.catalog.news_disguise import disguised_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
-from ..runtime.catalog.terms import tick_scale
 
 __all__ = ["DisguisedScenario", "disguise_scenario"]
 

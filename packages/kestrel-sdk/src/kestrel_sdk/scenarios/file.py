@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..runtime.catalog.terms import SYMBOL_PATTERN
+from ..runtime.catalog.instrument_terms import SYMBOL_PATTERN
 from .imported import ImportedScenario, ScenarioTermsInput, build_scenario
 from .readers import read_bars
 

@@ -22,11 +22,12 @@ from typing import IO, Any
 
 from kestrel_protocol import Scenario
 
+from ..runtime.catalog.instrument_terms import lot_member
 from ..runtime.catalog.news import NEWS_FILE, News, parse_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import TapeShape
-from ..runtime.catalog.terms import BARS_PER_YEAR, lot_member, parse_terms
+from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
 from .bars import Bars, convert_bars
 from .layouts import ImportProblem, RawBars
 from .series import scan_rows

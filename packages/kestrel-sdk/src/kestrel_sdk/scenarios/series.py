@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ..runtime.catalog.terms import SYMBOL_PATTERN
+from ..runtime.catalog.instrument_terms import SYMBOL_PATTERN
 from .checks import CheckedRow, check_row
 from .layouts import ImportProblem, RawBar
 

@@ -26,6 +26,7 @@ from typing import Final, Protocol
 
 __all__ = [
     "LINGER_S",
+    "RETRY_MAX_S",
     "RETRY_S",
     "SQLITE_POLL_S",
     "FeedNotices",
@@ -40,7 +41,10 @@ logger = logging.getLogger(__name__)
 SQLITE_POLL_S: Final = 0.002
 """Seconds between two checks of an SQLite file's ``data_version`` while anyone waits."""
 RETRY_S: Final = 0.2
-"""Seconds before a dropped listener connection is opened again."""
+"""Seconds before a dropped listener connection is opened again (doubled after each
+failure in a row, up to :data:`RETRY_MAX_S`, so an outage is not retried, and logged,
+five times a second; waiters meanwhile re-read the store themselves)."""
+RETRY_MAX_S: Final = 5.0
 LINGER_S: Final = 30.0
 """Seconds a watcher outlives its last waiter (so a next ``wait`` finds it listening)."""
 _READY_S: Final = 5.0  # at most this long a first waiter waits for the watcher to start
@@ -112,18 +116,18 @@ class FeedWatcher:
             return self._waiters == 0 and time.monotonic() - self._left_at > LINGER_S
 
     def _run(self) -> None:
-        failing = False
+        failures = 0
         while True:
             try:
                 self._watch()
-                failing = False
+                failures = 0
             except Exception:  # a watcher outlives its store's outages
-                if not failing:
+                if not failures:
                     logger.warning("feed watcher %s failed; retrying", type(self).__name__)
                 logger.debug("feed watcher failure", exc_info=True)
-                failing = True
                 self._ready.set()  # waiters fall back to re-reading the store
-                time.sleep(RETRY_S)
+                time.sleep(min(RETRY_S * 2**failures, RETRY_MAX_S))
+                failures += 1
             self.signal.changed(None)  # whatever was missed: every waiter re-reads
             with self._guard:
                 if self._waiters == 0 and time.monotonic() - self._left_at > LINGER_S:

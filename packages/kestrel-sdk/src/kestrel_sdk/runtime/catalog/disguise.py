@@ -29,9 +29,9 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Context, Decimal
 from typing import Any
 
+from .instrument_terms import tick_scale
 from .model import Tape
 from .tape_format import HEADER
-from .terms import tick_scale
 from .volumes import volume_text
 
 __all__ = [

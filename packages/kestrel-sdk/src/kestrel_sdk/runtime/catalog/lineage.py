@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .account_terms import margin_keys
 from .builder import terms_toml
 from .model import CatalogIndex, LoadedScenario
 from .reveal import lineage_tag
-from .terms import ScenarioTerms, margin_keys, parse_terms
+from .terms import ScenarioTerms, parse_terms
 
 __all__ = ["Lineages", "twin_toml"]
 

@@ -19,9 +19,9 @@ from typing import Any
 from kestrel_protocol import Scenario, canonical_json, root_of_bytes
 
 from .disguise import DisguiseTransform, disguise_transform, scaled_price, shifted_time
+from .instrument_terms import tick_scale
 from .model import LoadedScenario
 from .news_disguise import disguised_news
-from .terms import tick_scale
 
 __all__ = [
     "REVEAL_KIND",

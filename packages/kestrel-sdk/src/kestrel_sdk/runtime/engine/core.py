@@ -26,12 +26,12 @@ from ..lang.syntax import Advance, Cancel, Order, StandDownStatement
 from ..lang.validate import SessionContext
 from .account import Account
 from .blotter import BlotterRecorder
-from .brackets import Links, close_order
+from .brackets import Links
 from .bus import Event, EventBus
+from .cancels import Cancels
 from .edge import forward_roots, unpublished
-from .fill import slipped
 from .frame import FrameBuilder
-from .liquidation import close_positions
+from .liquidation import close_positions, margin_call_price
 from .loop import BarLoop, columns
 from .margin import MarginRules
 from .orders import Fill, LiveOrder
@@ -110,6 +110,7 @@ class SessionEngine:
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
         links = Links(self._open, self._bus)
+        self._cancels = Cancels(self._orders, self._open, self._aliases, self._bus)
         self._bus.subscribe(links.on_event)
         self._placer = Placer(
             terms,
@@ -303,7 +304,7 @@ class SessionEngine:
                     self._skipped += len(statements) - index - 1
                     break
             elif isinstance(st, Cancel):
-                self._cancel_statement(st)
+                self._cancels.statement(st, self._clock)
             elif isinstance(st, StandDownStatement):
                 detail = st.reason if st.reason else f"stand down on line {st.line}"
                 self._stand("statement", detail)
@@ -317,8 +318,7 @@ class SessionEngine:
         if self._status == "closed":
             raise KestrelError(RefusalCode.SESSION_CLOSED, f"session {self._session_id} is closed")
         bar = self._clock
-        for order in list(self._open):
-            self._cancel(order, bar, "closed")
+        self._cancels.cancel_open(bar, "closed")
         self._status = "closed"
         self._bus.publish(Event("closed", bar))
         self._make_frame()
@@ -328,32 +328,6 @@ class SessionEngine:
 
     def _place(self, st: Order) -> LiveOrder:
         return self._placer.place(st, self._clock, self._working_seq)
-
-    def _resolve(self, ref: str) -> LiveOrder | None:
-        order = self._aliases.get(ref)
-        if order is None and ref[:1] == "o" and ref[1:].isdigit():
-            index = int(ref[1:])
-            if 1 <= index <= len(self._orders):
-                order = self._orders[index - 1]
-        return order
-
-    def _cancel_statement(self, st: Cancel) -> None:
-        bar = self._clock
-        if st.ref is not None:
-            order = self._resolve(st.ref)
-            if order is None:  # K204 refuses the source before it is applied
-                return
-            if order.open:
-                self._cancel(order, bar, "statement")
-            else:  # too late: say so in the frame rather than nothing at all
-                self._bus.publish(Event("cancel-rejected", bar, order, reason=order.status))
-            return
-        for order in list(self._open):
-            if st.symbol is None or order.symbol == st.symbol:
-                self._cancel(order, bar, "statement")
-
-    def _cancel(self, order: LiveOrder, bar: int, reason: str) -> None:
-        close_order(order, self._open, self._bus, bar, reason)
 
     def _advance(self, st: Advance) -> bool:
         """Process bars; True when the session stood down (drawdown or end of tape)."""
@@ -394,8 +368,7 @@ class SessionEngine:
         """Cancel every open order and liquidate every position at the clock bar's close
         as market orders (``reason: "stand-down"``), fees applying."""
         bar = self._clock
-        for order in list(self._open):
-            self._cancel(order, bar, "stand-down")
+        self._cancels.cancel_open(bar, "stand-down")
         closes = {symbol: cols[3][bar] for symbol, cols in self._cols.items()}
         self._close_positions(bar, "stand-down", lambda symbol, _: closes[symbol])
         series = self._loop.series
@@ -423,17 +396,8 @@ class SessionEngine:
     def _margin_call_liquidation(self, j: int) -> None:
         """After a margin call: cancel every open order and close every position at bar
         ``j``'s open (slipped as a market order is), reason ``margin-call``."""
-        for order in list(self._open):
-            self._cancel(order, j, "margin-call")
-        terms = self._terms
-        cols = self._cols
-
-        def price_of(symbol: str, buy: bool) -> int:
-            o, h, lo = cols[symbol][0][j], cols[symbol][1][j], cols[symbol][2][j]
-            tick = terms.ticks[symbol]
-            return slipped(buy, o, h, lo, slippage=terms.slippage, tick=tick)
-
-        self._close_positions(j, "margin-call", price_of)
+        self._cancels.cancel_open(j, "margin-call")
+        self._close_positions(j, "margin-call", margin_call_price(self._terms, self._cols, j))
 
     # -- frames ------------------------------------------------------------------------
 

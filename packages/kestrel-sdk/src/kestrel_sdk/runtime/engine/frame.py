@@ -25,14 +25,12 @@ from __future__ import annotations
 
 from array import array
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from kestrel_protocol import (
-    AccountState,
     Clock,
     FrameBar,
     FrameEvent,
-    FrameOrder,
     Position,
     ScenarioRef,
     SessionFrame,
@@ -42,28 +40,21 @@ from kestrel_protocol.objects.session import SessionStatus
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
+from .frame_account import AccountParts
+from .frame_orders import OrderParts
 from .framed_news import FramedNews
-from .orders import LiveOrder, order_links
-from .scaled import Terms, money_text, ratio_text
-from .wire import PriceTexts, builder, construct, json_or_null, quote
+from .orders import LiveOrder
+from .scaled import Terms
+from .wire import PriceTexts, builder, construct, quote
 
 __all__ = ["FrameBuilder"]
-
-
-def _linked(links: dict[str, str], key: str) -> str:
-    """A link member's canonical text, or nothing when the order has none."""
-    value = links.get(key)
-    return "" if value is None else f',"{key}":{quote(value)}'
 
 
 _new_event = builder(FrameEvent)
 _new_bar = builder(FrameBar)
 _new_position = builder(Position)
-_new_order = builder(FrameOrder)
-_new_account = builder(AccountState)
 _new_clock = builder(Clock)
 _new_frame = builder(SessionFrame)
-_ZERO_RATIO: Final = "0.00000000"
 
 
 if TYPE_CHECKING:
@@ -115,17 +106,11 @@ class FrameBuilder:
         self._time_json = ""
         self._sorted_symbols = sorted(self._symbols)
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
-        # the texts of the account's amounts that change only now and then
-        self._quiet_key: tuple[Any, ...] = ()
-        self._quiet = ("", "", "")
-        self._peak_value: int | None = None
-        self._peak_text = ""
-        self._account_key: tuple[Any, ...] = ()
+        self._account = AccountParts(terms)
         # each cached part is (model, text); its model is None when built for a replay
-        self._account: tuple[AccountState | None, str] | None = None
         self._positions: dict[str, tuple[tuple[Any, ...], Position | None, str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
-        self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder | None, str]] = {}
+        self._orders = OrderParts(terms)
 
     def on_event(self, event: Event) -> None:
         """Bus subscriber: the event as the next frame will show it."""
@@ -248,111 +233,6 @@ class FrameBuilder:
         self._positions[symbol] = (key, model, text, shown)
         return model, text, shown
 
-    def _order(self, o: LiveOrder) -> tuple[FrameOrder | None, str]:
-        cached = self._orders.get(id(o))
-        key = (o.filled, o.status, o.qty, o.stop_p)
-        if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
-            return cached[1], cached[2]
-        links = order_links(o)
-        terms = self._terms
-        members = {
-            "id": o.id,
-            "alias": o.alias,
-            "side": o.side,
-            "qty": terms.quantity(o.qty),
-            "filled": terms.quantity(o.filled),
-            "symbol": o.symbol,
-            "type": o.type,
-            "limit": o.limit,
-            "stop": o.stop,
-            "tif": o.tif,
-            "status": o.status,
-        }
-        model = None if not self.models else _new_order(members | links)
-        # canonical key order; the links (absent on a plain order) in their places
-        text = "".join(
-            (
-                f'{{"alias":{json_or_null(o.alias)},"filled":{terms.quantity_json(o.filled)}',
-                _linked(links, "group"),
-                f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)}',
-                _linked(links, "parent"),
-                f',"qty":{terms.quantity_json(o.qty)},"side":{quote(o.side)}',
-                f',"status":{quote(o.status)}',
-                f',"stop":{json_or_null(o.stop)},"symbol":{quote(o.symbol)}',
-                _linked(links, "target"),
-                f',"tif":{quote(o.tif)}',
-                _linked(links, "trail"),
-                f',"type":{quote(o.type)}}}',
-            )
-        )
-        self._orders[id(o)] = (key, model, text)
-        return model, text
-
-    def _account_state(
-        self,
-        account: Account,
-        equity: int,
-        unrealized: Fraction | int,
-        unrealized_text: str | None,
-        peak: int,
-    ) -> tuple[AccountState | None, str]:
-        cash = account.cash
-        realized = account.realized
-        fees = account.fees
-        key = (cash, equity, realized, unrealized, fees, peak)
-        cached = self._account
-        if (
-            key == self._account_key
-            and cached is not None
-            and (cached[0] is not None or not self.models)
-        ):
-            return cached
-        scale = self._terms.money_scale
-        # cash, realized and fees change only with fills: their texts are kept together
-        quiet = (cash, realized, fees)
-        if quiet != self._quiet_key:
-            self._quiet_key = quiet
-            self._quiet = (
-                money_text(cash, scale),
-                money_text(realized, scale),
-                money_text(fees, scale),
-            )
-        cash_text, realized_text, fees_text = self._quiet
-        equity_text = money_text(equity, scale)
-        if unrealized_text is None:
-            unrealized_text = money_text(unrealized, scale)
-        if peak == equity:
-            peak_text = equity_text
-        else:
-            if peak != self._peak_value:
-                self._peak_value = peak
-                self._peak_text = money_text(peak, scale)
-            peak_text = self._peak_text
-        drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
-        model = (
-            None
-            if not self.models
-            else _new_account(
-                {
-                    "cash": cash_text,
-                    "equity": equity_text,
-                    "realized": realized_text,
-                    "unrealized": unrealized_text,
-                    "fees": fees_text,
-                    "peak": peak_text,
-                    "drawdown": drawdown,
-                }
-            )
-        )
-        text = (
-            f'{{"cash":"{cash_text}","drawdown":"{drawdown}","equity":"{equity_text}"'
-            f',"fees":"{fees_text}","peak":"{peak_text}","realized":"{realized_text}"'
-            f',"unrealized":"{unrealized_text}"}}'
-        )
-        self._account_key = key
-        self._account = (model, text)
-        return model, text
-
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
         """The columns and times of a forward tape grown since (the bar cached for the
         marks stays right: published bars never change)."""
@@ -415,16 +295,15 @@ class FrameBuilder:
                 positions.append(model)
                 texts.append(text)
             positions_json = ",".join(texts)
-        state, state_json = self._account_state(
-            account, equity, unrealized_total, unrealized_text, peak
+        state, state_json = self._account.state(
+            account, equity, unrealized_total, unrealized_text, peak, models=self.models
         )
         if open_orders:
-            shown = [self._order(o) for o in open_orders]
+            models = self.models
+            shown = [self._orders.part(o, models=models) for o in open_orders]
             orders = [model for model, _ in shown]
             orders_json = ",".join(text for _, text in shown)
-            if len(self._orders) > 4 * len(open_orders) + 64:
-                live = {id(o) for o in open_orders}
-                self._orders = {k: v for k, v in self._orders.items() if k in live}
+            self._orders.forget_closed(open_orders)
         else:
             orders = []
             orders_json = ""

@@ -3,19 +3,20 @@ and a margin call's at the next bar's open (see :mod:`.margin`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..lang.syntax import Order
 from .account import Account
 from .bus import Event, EventBus
+from .fill import slipped
 from .orders import LiveOrder
 from .scaled import NEVER, Terms
 
 if TYPE_CHECKING:
-    from .loop import BarLoop
+    from .loop import BarLoop, Columns
 
-__all__ = ["close_positions"]
+__all__ = ["close_positions", "margin_call_price"]
 
 
 def close_positions(
@@ -58,3 +59,17 @@ def close_positions(
         bus.publish(Event("accepted", bar, order, qty, reason=reason))
         price = price_of(symbol, order.buy)
         loop.book(order, bar, qty, price, terms.fee(qty * price))
+
+
+def margin_call_price(
+    terms: Terms, cols: Mapping[str, Columns], j: int
+) -> Callable[[str, bool], int]:
+    """A margin call's price of each position closed: bar ``j``'s open, slipped as a
+    market order is."""
+
+    def price_of(symbol: str, buy: bool) -> int:
+        o, h, lo = cols[symbol][0][j], cols[symbol][1][j], cols[symbol][2][j]
+        tick = terms.ticks[symbol]
+        return slipped(buy, o, h, lo, slippage=terms.slippage, tick=tick)
+
+    return price_of

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from kestrel_protocol.sql import Connection, SqlAdapter
-from kestrel_protocol.store import FeedBar, FeedConflict, FeedStatus
+from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
 from .statements import Statements
 

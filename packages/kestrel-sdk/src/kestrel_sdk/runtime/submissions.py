@@ -1,0 +1,158 @@
+"""The step path: check, apply, bind and persist one submission
+(:meth:`.service.Runtime.submit`), catching up when another process advanced the session
+and, on a forward scenario, waiting for a bar not yet published when asked to."""
+
+from __future__ import annotations
+
+from kestrel_protocol import (
+    Delivery,
+    KestrelError,
+    Pentad,
+    RefusalCode,
+    SessionFrame,
+    SessionResponse,
+    StandDown,
+)
+from kestrel_protocol.ports import FeedWaiter
+from kestrel_protocol.store import JournalConflict, RuntimeStore
+
+from .bounds import check_open_orders, open_order_bound
+from .catalog import ServedCatalog
+from .engine.wire import builder
+from .feed import BarNotPublished, Feeds
+from .grading import CONFLICT_RETRIES
+from .live import LiveSession, LiveSessions
+from .models import pentad_body
+from .pentads import pentad_root
+from .sealed import sealed_delivery
+
+__all__ = ["Submissions"]
+
+_new_pentad = builder(Pentad)
+_new_delivery = builder(Delivery)
+_new_response = builder(SessionResponse)
+
+_Stepped = tuple[int, str, str, SessionFrame, str, StandDown | None]
+"""What one step made: seq, prev (frame root), pentad root, frame, frame root, stand-down."""
+
+
+class Submissions:
+    """Submissions to the sessions of one runtime (the lock of each session is taken
+    inline, not through ``LiveSessions.locked``: this is the step path)."""
+
+    def __init__(
+        self,
+        store: RuntimeStore,
+        sessions: LiveSessions,
+        served: ServedCatalog,
+        feeds: Feeds,
+        *,
+        waiter: FeedWaiter | None,
+        max_open_orders: int,
+    ) -> None:
+        self._store = store
+        self._sessions = sessions
+        self._served = served
+        self._feeds = feeds
+        self.waiter = waiter
+        self.max_open_orders = max_open_orders
+        # what the step path uses, reached in one lookup each
+        self._live = sessions.live
+        self._session = sessions.get
+        self._touch = sessions.touch
+        self._usable = sessions.usable
+        self._forget = sessions.forget
+
+    def submit(
+        self, principal: str, sid: str, source: str, wait: float | None = None
+    ) -> SessionResponse:
+        """The submission's response (see :meth:`.service.Runtime.submit`)."""
+        conflicts = 0
+        waited = False
+        while True:
+            live = self._live.get(sid)
+            if live is None or live.row.principal != principal:
+                live = self._session(principal, sid)
+            else:
+                self._touch(sid)
+            try:
+                with live.lock:
+                    done = self._step(live, sid, source)
+            except BarNotPublished as refused:
+                seconds = max(wait or 0.0, refused.wait_ms / 1000)
+                if waited or seconds <= 0 or self.waiter is None:
+                    raise
+                waited = True
+                if not self.waiter.wait(live.row.scenario_id, refused.needed, seconds):
+                    raise
+                continue
+            except JournalConflict:
+                conflicts += 1
+                if conflicts < CONFLICT_RETRIES:
+                    continue  # another process advanced it: catch up, apply after
+                raise KestrelError(
+                    RefusalCode.BACKEND_UNAVAILABLE,
+                    f"session {sid} is being advanced by other processes without "
+                    "pause; read its frame and submit again",
+                    {"session": sid},
+                ) from None
+            if done is not None:
+                break
+            # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
+        seq, prev, root, frame, frame_root, stand_down = done
+        # Every member below was produced here in wire form (the pentad's bytes hash to
+        # its root): build the models without re-validating them on the step path.
+        pentad = _new_pentad(
+            {"session": sid, "seq": seq, "prev": prev, "body": pentad_body(source), "root": root}
+        )
+        delivery = _new_delivery({"frame": frame, "frame_root": frame_root})
+        if self._served.sealed(frame.scenario.id):
+            delivery = sealed_delivery(delivery)
+        if stand_down is None:
+            members = {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
+        else:
+            members = {
+                "ok": True,
+                "disposition": "stood-down",
+                "pentad": pentad,
+                "delivery": delivery,
+                "stand_down": stand_down,
+            }
+        return _new_response(members)
+
+    def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
+        """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
+        what it made, or ``None`` when ``live`` is stale. A refused source changes
+        nothing; when applying or persisting fails, ``live`` is forgotten (the engine
+        moved but nothing was persisted): the next touch replays the journal, which
+        holds exactly what was accepted. ``JournalConflict``: another process appended
+        first."""
+        if not self._usable(live):
+            return None
+        engine = live.engine
+        if engine is None:
+            raise KestrelError(
+                RefusalCode.SESSION_CLOSED, f"session {sid} is closed", {"session": sid}
+            )
+        program = engine.check(source)
+        if live.loaded.forward:
+            self._feeds.to_edge(live, program, self._sessions.extend)
+        bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
+        check_open_orders(engine, program, bound)
+        clock = engine.clock
+        seq = engine.seq + 1
+        prev = live.frame_root
+        root = pentad_root(sid, seq, prev, source)
+        before = engine.status
+        try:
+            step = engine.apply(program)
+            frame = step.frame
+            frame_root = engine.frame_root()
+            status = frame.status if frame.status != before else None
+            self._store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
+        except BaseException:
+            self._forget(live)
+            raise
+        live.frame_root = frame_root
+        self._sessions.horizons.submitted(live, seq, clock, frame.clock.bar)
+        return seq, prev, root, frame, frame_root, step.stand_down
