@@ -28,6 +28,7 @@ from ..runtime.catalog.news_disguise import disguised_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
+from .imported import scenario_row
 
 __all__ = ["DisguisedScenario", "disguise_scenario"]
 
@@ -67,16 +68,7 @@ class DisguisedScenario:
 
     def entry(self) -> dict[str, Any]:
         """Its row in the catalog object (as ``kestrel catalog --json`` shows it)."""
-        scenario = self.scenario
-        return {
-            "id": scenario.id,
-            "title": scenario.title,
-            "symbols": [item.symbol for item in scenario.instruments],
-            "interval": scenario.tape.interval,
-            "bars": scenario.tape.bars,
-            "root": scenario.root,
-            "commitment": self.commitment,
-        }
+        return {**scenario_row(self.scenario), "commitment": self.commitment}
 
     def write(self, directory: str | Path) -> Path:
         """Write ``scenario.toml`` and ``tape.csv`` (and ``news.jsonl``) into ``directory``

@@ -33,7 +33,27 @@ from .layouts import ImportProblem, RawBars
 from .series import scan_rows
 from .tapefile import write_tape
 
-__all__ = ["ImportedScenario", "ScenarioImportError", "ScenarioTermsInput", "build_scenario"]
+__all__ = [
+    "ImportedScenario",
+    "ScenarioImportError",
+    "ScenarioTermsInput",
+    "build_scenario",
+    "scenario_row",
+]
+
+
+def scenario_row(scenario: Scenario) -> dict[str, Any]:
+    """A scenario written here as its row in the catalog object (as ``kestrel catalog
+    --json`` shows it)."""
+    return {
+        "id": scenario.id,
+        "title": scenario.title,
+        "symbols": [item.symbol for item in scenario.instruments],
+        "interval": scenario.tape.interval,
+        "bars": scenario.tape.bars,
+        "root": scenario.root,
+    }
+
 
 TAPE_FILE = "tape.csv"
 _WORDS = {"1d": "daily", "1h": "hourly", "5m": "5-minute", "1m": "1-minute"}
@@ -147,15 +167,7 @@ class ImportedScenario:
 
     def entry(self) -> dict[str, Any]:
         """The scenario's row in the catalog object (as ``kestrel catalog --json`` shows it)."""
-        scenario = self.scenario
-        return {
-            "id": scenario.id,
-            "title": scenario.title,
-            "symbols": [item.symbol for item in scenario.instruments],
-            "interval": scenario.tape.interval,
-            "bars": scenario.tape.bars,
-            "root": scenario.root,
-        }
+        return scenario_row(self.scenario)
 
     def write(self, directory: str | Path) -> Path:
         """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` (created; it must
