@@ -113,8 +113,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
     def freeze(ctx: click.Context, scenario_id: str) -> None:
         """End SCENARIO_ID's window: its tape is fixed, every proof replays."""
         with open_feeds(ctx) as feeds:
-            feeds.freeze_feed(scenario_id)
-            found = feeds.feed_status(scenario_id)
+            found = feeds.freeze_feed(scenario_id)
         click.echo(f"froze {scenario_id}: {_status(found)}")
 
     @feed_group.command("unseal")
@@ -123,8 +122,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
     def unseal(ctx: click.Context, scenario_id: str) -> None:
         """Publish SCENARIO_ID's frozen tape (no longer served sealed)."""
         with open_feeds(ctx) as feeds:
-            feeds.unseal_feed(scenario_id)
-            found = feeds.feed_status(scenario_id)
+            found = feeds.unseal_feed(scenario_id)
         click.echo(f"unsealed {scenario_id}: {_status(found)}")
 
     @feed_group.command("status")

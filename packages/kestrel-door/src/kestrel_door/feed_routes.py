@@ -108,8 +108,7 @@ def feed_routes(door: Door, feeds: FeedRuntime) -> list[Route]:
 
     async def freeze(request: Request) -> Response:
         def freeze_feed(scenario: str) -> Any:
-            feeds.freeze_feed(scenario)
-            return feeds.feed_status(scenario)
+            return feeds.freeze_feed(scenario)
 
         return await run(request, "feed.freeze", freeze_feed, {})
 
