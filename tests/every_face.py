@@ -1,6 +1,7 @@
 """One tool call on every face a leak search reads: ``/mcp`` (when listed), its ``/v1``
 route (when it has one) and each SDK transport given, every answer or refusal kept as
-text. Shared by the sealed and the disguised leak searches."""
+text; and every resource, prompt and completion an MCP host may read. Shared by the
+sealed, disguised, news and forward leak searches."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import httpx
 from kestrel_protocol import GradeResult, KestrelError
 from kestrel_protocol.surface import SURFACE
 
-__all__ = ["call_everywhere", "route_request", "wire_fields"]
+__all__ = ["call_everywhere", "read_everything", "route_request", "wire_fields"]
 
 
 def wire_fields(tool: Any) -> list[tuple[str, Any]]:
@@ -61,3 +62,36 @@ async def call_everywhere(
         except KestrelError as exc:
             text = json.dumps(exc.refusal.to_json())
         bodies.append((f"{face} {name} {arguments}", text))
+
+
+async def read_everything(
+    mcp: Callable[[str, dict[str, Any]], Awaitable[Any]],
+    known: dict[str, str],
+    *,
+    scenario: str | None = None,
+) -> None:
+    """Through ``mcp`` (which keeps its own bodies): both resource listings, every
+    resource read with the ``known`` values of its variables (a per-scenario resource's
+    ``id`` is ``scenario`` when given), every completion, the prompt listing and every
+    prompt with the ``known`` values of its required arguments."""
+    await mcp("resources/list", {})
+    await mcp("resources/templates/list", {})
+    for resource in SURFACE.resources:
+        values = {v: known[v] for v in resource.variables}
+        if scenario is not None and resource.per_scenario:
+            values["id"] = scenario
+        await mcp("resources/read", {"uri": resource.expand(**values)})
+        for variable in resource.complete:
+            ref = {"type": "ref/resource", "uri": resource.uri}
+            await mcp(
+                "completion/complete", {"ref": ref, "argument": {"name": variable, "value": ""}}
+            )
+    await mcp("prompts/list", {})
+    for prompt in SURFACE.prompts:
+        given = {a.name: known.get(a.name, "") for a in prompt.arguments if a.required}
+        await mcp("prompts/get", {"name": prompt.name, "arguments": given})
+        for prompt_argument in prompt.arguments:
+            if prompt_argument.complete is not None:
+                ref = {"type": "ref/prompt", "name": prompt.name}
+                completing = {"name": prompt_argument.name, "value": ""}
+                await mcp("completion/complete", {"ref": ref, "argument": completing})

@@ -44,7 +44,7 @@ from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 from tests.doors import serve_door
-from tests.every_face import call_everywhere, wire_fields
+from tests.every_face import call_everywhere, read_everything, wire_fields
 
 pytestmark = pytest.mark.anyio
 
@@ -254,27 +254,8 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
         bodies.append((f"/v1 proof {session}", proof.text))
 
     await mcp("tools/list", {})
-    await mcp("resources/list", {})
-    await mcp("resources/templates/list", {})
     known = {"id": SCENARIO, "scenario": SCENARIO, "root": pentad_root, "gradeRoot": graded.root}
-    for resource in SURFACE.resources:
-        await mcp(
-            "resources/read", {"uri": resource.expand(**{v: known[v] for v in resource.variables})}
-        )
-        for variable in resource.complete:
-            ref = {"type": "ref/resource", "uri": resource.uri}
-            await mcp(
-                "completion/complete", {"ref": ref, "argument": {"name": variable, "value": ""}}
-            )
-    await mcp("prompts/list", {})
-    for prompt in SURFACE.prompts:
-        given = {a.name: known.get(a.name, "") for a in prompt.arguments if a.required}
-        await mcp("prompts/get", {"name": prompt.name, "arguments": given})
-        for prompt_argument in prompt.arguments:
-            if prompt_argument.complete is not None:
-                ref = {"type": "ref/prompt", "name": prompt.name}
-                completing = {"name": prompt_argument.name, "value": ""}
-                await mcp("completion/complete", {"ref": ref, "argument": completing})
+    await read_everything(mcp, known)
 
     for where, body in bodies:
         found = leaks(_decoded(body))

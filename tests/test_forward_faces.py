@@ -36,7 +36,7 @@ from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.service import Runtime
 
-from tests.every_face import call_everywhere, wire_fields
+from tests.every_face import call_everywhere, read_everything, wire_fields
 from tests.kestrel_sdk.runtime.forward.scenarios import (
     SCENARIO_ID,
     bar_rows,
@@ -161,16 +161,9 @@ async def test_no_face_shows_a_bar_after_the_clock_of_a_forward_session(tmp_path
     calls += [(name, {"sessionId": sid}) for name in ("kestrel_session_close", "kestrel_grade")]
     for name, arguments in calls:
         await faces.call(name, arguments)
-    await faces.mcp("resources/list", {})
     known = {"id": SCENARIO_ID, "scenario": SCENARIO_ID, "root": submitted.pentad.root}
     known["gradeRoot"] = grade.root
-    for resource in SURFACE.resources:
-        await faces.mcp(
-            "resources/read", {"uri": resource.expand(**{v: known[v] for v in resource.variables})}
-        )
-    for prompt in SURFACE.prompts:
-        given = {a.name: known.get(a.name, "") for a in prompt.arguments if a.required}
-        await faces.mcp("prompts/get", {"name": prompt.name, "arguments": given})
+    await read_everything(faces.mcp, known)
 
     times, prices = _later(CLOCK)
     # the search finds what it seeks: the next bar's rows would be found

@@ -37,7 +37,7 @@ from kestrel_protocol import GradeResult
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 
-from tests.every_face import call_everywhere, wire_fields
+from tests.every_face import call_everywhere, read_everything, wire_fields
 
 pytestmark = pytest.mark.anyio
 
@@ -185,33 +185,13 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
             bodies=bodies,
         )
 
-    await mcp("resources/list", {})
-    await mcp("resources/templates/list", {})
     known = {
         "id": SCENARIO,
         "scenario": SCENARIO,
         "root": submitted.pentad.root,
         "gradeRoot": grade.root,
     }
-    uris = [r.expand(**{v: known[v] for v in r.variables}) for r in SURFACE.resources]
-    for uri in uris:
-        await mcp("resources/read", {"uri": uri})
-    for resource in SURFACE.resources:
-        for variable in resource.complete:
-            ref = {"type": "ref/resource", "uri": resource.uri}
-            await mcp(
-                "completion/complete", {"ref": ref, "argument": {"name": variable, "value": ""}}
-            )
-
-    await mcp("prompts/list", {})
-    for prompt in SURFACE.prompts:
-        given = {a.name: known.get(a.name, "") for a in prompt.arguments if a.required}
-        await mcp("prompts/get", {"name": prompt.name, "arguments": given})
-        for prompt_argument in prompt.arguments:
-            if prompt_argument.complete is not None:
-                ref = {"type": "ref/prompt", "name": prompt.name}
-                completing = {"name": prompt_argument.name, "value": ""}
-                await mcp("completion/complete", {"ref": ref, "argument": completing})
+    await read_everything(mcp, known)
 
     for where, body in bodies:
         text = _decoded(body).replace(said, "(said)")

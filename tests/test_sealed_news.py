@@ -22,7 +22,7 @@ from kestrel_protocol import GradeResult
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 
-from tests.every_face import call_everywhere, wire_fields
+from tests.every_face import call_everywhere, read_everything, wire_fields
 from tests.news_catalog import NEWS_ID, bar_time, marker, news_items, write_news_scenario
 
 pytestmark = pytest.mark.anyio
@@ -116,15 +116,7 @@ async def test_no_face_serves_a_news_item_after_the_clock(tmp_path: Path) -> Non
             bodies=bodies,
         )
     known = {"id": sid, "scenario": NEWS_ID, "root": submitted.pentad.root, "gradeRoot": grade.root}
-    for resource in SURFACE.resources:
-        values = {v: known[v] for v in resource.variables}
-        if resource.per_scenario:
-            values["id"] = NEWS_ID
-        await mcp("resources/read", {"uri": resource.expand(**values)})
-    await mcp("resources/list", {})
-    for prompt in SURFACE.prompts:
-        given = {a.name: known.get(a.name, "") for a in prompt.arguments if a.required}
-        await mcp("prompts/get", {"name": prompt.name, "arguments": given})
+    await read_everything(mcp, known, scenario=NEWS_ID)
 
     later = _markers(after=True)
     assert later  # there are items after the clock
