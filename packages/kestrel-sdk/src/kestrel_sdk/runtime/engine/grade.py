@@ -146,7 +146,7 @@ def compute_grade(
     ``progress(done, total)`` is called after each pentad with bars replayed / ``bars``
     (the clock the replay ends at, i.e. the head frame's; default the tape's last bar)."""
     first = pentads[0].prev if pentads else None
-    engine = chain_engine(loaded, record.session, first, head=record.head, record=True)
+    engine = chain_engine(loaded, record.session, first, head=record.head)
     total = max(1, len(loaded.tape) - 1 if bars is None else bars)
     chain: str | None = None
     after_stand_down = 0
@@ -190,8 +190,8 @@ def compute_grade(
         progress(total, total)
 
     terms = engine.terms
-    series = engine.series or [terms.cash]
-    holding = engine.holding or bytearray(1)
+    series = engine.series()
+    holding = engine.holding()
     metrics: dict[str, Any] = equity_metrics(
         series, holding, terms.money_scale, scenario.tape.bars_per_year
     )
