@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from .chain import chain_engine
 from .core import Program, SessionEngine, Step
-from .grade import compute_grade, equity_metrics
+from .grade import compute_grade, equity_metrics, measure_grade
 
-__all__ = ["Program", "SessionEngine", "Step", "chain_engine", "compute_grade", "equity_metrics"]
+__all__ = [
+    "Program",
+    "SessionEngine",
+    "Step",
+    "chain_engine",
+    "compute_grade",
+    "equity_metrics",
+    "measure_grade",
+]
