@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kestrel_protocol import Blotter, SessionRecord
+from kestrel_protocol.store import JournalEntry
 
 from .engine import SessionEngine
 
@@ -22,11 +23,12 @@ __all__ = ["Closed"]
 @dataclass(frozen=True, eq=False)
 class Closed:
     """A session's close in this process: its ``record``, its closed ``engine`` (at the
-    record's head) and ``blotter``, and the canonical bytes of the record and blotter
-    (the artifacts the close stored)."""
+    record's head) and ``blotter``, the canonical bytes of the record and blotter (the
+    artifacts the close stored), and the ``journal`` it closed (the pentads' rows)."""
 
     record: SessionRecord
     engine: SessionEngine
     blotter: Blotter
     record_bytes: bytes
     blotter_bytes: bytes
+    journal: list[JournalEntry]

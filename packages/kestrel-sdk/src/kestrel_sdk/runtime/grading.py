@@ -30,7 +30,7 @@ from kestrel_protocol import (
     SessionRecord,
     canonical_json,
 )
-from kestrel_protocol.store import JournalConflict, RuntimeStore
+from kestrel_protocol.store import JournalConflict, JournalEntry, RuntimeStore
 
 from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
@@ -121,7 +121,7 @@ class Grading:
                 raise
             live.engine = None
             live.frame_root = head
-            live.closed = Closed(record, engine, blotter, record_bytes, blotter_bytes)
+            live.closed = Closed(record, engine, blotter, record_bytes, blotter_bytes, journal)
             return record
 
     def record(self, live: LiveSession) -> SessionRecord:
@@ -185,7 +185,9 @@ class Grading:
         bar = clock.get("bar") if isinstance(clock, dict) else None
         return max(1, bar) if isinstance(bar, int) else None
 
-    def _pentads(self, record: SessionRecord) -> list[tuple[Pentad, bytes]]:
+    def _pentads(
+        self, record: SessionRecord, journal: list[JournalEntry] | None = None
+    ) -> list[tuple[Pentad, bytes]]:
         """The record's pentads and their canonical bytes, rebuilt from the session's
         journal when every rebuilt root is the record's (then the bytes are the stored
         artifacts' bytes), else read from the artifacts, which reports any that is
@@ -197,7 +199,7 @@ class Grading:
         pruned_at = self.store.pruned(sid)
         if pruned_at is not None:
             raise pruned_session(sid, pruned_at)
-        entries = self.store.journal(sid)
+        entries = self.store.journal(sid) if journal is None else journal
         pentads: list[tuple[Pentad, bytes]] = []
         if len(entries) == len(record.pentads):
             for entry, claimed in zip(entries, record.pentads, strict=True):
@@ -256,14 +258,16 @@ class Grading:
                 "scenario",
                 {"scenario": scenario.id, "tapeRoot": scenario.tape.root},
             )
-        pentads = self._pentads(record)
+        if closed is not None and closed.record.root != record.root:
+            closed = None
+        pentads = self._pentads(record, None if closed is None else closed.journal)
         reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
         members: dict[str, tuple[Any, bytes]] = {
             "scenario": (reference, canonical_json(reference)),
             "grade": (graded, canonical_json(graded)),
             "pentads": ([p for p, _ in pentads], array_bytes([text for _, text in pentads])),
         }
-        if closed is not None and closed.record.root == record.root:
+        if closed is not None:
             members["record"] = (closed.record, closed.record_bytes)
             members["blotter"] = (closed.blotter, closed.blotter_bytes)
             members["head"] = self._closed_head(closed.engine, scenario.id)
