@@ -36,6 +36,7 @@ from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
 from .closed import Closed
 from .engine import SessionEngine, compute_grade, measure_grade
+from .engine.spliced import array_bytes, spliced_rooted
 from .engine.wire import construct
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
@@ -43,7 +44,6 @@ from .models import pentad_body
 from .operations import Operations
 from .pentads import pentad_bytes
 from .sealed import sealed_frame
-from .spliced import array_bytes, spliced_rooted
 
 __all__ = ["CONFLICT_RETRIES", "Grading"]
 
@@ -108,7 +108,7 @@ class Grading:
                 blotter_root=blotter.root,
                 lookahead=self._lookahead(sid),
             )
-            record_bytes, blotter_bytes = canonical_json(record), canonical_json(blotter)
+            record_bytes, blotter_bytes = canonical_json(record), engine.blotter_bytes()
             artifacts = {
                 head: engine.frame_text().encode("utf-8"),
                 blotter.root: blotter_bytes,
@@ -242,7 +242,7 @@ class Grading:
         """The session's proof (see ``Runtime.proof``); ``budget``: the first wait.
 
         Its members are objects this runtime built or read and verified, so the proof is
-        rooted from their canonical bytes (:mod:`.spliced`), not validated again."""
+        rooted from their canonical bytes (:mod:`.engine.spliced`), not validated again."""
         graded = self.grade(principal, sid, budget)
         while isinstance(graded, OperationResumption):
             graded = self.resume(principal, graded.token, budget=60.0)

@@ -194,6 +194,10 @@ class SessionEngine:
         """All orders and fills so far, rooted."""
         return self._blotter.build()
 
+    def blotter_bytes(self) -> bytes:
+        """:meth:`blotter`'s canonical bytes (what a close stores)."""
+        return self._blotter.canonical()
+
     def context(self) -> SessionContext:
         """What the validator needs to know about this session now."""
         return SessionContext(
