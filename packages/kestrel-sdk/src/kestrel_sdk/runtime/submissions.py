@@ -60,7 +60,7 @@ class Submissions:
         self, principal: str, sid: str, source: str, wait: float | None = None
     ) -> Wire[SessionResponse]:
         """The submission's response as its JSON text (see
-        :meth:`.service.Runtime.submit_wire`)."""
+        :meth:`.service.Runtime.submit`)."""
         conflicts = 0
         waited = False
         while True:
