@@ -271,7 +271,8 @@ def _reference(
             sid = runtime.open_session(principal, "acme-trend", f"load-{n}").session_id
             assert sid is not None
             pentads = [
-                runtime.submit(principal, sid, _source(n, s)).model().pentad.root for s in range(submits)
+                runtime.submit(principal, sid, _source(n, s)).model().pentad.root
+                for s in range(submits)
             ]
             grade = runtime.grade(principal, sid, budget=600)
             assert isinstance(grade, GradeResult)

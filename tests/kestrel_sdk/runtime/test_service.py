@@ -141,7 +141,9 @@ def test_stand_down_is_persisted_and_refuses_further_submits(tmp_path: Path) -> 
 
 def test_close_stores_record_head_and_blotter(runtime: Runtime) -> None:
     sid = _open(runtime)
-    roots = [runtime.submit("local", sid, s).model().pentad.root for s in ("buy 5 ACME", "advance 4")]
+    roots = [
+        runtime.submit("local", sid, s).model().pentad.root for s in ("buy 5 ACME", "advance 4")
+    ]
     blotter = runtime.blotter("local", sid)
     record = runtime.close("local", sid)
     assert SessionRecord.parse(record.to_json()) == record
@@ -458,7 +460,9 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
 def test_frame_serves_the_head_with_its_root_open_and_closed(tmp_path: Path) -> None:
     rt = Runtime(tmp_path)
     sid = _open(rt)
-    response = rt.submit("local", sid, "buy 10 ACME limit 1.00 tif gtc\nbuy 2 ACME\nadvance 3").model()
+    response = rt.submit(
+        "local", sid, "buy 10 ACME limit 1.00 tif gtc\nbuy 2 ACME\nadvance 3"
+    ).model()
     head = rt.frame("local", sid)
     assert head == response.delivery
     assert head.frame_root == root_of(head.frame)

@@ -54,7 +54,9 @@ def test_an_advance_past_the_edge_is_refused_and_journals_nothing(
     runtime.append_bars(SCENARIO_ID, bars(0, 2), published_at=AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
-    assert runtime.submit("alice", sid, "buy 5 ACME\nadvance 1").model().delivery.frame.clock.bar == 1
+    assert (
+        runtime.submit("alice", sid, "buy 5 ACME\nadvance 1").model().delivery.frame.clock.bar == 1
+    )
     before = runtime.frame("alice", sid)
     for source in ("advance 1", "advance 3", "sell 5 ACME\nadvance 1", f"advance to {bar_time(2)}"):
         refusal = _refused(runtime, sid, source)

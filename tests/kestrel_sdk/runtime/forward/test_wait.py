@@ -78,7 +78,9 @@ def test_a_wait_is_met_by_an_append_from_another_process(tmp_path: Path, store_u
         subprocess.run([*command, store_url], input=bars(1, 2), check=True)
 
     runtime, sid, waiter = _session(tmp_path, store_url, other)
-    frame = runtime.submit("alice", sid, "advance 2", wait=60).model().delivery.frame  # the argument
+    frame = (
+        runtime.submit("alice", sid, "advance 2", wait=60).model().delivery.frame
+    )  # the argument
     assert frame.clock.bar == 2
     assert waiter.waits == [60]
 
