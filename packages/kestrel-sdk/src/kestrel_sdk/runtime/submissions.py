@@ -21,6 +21,7 @@ from .catalog import ServedCatalog
 from .engine.wire import builder
 from .feed import BarNotPublished, Feeds
 from .grading import CONFLICT_RETRIES
+from .horizon import Horizons
 from .live import LiveSession, LiveSessions
 from .models import pentad_body
 from .pentads import pentad_root
@@ -44,6 +45,7 @@ class Submissions:
         self,
         store: RuntimeStore,
         sessions: LiveSessions,
+        horizons: Horizons,
         served: ServedCatalog,
         feeds: Feeds,
         *,
@@ -52,6 +54,7 @@ class Submissions:
     ) -> None:
         self._store = store
         self._sessions = sessions
+        self._horizons = horizons
         self._served = served
         self._feeds = feeds
         self.waiter = waiter
@@ -154,5 +157,5 @@ class Submissions:
             self._forget(live)
             raise
         live.frame_root = frame_root
-        self._sessions.horizons.submitted(live, seq, clock, frame.clock.bar)
+        self._horizons.submitted(live, seq, clock, frame.clock.bar)
         return seq, prev, root, frame, frame_root, step.stand_down
