@@ -1,5 +1,5 @@
 """One PostgreSQL database as both ports' adapters use it: written once for the runtime's
-store (``kestrel_sdk.runtime.postgres``) and the door's records (``kestrel_door.postgres``).
+store (``kestrel_sdk.runtime.stores.postgres``) and the door's records (``kestrel_door.postgres``).
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg_pool); only those two adapters import
 this module, and they are imported only when a ``postgresql://`` store is chosen.
