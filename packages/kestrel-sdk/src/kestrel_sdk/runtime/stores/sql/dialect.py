@@ -11,22 +11,13 @@ from __future__ import annotations
 from typing import Final
 
 from kestrel_protocol.sql import POSTGRES, SQLITE, Dialect
+from kestrel_protocol.tables import META
+
+from .tables import RUNTIME_TABLES
 
 __all__ = ["POSTGRES", "PREFIXES", "SQLITE", "TABLES", "Dialect"]
 
-TABLES: Final = (
-    "meta",
-    "artifacts",
-    "sessions",
-    "owners",
-    "journal",
-    "lookahead",
-    "horizons",
-    "operations",
-    "session_times",
-    "feed_bars",
-    "feeds",
-)
+TABLES: Final = tuple(table.name for table in (META, *RUNTIME_TABLES))
 """The runtime's tables, by their unprefixed names."""
 PREFIXES: Final = {SQLITE.name: "", POSTGRES.name: "kestrel_"}
 """Each database's prefix of the runtime's table names."""

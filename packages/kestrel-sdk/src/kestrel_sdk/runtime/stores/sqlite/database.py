@@ -1,4 +1,5 @@
-"""The SQLite store's file: its schema, how it is opened, and its background checkpoints.
+"""The SQLite store's file: how it is opened (its tables created: :mod:`..sql.tables`),
+its schema version, and its background checkpoints.
 
 One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
 the database, with an fsync) run on a background thread with its own connection every
@@ -21,7 +22,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from kestrel_protocol.sql import SQLITE
 from kestrel_protocol.sqlite_files import transaction, use_wal
+from kestrel_protocol.tables import META, create_statements
+
+from ..sql import RUNTIME_TABLES
 
 __all__ = [
     "CHECKPOINT_EVERY",
@@ -33,98 +38,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS artifacts (
-    root TEXT PRIMARY KEY,
-    body BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS sessions (
-    n INTEGER PRIMARY KEY,  -- the order sessions were opened in
-    id TEXT NOT NULL UNIQUE,
-    principal TEXT NOT NULL,
-    scenario_id TEXT NOT NULL,
-    scenario_root TEXT NOT NULL,
-    label TEXT NOT NULL,
-    status TEXT NOT NULL,
-    record_root TEXT,
-    grade_root TEXT,
-    UNIQUE (principal, scenario_root, label)
-);
-CREATE INDEX IF NOT EXISTS sessions_by_grade ON sessions (grade_root);
-CREATE TABLE IF NOT EXISTS owners (  -- whose artifact a root is: a session that made it
-    root TEXT NOT NULL,
-    session TEXT NOT NULL,
-    PRIMARY KEY (root, session)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS journal (
-    session TEXT NOT NULL,
-    seq INTEGER NOT NULL,  -- row 0 holds the opening frame's root
-    source TEXT NOT NULL,  -- the submitted source ('' in row 0)
-    pentad_root TEXT NOT NULL,  -- '' in row 0
-    frame_root TEXT NOT NULL,  -- the frame the submission produced (row 0: the opening one)
-    PRIMARY KEY (session, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS lookahead (
-    n INTEGER PRIMARY KEY,  -- the order things were seen in
-    session TEXT NOT NULL,
-    seq INTEGER NOT NULL,  -- the session's seq then (the read came after that submission)
-    bar INTEGER NOT NULL,  -- its clock bar then
-    what TEXT NOT NULL  -- 'unsealed' (served while its scenario was not sealed) or the read
-);
-CREATE INDEX IF NOT EXISTS lookahead_session ON lookahead (session, n);
-CREATE TABLE IF NOT EXISTS horizons (  -- per (principal, scenario): the furthest bar shown
-    principal TEXT NOT NULL,
-    scenario TEXT NOT NULL,
-    bar INTEGER NOT NULL,  -- -1 until a bar is shown
-    what TEXT NOT NULL,  -- what showed it
-    sessions INTEGER NOT NULL,  -- sessions the principal opened on the scenario
-    PRIMARY KEY (principal, scenario)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS operations (  -- grade tokens any process can resume
-    token TEXT PRIMARY KEY,
-    principal TEXT NOT NULL,
-    session TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS session_times (  -- the operator's dates, in no object or root
-    session TEXT PRIMARY KEY,
-    closed_at TEXT,  -- UTC, by the database's clock when the session closed
-    pruned_at TEXT  -- when its steps were pruned (kestrel prune)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS feed_bars (  -- a forward tape's published bars
-    scenario TEXT NOT NULL,
-    bar INTEGER NOT NULL,  -- the bar's index in the whole tape (a prefix's bars first)
-    bar_time TEXT NOT NULL,
-    bar_rows TEXT NOT NULL,  -- its canonical tape rows, every symbol, LF-ended
-    prefix_root TEXT NOT NULL,  -- the root of the tape's prefix ending with it
-    published_at TEXT NOT NULL,  -- UTC, the publisher's clock: in no object or root
-    PRIMARY KEY (scenario, bar)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS feeds (  -- a forward tape's window
-    scenario TEXT PRIMARY KEY,
-    frozen INTEGER NOT NULL,  -- 1: the window is over, the tape fixed
-    unsealed INTEGER NOT NULL  -- 1: the tape is published
-) WITHOUT ROWID;
-"""
-
 SCHEMA_VERSION = "7"
 """7: the journal keyed (session, seq) as PostgreSQL's is, and no step files (6)."""
 CHECKPOINT_EVERY = 1000
 """Commits between background checkpoints."""
 SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
 _BACKSTOP_PAGES = 50_000
-
-
-def _statements(script: str) -> list[str]:
-    """Split a schema script into statements (trigger bodies kept whole)."""
-    out: list[str] = []
-    pending = ""
-    for line in script.splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            out.append(pending.strip())
-            pending = ""
-    return out
 
 
 def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
@@ -138,7 +57,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
     conn.execute(f"PRAGMA synchronous = {sync}")
     conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
     with transaction(conn, lock):
-        for statement in _statements(_SCHEMA):
+        for statement in create_statements((META, *RUNTIME_TABLES), SQLITE, ""):
             conn.execute(statement)
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
