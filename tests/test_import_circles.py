@@ -125,7 +125,7 @@ def _plant(root: Path, files: dict[str, str]) -> None:
 def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
-    for name in [m for m in sys.modules if m == "planted_house" or m.startswith("planted_")]:
+    for name in [m for m in sys.modules if m.split(".")[0] == "planted_house"]:
         del sys.modules[name]
 
 
