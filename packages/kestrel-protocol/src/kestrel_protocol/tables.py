@@ -107,7 +107,8 @@ class Table:
 
 def _spelled(kind: ColumnType, dialect: Dialect) -> str:
     """How ``dialect`` spells a column type (not a serial's)."""
-    return {"text": "TEXT", "integer": "INTEGER", "real": dialect.double}.get(kind, dialect.bytes)
+    spelled = {"text": "TEXT", "integer": "INTEGER", "real": dialect.double, "bytes": dialect.bytes}
+    return spelled[kind]
 
 
 META: Final = Table(

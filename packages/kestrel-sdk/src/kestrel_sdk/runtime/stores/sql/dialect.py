@@ -1,9 +1,9 @@
-"""The runtime store's tables and how each SQL database names them.
+"""The runtime store's table names and how each SQL database prefixes them.
 
-The dialects themselves (placeholders, row locks) are :mod:`kestrel_protocol.sql`'s,
-shared with the door's port; here are the runtime's tables and their prefix per
-database (PostgreSQL's are ``kestrel_``, so a database may be shared with other
-applications).
+The dialects themselves (placeholders, row locks, column types) are
+:mod:`kestrel_protocol.sql`'s, shared with the door's port, and the tables are declared
+in :mod:`.tables`; here are the tables' names and their prefix per database
+(PostgreSQL's are ``kestrel_``, so a database may be shared with other applications).
 """
 
 from __future__ import annotations
