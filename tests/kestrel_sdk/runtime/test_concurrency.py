@@ -4,7 +4,7 @@ import threading
 from pathlib import Path
 
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:

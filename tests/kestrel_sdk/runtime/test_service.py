@@ -24,7 +24,7 @@ from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.ids import session_id
 from kestrel_sdk.runtime.pentads import pentad_bytes
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:

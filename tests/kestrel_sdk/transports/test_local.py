@@ -17,7 +17,7 @@ from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface.offload import _heavy
 from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:
