@@ -38,6 +38,7 @@ from .closed import Closed
 from .engine import SessionEngine, compute_grade, measure_grade
 from .engine.spliced import array_bytes, spliced_rooted
 from .engine.wire import construct
+from .horizon import Horizons
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
 from .models import pentad_body
@@ -62,11 +63,13 @@ class Grading:
         self,
         store: RuntimeStore,
         sessions: LiveSessions,
+        horizons: Horizons,
         sealed: Callable[[str], bool],
         artifact: Callable[[str], dict[str, Any]],
     ) -> None:
         self.store = store
         self._sessions = sessions
+        self._horizons = horizons
         self._sealed = sealed
         self._artifact = artifact
         self._ops: Operations[GradeResult] = Operations()
@@ -279,7 +282,7 @@ class Grading:
             members["head"] = (head, canonical_json(head))
         if embed_tape:
             what = f"tape {scenario.id} read (embedded in a proof)"
-            self._sessions.saw_future(principal, scenario.id, what)
+            self._horizons.shown(principal, scenario.id, len(loaded.tape) - 1, what)
             news = {} if loaded.news is None else {"news": loaded.news.render().decode("utf-8")}
             embedded = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded), **news)
             members["embedded"] = (embedded, canonical_json(embedded))

@@ -19,6 +19,7 @@ from .catalog import ServedCatalog
 from .engine.wire import quote
 from .feed import BarNotPublished, Feeds
 from .grading import CONFLICT_RETRIES
+from .horizon import Horizons
 from .live import LiveSession, LiveSessions
 from .pentads import MEDIA_TYPE, pentad_root, quoted
 
@@ -37,6 +38,7 @@ class Submissions:
         self,
         store: RuntimeStore,
         sessions: LiveSessions,
+        horizons: Horizons,
         served: ServedCatalog,
         feeds: Feeds,
         *,
@@ -45,6 +47,7 @@ class Submissions:
     ) -> None:
         self._store = store
         self._sessions = sessions
+        self._horizons = horizons
         self._served = served
         self._feeds = feeds
         self.waiter = waiter
@@ -60,7 +63,7 @@ class Submissions:
         self, principal: str, sid: str, source: str, wait: float | None = None
     ) -> Wire[SessionResponse]:
         """The submission's response as its JSON text (see
-        :meth:`.service.Runtime.submit_wire`)."""
+        :meth:`.service.Runtime.submit`)."""
         conflicts = 0
         waited = False
         while True:
@@ -145,7 +148,7 @@ class Submissions:
             self._forget(live)
             raise
         live.frame_root = frame_root
-        self._sessions.horizons.submitted(live, seq, clock, engine.clock)
+        self._horizons.submitted(live, seq, clock, engine.clock)
         frame = step.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length
