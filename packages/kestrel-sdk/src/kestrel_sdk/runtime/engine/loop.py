@@ -136,7 +136,11 @@ class BarLoop:
 
     def marks(self) -> Marks:
         """The positions held now (for :attr:`trace`)."""
-        return tuple((symbol, held.qty) for symbol, held in self._account.holdings.items())
+        holdings = self._account.holdings
+        if len(holdings) == 1:  # the common case, without a generator
+            ((symbol, held),) = holdings.items()
+            return ((symbol, held.qty),)
+        return tuple((symbol, held.qty) for symbol, held in holdings.items())
 
     def series(self) -> list[int]:
         """Equity at bar 0 and at every processed bar's close (P units)."""
