@@ -68,7 +68,11 @@ CASES = {
     ),
     "end of tape, short pair": Case(
         "pairs-kx",
-        ["buy 300 KAPPA\nsell 200 XI\nadvance 700", "sell 300 KAPPA\nadvance 900", "advance 2519"],
+        [
+            "buy 300 KAPPA\nsell 200 XI\nadvance 700",
+            "sell 300 KAPPA\nadvance 900",
+            "advance 2519\nbuy 5 KAPPA",  # the tape ends first: a statement left unapplied
+        ],
     ),
     "basket": Case(
         "basket-20",
@@ -163,6 +167,9 @@ def test_a_live_grade_and_proof_are_the_replayed_ones_byte_for_byte(
         assert getattr(proof, member) == getattr(replayed, member), member
     assert proof.canonical() == replayed.canonical()
     assert Proof.parse(proof.canonical()) == proof  # its root and every member's verify
+    if name == "end of tape, short pair":
+        checks = {check.id: check.passed for check in proof.grade.conformance.checks}
+        assert checks["no-statement-after-stand-down"] is False
     if case.scenario == "crash":  # the call, and its liquidation, are in the grade
         checks = {check.id: check.passed for check in proof.grade.conformance.checks}
         assert checks["no-margin-call"] is False
