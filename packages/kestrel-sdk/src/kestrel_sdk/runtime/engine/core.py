@@ -351,7 +351,7 @@ class SessionEngine:
         self._cancels.cancel_open(bar, "stand-down")
         closes = {symbol: cols[3][bar] for symbol, cols in self._cols.items()}
         self._close_positions(bar, "stand-down", lambda symbol, _: closes[symbol])
-        self._loop.trace.restate(bar, self._account.cash, self._loop.marks())
+        self._loop.trace.restate(bar, self._account.cash, self._account.holdings)
         self._status = "stood-down"
         self._stand_down = StandDown(reason=reason, detail=detail)
         self._bus.publish(Event("stood-down", bar, reason=reason))

@@ -7,12 +7,18 @@ of bars (the cash, the quantities, and whether a position was held) and writes t
 series out bar by bar only when a grade reads it. A step costs the same however many
 bars it advances, and a session's memory grows with its account's changes, not its bars.
 The series is exactly what marking every bar would give (docs/spec.md §6).
+
+The runs are kept column by column (no object per run), and a bar whose cash and
+positions are the last run's extends it without building anything: a step that trades
+nothing allocates nothing here.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from .account import Holding
 
 __all__ = ["EquityTrace", "Marks"]
 
@@ -20,43 +26,80 @@ Marks = tuple[tuple[str, int], ...]
 """The positions held at a bar's close: ``(symbol, quantity)`` pairs (empty when flat)."""
 
 
+def _same(marks: Marks, holdings: Mapping[str, Holding]) -> bool:
+    """Whether ``holdings`` hold exactly the quantities ``marks`` record."""
+    if len(marks) != len(holdings):
+        return False
+    for symbol, qty in marks:
+        held = holdings.get(symbol)
+        if held is None or held.qty != qty:
+            return False
+    return True
+
+
+def _marks(holdings: Mapping[str, Holding]) -> Marks:
+    if len(holdings) == 1:  # the common case, without a generator
+        ((symbol, held),) = holdings.items()
+        return ((symbol, held.qty),)
+    return tuple((symbol, held.qty) for symbol, held in holdings.items())
+
+
 class EquityTrace:
     """Equity at bar 0 and at every processed bar's close, as runs of bars.
 
-    A run is ``[first, last, cash, marks, held]``: bars ``first..last`` closed with
-    ``cash`` and ``marks``; ``held`` is whether a position was held at those closes
-    (before a stand-down's liquidation, which :meth:`restate` books).
+    Run ``i`` is bars ``first[i]..last[i]``, closed with ``cash[i]`` and ``marks[i]``;
+    ``held[i]`` is whether a position was held at those closes (before a stand-down's
+    liquidation, which :meth:`restate` books).
     """
 
-    __slots__ = ("_runs",)
+    __slots__ = ("_cash", "_first", "_held", "_last", "_marks")
 
     def __init__(self, cash: int) -> None:
-        self._runs: list[list[Any]] = [[0, 0, cash, (), False]]
+        self._first = array("q", [0])
+        self._last = array("q", [0])
+        self._cash = [cash]
+        self._marks: list[Marks] = [()]
+        self._held = bytearray(1)
 
-    def hold(self, first: int, last: int, cash: int, marks: Marks) -> None:
-        """Bars ``first..last`` (the next ones) closed with ``cash`` and ``marks``."""
-        run = self._runs[-1]
-        held = bool(marks)
-        if run[1] + 1 == first and run[2] == cash and run[4] is held and run[3] == marks:
-            run[1] = last
-        else:
-            self._runs.append([first, last, cash, marks, held])
+    def hold(self, first: int, last: int, cash: int, holdings: Mapping[str, Holding]) -> None:
+        """Bars ``first..last`` (the next ones) closed with ``cash`` and ``holdings``."""
+        lasts = self._last
+        if lasts[-1] + 1 == first and self._cash[-1] == cash:
+            marks, held = self._marks[-1], self._held[-1]
+            # a run is extended only by bars like its own: flat, or holding its marks (a
+            # restated run, flat after its liquidation but held at its bar, is not)
+            if (not held and not holdings and not marks) or (held and _same(marks, holdings)):
+                lasts[-1] = last
+                return
+        self._append(first, last, cash, _marks(holdings), 1 if holdings else 0)
 
-    def restate(self, bar: int, cash: int, marks: Marks) -> None:
-        """The last bar, ``bar``, closed at ``cash`` and ``marks`` after all (a
+    def _append(self, first: int, last: int, cash: int, marks: Marks, held: int) -> None:
+        self._first.append(first)
+        self._last.append(last)
+        self._cash.append(cash)
+        self._marks.append(marks)
+        self._held.append(held)
+
+    def restate(self, bar: int, cash: int, holdings: Mapping[str, Holding]) -> None:
+        """The last bar, ``bar``, closed at ``cash`` and ``holdings`` after all (a
         stand-down liquidated there); whether a position was held there is unchanged."""
-        run = self._runs[-1]
-        held = run[4]
-        if run[0] == bar:
-            self._runs.pop()
+        held = self._held[-1]
+        if self._first[-1] == bar:
+            self._first.pop()
+            self._last.pop()
+            self._cash.pop()
+            self._marks.pop()
+            self._held.pop()
         else:
-            run[1] = bar - 1
-        self._runs.append([bar, bar, cash, marks, held])
+            self._last[-1] = bar - 1
+        self._append(bar, bar, cash, _marks(holdings), held)
 
     def series(self, closes: Mapping[str, Sequence[int]]) -> list[int]:
         """Equity at each bar traced, in P units (``closes``: each symbol's closes)."""
         out: list[int] = []
-        for first, last, cash, marks, _ in self._runs:
+        for first, last, cash, marks in zip(
+            self._first, self._last, self._cash, self._marks, strict=True
+        ):
             if not marks:
                 out.extend([cash] * (last - first + 1))
             elif len(marks) == 1:
@@ -75,6 +118,6 @@ class EquityTrace:
     def holding(self) -> bytearray:
         """Per bar of :meth:`series`, 1 where a position was held at its close."""
         out = bytearray()
-        for first, last, _, _, held in self._runs:
+        for first, last, held in zip(self._first, self._last, self._held, strict=True):
             out.extend((b"\x01" if held else b"\x00") * (last - first + 1))
         return out

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event, EventBus
-from .equity import EquityTrace, Marks
+from .equity import EquityTrace
 from .fill import match_price, trigger_search
 from .margin import MarginRules, closes_at
 from .orders import Fill, LiveOrder
@@ -134,14 +134,6 @@ class BarLoop:
             bar = nxt + 1
         return target, False
 
-    def marks(self) -> Marks:
-        """The positions held now (for :attr:`trace`)."""
-        holdings = self._account.holdings
-        if len(holdings) == 1:  # the common case, without a generator
-            ((symbol, held),) = holdings.items()
-            return ((symbol, held.qty),)
-        return tuple((symbol, held.qty) for symbol, held in holdings.items())
-
     def series(self) -> list[int]:
         """Equity at bar 0 and at every processed bar's close (P units)."""
         return self.trace.series(self._closes)
@@ -220,7 +212,7 @@ class BarLoop:
         trace = self.trace
         if not holdings:
             self.peak = max(self.peak, cash)
-            trace.hold(first, last, cash, ())
+            trace.hold(first, last, cash, holdings)
             return -1
         peak = self.peak
         if len(holdings) == 1:
@@ -236,7 +228,7 @@ class BarLoop:
                 equity = cash + qty * best
                 if equity > peak:
                     self.peak = equity
-                trace.hold(first, last, cash, ((symbol, qty),))
+                trace.hold(first, last, cash, holdings)
                 return -1
             for j in range(first, last + 1):
                 equity = cash + qty * close[j]
@@ -244,7 +236,7 @@ class BarLoop:
                     peak = equity
                 elif self.drawdown_hit(peak, equity):
                     self.peak = peak
-                    trace.hold(first, j, cash, ((symbol, qty),))
+                    trace.hold(first, j, cash, holdings)
                     return j
         else:
             marks = [(held.qty, self._cols[symbol][3]) for symbol, held in holdings.items()]
@@ -256,10 +248,10 @@ class BarLoop:
                     peak = equity
                 elif self.drawdown_hit(peak, equity):
                     self.peak = peak
-                    trace.hold(first, j, cash, self.marks())
+                    trace.hold(first, j, cash, holdings)
                     return j
         self.peak = peak
-        trace.hold(first, last, cash, self.marks())
+        trace.hold(first, last, cash, holdings)
         return -1
 
     # -- a bar where an order acts -------------------------------------------------------
@@ -309,7 +301,7 @@ class BarLoop:
                 self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
         equity = self.equity(j)
         self.peak = max(self.peak, equity)
-        self.trace.hold(j, j, self._account.cash, self.marks())
+        self.trace.hold(j, j, self._account.cash, self._account.holdings)
         if margin is not None:
             call = margin.check(self._account, closes_at(self._closes, j), j)
             if call is not None:
