@@ -7,13 +7,17 @@
 * the declarations say what hosts rely on (honest hints, strict argument models);
 * adding a tool (its arguments model, its ``Tool`` and its runtime method) serves it on
   every face, the SDK over both transports included, with no other edit; no source
-  outside the registry spells a ``/v1`` route; the SDK's typed methods match the tools.
+  outside the registry spells a ``/v1`` route; the SDK's typed methods match the tools
+  (those not written by hand are generated, and the generated module is current);
+* every runtime method takes its tool's arguments by keyword (a field renamed or
+  reordered is caught from the declaration, and a reordered one still binds right).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,7 @@ import pytest
 from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_mcp.secrets import SecretTools, secret_tools
-from kestrel_protocol import Clock
+from kestrel_protocol import Clock, History
 from kestrel_protocol.surface import (
     FEED_BARS_PATH,
     FEED_FREEZE_PATH,
@@ -35,10 +39,14 @@ from kestrel_protocol.surface import (
     Surface,
     Text,
     Tool,
+    signature_problems,
 )
 from kestrel_sdk import KestrelSdk, KestrelSession, create_sdk, local_transport, remote_transport
+from kestrel_sdk.generate import TOOL_METHODS, tool_methods_source
 from kestrel_sdk.runtime import Runtime
 from pydantic import Field
+
+from tests.every_face import sample_call
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "packages").glob("*/src/**/*.py"))
@@ -230,6 +238,101 @@ def test_the_sdk_has_a_typed_method_for_every_tool_taking_its_arguments() -> Non
         assert {_SDK_SPELLING.get(p, p) for p in parameters} | given == fields, tool.name
 
 
+def test_every_tool_is_called_from_its_fields_examples() -> None:
+    """Each required argument that a string or a number carries has an example, and the
+    examples make valid arguments: tests that call every tool take their calls from them
+    (``sample_call``), so a tool added to the surface needs no test edit."""
+    for tool in SURFACE.tools:
+        if any(f.annotation not in (str, int, float, bool) for _, f in _required(tool)):
+            continue  # an object argument (a grade to verify): the tests that call it have one
+        call = sample_call(tool, {})
+        tool.parse(call)  # an invalid example is an ArgumentError naming its field
+    assert sample_call(SURFACE.tool("kestrel_session_history"), {"sessionId": "ks_x"}) == {
+        "sessionId": "ks_x",
+        "bars": 20,
+    }
+
+
+def _required(tool: Tool) -> list[tuple[str, Any]]:
+    return [(n, f) for n, f in tool.arguments.model_fields.items() if f.is_required()]
+
+
+def test_the_generated_typed_methods_are_current() -> None:
+    """``python -m kestrel_sdk.generate`` was run since the surface last changed."""
+    assert TOOL_METHODS.read_text("utf-8") == tool_methods_source(), (
+        "stale: run `uv run python -m kestrel_sdk.generate`"
+    )
+
+
+def test_every_runtime_method_takes_its_tools_arguments_by_keyword(tmp_path: Path) -> None:
+    """Each tool's runtime method has a keyword parameter for every argument (its Python
+    name), ``principal`` or ``reader`` as its binding names the caller, no required
+    parameter nothing fills, and the tool's order."""
+    runtime = Runtime(tmp_path / "home")
+    try:
+        problems = [
+            problem
+            for tool in SURFACE.tools
+            if tool.runs is not None
+            for problem in signature_problems(tool, getattr(runtime, tool.runs.method))
+        ]
+    finally:
+        runtime.shutdown()
+    assert problems == []
+
+
+class ReorderedHistoryArgs(Arguments):
+    """``HistoryArgs`` with ``symbol`` planted before ``bars``."""
+
+    session_id: Text = Field(description="The sessionId the session open returned.")
+    symbol: Text | None = Field(default=None, description="One symbol, or every one.")
+    bars: int = Field(ge=1, le=1000, description="How many bars.")
+
+
+class RenamedHistoryArgs(Arguments):
+    """``HistoryArgs`` with ``session_id`` planted as ``session``."""
+
+    session: Text = Field(description="The sessionId the session open returned.")
+    bars: int = Field(ge=1, le=1000, description="How many bars.")
+    symbol: Text | None = Field(default=None, description="One symbol, or every one.")
+
+
+def _planted(arguments: type[Arguments]) -> Tool:
+    history = SURFACE.tool("kestrel_session_history")
+    return replace(history, name="kestrel_planted_history", arguments=arguments, route=None)
+
+
+@pytest.mark.anyio
+async def test_a_planted_field_fails_the_signature_check_and_a_reordered_one_binds_right(
+    tmp_path: Path,
+) -> None:
+    """A field reordered or renamed against ``Runtime.history`` is named by the check;
+    called anyway, the reordered tool still passes each value to its own parameter (by
+    position it would pass the symbol as the bar count)."""
+    runtime = Runtime(tmp_path / "home")
+    reordered, renamed = _planted(ReorderedHistoryArgs), _planted(RenamedHistoryArgs)
+    try:
+        moved = signature_problems(reordered, runtime.history)
+        assert len(moved) == 1, moved
+        assert "kestrel_planted_history" in moved[0]
+        assert "'symbol' is out of order" in moved[0]
+        lost = signature_problems(renamed, runtime.history)
+        assert len(lost) == 2, lost
+        assert all("kestrel_planted_history" in p for p in lost)
+        assert "takes no keyword 'session' for argument 'session'" in lost[0]
+        assert "parameter 'session_id' is required but no argument fills it" in lost[1]
+        sdk = create_sdk(local_transport(runtime=runtime), SURFACE.plus([reordered]))
+        opened = (await sdk.open_session("acme-trend")).session
+        assert opened is not None
+        await opened.submit("advance 4\n")
+        found = await sdk.call(reordered.name, session_id=opened.id, symbol="ACME", bars=2)
+        assert isinstance(found, History)
+        assert found == await opened.history(2, "ACME")
+        assert [bar.symbol for bar in found.bars] == ["ACME", "ACME"]
+    finally:
+        runtime.shutdown()
+
+
 class ClockArgs(Arguments):
     """A session by its id (the added tool's own arguments model)."""
 
@@ -239,21 +342,21 @@ class ClockArgs(Arguments):
 class ClockRuntime(Runtime):
     """The runtime with the added tool's method."""
 
-    def clock(self, principal: str, session_id: str) -> Clock:
+    def test_clock(self, principal: str, session_id: str) -> Clock:
         return self.frame(principal, session_id).frame.clock
 
 
 CLOCK_TOOL = Tool(
-    name="kestrel_session_clock",
+    name="kestrel_test_clock",
     title="Session clock",
     description="The session's clock: the bar it stands on, its time and the bars left.",
     arguments=ClockArgs,
-    runs=Binding("clock", offload="caller"),
+    runs=Binding("test_clock"),
     results=(Clock,),
     scope="kestrel:read",
     read_only=True,
     refusals=("UNKNOWN_SESSION",),
-    route=Route("GET", "/v1/sessions/{id}/clock", {"sessionId": "id"}),
+    route=Route("GET", "/v1/sessions/{id}/test-clock", {"sessionId": "id"}),
 )
 
 
@@ -317,11 +420,11 @@ async def test_a_tool_added_in_a_test_is_served_by_every_face_with_no_other_edit
                     else {},
                 )
                 answers[era] = result.json()["result"]["structuredContent"]
-            route = await client.get(f"/v1/sessions/{opened.id}/clock")
+            route = await client.get(f"/v1/sessions/{opened.id}/test-clock")
             assert route.status_code == 200
             answers["door /v1"] = route.json()
             document = (await client.get("/v1/openapi.json")).json()
-            assert "get" in document["paths"]["/v1/sessions/{id}/clock"]
+            assert "get" in document["paths"]["/v1/sessions/{id}/test-clock"]
             remote = create_sdk(remote_transport(BASE, token, client=client), surface)
             answers["sdk remote"] = (
                 await remote.call(CLOCK_TOOL.name, session_id=opened.id)
