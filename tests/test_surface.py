@@ -333,42 +333,70 @@ async def test_a_planted_field_fails_the_signature_check_and_a_reordered_one_bin
         runtime.shutdown()
 
 
-class ClockArgs(Arguments):
-    """A session by its id (the added tool's own arguments model)."""
-
-    session_id: Text = Field(description="The sessionId the session open returned.")
-
-
-class ClockRuntime(Runtime):
-    """The runtime with the added tool's method."""
-
-    def test_clock(self, principal: str, session_id: str) -> Clock:
-        return self.frame(principal, session_id).frame.clock
+def _worked_example() -> tuple[list[str], str]:
+    """CONTRIBUTING.md's worked example: its Python blocks and its ``git status`` block."""
+    text = (ROOT / "CONTRIBUTING.md").read_text("utf-8")
+    section = text[text.index("### A worked example") : text.index("## Adding an order form")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    console = re.findall(r"```console\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 3, blocks
+    assert len(console) == 1, console
+    return blocks, console[0]
 
 
-CLOCK_TOOL = Tool(
-    name="kestrel_test_clock",
-    title="Session clock",
-    description="The session's clock: the bar it stands on, its time and the bars left.",
-    arguments=ClockArgs,
-    runs=Binding("test_clock"),
-    results=(Clock,),
-    scope="kestrel:read",
-    read_only=True,
-    refusals=("UNKNOWN_SESSION",),
-    route=Route("GET", "/v1/sessions/{id}/test-clock", {"sessionId": "id"}),
-)
+def _compiled(source: str, mode: str) -> Any:
+    """``source`` compiled as the reader's own module would be (annotations evaluated)."""
+    return compile(source, "CONTRIBUTING.md", mode, dont_inherit=True)
+
+
+def _example_tool() -> tuple[Tool, type[Runtime]]:
+    """The worked example's arguments model, ``Tool`` and runtime method, taken from
+    CONTRIBUTING.md verbatim (its method on a subclass of the runtime)."""
+    arguments_block, tool_block, method_block = _worked_example()[0]
+    names: dict[str, Any] = {"Arguments": Arguments, "Text": Text, "Field": Field}
+    exec(_compiled(arguments_block, "exec"), names)
+    names |= {"Tool": Tool, "Binding": Binding, "Route": Route, "Clock": Clock}
+    names["SCOPE_READ"] = "kestrel:read"
+    (tool,) = eval(_compiled(tool_block, "eval"), names)
+    body = "".join(f"    {line}\n" if line.strip() else "\n" for line in method_block.splitlines())
+    names["Runtime"] = Runtime
+    exec(_compiled(f"class ExampleRuntime(Runtime):\n{body}", "exec"), names)
+    return tool, names["ExampleRuntime"]
+
+
+CLOCK_TOOL, ClockRuntime = _example_tool()
+
+
+def test_the_contributing_example_is_three_files_and_the_regenerated_one(tmp_path: Path) -> None:
+    """Followed literally, the example touches the three files its blocks name and the
+    generated typed methods; its method takes its tool's arguments; regenerating gives
+    the session handle a typed ``clock``."""
+    blocks, console = _worked_example()
+    named = [block.splitlines()[0].removeprefix("# ") for block in blocks]
+    status = [line.split()[-1] for line in console.splitlines() if line.startswith(" M ")]
+    generated = str(TOOL_METHODS.relative_to(ROOT))
+    assert status == [*named, generated]
+    assert all((ROOT / path).is_file() for path in status)
+    assert CLOCK_TOOL.runs is not None
+    runtime = ClockRuntime(tmp_path / "home")
+    try:
+        assert signature_problems(CLOCK_TOOL, getattr(runtime, CLOCK_TOOL.runs.method)) == []
+    finally:
+        runtime.shutdown()
+    source = tool_methods_source(SURFACE.without(CLOCK_TOOL.name).plus([CLOCK_TOOL]))
+    assert "    async def clock(self) -> Clock:" in source
 
 
 @pytest.mark.anyio
 async def test_a_tool_added_in_a_test_is_served_by_every_face_with_no_other_edit(
     tmp_path: Path,
 ) -> None:
-    """An arguments model, a ``Tool`` and a runtime method: nothing else. The tool is then
+    """CONTRIBUTING.md's example: an arguments model, a ``Tool`` and a runtime method,
+    nothing else (the typed SDK method aside). The tool is then
     listed and called on stdio MCP, the door's ``/mcp`` in both eras, ``/v1`` and its
     OpenAPI document, and the SDK over a local and a remote transport, each answering
     the same clock for the same session."""
-    surface = SURFACE.plus([CLOCK_TOOL])
+    surface = SURFACE.without(CLOCK_TOOL.name).plus([CLOCK_TOOL])  # once added, as itself
     runtime = ClockRuntime(tmp_path / "home")
     alice = create_sdk(local_transport(principal="alice", runtime=runtime), surface)
     opened = (await alice.open_session("acme-trend", "clocked")).session
@@ -420,11 +448,11 @@ async def test_a_tool_added_in_a_test_is_served_by_every_face_with_no_other_edit
                     else {},
                 )
                 answers[era] = result.json()["result"]["structuredContent"]
-            route = await client.get(f"/v1/sessions/{opened.id}/test-clock")
+            route = await client.get(f"/v1/sessions/{opened.id}/clock")
             assert route.status_code == 200
             answers["door /v1"] = route.json()
             document = (await client.get("/v1/openapi.json")).json()
-            assert "get" in document["paths"]["/v1/sessions/{id}/test-clock"]
+            assert "get" in document["paths"]["/v1/sessions/{id}/clock"]
             remote = create_sdk(remote_transport(BASE, token, client=client), surface)
             answers["sdk remote"] = (
                 await remote.call(CLOCK_TOOL.name, session_id=opened.id)
