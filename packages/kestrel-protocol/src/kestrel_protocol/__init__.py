@@ -68,6 +68,7 @@ from .objects.reads import *  # noqa: F403
 from .objects.record import *  # noqa: F403
 from .objects.session import *  # noqa: F403
 from .objects.validation import *  # noqa: F403
+from .wire import Wire
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -87,6 +88,7 @@ __all__ = [
     "RootStr",
     "SelfRooted",
     "Volume",
+    "Wire",
     "canonical_json",
     "grade_facts",
     "grade_statement",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from .model import ProtocolModel
 from .objects.offer import Offer
 from .objects.session import Payment
+from .wire import Wire
 
 if TYPE_CHECKING:
     from .surface.arguments import Arguments
@@ -41,7 +42,9 @@ class Transport(Protocol):
 
     ``invoke`` runs one tool of the surface with arguments its model already checked
     (``tool.parse`` or ``tool.bind``) and returns the protocol object the runtime
-    produced, one of the tool's ``results``; a typed refusal raises a ``KestrelError``
+    produced, one of the tool's ``results``, or that object as its JSON text
+    (:class:`~kestrel_protocol.wire.Wire`: a face splices the text, a caller reading the
+    object builds it); a typed refusal raises a ``KestrelError``
     subclass carrying its code. A transport is bound to one principal; sessions of
     another principal are ``UNKNOWN_SESSION`` to it. A remote caller's transport (the
     door's) reads by root only that principal's artifacts: another's is
@@ -49,8 +52,9 @@ class Transport(Protocol):
     their own home reads every one.
     """
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
-        """Run ``tool`` with ``arguments``; its result object, or a ``KestrelError``."""
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
+        """Run ``tool`` with ``arguments``; its result (an object or its text), or a
+        ``KestrelError``."""
         ...
 
     async def aclose(self) -> None:

@@ -40,6 +40,7 @@ from kestrel_protocol import (
     TapeText,
     ValidationReport,
     VerificationReport,
+    Wire,
 )
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import SURFACE, Surface
@@ -121,13 +122,15 @@ class KestrelSdk(SdkToolMethods):
         """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
         name; ``None`` is left out), checked by its model before the transport sees them."""
         tool = self.surface.projecting(method)
-        return await self.transport.invoke(tool, tool.bind(**arguments))
+        found = await self.transport.invoke(tool, tool.bind(**arguments))
+        return found.model() if isinstance(found, Wire) else found
 
     async def call(self, name: str, **arguments: Any) -> ProtocolModel:
         """Run the surface's tool called ``name`` with ``arguments`` (by field name):
         any tool, the ones without a typed method below included."""
         tool = self.surface.tool(name)
-        return await self.transport.invoke(tool, tool.bind(**arguments))
+        found = await self.transport.invoke(tool, tool.bind(**arguments))
+        return found.model() if isinstance(found, Wire) else found
 
     async def catalog(self) -> Catalog:
         return cast(Catalog, await self.run("catalog"))

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from ..model import ProtocolModel
+from ..wire import Wire
 from .arguments import Arguments
 from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
@@ -58,11 +59,12 @@ class Binding:
             values["reader"] = reader
         return values
 
-    def answer(self, found: Any, arguments: Any) -> ProtocolModel:
-        """The tool's result object for what the runtime's method returned."""
+    def answer(self, found: Any, arguments: Any) -> ProtocolModel | Wire[Any]:
+        """The tool's result object for what the runtime's method returned (a
+        :class:`~kestrel_protocol.wire.Wire` as it is)."""
         if self.result is not None:
             return self.result(found, arguments)
-        if not isinstance(found, ProtocolModel):
+        if not isinstance(found, ProtocolModel | Wire):
             raise TypeError(f"{self.method} answered a {type(found).__name__}, not an object")
         return found
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import fast_compact_bytes
 from ..errors import KestrelError
 from ..model import ProtocolModel
+from ..wire import Wire
 from .compact import compact_text
 from .declare import Tool
 from .results import ArgumentError, ToolResult, refusal_result, tool_result
@@ -48,6 +49,8 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         raise
     except KestrelError as exc:
         return refusal_result(exc)
+    if isinstance(data, Wire):
+        data = data.model()
     if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data
         structured = data.to_json()
         utf8 = fast_compact_bytes(structured)  # json's bytes: a protocol object holds no float

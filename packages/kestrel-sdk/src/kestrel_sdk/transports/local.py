@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
-from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode
+from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode, Wire
 from kestrel_protocol.outage import store_unavailable
 from kestrel_protocol.ports import SessionGate, Transport
 from kestrel_protocol.surface import Arguments, Tool
@@ -105,7 +105,7 @@ class LocalTransport:
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise self._translate(exc) from None
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         binding = tool.runs
         if binding is None:
             raise SdkLocalError(
