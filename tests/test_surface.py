@@ -246,7 +246,8 @@ def test_every_tool_is_called_from_its_fields_examples() -> None:
         if any(f.annotation not in (str, int, float, bool) for _, f in _required(tool)):
             continue  # an object argument (a grade to verify): the tests that call it have one
         call = sample_call(tool, {})
-        tool.parse(call)  # an invalid example is an ArgumentError naming its field
+        keywords = tool.parse(call).keywords()  # an invalid example: ArgumentError
+        assert list(keywords) == list(tool.arguments.model_fields), tool.name
     assert sample_call(SURFACE.tool("kestrel_session_history"), {"sessionId": "ks_x"}) == {
         "sessionId": "ks_x",
         "bars": 20,
