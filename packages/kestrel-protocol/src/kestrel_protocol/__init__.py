@@ -98,6 +98,7 @@ from .objects import (
     ValidationReport,
     VerificationReport,
 )
+from .wire import Wire
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -176,6 +177,7 @@ __all__ = [
     "ValidationReport",
     "VerificationReport",
     "Volume",
+    "Wire",
     "canonical_json",
     "grade_facts",
     "grade_statement",

@@ -6,9 +6,11 @@ changes a digest and fails here. Each session mixes every statement kind, order 
 and time in force with refused sources (whose diagnostics are pinned too), and ends in
 a stand-down or a close. The engine's root (the sha256 of the text it built each frame
 with) is also checked against the protocol's own ``root_of`` of the frame's model, so the
-engine's fast hashing can never drift from the specification's JCS, and a twin engine
-replays every session (text-only frames, switching to models and back in blocks) and
-must reach the same root at every step, with the same frame when one is read.
+engine's fast hashing can never drift from the specification's JCS; the frame's object,
+which the engine builds from its text unchecked (``kestrel_protocol.wire``), must equal
+the one pydantic validates from the same text, members set and all; and a twin engine
+replays every session (roots alone, reading a frame now and then) and must reach the
+same root at every step, with the same frame when one is read.
 """
 
 from __future__ import annotations
@@ -66,7 +68,11 @@ def _drive(
         root = engine.frame_root()
         if i % check_every == 0:
             assert root == root_of(step.frame), f"frame_root differs from root_of at step {i}"
-        if (i // 7) % 3:  # two blocks of text-only replays, then one with models
+            validated = SessionFrame.model_validate_json(step.text)
+            assert step.frame == validated, f"the frame built unchecked differs at step {i}"
+            assert step.frame.model_fields_set == validated.model_fields_set
+            assert step.frame.to_json() == validated.to_json()
+        if (i // 7) % 3:  # two blocks of replays (roots alone), then one of frames read
             assert twin.replay(source) == root, f"the replay differs at step {i}"
             if i % 11 == 0:  # a replayed frame read after all: parsed from its text
                 assert twin.frame().to_json() == step.frame.to_json()

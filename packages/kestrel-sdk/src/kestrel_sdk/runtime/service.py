@@ -38,6 +38,7 @@ from kestrel_protocol import (
     SessionResponse,
     ValidationReport,
     VerificationReport,
+    Wire,
     kestrel_home,
 )
 from kestrel_protocol.ports import FeedWaiter, SessionGate
@@ -239,7 +240,14 @@ class Runtime:
     def submit(
         self, principal: str, sid: str, source: str, wait: float | None = None
     ) -> SessionResponse:
-        """Check, apply, bind and persist one submission; atomic in every sense.
+        """:meth:`submit_wire`'s response as an object."""
+        return self._submissions.submit(principal, sid, source, wait).model()
+
+    def submit_wire(
+        self, principal: str, sid: str, source: str, wait: float | None = None
+    ) -> Wire[SessionResponse]:
+        """Check, apply, bind and persist one submission; atomic in every sense. The
+        response is its JSON text (what faces send); its object is built if asked for.
 
         The journal row is committed before this returns. The session lock is taken
         inline (not through ``LiveSessions.locked``): this is the step path. When another process

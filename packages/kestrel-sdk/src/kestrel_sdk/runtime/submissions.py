@@ -5,35 +5,28 @@ and, on a forward scenario, waiting for a bar not yet published when asked to.""
 from __future__ import annotations
 
 from kestrel_protocol import (
-    Delivery,
     KestrelError,
-    Pentad,
     RefusalCode,
-    SessionFrame,
     SessionResponse,
     StandDown,
+    Wire,
 )
 from kestrel_protocol.ports import FeedWaiter
 from kestrel_protocol.store import JournalConflict, RuntimeStore
 
 from .bounds import check_open_orders, open_order_bound
 from .catalog import ServedCatalog
-from .engine.wire import builder
+from .engine.wire import quote
 from .feed import BarNotPublished, Feeds
 from .grading import CONFLICT_RETRIES
 from .live import LiveSession, LiveSessions
-from .models import pentad_body
-from .pentads import pentad_root
-from .sealed import sealed_delivery
+from .pentads import MEDIA_TYPE, pentad_root, quoted
 
 __all__ = ["Submissions"]
 
-_new_pentad = builder(Pentad)
-_new_delivery = builder(Delivery)
-_new_response = builder(SessionResponse)
-
-_Stepped = tuple[int, str, str, SessionFrame, str, StandDown | None]
-"""What one step made: seq, prev (frame root), pentad root, frame, frame root, stand-down."""
+_Stepped = tuple[int, str, str, str, str, StandDown | None]
+"""What one step made: seq, prev (frame root), pentad root, the frame's text as served,
+its root, the stand-down."""
 
 
 class Submissions:
@@ -65,8 +58,9 @@ class Submissions:
 
     def submit(
         self, principal: str, sid: str, source: str, wait: float | None = None
-    ) -> SessionResponse:
-        """The submission's response (see :meth:`.service.Runtime.submit`)."""
+    ) -> Wire[SessionResponse]:
+        """The submission's response as its JSON text (see
+        :meth:`.service.Runtime.submit_wire`)."""
         conflicts = 0
         waited = False
         while True:
@@ -100,25 +94,22 @@ class Submissions:
                 break
             # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
         seq, prev, root, frame, frame_root, stand_down = done
-        # Every member below was produced here in wire form (the pentad's bytes hash to
-        # its root): build the models without re-validating them on the step path.
-        pentad = _new_pentad(
-            {"session": sid, "seq": seq, "prev": prev, "body": pentad_body(source), "root": root}
+        # The response's JSON written around the frame's text, members in the order the
+        # object dumps them (the frame's own in canonical order): no object is built.
+        pentad = (
+            f'{{"root":"{root}","session":{quoted(sid)},"seq":{seq},"prev":"{prev}",'
+            f'"body":{{"mediaType":"{MEDIA_TYPE}","bytes":{quoted(source)}}}}}'
         )
-        delivery = _new_delivery({"frame": frame, "frame_root": frame_root})
-        if self._served.sealed(frame.scenario.id):
-            delivery = sealed_delivery(delivery)
+        delivery = f'{{"frame":{frame},"frameRoot":"{frame_root}"}}'
         if stand_down is None:
-            members = {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
+            text = f'{{"ok":true,"disposition":"applied","pentad":{pentad},"delivery":{delivery}}}'
         else:
-            members = {
-                "ok": True,
-                "disposition": "stood-down",
-                "pentad": pentad,
-                "delivery": delivery,
-                "stand_down": stand_down,
-            }
-        return _new_response(members)
+            text = (
+                f'{{"ok":true,"disposition":"stood-down","pentad":{pentad},"delivery":{delivery}'
+                f',"standDown":{{"reason":{quote(stand_down.reason)}'
+                f',"detail":{quote(stand_down.detail)}}}}}'
+            )
+        return Wire(SessionResponse, text)
 
     def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
@@ -146,13 +137,19 @@ class Submissions:
         before = engine.status
         try:
             step = engine.apply(program)
-            frame = step.frame
             frame_root = engine.frame_root()
-            status = frame.status if frame.status != before else None
+            after = engine.status
+            status = after if after != before else None
             self._store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
         except BaseException:
             self._forget(live)
             raise
         live.frame_root = frame_root
-        self._sessions.horizons.submitted(live, seq, clock, frame.clock.bar)
+        self._sessions.horizons.submitted(live, seq, clock, engine.clock)
+        frame = step.text
+        if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
+            # opened before its scenario was sealed: served without the tape's length
+            frame = frame.replace(
+                f',"remaining":{engine.last - engine.clock},"time":', ',"time":', 1
+            )
         return seq, prev, root, frame, frame_root, step.stand_down

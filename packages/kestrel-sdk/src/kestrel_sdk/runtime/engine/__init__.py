@@ -8,7 +8,8 @@ sources of a record's pentads on a fresh engine.
 from __future__ import annotations
 
 from .chain import chain_engine
-from .core import Program, SessionEngine, Step
+from .core import Program, SessionEngine
 from .grade import compute_grade, equity_metrics
+from .step import Step
 
 __all__ = ["Program", "SessionEngine", "Step", "chain_engine", "compute_grade", "equity_metrics"]

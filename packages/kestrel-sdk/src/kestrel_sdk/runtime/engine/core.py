@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import Final, Literal, final
+from typing import Final, Literal
 
 from kestrel_protocol import (
     Blotter,
@@ -38,23 +38,13 @@ from .orders import Fill, LiveOrder
 from .placing import Placer
 from .program import Program, Programs
 from .scaled import Terms, ratio_text
+from .step import Shown, Step
 from .trailing import follow
 from .wire import text_root
 
-__all__ = ["Program", "SessionEngine", "Step"]
+__all__ = ["Program", "SessionEngine"]
 
 StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
-
-
-@final
-class Step:
-    """What one applied submission produced (a plain class: see :class:`.bus.Event`)."""
-
-    __slots__ = ("frame", "stand_down")
-
-    def __init__(self, frame: SessionFrame, stand_down: StandDown | None) -> None:
-        self.frame: Final = frame
-        self.stand_down: Final = stand_down
 
 
 class SessionEngine:
@@ -124,8 +114,7 @@ class SessionEngine:
             aliases=self._aliases,
             forward=self._forward,
         )
-        self._frame: SessionFrame | None = None
-        self._text = ""
+        self._shown = Shown("")
         self._root: str | None = None
         self._make_frame()
 
@@ -191,22 +180,20 @@ class SessionEngine:
         return self._skipped
 
     def frame(self) -> SessionFrame:
-        """The latest frame (its events are those of the last submission)."""
-        frame = self._frame
-        if frame is None:  # made by a replay: its text is the frame
-            frame = self._frame = SessionFrame.model_validate_json(self._text)
-        return frame
+        """The latest frame (its events are those of the last submission), built from
+        its text on first use."""
+        return self._shown.frame
 
     def frame_root(self) -> str:
         """The latest frame's root: the sha256 of the canonical text it was built with."""
         root = self._root
         if root is None:
-            root = self._root = text_root(self._text)
+            root = self._root = text_root(self._shown.text)
         return root
 
     def frame_text(self) -> str:
         """The latest frame's canonical JSON text (RFC 8785)."""
-        return self._text
+        return self._shown.text
 
     def blotter(self) -> Blotter:
         """All orders and fills so far, rooted."""
@@ -275,21 +262,15 @@ class SessionEngine:
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""
         stood = self._apply(program)
-        return Step(self.frame(), stood)
+        return Step(self._shown, stood)
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""
         return self.apply(self.check(source))
 
     def replay(self, source: str) -> str:
-        """``submit(source)`` for a replay, which needs the new frame's root alone: the
-        frame is built as text only (:meth:`frame` still makes its model if asked)."""
-        frames = self._frames
-        frames.models = False
-        try:
-            self._apply(self.check(source))
-        finally:
-            frames.models = True
+        """``submit(source)`` for a replay, which needs the new frame's root alone."""
+        self._apply(self.check(source))
         return self.frame_root()
 
     def _apply(self, program: Program) -> StandDown | None:
@@ -403,13 +384,15 @@ class SessionEngine:
 
     def _make_frame(self) -> None:
         self._root = None
-        self._frame, self._text = self._frames.build(
-            seq=self._seq,
-            clock=self._clock,
-            last=self._last,
-            status=self._status,
-            account=self._account,
-            peak=self._loop.peak,
-            open_orders=self._open,
-            tape=None if self._roots is None else self._roots[self._clock],
+        self._shown = Shown(
+            self._frames.build(
+                seq=self._seq,
+                clock=self._clock,
+                last=self._last,
+                status=self._status,
+                account=self._account,
+                peak=self._loop.peak,
+                open_orders=self._open,
+                tape=None if self._roots is None else self._roots[self._clock],
+            )
         )

@@ -1,17 +1,12 @@
 """Frames (docs/spec.md §6 SessionFrame) built from engine state and the bus's events.
 
-A frame is rebuilt on every step, and the service hashes every one, so this module is
-the engine's hot path. Each part is produced once, from exact integers, in two forms at
-the same time: the pydantic model an agent reads (built by :func:`~.wire.builder`'s validator, since
-every member already has its wire form) and its canonical JSON text (keys written in
-sorted order). The frame's root is then the sha256 of that text, with no model dump and
-no generic encoder. Parts that did not change since the previous frame (the scenario
-reference, the marks of the same bar, an unchanged account, position or open order)
-are reused in both forms.
-
-A replay (grading, verifying, resuming a session) needs only each frame's root, so a
-builder with :attr:`FrameBuilder.models` off makes the text alone; the engine parses
-that text into a model if the frame is read after all (the text is the frame).
+A frame is rebuilt on every step, so this module is the engine's hot path. The engine
+writes each frame as its canonical JSON text alone, from exact integers, keys in sorted
+order: the text is what faces send (spliced, not re-serialised) and what the frame's
+root hashes. No protocol object is made here: a caller that reads the frame as an
+object has it built from the text (:meth:`.core.SessionEngine.frame`), once. Parts that
+did not change since the previous frame (the scenario reference, the marks of the same
+bar, an unchanged account, position or open order) are reused.
 
 A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells the
 tape's length: the text, and so the root, is of the frame as served.
@@ -27,14 +22,6 @@ from array import array
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from kestrel_protocol import (
-    Clock,
-    FrameBar,
-    FrameEvent,
-    Position,
-    ScenarioRef,
-    SessionFrame,
-)
 from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
@@ -45,16 +32,9 @@ from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
 from .scaled import Terms
-from .wire import PriceTexts, builder, construct, quote
+from .wire import PriceTexts, quote
 
 __all__ = ["FrameBuilder"]
-
-
-_new_event = builder(FrameEvent)
-_new_bar = builder(FrameBar)
-_new_position = builder(Position)
-_new_clock = builder(Clock)
-_new_frame = builder(SessionFrame)
 
 
 if TYPE_CHECKING:
@@ -62,8 +42,7 @@ if TYPE_CHECKING:
 
 
 class FrameBuilder:
-    """Collects frame events from the bus and builds each frame: its canonical text and,
-    while :attr:`models` is on, its model."""
+    """Collects frame events from the bus and builds each frame's canonical text."""
 
     def __init__(
         self,
@@ -74,9 +53,6 @@ class FrameBuilder:
         *,
         sealed: bool = False,
     ) -> None:
-        self.models = True
-        """Whether frames are built as models too (off: the text alone, for a replay).
-        Switched only between submissions (events of one are built in one mode)."""
         self._session_id = session_id
         self._sealed = sealed
         """Frames without ``clock.remaining`` (the tape's length), their roots too."""
@@ -88,27 +64,22 @@ class FrameBuilder:
         self._news = None if loaded.news is None else FramedNews(loaded.news, loaded.news_in_frame)
         """The newest news items visible at each clock (a scenario with news only)."""
         scenario = loaded.scenario
-        self._scenario = construct(ScenarioRef, {"id": scenario.id, "root": scenario.root})
         self._tail = (
             f',"scenario":{{"id":{quote(scenario.id)},"root":{quote(scenario.root)}}},"seq":'
         )
         self._session_json = quote(session_id)
         self._symbol_json = {s: quote(s) for s in self._symbols}
-        self._pending: list[FrameEvent] = []
         self._pending_json: list[str] = []
         self._marks_bar = -1
-        self._marks_models = False  # whether the bar's FrameBar models were built
-        self._marks: dict[str, str] = {}
         self._marks_json = ""
-        self._bars: dict[str, FrameBar] = {}
         self._bars_json = ""
         self._time = ""
         self._time_json = ""
         self._sorted_symbols = sorted(self._symbols)
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         self._account = AccountParts(terms)
-        # each cached part is (model, text); its model is None when built for a replay
-        self._positions: dict[str, tuple[tuple[Any, ...], Position | None, str, str]] = {}
+        # each cached position: (qty, basis, mark), its text and its unrealized text
+        self._positions: dict[str, tuple[tuple[Any, ...], str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
         self._orders = OrderParts(terms)
 
@@ -133,36 +104,15 @@ class FrameBuilder:
             parts.append(f',"reason":{quote(event.reason)}')
         parts.append(f',"type":{quote(event.type)}}}')
         self._pending_json.append("".join(parts))
-        if not self.models:
-            return
-        # only the members the event has: the others keep their defaults (null) and
-        # stay out of the model's fields set, as when the event is read from JSON
-        members: dict[str, Any] = {"type": event.type, "bar": event.bar}
-        if order is not None:
-            members["order"] = order.id
-        if event.qty is not None:
-            members["qty"] = self._terms.quantity(event.qty)
-        if fill is not None:
-            members["price"] = price
-            members["fee"] = fee
-        if event.reason is not None:
-            members["reason"] = event.reason
-        self._pending.append(_new_event(members))
 
-    def _marks_at(self, bar: int) -> tuple[dict[str, str], str, str, str]:
-        """The marks and time of a bar, each as a value and as JSON (cached per bar);
-        the bar's OHLCV (:attr:`_bars`) is made with them. Without :attr:`models`, the
-        marks come back empty (a replay reads the text alone)."""
-        models = self.models
-        if bar == self._marks_bar and (self._marks_models or not models):
-            marks = dict(self._marks) if models else self._marks
-            return marks, self._marks_json, self._time, self._time_json
+    def _marks_at(self, bar: int) -> tuple[str, str, str]:
+        """The marks, the time and the bars of a bar as JSON (cached per bar)."""
+        if bar == self._marks_bar:
+            return self._marks_json, self._time, self._time_json
         prices = self._prices
         cols = self._cols
         quoted = self._symbol_json
         shown = self._volume
-        marks = {}
-        bars: dict[str, FrameBar] = {}
         marks_parts: list[str] = []
         bars_parts: list[str] = []
         for s in self._sorted_symbols:
@@ -175,11 +125,6 @@ class FrameBuilder:
             )
             volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
             volume_json = volume if isinstance(volume, int) else f'"{volume}"'
-            if models:
-                marks[s] = close
-                bars[s] = _new_bar(
-                    {"open": op, "high": hi, "low": low, "close": close, "volume": volume}
-                )
             marks_parts.append(f'{quoted[s]}:"{close}"')
             # canonical key order: close, high, low, open, volume
             bars_parts.append(
@@ -188,13 +133,10 @@ class FrameBuilder:
             )
         self._marks_json = "{" + ",".join(marks_parts) + "}"
         self._bars_json = "{" + ",".join(bars_parts) + "}"
-        self._marks = marks
-        self._bars = bars
         self._time = self._times[bar]
         self._time_json = quote(self._time)
         self._marks_bar = bar
-        self._marks_models = models
-        return (dict(marks) if models else marks), self._marks_json, self._time, self._time_json
+        return self._marks_json, self._time, self._time_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
         cached = self._averages.get(symbol)
@@ -206,32 +148,20 @@ class FrameBuilder:
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
-    ) -> tuple[Position | None, str, str]:
-        """The position's model (``None`` without :attr:`models`), text and unrealized."""
+    ) -> tuple[str, str]:
+        """The position's text and its unrealized amount's text."""
         key = (qty, basis, mark)
         cached = self._positions.get(symbol)
-        if cached is not None and cached[0] == key and (cached[1] is not None or not self.models):
-            return cached[1], cached[2], cached[3]
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
         avg = self._average(symbol, qty, basis)
         shown = self._terms.money(unrealized)
-        model = (
-            _new_position(
-                {
-                    "symbol": symbol,
-                    "qty": self._terms.quantity(qty),
-                    "avg_price": avg,
-                    "unrealized": shown,
-                }
-            )
-            if self.models
-            else None
-        )
         text = (
             f'{{"avgPrice":"{avg}","qty":{self._terms.quantity_json(qty)},"symbol":{self._symbol_json[symbol]}'
             f',"unrealized":"{shown}"}}'
         )
-        self._positions[symbol] = (key, model, text, shown)
-        return model, text, shown
+        self._positions[symbol] = (key, text, shown)
+        return text, shown
 
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
         """The columns and times of a forward tape grown since (the bar cached for the
@@ -251,19 +181,16 @@ class FrameBuilder:
         peak: int,
         open_orders: list[LiveOrder],
         tape: str | None = None,
-    ) -> tuple[SessionFrame | None, str]:
-        """The frame of the session now: its model (``None`` without :attr:`models`) and
-        its canonical text; ``tape`` (a forward session's) the root of the prefix it was
-        shown."""
+    ) -> str:
+        """The frame of the session now as canonical text; ``tape`` (a forward
+        session's) the root of the prefix it was shown."""
         equity = account.cash
         holdings = account.holdings
         unrealized_total: Fraction | int
-        positions: list[Any]  # Position models (None each without models)
         unrealized_text: str | None
         if not holdings:
             unrealized_total = 0
             unrealized_text = "0.00"
-            positions = []
             positions_json = ""
         elif len(holdings) == 1:
             # one position: the account's unrealized is that position's, text and all
@@ -272,15 +199,13 @@ class FrameBuilder:
             value = held.qty * mark
             equity += value
             unrealized_total = value - held.basis
-            model, positions_json, unrealized_text = self._position(
+            positions_json, unrealized_text = self._position(
                 symbol, held.qty, held.basis, mark, unrealized_total
             )
-            positions = [model]
         else:
             cols = self._cols
             unrealized_total = 0
             unrealized_text = None
-            positions = []
             texts: list[str] = []
             for symbol in self._symbols:
                 entry = holdings.get(symbol)
@@ -291,66 +216,27 @@ class FrameBuilder:
                 equity += value
                 unrealized = value - entry.basis
                 unrealized_total += unrealized
-                model, text, _ = self._position(symbol, entry.qty, entry.basis, mark, unrealized)
-                positions.append(model)
-                texts.append(text)
+                texts.append(self._position(symbol, entry.qty, entry.basis, mark, unrealized)[0])
             positions_json = ",".join(texts)
-        state, state_json = self._account.state(
-            account, equity, unrealized_total, unrealized_text, peak, models=self.models
-        )
+        state_json = self._account.state(account, equity, unrealized_total, unrealized_text, peak)
         if open_orders:
-            models = self.models
-            shown = [self._orders.part(o, models=models) for o in open_orders]
-            orders = [model for model, _ in shown]
-            orders_json = ",".join(text for _, text in shown)
+            orders_json = ",".join([self._orders.part(o) for o in open_orders])
             self._orders.forget_closed(open_orders)
         else:
-            orders = []
             orders_json = ""
         if self._pending_json:
-            events = self._pending
-            self._pending = []
             events_json = ",".join(self._pending_json)
             self._pending_json = []
         else:
-            events = []  # a fresh list: the pending one goes on collecting
             events_json = ""
-        remaining = None if self._sealed else last - clock
-        remaining_json = "" if remaining is None else f',"remaining":{remaining}'
-        marks, marks_json, time, time_json = self._marks_at(clock)
+        remaining_json = "" if self._sealed else f',"remaining":{last - clock}'
+        marks_json, time, time_json = self._marks_at(clock)
         tape_json = "" if tape is None else f',"tape":"{tape}"'
-        news = self._news
-        news_models, news_json = (None, "") if news is None else news.at(time, models=self.models)
-        text = (
+        news_json = "" if self._news is None else self._news.at(time)
+        return (
             f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
             f',"marks":{marks_json}{news_json},"orders":[{orders_json}]'
             f',"positions":[{positions_json}]'
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
         )
-        if not self.models:
-            return None, text
-        members: dict[str, Any] = {} if news_models is None else {"news": news_models}
-        frame = _new_frame(
-            {
-                **members,
-                "kind": "kestrel.frame",
-                "session": self._session_id,
-                "seq": seq,
-                "scenario": self._scenario,
-                "clock": _new_clock(
-                    {"bar": clock, "time": time}
-                    if remaining is None
-                    else {"bar": clock, "time": time, "remaining": remaining}
-                ),
-                "status": status,
-                "marks": marks,
-                "bars": dict(self._bars),
-                "account": state,
-                "positions": positions,
-                "orders": orders,
-                "events": events,
-                **({} if tape is None else {"tape": tape}),
-            }
-        )
-        return frame, text

@@ -1,4 +1,4 @@
-"""A frame's account (docs/spec.md §6 AccountState): its model and canonical text, reused
+"""A frame's account (docs/spec.md §6 AccountState): its canonical text, reused
 while the amounts are unchanged (cash, realized and fees change only with fills, so
 their texts are kept together). Part of :class:`~.frame.FrameBuilder`."""
 
@@ -7,15 +7,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Final
 
-from kestrel_protocol import AccountState
-
 from .account import Account
 from .scaled import Terms, money_text, ratio_text
-from .wire import builder
 
 __all__ = ["AccountParts"]
 
-_new_account = builder(AccountState)
 _ZERO_RATIO: Final = "0.00000000"
 
 
@@ -30,8 +26,7 @@ class AccountParts:
         self._peak_value: int | None = None
         self._peak_text = ""
         self._account_key: tuple[Any, ...] = ()
-        # (model, text); its model is None when built for a replay
-        self._account: tuple[AccountState | None, str] | None = None
+        self._account = ""
 
     def state(
         self,
@@ -40,21 +35,14 @@ class AccountParts:
         unrealized: Fraction | int,
         unrealized_text: str | None,
         peak: int,
-        *,
-        models: bool,
-    ) -> tuple[AccountState | None, str]:
-        """The account's model (``None`` without ``models``) and canonical text."""
+    ) -> str:
+        """The account's canonical text."""
         cash = account.cash
         realized = account.realized
         fees = account.fees
         key = (cash, equity, realized, unrealized, fees, peak)
-        cached = self._account
-        if (
-            key == self._account_key
-            and cached is not None
-            and (cached[0] is not None or not models)
-        ):
-            return cached
+        if key == self._account_key:
+            return self._account
         scale = self._terms.money_scale
         # cash, realized and fees change only with fills: their texts are kept together
         quiet = (cash, realized, fees)
@@ -77,26 +65,11 @@ class AccountParts:
                 self._peak_text = money_text(peak, scale)
             peak_text = self._peak_text
         drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
-        model = (
-            None
-            if not models
-            else _new_account(
-                {
-                    "cash": cash_text,
-                    "equity": equity_text,
-                    "realized": realized_text,
-                    "unrealized": unrealized_text,
-                    "fees": fees_text,
-                    "peak": peak_text,
-                    "drawdown": drawdown,
-                }
-            )
-        )
         text = (
             f'{{"cash":"{cash_text}","drawdown":"{drawdown}","equity":"{equity_text}"'
             f',"fees":"{fees_text}","peak":"{peak_text}","realized":"{realized_text}"'
             f',"unrealized":"{unrealized_text}"}}'
         )
         self._account_key = key
-        self._account = (model, text)
-        return model, text
+        self._account = text
+        return text

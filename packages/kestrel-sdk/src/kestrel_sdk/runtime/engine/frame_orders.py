@@ -1,20 +1,16 @@
-"""A frame's open orders (docs/spec.md §6 FrameOrder): each order's model and canonical
-text, its links (group, parent, target, trail) in their places, reused while the order
-is unchanged. Part of :class:`~.frame.FrameBuilder`."""
+"""A frame's open orders (docs/spec.md §6 FrameOrder): each order's canonical text,
+its links (group, parent, target, trail) in their places, reused while the order is
+unchanged. Part of :class:`~.frame.FrameBuilder`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kestrel_protocol import FrameOrder
-
 from .orders import LiveOrder, order_links
 from .scaled import Terms
-from .wire import builder, json_or_null, quote
+from .wire import json_or_null, quote
 
 __all__ = ["OrderParts"]
-
-_new_order = builder(FrameOrder)
 
 
 def _linked(links: dict[str, str], key: str) -> str:
@@ -28,30 +24,16 @@ class OrderParts:
 
     def __init__(self, terms: Terms) -> None:
         self._terms = terms
-        self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder | None, str]] = {}
+        self._orders: dict[int, tuple[tuple[Any, ...], str]] = {}
 
-    def part(self, o: LiveOrder, *, models: bool) -> tuple[FrameOrder | None, str]:
-        """The order's model (``None`` without ``models``) and canonical text."""
+    def part(self, o: LiveOrder) -> str:
+        """The order's canonical text."""
         cached = self._orders.get(id(o))
         key = (o.filled, o.status, o.qty, o.stop_p)
-        if cached is not None and cached[0] == key and (cached[1] is not None or not models):
-            return cached[1], cached[2]
+        if cached is not None and cached[0] == key:
+            return cached[1]
         links = order_links(o)
         terms = self._terms
-        members = {
-            "id": o.id,
-            "alias": o.alias,
-            "side": o.side,
-            "qty": terms.quantity(o.qty),
-            "filled": terms.quantity(o.filled),
-            "symbol": o.symbol,
-            "type": o.type,
-            "limit": o.limit,
-            "stop": o.stop,
-            "tif": o.tif,
-            "status": o.status,
-        }
-        model = None if not models else _new_order(members | links)
         # canonical key order; the links (absent on a plain order) in their places
         text = "".join(
             (
@@ -68,8 +50,8 @@ class OrderParts:
                 f',"type":{quote(o.type)}}}',
             )
         )
-        self._orders[id(o)] = (key, model, text)
-        return model, text
+        self._orders[id(o)] = (key, text)
+        return text
 
     def forget_closed(self, open_orders: list[LiveOrder]) -> None:
         """Drop the parts of orders no longer open, once there are many of them."""

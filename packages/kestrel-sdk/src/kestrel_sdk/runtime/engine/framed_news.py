@@ -1,21 +1,18 @@
 """The news part of a frame: the newest items visible at the clock, bodies cut to a
-budget (the news read gives the whole text), as models and as canonical JSON text."""
+budget (the news read gives the whole text), as canonical JSON text."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from kestrel_protocol import NewsItem, canonical_json
+from kestrel_protocol import canonical_json
 
 from ..catalog.news import News
-from .wire import builder
 
 __all__ = ["FRAME_BODY_CHARS", "FramedNews"]
 
 FRAME_BODY_CHARS: Final = 400
 """Characters of an item's body a frame shows; a longer one is cut, ``truncated``."""
-
-_new_item = builder(NewsItem)
 
 
 class FramedNews:
@@ -27,17 +24,14 @@ class FramedNews:
         self._newest = newest
         self._count = -1
         self._json = ""
-        self._models: list[NewsItem] | None = None
 
-    def at(self, time: str, *, models: bool) -> tuple[list[NewsItem] | None, str]:
+    def at(self, time: str) -> str:
         """The items visible at a clock bar of ``time`` (the newest ``newest``, oldest
-        first): their models (``None`` without ``models``) and the frame's ``news``
-        member as text, ``,"news":[...]``."""
+        first) as the frame's ``news`` member, ``,"news":[...]``."""
         count = self._news.visible(time)
-        if count != self._count or (models and self._models is None):
+        if count != self._count:
             shown = self._news.items[max(count - self._newest, 0) : count] if self._newest else ()
             data = [item.to_json(body_limit=FRAME_BODY_CHARS) for item in shown]
             self._json = ',"news":[' + ",".join(canonical_json(d).decode() for d in data) + "]"
-            self._models = [_new_item(d) for d in data] if models else None
             self._count = count
-        return (list(self._models) if self._models is not None else None), self._json
+        return self._json

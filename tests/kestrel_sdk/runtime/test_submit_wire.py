@@ -1,0 +1,87 @@
+"""A submission's response is written as JSON text around the frame's canonical text
+(``Runtime.submit_wire``); no object is built unless a caller asks.
+
+The attack: the text a face splices must be exactly a valid ``SessionResponse`` (its
+pentad's root and its delivery's frame root verify when pydantic validates the text),
+carry the same JSON value as the object a caller reads, and name in its pentad the
+frame root the previous response delivered, on every kind of step: flat bars, fills,
+refusals in between, brackets, a stand-down with a reason that needs escaping, a
+session on a scenario sealed after it opened (served without the tape's length).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kestrel_protocol import KestrelError, SessionResponse, Wire
+from kestrel_sdk.runtime.service import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+
+SOURCES = [
+    "advance 1",
+    "buy 10 ACME\nadvance 1",
+    "sell 3 ACME limit 1 tif gtc\nadvance 2",
+    "buy 5 ACME take 500 loss 1\nadvance 3",
+    "cancel nothing",  # refused: changes nothing, the next pentad follows the last frame
+    "advance 2",
+    'stand down "a \\"quoted\\" reason ✓"',
+]
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[Runtime]:
+    rt = Runtime(tmp_path, store=open_runtime_store("memory:", tmp_path))
+    yield rt
+    rt.shutdown()
+
+
+def _check(wire: Wire[SessionResponse], prev: str) -> str:
+    validated = SessionResponse.model_validate_json(wire.text)  # roots verified
+    assert wire.model() == validated
+    assert wire.model().to_json() == validated.to_json() == json.loads(wire.text)
+    assert wire.to_json() == json.loads(wire.text)
+    assert validated.pentad.prev == prev
+    return validated.delivery.frame_root
+
+
+def test_every_response_text_is_the_object_with_its_roots(runtime: Runtime) -> None:
+    sid = runtime.open_session("p", "acme-trend").session_id
+    assert sid is not None
+    prev = runtime.frame("p", sid).frame_root
+    stood = None
+    refused = []
+    for source in SOURCES:
+        try:
+            wire = runtime.submit_wire("p", sid, source)
+        except KestrelError:
+            refused.append(source)
+            continue
+        prev = _check(wire, prev)
+        stood = wire.model().stand_down
+    assert refused == ["cancel nothing"]
+    assert stood is not None
+    assert stood.detail == 'a "quoted" reason ✓'
+    assert runtime.frame("p", sid).frame_root == prev
+
+
+def test_a_session_sealed_after_it_opened_is_served_without_the_tapes_length(
+    tmp_path: Path,
+) -> None:
+    store = open_runtime_store("memory:", tmp_path)
+    open_rt = Runtime(tmp_path, store=store)
+    sid = open_rt.open_session("p", "acme-trend").session_id
+    assert sid is not None
+    whole = open_rt.submit_wire("p", sid, "advance 1").model()
+    assert whole.delivery.frame.clock.remaining is not None
+    sealed_rt = Runtime(tmp_path, store=store, sealed=["acme-trend"])
+    wire = sealed_rt.submit_wire("p", sid, "advance 1")
+    data = json.loads(wire.text)
+    assert "remaining" not in data["delivery"]["frame"]["clock"]
+    assert wire.model().delivery.frame.clock.remaining is None
+    # the root is still the whole frame's (the served part cannot be checked against it)
+    unsealed = Runtime(tmp_path, store=store).frame("p", sid)
+    assert wire.model().delivery.frame_root == unsealed.frame_root
+    assert unsealed.frame.clock.bar == 2
