@@ -26,6 +26,7 @@ from kestrel_protocol import (
     Proof,
     ProtocolModel,
     SessionResponse,
+    Wire,
     grade_statement,
     pae,
 )
@@ -114,19 +115,20 @@ class _Attesting:
         self._pseudonym = pseudonym
         self._trial_of = trial_of
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         submits = tool.runs is not None and tool.runs.method == "submit"
         forward = self._attestor.feeds is not None and submits
         arrived_at = door_time() if forward else ""  # before the runtime sees the call
         made = await self._inner.invoke(tool, arguments)
-        if forward and isinstance(made, SessionResponse):
+        response = made.model() if forward and isinstance(made, Wire) else made
+        if forward and isinstance(response, SessionResponse):
             try:
-                await anyio.to_thread.run_sync(self._attestor.arrived, made, arrived_at)
+                await anyio.to_thread.run_sync(self._attestor.arrived, response, arrived_at)
             except Exception:  # the submission stands: its statement will lack the arrival
                 logger.warning(
                     "the arrival of submission %d of %s was not kept",
-                    made.pentad.seq,
-                    made.pentad.session,
+                    response.pentad.seq,
+                    response.pentad.session,
                     exc_info=True,
                 )
             return made

@@ -21,6 +21,7 @@ from typing import Any
 from .model import ProtocolModel
 from .surface.arguments import Arguments
 from .surface.declare import Tool
+from .wire import Wire
 
 __all__ = ["Handler", "ScriptedTransport", "runs_on"]
 
@@ -71,6 +72,7 @@ def runs_on(script: Any, principal: str = "local", *, reader: str | None = None)
         found = method(*binding.positional(principal, reader, arguments))
         if inspect.isawaitable(found):
             found = await found
-        return binding.answer(found, arguments)
+        answered = binding.answer(found, arguments)
+        return answered.model() if isinstance(answered, Wire) else answered
 
     return handler

@@ -37,6 +37,7 @@ from kestrel_protocol import (
     TapeText,
     ValidationReport,
     VerificationReport,
+    Wire,
 )
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import SURFACE, Surface
@@ -44,6 +45,11 @@ from kestrel_protocol.surface import SURFACE, Surface
 __all__ = ["Gated", "KestrelSdk", "KestrelSession", "create_sdk"]
 
 T = TypeVar("T")
+
+
+def _model(found: ProtocolModel | Wire[Any]) -> ProtocolModel:
+    """The object a transport answered, built from its text when it answered text."""
+    return found.model() if isinstance(found, Wire) else found
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +118,13 @@ class KestrelSdk:
         """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
         name; ``None`` is left out), checked by its model before the transport sees them."""
         tool = self.surface.projecting(method)
-        return await self.transport.invoke(tool, tool.bind(**arguments))
+        return _model(await self.transport.invoke(tool, tool.bind(**arguments)))
 
     async def call(self, name: str, **arguments: Any) -> ProtocolModel:
         """Run the surface's tool called ``name`` with ``arguments`` (by field name):
         any tool, the ones without a typed method below included."""
         tool = self.surface.tool(name)
-        return await self.transport.invoke(tool, tool.bind(**arguments))
+        return _model(await self.transport.invoke(tool, tool.bind(**arguments)))
 
     async def catalog(self) -> Catalog:
         return cast(Catalog, await self.run("catalog"))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
-from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode
+from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode, Wire
 from kestrel_protocol.outage import store_unavailable
 from kestrel_protocol.ports import SessionGate, Transport
 from kestrel_protocol.surface import Arguments, Tool
@@ -106,7 +106,7 @@ class LocalTransport:
     async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(partial(self._direct, fn, *args))
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         binding = tool.runs
         if binding is None:
             raise SdkLocalError(
@@ -114,7 +114,7 @@ class LocalTransport:
                 f"{tool.name} is a face's own tool, not one the runtime runs",
                 {"tool": tool.name},
             )
-        method = getattr(self.runtime, binding.method)
+        method = getattr(self.runtime, binding.wire or binding.method)  # text, where it can
         positional = binding.positional(self.principal, self._reader, arguments)
         offload = binding.offload
         try:
