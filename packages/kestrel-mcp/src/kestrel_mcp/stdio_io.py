@@ -265,13 +265,19 @@ class Lines:
                 return
             if self._skipping:
                 self._skipping = False
-            else:
+            elif self._buffer:  # the line began in an earlier chunk
                 self._buffer += chunk[start:newline]
                 if len(self._buffer) > MAX_LINE_BYTES:
                     _too_long(self._writer)
                 else:
                     self._complete()
-            self._buffer.clear()
+                self._buffer.clear()
+            elif newline - start > MAX_LINE_BYTES:
+                _too_long(self._writer)
+            else:  # a whole line in this chunk (every request of a working client): one copy
+                line = chunk[start:newline]
+                if line and not line.isspace():
+                    self._ready.append(line)
             start = newline + 1
 
     def _complete(self) -> None:
