@@ -13,19 +13,19 @@ __all__ = ["WireWatch"]
 
 
 class WireWatch:
-    """Records :meth:`Runtime.submit_wire`'s texts, the classes of the protocol objects
+    """Records :meth:`Runtime.submit`'s texts, the classes of the protocol objects
     dumped (``to_json``) and those built from a :class:`Wire` (``model``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.texts: list[str] = []
         self.dumped: list[str] = []
         self.built: list[str] = []
-        submit_wire = Runtime.submit_wire
+        submit = Runtime.submit
         to_json = ProtocolModel.to_json
         model = Wire.model
 
         def recorded(runtime: Runtime, *args: Any, **kwargs: Any) -> Wire[SessionResponse]:
-            wire = submit_wire(runtime, *args, **kwargs)
+            wire = submit(runtime, *args, **kwargs)
             self.texts.append(wire.text)
             return wire
 
@@ -37,7 +37,7 @@ class WireWatch:
             self.built.append(wire.cls.__name__)
             return model(wire)
 
-        monkeypatch.setattr(Runtime, "submit_wire", recorded)
+        monkeypatch.setattr(Runtime, "submit", recorded)
         monkeypatch.setattr(ProtocolModel, "to_json", dumping)
         monkeypatch.setattr(Wire, "model", building)
 

@@ -39,6 +39,10 @@ PLANTS: dict[str, tuple[str, str]] = {
     "keyring-only-in-secrets": ("kestrel_sdk/_planted.py", "import keyring\n"),
     "runtime-knows-no-faces": ("kestrel_sdk/runtime/_planted.py", "import kestrel_sdk.client\n"),
     "inspect-speaks-mcp": ("kestrel_inspect/_planted.py", "import kestrel_sdk\n"),
+    "store-adapters-in-their-wing": (
+        "kestrel_sdk/runtime/_planted.py",
+        "from .stores.memory import MemoryStore\n",
+    ),
 }
 
 

@@ -29,7 +29,7 @@ from kestrel_protocol.ports import (
     TurnCredentialPort,
     TurnTools,
 )
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 from kestrel_secrets import DotenvSecretStore
 
 

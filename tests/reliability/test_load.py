@@ -271,7 +271,8 @@ def _reference(
             sid = runtime.open_session(principal, "acme-trend", f"load-{n}").session_id
             assert sid is not None
             pentads = [
-                runtime.submit(principal, sid, _source(n, s)).pentad.root for s in range(submits)
+                runtime.submit(principal, sid, _source(n, s)).model().pentad.root
+                for s in range(submits)
             ]
             grade = runtime.grade(principal, sid, budget=600)
             assert isinstance(grade, GradeResult)
@@ -335,13 +336,13 @@ def _memory_per_session(tmp_path: Path, count: int) -> float:
     runtime = Runtime(tmp_path / "mem")
     try:
         warm = runtime.open_session("mem", "acme-trend", "warm", None)
-        runtime.submit("mem", str(warm.session_id), "buy 1 ACME\nadvance")  # loads the tape
+        runtime.submit("mem", str(warm.session_id), "buy 1 ACME\nadvance").model()  # loads the tape
         gc.collect()
         tracemalloc.start()
         base, _ = tracemalloc.get_traced_memory()
         for i in range(count):
             opened = runtime.open_session("mem", "acme-trend", f"m{i}", None)
-            runtime.submit("mem", str(opened.session_id), "buy 1 ACME\nadvance")
+            runtime.submit("mem", str(opened.session_id), "buy 1 ACME\nadvance").model()
         gc.collect()
         held, _ = tracemalloc.get_traced_memory()
         tracemalloc.stop()
@@ -367,7 +368,7 @@ def _traced_after(runtime: Runtime, start: int, stop: int) -> int:
     """Open sessions ``start``..``stop`` (one submit each); bytes traced afterwards."""
     for i in range(start, stop):
         opened = runtime.open_session("mem", "acme-trend", f"b{i}", None)
-        runtime.submit("mem", str(opened.session_id), "buy 1 ACME\nadvance")
+        runtime.submit("mem", str(opened.session_id), "buy 1 ACME\nadvance").model()
     gc.collect()
     return tracemalloc.get_traced_memory()[0]
 

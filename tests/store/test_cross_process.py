@@ -19,7 +19,7 @@ runtime = Runtime(sys.argv[1])
 print("ready", flush=True)
 for line in sys.stdin:
     sid, source = line.rstrip("\\n").split(" ", 1)
-    print(runtime.submit("alice", sid, source.replace("|", "\\n")).pentad.seq, flush=True)
+    print(runtime.submit("alice", sid, source.replace("|", "\\n")).model().pentad.seq, flush=True)
 runtime.shutdown()
 """
 
@@ -51,7 +51,7 @@ def test_reads_in_one_process_reflect_what_another_acknowledged(tmp_path: Path) 
                 1 for k in range(1, n + 1) if k % 3
             )
             if n % 5 == 0:  # and this process's own submission lands after the other's
-                assert here.submit("alice", sid, "advance 1").pentad.seq == acknowledged + 1
+                assert here.submit("alice", sid, "advance 1").model().pentad.seq == acknowledged + 1
         record = here.close("alice", sid)
         grade = here.grade("alice", sid)
         assert isinstance(grade, GradeResult)

@@ -14,7 +14,7 @@ OPENER = """
 import sys, traceback
 from pathlib import Path
 from kestrel_door.store import DoorStore
-from kestrel_sdk.runtime.sqlite.store import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite.store import SqliteStore
 print("ready", flush=True)
 for line in sys.stdin:
     home = Path(line.strip())

@@ -22,7 +22,7 @@ SOURCES = [
 def _run(runtime: Runtime) -> tuple[list[str], str, dict[str, object]]:
     sid = runtime.open_session("alice", "acme-trend", "sweep").session_id
     assert sid is not None
-    frames = [runtime.submit("alice", sid, s).delivery.frame_root for s in SOURCES]
+    frames = [runtime.submit("alice", sid, s).model().delivery.frame_root for s in SOURCES]
     grade = runtime.grade("alice", sid)
     assert isinstance(grade, GradeResult)
     return frames, grade.root, runtime.proof("alice", sid).to_json()

@@ -44,7 +44,7 @@ def _reference(tmp_path: Path, label: str, sources: list[str]) -> tuple[list[str
     alone = Runtime(tmp_path / "reference")
     sid = alone.open_session("alice", SCENARIO, label).session_id
     assert sid is not None
-    roots = [alone.submit("alice", sid, s).pentad.root for s in sources]
+    roots = [alone.submit("alice", sid, s).model().pentad.root for s in sources]
     grade = alone.grade("alice", sid)
     assert isinstance(grade, GradeResult)
     alone.shutdown()
@@ -59,7 +59,7 @@ def test_submits_alternating_between_replicas_are_one_session(
     assert sid is not None
     roots = []
     for n, source in enumerate(SOURCES):
-        response = (one, two)[n % 2].submit("alice", sid, source)
+        response = (one, two)[n % 2].submit("alice", sid, source).model()
         assert response.pentad.seq == n + 1  # each replica saw what the other applied
         roots.append(response.pentad.root)
     record = two.close("alice", sid)
@@ -75,13 +75,13 @@ def test_a_shared_store_serves_fresh_reads_on_every_replica(postgres_dsn: str) -
     sid = one.open_session("alice", SCENARIO, "reads").session_id
     assert sid is not None
     assert two.frame("alice", sid).frame.seq == 0  # two has it cached now
-    one.submit("alice", sid, SOURCES[0])
-    one.submit("alice", sid, SOURCES[1])
+    one.submit("alice", sid, SOURCES[0]).model()
+    one.submit("alice", sid, SOURCES[1]).model()
     assert two.frame("alice", sid) == one.frame("alice", sid)  # caught up: seq 2
     assert two.blotter("alice", sid) == one.blotter("alice", sid)
     one.close("alice", sid)
     with pytest.raises(KestrelError) as closed:
-        two.submit("alice", sid, "advance 1")  # closed by the other replica
+        two.submit("alice", sid, "advance 1").model()  # closed by the other replica
     assert closed.value.code == "SESSION_CLOSED"
     assert two.frame("alice", sid) == one.frame("alice", sid)
     one.shutdown()
@@ -100,7 +100,7 @@ def test_replicas_racing_on_one_session_never_fork(
     def drive(runtime: Runtime) -> None:
         start.wait()
         for _ in range(10):
-            seqs.append(runtime.submit("alice", sid, "buy 1 ACME\nadvance 1").pentad.seq)
+            seqs.append(runtime.submit("alice", sid, "buy 1 ACME\nadvance 1").model().pentad.seq)
 
     threads = [threading.Thread(target=drive, args=(r,)) for r in (one, two, one, two)]
     for thread in threads:
@@ -123,7 +123,7 @@ def test_a_grade_operation_resumes_on_another_replica(
     sid = one.open_session("alice", SCENARIO, "op").session_id
     assert sid is not None
     for source in SOURCES:
-        one.submit("alice", sid, source)
+        one.submit("alice", sid, source).model()
     # the first replica's grade is held until the second has answered: without the gate
     # a small grade can finish inside a zero budget, and the race decides the test
     release, calls = threading.Event(), list[None]()
@@ -156,11 +156,11 @@ def test_evicted_sessions_replay_with_identical_roots(store_url: str, tmp_path: 
     for n in range(5):
         sid = runtime.open_session("alice", SCENARIO, f"e{n}").session_id
         assert sid is not None
-        runtime.submit("alice", sid, SOURCES[0])
+        runtime.submit("alice", sid, SOURCES[0]).model()
         sids.append(sid)
         assert runtime.live_sessions <= 2
     for sid in sids:  # each was evicted and comes back by replay, then goes on
-        runtime.submit("alice", sid, SOURCES[1])
+        runtime.submit("alice", sid, SOURCES[1]).model()
         assert runtime.live_sessions <= 2
     roots = [runtime.close("alice", sid).pentads for sid in sids]
     runtime.shutdown()

@@ -65,8 +65,8 @@ class Home:
         assert opened is not None
         assert ungraded is not None
         self.open, self.ungraded = opened, ungraded
-        rt.submit("local", self.open, "advance 3")
-        rt.submit("local", self.ungraded, "advance 3")
+        rt.submit("local", self.open, "advance 3").model()
+        rt.submit("local", self.ungraded, "advance 3").model()
         rt.close("local", self.ungraded)
         rt.shutdown()
         _backdate(home, self.old, self.ungraded)
@@ -130,7 +130,7 @@ def test_prune_removes_only_closed_sessions_before_the_date_and_reports_what_it_
     assert newer.exit_code == 0, newer.stderr
     assert _kestrel(tmp_path, "verify", str(tmp_path / "new.json")).exit_code == 0
     rt = Runtime(tmp_path)
-    assert rt.submit("local", home.open, "advance 1").ok
+    assert rt.submit("local", home.open, "advance 1").model().ok
     assert rt.proof("local", home.ungraded).record.session == home.ungraded
     rt.shutdown()
 

@@ -4,7 +4,7 @@ import threading
 from pathlib import Path
 
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:
@@ -20,7 +20,7 @@ def _drive(runtime: Runtime, principal: str, roots: dict[str, str]) -> None:
     opened = runtime.open_session(principal, "acme-trend", "c")
     assert opened.session_id is not None
     for source in SOURCES:
-        response = runtime.submit(principal, opened.session_id, source)
+        response = runtime.submit(principal, opened.session_id, source).model()
     roots[principal] = response.delivery.frame_root
 
 

@@ -19,7 +19,7 @@ sources = [
     "cancel guard\nsell 75 ACME\nadvance 10",
     'stand down "done"',
 ]
-frames = [rt.submit("local", sid, s).delivery.frame_root for s in sources]
+frames = [rt.submit("local", sid, s).model().delivery.frame_root for s in sources]
 blotter = rt.blotter("local", sid).root
 record = rt.close("local", sid)
 grade = rt.grade("local", sid, budget=60)

@@ -18,7 +18,7 @@ i = 0
 while True:
     i += 1
     source = "buy 1 ACME\nadvance 1" if i % 5 == 0 else "advance 1"
-    response = rt.submit("local", sid, source)
+    response = rt.submit("local", sid, source).model()
     print(response.pentad.seq, response.delivery.frame_root, flush=True)
 """
 
@@ -60,14 +60,14 @@ def test_a_killed_process_loses_nothing_accepted(tmp_path: Path) -> None:
     ref_sid = sid  # same principal, scenario and label: the same deterministic id
     assert reference.open_session("local", "acme-trend", "d").session_id == ref_sid
     for i in range(1, seq + 1):
-        expected = reference.submit("local", ref_sid, _source(i))
+        expected = reference.submit("local", ref_sid, _source(i)).model()
         if i in printed:
             assert expected.delivery.frame_root == printed[i]
     assert delivery.frame_root == expected.delivery.frame_root
     # and the session continues exactly as an uninterrupted one would
     assert (
-        restarted.submit("local", sid, _source(seq + 1)).delivery.frame_root
-        == reference.submit("local", ref_sid, _source(seq + 1)).delivery.frame_root
+        restarted.submit("local", sid, _source(seq + 1)).model().delivery.frame_root
+        == reference.submit("local", ref_sid, _source(seq + 1)).model().delivery.frame_root
     )
     restarted.shutdown()
     reference.shutdown()

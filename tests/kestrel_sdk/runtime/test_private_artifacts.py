@@ -50,7 +50,7 @@ def _graded(runtime: Runtime, principal: str, label: str) -> dict[str, str]:
     opened = runtime.open_session(principal, "acme-trend", label)
     assert opened.session_id is not None
     sid = opened.session_id
-    pentad = runtime.submit(principal, sid, "buy 10 ACME\nadvance 3\n").pentad.root
+    pentad = runtime.submit(principal, sid, "buy 10 ACME\nadvance 3\n").model().pentad.root
     record = runtime.close(principal, sid)
     grade = runtime.grade(principal, sid)
     assert isinstance(grade, GradeResult)
@@ -85,7 +85,7 @@ def test_a_principal_reads_its_own_artifacts_only_and_across_a_restart(
 def test_the_pentads_of_an_open_session_are_its_principals(runtime: Runtime) -> None:
     opened = runtime.open_session("alice", "acme-trend", "open")
     assert opened.session_id is not None
-    root = runtime.submit("alice", opened.session_id, "advance 2\n").pentad.root
+    root = runtime.submit("alice", opened.session_id, "advance 2\n").model().pentad.root
     assert runtime.artifact(root, "alice")["seq"] == 1
     assert _as_missing(_refusal(runtime, root, "bob"), root) == _as_missing(
         _refusal(runtime, NOWHERE, "bob"), NOWHERE

@@ -24,7 +24,7 @@ from kestrel_sdk.runtime.engine import compute_grade
 from kestrel_sdk.runtime.ids import session_id
 from kestrel_sdk.runtime.pentads import pentad_bytes
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:
@@ -63,7 +63,7 @@ def test_open_takes_next_label_and_is_idempotent_by_label(runtime: Runtime) -> N
     second = _open(runtime)
     assert second == session_id("local", root, "2")
     assert _open(runtime, label="1") == first  # resume, not a new session
-    runtime.submit("local", first, "advance 2")
+    runtime.submit("local", first, "advance 2").model()
     assert _open(runtime, label="1") == first
     assert runtime.frame("local", first).frame.clock.bar == 2
     runtime.close("local", first)
@@ -77,7 +77,7 @@ def test_unknown_scenario_and_unknown_session(runtime: Runtime) -> None:
     assert _code(lambda: runtime.frame("local", "ks_nothing")) == "UNKNOWN_SESSION"
     sid = _open(runtime, "alice")
     for call in (
-        lambda: runtime.submit("bob", sid, "advance 1"),
+        lambda: runtime.submit("bob", sid, "advance 1").model(),
         lambda: runtime.frame("bob", sid),
         lambda: runtime.blotter("bob", sid),
         lambda: runtime.close("bob", sid),
@@ -93,7 +93,7 @@ def test_submit_binds_a_pentad_to_the_frame_it_applied_to(runtime: Runtime) -> N
     assert opening.frame.seq == 0
     assert opening.frame_root == root_of(opening.frame)
     source = "buy 10 ACME   # exact bytes, comment and all\nadvance 3\n"
-    response = runtime.submit("local", sid, source)
+    response = runtime.submit("local", sid, source).model()
     assert response.disposition == "applied"
     assert response.stand_down is None
     pentad = Pentad.parse(response.pentad.to_json())  # the root verifies
@@ -105,7 +105,7 @@ def test_submit_binds_a_pentad_to_the_frame_it_applied_to(runtime: Runtime) -> N
     assert runtime.artifact(pentad.root) == pentad.to_json()
     again = runtime.frame("local", sid)
     assert again.frame_root == response.delivery.frame_root
-    nxt = runtime.submit("local", sid, "advance 1")
+    nxt = runtime.submit("local", sid, "advance 1").model()
     assert nxt.pentad.prev == response.delivery.frame_root
     assert nxt.pentad.seq == 2
 
@@ -114,7 +114,7 @@ def test_invalid_source_is_refused_whole_and_changes_nothing(runtime: Runtime) -
     sid = _open(runtime)
     before = runtime.frame("local", sid)
     with pytest.raises(KestrelError) as err:
-        runtime.submit("local", sid, "buy 10 ACME\nfly to the moon\n")
+        runtime.submit("local", sid, "buy 10 ACME\nfly to the moon\n").model()
     assert err.value.code == "INVALID_SOURCE"
     assert err.value.detail["diagnostics"][0]["line"] == 2
     assert runtime.frame("local", sid) == before
@@ -124,16 +124,16 @@ def test_invalid_source_is_refused_whole_and_changes_nothing(runtime: Runtime) -
 def test_stand_down_is_persisted_and_refuses_further_submits(tmp_path: Path) -> None:
     rt = Runtime(tmp_path)
     sid = _open(rt)
-    rt.submit("local", sid, "buy 10 ACME\nadvance 2")
-    response = rt.submit("local", sid, 'stand down "enough"')
+    rt.submit("local", sid, "buy 10 ACME\nadvance 2").model()
+    response = rt.submit("local", sid, 'stand down "enough"').model()
     assert response.disposition == "stood-down"
     assert response.stand_down is not None
     assert response.stand_down.reason == "statement"
     assert response.delivery.frame.status == "stood-down"
-    assert _code(lambda: rt.submit("local", sid, "advance 1")) == "SESSION_STOOD_DOWN"
+    assert _code(lambda: rt.submit("local", sid, "advance 1").model()) == "SESSION_STOOD_DOWN"
     rt.shutdown()
     again = Runtime(tmp_path)  # a new process: the status survives
-    assert _code(lambda: again.submit("local", sid, "advance 1")) == "SESSION_STOOD_DOWN"
+    assert _code(lambda: again.submit("local", sid, "advance 1").model()) == "SESSION_STOOD_DOWN"
     assert again.frame("local", sid).frame_root == response.delivery.frame_root
     assert again.grade("local", sid).passed in (True, False)  # type: ignore[union-attr]
     again.shutdown()
@@ -141,7 +141,9 @@ def test_stand_down_is_persisted_and_refuses_further_submits(tmp_path: Path) -> 
 
 def test_close_stores_record_head_and_blotter(runtime: Runtime) -> None:
     sid = _open(runtime)
-    roots = [runtime.submit("local", sid, s).pentad.root for s in ("buy 5 ACME", "advance 4")]
+    roots = [
+        runtime.submit("local", sid, s).model().pentad.root for s in ("buy 5 ACME", "advance 4")
+    ]
     blotter = runtime.blotter("local", sid)
     record = runtime.close("local", sid)
     assert SessionRecord.parse(record.to_json()) == record
@@ -158,12 +160,12 @@ def test_close_stores_record_head_and_blotter(runtime: Runtime) -> None:
     assert runtime.blotter("local", sid).orders == blotter.orders
     assert runtime.close("local", sid) == record  # idempotent
     assert runtime.frame("local", sid).frame_root == record.head
-    assert _code(lambda: runtime.submit("local", sid, "advance 1")) == "SESSION_CLOSED"
+    assert _code(lambda: runtime.submit("local", sid, "advance 1").model()) == "SESSION_CLOSED"
 
 
 def test_grade_is_stored_and_verifies_and_tampering_is_named(runtime: Runtime) -> None:
     sid = _open(runtime)
-    runtime.submit("local", sid, "buy 10 ACME\nadvance 30\nsell 10 ACME\nadvance 2\n")
+    runtime.submit("local", sid, "buy 10 ACME\nadvance 30\nsell 10 ACME\nadvance 2\n").model()
     grade = runtime.grade("local", sid)
     assert isinstance(grade, GradeResult)
     assert runtime.artifact(grade.root) == grade.to_json()
@@ -184,7 +186,7 @@ def test_grade_is_stored_and_verifies_and_tampering_is_named(runtime: Runtime) -
 
 def test_verify_names_a_missing_record(runtime: Runtime) -> None:
     sid = _open(runtime)
-    runtime.submit("local", sid, "advance 1")
+    runtime.submit("local", sid, "advance 1").model()
     grade = runtime.grade("local", sid)
     assert isinstance(grade, GradeResult)
     data = grade.to_json()
@@ -204,7 +206,7 @@ def test_grade_over_budget_resumes(runtime: Runtime, monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(grading_module, "compute_grade", slow)
     sid = _open(runtime)
-    runtime.submit("local", sid, "advance 5")
+    runtime.submit("local", sid, "advance 5").model()
     first = runtime.grade("local", sid, budget=0.01)
     assert isinstance(first, OperationResumption)
     assert first.operation.startswith("op_")
@@ -235,7 +237,7 @@ def test_grade_progress_is_replayed_bars_of_the_bars_the_session_reached(
     monkeypatch.setattr(grading_module, "compute_grade", watched)
     sid = _open(runtime)
     for source in ("advance 2", "buy 1 ACME", "advance 3"):
-        runtime.submit("local", sid, source)
+        runtime.submit("local", sid, source).model()
     assert isinstance(runtime.grade("local", sid), GradeResult)
     assert reports == [(2, 5), (2, 5), (5, 5), (5, 5)]
 
@@ -247,7 +249,7 @@ def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:
     assert err.value.code == "UNKNOWN_ARTIFACT"
     assert err.value.detail["status"] == "missing"
     sid = _open(runtime)
-    pentad_root = runtime.submit("local", sid, "advance 1").pentad.root
+    pentad_root = runtime.submit("local", sid, "advance 1").model().pentad.root
     assert runtime.artifact(pentad_root)["seq"] == 1  # served from the journal while open
     record = runtime.close("local", sid)
     conn = _sqlite(runtime)._conn
@@ -262,7 +264,7 @@ def test_unknown_and_corrupt_artifacts(runtime: Runtime) -> None:
 
 def test_a_corrupt_journal_row_is_never_served(runtime: Runtime) -> None:
     sid = _open(runtime)
-    root = runtime.submit("local", sid, "advance 1").pentad.root
+    root = runtime.submit("local", sid, "advance 1").model().pentad.root
     conn = _sqlite(runtime)._conn
     conn.execute("UPDATE journal SET source = 'advance 2' WHERE pentad_root = ?", (root,))
     assert runtime.store.lookup(root) == (None, "corrupt")
@@ -289,18 +291,18 @@ def test_a_new_runtime_resumes_open_sessions_with_identical_roots(tmp_path: Path
     first = Runtime(tmp_path / "one")
     sid = _open(first)
     for source in sources[:2]:
-        first.submit("local", sid, source)
+        first.submit("local", sid, source).model()
     head = first.frame("local", sid)
     first.shutdown()
     second = Runtime(tmp_path / "one")
     assert second.resume_all() == [sid]
     assert second.frame("local", sid) == head
-    resumed = second.submit("local", sid, sources[2])
+    resumed = second.submit("local", sid, sources[2]).model()
     reference = Runtime(tmp_path / "two")
     ref_sid = _open(reference)
     assert ref_sid == sid  # deterministic id: same principal, scenario and label
     for source in sources:
-        expected = reference.submit("local", ref_sid, source)
+        expected = reference.submit("local", ref_sid, source).model()
     assert resumed.delivery.frame_root == expected.delivery.frame_root
     assert resumed.pentad.root == expected.pentad.root
     assert second.blotter("local", sid).root == reference.blotter("local", ref_sid).root
@@ -359,7 +361,7 @@ def test_fast_frame_roots_equal_root_of(runtime: Runtime) -> None:
     sources = ["buy 10 ACME limit 1.00 tif gtc as low\nadvance 2", "buy 3 ACME\nadvance 1"]
     sources += ["cancel low\nsell 3 ACME\nadvance 3", 'stand down "bye é"']
     for source in sources:
-        response = runtime.submit("local", sid, source)
+        response = runtime.submit("local", sid, source).model()
         frame = response.delivery.frame
         assert response.delivery.frame_root == root_of(frame)
         assert SessionResponse.parse(response.to_json()) == response  # wire form is valid
@@ -369,12 +371,12 @@ def test_a_session_advanced_elsewhere_catches_up_and_is_not_forked(tmp_path: Pat
     one = Runtime(tmp_path)
     two = Runtime(tmp_path)  # another process on the same home
     sid = _open(one)
-    one.submit("local", sid, "advance 1")
+    one.submit("local", sid, "advance 1").model()
     assert two.frame("local", sid).frame.seq == 1
-    one.submit("local", sid, "buy 1 ACME\nadvance 1")
+    one.submit("local", sid, "buy 1 ACME\nadvance 1").model()
     # two's engine is at seq 1: its append of seq 2 is refused by the journal's key, so
     # it replays seq 2 from the journal and applies the submission after it, as seq 3
-    response = two.submit("local", sid, "advance 3")
+    response = two.submit("local", sid, "advance 3").model()
     assert response.pentad.seq == 3
     assert response.pentad.prev == one.store.journal(sid)[1].frame_root
     assert [e.seq for e in two.store.journal(sid)] == [1, 2, 3]
@@ -427,7 +429,7 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
     sid = _open(rt, label="pin")
     assert sid == "ks_vj553xf5232m33epqqdz6zc624"
     for source, (pentad, frame) in zip(PINNED_SOURCES, PINNED_STEPS, strict=True):
-        response = rt.submit("local", sid, source)
+        response = rt.submit("local", sid, source).model()
         assert (response.pentad.root, response.delivery.frame_root) == (
             f"sha256:{pentad}",
             f"sha256:{frame}",
@@ -458,7 +460,9 @@ def test_roots_of_a_fixed_session_are_pinned(tmp_path: Path) -> None:
 def test_frame_serves_the_head_with_its_root_open_and_closed(tmp_path: Path) -> None:
     rt = Runtime(tmp_path)
     sid = _open(rt)
-    response = rt.submit("local", sid, "buy 10 ACME limit 1.00 tif gtc\nbuy 2 ACME\nadvance 3")
+    response = rt.submit(
+        "local", sid, "buy 10 ACME limit 1.00 tif gtc\nbuy 2 ACME\nadvance 3"
+    ).model()
     head = rt.frame("local", sid)
     assert head == response.delivery
     assert head.frame_root == root_of(head.frame)
@@ -477,7 +481,7 @@ def _graded(tmp_path: Path, name: str, tamper: Callable[[Any, str], None] | None
     rt = Runtime(tmp_path / name)
     sid = _open(rt, label="g")
     for source in PINNED_SOURCES[:5]:
-        rt.submit("local", sid, source)
+        rt.submit("local", sid, source).model()
     record = rt.close("local", sid)
     if tamper is not None:
         tamper(_sqlite(rt)._conn, record.pentads[2])

@@ -9,7 +9,7 @@ import pytest
 from kestrel_protocol import KestrelError, canonical_json, root_of
 from kestrel_protocol.store import SessionRow
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:

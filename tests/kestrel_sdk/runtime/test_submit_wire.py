@@ -1,5 +1,5 @@
 """A submission's response is written as JSON text around the frame's canonical text
-(``Runtime.submit_wire``); no object is built unless a caller asks.
+(``Runtime.submit``); no object is built unless a caller asks.
 
 The attack: the text a face splices must be exactly a valid ``SessionResponse`` (its
 pentad's root and its delivery's frame root verify when pydantic validates the text),
@@ -55,7 +55,7 @@ def test_every_response_text_is_the_object_with_its_roots(runtime: Runtime) -> N
     refused = []
     for source in SOURCES:
         try:
-            wire = runtime.submit_wire("p", sid, source)
+            wire = runtime.submit("p", sid, source)
         except KestrelError:
             refused.append(source)
             continue
@@ -74,10 +74,10 @@ def test_a_session_sealed_after_it_opened_is_served_without_the_tapes_length(
     open_rt = Runtime(tmp_path, store=store)
     sid = open_rt.open_session("p", "acme-trend").session_id
     assert sid is not None
-    whole = open_rt.submit_wire("p", sid, "advance 1").model()
+    whole = open_rt.submit("p", sid, "advance 1").model()
     assert whole.delivery.frame.clock.remaining is not None
     sealed_rt = Runtime(tmp_path, store=store, sealed=["acme-trend"])
-    wire = sealed_rt.submit_wire("p", sid, "advance 1")
+    wire = sealed_rt.submit("p", sid, "advance 1")
     data = json.loads(wire.text)
     assert "remaining" not in data["delivery"]["frame"]["clock"]
     assert wire.model().delivery.frame.clock.remaining is None

@@ -17,7 +17,7 @@ from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface.offload import _heavy
 from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
 from kestrel_sdk.runtime.service import Runtime
-from kestrel_sdk.runtime.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:
@@ -145,7 +145,7 @@ async def test_long_submits_run_off_the_loop_with_the_same_result(tmp_path: Path
     direct = Runtime(tmp_path / "b")
     sid = direct.open_session("local", "minute-200k").session_id
     assert sid == session.id
-    inline = direct.submit("local", sid, "buy 10 ACME tif gtc\nadvance 2500")
+    inline = direct.submit("local", sid, "buy 10 ACME tif gtc\nadvance 2500").model()
     assert offloaded.delivery.frame_root == inline.delivery.frame_root
     assert offloaded.pentad.root == inline.pentad.root
     direct.shutdown()

@@ -120,7 +120,7 @@ class _Attesting:
         forward = self._attestor.feeds is not None and submits
         arrived_at = door_time() if forward else ""  # before the runtime sees the call
         made = await self._inner.invoke(tool, arguments)
-        response = made.model() if forward and isinstance(made, Wire) else made
+        response = made.model() if isinstance(made, Wire) else made
         if forward and isinstance(response, SessionResponse):
             try:
                 await anyio.to_thread.run_sync(self._attestor.arrived, response, arrived_at)

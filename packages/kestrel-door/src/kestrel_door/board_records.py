@@ -11,34 +11,17 @@ once for SQLite and PostgreSQL, as :mod:`.records`' are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Final
+from typing import ClassVar
 
 from kestrel_protocol.sql import Dialect, SqlAdapter, render_all
 
+from .tables import BOARD_TABLES
+
 __all__ = [
-    "BOARD_TABLES",
-    "POSTGRES_BOARD_SCHEMA",
-    "SQLITE_BOARD_SCHEMA",
     "BoardStatements",
     "PublishedProof",
     "SqlBoardRecords",
 ]
-
-BOARD_TABLES: Final = ("board_proofs",)
-
-SQLITE_BOARD_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS board_proofs (  -- the proofs published on /board
-    root TEXT PRIMARY KEY,
-    agent TEXT,
-    proof TEXT NOT NULL
-);
-"""
-
-POSTGRES_BOARD_SCHEMA: Final = """CREATE TABLE IF NOT EXISTS kestrel_door_board_proofs (
-    root TEXT PRIMARY KEY,
-    agent TEXT,
-    proof TEXT NOT NULL
-)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +47,7 @@ class BoardStatements:
 
     @classmethod
     def of(cls, dialect: Dialect, prefix: str) -> BoardStatements:
-        return render_all(cls(), dialect, BOARD_TABLES, prefix)
+        return render_all(cls(), dialect, (t.name for t in BOARD_TABLES), prefix)
 
 
 class SqlBoardRecords(SqlAdapter):

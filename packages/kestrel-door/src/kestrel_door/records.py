@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import ClassVar, Final
+from typing import ClassVar
 
 from kestrel_protocol.sql import Connection, Dialect, SqlAdapter, render_all
 from kestrel_protocol.store import (
@@ -25,30 +25,9 @@ from kestrel_protocol.store import (
     TokenEntry,
 )
 
-__all__ = ["ARRIVALS_TABLE", "DOOR_TABLES", "DoorStatements", "SqlDoorRecords"]
+from .tables import DOOR_TABLES
 
-DOOR_TABLES: Final = (
-    "tokens",
-    "audit",
-    "opens",
-    "offers",
-    "vouchers_used",
-    "approvals",
-    "signing_keys",
-    "revoked_keys",
-    "secrets",
-    "arrivals",
-)
-
-ARRIVALS_TABLE: Final = """CREATE TABLE IF NOT EXISTS {arrivals} (
-    session TEXT NOT NULL,  -- a session on a forward scenario
-    seq INTEGER NOT NULL,  -- its accepted submission
-    arrived_at TEXT NOT NULL,  -- the door's clock when the submission arrived
-    clock INTEGER NOT NULL,  -- the clock bar the submission left the session at
-    PRIMARY KEY (session, seq)
-)"""
-"""The one definition of the arrivals table (both dialects take it as written; render
-it with :meth:`kestrel_protocol.sql.Dialect.render` and the adapter's prefix)."""
+__all__ = ["DoorStatements", "SqlDoorRecords"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +107,7 @@ class DoorStatements:
     @classmethod
     def of(cls, dialect: Dialect, prefix: str) -> DoorStatements:
         """Every statement rendered for ``dialect``, tables named ``prefix`` + name."""
-        return render_all(cls(), dialect, DOOR_TABLES, prefix)
+        return render_all(cls(), dialect, (t.name for t in DOOR_TABLES), prefix)
 
 
 class SqlDoorRecords(SqlAdapter):

@@ -41,9 +41,9 @@ class Transport(Protocol):
 
     ``invoke`` runs one tool of the surface with arguments its model already checked
     (``tool.parse`` or ``tool.bind``) and returns the protocol object the runtime
-    produced, one of the tool's ``results`` (or, where the tool's binding names a
-    ``wire`` method, that object as its JSON text, a :class:`~kestrel_protocol.wire.Wire`:
-    a face splices the text, the SDK builds the object); a typed refusal raises a ``KestrelError``
+    produced, one of the tool's ``results``, or that object as its JSON text
+    (:class:`~kestrel_protocol.wire.Wire`: a face splices the text, a caller reading the
+    object builds it); a typed refusal raises a ``KestrelError``
     subclass carrying its code. A transport is bound to one principal; sessions of
     another principal are ``UNKNOWN_SESSION`` to it. A remote caller's transport (the
     door's) reads by root only that principal's artifacts: another's is
@@ -52,7 +52,8 @@ class Transport(Protocol):
     """
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
-        """Run ``tool`` with ``arguments``; its result object, or a ``KestrelError``."""
+        """Run ``tool`` with ``arguments``; its result (an object or its text), or a
+        ``KestrelError``."""
         ...
 
     async def aclose(self) -> None:

@@ -1,5 +1,5 @@
 """One PostgreSQL database as both ports' adapters use it: written once for the runtime's
-store (``kestrel_sdk.runtime.postgres``) and the door's records (``kestrel_door.postgres``).
+store (``kestrel_sdk.runtime.stores.postgres``) and the door's records (``kestrel_door.postgres``).
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg_pool); only those two adapters import
 this module, and they are imported only when a ``postgresql://`` store is chosen.
@@ -16,7 +16,7 @@ this module, and they are imported only when a ``postgresql://`` store is chosen
   pool reconnects by itself when the server returns;
 - :meth:`~PostgresDatabase._create_schema`: a port's tables created on first use under
   one advisory lock (so replicas starting together do not race) and its schema version
-  checked.
+  checked, in ``kestrel_meta`` (:data:`.tables.META`, created here for every port).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ import psycopg_pool
 
 from .errors import KestrelError, RefusalCode
 from .outage import POOL_WAIT_S, RECONNECT_WINDOW_S, driver_reason, store_unavailable
-from .sql import SqlAdapter
+from .sql import POSTGRES, SqlAdapter
 from .store import StoreLocation
+from .tables import META
 
 __all__ = ["SCHEMA_LOCK", "PostgresDatabase"]
 
@@ -99,7 +100,7 @@ class PostgresDatabase(SqlAdapter):
         database has another version."""
         with self._transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-            for statement in statements:
+            for statement in [*META.create(POSTGRES, "kestrel_"), *statements]:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO kestrel_meta (key, value) VALUES (%s, %s)"

@@ -25,7 +25,9 @@ from .wire import Wire
 
 __all__ = ["Handler", "ScriptedTransport", "runs_on"]
 
-Handler = Callable[[Tool, Arguments], "ProtocolModel | Awaitable[ProtocolModel]"]
+Handler = Callable[
+    [Tool, Arguments], "ProtocolModel | Wire[Any] | Awaitable[ProtocolModel | Wire[Any]]"
+]
 """Answers one call: the tool and its checked arguments -> the result object (or raises a
 ``KestrelError`` for a refusal)."""
 
@@ -46,7 +48,7 @@ class ScriptedTransport:
     def __repr__(self) -> str:
         return f"ScriptedTransport({self._handler!r})"
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         self.calls.append((tool.name, arguments))
         answer = self._handler(tool, arguments)
         if inspect.isawaitable(answer):
@@ -64,7 +66,7 @@ def runs_on(script: Any, principal: str = "local", *, reader: str | None = None)
     the binding names, passed what a runtime is passed (``reader`` for reads by root),
     its answer made the tool's result object. The method may be sync or async."""
 
-    async def handler(tool: Tool, arguments: Arguments) -> ProtocolModel:
+    async def handler(tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         binding = tool.runs
         if binding is None:
             raise TypeError(f"{tool.name} is a face's own tool: no runtime runs it")
@@ -72,7 +74,6 @@ def runs_on(script: Any, principal: str = "local", *, reader: str | None = None)
         found = method(*binding.positional(principal, reader, arguments))
         if inspect.isawaitable(found):
             found = await found
-        answered = binding.answer(found, arguments)
-        return answered.model() if isinstance(answered, Wire) else answered
+        return binding.answer(found, arguments)
 
     return handler

@@ -47,11 +47,6 @@ __all__ = ["Gated", "KestrelSdk", "KestrelSession", "create_sdk"]
 T = TypeVar("T")
 
 
-def _model(found: ProtocolModel | Wire[Any]) -> ProtocolModel:
-    """The object a transport answered, built from its text when it answered text."""
-    return found.model() if isinstance(found, Wire) else found
-
-
 @dataclass(frozen=True, slots=True)
 class Gated(Generic[T]):
     """An open that either went through (``session``) or is gated by an offer (``payment``)."""
@@ -118,13 +113,15 @@ class KestrelSdk:
         """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
         name; ``None`` is left out), checked by its model before the transport sees them."""
         tool = self.surface.projecting(method)
-        return _model(await self.transport.invoke(tool, tool.bind(**arguments)))
+        found = await self.transport.invoke(tool, tool.bind(**arguments))
+        return found.model() if isinstance(found, Wire) else found
 
     async def call(self, name: str, **arguments: Any) -> ProtocolModel:
         """Run the surface's tool called ``name`` with ``arguments`` (by field name):
         any tool, the ones without a typed method below included."""
         tool = self.surface.tool(name)
-        return _model(await self.transport.invoke(tool, tool.bind(**arguments)))
+        found = await self.transport.invoke(tool, tool.bind(**arguments))
+        return found.model() if isinstance(found, Wire) else found
 
     async def catalog(self) -> Catalog:
         return cast(Catalog, await self.run("catalog"))

@@ -32,7 +32,7 @@ def _runtime(tmp_path: Path, url: str, *, prefix: int = 0) -> Runtime:
 
 def _refused(runtime: Runtime, sid: str, source: str) -> KestrelError:
     with pytest.raises(KestrelError) as caught:
-        runtime.submit("alice", sid, source)
+        runtime.submit("alice", sid, source).model()
     assert caught.value.code == RefusalCode.BAR_NOT_PUBLISHED
     return caught.value
 
@@ -54,7 +54,9 @@ def test_an_advance_past_the_edge_is_refused_and_journals_nothing(
     runtime.append_bars(SCENARIO_ID, bars(0, 2), published_at=AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
-    assert runtime.submit("alice", sid, "buy 5 ACME\nadvance 1").delivery.frame.clock.bar == 1
+    assert (
+        runtime.submit("alice", sid, "buy 5 ACME\nadvance 1").model().delivery.frame.clock.bar == 1
+    )
     before = runtime.frame("alice", sid)
     for source in ("advance 1", "advance 3", "sell 5 ACME\nadvance 1", f"advance to {bar_time(2)}"):
         refusal = _refused(runtime, sid, source)
@@ -78,7 +80,7 @@ def test_a_published_bar_is_tradable_at_once_and_each_frame_binds_its_prefix(
     assert opening.tape_prefix == first.prefix_root
     _refused(runtime, sid, "advance 1")
     added = runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
-    step = runtime.submit("alice", sid, "advance 1").delivery.frame
+    step = runtime.submit("alice", sid, "advance 1").model().delivery.frame
     assert (step.clock.bar, step.tape_prefix) == (1, added.prefix_root)
     assert step.marks["ACME"] == "100.01"
 
@@ -91,15 +93,15 @@ def test_a_bar_appended_through_one_runtime_is_tradable_through_another(
     a.append_bars(SCENARIO_ID, bars(0), published_at=AT)
     sid = b.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
-    assert b.submit("alice", sid, "buy 1 ACME").delivery.frame.clock.bar == 0
+    assert b.submit("alice", sid, "buy 1 ACME").model().delivery.frame.clock.bar == 0
     _refused(b, sid, "advance 1")  # B holds the session at the edge
     for index in range(1, 4):
         a.append_bars(SCENARIO_ID, bars(index), published_at=AT)
-        assert b.submit("alice", sid, "advance 1").delivery.frame.clock.bar == index
+        assert b.submit("alice", sid, "advance 1").model().delivery.frame.clock.bar == index
         # and A, which never served this session, picks it up where B left it
         assert a.frame("alice", sid).frame.clock.bar == index
     a.append_bars(SCENARIO_ID, bars(4), published_at=AT)
-    assert a.submit("alice", sid, "advance 1").delivery.frame.clock.bar == 4
+    assert a.submit("alice", sid, "advance 1").model().delivery.frame.clock.bar == 4
     assert b.frame("alice", sid).frame.clock.bar == 4
 
 
@@ -112,15 +114,15 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
     runtime.append_bars(SCENARIO_ID, bars(569), published_at=AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
-    runtime.submit("alice", sid, f"advance to {bar_time(568)}")
+    runtime.submit("alice", sid, f"advance to {bar_time(568)}").model()
     # placed for bar 569, the edge: whether its day goes on past it is not known yet
     source = "buy 1 ACME limit 1.00\nbuy 2 ACME\nadvance 1"
-    placed = runtime.submit("alice", sid, source).delivery.frame
+    placed = runtime.submit("alice", sid, source).model().delivery.frame
     assert placed.clock.bar == 569
     assert [(o.id, o.status) for o in placed.orders] == [("o1", "new")]
     assert placed.positions[0].qty == 2
     runtime.append_bars(SCENARIO_ID, bars(570, 4), published_at=AT)  # 570: the next day
-    moved = runtime.submit("alice", sid, "advance 2").delivery.frame
+    moved = runtime.submit("alice", sid, "advance 2").model().delivery.frame
     expired = [e for e in moved.events if e.type == "expired"]
     assert [(e.order, e.bar) for e in expired] == [("o1", 569)]  # at its day's last bar
     assert moved.orders == []
@@ -130,9 +132,9 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
     again = _runtime(tmp_path, store_url)
     assert again.frame("alice", sid).frame_root == head
     # after the freeze the session may advance to the end and stands down there
-    last = again.submit("alice", sid, "advance 5").delivery.frame
+    last = again.submit("alice", sid, "advance 5").model().delivery.frame
     assert (last.clock.bar, last.status) == (573, "open")
-    ended = again.submit("alice", sid, "advance 1")
+    ended = again.submit("alice", sid, "advance 1").model()
     assert ended.disposition == "stood-down"
     assert ended.stand_down is not None
     assert ended.stand_down.reason == "end-of-tape"
@@ -143,7 +145,7 @@ def test_a_forward_session_is_served_sealed_up_to_its_clock(tmp_path: Path) -> N
     runtime.append_bars(SCENARIO_ID, bars(0, 3), published_at=AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
-    runtime.submit("alice", sid, "advance 1")
+    runtime.submit("alice", sid, "advance 1").model()
     assert runtime.sealed(SCENARIO_ID)
     assert "remaining" not in runtime.frame("alice", sid).frame.clock.to_json()
     shown = runtime.history("alice", sid, 100).to_json()

@@ -58,7 +58,7 @@ def test_a_wait_is_met_by_an_append_from_another_thread(
         lambda: holder[0].append_bars(SCENARIO_ID, bars(1), published_at=AT),
     )
     holder.append(runtime)
-    frame = runtime.submit("alice", sid, "advance 1 wait 30s").delivery.frame
+    frame = runtime.submit("alice", sid, "advance 1 wait 30s").model().delivery.frame
     assert frame.clock.bar == 1
     assert waiter.waits == [30.0]
 
@@ -78,7 +78,9 @@ def test_a_wait_is_met_by_an_append_from_another_process(tmp_path: Path, store_u
         subprocess.run([*command, store_url], input=bars(1, 2), check=True)
 
     runtime, sid, waiter = _session(tmp_path, store_url, other)
-    frame = runtime.submit("alice", sid, "advance 2", wait=60).delivery.frame  # the argument
+    frame = (
+        runtime.submit("alice", sid, "advance 2", wait=60).model().delivery.frame
+    )  # the argument
     assert frame.clock.bar == 2
     assert waiter.waits == [60]
 
@@ -86,15 +88,15 @@ def test_a_wait_is_met_by_an_append_from_another_process(tmp_path: Path, store_u
 def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
     runtime, sid, waiter = _session(tmp_path, "memory:", lambda: None)
     with pytest.raises(KestrelError) as caught:
-        runtime.submit("alice", sid, "advance 1 wait 50ms")
+        runtime.submit("alice", sid, "advance 1 wait 50ms").model()
     assert caught.value.code == RefusalCode.BAR_NOT_PUBLISHED
     assert caught.value.detail == {"bar": 0, "retryable": True}
     assert waiter.waits == [0.05]
     with pytest.raises(KestrelError):  # no wait asked: refused at once, no waiting
-        runtime.submit("alice", sid, "advance 1")
+        runtime.submit("alice", sid, "advance 1").model()
     assert waiter.waits == [0.05]
     runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
-    assert runtime.submit("alice", sid, "advance 1 wait 50ms").delivery.frame.clock.bar == 1
+    assert runtime.submit("alice", sid, "advance 1 wait 50ms").model().delivery.frame.clock.bar == 1
     # the wait is part of the source: a fresh runtime replays the session identically
     again = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=runtime.store)
     assert again.frame("alice", sid).frame_root == runtime.frame("alice", sid).frame_root

@@ -77,7 +77,7 @@ def test_a_waiter_wakes_on_an_append_by_another_process(tmp_path: Path, store_ur
         return counted[0]
 
     runtime, sid = _session(tmp_path, store_url, waiter)
-    frame = runtime.submit("alice", sid, "advance 1 wait 300s").delivery.frame
+    frame = runtime.submit("alice", sid, "advance 1 wait 300s").model().delivery.frame
     assert frame.clock.bar == 1
     assert counted[0].reads <= READS  # woken by the store's signal, not by re-reading it
 
@@ -123,12 +123,12 @@ def test_a_dropped_listener_is_replaced_and_waiters_keep_their_deadline(
         return counted[0]
 
     runtime, sid = _session(tmp_path, postgres_dsn, waiter)
-    frame = runtime.submit("alice", sid, "advance 1 wait 300s").delivery.frame
+    frame = runtime.submit("alice", sid, "advance 1 wait 300s").model().delivery.frame
     assert dropped.is_set()
     assert frame.clock.bar == 1
     assert counted[0].reads <= READS  # woken by the reconnected listener, not a re-read
 
     counted[0].then = lambda: None
     with pytest.raises(KestrelError) as caught:
-        runtime.submit("alice", sid, "advance 1 wait 300ms")
+        runtime.submit("alice", sid, "advance 1 wait 300ms").model()
     assert caught.value.code == RefusalCode.BAR_NOT_PUBLISHED

@@ -45,17 +45,13 @@ class Binding:
     every one) last, ``None`` passes neither. ``offload`` says where it runs (over a
     shared store every call runs in a worker thread). ``result`` makes the runtime's
     answer the tool's result object when it is not one already: ``result(answer,
-    arguments)``. ``wire`` names the runtime's method that answers the same call as its
-    result's JSON text (a :class:`~kestrel_protocol.wire.Wire`, same arguments): a
-    transport calls it instead of ``method``, so a face splices the text and only a
-    caller that reads the object builds it.
+    arguments)``.
     """
 
     method: str
     caller: Literal["principal", "reader"] | None = "principal"
     offload: Offload = "thread"
     result: Callable[[Any, Any], ProtocolModel] | None = None
-    wire: str | None = None
 
     def positional(self, principal: str, reader: str | None, arguments: Any) -> tuple[Any, ...]:
         """What the runtime's method is passed, in order."""
@@ -67,7 +63,8 @@ class Binding:
         return values
 
     def answer(self, found: Any, arguments: Any) -> ProtocolModel | Wire[Any]:
-        """The tool's result object (or its text) for what the runtime's method returned."""
+        """The tool's result object for what the runtime's method returned (a
+        :class:`~kestrel_protocol.wire.Wire` as it is)."""
         if self.result is not None:
             return self.result(found, arguments)
         if not isinstance(found, ProtocolModel | Wire):

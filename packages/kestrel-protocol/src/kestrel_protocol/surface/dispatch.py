@@ -52,16 +52,17 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
     except KestrelError as exc:
         return refusal_result(exc)
     if isinstance(data, Wire):  # its text as it is, spliced by every face; its data parsed
-        text = data.text.encode("utf-8", "surrogatepass")
-        structured = fast_loads(text)
+        written = data.text
+        raw = written.encode("utf-8", "surrogatepass")
+        structured = fast_loads(raw)
         if structured is DECLINED:
             structured = data.to_json()
         render = COMPACT_TEXT.get(data.cls) if tool.text is None else tool.text
         return ToolResult(
             structured,
             None if render is None else render(structured),
-            encoded=data.text,
-            utf8=text,
+            encoded=written,
+            utf8=raw,
             float_free=True,  # a protocol object holds no float
         )
     if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data

@@ -178,7 +178,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "session stopped (stand down, max drawdown or end of tape)."
         ),
         arguments=SubmitArgs,
-        runs=Binding("submit", offload=long_submit, wire="submit_wire"),
+        runs=Binding("submit", offload=long_submit),
         results=(SessionResponse,),
         scope=SCOPE_TRADE,
         read_only=False,

@@ -155,7 +155,7 @@ class InProcess:
 
     def submit(self, session_id: str, source: str) -> SessionResponse:
         try:
-            return self.runtime.submit(PRINCIPAL, session_id, source)
+            return self.runtime.submit(PRINCIPAL, session_id, source).model()
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise local_refusal(exc, self.runtime) from None
 

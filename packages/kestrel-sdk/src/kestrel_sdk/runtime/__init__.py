@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .ids import operation_id, session_id
-    from .memory import MemoryStore
     from .service import DEFAULT_GRADE_BUDGET, Runtime
-    from .sqlite import SqliteStore
     from .stores import open_runtime_store
+    from .stores.memory import MemoryStore
+    from .stores.sqlite import SqliteStore
     from .verify import verify_grade, verify_proof
 
 __all__ = [
@@ -31,9 +31,9 @@ __all__ = [
 
 _WHERE = {
     "DEFAULT_GRADE_BUDGET": ".service",
-    "MemoryStore": ".memory",
+    "MemoryStore": ".stores.memory",
     "Runtime": ".service",
-    "SqliteStore": ".sqlite",
+    "SqliteStore": ".stores.sqlite",
     "open_runtime_store": ".stores",
     "operation_id": ".ids",
     "session_id": ".ids",

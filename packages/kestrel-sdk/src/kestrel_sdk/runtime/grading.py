@@ -34,6 +34,7 @@ from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
 from .engine import compute_grade
 from .engine.wire import construct
+from .horizon import Horizons
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
 from .models import pentad_body
@@ -58,11 +59,13 @@ class Grading:
         self,
         store: RuntimeStore,
         sessions: LiveSessions,
+        horizons: Horizons,
         sealed: Callable[[str], bool],
         artifact: Callable[[str], dict[str, Any]],
     ) -> None:
         self.store = store
         self._sessions = sessions
+        self._horizons = horizons
         self._sealed = sealed
         self._artifact = artifact
         self._ops: Operations[GradeResult] = Operations()
@@ -247,7 +250,7 @@ class Grading:
             )
         if embed_tape:
             what = f"tape {scenario.id} read (embedded in a proof)"
-            self._sessions.saw_future(principal, scenario.id, what)
+            self._horizons.shown(principal, scenario.id, len(loaded.tape) - 1, what)
             news = {} if loaded.news is None else {"news": loaded.news.render().decode("utf-8")}
             members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded), **news)
         return Proof.with_root(**members)

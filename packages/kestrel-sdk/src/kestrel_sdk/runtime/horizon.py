@@ -41,37 +41,50 @@ principal's on every twin.
 Frames, histories and blotters show no bar after their session's clock, and artifacts
 are a principal's own sessions' objects, so none of them moves a horizon beyond the
 clocks already counted.
+
+The runtime owns its horizons beside its sessions in memory (:mod:`.live`) and hands
+them what they need: a session's clock as read from the store (``clock``) and, at each
+submission, the session as a :class:`Submitter` (its row and whether it was noted
+behind); nothing here imports the sessions' cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
-from kestrel_protocol.store import RuntimeStore
+from kestrel_protocol.store import RuntimeStore, SessionRow
 
 from .ids import session_id
 
 if TYPE_CHECKING:
     from .catalog.lineage import Lineages
-    from .live import LiveSession, LiveSessions
 
-__all__ = ["Horizons"]
+__all__ = ["Horizons", "Submitter"]
+
+
+class Submitter(Protocol):
+    """What the horizons see of a session that made a submission."""
+
+    @property
+    def row(self) -> SessionRow: ...
+
+    behind: bool
+    """A submission of the session was made behind the principal's horizon (noted)."""
 
 
 class Horizons:
-    """The horizons of one runtime's principals, kept in ``store``."""
+    """The horizons of one runtime's principals, kept in ``store``; ``clock(principal,
+    sid)`` is the clock bar session ``sid`` has reached (open or closed) in the store."""
 
     def __init__(
         self,
         store: RuntimeStore,
-        sessions: LiveSessions,
-        artifact: Callable[[str], dict[str, Any]],
+        clock: Callable[[str, str], int],
         lineages: Callable[[], Lineages] | None = None,
     ) -> None:
         self.store = store
-        self._sessions = sessions
-        self._artifact = artifact
+        self._clock = clock
         self._lineages = lineages
 
     def _key(self, scenario_id: str) -> str:
@@ -98,7 +111,7 @@ class Horizons:
                     bar = self._clock(principal, other)
                     self.shown(principal, scenario_id, bar, _reached(other, bar, on))
 
-    def submitted(self, live: LiveSession, seq: int, before: int, after: int) -> None:
+    def submitted(self, live: Submitter, seq: int, before: int, after: int) -> None:
         """Submission ``seq`` of ``live`` was made at clock bar ``before`` and moved it to
         ``after`` (its journal row written): remember the first submission made behind
         the principal's horizon, and publish the new clock when other sessions of the
@@ -116,19 +129,6 @@ class Horizons:
 
     def _twinned(self, scenario_id: str) -> bool:
         return self._lineages is not None and len(self._lineages().twins(scenario_id)) > 1
-
-    def _clock(self, principal: str, sid: str) -> int:
-        """The clock bar session ``sid`` has reached (open or closed) in the store: a
-        copy this process holds is first brought up to the session's journal head (or
-        rebuilt, when another process closed it), never trusted as it is."""
-        with self._sessions.locked(principal, sid) as live:
-            engine = live.engine
-            if engine is not None:
-                return engine.clock
-            head = live.frame_root
-        clock = self._artifact(head).get("clock")
-        bar = clock.get("bar") if isinstance(clock, dict) else None
-        return bar if isinstance(bar, int) else 0
 
 
 def _reached(sid: str, bar: int, on: str = "") -> str:

@@ -23,10 +23,8 @@ from typing import Any
 from kestrel_protocol import KestrelError, RefusalCode, SessionRecord
 from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
 
-from .catalog.lineage import Lineages
 from .catalog.model import LoadedScenario
 from .engine import SessionEngine, chain_engine
-from .horizon import Horizons
 from .pentads import pentad_root
 
 __all__ = ["LiveSession", "LiveSessions", "default_max_live_sessions"]
@@ -71,8 +69,6 @@ class LiveSessions:
         loaded: Callable[[str], LoadedScenario],
         sealed: Callable[[str], bool],
         artifact: Callable[[str], dict[str, Any]],
-        *,
-        lineages: Callable[[], Lineages] | None = None,
     ) -> None:
         self.store = store
         self.max_live_sessions = max_live_sessions
@@ -82,7 +78,6 @@ class LiveSessions:
         self._lock = threading.RLock()
         self.live: OrderedDict[str, LiveSession] = OrderedDict()  # least recently used first
         self._building: dict[str, threading.Lock] = {}
-        self.horizons = Horizons(store, self, artifact, lineages)
 
     def get(self, principal: str, sid: str) -> LiveSession:
         """The session in memory, rebuilt by replay when this process has not seen it
@@ -227,10 +222,18 @@ class LiveSessions:
             return False
         return True
 
-    def saw_future(self, principal: str, scenario_id: str, what: str) -> None:
-        """The principal was shown the whole tape of the scenario by ``what``."""
-        last = len(self._loaded(scenario_id).tape) - 1
-        self.horizons.shown(principal, scenario_id, last, what)
+    def clock(self, principal: str, sid: str) -> int:
+        """The clock bar session ``sid`` has reached (open or closed) in the store: a
+        copy this process holds is first brought up to the session's journal head (or
+        rebuilt, when another process closed it), never trusted as it is."""
+        with self.locked(principal, sid) as live:
+            engine = live.engine
+            if engine is not None:
+                return engine.clock
+            head = live.frame_root
+        clock = self._artifact(head).get("clock")
+        bar = clock.get("bar") if isinstance(clock, dict) else None
+        return bar if isinstance(bar, int) else 0
 
     def resume_all(self) -> list[str]:
         """Replay every open session now (rather than on first touch); their ids."""

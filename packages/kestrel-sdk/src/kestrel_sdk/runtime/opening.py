@@ -10,8 +10,8 @@ from kestrel_protocol.store import RuntimeStore, SessionRow
 
 from .catalog import ServedCatalog
 from .feed import Feeds, bar_not_published
+from .horizon import Horizons
 from .ids import session_id
-from .live import LiveSessions
 
 __all__ = ["SessionOpening"]
 
@@ -24,13 +24,13 @@ class SessionOpening:
         store: RuntimeStore,
         served: ServedCatalog,
         feeds: Feeds,
-        sessions: LiveSessions,
+        horizons: Horizons,
         gate: SessionGate | None,
     ) -> None:
         self._store = store
         self._served = served
         self._feeds = feeds
-        self._sessions = sessions
+        self._horizons = horizons
         self.gate = gate
 
     def open(
@@ -67,7 +67,7 @@ class SessionOpening:
             if self._store.insert_session(row):
                 if not self._served.sealed(loaded.id):
                     self._store.note_unsealed(sid)
-                self._sessions.horizons.opened(principal, loaded.id, root, sid)
+                self._horizons.opened(principal, loaded.id, root, sid)
                 return SessionOpened(gated=False, session_id=sid)
             if label is not None:  # a concurrent open of the same label won the race
                 return self.open(principal, scenario, label, payment)

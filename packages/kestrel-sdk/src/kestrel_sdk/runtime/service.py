@@ -54,6 +54,7 @@ from .engine.wire import builder
 from .feed import FeedAppend, Feeds
 from .grading import Grading
 from .history import history_bars
+from .horizon import Horizons
 from .lang import validate_source
 from .listing import SessionListing
 from .live import LiveSessions, default_max_live_sessions
@@ -111,18 +112,21 @@ class Runtime:
             self._feeds.trading,
             served.sealed,
             self._artifact,
-            lineages=lambda: served.lineages,
         )
-        self._grading = Grading(self.store, self._sessions, served.sealed, self._artifact)
+        self._horizons = Horizons(self.store, self._sessions.clock, lambda: served.lineages)
+        self._grading = Grading(
+            self.store, self._sessions, self._horizons, served.sealed, self._artifact
+        )
         self._listing = SessionListing(
             self.store, served, self._artifact, lambda p, sid: self._frame(p, sid).frame
         )
         self._live = self._sessions.live
         self._session = self._sessions.get
-        self._opening = SessionOpening(self.store, served, self._feeds, self._sessions, gate)
+        self._opening = SessionOpening(self.store, served, self._feeds, self._horizons, gate)
         self._submissions = Submissions(
             self.store,
             self._sessions,
+            self._horizons,
             served,
             self._feeds,
             waiter=waiter,
@@ -190,8 +194,10 @@ class Runtime:
     def tape(self, principal: str, scenario_id: str) -> str:
         """The tape's canonical CSV; ``SCENARIO_SEALED`` for a sealed scenario."""
         self._served.with_tape(scenario_id)
-        self._sessions.saw_future(principal, scenario_id, f"tape {scenario_id} read")
-        return tape_csv(self._feeds.trading(scenario_id))
+        loaded = self._feeds.trading(scenario_id)
+        what = f"tape {scenario_id} read"  # the principal was shown the whole tape
+        self._horizons.shown(principal, scenario_id, len(loaded.tape) - 1, what)
+        return tape_csv(loaded)
 
     # -- forward scenarios (see .feed) ----------------------------------------------------
 
@@ -239,15 +245,10 @@ class Runtime:
 
     def submit(
         self, principal: str, sid: str, source: str, wait: float | None = None
-    ) -> SessionResponse:
-        """:meth:`submit_wire`'s response as an object."""
-        return self._submissions.submit(principal, sid, source, wait).model()
-
-    def submit_wire(
-        self, principal: str, sid: str, source: str, wait: float | None = None
     ) -> Wire[SessionResponse]:
         """Check, apply, bind and persist one submission; atomic in every sense. The
-        response is its JSON text (what faces send); its object is built if asked for.
+        response is its JSON text (what faces send); ``.model()`` builds its object for
+        a caller that reads it.
 
         The journal row is committed before this returns. The session lock is taken
         inline (not through ``LiveSessions.locked``): this is the step path. When another process

@@ -14,19 +14,21 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import FeedWaiter
 from kestrel_protocol.store import JournalConflict, RuntimeStore
 
+from .answered import Answered
 from .bounds import check_open_orders, open_order_bound
 from .catalog import ServedCatalog
-from .engine.wire import quote
+from .engine.step import Shown
 from .feed import BarNotPublished, Feeds
 from .grading import CONFLICT_RETRIES
+from .horizon import Horizons
 from .live import LiveSession, LiveSessions
-from .pentads import MEDIA_TYPE, pentad_root, quoted
+from .pentads import pentad_root
 
 __all__ = ["Submissions"]
 
-_Stepped = tuple[int, str, str, str, str, StandDown | None]
+_Stepped = tuple[int, str, str, str, Shown, str, StandDown | None]
 """What one step made: seq, prev (frame root), pentad root, the frame's text as served,
-its root, the stand-down."""
+the frame as the engine made it, its root, the stand-down."""
 
 
 class Submissions:
@@ -37,6 +39,7 @@ class Submissions:
         self,
         store: RuntimeStore,
         sessions: LiveSessions,
+        horizons: Horizons,
         served: ServedCatalog,
         feeds: Feeds,
         *,
@@ -45,6 +48,7 @@ class Submissions:
     ) -> None:
         self._store = store
         self._sessions = sessions
+        self._horizons = horizons
         self._served = served
         self._feeds = feeds
         self.waiter = waiter
@@ -60,7 +64,7 @@ class Submissions:
         self, principal: str, sid: str, source: str, wait: float | None = None
     ) -> Wire[SessionResponse]:
         """The submission's response as its JSON text (see
-        :meth:`.service.Runtime.submit_wire`)."""
+        :meth:`.service.Runtime.submit`)."""
         conflicts = 0
         waited = False
         while True:
@@ -93,23 +97,18 @@ class Submissions:
             if done is not None:
                 break
             # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
-        seq, prev, root, frame, frame_root, stand_down = done
-        # The response's JSON written around the frame's text, members in the order the
-        # object dumps them (the frame's own in canonical order): no object is built.
-        pentad = (
-            f'{{"root":"{root}","session":{quoted(sid)},"seq":{seq},"prev":"{prev}",'
-            f'"body":{{"mediaType":"{MEDIA_TYPE}","bytes":{quoted(source)}}}}}'
+        seq, prev, root, frame, shown, frame_root, stand_down = done
+        return Answered(
+            sid=sid,
+            seq=seq,
+            prev=prev,
+            source=source,
+            root=root,
+            shown=shown,
+            frame=frame,
+            frame_root=frame_root,
+            stand_down=stand_down,
         )
-        delivery = f'{{"frame":{frame},"frameRoot":"{frame_root}"}}'
-        if stand_down is None:
-            text = f'{{"ok":true,"disposition":"applied","pentad":{pentad},"delivery":{delivery}}}'
-        else:
-            text = (
-                f'{{"ok":true,"disposition":"stood-down","pentad":{pentad},"delivery":{delivery}'
-                f',"standDown":{{"reason":{quote(stand_down.reason)}'
-                f',"detail":{quote(stand_down.detail)}}}}}'
-            )
-        return Wire(SessionResponse, text)
 
     def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
@@ -145,11 +144,12 @@ class Submissions:
             self._forget(live)
             raise
         live.frame_root = frame_root
-        self._sessions.horizons.submitted(live, seq, clock, engine.clock)
+        self._horizons.submitted(live, seq, clock, engine.clock)
+        shown = step.shown
         frame = step.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length
             frame = frame.replace(
                 f',"remaining":{engine.last - engine.clock},"time":', ',"time":', 1
             )
-        return seq, prev, root, frame, frame_root, step.stand_down
+        return seq, prev, root, frame, shown, frame_root, step.stand_down

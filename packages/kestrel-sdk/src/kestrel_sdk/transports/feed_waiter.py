@@ -44,7 +44,7 @@ def watcher_of(store: RuntimeStore) -> FeedWatcher | None:
         key = f"postgresql {store.location} {channel}"
         make = partial(ListeningWatcher, listen)
     else:
-        from ..runtime.sqlite import SqliteStore  # noqa: PLC0415 - only to tell it apart
+        from ..runtime.stores.sqlite import SqliteStore  # noqa: PLC0415 - only to tell it apart
 
         if not isinstance(store, SqliteStore):
             return None

@@ -2,7 +2,7 @@
 many requests wait on it, each waking its waiters through one :class:`FeedSignal`.
 
 - PostgreSQL: one connection ``LISTEN``\\ s on the store's feed channel
-  (``kestrel_sdk.runtime.postgres_notices``; every append notifies it when it commits)
+  (``kestrel_sdk.runtime.stores.postgres_notices``; every append notifies it when it commits)
   and fans each notice out to the waiters of its scenario. A dropped connection is
   reconnected (after :data:`RETRY_S`) and every waiter told to re-read the store, since
   notices sent meanwhile are lost.

@@ -114,7 +114,7 @@ class LocalTransport:
                 f"{tool.name} is a face's own tool, not one the runtime runs",
                 {"tool": tool.name},
             )
-        method = getattr(self.runtime, binding.wire or binding.method)  # text, where it can
+        method = getattr(self.runtime, binding.method)
         positional = binding.positional(self.principal, self._reader, arguments)
         offload = binding.offload
         try:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
-from kestrel_protocol import ProtocolModel, RefusalCode
+from kestrel_protocol import ProtocolModel, RefusalCode, Wire
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import Arguments, Route, Tool
 
@@ -104,7 +104,7 @@ class RemoteTransport:
     def __repr__(self) -> str:  # never shows the token
         return f"RemoteTransport({self.base_url!r})"
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel:
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         route = tool.route
         if route is None:
             raise KestrelClientError(

@@ -3,10 +3,10 @@
 A frame is rebuilt on every step, so this module is the engine's hot path. The engine
 writes each frame as its canonical JSON text alone, from exact integers, keys in sorted
 order: the text is what faces send (spliced, not re-serialised) and what the frame's
-root hashes. No protocol object is made here: a caller that reads the frame as an
-object has it built from the text (:meth:`.core.SessionEngine.frame`), once. Parts that
-did not change since the previous frame (the scenario reference, the marks of the same
-bar, an unchanged account, position or open order) are reused.
+root hashes. No protocol object is made on the step: a caller that reads the frame as an
+object has it built when it asks, once (:mod:`.frame_models`). Parts that did not
+change since the previous frame (the scenario reference, the marks of the same bar, an
+unchanged account, position or open order) are reused.
 
 A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells the
 tape's length: the text, and so the root, is of the frame as served.
@@ -22,12 +22,14 @@ from array import array
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
 from .frame_account import AccountParts
+from .frame_models import FrameModels
 from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
@@ -35,6 +37,9 @@ from .scaled import Terms
 from .wire import PriceTexts, quote
 
 __all__ = ["FrameBuilder"]
+
+_NO_EVENTS: list[Event] = []
+"""The events of a frame without any (never appended to)."""
 
 
 if TYPE_CHECKING:
@@ -70,6 +75,12 @@ class FrameBuilder:
         self._session_json = quote(session_id)
         self._symbol_json = {s: quote(s) for s in self._symbols}
         self._pending_json: list[str] = []
+        self._pending: list[Event] = []
+        self._marks_values: dict[str, tuple[str, str, str, str, int | str]] = {}
+        self.built = 0
+        """Frames built so far: the version :meth:`model` is asked for."""
+        self._seen: tuple[Any, ...] = ()
+        self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._marks_bar = -1
         self._marks_json = ""
         self._bars_json = ""
@@ -78,8 +89,8 @@ class FrameBuilder:
         self._sorted_symbols = sorted(self._symbols)
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         self._account = AccountParts(terms)
-        # each cached position: (qty, basis, mark), its text and its unrealized text
-        self._positions: dict[str, tuple[tuple[Any, ...], str, str]] = {}
+        # each cached position: (qty, basis, mark), its text, its unrealized and average
+        self._positions: dict[str, tuple[tuple[Any, ...], str, str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
         self._orders = OrderParts(terms)
 
@@ -104,6 +115,7 @@ class FrameBuilder:
             parts.append(f',"reason":{quote(event.reason)}')
         parts.append(f',"type":{quote(event.type)}}}')
         self._pending_json.append("".join(parts))
+        self._pending.append(event)
 
     def _marks_at(self, bar: int) -> tuple[str, str, str]:
         """The marks, the time and the bars of a bar as JSON (cached per bar)."""
@@ -115,6 +127,7 @@ class FrameBuilder:
         shown = self._volume
         marks_parts: list[str] = []
         bars_parts: list[str] = []
+        values: dict[str, tuple[str, str, str, str, int | str]] = {}
         for s in self._sorted_symbols:
             o, h, lo, c, v = cols[s]
             op, hi, low, close = (
@@ -125,6 +138,7 @@ class FrameBuilder:
             )
             volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
             volume_json = volume if isinstance(volume, int) else f'"{volume}"'
+            values[s] = (op, hi, low, close, volume)
             marks_parts.append(f'{quoted[s]}:"{close}"')
             # canonical key order: close, high, low, open, volume
             bars_parts.append(
@@ -133,6 +147,7 @@ class FrameBuilder:
             )
         self._marks_json = "{" + ",".join(marks_parts) + "}"
         self._bars_json = "{" + ",".join(bars_parts) + "}"
+        self._marks_values = values
         self._time = self._times[bar]
         self._time_json = quote(self._time)
         self._marks_bar = bar
@@ -148,20 +163,20 @@ class FrameBuilder:
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
-    ) -> tuple[str, str]:
-        """The position's text and its unrealized amount's text."""
+    ) -> tuple[str, str, str]:
+        """The position's text, its unrealized amount's and its average price's."""
         key = (qty, basis, mark)
         cached = self._positions.get(symbol)
         if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+            return cached[1], cached[2], cached[3]
         avg = self._average(symbol, qty, basis)
         shown = self._terms.money(unrealized)
         text = (
             f'{{"avgPrice":"{avg}","qty":{self._terms.quantity_json(qty)},"symbol":{self._symbol_json[symbol]}'
             f',"unrealized":"{shown}"}}'
         )
-        self._positions[symbol] = (key, text, shown)
-        return text, shown
+        self._positions[symbol] = (key, text, shown, avg)
+        return text, shown, avg
 
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
         """The columns and times of a forward tape grown since (the bar cached for the
@@ -188,6 +203,7 @@ class FrameBuilder:
         holdings = account.holdings
         unrealized_total: Fraction | int
         unrealized_text: str | None
+        seen_positions: list[tuple[str, int, Fraction | int, int, str, str]] = []
         if not holdings:
             unrealized_total = 0
             unrealized_text = "0.00"
@@ -199,9 +215,10 @@ class FrameBuilder:
             value = held.qty * mark
             equity += value
             unrealized_total = value - held.basis
-            positions_json, unrealized_text = self._position(
+            positions_json, unrealized_text, avg = self._position(
                 symbol, held.qty, held.basis, mark, unrealized_total
             )
+            seen_positions.append((symbol, held.qty, held.basis, mark, avg, unrealized_text))
         else:
             cols = self._cols
             unrealized_total = 0
@@ -216,7 +233,9 @@ class FrameBuilder:
                 equity += value
                 unrealized = value - entry.basis
                 unrealized_total += unrealized
-                texts.append(self._position(symbol, entry.qty, entry.basis, mark, unrealized)[0])
+                text, shown, avg = self._position(symbol, entry.qty, entry.basis, mark, unrealized)
+                texts.append(text)
+                seen_positions.append((symbol, entry.qty, entry.basis, mark, avg, shown))
             positions_json = ",".join(texts)
         state_json = self._account.state(account, equity, unrealized_total, unrealized_text, peak)
         if open_orders:
@@ -224,15 +243,34 @@ class FrameBuilder:
             self._orders.forget_closed(open_orders)
         else:
             orders_json = ""
-        if self._pending_json:
+        events = self._pending
+        if events:
             events_json = ",".join(self._pending_json)
             self._pending_json = []
+            self._pending = []
         else:
+            events = _NO_EVENTS  # the pending list goes on collecting the next frame's
             events_json = ""
-        remaining_json = "" if self._sealed else f',"remaining":{last - clock}'
+        remaining = None if self._sealed else last - clock
+        remaining_json = "" if remaining is None else f',"remaining":{remaining}'
         marks_json, time, time_json = self._marks_at(clock)
         tape_json = "" if tape is None else f',"tape":"{tape}"'
-        news_json = "" if self._news is None else self._news.at(time)
+        news = self._news
+        news_json = "" if news is None else news.at(time)
+        # what the text is written from, for :meth:`model` (no object made here)
+        self.built += 1
+        self._seen = (
+            seq,
+            clock,
+            remaining,
+            time,
+            status,
+            tape,
+            seen_positions,
+            list(open_orders),
+            events,
+            None if news is None else news.shown,
+        )
         return (
             f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
@@ -240,3 +278,10 @@ class FrameBuilder:
             f',"positions":[{positions_json}]'
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
         )
+
+    def model(self, version: int) -> SessionFrame | None:
+        """The object of frame ``version`` (:attr:`built` when it was built), made from
+        what its text was written from; ``None`` once a later frame was built."""
+        if version != self.built:
+            return None
+        return self._models.frame(self._seen, self._account.texts, self._marks_values)

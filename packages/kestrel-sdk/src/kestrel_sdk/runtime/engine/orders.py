@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, final
+from typing import Final, final
 
 from kestrel_protocol.objects.session import OrderStatus, OrderType, Side, Tif
 
 from ..lang.syntax import Order
 from .scaled import Terms
-
-if TYPE_CHECKING:
-    from .trailing import Trail
+from .trailing import Trail
 
 __all__ = ["Fill", "LiveOrder", "order_links"]
 

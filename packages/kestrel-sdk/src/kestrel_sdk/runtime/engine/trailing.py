@@ -16,12 +16,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Protocol
 
 from ..lang.syntax import Amount
-from .orders import LiveOrder
 from .scaled import div_ceil
 
-__all__ = ["Trail", "follow", "restart", "trail_search"]
+__all__ = ["Trail", "Trailed", "follow", "restart", "trail_search"]
 
 
 class Trail:
@@ -67,7 +67,21 @@ class Trail:
         return below.numerator // (below.denominator * tick) * tick
 
 
-def follow(order: LiveOrder, close: array[int], bar: int) -> None:
+class Trailed(Protocol):
+    """What the functions below read and move of an order with a trail (an
+    :class:`.orders.LiveOrder`, which holds its :class:`Trail`)."""
+
+    @property
+    def trail(self) -> Trail | None: ...
+
+    @property
+    def buy(self) -> bool: ...
+
+    stop_p: int
+    stop: str | None
+
+
+def follow(order: Trailed, close: array[int], bar: int) -> None:
     """Ratchet ``order``'s trail over the closes up to bar ``bar − 1`` (its stop for bar
     ``bar``); its ``stop_p`` and ``stop`` follow."""
     trail = order.trail
@@ -82,7 +96,7 @@ def follow(order: LiveOrder, close: array[int], bar: int) -> None:
         order.stop = trail.price_text(order.stop_p)
 
 
-def restart(order: LiveOrder, price: int, bar: int) -> None:
+def restart(order: Trailed, price: int, bar: int) -> None:
     """Start ``order``'s trail (a bracket's trailing stop-loss, if it is one) from its
     entry's fill ``price`` at ``bar``: the stop for that bar is ``price`` less the offset,
     and the closes from that bar on ratchet it."""
@@ -96,7 +110,7 @@ def restart(order: LiveOrder, price: int, bar: int) -> None:
 
 
 def trail_search(
-    order: LiveOrder, cols: tuple[array[int], array[int], array[int]], start: int, end: int
+    order: Trailed, cols: tuple[array[int], array[int], array[int]], start: int, end: int
 ) -> int:
     """The first bar in ``start..end`` where ``order``'s trailing stop is reached, else -1;
     ``cols``: the symbol's high, low and close.

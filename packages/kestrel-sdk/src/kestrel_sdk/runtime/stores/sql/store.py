@@ -4,7 +4,7 @@
 the connections its adapter gives it: :meth:`SqlStore._connection` for a single
 statement, committed on its own (a step), and :meth:`SqlStore._transaction` for several
 committed together (seq 1 with row 0, a stand-down with its status, a close). What it
-derives from the rows it reads is :mod:`..store_rows`'s, as the memory store's is.
+derives from the rows it reads is :mod:`..rows`'s, as the memory store's is.
 
 Durability: an accepted submission is committed before :meth:`SqlStore.append` returns,
 one statement (one transaction) per step; what survives a crash of the machine rather
@@ -29,9 +29,9 @@ from kestrel_protocol.store import (
     StoredSession,
 )
 
-from ..artifacts import checked_root, verified_artifact
-from ..pentads import stored_pentad_bytes
-from ..store_rows import closing_rows, journal_entries, lookahead_reads
+from ...artifacts import checked_root, verified_artifact
+from ...pentads import stored_pentad_bytes
+from ..rows import closing_rows, journal_entries, lookahead_reads
 from .feed import SqlFeeds
 from .statements import Statements
 

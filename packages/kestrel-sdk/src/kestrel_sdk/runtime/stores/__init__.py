@@ -1,4 +1,12 @@
-"""Which ``RuntimeStore`` a process uses: the one its ``--store`` / ``$KESTREL_STORE`` names.
+"""The store adapters' wing, and which ``RuntimeStore`` a process uses: the one its
+``--store`` / ``$KESTREL_STORE`` names.
+
+The adapters of the ``RuntimeStore`` port live here and nowhere else: :mod:`.memory`
+(with :mod:`.memory_feed`), :mod:`.sqlite`, :mod:`.postgres` (with
+:mod:`.postgres_notices`), the SQL they share (:mod:`.sql`) and what each derives from
+its rows alike (:mod:`.rows`). The runtime's session and engine modules hold a
+``RuntimeStore`` and reach an adapter only through :func:`open_runtime_store`
+(import-linter contract ``store-adapters-in-their-wing``).
 
 SQLite (the default) and memory are built in; PostgreSQL needs the ``postgres`` extra,
 imported only when a ``postgresql://`` store is chosen. The choosing is
@@ -20,7 +28,7 @@ __all__ = ["RUNTIME_STORES", "open_runtime_store"]
 
 RUNTIME_STORES: Final[StoreAdapters[RuntimeStore]] = StoreAdapters(
     sqlite=lambda location: SqliteStore(path=location.path),
-    postgresql="kestrel_sdk.runtime.postgres:PostgresStore",
+    postgresql="kestrel_sdk.runtime.stores.postgres:PostgresStore",
     postgres_extra="pip install 'psycopg[binary]' psycopg-pool",
     memory=lambda location: MemoryStore(),
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 from kestrel_protocol.store import JournalEntry
 
-from .pentads import pentad_bytes
+from ..pentads import pentad_bytes
 
 __all__ = ["JournalRow", "closing_rows", "journal_entries", "lookahead_reads"]
 

@@ -10,7 +10,7 @@ has the same root as anywhere, and a proof exported from it verifies on any stor
 
 Its rows are kept as the other adapters keep them (a session's journal is its row 0, the
 opening frame's root, then one row per submission), and everything it derives from them
-(journal entries, a closing session's pentads, lookahead reads) is :mod:`.store_rows`'s,
+(journal entries, a closing session's pentads, lookahead reads) is :mod:`.rows`'s,
 as theirs is. A lookup still verifies what it serves against its root: a memory store
 never serves a lie either. One lock serialises its methods, so the event loop and worker
 threads may share it.
@@ -35,10 +35,10 @@ from kestrel_protocol.store import (
     StoredSession,
 )
 
-from .artifacts import checked_root, verified_artifact
+from ..artifacts import checked_root, verified_artifact
+from ..pentads import stored_pentad_bytes
 from .memory_feed import MemoryFeeds
-from .pentads import stored_pentad_bytes
-from .store_rows import JournalRow, closing_rows, journal_entries, lookahead_reads
+from .rows import JournalRow, closing_rows, journal_entries, lookahead_reads
 
 __all__ = ["MemoryStore"]
 

@@ -29,86 +29,16 @@ from typing import Any, ClassVar, Final
 
 import psycopg
 from kestrel_protocol.postgres import PostgresDatabase
+from kestrel_protocol.tables import create_statements
 
 from .postgres_notices import FeedNotices, feed_channel
-from .sql import POSTGRES, PREFIXES, TABLES, Connection, SqlStore, Statements
+from .sql import POSTGRES, PREFIXES, RUNTIME_TABLES, TABLES, Connection, SqlStore, Statements
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
 SCHEMA_VERSION = "3"
 
-_SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS kestrel_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS kestrel_artifacts (root TEXT PRIMARY KEY, body BYTEA NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS kestrel_sessions (
-        n BIGSERIAL UNIQUE,
-        id TEXT PRIMARY KEY,
-        principal TEXT NOT NULL,
-        scenario_id TEXT NOT NULL,
-        scenario_root TEXT NOT NULL,
-        label TEXT NOT NULL,
-        status TEXT NOT NULL,
-        record_root TEXT,
-        grade_root TEXT,
-        UNIQUE (principal, scenario_root, label)
-    )""",
-    """CREATE TABLE IF NOT EXISTS kestrel_journal (
-        session TEXT NOT NULL,
-        seq INTEGER NOT NULL,  -- row 0 holds the opening frame's root
-        source TEXT NOT NULL,
-        pentad_root TEXT NOT NULL,
-        frame_root TEXT NOT NULL,
-        PRIMARY KEY (session, seq)
-    )""",
-    "CREATE INDEX IF NOT EXISTS kestrel_sessions_by_grade ON kestrel_sessions (grade_root)",
-    """CREATE TABLE IF NOT EXISTS kestrel_owners (  -- whose artifact a root is
-        root TEXT NOT NULL,
-        session TEXT NOT NULL,
-        PRIMARY KEY (root, session)
-    )""",
-    "CREATE INDEX IF NOT EXISTS kestrel_journal_pentad ON kestrel_journal"
-    " USING hash (pentad_root) WHERE seq > 0",
-    """CREATE TABLE IF NOT EXISTS kestrel_lookahead (
-        n BIGSERIAL PRIMARY KEY,  -- the order things were seen in
-        session TEXT NOT NULL,
-        seq INTEGER NOT NULL,  -- the session's seq then
-        bar INTEGER NOT NULL,  -- its clock bar then
-        what TEXT NOT NULL  -- 'unsealed' or the read
-    )""",
-    "CREATE INDEX IF NOT EXISTS kestrel_lookahead_session ON kestrel_lookahead (session, n)",
-    """CREATE TABLE IF NOT EXISTS kestrel_horizons (  -- per (principal, scenario)
-        principal TEXT NOT NULL,
-        scenario TEXT NOT NULL,
-        bar INTEGER NOT NULL,  -- the furthest bar shown (-1: none yet)
-        what TEXT NOT NULL,  -- what showed it
-        sessions INTEGER NOT NULL,  -- sessions the principal opened on the scenario
-        PRIMARY KEY (principal, scenario)
-    )""",
-    """CREATE TABLE IF NOT EXISTS kestrel_operations (
-        token TEXT PRIMARY KEY,
-        principal TEXT NOT NULL,
-        session TEXT NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS kestrel_session_times (  -- in no object or root
-        session TEXT PRIMARY KEY,
-        closed_at TEXT,  -- UTC, by the server's clock when the session closed
-        pruned_at TEXT  -- when its steps were pruned (kestrel prune)
-    )""",
-    """CREATE TABLE IF NOT EXISTS kestrel_feed_bars (  -- a forward tape's published bars
-        scenario TEXT NOT NULL,
-        bar INTEGER NOT NULL,  -- the bar's index in the whole tape
-        bar_time TEXT NOT NULL,
-        bar_rows TEXT NOT NULL,  -- its canonical tape rows, LF-ended
-        prefix_root TEXT NOT NULL,  -- the root of the tape's prefix ending with it
-        published_at TEXT NOT NULL,  -- UTC, the publisher's clock: in no object or root
-        PRIMARY KEY (scenario, bar)
-    )""",
-    """CREATE TABLE IF NOT EXISTS kestrel_feeds (  -- a forward tape's window
-        scenario TEXT PRIMARY KEY,
-        frozen INTEGER NOT NULL,
-        unsealed INTEGER NOT NULL
-    )""",
-]
+_SCHEMA: Final = create_statements(RUNTIME_TABLES, POSTGRES, PREFIXES[POSTGRES.name])
 
 _STATEMENTS: Final = Statements.of(POSTGRES)
 

@@ -1,0 +1,106 @@
+"""The SQLite store's file: how it is opened (its tables created: :mod:`..sql.tables`),
+its schema version, and its background checkpoints.
+
+One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
+the database, with an fsync) run on a background thread with its own connection every
+:data:`CHECKPOINT_EVERY` commits, so that a step never pays for one; SQLite's own
+auto-checkpoint stays on, far higher, as a backstop.
+
+``KESTREL_SQLITE_SYNCHRONOUS`` chooses SQLite's ``synchronous``: ``NORMAL`` (the
+default; in WAL mode a commit is in the WAL file, in the operating system's page cache,
+before it returns: it survives the process being killed, and an operating-system crash
+or power loss may lose the last commits but never corrupts the file), ``FULL`` (each
+commit is also flushed to the disk: power-loss durability, at the cost of a flush per
+step) or ``EXTRA``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+from kestrel_protocol.sql import SQLITE
+from kestrel_protocol.sqlite_files import transaction, use_wal
+from kestrel_protocol.tables import META, create_statements
+
+from ..sql import RUNTIME_TABLES
+
+__all__ = [
+    "CHECKPOINT_EVERY",
+    "SCHEMA_VERSION",
+    "SYNCHRONOUS_ENV",
+    "Checkpointer",
+    "open_database",
+]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "7"
+"""7: the journal keyed (session, seq) as PostgreSQL's is, and no step files (6)."""
+CHECKPOINT_EVERY = 1000
+"""Commits between background checkpoints."""
+SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
+_BACKSTOP_PAGES = 50_000
+
+
+def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
+    """Set ``conn``'s pragmas and create the schema if the file is new (``lock`` held);
+    the file's schema version, which the caller checks against :data:`SCHEMA_VERSION`."""
+    sync = os.environ.get(SYNCHRONOUS_ENV, "NORMAL").upper()
+    if sync not in {"NORMAL", "FULL", "EXTRA"}:
+        sync = "NORMAL"
+    conn.execute("PRAGMA busy_timeout = 30000")
+    use_wal(conn)  # several processes may be opening a new file at once
+    conn.execute(f"PRAGMA synchronous = {sync}")
+    conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
+    with transaction(conn, lock):
+        for statement in create_statements((META, *RUNTIME_TABLES), SQLITE, ""):
+            conn.execute(statement)
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+        )
+        found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    return str(found[0])
+
+
+class Checkpointer:
+    """A daemon thread that runs passive WAL checkpoints when asked."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="kestrel-checkpoint", daemon=True
+            )
+            self._thread.start()
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._stopping:
+                    return
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as exc:  # the backstop still checkpoints
+                    log.warning("background checkpoint of %s failed: %s", self._path, exc)
+        finally:
+            conn.close()
