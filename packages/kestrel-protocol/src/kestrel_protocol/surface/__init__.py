@@ -41,6 +41,7 @@ from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
 from .results import (
     ArgumentError,
     ToolResult,
+    frame_bytes,
     json_text,
     refusal_result,
     result_refusal,
@@ -130,6 +131,7 @@ __all__ = [
     "VerifyArgs",
     "call_tool",
     "compact_text",
+    "frame_bytes",
     "inline_refs",
     "input_schema",
     "json_text",
