@@ -321,7 +321,7 @@ def main() -> int:
         f"{engine.SCENARIO}, first {args.steps} bars; SMA(20) agent: {trades} trade steps, "
         f"{longs} holding, {args.steps - trades - longs} flat; process CPU, {args.runs} runs"
     )
-    rows: list[tuple[float, ...]] = []
+    rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as directory:
         _, frame = gym_env.make_catalog(Path(directory))
         with warnings.catch_warnings():
