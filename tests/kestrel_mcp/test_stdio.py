@@ -354,6 +354,13 @@ def test_sigterm_ends_a_server_whose_client_never_pauses() -> None:
         thread.join(timeout=10)
 
 
+def _line(message: dict[str, Any]) -> bytes:
+    """One stdio line, as the writer frames it."""
+    from kestrel_protocol.surface import frame_bytes
+
+    return frame_bytes(message, b"\n")
+
+
 def _plain_frame(message: dict[str, Any]) -> bytes:
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
     return text.encode("utf-8", "surrogatepass")
@@ -377,8 +384,7 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(  # n
     """Spliced from the result's one text (given as bytes or not), or written whole by
     orjson (a float-free result, the ``fast`` extra), the frame is json's bytes; what
     orjson declines (a lone surrogate, an id past 64 bits) is spliced as text."""
-    from kestrel_mcp.stdio_io import _encode
-    from kestrel_protocol.surface import ToolResult, json_text
+    from kestrel_protocol.surface import ToolResult, frame_bytes, json_text
 
     structured: dict[str, Any] = {
         "kind": "kestrel.frame",
@@ -390,15 +396,18 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(  # n
     result = ToolResult(
         structured, text, is_error=is_error, encoded=encoded, utf8=utf8, float_free=float_free
     )
-    assert _encode({"jsonrpc": "2.0", "id": request_id, "result": result}) == _plain_frame(
-        {"jsonrpc": "2.0", "id": request_id, "result": result}
-    )
+    first = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    assert _line(first) == _plain_frame(first)
+    assert frame_bytes(first) + b"\n" == _plain_frame(first)  # a door's body
+    plain = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    assert result.structured_bytes() == plain.encode("utf-8", "surrogatepass")  # /v1's body
     result["resultType"] = "complete"  # a 2026-07-28 result gains members after isError
     result["_meta"] = {"io.modelcontextprotocol/serverInfo": {"name": "kestrel"}}
     message = {"jsonrpc": "2.0", "id": request_id, "result": result}
-    line = _encode(message)
+    line = _line(message)
     assert line == _plain_frame(message)
     assert line.count(b"\n") == 1
+    assert frame_bytes(message) == line[:-1]  # a door's body: the same bytes, no newline
 
 
 @pytest.mark.parametrize("float_free", [False, True])
@@ -411,8 +420,7 @@ def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(
 ) -> None:
     """Whatever a face changed, the frame is json's bytes of the result as it now is
     (a float among the changes is json's ``1e-07``, not orjson's ``1e-7``)."""
-    from kestrel_mcp.stdio_io import _encode
-    from kestrel_protocol.surface import ToolResult
+    from kestrel_protocol.surface import ToolResult, frame_bytes
 
     result = ToolResult({"ok": True, "n": 1}, float_free=float_free)
     if change == "text":
@@ -431,7 +439,10 @@ def test_a_tool_result_changed_after_it_was_built_is_framed_as_it_now_is(
     else:
         result["content"][0]["priority"] = 1e-7
     message = {"jsonrpc": "2.0", "id": 1, "result": result}
-    assert _encode(message) == _plain_frame(message)
+    assert _line(message) == _plain_frame(message)
+    assert frame_bytes(message) + b"\n" == _plain_frame(message)
+    body = json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
+    assert result.structured_bytes() == body.encode()
 
 
 def test_a_client_that_goes_away_ends_the_server_quietly() -> None:

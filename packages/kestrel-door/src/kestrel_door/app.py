@@ -118,13 +118,13 @@ def create_door_app(
                 await on_close()
 
     routes = [
+        *mcp_routes(door),  # first: every request of an agent's loop is matched against it
         Route("/.well-known/oauth-protected-resource", metadata, methods=["GET"]),
         Route("/.well-known/oauth-protected-resource/{rest:path}", metadata, methods=["GET"]),
         *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
         *(trial_routes(door, trials) if trials is not None else []),
         *(feed_routes(door, feeds) if feeds is not None else []),
-        *mcp_routes(door),
         *(board.routes() if board is not None else []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+from kestrel_protocol.canonical import DECLINED, fast_loads
 from kestrel_protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -36,7 +37,7 @@ from kestrel_protocol.mcp import (
     MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
 )
-from kestrel_protocol.surface import Send
+from kestrel_protocol.surface import Send, frame_bytes
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -116,6 +117,10 @@ class _Exchange:
     def scope_challenge(self) -> str | None:
         return self.face.scope_challenge
 
+    def silent(self, params: Any) -> bool:
+        """Whether a request with ``params`` can send no notification (answered as JSON)."""
+        return self.face.session.silent(params)
+
     async def dispatch(self, message: Any, send: Send | None = None) -> dict[str, Any] | None:
         """One message in; its response, or ``None`` for a notification/response.
         ``send`` carries the request's notifications (none without it)."""
@@ -179,12 +184,13 @@ def _response(
         and answer.get("id") is None
     ):
         status = 400
-    return json_response(answer, status, headers)
+    # json's bytes of the answer, a tool result's JSON spliced in, never encoded again
+    body = frame_bytes(answer)
+    return Response(body, status_code=status, headers=headers, media_type="application/json")
 
 
 def _event(message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return f"event: message\ndata: {data}\n\n".encode()
+    return b"event: message\ndata: " + frame_bytes(message) + b"\n\n"
 
 
 class _Streamed:
@@ -257,10 +263,12 @@ def mcp_routes(door: Door) -> list[Route]:
         if isinstance(caller, Response):
             return caller
         raw = await request.body()
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
+        message = fast_loads(raw)
+        if message is DECLINED:  # left to json: what orjson declines, and every error
+            try:
+                message = json.loads(raw)
+            except (ValueError, RecursionError):
+                return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
         # Every error below answers with the request's id when it has a readable one.
         rid = readable_id(message)
         if not _accepts_json(request):
@@ -297,7 +305,12 @@ def mcp_routes(door: Door) -> list[Route]:
             mismatch = header_mismatch(request, message)
             if mismatch is not None:
                 return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, mismatch), 400)
-        if isinstance(message, dict) and "id" in message and _accepts_sse(request):
+        if (
+            isinstance(message, dict)
+            and "id" in message
+            and _accepts_sse(request)
+            and not exchange.silent(message.get("params"))
+        ):  # it may send notifications: streamed once it does
             return _Streamed(door, exchange, message, modern)  # type: ignore[return-value]
         if modern:
             # 2026-07-28: a client closing the connection *is* cancellation.

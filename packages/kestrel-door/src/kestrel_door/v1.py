@@ -22,6 +22,7 @@ from kestrel_protocol.surface import (
     SCOPE_READ,
     ArgumentError,
     Tool,
+    ToolResult,
     input_schema,
     result_refusal,
 )
@@ -142,9 +143,11 @@ def _result_response(door: Door, result: Mapping[str, Any], tool: Tool) -> Respo
         return Response(str(content[0].get("text", "")), media_type=tool.route.media)
     if data.get("gated") is True:
         return json_response(data.get("payment"), 402)
-    if data.get("kind") == "kestrel.operation":
-        return json_response(dict(data), 202)
-    return json_response(dict(data))
+    status = 202 if data.get("kind") == "kestrel.operation" else 200
+    if isinstance(result, ToolResult):  # its object's one JSON text, never encoded again
+        body = result.structured_bytes()
+        return Response(body, status_code=status, media_type="application/json")
+    return json_response(dict(data), status)
 
 
 async def _call(door: Door, caller: Caller, tool: Tool, args: Any) -> Response:

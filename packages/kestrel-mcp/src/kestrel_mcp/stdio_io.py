@@ -30,9 +30,8 @@ from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
-from kestrel_protocol.canonical import fast_compact_line
 from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
-from kestrel_protocol.surface import ToolResult, json_text
+from kestrel_protocol.surface import frame_bytes
 
 __all__ = ["MAX_LINE_BYTES", "Lines", "Reader", "Writer"]
 
@@ -61,7 +60,7 @@ class Writer:
     def write(self, message: dict[str, Any]) -> None:
         if self.gone:
             return
-        view = memoryview(_encode(message))
+        view = memoryview(frame_bytes(message, b"\n"))  # spliced, never re-encoded
         # Synchronous on purpose: a frame is written whole before any other task runs,
         # so concurrent responses can never interleave.
         try:
@@ -222,43 +221,6 @@ class Reader:
             self._watch()
 
 
-_RESPONSE_MEMBERS: Final = ("jsonrpc", "id", "result")
-
-
-def _encode(message: dict[str, Any]) -> bytes:
-    """One frame: the message's compact JSON and a newline.
-
-    A tool result holds its structured object's JSON text (the text it was built from):
-    a response of just that result is spliced from it in bytes, the text once as it is
-    and once escaped as the text block (:meth:`ToolResult.rpc_frame`), never encoding
-    the object again. A result a face added members to is written by orjson in one call
-    when it is float-free and the ``fast`` extra is installed, else spliced as text.
-    The bytes are always those of ``json.dumps(message, ensure_ascii=False,
-    separators=(",", ":"))`` and a newline; a message orjson declines (a lone
-    surrogate, an id beyond 64 bits) takes the other path.
-    """
-    result = message.get("result")
-    if type(result) is ToolResult:
-        if tuple(message) == _RESPONSE_MEMBERS and message["jsonrpc"] == "2.0":
-            request_id = message["id"]
-            if type(request_id) is int or type(request_id) is str:
-                line = result.rpc_frame(request_id, b"\n")  # one text, spliced
-                if line is not None:
-                    return line
-        if result.float_free():  # the whole line in one orjson call: json's bytes
-            line = fast_compact_line(message)
-            if line is not None:
-                return line
-        members = [
-            json_text(key) + ":" + (result.encoded() if value is result else json_text(value))
-            for key, value in message.items()
-        ]
-        text = "{" + ",".join(members) + "}\n"
-    else:
-        text = json_text(message) + "\n"
-    return text.encode("utf-8", "surrogatepass")
-
-
 class Lines:
     """Complete lines, one per :meth:`next`; blank lines are skipped and an over-long one
     is answered with -32700 and skipped. ``None`` at EOF, and on every call after it."""
@@ -303,13 +265,19 @@ class Lines:
                 return
             if self._skipping:
                 self._skipping = False
-            else:
+            elif self._buffer:  # the line began in an earlier chunk
                 self._buffer += chunk[start:newline]
                 if len(self._buffer) > MAX_LINE_BYTES:
                     _too_long(self._writer)
                 else:
                     self._complete()
-            self._buffer.clear()
+                self._buffer.clear()
+            elif newline - start > MAX_LINE_BYTES:
+                _too_long(self._writer)
+            else:  # a whole line in this chunk (every request of a working client): one copy
+                line = chunk[start:newline]
+                if line and not line.isspace():
+                    self._ready.append(line)
             start = newline + 1
 
     def _complete(self) -> None:

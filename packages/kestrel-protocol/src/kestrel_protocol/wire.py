@@ -93,20 +93,41 @@ def text_builder(cls: type[M]) -> Callable[[str], M]:
 class Wire(Generic[M]):
     """A protocol object of class ``cls`` as its compact JSON text (the same JSON value
     as the object's ``to_json()``; members may be in another order, a frame's are in
-    canonical order), the object made on the first call of :meth:`model`."""
+    canonical order), the object made on the first call of :meth:`model`.
 
-    __slots__ = ("_model", "cls", "text")
+    A writer that holds the values the object is made of may subclass it and write the
+    text (:meth:`write`) or make the object (:meth:`make`) from them, each only when
+    asked for; by default the text is given and the object is built from it.
+    """
 
-    def __init__(self, cls: type[M], text: str) -> None:
+    __slots__ = ("_model", "_text", "cls")
+
+    def __init__(self, cls: type[M], text: str | None = None) -> None:
         self.cls: Final = cls
-        self.text: Final = text
+        self._text = text
         self._model: M | None = None
 
+    @property
+    def text(self) -> str:
+        """The object's JSON text (written once, when first asked for)."""
+        text = self._text
+        if text is None:
+            text = self._text = self.write()
+        return text
+
+    def write(self) -> str:
+        """Write the text (a subclass that was given none writes it here)."""
+        raise TypeError(f"{type(self).__name__} was given no text and writes none")
+
+    def make(self) -> M:
+        """Make the object (by default from :attr:`text`, without re-validating it)."""
+        return text_builder(self.cls)(self.text)
+
     def model(self) -> M:
-        """The object (built once, from :attr:`text`, without re-validating it)."""
+        """The object (made once, when first asked for)."""
         found = self._model
         if found is None:
-            found = self._model = text_builder(self.cls)(self.text)
+            found = self._model = self.make()
         return found
 
     def to_json(self) -> dict[str, Any]:
@@ -117,4 +138,4 @@ class Wire(Generic[M]):
         return data
 
     def __repr__(self) -> str:
-        return f"Wire({self.cls.__name__}, {len(self.text)} characters)"
+        return f"Wire({self.cls.__name__})"

@@ -317,6 +317,34 @@ def test_frame_root_is_root_of_the_frame(scenario_id: str) -> None:
         assert root_of(again) == engine.frame_root()
 
 
+@pytest.mark.parametrize("scenario_id", ["acme-trend", "pairs-kx", "basket-20"])
+def test_a_frame_read_late_or_at_once_is_the_frame_its_text_validates_to(scenario_id: str) -> None:
+    # The object of a step's frame is made when first read: from the engine's values
+    # while the engine is still at that frame, from the frame's text once it moved on.
+    # Both must be what pydantic validates from the text (members set and all).
+    loaded = _shipped(scenario_id)
+    late, now = SessionEngine(loaded, "ks_late"), SessionEngine(loaded, "ks_late")
+    chooser = _mixed(7)
+    steps, read = [], []
+    for i in range(150):
+        if now.status != "open":
+            break
+        source = chooser(i, now)
+        try:
+            read.append(now.submit(source).frame)  # at once: from the engine's values
+        except KestrelError:
+            continue
+        steps.append(late.submit(source))  # read only after the session moved on
+    assert len(steps) > 50
+    for step, at_once in zip(steps, read, strict=True):
+        validated = SessionFrame.model_validate_json(step.text)
+        for frame in (step.frame, at_once):
+            assert frame == validated
+            assert frame.model_fields_set == validated.model_fields_set
+            assert frame.to_json() == validated.to_json()
+            assert canonical_json(frame).decode() == step.text
+
+
 def test_a_fractional_volume_tape_frames_its_volumes_as_their_exact_decimal_text() -> None:
     # every volume of a tape with a fractional one is a string (one JSON type per tape),
     # and the engine's text is still the canonical JSON of the model

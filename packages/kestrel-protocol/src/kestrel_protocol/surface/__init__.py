@@ -30,7 +30,7 @@ from .arguments import (
 )
 from .briefs import STYLES, prompts
 from .compact import COMPACT_TEXT, compact_text
-from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, Route, Tool
+from .declare import Binding, Fetch, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool, run_tool
 from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
@@ -41,6 +41,7 @@ from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
 from .results import (
     ArgumentError,
     ToolResult,
+    frame_bytes,
     json_text,
     refusal_result,
     result_refusal,
@@ -60,6 +61,7 @@ from .scopes import (
     TOOL_SCOPES,
 )
 from .session import Guard, McpSession
+from .signature import signature_problems
 from .surface import Surface
 from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
 from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
@@ -103,7 +105,6 @@ __all__ = [
     "McpSession",
     "NoArgs",
     "Notifier",
-    "Offload",
     "OpenArgs",
     "PaymentArgs",
     "Prompt",
@@ -130,6 +131,7 @@ __all__ = [
     "VerifyArgs",
     "call_tool",
     "compact_text",
+    "frame_bytes",
     "inline_refs",
     "input_schema",
     "json_text",
@@ -143,6 +145,7 @@ __all__ = [
     "refusal_result",
     "result_refusal",
     "run_tool",
+    "signature_problems",
     "text_problem",
     "tool_result",
     "trial_principal",

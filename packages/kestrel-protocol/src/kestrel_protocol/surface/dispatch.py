@@ -4,18 +4,20 @@ Argument validation and refusal mapping happen here, once, for every face: an un
 tool or arguments that do not fit raise :class:`~.results.ArgumentError`; a typed
 refusal of the call is a result with ``isError: true``; anything else is an
 unexpected fault and propagates. A result's text content is its JSON, or the compact
-rendering its class declares (:mod:`.compact`) or its tool's own (``Tool.text``).
+rendering its class declares (:mod:`.compact`) or its tool's own (``Tool.text``). A
+result the transport answered as text (a :class:`~kestrel_protocol.wire.Wire`) keeps
+that text as its JSON, spliced by every face, and is never built as an object.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import fast_compact_bytes
+from ..canonical import DECLINED, fast_compact_bytes, fast_loads
 from ..errors import KestrelError
 from ..model import ProtocolModel
 from ..wire import Wire
-from .compact import compact_text
+from .compact import COMPACT_TEXT, compact_text
 from .declare import Tool
 from .results import ArgumentError, ToolResult, refusal_result, tool_result
 from .surface import Surface
@@ -49,8 +51,20 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         raise
     except KestrelError as exc:
         return refusal_result(exc)
-    if isinstance(data, Wire):
-        data = data.model()
+    if isinstance(data, Wire):  # its text as it is, spliced by every face; its data parsed
+        written = data.text
+        raw = written.encode("utf-8", "surrogatepass")
+        structured = fast_loads(raw)
+        if structured is DECLINED:
+            structured = data.to_json()
+        render = COMPACT_TEXT.get(data.cls) if tool.text is None else tool.text
+        return ToolResult(
+            structured,
+            None if render is None else render(structured),
+            encoded=written,
+            utf8=raw,
+            float_free=True,  # a protocol object holds no float
+        )
     if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data
         structured = data.to_json()
         utf8 = fast_compact_bytes(structured)  # json's bytes: a protocol object holds no float

@@ -63,8 +63,6 @@ class McpMethods:
         self._page_size = max(1, page_size)
         self.recall = Recall() if recall is None else recall
         self._sleep = sleep
-        self._templates = [r.template() for r in surface.resources if r.is_template]
-        self._prompts = [p.listing() for p in surface.prompts]
 
     async def _run(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
         try:
@@ -149,7 +147,8 @@ class McpMethods:
         return data if isinstance(data, Mapping) else {}
 
     async def prompts_list(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return page("prompts", self._prompts, params.get("cursor"), self._page_size)
+        prompts = [p.listing() for p in self.surface.prompts]  # listed when asked, not per request
+        return page("prompts", prompts, params.get("cursor"), self._page_size)
 
     async def prompts_get(self, params: Mapping[str, Any]) -> dict[str, Any]:
         name = params.get("name")
@@ -199,7 +198,8 @@ class McpMethods:
         return page("resources", listed, params.get("cursor"), self._page_size)
 
     async def templates_list(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return page("resourceTemplates", self._templates, params.get("cursor"), self._page_size)
+        templates = [r.template() for r in self.surface.resources if r.is_template]
+        return page("resourceTemplates", templates, params.get("cursor"), self._page_size)
 
     async def resources_read(self, params: Mapping[str, Any], *, modern: bool) -> dict[str, Any]:
         uri = params.get("uri")

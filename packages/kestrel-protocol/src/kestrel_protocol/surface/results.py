@@ -16,12 +16,13 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from ..canonical import fast_compact_bytes, fast_compact_text
+from ..canonical import fast_compact_bytes, fast_compact_line, fast_compact_text
 from ..errors import KestrelError, Refusal, RefusalCode
 
 __all__ = [
     "ArgumentError",
     "ToolResult",
+    "frame_bytes",
     "json_text",
     "refusal_result",
     "result_refusal",
@@ -34,6 +35,9 @@ _SCALARS: Final = (str, int, bool)
 
 _MEMBERS: Final = ("content", "structuredContent", "isError")
 """A result's members as built, in order."""
+
+_RESPONSE_MEMBERS: Final = ("jsonrpc", "id", "result")
+"""A JSON-RPC response's members as the faces build it, in order."""
 
 _COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """Built once: ``json.dumps`` with options builds a new encoder on every call."""
@@ -57,6 +61,39 @@ def json_text(value: Any) -> str:
     if value is None or value is True or value is False:
         return "null" if value is None else "true" if value else "false"
     return _COMPACT.encode(value)
+
+
+def frame_bytes(message: dict[str, Any], end: bytes = b"") -> bytes:
+    """``message`` (a JSON-RPC message) as json's compact UTF-8 bytes, and ``end``.
+
+    The bytes are always those of ``json.dumps(message, ensure_ascii=False,
+    separators=(",", ":"))``: what every JSON face (stdio's lines, the door's ``/mcp``
+    bodies) sends. A response of just a :class:`ToolResult` is spliced from the
+    result's one text (:meth:`ToolResult.rpc_frame`), never encoding its object again;
+    a result a face added members to is written by orjson in one call when it is
+    float-free and the ``fast`` extra is installed, else spliced as text. A message
+    orjson declines (a lone surrogate, an id beyond 64 bits) takes the other path.
+    """
+    result = message.get("result")
+    if type(result) is ToolResult:
+        if tuple(message) == _RESPONSE_MEMBERS and message["jsonrpc"] == "2.0":
+            request_id = message["id"]
+            if type(request_id) is int or type(request_id) is str:
+                spliced = result.rpc_frame(request_id, end)  # one text, spliced
+                if spliced is not None:
+                    return spliced
+        if result.float_free():  # the whole message in one orjson call: json's bytes
+            whole = fast_compact_line(message) if end == b"\n" else fast_compact_bytes(message)
+            if whole is not None:
+                return whole if end == b"\n" else whole + end
+        members = [
+            json_text(key) + ":" + (result.encoded() if value is result else json_text(value))
+            for key, value in message.items()
+        ]
+        text = "{" + ",".join(members) + "}"
+    else:
+        text = json_text(message)
+    return text.encode("utf-8", "surrogatepass") + end
 
 
 class ToolResult(dict[str, Any]):
@@ -157,6 +194,17 @@ class ToolResult(dict[str, Any]):
                 end,
             )
         )
+
+    def structured_bytes(self) -> bytes:
+        """The JSON of ``structuredContent`` as json's compact UTF-8 bytes (what ``/v1``
+        answers): the one text it was built with while it is still that object, never
+        encoded again; a replaced one is encoded afresh."""
+        structured = self.get("structuredContent")
+        if structured is not self._structured:
+            return json_text(structured).encode("utf-8", "surrogatepass")
+        if self._utf8 is None:
+            self._utf8 = self.json_text.encode("utf-8", "surrogatepass")
+        return self._utf8
 
     def encoded(self) -> str:
         """``json_text(self)``, the same text, without encoding the structured object again.

@@ -160,6 +160,17 @@ class McpSession:
             return {**found, "resources": {**found["resources"], "subscribe": True}}
         return found
 
+    def silent(self, params: Any) -> bool:
+        """Whether a request with ``params`` can be sent no notification before its
+        response (no progress token, no log level asked for or set, no subscription to
+        tell of), so a face need not prepare to stream its answer."""
+        if self._subscribed or self._log_levels.get(self._log_key) is not None:
+            return False
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        if not isinstance(meta, Mapping):
+            return True
+        return meta.get("progressToken") is None and meta.get(LOG_LEVEL_KEY) is None
+
     # ------------------------------------------------------------------ messages
 
     async def handle(self, message: Any, send: Send | None = None) -> dict[str, Any] | None:

@@ -8,26 +8,21 @@ from kestrel_protocol import (
     KestrelError,
     RefusalCode,
     SessionResponse,
-    StandDown,
     Wire,
 )
 from kestrel_protocol.ports import FeedWaiter
 from kestrel_protocol.store import JournalConflict, RuntimeStore
 
+from .answered import Answered
 from .bounds import check_open_orders, open_order_bound
 from .catalog import ServedCatalog
-from .engine.wire import quote
 from .feed import BarNotPublished, Feeds
 from .grading import CONFLICT_RETRIES
 from .horizon import Horizons
 from .live import LiveSession, LiveSessions
-from .pentads import MEDIA_TYPE, pentad_root, quoted
+from .pentads import pentad_root
 
 __all__ = ["Submissions"]
-
-_Stepped = tuple[int, str, str, str, str, StandDown | None]
-"""What one step made: seq, prev (frame root), pentad root, the frame's text as served,
-its root, the stand-down."""
 
 
 class Submissions:
@@ -96,25 +91,9 @@ class Submissions:
             if done is not None:
                 break
             # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
-        seq, prev, root, frame, frame_root, stand_down = done
-        # The response's JSON written around the frame's text, members in the order the
-        # object dumps them (the frame's own in canonical order): no object is built.
-        pentad = (
-            f'{{"root":"{root}","session":{quoted(sid)},"seq":{seq},"prev":"{prev}",'
-            f'"body":{{"mediaType":"{MEDIA_TYPE}","bytes":{quoted(source)}}}}}'
-        )
-        delivery = f'{{"frame":{frame},"frameRoot":"{frame_root}"}}'
-        if stand_down is None:
-            text = f'{{"ok":true,"disposition":"applied","pentad":{pentad},"delivery":{delivery}}}'
-        else:
-            text = (
-                f'{{"ok":true,"disposition":"stood-down","pentad":{pentad},"delivery":{delivery}'
-                f',"standDown":{{"reason":{quote(stand_down.reason)}'
-                f',"detail":{quote(stand_down.detail)}}}}}'
-            )
-        return Wire(SessionResponse, text)
+        return done
 
-    def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
+    def _step(self, live: LiveSession, sid: str, source: str) -> Answered | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
         what it made, or ``None`` when ``live`` is stale. A refused source changes
         nothing; when applying or persisting fails, ``live`` is forgotten (the engine
@@ -149,10 +128,11 @@ class Submissions:
             raise
         live.frame_root = frame_root
         self._horizons.submitted(live, seq, clock, engine.clock)
-        frame = step.text
+        shown = step.shown
+        frame = shown.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length
             frame = frame.replace(
                 f',"remaining":{engine.last - engine.clock},"time":', ',"time":', 1
             )
-        return seq, prev, root, frame, frame_root, step.stand_down
+        return Answered(sid, seq, prev, source, root, shown, frame, frame_root, step.stand_down)

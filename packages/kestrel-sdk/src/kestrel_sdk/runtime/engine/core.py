@@ -381,15 +381,15 @@ class SessionEngine:
 
     def _make_frame(self) -> None:
         self._root = None
-        self._shown = Shown(
-            self._frames.build(
-                seq=self._seq,
-                clock=self._clock,
-                last=self._last,
-                status=self._status,
-                account=self._account,
-                peak=self._loop.peak,
-                open_orders=self._open,
-                tape=None if self._roots is None else self._roots[self._clock],
-            )
+        frames = self._frames
+        text = frames.build(
+            seq=self._seq,
+            clock=self._clock,
+            last=self._last,
+            status=self._status,
+            account=self._account,
+            peak=self._loop.peak,
+            open_orders=self._open,
+            tape=None if self._roots is None else self._roots[self._clock],
         )
+        self._shown = Shown(text, frames, frames.built)

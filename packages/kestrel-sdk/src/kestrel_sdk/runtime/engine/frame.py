@@ -3,10 +3,10 @@
 A frame is rebuilt on every step, so this module is the engine's hot path. The engine
 writes each frame as its canonical JSON text alone, from exact integers, keys in sorted
 order: the text is what faces send (spliced, not re-serialised) and what the frame's
-root hashes. No protocol object is made here: a caller that reads the frame as an
-object has it built from the text (:meth:`.core.SessionEngine.frame`), once. Parts that
-did not change since the previous frame (the scenario reference, the marks of the same
-bar, an unchanged account, position or open order) are reused.
+root hashes. No protocol object is made on the step: a caller that reads the frame as an
+object has it built when it asks, once (:mod:`.frame_models`). Parts that did not
+change since the previous frame (the scenario reference, the marks of the same bar, an
+unchanged account, position or open order) are reused.
 
 A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells the
 tape's length: the text, and so the root, is of the frame as served.
@@ -22,12 +22,14 @@ from array import array
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event
 from .frame_account import AccountParts
+from .frame_models import FrameModels
 from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
@@ -35,6 +37,9 @@ from .scaled import Terms
 from .wire import PriceTexts, quote
 
 __all__ = ["FrameBuilder"]
+
+_NO_EVENTS: list[Event] = []
+"""The events of a frame without any (never appended to)."""
 
 
 if TYPE_CHECKING:
@@ -70,6 +75,12 @@ class FrameBuilder:
         self._session_json = quote(session_id)
         self._symbol_json = {s: quote(s) for s in self._symbols}
         self._pending_json: list[str] = []
+        self._pending: list[Event] = []
+        self.built = 0
+        """Frames built so far: the version :meth:`model` is asked for."""
+        self._seen: tuple[Any, ...] = ()
+        self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
+        self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._marks_bar = -1
         self._marks_json = ""
         self._bars_json = ""
@@ -78,8 +89,8 @@ class FrameBuilder:
         self._sorted_symbols = sorted(self._symbols)
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         self._account = AccountParts(terms)
-        # each cached position: (qty, basis, mark), its text and its unrealized text
-        self._positions: dict[str, tuple[tuple[Any, ...], str, str]] = {}
+        # each cached position: (qty, basis, mark), its text, its unrealized and average
+        self._positions: dict[str, tuple[tuple[Any, ...], str, str, str]] = {}
         self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
         self._orders = OrderParts(terms)
 
@@ -104,6 +115,7 @@ class FrameBuilder:
             parts.append(f',"reason":{quote(event.reason)}')
         parts.append(f',"type":{quote(event.type)}}}')
         self._pending_json.append("".join(parts))
+        self._pending.append(event)
 
     def _marks_at(self, bar: int) -> tuple[str, str, str]:
         """The marks, the time and the bars of a bar as JSON (cached per bar)."""
@@ -148,20 +160,20 @@ class FrameBuilder:
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
-    ) -> tuple[str, str]:
-        """The position's text and its unrealized amount's text."""
+    ) -> tuple[str, str, str]:
+        """The position's text, its unrealized amount's and its average price's."""
         key = (qty, basis, mark)
         cached = self._positions.get(symbol)
         if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+            return cached[1], cached[2], cached[3]
         avg = self._average(symbol, qty, basis)
         shown = self._terms.money(unrealized)
         text = (
             f'{{"avgPrice":"{avg}","qty":{self._terms.quantity_json(qty)},"symbol":{self._symbol_json[symbol]}'
             f',"unrealized":"{shown}"}}'
         )
-        self._positions[symbol] = (key, text, shown)
-        return text, shown
+        self._positions[symbol] = (key, text, shown, avg)
+        return text, shown, avg
 
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
         """The columns and times of a forward tape grown since (the bar cached for the
@@ -199,7 +211,7 @@ class FrameBuilder:
             value = held.qty * mark
             equity += value
             unrealized_total = value - held.basis
-            positions_json, unrealized_text = self._position(
+            positions_json, unrealized_text, _ = self._position(
                 symbol, held.qty, held.basis, mark, unrealized_total
             )
         else:
@@ -224,15 +236,35 @@ class FrameBuilder:
             self._orders.forget_closed(open_orders)
         else:
             orders_json = ""
-        if self._pending_json:
+        events = self._pending
+        if events:
             events_json = ",".join(self._pending_json)
             self._pending_json = []
+            self._pending = []
         else:
+            events = _NO_EVENTS  # the pending list goes on collecting the next frame's
             events_json = ""
-        remaining_json = "" if self._sealed else f',"remaining":{last - clock}'
+        remaining = None if self._sealed else last - clock
+        remaining_json = "" if remaining is None else f',"remaining":{remaining}'
         marks_json, time, time_json = self._marks_at(clock)
         tape_json = "" if tape is None else f',"tape":"{tape}"'
-        news_json = "" if self._news is None else self._news.at(time)
+        news = self._news
+        news_json = "" if news is None else news.at(time)
+        # what the text is written from, for :meth:`model` (no object made here; the
+        # account and the orders are the engine's, unchanged while this frame is its last)
+        self.built += 1
+        self._seen = (
+            seq,
+            clock,
+            remaining,
+            time,
+            status,
+            tape,
+            account,
+            open_orders,
+            events,
+            None if news is None else news.shown,
+        )
         return (
             f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
             f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
@@ -240,3 +272,32 @@ class FrameBuilder:
             f',"positions":[{positions_json}]'
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
         )
+
+    def model(self, version: int) -> SessionFrame | None:
+        """The object of frame ``version`` (:attr:`built` when it was built), made from
+        what its text was written from; ``None`` once a later frame was built."""
+        if version != self.built:
+            return None
+        seq, clock, remaining, time, status, tape, account, orders, events, news = self._seen
+        positions = []
+        for symbol in self._symbols:  # each held one's texts, as the text was written
+            held = account.holdings.get(symbol)
+            if held is not None:
+                key, _, shown, avg = self._positions[symbol]
+                positions.append((symbol, held.qty, key, avg, shown))
+        if clock != self._model_bar[0]:  # the bar's texts, once per bar read as objects
+            prices, volume = self._prices.text, self._volume
+            bars: dict[str, tuple[str, str, str, str, int | str]] = {}
+            for s in self._sorted_symbols:
+                o, h, lo, c, v = self._cols[s]
+                bars[s] = (
+                    prices(o[clock]),
+                    prices(h[clock]),
+                    prices(lo[clock]),
+                    prices(c[clock]),
+                    volume(v[clock]),
+                )
+            self._model_bar = (clock, bars)
+        bars = self._model_bar[1]
+        seen = (seq, clock, remaining, time, status, tape, positions, orders, events, news)
+        return self._models.frame(seen, self._account.texts, bars)

@@ -27,6 +27,9 @@ class AccountParts:
         self._peak_text = ""
         self._account_key: tuple[Any, ...] = ()
         self._account = ""
+        self.texts: tuple[str, ...] = ()
+        """The last state's amounts as texts, in canonical order (cash, drawdown, equity,
+        fees, peak, realized, unrealized)."""
 
     def state(
         self,
@@ -72,4 +75,13 @@ class AccountParts:
         )
         self._account_key = key
         self._account = text
+        self.texts = (
+            cash_text,
+            drawdown,
+            equity_text,
+            fees_text,
+            peak_text,
+            realized_text,
+            unrealized_text,
+        )
         return text

@@ -3,7 +3,7 @@ budget (the news read gives the whole text), as canonical JSON text."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from kestrel_protocol import canonical_json
 
@@ -24,6 +24,8 @@ class FramedNews:
         self._newest = newest
         self._count = -1
         self._json = ""
+        self.shown: list[dict[str, Any]] = []
+        """The items of the last :meth:`at` as JSON data (its ``news`` member)."""
 
     def at(self, time: str) -> str:
         """The items visible at a clock bar of ``time`` (the newest ``newest``, oldest
@@ -32,6 +34,7 @@ class FramedNews:
         if count != self._count:
             shown = self._news.items[max(count - self._newest, 0) : count] if self._newest else ()
             data = [item.to_json(body_limit=FRAME_BODY_CHARS) for item in shown]
+            self.shown = data
             self._json = ',"news":[' + ",".join(canonical_json(d).decode() for d in data) + "]"
             self._count = count
         return self._json

@@ -8,6 +8,8 @@ from typing import Final, final
 from kestrel_protocol import SessionFrame, StandDown
 from kestrel_protocol.wire import text_builder
 
+from .frame import FrameBuilder
+
 __all__ = ["Shown", "Step"]
 
 _frame_of: Final = text_builder(SessionFrame)
@@ -15,20 +17,25 @@ _frame_of: Final = text_builder(SessionFrame)
 
 @final
 class Shown:
-    """A frame as the engine wrote it: its canonical text, its object built from the
-    text on first use (once: every reader of this frame shares it)."""
+    """A frame as the engine wrote it: its canonical text, and its object made on first
+    use (once: every reader of this frame shares it), from the engine's values while it
+    has not moved on, else from the text."""
 
-    __slots__ = ("_frame", "text")
+    __slots__ = ("_frame", "_frames", "_version", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, frames: FrameBuilder | None = None, version: int = 0) -> None:
         self.text: Final = text
+        self._frames = frames
+        self._version = version
         self._frame: SessionFrame | None = None
 
     @property
     def frame(self) -> SessionFrame:
         frame = self._frame
         if frame is None:
-            frame = self._frame = _frame_of(self.text)
+            frames, self._frames = self._frames, None
+            made = None if frames is None else frames.model(self._version)
+            frame = self._frame = _frame_of(self.text) if made is None else made
         return frame
 
 

@@ -1,0 +1,184 @@
+"""The latest frame as an object, built only when a caller reads it.
+
+:class:`~.frame.FrameBuilder` writes every frame as text and notes what it wrote from
+(:class:`Seen`: plain values and the engine's own immutable events). While the engine
+has not moved on, the frame's object is built from those values, reusing the objects of
+parts that did not change since the last object was built (the scenario reference, a
+bar's marks and OHLCV, an unchanged account, position or order); once it has moved on,
+the frame's text is the frame (:func:`kestrel_protocol.wire.text_builder`). Either way it
+is the object pydantic would validate from the text (the tests compare them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from kestrel_protocol import (
+    AccountState,
+    Clock,
+    FrameBar,
+    FrameEvent,
+    FrameOrder,
+    NewsItem,
+    Position,
+    ScenarioRef,
+    SessionFrame,
+)
+
+from .bus import Event
+from .orders import LiveOrder, order_links
+from .scaled import Terms
+from .wire import builder
+
+__all__ = ["FrameModels", "Seen"]
+
+_new_event: Final = builder(FrameEvent)
+_new_bar: Final = builder(FrameBar)
+_new_position: Final = builder(Position)
+_new_clock: Final = builder(Clock)
+_new_frame: Final = builder(SessionFrame)
+_new_account: Final = builder(AccountState)
+_new_order: Final = builder(FrameOrder)
+_new_item: Final = builder(NewsItem)
+
+
+Seen = tuple[Any, ...]
+"""What one frame's text was written from, as :class:`~.frame.FrameBuilder` notes it:
+seq, clock, remaining (``None`` when sealed), time, status, tape, the positions
+(symbol, qty, (qty, basis, mark), average text, unrealized text), the open orders, the
+events and the news items (JSON data, ``None`` without news)."""
+
+Bars = dict[str, tuple[str, str, str, str, int | str]]
+"""Per symbol, the clock bar's open, high, low, close texts and its volume."""
+
+
+class FrameModels:
+    """Builds frames' objects from :class:`Seen` values, keeping the objects of parts
+    that recur from frame to frame."""
+
+    def __init__(self, session_id: str, scenario_id: str, scenario_root: str, terms: Terms):
+        self._session_id = session_id
+        self._terms = terms
+        self._scenario = _new_frame_ref(scenario_id, scenario_root)
+        self._bars_key: Bars | None = None
+        self._bars: dict[str, FrameBar] = {}
+        self._marks: dict[str, str] = {}
+        self._account_key: tuple[str, ...] = ()
+        self._account: AccountState | None = None
+        self._positions: dict[str, tuple[tuple[Any, ...], Position]] = {}
+        self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder]] = {}
+        self._news_key: list[dict[str, Any]] | None = None
+        self._news: list[NewsItem] = []
+
+    def frame(self, seen: Seen, account: tuple[str, ...], bars: Bars) -> SessionFrame:
+        """The frame written from ``seen``, ``account`` (the amounts' texts in canonical
+        order) and ``bars``, as an object."""
+        seq, clock, remaining, time, status, tape, positions, orders, events, news = seen
+        if bars is not self._bars_key:
+            self._bars = {
+                s: _new_bar({"open": o, "high": h, "low": lo, "close": c, "volume": v})
+                for s, (o, h, lo, c, v) in bars.items()
+            }
+            self._marks = {s: c for s, (_, _, _, c, _) in bars.items()}
+            self._bars_key = bars
+        if account != self._account_key or self._account is None:
+            cash, drawdown, equity, fees, peak, realized, unrealized = account
+            self._account = _new_account(
+                {
+                    "cash": cash,
+                    "equity": equity,
+                    "realized": realized,
+                    "unrealized": unrealized,
+                    "fees": fees,
+                    "peak": peak,
+                    "drawdown": drawdown,
+                }
+            )
+            self._account_key = account
+        members: dict[str, Any] = {
+            "kind": "kestrel.frame",
+            "session": self._session_id,
+            "seq": seq,
+            "scenario": self._scenario,
+            "clock": _new_clock(
+                {"bar": clock, "time": time}
+                if remaining is None
+                else {"bar": clock, "time": time, "remaining": remaining}
+            ),
+            "status": status,
+            "marks": dict(self._marks),
+            "bars": dict(self._bars),
+            "account": self._account,
+            "positions": [self._position(p) for p in positions] if positions else [],
+            "orders": [self._order(o) for o in orders] if orders else [],
+            "events": [self._event(e) for e in events] if events else [],
+        }
+        if news is not None:
+            if news is not self._news_key:
+                self._news = [_new_item(d) for d in news]
+                self._news_key = news
+            members = {"news": list(self._news), **members}
+        if tape is not None:
+            members["tape"] = tape
+        return _new_frame(members)
+
+    def _position(self, seen: tuple[str, int, tuple[Any, ...], str, str]) -> Position:
+        symbol, qty, key, avg, shown = seen
+        cached = self._positions.get(symbol)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        made = _new_position(
+            {
+                "symbol": symbol,
+                "qty": self._terms.quantity(qty),
+                "avg_price": avg,
+                "unrealized": shown,
+            }
+        )
+        self._positions[symbol] = (key, made)
+        return made
+
+    def _order(self, o: LiveOrder) -> FrameOrder:
+        key = (o.id, o.filled, o.status, o.qty, o.stop_p)
+        cached = self._orders.get(id(o))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        terms = self._terms
+        members = {
+            "id": o.id,
+            "alias": o.alias,
+            "side": o.side,
+            "qty": terms.quantity(o.qty),
+            "filled": terms.quantity(o.filled),
+            "symbol": o.symbol,
+            "type": o.type,
+            "limit": o.limit,
+            "stop": o.stop,
+            "tif": o.tif,
+            "status": o.status,
+        }
+        made = _new_order(members | order_links(o))
+        if len(self._orders) > 256:
+            self._orders.clear()
+        self._orders[id(o)] = (key, made)
+        return made
+
+    def _event(self, event: Event) -> FrameEvent:
+        # only the members the event has: the others keep their defaults (null) and
+        # stay out of the model's fields set, as when the event is read from JSON
+        members: dict[str, Any] = {"type": event.type, "bar": event.bar}
+        if event.order is not None:
+            members["order"] = event.order.id
+        if event.qty is not None:
+            members["qty"] = self._terms.quantity(event.qty)
+        fill = event.fill
+        if fill is not None:
+            members["price"] = self._terms.price(fill.price)
+            members["fee"] = self._terms.money(fill.fee)
+        if event.reason is not None:
+            members["reason"] = event.reason
+        return _new_event(members)
+
+
+def _new_frame_ref(scenario_id: str, root: str) -> ScenarioRef:
+    return builder(ScenarioRef)({"id": scenario_id, "root": root})
