@@ -13,10 +13,13 @@ order, filled at the next bar's open with its fee, ``advance 1``, the frame and 
 (``info["frame_root"]``), on the env's default store, in this process.
 
 Kestrel runs without grading (``grade=False``: gym-trading-env grades nothing) and, on
-its own line, with each episode graded and proved (its close, a replay of every step and
-the proof). Runs alternate, Kestrel then the peer, and each pair's ratio is printed with
-their median: on a shared virtual machine whose speed drifts, a pair run back to back
-sees the same machine. Rates are steps per second of process CPU (and of wall time).
+its own line, with each episode graded and proved (its close, its grade and the proof).
+It runs again as ``gymnasium.make("kestrel/Trading-v0", …)`` gives it (the checker and
+order-enforcing wrappers): with its defaults (each episode graded and proved) and as a
+training loop makes it (``grade=False``). Runs alternate, Kestrel then the peer, and each
+ratio to the peer's run beside it is printed with their median: on a shared virtual
+machine whose speed drifts, runs back to back see the same machine. Rates are steps per
+second of process CPU (and of wall time).
 
 ``--vector``: ``gymnasium.make_vec`` of Kestrel's env, sync and async, with ``N``
 sub-envs, in steps per second of all sub-envs together, by wall time, and by CPU time of
@@ -136,6 +139,16 @@ def main() -> None:
         catalog, frame = make_catalog(Path(directory))
         kestrel = TradingEnv(SCENARIO, catalog_paths=[catalog], window=WINDOW, grade=False)
         graded = TradingEnv(SCENARIO, catalog_paths=[catalog], window=WINDOW)
+        made = gymnasium.make(
+            kestrel_sdk.gym.ENV_ID, scenario=SCENARIO, catalog_paths=[catalog], window=WINDOW
+        )
+        training = gymnasium.make(
+            kestrel_sdk.gym.ENV_ID,
+            scenario=SCENARIO,
+            catalog_paths=[catalog],
+            window=WINDOW,
+            grade=False,
+        )
         peer = PeerEnv(
             df=frame,
             positions=[-1, 0, 1],
@@ -145,36 +158,49 @@ def main() -> None:
             portfolio_initial_value=100_000,
             verbose=0,
         )
-        for env in (kestrel, graded, peer):
+        for env in (kestrel, graded, made, training, peer):
             env.reset(seed=0)
             env.action_space.seed(0)
         print(
             f"{SOURCE} as {SCENARIO}: {len(frame)} bars, positions -1/0/1, fees 0.1 %, "
-            f"window {WINDOW}, random actions, {args.episodes} whole episodes a run; "
-            f"Python {sys.version.split()[0]}, NumPy {np.__version__}, pandas {pd.__version__}"
+            f"window {WINDOW}, random actions, {args.episodes} whole episodes a run "
+            f"(graded: 1); Python {sys.version.split()[0]}, NumPy {np.__version__}, "
+            f"pandas {pd.__version__}"
         )
-        print("run  kestrel steps/s cpu (wall)   graded cpu   gym-trading-env cpu (wall)  ratio")
-        ratios, rows = [], []
+        print(
+            "steps/s of CPU; ratios to gym-trading-env's run beside them\n"
+            "run  kestrel cpu (wall)    graded   make: graded  training   "
+            "gym-trading-env cpu (wall)   ratios: kestrel  make graded  make training"
+        )
+        ratios: list[tuple[float, float, float]] = []
+        rows = []
         for run in range(args.runs):
             k_cpu, k_wall = timed(lambda: episode(kestrel), args.episodes)
             p_cpu, p_wall = timed(lambda: episode(peer), args.episodes)
             g_cpu, _ = timed(lambda: episode(graded), 1)
-            ratios.append(k_cpu / p_cpu)
-            rows.append((k_cpu, k_wall, g_cpu, p_cpu, p_wall))
+            m_cpu, _ = timed(lambda: episode(made), 1)
+            t_cpu, _ = timed(lambda: episode(training), args.episodes)
+            ratios.append((k_cpu / p_cpu, m_cpu / p_cpu, t_cpu / p_cpu))
+            rows.append((k_cpu, k_wall, g_cpu, m_cpu, t_cpu, p_cpu, p_wall))
             print(
-                f"{run + 1:>3}  {k_cpu:>10,.0f} ({k_wall:>7,.0f})   {g_cpu:>10,.0f}   "
-                f"{p_cpu:>14,.0f} ({p_wall:>7,.0f})  {ratios[-1]:.2f}x"
+                f"{run + 1:>3}  {k_cpu:>7,.0f} ({k_wall:>7,.0f})  {g_cpu:>7,.0f}   "
+                f"{m_cpu:>10,.0f}  {t_cpu:>8,.0f}   {p_cpu:>14,.0f} ({p_wall:>7,.0f})   "
+                f"{ratios[-1][0]:>14.2f}x  {ratios[-1][1]:>10.2f}x  {ratios[-1][2]:>12.2f}x"
             )
-        kestrel.close()
-        graded.close()
+        for env in (kestrel, graded, made, training):
+            env.close()
         med = [statistics.median(column) for column in zip(*rows, strict=True)]
         print(
             f"median: Kestrel {med[0]:,.0f} steps/s CPU ({med[1]:,.0f} wall), graded and "
-            f"proved {med[2]:,.0f}; gym-trading-env {med[3]:,.0f} ({med[4]:,.0f} wall)"
+            f"proved {med[2]:,.0f}; gymnasium.make graded and proved {med[3]:,.0f}, "
+            f"training {med[4]:,.0f}; gym-trading-env {med[5]:,.0f} ({med[6]:,.0f} wall)"
+        )
+        k_ratio, m_ratio, t_ratio = (
+            statistics.median(column) for column in zip(*ratios, strict=True)
         )
         print(
-            f"ratio Kestrel / gym-trading-env (CPU, median of pairs): "
-            f"{statistics.median(ratios):.2f}x"
+            f"ratio to gym-trading-env (CPU, median of pairs): Kestrel {k_ratio:.2f}x; "
+            f"gymnasium.make graded and proved {m_ratio:.2f}x, training {t_ratio:.2f}x"
         )
         counts = [int(n) for n in args.vector.split(",") if n.strip()]
         for n in counts:

@@ -1,26 +1,28 @@
-"""The least a step can cost in pure Python, against the peers' bar and step.
+"""The least a step can cost in pure Python, layer by layer, against the peers.
 
 Run: ``uv run python benchmarks/step_floor.py [--runs 5] [--steps 50000]``.
 
-Whatever the code around it, a Kestrel step over the SDK must: validate the tool's
-arguments as every face does; parse the source when it is new (a trade's quantity makes
-most of them new); write the frame's canonical JSON text and its sha256 root, and the
-pentad's text and root; keep the journal row (a list append on the memory store; one
-committed SQLite transaction and the horizon read on the default store, as the runtime's
-crash and lookahead guarantees need); and hand the face the response's protocol objects
-(pydantic models built through pydantic-core's public schema, the cheapest way the
-public API allows: the response, its pentad, delivery, frame, clock and bar, and the
-account, position and events when they changed).
+A step does only what some caller asked for (issue 48). What every step must do,
+whoever calls: take the statement (parse it when new, reuse it when seen), match and
+fill (here: read the bar, move the position and the account in integers), keep the
+journal row (a list append on the memory store; on SQLite one committed statement and
+the horizon read, as the runtime's crash and lookahead guarantees need) and have the
+values a training loop observes (position, cash, equity, the bar's close). That is the
+``bare`` floor. On top of it, layer by layer, what callers ask for:
 
-This script does that work and nothing else, for real bars of ``minute-200k``: each step
-is one straight-line function with every text prepared ahead where it can be, the
-numbers an engine would compute faked, no engine (no matching, no risk checks, no
-bounds), no layers (no transport, no runtime, no lock). It is a measuring stick, not an
-implementation: its cost is a floor that no implementation of the same protocol in pure
-Python goes below on this machine. Its rates are set against backtesting.py's bars/s
-(the SMA(20) cross of ``engine.py``'s (a)) and gym-trading-env's steps/s (random actions,
-``gym_env.py``), measured in the same run, alternated, by process CPU; and against the
-speed targets of issues 34 and 35, which ask for the whole step path, not this floor.
+- ``roots``: the frame's canonical text and its sha256 root, the pentad's text and
+  root: what a JSON face sends (and what the runtime's journal binds today).
+- ``objects``: the response's protocol objects (response, pentad, delivery, frame,
+  clock, bar, account, position and events when they changed), built through
+  pydantic-core's public schema, the cheapest way the public API allows: what an SDK
+  caller reading ``response.delivery.frame`` asks for. Objects carry the roots, so this
+  layer sits on ``roots``.
+
+Each layer is one straight-line function over real bars of ``minute-200k``, every text
+prepared ahead where it can be, no engine, no layers of code (no transport, runtime or
+lock): a measuring stick, not an implementation. Rates are set against backtesting.py's
+bars/s (the SMA(20) cross of ``engine.py``'s (a)) and gym-trading-env's steps/s (random
+actions, ``gym_env.py``), measured in the same run, alternated, by process CPU.
 
 ``(a)`` mixes the variants as the SMA(20) cross agent of ``engine.py`` meets them on the
 first ``--steps`` bars (flat bars, bars holding its position, bars it trades on); the
@@ -92,10 +94,18 @@ FLAT = (
 )
 
 
-class Floor:
-    """The straight-line step over one tape, keeping its journal in ``journal``."""
+LAYERS = ("bare", "roots", "objects")
+"""What a step makes, each layer on the one before (see the module docstring)."""
 
-    def __init__(self, journal: Callable[[int, str, str, str], None]) -> None:
+
+class Floor:
+    """The straight-line step over one tape, keeping its journal in ``journal``, making
+    what ``layer`` asks for."""
+
+    def __init__(self, journal: Callable[[int, str, str, str], None], layer: str) -> None:
+        self.layer = LAYERS.index(layer)
+        self.programs: dict[str, Any] = {}
+        self.cash = 10_000_000
         tape = load_catalog().get(engine.SCENARIO).tape  # type: ignore[union-attr]
         self.cols = tape.columns[engine.SYMBOL]
         self.times = tape.times
@@ -115,15 +125,27 @@ class Floor:
         """One step of ``arguments['source']``; ``held`` shares after it; ``trade``: the
         source is new (parsed) and placed an order that filled (two events)."""
         source = SubmitArgs.model_validate(arguments).source
-        if trade:
-            parse_located(source)
+        program = self.programs.get(source)
+        if program is None:
+            program = parse_located(source)
+            if len(self.programs) < 512:
+                self.programs[source] = program
         seq, bar, prev = self.seq + 1, self.bar + 1, self.prev
+        cols = self.cols
+        close = cols.close[bar]
+        if trade:  # the fill at the bar's open, its fee, the position moved
+            self.cash -= (held or -10) * cols.open[bar] // 100 + 103
+        observed = (held, self.cash, self.cash + held * close // 100, close)
+        if not self.layer:
+            self.journal(seq, source, "", "")
+            self.seq, self.bar = seq, bar
+            return observed
         pentad = (
             f'{{"body":{{"bytes":"{source}","mediaType":"text/x-kestrel"}},"prev":"{prev}"'
             f',"seq":{seq},"session":"{SID}"}}'
         )
         pentad_root = "sha256:" + hashlib.sha256(pentad.encode()).hexdigest()
-        cols, price = self.cols, self.price
+        price = self.price
         o, h, lo, c = (
             price(cols.open[bar]),
             price(cols.high[bar]),
@@ -176,6 +198,8 @@ class Floor:
         frame_root = "sha256:" + hashlib.sha256(frame.encode()).hexdigest()
         self.journal(seq, source, pentad_root, frame_root)
         self.seq, self.bar, self.prev = seq, bar, frame_root
+        if self.layer == 1:
+            return frame
         body = self.bodies.get(source)
         if body is None:
             body = PentadBody(media_type="text/x-kestrel", bytes=source)
@@ -268,9 +292,9 @@ def sma_mix(steps: int) -> list[tuple[str, int, bool]]:
     return out
 
 
-def floor_rate(plan: list[tuple[str, int, bool]], journal: Any) -> float:
-    """Steps per CPU second of the straight-line step over ``plan``."""
-    floor = Floor(journal)
+def floor_rate(plan: list[tuple[str, int, bool]], journal: Any, layer: str) -> float:
+    """Steps per CPU second of the straight-line step over ``plan`` up to ``layer``."""
+    floor = Floor(journal, layer)
     step = floor.step
     cpu = time.process_time()
     for source, held, trade in plan:
@@ -297,7 +321,7 @@ def main() -> int:
         f"{engine.SCENARIO}, first {args.steps} bars; SMA(20) agent: {trades} trade steps, "
         f"{longs} holding, {args.steps - trades - longs} flat; process CPU, {args.runs} runs"
     )
-    rows: list[tuple[float, ...]] = []
+    rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as directory:
         _, frame = gym_env.make_catalog(Path(directory))
         with warnings.catch_warnings():
@@ -314,27 +338,33 @@ def main() -> int:
             peer_env.reset(seed=0)
             peer_env.action_space.seed(0)
         for run in range(args.runs):
-            memory = floor_rate(sma, lambda *row: None)
-            _, backtest, _ = engine.peer(df, engine.SmaCross)
-            with tempfile.TemporaryDirectory() as files:
-                on_sqlite = floor_rate(sma, sqlite_journal(files))
-            gym_floor = floor_rate(gym, lambda *row: None)
-            gym_peer, _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
-            rows.append((memory, on_sqlite, backtest, gym_floor, gym_peer))
-            print(
-                f"  run {run + 1}: floor {memory:,.0f} | SQLite {on_sqlite:,.0f} steps/s,"
-                f" backtesting.py {backtest:,.0f} bars/s; gym floor {gym_floor:,.0f},"
-                f" gym-trading-env {gym_peer:,.0f} steps/s"
-            )
-    pairs = list(zip(*[(m / b, s / b, g / p) for m, s, b, g, p in rows], strict=True))
-    best = [statistics.median(column) for column in pairs]
-    print("floor / peer, median of pairs (the best any pure-Python step path can reach):")
-    print(f"  (a) memory store  {best[0]:.2f}x   (issue 34 asks >= 0.5x of the whole path)")
-    print(f"  (a) SQLite store  {best[1]:.2f}x   (issue 34 asks >= 0.25x)")
-    print(
-        f"  gym runtime step  {best[2]:.2f}x   of gym-trading-env's whole step, before the env's"
-        " own work (issue 35 asks >= 1.0x of the env)"
-    )
+            row: dict[str, float] = {}
+            for layer in LAYERS:
+                row[f"memory {layer}"] = floor_rate(sma, lambda *_: None, layer)
+                with tempfile.TemporaryDirectory() as files:
+                    row[f"SQLite {layer}"] = floor_rate(sma, sqlite_journal(files), layer)
+                row[f"gym {layer}"] = floor_rate(gym, lambda *_: None, layer)
+            _, row["backtesting.py"], _ = engine.peer(df, engine.SmaCross)
+            row["gym-trading-env"], _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
+            rows.append(row)
+            print(f"  run {run + 1}: " + ", ".join(f"{k} {v:,.0f}" for k, v in row.items()))
+    print("floor ÷ peer by process CPU, median of the runs' ratios; µs per step of each layer:")
+    for mix, peer in (
+        ("memory", "backtesting.py"),
+        ("SQLite", "backtesting.py"),
+        ("gym", "gym-trading-env"),
+    ):
+        cells = []
+        for layer in LAYERS:
+            ratio = statistics.median(r[f"{mix} {layer}"] / r[peer] for r in rows)
+            micros = statistics.median(1e6 / r[f"{mix} {layer}"] for r in rows)
+            cells.append(f"{layer} {ratio:.2f}x ({micros:.1f} µs)")
+        print(f"  {mix:<7} vs {peer:<16} " + " | ".join(cells))
+    peer_us = {
+        p: statistics.median(1e6 / r[p] for r in rows)
+        for p in ("backtesting.py", "gym-trading-env")
+    }
+    print("  peers: " + ", ".join(f"{p} {v:.1f} µs" for p, v in peer_us.items()))
     return 0
 
 

@@ -6,19 +6,36 @@ sealed, disguised, news and forward leak searches."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 from kestrel_protocol import GradeResult, KestrelError
 from kestrel_protocol.surface import SURFACE
 
-__all__ = ["call_everywhere", "read_everything", "route_request", "wire_fields"]
+__all__ = ["call_everywhere", "read_everything", "route_request", "sample_call", "wire_fields"]
 
 
 def wire_fields(tool: Any) -> list[tuple[str, Any]]:
     """Each argument by its wire name, with its field."""
     return [(f.alias or n, f) for n, f in tool.arguments.model_fields.items()]
+
+
+def sample_call(tool: Any, known: Mapping[str, Any]) -> dict[str, Any]:
+    """``tool``'s required arguments (wire names): the ``known`` value of each (what the
+    test made: its session, a root, a grade), else its field's first example, so a tool
+    added to the surface is called with no test edit."""
+    values: dict[str, Any] = {}
+    for name, field in wire_fields(tool):
+        if not field.is_required():
+            continue
+        if name in known:
+            values[name] = known[name]
+        elif field.examples:
+            values[name] = field.examples[0]
+        else:
+            raise AssertionError(f"{tool.name}: give argument {name!r} an example (examples=)")
+    return values
 
 
 def route_request(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:

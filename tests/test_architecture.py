@@ -43,6 +43,7 @@ PLANTS: dict[str, tuple[str, str]] = {
         "kestrel_sdk/runtime/_planted.py",
         "from .stores.memory import MemoryStore\n",
     ),
+    "protocol-runs-nothing": ("kestrel_protocol/_planted.py", "import anyio.to_thread\n"),
 }
 
 

@@ -44,7 +44,7 @@ from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 from tests.doors import serve_door
-from tests.every_face import call_everywhere, read_everything, wire_fields
+from tests.every_face import call_everywhere, read_everything, sample_call
 
 pytestmark = pytest.mark.anyio
 
@@ -230,7 +230,7 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
         ("kestrel_session_submit", {"sessionId": sid, "source": "advance 0"}),
     ]
     calls = refused + [
-        (tool.name, {a: samples[a] for a, f in wire_fields(tool) if f.is_required()})
+        (tool.name, sample_call(tool, samples))
         for tool in SURFACE.tools
         if tool.name not in ("kestrel_grade", "kestrel_session_close")
     ]

@@ -36,7 +36,7 @@ from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.service import Runtime
 
-from tests.every_face import call_everywhere, read_everything, wire_fields
+from tests.every_face import call_everywhere, read_everything, sample_call
 from tests.kestrel_sdk.runtime.forward.scenarios import (
     SCENARIO_ID,
     bar_rows,
@@ -154,7 +154,7 @@ async def test_no_face_shows_a_bar_after_the_clock_of_a_forward_session(tmp_path
         ("kestrel_session_open", {"scenario": SCENARIO_ID, "label": "forward"}),
     ]
     calls = refused + [
-        (tool.name, {a: samples[a] for a, f in wire_fields(tool) if f.is_required()})
+        (tool.name, sample_call(tool, samples))
         for tool in SURFACE.tools
         if tool.name not in ("kestrel_grade", "kestrel_session_close")
     ]

@@ -27,6 +27,8 @@ from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Tool
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.lang import FORM_EXAMPLES
 
+from tests.every_face import sample_call
+
 pytestmark = pytest.mark.anyio
 
 BASE = "http://127.0.0.1:8787"
@@ -77,8 +79,10 @@ async def _setup(runtime: Any) -> Fixture:
 
 
 def _samples(fx: Fixture) -> dict[str, Any]:
+    """What only the setup knows (its session, a root, a grade) and what this table
+    chooses over a field's example (a label of its own); any other argument is called
+    with its field's example (``sample_call``)."""
     return {
-        "scenario": "acme-trend",
         "label": "parity",
         "sessionId": fx.sid,
         "source": "advance 1\n",
@@ -86,7 +90,6 @@ def _samples(fx: Fixture) -> dict[str, Any]:
         "root": fx.root,
         "grade": fx.grade,
         "gradeRoot": fx.grade["root"],
-        "bars": 3,
     }
 
 
@@ -101,7 +104,9 @@ def _rows(fx: Fixture) -> list[Row]:
     for tool in SURFACE.tools:
         fields = _fields(tool)
         required = [name for name, f in fields if f.is_required()]
-        valid = {n: samples[n] for n, f in fields if f.is_required() or n == "label"}
+        valid = sample_call(tool, samples)
+        if "label" in dict(fields):
+            valid["label"] = samples["label"]
         rows.append(Row(tool, "valid", valid))
         rows.append(Row(tool, "unknown argument", {**valid, "bogus": 1}))
         if required:

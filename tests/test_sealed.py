@@ -37,7 +37,7 @@ from kestrel_protocol import GradeResult
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 from kestrel_sdk import create_sdk, local_transport, remote_transport
 
-from tests.every_face import call_everywhere, read_everything, wire_fields
+from tests.every_face import call_everywhere, read_everything, sample_call
 
 pytestmark = pytest.mark.anyio
 
@@ -168,7 +168,7 @@ async def test_no_face_shows_a_bar_after_the_clock(tmp_path: Path) -> None:
         bodies.append((f"door /mcp {method} {params}", door.text))
 
     calls = refused + [
-        (tool.name, {a: samples[a] for a, f in wire_fields(tool) if f.is_required()})
+        (tool.name, sample_call(tool, samples))
         for tool in SURFACE.tools
         if tool.name not in ("kestrel_grade", "kestrel_session_close")
     ]

@@ -7,13 +7,17 @@
 * the declarations say what hosts rely on (honest hints, strict argument models);
 * adding a tool (its arguments model, its ``Tool`` and its runtime method) serves it on
   every face, the SDK over both transports included, with no other edit; no source
-  outside the registry spells a ``/v1`` route; the SDK's typed methods match the tools.
+  outside the registry spells a ``/v1`` route; the SDK's typed methods match the tools
+  (those not written by hand are generated, and the generated module is current);
+* every runtime method takes its tool's arguments by keyword (a field renamed or
+  reordered is caught from the declaration, and a reordered one still binds right).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,7 @@ import pytest
 from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
 from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_mcp.secrets import SecretTools, secret_tools
-from kestrel_protocol import Clock
+from kestrel_protocol import Clock, History
 from kestrel_protocol.surface import (
     FEED_BARS_PATH,
     FEED_FREEZE_PATH,
@@ -35,10 +39,14 @@ from kestrel_protocol.surface import (
     Surface,
     Text,
     Tool,
+    signature_problems,
 )
 from kestrel_sdk import KestrelSdk, KestrelSession, create_sdk, local_transport, remote_transport
+from kestrel_sdk.generate import TOOL_METHODS, tool_methods_source
 from kestrel_sdk.runtime import Runtime
 from pydantic import Field
+
+from tests.every_face import sample_call
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "packages").glob("*/src/**/*.py"))
@@ -230,42 +238,166 @@ def test_the_sdk_has_a_typed_method_for_every_tool_taking_its_arguments() -> Non
         assert {_SDK_SPELLING.get(p, p) for p in parameters} | given == fields, tool.name
 
 
-class ClockArgs(Arguments):
-    """A session by its id (the added tool's own arguments model)."""
+def test_every_tool_is_called_from_its_fields_examples() -> None:
+    """Each required argument that a string or a number carries has an example, and the
+    examples make valid arguments: tests that call every tool take their calls from them
+    (``sample_call``), so a tool added to the surface needs no test edit."""
+    for tool in SURFACE.tools:
+        if any(f.annotation not in (str, int, float, bool) for _, f in _required(tool)):
+            continue  # an object argument (a grade to verify): the tests that call it have one
+        call = sample_call(tool, {})
+        keywords = tool.parse(call).keywords()  # an invalid example: ArgumentError
+        assert list(keywords) == list(tool.arguments.model_fields), tool.name
+    assert sample_call(SURFACE.tool("kestrel_session_history"), {"sessionId": "ks_x"}) == {
+        "sessionId": "ks_x",
+        "bars": 20,
+    }
+
+
+def _required(tool: Tool) -> list[tuple[str, Any]]:
+    return [(n, f) for n, f in tool.arguments.model_fields.items() if f.is_required()]
+
+
+def test_the_generated_typed_methods_are_current() -> None:
+    """``python -m kestrel_sdk.generate`` was run since the surface last changed."""
+    assert TOOL_METHODS.read_text("utf-8") == tool_methods_source(), (
+        "stale: run `uv run python -m kestrel_sdk.generate`"
+    )
+
+
+def test_every_runtime_method_takes_its_tools_arguments_by_keyword(tmp_path: Path) -> None:
+    """Each tool's runtime method has a keyword parameter for every argument (its Python
+    name), ``principal`` or ``reader`` as its binding names the caller, no required
+    parameter nothing fills, and the tool's order."""
+    runtime = Runtime(tmp_path / "home")
+    try:
+        problems = [
+            problem
+            for tool in SURFACE.tools
+            if tool.runs is not None
+            for problem in signature_problems(tool, getattr(runtime, tool.runs.method))
+        ]
+    finally:
+        runtime.shutdown()
+    assert problems == []
+
+
+class ReorderedHistoryArgs(Arguments):
+    """``HistoryArgs`` with ``symbol`` planted before ``bars``."""
 
     session_id: Text = Field(description="The sessionId the session open returned.")
+    symbol: Text | None = Field(default=None, description="One symbol, or every one.")
+    bars: int = Field(ge=1, le=1000, description="How many bars.")
 
 
-class ClockRuntime(Runtime):
-    """The runtime with the added tool's method."""
+class RenamedHistoryArgs(Arguments):
+    """``HistoryArgs`` with ``session_id`` planted as ``session``."""
 
-    def clock(self, principal: str, session_id: str) -> Clock:
-        return self.frame(principal, session_id).frame.clock
+    session: Text = Field(description="The sessionId the session open returned.")
+    bars: int = Field(ge=1, le=1000, description="How many bars.")
+    symbol: Text | None = Field(default=None, description="One symbol, or every one.")
 
 
-CLOCK_TOOL = Tool(
-    name="kestrel_session_clock",
-    title="Session clock",
-    description="The session's clock: the bar it stands on, its time and the bars left.",
-    arguments=ClockArgs,
-    runs=Binding("clock", offload="caller"),
-    results=(Clock,),
-    scope="kestrel:read",
-    read_only=True,
-    refusals=("UNKNOWN_SESSION",),
-    route=Route("GET", "/v1/sessions/{id}/clock", {"sessionId": "id"}),
-)
+def _planted(arguments: type[Arguments]) -> Tool:
+    history = SURFACE.tool("kestrel_session_history")
+    return replace(history, name="kestrel_planted_history", arguments=arguments, route=None)
+
+
+@pytest.mark.anyio
+async def test_a_planted_field_fails_the_signature_check_and_a_reordered_one_binds_right(
+    tmp_path: Path,
+) -> None:
+    """A field reordered or renamed against ``Runtime.history`` is named by the check;
+    called anyway, the reordered tool still passes each value to its own parameter (by
+    position it would pass the symbol as the bar count)."""
+    runtime = Runtime(tmp_path / "home")
+    reordered, renamed = _planted(ReorderedHistoryArgs), _planted(RenamedHistoryArgs)
+    try:
+        moved = signature_problems(reordered, runtime.history)
+        assert len(moved) == 1, moved
+        assert "kestrel_planted_history" in moved[0]
+        assert "'symbol' is out of order" in moved[0]
+        lost = signature_problems(renamed, runtime.history)
+        assert len(lost) == 2, lost
+        assert all("kestrel_planted_history" in p for p in lost)
+        assert "takes no keyword 'session' for argument 'session'" in lost[0]
+        assert "parameter 'session_id' is required but no argument fills it" in lost[1]
+        sdk = create_sdk(local_transport(runtime=runtime), SURFACE.plus([reordered]))
+        opened = (await sdk.open_session("acme-trend")).session
+        assert opened is not None
+        await opened.submit("advance 4\n")
+        found = await sdk.call(reordered.name, session_id=opened.id, symbol="ACME", bars=2)
+        assert isinstance(found, History)
+        assert found == await opened.history(2, "ACME")
+        assert [bar.symbol for bar in found.bars] == ["ACME", "ACME"]
+    finally:
+        runtime.shutdown()
+
+
+def _worked_example() -> tuple[list[str], str]:
+    """CONTRIBUTING.md's worked example: its Python blocks and its ``git status`` block."""
+    text = (ROOT / "CONTRIBUTING.md").read_text("utf-8")
+    section = text[text.index("### A worked example") : text.index("## Adding an order form")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    console = re.findall(r"```console\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 3, blocks
+    assert len(console) == 1, console
+    return blocks, console[0]
+
+
+def _compiled(source: str, mode: str) -> Any:
+    """``source`` compiled as the reader's own module would be (annotations evaluated)."""
+    return compile(source, "CONTRIBUTING.md", mode, dont_inherit=True)
+
+
+def _example_tool() -> tuple[Tool, type[Runtime]]:
+    """The worked example's arguments model, ``Tool`` and runtime method, taken from
+    CONTRIBUTING.md verbatim (its method on a subclass of the runtime)."""
+    arguments_block, tool_block, method_block = _worked_example()[0]
+    names: dict[str, Any] = {"Arguments": Arguments, "Text": Text, "Field": Field}
+    exec(_compiled(arguments_block, "exec"), names)
+    names |= {"Tool": Tool, "Binding": Binding, "Route": Route, "Clock": Clock}
+    names["SCOPE_READ"] = "kestrel:read"
+    (tool,) = eval(_compiled(tool_block, "eval"), names)
+    body = "".join(f"    {line}\n" if line.strip() else "\n" for line in method_block.splitlines())
+    names["Runtime"] = Runtime
+    exec(_compiled(f"class ExampleRuntime(Runtime):\n{body}", "exec"), names)
+    return tool, names["ExampleRuntime"]
+
+
+CLOCK_TOOL, ClockRuntime = _example_tool()
+
+
+def test_the_contributing_example_is_three_files_and_the_regenerated_one(tmp_path: Path) -> None:
+    """Followed literally, the example touches the three files its blocks name and the
+    generated typed methods; its method takes its tool's arguments; regenerating gives
+    the session handle a typed ``clock``."""
+    blocks, console = _worked_example()
+    named = [block.splitlines()[0].removeprefix("# ") for block in blocks]
+    status = [line.split()[-1] for line in console.splitlines() if line.startswith(" M ")]
+    generated = str(TOOL_METHODS.relative_to(ROOT))
+    assert status == [*named, generated]
+    assert all((ROOT / path).is_file() for path in status)
+    assert CLOCK_TOOL.runs is not None
+    runtime = ClockRuntime(tmp_path / "home")
+    try:
+        assert signature_problems(CLOCK_TOOL, getattr(runtime, CLOCK_TOOL.runs.method)) == []
+    finally:
+        runtime.shutdown()
+    source = tool_methods_source(SURFACE.without(CLOCK_TOOL.name).plus([CLOCK_TOOL]))
+    assert "    async def clock(self) -> Clock:" in source
 
 
 @pytest.mark.anyio
 async def test_a_tool_added_in_a_test_is_served_by_every_face_with_no_other_edit(
     tmp_path: Path,
 ) -> None:
-    """An arguments model, a ``Tool`` and a runtime method: nothing else. The tool is then
+    """CONTRIBUTING.md's example: an arguments model, a ``Tool`` and a runtime method,
+    nothing else (the typed SDK method aside). The tool is then
     listed and called on stdio MCP, the door's ``/mcp`` in both eras, ``/v1`` and its
     OpenAPI document, and the SDK over a local and a remote transport, each answering
     the same clock for the same session."""
-    surface = SURFACE.plus([CLOCK_TOOL])
+    surface = SURFACE.without(CLOCK_TOOL.name).plus([CLOCK_TOOL])  # once added, as itself
     runtime = ClockRuntime(tmp_path / "home")
     alice = create_sdk(local_transport(principal="alice", runtime=runtime), surface)
     opened = (await alice.open_session("acme-trend", "clocked")).session

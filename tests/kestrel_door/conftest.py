@@ -188,17 +188,17 @@ class SessionsScript:
             ],
         )
 
-    async def scenario(self, principal: str, scenario_id: str) -> Any:
+    async def scenario(self, principal: str, scenario: str) -> Any:
         from kestrel_protocol import KestrelError
 
-        if scenario_id != "acme-trend":
-            raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario_id!r}", {})
+        if scenario != "acme-trend":
+            raise KestrelError("UNKNOWN_SCENARIO", f"no scenario {scenario!r}", {})
         from kestrel_protocol import Artifact
 
-        return Artifact.parse({"kind": "kestrel.scenario", "id": scenario_id})
+        return Artifact.parse({"kind": "kestrel.scenario", "id": scenario})
 
-    async def tape(self, principal: str, scenario_id: str) -> str:
-        await self.scenario(principal, scenario_id)
+    async def tape(self, principal: str, scenario: str) -> str:
+        await self.scenario(principal, scenario)
         return "time,open,high,low,close,volume\n" + "".join(
             f"2020-01-{d:02d},1,1,1,1,1\n" for d in range(1, 29)
         )

@@ -27,11 +27,12 @@ MODES = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]
 
 @pytest.fixture
 async def door_url(kit: Kit) -> AsyncIterator[str]:
-    """The kit's door over a real runtime whose grade answers every 10 ms."""
+    """The kit's door over a real runtime whose grade answers every 10 ms, holding one
+    session in memory (a session it no longer holds is graded by replaying it)."""
     from kestrel_sdk import local_transport
     from kestrel_sdk.runtime import Runtime
 
-    runtime = Runtime(kit.home / "runtime", grade_budget=0.01)
+    runtime = Runtime(kit.home / "runtime", grade_budget=0.01, max_live_sessions=1)
     holder: dict[str, Any] = {}
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -101,6 +102,11 @@ async def test_prompts_progress_and_grade_completion_over_the_door(
         sid = opened.structured_content["sessionId"]
         for source in ("buy 10 ACME\nadvance 100000", "advance 99990"):  # two pentads
             await client.call_tool("kestrel_session_submit", {"sessionId": sid, "source": source})
+        # closed, then out of memory (the next session takes its place): its grade replays
+        await client.call_tool("kestrel_session_close", {"sessionId": sid})
+        other = await client.call_tool("kestrel_session_open", {"scenario": "acme-trend"})
+        other_sid = other.structured_content["sessionId"]
+        await client.call_tool("kestrel_session_frame", {"sessionId": other_sid})
         graded = await client.call_tool(
             "kestrel_grade", {"sessionId": sid}, progress_callback=on_progress
         )

@@ -135,15 +135,15 @@ class AcmeScript:
         ]
         return Catalog.with_root(scenarios=entries, statement_kinds=kinds, **_extra(self.newer))
 
-    async def scenario(self, principal: str, scenario_id: str) -> Scenario:
-        if scenario_id != "acme-trend":
+    async def scenario(self, principal: str, scenario: str) -> Scenario:
+        if scenario != "acme-trend":
             raise SdkLocalError(
-                "UNKNOWN_SCENARIO", f"no scenario {scenario_id!r}", {"scenario": scenario_id}
+                "UNKNOWN_SCENARIO", f"no scenario {scenario!r}", {"scenario": scenario}
             )
         return self.scenario_obj
 
-    async def tape(self, principal: str, scenario_id: str) -> str:
-        await self.scenario(principal, scenario_id)
+    async def tape(self, principal: str, scenario: str) -> str:
+        await self.scenario(principal, scenario)
         return "time,symbol,open,high,low,close,volume\n2024-01-01T00:00:00Z,ACME,1,2,0.5,1.5,100\n"
 
     async def validate(self, source: str, scenario: str | None = None) -> ValidationReport:

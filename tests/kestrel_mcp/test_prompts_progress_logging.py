@@ -120,7 +120,9 @@ async def test_prompt_errors_are_invalid_params_naming_the_problem(
 @pytest.mark.parametrize("mode", MODES)
 async def test_progress_notifications_while_a_grade_runs(mode: str, tmp_path: Path) -> None:
     """A real runtime whose grade answers every 10 ms: a long session's grade, asked
-    with a progressToken, reports rising progress and ends with the grade itself."""
+    with a progressToken, reports rising progress and ends with the grade itself. The
+    session is played and closed by one server and graded by the next: a runtime that
+    holds the session live measures its engine at once, one that does not replays it."""
     server = StdioServerParameters(
         command=sys.executable,
         args=[str(HERE / "budget_server.py"), str(tmp_path / "home"), "--grade-budget", "0.01"],
@@ -139,6 +141,8 @@ async def test_progress_notifications_while_a_grade_runs(mode: str, tmp_path: Pa
         # pentad the first report is the last, and a late poll saw only that one).
         for source in ("buy 10 ACME\nadvance 100000", "advance 99990"):
             await client.call_tool("kestrel_session_submit", {"sessionId": sid, "source": source})
+        await client.call_tool("kestrel_session_close", {"sessionId": sid})
+    async with Client(server, mode=mode, read_timeout_seconds=300) as client:
         result = await client.call_tool(
             "kestrel_grade", {"sessionId": sid}, progress_callback=on_progress
         )

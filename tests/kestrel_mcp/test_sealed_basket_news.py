@@ -24,7 +24,7 @@ from kestrel_protocol.surface import SURFACE
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference
 
-from tests.every_face import wire_fields
+from tests.every_face import sample_call
 
 pytestmark = pytest.mark.anyio
 
@@ -100,7 +100,7 @@ async def test_a_sealed_basket_serves_no_news_item_after_the_clock(tmp_path: Pat
         }
         last = len(items)
         calls = [
-            (tool.name, {a: samples[a] for a, f in wire_fields(tool) if f.is_required()})
+            (tool.name, sample_call(tool, samples))
             for tool in SURFACE.tools
             if tool.listed and tool.name not in ("kestrel_grade", "kestrel_session_close")
         ]

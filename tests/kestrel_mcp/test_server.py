@@ -11,8 +11,9 @@ import anyio
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from kestrel_mcp import KestrelMcpServer, create_kestrel_mcp_server
+from kestrel_mcp.secrets import SecretTools, secret_tools
 from kestrel_protocol import ORDER_FORMS, ProtocolModel, SessionResponse, canonical_json, root_of
-from kestrel_protocol.surface import RpcError, compact_text
+from kestrel_protocol.surface import SURFACE, RpcError, compact_text
 
 pytestmark = pytest.mark.anyio
 
@@ -186,24 +187,11 @@ async def test_modern_results_carry_result_type_and_cache_hints(acme: ModuleType
 async def test_tools_list_names_are_claude_safe_and_complete(acme: ModuleType) -> None:
     tools = (await rpc(make(acme), "tools/list"))["result"]["tools"]
     names = [tool["name"] for tool in tools]
-    assert names == [
-        "kestrel_catalog",
-        "kestrel_validate",
-        "kestrel_session_open",
-        "kestrel_session_submit",
-        "kestrel_session_frame",
-        "kestrel_session_history",
-        "kestrel_session_news",
-        "kestrel_session_list",
-        "kestrel_session_blotter",
-        "kestrel_session_close",
-        "kestrel_grade",
-        "kestrel_operation_resume",
-        "kestrel_proof",
-        "kestrel_secrets_set",
-        "kestrel_secrets_unset",
-        "kestrel_secrets_list",
-    ]
+    # the surface's listed tools in declaration order, then the face's own (secrets)
+    declared = [t.name for t in SURFACE.plus(secret_tools(SecretTools())).listed]
+    assert names == declared
+    assert "kestrel_tape" not in names  # an unlisted tool serves /v1 and resources only
+    assert names[-3:] == ["kestrel_secrets_set", "kestrel_secrets_unset", "kestrel_secrets_list"]
     for tool in tools:
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool["name"])
         assert tool["inputSchema"]["type"] == "object"

@@ -4,7 +4,9 @@
 protocol eras (tool results, a frame, resource reads, a refusal, invalid arguments, a
 lone surrogate, protocol errors, the listings); every line it writes must equal, byte for
 byte, the line recorded in ``stdio_transcript.jsonl``. Kestrel is deterministic, so the
-transcript holds on any machine; only the package version in ``serverInfo`` is filled in.
+transcript holds on any machine; only the package version in ``serverInfo`` and the
+listed tools are filled in (the tools as the registry declares them: a tool added to the
+surface needs no re-recording, while the way ``tools/list`` writes them stays pinned).
 A change that alters a response (a new field, a reworded message) must re-record it
 deliberately: ``python tests/kestrel_mcp/test_stdio_bytes.py`` rewrites the file.
 """
@@ -141,9 +143,34 @@ def _server_info(version: str | None = None) -> bytes:
     return json.dumps(info, separators=(",", ":")).encode()
 
 
+def _tools(placeholder: bool = False) -> bytes:
+    """The ``tools`` of ``tools/list`` as written: the surface's listed tools and the
+    server's own (its secret tools); with ``placeholder``, the recorded stand-in."""
+    from kestrel_mcp.secrets import SecretTools, secret_tools
+    from kestrel_protocol.surface import SURFACE
+
+    if placeholder:
+        return b'"{TOOLS}"'
+    listings = list(SURFACE.plus(secret_tools(SecretTools())).listings)
+    return json.dumps(listings, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _fill(recorded: bytes) -> bytes:
+    """The recorded transcript with the version and the tools filled in."""
+    recorded = recorded.replace(_server_info("{VERSION}"), _server_info())
+    return recorded.replace(_tools(placeholder=True), _tools())
+
+
+def _blank(written: bytes) -> bytes:
+    """What is recorded for ``written``: the version and the tools left as stand-ins."""
+    blanked = written.replace(_server_info(), _server_info("{VERSION}"))
+    assert blanked.count(_tools()) == 1, "the tools/list response lists the surface's tools"
+    return blanked.replace(_tools(), _tools(placeholder=True))
+
+
 def test_every_response_is_byte_identical_to_the_recorded_transcript(tmp_path: Path) -> None:
     written = _run_script(tmp_path / "home")
-    recorded = TRANSCRIPT.read_bytes().replace(_server_info("{VERSION}"), _server_info())
+    recorded = _fill(TRANSCRIPT.read_bytes())
     recorded_lines = recorded.splitlines(keepends=True)
     assert len(written) == len(recorded_lines)
     for number, (got, want) in enumerate(zip(written, recorded_lines, strict=True), start=1):
@@ -153,5 +180,5 @@ def test_every_response_is_byte_identical_to_the_recorded_transcript(tmp_path: P
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
         lines = _run_script(Path(scratch) / "home")
-    TRANSCRIPT.write_bytes(b"".join(lines).replace(_server_info(), _server_info("{VERSION}")))
+    TRANSCRIPT.write_bytes(_blank(b"".join(lines)))
     print(f"recorded {len(lines)} responses in {TRANSCRIPT}")

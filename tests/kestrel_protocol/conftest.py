@@ -1,8 +1,9 @@
 """Realistic instances of every protocol object kind, shared by the protocol tests.
 
 A test that takes a ``sample`` argument runs once per kind (``pytest_generate_tests``
-below), so adding an object to ``kestrel_protocol.objects`` without a sample here fails
-``test_every_object_kind_has_a_sample``.
+below). A kind not built here is built from the example its class declares
+(``model_config = ConfigDict(json_schema_extra={"examples": [...]})``), so a new object
+needs no edit here; one with neither fails ``test_every_protocol_object_kind_is_covered``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import kestrel_protocol
 import pytest
 from kestrel_protocol import (
     PAYLOAD_TYPE,
@@ -401,7 +403,31 @@ def build_samples() -> list[ProtocolModel]:
     ]
 
 
+def object_kinds() -> list[type[ProtocolModel]]:
+    """Every protocol object kind ``kestrel_protocol`` exports from ``kestrel_protocol.objects``."""
+    found = [getattr(kestrel_protocol, name) for name in kestrel_protocol.__all__]
+    return [
+        kind
+        for kind in found
+        if isinstance(kind, type)
+        and issubclass(kind, ProtocolModel)
+        and kind.__module__.startswith("kestrel_protocol.objects.")
+    ]
+
+
+def declared_samples(built: list[ProtocolModel]) -> list[ProtocolModel]:
+    """An instance of each kind ``built`` lacks, from its class's first declared example."""
+    have = {type(sample) for sample in built}
+    extra = [k for k in object_kinds() if k not in have]
+    return [
+        k.model_validate(k.model_json_schema()["examples"][0])
+        for k in extra
+        if k.model_json_schema().get("examples")
+    ]
+
+
 SAMPLES = build_samples()
+SAMPLES += declared_samples(SAMPLES)
 
 M = TypeVar("M", bound=ProtocolModel)
 
@@ -433,6 +459,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             DECIMAL_CASES,
             ids=[f"{type(s).__name__}.{m}" for s, m in DECIMAL_CASES],
         )
+
+
+@pytest.fixture
+def kinds() -> list[type[ProtocolModel]]:
+    """Every protocol object kind (for coverage checks)."""
+    return object_kinds()
 
 
 @pytest.fixture

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kestrel_protocol import GradeResult, KestrelError, OperationResumption
 from kestrel_sdk.runtime import grading as grading_module
-from kestrel_sdk.runtime.engine import compute_grade
+from kestrel_sdk.runtime.engine import compute_grade, measure_grade
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 
@@ -128,13 +128,19 @@ def test_a_grade_operation_resumes_on_another_replica(
     # a small grade can finish inside a zero budget, and the race decides the test
     release, calls = threading.Event(), list[None]()
 
-    def held_first(*args: Any, **kwargs: Any) -> GradeResult:
-        calls.append(None)
-        if len(calls) == 1:
-            release.wait(30)
-        return compute_grade(*args, **kwargs)
+    def held_first(grade: Callable[..., GradeResult]) -> Callable[..., GradeResult]:
+        def held(*args: Any, **kwargs: Any) -> GradeResult:
+            calls.append(None)
+            if len(calls) == 1:
+                release.wait(30)
+            return grade(*args, **kwargs)
 
-    monkeypatch.setattr(grading_module, "compute_grade", held_first)
+        return held
+
+    # the first replica holds the session live (it measures its engine); the second
+    # replays it: either way of grading is gated
+    monkeypatch.setattr(grading_module, "compute_grade", held_first(compute_grade))
+    monkeypatch.setattr(grading_module, "measure_grade", held_first(measure_grade))
     started = one.grade("alice", sid, budget=0)
     assert isinstance(started, OperationResumption)
     try:

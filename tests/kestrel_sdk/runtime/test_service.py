@@ -20,7 +20,7 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_sdk.runtime import grading as grading_module
-from kestrel_sdk.runtime.engine import compute_grade
+from kestrel_sdk.runtime.engine import compute_grade, measure_grade
 from kestrel_sdk.runtime.ids import session_id
 from kestrel_sdk.runtime.pentads import pentad_bytes
 from kestrel_sdk.runtime.service import Runtime
@@ -198,13 +198,17 @@ def test_verify_names_a_missing_record(runtime: Runtime) -> None:
 
 def test_grade_over_budget_resumes(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     release = threading.Event()
-    real = compute_grade
 
-    def slow(*args: Any, **kwargs: Any) -> GradeResult:
-        release.wait(10)
-        return real(*args, **kwargs)
+    def slow(real: Callable[..., GradeResult]) -> Callable[..., GradeResult]:
+        def held(*args: Any, **kwargs: Any) -> GradeResult:
+            release.wait(10)
+            return real(*args, **kwargs)
 
-    monkeypatch.setattr(grading_module, "compute_grade", slow)
+        return held
+
+    # either way of grading (a replay, or measuring the engine the runtime holds live)
+    monkeypatch.setattr(grading_module, "compute_grade", slow(compute_grade))
+    monkeypatch.setattr(grading_module, "measure_grade", slow(measure_grade))
     sid = _open(runtime)
     runtime.submit("local", sid, "advance 5").model()
     first = runtime.grade("local", sid, budget=0.01)
@@ -225,7 +229,7 @@ def test_grade_over_budget_resumes(runtime: Runtime, monkeypatch: pytest.MonkeyP
 
 
 def test_grade_progress_is_replayed_bars_of_the_bars_the_session_reached(
-    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reports: list[tuple[int, int]] = []
     real = compute_grade
@@ -235,10 +239,15 @@ def test_grade_progress_is_replayed_bars_of_the_bars_the_session_reached(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(grading_module, "compute_grade", watched)
-    sid = _open(runtime)
+    played = Runtime(tmp_path)
+    sid = _open(played)
     for source in ("advance 2", "buy 1 ACME", "advance 3"):
-        runtime.submit("local", sid, source).model()
+        played.submit("local", sid, source).model()
+    played.close("local", sid)
+    played.shutdown()
+    runtime = Runtime(tmp_path)  # a runtime that did not hold the session replays it
     assert isinstance(runtime.grade("local", sid), GradeResult)
+    runtime.shutdown()
     assert reports == [(2, 5), (2, 5), (5, 5), (5, 5)]
 
 
@@ -485,6 +494,8 @@ def _graded(tmp_path: Path, name: str, tamper: Callable[[Any, str], None] | None
     record = rt.close("local", sid)
     if tamper is not None:
         tamper(_sqlite(rt)._conn, record.pentads[2])
+    rt.shutdown()
+    rt = Runtime(tmp_path / name)  # not held live: its grade replays the pentads it reads
     try:
         grade = rt.grade("local", sid)
         assert isinstance(grade, GradeResult)

@@ -14,10 +14,11 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.surface.offload import _heavy
+from kestrel_protocol.surface import SURFACE
 from kestrel_sdk import SdkError, SdkLocalError, create_sdk, local_transport
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores.sqlite import SqliteStore
+from kestrel_sdk.transports.offload import OFFLOAD, _heavy
 
 
 def _sqlite(runtime: Runtime) -> SqliteStore:
@@ -229,3 +230,11 @@ async def test_sdk_proof_grades_an_open_session_and_refuses_another_principals(
         assert refused.value.code == "UNKNOWN_SESSION"
     finally:
         runtime.shutdown()
+
+
+def test_the_execution_policy_names_only_methods_the_surface_binds() -> None:
+    """``OFFLOAD`` is keyed by runtime method: a key no tool binds (a method renamed, a
+    tool rebound) would silently send its calls back to a worker thread."""
+    bound = {tool.runs.method for tool in SURFACE.tools if tool.runs is not None}
+    assert set(OFFLOAD) <= bound, set(OFFLOAD) - bound
+    assert {"submit", "frame", "blotter"} <= set(OFFLOAD)

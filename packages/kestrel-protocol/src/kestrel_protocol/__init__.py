@@ -1,6 +1,9 @@
 """Kestrel protocol: objects, canonical JSON and roots, JSON-RPC types, refusals, ports,
 and where Kestrel's files live.
 
+The one barrel of the protocol objects: each module of :mod:`.objects` names its objects
+in its ``__all__``, and every one is re-exported here.
+
 Depends on pydantic alone so that any client can speak Kestrel.
 """
 
@@ -37,67 +40,34 @@ from .model import (
     money,
     ratio,
 )
-from .objects import (
-    AccountState,
-    AccountTerms,
-    Artifact,
-    Blotter,
-    BlotterFill,
-    BlotterOrder,
-    Catalog,
-    CatalogScenario,
-    Clock,
-    Conformance,
-    ConformanceCheck,
-    Delivery,
-    Diagnostic,
-    EmbeddedScenario,
-    Envelope,
-    EnvelopeSignature,
-    FeeTerms,
-    FillTerms,
-    ForwardInfo,
-    FrameBar,
-    FrameEvent,
-    FrameOrder,
-    GradeResult,
-    History,
-    HistoryBar,
-    Instrument,
-    Lookahead,
-    LookaheadRead,
-    Metrics,
-    Mismatch,
-    NewsItem,
-    NewsPage,
-    Offer,
-    OperationProgress,
-    OperationResumption,
-    OrderForm,
-    Payment,
-    Pentad,
-    PentadBody,
-    Position,
-    Proof,
-    ProofScenario,
-    Provenance,
-    Scenario,
-    ScenarioRef,
-    SealedScenario,
-    SealedTapeInfo,
-    SessionFrame,
-    SessionList,
-    SessionListEntry,
-    SessionOpened,
-    SessionRecord,
-    SessionResponse,
-    StandDown,
-    StatementKind,
-    TapeInfo,
-    TapeText,
-    ValidationReport,
-    VerificationReport,
-)
+from .objects import attestation as _attestation
+from .objects import blotter as _blotter
+from .objects import catalog as _catalog
+from .objects import grade as _grade
+from .objects import history as _history
+from .objects import listing as _listing
+from .objects import news as _news
+from .objects import news_item as _news_item
+from .objects import offer as _offer
+from .objects import proof as _proof
+from .objects import reads as _reads
+from .objects import record as _record
+from .objects import session as _session
+from .objects import validation as _validation
+from .objects.attestation import *  # noqa: F403
+from .objects.blotter import *  # noqa: F403
+from .objects.catalog import *  # noqa: F403
+from .objects.grade import *  # noqa: F403
+from .objects.history import *  # noqa: F403
+from .objects.listing import *  # noqa: F403
+from .objects.news import *  # noqa: F403
+from .objects.news_item import *  # noqa: F403
+from .objects.offer import *  # noqa: F403
+from .objects.proof import *  # noqa: F403
+from .objects.reads import *  # noqa: F403
+from .objects.record import *  # noqa: F403
+from .objects.session import *  # noqa: F403
+from .objects.validation import *  # noqa: F403
 from .wire import Wire
 
 __all__ = [
@@ -106,76 +76,17 @@ __all__ = [
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
-    "AccountState",
-    "AccountTerms",
-    "Artifact",
-    "Blotter",
-    "BlotterFill",
-    "BlotterOrder",
     "CanonicalizationError",
-    "Catalog",
-    "CatalogScenario",
-    "Clock",
-    "Conformance",
-    "ConformanceCheck",
     "DecimalStr",
-    "Delivery",
-    "Diagnostic",
-    "EmbeddedScenario",
-    "Envelope",
-    "EnvelopeSignature",
-    "FeeTerms",
-    "FillTerms",
-    "ForwardInfo",
-    "FrameBar",
-    "FrameEvent",
-    "FrameOrder",
-    "GradeResult",
-    "History",
-    "HistoryBar",
-    "Instrument",
     "KestrelError",
-    "Lookahead",
-    "LookaheadRead",
-    "Metrics",
-    "Mismatch",
-    "NewsItem",
-    "NewsPage",
-    "Offer",
-    "OperationProgress",
-    "OperationResumption",
-    "OrderForm",
-    "Payment",
-    "Pentad",
-    "PentadBody",
-    "Position",
-    "Proof",
-    "ProofScenario",
     "ProtocolModel",
-    "Provenance",
     "Quantity",
     "Refusal",
     "RefusalCode",
     "RootMismatchError",
     "RootOfBytes",
     "RootStr",
-    "Scenario",
-    "ScenarioRef",
-    "SealedScenario",
-    "SealedTapeInfo",
     "SelfRooted",
-    "SessionFrame",
-    "SessionList",
-    "SessionListEntry",
-    "SessionOpened",
-    "SessionRecord",
-    "SessionResponse",
-    "StandDown",
-    "StatementKind",
-    "TapeInfo",
-    "TapeText",
-    "ValidationReport",
-    "VerificationReport",
     "Volume",
     "Wire",
     "canonical_json",
@@ -190,3 +101,17 @@ __all__ = [
     "root_of_bytes",
     "to_json_value",
 ]
+__all__ += _attestation.__all__
+__all__ += _blotter.__all__
+__all__ += _catalog.__all__
+__all__ += _grade.__all__
+__all__ += _history.__all__
+__all__ += _listing.__all__
+__all__ += _news.__all__
+__all__ += _news_item.__all__
+__all__ += _offer.__all__
+__all__ += _proof.__all__
+__all__ += _reads.__all__
+__all__ += _record.__all__
+__all__ += _session.__all__
+__all__ += _validation.__all__

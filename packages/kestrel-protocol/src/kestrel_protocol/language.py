@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .objects import OrderForm
+from .objects.catalog import OrderForm
 
 __all__ = ["ORDER_FORMS", "order_form_lines"]
 

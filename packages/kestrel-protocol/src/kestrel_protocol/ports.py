@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .model import ProtocolModel
-from .objects import Offer, Payment
+from .objects.offer import Offer
+from .objects.session import Payment
 from .wire import Wire
 
 if TYPE_CHECKING:

@@ -71,7 +71,7 @@ def runs_on(script: Any, principal: str = "local", *, reader: str | None = None)
         if binding is None:
             raise TypeError(f"{tool.name} is a face's own tool: no runtime runs it")
         method = getattr(script, binding.method)
-        found = method(*binding.positional(principal, reader, arguments))
+        found = method(**binding.keywords(principal, reader, arguments))
         if inspect.isawaitable(found):
             found = await found
         return binding.answer(found, arguments)

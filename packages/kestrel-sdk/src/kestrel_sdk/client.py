@@ -4,8 +4,11 @@ The client adds no semantics: every call is one ``transport.invoke(tool, argumen
 of the tool whose runtime method it is named after (``sdk.submit`` runs the tool that
 runs ``submit``), its arguments checked by that tool's model, and every result is the
 protocol object the runtime produced. ``sdk.call(name, **arguments)`` runs any tool
-of the surface by name, so a tool added to the surface is callable at once; the typed
-methods below are checked against the surface by ``tests/test_surface.py``.
+of the surface by name, so a tool added to the surface is callable at once. The typed
+methods below are written by hand where a Python caller is better served than by the
+tool's arguments (a handle for a session, a tape as text); every other tool's is
+generated into :mod:`.tool_methods` (``python -m kestrel_sdk.generate``), and
+``tests/test_surface.py`` checks that each tool has one taking its arguments.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import SURFACE, Surface
 
+from .tool_methods import SdkToolMethods, SessionToolMethods
+
 __all__ = ["Gated", "KestrelSdk", "KestrelSession", "create_sdk"]
 
 T = TypeVar("T")
@@ -56,7 +61,7 @@ class Gated(Generic[T]):
     payment: Offer | None = None
 
 
-class KestrelSession:
+class KestrelSession(SessionToolMethods):
     """A handle on one open session; its ``id`` is the durable, deterministic handle."""
 
     def __init__(self, sdk: KestrelSdk, session_id: str) -> None:
@@ -65,6 +70,10 @@ class KestrelSession:
 
     def __repr__(self) -> str:
         return f"KestrelSession({self.id!r})"
+
+    async def run(self, method: str, **arguments: Any) -> ProtocolModel:
+        """Run the tool whose runtime method is ``method`` on this session."""
+        return await self._sdk.run(method, session_id=self.id, **arguments)
 
     async def submit(self, source: str, wait: float | None = None) -> SessionResponse:
         """Apply Kestrel source atomically; refused as a whole on any error diagnostic.
@@ -102,7 +111,7 @@ class KestrelSession:
         return cast(SessionRecord, await self._sdk.run("close", session_id=self.id))
 
 
-class KestrelSdk:
+class KestrelSdk(SdkToolMethods):
     """The SDK over one transport (local or remote), for the tools of ``surface``."""
 
     def __init__(self, transport: Transport, surface: Surface = SURFACE) -> None:

@@ -30,7 +30,7 @@ from .arguments import (
 )
 from .briefs import STYLES, prompts
 from .compact import COMPACT_TEXT, compact_text
-from .declare import Binding, Fetch, Offload, Prompt, PromptArgument, Resource, Route, Tool
+from .declare import Binding, Fetch, Prompt, PromptArgument, Resource, Route, Tool
 from .dispatch import call_tool, run_tool
 from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
@@ -61,6 +61,7 @@ from .scopes import (
     TOOL_SCOPES,
 )
 from .session import Guard, McpSession
+from .signature import signature_problems
 from .surface import Surface
 from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
 from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
@@ -104,7 +105,6 @@ __all__ = [
     "McpSession",
     "NoArgs",
     "Notifier",
-    "Offload",
     "OpenArgs",
     "PaymentArgs",
     "Prompt",
@@ -145,6 +145,7 @@ __all__ = [
     "refusal_result",
     "result_refusal",
     "run_tool",
+    "signature_problems",
     "text_problem",
     "tool_result",
     "trial_principal",

@@ -3,19 +3,20 @@
 Unknown arguments are refused (``additionalProperties: false``): an agent that writes
 ``session_id`` for ``sessionId`` learns it at once instead of acting on a default.
 Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`), so the
-input rules are said here once for every face.
+input rules are said here once for every face. Every required argument that is a string
+or a number has an example (``examples=``, shown in the schema): tests that call every
+tool derive their calls from them, so a new tool needs no test edit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from operator import attrgetter
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from ..objects import GradeResult, Payment
+from ..objects.grade import GradeResult
+from ..objects.session import Payment
 from .text import Label, Text
 
 __all__ = [
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 
+_ROOT: Final = "sha256:" + "0" * 64
+"""An example root (the form every root takes)."""
+
+
 class Arguments(BaseModel):
     """Base of every tool's arguments: camelCase on the wire, strict, nothing extra."""
 
@@ -52,29 +57,13 @@ class Arguments(BaseModel):
         validate_by_alias=True,
     )
 
-    def positional(self) -> tuple[Any, ...]:
-        """The arguments as the runtime's method takes them: each field's value, in the
-        order the model declares its fields (not the order of its ``__dict__``). Every
-        SDK call reads them, so the reader is made once per class."""
-        cls = type(self)
-        read = _READERS.get(cls)
-        if read is None:
-            read = _READERS[cls] = _reader(tuple(cls.model_fields))
-        return read(self)
-
-
-_READERS: Final[dict[type[Arguments], Callable[[Arguments], tuple[Any, ...]]]] = {}
-"""Per arguments class, what reads its fields' values in declared order."""
-
-
-def _reader(names: tuple[str, ...]) -> Callable[[Arguments], tuple[Any, ...]]:
-    """A function of an arguments object giving the values of ``names``, as a tuple."""
-    if not names:
-        return lambda _: ()
-    get = attrgetter(*names)
-    if len(names) == 1:
-        return lambda arguments: (get(arguments),)
-    return get  # attrgetter of several names gives their tuple
+    def keywords(self) -> dict[str, Any]:
+        """The arguments as the runtime's method takes them: by keyword, each field's
+        name (its Python name) to its value (a new dict the caller may add to). Every
+        SDK call reads them: a copy of the instance's attributes (a model holds its field
+        values there, and these models nothing else) costs ~0.2 us where iterating the
+        model costs ~9 us."""
+        return vars(self).copy()
 
 
 class NoArgs(Arguments):
@@ -84,9 +73,13 @@ class NoArgs(Arguments):
 class ValidateArgs(Arguments):
     """Kestrel source to check, optionally against a scenario (symbols, ticks, lots)."""
 
-    source: Text = Field(description="Kestrel source, one statement per line.")
+    source: Text = Field(
+        description="Kestrel source, one statement per line.", examples=["buy 10 ACME\nadvance 5"]
+    )
     scenario: Text | None = Field(
-        default=None, description="A scenario id; adds the symbol/tick/lot checks."
+        default=None,
+        description="A scenario id; adds the symbol/tick/lot checks.",
+        examples=["acme-trend"],
     )
 
 
@@ -103,9 +96,12 @@ class PaymentArgs(Arguments):
 class OpenArgs(Arguments):
     """Open (or, with the label of an open session, resume) a session."""
 
-    scenario: Text = Field(description="A scenario id from the catalog, e.g. acme-trend.")
+    scenario: Text = Field(
+        description="A scenario id from the catalog, e.g. acme-trend.", examples=["acme-trend"]
+    )
     label: Label | None = Field(
         default=None,
+        examples=["momentum-1"],
         description=(
             "Names the session (1-64 printable characters); the same label resumes it. "
             "Omit for the next free one."
@@ -115,15 +111,18 @@ class OpenArgs(Arguments):
         default=None, description="Only for a gated open: {offerId, voucher} for the offer."
     )
 
-    def positional(self) -> tuple[Any, ...]:
+    def keywords(self) -> dict[str, Any]:
         payment = None if self.payment is None else self.payment.payment()
-        return (self.scenario, self.label, payment)
+        return {"scenario": self.scenario, "label": self.label, "payment": payment}
 
 
 class SessionArgs(Arguments):
     """A session by its id."""
 
-    session_id: Text = Field(description="The sessionId the session open returned.")
+    session_id: Text = Field(
+        description="The sessionId the session open returned.",
+        examples=["ks_p55breiebqsipqlkpirsfwserq"],
+    )
 
 
 HISTORY_MAX: Final = 1000
@@ -147,6 +146,7 @@ class HistoryArgs(SessionArgs):
         ge=1,
         le=HISTORY_MAX,
         description=f"How many bars (1-{HISTORY_MAX}), ending with the clock bar.",
+        examples=[20],
     )
     symbol: Text | None = Field(
         default=None, description="One symbol of the scenario; omit for every symbol."
@@ -175,7 +175,8 @@ class SubmitArgs(SessionArgs):
     """Kestrel source applied atomically to a session."""
 
     source: Text = Field(
-        description="Kestrel statements, one per line, e.g. 'buy 10 ACME\\nadvance 5'."
+        description="Kestrel statements, one per line, e.g. 'buy 10 ACME\\nadvance 5'.",
+        examples=["buy 10 ACME\nadvance 5"],
     )
     wait: float | None = Field(
         default=None,
@@ -203,25 +204,27 @@ class ProofArgs(SessionArgs):
 class ProofOfGradeArgs(Arguments):
     """The proof of a graded session, named by its grade."""
 
-    grade_root: Text = Field(description="The grade's root, sha256:<hex>.")
+    grade_root: Text = Field(description="The grade's root, sha256:<hex>.", examples=[_ROOT])
 
 
 class ResumeArgs(Arguments):
     """Continue a long operation."""
 
-    token: Text = Field(description="The token of a kestrel.operation result.")
+    token: Text = Field(
+        description="The token of a kestrel.operation result.", examples=["opt_" + "0" * 64]
+    )
 
 
 class ScenarioArgs(Arguments):
     """A scenario by its id."""
 
-    scenario: Text = Field(description="A scenario id from the catalog.")
+    scenario: Text = Field(description="A scenario id from the catalog.", examples=["acme-trend"])
 
 
 class ArtifactArgs(Arguments):
     """A stored object by its root."""
 
-    root: Text = Field(description="The object's root, sha256:<hex>.")
+    root: Text = Field(description="The object's root, sha256:<hex>.", examples=[_ROOT])
 
 
 class VerifyArgs(Arguments):

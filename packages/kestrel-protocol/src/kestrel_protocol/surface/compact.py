@@ -22,15 +22,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..model import ProtocolModel
-from ..objects import (
-    Delivery,
-    GradeResult,
-    History,
-    NewsPage,
-    OperationResumption,
-    SessionRecord,
-    SessionResponse,
-)
+from ..objects.grade import GradeResult, OperationResumption
+from ..objects.history import History
+from ..objects.news import NewsPage
+from ..objects.record import SessionRecord
+from ..objects.session import Delivery, SessionResponse
 from .wide import WIDE_SYMBOLS, wide_frame_text
 
 __all__ = [

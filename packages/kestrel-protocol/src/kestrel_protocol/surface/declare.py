@@ -24,42 +24,39 @@ from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
 from .text import text_problem
 
-__all__ = ["Binding", "Fetch", "Offload", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
+__all__ = ["Binding", "Fetch", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
 
 Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """Runs one tool through the face's caller and returns its structured result."""
-Offload = Literal["thread", "caller"] | Callable[[Any, str, Any], bool]
-"""Where a local runtime runs a tool: a worker thread, the caller's thread, or a
-predicate ``(runtime, principal, arguments)`` saying whether this call is worth a thread."""
 _VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
 
 
 @dataclass(frozen=True, slots=True)
 class Binding:
-    """How a runtime in the caller's process runs a tool (``LocalTransport.invoke``).
+    """Which runtime method runs a tool, and what it is passed.
 
-    ``method`` is the runtime's method. It is passed the caller and the tool's
-    arguments positionally, in their model's order
-    (:meth:`~.arguments.Arguments.positional`): ``caller="principal"`` puts the
-    caller's principal first, ``"reader"`` puts whose artifacts it may read (``None``:
-    every one) last, ``None`` passes neither. ``offload`` says where it runs (over a
-    shared store every call runs in a worker thread). ``result`` makes the runtime's
-    answer the tool's result object when it is not one already: ``result(answer,
-    arguments)``.
+    ``method`` is the runtime's method. It is passed the tool's arguments by keyword,
+    each field by its Python name (:meth:`~.arguments.Arguments.keywords`), and the
+    caller: ``caller="principal"`` passes the caller's principal as ``principal``,
+    ``"reader"`` passes whose artifacts it may read (``None``: every one) as
+    ``reader``, ``None`` passes neither (:func:`~.signature.signature_problems` checks a
+    method takes exactly that). ``result`` makes the runtime's answer the tool's result
+    object when it is not one already: ``result(answer, arguments)``. Where the method
+    runs (a worker thread or the caller's) is the executing transport's decision, not
+    the surface's.
     """
 
     method: str
     caller: Literal["principal", "reader"] | None = "principal"
-    offload: Offload = "thread"
     result: Callable[[Any, Any], ProtocolModel] | None = None
 
-    def positional(self, principal: str, reader: str | None, arguments: Any) -> tuple[Any, ...]:
-        """What the runtime's method is passed, in order."""
-        values: tuple[Any, ...] = arguments.positional()
+    def keywords(self, principal: str, reader: str | None, arguments: Any) -> dict[str, Any]:
+        """What the runtime's method is passed, by keyword."""
+        values: dict[str, Any] = arguments.keywords()
         if self.caller == "principal":
-            return (principal, *values)
-        if self.caller == "reader":
-            return (*values, reader)
+            values["principal"] = principal
+        elif self.caller == "reader":
+            values["reader"] = reader
         return values
 
     def answer(self, found: Any, arguments: Any) -> ProtocolModel | Wire[Any]:

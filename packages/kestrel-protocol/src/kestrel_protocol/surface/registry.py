@@ -17,26 +17,17 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..language import order_form_lines
-from ..objects import (
-    Artifact,
-    Blotter,
-    Catalog,
-    Delivery,
-    GradeResult,
-    History,
-    NewsPage,
-    OperationResumption,
-    Proof,
-    Scenario,
-    SealedScenario,
-    SessionList,
-    SessionOpened,
-    SessionRecord,
-    SessionResponse,
-    TapeText,
-    ValidationReport,
-    VerificationReport,
-)
+from ..objects.blotter import Blotter
+from ..objects.catalog import Catalog, Scenario, SealedScenario
+from ..objects.grade import GradeResult, OperationResumption, VerificationReport
+from ..objects.history import History
+from ..objects.listing import SessionList
+from ..objects.news import NewsPage
+from ..objects.proof import Proof
+from ..objects.reads import Artifact, TapeText
+from ..objects.record import SessionRecord
+from ..objects.session import Delivery, SessionOpened, SessionResponse
+from ..objects.validation import ValidationReport
 from .arguments import (
     ArtifactArgs,
     HistoryArgs,
@@ -55,7 +46,6 @@ from .arguments import (
 )
 from .briefs import news_lesson, prompts
 from .declare import Binding, Resource, Route, Tool
-from .offload import large_blotter, long_submit
 from .scopes import SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE
 from .surface import Surface
 
@@ -178,7 +168,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "session stopped (stand down, max drawdown or end of tape)."
         ),
         arguments=SubmitArgs,
-        runs=Binding("submit", offload=long_submit),
+        runs=Binding("submit"),
         results=(SessionResponse,),
         scope=SCOPE_TRADE,
         read_only=False,
@@ -201,7 +191,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         title="Current frame",
         description="The session's latest frame and its root, without changing anything.",
         arguments=SessionArgs,
-        runs=Binding("frame", offload="caller"),
+        runs=Binding("frame"),
         results=(Delivery,),
         scope=SCOPE_READ,
         read_only=True,
@@ -217,7 +207,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "clock. Use this, not the scenario's tape, for history while you trade."
         ),
         arguments=HistoryArgs,
-        runs=Binding("history", offload="caller"),
+        runs=Binding("history"),
         results=(History,),
         scope=SCOPE_READ,
         read_only=True,
@@ -240,7 +230,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "(pass nextBefore back as before). A scenario without news has none."
         ),
         arguments=NewsArgs,
-        runs=Binding("news", offload="caller"),
+        runs=Binding("news"),
         results=(NewsPage,),
         scope=SCOPE_READ,
         read_only=True,
@@ -273,7 +263,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         title="Blotter",
         description="Every order (open and closed) and every fill of the session so far.",
         arguments=SessionArgs,
-        runs=Binding("blotter", offload=large_blotter),
+        runs=Binding("blotter"),
         results=(Blotter,),
         scope=SCOPE_READ,
         read_only=True,

@@ -190,7 +190,7 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
                 await agent.run(session, step)
             with _phase(console, quiet, f"closing {session.id}"):
                 await session.close()
-            with _phase(console, quiet, "grading (every fill and mark replayed)"):
+            with _phase(console, quiet, "grading (every fill and mark)"):
                 grade = await sdk.grade_until_done(session.id)
             with _phase(console, quiet, f"verifying grade {grade.root[:19]}… by replay"):
                 verified = (await sdk.verify(grade)).ok

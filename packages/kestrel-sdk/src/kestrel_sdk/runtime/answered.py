@@ -42,9 +42,8 @@ class Answered(Wire[SessionResponse]):
         "_stand_down",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - the step's values, positionally: every step makes one
         self,
-        *,
         sid: str,
         seq: int,
         prev: str,

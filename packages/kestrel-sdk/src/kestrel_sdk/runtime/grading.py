@@ -1,9 +1,11 @@
 """A session's end: its close (the record), its grade, and its proof.
 
-A grade closes its session first and replays the record, so the three live together.
-Closing stores the record, head frame and blotter in one transaction; a grade longer
-than its budget answers with an ``OperationResumption`` any process of the store can
-resume; a proof bundles the grade with everything needed to replay it.
+A grade closes its session first, so the three live together. Closing stores the
+record, head frame and blotter in one transaction. A session this process held live and
+closed is graded on its own engine and proved from what its close built (:mod:`.closed`);
+any other is graded by replaying its record. A grade longer than its budget answers with
+an ``OperationResumption`` any process of the store can resume; a proof bundles the
+grade with everything needed to replay it.
 """
 
 from __future__ import annotations
@@ -28,18 +30,20 @@ from kestrel_protocol import (
     SessionRecord,
     canonical_json,
 )
-from kestrel_protocol.store import JournalConflict, RuntimeStore
+from kestrel_protocol.store import JournalConflict, JournalEntry, RuntimeStore
 
 from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
-from .engine import compute_grade
+from .closed import Closed
+from .engine import SessionEngine, compute_grade, measure_grade
+from .engine.spliced import array_bytes, spliced_rooted
 from .engine.wire import construct
 from .horizon import Horizons
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
 from .models import pentad_body
 from .operations import Operations
-from .pentads import pentad_root
+from .pentads import pentad_bytes
 from .sealed import sealed_frame
 
 __all__ = ["CONFLICT_RETRIES", "Grading"]
@@ -107,10 +111,11 @@ class Grading:
                 blotter_root=blotter.root,
                 lookahead=self._lookahead(sid),
             )
+            record_bytes, blotter_bytes = canonical_json(record), engine.blotter_bytes()
             artifacts = {
                 head: engine.frame_text().encode("utf-8"),
-                blotter.root: canonical_json(blotter),
-                record.root: canonical_json(record),
+                blotter.root: blotter_bytes,
+                record.root: record_bytes,
             }
             try:
                 self.store.finish(sid, journal, artifacts, record.root)
@@ -119,10 +124,13 @@ class Grading:
                 raise
             live.engine = None
             live.frame_root = head
+            live.closed = Closed(record, engine, blotter, record_bytes, blotter_bytes, journal)
             return record
 
     def record(self, live: LiveSession) -> SessionRecord:
         """The record of a closed session."""
+        if live.closed is not None:
+            return live.closed.record
         row = self.store.session(live.row.id)
         assert row is not None
         assert row.record_root is not None
@@ -146,14 +154,22 @@ class Grading:
             stored = self.store.get(row.grade_root)
             if stored is not None:
                 return GradeResult.parse(stored)
-        loaded = self._sessions.get(principal, sid).loaded
-        bars = self._head_bar(record) or max(1, len(loaded.tape) - 1)
+        live = self._sessions.get(principal, sid)
+        loaded, closed = live.loaded, live.closed
+        if closed is not None:
+            bars = closed.engine.clock or 1
+        else:
+            bars = self._head_bar(record) or max(1, len(loaded.tape) - 1)
 
         def work(progress: Any) -> GradeResult:
-            # loading the pentads is part of the work (and of its budget): a long
-            # session has as many pentads as steps
-            pentads = self._pentads(record)
-            grade = compute_grade(loaded, record, pentads, progress, bars=bars)
+            if closed is not None:  # closed here: its engine holds what a replay computes
+                grade = measure_grade(loaded, record, closed.engine)
+                progress(bars, bars)
+            else:
+                # loading the pentads is part of the work (and of its budget): a long
+                # session has as many pentads as steps
+                pentads = [pentad for pentad, _ in self._pentads(record)]
+                grade = compute_grade(loaded, record, pentads, progress, bars=bars)
             self.store.set_grade(sid, grade.root, canonical_json(grade))
             return grade
 
@@ -172,11 +188,13 @@ class Grading:
         bar = clock.get("bar") if isinstance(clock, dict) else None
         return max(1, bar) if isinstance(bar, int) else None
 
-    def _pentads(self, record: SessionRecord) -> list[Pentad]:
-        """The record's pentads, rebuilt from the session's journal when every rebuilt
-        root is the record's (then the bytes are the stored artifacts' bytes), else read
-        from the artifacts, which reports any that is missing or corrupt; a pruned
-        session's are refused as pruned.
+    def _pentads(
+        self, record: SessionRecord, journal: list[JournalEntry] | None = None
+    ) -> list[tuple[Pentad, bytes]]:
+        """The record's pentads and their canonical bytes, rebuilt from the session's
+        journal when every rebuilt root is the record's (then the bytes are the stored
+        artifacts' bytes), else read from the artifacts, which reports any that is
+        missing or corrupt; a pruned session's are refused as pruned.
 
         Reading and re-verifying each artifact costs ~40 us, most of a long grade.
         """
@@ -184,12 +202,12 @@ class Grading:
         pruned_at = self.store.pruned(sid)
         if pruned_at is not None:
             raise pruned_session(sid, pruned_at)
-        entries = self.store.journal(sid)
-        pentads: list[Pentad] = []
+        entries = self.store.journal(sid) if journal is None else journal
+        pentads: list[tuple[Pentad, bytes]] = []
         if len(entries) == len(record.pentads):
             for entry, claimed in zip(entries, record.pentads, strict=True):
                 try:
-                    root = pentad_root(sid, entry.seq, entry.prev, entry.source)
+                    root, text = pentad_bytes(sid, entry.seq, entry.prev, entry.source)
                 except KestrelError:
                     break
                 if root != claimed:
@@ -201,10 +219,11 @@ class Grading:
                     "body": pentad_body(entry.source),
                     "root": root,
                 }
-                pentads.append(construct(Pentad, members))
+                pentads.append((construct(Pentad, members), text))
             else:
                 return pentads
-        return [Pentad.parse(self._artifact(root)) for root in record.pentads]
+        read = (Pentad.parse(self._artifact(root)) for root in record.pentads)
+        return [(pentad, canonical_json(pentad)) for pentad in read]
 
     def resume(
         self, principal: str, token: str, budget: float
@@ -223,23 +242,17 @@ class Grading:
     # -- proof ---------------------------------------------------------------------------
 
     def proof(self, principal: str, sid: str, budget: float, embed_tape: bool) -> Proof:
-        """The session's proof (see ``Runtime.proof``); ``budget``: the first wait."""
+        """The session's proof (see ``Runtime.proof``); ``budget``: the first wait.
+
+        Its members are objects this runtime built or read and verified, so the proof is
+        rooted from their canonical bytes (:mod:`.engine.spliced`), not validated again."""
         graded = self.grade(principal, sid, budget)
         while isinstance(graded, OperationResumption):
             graded = self.resume(principal, graded.token, budget=60.0)
         record = self.close(principal, sid)
-        loaded = self._sessions.get(principal, sid).loaded
+        live = self._sessions.get(principal, sid)
+        loaded, closed = live.loaded, live.closed
         scenario = loaded.scenario
-        members: dict[str, Any] = {
-            "scenario": ProofScenario(
-                id=scenario.id, root=scenario.root, tape_root=scenario.tape.root
-            ),
-            "grade": graded,
-            "record": record,
-            "head": self._head(record, scenario.id),
-            "pentads": self._pentads(record),
-            "blotter": Blotter.parse(self._artifact(record.blotter_root)),
-        }
         if embed_tape and self._sealed(scenario.id):
             raise KestrelError(
                 RefusalCode.SCENARIO_SEALED,
@@ -248,12 +261,43 @@ class Grading:
                 "scenario",
                 {"scenario": scenario.id, "tapeRoot": scenario.tape.root},
             )
+        if closed is not None and closed.record.root != record.root:
+            closed = None
+        pentads = self._pentads(record, None if closed is None else closed.journal)
+        reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
+        members: dict[str, tuple[Any, bytes]] = {
+            "scenario": (reference, canonical_json(reference)),
+            "grade": (graded, canonical_json(graded)),
+            "pentads": ([p for p, _ in pentads], array_bytes([text for _, text in pentads])),
+        }
+        if closed is not None:
+            members["record"] = (closed.record, closed.record_bytes)
+            members["blotter"] = (closed.blotter, closed.blotter_bytes)
+            members["head"] = self._closed_head(closed.engine, scenario.id)
+        else:
+            blotter = Blotter.parse(self._artifact(record.blotter_root))
+            head = self._head(record, scenario.id)
+            members["record"] = (record, canonical_json(record))
+            members["blotter"] = (blotter, canonical_json(blotter))
+            members["head"] = (head, canonical_json(head))
         if embed_tape:
             what = f"tape {scenario.id} read (embedded in a proof)"
             self._horizons.shown(principal, scenario.id, len(loaded.tape) - 1, what)
             news = {} if loaded.news is None else {"news": loaded.news.render().decode("utf-8")}
-            members["embedded"] = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded), **news)
-        return Proof.with_root(**members)
+            embedded = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded), **news)
+            members["embedded"] = (embedded, canonical_json(embedded))
+        proof = spliced_rooted(Proof, members)
+        live.closed = None  # proved: what the close kept is no longer needed
+        return proof
+
+    def _closed_head(self, engine: SessionEngine, scenario_id: str) -> tuple[SessionFrame, bytes]:
+        """The closed engine's frame (the record's head) and its canonical bytes; a
+        sealed scenario's without ``clock.remaining``."""
+        head = engine.frame()
+        if self._sealed(scenario_id) and not engine.sealed:
+            head = sealed_frame(head)
+            return head, canonical_json(head)
+        return head, engine.frame_text().encode("utf-8")
 
     def _head(self, record: SessionRecord, scenario_id: str) -> SessionFrame:
         """The record's head frame; a sealed scenario's without ``clock.remaining``."""

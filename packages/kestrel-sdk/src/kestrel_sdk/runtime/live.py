@@ -24,6 +24,7 @@ from kestrel_protocol import KestrelError, RefusalCode, SessionRecord
 from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
 
 from .catalog.model import LoadedScenario
+from .closed import Closed
 from .engine import SessionEngine, chain_engine
 from .pentads import pentad_root
 
@@ -43,7 +44,8 @@ def default_max_live_sessions() -> int:
 
 @dataclass(eq=False)
 class LiveSession:
-    """A session in memory: its row and, while not closed, its engine and head root."""
+    """A session in memory: its row and, while not closed, its engine and head root;
+    once this process closed it, what the close computed (until its proof is made)."""
 
     row: SessionRow
     loaded: LoadedScenario
@@ -52,6 +54,7 @@ class LiveSession:
     lock: threading.Lock
     dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
     behind: bool = False  # a submission was made behind the principal's horizon (noted)
+    closed: Closed | None = None
 
 
 class LiveSessions:

@@ -187,16 +187,16 @@ class Runtime:
         """The catalog, each scenario marked ``sealed`` as this runtime serves it."""
         return self._served.catalog()
 
-    def scenario(self, principal: str, scenario_id: str) -> Scenario | SealedScenario:
+    def scenario(self, principal: str, scenario: str) -> Scenario | SealedScenario:
         """The scenario; a sealed one's sealed view (no description, no tape end)."""
-        return self._served.scenario(scenario_id)
+        return self._served.scenario(scenario)
 
-    def tape(self, principal: str, scenario_id: str) -> str:
+    def tape(self, principal: str, scenario: str) -> str:
         """The tape's canonical CSV; ``SCENARIO_SEALED`` for a sealed scenario."""
-        self._served.with_tape(scenario_id)
-        loaded = self._feeds.trading(scenario_id)
-        what = f"tape {scenario_id} read"  # the principal was shown the whole tape
-        self._horizons.shown(principal, scenario_id, len(loaded.tape) - 1, what)
+        self._served.with_tape(scenario)
+        loaded = self._feeds.trading(scenario)
+        what = f"tape {scenario} read"  # the principal was shown the whole tape
+        self._horizons.shown(principal, scenario, len(loaded.tape) - 1, what)
         return tape_csv(loaded)
 
     # -- forward scenarios (see .feed) ----------------------------------------------------
@@ -244,7 +244,7 @@ class Runtime:
         return self._sessions.resume_all()
 
     def submit(
-        self, principal: str, sid: str, source: str, wait: float | None = None
+        self, principal: str, session_id: str, source: str, wait: float | None = None
     ) -> Wire[SessionResponse]:
         """Check, apply, bind and persist one submission; atomic in every sense. The
         response is its JSON text (what faces send); ``.model()`` builds its object for
@@ -257,10 +257,10 @@ class Runtime:
         for it up to ``wait`` seconds or its source's ``wait`` (the longer; once, with
         the runtime's waiter), else is refused ``BAR_NOT_PUBLISHED``.
         """
-        return self._submissions.submit(principal, sid, source, wait)
+        return self._submissions.submit(principal, session_id, source, wait)
 
-    def frame(self, principal: str, sid: str) -> Delivery:
-        delivery = self._frame(principal, sid)
+    def frame(self, principal: str, session_id: str) -> Delivery:
+        delivery = self._frame(principal, session_id)
         if self._served.sealed(delivery.frame.scenario.id):
             return sealed_delivery(delivery)
         return delivery
@@ -285,7 +285,9 @@ class Runtime:
         """A page of the principal's sessions, oldest first (see :mod:`.listing`)."""
         return self._listing.page(principal, cursor)
 
-    def history(self, principal: str, sid: str, bars: int, symbol: str | None = None) -> History:
+    def history(
+        self, principal: str, session_id: str, bars: int, symbol: str | None = None
+    ) -> History:
         """The last ``bars`` bars of the session's tape up to and including its clock bar
         (open or closed: the head frame's clock), never a bar after it."""
         if not 1 <= bars <= HISTORY_MAX:
@@ -294,31 +296,37 @@ class Runtime:
                 f"bars must be 1 to {HISTORY_MAX}, not {bars}",
                 bars=bars,
             )
-        frame = self._frame(principal, sid).frame
-        tape = self._session(principal, sid).loaded.tape
+        frame = self._frame(principal, session_id).frame
+        tape = self._session(principal, session_id).loaded.tape
         rows = history_bars(tape, frame.clock.bar, bars, symbol)
         history = History(
-            session=sid, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
+            session=session_id, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
         )
         return sealed_history(history) if self._served.sealed(frame.scenario.id) else history
 
     def news(
         self,
         principal: str,
-        sid: str,
+        session_id: str,
         limit: int = 20,
         before: str | None = None,
         symbol: str | None = None,
     ) -> NewsPage:
         """The news items visible at the session's clock (:mod:`.news_reads`)."""
-        frame = self.frame(principal, sid).frame  # sealed: its clock as served
-        loaded = self._session(principal, sid).loaded
+        frame = self.frame(principal, session_id).frame  # sealed: its clock as served
+        loaded = self._session(principal, session_id).loaded
         return news_page(
-            loaded, sid, frame.scenario, frame.clock, limit=limit, before=before, symbol=symbol
+            loaded,
+            session_id,
+            frame.scenario,
+            frame.clock,
+            limit=limit,
+            before=before,
+            symbol=symbol,
         )
 
-    def blotter(self, principal: str, sid: str) -> Blotter:
-        with self._sessions.locked(principal, sid) as live:
+    def blotter(self, principal: str, session_id: str) -> Blotter:
+        with self._sessions.locked(principal, session_id) as live:
             if live.engine is not None:
                 return live.engine.blotter()
         return Blotter.parse(self._artifact(self._grading.record(live).blotter_root))
@@ -336,15 +344,15 @@ class Runtime:
             raise unknown_artifact(root, status)
         return obj
 
-    def artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
+    def artifact(self, root: str, reader: str | None = None) -> dict[str, Any]:
         """A stored object, verbatim; ``UNKNOWN_ARTIFACT`` when absent or corrupt.
 
-        With ``principal``, only the artifacts of that principal's sessions: another's
+        With ``reader``, only the artifacts of that principal's sessions: another's
         is refused exactly as a root never stored (a remote caller's view). Without,
         any (the operator on their own home). A frame of a sealed scenario is served
         without ``clock.remaining`` (see :mod:`.sealed`).
         """
-        found = self._artifact(root, principal)
+        found = self._artifact(root, reader)
         scenario = found.get("scenario")
         if isinstance(scenario, dict) and self._served.sealed(str(scenario.get("id"))):
             return sealed_frame_data(found)
@@ -352,19 +360,21 @@ class Runtime:
 
     # -- close, grades, proofs (see .grading) ---------------------------------------------
 
-    def close(self, principal: str, sid: str) -> SessionRecord:
+    def close(self, principal: str, session_id: str) -> SessionRecord:
         """Close the session (idempotent) and store its record, head frame and blotter."""
-        return self._grading.close(principal, sid)
+        return self._grading.close(principal, session_id)
 
     def grade(
-        self, principal: str, sid: str, budget: float | None = None
+        self, principal: str, session_id: str, budget: float | None = None
     ) -> GradeResult | OperationResumption:
         """Grade a session (closing it first if it is still open).
 
         Waits up to ``budget`` seconds (default :data:`DEFAULT_GRADE_BUDGET`); longer
         work answers with an ``OperationResumption`` that :meth:`resume` continues.
         """
-        return self._grading.grade(principal, sid, self.grade_budget if budget is None else budget)
+        return self._grading.grade(
+            principal, session_id, self.grade_budget if budget is None else budget
+        )
 
     def resume(
         self, principal: str, token: str, budget: float | None = None
@@ -373,30 +383,30 @@ class Runtime:
             principal, token, self.grade_budget if budget is None else budget
         )
 
-    def verify(self, grade: GradeResult, principal: str | None = None) -> VerificationReport:
+    def verify(self, grade: GradeResult, reader: str | None = None) -> VerificationReport:
         """Replay a grade from the artifacts alone and name the first mismatch (from
-        ``principal``'s own artifacts when given, as :meth:`artifact` reads them); the
+        ``reader``'s own artifacts when given, as :meth:`artifact` reads them); the
         grade of a pruned session (``kestrel prune``) cannot be replayed and is refused
         saying so."""
         row = self.store.session(grade.session)
-        if row is not None and principal in (None, row.principal):
+        if row is not None and reader in (None, row.principal):
             pruned_at = self.store.pruned(row.id)
             if pruned_at is not None:
                 raise pruned_session(row.id, pruned_at)
-        store = self.store if principal is None else OwnedArtifacts(self.store, principal)
+        store = self.store if reader is None else OwnedArtifacts(self.store, reader)
         return verify_grade(store, self._feeds.grown(self.index), grade)
 
-    def proof(self, principal: str, sid: str, embed_tape: bool = False) -> Proof:
+    def proof(self, principal: str, session_id: str, embed_tape: bool = False) -> Proof:
         """The session's proof: its grade (graded now, closing the session, if need be;
         this waits for the grade however long it takes), record, pentads, blotter and
         scenario reference, with the scenario and its tape when ``embed_tape``."""
-        return self._grading.proof(principal, sid, self.grade_budget, embed_tape)
+        return self._grading.proof(principal, session_id, self.grade_budget, embed_tape)
 
-    def proof_of_grade(self, grade_root: str, principal: str | None = None) -> Proof:
-        """The proof of the session graded ``grade_root`` (one of ``principal``'s when
+    def proof_of_grade(self, grade_root: str, reader: str | None = None) -> Proof:
+        """The proof of the session graded ``grade_root`` (one of ``reader``'s when
         given); ``UNKNOWN_ARTIFACT``, as :meth:`artifact` answers a missing root, when
         no such session is visible."""
-        return self._grading.proof_of_grade(grade_root, principal, self.grade_budget)
+        return self._grading.proof_of_grade(grade_root, reader, self.grade_budget)
 
     def verify_proof(self, data: Any) -> VerificationReport:
         """Verify a proof (JSON data) by replay over this catalog or its embedded scenario;

@@ -8,7 +8,6 @@ from kestrel_protocol import (
     KestrelError,
     RefusalCode,
     SessionResponse,
-    StandDown,
     Wire,
 )
 from kestrel_protocol.ports import FeedWaiter
@@ -17,7 +16,6 @@ from kestrel_protocol.store import JournalConflict, RuntimeStore
 from .answered import Answered
 from .bounds import check_open_orders, open_order_bound
 from .catalog import ServedCatalog
-from .engine.step import Shown
 from .feed import BarNotPublished, Feeds
 from .grading import CONFLICT_RETRIES
 from .horizon import Horizons
@@ -25,10 +23,6 @@ from .live import LiveSession, LiveSessions
 from .pentads import pentad_root
 
 __all__ = ["Submissions"]
-
-_Stepped = tuple[int, str, str, str, Shown, str, StandDown | None]
-"""What one step made: seq, prev (frame root), pentad root, the frame's text as served,
-the frame as the engine made it, its root, the stand-down."""
 
 
 class Submissions:
@@ -97,20 +91,9 @@ class Submissions:
             if done is not None:
                 break
             # else ``live`` was stale (forgotten, or behind the store): rebuilt next pass
-        seq, prev, root, frame, shown, frame_root, stand_down = done
-        return Answered(
-            sid=sid,
-            seq=seq,
-            prev=prev,
-            source=source,
-            root=root,
-            shown=shown,
-            frame=frame,
-            frame_root=frame_root,
-            stand_down=stand_down,
-        )
+        return done
 
-    def _step(self, live: LiveSession, sid: str, source: str) -> _Stepped | None:
+    def _step(self, live: LiveSession, sid: str, source: str) -> Answered | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
         what it made, or ``None`` when ``live`` is stale. A refused source changes
         nothing; when applying or persisting fails, ``live`` is forgotten (the engine
@@ -146,10 +129,10 @@ class Submissions:
         live.frame_root = frame_root
         self._horizons.submitted(live, seq, clock, engine.clock)
         shown = step.shown
-        frame = step.text
+        frame = shown.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length
             frame = frame.replace(
                 f',"remaining":{engine.last - engine.clock},"time":', ',"time":', 1
             )
-        return seq, prev, root, frame, shown, frame_root, step.stand_down
+        return Answered(sid, seq, prev, source, root, shown, frame, frame_root, step.stand_down)

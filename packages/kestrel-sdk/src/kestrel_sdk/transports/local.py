@@ -1,26 +1,27 @@
 """``local_transport``: the runtime in-process, behind the ``Transport`` port.
 
 ``invoke(tool, arguments)`` runs the tool's :class:`~kestrel_protocol.surface.Binding`:
-the runtime method it names, passed this transport's principal (or, for reads by root,
-whose artifacts it may read) and the arguments its model already checked, so a Python
-caller with a bad label gets the same ``INVALID_ARGUMENT`` (code, message, detail) as
-an MCP or HTTP caller: the SDK checks with the same model (``tool.bind``).
+the runtime method it names, passed by keyword this transport's principal (or, for
+reads by root, whose artifacts it may read) and the arguments its model already
+checked, so a Python caller with a bad label gets the same ``INVALID_ARGUMENT`` (code,
+message, detail) as an MCP or HTTP caller: the SDK checks with the same model
+(``tool.bind``).
 
-The binding also says where the call runs. Short calls (a submit of a few bars, a
-frame, the blotter of a session with few orders) run directly on the caller's thread: a
-worker-thread hop would cost more than the work. Work that can take long (a grade, a
-verification, a submit that advances many bars, a large blotter) runs in a worker thread
-via ``anyio.to_thread`` so the event loop stays responsive. Over a shared store
-(PostgreSQL) every call waits on the network and a commit on the server's disk, so every
-call runs in a worker thread: the event loop keeps serving, and concurrent commits share
-the server's WAL flushes. Where a call runs never changes its result.
+Where the call runs is this transport's decision (:mod:`.offload`). Short calls (a
+submit of a few bars, a frame, the blotter of a session with few orders) run directly
+on the caller's thread: a worker-thread hop would cost more than the work. Work that
+can take long (a grade, a verification, a submit that advances many bars, a large
+blotter) runs in a worker thread via ``anyio.to_thread`` so the event loop stays
+responsive. Over a shared store (PostgreSQL) every call waits on the network and a
+commit on the server's disk, so every call runs in a worker thread: the event loop
+keeps serving, and concurrent commits share the server's WAL flushes. Where a call
+runs never changes its result.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,6 +32,7 @@ from kestrel_protocol.ports import SessionGate, Transport
 from kestrel_protocol.surface import Arguments, Tool
 
 from ..errors import SdkLocalError
+from .offload import threaded
 
 if TYPE_CHECKING:
     from ..runtime.service import Runtime
@@ -97,14 +99,11 @@ class LocalTransport:
     def _translate(self, exc: KestrelError | sqlite3.OperationalError) -> SdkLocalError:
         return local_refusal(exc, self.runtime, operator=self._store_detail)
 
-    def _direct(self, fn: Callable[..., T], *args: Any) -> T:
+    def _direct(self, fn: Callable[..., T], keywords: dict[str, Any]) -> T:
         try:
-            return fn(*args)
+            return fn(**keywords)
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise self._translate(exc) from None
-
-    async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
-        return await anyio.to_thread.run_sync(partial(self._direct, fn, *args))
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         binding = tool.runs
@@ -115,19 +114,12 @@ class LocalTransport:
                 {"tool": tool.name},
             )
         method = getattr(self.runtime, binding.method)
-        positional = binding.positional(self.principal, self._reader, arguments)
-        offload = binding.offload
+        keywords = binding.keywords(self.principal, self._reader, arguments)
         try:
-            if self._remote:
-                threaded = True
-            elif callable(offload):
-                threaded = offload(self.runtime, self.principal, arguments)
-            else:
-                threaded = offload == "thread"
-            if threaded:
-                found = await self._offload(method, *positional)
+            if self._remote or threaded(binding.method, self.runtime, self.principal, arguments):
+                found = await anyio.to_thread.run_sync(self._direct, method, keywords)
             else:  # _direct, inlined: this is every step of an agent loop
-                found = method(*positional)
+                found = method(**keywords)
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise self._translate(exc) from None
         return binding.answer(found, arguments)

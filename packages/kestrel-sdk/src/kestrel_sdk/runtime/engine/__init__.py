@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from .chain import chain_engine
 from .core import Program, SessionEngine
-from .grade import compute_grade, equity_metrics
+from .grade import compute_grade, equity_metrics, measure_grade
 from .step import Step
 
-__all__ = ["Program", "SessionEngine", "Step", "chain_engine", "compute_grade", "equity_metrics"]
+__all__ = [
+    "Program",
+    "SessionEngine",
+    "Step",
+    "chain_engine",
+    "compute_grade",
+    "equity_metrics",
+    "measure_grade",
+]

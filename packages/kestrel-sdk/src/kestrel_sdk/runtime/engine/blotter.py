@@ -1,18 +1,34 @@
-"""The blotter (docs/spec.md §6): every order and fill, recorded from the bus and rooted."""
+"""The blotter (docs/spec.md §6): every order and fill, recorded from the bus and rooted.
+
+The orders and fills are written in wire form, encoded once for the root
+(:mod:`.spliced`), and the objects built from the same members unchecked
+(:func:`.wire.construct`), as a frame's are: a blotter holds an order and a fill per
+trade, and validating each again was most of a session's close.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
-from kestrel_protocol import Blotter
+from kestrel_protocol import Blotter, BlotterFill, BlotterOrder, canonical_json
 
 from .bus import Event
 from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms
+from .spliced import rooted_bytes
+from .wire import builder, construct
 
 __all__ = ["BlotterRecorder"]
+
+_KIND: Final = canonical_json("kestrel.blotter")
+_WIRE_NAMES: Final = {
+    "avg_price": "avgPrice",
+    "submitted_bar": "submittedBar",
+    "closed_bar": "closedBar",
+}
+"""An order's members whose wire name is not its field name (a fill's are all the same)."""
 
 
 class BlotterRecorder:
@@ -31,7 +47,7 @@ class BlotterRecorder:
         self._times = times
         self.orders: list[LiveOrder] = []
         self.fills: list[Fill] = []
-        self._cache: Blotter | None = None
+        self._cache: tuple[Blotter, bytes] | None = None
 
     def retape(self, times: Sequence[str]) -> None:
         """The bar times of a forward tape grown since (:meth:`.core.SessionEngine.extend`)."""
@@ -80,10 +96,34 @@ class BlotterRecorder:
 
     def build(self) -> Blotter:
         """The rooted blotter now (cached until the next event)."""
+        return self._built()[0]
+
+    def canonical(self) -> bytes:
+        """:meth:`build`'s canonical bytes (RFC 8785, ``root`` included)."""
+        return self._built()[1]
+
+    def _built(self) -> tuple[Blotter, bytes]:
         if self._cache is None:
-            self._cache = Blotter.with_root(
-                session=self._session_id,
-                orders=[self._order(o) for o in self.orders],
-                fills=[self._fill(f) for f in self.fills],
+            orders = [self._order(o) for o in self.orders]
+            fills = [self._fill(f) for f in self.fills]
+            names = _WIRE_NAMES
+            root, text = rooted_bytes(
+                {
+                    "kind": _KIND,
+                    "session": canonical_json(self._session_id),
+                    "orders": canonical_json(
+                        [{names.get(k, k): v for k, v in o.items()} for o in orders]
+                    ),
+                    "fills": canonical_json(fills),
+                }
             )
+            order, fill = builder(BlotterOrder), builder(BlotterFill)
+            members = {
+                "kind": "kestrel.blotter",
+                "session": self._session_id,
+                "orders": [order(o) for o in orders],
+                "fills": [fill(f) for f in fills],
+                "root": root,
+            }
+            self._cache = (construct(Blotter, members), text)
         return self._cache

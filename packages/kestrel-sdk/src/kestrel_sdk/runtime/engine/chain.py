@@ -24,22 +24,21 @@ def chain_engine(
     *,
     head: str | None = None,
     sealed: bool = False,
-    record: bool = False,
 ) -> SessionEngine:
     """A fresh engine over ``loaded`` in the form whose opening root is ``first`` (the
     first pentad's ``prev``); with no pentad (``first`` ``None``), the form whose closed
     opening frame is ``head``. ``sealed`` is the form tried first, and the one given when
     neither matches (the replay then names the mismatch)."""
     if first is None and head is None:
-        return SessionEngine(loaded, session_id, record=record, sealed=sealed)
+        return SessionEngine(loaded, session_id, sealed=sealed)
     for form in (sealed, not sealed):
-        engine = SessionEngine(loaded, session_id, record=record, sealed=form)
+        engine = SessionEngine(loaded, session_id, sealed=form)
         if first is not None:
             if engine.frame_root() == first:
                 return engine
         elif head is not None and head in _opening_heads(loaded, session_id, form):
             return engine
-    return SessionEngine(loaded, session_id, record=record, sealed=sealed)
+    return SessionEngine(loaded, session_id, sealed=sealed)
 
 
 def _opening_heads(loaded: LoadedScenario, session_id: str, sealed: bool) -> tuple[str, str]:

@@ -50,15 +50,13 @@ StandDownReason = Literal["statement", "max-drawdown", "end-of-tape"]
 class SessionEngine:
     """One session over one scenario, opened with bar 0 complete (frame seq 0).
 
-    ``record=True`` keeps the per-bar equity series and exposure flags that grading
-    needs; live sessions leave it off so a step stays O(open orders + events).
-    ``sealed=True`` makes a sealed session's: frames (and roots) without
-    ``clock.remaining``, sources checked without reading a bar after the clock.
+    It keeps the equity and exposure a grade measures as runs (:mod:`.equity`), so a
+    step stays O(open orders + events). ``sealed=True`` makes a sealed session's:
+    frames (and roots) without ``clock.remaining``, sources checked without reading a
+    bar after the clock.
     """
 
-    def __init__(
-        self, loaded: LoadedScenario, session_id: str, *, record: bool = False, sealed: bool = False
-    ) -> None:
+    def __init__(self, loaded: LoadedScenario, session_id: str, *, sealed: bool = False) -> None:
         tape = loaded.tape
         self.sealed: Final = sealed
         self._loaded = loaded
@@ -91,7 +89,6 @@ class SessionEngine:
             account=self._account,
             open_orders=self._open,
             bus=self._bus,
-            record=record,
             margin=MarginRules(loaded, terms) if loaded.scenario.account.kind == "margin" else None,
             liquidate=self._margin_call_liquidation,
         )
@@ -151,15 +148,13 @@ class SessionEngine:
     def fills(self) -> list[Fill]:
         return self._blotter.fills
 
-    @property
-    def series(self) -> list[int] | None:
-        """With ``record=True``: equity at bar 0 and at every processed bar (P units)."""
-        return self._loop.series
+    def series(self) -> list[int]:
+        """Equity at bar 0 and at every processed bar's close (P units)."""
+        return self._loop.series()
 
-    @property
-    def holding(self) -> bytearray | None:
-        """With ``record=True``: per bar of :attr:`series`, 1 where a position was held."""
-        return self._loop.holding
+    def holding(self) -> bytearray:
+        """Per bar of :meth:`series`, 1 where a position was held at its close."""
+        return self._loop.trace.holding()
 
     @property
     def margin(self) -> MarginRules | None:
@@ -198,6 +193,10 @@ class SessionEngine:
     def blotter(self) -> Blotter:
         """All orders and fills so far, rooted."""
         return self._blotter.build()
+
+    def blotter_bytes(self) -> bytes:
+        """:meth:`blotter`'s canonical bytes (what a close stores)."""
+        return self._blotter.canonical()
 
     def context(self) -> SessionContext:
         """What the validator needs to know about this session now."""
@@ -352,9 +351,7 @@ class SessionEngine:
         self._cancels.cancel_open(bar, "stand-down")
         closes = {symbol: cols[3][bar] for symbol, cols in self._cols.items()}
         self._close_positions(bar, "stand-down", lambda symbol, _: closes[symbol])
-        series = self._loop.series
-        if series is not None:
-            series[bar] = self._loop.equity(bar)
+        self._loop.trace.restate(bar, self._account.cash, self._loop.marks())
         self._status = "stood-down"
         self._stand_down = StandDown(reason=reason, detail=detail)
         self._bus.publish(Event("stood-down", bar, reason=reason))

@@ -76,10 +76,10 @@ class FrameBuilder:
         self._symbol_json = {s: quote(s) for s in self._symbols}
         self._pending_json: list[str] = []
         self._pending: list[Event] = []
-        self._marks_values: dict[str, tuple[str, str, str, str, int | str]] = {}
         self.built = 0
         """Frames built so far: the version :meth:`model` is asked for."""
         self._seen: tuple[Any, ...] = ()
+        self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._marks_bar = -1
         self._marks_json = ""
@@ -127,7 +127,6 @@ class FrameBuilder:
         shown = self._volume
         marks_parts: list[str] = []
         bars_parts: list[str] = []
-        values: dict[str, tuple[str, str, str, str, int | str]] = {}
         for s in self._sorted_symbols:
             o, h, lo, c, v = cols[s]
             op, hi, low, close = (
@@ -138,7 +137,6 @@ class FrameBuilder:
             )
             volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
             volume_json = volume if isinstance(volume, int) else f'"{volume}"'
-            values[s] = (op, hi, low, close, volume)
             marks_parts.append(f'{quoted[s]}:"{close}"')
             # canonical key order: close, high, low, open, volume
             bars_parts.append(
@@ -147,7 +145,6 @@ class FrameBuilder:
             )
         self._marks_json = "{" + ",".join(marks_parts) + "}"
         self._bars_json = "{" + ",".join(bars_parts) + "}"
-        self._marks_values = values
         self._time = self._times[bar]
         self._time_json = quote(self._time)
         self._marks_bar = bar
@@ -203,7 +200,6 @@ class FrameBuilder:
         holdings = account.holdings
         unrealized_total: Fraction | int
         unrealized_text: str | None
-        seen_positions: list[tuple[str, int, Fraction | int, int, str, str]] = []
         if not holdings:
             unrealized_total = 0
             unrealized_text = "0.00"
@@ -215,10 +211,9 @@ class FrameBuilder:
             value = held.qty * mark
             equity += value
             unrealized_total = value - held.basis
-            positions_json, unrealized_text, avg = self._position(
+            positions_json, unrealized_text, _ = self._position(
                 symbol, held.qty, held.basis, mark, unrealized_total
             )
-            seen_positions.append((symbol, held.qty, held.basis, mark, avg, unrealized_text))
         else:
             cols = self._cols
             unrealized_total = 0
@@ -233,9 +228,7 @@ class FrameBuilder:
                 equity += value
                 unrealized = value - entry.basis
                 unrealized_total += unrealized
-                text, shown, avg = self._position(symbol, entry.qty, entry.basis, mark, unrealized)
-                texts.append(text)
-                seen_positions.append((symbol, entry.qty, entry.basis, mark, avg, shown))
+                texts.append(self._position(symbol, entry.qty, entry.basis, mark, unrealized)[0])
             positions_json = ",".join(texts)
         state_json = self._account.state(account, equity, unrealized_total, unrealized_text, peak)
         if open_orders:
@@ -257,7 +250,8 @@ class FrameBuilder:
         tape_json = "" if tape is None else f',"tape":"{tape}"'
         news = self._news
         news_json = "" if news is None else news.at(time)
-        # what the text is written from, for :meth:`model` (no object made here)
+        # what the text is written from, for :meth:`model` (no object made here; the
+        # account and the orders are the engine's, unchanged while this frame is its last)
         self.built += 1
         self._seen = (
             seq,
@@ -266,8 +260,8 @@ class FrameBuilder:
             time,
             status,
             tape,
-            seen_positions,
-            list(open_orders),
+            account,
+            open_orders,
             events,
             None if news is None else news.shown,
         )
@@ -284,4 +278,26 @@ class FrameBuilder:
         what its text was written from; ``None`` once a later frame was built."""
         if version != self.built:
             return None
-        return self._models.frame(self._seen, self._account.texts, self._marks_values)
+        seq, clock, remaining, time, status, tape, account, orders, events, news = self._seen
+        positions = []
+        for symbol in self._symbols:  # each held one's texts, as the text was written
+            held = account.holdings.get(symbol)
+            if held is not None:
+                key, _, shown, avg = self._positions[symbol]
+                positions.append((symbol, held.qty, key, avg, shown))
+        if clock != self._model_bar[0]:  # the bar's texts, once per bar read as objects
+            prices, volume = self._prices.text, self._volume
+            bars: dict[str, tuple[str, str, str, str, int | str]] = {}
+            for s in self._sorted_symbols:
+                o, h, lo, c, v = self._cols[s]
+                bars[s] = (
+                    prices(o[clock]),
+                    prices(h[clock]),
+                    prices(lo[clock]),
+                    prices(c[clock]),
+                    volume(v[clock]),
+                )
+            self._model_bar = (clock, bars)
+        bars = self._model_bar[1]
+        seen = (seq, clock, remaining, time, status, tape, positions, orders, events, news)
+        return self._models.frame(seen, self._account.texts, bars)

@@ -11,7 +11,6 @@ is the object pydantic would validate from the text (the tests compare them).
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Final
 
 from kestrel_protocol import (
@@ -46,8 +45,8 @@ _new_item: Final = builder(NewsItem)
 Seen = tuple[Any, ...]
 """What one frame's text was written from, as :class:`~.frame.FrameBuilder` notes it:
 seq, clock, remaining (``None`` when sealed), time, status, tape, the positions
-(symbol, qty, basis, mark, average text, unrealized text), the open orders, the events
-and the news items (JSON data, ``None`` without news)."""
+(symbol, qty, (qty, basis, mark), average text, unrealized text), the open orders, the
+events and the news items (JSON data, ``None`` without news)."""
 
 Bars = dict[str, tuple[str, str, str, str, int | str]]
 """Per symbol, the clock bar's open, high, low, close texts and its volume."""
@@ -123,9 +122,8 @@ class FrameModels:
             members["tape"] = tape
         return _new_frame(members)
 
-    def _position(self, seen: tuple[str, int, Fraction | int, int, str, str]) -> Position:
-        symbol, qty, basis, mark, avg, shown = seen
-        key = (qty, basis, mark)
+    def _position(self, seen: tuple[str, int, tuple[Any, ...], str, str]) -> Position:
+        symbol, qty, key, avg, shown = seen
         cached = self._positions.get(symbol)
         if cached is not None and cached[0] == key:
             return cached[1]

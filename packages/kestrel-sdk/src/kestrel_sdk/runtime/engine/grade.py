@@ -1,6 +1,8 @@
 """Grading (docs/spec.md §6): replay a record's pentads on a fresh engine, then measure.
 
-Pure: a function of the scenario, the record and its pentads. The equity series is the
+Pure: a function of the scenario, the record and its pentads. A session's own engine,
+closed at the record's head, holds what that replay would compute: :func:`measure_grade`
+measures it where it is (the runtime grades a session it holds live so). The equity series is the
 equity at each processed bar's close from the opening bar (bar 0); when a session
 stands down, the liquidation's fees are booked at the stand-down bar, so that bar's
 point is the equity *after* liquidation. ``exposure`` counts the processed bars
@@ -28,11 +30,12 @@ from kestrel_protocol import (
 
 from ..catalog.model import LoadedScenario
 from .chain import chain_engine
+from .core import SessionEngine
 from .margin import margin_check
 from .risk import risk_metrics
 from .trades import Leg, round_trips, trade_metrics
 
-__all__ = ["compute_grade", "equity_metrics", "max_drawdown"]
+__all__ = ["compute_grade", "equity_metrics", "max_drawdown", "measure_grade"]
 
 _CONTEXT = Context(prec=50)
 
@@ -146,7 +149,7 @@ def compute_grade(
     ``progress(done, total)`` is called after each pentad with bars replayed / ``bars``
     (the clock the replay ends at, i.e. the head frame's; default the tape's last bar)."""
     first = pentads[0].prev if pentads else None
-    engine = chain_engine(loaded, record.session, first, head=record.head, record=True)
+    engine = chain_engine(loaded, record.session, first, head=record.head)
     total = max(1, len(loaded.tape) - 1 if bars is None else bars)
     chain: str | None = None
     after_stand_down = 0
@@ -188,10 +191,32 @@ def compute_grade(
         engine.close()
     if progress is not None:
         progress(total, total)
+    return _measure(loaded, record, engine, chain, after_stand_down)
 
+
+def measure_grade(
+    loaded: LoadedScenario, record: SessionRecord, engine: SessionEngine
+) -> GradeResult:
+    """The grade of ``record`` measured on ``engine``: the session's own engine, whose
+    steps the record's pentads journal, closed at the record's head. Equal to
+    :func:`compute_grade` of the record and its pentads (their replay ends in this very
+    state: a test compares the two), without replaying them."""
+    return _measure(loaded, record, engine, None, 0)
+
+
+def _measure(
+    loaded: LoadedScenario,
+    record: SessionRecord,
+    engine: SessionEngine,
+    chain: str | None,
+    after_stand_down: int,
+) -> GradeResult:
+    """The grade of ``engine``'s state: ``chain`` is what broke the record's chain (None
+    when intact), ``after_stand_down`` the submissions its replay found after a stand-down."""
+    scenario = loaded.scenario
     terms = engine.terms
-    series = engine.series or [terms.cash]
-    holding = engine.holding or bytearray(1)
+    series = engine.series()
+    holding = engine.holding()
     metrics: dict[str, Any] = equity_metrics(
         series, holding, terms.money_scale, scenario.tape.bars_per_year
     )
@@ -229,12 +254,13 @@ def compute_grade(
     limit = terms.max_position
     within = worst <= limit and (terms.shortable or not short)
     holdings = {s: h.qty for s, h in engine.account.holdings.items()}
+    count = len(record.pentads)
     skipped = engine.skipped
     checks = [
         _check(
             "chain-intact",
             chain is None,
-            chain or f"{len(pentads)} pentads chain from the opening frame; replay reproduces head",
+            chain or f"{count} pentads chain from the opening frame; replay reproduces head",
         ),
         _check(
             "within-position-limits",

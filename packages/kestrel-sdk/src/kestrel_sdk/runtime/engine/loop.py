@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..catalog.model import LoadedScenario
 from .account import Account
 from .bus import Event, EventBus
+from .equity import EquityTrace, Marks
 from .fill import match_price, trigger_search
 from .margin import MarginRules, closes_at
 from .orders import Fill, LiveOrder
@@ -55,8 +56,8 @@ class BarLoop:
 
     It shares the session's account, bus and open orders (``open_orders``, the engine's
     own list: the engine places and cancels, the loop fills, rejects and expires). It
-    keeps the equity ``peak`` and, with ``record=True``, the per-bar equity ``series``
-    and exposure flags (``holding``) that grading needs.
+    keeps the equity ``peak`` and the ``trace`` of equity and exposure a grade measures
+    (:mod:`.equity`).
     """
 
     def __init__(
@@ -68,7 +69,6 @@ class BarLoop:
         account: Account,
         open_orders: list[LiveOrder],
         bus: EventBus,
-        record: bool,
         margin: MarginRules | None = None,
         liquidate: Callable[[int], None] | None = None,
     ) -> None:
@@ -98,8 +98,7 @@ class BarLoop:
             participation.denominator * 10**loaded.tape.volume_scale,
         )
         self._fill_count = 0
-        self.series: list[int] | None = [terms.cash] if record else None
-        self.holding: bytearray | None = bytearray(1) if record else None
+        self.trace = EquityTrace(terms.cash)
 
     def retape(self, cols: dict[str, Columns], days: array[int]) -> None:
         """The columns and days of a forward tape grown since."""
@@ -134,6 +133,18 @@ class BarLoop:
                 return nxt, True
             bar = nxt + 1
         return target, False
+
+    def marks(self) -> Marks:
+        """The positions held now (for :attr:`trace`)."""
+        holdings = self._account.holdings
+        if len(holdings) == 1:  # the common case, without a generator
+            ((symbol, held),) = holdings.items()
+            return ((symbol, held.qty),)
+        return tuple((symbol, held.qty) for symbol, held in holdings.items())
+
+    def series(self) -> list[int]:
+        """Equity at bar 0 and at every processed bar's close (P units)."""
+        return self.trace.series(self._closes)
 
     def equity(self, j: int) -> int:
         """Cash plus every position marked to bar ``j``'s close."""
@@ -205,21 +216,18 @@ class BarLoop:
         """Bars ``first..last`` where no order acts: only equity moves. Returns the bar
         where drawdown reached ``max_drawdown``, else -1."""
         holdings = self._account.holdings
-        series = self.series
-        count = last - first + 1
         cash = self._account.cash
+        trace = self.trace
         if not holdings:
             self.peak = max(self.peak, cash)
-            if series is not None and self.holding is not None:
-                series.extend([cash] * count)
-                self.holding.extend(bytes(count))
+            trace.hold(first, last, cash, ())
             return -1
         peak = self.peak
         if len(holdings) == 1:
             ((symbol, held),) = holdings.items()
             qty = held.qty
             close = self._cols[symbol][3]
-            if series is None and not self._dd_on:
+            if not self._dd_on:
                 if first == last:  # one bar (``advance 1``): no window to scan
                     best = close[first]
                 else:
@@ -228,18 +236,15 @@ class BarLoop:
                 equity = cash + qty * best
                 if equity > peak:
                     self.peak = equity
+                trace.hold(first, last, cash, ((symbol, qty),))
                 return -1
-            dd_on = self._dd_on
             for j in range(first, last + 1):
                 equity = cash + qty * close[j]
-                if series is not None:
-                    series.append(equity)
                 if equity > peak:
                     peak = equity
-                elif dd_on and self.drawdown_hit(peak, equity):
+                elif self.drawdown_hit(peak, equity):
                     self.peak = peak
-                    if self.holding is not None:
-                        self.holding.extend(b"\x01" * (j - first + 1))
+                    trace.hold(first, j, cash, ((symbol, qty),))
                     return j
         else:
             marks = [(held.qty, self._cols[symbol][3]) for symbol, held in holdings.items()]
@@ -247,18 +252,14 @@ class BarLoop:
                 equity = cash
                 for qty, close in marks:
                     equity += qty * close[j]
-                if series is not None:
-                    series.append(equity)
                 if equity > peak:
                     peak = equity
                 elif self.drawdown_hit(peak, equity):
                     self.peak = peak
-                    if self.holding is not None:
-                        self.holding.extend(b"\x01" * (j - first + 1))
+                    trace.hold(first, j, cash, self.marks())
                     return j
         self.peak = peak
-        if self.holding is not None:
-            self.holding.extend(b"\x01" * count)
+        trace.hold(first, last, cash, self.marks())
         return -1
 
     # -- a bar where an order acts -------------------------------------------------------
@@ -308,9 +309,7 @@ class BarLoop:
                 self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
         equity = self.equity(j)
         self.peak = max(self.peak, equity)
-        if self.series is not None and self.holding is not None:
-            self.series.append(equity)
-            self.holding.append(1 if self._account.holdings else 0)
+        self.trace.hold(j, j, self._account.cash, self.marks())
         if margin is not None:
             call = margin.check(self._account, closes_at(self._closes, j), j)
             if call is not None:

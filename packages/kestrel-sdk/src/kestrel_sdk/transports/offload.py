@@ -1,0 +1,91 @@
+"""Where :class:`~.local.LocalTransport` runs each runtime method: the execution policy,
+said here once (the surface declares what a tool is, not how a process runs it).
+
+A call runs in a worker thread (``anyio.to_thread``) unless :data:`OFFLOAD` says
+otherwise for its runtime method: ``"caller"`` runs it on the caller's thread (short
+work: a frame, a history), a predicate ``(runtime, principal, arguments) -> bool`` decides
+per call. A worker-thread hop costs ~100-200 us; a short submit or a small blotter costs
+less than that, so they run directly, and only the calls that may take long (a submit
+that advances thousands of bars or holds hundreds of lines, a large blotter) take a
+thread. Over a shared store every call takes one (the transport decides that). Where a
+call runs never changes its result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+__all__ = ["DIRECT_BLOTTER", "OFFLOAD", "Offload", "large_blotter", "long_submit", "threaded"]
+
+Offload = Literal["thread", "caller"] | Callable[[Any, str, Any], bool]
+"""Where a local runtime runs a method: a worker thread, the caller's thread, or a
+predicate ``(runtime, principal, arguments)`` saying whether this call is worth a thread."""
+
+_HEAVY_ADVANCE: Final = re.compile(r"(?im)^\s*advance\s+(?:to\b|(\d{4,}))")
+_HEAVY_LINES: Final = 200
+_WAITS: Final = re.compile(r"(?i)\bwait\b")
+_SEEN: dict[str, bool] = {}
+_SEEN_MAX: Final = 512
+
+DIRECT_BLOTTER: Final = 256
+"""Orders plus fills up to which a blotter is built on the caller's thread: a rebuild
+costs ~10 us per entry (a few ms at this size), a worker-thread hop ~100-200 us."""
+
+
+def _heavy(source: str) -> bool:
+    """Whether a submit of ``source`` may take long enough to be worth a worker thread.
+
+    An agent repeats a handful of sources, so short ones are answered from memory.
+    """
+    if len(source) < 12:
+        return False
+    seen = _SEEN.get(source)
+    if seen is not None:
+        return seen
+    heavy = source.count("\n") >= _HEAVY_LINES or any(
+        m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
+    )
+    if len(source) <= 256:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[source] = heavy
+    return heavy
+
+
+def long_submit(runtime: Any, principal: str, arguments: Any) -> bool:
+    """A submit that advances many bars, holds many lines or may wait for a forward
+    tape's bar (a ``wait`` argument or statement: never on the caller's event loop)."""
+    source: str = arguments.source
+    if getattr(arguments, "wait", None) is not None or _WAITS.search(source):
+        return True
+    return len(source) >= 12 and _heavy(source)
+
+
+def large_blotter(runtime: Any, principal: str, arguments: Any) -> bool:
+    """A blotter of more than :data:`DIRECT_BLOTTER` orders and fills (or of unknown size)."""
+    size = runtime.blotter_size(principal, arguments.session_id)
+    return size is None or size > DIRECT_BLOTTER
+
+
+OFFLOAD: Final[Mapping[str, Offload]] = MappingProxyType(
+    {
+        "submit": long_submit,
+        "frame": "caller",
+        "history": "caller",
+        "news": "caller",
+        "blotter": large_blotter,
+    }
+)
+"""By runtime method (a tool's ``Binding.method``), where a call that is not always
+worth a worker thread runs; any other method runs in one."""
+
+
+def threaded(method: str, runtime: Any, principal: str, arguments: Any) -> bool:
+    """Whether a call of the runtime's ``method`` runs in a worker thread."""
+    offload = OFFLOAD.get(method, "thread")
+    if callable(offload):
+        return offload(runtime, principal, arguments)
+    return offload == "thread"
