@@ -235,6 +235,7 @@ class SessionEngine:
     def extend(self, loaded: LoadedScenario) -> None:
         """Hold ``loaded``'s tape from now on: the same forward tape with more bars
         published (the engine's state is unchanged; later bars become reachable)."""
+        self._frames.changing()
         tape = loaded.tape
         self._loaded = loaded
         self._cols = columns(loaded, self._terms.tape_factor)
@@ -274,6 +275,7 @@ class SessionEngine:
 
     def _apply(self, program: Program) -> None:
         self._refuse_unless_open()
+        self._frames.changing()
         self._working_seq = self._seq + 1
         statements = program.statements
         for index, st in enumerate(statements):
@@ -296,6 +298,7 @@ class SessionEngine:
         """Mark the session closed (event ``closed``); open orders are cancelled."""
         if self._status == "closed":
             raise KestrelError(RefusalCode.SESSION_CLOSED, f"session {self._session_id} is closed")
+        self._frames.changing()
         bar = self._clock
         self._cancels.cancel_open(bar, "closed")
         self._status = "closed"
@@ -391,4 +394,4 @@ class SessionEngine:
             open_orders=self._open,
             tape=None if self._roots is None else self._roots[self._clock],
         )
-        self._shown = Step(text, frames, frames.built, stand_down)
+        self._shown = Step(text, frames, frames.changes, stand_down)
