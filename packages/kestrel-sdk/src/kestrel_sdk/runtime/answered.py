@@ -8,20 +8,21 @@ frame's from the engine's, :mod:`.engine.frame_models`). Neither is made on the 
 
 from __future__ import annotations
 
-from typing import Any, Final, final
+from typing import Final, final
 
-from kestrel_protocol import Delivery, Pentad, SessionResponse, Wire
+from kestrel_protocol import SessionResponse, Wire
+from kestrel_protocol.wire import data_builder
 
 from .engine.step import Step
-from .engine.wire import builder, quote
+from .engine.wire import quote
 from .models import pentad_body
 from .pentads import MEDIA_TYPE, quoted
 
 __all__ = ["Answered"]
 
-_new_pentad: Final = builder(Pentad)
-_new_delivery: Final = builder(Delivery)
-_new_response: Final = builder(SessionResponse)
+_new_response: Final = data_builder(SessionResponse)
+"""The response, its pentad and its delivery in one call (the frame, the pentad's body
+and a stand-down are objects already)."""
 
 
 @final
@@ -90,12 +91,18 @@ class Answered(Wire[SessionResponse]):
             "body": pentad_body(self._source),
             "root": self._root,
         }
-        members: dict[str, Any] = {
-            "ok": True,
-            "disposition": "applied" if self._stand_down is None else "stood-down",
-            "pentad": _new_pentad(pentad),
-            "delivery": _new_delivery({"frame": self._step.frame, "frame_root": self._frame_root}),
-        }
-        if self._stand_down is not None:
-            members["stand_down"] = self._stand_down
-        return _new_response(members)
+        delivery = {"frame": self._step.frame, "frameRoot": self._frame_root}
+        stood = self._stand_down
+        if stood is None:
+            return _new_response(
+                {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
+            )
+        return _new_response(
+            {
+                "ok": True,
+                "disposition": "stood-down",
+                "pentad": pentad,
+                "delivery": delivery,
+                "standDown": stood,
+            }
+        )

@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from kestrel_protocol import (
     AccountState,
-    Clock,
     FrameBar,
     FrameEvent,
     FrameOrder,
@@ -24,6 +23,7 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
 )
+from kestrel_protocol.wire import data_builder
 
 from .bus import Event
 from .orders import LiveOrder, order_links
@@ -35,8 +35,8 @@ __all__ = ["FrameModels", "Seen"]
 _new_event: Final = builder(FrameEvent)
 _new_bar: Final = builder(FrameBar)
 _new_position: Final = builder(Position)
-_new_clock: Final = builder(Clock)
-_new_frame: Final = builder(SessionFrame)
+_new_frame: Final = data_builder(SessionFrame)
+"""The frame and its clock in one call (its other parts are objects already)."""
 _new_account: Final = builder(AccountState)
 _new_order: Final = builder(FrameOrder)
 _new_item: Final = builder(NewsItem)
@@ -100,11 +100,9 @@ class FrameModels:
             "session": self._session_id,
             "seq": seq,
             "scenario": self._scenario,
-            "clock": _new_clock(
-                {"bar": clock, "time": time}
-                if remaining is None
-                else {"bar": clock, "time": time, "remaining": remaining}
-            ),
+            "clock": {"bar": clock, "time": time}
+            if remaining is None
+            else {"bar": clock, "time": time, "remaining": remaining},
             "status": status,
             "marks": dict(marks),
             "bars": dict(bar_objects),
