@@ -13,21 +13,28 @@ the machine is doing) and its ratio.
 
 A third contender, the *floor*, is a server that does nothing: it answers every submit
 with Kestrel's own response bytes (captured during the warm-up, the id replaced) and
-polls stdin like ``kestrel-mcp``. No server can be faster on this pipe and this client:
-its rate bounds what any server reaches on the machine at that moment (it moves by a
-third from one minute to the next on a shared virtual machine), and the rest of a
-Kestrel round trip is Kestrel's. Part of that rest is not Kestrel's work but its
-price: a server that answers within a few microseconds answers before the client's
-``readline`` has gone to sleep, while one that works for tens of microseconds finds
-the client's CPU halted, and the write that wakes it, and the wake-up, each cost
-microseconds more on a virtual machine.
+polls stdin like ``kestrel-mcp`` (for up to a millisecond after a response, then it
+sleeps: one that never slept held a core through the other servers' blocks). No server
+can be faster on this pipe and this client: its rate bounds what any server reaches on
+the machine at that moment (it moves by a third from one minute to the next on a shared
+virtual machine), and the rest of a Kestrel round trip is Kestrel's. Part of that rest
+is not Kestrel's work but its price: a server that answers within a few microseconds
+answers before the client's ``readline`` has gone to sleep, while one that works for
+tens of microseconds finds the client's CPU halted, and the write that wakes it, and
+the wake-up, each cost microseconds more on a virtual machine.
 
 ``--spin-us N`` is passed to ``kestrel-mcp`` (how long it polls for the next request
 before sleeping; ``0`` measures it sleeping between requests, as it did before it
-polled).
+polled, so that its CPU is its work).
+
+``--compare DIR`` (repeatable) adds the ``kestrel-mcp`` of another checkout (``DIR``, with
+its own ``.venv``, e.g. a worktree of the commit before a change) to the same interleaved
+blocks: each one's median block time and speed against this checkout's are printed, the
+same load having hit all of them (two checkouts run one after the other on a shared
+machine differ by more than most changes).
 
     uv run python benchmarks/mcp_stdio.py [--requests 2000] [--warmup 200] [--scenario minute-200k]
-        [--spin-us N]
+        [--spin-us N] [--compare DIR ...]
 """
 
 from __future__ import annotations
@@ -43,6 +50,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+FLOOR_SPIN_S = 0.001
+"""How long the floor polls for the next request before it sleeps (kestrel-mcp's default)."""
 
 INIT = {
     "jsonrpc": "2.0",
@@ -189,15 +199,22 @@ def serve_baseline() -> None:
 
 def serve_floor(canned: Path) -> None:
     """Answer each request at once: a submit with ``canned`` (a response line whose id is
-    0), anything else with a session id; poll stdin between requests, never sleeping."""
+    0), anything else with a session id; poll stdin after a response for up to
+    ``FLOOR_SPIN_S`` (kestrel-mcp's default spin) before sleeping until the next one.
+
+    A floor that never slept would hold a core while the other servers' blocks run: on
+    a small shared machine that is a core taken from them and their client."""
     head, tail = canned.read_bytes().split(b'"id":0', 1)
     opened = b'"result":{"structuredContent":{"sessionId":"floor"}}}\n'
     poller = select.poll()
     poller.register(0, select.POLLIN)
     pending = b""
     while True:
+        deadline = time.perf_counter() + FLOOR_SPIN_S
         while not poller.poll(0):
-            pass
+            if time.perf_counter() >= deadline:
+                poller.poll()  # asleep until the next request
+                break
         chunk = os.read(0, 1 << 16)
         if not chunk:
             return
@@ -220,6 +237,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--scenario", default="minute-200k")
     parser.add_argument("--spin-us", type=int, default=None, help="kestrel-mcp's --spin-us")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        help="another checkout (with its .venv) whose kestrel-mcp runs in the same blocks",
+    )
     parser.add_argument("--serve-baseline", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-floor", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -245,7 +269,17 @@ def main() -> None:
             Path(tmp) / "b",
             args.scenario,
         )
-        contenders = [kestrel, official]
+        others = [
+            Contender(
+                str(checkout),
+                [str(checkout / ".venv" / "bin" / "python"), "-m", "kestrel_mcp", *spin],
+                Path(tmp) / f"c{number}",
+                args.scenario,
+            )
+            for number, checkout in enumerate(args.compare)
+        ]
+        contenders = [kestrel, official, *others]
+        compared: dict[str, list[float]] = {other.name: [] for other in others}
         try:
             for contender in contenders:
                 contender.run(args.warmup, timed=False)
@@ -269,6 +303,8 @@ def main() -> None:
                 least = floor.run(block)
                 block_ratios.append(theirs / ours)
                 floor_shares.append(least / ours)
+                for other in others:
+                    compared[other.name].append(other.run(block) / ours)
         finally:
             for contender in contenders:
                 contender.client.close()
@@ -287,6 +323,12 @@ def main() -> None:
         print(f"kestrel-mcp    {ours_cpu * 1e6:10.1f} us server CPU per round trip")
         print(f"mcp MCPServer  {theirs_cpu * 1e6:10.1f} us server CPU per round trip")
         print(f"cpu ratio      {theirs_cpu / ours_cpu:10.2f}x  (server CPU per round trip)")
+    for other in others:
+        speed = statistics.median(compared[other.name])
+        cpu = other.cpu_per_call
+        spent = "" if cpu is None else f", {cpu * 1e6:.1f} us server CPU per round trip"
+        print(f"compared       {other.name}: {other.rate:.1f} round trips/s{spent}")
+        print(f"  this one     {speed:10.2f}x  as fast (median of blocks)")
 
 
 if __name__ == "__main__":

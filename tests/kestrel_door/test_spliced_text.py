@@ -13,7 +13,7 @@ import pytest
 from kestrel_protocol import SessionResponse
 from kestrel_protocol.surface import compact_text
 
-from tests.spliced import WireWatch
+from tests.wire_watch import WireWatch
 
 from .conftest import Kit, asgi_client
 

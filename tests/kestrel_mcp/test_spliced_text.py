@@ -17,7 +17,7 @@ from kestrel_protocol import SessionResponse
 from kestrel_protocol.surface import compact_text
 from kestrel_sdk import local_transport
 
-from tests.spliced import WireWatch
+from tests.wire_watch import WireWatch
 
 pytestmark = pytest.mark.anyio
 

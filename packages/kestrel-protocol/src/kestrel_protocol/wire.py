@@ -24,11 +24,12 @@ from typing import Any, Final, Generic, TypeVar, Union, cast
 from pydantic import BaseModel
 from pydantic_core import SchemaValidator, core_schema
 
-__all__ = ["Wire", "text_builder"]
+__all__ = ["Wire", "data_builder", "text_builder"]
 
 M = TypeVar("M", bound=BaseModel)
 
 _BUILDERS: Final[dict[type[Any], Callable[[str], Any]]] = {}
+_DATA_BUILDERS: Final[dict[type[Any], Callable[[Any], Any]]] = {}
 
 
 def _value_schema(annotation: Any, where: str) -> core_schema.CoreSchema:
@@ -88,6 +89,17 @@ def text_builder(cls: type[M]) -> Callable[[str], M]:
     if build is None:
         build = _BUILDERS[cls] = SchemaValidator(_model_schema(cls)).validate_json
     return cast(Callable[[str], M], build)
+
+
+def data_builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
+    """A function building ``cls`` in one call from JSON data the caller made itself
+    (members by their wire names), unchecked, as :func:`text_builder` builds it from
+    text: nested objects given as dicts are built too, objects already built are taken
+    as they are (made once per class and kept)."""
+    build = _DATA_BUILDERS.get(cls)
+    if build is None:
+        build = _DATA_BUILDERS[cls] = SchemaValidator(_model_schema(cls)).validate_python
+    return cast(Callable[[dict[str, Any]], M], build)
 
 
 class Wire(Generic[M]):

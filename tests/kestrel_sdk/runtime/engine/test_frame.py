@@ -364,3 +364,26 @@ def test_a_fractional_volume_tape_frames_its_volumes_as_their_exact_decimal_text
         again = SessionFrame.parse(frame.to_json())
         assert root_of(again) == engine.frame_root()
     assert shown == ["2012.25343589", "4761", "0.5"]
+
+
+def test_a_frame_read_while_the_engine_changes_is_the_frame_it_was() -> None:
+    # An SDK caller may read a response's frame on one thread while another thread has
+    # begun the session's next submission (the object is made on first read). Here the
+    # read happens in the middle of the next submission (on its first event, when the
+    # order is placed but nothing is built yet): the object must still be the frame
+    # that step showed, never a mix of that state and the next.
+    engine = SessionEngine(_shipped("acme-trend"), "ks_race")
+    engine.submit("buy 10 ACME\nadvance 2")
+    step = engine.submit("advance 1")
+    read: list[SessionFrame] = []
+
+    def read_mid_change(_: object) -> None:
+        if not read:
+            read.append(step.frame)
+
+    engine._bus.subscribe(read_mid_change)  # the engine's own event bus: mid-submission
+    engine.submit("sell 4 ACME\nbuy 1 ACME limit 1 tif gtc\nadvance 3")
+    assert read, "the next submission published no event"
+    assert read[0] == SessionFrame.model_validate_json(step.text)
+    assert read[0].positions[0].qty == 10
+    assert read[0].orders == []

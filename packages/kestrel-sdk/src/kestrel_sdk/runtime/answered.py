@@ -8,27 +8,29 @@ frame's from the engine's, :mod:`.engine.frame_models`). Neither is made on the 
 
 from __future__ import annotations
 
-from typing import Any, Final, final
+from typing import Final, final
 
-from kestrel_protocol import Delivery, Pentad, SessionResponse, StandDown, Wire
+from kestrel_protocol import SessionResponse, Wire
+from kestrel_protocol.wire import data_builder
 
-from .engine.step import Shown
-from .engine.wire import builder, quote
+from .engine.step import Step
+from .engine.wire import quote
 from .models import pentad_body
 from .pentads import MEDIA_TYPE, quoted
 
 __all__ = ["Answered"]
 
-_new_pentad: Final = builder(Pentad)
-_new_delivery: Final = builder(Delivery)
-_new_response: Final = builder(SessionResponse)
+_new_response: Final = data_builder(SessionResponse)
+"""The response, its pentad and its delivery in one call (the frame, the pentad's body
+and a stand-down are objects already)."""
 
 
 @final
 class Answered(Wire[SessionResponse]):
     """The response to submission ``seq`` of session ``sid``: its pentad (``prev``,
-    ``source``, ``root``), the frame the engine made (``shown``) as served (``frame``,
-    its text; the engine's own when ``served_as_made``), its root, the stand-down."""
+    ``source``, ``root``), the step the engine made (``step``: its frame and
+    stand-down), the frame's text as served (``frame``: the step's own text, or a copy
+    without the tape's length) and the frame's root."""
 
     __slots__ = (
         "_frame",
@@ -36,10 +38,10 @@ class Answered(Wire[SessionResponse]):
         "_prev",
         "_root",
         "_seq",
-        "_shown",
         "_sid",
         "_source",
         "_stand_down",
+        "_step",
     )
 
     def __init__(  # noqa: PLR0917 - the step's values, positionally: every step makes one
@@ -49,10 +51,9 @@ class Answered(Wire[SessionResponse]):
         prev: str,
         source: str,
         root: str,
-        shown: Shown,
+        step: Step,
         frame: str,
         frame_root: str,
-        stand_down: StandDown | None,
     ) -> None:
         super().__init__(SessionResponse)
         self._sid = sid
@@ -60,10 +61,10 @@ class Answered(Wire[SessionResponse]):
         self._prev = prev
         self._source = source
         self._root = root
-        self._shown = shown
+        self._step = step
         self._frame = frame
         self._frame_root = frame_root
-        self._stand_down = stand_down
+        self._stand_down = step.stand_down
 
     def write(self) -> str:
         pentad = (
@@ -81,7 +82,7 @@ class Answered(Wire[SessionResponse]):
         )
 
     def make(self) -> SessionResponse:
-        if self._frame is not self._shown.text:  # served otherwise than made (sealed)
+        if self._frame is not self._step.text:  # served otherwise than made (sealed)
             return super().make()
         pentad = {
             "session": self._sid,
@@ -90,12 +91,18 @@ class Answered(Wire[SessionResponse]):
             "body": pentad_body(self._source),
             "root": self._root,
         }
-        members: dict[str, Any] = {
-            "ok": True,
-            "disposition": "applied" if self._stand_down is None else "stood-down",
-            "pentad": _new_pentad(pentad),
-            "delivery": _new_delivery({"frame": self._shown.frame, "frame_root": self._frame_root}),
-        }
-        if self._stand_down is not None:
-            members["stand_down"] = self._stand_down
-        return _new_response(members)
+        delivery = {"frame": self._step.frame, "frameRoot": self._frame_root}
+        stood = self._stand_down
+        if stood is None:
+            return _new_response(
+                {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
+            )
+        return _new_response(
+            {
+                "ok": True,
+                "disposition": "stood-down",
+                "pentad": pentad,
+                "delivery": delivery,
+                "standDown": stood,
+            }
+        )

@@ -32,12 +32,9 @@ def open_order_bound(runtime_bound: int, scenario_bound: int | None) -> int:
 def check_open_orders(engine: SessionEngine, program: Program, bound: int) -> None:
     """Refuse ``program`` when it could leave more than ``bound`` orders open (the cost
     is the open orders', and nothing for a program that places none)."""
-    statements = program.statements
-    placed = sum(st.placed if isinstance(st, Order) else 1 for st in statements)
-    if len(engine.open_orders) + placed <= bound or not any(
-        isinstance(statement, Order) for statement in statements
-    ):
+    if not program.places or len(engine.open_orders) + program.placed <= bound:
         return
+    statements = program.statements
     open_now = {order.id: order.symbol for order in engine.open_orders}
     aliases = {o.alias: o.id for o in engine.open_orders if o.alias is not None}
     next_id = len(engine.orders) + 1

@@ -128,11 +128,10 @@ class Submissions:
             raise
         live.frame_root = frame_root
         self._horizons.submitted(live, seq, clock, engine.clock)
-        shown = step.shown
-        frame = shown.text
+        frame = step.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length
             frame = frame.replace(
                 f',"remaining":{engine.last - engine.clock},"time":', ',"time":', 1
             )
-        return Answered(sid, seq, prev, source, root, shown, frame, frame_root, step.stand_down)
+        return Answered(sid, seq, prev, source, root, step, frame, frame_root)

@@ -36,17 +36,20 @@ costs ~10 us per entry (a few ms at this size), a worker-thread hop ~100-200 us.
 
 
 def _heavy(source: str) -> bool:
-    """Whether a submit of ``source`` may take long enough to be worth a worker thread.
+    """Whether a submit of ``source`` may take long enough to be worth a worker thread:
+    it advances many bars, holds many lines or may wait for a forward tape's bar.
 
     An agent repeats a handful of sources, so short ones are answered from memory.
     """
-    if len(source) < 12:
-        return False
     seen = _SEEN.get(source)
     if seen is not None:
         return seen
-    heavy = source.count("\n") >= _HEAVY_LINES or any(
-        m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
+    heavy = (
+        _WAITS.search(source) is not None
+        or source.count("\n") >= _HEAVY_LINES
+        or any(
+            m.group(1) is None or int(m.group(1)) >= 2000 for m in _HEAVY_ADVANCE.finditer(source)
+        )
     )
     if len(source) <= 256:
         if len(_SEEN) >= _SEEN_MAX:
@@ -58,10 +61,7 @@ def _heavy(source: str) -> bool:
 def long_submit(runtime: Any, principal: str, arguments: Any) -> bool:
     """A submit that advances many bars, holds many lines or may wait for a forward
     tape's bar (a ``wait`` argument or statement: never on the caller's event loop)."""
-    source: str = arguments.source
-    if getattr(arguments, "wait", None) is not None or _WAITS.search(source):
-        return True
-    return len(source) >= 12 and _heavy(source)
+    return arguments.wait is not None or _heavy(arguments.source)
 
 
 def large_blotter(runtime: Any, principal: str, arguments: Any) -> bool:

@@ -38,7 +38,7 @@ from .orders import Fill, LiveOrder
 from .placing import Placer
 from .program import Program, Programs
 from .scaled import Terms, ratio_text
-from .step import Shown, Step
+from .step import Step
 from .trailing import follow
 from .wire import text_root
 
@@ -111,7 +111,7 @@ class SessionEngine:
             aliases=self._aliases,
             forward=self._forward,
         )
-        self._shown = Shown("")
+        self._shown = Step("")
         self._root: str | None = None
         self._make_frame()
 
@@ -235,6 +235,7 @@ class SessionEngine:
     def extend(self, loaded: LoadedScenario) -> None:
         """Hold ``loaded``'s tape from now on: the same forward tape with more bars
         published (the engine's state is unchanged; later bars become reachable)."""
+        self._frames.changing()
         tape = loaded.tape
         self._loaded = loaded
         self._cols = columns(loaded, self._terms.tape_factor)
@@ -260,8 +261,8 @@ class SessionEngine:
 
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""
-        stood = self._apply(program)
-        return Step(self._shown, stood)
+        self._apply(program)
+        return self._shown
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""
@@ -272,8 +273,9 @@ class SessionEngine:
         self._apply(self.check(source))
         return self.frame_root()
 
-    def _apply(self, program: Program) -> StandDown | None:
+    def _apply(self, program: Program) -> None:
         self._refuse_unless_open()
+        self._frames.changing()
         self._working_seq = self._seq + 1
         statements = program.statements
         for index, st in enumerate(statements):
@@ -290,13 +292,13 @@ class SessionEngine:
                 self._stand("statement", detail)
                 break
         self._seq = self._working_seq
-        self._make_frame()
-        return self._stand_down if self._status == "stood-down" else None
+        self._make_frame(self._stand_down if self._status == "stood-down" else None)
 
     def close(self) -> SessionFrame:
         """Mark the session closed (event ``closed``); open orders are cancelled."""
         if self._status == "closed":
             raise KestrelError(RefusalCode.SESSION_CLOSED, f"session {self._session_id} is closed")
+        self._frames.changing()
         bar = self._clock
         self._cancels.cancel_open(bar, "closed")
         self._status = "closed"
@@ -379,7 +381,7 @@ class SessionEngine:
 
     # -- frames ------------------------------------------------------------------------
 
-    def _make_frame(self) -> None:
+    def _make_frame(self, stand_down: StandDown | None = None) -> None:
         self._root = None
         frames = self._frames
         text = frames.build(
@@ -392,4 +394,4 @@ class SessionEngine:
             open_orders=self._open,
             tape=None if self._roots is None else self._roots[self._clock],
         )
-        self._shown = Shown(text, frames, frames.built)
+        self._shown = Step(text, frames, frames.changes, stand_down)

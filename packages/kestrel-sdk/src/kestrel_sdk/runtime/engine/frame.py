@@ -76,8 +76,10 @@ class FrameBuilder:
         self._symbol_json = {s: quote(s) for s in self._symbols}
         self._pending_json: list[str] = []
         self._pending: list[Event] = []
-        self.built = 0
-        """Frames built so far: the version :meth:`model` is asked for."""
+        self.changes = 0
+        """Counts the engine's changes: raised when one begins (:meth:`changing`) and
+        when the frame after it is built; a frame's object is made from the engine's
+        state only while this is what it was when the frame was built."""
         self._seen: tuple[Any, ...] = ()
         self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
@@ -252,7 +254,7 @@ class FrameBuilder:
         news_json = "" if news is None else news.at(time)
         # what the text is written from, for :meth:`model` (no object made here; the
         # account and the orders are the engine's, unchanged while this frame is its last)
-        self.built += 1
+        self.changes += 1
         self._seen = (
             seq,
             clock,
@@ -273,10 +275,26 @@ class FrameBuilder:
             f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
         )
 
+    def changing(self) -> None:
+        """The engine begins to change (a submission, a close, a tape grown): the last
+        frame's object can no longer be made from its state."""
+        self.changes += 1
+
     def model(self, version: int) -> SessionFrame | None:
-        """The object of frame ``version`` (:attr:`built` when it was built), made from
-        what its text was written from; ``None`` once a later frame was built."""
-        if version != self.built:
+        """The object of the frame built at :attr:`changes` ``version``, made from what
+        its text was written from; ``None`` once the engine began to change since (the
+        frame's text is then the frame). Safe beside a thread changing the engine: what
+        was made is kept only if no change began meanwhile."""
+        try:
+            made = self._model(version)
+        except (KeyError, IndexError):  # the engine changed under it: the text is the frame
+            if version == self.changes:
+                raise
+            return None
+        return made if version == self.changes else None
+
+    def _model(self, version: int) -> SessionFrame | None:
+        if version != self.changes:
             return None
         seq, clock, remaining, time, status, tape, account, orders, events, news = self._seen
         positions = []

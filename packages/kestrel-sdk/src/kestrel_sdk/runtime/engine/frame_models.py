@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from kestrel_protocol import (
     AccountState,
-    Clock,
     FrameBar,
     FrameEvent,
     FrameOrder,
@@ -24,6 +23,7 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
 )
+from kestrel_protocol.wire import data_builder
 
 from .bus import Event
 from .orders import LiveOrder, order_links
@@ -35,8 +35,8 @@ __all__ = ["FrameModels", "Seen"]
 _new_event: Final = builder(FrameEvent)
 _new_bar: Final = builder(FrameBar)
 _new_position: Final = builder(Position)
-_new_clock: Final = builder(Clock)
-_new_frame: Final = builder(SessionFrame)
+_new_frame: Final = data_builder(SessionFrame)
+"""The frame and its clock in one call (its other parts are objects already)."""
 _new_account: Final = builder(AccountState)
 _new_order: Final = builder(FrameOrder)
 _new_item: Final = builder(NewsItem)
@@ -60,30 +60,30 @@ class FrameModels:
         self._session_id = session_id
         self._terms = terms
         self._scenario = _new_frame_ref(scenario_id, scenario_root)
-        self._bars_key: Bars | None = None
-        self._bars: dict[str, FrameBar] = {}
-        self._marks: dict[str, str] = {}
-        self._account_key: tuple[str, ...] = ()
-        self._account: AccountState | None = None
+        # each cache one (key, objects) tuple, read and replaced whole: a reader on
+        # another thread sees an old entry or a new one, never half of each
+        self._bars: tuple[Bars | None, dict[str, FrameBar], dict[str, str]] = (None, {}, {})
+        self._account: tuple[tuple[str, ...], AccountState | None] = ((), None)
         self._positions: dict[str, tuple[tuple[Any, ...], Position]] = {}
         self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder]] = {}
-        self._news_key: list[dict[str, Any]] | None = None
-        self._news: list[NewsItem] = []
+        self._news: tuple[list[dict[str, Any]] | None, list[NewsItem]] = (None, [])
 
     def frame(self, seen: Seen, account: tuple[str, ...], bars: Bars) -> SessionFrame:
         """The frame written from ``seen``, ``account`` (the amounts' texts in canonical
         order) and ``bars``, as an object."""
         seq, clock, remaining, time, status, tape, positions, orders, events, news = seen
-        if bars is not self._bars_key:
-            self._bars = {
+        bars_key, bar_objects, marks = self._bars
+        if bars is not bars_key:
+            bar_objects = {
                 s: _new_bar({"open": o, "high": h, "low": lo, "close": c, "volume": v})
                 for s, (o, h, lo, c, v) in bars.items()
             }
-            self._marks = {s: c for s, (_, _, _, c, _) in bars.items()}
-            self._bars_key = bars
-        if account != self._account_key or self._account is None:
+            marks = {s: c for s, (_, _, _, c, _) in bars.items()}
+            self._bars = (bars, bar_objects, marks)
+        account_key, account_object = self._account
+        if account != account_key or account_object is None:
             cash, drawdown, equity, fees, peak, realized, unrealized = account
-            self._account = _new_account(
+            account_object = _new_account(
                 {
                     "cash": cash,
                     "equity": equity,
@@ -94,30 +94,29 @@ class FrameModels:
                     "drawdown": drawdown,
                 }
             )
-            self._account_key = account
+            self._account = (account, account_object)
         members: dict[str, Any] = {
             "kind": "kestrel.frame",
             "session": self._session_id,
             "seq": seq,
             "scenario": self._scenario,
-            "clock": _new_clock(
-                {"bar": clock, "time": time}
-                if remaining is None
-                else {"bar": clock, "time": time, "remaining": remaining}
-            ),
+            "clock": {"bar": clock, "time": time}
+            if remaining is None
+            else {"bar": clock, "time": time, "remaining": remaining},
             "status": status,
-            "marks": dict(self._marks),
-            "bars": dict(self._bars),
-            "account": self._account,
+            "marks": dict(marks),
+            "bars": dict(bar_objects),
+            "account": account_object,
             "positions": [self._position(p) for p in positions] if positions else [],
             "orders": [self._order(o) for o in orders] if orders else [],
             "events": [self._event(e) for e in events] if events else [],
         }
         if news is not None:
-            if news is not self._news_key:
-                self._news = [_new_item(d) for d in news]
-                self._news_key = news
-            members = {"news": list(self._news), **members}
+            news_key, items = self._news
+            if news is not news_key:
+                items = [_new_item(d) for d in news]
+                self._news = (news, items)
+            members = {"news": list(items), **members}
         if tape is not None:
             members["tape"] = tape
         return _new_frame(members)

@@ -28,10 +28,19 @@ _STATEMENT: Final = attrgetter("statement")
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """A checked source: its exact text and its statements, ready to apply atomically."""
+    """A checked source: its exact text and its statements, ready to apply atomically;
+    ``places`` whether it places an order, ``placed`` the orders it may leave open at
+    most (each order's own and its bracket's, one for any other statement)."""
 
     source: str
     statements: tuple[Statement, ...]
+    places: bool = False
+    placed: int = 0
+
+    @classmethod
+    def of(cls, source: str, statements: tuple[Statement, ...]) -> Program:
+        orders = [st.placed for st in statements if isinstance(st, Order)]
+        return cls(source, statements, bool(orders), sum(orders) + len(statements) - len(orders))
 
 
 def _session_free(st: Statement) -> bool:
@@ -86,7 +95,7 @@ class Programs:
                 f" {first.column}: {first.code} {first.message}",
                 {"diagnostics": [d.to_json() for d in diagnostics]},
             )
-        program = Program(source, statements)
+        program = Program.of(source, statements)
         if free and len(source) <= _CHECKED_MAX_CHARS:
             if len(self._checked) >= _CHECKED_MAX:
                 self._checked.clear()
