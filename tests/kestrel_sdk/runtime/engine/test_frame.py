@@ -32,6 +32,7 @@ from kestrel_protocol import (
 from kestrel_sdk.runtime.catalog import build_loaded_scenario, load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
 from kestrel_sdk.runtime.engine import SessionEngine, compute_grade
+from kestrel_sdk.runtime.frame_values import FrameValues
 
 from tests.kestrel_sdk.runtime.engine.tapes import daily
 
@@ -325,19 +326,22 @@ def test_a_frame_read_late_or_at_once_is_the_frame_its_text_validates_to(scenari
     loaded = _shipped(scenario_id)
     late, now = SessionEngine(loaded, "ks_late"), SessionEngine(loaded, "ks_late")
     chooser = _mixed(7)
-    steps, read = [], []
+    steps, read, values = [], [], []
     for i in range(150):
         if now.status != "open":
             break
         source = chooser(i, now)
         try:
-            read.append(now.submit(source).frame)  # at once: from the engine's values
+            made = now.submit(source)
         except KestrelError:
             continue
+        values.append(made.values())  # at once, from the engine's state: no object
+        read.append(made.frame)  # at once: from the engine's state
         steps.append(late.submit(source))  # read only after the session moved on
     assert len(steps) > 50
-    for step, at_once in zip(steps, read, strict=True):
+    for step, at_once, plain in zip(steps, read, values, strict=True):
         validated = SessionFrame.model_validate_json(step.text)
+        assert plain == step.values() == FrameValues.of(validated)
         for frame in (step.frame, at_once):
             assert frame == validated
             assert frame.model_fields_set == validated.model_fields_set
@@ -376,14 +380,17 @@ def test_a_frame_read_while_the_engine_changes_is_the_frame_it_was() -> None:
     engine.submit("buy 10 ACME\nadvance 2")
     step = engine.submit("advance 1")
     read: list[SessionFrame] = []
+    plain: list[FrameValues] = []
 
     def read_mid_change(_: object) -> None:
         if not read:
+            plain.append(step.values())
             read.append(step.frame)
 
     engine._bus.subscribe(read_mid_change)  # the engine's own event bus: mid-submission
     engine.submit("sell 4 ACME\nbuy 1 ACME limit 1 tif gtc\nadvance 3")
     assert read, "the next submission published no event"
     assert read[0] == SessionFrame.model_validate_json(step.text)
+    assert plain[0] == FrameValues.of(read[0])
     assert read[0].positions[0].qty == 10
     assert read[0].orders == []

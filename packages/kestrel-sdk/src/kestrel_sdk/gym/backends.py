@@ -35,22 +35,62 @@ from kestrel_protocol import (
     Scenario,
     SealedScenario,
     SessionResponse,
+    StandDown,
 )
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.store import MEMORY_URL
 
 from ..client import KestrelSdk, KestrelSession, create_sdk
+from ..runtime.frame_values import FrameValues
 from ..transports.local import local_refusal
 
 if TYPE_CHECKING:
     from ..runtime.service import Runtime
 
-__all__ = ["Backend", "InProcess", "OverTransport"]
+__all__ = ["Backend", "InProcess", "OverTransport", "Stepped"]
 
 T = TypeVar("T")
 
 PRINCIPAL = "local"
 """The principal of the env's in-process sessions (``local_transport``'s default)."""
+
+
+class Stepped(Protocol):
+    """What a submission answers the env: the new frame's plain values (all a step reads),
+    its root and the stand-down; the response object only if someone asks for it."""
+
+    @property
+    def frame_root(self) -> str: ...
+
+    @property
+    def stand_down(self) -> StandDown | None: ...
+
+    def values(self) -> FrameValues: ...
+
+    def model(self) -> SessionResponse: ...
+
+
+class _Response:
+    """A response object the SDK already built, as a :class:`Stepped`."""
+
+    __slots__ = ("_response",)
+
+    def __init__(self, response: SessionResponse) -> None:
+        self._response = response
+
+    @property
+    def frame_root(self) -> str:
+        return self._response.delivery.frame_root
+
+    @property
+    def stand_down(self) -> StandDown | None:
+        return self._response.stand_down
+
+    def values(self) -> FrameValues:
+        return FrameValues.of(self._response.delivery.frame)
+
+    def model(self) -> SessionResponse:
+        return self._response
 
 
 class Backend(Protocol):
@@ -70,7 +110,7 @@ class Backend(Protocol):
 
     def open(self, scenario_id: str, label: str | None) -> tuple[str, Delivery]: ...
 
-    def submit(self, session_id: str, source: str) -> SessionResponse: ...
+    def submit(self, session_id: str, source: str) -> Stepped: ...
 
     def frame(self, session_id: str) -> Delivery: ...
 
@@ -153,9 +193,9 @@ class InProcess:
             raise RuntimeError(f"opening {scenario_id} is gated by a payment offer")
         return opened.session_id, self._call(runtime.frame, PRINCIPAL, opened.session_id)
 
-    def submit(self, session_id: str, source: str) -> SessionResponse:
+    def submit(self, session_id: str, source: str) -> Stepped:
         try:
-            return self.runtime.submit(PRINCIPAL, session_id, source).model()
+            return self.runtime.submit(PRINCIPAL, session_id, source)
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise local_refusal(exc, self.runtime) from None
 
@@ -257,9 +297,9 @@ class OverTransport:
         self._sessions[session.id] = session
         return session.id, delivery
 
-    def submit(self, session_id: str, source: str) -> SessionResponse:
+    def submit(self, session_id: str, source: str) -> Stepped:
         response: SessionResponse = self._run(self._sessions[session_id].submit, source)
-        return response
+        return _Response(response)
 
     def frame(self, session_id: str) -> Delivery:
         delivery: Delivery = self._run(self._sessions[session_id].frame)

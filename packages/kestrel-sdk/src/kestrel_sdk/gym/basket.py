@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from kestrel_protocol import Scenario, SealedScenario, SessionFrame
+from kestrel_protocol import Scenario, SealedScenario
 from numpy.typing import NDArray
 
+from ..runtime.frame_values import FrameValues
 from .spaces import LIMIT, BarHistory, check_box, clip
 from .whole import whole_quantity
 
@@ -100,22 +101,21 @@ class Basket:
     def __len__(self) -> int:
         return len(self.histories[0])
 
-    def positions(self, frame: SessionFrame) -> dict[str, int]:
+    def positions(self, frame: FrameValues) -> dict[str, int]:
         """Each symbol's position in ``frame`` (0 when flat)."""
-        held = {item.symbol: whole_quantity(item.qty) for item in frame.positions}
-        return {symbol: held.get(symbol, 0) for symbol in self.symbols}
+        held = frame.positions
+        return {symbol: whole_quantity(held.get(symbol, 0)) for symbol in self.symbols}
 
-    def observe(self, frame: SessionFrame, start_equity: Decimal) -> NDArray[np.float32]:
+    def observe(self, frame: FrameValues, start_equity: Decimal) -> NDArray[np.float32]:
         """The observation of ``frame`` (always within :attr:`observation_space`)."""
-        bar = frame.clock.bar
+        bar = frame.bar
         n = len(self.symbols)
-        account = frame.account
-        equity_exact = Decimal(account.equity)
+        equity_exact = Decimal(frame.equity)
         equity = float(equity_exact) or 1.0
         held = self.positions(frame)
         tail = [
             *(clip(float(held[s] * Decimal(frame.marks[s])) / equity) for s in self.symbols),
-            clip(float(Decimal(account.cash)) / equity),
+            clip(float(Decimal(frame.cash)) / equity),
             clip(float(equity_exact / start_equity) - 1.0),
         ]
         parts = [history.bar_features(bar) for history in self.histories]
@@ -133,9 +133,9 @@ class Basket:
             weights = [weight / gross for weight in weights]
         return tuple(weights)
 
-    def targets(self, weights: tuple[Decimal, ...], frame: SessionFrame) -> dict[str, int]:
+    def targets(self, weights: tuple[Decimal, ...], frame: FrameValues) -> dict[str, int]:
         """Each symbol's target position for ``weights`` at ``frame`` (module docstring)."""
-        equity = Decimal(frame.account.equity)
+        equity = Decimal(frame.equity)
         targets = {}
         for symbol, weight in zip(self.symbols, weights, strict=True):
             mark, lot = Decimal(frame.marks[symbol]), self.lots[symbol]
@@ -147,7 +147,7 @@ class Basket:
             targets[symbol] = -shares if weight < 0 else shares
         return targets
 
-    def source(self, weights: tuple[Decimal, ...], frame: SessionFrame) -> str:
+    def source(self, weights: tuple[Decimal, ...], frame: FrameValues) -> str:
         """The orders that trade ``frame``'s positions to ``weights``, sells first, then
         ``advance 1``."""
         held = self.positions(frame)

@@ -43,12 +43,13 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from kestrel_protocol import GradeResult, Proof, SessionFrame
+from kestrel_protocol import Delivery, GradeResult, Proof, SessionFrame
 from kestrel_protocol.ports import Transport
 from numpy.typing import NDArray
 
 from ..render import render_frame
-from .backends import Backend, InProcess, OverTransport
+from ..runtime.frame_values import FrameValues
+from .backends import Backend, InProcess, OverTransport, Stepped
 from .basket import Basket
 from .picture import picture
 from .reward import Reward, step_values
@@ -61,15 +62,11 @@ __all__ = ["TradingEnv"]
 ABANDON = 'stand down "episode abandoned"\n'
 
 
-def _account(frame: SessionFrame, symbol: str) -> Account:
-    position = 0
-    for item in frame.positions:
-        if item.symbol == symbol:
-            position = whole_quantity(item.qty)
-            break
-    account = frame.account
+def _account(frame: FrameValues, symbol: str) -> Account:
+    held = frame.positions.get(symbol)
+    position = 0 if held is None else whole_quantity(held)
     return Account(
-        position, Decimal(frame.marks[symbol]), Decimal(account.cash), Decimal(account.equity)
+        position, Decimal(frame.marks[symbol]), Decimal(frame.cash), Decimal(frame.equity)
     )
 
 
@@ -148,7 +145,8 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self._reward = reward
         self._window = Window(0, None)
         self._session: str | None = None
-        self._frame: SessionFrame | None = None
+        self._frame: FrameValues | None = None
+        self._latest: Stepped | Delivery | None = None  # the latest frame, for `frame`
         self._closed = False
         self._seed: int | None = None
         self._episode = 0  # episodes since the last seeded reset
@@ -206,8 +204,12 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
 
     @property
     def frame(self) -> SessionFrame | None:
-        """The current episode's latest frame (``None`` before the first reset)."""
-        return self._frame
+        """The current episode's latest frame (``None`` before the first reset), made as
+        an object when asked for: a step reads the frame's plain values alone."""
+        latest = self._latest
+        if latest is None:
+            return None
+        return latest.frame if isinstance(latest, Delivery) else latest.model().delivery.frame
 
     @property
     def episode_window(self) -> Window:
@@ -215,18 +217,18 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         the tape's end)."""
         return self._window
 
-    def _observe(self, frame: SessionFrame) -> NDArray[np.float32]:
+    def _observe(self, frame: FrameValues) -> NDArray[np.float32]:
         if self._basket is not None:
             return self._basket.observe(frame, self._start_equity)
-        return self._history.observation(frame.clock.bar, self._account, self._start_equity)
+        return self._history.observation(frame.bar, self._account, self._start_equity)
 
-    def _info(self, frame: SessionFrame, frame_root: str) -> dict[str, Any]:
-        clock, account = frame.clock, self._account
+    def _info(self, frame: FrameValues, frame_root: str) -> dict[str, Any]:
+        account = self._account
         info = {
             "session": frame.session,
             "frame_root": frame_root,
-            "bar": clock.bar,
-            "time": clock.time,
+            "bar": frame.bar,
+            "time": frame.time,
             "equity": float(account.equity),
         }
         if self._basket is None:
@@ -270,12 +272,17 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             label = str(self._episode)  # what the runtime would choose in the env's store
         session, delivery = backend.open(self.scenario_id, label)
         self._session, self._window = session, window
+        latest: Stepped | Delivery = delivery
+        frame_root = delivery.frame_root
         if window.start:
-            delivery = backend.submit(session, f"advance {window.start}\n").delivery
-        frame = delivery.frame
-        self._frame = frame
+            latest = backend.submit(session, f"advance {window.start}\n")
+            frame = latest.values()
+            frame_root = latest.frame_root
+        else:
+            frame = FrameValues.of(delivery.frame)
+        self._frame, self._latest = frame, latest
         self._account = _account(frame, self.symbol)
-        return self._observe(frame), self._info(frame, delivery.frame_root)
+        return self._observe(frame), self._info(frame, frame_root)
 
     def _source(self, quantity: int) -> str:
         source = self._orders.get(quantity)
@@ -302,14 +309,13 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             assert self._frame is not None
             value = self._basket.check(action)
             source = self._basket.source(value, self._frame)
-        ending = self._frame is not None and self._frame.clock.bar + 1 == self._window.end
+        ending = self._frame is not None and self._frame.bar + 1 == self._window.end
         response = self._backend.submit(session, source + END_OF_WINDOW if ending else source)
-        delivery = response.delivery
-        frame = delivery.frame
-        self._frame = frame
+        frame = response.values()
+        self._frame, self._latest = frame, response
         self._account = after = _account(frame, self.symbol)
-        info = self._info(frame, delivery.frame_root)
-        info["events"] = [event.type for event in frame.events]
+        info = self._info(frame, response.frame_root)
+        info["events"] = list(frame.events)
         stand_down = response.stand_down
         if self._reward is None:
             reward = float(after.equity - before.equity)
@@ -365,9 +371,10 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         if frame is None or self.render_mode is None:
             return None
         if self.render_mode == "ansi":
-            return render_frame(frame)
+            shown = self.frame  # the frame as an object: its text is what is rendered
+            return None if shown is None else render_frame(shown)
         # a basket draws its first symbol
-        return picture(self._history.bars, frame.clock.bar, self._account.position)
+        return picture(self._history.bars, frame.bar, self._account.position)
 
     def _require_open(self) -> None:
         if self._closed:

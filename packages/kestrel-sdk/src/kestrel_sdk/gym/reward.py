@@ -20,8 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kestrel_protocol import SessionFrame
-
+from ..runtime.frame_values import FrameValues
 from .whole import whole_quantity
 
 __all__ = ["Reward", "StepValues", "step_values"]
@@ -57,7 +56,7 @@ Reward = Callable[[StepValues], float]
 
 
 def step_values(
-    frame: SessionFrame,
+    frame: FrameValues,
     symbols: tuple[str, ...],
     *,
     previous_equity: float,
@@ -66,16 +65,16 @@ def step_values(
     ended: bool,
 ) -> StepValues:
     """The :class:`StepValues` of the step that led to ``frame``."""
-    held = {item.symbol: whole_quantity(item.qty) for item in frame.positions}
+    held = frame.positions
     return StepValues(
-        bar=frame.clock.bar,
-        equity=float(frame.account.equity),
+        bar=frame.bar,
+        equity=float(frame.equity),
         previous_equity=previous_equity,
         start_equity=start_equity,
-        cash=float(frame.account.cash),
-        positions={symbol: held.get(symbol, 0) for symbol in symbols},
+        cash=float(frame.cash),
+        positions={symbol: whole_quantity(held.get(symbol, 0)) for symbol in symbols},
         marks={symbol: float(frame.marks[symbol]) for symbol in symbols},
         action=action,
-        events=tuple(event.type for event in frame.events),
+        events=frame.events,
         ended=ended,
     )

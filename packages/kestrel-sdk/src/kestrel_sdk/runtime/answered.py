@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from kestrel_protocol import SessionResponse, Wire
+from kestrel_protocol import SessionResponse, StandDown, Wire
 from kestrel_protocol.wire import data_builder
 
 from .engine.step import Step
 from .engine.wire import quote
+from .frame_values import FrameValues
 from .models import pentad_body
 from .pentads import MEDIA_TYPE, quoted
 
@@ -106,3 +107,19 @@ class Answered(Wire[SessionResponse]):
                 "standDown": stood,
             }
         )
+
+    @property
+    def frame_root(self) -> str:
+        """The root of the frame the step made."""
+        return self._frame_root
+
+    @property
+    def stand_down(self) -> StandDown | None:
+        """Why the session stood down in this step (``None``: it did not)."""
+        return self._stand_down
+
+    def values(self) -> FrameValues:
+        """The frame's plain values as served (what a training loop reads; no object)."""
+        if self._frame is not self._step.text:  # served otherwise than made (sealed)
+            return FrameValues.of(self.model().delivery.frame)
+        return self._step.values()

@@ -35,10 +35,8 @@ from kestrel_protocol import (
     SessionList,
     SessionOpened,
     SessionRecord,
-    SessionResponse,
     ValidationReport,
     VerificationReport,
-    Wire,
     kestrel_home,
 )
 from kestrel_protocol.ports import FeedWaiter, SessionGate
@@ -46,6 +44,7 @@ from kestrel_protocol.store import RuntimeStore
 from kestrel_protocol.store_feed import FeedStatus
 from kestrel_protocol.surface import HISTORY_MAX
 
+from .answered import Answered
 from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
 from .bounds import DEFAULT_MAX_OPEN_ORDERS
 from .catalog import ServedCatalog, tape_csv
@@ -245,7 +244,7 @@ class Runtime:
 
     def submit(
         self, principal: str, session_id: str, source: str, wait: float | None = None
-    ) -> Wire[SessionResponse]:
+    ) -> Answered:
         """Check, apply, bind and persist one submission; atomic in every sense. The
         response is its JSON text (what faces send); ``.model()`` builds its object for
         a caller that reads it.

@@ -7,8 +7,6 @@ from __future__ import annotations
 from kestrel_protocol import (
     KestrelError,
     RefusalCode,
-    SessionResponse,
-    Wire,
 )
 from kestrel_protocol.ports import FeedWaiter
 from kestrel_protocol.store import JournalConflict, RuntimeStore
@@ -54,9 +52,7 @@ class Submissions:
         self._usable = sessions.usable
         self._forget = sessions.forget
 
-    def submit(
-        self, principal: str, sid: str, source: str, wait: float | None = None
-    ) -> Wire[SessionResponse]:
+    def submit(self, principal: str, sid: str, source: str, wait: float | None = None) -> Answered:
         """The submission's response as its JSON text (see
         :meth:`.service.Runtime.submit`)."""
         conflicts = 0

@@ -26,6 +26,7 @@ from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
 
 from ..catalog.model import LoadedScenario
+from ..frame_values import FrameValues
 from .account import Account
 from .bus import Event
 from .frame_account import AccountParts
@@ -293,17 +294,40 @@ class FrameBuilder:
             return None
         return made if version == self.changes else None
 
-    def _model(self, version: int) -> SessionFrame | None:
+    def values(self, version: int) -> FrameValues | None:
+        """The plain values of the frame built at :attr:`changes` ``version`` (as
+        :meth:`model`, ``None`` once the engine began to change since)."""
+        try:
+            made = self._values(version)
+        except (KeyError, IndexError):  # the engine changed under it
+            if version == self.changes:
+                raise
+            return None
+        return made if version == self.changes else None
+
+    def _values(self, version: int) -> FrameValues | None:
         if version != self.changes:
             return None
-        seq, clock, remaining, time, status, tape, account, orders, events, news = self._seen
-        positions = []
-        for symbol in self._symbols:  # each held one's texts, as the text was written
-            held = account.holdings.get(symbol)
-            if held is not None:
-                key, _, shown, avg = self._positions[symbol]
-                positions.append((symbol, held.qty, key, avg, shown))
-        if clock != self._model_bar[0]:  # the bar's texts, once per bar read as objects
+        _, clock, _, time, status, _, account, _, events, _ = self._seen
+        quantity = self._terms.quantity
+        holdings = account.holdings
+        positions = {s: quantity(holdings[s].qty) for s in self._symbols if s in holdings}
+        return FrameValues(
+            session=self._session_id,
+            bar=clock,
+            time=time,
+            status=status,
+            cash=self._account.texts[0],
+            equity=self._account.texts[2],
+            positions=positions,
+            marks={s: bar[3] for s, bar in self._bars_at(clock).items()},
+            events=tuple(event.type for event in events),
+        )
+
+    def _bars_at(self, clock: int) -> dict[str, tuple[str, str, str, str, int | str]]:
+        """The texts of bar ``clock``'s OHLCV per symbol (kept for the last bar asked)."""
+        found = self._model_bar  # one tuple, read and replaced whole (see frame_models)
+        if clock != found[0]:  # the bar's texts, once per bar read
             prices, volume = self._prices.text, self._volume
             bars: dict[str, tuple[str, str, str, str, int | str]] = {}
             for s in self._sorted_symbols:
@@ -315,7 +339,19 @@ class FrameBuilder:
                     prices(c[clock]),
                     volume(v[clock]),
                 )
-            self._model_bar = (clock, bars)
-        bars = self._model_bar[1]
+            found = self._model_bar = (clock, bars)
+        return found[1]
+
+    def _model(self, version: int) -> SessionFrame | None:
+        if version != self.changes:
+            return None
+        seq, clock, remaining, time, status, tape, account, orders, events, news = self._seen
+        positions = []
+        for symbol in self._symbols:  # each held one's texts, as the text was written
+            held = account.holdings.get(symbol)
+            if held is not None:
+                key, _, shown, avg = self._positions[symbol]
+                positions.append((symbol, held.qty, key, avg, shown))
+        bars = self._bars_at(clock)
         seen = (seq, clock, remaining, time, status, tape, positions, orders, events, news)
         return self._models.frame(seen, self._account.texts, bars)

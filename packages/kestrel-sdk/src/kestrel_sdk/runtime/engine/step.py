@@ -8,6 +8,7 @@ from typing import Final, final
 from kestrel_protocol import SessionFrame, StandDown
 from kestrel_protocol.wire import text_builder
 
+from ..frame_values import FrameValues
 from .frame import FrameBuilder
 
 __all__ = ["Step"]
@@ -46,3 +47,9 @@ class Step:
             made = None if frames is None else frames.model(self._version)
             frame = self._frame = _frame_of(self.text) if made is None else made
         return frame
+
+    def values(self) -> FrameValues:
+        """The frame's plain values (no object made while the engine is still at it)."""
+        frames = self._frames
+        made = None if frames is None else frames.values(self._version)
+        return FrameValues.of(self.frame) if made is None else made

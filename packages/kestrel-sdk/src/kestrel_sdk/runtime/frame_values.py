@@ -1,0 +1,48 @@
+"""A frame's plain values: what a training loop reads of a step, without its objects.
+
+A gym step reads the clock, the account's cash and equity, the positions, the marks and
+the events' types; it asks for no protocol object and no root. :class:`FrameValues`
+holds exactly those, as the frame shows them (money and prices as their decimal text,
+quantities as the frame's members): the engine gives them from its own state
+(:meth:`.engine.step.Step.values`), any frame object gives the same (:meth:`of`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kestrel_protocol import SessionFrame
+
+__all__ = ["FrameValues"]
+
+
+@dataclass(frozen=True, slots=True)
+class FrameValues:
+    """The values of one frame a training loop reads (see the module docstring)."""
+
+    session: str
+    bar: int
+    time: str
+    status: str
+    cash: str
+    equity: str
+    positions: dict[str, int | str]
+    """Each non-flat position's quantity, by symbol."""
+    marks: dict[str, str]
+    events: tuple[str, ...]
+    """The types of the frame's events, in order."""
+
+    @classmethod
+    def of(cls, frame: SessionFrame) -> FrameValues:
+        """The values of ``frame``."""
+        return cls(
+            session=frame.session,
+            bar=frame.clock.bar,
+            time=frame.clock.time,
+            status=frame.status,
+            cash=frame.account.cash,
+            equity=frame.account.equity,
+            positions={item.symbol: item.qty for item in frame.positions},
+            marks=dict(frame.marks),
+            events=tuple(event.type for event in frame.events),
+        )
