@@ -345,13 +345,13 @@ class FrameBuilder:
     def _model(self, version: int) -> SessionFrame | None:
         if version != self.changes:
             return None
-        seq, clock, remaining, time, status, tape, account, orders, events, news = self._seen
+        seen = self._seen
+        holdings = seen[6].holdings
         positions = []
-        for symbol in self._symbols:  # each held one's texts, as the text was written
-            held = account.holdings.get(symbol)
-            if held is not None:
-                key, _, shown, avg = self._positions[symbol]
-                positions.append((symbol, held.qty, key, avg, shown))
-        bars = self._bars_at(clock)
-        seen = (seq, clock, remaining, time, status, tape, positions, orders, events, news)
-        return self._models.frame(seen, self._account.texts, bars)
+        if holdings:
+            for symbol in self._symbols:  # each held one's texts, as the text was written
+                held = holdings.get(symbol)
+                if held is not None:
+                    key, _, shown, avg = self._positions[symbol]
+                    positions.append((symbol, held.qty, key, avg, shown))
+        return self._models.frame(seen, positions, self._account.texts, self._bars_at(seen[1]))

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from kestrel_protocol import (
     AccountState,
+    Clock,
     FrameBar,
     FrameEvent,
     FrameOrder,
@@ -23,7 +24,6 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
 )
-from kestrel_protocol.wire import data_builder
 
 from .bus import Event
 from .orders import LiveOrder, order_links
@@ -35,8 +35,8 @@ __all__ = ["FrameModels", "Seen"]
 _new_event: Final = builder(FrameEvent)
 _new_bar: Final = builder(FrameBar)
 _new_position: Final = builder(Position)
-_new_frame: Final = data_builder(SessionFrame)
-"""The frame and its clock in one call (its other parts are objects already)."""
+_new_frame: Final = builder(SessionFrame)
+_new_clock: Final = builder(Clock)
 _new_account: Final = builder(AccountState)
 _new_order: Final = builder(FrameOrder)
 _new_item: Final = builder(NewsItem)
@@ -44,9 +44,8 @@ _new_item: Final = builder(NewsItem)
 
 Seen = tuple[Any, ...]
 """What one frame's text was written from, as :class:`~.frame.FrameBuilder` notes it:
-seq, clock, remaining (``None`` when sealed), time, status, tape, the positions
-(symbol, qty, (qty, basis, mark), average text, unrealized text), the open orders, the
-events and the news items (JSON data, ``None`` without news)."""
+seq, clock, remaining (``None`` when sealed), time, status, tape, the engine's account,
+the open orders, the events and the news items (JSON data, ``None`` without news)."""
 
 Bars = dict[str, tuple[str, str, str, str, int | str]]
 """Per symbol, the clock bar's open, high, low, close texts and its volume."""
@@ -68,10 +67,17 @@ class FrameModels:
         self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder]] = {}
         self._news: tuple[list[dict[str, Any]] | None, list[NewsItem]] = (None, [])
 
-    def frame(self, seen: Seen, account: tuple[str, ...], bars: Bars) -> SessionFrame:
-        """The frame written from ``seen``, ``account`` (the amounts' texts in canonical
-        order) and ``bars``, as an object."""
-        seq, clock, remaining, time, status, tape, positions, orders, events, news = seen
+    def frame(
+        self,
+        seen: Seen,
+        positions: list[tuple[str, int, tuple[Any, ...], str, str]],
+        account: tuple[str, ...],
+        bars: Bars,
+    ) -> SessionFrame:
+        """The frame written from ``seen``, its ``positions`` (symbol, qty, (qty, basis,
+        mark), average text, unrealized text), ``account`` (the amounts' texts in
+        canonical order) and ``bars``, as an object."""
+        seq, clock, remaining, time, status, tape, _, orders, events, news = seen
         bars_key, bar_objects, marks = self._bars
         if bars is not bars_key:
             bar_objects = {
@@ -100,9 +106,11 @@ class FrameModels:
             "session": self._session_id,
             "seq": seq,
             "scenario": self._scenario,
-            "clock": {"bar": clock, "time": time}
-            if remaining is None
-            else {"bar": clock, "time": time, "remaining": remaining},
+            "clock": _new_clock(
+                {"bar": clock, "time": time}
+                if remaining is None
+                else {"bar": clock, "time": time, "remaining": remaining}
+            ),
             "status": status,
             "marks": dict(marks),
             "bars": dict(bar_objects),
