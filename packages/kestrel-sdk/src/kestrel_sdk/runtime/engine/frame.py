@@ -130,6 +130,7 @@ class FrameBuilder:
         shown = self._volume
         marks_parts: list[str] = []
         bars_parts: list[str] = []
+        values: dict[str, tuple[str, str, str, str, int | str]] = {}
         for s in self._sorted_symbols:
             o, h, lo, c, v = cols[s]
             op, hi, low, close = (
@@ -140,6 +141,7 @@ class FrameBuilder:
             )
             volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
             volume_json = volume if isinstance(volume, int) else f'"{volume}"'
+            values[s] = (op, hi, low, close, volume)
             marks_parts.append(f'{quoted[s]}:"{close}"')
             # canonical key order: close, high, low, open, volume
             bars_parts.append(
@@ -151,6 +153,7 @@ class FrameBuilder:
         self._time = self._times[bar]
         self._time_json = quote(self._time)
         self._marks_bar = bar
+        self._model_bar = (bar, values)  # the same texts, for an object or values asked
         return self._marks_json, self._time, self._time_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:

@@ -80,11 +80,12 @@ class FrameModels:
         seq, clock, remaining, time, status, tape, _, orders, events, news = seen
         bars_key, bar_objects, marks = self._bars
         if bars is not bars_key:
-            bar_objects = {
-                s: _new_bar({"open": o, "high": h, "low": lo, "close": c, "volume": v})
-                for s, (o, h, lo, c, v) in bars.items()
-            }
-            marks = {s: c for s, (_, _, _, c, _) in bars.items()}
+            bar_objects, marks = {}, {}
+            for s, (o, h, lo, c, v) in bars.items():
+                bar_objects[s] = _new_bar(
+                    {"open": o, "high": h, "low": lo, "close": c, "volume": v}
+                )
+                marks[s] = c
             self._bars = (bars, bar_objects, marks)
         account_key, account_object = self._account
         if account != account_key or account_object is None:
