@@ -111,7 +111,7 @@ class SessionEngine:
             aliases=self._aliases,
             forward=self._forward,
         )
-        self._shown = Step("")
+        self._last_step = Step("")
         self._root: str | None = None
         self._make_frame()
 
@@ -175,20 +175,20 @@ class SessionEngine:
         return self._skipped
 
     def frame(self) -> SessionFrame:
-        """The latest frame (its events are those of the last submission), built from
-        its text on first use."""
-        return self._shown.frame
+        """The latest frame (its events are those of the last submission), made on first
+        use (from the engine's state, or from its text once the engine moved on)."""
+        return self._last_step.frame
 
     def frame_root(self) -> str:
         """The latest frame's root: the sha256 of the canonical text it was built with."""
         root = self._root
         if root is None:
-            root = self._root = text_root(self._shown.text)
+            root = self._root = text_root(self._last_step.text)
         return root
 
     def frame_text(self) -> str:
         """The latest frame's canonical JSON text (RFC 8785)."""
-        return self._shown.text
+        return self._last_step.text
 
     def blotter(self) -> Blotter:
         """All orders and fills so far, rooted."""
@@ -262,7 +262,7 @@ class SessionEngine:
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""
         self._apply(program)
-        return self._shown
+        return self._last_step
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""
@@ -394,4 +394,4 @@ class SessionEngine:
             open_orders=self._open,
             tape=None if self._roots is None else self._roots[self._clock],
         )
-        self._shown = Step(text, frames, frames.changes, stand_down)
+        self._last_step = Step(text, frames, frames.changes, stand_down)
