@@ -41,7 +41,6 @@ class Answered(Wire[SessionResponse]):
         "_seq",
         "_sid",
         "_source",
-        "_stand_down",
         "_step",
     )
 
@@ -65,7 +64,6 @@ class Answered(Wire[SessionResponse]):
         self._step = step
         self._frame = frame
         self._frame_root = frame_root
-        self._stand_down = step.stand_down
 
     def write(self) -> str:
         pentad = (
@@ -74,7 +72,7 @@ class Answered(Wire[SessionResponse]):
             f'"body":{{"mediaType":"{MEDIA_TYPE}","bytes":{quoted(self._source)}}}}}'
         )
         delivery = f'{{"frame":{self._frame},"frameRoot":"{self._frame_root}"}}'
-        stood = self._stand_down
+        stood = self._step.stand_down
         if stood is None:
             return f'{{"ok":true,"disposition":"applied","pentad":{pentad},"delivery":{delivery}}}'
         return (
@@ -93,7 +91,7 @@ class Answered(Wire[SessionResponse]):
             "root": self._root,
         }
         delivery = {"frame": self._step.frame, "frameRoot": self._frame_root}
-        stood = self._stand_down
+        stood = self._step.stand_down
         if stood is None:
             return _new_response(
                 {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
@@ -116,7 +114,7 @@ class Answered(Wire[SessionResponse]):
     @property
     def stand_down(self) -> StandDown | None:
         """Why the session stood down in this step (``None``: it did not)."""
-        return self._stand_down
+        return self._step.stand_down
 
     def values(self) -> FrameValues:
         """The frame's plain values as served (what a training loop reads; no object)."""

@@ -19,8 +19,9 @@ with ``kestrel_protocol.root_of`` on every frame of pinned sessions).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
@@ -38,6 +39,8 @@ from .scaled import Terms
 from .wire import PriceTexts, quote
 
 __all__ = ["FrameBuilder"]
+
+T = TypeVar("T")
 
 _NO_EVENTS: list[Event] = []
 """The events of a frame without any (never appended to)."""
@@ -287,30 +290,28 @@ class FrameBuilder:
     def model(self, version: int) -> SessionFrame | None:
         """The object of the frame built at :attr:`changes` ``version``, made from what
         its text was written from; ``None`` once the engine began to change since (the
-        frame's text is then the frame). Safe beside a thread changing the engine: what
-        was made is kept only if no change began meanwhile."""
+        frame's text is then the frame)."""
+        return self._unchanged(version, self._model)
+
+    def values(self, version: int) -> FrameValues | None:
+        """The plain values of the frame built at :attr:`changes` ``version`` (as
+        :meth:`model`, ``None`` once the engine began to change since)."""
+        return self._unchanged(version, self._values)
+
+    def _unchanged(self, version: int, make: Callable[[], T]) -> T | None:
+        """What ``make`` reads of the engine's state, kept only if no change began since
+        ``version`` nor while it read: safe beside a thread changing the engine."""
+        if version != self.changes:
+            return None
         try:
-            made = self._model(version)
+            made = make()
         except (KeyError, IndexError):  # the engine changed under it: the text is the frame
             if version == self.changes:
                 raise
             return None
         return made if version == self.changes else None
 
-    def values(self, version: int) -> FrameValues | None:
-        """The plain values of the frame built at :attr:`changes` ``version`` (as
-        :meth:`model`, ``None`` once the engine began to change since)."""
-        try:
-            made = self._values(version)
-        except (KeyError, IndexError):  # the engine changed under it
-            if version == self.changes:
-                raise
-            return None
-        return made if version == self.changes else None
-
-    def _values(self, version: int) -> FrameValues | None:
-        if version != self.changes:
-            return None
+    def _values(self) -> FrameValues:
         _, clock, _, time, status, _, account, _, events, _ = self._seen
         quantity = self._terms.quantity
         holdings = account.holdings
@@ -328,26 +329,15 @@ class FrameBuilder:
         )
 
     def _bars_at(self, clock: int) -> dict[str, tuple[str, str, str, str, int | str]]:
-        """The texts of bar ``clock``'s OHLCV per symbol (kept for the last bar asked)."""
-        found = self._model_bar  # one tuple, read and replaced whole (see frame_models)
-        if clock != found[0]:  # the bar's texts, once per bar read
-            prices, volume = self._prices.text, self._volume
-            bars: dict[str, tuple[str, str, str, str, int | str]] = {}
-            for s in self._sorted_symbols:
-                o, h, lo, c, v = self._cols[s]
-                bars[s] = (
-                    prices(o[clock]),
-                    prices(h[clock]),
-                    prices(lo[clock]),
-                    prices(c[clock]),
-                    volume(v[clock]),
-                )
-            found = self._model_bar = (clock, bars)
-        return found[1]
+        """The texts of bar ``clock``'s OHLCV per symbol, as :meth:`_marks_at` kept them
+        when it wrote the bar (a ``KeyError`` when the kept bar is another: the engine
+        changed meanwhile)."""
+        bar, bars = self._model_bar  # one tuple, read and replaced whole (see frame_models)
+        if bar != clock:
+            raise KeyError(clock)
+        return bars
 
-    def _model(self, version: int) -> SessionFrame | None:
-        if version != self.changes:
-            return None
+    def _model(self) -> SessionFrame:
         seen = self._seen
         holdings = seen[6].holdings
         positions = []
