@@ -216,6 +216,9 @@ def _order(line: int, toks: list[Token]) -> Located:
         else:
             raise _unexpected(tok, _NEXT[stage])
     side: Side = "buy" if head[0].lower() == "buy" else "sell"
+    if not parts and target is None:  # no form's part for check_forms to check
+        order = Order(line, side, qty, symbol, kind, limit, stop, tif, alias, trail=trail)
+        return Located(order, cols)
     entry = limit if limit is not None else stop
     check_forms(side, kind, entry, parts, cols, target=target is not None)
     take = parts.get("take")
@@ -362,15 +365,13 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     aliases: dict[str, int] = {}  # the line of each alias's first order
     count = 0
     stood_down = False
-    number = 0
     read = _remembered_line if len(source) <= _CACHE_MAX_CHARS else _line
-    for text in source.removeprefix(_BOM).split("\n"):
-        number += 1
+    for number, text in enumerate(source.removeprefix(_BOM).split("\n"), 1):
         said = read(number, text)
         if said is None:
             continue
         count += 1
-        if not isinstance(said, tuple):  # an unterminated quote
+        if type(said) is not tuple:  # an unterminated quote
             diagnostics.append(said)
             continue
         if count > MAX_STATEMENTS:

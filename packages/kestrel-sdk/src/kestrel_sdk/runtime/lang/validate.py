@@ -81,14 +81,20 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
     trail = None if st.trail is None or st.trail.percent else st.trail.value
     follows = st.loss_trail
     loss = st.loss if follows is None or follows.percent else follows.value
-    prices = (
-        ("stop", st.stop),
-        ("limit", st.limit),
-        ("trail", trail),
-        ("take", st.take),
-        ("loss", loss),
-    )
-    if any(price is not None for _, price in prices):
+    if (
+        st.stop is not None
+        or st.limit is not None
+        or trail is not None
+        or st.take is not None
+        or loss is not None
+    ):
+        prices = (
+            ("stop", st.stop),
+            ("limit", st.limit),
+            ("trail", trail),
+            ("take", st.take),
+            ("loss", loss),
+        )
         tick = inst.tick
         for part, price in prices:
             if price is not None and tick > 0 and price % tick != 0:
