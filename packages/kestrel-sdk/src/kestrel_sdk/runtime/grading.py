@@ -37,7 +37,7 @@ from .catalog import tape_csv
 from .closed import Closed
 from .engine import SessionEngine, compute_grade, measure_grade
 from .engine.spliced import array_bytes, spliced_rooted
-from .engine.wire import construct
+from .engine.wire import builder
 from .horizon import Horizons
 from .ids import operation_id
 from .live import LiveSession, LiveSessions
@@ -205,9 +205,11 @@ class Grading:
         entries = self.store.journal(sid) if journal is None else journal
         pentads: list[tuple[Pentad, bytes]] = []
         if len(entries) == len(record.pentads):
+            build = builder(Pentad)  # one pentad per submission: the builder looked up once
             for entry, claimed in zip(entries, record.pentads, strict=True):
+                source = entry.source
                 try:
-                    root, text = pentad_bytes(sid, entry.seq, entry.prev, entry.source)
+                    root, text = pentad_bytes(sid, entry.seq, entry.prev, source)
                 except KestrelError:
                     break
                 if root != claimed:
@@ -216,10 +218,10 @@ class Grading:
                     "session": sid,
                     "seq": entry.seq,
                     "prev": entry.prev,
-                    "body": pentad_body(entry.source),
+                    "body": pentad_body(source),
                     "root": root,
                 }
-                pentads.append((construct(Pentad, members), text))
+                pentads.append((build(members), text))
             else:
                 return pentads
         read = (Pentad.parse(self._artifact(root)) for root in record.pentads)
