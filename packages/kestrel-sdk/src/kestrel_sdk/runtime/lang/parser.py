@@ -98,6 +98,8 @@ def _quantity(tok: Token) -> Decimal:
     """An order's quantity: a whole number, or a decimal of up to 8 places for an
     instrument with a fractional lot (``0.01``); above 0, below 10**9."""
     text, column = tok
+    if _QTY.fullmatch(text) is not None:  # a whole number (the text is its digits)
+        return Decimal(text)
     if _DECIMAL_LIKE.fullmatch(text) is None:
         return Decimal(_count(tok, "quantity"))
     if _QUANTITY.fullmatch(text) is None or not Decimal(text):
