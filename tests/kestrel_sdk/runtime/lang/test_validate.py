@@ -21,6 +21,10 @@ SCENARIO_CASES = [
     ("buy 10 ACME limit 100.03", 1, 19, "K202"),
     ("buy 10 ACME stop 100.05 limit 100.07", 1, 31, "K202"),
     ("buy 10 ACME stop 100.03", 1, 18, "K202"),
+    # a market order's only price is its bracket's or its trail: each on the tick grid too
+    ("buy 10 ACME take 100.07", 1, 18, "K202"),
+    ("sell 10 ACME loss 100.07", 1, 19, "K202"),
+    ("buy 10 ACME trail 0.07", 1, 19, "K202"),
     ("sell 15 ACME", 1, 6, "K203"),
 ]
 
