@@ -367,13 +367,15 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     aliases: dict[str, int] = {}  # the line of each alias's first order
     count = 0
     stood_down = False
+    number = 0
     read = _remembered_line if len(source) <= _CACHE_MAX_CHARS else _line
-    for number, text in enumerate(source.removeprefix(_BOM).split("\n"), 1):
+    for text in source.removeprefix(_BOM).split("\n"):
+        number += 1
         said = read(number, text)
         if said is None:
             continue
         count += 1
-        if type(said) is not tuple:  # an unterminated quote
+        if not isinstance(said, tuple):  # an unterminated quote
             diagnostics.append(said)
             continue
         if count > MAX_STATEMENTS:
