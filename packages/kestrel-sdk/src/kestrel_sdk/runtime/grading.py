@@ -168,7 +168,7 @@ class Grading:
             else:
                 # loading the pentads is part of the work (and of its budget): a long
                 # session has as many pentads as steps
-                pentads = [pentad for pentad, _ in self._pentads(record)]
+                pentads, _ = self._pentads(record)
                 grade = compute_grade(loaded, record, pentads, progress, bars=bars)
             self.store.set_grade(sid, grade.root, canonical_json(grade))
             return grade
@@ -190,11 +190,12 @@ class Grading:
 
     def _pentads(
         self, record: SessionRecord, journal: list[JournalEntry] | None = None
-    ) -> list[tuple[Pentad, bytes]]:
-        """The record's pentads and their canonical bytes, rebuilt from the session's
-        journal when every rebuilt root is the record's (then the bytes are the stored
-        artifacts' bytes), else read from the artifacts, which reports any that is
-        missing or corrupt; a pruned session's are refused as pruned.
+    ) -> tuple[list[Pentad], list[bytes]]:
+        """The record's pentads and their canonical bytes (two lists in step, no pair
+        object per pentad), rebuilt from the session's journal when every rebuilt root
+        is the record's (then the bytes are the stored artifacts' bytes), else read from
+        the artifacts, which reports any that is missing or corrupt; a pruned session's
+        are refused as pruned.
 
         Reading and re-verifying each artifact costs ~40 us, most of a long grade.
         """
@@ -203,7 +204,8 @@ class Grading:
         if pruned_at is not None:
             raise pruned_session(sid, pruned_at)
         entries = self.store.journal(sid) if journal is None else journal
-        pentads: list[tuple[Pentad, bytes]] = []
+        pentads: list[Pentad] = []
+        texts: list[bytes] = []
         if len(entries) == len(record.pentads):
             build = builder(Pentad)  # one pentad per submission: the builder looked up once
             for entry, claimed in zip(entries, record.pentads, strict=True):
@@ -221,11 +223,12 @@ class Grading:
                     "body": pentad_body(source),
                     "root": root,
                 }
-                pentads.append((build(members), text))
+                pentads.append(build(members))
+                texts.append(text)
             else:
-                return pentads
-        read = (Pentad.parse(self._artifact(root)) for root in record.pentads)
-        return [(pentad, canonical_json(pentad)) for pentad in read]
+                return pentads, texts
+        read = [Pentad.parse(self._artifact(root)) for root in record.pentads]
+        return read, [canonical_json(pentad) for pentad in read]
 
     def resume(
         self, principal: str, token: str, budget: float
@@ -265,12 +268,12 @@ class Grading:
             )
         if closed is not None and closed.record.root != record.root:
             closed = None
-        pentads = self._pentads(record, None if closed is None else closed.journal)
+        pentads, texts = self._pentads(record, None if closed is None else closed.journal)
         reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
         members: dict[str, tuple[Any, bytes]] = {
             "scenario": (reference, canonical_json(reference)),
             "grade": (graded, canonical_json(graded)),
-            "pentads": ([p for p, _ in pentads], array_bytes([text for _, text in pentads])),
+            "pentads": (pentads, array_bytes(texts)),
         }
         if closed is not None:
             members["record"] = (closed.record, closed.record_bytes)
