@@ -64,13 +64,15 @@ class Writer:
     def write(self, message: dict[str, Any]) -> None:
         if self.gone:
             return
-        view = memoryview(frame_bytes(message, b"\n"))  # spliced, never re-encoded
+        frame = frame_bytes(message, b"\n")  # spliced, never re-encoded
         # Synchronous on purpose: a frame is written whole before any other task runs,
         # so concurrent responses can never interleave.
         try:
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            written = os.write(self._fd, frame)
+            if written < len(frame):  # the pipe took a part (a signal came): the rest
+                view = memoryview(frame)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
         except (BrokenPipeError, ConnectionResetError):
             self.gone = True
             logger.info("the client closed its end of stdout; stopping")
