@@ -180,7 +180,7 @@ class ToolResult(dict[str, Any]):
             return None
         rendered: bytes | None
         if type(request_id) is int:
-            rendered = int.__repr__(request_id).encode()
+            rendered = b"%d" % request_id
         else:
             rendered = fast_compact_bytes(request_id) if type(request_id) is str else None
         if rendered is None:
@@ -237,9 +237,12 @@ class ToolResult(dict[str, Any]):
         if len(content) != 1:
             return False
         block = content[0]
-        return type(block) is dict and tuple(block.items()) == (
-            ("type", "text"),
-            ("text", self._text),
+        return (
+            type(block) is dict
+            and len(block) == 2
+            and tuple(block) == ("type", "text")
+            and block["type"] == "text"
+            and block["text"] == self._text
         )
 
 
