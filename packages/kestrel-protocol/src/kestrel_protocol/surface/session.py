@@ -266,11 +266,9 @@ class McpSession:
         try:
             if self._guard is not None:
                 self._guard(method)
-            out = (
-                self._notifier(params, envelope, send)
-                if meta or self._log_levels.get(self._log_key) is not None
-                else SILENT  # no _meta, no level set: nothing to send (most requests)
-            )
+            out = SILENT  # no _meta, no level set: nothing to send (most requests)
+            if meta or self._log_levels.get(self._log_key) is not None:
+                out = self._notifier(params, envelope, send)
             # A call that may change state runs to completion once started (its response
             # is then withheld): it needs no cancel scope of its own.
             if method != "tools/call" or self._read_only_call(params):
