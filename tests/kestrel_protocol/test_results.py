@@ -166,6 +166,43 @@ def test_fast_loads_of_the_edge_frames(data: bytes, expected: Any) -> None:
         assert found is DECLINED  # orjson would have given a float, or refused
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"root": "sha256:" + "1234567890" * 6 + "abcd", "seq": 1},  # a root's digit run
+        {"id": "7" * 40, "volume": 18446744073709551615, "low": -9223372036854775808},
+        {"source": "buy 1000000000000000000000 ACME", "n": [0, -1, 2**53]},
+    ],
+)
+def test_a_compact_frame_with_long_digit_runs_is_read_by_orjson(value: Any) -> None:
+    """Nineteen digits in a row in a frame's strings (a root, an id, a statement), or an
+    integer orjson reads exactly, do not send a compact frame (what every face splices
+    and every SDK sends) to json: orjson writes it back byte for byte, so its value is
+    json's."""
+    data = _dumps(value).encode()
+    found = fast_loads(data)
+    if FAST_ENCODER == "orjson":
+        assert found is not DECLINED
+        assert _same(found, json.loads(data))
+    else:
+        assert found is DECLINED
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"n":18446744073709551616}',
+        b'{"root":"sha256:1234567890123456789","n":-9223372036854775809}',
+        b'{"n": 123456789012345678901234567890}',
+    ],
+)
+def test_an_integer_past_64_bits_is_left_to_json_compact_or_not(data: bytes) -> None:
+    """orjson would read it as a float, which it writes back with an exponent: never the
+    integer's bytes."""
+    assert fast_loads(data) is DECLINED
+    assert type(json.loads(data)["n"]) is int
+
+
 @pytest.mark.parametrize("data", [b"", b"{", b"NaN", b'{"a":NaN}', b"\xff{}", b"[" * 2000])
 def test_fast_loads_leaves_what_json_refuses_or_reads_otherwise_to_json(data: bytes) -> None:
     assert fast_loads(data) is DECLINED

@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Final
+from typing import Final
 
 import anyio
 from anyio.abc import TaskGroup
@@ -107,10 +107,7 @@ class _Workers:
 
 
 async def _answer(server: KestrelMcpServer, line: bytes, writer: Writer) -> None:
-    async def send(notification: dict[str, Any]) -> None:
-        writer.write(notification)
-
-    response = await server.handle_frame(line, send)
+    response = await server.handle_frame(line, writer.send)
     if response is None:
         return
     error = response.get("error")

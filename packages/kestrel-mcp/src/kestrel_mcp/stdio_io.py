@@ -57,16 +57,22 @@ class Writer:
         self.gone = False
         self.on_gone: Callable[[], None] = lambda: None
 
+    async def send(self, notification: dict[str, Any]) -> None:
+        """A request's notification (progress, a log message), written at once."""
+        self.write(notification)
+
     def write(self, message: dict[str, Any]) -> None:
         if self.gone:
             return
-        view = memoryview(frame_bytes(message, b"\n"))  # spliced, never re-encoded
+        frame = frame_bytes(message, b"\n")  # spliced, never re-encoded
         # Synchronous on purpose: a frame is written whole before any other task runs,
         # so concurrent responses can never interleave.
         try:
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            written = os.write(self._fd, frame)
+            if written < len(frame):  # the pipe took a part (a signal came): the rest
+                view = memoryview(frame)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
         except (BrokenPipeError, ConnectionResetError):
             self.gone = True
             logger.info("the client closed its end of stdout; stopping")
@@ -105,21 +111,20 @@ class Reader:
 
     async def read(self) -> bytes:
         """The next chunk; ``b""`` at EOF (and on every read after it)."""
-        if self._chunks:
-            chunk = self._chunks.popleft()
-            self._resume()
-            return chunk
-        if self._eof:
-            return b""
-        if self._pollable and self._watch():
+        chunks = self._chunks
+        while not chunks:  # each turn waits for input, or reads it: then the chunk is taken
+            if self._eof:
+                return b""
+            if not (self._pollable and self._watch()):
+                return await self._read_unwatched()
             if self._hot and self._poller is not None and self.may_spin():
                 now = perf_counter()
                 if now - self._yielded >= _YIELD_SECONDS:
                     self._yielded = now
                     await anyio.lowlevel.checkpoint()  # signals, timers, other tasks
-                    return await self.read()
+                    continue
                 if self._spun(self._poller, now + self._spin):
-                    return await self.read()
+                    continue
             loop = self._loop
             assert loop is not None
             waiter = self._waiter = loop.create_future()
@@ -130,7 +135,14 @@ class Reader:
                 self._waiter = None
                 self._yielded = now = perf_counter()
                 self._hot = now - waited <= self._spin
-            return await self.read()
+        chunk = chunks.popleft()
+        if not self._watching:
+            self._resume()
+        return chunk
+
+    async def _read_unwatched(self) -> bytes:
+        """A read where the descriptor is not watched: wait for readiness, or read in a
+        worker thread (a regular file, a loop without fd readiness)."""
         if self._pollable:
             try:
                 await anyio.wait_readable(self._fd)

@@ -230,12 +230,24 @@ else:
             return None
 
     def _orjson_loads(data: bytes) -> Any:
-        if _LONG_DIGITS in data.translate(_DIGITS_AS_ZERO):
-            return DECLINED
         try:
-            return orjson.loads(data)
+            value = orjson.loads(data)
         except orjson.JSONDecodeError:
             return DECLINED
+        # Compact text as orjson and json write it (every frame a face splices) is written
+        # back as it came, which costs less than the scan of its digits.
+        if _written_back(value, data) or _LONG_DIGITS not in data.translate(_DIGITS_AS_ZERO):
+            return value
+        return DECLINED
+
+    def _written_back(value: Any, data: bytes) -> bool:
+        """Whether orjson writes ``value`` back as ``data``, byte for byte: then no
+        integer became a float (a float is written with a point or an exponent) and
+        json reads the same value."""
+        try:
+            return orjson.dumps(value) == data
+        except orjson.JSONEncodeError:  # nested deeper than orjson writes
+            return False
 
     _fast_dumps = _orjson_dumps
     _fast_loads = _orjson_loads
@@ -270,7 +282,8 @@ def fast_loads(data: bytes) -> Any:
     """``json.loads(data)``'s value, decoded by orjson when the ``fast`` extra is
     installed; :data:`DECLINED` when it is not, or where orjson would decode otherwise
     or refuses: an integer past 64 bits (nineteen digits in a row, even inside a string,
-    are left to json), a lone surrogate, a number past a double's range, ``NaN``
+    are left to json unless orjson writes the value back as the very same bytes), a lone
+    surrogate, a number past a double's range, ``NaN``
     literals, invalid UTF-8, deep nesting. The caller then decodes with ``json`` and
     gets its value or its error."""
     return _fast_loads(data)

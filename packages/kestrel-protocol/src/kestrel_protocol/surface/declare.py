@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..model import ProtocolModel
 from ..wire import Wire
@@ -152,9 +152,16 @@ class Tool:
                 },
             )
         try:
-            return self.arguments.model_validate(arguments)
+            return self._validate(arguments)
         except ValidationError as exc:
             raise ArgumentError.of(self.name, exc) from None
+
+    @cached_property
+    def _validate(self) -> Callable[[Any], Any]:
+        """The arguments model's validation (the model's own schema and config), without
+        ``model_validate``'s per-call keyword handling: every call of every face passes
+        here."""
+        return TypeAdapter(self.arguments).validate_python
 
     def result_model(self, data: Any) -> type[BaseModel] | None:
         """Which of :attr:`results` ``data`` is (by its ``kind`` when there are several)."""

@@ -105,7 +105,7 @@ class Notifier:
     @property
     def wants_progress(self) -> bool:
         token = self.progress_token
-        return isinstance(token, str | int) and not isinstance(token, bool)
+        return token is not None and isinstance(token, str | int) and not isinstance(token, bool)
 
     def collect(self, record: logging.LogRecord) -> None:
         if self._threshold is None or record.levelno < self._threshold:

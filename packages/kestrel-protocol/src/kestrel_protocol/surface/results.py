@@ -121,10 +121,14 @@ class ToolResult(dict[str, Any]):
         ``utf8`` its UTF-8 bytes when it has those too (orjson writes bytes);
         ``float_free``: ``structured`` is known to hold no float (a protocol object's
         data)."""
-        encoded = json_text(structured) if encoded is None else encoded
-        self._text = encoded if text is None else text
-        self._content = [{"type": "text", "text": self._text}]
-        super().__init__(content=self._content, structuredContent=structured, isError=is_error)
+        if encoded is None:
+            encoded = json_text(structured)
+        if text is None:
+            text = encoded
+        content = [{"type": "text", "text": text}]
+        dict.__init__(self, content=content, structuredContent=structured, isError=is_error)
+        self._text = text
+        self._content = content
         self.json_text = encoded
         self._utf8 = utf8
         self._structured = structured
@@ -163,18 +167,20 @@ class ToolResult(dict[str, Any]):
         (a lone surrogate) or is not installed: the caller then encodes it whole."""
         if (
             tuple(self) != _MEMBERS
-            or self.get("content") is not self._content
-            or self.get("structuredContent") is not self._structured
-            or type(self.get("isError")) is not bool
+            or self["content"] is not self._content
+            or self["structuredContent"] is not self._structured
             or not self._content_kept()
         ):
+            return None
+        error = self["isError"]
+        if error is not True and error is not False:
             return None
         block = fast_compact_bytes(self._text)  # json's escapes, or None (a lone surrogate)
         if block is None:
             return None
         rendered: bytes | None
         if type(request_id) is int:
-            rendered = int.__repr__(request_id).encode()
+            rendered = b"%d" % request_id
         else:
             rendered = fast_compact_bytes(request_id) if type(request_id) is str else None
         if rendered is None:
@@ -190,7 +196,7 @@ class ToolResult(dict[str, Any]):
                 block,
                 b'}],"structuredContent":',
                 structured,
-                b',"isError":true}}' if self["isError"] else b',"isError":false}}',
+                b',"isError":true}}' if error else b',"isError":false}}',
                 end,
             )
         )
@@ -225,10 +231,19 @@ class ToolResult(dict[str, Any]):
         return "{" + ",".join(members) + "}"
 
     def _content_kept(self) -> bool:
-        """Whether the content is still the one text block it was built with."""
-        return self._content == [{"type": "text", "text": self._text}] and list(
-            self._content[0]
-        ) == ["type", "text"]
+        """Whether the content is still the one text block it was built with (its two
+        members in their order, the text equal to the one it was built with)."""
+        content = self._content
+        if len(content) != 1:
+            return False
+        block = content[0]
+        return (
+            type(block) is dict
+            and len(block) == 2
+            and tuple(block) == ("type", "text")
+            and block["type"] == "text"
+            and block["text"] == self._text
+        )
 
 
 def tool_result(structured: Any, text: str | None = None) -> ToolResult:

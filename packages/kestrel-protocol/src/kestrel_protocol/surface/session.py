@@ -251,7 +251,8 @@ class McpSession:
                 return _error(request_id, INVALID_PARAMS, "params must be an object")
             params = dict(params)
         envelope: Envelope | None = None
-        if "_meta" in params:
+        meta = "_meta" in params
+        if meta:
             try:
                 envelope = read_envelope(params)
             except EnvelopeError as exc:
@@ -265,7 +266,9 @@ class McpSession:
         try:
             if self._guard is not None:
                 self._guard(method)
-            out = self._notifier(params, envelope, send)
+            out = SILENT  # no _meta, no level set: nothing to send (most requests)
+            if meta or self._log_levels.get(self._log_key) is not None:
+                out = self._notifier(params, envelope, send)
             # A call that may change state runs to completion once started (its response
             # is then withheld): it needs no cancel scope of its own.
             if method != "tools/call" or self._read_only_call(params):
@@ -279,7 +282,7 @@ class McpSession:
                         result = await handler(params, envelope, out)
             finally:
                 self._inflight.pop(request_id, None)
-                if out.pending:
+                if out is not SILENT and out.pending:
                     with self._scope(shield=True):
                         await out.flush()
             if self._subscribed and method == "tools/call" and send is not None:
