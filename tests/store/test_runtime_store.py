@@ -323,6 +323,41 @@ def test_a_horizon_raised_elsewhere_is_read_at_once(store: RuntimeStore, store_u
             other.close()
 
 
+def test_a_step_answers_its_horizon_row_as_read_after_its_journal_row(
+    store: RuntimeStore, store_url: str
+) -> None:
+    """A step's append reads the principal's horizon row in the same call, once its
+    journal row is committed (the no-lookahead check reads it there): what another
+    process raised or counted before the step is in it; a step refused (a taken seq, a
+    closed session) answers nothing and writes nothing."""
+    other = _second_writer(store, store_url)
+    key = ("alice", "acme-trend")
+    try:
+        store.insert_session(_row())
+        store.count_session(*key)
+
+        def step(seq: int, prev: str, frame: str, **kw: Any) -> Horizon | None:
+            root = pentad_root("ks_a", seq, prev, "advance 1")
+            return store.append("ks_a", seq, "advance 1", root, frame, prev=prev, **kw)
+
+        assert step(1, OPENING, FIRST, horizon=key) == Horizon(-1, "", 1)  # with row 0
+        other.raise_horizon(*key, 2519, "tape acme-trend read")
+        assert other.count_session(*key) == 2
+        assert step(2, FIRST, SECOND, horizon=key) == Horizon(2519, "tape acme-trend read", 2)
+        assert step(3, SECOND, THIRD, horizon=("bob", "acme-trend")) is None  # no row
+        assert step(4, THIRD, FIRST) is None  # none asked
+        with pytest.raises(JournalConflict):
+            step(4, THIRD, SECOND, horizon=key)
+        _close(store)
+        with pytest.raises(JournalConflict):
+            step(5, FIRST, SECOND, horizon=key)
+        assert [e.seq for e in store.journal("ks_a")] == [1, 2, 3, 4]
+        assert store.journal("ks_a")[-1].frame_root == FIRST
+    finally:
+        if other is not store:
+            other.close()
+
+
 def test_a_session_keeps_its_first_read_behind_the_horizon_whoever_notes_it(
     store: RuntimeStore, store_url: str
 ) -> None:

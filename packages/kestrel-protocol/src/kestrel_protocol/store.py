@@ -214,6 +214,9 @@ class RuntimeStore(Protocol):
       the process being SIGKILLed); a taken ``(session, seq)`` raises
       :class:`JournalConflict` and writes nothing. Seq 1 also writes row 0 (``prev``,
       the opening frame's root); a ``status`` is stored with the row, atomically.
+      With ``horizon`` (a principal and a horizon key), it returns that horizon row as
+      read after the row is committed, as ``horizon(...)`` called next would (``None``
+      when there is none): a step's two statements on one connection.
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
       frame root it followed; ``head`` is the last seq and the status, one cheap read.
     - Artifacts are content-addressed: ``lookup`` serves only bytes that hash to their
@@ -276,7 +279,8 @@ class RuntimeStore(Protocol):
         *,
         prev: str,
         status: str | None = None,
-    ) -> None: ...
+        horizon: tuple[str, str] | None = None,
+    ) -> Horizon | None: ...
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]: ...
     def finish(
         self,

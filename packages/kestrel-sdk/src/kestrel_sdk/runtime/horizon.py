@@ -53,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from kestrel_protocol.store import RuntimeStore, SessionRow
+from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
 
 from .ids import session_id
 
@@ -111,15 +111,22 @@ class Horizons:
                     bar = self._clock(principal, other)
                     self.shown(principal, scenario_id, bar, _reached(other, bar, on))
 
-    def submitted(self, live: Submitter, seq: int, before: int, after: int) -> None:
+    def of(self, row: SessionRow) -> tuple[str, str]:
+        """The horizon row a submission of the session ``row`` reads (principal, key):
+        the store's append reads it after the journal row, in the same call."""
+        return row.principal, self._key(row.scenario_id)
+
+    def submitted(
+        self, live: Submitter, seq: int, before: int, after: int, horizon: Horizon | None
+    ) -> None:
         """Submission ``seq`` of ``live`` was made at clock bar ``before`` and moved it to
-        ``after`` (its journal row written): remember the first submission made behind
-        the principal's horizon, and publish the new clock when other sessions of the
-        principal on the scenario may be compared with it."""
-        row = live.row
-        horizon = self.store.horizon(row.principal, self._key(row.scenario_id))
+        ``after``; ``horizon`` is its row (:meth:`of`) as read after the journal row was
+        written: remember the first submission made behind the principal's horizon, and
+        publish the new clock when other sessions of the principal on the scenario may
+        be compared with it."""
         if horizon is None:
             return
+        row = live.row
         if horizon.bar > before and not live.behind:
             self.store.add_read(row.id, seq, before, horizon.what)
             live.behind = True

@@ -113,17 +113,20 @@ class Submissions:
         prev = live.frame_root
         root = pentad_root(sid, seq, prev, source)
         before = engine.status
+        reads = self._horizons.of(live.row)  # the horizon row the append reads back
         try:
             step = engine.apply(program)
             frame_root = engine.frame_root()
             after = engine.status
             status = after if after != before else None
-            self._store.append(sid, seq, source, root, frame_root, prev=prev, status=status)
+            horizon = self._store.append(
+                sid, seq, source, root, frame_root, prev=prev, status=status, horizon=reads
+            )
         except BaseException:
             self._forget(live)
             raise
         live.frame_root = frame_root
-        self._horizons.submitted(live, seq, clock, engine.clock)
+        self._horizons.submitted(live, seq, clock, engine.clock, horizon)
         frame = step.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length

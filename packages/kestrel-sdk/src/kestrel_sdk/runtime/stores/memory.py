@@ -193,9 +193,10 @@ class MemoryStore(MemoryFeeds):
         *,
         prev: str,
         status: str | None = None,
-    ) -> None:
+        horizon: tuple[str, str] | None = None,
+    ) -> Horizon | None:
         """Keep one accepted submission; a taken seq, or a closed session, raises
-        ``JournalConflict`` and keeps nothing."""
+        ``JournalConflict`` and keeps nothing. With ``horizon``, that horizon row."""
         with self._lock:
             found = self._sessions.get(session_id)
             if found is None:
@@ -209,6 +210,7 @@ class MemoryStore(MemoryFeeds):
             self._pentads.setdefault(pentad_root, (session_id, seq))
             if status is not None:
                 found.row = replace(found.row, status=status)
+            return None if horizon is None else self._horizons.get(horizon)
 
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
         with self._lock:

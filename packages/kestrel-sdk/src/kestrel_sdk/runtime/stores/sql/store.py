@@ -174,26 +174,34 @@ class SqlStore(SqlFeeds):
         *,
         prev: str,
         status: str | None = None,
-    ) -> None:
-        """Persist one accepted submission, committed before this returns.
+        horizon: tuple[str, str] | None = None,
+    ) -> Horizon | None:
+        """Persist one accepted submission, committed before this returns; with
+        ``horizon`` (principal, key), that horizon row read after the commit, on the
+        same connection (a step's second statement: one pool checkout, one lock hold).
 
         ``prev`` (the frame root the submission was applied to) is stored only with
         seq 1, as row 0; later ones are the previous row's frame root. A taken seq, or a
         session closed meanwhile, raises ``JournalConflict`` and writes nothing.
         """
+        sql = self.sql
         try:
             if seq == 1 or status is not None:
                 row = (session_id, seq, source, pentad_root, frame_root)
                 self._append_with_status(row, prev if seq == 1 else None, status)
-                return
+                return None if horizon is None else self.horizon(*horizon)
             with self._connection() as conn:
                 cursor = conn.execute(
-                    self.sql.append, (seq, source, pentad_root, frame_root, session_id)
+                    sql.append, (seq, source, pentad_root, frame_root, session_id)
                 )
                 if cursor.rowcount != 1:
                     raise JournalConflict(f"session {session_id} is closed or gone")
+                if horizon is None:
+                    return None
+                found = conn.execute(sql.horizon, horizon).fetchone()
         except self.duplicate:
             raise JournalConflict(f"session {session_id} already has seq {seq}") from None
+        return None if found is None else Horizon(int(found[0]), str(found[1]), int(found[2]))
 
     def _append_with_status(
         self, row: tuple[str, int, str, str, str], prev: str | None, status: str | None

@@ -3,7 +3,7 @@ its schema version, and its background checkpoints.
 
 One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
 the database, with an fsync) run on a background thread with its own connection every
-:data:`CHECKPOINT_EVERY` commits, so that a step never pays for one; SQLite's own
+:data:`CHECKPOINT_EVERY` steps or so, so that a step never pays for one; SQLite's own
 auto-checkpoint stays on, far higher, as a backstop.
 
 ``KESTREL_SQLITE_SYNCHRONOUS`` chooses SQLite's ``synchronous``: ``NORMAL`` (the
@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "7"
 """7: the journal keyed (session, seq) as PostgreSQL's is, and no step files (6)."""
 CHECKPOINT_EVERY = 1000
-"""Commits between background checkpoints."""
+"""Holds of the store's connection between background checkpoints (a step is one: its
+commit and its horizon read)."""
 SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
 _BACKSTOP_PAGES = 50_000
 

@@ -37,8 +37,10 @@ _STATEMENTS: Final = Statements.of(SQLITE)
 
 class _Held:
     """The store's connection with its lock held, for one statement or a few (each
-    committing on its own); released, and counted towards a checkpoint, on exit. A
-    plain class rather than a generator context manager: every step goes through it."""
+    committing on its own: a step's append and its horizon read are one hold); released,
+    and counted towards a checkpoint, on exit: every :data:`CHECKPOINT_EVERY` holds, a
+    checkpoint is asked of the background thread. A plain class rather than a generator
+    context manager, the count inline: every step goes through it."""
 
     __slots__ = ("_store",)
 
@@ -53,7 +55,10 @@ class _Held:
     def __exit__(self, *exc: object) -> None:
         store = self._store
         try:
-            store._used()
+            store._uses += 1
+            if store._uses >= CHECKPOINT_EVERY:
+                store._uses = 0
+                store._checkpointer.request()
         finally:
             store._lock.release()
 
@@ -74,7 +79,7 @@ class SqliteStore(SqlStore):
             self.path = self.home / "kestrel.db"
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.RLock()
-        self._uses = 0  # statements since the last checkpoint was asked for
+        self._uses = 0  # holds of the connection since the last checkpoint was asked for
         self._checkpointer = Checkpointer(self.path)
         self._held = _Held(self)  # the connection, lock held: every statement's way in
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
@@ -137,14 +142,6 @@ class SqliteStore(SqlStore):
 
     def _connection(self) -> AbstractContextManager[Connection]:
         return self._held
-
-    def _used(self) -> None:
-        """One more statement committed: every :data:`CHECKPOINT_EVERY`, a checkpoint is
-        asked of the background thread."""
-        self._uses += 1
-        if self._uses >= CHECKPOINT_EVERY:
-            self._uses = 0
-            self._checkpointer.request()
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         return transaction(self._conn, self._lock)
