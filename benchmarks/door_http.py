@@ -15,6 +15,7 @@ in time and count and stops by itself.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import socket
@@ -67,6 +68,8 @@ def _serve_door(port: int, home: Path) -> None:
     )
     # As `kestrel-door serve` runs it: inside its connection limits (their defaults).
     app, http = limit_connections(app, ConnectionLimits())
+    owner.runtime.catalog()  # serve loads it to print its catalog line
+    gc.freeze()  # and keeps what start-up built out of the collector's sight
     uvicorn.run(app, http=http, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
