@@ -22,6 +22,7 @@ from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
 from kestrel_protocol.tables import create_statements
 
 from .board_records import BoardStatements, SqlBoardRecords
+from .checkpoints import BACKSTOP_PAGES, WalCheckpoints
 from .records import DoorStatements, SqlDoorRecords
 from .tables import TABLES
 
@@ -33,7 +34,9 @@ _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 class DoorStore(SqlDoorRecords, SqlBoardRecords):
     """``DoorRecords`` (and the board's published proofs) over a serialised SQLite
-    connection; every write is its own short transaction."""
+    connection; every write is its own short transaction. The WAL is checkpointed on a
+    thread of its own every so many audit rows (:mod:`.checkpoints`), never by a row's
+    commit on the caller's thread."""
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
     board_sql: ClassVar[BoardStatements] = BoardStatements.of(SQLITE, "")
@@ -44,6 +47,8 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
         use_wal(self._conn)  # several processes may be opening a new file at once
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
+        self.checkpoints = WalCheckpoints(self.path)
         self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
 
     def _transaction(self) -> AbstractContextManager[Connection]:
@@ -55,7 +60,17 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         with self._lock:
             yield self._conn
 
+    def add_audit(
+        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
+    ) -> None:
+        super().add_audit(
+            time=time, principal=principal, venue=venue, tool=tool, digest=digest, outcome=outcome
+        )
+        with self._lock:  # counted by one thread at a time
+            self.checkpoints.committed()
+
     def close(self) -> None:
+        self.checkpoints.stop()
         with self._lock:
             self._conn.close()
 
