@@ -48,9 +48,9 @@ class WalCheckpoints:
         self.runs = 0
         """Checkpoints the thread has run."""
 
-    def committed(self) -> None:
-        """One more commit on the serving connection."""
-        self._commits += 1
+    def committed(self, rows: int = 1) -> None:
+        """``rows`` more audit rows committed on the serving connection."""
+        self._commits += rows
         if self._commits < self._every:
             return
         self._commits = 0

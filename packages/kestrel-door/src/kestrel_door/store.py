@@ -11,7 +11,7 @@ logic both run is :mod:`.records`', on the tables of :mod:`.tables`.)
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import ClassVar, Final
@@ -19,6 +19,7 @@ from typing import ClassVar, Final
 from kestrel_protocol import kestrel_home
 from kestrel_protocol.sql import SQLITE, Connection
 from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
+from kestrel_protocol.store import AuditValues
 from kestrel_protocol.tables import create_statements
 
 from .board_records import BoardStatements, SqlBoardRecords
@@ -60,14 +61,10 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         with self._lock:
             yield self._conn
 
-    def add_audit(
-        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
-    ) -> None:
-        super().add_audit(
-            time=time, principal=principal, venue=venue, tool=tool, digest=digest, outcome=outcome
-        )
+    def add_audits(self, rows: Sequence[AuditValues]) -> None:
+        super().add_audits(rows)
         with self._lock:  # counted by one thread at a time
-            self.checkpoints.committed()
+            self.checkpoints.committed(len(rows))
 
     def close(self) -> None:
         self.checkpoints.stop()
