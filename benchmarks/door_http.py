@@ -8,13 +8,16 @@ door does its full per-call work (bearer lookup, scope guard, audit row), inside
 ``kestrel-door serve``'s connection limits; the SDK server runs stateless with JSON
 responses and no auth. One load generator drives both in the same run with N
 concurrent clients, each posting a JSON-RPC ``tools/call`` and waiting for its answer;
-requests/s, p50 and p99 latency and the door/SDK ratio are printed. The run is bounded
-in time and count and stops by itself.
+requests/s, p50 and p99 latency and the door/SDK ratio are printed, and (where
+``/proc`` tells it) each server process's CPU per request over the measured window,
+which the machine's other work moves less than the rates. The run is bounded in time
+and count and stops by itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import socket
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +71,8 @@ def _serve_door(port: int, home: Path) -> None:
     )
     # As `kestrel-door serve` runs it: inside its connection limits (their defaults).
     app, http = limit_connections(app, ConnectionLimits())
+    owner.runtime.catalog()  # serve loads it to print its catalog line
+    gc.freeze()  # and keeps what start-up built out of the collector's sight
     uvicorn.run(app, http=http, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
@@ -170,8 +176,17 @@ def _ok(status: int, body: bytes) -> bool:
     )
 
 
+def _cpu_s(pid: int) -> float | None:
+    """The process's user and system CPU seconds so far (Linux's ``/proc``; else ``None``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _load(
-    url: str, headers: dict[str, str], clients: int, seconds: float, cap: int
+    url: str, headers: dict[str, str], clients: int, seconds: float, cap: int, *, pid: int
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
@@ -191,11 +206,11 @@ async def _load(
             latencies.append(time.perf_counter() - t0)
             errors += 0 if _ok(status, body) else 1
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_s(pid)
     async with anyio.create_task_group() as tg:
         for conn in conns:
             tg.start_soon(worker, conn)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu_end = time.perf_counter() - start, _cpu_s(pid)
     for conn in conns:
         await conn.stream.aclose()
     latencies.sort()
@@ -207,6 +222,9 @@ async def _load(
         "p50_ms": 1000 * latencies[n // 2],
         "p99_ms": 1000 * latencies[min(n - 1, int(n * 0.99))],
         "mean_ms": 1000 * statistics.fmean(latencies),
+        "server_cpu_us": None
+        if cpu_start is None or cpu_end is None
+        else 1e6 * (cpu_end - cpu_start) / n,
     }
 
 
@@ -241,8 +259,9 @@ def main() -> int:
             headers = dict(HEADERS)
             if kind == "door":
                 headers["Authorization"] = f"Bearer {token}"
+            load = partial(_load, pid=proc.pid)
             results[kind] = anyio.run(
-                _load, url, headers, args.clients, args.seconds, args.max_requests
+                load, url, headers, args.clients, args.seconds, args.max_requests
             )
         finally:
             proc.terminate()
@@ -255,14 +274,22 @@ def main() -> int:
     print(
         f"tools/call kestrel_catalog, {args.clients} concurrent clients, {args.seconds:.0f}s each"
     )
-    print(f"{'server':<8} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'n':>8}")
+    print(
+        f"{'server':<8} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'n':>8}"
+        f" {'CPU us/req':>11}"
+    )
     for kind in ("door", "sdk"):
         r = results[kind]
+        cpu = "" if r["server_cpu_us"] is None else f"{r['server_cpu_us']:.0f}"
         print(
             f"{kind:<8} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-            f" {r['errors']:>7} {r['requests']:>8}"
+            f" {r['errors']:>7} {r['requests']:>8} {cpu:>11}"
         )
     print(f"door/sdk throughput ratio: {results['ratio_rps']:.2f}x")
+    print(f"door p99 / sdk p99: {results['door']['p99_ms'] / results['sdk']['p99_ms']:.2f}")
+    if results["door"]["server_cpu_us"] and results["sdk"]["server_cpu_us"]:
+        ratio = results["sdk"]["server_cpu_us"] / results["door"]["server_cpu_us"]
+        print(f"sdk/door server CPU per request: {ratio:.2f}x")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
     return 0

@@ -2,10 +2,15 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 from kestrel_door import (
+    AuditLog,
+    DoorStore,
     DoorTurnTools,
     RequireApproval,
     VoucherGate,
@@ -164,3 +169,93 @@ async def test_canary_token_never_in_responses_logs_or_audit(
         assert secret not in repr(seen_downstream)
     assert seen_downstream  # the runtime was reached, with no token in what it saw
     assert {r.principal for r in kit.audit.rows()} == {"alice", "host"}
+
+
+class _CountedCommits(DoorStore):
+    """The door's store, counting the commits that write audit rows."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.commits = 0
+        self._inside = False
+
+    def add_audit(self, **row: Any) -> None:
+        self._count(super().add_audit, **row)
+
+    def add_audits(self, rows: Any) -> None:
+        self._count(super().add_audits, rows)
+
+    def _count(self, write: Any, *args: Any, **kwargs: Any) -> None:
+        outermost = not self._inside
+        self.commits += outermost
+        self._inside = True
+        try:
+            write(*args, **kwargs)
+        finally:
+            self._inside = not outermost
+
+
+async def test_concurrent_calls_share_commits_each_row_in_before_its_answer(
+    kit: Kit, tmp_path: Path
+) -> None:
+    """32 clients at once: every call has its row, committed (seen by another connection)
+    before its answer arrives, in fewer commits than calls."""
+    store = _CountedCommits(tmp_path / "audit.db")
+    seen = sqlite3.connect(store.path)
+    calls = 32
+    answered: list[int] = []
+
+    async def call(client: httpx.AsyncClient, n: int) -> None:
+        body = {"jsonrpc": "2.0", "id": n, "method": "tools/call"}
+        answer = await client.post("/mcp", json={**body, "params": {"name": "kestrel_catalog"}})
+        assert answer.status_code == 200
+        (rows,) = seen.execute("SELECT count(*) FROM audit").fetchone()
+        answered.append(rows)
+        assert rows >= len(answered)  # this call's row, and every row answered before it
+
+    token = kit.token("alice", ("kestrel:read",))
+    app = kit.app(audit=AuditLog(store))
+    async with asgi_client(app, token) as client, anyio.create_task_group() as tg:
+        for n in range(calls):
+            tg.start_soon(call, client, n)
+    rows = AuditLog(store).rows(limit=100)
+    assert [(r.principal, r.venue, r.tool, r.outcome) for r in rows] == [
+        ("alice", "mcp", "kestrel_catalog", "ok")
+    ] * calls
+    assert [r.seq for r in rows] == sorted(r.seq for r in rows)
+    assert store.commits < calls, "each call's row was a commit of its own"
+    seen.close()
+    store.close()
+
+
+class _Unwritable(DoorStore):
+    """A door store whose audit table cannot be written (a disk that is full)."""
+
+    def add_audit(self, **row: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    def add_audits(self, rows: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+
+async def test_calls_whose_rows_cannot_be_written_are_answered_and_each_logged(
+    kit: Kit, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = _Unwritable(tmp_path / "audit.db")
+    token = kit.token("alice", ("kestrel:read",))
+    statuses: list[int] = []
+
+    async def call(client: httpx.AsyncClient, n: int) -> None:
+        body = {"jsonrpc": "2.0", "id": n, "method": "tools/call"}
+        answer = await client.post("/mcp", json={**body, "params": {"name": "kestrel_catalog"}})
+        statuses.append(answer.status_code)
+
+    app = kit.app(audit=AuditLog(store))
+    with caplog.at_level(logging.ERROR, logger="kestrel_door"):
+        async with asgi_client(app, token) as client, anyio.create_task_group() as tg:
+            for n in range(8):
+                tg.start_soon(call, client, n)
+    assert statuses == [200] * 8
+    lost = [r for r in caplog.records if "audit row could not be written" in r.getMessage()]
+    assert len(lost) == 8
+    store.close()

@@ -11,6 +11,7 @@ nothing else ever prints them.
 
 from __future__ import annotations
 
+import gc
 import logging
 import socket
 import sys
@@ -309,6 +310,11 @@ def serve(  # noqa: PLR0917 - one parameter per click option
     if runtime is not None:  # the catalog it serves and what it seals, said at start
         click.echo(catalog_line(runtime), err=True)
         click.echo(seal_line(runtime, [served or source for source, served in specs]), err=True)
+    # What start-up built (modules, the surface, the runtime and its catalog) lives as long
+    # as the process: out of the collector's sight, a full collection walks only what
+    # serving made. In sight, each full collection held the event loop 35-160 ms, every
+    # request in flight waiting (the door's p99 at 32 clients).
+    gc.freeze()
     server.run(sockets=[listening])
 
 

@@ -16,7 +16,9 @@ runs a request in a task created while our protocol passes it the bytes, so the 
 inherits a context variable naming the connection, and the app marks the request's start
 and end on it. A normal request pays for one context-variable set per read and two
 calls that move a deadline (one timer per connection, not one per request).
-Bodies are bounded in time by the guard (:mod:`kestrel_door.guard`, ``408``).
+Bodies are bounded in time by the guard (:mod:`kestrel_door.guard`, ``408``). uvicorn's
+protocol writes through :class:`~kestrel_door.writes.CoalescedWrites`: a response's head
+and body leave in one ``send``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from .guard import refusal_bytes
+from .writes import CoalescedWrites
 
 __all__ = ["ConnectionLimits", "limit_connections"]
 
@@ -143,12 +146,12 @@ class _LimitedConnection(asyncio.Protocol):
             transport.write(refusal)
             transport.close()
             return
-        self._transport = transport
+        self._transport = CoalescedWrites(transport)  # a response's head and body: one send
         self._inner = self.inner_class(**self._arguments)
         self._arm()
         token = _CONNECTION.set(self)
         try:
-            self._inner.connection_made(transport)
+            self._inner.connection_made(self._transport)
         finally:
             _CONNECTION.reset(token)
 

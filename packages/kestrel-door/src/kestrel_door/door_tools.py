@@ -82,7 +82,7 @@ class DoorTurnTools:
         finally:
             if self._audit is not None:
                 try:
-                    self._audit.append(
+                    await self._audit.record(
                         principal=self.ctx.principal,
                         venue=self.ctx.venue,
                         tool=audited,

@@ -45,7 +45,7 @@ class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
         self._create_schema(_SCHEMA, "door", SCHEMA_VERSION)
 
     @contextmanager
-    def _audit_transaction(self) -> Iterator[Connection]:
+    def _audit_transaction(self, rows: int) -> Iterator[Connection]:
         """Committed without waiting for the server's disk flush (an audit row is written
         on the door's event loop for every call; like the SQLite door file's
         ``synchronous=NORMAL``, only a crash of the database server or its machine may

@@ -12,6 +12,7 @@ on each other (SQLite's ``BEGIN IMMEDIATE`` takes the whole file instead).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import ClassVar
@@ -21,6 +22,7 @@ from kestrel_protocol.store import (
     OFFERS_KEPT,
     Arrival,
     AuditEntry,
+    AuditValues,
     PaymentOutcome,
     TokenEntry,
 )
@@ -115,9 +117,10 @@ class SqlDoorRecords(SqlAdapter):
 
     sql: ClassVar[DoorStatements]
 
-    def _audit_transaction(self) -> AbstractContextManager[Connection]:
-        """The transaction an audit row is written in (see the adapters)."""
-        return self._connection()
+    def _audit_transaction(self, rows: int) -> AbstractContextManager[Connection]:
+        """The transaction ``rows`` audit rows are written in (see the adapters): one
+        row commits on its own, several in one transaction."""
+        return self._connection() if rows == 1 else self._transaction()
 
     # -- issued tokens ------------------------------------------------------------------
 
@@ -147,8 +150,13 @@ class SqlDoorRecords(SqlAdapter):
     def add_audit(
         self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
     ) -> None:
-        with self._audit_transaction() as conn:
-            conn.execute(self.sql.add_audit, (time, principal, venue, tool, digest, outcome))
+        self.add_audits([(time, principal, venue, tool, digest, outcome)])
+
+    def add_audits(self, rows: Sequence[AuditValues]) -> None:
+        """The rows, in order, in one transaction."""
+        with self._audit_transaction(len(rows)) as conn:
+            for row in rows:
+                conn.execute(self.sql.add_audit, row)
 
     def audit(self, principal: str | None, limit: int) -> list[AuditEntry]:
         """The newest ``limit`` rows, oldest first, optionally for one principal."""

@@ -11,7 +11,7 @@ logic both run is :mod:`.records`', on the tables of :mod:`.tables`.)
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import ClassVar, Final
@@ -19,9 +19,11 @@ from typing import ClassVar, Final
 from kestrel_protocol import kestrel_home
 from kestrel_protocol.sql import SQLITE, Connection
 from kestrel_protocol.sqlite_files import connect_private, transaction, use_wal
+from kestrel_protocol.store import AuditValues
 from kestrel_protocol.tables import create_statements
 
 from .board_records import BoardStatements, SqlBoardRecords
+from .checkpoints import BACKSTOP_PAGES, WalCheckpoints
 from .records import DoorStatements, SqlDoorRecords
 from .tables import TABLES
 
@@ -33,7 +35,9 @@ _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 class DoorStore(SqlDoorRecords, SqlBoardRecords):
     """``DoorRecords`` (and the board's published proofs) over a serialised SQLite
-    connection; every write is its own short transaction."""
+    connection; every write is its own short transaction. The WAL is checkpointed on a
+    thread of its own every so many audit rows (:mod:`.checkpoints`), never by a row's
+    commit on the caller's thread."""
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
     board_sql: ClassVar[BoardStatements] = BoardStatements.of(SQLITE, "")
@@ -44,6 +48,8 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn = connect_private(self.path, timeout=10.0)  # 0600 from its creation
         use_wal(self._conn)  # several processes may be opening a new file at once
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
+        self.checkpoints = WalCheckpoints(self.path)
         self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
 
     def _transaction(self) -> AbstractContextManager[Connection]:
@@ -55,7 +61,13 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         with self._lock:
             yield self._conn
 
+    def add_audits(self, rows: Sequence[AuditValues]) -> None:
+        super().add_audits(rows)
+        with self._lock:  # counted by one thread at a time
+            self.checkpoints.committed(len(rows))
+
     def close(self) -> None:
+        self.checkpoints.stop()
         with self._lock:
             self._conn.close()
 

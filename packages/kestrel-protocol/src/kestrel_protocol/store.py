@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -36,6 +36,7 @@ __all__ = [
     "Arrival",
     "ArtifactStatus",
     "AuditEntry",
+    "AuditValues",
     "DoorRecords",
     "FeedBar",
     "FeedConflict",
@@ -345,6 +346,10 @@ class AuditEntry:
     outcome: str
 
 
+AuditValues = tuple[str, str, str, str, str, str]
+"""An audit row to append: time, principal, venue, tool, digest, outcome (in order)."""
+
+
 @runtime_checkable
 class DoorRecords(Protocol):
     """The door's own tables. Every method is one atomic transaction.
@@ -369,6 +374,7 @@ class DoorRecords(Protocol):
     def add_audit(
         self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
     ) -> None: ...
+    def add_audits(self, rows: Sequence[AuditValues]) -> None: ...
     def audit(self, principal: str | None, limit: int) -> list[AuditEntry]: ...
 
     def count_open_or_offer(
