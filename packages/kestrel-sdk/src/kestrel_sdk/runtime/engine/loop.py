@@ -211,7 +211,7 @@ class BarLoop:
         cash = self._account.cash
         trace = self.trace
         if not holdings:
-            if cash > self.peak:  # a comparison, not max(): every flat step passes here
+            if cash > self.peak:  # noqa: PLR1730 - not max(): every flat step passes here
                 self.peak = cash
             trace.hold(first, last, cash, holdings)
             return -1
@@ -301,8 +301,7 @@ class BarLoop:
                 self._open.remove(order)
                 self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
         equity = self.equity(j)
-        if equity > self.peak:
-            self.peak = equity
+        self.peak = max(self.peak, equity)
         self.trace.hold(j, j, self._account.cash, self._account.holdings)
         if margin is not None:
             call = margin.check(self._account, closes_at(self._closes, j), j)
