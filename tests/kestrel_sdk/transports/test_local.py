@@ -238,3 +238,28 @@ def test_the_execution_policy_names_only_methods_the_surface_binds() -> None:
     bound = {tool.runs.method for tool in SURFACE.tools if tool.runs is not None}
     assert set(OFFLOAD) <= bound, set(OFFLOAD) - bound
     assert {"submit", "frame", "blotter"} <= set(OFFLOAD)
+
+
+async def test_the_catalog_takes_a_thread_only_to_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catalog's first read walks its files on disk, off the caller's loop; once
+    loaded it is read on the caller's thread (a hop costs more than the read), the same
+    catalog either way."""
+    hops: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(fn: object, *args: object, **kwargs: object) -> object:
+        hops.append(fn)
+        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    runtime = Runtime(tmp_path)
+    sdk = create_sdk(local_transport(runtime=runtime))
+    first = await sdk.catalog()
+    assert len(hops) == 1  # loaded in a worker thread
+    again = await sdk.catalog()
+    assert len(hops) == 1  # read on the caller's thread
+    assert again == first == runtime.catalog()
+    assert any(entry.id == "minute-200k" for entry in first.scenarios)
+    runtime.shutdown()

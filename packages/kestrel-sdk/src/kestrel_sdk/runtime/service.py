@@ -186,6 +186,11 @@ class Runtime:
         """The catalog, each scenario marked ``sealed`` as this runtime serves it."""
         return self._served.catalog()
 
+    @property
+    def catalog_loaded(self) -> bool:
+        """Whether :meth:`catalog` has been loaded (a later read is a read of memory)."""
+        return self._served.loaded_index
+
     def scenario(self, principal: str, scenario: str) -> Scenario | SealedScenario:
         """The scenario; a sealed one's sealed view (no description, no tape end)."""
         return self._served.scenario(scenario)

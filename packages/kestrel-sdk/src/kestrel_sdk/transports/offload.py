@@ -4,11 +4,12 @@ said here once (the surface declares what a tool is, not how a process runs it).
 A call runs in a worker thread (``anyio.to_thread``) unless :data:`OFFLOAD` says
 otherwise for its runtime method: ``"caller"`` runs it on the caller's thread (short
 work: a frame, a history), a predicate ``(runtime, principal, arguments) -> bool`` decides
-per call. A worker-thread hop costs ~100-200 us; a short submit or a small blotter costs
-less than that, so they run directly, and only the calls that may take long (a submit
-that advances thousands of bars or holds hundreds of lines, a large blotter) take a
-thread. Over a shared store every call takes one (the transport decides that). Where a
-call runs never changes its result.
+per call. A worker-thread hop costs ~100-200 us; a short submit, a small blotter or the
+catalog once loaded costs less than that, so they run directly, and only the calls that
+may take long (a submit that advances thousands of bars or holds hundreds of lines, a
+large blotter, the catalog's first read from disk) take a thread. Over a shared store
+every call takes one (the transport decides that). Where a call runs never changes its
+result.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
-__all__ = ["DIRECT_BLOTTER", "OFFLOAD", "Offload", "large_blotter", "long_submit", "threaded"]
+__all__ = [
+    "DIRECT_BLOTTER",
+    "OFFLOAD",
+    "Offload",
+    "large_blotter",
+    "long_submit",
+    "threaded",
+    "unloaded_catalog",
+]
 
 Offload = Literal["thread", "caller"] | Callable[[Any, str, Any], bool]
 """Where a local runtime runs a method: a worker thread, the caller's thread, or a
@@ -70,8 +79,15 @@ def large_blotter(runtime: Any, principal: str, arguments: Any) -> bool:
     return size is None or size > DIRECT_BLOTTER
 
 
+def unloaded_catalog(runtime: Any, principal: str, arguments: Any) -> bool:
+    """A catalog not loaded yet (its first read walks the catalog's files on disk); once
+    loaded, a read is of memory, cheaper than the hop."""
+    return not runtime.catalog_loaded
+
+
 OFFLOAD: Final[Mapping[str, Offload]] = MappingProxyType(
     {
+        "catalog": unloaded_catalog,
         "submit": long_submit,
         "frame": "caller",
         "history": "caller",

@@ -69,6 +69,11 @@ class ServedCatalog:
         return index
 
     @property
+    def loaded_index(self) -> bool:
+        """Whether the catalog has been loaded (reading it then reads memory alone)."""
+        return self._index is not None
+
+    @property
     def lineages(self) -> Lineages:
         """The lineages of the catalog (a scenario and its disguised twins), the sources
         of renamed copies included (bars shown of a copy were shown of its source)."""
