@@ -100,7 +100,7 @@ class Grading:
                 raise JournalConflict(f"session {sid} moved past seq {engine.seq}")
             engine.close()
             head = engine.frame_root()
-            blotter = engine.blotter()
+            blotter_root = engine.blotter_root()
             record = SessionRecord.with_root(
                 session=sid,
                 scenario=ScenarioRef(id=live.loaded.id, root=live.loaded.scenario.root),
@@ -108,13 +108,13 @@ class Grading:
                 status="closed",
                 pentads=[entry.pentad_root for entry in journal],
                 head=head,
-                blotter_root=blotter.root,
+                blotter_root=blotter_root,
                 lookahead=self._lookahead(sid),
             )
             record_bytes, blotter_bytes = canonical_json(record), engine.blotter_bytes()
             artifacts = {
                 head: engine.frame_text().encode("utf-8"),
-                blotter.root: blotter_bytes,
+                blotter_root: blotter_bytes,
                 record.root: record_bytes,
             }
             try:
@@ -124,7 +124,7 @@ class Grading:
                 raise
             live.engine = None
             live.frame_root = head
-            live.closed = Closed(record, engine, blotter, record_bytes, blotter_bytes, journal)
+            live.closed = Closed(record, engine, record_bytes, blotter_bytes, journal)
             return record
 
     def record(self, live: LiveSession) -> SessionRecord:
@@ -277,7 +277,7 @@ class Grading:
         }
         if closed is not None:
             members["record"] = (closed.record, closed.record_bytes)
-            members["blotter"] = (closed.blotter, closed.blotter_bytes)
+            members["blotter"] = (closed.engine.blotter(), closed.blotter_bytes)
             members["head"] = self._closed_head(closed.engine, scenario.id)
         else:
             blotter = Blotter.parse(self._artifact(record.blotter_root))
