@@ -25,11 +25,13 @@ __all__ = ["Closed"]
 class Closed:
     """A session's close in this process: its ``record``, its closed ``engine`` (at the
     record's head; its blotter is the record's), the canonical bytes of the record and
-    blotter (the artifacts the close stored), and the ``journal`` it closed (the
-    pentads' rows)."""
+    blotter (the artifacts the close stored), the ``journal`` it closed (the pentads'
+    rows) and its ``pentads``' canonical bytes as the close built and stored them (in
+    the journal's order; None when the store rebuilt them)."""
 
     record: SessionRecord
     engine: SessionEngine
     record_bytes: bytes
     blotter_bytes: bytes
     journal: list[JournalEntry]
+    pentads: list[bytes] | None
