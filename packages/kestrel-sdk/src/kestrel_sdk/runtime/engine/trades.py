@@ -154,9 +154,9 @@ def _geometric_mean(returns: Sequence[Fraction]) -> str:
     if any(r <= -1 for r in returns):
         return ratio(Decimal(0))
     with localcontext(_CONTEXT):
+        grown = [1 + r for r in returns]
         total = sum(
-            ((Decimal((1 + r).numerator) / Decimal((1 + r).denominator)).ln() for r in returns),
-            Decimal(0),
+            ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
         )
         return ratio((total / len(returns)).exp() - 1)
 
@@ -185,5 +185,5 @@ def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
         "worstTrade": _ratio(min(returns)),
         "avgTrade": _geometric_mean(returns),
         "profitFactor": _ratio(gains / losses) if losses else None,
-        "expectancy": _ratio(sum(returns, Fraction(0)) / len(returns)),
+        "expectancy": _ratio((gains - losses) / len(returns)),  # the returns' sum, exactly
     }
