@@ -100,7 +100,7 @@ class Grading:
                 raise JournalConflict(f"session {sid} moved past seq {engine.seq}")
             engine.close()
             head = engine.frame_root()
-            blotter = engine.blotter()
+            blotter_root = engine.blotter_root()
             record = SessionRecord.with_root(
                 session=sid,
                 scenario=ScenarioRef(id=live.loaded.id, root=live.loaded.scenario.root),
@@ -108,15 +108,18 @@ class Grading:
                 status="closed",
                 pentads=[entry.pentad_root for entry in journal],
                 head=head,
-                blotter_root=blotter.root,
+                blotter_root=blotter_root,
                 lookahead=self._lookahead(sid),
             )
             record_bytes, blotter_bytes = canonical_json(record), engine.blotter_bytes()
+            texts = _pentad_texts(sid, journal)
             artifacts = {
                 head: engine.frame_text().encode("utf-8"),
-                blotter.root: blotter_bytes,
+                blotter_root: blotter_bytes,
                 record.root: record_bytes,
             }
+            if texts is not None:  # stored as built here (else the store rebuilds them)
+                artifacts.update(zip(record.pentads, texts, strict=True))
             try:
                 self.store.finish(sid, journal, artifacts, record.root)
             except BaseException:
@@ -124,7 +127,7 @@ class Grading:
                 raise
             live.engine = None
             live.frame_root = head
-            live.closed = Closed(record, engine, blotter, record_bytes, blotter_bytes, journal)
+            live.closed = Closed(record, engine, record_bytes, blotter_bytes, journal, texts)
             return record
 
     def record(self, live: LiveSession) -> SessionRecord:
@@ -189,13 +192,17 @@ class Grading:
         return max(1, bar) if isinstance(bar, int) else None
 
     def _pentads(
-        self, record: SessionRecord, journal: list[JournalEntry] | None = None
+        self,
+        record: SessionRecord,
+        journal: list[JournalEntry] | None = None,
+        built: list[bytes] | None = None,
     ) -> tuple[list[Pentad], list[bytes]]:
         """The record's pentads and their canonical bytes (two lists in step, no pair
         object per pentad), rebuilt from the session's journal when every rebuilt root
         is the record's (then the bytes are the stored artifacts' bytes), else read from
         the artifacts, which reports any that is missing or corrupt; a pruned session's
-        are refused as pruned.
+        are refused as pruned. ``built``: the bytes of ``journal``'s pentads as its close
+        built and stored them (:func:`_pentad_texts`: each one's root is the record's).
 
         Reading and re-verifying each artifact costs ~40 us, most of a long grade.
         """
@@ -205,15 +212,19 @@ class Grading:
             raise pruned_session(sid, pruned_at)
         entries = self.store.journal(sid) if journal is None else journal
         pentads: list[Pentad] = []
-        texts: list[bytes] = []
+        texts: list[bytes] = [] if built is None else built
         if len(entries) == len(record.pentads):
             build = builder(Pentad)  # one pentad per submission: the builder looked up once
             for entry, claimed in zip(entries, record.pentads, strict=True):
                 source = entry.source
-                try:
-                    root, text = pentad_bytes(sid, entry.seq, entry.prev, source)
-                except KestrelError:
-                    break
+                if built is not None:
+                    root = entry.pentad_root
+                else:
+                    try:
+                        root, text = pentad_bytes(sid, entry.seq, entry.prev, source)
+                    except KestrelError:
+                        break
+                    texts.append(text)
                 if root != claimed:
                     break
                 members = {
@@ -224,7 +235,6 @@ class Grading:
                     "root": root,
                 }
                 pentads.append(build(members))
-                texts.append(text)
             else:
                 return pentads, texts
         read = [Pentad.parse(self._artifact(root)) for root in record.pentads]
@@ -268,7 +278,10 @@ class Grading:
             )
         if closed is not None and closed.record.root != record.root:
             closed = None
-        pentads, texts = self._pentads(record, None if closed is None else closed.journal)
+        if closed is None:
+            pentads, texts = self._pentads(record)
+        else:
+            pentads, texts = self._pentads(record, closed.journal, closed.pentads)
         reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
         members: dict[str, tuple[Any, bytes]] = {
             "scenario": (reference, canonical_json(reference)),
@@ -277,7 +290,7 @@ class Grading:
         }
         if closed is not None:
             members["record"] = (closed.record, closed.record_bytes)
-            members["blotter"] = (closed.blotter, closed.blotter_bytes)
+            members["blotter"] = (closed.engine.blotter(), closed.blotter_bytes)
             members["head"] = self._closed_head(closed.engine, scenario.id)
         else:
             blotter = Blotter.parse(self._artifact(record.blotter_root))
@@ -315,3 +328,19 @@ class Grading:
         if row is None:
             raise unknown_artifact(grade_root, "missing")
         return self.proof(row.principal, row.id, budget, embed_tape=False)
+
+
+def _pentad_texts(session_id: str, journal: list[JournalEntry]) -> list[bytes] | None:
+    """The canonical bytes of ``journal``'s pentads, in its order, each rebuilt from its
+    row as the store would rebuild it; None when some row's rebuilt root is not its
+    journal root (the store then rebuilds them and the artifact reads as corrupt)."""
+    texts: list[bytes] = []
+    for entry in journal:
+        try:
+            root, text = pentad_bytes(session_id, entry.seq, entry.prev, entry.source)
+        except KestrelError:
+            return None
+        if root != entry.pentad_root:
+            return None
+        texts.append(text)
+    return texts

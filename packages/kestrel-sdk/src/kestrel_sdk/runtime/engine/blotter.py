@@ -1,34 +1,37 @@
 """The blotter (docs/spec.md §6): every order and fill, recorded from the bus and rooted.
 
-The orders and fills are written in wire form, encoded once for the root
-(:mod:`.spliced`), and the objects built from the same members unchecked
-(:func:`.wire.construct`), as a frame's are: a blotter holds an order and a fill per
-trade, and validating each again was most of a session's close.
+A close stores the blotter's canonical bytes and its root names it in the record, so the
+orders and fills are written as canonical text directly (members in JCS order, strings
+as :func:`.wire.quote` writes them, as a frame's are: :mod:`.frame`), and hashed from
+that text (:mod:`.spliced`). The object (a proof carries it, a caller may read it) is
+made when asked, once, from that very text, unchecked (:func:`.spliced.text_builder`):
+what ``Blotter.with_root`` makes of the same members (tests compare the two).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
-from kestrel_protocol import Blotter, BlotterFill, BlotterOrder, canonical_json
+from kestrel_protocol import Blotter, BlotterFill, BlotterOrder
 
 from .bus import Event
 from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms
-from .spliced import rooted_bytes
-from .wire import builder, construct
+from .spliced import rooted_bytes, text_builder
+from .wire import json_or_null, quote
 
 __all__ = ["BlotterRecorder"]
 
-_KIND: Final = canonical_json("kestrel.blotter")
-_WIRE_NAMES: Final = {
-    "avg_price": "avgPrice",
-    "submitted_bar": "submittedBar",
-    "closed_bar": "closedBar",
-}
-"""An order's members whose wire name is not its field name (a fill's are all the same)."""
+_KIND: Final = b'"kestrel.blotter"'
+_BUILD: Final = text_builder(Blotter, {"orders": BlotterOrder, "fills": BlotterFill})
+"""A blotter object from its canonical text, unchecked."""
+
+
+def _linked(links: dict[str, str], key: str) -> str:
+    """A link member's canonical text, or nothing when the order has none."""
+    value = links.get(key)
+    return "" if value is None else f',"{key}":{quote(value)}'
 
 
 class BlotterRecorder:
@@ -47,83 +50,82 @@ class BlotterRecorder:
         self._times = times
         self.orders: list[LiveOrder] = []
         self.fills: list[Fill] = []
-        self._cache: tuple[Blotter, bytes] | None = None
+        self._written: tuple[str, bytes] | None = None
+        self._built: Blotter | None = None
 
     def retape(self, times: Sequence[str]) -> None:
         """The bar times of a forward tape grown since (:meth:`.core.SessionEngine.extend`)."""
         self._times = times
 
     def on_event(self, event: Event) -> None:
-        self._cache = None
+        self._written = self._built = None
         if event.type == "accepted" and event.order is not None:
             self.orders.append(event.order)
         elif event.type == "fill" and event.fill is not None:
             self.fills.append(event.fill)
 
-    def _order(self, o: LiveOrder) -> dict[str, Any]:
+    def _order(self, o: LiveOrder) -> str:
+        """The order's canonical text (keys in JCS order; its links, absent on a plain
+        order, in their places)."""
         terms = self._terms
-        avg = terms.price_of(Fraction(o.notional, o.filled)) if o.filled else None
-        return {
-            "id": o.id,
-            "alias": o.alias,
-            "seq": o.seq,
-            "line": o.line,
-            "side": o.side,
-            "qty": terms.quantity(o.qty),
-            "symbol": o.symbol,
-            "type": o.type,
-            "limit": o.limit,
-            "stop": o.stop,
-            "tif": o.tif,
-            "status": o.status,
-            "filled": terms.quantity(o.filled),
-            "avg_price": avg,
-            "submitted_bar": o.submitted_bar,
-            "closed_bar": o.closed_bar,
-            "reason": o.reason,
-        } | order_links(o)
+        filled = o.filled
+        closed = o.closed_bar
+        links = order_links(o)
+        return "".join(
+            (
+                f'{{"alias":{json_or_null(o.alias)},"avgPrice":',
+                f'"{terms.average(o.notional, filled)}"' if filled else "null",
+                f',"closedBar":{"null" if closed is None else closed}',
+                f',"filled":{terms.quantity_json(filled)}',
+                _linked(links, "group"),
+                f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)},"line":{o.line}',
+                _linked(links, "parent"),
+                f',"qty":{terms.quantity_json(o.qty)},"reason":{json_or_null(o.reason)}',
+                f',"seq":{o.seq},"side":{quote(o.side)},"status":{quote(o.status)}',
+                f',"stop":{json_or_null(o.stop)},"submittedBar":{o.submitted_bar}',
+                f',"symbol":{quote(o.symbol)}',
+                _linked(links, "target"),
+                f',"tif":{quote(o.tif)}',
+                _linked(links, "trail"),
+                f',"type":{quote(o.type)}}}',
+            )
+        )
 
-    def _fill(self, f: Fill) -> dict[str, Any]:
-        return {
-            "id": f.id,
-            "order": f.order.id,
-            "bar": f.bar,
-            "time": self._times[f.bar],
-            "qty": self._terms.quantity(f.qty),
-            "price": self._terms.price(f.price),
-            "fee": self._terms.money(f.fee),
-        }
+    def _fill(self, f: Fill) -> str:
+        """The fill's canonical text (a price and a fee are digits, a point and a sign)."""
+        terms = self._terms
+        return (
+            f'{{"bar":{f.bar},"fee":"{terms.money(f.fee)}","id":{quote(f.id)}'
+            f',"order":{quote(f.order.id)},"price":"{terms.price(f.price)}"'
+            f',"qty":{terms.quantity_json(f.qty)},"time":{quote(self._times[f.bar])}}}'
+        )
 
     def build(self) -> Blotter:
-        """The rooted blotter now (cached until the next event)."""
-        return self._built()[0]
+        """The rooted blotter now (made from :meth:`canonical`, kept until the next event)."""
+        built = self._built
+        if built is None:
+            built = self._built = _BUILD(self.canonical())
+        return built
+
+    def root(self) -> str:
+        """:meth:`build`'s root, without building it."""
+        return self._write()[0]
 
     def canonical(self) -> bytes:
         """:meth:`build`'s canonical bytes (RFC 8785, ``root`` included)."""
-        return self._built()[1]
+        return self._write()[1]
 
-    def _built(self) -> tuple[Blotter, bytes]:
-        if self._cache is None:
-            orders = [self._order(o) for o in self.orders]
-            fills = [self._fill(f) for f in self.fills]
-            names = _WIRE_NAMES
-            root, text = rooted_bytes(
+    def _write(self) -> tuple[str, bytes]:
+        written = self._written
+        if written is None:
+            orders = ",".join([self._order(o) for o in self.orders])
+            fills = ",".join([self._fill(f) for f in self.fills])
+            written = self._written = rooted_bytes(
                 {
                     "kind": _KIND,
-                    "session": canonical_json(self._session_id),
-                    "orders": canonical_json(
-                        [{names.get(k, k): v for k, v in o.items()} for o in orders]
-                    ),
-                    "fills": canonical_json(fills),
+                    "session": quote(self._session_id).encode("utf-8"),
+                    "orders": f"[{orders}]".encode(),
+                    "fills": f"[{fills}]".encode(),
                 }
             )
-            order, fill = builder(BlotterOrder), builder(BlotterFill)
-            members = {
-                "kind": "kestrel.blotter",
-                "session": self._session_id,
-                "orders": [order(o) for o in orders],
-                "fills": [fill(f) for f in fills],
-                "root": root,
-            }
-            self._cache = (construct(Blotter, members), text)
-        return self._cache
+        return written

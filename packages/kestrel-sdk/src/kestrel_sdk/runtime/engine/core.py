@@ -198,6 +198,10 @@ class SessionEngine:
         """:meth:`blotter`'s canonical bytes (what a close stores)."""
         return self._blotter.canonical()
 
+    def blotter_root(self) -> str:
+        """:meth:`blotter`'s root (what a record names), without building the object."""
+        return self._blotter.root()
+
     def context(self) -> SessionContext:
         """What the validator needs to know about this session now."""
         return SessionContext(

@@ -236,8 +236,8 @@ def _measure(
             f.order.symbol,
             f.bar,
             f.qty if f.order.buy else -f.qty,
-            Fraction(f.price),
-            Fraction(f.fee),
+            f.price,
+            f.fee,
         )
         for f in fills
     )

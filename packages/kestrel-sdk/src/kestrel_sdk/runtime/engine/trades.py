@@ -31,16 +31,21 @@ __all__ = ["Leg", "Trade", "round_trips", "trade_metrics"]
 _CONTEXT = Context(prec=50)
 
 
+Exact = Fraction | int
+"""An exact number: the runtime's P units are integers, the blotter's decimals fractions."""
+
+
 @dataclass(frozen=True, slots=True)
 class Leg:
     """One fill as a trade sees it: ``delta`` is the signed quantity (a buy positive),
-    ``price`` and ``fee`` exact (the runtime's P units, or the blotter's decimals)."""
+    ``price`` and ``fee`` exact (the runtime's P units, integers, or the blotter's
+    decimals as fractions)."""
 
     symbol: str
     bar: int
     delta: int
-    price: Fraction
-    fee: Fraction
+    price: Exact
+    fee: Exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,28 +70,35 @@ class Trade:
         return self.pnl / self.cost
 
 
+def _fraction(value: Exact) -> Fraction:
+    return value if value.__class__ is Fraction else Fraction(value)
+
+
 class _Open:
+    """A trade still open; its sums exact, integers while its legs' are (a fraction
+    adds nothing to an integer sum but the cost of its arithmetic)."""
+
     __slots__ = ("bar", "cost", "fees", "long", "pnl", "proceeds", "qty", "size")
 
-    def __init__(self, leg: Leg, qty: int, fee: Fraction) -> None:
+    def __init__(self, leg: Leg, qty: int, fee: Exact) -> None:
         self.qty = qty
         self.long = qty > 0
         self.bar = leg.bar
         self.size = abs(qty)
-        self.cost = abs(qty) * leg.price
-        self.proceeds = Fraction(0)
+        self.cost: Exact = abs(qty) * leg.price
+        self.proceeds: Exact = 0
         self.fees = fee
-        self.pnl = -qty * leg.price - fee
+        self.pnl: Exact = -qty * leg.price - fee
 
     def done(self, symbol: str, exit_bar: int | None) -> Trade:
         return Trade(
             symbol,
-            self.pnl,
-            self.cost,
+            _fraction(self.pnl),
+            _fraction(self.cost),
             self.long,
             self.size,
-            self.proceeds,
-            self.fees,
+            _fraction(self.proceeds),
+            _fraction(self.fees),
             self.bar,
             exit_bar,
         )
@@ -110,9 +122,10 @@ def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trad
             trip.fees += f.fee
             trip.pnl -= delta * f.price + f.fee
             continue
-        closing = min(abs(delta), abs(trip.qty))
+        size = abs(delta)
+        closing = min(size, abs(trip.qty))
         closing_delta = closing if delta > 0 else -closing
-        fee_part = f.fee * closing / abs(delta)
+        fee_part = f.fee if closing == size else Fraction(f.fee * closing, size)
         trip.pnl -= closing_delta * f.price + fee_part
         trip.proceeds += closing * f.price
         trip.fees += fee_part
@@ -141,9 +154,9 @@ def _geometric_mean(returns: Sequence[Fraction]) -> str:
     if any(r <= -1 for r in returns):
         return ratio(Decimal(0))
     with localcontext(_CONTEXT):
+        grown = [1 + r for r in returns]
         total = sum(
-            ((Decimal((1 + r).numerator) / Decimal((1 + r).denominator)).ln() for r in returns),
-            Decimal(0),
+            ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
         )
         return ratio((total / len(returns)).exp() - 1)
 
@@ -172,5 +185,5 @@ def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
         "worstTrade": _ratio(min(returns)),
         "avgTrade": _geometric_mean(returns),
         "profitFactor": _ratio(gains / losses) if losses else None,
-        "expectancy": _ratio(sum(returns, Fraction(0)) / len(returns)),
+        "expectancy": _ratio((gains - losses) / len(returns)),  # the returns' sum, exactly
     }

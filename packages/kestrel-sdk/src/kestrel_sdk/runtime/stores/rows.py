@@ -39,10 +39,13 @@ def closing_rows(
     """What a session's close writes besides ``artifacts``: its pentads' artifact rows,
     each the pentad's canonical bytes under its journal root (one whose rebuilt bytes
     disagree is then reported as corrupt when read, never served), in root order (b-tree
-    inserts along one path instead of at random pages); and every root the session then
+    inserts along one path instead of at random pages), but for those ``artifacts``
+    holds already (the runtime built them at close); and every root the session then
     owns (those and ``artifacts``'), in order."""
     pentads = sorted(
-        (e.pentad_root, pentad_bytes(session_id, e.seq, e.prev, e.source)[1]) for e in journal
+        (e.pentad_root, pentad_bytes(session_id, e.seq, e.prev, e.source)[1])
+        for e in journal
+        if e.pentad_root not in artifacts
     )
     owned = sorted({root for root, _ in pentads} | set(artifacts))
     return pentads, owned
