@@ -28,7 +28,7 @@ __all__ = ["Wire", "data_builder", "text_builder"]
 
 M = TypeVar("M", bound=BaseModel)
 
-_BUILDERS: Final[dict[type[Any], Callable[[str], Any]]] = {}
+_BUILDERS: Final[dict[type[Any], Callable[[str | bytes], Any]]] = {}
 _DATA_BUILDERS: Final[dict[type[Any], Callable[[Any], Any]]] = {}
 
 
@@ -82,13 +82,13 @@ def _model_schema(cls: type[BaseModel]) -> core_schema.CoreSchema:
     )
 
 
-def text_builder(cls: type[M]) -> Callable[[str], M]:
-    """A function building ``cls`` from JSON text the caller wrote itself, unchecked
-    (made once per class and kept)."""
+def text_builder(cls: type[M]) -> Callable[[str | bytes], M]:
+    """A function building ``cls`` from JSON text (or its UTF-8 bytes) the caller wrote
+    itself, unchecked (made once per class and kept)."""
     build = _BUILDERS.get(cls)
     if build is None:
         build = _BUILDERS[cls] = SchemaValidator(_model_schema(cls)).validate_json
-    return cast(Callable[[str], M], build)
+    return cast(Callable[[str | bytes], M], build)
 
 
 def data_builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:

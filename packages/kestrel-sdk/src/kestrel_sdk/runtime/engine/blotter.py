@@ -4,8 +4,9 @@ A close stores the blotter's canonical bytes and its root names it in the record
 orders and fills are written as canonical text directly (members in JCS order, strings
 as :func:`.wire.quote` writes them, as a frame's are: :mod:`.frame`), and hashed from
 that text (:mod:`.spliced`). The object (a proof carries it, a caller may read it) is
-made when asked, once, from that very text, unchecked (:func:`.spliced.text_builder`):
-what ``Blotter.with_root`` makes of the same members (tests compare the two).
+made when asked, once, from that very text, unchecked, by the builder a frame's object
+is made with (:func:`kestrel_protocol.wire.text_builder`): what ``Blotter.with_root``
+makes of the same members (tests compare the two).
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from kestrel_protocol import Blotter, BlotterFill, BlotterOrder
+from kestrel_protocol import Blotter
+from kestrel_protocol.wire import text_builder
 
 from .bus import Event
 from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms
-from .spliced import rooted_bytes, text_builder
+from .spliced import rooted_bytes
 from .wire import json_or_null, quote
 
 __all__ = ["BlotterRecorder"]
 
 _KIND: Final = b'"kestrel.blotter"'
-_BUILD: Final = text_builder(Blotter, {"orders": BlotterOrder, "fills": BlotterFill})
+_BUILD: Final = text_builder(Blotter)
 """A blotter object from its canonical text, unchecked."""
 
 

@@ -11,19 +11,16 @@ from the members unchecked. Tests compare both ways.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from kestrel_protocol import SelfRooted, canonical_json, root_of_bytes
-from pydantic import BaseModel
-from pydantic_core import SchemaValidator, core_schema
 
 from .wire import construct
 
-__all__ = ["array_bytes", "rooted_bytes", "spliced_rooted", "text_builder"]
+__all__ = ["array_bytes", "rooted_bytes", "spliced_rooted"]
 
 R = TypeVar("R", bound=SelfRooted)
-M = TypeVar("M", bound=BaseModel)
 
 
 def array_bytes(items: Sequence[bytes]) -> bytes:
@@ -61,42 +58,3 @@ def spliced_rooted(cls: type[R], members: dict[str, tuple[Any, bytes]]) -> R:
     texts = {(fields[name].alias or name): text for name, (_, text) in given.items()}
     root = root_of_bytes(_object_bytes(texts))
     return construct(cls, {name: value for name, (value, _) in given.items()} | {"root": root})
-
-
-def _unchecked(
-    cls: type[BaseModel], lists: Mapping[str, type[BaseModel]]
-) -> core_schema.CoreSchema:
-    """pydantic-core's public model schema of ``cls`` read by wire name, each field any
-    value as it is (with the class's own defaults), but for ``lists``: fields holding
-    lists of those models, read likewise (what :func:`.wire.construct` builds, unchecked)."""
-    fields: dict[str, core_schema.ModelField] = {}
-    for name, info in cls.model_fields.items():
-        item = lists.get(name)
-        value: core_schema.CoreSchema = (
-            core_schema.any_schema()
-            if item is None
-            else core_schema.list_schema(_unchecked(item, {}))
-        )
-        if info.default_factory is not None:
-            value = core_schema.with_default_schema(
-                value, default_factory=info.default_factory, default_factory_takes_data=False
-            )
-        elif not info.is_required():
-            value = core_schema.with_default_schema(value, default=info.default)
-        fields[name] = core_schema.model_field(value, validation_alias=info.alias or name)
-    extra = cls.model_config.get("extra")
-    return core_schema.model_schema(
-        cls, core_schema.model_fields_schema(fields, extra_behavior=extra or "ignore")
-    )
-
-
-def text_builder(
-    cls: type[M], lists: Mapping[str, type[BaseModel]] | None = None
-) -> Callable[[bytes], M]:
-    """``cls`` from its canonical bytes, unchecked: the object ``cls.with_root`` (or
-    validation) makes of the same text, its members given as its fields set, for text
-    the runtime wrote itself. ``lists`` names the fields holding lists of models (each
-    item built likewise); any other member is taken as its JSON value (a string, an
-    integer, ``null``), which is what such a model holds."""
-    validate: Callable[[bytes], M] = SchemaValidator(_unchecked(cls, lists or {})).validate_json
-    return validate
