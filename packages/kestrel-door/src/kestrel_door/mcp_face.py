@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Final
 
 import anyio
@@ -63,8 +64,6 @@ class DoorMcp:
     ) -> None:
         self.turn = turn
         self._elicitation = elicitation
-        self._guarded = guarded
-        self._audit = audit
         self.scope_challenge: str | None = None
         # A grant's calls go to the door's own tools, which check the arguments first;
         # a turn credential's go to the product's, so they are checked here.
@@ -79,7 +78,9 @@ class DoorMcp:
             recall=recall,
             log_levels=log_levels,
             log_key=turn.ctx.principal,
-            guard=self._guard,
+            # the guard refers to what it checks, not to this face: a face made per
+            # request is then freed when dropped, not left to the cycle collector
+            guard=partial(_guard, turn, audit) if guarded else None,
         )
 
     async def request(
@@ -103,34 +104,35 @@ class DoorMcp:
                     response = {**response, "result": {**asked, "_meta": result.get("_meta")}}
         return response
 
-    def _guard(self, method: str) -> None:
-        """Refuse a grant without the method's scope (``tools/call``: the tool's, in the turn)."""
-        scope = METHOD_SCOPES.get(method)
-        if not self._guarded or scope is None or scope == TOOL_SCOPE:
-            return
-        if scope in self.turn.ctx.scopes:
-            return
-        refusal = KestrelError(
-            RefusalCode.FORBIDDEN,
-            f"this credential lacks the scope {scope}",
-            {"requiredScope": scope, "error": "insufficient_scope"},
-        )
-        if self._audit is not None:
-            try:
-                self._audit.append(
-                    principal=self.turn.ctx.principal,
-                    venue=self.turn.ctx.venue,
-                    tool=method,
-                    arguments={},
-                    outcome=refusal.code,
-                )
-            except Exception:
-                logger.exception("audit row could not be written")
-        raise RpcError.of_refusal(refusal, method)
-
     def _challenge(self, data: Any) -> None:
         """Remember an ``insufficient_scope`` refusal: the response is then a 403."""
         refusal = data.get("refusal") if isinstance(data, Mapping) else None
         detail = refusal.get("detail") if isinstance(refusal, Mapping) else None
         if isinstance(detail, Mapping) and detail.get("error") == "insufficient_scope":
             self.scope_challenge = str(detail.get("requiredScope", ""))
+
+
+def _guard(turn: LiveTurn, audit: AuditLog | None, method: str) -> None:
+    """Refuse a grant without the method's scope (``tools/call``: the tool's, in the turn)."""
+    scope = METHOD_SCOPES.get(method)
+    if scope is None or scope == TOOL_SCOPE:
+        return
+    if scope in turn.ctx.scopes:
+        return
+    refusal = KestrelError(
+        RefusalCode.FORBIDDEN,
+        f"this credential lacks the scope {scope}",
+        {"requiredScope": scope, "error": "insufficient_scope"},
+    )
+    if audit is not None:
+        try:
+            audit.append(
+                principal=turn.ctx.principal,
+                venue=turn.ctx.venue,
+                tool=method,
+                arguments={},
+                outcome=refusal.code,
+            )
+        except Exception:
+            logger.exception("audit row could not be written")
+    raise RpcError.of_refusal(refusal, method)

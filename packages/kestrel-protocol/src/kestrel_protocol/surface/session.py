@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
+from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 from ..errors import KestrelError
@@ -56,7 +57,10 @@ logger = logging.getLogger(__name__)
 
 Guard = Callable[[str], None]
 """Checks that the caller may call a method; raises :class:`RpcError` when not."""
-Handler = Callable[[dict[str, Any], "Envelope | None", Notifier], Awaitable[dict[str, Any]]]
+Handler = Callable[
+    ["McpSession", dict[str, Any], "Envelope | None", Notifier], Awaitable[dict[str, Any]]
+]
+"""A method's handler: the session, the request's params, its envelope and notifier."""
 
 
 class CancelScope(AbstractContextManager[Any], Protocol):
@@ -124,26 +128,6 @@ class McpSession:
         self._subscriptions = subscriptions
         self.negotiated_version: str | None = None
         self.initialized = False
-        m = self.methods
-        self._table: dict[str, Handler] = {
-            "initialize": self._initialize,
-            "ping": lambda params, envelope, out: _empty(),
-            "server/discover": self._discover,
-            "logging/setLevel": self._set_level,
-            "tools/list": lambda params, envelope, out: m.tools_list(params),
-            "tools/call": lambda params, envelope, out: m.tools_call(params, out),
-            "resources/list": lambda params, envelope, out: m.resources_list(params),
-            "resources/templates/list": lambda params, envelope, out: m.templates_list(params),
-            "resources/read": lambda params, envelope, out: m.resources_read(
-                params, modern=envelope is not None
-            ),
-            "prompts/list": lambda params, envelope, out: m.prompts_list(params),
-            "prompts/get": lambda params, envelope, out: m.prompts_get(params),
-            "completion/complete": lambda params, envelope, out: m.complete(params),
-        }
-        if subscriptions:
-            self._table["resources/subscribe"] = self._subscribe
-            self._table["resources/unsubscribe"] = self._unsubscribe
 
     @property
     def log_level(self) -> int | None:
@@ -257,8 +241,12 @@ class McpSession:
                 envelope = read_envelope(params)
             except EnvelopeError as exc:
                 return _error(request_id, exc.code, exc.message, exc.data)
-        handler = self._table.get(method)
-        if handler is None or (envelope is not None and method in MODERN_REMOVED_METHODS):
+        handler = METHODS.get(method)
+        if (
+            handler is None
+            or (envelope is not None and method in MODERN_REMOVED_METHODS)
+            or (method in _SUBSCRIBING and not self._subscriptions)
+        ):
             return _error(
                 request_id, METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
             )
@@ -276,10 +264,10 @@ class McpSession:
             self._inflight[request_id] = scope
             try:
                 if scope is None and out is SILENT:  # nothing to cancel, capture or send
-                    result = await handler(params, envelope, out)
+                    result = await handler(self, params, envelope, out)
                 else:
                     with scope or _UNSCOPED, out.capturing():
-                        result = await handler(params, envelope, out)
+                        result = await handler(self, params, envelope, out)
             finally:
                 self._inflight.pop(request_id, None)
                 if out is not SILENT and out.pending:
@@ -393,6 +381,34 @@ class McpSession:
 
 
 _NO_ID: Final = object()
+_SUBSCRIBING: Final = frozenset({"resources/subscribe", "resources/unsubscribe"})
+"""Methods only a session that keeps subscriptions (``subscriptions=True``) serves."""
+
+METHODS: Final[Mapping[str, Handler]] = MappingProxyType(
+    {
+        "initialize": McpSession._initialize,
+        "ping": lambda s, params, envelope, out: _empty(),
+        "server/discover": McpSession._discover,
+        "logging/setLevel": McpSession._set_level,
+        "tools/list": lambda s, params, envelope, out: s.methods.tools_list(params),
+        "tools/call": lambda s, params, envelope, out: s.methods.tools_call(params, out),
+        "resources/list": lambda s, params, envelope, out: s.methods.resources_list(params),
+        "resources/templates/list": lambda s, params, envelope, out: s.methods.templates_list(
+            params
+        ),
+        "resources/read": lambda s, params, envelope, out: s.methods.resources_read(
+            params, modern=envelope is not None
+        ),
+        "resources/subscribe": McpSession._subscribe,
+        "resources/unsubscribe": McpSession._unsubscribe,
+        "prompts/list": lambda s, params, envelope, out: s.methods.prompts_list(params),
+        "prompts/get": lambda s, params, envelope, out: s.methods.prompts_get(params),
+        "completion/complete": lambda s, params, envelope, out: s.methods.complete(params),
+    }
+)
+"""Every JSON-RPC method an MCP session answers, and its handler: one table for every
+session (a session holds no table of its own, so one made per request, as the door's
+are, is freed as soon as it is dropped rather than left to the cycle collector)."""
 
 
 async def _empty() -> dict[str, Any]:
