@@ -235,8 +235,7 @@ class McpSession:
                 return _error(request_id, INVALID_PARAMS, "params must be an object")
             params = dict(params)
         envelope: Envelope | None = None
-        meta = "_meta" in params
-        if meta:
+        if "_meta" in params:
             try:
                 envelope = read_envelope(params)
             except EnvelopeError as exc:
@@ -254,9 +253,7 @@ class McpSession:
         try:
             if self._guard is not None:
                 self._guard(method)
-            out = SILENT  # no _meta, no level set: nothing to send (most requests)
-            if meta or self._log_levels.get(self._log_key) is not None:
-                out = self._notifier(params, envelope, send)
+            out = self._notifier(params, envelope, send)  # SILENT for most requests
             # A call that may change state runs to completion once started (its response
             # is then withheld): it needs no cancel scope of its own.
             if method != "tools/call" or self._read_only_call(params):
@@ -270,7 +267,7 @@ class McpSession:
                         result = await handler(self, params, envelope, out)
             finally:
                 self._inflight.pop(request_id, None)
-                if out is not SILENT and out.pending:
+                if out.pending:
                     with self._scope(shield=True):
                         await out.flush()
             if self._subscribed and method == "tools/call" and send is not None:

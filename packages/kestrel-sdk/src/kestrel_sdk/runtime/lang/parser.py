@@ -218,9 +218,6 @@ def _order(line: int, toks: list[Token]) -> Located:
         else:
             raise _unexpected(tok, _NEXT[stage])
     side: Side = "buy" if head[0].lower() == "buy" else "sell"
-    if not parts and target is None:  # no form's part for check_forms to check
-        order = Order(line, side, qty, symbol, kind, limit, stop, tif, alias, trail=trail)
-        return Located(order, cols)
     entry = limit if limit is not None else stop
     check_forms(side, kind, entry, parts, cols, target=target is not None)
     take = parts.get("take")
