@@ -43,7 +43,7 @@ from kestrel_protocol import (
     Wire,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.surface import SURFACE, Surface, Tool
+from kestrel_protocol.surface import SURFACE, Surface
 
 from .tool_methods import SdkToolMethods, SessionToolMethods
 
@@ -117,15 +117,11 @@ class KestrelSdk(SdkToolMethods):
     def __init__(self, transport: Transport, surface: Surface = SURFACE) -> None:
         self.transport = transport
         self.surface = surface
-        self._projecting: dict[str, Tool] = {}
-        """The surface's tool of each runtime method run so far (a surface is immutable)."""
 
     async def run(self, method: str, **arguments: Any) -> ProtocolModel:
         """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
         name; ``None`` is left out), checked by its model before the transport sees them."""
-        tool = self._projecting.get(method)
-        if tool is None:
-            tool = self._projecting[method] = self.surface.projecting(method)
+        tool = self.surface.projecting(method)
         found = await self.transport.invoke(tool, tool.bind(**arguments))
         return found.model() if isinstance(found, Wire) else found
 
