@@ -271,13 +271,15 @@ class BarLoop:
                 margin.pending = False
                 self._liquidate(j)
         days = self._days
-        for order in list(self._open):
-            if order.day_of >= 0 and days[j] > days[order.day_of]:  # its day ended at j - 1
-                order.status = "expired"
-                order.closed_bar = j - 1
-                order.reason = order.tif
-                self._open.remove(order)
-                self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
+        today = days[j]
+        # a forward tape's day orders whose day ended at j - 1 (expiring one closes no
+        # other order that could be listed here: a bracket's children are gtc)
+        for order in [o for o in self._open if o.day_of >= 0 and today > days[o.day_of]]:
+            order.status = "expired"
+            order.closed_bar = j - 1
+            order.reason = order.tif
+            self._open.remove(order)
+            self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
         for order in list(self._open):
             # a held bracket child, one its entry's fill activated from the next bar, or
             # one an earlier fill of this bar cancelled (its group) is not matched here
@@ -293,16 +295,19 @@ class BarLoop:
             )
             if price is not None:
                 self._execute(order, j, price, volume[j])
-        for order in list(self._open):
-            if order.expires == j:
-                order.status = "expired"
-                order.closed_bar = j
-                order.reason = order.tif
-                self._open.remove(order)
-                self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        # the orders whose time in force ends at j (as above, expiring one closes no
+        # other listed here)
+        for order in [o for o in self._open if o.expires == j]:
+            order.status = "expired"
+            order.closed_bar = j
+            order.reason = order.tif
+            self._open.remove(order)
+            self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        account = self._account
         equity = self.equity(j)
-        self.peak = max(self.peak, equity)
-        self.trace.hold(j, j, self._account.cash, self._account.holdings)
+        if equity > self.peak:  # noqa: PLR1730 - not max(): once a bar with an order
+            self.peak = equity
+        self.trace.hold(j, j, account.cash, account.holdings)
         if margin is not None:
             call = margin.check(self._account, closes_at(self._closes, j), j)
             if call is not None:

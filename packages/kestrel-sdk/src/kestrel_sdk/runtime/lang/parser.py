@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
+from typing import Final
 
 from kestrel_protocol import Diagnostic, KestrelError, RefusalCode
 
@@ -72,14 +73,15 @@ _TYPES = frozenset({"market", "limit", "stop"})
 _TIFS: dict[str, Tif] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Located:
     """A statement with the columns of its parts (``start``, ``qty``, ``symbol``,
-    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only: the lines of
-    short sources are remembered, so many calls may return one ``Located``."""
+    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only (``Final``, as
+    the statements: see :mod:`.syntax`): the lines of short sources are remembered, so
+    many calls may return one ``Located``."""
 
-    statement: Statement
-    columns: dict[str, int] = field(default_factory=dict)
+    statement: Final[Statement]
+    columns: Final[dict[str, int]] = field(default_factory=dict)
 
 
 def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
