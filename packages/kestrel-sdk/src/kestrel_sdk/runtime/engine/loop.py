@@ -20,7 +20,7 @@ from .bus import Event, EventBus
 from .equity import EquityTrace
 from .fill import match_price, trigger_search
 from .margin import MarginRules, closes_at
-from .orders import Fill, LiveOrder
+from .orders import WORKING, Fill, LiveOrder
 from .scaled import Terms
 from .trailing import follow, trail_search
 
@@ -283,7 +283,7 @@ class BarLoop:
         for order in list(self._open):
             # a held bracket child, one its entry's fill activated from the next bar, or
             # one an earlier fill of this bar cancelled (its group) is not matched here
-            if not order.working or j < order.active_from:
+            if order.status not in WORKING or j < order.active_from:
                 continue
             order.hit = -1
             order.scanned = j
@@ -320,15 +320,15 @@ class BarLoop:
 
     def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
         terms = self._terms
+        symbol = order.symbol
         num, den = self._participation
         cap = volume * num // den
-        qty = min(order.remaining, cap)
-        lot = terms.lots.get(order.symbol, 1)
-        qty -= qty % lot
+        qty = min(order.qty - order.filled, cap)
+        qty -= qty % terms.lots.get(symbol, 1)
         if qty <= 0:
             return
         account = self._account
-        position = account.position(order.symbol)
+        position = account.position(symbol)
         delta = qty if order.buy else -qty
         after = position + delta
         notional = qty * price
@@ -339,9 +339,7 @@ class BarLoop:
             self._reject(order, j, qty, "max-position")
         elif self.margin is not None:
             marks = closes_at(self._closes, j - 1)
-            if self.margin.allows(
-                account, marks, symbol=order.symbol, delta=delta, price=price, fee=fee
-            ):
+            if self.margin.allows(account, marks, symbol=symbol, delta=delta, price=price, fee=fee):
                 self.book(order, j, qty, price, fee)
             else:
                 self._reject(order, j, qty, "insufficient-margin")

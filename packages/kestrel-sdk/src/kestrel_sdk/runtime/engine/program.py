@@ -40,8 +40,13 @@ class Program:
 
     @classmethod
     def of(cls, source: str, statements: tuple[Statement, ...]) -> Program:
-        orders = [st.placed for st in statements if isinstance(st, Order)]
-        return cls(source, statements, bool(orders), sum(orders) + len(statements) - len(orders))
+        places = False
+        placed = len(statements)  # one each, an order's bracket children added
+        for st in statements:
+            if isinstance(st, Order):
+                places = True
+                placed += st.placed - 1
+        return cls(source, statements, places, placed)
 
 
 def _session_free(st: Statement) -> bool:
