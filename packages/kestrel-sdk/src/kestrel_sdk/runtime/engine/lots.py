@@ -37,8 +37,8 @@ def quantity_units(value: Decimal | int | str, places: int) -> int:
     scaled = Decimal(value)
     if places:  # (a whole lot's quantity is its shares: no scaling)
         scaled = scaled.scaleb(places)
-    whole = int(scaled)
-    if whole != scaled:
+    whole, den = scaled.as_integer_ratio()
+    if den != 1:
         raise ValueError(f"quantity {value} is finer than 1e-{places}")
     return whole
 
