@@ -103,10 +103,11 @@ class Placer:
         if self._forward:  # its day's end may not be published: found bar by bar
             return NEVER
         days = self._days
-        day = days[min(eligible, self._last)]
-        if day != self._day:  # the last bar of the day, found once per day traded
+        first = min(eligible, self._last)
+        day = days[first]
+        if day != self._day:  # the day's last bar, found once per day traded (from its bar)
             self._day = day
-            self._day_end = bisect_right(days, day) - 1
+            self._day_end = bisect_right(days, day, first) - 1
         return self._day_end
 
     def _new_order(self, st: Order, expires: int) -> LiveOrder:
