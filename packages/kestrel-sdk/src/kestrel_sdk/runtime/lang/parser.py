@@ -343,6 +343,8 @@ _KINDS = {
 
 def check_limits(source: str) -> None:
     """Refuse a source over 64 KiB (UTF-8) before any work is spent on it."""
+    if len(source) <= MAX_SOURCE_BYTES // 4:  # no character takes more than 4 bytes
+        return
     size = len(source.encode("utf-8", "surrogatepass"))
     if size > MAX_SOURCE_BYTES:
         raise KestrelError(
@@ -370,6 +372,8 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     read = _remembered_line if len(source) <= _CACHE_MAX_CHARS else _line
     for text in source.removeprefix(_BOM).split("\n"):
         number += 1
+        if not text:  # an empty line says nothing (a source's final newline leaves one)
+            continue
         said = read(number, text)
         if said is None:
             continue
