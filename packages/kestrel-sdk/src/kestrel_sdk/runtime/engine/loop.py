@@ -316,7 +316,7 @@ class BarLoop:
                     f" {terms.money(call.requirement)}"
                 )
                 self._bus.publish(Event("margin-call", j, reason=reason))
-        return self.drawdown_hit(self.peak, equity)
+        return self._dd_on and self.drawdown_hit(self.peak, equity)
 
     def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
         terms = self._terms
