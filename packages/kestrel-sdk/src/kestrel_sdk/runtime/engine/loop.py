@@ -305,7 +305,7 @@ class BarLoop:
             self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
         account = self._account
         equity = self.equity(j)
-        if equity > self.peak:  # noqa: PLR1730 - not max(): once a bar with an order
+        if equity > self.peak:  # noqa: PLR1730 - not max() (as in _idle): a call less
             self.peak = equity
         self.trace.hold(j, j, account.cash, account.holdings)
         if margin is not None:

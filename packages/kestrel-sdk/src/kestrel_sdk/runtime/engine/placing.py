@@ -49,7 +49,6 @@ class Placer:
         self._cols = cols
         self._days = days
         self._last = len(days) - 1
-        self._day = -1
         self._loop = loop
         self._links = links
         self._account = account
