@@ -35,7 +35,7 @@ from .frame_models import FrameModels
 from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
-from .scaled import Terms
+from .scaled import Terms, money_text
 from .wire import PriceTexts, quote
 
 __all__ = ["FrameBuilder"]
@@ -76,8 +76,13 @@ class FrameBuilder:
         self._tail = (
             f',"scenario":{{"id":{quote(scenario.id)},"root":{quote(scenario.root)}}},"seq":'
         )
-        self._session_json = quote(session_id)
+        self._session_status = f',"session":{quote(session_id)},"status":"'
         self._symbol_json = {s: quote(s) for s in self._symbols}
+        self._symbol_heads = [
+            (s, f'{self._symbol_json[s]}:"', f'{self._symbol_json[s]}:{{"close":"')
+            for s in sorted(self._symbols)
+        ]
+        """Per symbol in canonical order: its marks member's head and its bar's."""
         self._pending_json: list[str] = []
         self._pending: list[Event] = []
         self.changes = 0
@@ -87,13 +92,15 @@ class FrameBuilder:
         self._seen: tuple[Any, ...] = ()
         self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
+        self._volume_scale = loaded.tape.volume_scale
         self._marks_bar = -1
-        self._marks_json = ""
-        self._bars_json = ""
+        self._at_bar = self._after_remaining = self._after_events = ""
         self._time = ""
-        self._time_json = ""
-        self._sorted_symbols = sorted(self._symbols)
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
+        self._money_scale = terms.money_scale
+        self._quantity_json: Callable[[int], str] = (
+            terms.quantity_json if terms.qty_scale else str  # the same text when whole
+        )
         self._account = AccountParts(terms)
         # each cached position: (qty, basis, mark), its text, its unrealized and average
         self._positions: dict[str, tuple[tuple[Any, ...], str, str, str]] = {}
@@ -102,62 +109,58 @@ class FrameBuilder:
 
     def on_event(self, event: Event) -> None:
         """Bus subscriber: the event as the next frame will show it."""
-        # canonical key order: bar, fee, order, price, qty, reason, type
-        parts = [f'{{"bar":{event.bar}']
+        # canonical key order: bar, fee, order, price, qty, reason, type; an order's id
+        # is the engine's ``o<n>`` and a type one of EventType's words (neither needs
+        # escaping); a reason may be any text (a margin call's names amounts)
         fill = event.fill
-        price = fee = None
-        if fill is not None:
-            price = self._terms.price(fill.price)
-            fee = self._terms.money(fill.fee)
-            parts.append(f',"fee":"{fee}"')
         order = event.order
-        if order is not None:
-            parts.append(f',"order":{quote(order.id)}')
-        if price is not None:
-            parts.append(f',"price":"{price}"')
-        if event.qty is not None:
-            parts.append(f',"qty":{self._terms.quantity_json(event.qty)}')
-        if event.reason is not None:
-            parts.append(f',"reason":{quote(event.reason)}')
-        parts.append(f',"type":{quote(event.type)}}}')
-        self._pending_json.append("".join(parts))
+        qty = event.qty
+        reason = event.reason
+        if fill is None:
+            fee = price = ""
+        else:
+            fee = f',"fee":"{money_text(fill.fee, self._money_scale)}"'
+            price = f',"price":"{self._prices.text(fill.price)}"'
+        order_id = "" if order is None else f',"order":"{order.id}"'
+        shares = "" if qty is None else f',"qty":{self._quantity_json(qty)}'
+        why = "" if reason is None else f',"reason":{quote(reason)}'
+        self._pending_json.append(
+            f'{{"bar":{event.bar}{fee}{order_id}{price}{shares}{why},"type":"{event.type}"}}'
+        )
         self._pending.append(event)
 
-    def _marks_at(self, bar: int) -> tuple[str, str, str]:
-        """The marks, the time and the bars of a bar as JSON (cached per bar)."""
-        if bar == self._marks_bar:
-            return self._marks_json, self._time, self._time_json
-        prices = self._prices
+    def _marks_at(self, bar: int) -> None:
+        """The marks, the time and the bars of bar ``bar`` as the frame's parts around
+        its clock's bar, remaining and events (written once per bar)."""
+        ohlc = self._prices.ohlc
         cols = self._cols
-        quoted = self._symbol_json
+        volume_scale = self._volume_scale
         shown = self._volume
         marks_parts: list[str] = []
         bars_parts: list[str] = []
         values: dict[str, tuple[str, str, str, str, int | str]] = {}
-        for s in self._sorted_symbols:
+        for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = (
-                prices.text(o[bar]),
-                prices.text(h[bar]),
-                prices.text(lo[bar]),
-                prices.text(c[bar]),
-            )
-            volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
-            volume_json = volume if isinstance(volume, int) else f'"{volume}"'
+            op, hi, low, close = ohlc(o[bar], h[bar], lo[bar], c[bar])
+            # an int, or the decimal text of a fractional tape (one JSON type per tape)
+            volume = shown(v[bar]) if volume_scale else v[bar]
             values[s] = (op, hi, low, close, volume)
-            marks_parts.append(f'{quoted[s]}:"{close}"')
+            marks_parts.append(f'{mark_head}{close}"')
             # canonical key order: close, high, low, open, volume
+            volume_json = f'"{volume}"' if volume_scale else volume
             bars_parts.append(
-                f'{quoted[s]}:{{"close":"{close}","high":"{hi}","low":"{low}"'
-                f',"open":"{op}","volume":{volume_json}}}'
+                f'{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
+                f',"volume":{volume_json}}}'
             )
-        self._marks_json = "{" + ",".join(marks_parts) + "}"
-        self._bars_json = "{" + ",".join(bars_parts) + "}"
-        self._time = self._times[bar]
-        self._time_json = quote(self._time)
+        time = self._times[bar]
+        self._time = time
+        # the frame from "bars" to its clock's bar, its clock after "remaining" to the
+        # events, and its "kind" and marks after the events
+        self._at_bar = f',"bars":{{{",".join(bars_parts)}}},"clock":{{"bar":{bar}'
+        self._after_remaining = f',"time":{quote(time)}}},"events":['
+        self._after_events = f'],"kind":"kestrel.frame","marks":{{{",".join(marks_parts)}}}'
         self._marks_bar = bar
         self._model_bar = (bar, values)  # the same texts, for an object or values asked
-        return self._marks_json, self._time, self._time_json
 
     def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
         cached = self._averages.get(symbol)
@@ -176,10 +179,10 @@ class FrameBuilder:
         if cached is not None and cached[0] == key:
             return cached[1], cached[2], cached[3]
         avg = self._average(symbol, qty, basis)
-        shown = self._terms.money(unrealized)
+        shown = money_text(unrealized, self._money_scale)
         text = (
-            f'{{"avgPrice":"{avg}","qty":{self._terms.quantity_json(qty)},"symbol":{self._symbol_json[symbol]}'
-            f',"unrealized":"{shown}"}}'
+            f'{{"avgPrice":"{avg}","qty":{self._quantity_json(qty)}'
+            f',"symbol":{self._symbol_json[symbol]},"unrealized":"{shown}"}}'
         )
         self._positions[symbol] = (key, text, shown, avg)
         return text, shown, avg
@@ -190,6 +193,7 @@ class FrameBuilder:
         self._cols = cols
         self._times = loaded.tape.times
         self._volume = loaded.tape.volume_member
+        self._volume_scale = loaded.tape.volume_scale
 
     def build(
         self,
@@ -253,9 +257,15 @@ class FrameBuilder:
         else:
             events = _NO_EVENTS  # the pending list goes on collecting the next frame's
             events_json = ""
-        remaining = None if self._sealed else last - clock
-        remaining_json = "" if remaining is None else f',"remaining":{remaining}'
-        marks_json, time, time_json = self._marks_at(clock)
+        if self._sealed:
+            remaining = None
+            remaining_json = ""
+        else:
+            remaining = last - clock
+            remaining_json = f',"remaining":{remaining}'
+        if clock != self._marks_bar:
+            self._marks_at(clock)
+        time = self._time
         tape_json = "" if tape is None else f',"tape":"{tape}"'
         news = self._news
         news_json = "" if news is None else news.at(time)
@@ -275,11 +285,10 @@ class FrameBuilder:
             None if news is None else news.shown,
         )
         return (
-            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
-            f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
-            f',"marks":{marks_json}{news_json},"orders":[{orders_json}]'
-            f',"positions":[{positions_json}]'
-            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
+            f'{{"account":{state_json}{self._at_bar}{remaining_json}{self._after_remaining}'
+            f"{events_json}{self._after_events}{news_json}"
+            f',"orders":[{orders_json}],"positions":[{positions_json}]'
+            f'{self._tail}{seq}{self._session_status}{status}"{tape_json}}}'
         )
 
     def changing(self) -> None:
