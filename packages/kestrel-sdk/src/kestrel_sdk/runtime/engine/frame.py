@@ -21,7 +21,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
@@ -41,6 +42,9 @@ from .wire import PriceTexts, quote
 __all__ = ["FrameBuilder"]
 
 T = TypeVar("T")
+
+_TYPE: Final = attrgetter("type")
+"""An event's type."""
 
 _NO_EVENTS: list[Event] = []
 """The events of a frame without any (never appended to)."""
@@ -98,13 +102,12 @@ class FrameBuilder:
         self._time = ""
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         self._money_scale = terms.money_scale
-        self._quantity_json: Callable[[int], str] = (
-            terms.quantity_json if terms.qty_scale else str  # the same text when whole
-        )
+        # a quantity as objects carry it and as JSON: the integer itself when lots are whole
+        self._quantity: Callable[[int], int | str] = terms.quantity if terms.qty_scale else int
+        self._quantity_json: Callable[[int], str] = terms.quantity_json if terms.qty_scale else str
         self._account = AccountParts(terms)
-        # each cached position: (qty, basis, mark), its text, its unrealized and average
-        self._positions: dict[str, tuple[tuple[Any, ...], str, str, str]] = {}
-        self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
+        # each symbol's last position: qty, basis, mark, its text, unrealized and average
+        self._positions: dict[str, tuple[int, Fraction | int, int, str, str, str]] = {}
         self._orders = OrderParts(terms)
 
     def on_event(self, event: Event) -> None:
@@ -162,29 +165,24 @@ class FrameBuilder:
         self._marks_bar = bar
         self._model_bar = (bar, values)  # the same texts, for an object or values asked
 
-    def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
-        cached = self._averages.get(symbol)
-        if cached is not None and cached[0] == qty and cached[1] == basis:
-            return cached[2]
-        text = self._terms.average(basis, qty)
-        self._averages[symbol] = (qty, basis, text)
-        return text
-
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
     ) -> tuple[str, str, str]:
-        """The position's text, its unrealized amount's and its average price's."""
-        key = (qty, basis, mark)
+        """The position's text, its unrealized amount's and its average price's (the
+        average kept while the quantity and basis are, the rest while the mark is too)."""
         cached = self._positions.get(symbol)
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2], cached[3]
-        avg = self._average(symbol, qty, basis)
+        if cached is not None and cached[0] == qty and cached[1] == basis:
+            if cached[2] == mark:
+                return cached[3], cached[4], cached[5]
+            avg = cached[5]
+        else:
+            avg = self._terms.average(basis, qty)
         shown = money_text(unrealized, self._money_scale)
         text = (
             f'{{"avgPrice":"{avg}","qty":{self._quantity_json(qty)}'
             f',"symbol":{self._symbol_json[symbol]},"unrealized":"{shown}"}}'
         )
-        self._positions[symbol] = (key, text, shown, avg)
+        self._positions[symbol] = (qty, basis, mark, text, shown, avg)
         return text, shown, avg
 
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
@@ -322,19 +320,28 @@ class FrameBuilder:
 
     def _values(self) -> FrameValues:
         _, clock, _, time, status, _, account, _, events, _ = self._seen
-        quantity = self._terms.quantity
         holdings = account.holdings
-        positions = {s: quantity(holdings[s].qty) for s in self._symbols if s in holdings}
+        positions: dict[str, int | str] = {}
+        if holdings:
+            quantity = self._quantity
+            for s in self._symbols:  # in the frame's order
+                held = holdings.get(s)
+                if held is not None:
+                    positions[s] = quantity(held.qty)
+        marks: dict[str, str] = {}
+        for s, bar in self._bars_at(clock).items():
+            marks[s] = bar[3]
+        texts = self._account.texts
         return FrameValues(
             session=self._session_id,
             bar=clock,
             time=time,
             status=status,
-            cash=self._account.texts[0],
-            equity=self._account.texts[2],
+            cash=texts[0],
+            equity=texts[2],
             positions=positions,
-            marks={s: bar[3] for s, bar in self._bars_at(clock).items()},
-            events=tuple(event.type for event in events),
+            marks=marks,
+            events=tuple(map(_TYPE, events)) if events else (),
         )
 
     def _bars_at(self, clock: int) -> dict[str, tuple[str, str, str, str, int | str]]:
@@ -354,6 +361,6 @@ class FrameBuilder:
             for symbol in self._symbols:  # each held one's texts, as the text was written
                 held = holdings.get(symbol)
                 if held is not None:
-                    key, _, shown, avg = self._positions[symbol]
-                    positions.append((symbol, held.qty, key, avg, shown))
+                    qty, basis, mark, _, shown, avg = self._positions[symbol]
+                    positions.append((symbol, held.qty, (qty, basis, mark), avg, shown))
         return self._models.frame(seen, positions, self._account.texts, self._bars_at(seen[1]))

@@ -204,5 +204,9 @@ class Terms:
         num, den = total.numerator, total.denominator * qty
         if den < 0:
             num, den = -num, -den
-        shown = div_round_half_even(num, den * 10 ** (self.scale - self.price_scale))
+        den *= 10 ** (self.scale - self.price_scale)
+        shown, rest = divmod(num, den)  # rounded half-even (div_round_half_even)
+        twice = 2 * rest
+        if twice > den or (twice == den and shown & 1):
+            shown += 1
         return scaled_text(shown, self.price_scale)
