@@ -97,8 +97,8 @@ class FrameBuilder:
         self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._volume_scale = loaded.tape.volume_scale
-        self._marks_bar = -1
-        self._at_bar = self._after_remaining = self._after_events = ""
+        self._marks_bar = self._marks_last = -1
+        self._before_events = self._after_events = ""
         self._time = ""
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
         self._money_scale = terms.money_scale
@@ -132,9 +132,10 @@ class FrameBuilder:
         )
         self._pending.append(event)
 
-    def _marks_at(self, bar: int) -> None:
-        """The marks, the time and the bars of bar ``bar`` as the frame's parts around
-        its clock's bar, remaining and events (written once per bar)."""
+    def _marks_at(self, bar: int, last: int) -> None:
+        """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
+        is ``last``, as the frame's parts before and after its events (written once per
+        bar)."""
         ohlc = self._prices.ohlc
         cols = self._cols
         volume_scale = self._volume_scale
@@ -157,12 +158,16 @@ class FrameBuilder:
             )
         time = self._times[bar]
         self._time = time
-        # the frame from "bars" to its clock's bar, its clock after "remaining" to the
-        # events, and its "kind" and marks after the events
-        self._at_bar = f',"bars":{{{",".join(bars_parts)}}},"clock":{{"bar":{bar}'
-        self._after_remaining = f',"time":{quote(time)}}},"events":['
+        # a sealed session's clock has no "remaining" (it tells the tape's length)
+        remaining = "" if self._sealed else f',"remaining":{last - bar}'
+        # the frame from "bars" to its events, and its "kind" and marks after them
+        self._before_events = (
+            f',"bars":{{{",".join(bars_parts)}}},"clock":{{"bar":{bar}{remaining}'
+            f',"time":{quote(time)}}},"events":['
+        )
         self._after_events = f'],"kind":"kestrel.frame","marks":{{{",".join(marks_parts)}}}'
         self._marks_bar = bar
+        self._marks_last = last
         self._model_bar = (bar, values)  # the same texts, for an object or values asked
 
     def _position(
@@ -255,14 +260,8 @@ class FrameBuilder:
         else:
             events = _NO_EVENTS  # the pending list goes on collecting the next frame's
             events_json = ""
-        if self._sealed:
-            remaining = None
-            remaining_json = ""
-        else:
-            remaining = last - clock
-            remaining_json = f',"remaining":{remaining}'
-        if clock != self._marks_bar:
-            self._marks_at(clock)
+        if clock != self._marks_bar or last != self._marks_last:
+            self._marks_at(clock, last)
         time = self._time
         tape_json = "" if tape is None else f',"tape":"{tape}"'
         news = self._news
@@ -273,7 +272,7 @@ class FrameBuilder:
         self._seen = (
             seq,
             clock,
-            remaining,
+            None if self._sealed else last - clock,
             time,
             status,
             tape,
@@ -283,8 +282,8 @@ class FrameBuilder:
             None if news is None else news.shown,
         )
         return (
-            f'{{"account":{state_json}{self._at_bar}{remaining_json}{self._after_remaining}'
-            f"{events_json}{self._after_events}{news_json}"
+            f'{{"account":{state_json}{self._before_events}{events_json}{self._after_events}'
+            f"{news_json}"
             f',"orders":[{orders_json}],"positions":[{positions_json}]'
             f'{self._tail}{seq}{self._session_status}{status}"{tape_json}}}'
         )
