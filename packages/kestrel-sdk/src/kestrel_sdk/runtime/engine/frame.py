@@ -140,8 +140,7 @@ class FrameBuilder:
         cols = self._cols
         volume_scale = self._volume_scale
         shown = self._volume
-        marks_parts: list[str] = []
-        bars_parts: list[str] = []
+        bars = marks = ""
         values: dict[str, tuple[str, str, str, str, int | str]] = {}
         for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
@@ -149,23 +148,25 @@ class FrameBuilder:
             # an int, or the decimal text of a fractional tape (one JSON type per tape)
             volume = shown(v[bar]) if volume_scale else v[bar]
             values[s] = (op, hi, low, close, volume)
-            marks_parts.append(f'{mark_head}{close}"')
-            # canonical key order: close, high, low, open, volume
             volume_json = f'"{volume}"' if volume_scale else volume
-            bars_parts.append(
+            if bars:
+                bars += ","
+                marks += ","
+            # canonical key order: close, high, low, open, volume
+            bars += (
                 f'{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
                 f',"volume":{volume_json}}}'
             )
+            marks += f'{mark_head}{close}"'
         time = self._times[bar]
         self._time = time
         # a sealed session's clock has no "remaining" (it tells the tape's length)
         remaining = "" if self._sealed else f',"remaining":{last - bar}'
         # the frame from "bars" to its events, and its "kind" and marks after them
         self._before_events = (
-            f',"bars":{{{",".join(bars_parts)}}},"clock":{{"bar":{bar}{remaining}'
-            f',"time":{quote(time)}}},"events":['
+            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":{quote(time)}}},"events":['
         )
-        self._after_events = f'],"kind":"kestrel.frame","marks":{{{",".join(marks_parts)}}}'
+        self._after_events = f'],"kind":"kestrel.frame","marks":{{{marks}}}'
         self._marks_bar = bar
         self._marks_last = last
         self._model_bar = (bar, values)  # the same texts, for an object or values asked
