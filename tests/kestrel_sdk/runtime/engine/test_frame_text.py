@@ -80,13 +80,14 @@ def _scenario() -> LoadedScenario:
 
 
 def _sources(seed: int) -> list[str]:
-    """A seeded mix after a fixed start: market buys and sells past flat (shorts), fractional quantities,
-    resting limits and stops, an OCO pair, a bracket, cancels, advances of 1-2 bars."""
+    """A seeded mix after a fixed start: market buys and sells past flat (shorts),
+    fractional quantities, resting limits and stops, OCO pairs, brackets, trailing stops,
+    targets, cancels, advances of 1-2 bars."""
     rng = random.Random(seed)
     # first a position left and taken again at the same size and another price
     out = ["buy 5 ACME\nadvance 1", "sell 5 ACME\nadvance 2", "buy 5 ACME\nadvance 1"]
     for i in range(45):
-        kind = rng.randrange(8)
+        kind = rng.randrange(11)
         if kind == 0:
             order = f"buy {rng.randrange(1, 40)} ACME"
         elif kind == 1:
@@ -101,6 +102,12 @@ def _sources(seed: int) -> list[str]:
             order = f"sell 0.25 BTC stop 3{rng.randrange(7000, 9999)}.5 tif gtc"
         elif kind == 6:
             order = f"sell 2 ACME limit 140 tif gtc oco g{i}\nsell 2 ACME stop 80 tif gtc oco g{i}"
+        elif kind == 7:
+            order = f"buy 4 ACME limit 9{rng.randrange(0, 9)} take 150 loss 80 tif gtc"
+        elif kind == 8:
+            order = f"sell 0.{rng.randrange(10, 50)} BTC trail {rng.randrange(1, 9)}% tif gtc"
+        elif kind == 9:
+            order = f"buy ACME to {rng.randrange(-20, 30)}"
         else:
             order = "cancel all"
         out.append(f"{order}\nadvance {rng.randrange(1, 3)}")
@@ -140,7 +147,10 @@ class Oracle:
         self.sealed = sealed
         self.terms = engine.terms
         self.events: list[dict[str, Any]] = []
-        engine._bus.subscribe(self._event)  # the engine's own event bus, as test_frame
+        # the engine's own event bus (as test_frame), right after the frame's subscriber:
+        # events a later subscriber publishes (a bracket's children cancelled with their
+        # entry) then reach both in the same order
+        engine._bus._subscribers.insert(1, self._event)
 
     def money(self, value: Fraction | int) -> str:
         return _rounded(_exact(value, self.terms.money_scale), 2)
@@ -263,7 +273,7 @@ def test_every_frame_text_is_canonical_and_the_frame_of_the_engines_state(
     loaded = _scenario()
     engine = SessionEngine(loaded, "ks_text", sealed=sealed)
     oracle = Oracle(engine, loaded, sealed=sealed)
-    seen = dict.fromkeys(("short", "negative", "fraction", "orders", "news"), False)
+    seen = dict.fromkeys(("short", "negative", "fraction", "orders", "links", "news"), False)
     fills = 0
     for source in _sources(seed):
         if engine.status != "open":
@@ -287,6 +297,7 @@ def test_every_frame_text_is_canonical_and_the_frame_of_the_engines_state(
         seen["negative"] |= any(amount.startswith("-") for amount in amounts)
         seen["fraction"] |= any(isinstance(p.qty, str) for p in validated.positions)
         seen["orders"] |= bool(validated.orders)
+        seen["links"] |= any(o.parent or o.group or o.trail for o in validated.orders)
         seen["news"] |= bool(validated.news)
         fills += sum(event.type == "fill" for event in validated.events)
     assert all(seen.values()), seen
