@@ -52,7 +52,7 @@ def _account(bars: list[list[float]], bar: int) -> Account:
     mark = Decimal(f"{bars[bar][3]:.2f}")
     position = (bar % 7 - 3) * 100
     equity = Decimal("0.5") if bar >= BARS - 5 else START + bar * Decimal("12.34")
-    return Account(position, mark, equity - position * mark, equity)
+    return Account(position, mark, float(equity - position * mark), equity, float(equity))
 
 
 @pytest.mark.parametrize("window", [1, 5, 16])

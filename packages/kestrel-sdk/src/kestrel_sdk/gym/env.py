@@ -64,9 +64,13 @@ ABANDON = 'stand down "episode abandoned"\n'
 
 def _account(frame: FrameValues, symbol: str) -> Account:
     held = frame.positions.get(symbol)
-    position = 0 if held is None else whole_quantity(held)
+    equity = frame.equity
     return Account(
-        position, Decimal(frame.marks[symbol]), Decimal(frame.cash), Decimal(frame.equity)
+        0 if held is None else whole_quantity(held),
+        Decimal(frame.marks[symbol]),
+        float(frame.cash),  # as float(Decimal(text)) is: the text's nearest float
+        Decimal(equity),
+        float(equity),
     )
 
 
@@ -192,7 +196,8 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             self.action_space = self._basket.action_space
             self.observation_space = self._basket.observation_space
         self._start_equity = Decimal(described.account.cash)
-        self._account = Account(0, Decimal(0), self._start_equity, self._start_equity)
+        cash = float(self._start_equity)
+        self._account = Account(0, Decimal(0), cash, self._start_equity, cash)
         self._orders: dict[int, str] = {0: "advance 1\n"}
 
     # --- the episode ---------------------------------------------------------------
@@ -229,7 +234,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             "frame_root": frame_root,
             "bar": frame.bar,
             "time": frame.time,
-            "equity": float(account.equity),
+            "equity": account.equity_float,
         }
         if self._basket is None:
             info["position"] = account.position
@@ -300,16 +305,19 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         if session is None:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
         before = self._account
+        basket = self._basket
         value: Any
-        if self._basket is None:
+        if basket is None:
             mapping = self._mapping
             value = mapping.check(action, self.action_space)
-            source = self._source(mapping.order(value, before))
+            quantity = mapping.order(value, before)
+            source = self._orders.get(quantity) or self._source(quantity)
         else:
             assert self._frame is not None
-            value = self._basket.check(action)
-            source = self._basket.source(value, self._frame)
-        ending = self._frame is not None and self._frame.bar + 1 == self._window.end
+            value = basket.check(action)
+            source = basket.source(value, self._frame)
+        previous = self._frame
+        ending = previous is not None and previous.bar + 1 == self._window.end
         response = self._backend.submit(session, source + END_OF_WINDOW if ending else source)
         frame = response.values()
         self._frame, self._latest = frame, response
@@ -327,7 +335,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
                     step_values(
                         frame,
                         self.symbols,
-                        previous_equity=float(before.equity),
+                        previous_equity=before.equity_float,
                         start_equity=float(self._start_equity),
                         action=value,
                         ended=stand_down is not None,

@@ -71,7 +71,6 @@ ActionKind = Literal["discrete", "continuous", "weights"]
 """``weights`` trades a basket (:mod:`.basket`); the others one symbol (this module)."""
 
 _BOOLS = (bool, np.bool_)
-_INTEGERS = (int, np.integer)
 
 
 def _bars(tape_csv: str, symbol: str) -> NDArray[np.float64]:
@@ -149,10 +148,14 @@ class BarHistory:
             rows = self._prepare(bar // BLOCK)
         observed: NDArray[np.float32] = rows[bar % BLOCK].copy()
         # The account's features as the bars' (``_prepare``): float64, clipped, then float32.
-        equity = float(account.equity) or 1.0
-        observed[-3] = clip(float(account.position * account.mark) / equity)
-        observed[-2] = clip(float(account.cash) / equity)
-        observed[-1] = clip(float(account.equity / start_equity) - 1.0)
+        equity = account.equity_float or 1.0
+        held = float(account.position * account.mark) / equity
+        cash = account.cash / equity
+        growth = float(account.equity / start_equity) - 1.0
+        # clip() written out: three calls are a third of this method's own work
+        observed[-3] = LIMIT if held > LIMIT else -LIMIT if held < -LIMIT else held
+        observed[-2] = LIMIT if cash > LIMIT else -LIMIT if cash < -LIMIT else cash
+        observed[-1] = LIMIT if growth > LIMIT else -LIMIT if growth < -LIMIT else growth
         return observed
 
     def _prepare(self, index: int) -> NDArray[np.float32]:
@@ -194,12 +197,15 @@ def clip(value: float) -> float:
 
 class Account(NamedTuple):
     """What the observation and the action mapping need of a frame (a tuple: the env
-    makes one per step)."""
+    makes one per step), each number in the form read: the mark and equity exact
+    (sizing, the equity's growth, the reward), cash and equity as floats (features)."""
 
     position: int
     mark: Decimal
-    cash: Decimal
+    cash: float
     equity: Decimal
+    equity_float: float
+    """``float(equity)``."""
 
 
 def _refuse(action: Any, space: spaces.Space[Any], why: str) -> InvalidAction:
@@ -254,16 +260,17 @@ class ActionMapping:
         return check_box(action, space, 1, -1.0 if self.shortable else 0.0)[0]
 
     def _check_discrete(self, action: Any, space: spaces.Space[Any]) -> int:
-        if isinstance(action, _BOOLS):
-            raise _refuse(action, space, "a bool is not an action number")
-        scalar = isinstance(action, np.ndarray) and action.shape == ()
-        if isinstance(action, _INTEGERS) or (scalar and action.dtype.kind in "iu"):
-            value = int(action)
-        elif isinstance(action, np.ndarray):
-            why = f"a {action.dtype} array of shape {action.shape}, not an integer"
-            raise _refuse(action, space, why)
-        else:
-            raise _refuse(action, space, "not an integer")
+        # an int or a NumPy integer (what ``Discrete.sample`` gives) is asked about first
+        if type(action) is not int and not isinstance(action, np.integer):
+            if isinstance(action, _BOOLS):
+                raise _refuse(action, space, "a bool is not an action number")
+            scalar = isinstance(action, np.ndarray) and action.shape == ()
+            if not isinstance(action, int) and not (scalar and action.dtype.kind in "iu"):
+                if isinstance(action, np.ndarray):
+                    why = f"a {action.dtype} array of shape {action.shape}, not an integer"
+                    raise _refuse(action, space, why)
+                raise _refuse(action, space, "not an integer")
+        value = int(action)
         n = 3 if self.shortable else 2
         if not 0 <= value < n:
             raise _refuse(action, space, f"not in 0..{n - 1}")
@@ -281,9 +288,11 @@ class ActionMapping:
         """The signed quantity to trade for a checked ``action`` (0: no order)."""
         if self.kind == "discrete":
             side = (0, 1, -1)[int(action)]
-            current = (account.position > 0) - (account.position < 0)
-            if side == current and side != 0:
+            position = account.position
+            if side == 0:  # flat, whatever a full position would be
+                return -position
+            if side == (position > 0) - (position < 0):
                 return 0
-            return side * self.full(account) - account.position
+            return side * self.full(account) - position
         target = int(action * self.full(account) / self.lot) * self.lot
         return target - account.position
