@@ -149,7 +149,9 @@ class BarHistory:
         observed: NDArray[np.float32] = rows[bar % BLOCK].copy()
         # The account's features as the bars' (``_prepare``): float64, clipped, then float32.
         equity = account.equity_float or 1.0
-        held = float(account.position * account.mark) / equity
+        position = account.position
+        # flat: float(0 * mark) is 0.0 (a mark is positive), without the Decimal product
+        held = (float(position * account.mark) if position else 0.0) / equity
         cash = account.cash / equity
         growth = float(account.equity / start_equity) - 1.0
         # clip() written out: three calls are a third of this method's own work
