@@ -328,7 +328,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         if self._reward is None:
             reward = float(after.equity - before.equity)
         else:
-            if self._basket is not None:
+            if basket is not None:
                 value = tuple(float(weight) for weight in value)
             reward = float(
                 self._reward(
