@@ -13,9 +13,11 @@ division is a float), fails.
 from __future__ import annotations
 
 import random
+from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 
 import pytest
+from kestrel_protocol import ratio
 from kestrel_sdk.runtime.engine.trades import Leg, Trade, round_trips, trade_metrics
 
 
@@ -52,3 +54,56 @@ def test_integer_legs_make_the_trades_fraction_legs_make(seed: int) -> None:
         for amount in (trade.pnl, trade.cost, trade.proceeds, trade.fees, trade.ret):
             assert type(amount) is Fraction
     assert trade_metrics(whole) == trade_metrics(exact)
+
+
+def _naive_metrics(trips: list[Trade]) -> dict[str, object]:
+    """The trade metrics by their definitions, one fraction operation at a time."""
+
+    def eight(value: Fraction) -> str:
+        with localcontext(Context(prec=200)):
+            return ratio(Decimal(value.numerator) / Decimal(value.denominator))
+
+    returns = [t.pnl / t.cost for t in trips]
+    gains = sum((r for r in returns if r > 0), Fraction(0))
+    losses = -sum((r for r in returns if r < 0), Fraction(0))
+    with localcontext(Context(prec=50)):
+        grown = [1 + r for r in returns]
+        logs = sum(
+            ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
+        )
+        average = ratio((logs / len(returns)).exp() - 1)
+    return {
+        "trades": len(returns),
+        "winRate": eight(Fraction(sum(1 for t in trips if t.pnl > 0), len(trips))),
+        "bestTrade": eight(max(returns)),
+        "worstTrade": eight(min(returns)),
+        "avgTrade": average,
+        "profitFactor": eight(gains / losses),
+        "expectancy": eight((gains - losses) / len(returns)),
+    }
+
+
+def _walked_legs(seed: int) -> list[Leg]:
+    """Legs at prices that move a few percent a bar (no trade loses all it cost)."""
+    rng = random.Random(seed)
+    held, price, legs = 0, 10**7, []
+    for bar in range(1, 2500):
+        price += rng.randint(-price // 40, price // 40)
+        target = rng.choice((-1, 0, 1)) * rng.randint(1, 4000)
+        if target != held:
+            legs.append(Leg("ACME", bar, target - held, price, rng.randint(0, price // 997)))
+            held = target
+    return legs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_trade_metrics_are_their_definitions(seed: int) -> None:
+    """The metrics' sums over a common denominator, signs read from numerators and
+    ``1 + r`` written as ``(d + n) / d`` give what the definitions give, one fraction
+    operation at a time (rounded to 8 places half-even)."""
+    trips = round_trips(_walked_legs(seed), {"ACME": Fraction(123456789, 7)})
+    assert len(trips) > 1000
+    assert any(t.pnl > 0 for t in trips)
+    assert any(t.pnl < 0 for t in trips)
+    assert all(t.pnl > -t.cost for t in trips)  # every 1 + r positive: its logarithm is taken
+    assert trade_metrics(trips) == _naive_metrics(trips)

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
+from math import gcd
+from typing import NamedTuple
 
 from kestrel_protocol import ratio
 
@@ -35,11 +37,11 @@ Exact = Fraction | int
 """An exact number: the runtime's P units are integers, the blotter's decimals fractions."""
 
 
-@dataclass(frozen=True, slots=True)
-class Leg:
+class Leg(NamedTuple):
     """One fill as a trade sees it: ``delta`` is the signed quantity (a buy positive),
     ``price`` and ``fee`` exact (the runtime's P units, integers, or the blotter's
-    decimals as fractions)."""
+    decimals as fractions). A tuple: a grade makes one per fill, and a tuple is made
+    at a third of a frozen dataclass's cost."""
 
     symbol: str
     bar: int
@@ -143,6 +145,21 @@ def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trad
     return trips
 
 
+def _sum(values: Sequence[Fraction]) -> Fraction:
+    """The exact sum of ``values``: over their least common denominator, reduced once
+    at the end (a fraction's sum reduces at every addition, in Python)."""
+    total, common = 0, 1
+    for value in values:
+        numerator, denominator = value.numerator, value.denominator
+        shared = gcd(common, denominator)
+        if shared == 1:
+            total, common = total * denominator + numerator * common, common * denominator
+        else:
+            scale = denominator // shared
+            total, common = total * scale + numerator * (common // shared), common * scale
+    return Fraction(total, common)
+
+
 def _ratio(value: Fraction) -> str:
     """An exact fraction as a ratio: 8 places, half-even."""
     return scaled_text(div_round_half_even(value.numerator * 10**8, value.denominator), 8)
@@ -150,13 +167,17 @@ def _ratio(value: Fraction) -> str:
 
 def _geometric_mean(returns: Sequence[Fraction]) -> str:
     """``exp(mean(ln(1 + r))) − 1``; 0 when some ``1 + r`` is not positive
-    (backtesting.py's ``geometric_mean``)."""
-    if any(r <= -1 for r in returns):
+    (backtesting.py's ``geometric_mean``). ``1 + n/d`` is ``(d + n)/d`` in lowest terms
+    already, so each logarithm's argument is that quotient, without a fraction's sum."""
+    if any(r.numerator <= -r.denominator for r in returns):
         return ratio(Decimal(0))
     with localcontext(_CONTEXT):
-        grown = [1 + r for r in returns]
         total = sum(
-            ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
+            (
+                (Decimal(r.denominator + r.numerator) / Decimal(r.denominator)).ln()
+                for r in returns
+            ),
+            Decimal(0),
         )
         return ratio((total / len(returns)).exp() - 1)
 
@@ -176,11 +197,12 @@ def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
             "profitFactor": None,
             "expectancy": None,
         }
-    gains = sum((r for r in returns if r > 0), Fraction(0))
-    losses = -sum((r for r in returns if r < 0), Fraction(0))
+    # a fraction's sign is its numerator's (its denominator is positive)
+    gains = _sum([r for r in returns if r.numerator > 0])
+    losses = -_sum([r for r in returns if r.numerator < 0])
     return {
         "trades": len(returns),
-        "winRate": _ratio(Fraction(sum(1 for t in trips if t.pnl > 0), len(trips))),
+        "winRate": _ratio(Fraction(sum(1 for t in trips if t.pnl.numerator > 0), len(trips))),
         "bestTrade": _ratio(max(returns)),
         "worstTrade": _ratio(min(returns)),
         "avgTrade": _geometric_mean(returns),
