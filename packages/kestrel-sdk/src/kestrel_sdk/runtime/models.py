@@ -18,7 +18,9 @@ from .pentads import MEDIA_TYPE
 __all__ = ["pentad_body"]
 
 _BODIES: Final[dict[str, PentadBody]] = {}
-_BODIES_MAX: Final = 512
+_BODIES_MAX: Final = 4096
+"""Bodies remembered: as many as the sources a gym env remembers (a quantity's order and
+``advance 1``), so an episode's pentads and the next one's share them."""
 
 
 def pentad_body(source: str) -> PentadBody:

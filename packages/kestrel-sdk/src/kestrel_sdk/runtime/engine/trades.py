@@ -173,10 +173,7 @@ def _geometric_mean(returns: Sequence[Fraction]) -> str:
         return ratio(Decimal(0))
     with localcontext(_CONTEXT):
         total = sum(
-            (
-                (Decimal(r.denominator + r.numerator) / Decimal(r.denominator)).ln()
-                for r in returns
-            ),
+            ((Decimal(r.denominator + r.numerator) / Decimal(r.denominator)).ln() for r in returns),
             Decimal(0),
         )
         return ratio((total / len(returns)).exp() - 1)
