@@ -77,33 +77,34 @@ def _fraction(value: Exact) -> Fraction:
 
 
 class _Open:
-    """A trade still open; its sums exact, integers while its legs' are (a fraction
-    adds nothing to an integer sum but the cost of its arithmetic)."""
+    """A trade still open; its sums exact: numerators over ``den``, which is 1 unless
+    the fill that opened it crossed zero (its fee split by shares with the trade it
+    closed: then its shares), integers while its legs' are. So splitting a fee costs
+    no fraction arithmetic: a trade's amounts become fractions once, when it is done."""
 
-    __slots__ = ("bar", "cost", "fees", "long", "pnl", "proceeds", "qty", "size")
+    __slots__ = ("bar", "cost", "den", "fees", "long", "pnl", "proceeds", "qty", "size")
 
-    def __init__(self, leg: Leg, qty: int, fee: Exact) -> None:
+    def __init__(self, leg: Leg, qty: int, fee: Exact, den: int = 1) -> None:
+        """Opened by ``qty`` of ``leg`` with ``fee`` (over ``den``) of its fee."""
         self.qty = qty
         self.long = qty > 0
         self.bar = leg.bar
         self.size = abs(qty)
-        self.cost: Exact = abs(qty) * leg.price
+        self.den = den
+        self.cost: Exact = abs(qty) * leg.price * den
         self.proceeds: Exact = 0
         self.fees = fee
-        self.pnl: Exact = -qty * leg.price - fee
+        self.pnl: Exact = -qty * leg.price * den - fee
 
     def done(self, symbol: str, exit_bar: int | None) -> Trade:
-        return Trade(
-            symbol,
-            _fraction(self.pnl),
-            _fraction(self.cost),
-            self.long,
-            self.size,
-            _fraction(self.proceeds),
-            _fraction(self.fees),
-            self.bar,
-            exit_bar,
-        )
+        den = self.den
+        if den == 1:
+            pnl, cost = _fraction(self.pnl), _fraction(self.cost)
+            proceeds, fees = _fraction(self.proceeds), _fraction(self.fees)
+        else:
+            pnl, cost = Fraction(self.pnl, den), Fraction(self.cost, den)
+            proceeds, fees = Fraction(self.proceeds, den), Fraction(self.fees, den)
+        return Trade(symbol, pnl, cost, self.long, self.size, proceeds, fees, self.bar, exit_bar)
 
 
 def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trade]:
@@ -117,30 +118,40 @@ def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trad
         if trip is None:
             live[symbol] = _Open(f, delta, f.fee)
             continue
+        den = trip.den
         if (trip.qty > 0) == (delta > 0):
             trip.qty += delta
             trip.size += abs(delta)
-            trip.cost += abs(delta) * f.price
-            trip.fees += f.fee
-            trip.pnl -= delta * f.price + f.fee
+            trip.cost += abs(delta) * f.price * den
+            trip.fees += f.fee * den
+            trip.pnl -= (delta * f.price + f.fee) * den
             continue
         size = abs(delta)
         closing = min(size, abs(trip.qty))
         closing_delta = closing if delta > 0 else -closing
-        fee_part = f.fee if closing == size else Fraction(f.fee * closing, size)
-        trip.pnl -= closing_delta * f.price + fee_part
-        trip.proceeds += closing * f.price
+        if closing == size:
+            fee_part = f.fee * den
+        else:  # the fill crosses zero: its fee's share here is fee × closing / size
+            trip.pnl *= size
+            trip.proceeds *= size
+            trip.fees *= size
+            trip.cost *= size
+            fee_part = f.fee * closing * den
+            den = trip.den = den * size
+        trip.pnl -= closing_delta * f.price * den + fee_part
+        trip.proceeds += closing * f.price * den
         trip.fees += fee_part
         trip.qty += closing_delta
         if trip.qty == 0:
             trips.append(trip.done(symbol, f.bar))
             del live[symbol]
             rest = delta - closing_delta
-            if rest:
-                live[symbol] = _Open(f, rest, f.fee - fee_part)
+            if rest:  # the rest of the fee, over the fill's shares
+                live[symbol] = _Open(f, rest, f.fee * (size - closing), size)
     for symbol, trip in live.items():
-        trip.pnl += trip.qty * marks[symbol]
-        trip.proceeds += abs(trip.qty) * marks[symbol]
+        mark = marks[symbol] * trip.den
+        trip.pnl += trip.qty * mark
+        trip.proceeds += abs(trip.qty) * mark
         trips.append(trip.done(symbol, None))
     return trips
 
