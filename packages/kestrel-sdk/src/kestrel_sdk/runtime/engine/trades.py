@@ -171,6 +171,19 @@ def _sum(values: Sequence[Fraction]) -> Fraction:
     return Fraction(total, common)
 
 
+def _extreme(values: Sequence[Fraction], sign: int) -> Fraction:
+    """The largest of ``values`` (``sign`` 1) or the smallest (-1), compared by their
+    numerators and denominators in integers (a fraction's comparison checks its
+    operand's type first, in Python)."""
+    found = values[0]
+    top, bottom = found.numerator * sign, found.denominator
+    for value in values:
+        numerator = value.numerator * sign
+        if numerator * bottom > top * value.denominator:
+            found, top, bottom = value, numerator, value.denominator
+    return found
+
+
 def _ratio(value: Fraction) -> str:
     """An exact fraction as a ratio: 8 places, half-even."""
     return scaled_text(div_round_half_even(value.numerator * 10**8, value.denominator), 8)
@@ -211,8 +224,8 @@ def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
     return {
         "trades": len(returns),
         "winRate": _ratio(Fraction(sum(1 for t in trips if t.pnl.numerator > 0), len(trips))),
-        "bestTrade": _ratio(max(returns)),
-        "worstTrade": _ratio(min(returns)),
+        "bestTrade": _ratio(_extreme(returns, 1)),
+        "worstTrade": _ratio(_extreme(returns, -1)),
         "avgTrade": _geometric_mean(returns),
         "profitFactor": _ratio(gains / losses) if losses else None,
         "expectancy": _ratio((gains - losses) / len(returns)),  # the returns' sum, exactly
