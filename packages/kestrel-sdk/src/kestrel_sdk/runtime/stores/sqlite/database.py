@@ -4,7 +4,12 @@ its schema version, and its background checkpoints.
 One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
 the database, with an fsync) run on a background thread with its own connection every
 :data:`CHECKPOINT_EVERY` steps or so, so that a step never pays for one; SQLite's own
-auto-checkpoint stays on, far higher, as a backstop.
+auto-checkpoint stays on, far higher, as a backstop. Each copies most of the WAL beside
+the steps, then the frames they wrote meanwhile with the store's lock held (a step of
+this process waits those few milliseconds): the WAL is then wholly in the database, and
+the next commit writes it over from its start. A checkpoint beside steps that never
+pause never catches up with them, and the WAL would grow to the backstop (≈ 200 MB),
+every commit writing past the end of an ever larger file.
 
 ``KESTREL_SQLITE_SYNCHRONOUS`` chooses SQLite's ``synchronous``: ``NORMAL`` (the
 default; in WAL mode a commit is in the WAL file, in the operating system's page cache,
@@ -68,10 +73,13 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
 
 
 class Checkpointer:
-    """A daemon thread that runs passive WAL checkpoints when asked."""
+    """A daemon thread that runs passive WAL checkpoints when asked: one beside the
+    steps, then one with ``lock`` (the store's: no step of this process commits) held,
+    which leaves the WAL wholly checkpointed, so that the next commit restarts it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lock: threading.RLock) -> None:
         self._path = path
+        self._lock = lock
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -100,7 +108,9 @@ class Checkpointer:
                 if self._stopping:
                     return
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # the bulk
+                    with self._lock:  # what the steps wrote meanwhile: none writes now
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.Error as exc:  # the backstop still checkpoints
                     log.warning("background checkpoint of %s failed: %s", self._path, exc)
         finally:
