@@ -10,7 +10,7 @@ from kestrel_protocol import KestrelError, canonical_json, root_of
 from kestrel_protocol.store import SessionRow
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores.sqlite import SqliteStore
-from kestrel_sdk.runtime.stores.sqlite.database import CHECKPOINT_EVERY
+from kestrel_sdk.runtime.stores.sqlite.database import CHECKPOINT_EVERY, RESTART_EVERY
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> Non
     sid = "ks_" + "a" * 26
     scenario_root = "sha256:" + "0" * 64
     store.insert_session(SessionRow(sid, "local", "acme", scenario_root, "l", "open", None, None))
-    steps = 20 * CHECKPOINT_EVERY
+    steps = 10 * RESTART_EVERY * CHECKPOINT_EVERY
     for seq in range(1, steps + 1):
         frame = f"sha256:{seq:064x}"
         store.append(sid, seq, "advance 1", f"sha256:{seq + steps:064x}", frame, prev=frame)
