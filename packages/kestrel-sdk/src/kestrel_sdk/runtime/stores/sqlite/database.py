@@ -52,7 +52,7 @@ CHECKPOINT_EVERY = 1000
 commit and its horizon read)."""
 RESTART_EVERY = 4
 """Background checkpoints from one that lets the WAL start over to the next: the WAL
-holds the frames of about ``RESTART_EVERY * CHECKPOINT_EVERY`` steps at most (≈ 30 MB),
+holds the frames of about ``RESTART_EVERY * CHECKPOINT_EVERY`` steps at most (≈ 40 MB),
 and a step waits for such a checkpoint's end once in as many steps."""
 SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
 _BACKSTOP_PAGES = 50_000
