@@ -85,3 +85,35 @@ def test_a_session_sealed_after_it_opened_is_served_without_the_tapes_length(
     unsealed = Runtime(tmp_path, store=store).frame("p", sid)
     assert wire.model().delivery.frame_root == unsealed.frame_root
     assert unsealed.frame.clock.bar == 2
+
+
+def test_a_response_read_after_its_session_moved_on_is_the_response_it_answered(
+    runtime: Runtime,
+) -> None:
+    # The SDK reads a response's object, made when first asked for: from the engine's
+    # values while the session is still at that step, else from the text. A response
+    # read late (after later steps of its session and of another session) must be the
+    # response its text validates to, members set and all, exactly as one read at once;
+    # and reading one must not change another's.
+    sid = runtime.open_session("p", "acme-trend").session_id
+    other = runtime.open_session("p", "acme-trend", label="other").session_id
+    assert sid is not None
+    assert other is not None
+    held: list[Wire[SessionResponse]] = []
+    sources = [s for s in SOURCES if s != "cancel nothing"][:-1] * 3
+    for i, source in enumerate(sources):
+        wire = runtime.submit("p", sid, source)
+        held.append(wire)
+        if i % 3 == 0:
+            wire.model()  # read at once; the others only after the session moved on
+        runtime.submit("p", other, "advance 1")
+    for late in held:
+        validated = SessionResponse.model_validate_json(late.text)
+        made = late.model()
+        assert made == validated
+        assert made.to_json() == validated.to_json() == json.loads(late.text)
+        frame = made.delivery.frame
+        assert frame.to_json() == validated.delivery.frame.to_json()
+        assert frame.model_fields_set == validated.delivery.frame.model_fields_set
+        assert frame.clock.model_fields_set == validated.delivery.frame.clock.model_fields_set
+    assert [w.model().pentad.seq for w in held] == list(range(1, len(held) + 1))

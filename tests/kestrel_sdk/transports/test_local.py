@@ -263,3 +263,37 @@ async def test_the_catalog_takes_a_thread_only_to_load(
     assert again == first == runtime.catalog()
     assert any(entry.id == "minute-200k" for entry in first.scenarios)
     runtime.shutdown()
+
+
+async def test_a_recurring_source_keeps_its_place_and_a_wait_always_takes_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a submit runs is decided once per runtime method and, for a short source,
+    remembered per source (an agent repeats a handful): a remembered light source stays
+    on the caller's thread, a heavy one goes to a worker thread every time, and a
+    ``wait`` (which may block for seconds) sends even a light source to a thread."""
+    hops: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(fn: object, *args: object, **kwargs: object) -> object:
+        hops.append(fn)
+        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    runtime = Runtime(tmp_path)
+    sdk = create_sdk(local_transport(runtime=runtime))
+    session = (await sdk.open_session("minute-200k")).session
+    assert session is not None
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    for _ in range(3):
+        await session.submit("advance 1")
+    assert hops == []
+    for _ in range(2):
+        await session.submit("advance 2500")
+    assert len(hops) == 2
+    hops.clear()
+    waited = await session.submit("advance 1", wait=1)  # light, seen before, but a wait
+    assert len(hops) == 1
+    assert waited.delivery.frame.clock.bar == 5004
+    await session.submit("advance 1")
+    assert len(hops) == 1
+    runtime.shutdown()

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kestrel_sdk.runtime.engine.scaled import Terms, money_text, scaled_text
+from kestrel_sdk.runtime.engine.scaled import Terms, money_text, ratio_text, scaled_text
 
 from tests.kestrel_sdk.runtime.engine.tapes import daily
 
@@ -47,6 +47,16 @@ def test_money_text_of_a_fraction_rounds_half_even_to_the_cent(
 ) -> None:
     exact = _quotient(num, den * 10**scale)
     assert money_text(Fraction(num, den), scale) == _decimal_text(exact, 2)
+
+
+@settings(max_examples=300)
+@given(_AMOUNTS, st.integers(min_value=1, max_value=10**18))
+def test_ratio_text_rounds_half_even_to_eight_places(num: int, den: int) -> None:
+    """A drawdown's text (a frame's, a stand-down's detail): ``num / den`` to 8 places."""
+    assert ratio_text(num, den) == _decimal_text(_quotient(num, den), 8)
+    assert ratio_text(1, 2 * 10**8) == "0.00000000"  # a tie to the even 0
+    assert ratio_text(3, 2 * 10**8) == "0.00000002"
+    assert ratio_text(-3, 2 * 10**8) == "-0.00000002"
 
 
 def test_ties_go_to_the_even_cent_and_negative_zero_is_zero() -> None:

@@ -63,6 +63,20 @@ def test_day_order_placed_at_the_last_bar_of_a_day_lives_through_the_next_day() 
     assert expiries(engine) == [("o1", 5, "day")]
 
 
+def test_day_orders_placed_on_each_day_expire_at_their_own_days_end() -> None:
+    # the placer finds a day's last bar once per day: each day's orders still get their own
+    engine = SessionEngine(minutes(3, 3), "ks_t")
+    engine.submit("buy 1 ACME limit 99\nbuy 1 ACME limit 98")  # day 1: bars 0-2
+    engine.submit("advance 2")  # bar 2, the last of day 1: o1 and o2 expire
+    assert expiries(engine) == [("o1", 2, "day"), ("o2", 2, "day")]
+    engine.submit("buy 1 ACME limit 97")  # eligible at bar 3 (day 2)
+    engine.submit("advance 1\nbuy 1 ACME limit 96")  # placed at bar 3, eligible at 4 (day 2)
+    engine.submit("advance 2")  # bar 5, the last of day 2
+    assert expiries(engine) == [("o3", 5, "day"), ("o4", 5, "day")]
+    engine.submit("buy 1 ACME limit 95\nadvance 3")  # eligible at bar 6 (day 3)
+    assert expiries(engine) == [("o5", 8, "day")]
+
+
 def test_day_expiry_inside_one_long_advance() -> None:
     engine = SessionEngine(minutes(3, 3), "ks_t")
     step = engine.submit("buy 1 ACME limit 99\nbuy 1 ACME limit 98 tif gtc\nadvance 7")

@@ -312,3 +312,20 @@ def test_limit_refusals_say_which_limit(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_backslash_ending_an_unterminated_reason_is_no_crash() -> None:
     _, diagnostics = parse('stand down "abc\\')
     assert [(d.line, d.column, d.code) for d in diagnostics] == [(1, 12, "K101")]
+
+
+def test_statements_are_values_that_compare_and_hash_alike() -> None:
+    # read-only by type (Final members), not frozen dataclasses: two parses of one source
+    # (too long for the remembered lines, so no object is shared) still compare and hash
+    # as equal values, so a set or a dict key of statements works as it did
+    source = "# " + "x" * 1100 + "\nbuy 10 ACME limit 101.25 take 103 loss 99 as e\n"
+    source += "buy ACME to 10%\nsell 5 ACME trail 2.50 oco g\ncancel e\nadvance 2 wait 5s\n"
+    source += 'stand down "done"'
+    first, _ = parse(source)
+    again, _ = parse(source)
+    assert len(first) == 6
+    assert all(a is not b for a, b in zip(first, again, strict=True))
+    assert first == again
+    assert [hash(a) for a in first] == [hash(b) for b in again]
+    assert set(first) == set(again)
+    assert len(set(first) | set(again)) == 6

@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -29,6 +29,9 @@ __all__ = ["Binding", "Fetch", "Prompt", "PromptArgument", "Resource", "Route", 
 Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """Runs one tool through the face's caller and returns its structured result."""
 _VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
+_OBJECTS: Final = (ProtocolModel, Wire)
+"""What a runtime method may answer as it is (a tuple: ``isinstance`` reads it without
+making a union per call)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +67,7 @@ class Binding:
         :class:`~kestrel_protocol.wire.Wire` as it is)."""
         if self.result is not None:
             return self.result(found, arguments)
-        if not isinstance(found, ProtocolModel | Wire):
+        if not isinstance(found, _OBJECTS):
             raise TypeError(f"{self.method} answered a {type(found).__name__}, not an object")
         return found
 
@@ -139,7 +142,14 @@ class Tool:
         checked exactly as a face checks them (the same validation, in pydantic-core, is
         cheaper than building the object unchecked): what an SDK call hands ``invoke``."""
         names = self._wire_names
-        return self.parse({names.get(k, k): v for k, v in fields.items() if v is not None})
+        given = {}
+        for key, value in fields.items():  # a loop, not a comprehension: no frame a call
+            if value is not None:
+                given[names.get(key, key)] = value
+        try:
+            return self._validate(given)
+        except ValidationError as exc:
+            raise ArgumentError.of(self.name, exc) from None
 
     def parse(self, arguments: Any) -> Any:
         """The validated arguments, or :class:`ArgumentError` naming the first problem."""
@@ -158,10 +168,10 @@ class Tool:
 
     @cached_property
     def _validate(self) -> Callable[[Any], Any]:
-        """The arguments model's validation (the model's own schema and config), without
-        ``model_validate``'s per-call keyword handling: every call of every face passes
-        here."""
-        return TypeAdapter(self.arguments).validate_python
+        """The arguments model's validation (the model's own schema and config): its
+        pydantic-core validator's, without ``model_validate``'s or the adapter's per-call
+        keyword handling in Python: every call of every face passes here."""
+        return TypeAdapter(self.arguments).validator.validate_python
 
     def result_model(self, data: Any) -> type[BaseModel] | None:
         """Which of :attr:`results` ``data`` is (by its ``kind`` when there are several)."""

@@ -10,26 +10,32 @@ quantities as the frame's members): the engine gives them from its own state
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from kestrel_protocol import SessionFrame
 
 __all__ = ["FrameValues"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, kw_only=True)
 class FrameValues:
-    """The values of one frame a training loop reads (see the module docstring)."""
+    """The values of one frame a training loop reads (see the module docstring).
 
-    session: str
-    bar: int
-    time: str
-    status: str
-    cash: str
-    equity: str
-    positions: dict[str, int | str]
+    Read-only by type (``Final`` members, as the statements of :mod:`..lang.syntax`),
+    equal when every member is, not hashable (its dicts are not). Not ``frozen=True``:
+    one is made on every gym step, and a frozen dataclass's ``__init__`` sets each member
+    through ``object.__setattr__`` (≈ 1.5 µs of nine members against ≈ 0.5)."""
+
+    session: Final[str]
+    bar: Final[int]
+    time: Final[str]
+    status: Final[str]
+    cash: Final[str]
+    equity: Final[str]
+    positions: Final[dict[str, int | str]]
     """Each non-flat position's quantity, by symbol."""
-    marks: dict[str, str]
-    events: tuple[str, ...]
+    marks: Final[dict[str, str]]
+    events: Final[tuple[str, ...]]
     """The types of the frame's events, in order."""
 
     @classmethod

@@ -89,6 +89,8 @@ class LocalTransport:
         self._owns_runtime = owns_runtime
         self._reader: str | None = principal if own_artifacts else None
         self._remote = runtime.store.shared  # every call waits on a database server
+        self._threaded: dict[str, Callable[[Any, str, Any], bool]] = {}
+        """Per runtime method, whether a call runs in a worker thread (:func:`threaded`)."""
 
     def __repr__(self) -> str:
         return (
@@ -115,8 +117,11 @@ class LocalTransport:
             )
         method = getattr(self.runtime, binding.method)
         keywords = binding.keywords(self.principal, self._reader, arguments)
+        decide = self._threaded.get(binding.method)
+        if decide is None:
+            decide = self._threaded[binding.method] = threaded(binding.method)
         try:
-            if self._remote or threaded(binding.method, self.runtime, self.principal, arguments):
+            if self._remote or decide(self.runtime, self.principal, arguments):
                 found = await anyio.to_thread.run_sync(self._direct, method, keywords)
             else:  # _direct, inlined: this is every step of an agent loop
                 found = method(**keywords)

@@ -48,11 +48,9 @@ def _heavy(source: str) -> bool:
     """Whether a submit of ``source`` may take long enough to be worth a worker thread:
     it advances many bars, holds many lines or may wait for a forward tape's bar.
 
-    An agent repeats a handful of sources, so short ones are answered from memory.
+    An agent repeats a handful of sources, so short ones are remembered in
+    :data:`_SEEN` (:func:`long_submit` reads it before asking here).
     """
-    seen = _SEEN.get(source)
-    if seen is not None:
-        return seen
     heavy = (
         _WAITS.search(source) is not None
         or source.count("\n") >= _HEAVY_LINES
@@ -70,7 +68,10 @@ def _heavy(source: str) -> bool:
 def long_submit(runtime: Any, principal: str, arguments: Any) -> bool:
     """A submit that advances many bars, holds many lines or may wait for a forward
     tape's bar (a ``wait`` argument or statement: never on the caller's event loop)."""
-    return arguments.wait is not None or _heavy(arguments.source)
+    if arguments.wait is not None:
+        return True
+    seen = _SEEN.get(arguments.source)  # a source seen before: every agent's step
+    return _heavy(arguments.source) if seen is None else seen
 
 
 def large_blotter(runtime: Any, principal: str, arguments: Any) -> bool:
@@ -99,9 +100,18 @@ OFFLOAD: Final[Mapping[str, Offload]] = MappingProxyType(
 worth a worker thread runs; any other method runs in one."""
 
 
-def threaded(method: str, runtime: Any, principal: str, arguments: Any) -> bool:
-    """Whether a call of the runtime's ``method`` runs in a worker thread."""
+def _thread(runtime: Any, principal: str, arguments: Any) -> bool:
+    return True
+
+
+def _caller(runtime: Any, principal: str, arguments: Any) -> bool:
+    return False
+
+
+def threaded(method: str) -> Callable[[Any, str, Any], bool]:
+    """Whether a call of the runtime's ``method`` runs in a worker thread, as a predicate
+    ``(runtime, principal, arguments) -> bool`` (a transport looks it up once per method)."""
     offload = OFFLOAD.get(method, "thread")
     if callable(offload):
-        return offload(runtime, principal, arguments)
-    return offload == "thread"
+        return offload
+    return _thread if offload == "thread" else _caller

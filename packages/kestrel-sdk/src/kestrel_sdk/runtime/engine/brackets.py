@@ -74,8 +74,8 @@ class Links:
 
     def on_event(self, event: Event) -> None:
         order = event.order
-        if order is None:
-            return
+        if order is None or (not order.children and order.siblings is None):
+            return  # no order, or one without links: nothing follows from it here
         kind = event.type
         if kind == "fill" and event.fill is not None:
             self._filled(order, event.bar, event.fill.price)

@@ -265,26 +265,29 @@ class SessionEngine:
 
     def apply(self, program: Program) -> Step:
         """Apply a checked program atomically; the new frame has ``seq + 1``."""
+        self._refuse_unless_open()
         self._apply(program)
         return self._last_step
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""
-        return self.apply(self.check(source))
+        self._refuse_unless_open()  # (once: nothing between the check and the apply)
+        self._apply(self._programs.check(source, self.context))
+        return self._last_step
 
     def replay(self, source: str) -> str:
         """``submit(source)`` for a replay, which needs the new frame's root alone."""
-        self._apply(self.check(source))
+        self.submit(source)
         return self.frame_root()
 
     def _apply(self, program: Program) -> None:
-        self._refuse_unless_open()
+        """Apply ``program`` to an open session (the caller refused a closed one)."""
         self._frames.changing()
         self._working_seq = self._seq + 1
         statements = program.statements
         for index, st in enumerate(statements):
             if isinstance(st, Order):
-                self._place(st)
+                self._placer.place(st, self._clock, self._working_seq)
             elif isinstance(st, Advance):
                 if self._advance(st):
                     self._skipped += len(statements) - index - 1
@@ -311,9 +314,6 @@ class SessionEngine:
         return self.frame()
 
     # -- statements --------------------------------------------------------------------
-
-    def _place(self, st: Order) -> LiveOrder:
-        return self._placer.place(st, self._clock, self._working_seq)
 
     def _advance(self, st: Advance) -> bool:
         """Process bars; True when the session stood down (drawdown or end of tape)."""

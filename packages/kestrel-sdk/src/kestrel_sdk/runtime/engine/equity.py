@@ -26,17 +26,6 @@ Marks = tuple[tuple[str, int], ...]
 """The positions held at a bar's close: ``(symbol, quantity)`` pairs (empty when flat)."""
 
 
-def _same(marks: Marks, holdings: Mapping[str, Holding]) -> bool:
-    """Whether ``holdings`` hold exactly the quantities ``marks`` record."""
-    if len(marks) != len(holdings):
-        return False
-    for symbol, qty in marks:
-        held = holdings.get(symbol)
-        if held is None or held.qty != qty:
-            return False
-    return True
-
-
 def _marks(holdings: Mapping[str, Holding]) -> Marks:
     if len(holdings) == 1:  # the common case, without a generator
         ((symbol, held),) = holdings.items()
@@ -65,12 +54,21 @@ class EquityTrace:
         """Bars ``first..last`` (the next ones) closed with ``cash`` and ``holdings``."""
         lasts = self._last
         if lasts[-1] + 1 == first and self._cash[-1] == cash:
-            marks, held = self._marks[-1], self._held[-1]
-            # a run is extended only by bars like its own: flat, or holding its marks (a
-            # restated run, flat after its liquidation but held at its bar, is not)
-            if (not held and not holdings and not marks) or (held and _same(marks, holdings)):
-                lasts[-1] = last
-                return
+            # a run is extended only by bars like its own: flat, or holding exactly its
+            # marks (a restated run, flat after its liquidation but held at its bar, is not)
+            marks = self._marks[-1]
+            if not self._held[-1]:
+                if not holdings and not marks:
+                    lasts[-1] = last
+                    return
+            elif len(marks) == len(holdings):
+                for symbol, qty in marks:
+                    held = holdings.get(symbol)
+                    if held is None or held.qty != qty:
+                        break
+                else:
+                    lasts[-1] = last
+                    return
         self._append(first, last, cash, _marks(holdings), 1 if holdings else 0)
 
     def _append(self, first: int, last: int, cash: int, marks: Marks, held: int) -> None:

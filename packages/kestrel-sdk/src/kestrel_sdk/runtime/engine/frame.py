@@ -21,7 +21,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
@@ -35,12 +36,15 @@ from .frame_models import FrameModels
 from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
-from .scaled import Terms
+from .scaled import Terms, money_text
 from .wire import PriceTexts, quote
 
 __all__ = ["FrameBuilder"]
 
 T = TypeVar("T")
+
+_TYPE: Final = attrgetter("type")
+"""An event's type."""
 
 _NO_EVENTS: list[Event] = []
 """The events of a frame without any (never appended to)."""
@@ -76,8 +80,13 @@ class FrameBuilder:
         self._tail = (
             f',"scenario":{{"id":{quote(scenario.id)},"root":{quote(scenario.root)}}},"seq":'
         )
-        self._session_json = quote(session_id)
+        self._session_status = f',"session":{quote(session_id)},"status":"'
         self._symbol_json = {s: quote(s) for s in self._symbols}
+        self._symbol_heads = [
+            (s, f'{self._symbol_json[s]}:"', f'{self._symbol_json[s]}:{{"close":"')
+            for s in sorted(self._symbols)
+        ]
+        """Per symbol in canonical order: its marks member's head and its bar's."""
         self._pending_json: list[str] = []
         self._pending: list[Event] = []
         self.changes = 0
@@ -87,101 +96,99 @@ class FrameBuilder:
         self._seen: tuple[Any, ...] = ()
         self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
-        self._marks_bar = -1
-        self._marks_json = ""
-        self._bars_json = ""
+        self._volume_scale = loaded.tape.volume_scale
+        self._marks_bar = self._marks_last = -1
+        self._before_events = self._after_events = ""
         self._time = ""
-        self._time_json = ""
-        self._sorted_symbols = sorted(self._symbols)
         self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
+        self._money_scale = terms.money_scale
+        # a quantity as objects carry it and as JSON: the integer itself when lots are whole
+        self._quantity: Callable[[int], int | str] = terms.quantity if terms.qty_scale else int
+        self._quantity_json: Callable[[int], str] = terms.quantity_json if terms.qty_scale else str
         self._account = AccountParts(terms)
-        # each cached position: (qty, basis, mark), its text, its unrealized and average
-        self._positions: dict[str, tuple[tuple[Any, ...], str, str, str]] = {}
-        self._averages: dict[str, tuple[int, Fraction | int, str]] = {}
+        # each symbol's last position: qty, basis, mark, its text, unrealized and average
+        self._positions: dict[str, tuple[int, Fraction | int, int, str, str, str]] = {}
         self._orders = OrderParts(terms)
 
     def on_event(self, event: Event) -> None:
         """Bus subscriber: the event as the next frame will show it."""
-        # canonical key order: bar, fee, order, price, qty, reason, type
-        parts = [f'{{"bar":{event.bar}']
+        # canonical key order: bar, fee, order, price, qty, reason, type; an order's id
+        # is the engine's ``o<n>`` and a type one of EventType's words (neither needs
+        # escaping); a reason may be any text (a margin call's names amounts)
         fill = event.fill
-        price = fee = None
-        if fill is not None:
-            price = self._terms.price(fill.price)
-            fee = self._terms.money(fill.fee)
-            parts.append(f',"fee":"{fee}"')
         order = event.order
-        if order is not None:
-            parts.append(f',"order":{quote(order.id)}')
-        if price is not None:
-            parts.append(f',"price":"{price}"')
-        if event.qty is not None:
-            parts.append(f',"qty":{self._terms.quantity_json(event.qty)}')
-        if event.reason is not None:
-            parts.append(f',"reason":{quote(event.reason)}')
-        parts.append(f',"type":{quote(event.type)}}}')
-        self._pending_json.append("".join(parts))
+        qty = event.qty
+        reason = event.reason
+        if fill is None:
+            fee = price = ""
+        else:
+            fee = f',"fee":"{money_text(fill.fee, self._money_scale)}"'
+            price = f',"price":"{self._prices.text(fill.price)}"'
+        order_id = "" if order is None else f',"order":"{order.id}"'
+        shares = "" if qty is None else f',"qty":{self._quantity_json(qty)}'
+        why = "" if reason is None else f',"reason":{quote(reason)}'
+        self._pending_json.append(
+            f'{{"bar":{event.bar}{fee}{order_id}{price}{shares}{why},"type":"{event.type}"}}'
+        )
         self._pending.append(event)
 
-    def _marks_at(self, bar: int) -> tuple[str, str, str]:
-        """The marks, the time and the bars of a bar as JSON (cached per bar)."""
-        if bar == self._marks_bar:
-            return self._marks_json, self._time, self._time_json
-        prices = self._prices
+    def _marks_at(self, bar: int, last: int) -> None:
+        """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
+        is ``last``, as the frame's parts before and after its events (written once per
+        bar)."""
+        ohlc = self._prices.ohlc
         cols = self._cols
-        quoted = self._symbol_json
+        volume_scale = self._volume_scale
         shown = self._volume
-        marks_parts: list[str] = []
-        bars_parts: list[str] = []
+        bars = marks = ""
         values: dict[str, tuple[str, str, str, str, int | str]] = {}
-        for s in self._sorted_symbols:
+        for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = (
-                prices.text(o[bar]),
-                prices.text(h[bar]),
-                prices.text(lo[bar]),
-                prices.text(c[bar]),
-            )
-            volume = shown(v[bar])  # an int, or the decimal text of a fractional tape
-            volume_json = volume if isinstance(volume, int) else f'"{volume}"'
+            op, hi, low, close = ohlc(o[bar], h[bar], lo[bar], c[bar])
+            # an int, or the decimal text of a fractional tape (one JSON type per tape)
+            volume = shown(v[bar]) if volume_scale else v[bar]
             values[s] = (op, hi, low, close, volume)
-            marks_parts.append(f'{quoted[s]}:"{close}"')
+            volume_json = f'"{volume}"' if volume_scale else volume
+            if bars:
+                bars += ","
+                marks += ","
             # canonical key order: close, high, low, open, volume
-            bars_parts.append(
-                f'{quoted[s]}:{{"close":"{close}","high":"{hi}","low":"{low}"'
-                f',"open":"{op}","volume":{volume_json}}}'
+            bars += (
+                f'{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
+                f',"volume":{volume_json}}}'
             )
-        self._marks_json = "{" + ",".join(marks_parts) + "}"
-        self._bars_json = "{" + ",".join(bars_parts) + "}"
-        self._time = self._times[bar]
-        self._time_json = quote(self._time)
+            marks += f'{mark_head}{close}"'
+        time = self._times[bar]
+        self._time = time
+        # a sealed session's clock has no "remaining" (it tells the tape's length)
+        remaining = "" if self._sealed else f',"remaining":{last - bar}'
+        # the frame from "bars" to its events, and its "kind" and marks after them
+        self._before_events = (
+            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":{quote(time)}}},"events":['
+        )
+        self._after_events = f'],"kind":"kestrel.frame","marks":{{{marks}}}'
         self._marks_bar = bar
+        self._marks_last = last
         self._model_bar = (bar, values)  # the same texts, for an object or values asked
-        return self._marks_json, self._time, self._time_json
-
-    def _average(self, symbol: str, qty: int, basis: Fraction | int) -> str:
-        cached = self._averages.get(symbol)
-        if cached is not None and cached[0] == qty and cached[1] == basis:
-            return cached[2]
-        text = self._terms.average(basis, qty)
-        self._averages[symbol] = (qty, basis, text)
-        return text
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
     ) -> tuple[str, str, str]:
-        """The position's text, its unrealized amount's and its average price's."""
-        key = (qty, basis, mark)
+        """The position's text, its unrealized amount's and its average price's (the
+        average kept while the quantity and basis are, the rest while the mark is too)."""
         cached = self._positions.get(symbol)
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2], cached[3]
-        avg = self._average(symbol, qty, basis)
-        shown = self._terms.money(unrealized)
+        if cached is not None and cached[0] == qty and cached[1] == basis:
+            if cached[2] == mark:
+                return cached[3], cached[4], cached[5]
+            avg = cached[5]
+        else:
+            avg = self._terms.average(basis, qty)
+        shown = money_text(unrealized, self._money_scale)
         text = (
-            f'{{"avgPrice":"{avg}","qty":{self._terms.quantity_json(qty)},"symbol":{self._symbol_json[symbol]}'
-            f',"unrealized":"{shown}"}}'
+            f'{{"avgPrice":"{avg}","qty":{self._quantity_json(qty)}'
+            f',"symbol":{self._symbol_json[symbol]},"unrealized":"{shown}"}}'
         )
-        self._positions[symbol] = (key, text, shown, avg)
+        self._positions[symbol] = (qty, basis, mark, text, shown, avg)
         return text, shown, avg
 
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
@@ -190,6 +197,7 @@ class FrameBuilder:
         self._cols = cols
         self._times = loaded.tape.times
         self._volume = loaded.tape.volume_member
+        self._volume_scale = loaded.tape.volume_scale
 
     def build(
         self,
@@ -253,9 +261,9 @@ class FrameBuilder:
         else:
             events = _NO_EVENTS  # the pending list goes on collecting the next frame's
             events_json = ""
-        remaining = None if self._sealed else last - clock
-        remaining_json = "" if remaining is None else f',"remaining":{remaining}'
-        marks_json, time, time_json = self._marks_at(clock)
+        if clock != self._marks_bar or last != self._marks_last:
+            self._marks_at(clock, last)
+        time = self._time
         tape_json = "" if tape is None else f',"tape":"{tape}"'
         news = self._news
         news_json = "" if news is None else news.at(time)
@@ -265,7 +273,7 @@ class FrameBuilder:
         self._seen = (
             seq,
             clock,
-            remaining,
+            None if self._sealed else last - clock,
             time,
             status,
             tape,
@@ -275,11 +283,10 @@ class FrameBuilder:
             None if news is None else news.shown,
         )
         return (
-            f'{{"account":{state_json},"bars":{self._bars_json},"clock":{{"bar":{clock}{remaining_json}'
-            f',"time":{time_json}}},"events":[{events_json}],"kind":"kestrel.frame"'
-            f',"marks":{marks_json}{news_json},"orders":[{orders_json}]'
-            f',"positions":[{positions_json}]'
-            f'{self._tail}{seq},"session":{self._session_json},"status":"{status}"{tape_json}}}'
+            f'{{"account":{state_json}{self._before_events}{events_json}{self._after_events}'
+            f"{news_json}"
+            f',"orders":[{orders_json}],"positions":[{positions_json}]'
+            f'{self._tail}{seq}{self._session_status}{status}"{tape_json}}}'
         )
 
     def changing(self) -> None:
@@ -313,19 +320,28 @@ class FrameBuilder:
 
     def _values(self) -> FrameValues:
         _, clock, _, time, status, _, account, _, events, _ = self._seen
-        quantity = self._terms.quantity
         holdings = account.holdings
-        positions = {s: quantity(holdings[s].qty) for s in self._symbols if s in holdings}
+        positions: dict[str, int | str] = {}
+        if holdings:
+            quantity = self._quantity
+            for s in self._symbols:  # in the frame's order
+                held = holdings.get(s)
+                if held is not None:
+                    positions[s] = quantity(held.qty)
+        marks: dict[str, str] = {}
+        for s, bar in self._bars_at(clock).items():
+            marks[s] = bar[3]
+        texts = self._account.texts
         return FrameValues(
             session=self._session_id,
             bar=clock,
             time=time,
             status=status,
-            cash=self._account.texts[0],
-            equity=self._account.texts[2],
+            cash=texts[0],
+            equity=texts[2],
             positions=positions,
-            marks={s: bar[3] for s, bar in self._bars_at(clock).items()},
-            events=tuple(event.type for event in events),
+            marks=marks,
+            events=tuple(map(_TYPE, events)) if events else (),
         )
 
     def _bars_at(self, clock: int) -> dict[str, tuple[str, str, str, str, int | str]]:
@@ -345,6 +361,6 @@ class FrameBuilder:
             for symbol in self._symbols:  # each held one's texts, as the text was written
                 held = holdings.get(symbol)
                 if held is not None:
-                    key, _, shown, avg = self._positions[symbol]
-                    positions.append((symbol, held.qty, key, avg, shown))
+                    qty, basis, mark, _, shown, avg = self._positions[symbol]
+                    positions.append((symbol, held.qty, (qty, basis, mark), avg, shown))
         return self._models.frame(seen, positions, self._account.texts, self._bars_at(seen[1]))

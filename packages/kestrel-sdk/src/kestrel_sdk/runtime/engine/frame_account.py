@@ -19,15 +19,12 @@ class AccountParts:
     """The account part of frames, cached while its amounts are unchanged."""
 
     def __init__(self, terms: Terms) -> None:
-        self._terms = terms
-        # the texts of the account's amounts that change only now and then
-        self._quiet_key: tuple[Any, ...] = ()
-        self._quiet = ("", "", "")
-        self._peak_value: int | None = None
-        self._peak_text = ""
-        self._account_key: tuple[Any, ...] = ()
+        self._scale = terms.money_scale
+        # the last state's amounts (cash, equity, realized, unrealized, fees, peak), none
+        # at first (``None`` equals no amount), and its text
+        self._account_key: tuple[Any, ...] = (None,) * 6
         self._account = ""
-        self.texts: tuple[str, ...] = ()
+        self.texts: tuple[str, ...] = ("",) * 7
         """The last state's amounts as texts, in canonical order (cash, drawdown, equity,
         fees, peak, realized, unrealized)."""
 
@@ -39,35 +36,38 @@ class AccountParts:
         unrealized_text: str | None,
         peak: int,
     ) -> str:
-        """The account's canonical text."""
+        """The account's canonical text (each amount's text kept while the amount is:
+        cash, realized and fees change only with fills, the rest with the marks)."""
         cash = account.cash
         realized = account.realized
         fees = account.fees
         key = (cash, equity, realized, unrealized, fees, peak)
-        if key == self._account_key:
+        last = self._account_key
+        if key == last:
             return self._account
-        scale = self._terms.money_scale
-        # cash, realized and fees change only with fills: their texts are kept together
-        quiet = (cash, realized, fees)
-        if quiet != self._quiet_key:
-            self._quiet_key = quiet
-            self._quiet = (
-                money_text(cash, scale),
-                money_text(realized, scale),
-                money_text(fees, scale),
-            )
-        cash_text, realized_text, fees_text = self._quiet
-        equity_text = money_text(equity, scale)
+        scale = self._scale
+        # the last texts: cash, drawdown, equity, fees, peak, realized, unrealized
+        cash_text, drawdown, equity_text, fees_text, peak_text, realized_text, was = self.texts
+        if cash != last[0]:
+            cash_text = money_text(cash, scale)
+        if realized != last[2]:
+            realized_text = money_text(realized, scale)
+        if fees != last[4]:
+            fees_text = money_text(fees, scale)
+        if equity == cash:  # flat
+            equity_text = cash_text
+        elif equity != last[1]:
+            equity_text = money_text(equity, scale)
         if unrealized_text is None:
-            unrealized_text = money_text(unrealized, scale)
+            unrealized_text = was if unrealized == last[3] else money_text(unrealized, scale)
         if peak == equity:
             peak_text = equity_text
-        else:
-            if peak != self._peak_value:
-                self._peak_value = peak
-                self._peak_text = money_text(peak, scale)
-            peak_text = self._peak_text
-        drawdown = ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
+        elif peak != last[5]:
+            peak_text = money_text(peak, scale)
+        if peak != last[5] or equity != last[1]:
+            drawdown = (
+                ratio_text(peak - equity, peak) if peak > 0 and equity < peak else _ZERO_RATIO
+            )
         text = (
             f'{{"cash":"{cash_text}","drawdown":"{drawdown}","equity":"{equity_text}"'
             f',"fees":"{fees_text}","peak":"{peak_text}","realized":"{realized_text}"'

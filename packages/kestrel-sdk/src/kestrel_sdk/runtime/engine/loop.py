@@ -20,7 +20,7 @@ from .bus import Event, EventBus
 from .equity import EquityTrace
 from .fill import match_price, trigger_search
 from .margin import MarginRules, closes_at
-from .orders import Fill, LiveOrder
+from .orders import WORKING, Fill, LiveOrder
 from .scaled import Terms
 from .trailing import follow, trail_search
 
@@ -271,17 +271,19 @@ class BarLoop:
                 margin.pending = False
                 self._liquidate(j)
         days = self._days
-        for order in list(self._open):
-            if order.day_of >= 0 and days[j] > days[order.day_of]:  # its day ended at j - 1
-                order.status = "expired"
-                order.closed_bar = j - 1
-                order.reason = order.tif
-                self._open.remove(order)
-                self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
+        today = days[j]
+        # a forward tape's day orders whose day ended at j - 1 (expiring one closes no
+        # other order that could be listed here: a bracket's children are gtc)
+        for order in [o for o in self._open if o.day_of >= 0 and today > days[o.day_of]]:
+            order.status = "expired"
+            order.closed_bar = j - 1
+            order.reason = order.tif
+            self._open.remove(order)
+            self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
         for order in list(self._open):
             # a held bracket child, one its entry's fill activated from the next bar, or
             # one an earlier fill of this bar cancelled (its group) is not matched here
-            if not order.working or j < order.active_from:
+            if order.status not in WORKING or j < order.active_from:
                 continue
             order.hit = -1
             order.scanned = j
@@ -293,16 +295,19 @@ class BarLoop:
             )
             if price is not None:
                 self._execute(order, j, price, volume[j])
-        for order in list(self._open):
-            if order.expires == j:
-                order.status = "expired"
-                order.closed_bar = j
-                order.reason = order.tif
-                self._open.remove(order)
-                self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        # the orders whose time in force ends at j (as above, expiring one closes no
+        # other listed here)
+        for order in [o for o in self._open if o.expires == j]:
+            order.status = "expired"
+            order.closed_bar = j
+            order.reason = order.tif
+            self._open.remove(order)
+            self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        account = self._account
         equity = self.equity(j)
-        self.peak = max(self.peak, equity)
-        self.trace.hold(j, j, self._account.cash, self._account.holdings)
+        if equity > self.peak:  # noqa: PLR1730 - not max() (as in _idle): a call less
+            self.peak = equity
+        self.trace.hold(j, j, account.cash, account.holdings)
         if margin is not None:
             call = margin.check(self._account, closes_at(self._closes, j), j)
             if call is not None:
@@ -311,19 +316,19 @@ class BarLoop:
                     f" {terms.money(call.requirement)}"
                 )
                 self._bus.publish(Event("margin-call", j, reason=reason))
-        return self.drawdown_hit(self.peak, equity)
+        return self._dd_on and self.drawdown_hit(self.peak, equity)
 
     def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
         terms = self._terms
+        symbol = order.symbol
         num, den = self._participation
         cap = volume * num // den
-        qty = min(order.remaining, cap)
-        lot = terms.lots.get(order.symbol, 1)
-        qty -= qty % lot
+        qty = min(order.qty - order.filled, cap)
+        qty -= qty % terms.lots.get(symbol, 1)
         if qty <= 0:
             return
         account = self._account
-        position = account.position(order.symbol)
+        position = account.position(symbol)
         delta = qty if order.buy else -qty
         after = position + delta
         notional = qty * price
@@ -334,9 +339,7 @@ class BarLoop:
             self._reject(order, j, qty, "max-position")
         elif self.margin is not None:
             marks = closes_at(self._closes, j - 1)
-            if self.margin.allows(
-                account, marks, symbol=order.symbol, delta=delta, price=price, fee=fee
-            ):
+            if self.margin.allows(account, marks, symbol=symbol, delta=delta, price=price, fee=fee):
                 self.book(order, j, qty, price, fee)
             else:
                 self._reject(order, j, qty, "insufficient-margin")

@@ -7,10 +7,17 @@ from typing import Final, final
 from kestrel_protocol.objects.session import OrderStatus, OrderType, Side, Tif
 
 from ..lang.syntax import Order
+from .lots import quantity_units
 from .scaled import Terms
 from .trailing import Trail
 
-__all__ = ["Fill", "LiveOrder", "order_links"]
+__all__ = ["OPEN", "WORKING", "Fill", "LiveOrder", "order_links"]
+
+
+WORKING: Final = frozenset({"new", "partially_filled"})
+"""The statuses of an order matched at a bar (:attr:`LiveOrder.working`)."""
+OPEN: Final = WORKING | {"held"}
+"""The statuses of an order that may still fill (:attr:`LiveOrder.open`)."""
 
 
 class LiveOrder:
@@ -75,7 +82,7 @@ class LiveOrder:
         self.line = statement.line
         self.side: Side = statement.side
         self.buy = statement.side == "buy"
-        self.qty = terms.units(statement.qty)
+        self.qty = quantity_units(statement.qty, terms.qty_scale)
         """In quantity units (see :mod:`.lots`)."""
         self.symbol = statement.symbol
         self.type: OrderType = statement.type
@@ -110,12 +117,12 @@ class LiveOrder:
     @property
     def open(self) -> bool:
         """Whether the order may still fill: working, or a bracket child ``held``."""
-        return self.status in {"new", "partially_filled", "held"}
+        return self.status in OPEN
 
     @property
     def working(self) -> bool:
         """Whether the order is matched at a bar (open and not ``held``)."""
-        return self.status in {"new", "partially_filled"}
+        return self.status in WORKING
 
     @property
     def remaining(self) -> int:

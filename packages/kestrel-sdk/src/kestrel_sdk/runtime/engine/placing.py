@@ -61,12 +61,16 @@ class Placer:
         found bar by bar (``LiveOrder.day_of``) rather than fixed when placed."""
         self._clock = 0
         self._seq = 0
+        self._day = -1
+        self._day_end = -1
+        """The last day a day order was placed for, and its last bar."""
 
     def retape(self, cols: dict[str, Columns], days: Sequence[int]) -> None:
         """Place on a forward tape with more bars published from now on."""
         self._cols = cols
         self._days = days
         self._last = len(days) - 1
+        self._day = -1
 
     def place(self, st: Order, clock: int, seq: int) -> LiveOrder:
         """Place what ``st`` asks for at ``clock`` by submission ``seq``: its order (the
@@ -98,7 +102,12 @@ class Placer:
         if self._forward:  # its day's end may not be published: found bar by bar
             return NEVER
         days = self._days
-        return bisect_right(days, days[min(eligible, self._last)]) - 1
+        first = min(eligible, self._last)
+        day = days[first]
+        if day != self._day:  # the day's last bar, found once per day traded (from its bar)
+            self._day = day
+            self._day_end = bisect_right(days, day, first) - 1
+        return self._day_end
 
     def _new_order(self, st: Order, expires: int) -> LiveOrder:
         order = LiveOrder(

@@ -26,21 +26,27 @@ _CHECKED_MAX_CHARS: Final = 1024
 _STATEMENT: Final = attrgetter("statement")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Program:
     """A checked source: its exact text and its statements, ready to apply atomically;
     ``places`` whether it places an order, ``placed`` the orders it may leave open at
-    most (each order's own and its bracket's, one for any other statement)."""
+    most (each order's own and its bracket's, one for any other statement). Read-only
+    (``Final``, as the statements: see :mod:`..lang.syntax`)."""
 
-    source: str
-    statements: tuple[Statement, ...]
-    places: bool = False
-    placed: int = 0
+    source: Final[str]
+    statements: Final[tuple[Statement, ...]]
+    places: Final[bool] = False
+    placed: Final[int] = 0
 
     @classmethod
     def of(cls, source: str, statements: tuple[Statement, ...]) -> Program:
-        orders = [st.placed for st in statements if isinstance(st, Order)]
-        return cls(source, statements, bool(orders), sum(orders) + len(statements) - len(orders))
+        places = False
+        placed = len(statements)  # one each, an order's bracket children added
+        for st in statements:
+            if isinstance(st, Order):
+                places = True
+                placed += st.placed - 1
+        return cls(source, statements, places, placed)
 
 
 def _session_free(st: Statement) -> bool:

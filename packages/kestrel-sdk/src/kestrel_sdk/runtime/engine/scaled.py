@@ -60,29 +60,34 @@ def scaled_text(value: int, scale: int) -> str:
         return str(value)
     if value < 0:
         whole, frac = divmod(-value, 10**scale)
-        return f"-{whole}.{str(frac).zfill(scale)}"
+        return "-%d.%0*d" % (whole, scale, frac)  # noqa: UP031 - the fastest format
     whole, frac = divmod(value, 10**scale)
-    return f"{whole}.{str(frac).zfill(scale)}"
+    return "%d.%0*d" % (whole, scale, frac)  # noqa: UP031 - the fastest format
 
 
 def money_text(value: Fraction | int, scale: int) -> str:
-    """An amount in units of 10**-scale as money: to the cent, half-even, never ``-0.00``."""
-    if value.__class__ is int:
-        cents = int(value) if scale == 2 else div_round_half_even(int(value), 10 ** (scale - 2))
+    """An amount in units of 10**-scale as money: to the cent, half-even, never ``-0.00``.
+
+    Written on every step (a frame's account and positions), so it formats the cents
+    itself: one ``%`` of the whole and the two-digit cents."""
+    if isinstance(value, int):
+        cents = value if scale == 2 else div_round_half_even(value, 10 ** (scale - 2))
     else:
         cents = div_round_half_even(value.numerator * 100, value.denominator * 10**scale)
-    if cents > 0:
-        whole, frac = divmod(cents, 100)
-        return f"{whole}.{str(frac).zfill(2)}"
-    if cents < 0:
-        whole, frac = divmod(-cents, 100)
-        return f"-{whole}.{str(frac).zfill(2)}"
-    return "0.00"
+    if cents < 0:  # (an amount that rounds to no cent is ``0.00``, never ``-0.00``)
+        return "-%d.%02d" % divmod(-cents, 100)  # noqa: UP031 - the fastest format
+    return "%d.%02d" % divmod(cents, 100)  # noqa: UP031 - the fastest format
 
 
 def ratio_text(num: int, den: int) -> str:
     """``num / den`` as a ratio: 8 places, half-even (``den`` > 0)."""
-    return scaled_text(div_round_half_even(num * 10**8, den), 8)
+    q, r = divmod(num * 100_000_000, den)
+    twice = 2 * r
+    if twice > den or (twice == den and q & 1):
+        q += 1
+    if q < 0:
+        return "-%d.%08d" % divmod(-q, 100_000_000)  # noqa: UP031 - the fastest format
+    return "%d.%08d" % divmod(q, 100_000_000)  # noqa: UP031 - the fastest format
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,5 +204,9 @@ class Terms:
         num, den = total.numerator, total.denominator * qty
         if den < 0:
             num, den = -num, -den
-        shown = div_round_half_even(num, den * 10 ** (self.scale - self.price_scale))
+        den *= 10 ** (self.scale - self.price_scale)
+        shown, rest = divmod(num, den)  # rounded half-even (div_round_half_even)
+        twice = 2 * rest
+        if twice > den or (twice == den and shown & 1):
+            shown += 1
         return scaled_text(shown, self.price_scale)

@@ -54,6 +54,22 @@ class PriceTexts:
         self._format = f"{{}}.{{:0{places}d}}".format
         self._seen = _PRICES.setdefault((unit, places), {})
 
+    def ohlc(self, o: int, h: int, lo: int, c: int) -> tuple[str, str, str, str]:
+        """:meth:`text` of a bar's four prices (remembered ones looked up here: a frame
+        writes a bar's four on every new bar)."""
+        seen = self._seen
+        get = seen.get
+        op, hi, low, close = get(o), get(h), get(lo), get(c)
+        if op is None:
+            op = self.text(o)
+        if hi is None:
+            hi = self.text(h)
+        if low is None:
+            low = self.text(lo)
+        if close is None:
+            close = self.text(c)
+        return op, hi, low, close
+
     def text(self, value: int) -> str:
         seen = self._seen
         found = seen.get(value)

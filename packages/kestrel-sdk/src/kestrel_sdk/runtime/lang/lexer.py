@@ -37,7 +37,14 @@ class UnterminatedQuoteError(ValueError):
 
 def tokenize(line: str) -> list[Token]:
     """The tokens of ``line`` up to its comment; raises :class:`UnterminatedQuoteError`."""
-    tokens = [(m[0], m.start() + 1) for m in _TOKEN.finditer(line)]
+    tokens: list[Token] = []
+    end = 0
+    for text in _TOKEN.findall(line):  # (no match objects: a token's column is found after)
+        # between two tokens lie only the spaces the pattern skips, so a token's text is
+        # found first where it starts
+        start = line.find(text, end)
+        tokens.append((text, start + 1))
+        end = start + len(text)
     if tokens:
         text, column = tokens[-1]
         if text[0] == "#":

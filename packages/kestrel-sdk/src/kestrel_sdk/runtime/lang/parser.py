@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
+from typing import Final
 
 from kestrel_protocol import Diagnostic, KestrelError, RefusalCode
 
@@ -72,14 +73,15 @@ _TYPES = frozenset({"market", "limit", "stop"})
 _TIFS: dict[str, Tif] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Located:
     """A statement with the columns of its parts (``start``, ``qty``, ``symbol``,
-    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only: the lines of
-    short sources are remembered, so many calls may return one ``Located``."""
+    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only (``Final``, as
+    the statements: see :mod:`.syntax`): the lines of short sources are remembered, so
+    many calls may return one ``Located``."""
 
-    statement: Statement
-    columns: dict[str, int] = field(default_factory=dict)
+    statement: Final[Statement]
+    columns: Final[dict[str, int]] = field(default_factory=dict)
 
 
 def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
@@ -341,6 +343,8 @@ _KINDS = {
 
 def check_limits(source: str) -> None:
     """Refuse a source over 64 KiB (UTF-8) before any work is spent on it."""
+    if len(source) <= MAX_SOURCE_BYTES // 4:  # no character takes more than 4 bytes
+        return
     size = len(source.encode("utf-8", "surrogatepass"))
     if size > MAX_SOURCE_BYTES:
         raise KestrelError(
@@ -368,6 +372,8 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
     read = _remembered_line if len(source) <= _CACHE_MAX_CHARS else _line
     for text in source.removeprefix(_BOM).split("\n"):
         number += 1
+        if not text:  # an empty line says nothing (a source's final newline leaves one)
+            continue
         said = read(number, text)
         if said is None:
             continue
