@@ -43,7 +43,8 @@ def test_values_are_equal_exactly_when_every_member_is() -> None:
         changed = FrameValues(**{**MEMBERS, name: other})
         assert changed != values, name
         assert getattr(changed, name) == other
-    assert values != MEMBERS  # not a dict of them
+    members: object = MEMBERS
+    assert values != members  # not a dict of them
     with pytest.raises(TypeError):
         hash(values)  # its dicts are not hashable: neither is it
     shown = repr(values)

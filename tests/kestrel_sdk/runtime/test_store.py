@@ -10,6 +10,7 @@ from kestrel_protocol import KestrelError, canonical_json, root_of
 from kestrel_protocol.store import SessionRow
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores.sqlite import SqliteStore
+from kestrel_sdk.runtime.stores.sqlite.database import CHECKPOINT_EVERY, RESTART_EVERY
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:
@@ -94,6 +95,26 @@ def test_pentad_root_is_the_root_of_pentad_bytes() -> None:
         root, body = pentad_bytes("ks_x", 3, prev, source)
         assert pentad_root("ks_x", 3, prev, source) == root == root_of(json.loads(body))
         assert canonical_json(json.loads(body)) == body
+
+
+def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> None:
+    """Steps one after another with no pause: the background checkpoints still let the
+    WAL start over, so the file holds a fraction of what the steps wrote (a checkpoint
+    that never catches up leaves every frame in it, growing to SQLite's backstop)."""
+    store = SqliteStore(tmp_path)
+    sid = "ks_" + "a" * 26
+    scenario_root = "sha256:" + "0" * 64
+    store.insert_session(SessionRow(sid, "local", "acme", scenario_root, "l", "open", None, None))
+    steps = 10 * RESTART_EVERY * CHECKPOINT_EVERY
+    for seq in range(1, steps + 1):
+        frame = f"sha256:{seq:064x}"
+        store.append(sid, seq, "advance 1", f"sha256:{seq + steps:064x}", frame, prev=frame)
+    with sqlite3.connect(store.path) as conn:
+        page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    frames = (store.path.with_name("kestrel.db-wal").stat().st_size - 32) // (page + 24)
+    assert frames < steps // 2, f"{frames} WAL frames after {steps} steps (one a commit at least)"
+    assert len(store.journal(sid)) == steps
+    store.close()
 
 
 def test_a_second_store_on_the_same_home_sees_committed_rows(tmp_path: Path) -> None:

@@ -243,6 +243,27 @@ def test_scouting_the_labelled_tape_then_trading_its_twin_fails_no_lookahead(
     runtime.shutdown()
 
 
+def test_the_labelled_tape_read_mid_session_fails_the_twin_at_its_next_submission(
+    catalog: Path, tmp_path: Path
+) -> None:
+    """The twin's session has stepped (its horizon row is known to the runtime) before
+    the labelled tape is read: its next submission still reads the lineage's row and is
+    marked behind it."""
+    runtime = Runtime(tmp_path / "home", [catalog])
+    sid = runtime.open_session("mallory", TWIN["goog"]).session_id
+    assert sid is not None
+    runtime.submit("mallory", sid, "advance 5")
+    runtime.submit("mallory", sid, "advance 5")
+    runtime.tape("mallory", "goog")  # the labelled tape, read whole, between two steps
+    runtime.submit("mallory", sid, "advance 5")
+    assert isinstance(runtime.grade("mallory", sid), GradeResult)
+    proof = runtime.proof("mallory", sid, embed_tape=False).to_json()
+    check = next(c for c in proof["grade"]["conformance"]["checks"] if c["id"] == "no-lookahead")
+    assert check["passed"] is False
+    assert check["detail"].startswith("tape goog read before submission 3"), check["detail"]
+    runtime.shutdown()
+
+
 def test_a_session_run_to_the_end_of_the_labelled_tape_is_seen_from_its_twin(
     catalog: Path, tmp_path: Path
 ) -> None:

@@ -88,7 +88,7 @@ def text_builder(cls: type[M]) -> Callable[[str | bytes], M]:
     build = _BUILDERS.get(cls)
     if build is None:
         build = _BUILDERS[cls] = SchemaValidator(_model_schema(cls)).validate_json
-    return cast(Callable[[str | bytes], M], build)
+    return cast("Callable[[str | bytes], M]", build)  # a string: not subscripted per call
 
 
 def data_builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
@@ -99,7 +99,7 @@ def data_builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
     build = _DATA_BUILDERS.get(cls)
     if build is None:
         build = _DATA_BUILDERS[cls] = SchemaValidator(_model_schema(cls)).validate_python
-    return cast(Callable[[dict[str, Any]], M], build)
+    return cast("Callable[[dict[str, Any]], M]", build)  # a string: not subscripted per call
 
 
 class Wire(Generic[M]):

@@ -13,9 +13,12 @@ division is a float), fails.
 from __future__ import annotations
 
 import random
+from decimal import Context, Decimal, localcontext
 from fractions import Fraction
+from typing import Any
 
 import pytest
+from kestrel_protocol import ratio
 from kestrel_sdk.runtime.engine.trades import Leg, Trade, round_trips, trade_metrics
 
 
@@ -52,3 +55,129 @@ def test_integer_legs_make_the_trades_fraction_legs_make(seed: int) -> None:
         for amount in (trade.pnl, trade.cost, trade.proceeds, trade.fees, trade.ret):
             assert type(amount) is Fraction
     assert trade_metrics(whole) == trade_metrics(exact)
+
+
+def _naive_metrics(trips: list[Trade]) -> dict[str, object]:
+    """The trade metrics by their definitions, one fraction operation at a time."""
+
+    def eight(value: Fraction) -> str:
+        with localcontext(Context(prec=200)):
+            return ratio(Decimal(value.numerator) / Decimal(value.denominator))
+
+    returns = [t.pnl / t.cost for t in trips]
+    gains = sum((r for r in returns if r > 0), Fraction(0))
+    losses = -sum((r for r in returns if r < 0), Fraction(0))
+    with localcontext(Context(prec=50)):
+        grown = [1 + r for r in returns]
+        logs = sum(
+            ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
+        )
+        average = ratio((logs / len(returns)).exp() - 1)
+    return {
+        "trades": len(returns),
+        "winRate": eight(Fraction(sum(1 for t in trips if t.pnl > 0), len(trips))),
+        "bestTrade": eight(max(returns)),
+        "worstTrade": eight(min(returns)),
+        "avgTrade": average,
+        "profitFactor": eight(gains / losses),
+        "expectancy": eight((gains - losses) / len(returns)),
+    }
+
+
+def _walked_legs(seed: int) -> list[Leg]:
+    """Legs at prices that move a few percent a bar (no trade loses all it cost)."""
+    rng = random.Random(seed)
+    held, price, legs = 0, 10**7, []
+    for bar in range(1, 2500):
+        price += rng.randint(-price // 40, price // 40)
+        target = rng.choice((-1, 0, 1)) * rng.randint(1, 4000)
+        if target != held:
+            legs.append(Leg("ACME", bar, target - held, price, rng.randint(0, price // 997)))
+            held = target
+    return legs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_trade_metrics_are_their_definitions(seed: int) -> None:
+    """The metrics' sums over a common denominator, signs read from numerators and
+    ``1 + r`` written as ``(d + n) / d`` give what the definitions give, one fraction
+    operation at a time (rounded to 8 places half-even)."""
+    trips = round_trips(_walked_legs(seed), {"ACME": Fraction(123456789, 7)})
+    assert len(trips) > 1000
+    assert any(t.pnl > 0 for t in trips)
+    assert any(t.pnl < 0 for t in trips)
+    assert all(t.pnl > -t.cost for t in trips)  # every 1 + r positive: its logarithm is taken
+    assert trade_metrics(trips) == _naive_metrics(trips)
+
+
+def _reference_round_trips(legs: list[Leg], marks: dict[str, Fraction]) -> list[Trade]:
+    """Round trips by their definition, every amount a fraction from the start (a fill
+    crossing zero splits its fee by shares)."""
+    trips: list[Trade] = []
+    live: dict[str, dict[str, Any]] = {}
+    for leg in legs:
+        price, fee = Fraction(leg.price), Fraction(leg.fee)
+        trip = live.get(leg.symbol)
+        if trip is not None and (trip["qty"] > 0) == (leg.delta > 0):
+            trip["qty"] += leg.delta
+            trip["size"] += abs(leg.delta)
+            trip["cost"] += abs(leg.delta) * price
+            trip["fees"] += fee
+            trip["pnl"] -= leg.delta * price + fee
+            continue
+        opening = leg.delta
+        if trip is not None:
+            closing = min(abs(leg.delta), abs(trip["qty"]))
+            signed = closing if leg.delta > 0 else -closing
+            part = fee * closing / abs(leg.delta)
+            trip["pnl"] -= signed * price + part
+            trip["proceeds"] += closing * price
+            trip["fees"] += part
+            trip["qty"] += signed
+            if trip["qty"]:
+                continue
+            trips.append(_trade(leg.symbol, trip, leg.bar))
+            del live[leg.symbol]
+            opening, fee = leg.delta - signed, fee - part
+        if opening:
+            live[leg.symbol] = {
+                "qty": opening,
+                "size": abs(opening),
+                "cost": abs(opening) * price,
+                "proceeds": Fraction(0),
+                "fees": fee,
+                "pnl": -opening * price - fee,
+                "bar": leg.bar,
+                "long": opening > 0,
+            }
+    for symbol, trip in live.items():
+        trip["pnl"] += trip["qty"] * marks[symbol]
+        trip["proceeds"] += abs(trip["qty"]) * marks[symbol]
+        trips.append(_trade(symbol, trip, None))
+    return trips
+
+
+def _trade(symbol: str, trip: dict[str, Any], exit_bar: int | None) -> Trade:
+    return Trade(
+        symbol,
+        trip["pnl"],
+        trip["cost"],
+        trip["long"],
+        trip["size"],
+        trip["proceeds"],
+        trip["fees"],
+        trip["bar"],
+        exit_bar,
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_round_trips_are_their_definition(seed: int) -> None:
+    """Sums kept as integers over a trade's own denominator (its opening fill's shares,
+    when that fill crossed zero) give the trades the definition gives in fractions:
+    flips through zero, grown and shrunk positions, two symbols, one still open."""
+    legs = [Leg(*leg) for leg in _legs(seed)] + _walked_legs(seed)
+    marks = {"ACME": Fraction(123456789, 7), "BETA": Fraction(5555)}
+    expected = _reference_round_trips(legs, marks)
+    assert sum(1 for t in expected if t.fees.denominator > 1) > 100  # split fees
+    assert [_members(t) for t in round_trips(legs, marks)] == [_members(t) for t in expected]

@@ -25,13 +25,39 @@ __all__ = ["Closed"]
 class Closed:
     """A session's close in this process: its ``record``, its closed ``engine`` (at the
     record's head; its blotter is the record's), the canonical bytes of the record and
-    blotter (the artifacts the close stored), the ``journal`` it closed (the pentads'
-    rows) and its ``pentads``' canonical bytes as the close built and stored them (in
-    the journal's order; None when the store rebuilt them)."""
+    blotter (the artifacts the close stored), and of the journal it closed what the
+    pentads' objects are made of besides the record's roots: each pentad's ``prevs``
+    (the frame root it followed), its ``sources`` and its canonical bytes (``pentads``,
+    as the close built and stored them, each one's root the record's), in the journal's
+    order; ``None`` when the store rebuilt them (some row's root was not its own).
+
+    Plain lists, not the journal's entries: what a close keeps lives through the grade
+    and into the proof, and an object per submission kept so long is one the cycle
+    collector moves to its oldest generation and traverses again at every full
+    collection, long after the proof has let it go."""
 
     record: SessionRecord
     engine: SessionEngine
     record_bytes: bytes
     blotter_bytes: bytes
-    journal: list[JournalEntry]
+    prevs: list[str]
+    sources: list[str]
     pentads: list[bytes] | None
+
+    @classmethod
+    def of(
+        cls,
+        record: SessionRecord,
+        engine: SessionEngine,
+        stored: tuple[bytes, bytes],
+        journal: list[JournalEntry],
+        pentads: list[bytes] | None,
+    ) -> Closed:
+        """What to keep of a close that stored ``record`` and the blotter (``stored``:
+        their bytes) after ``journal``'s rows, ``pentads`` their bytes (or None; None too
+        unless the rows are seq 1, 2, ... in order, as a store's journal holds them)."""
+        if journal and journal[-1].seq != len(journal):
+            pentads = None
+        prevs = [entry.prev for entry in journal]
+        sources = [entry.source for entry in journal]
+        return cls(record, engine, *stored, prevs, sources, pentads)

@@ -127,7 +127,7 @@ class Grading:
                 raise
             live.engine = None
             live.frame_root = head
-            live.closed = Closed(record, engine, record_bytes, blotter_bytes, journal, texts)
+            live.closed = Closed.of(record, engine, (record_bytes, blotter_bytes), journal, texts)
             return record
 
     def record(self, live: LiveSession) -> SessionRecord:
@@ -191,18 +191,13 @@ class Grading:
         bar = clock.get("bar") if isinstance(clock, dict) else None
         return max(1, bar) if isinstance(bar, int) else None
 
-    def _pentads(
-        self,
-        record: SessionRecord,
-        journal: list[JournalEntry] | None = None,
-        built: list[bytes] | None = None,
-    ) -> tuple[list[Pentad], list[bytes]]:
+    def _pentads(self, record: SessionRecord) -> tuple[list[Pentad], list[bytes]]:
         """The record's pentads and their canonical bytes (two lists in step, no pair
         object per pentad), rebuilt from the session's journal when every rebuilt root
         is the record's (then the bytes are the stored artifacts' bytes), else read from
         the artifacts, which reports any that is missing or corrupt; a pruned session's
-        are refused as pruned. ``built``: the bytes of ``journal``'s pentads as its close
-        built and stored them (:func:`_pentad_texts`: each one's root is the record's).
+        are refused as pruned (one closed here has them from its close:
+        :func:`_built_pentads`).
 
         Reading and re-verifying each artifact costs ~40 us, most of a long grade.
         """
@@ -210,23 +205,20 @@ class Grading:
         pruned_at = self.store.pruned(sid)
         if pruned_at is not None:
             raise pruned_session(sid, pruned_at)
-        entries = self.store.journal(sid) if journal is None else journal
+        entries = self.store.journal(sid)
         pentads: list[Pentad] = []
-        texts: list[bytes] = [] if built is None else built
+        texts: list[bytes] = []
         if len(entries) == len(record.pentads):
             build = builder(Pentad)  # one pentad per submission: the builder looked up once
             for entry, claimed in zip(entries, record.pentads, strict=True):
                 source = entry.source
-                if built is not None:
-                    root = entry.pentad_root
-                else:
-                    try:
-                        root, text = pentad_bytes(sid, entry.seq, entry.prev, source)
-                    except KestrelError:
-                        break
-                    texts.append(text)
+                try:
+                    root, text = pentad_bytes(sid, entry.seq, entry.prev, source)
+                except KestrelError:
+                    break
                 if root != claimed:
                     break
+                texts.append(text)
                 members = {
                     "session": sid,
                     "seq": entry.seq,
@@ -278,10 +270,10 @@ class Grading:
             )
         if closed is not None and closed.record.root != record.root:
             closed = None
-        if closed is None:
-            pentads, texts = self._pentads(record)
+        if closed is not None and closed.pentads is not None:
+            pentads, texts = _built_pentads(record, closed), closed.pentads
         else:
-            pentads, texts = self._pentads(record, closed.journal, closed.pentads)
+            pentads, texts = self._pentads(record)
         reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
         members: dict[str, tuple[Any, bytes]] = {
             "scenario": (reference, canonical_json(reference)),
@@ -328,6 +320,24 @@ class Grading:
         if row is None:
             raise unknown_artifact(grade_root, "missing")
         return self.proof(row.principal, row.id, budget, embed_tape=False)
+
+
+def _built_pentads(record: SessionRecord, closed: Closed) -> list[Pentad]:
+    """The pentads of ``record``, closed here: made from what its close kept
+    (:class:`.closed.Closed`), each one's root the record's (the close checked it when
+    it built their bytes); submission ``n`` is seq ``n``."""
+    sid = record.session
+    build = builder(Pentad)  # one pentad per submission: the builder looked up once
+    return [
+        build({"session": sid, "seq": seq, "prev": prev, "body": pentad_body(source), "root": root})
+        for seq, prev, source, root in zip(
+            range(1, len(record.pentads) + 1),
+            closed.prevs,
+            closed.sources,
+            record.pentads,
+            strict=True,
+        )
+    ]
 
 
 def _pentad_texts(session_id: str, journal: list[JournalEntry]) -> list[bytes] | None:

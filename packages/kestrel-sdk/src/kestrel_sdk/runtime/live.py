@@ -54,6 +54,9 @@ class LiveSession:
     lock: threading.Lock
     dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
     behind: bool = False  # a submission was made behind the principal's horizon (noted)
+    reads: tuple[str, str] | None = None
+    """The horizon row its submissions read (``Horizons.of``: the principal and the
+    scenario's lineage, fixed for a runtime's life), once known."""
     closed: Closed | None = None
 
 

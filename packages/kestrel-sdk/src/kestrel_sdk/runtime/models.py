@@ -2,7 +2,7 @@
 
 A step's pentad, delivery and response (and a grade's pentads rebuilt from the journal)
 are made of members produced here (the pentad's bytes hash to its root), so they are
-built with :func:`~.engine.wire.construct`, without re-validating them on the step
+built unchecked (:mod:`.engine.wire`'s builders), without re-validating them on the step
 path.
 """
 
@@ -12,13 +12,16 @@ from typing import Final
 
 from kestrel_protocol import PentadBody
 
-from .engine.wire import construct
+from .engine.wire import builder
 from .pentads import MEDIA_TYPE
 
 __all__ = ["pentad_body"]
 
+_BODY: Final = builder(PentadBody)
 _BODIES: Final[dict[str, PentadBody]] = {}
-_BODIES_MAX: Final = 512
+_BODIES_MAX: Final = 4096
+"""Bodies remembered: as many as the sources a gym env remembers (a quantity's order and
+``advance 1``), so an episode's pentads and the next one's share them."""
 
 
 def pentad_body(source: str) -> PentadBody:
@@ -26,7 +29,7 @@ def pentad_body(source: str) -> PentadBody:
     share one (short ones are remembered)."""
     body = _BODIES.get(source)
     if body is None:
-        body = construct(PentadBody, {"media_type": MEDIA_TYPE, "bytes": source})
+        body = _BODY({"media_type": MEDIA_TYPE, "bytes": source})
         if len(source) <= 256:
             if len(_BODIES) >= _BODIES_MAX:
                 _BODIES.clear()

@@ -29,7 +29,7 @@ _sha256: Final = hashlib.sha256
 _dumps: Final = json.JSONEncoder(ensure_ascii=False).encode  # JCS string escaping for str values
 
 _QUOTED: Final[dict[str, str]] = {}
-_QUOTED_MAX: Final = 512  # distinct short strings remembered (an agent repeats its sources)
+_QUOTED_MAX: Final = 4096  # distinct short strings remembered, as many as pentad bodies (models.py)
 
 
 def quoted(text: str) -> str:

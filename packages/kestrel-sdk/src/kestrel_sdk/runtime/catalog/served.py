@@ -126,12 +126,14 @@ class ServedCatalog:
 
     def sealed(self, scenario_id: str) -> bool:
         """Whether no face serves the scenario's tape or a bar after a session's clock."""
-        loaded = self.index.get(scenario_id)
         if scenario_id in self._sealed:
             return True
-        if loaded is not None and loaded.forward:
+        loaded = self.index.get(scenario_id)
+        if loaded is None:
+            return False
+        if loaded.forward:
             return not self.unsealed(scenario_id)
-        return loaded is not None and loaded.sealed
+        return loaded.sealed
 
     def catalog(self) -> Catalog:
         """The catalog, each scenario marked ``sealed`` as this runtime serves it."""

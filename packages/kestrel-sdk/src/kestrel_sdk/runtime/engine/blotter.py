@@ -68,29 +68,28 @@ class BlotterRecorder:
 
     def _order(self, o: LiveOrder) -> str:
         """The order's canonical text (keys in JCS order; its links, absent on a plain
-        order, in their places)."""
+        order, in their places). Its side, type, time in force and status are words of
+        their vocabularies (``Literal`` types), written without :func:`.wire.quote`."""
         terms = self._terms
         filled = o.filled
         closed = o.closed_bar
         links = order_links(o)
-        return "".join(
-            (
-                f'{{"alias":{json_or_null(o.alias)},"avgPrice":',
-                f'"{terms.average(o.notional, filled)}"' if filled else "null",
-                f',"closedBar":{"null" if closed is None else closed}',
-                f',"filled":{terms.quantity_json(filled)}',
-                _linked(links, "group"),
-                f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)},"line":{o.line}',
-                _linked(links, "parent"),
-                f',"qty":{terms.quantity_json(o.qty)},"reason":{json_or_null(o.reason)}',
-                f',"seq":{o.seq},"side":{quote(o.side)},"status":{quote(o.status)}',
-                f',"stop":{json_or_null(o.stop)},"submittedBar":{o.submitted_bar}',
-                f',"symbol":{quote(o.symbol)}',
-                _linked(links, "target"),
-                f',"tif":{quote(o.tif)}',
-                _linked(links, "trail"),
-                f',"type":{quote(o.type)}}}',
-            )
+        if links:
+            group, parent = _linked(links, "group"), _linked(links, "parent")
+            target, trail = _linked(links, "target"), _linked(links, "trail")
+        else:  # a plain order
+            group = parent = target = trail = ""
+        quantity = terms.quantity_json
+        average = f'"{terms.average(o.notional, filled)}"' if filled else "null"
+        return (
+            f'{{"alias":{json_or_null(o.alias)},"avgPrice":{average}'
+            f',"closedBar":{"null" if closed is None else closed}'
+            f',"filled":{quantity(filled)}{group}'
+            f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)},"line":{o.line}{parent}'
+            f',"qty":{quantity(o.qty)},"reason":{json_or_null(o.reason)}'
+            f',"seq":{o.seq},"side":"{o.side}","status":"{o.status}"'
+            f',"stop":{json_or_null(o.stop)},"submittedBar":{o.submitted_bar}'
+            f',"symbol":{quote(o.symbol)}{target},"tif":"{o.tif}"{trail},"type":"{o.type}"}}'
         )
 
     def _fill(self, f: Fill) -> str:

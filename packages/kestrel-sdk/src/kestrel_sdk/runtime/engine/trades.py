@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
+from math import gcd
+from typing import NamedTuple
 
 from kestrel_protocol import ratio
 
@@ -35,11 +37,11 @@ Exact = Fraction | int
 """An exact number: the runtime's P units are integers, the blotter's decimals fractions."""
 
 
-@dataclass(frozen=True, slots=True)
-class Leg:
+class Leg(NamedTuple):
     """One fill as a trade sees it: ``delta`` is the signed quantity (a buy positive),
     ``price`` and ``fee`` exact (the runtime's P units, integers, or the blotter's
-    decimals as fractions)."""
+    decimals as fractions). A tuple: a grade makes one per fill, and a tuple is made
+    at a third of a frozen dataclass's cost."""
 
     symbol: str
     bar: int
@@ -75,33 +77,34 @@ def _fraction(value: Exact) -> Fraction:
 
 
 class _Open:
-    """A trade still open; its sums exact, integers while its legs' are (a fraction
-    adds nothing to an integer sum but the cost of its arithmetic)."""
+    """A trade still open; its sums exact: numerators over ``den``, which is 1 unless
+    the fill that opened it crossed zero (its fee split by shares with the trade it
+    closed: then its shares), integers while its legs' are. So splitting a fee costs
+    no fraction arithmetic: a trade's amounts become fractions once, when it is done."""
 
-    __slots__ = ("bar", "cost", "fees", "long", "pnl", "proceeds", "qty", "size")
+    __slots__ = ("bar", "cost", "den", "fees", "long", "pnl", "proceeds", "qty", "size")
 
-    def __init__(self, leg: Leg, qty: int, fee: Exact) -> None:
+    def __init__(self, leg: Leg, qty: int, fee: Exact, den: int = 1) -> None:
+        """Opened by ``qty`` of ``leg`` with ``fee`` (over ``den``) of its fee."""
         self.qty = qty
         self.long = qty > 0
         self.bar = leg.bar
         self.size = abs(qty)
-        self.cost: Exact = abs(qty) * leg.price
+        self.den = den
+        self.cost: Exact = abs(qty) * leg.price * den
         self.proceeds: Exact = 0
         self.fees = fee
-        self.pnl: Exact = -qty * leg.price - fee
+        self.pnl: Exact = -qty * leg.price * den - fee
 
     def done(self, symbol: str, exit_bar: int | None) -> Trade:
-        return Trade(
-            symbol,
-            _fraction(self.pnl),
-            _fraction(self.cost),
-            self.long,
-            self.size,
-            _fraction(self.proceeds),
-            _fraction(self.fees),
-            self.bar,
-            exit_bar,
-        )
+        den = self.den
+        if den == 1:
+            pnl, cost = _fraction(self.pnl), _fraction(self.cost)
+            proceeds, fees = _fraction(self.proceeds), _fraction(self.fees)
+        else:
+            pnl, cost = Fraction(self.pnl, den), Fraction(self.cost, den)
+            proceeds, fees = Fraction(self.proceeds, den), Fraction(self.fees, den)
+        return Trade(symbol, pnl, cost, self.long, self.size, proceeds, fees, self.bar, exit_bar)
 
 
 def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trade]:
@@ -115,32 +118,70 @@ def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trad
         if trip is None:
             live[symbol] = _Open(f, delta, f.fee)
             continue
+        den = trip.den
         if (trip.qty > 0) == (delta > 0):
             trip.qty += delta
             trip.size += abs(delta)
-            trip.cost += abs(delta) * f.price
-            trip.fees += f.fee
-            trip.pnl -= delta * f.price + f.fee
+            trip.cost += abs(delta) * f.price * den
+            trip.fees += f.fee * den
+            trip.pnl -= (delta * f.price + f.fee) * den
             continue
         size = abs(delta)
         closing = min(size, abs(trip.qty))
         closing_delta = closing if delta > 0 else -closing
-        fee_part = f.fee if closing == size else Fraction(f.fee * closing, size)
-        trip.pnl -= closing_delta * f.price + fee_part
-        trip.proceeds += closing * f.price
+        if closing == size:
+            fee_part = f.fee * den
+        else:  # the fill crosses zero: its fee's share here is fee × closing / size
+            trip.pnl *= size
+            trip.proceeds *= size
+            trip.fees *= size
+            trip.cost *= size
+            fee_part = f.fee * closing * den
+            den = trip.den = den * size
+        trip.pnl -= closing_delta * f.price * den + fee_part
+        trip.proceeds += closing * f.price * den
         trip.fees += fee_part
         trip.qty += closing_delta
         if trip.qty == 0:
             trips.append(trip.done(symbol, f.bar))
             del live[symbol]
             rest = delta - closing_delta
-            if rest:
-                live[symbol] = _Open(f, rest, f.fee - fee_part)
+            if rest:  # the rest of the fee, over the fill's shares
+                live[symbol] = _Open(f, rest, f.fee * (size - closing), size)
     for symbol, trip in live.items():
-        trip.pnl += trip.qty * marks[symbol]
-        trip.proceeds += abs(trip.qty) * marks[symbol]
+        mark = marks[symbol] * trip.den
+        trip.pnl += trip.qty * mark
+        trip.proceeds += abs(trip.qty) * mark
         trips.append(trip.done(symbol, None))
     return trips
+
+
+def _sum(values: Sequence[Fraction]) -> Fraction:
+    """The exact sum of ``values``: over their least common denominator, reduced once
+    at the end (a fraction's sum reduces at every addition, in Python)."""
+    total, common = 0, 1
+    for value in values:
+        numerator, denominator = value.numerator, value.denominator
+        shared = gcd(common, denominator)
+        if shared == 1:
+            total, common = total * denominator + numerator * common, common * denominator
+        else:
+            scale = denominator // shared
+            total, common = total * scale + numerator * (common // shared), common * scale
+    return Fraction(total, common)
+
+
+def _extreme(values: Sequence[Fraction], sign: int) -> Fraction:
+    """The largest of ``values`` (``sign`` 1) or the smallest (-1), compared by their
+    numerators and denominators in integers (a fraction's comparison checks its
+    operand's type first, in Python)."""
+    found = values[0]
+    top, bottom = found.numerator * sign, found.denominator
+    for value in values:
+        numerator = value.numerator * sign
+        if numerator * bottom > top * value.denominator:
+            found, top, bottom = value, numerator, value.denominator
+    return found
 
 
 def _ratio(value: Fraction) -> str:
@@ -150,13 +191,14 @@ def _ratio(value: Fraction) -> str:
 
 def _geometric_mean(returns: Sequence[Fraction]) -> str:
     """``exp(mean(ln(1 + r))) − 1``; 0 when some ``1 + r`` is not positive
-    (backtesting.py's ``geometric_mean``)."""
-    if any(r <= -1 for r in returns):
+    (backtesting.py's ``geometric_mean``). ``1 + n/d`` is ``(d + n)/d`` in lowest terms
+    already, so each logarithm's argument is that quotient, without a fraction's sum."""
+    if any(r.numerator <= -r.denominator for r in returns):
         return ratio(Decimal(0))
     with localcontext(_CONTEXT):
-        grown = [1 + r for r in returns]
         total = sum(
-            ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
+            ((Decimal(r.denominator + r.numerator) / Decimal(r.denominator)).ln() for r in returns),
+            Decimal(0),
         )
         return ratio((total / len(returns)).exp() - 1)
 
@@ -176,13 +218,14 @@ def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
             "profitFactor": None,
             "expectancy": None,
         }
-    gains = sum((r for r in returns if r > 0), Fraction(0))
-    losses = -sum((r for r in returns if r < 0), Fraction(0))
+    # a fraction's sign is its numerator's (its denominator is positive)
+    gains = _sum([r for r in returns if r.numerator > 0])
+    losses = -_sum([r for r in returns if r.numerator < 0])
     return {
         "trades": len(returns),
-        "winRate": _ratio(Fraction(sum(1 for t in trips if t.pnl > 0), len(trips))),
-        "bestTrade": _ratio(max(returns)),
-        "worstTrade": _ratio(min(returns)),
+        "winRate": _ratio(Fraction(sum(1 for t in trips if t.pnl.numerator > 0), len(trips))),
+        "bestTrade": _ratio(_extreme(returns, 1)),
+        "worstTrade": _ratio(_extreme(returns, -1)),
         "avgTrade": _geometric_mean(returns),
         "profitFactor": _ratio(gains / losses) if losses else None,
         "expectancy": _ratio((gains - losses) / len(returns)),  # the returns' sum, exactly

@@ -131,7 +131,7 @@ def builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
     build = _BUILDERS.get(cls)
     if build is None:
         build = _BUILDERS[cls] = _builder(cls)
-    return cast(Callable[[dict[str, Any]], M], build)
+    return cast("Callable[[dict[str, Any]], M]", build)  # a string: not subscripted per call
 
 
 def construct(cls: type[M], members: dict[str, Any]) -> M:

@@ -64,7 +64,9 @@ class MemoryStore(MemoryFeeds):
         super().__init__(self._lock)
         self._sessions: dict[str, _Session] = {}  # in opening order
         self._artifacts: dict[str, bytes] = {}
-        self._owners: dict[str, set[str]] = {}  # root -> the sessions that made it
+        # root -> the sessions that made it: a tuple (almost always of one), which the
+        # cycle collector stops tracking, where a set per pentad stays tracked for good
+        self._owners: dict[str, tuple[str, ...]] = {}
         self._pentads: dict[str, tuple[str, int]] = {}  # journal pentad root -> (session, seq)
         self._graded: dict[str, str] = {}  # grade root -> session
         self._horizons: dict[tuple[str, str], Horizon] = {}  # (principal, scenario) -> it
@@ -239,14 +241,19 @@ class MemoryStore(MemoryFeeds):
             self._artifacts.update(pentads)
             self._artifacts.update(artifacts)
             for root in owned:
-                self._owners.setdefault(root, set()).add(session_id)
+                self._own(root, session_id)
             found.row = replace(found.row, status="closed", record_root=record_root)
+
+    def _own(self, root: str, session_id: str) -> None:
+        owners = self._owners.get(root, ())
+        if session_id not in owners:
+            self._owners[root] = (*owners, session_id)
 
     def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
         with self._lock:
             found = self._sessions[session_id]
             self._artifacts[grade_root] = body
-            self._owners.setdefault(grade_root, set()).add(session_id)
+            self._own(grade_root, session_id)
             found.row = replace(found.row, grade_root=grade_root)
             self._graded[grade_root] = session_id
 
@@ -349,9 +356,10 @@ class MemoryStore(MemoryFeeds):
                 return False
             for _, _, root, _ in found.journal[1:]:
                 self._pentads.pop(root, None)
-                owners = self._owners.get(root, set())
-                owners.discard(session_id)
-                if not owners:
+                owners = tuple(sid for sid in self._owners.get(root, ()) if sid != session_id)
+                if owners:
+                    self._owners[root] = owners
+                else:
                     self._owners.pop(root, None)
                     self._artifacts.pop(root, None)
             found.journal.clear()

@@ -201,7 +201,8 @@ class SqlStore(SqlFeeds):
                 found = conn.execute(sql.horizon, horizon).fetchone()
         except self.duplicate:
             raise JournalConflict(f"session {session_id} already has seq {seq}") from None
-        return None if found is None else Horizon(int(found[0]), str(found[1]), int(found[2]))
+        # (bar, what, sessions): an integer, a text and an integer in every dialect
+        return None if found is None else Horizon(*found)
 
     def _append_with_status(
         self, row: tuple[str, int, str, str, str], prev: str | None, status: str | None
@@ -290,7 +291,7 @@ class SqlStore(SqlFeeds):
     def horizon(self, principal: str, scenario_id: str) -> Horizon | None:
         with self._connection() as conn:
             row = conn.execute(self.sql.horizon, (principal, scenario_id)).fetchone()
-        return None if row is None else Horizon(int(row[0]), str(row[1]), int(row[2]))
+        return None if row is None else Horizon(*row)  # as append reads it
 
     def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """Raise the horizon to ``bar`` (shown by ``what``); a lower bar changes nothing."""

@@ -4,7 +4,13 @@ its schema version, and its background checkpoints.
 One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
 the database, with an fsync) run on a background thread with its own connection every
 :data:`CHECKPOINT_EVERY` steps or so, so that a step never pays for one; SQLite's own
-auto-checkpoint stays on, far higher, as a backstop.
+auto-checkpoint stays on, far higher, as a backstop. A checkpoint beside steps that
+never pause never catches up with them (it copies the frames written before it began),
+so the WAL would never start over and would grow to the backstop (≈ 200 MB), every
+commit writing past the end of an ever larger file: every :data:`RESTART_EVERY`-th
+checkpoint therefore copies the frames written meanwhile with the store's lock held (a
+step of this process waits those few milliseconds), and the next commit writes the WAL
+over from its start.
 
 ``KESTREL_SQLITE_SYNCHRONOUS`` chooses SQLite's ``synchronous``: ``NORMAL`` (the
 default; in WAL mode a commit is in the WAL file, in the operating system's page cache,
@@ -30,6 +36,7 @@ from ..sql import RUNTIME_TABLES
 
 __all__ = [
     "CHECKPOINT_EVERY",
+    "RESTART_EVERY",
     "SCHEMA_VERSION",
     "SYNCHRONOUS_ENV",
     "Checkpointer",
@@ -43,6 +50,10 @@ SCHEMA_VERSION = "7"
 CHECKPOINT_EVERY = 1000
 """Holds of the store's connection between background checkpoints (a step is one: its
 commit and its horizon read)."""
+RESTART_EVERY = 4
+"""Background checkpoints from one that lets the WAL start over to the next: the WAL
+holds the frames of about ``RESTART_EVERY * CHECKPOINT_EVERY`` steps at most (≈ 40 MB),
+and a step waits for such a checkpoint's end once in as many steps."""
 SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
 _BACKSTOP_PAGES = 50_000
 
@@ -68,10 +79,14 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
 
 
 class Checkpointer:
-    """A daemon thread that runs passive WAL checkpoints when asked."""
+    """A daemon thread that runs passive WAL checkpoints when asked, beside the steps;
+    every :data:`RESTART_EVERY`-th then runs one more with ``lock`` (the store's: no step
+    of this process commits) held, which leaves the WAL wholly checkpointed, so that the
+    next commit starts it over."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lock: threading.RLock) -> None:
         self._path = path
+        self._lock = lock
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -92,6 +107,7 @@ class Checkpointer:
 
     def _run(self) -> None:
         conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
+        runs = 0
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             while True:
@@ -100,7 +116,11 @@ class Checkpointer:
                 if self._stopping:
                     return
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # the bulk
+                    runs += 1
+                    if runs % RESTART_EVERY == 0:
+                        with self._lock:  # what the steps wrote meanwhile: none writes now
+                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.Error as exc:  # the backstop still checkpoints
                     log.warning("background checkpoint of %s failed: %s", self._path, exc)
         finally:

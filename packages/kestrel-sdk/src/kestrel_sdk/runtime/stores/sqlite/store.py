@@ -80,7 +80,7 @@ class SqliteStore(SqlStore):
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.RLock()
         self._uses = 0  # holds of the connection since the last checkpoint was asked for
-        self._checkpointer = Checkpointer(self.path)
+        self._checkpointer = Checkpointer(self.path, self._lock)
         self._held = _Held(self)  # the connection, lock held: every statement's way in
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
         # transaction; statements prepared once (the statement cache holds them all)
