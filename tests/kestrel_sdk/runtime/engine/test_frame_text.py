@@ -304,3 +304,19 @@ def test_every_frame_text_is_canonical_and_the_frame_of_the_engines_state(
     assert fills > 10
     closed = engine.close()
     assert canonical_json(closed).decode() == engine.frame_text()
+
+
+def test_values_a_caller_changes_stay_its_own() -> None:
+    """A training loop may write into the values it read (their dicts are plain): the
+    next frame of the same bar still gives its own marks and positions, those its text
+    shows, and so does every later bar."""
+    engine = SessionEngine(_scenario(), "ks_text")
+    engine.submit("buy 2 ACME\nadvance 1\n")
+    read = engine.submit("advance 1\n").values()
+    assert list(read.positions) == ["ACME"]
+    read.marks["ACME"] = "0.00"
+    read.marks["BTC"] = "1.00"
+    read.positions["ACME"] = 99
+    for source in ("buy 1 BTC\n", "advance 1\n"):  # the same bar, then the next
+        step = engine.submit(source)
+        assert step.values() == FrameValues.of(SessionFrame.model_validate_json(step.text))

@@ -32,7 +32,7 @@ from ..frame_values import FrameValues
 from .account import Account
 from .bus import Event
 from .frame_account import AccountParts
-from .frame_models import FrameModels
+from .frame_models import Bars, FrameModels
 from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
@@ -94,7 +94,9 @@ class FrameBuilder:
         when the frame after it is built; a frame's object is made from the engine's
         state only while this is what it was when the frame was built."""
         self._seen: tuple[Any, ...] = ()
-        self._model_bar: tuple[int, dict[str, tuple[str, str, str, str, int | str]]] = (-1, {})
+        self._model_bar: tuple[int, Bars, dict[str, str]] = (-1, {}, {})
+        """The bar whose texts :meth:`_marks_at` wrote last: its OHLCV texts per symbol
+        (for an object asked) and its marks (for values asked)."""
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._volume_scale = loaded.tape.volume_scale
         self._marks_bar = self._marks_last = -1
@@ -106,8 +108,9 @@ class FrameBuilder:
         self._quantity: Callable[[int], int | str] = terms.quantity if terms.qty_scale else int
         self._quantity_json: Callable[[int], str] = terms.quantity_json if terms.qty_scale else str
         self._account = AccountParts(terms)
-        # each symbol's last position: qty, basis, mark, its text, unrealized and average
-        self._positions: dict[str, tuple[int, Fraction | int, int, str, str, str]] = {}
+        # each symbol's last position: qty, basis, mark, its text, unrealized and average,
+        # and its text before the unrealized amount
+        self._positions: dict[str, tuple[int, Fraction | int, int, str, str, str, str]] = {}
         self._orders = OrderParts(terms)
 
     def on_event(self, event: Event) -> None:
@@ -135,29 +138,48 @@ class FrameBuilder:
     def _marks_at(self, bar: int, last: int) -> None:
         """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
         is ``last``, as the frame's parts before and after its events (written once per
-        bar)."""
-        ohlc = self._prices.ohlc
+        bar), and the same texts kept for an object or values asked."""
+        get = self._prices.cached
+        text = self._prices.text
         cols = self._cols
-        volume_scale = self._volume_scale
-        shown = self._volume
+        shown = self._volume if self._volume_scale else None
         bars = marks = ""
-        values: dict[str, tuple[str, str, str, str, int | str]] = {}
+        values: Bars = {}
+        closes: dict[str, str] = {}
         for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = ohlc(o[bar], h[bar], lo[bar], c[bar])
+            op, hi, low, close = get(o[bar]), get(h[bar]), get(lo[bar]), get(c[bar])
+            if op is None:
+                op = text(o[bar])
+            if hi is None:
+                hi = text(h[bar])
+            if low is None:
+                low = text(lo[bar])
+            if close is None:
+                close = text(c[bar])
             # an int, or the decimal text of a fractional tape (one JSON type per tape)
-            volume = shown(v[bar]) if volume_scale else v[bar]
+            volume: int | str
+            volume_json: int | str
+            if shown is None:
+                volume = volume_json = v[bar]
+            else:
+                volume = shown(v[bar])
+                volume_json = f'"{volume}"'
             values[s] = (op, hi, low, close, volume)
-            volume_json = f'"{volume}"' if volume_scale else volume
-            if bars:
-                bars += ","
-                marks += ","
+            closes[s] = close
             # canonical key order: close, high, low, open, volume
-            bars += (
-                f'{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
-                f',"volume":{volume_json}}}'
-            )
-            marks += f'{mark_head}{close}"'
+            if bars:
+                bars = (
+                    f'{bars},{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
+                    f',"volume":{volume_json}}}'
+                )
+                marks = f'{marks},{mark_head}{close}"'
+            else:
+                bars = (
+                    f'{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
+                    f',"volume":{volume_json}}}'
+                )
+                marks = f'{mark_head}{close}"'
         time = self._times[bar]
         self._time = time
         # a sealed session's clock has no "remaining" (it tells the tape's length)
@@ -169,26 +191,29 @@ class FrameBuilder:
         self._after_events = f'],"kind":"kestrel.frame","marks":{{{marks}}}'
         self._marks_bar = bar
         self._marks_last = last
-        self._model_bar = (bar, values)  # the same texts, for an object or values asked
+        self._model_bar = (bar, values, closes)  # one tuple, read and replaced whole
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
     ) -> tuple[str, str, str]:
         """The position's text, its unrealized amount's and its average price's (the
-        average kept while the quantity and basis are, the rest while the mark is too)."""
+        text up to the unrealized amount kept while the quantity and basis are, the rest
+        while the mark is too)."""
         cached = self._positions.get(symbol)
         if cached is not None and cached[0] == qty and cached[1] == basis:
             if cached[2] == mark:
                 return cached[3], cached[4], cached[5]
             avg = cached[5]
+            head = cached[6]
         else:
             avg = self._terms.average(basis, qty)
+            head = (
+                f'{{"avgPrice":"{avg}","qty":{self._quantity_json(qty)}'
+                f',"symbol":{self._symbol_json[symbol]},"unrealized":"'
+            )
         shown = money_text(unrealized, self._money_scale)
-        text = (
-            f'{{"avgPrice":"{avg}","qty":{self._quantity_json(qty)}'
-            f',"symbol":{self._symbol_json[symbol]},"unrealized":"{shown}"}}'
-        )
-        self._positions[symbol] = (qty, basis, mark, text, shown, avg)
+        text = f'{head}{shown}"}}'
+        self._positions[symbol] = (qty, basis, mark, text, shown, avg, head)
         return text, shown, avg
 
     def retape(self, loaded: LoadedScenario, cols: dict[str, Columns]) -> None:
@@ -302,8 +327,17 @@ class FrameBuilder:
 
     def values(self, version: int) -> FrameValues | None:
         """The plain values of the frame built at :attr:`changes` ``version`` (as
-        :meth:`model`, ``None`` once the engine began to change since)."""
-        return self._unchanged(version, self._values)
+        :meth:`model`, ``None`` once the engine began to change since; read on every gym
+        step, so :meth:`_unchanged` written out)."""
+        if version != self.changes:
+            return None
+        try:
+            made = self._values()
+        except (KeyError, IndexError):  # the engine changed under it: the text is the frame
+            if version == self.changes:
+                raise
+            return None
+        return made if version == self.changes else None
 
     def _unchanged(self, version: int, make: Callable[[], T]) -> T | None:
         """What ``make`` reads of the engine's state, kept only if no change began since
@@ -320,6 +354,9 @@ class FrameBuilder:
 
     def _values(self) -> FrameValues:
         _, clock, _, time, status, _, account, _, events, _ = self._seen
+        bar, _, closes = self._model_bar  # one tuple, read whole (see :meth:`_bars_at`)
+        if bar != clock:
+            raise KeyError(clock)
         holdings = account.holdings
         positions: dict[str, int | str] = {}
         if holdings:
@@ -328,9 +365,6 @@ class FrameBuilder:
                 held = holdings.get(s)
                 if held is not None:
                     positions[s] = quantity(held.qty)
-        marks: dict[str, str] = {}
-        for s, bar in self._bars_at(clock).items():
-            marks[s] = bar[3]
         texts = self._account.texts
         return FrameValues(
             session=self._session_id,
@@ -340,15 +374,15 @@ class FrameBuilder:
             cash=texts[0],
             equity=texts[2],
             positions=positions,
-            marks=marks,
+            marks=closes.copy(),  # the caller's own: the next step of this bar keeps its own
             events=tuple(map(_TYPE, events)) if events else (),
         )
 
-    def _bars_at(self, clock: int) -> dict[str, tuple[str, str, str, str, int | str]]:
+    def _bars_at(self, clock: int) -> Bars:
         """The texts of bar ``clock``'s OHLCV per symbol, as :meth:`_marks_at` kept them
         when it wrote the bar (a ``KeyError`` when the kept bar is another: the engine
         changed meanwhile)."""
-        bar, bars = self._model_bar  # one tuple, read and replaced whole (see frame_models)
+        bar, bars, _ = self._model_bar  # one tuple, read and replaced whole (see frame_models)
         if bar != clock:
             raise KeyError(clock)
         return bars
@@ -361,6 +395,6 @@ class FrameBuilder:
             for symbol in self._symbols:  # each held one's texts, as the text was written
                 held = holdings.get(symbol)
                 if held is not None:
-                    qty, basis, mark, _, shown, avg = self._positions[symbol]
+                    qty, basis, mark, _, shown, avg, _ = self._positions[symbol]
                     positions.append((symbol, held.qty, (qty, basis, mark), avg, shown))
         return self._models.frame(seen, positions, self._account.texts, self._bars_at(seen[1]))

@@ -47,28 +47,17 @@ class PriceTexts:
     the format made once and recent texts remembered (a frame shows four prices per
     symbol and bar)."""
 
+    __slots__ = ("_format", "_places", "_seen", "_size", "_unit", "cached")
+
     def __init__(self, unit: int, places: int) -> None:
         self._unit = unit
         self._places = places
         self._size = 10**places
         self._format = f"{{}}.{{:0{places}d}}".format
         self._seen = _PRICES.setdefault((unit, places), {})
-
-    def ohlc(self, o: int, h: int, lo: int, c: int) -> tuple[str, str, str, str]:
-        """:meth:`text` of a bar's four prices (remembered ones looked up here: a frame
-        writes a bar's four on every new bar)."""
-        seen = self._seen
-        get = seen.get
-        op, hi, low, close = get(o), get(h), get(lo), get(c)
-        if op is None:
-            op = self.text(o)
-        if hi is None:
-            hi = self.text(h)
-        if low is None:
-            low = self.text(lo)
-        if close is None:
-            close = self.text(c)
-        return op, hi, low, close
+        self.cached: Final[Callable[[int], str | None]] = self._seen.get
+        """The remembered text of a tape price, or ``None`` (then :meth:`text` makes it):
+        a frame looks up a bar's four prices on every new bar."""
 
     def text(self, value: int) -> str:
         seen = self._seen
