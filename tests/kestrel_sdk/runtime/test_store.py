@@ -97,6 +97,27 @@ def test_pentad_root_is_the_root_of_pentad_bytes() -> None:
         assert canonical_json(json.loads(body)) == body
 
 
+def test_pentad_root_does_not_depend_on_what_the_process_remembers() -> None:
+    """The strings a pentad quotes are remembered once seen (a session id, a short
+    source): a root is the same the first time and after, for a source too long to be
+    remembered, for a session seen as a source before, and a lone surrogate is refused
+    with INVALID_SOURCE every time."""
+    prev = "sha256:" + "b" * 64
+    long_source = "advance 1\n" * 40
+    for session, source in (
+        ("ks_new", "buy 7 ACME"),
+        ("ks_new", long_source),
+        ("buy 7 ACME", "ks_new"),
+    ):
+        root = pentad_bytes(session, 5, prev, source)[0]
+        for _ in range(2):
+            assert pentad_root(session, 5, prev, source) == root
+    for _ in range(2):
+        with pytest.raises(KestrelError) as refused:
+            pentad_root("ks_new", 6, prev, "buy 1 \ud800")
+        assert refused.value.code == "INVALID_SOURCE"
+
+
 def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> None:
     """Steps one after another with no pause: the background checkpoints still let the
     WAL start over, so the file holds a fraction of what the steps wrote (a checkpoint

@@ -77,7 +77,7 @@ def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
         f'"prev":"{prev}","seq":{seq},"session":{session}}}'
     )
     try:
-        return "sha256:" + _sha256(text.encode("utf-8")).hexdigest()
+        return "sha256:" + _sha256(text.encode()).hexdigest()  # (UTF-8, the default)
     except UnicodeEncodeError:
         _utf8(text)  # raises the refusal
         raise

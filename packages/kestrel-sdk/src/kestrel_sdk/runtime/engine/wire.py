@@ -78,9 +78,12 @@ class PriceTexts:
         return found
 
 
+_sha256: Final = hashlib.sha256
+
+
 def text_root(text: str) -> str:
     """The root of a canonical JSON text (``sha256:`` and the hex digest of its UTF-8)."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + _sha256(text.encode()).hexdigest()  # (UTF-8, the default)
 
 
 M = TypeVar("M", bound=BaseModel)
