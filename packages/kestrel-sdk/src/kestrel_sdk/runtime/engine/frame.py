@@ -143,7 +143,7 @@ class FrameBuilder:
         text = self._prices.text
         cols = self._cols
         shown = self._volume if self._volume_scale else None
-        bars = marks = ""
+        bars = marks = comma = ""
         values: Bars = {}
         closes: dict[str, str] = {}
         for s, mark_head, bar_head in self._symbol_heads:
@@ -168,18 +168,12 @@ class FrameBuilder:
             values[s] = (op, hi, low, close, volume)
             closes[s] = close
             # canonical key order: close, high, low, open, volume
-            if bars:
-                bars = (
-                    f'{bars},{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
-                    f',"volume":{volume_json}}}'
-                )
-                marks = f'{marks},{mark_head}{close}"'
-            else:
-                bars = (
-                    f'{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
-                    f',"volume":{volume_json}}}'
-                )
-                marks = f'{mark_head}{close}"'
+            bars = (
+                f'{bars}{comma}{bar_head}{close}","high":"{hi}","low":"{low}","open":"{op}"'
+                f',"volume":{volume_json}}}'
+            )
+            marks = f'{marks}{comma}{mark_head}{close}"'
+            comma = ","
         time = self._times[bar]
         self._time = time
         # a sealed session's clock has no "remaining" (it tells the tape's length)
