@@ -19,7 +19,13 @@ from typing import Any
 
 import pytest
 from kestrel_protocol import ratio
-from kestrel_sdk.runtime.engine.trades import Leg, Trade, round_trips, trade_metrics
+from kestrel_sdk.runtime.engine.trades import (
+    Leg,
+    Trade,
+    round_trips,
+    trade_metrics,
+    trips_metrics,
+)
 
 
 def _legs(seed: int) -> list[tuple[str, int, int, int, int]]:
@@ -181,3 +187,22 @@ def test_round_trips_are_their_definition(seed: int) -> None:
     expected = _reference_round_trips(legs, marks)
     assert sum(1 for t in expected if t.fees.denominator > 1) > 100  # split fees
     assert [_members(t) for t in round_trips(legs, marks)] == [_members(t) for t in expected]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_grades_trade_metrics_are_those_of_its_trades(seed: int) -> None:
+    """A grade's trade metrics, measured from its legs without a trade object each
+    (a return one fraction of the trade's P&L and entry notional over their common
+    denominator, a win read from the P&L's sign), are the definitions' of the trades:
+    fees split by flips through zero, two symbols, one trade still open, legs in
+    integers or in fractions."""
+    walked = _walked_legs(seed)
+    marks = {"ACME": Fraction(123456789, 7), "BETA": Fraction(5555)}
+    assert trips_metrics(walked, marks) == _naive_metrics(_reference_round_trips(walked, marks))
+    legs = _legs(seed)
+    whole = [Leg(*leg) for leg in legs]
+    exact = [Leg(s, b, d, Fraction(p), Fraction(f)) for s, b, d, p, f in legs]
+    expected = trade_metrics(_reference_round_trips(whole, marks))
+    assert trips_metrics(whole, marks) == expected
+    assert trips_metrics(exact, marks) == expected
+    assert trips_metrics([], marks) == trade_metrics([])

@@ -101,15 +101,13 @@ class Grading:
             engine.close()
             head = engine.frame_root()
             blotter_root = engine.blotter_root()
-            record = SessionRecord.with_root(
-                session=sid,
-                scenario=ScenarioRef(id=live.loaded.id, root=live.loaded.scenario.root),
-                label=live.row.label,
-                status="closed",
-                pentads=[entry.pentad_root for entry in journal],
-                head=head,
-                blotter_root=blotter_root,
-                lookahead=self._lookahead(sid),
+            record = _record(
+                sid,
+                ScenarioRef(id=live.loaded.id, root=live.loaded.scenario.root),
+                live.row.label,
+                [entry.pentad_root for entry in journal],
+                (head, blotter_root),
+                self._lookahead(sid),
             )
             record_bytes, blotter_bytes = canonical_json(record), engine.blotter_bytes()
             texts = _pentad_texts(sid, journal)
@@ -320,6 +318,34 @@ class Grading:
         if row is None:
             raise unknown_artifact(grade_root, "missing")
         return self.proof(row.principal, row.id, budget, embed_tape=False)
+
+
+def _record(  # noqa: PLR0917 - a record's members, in its order
+    sid: str,
+    scenario: ScenarioRef,
+    label: str,
+    pentads: list[str],
+    roots: tuple[str, str],
+    lookahead: Lookahead,
+) -> SessionRecord:
+    """``SessionRecord.with_root`` of a closing session's members (``roots``: its head
+    frame's and its blotter's), each made here, so rooted from their canonical bytes
+    (:mod:`.engine.spliced`) without validating a pentad root each (a gym episode's
+    2,519: 2.0 -> 0.3 ms)."""
+    head, blotter_root = roots
+    members: dict[str, Any] = {
+        "session": sid,
+        "scenario": scenario,
+        "label": label,
+        "status": "closed",
+        "pentads": pentads,
+        "head": head,
+        "blotter_root": blotter_root,
+        "lookahead": lookahead,
+    }
+    return spliced_rooted(
+        SessionRecord, {name: (value, canonical_json(value)) for name, value in members.items()}
+    )
 
 
 def _built_pentads(record: SessionRecord, closed: Closed) -> list[Pentad]:

@@ -33,7 +33,7 @@ from .chain import chain_engine
 from .core import SessionEngine
 from .margin import margin_check
 from .risk import risk_metrics
-from .trades import Leg, round_trips, trade_metrics
+from .trades import Leg, trips_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown", "measure_grade"]
 
@@ -241,7 +241,7 @@ def _measure(
         )
         for f in fills
     )
-    metrics.update(trade_metrics(round_trips(legs, marks)))
+    metrics.update(trips_metrics(legs, marks))
 
     positions: dict[str, int] = {}
     worst = 0
