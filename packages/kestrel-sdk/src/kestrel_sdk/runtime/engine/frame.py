@@ -321,17 +321,8 @@ class FrameBuilder:
 
     def values(self, version: int) -> FrameValues | None:
         """The plain values of the frame built at :attr:`changes` ``version`` (as
-        :meth:`model`, ``None`` once the engine began to change since; read on every gym
-        step, so :meth:`_unchanged` written out)."""
-        if version != self.changes:
-            return None
-        try:
-            made = self._values()
-        except (KeyError, IndexError):  # the engine changed under it: the text is the frame
-            if version == self.changes:
-                raise
-            return None
-        return made if version == self.changes else None
+        :meth:`model`, ``None`` once the engine began to change since)."""
+        return self._unchanged(version, self._values)
 
     def _unchanged(self, version: int, make: Callable[[], T]) -> T | None:
         """What ``make`` reads of the engine's state, kept only if no change began since

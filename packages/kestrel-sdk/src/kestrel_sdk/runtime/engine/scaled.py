@@ -81,10 +81,7 @@ def money_text(value: Fraction | int, scale: int) -> str:
 
 def ratio_text(num: int, den: int) -> str:
     """``num / den`` as a ratio: 8 places, half-even (``den`` > 0)."""
-    q, r = divmod(num * 100_000_000, den)
-    twice = 2 * r
-    if twice > den or (twice == den and q & 1):
-        q += 1
+    q = div_round_half_even(num * 100_000_000, den)
     if q < 0:
         return "-%d.%08d" % divmod(-q, 100_000_000)  # noqa: UP031 - the fastest format
     return "%d.%08d" % divmod(q, 100_000_000)  # noqa: UP031 - the fastest format
@@ -204,9 +201,5 @@ class Terms:
         num, den = total.numerator, total.denominator * qty
         if den < 0:
             num, den = -num, -den
-        den *= 10 ** (self.scale - self.price_scale)
-        shown, rest = divmod(num, den)  # rounded half-even (div_round_half_even)
-        twice = 2 * rest
-        if twice > den or (twice == den and shown & 1):
-            shown += 1
+        shown = div_round_half_even(num, den * 10 ** (self.scale - self.price_scale))
         return scaled_text(shown, self.price_scale)
