@@ -137,7 +137,7 @@ def match_price(
     buy = order.buy
     kind = order.type
     if kind == "market":
-        return slipped(buy, o, h, lo, slippage=slippage, tick=tick) if slippage else o
+        return slipped(buy, o, h, lo, slippage=slippage, tick=tick)
     if kind == "limit":
         return _limit(buy, order.limit_p, o, h, lo)
     stop = order.stop_p

@@ -316,14 +316,14 @@ class BarLoop:
                     f" {terms.money(call.requirement)}"
                 )
                 self._bus.publish(Event("margin-call", j, reason=reason))
-        return self._dd_on and self.drawdown_hit(self.peak, equity)
+        return self.drawdown_hit(self.peak, equity)
 
     def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
         terms = self._terms
         symbol = order.symbol
         num, den = self._participation
         cap = volume * num // den
-        qty = min(order.qty - order.filled, cap)
+        qty = min(order.remaining, cap)
         qty -= qty % terms.lots.get(symbol, 1)
         if qty <= 0:
             return
