@@ -115,7 +115,7 @@ class Wire(Generic[M]):
     __slots__ = ("_model", "_text", "cls")
 
     def __init__(self, cls: type[M], text: str | None = None) -> None:
-        self.cls: type[M] = cls
+        self.cls: Final = cls
         self._text = text
         self._model: M | None = None
 
