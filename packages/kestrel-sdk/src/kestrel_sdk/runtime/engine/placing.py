@@ -102,7 +102,7 @@ class Placer:
         if self._forward:  # its day's end may not be published: found bar by bar
             return NEVER
         days = self._days
-        first = min(eligible, self._last)
+        first = eligible if eligible < self._last else self._last
         day = days[first]
         if day != self._day:  # the day's last bar, found once per day traded (from its bar)
             self._day = day
@@ -177,6 +177,6 @@ class Placer:
             if one.trail is not None:
                 self._trail(child, one)
             children.append(child)
-        Links.bracket(entry, tuple(children))
+        self._links.bracket(entry, tuple(children))
         for child in children:
             self._bus.publish(Event("accepted", self._clock, child, child.qty, reason="bracket"))
