@@ -63,14 +63,12 @@ class Links:
         """The session's bus (the links publish on it)."""
         return self._bus
 
-    def join(self, order: LiveOrder) -> None:
-        """Put ``order`` in its ``oco`` group, if it names one."""
-        name = order.group
-        if name is not None:
-            self._linking()
-            members = self._groups.setdefault(name, [])
-            members.append(order)
-            order.siblings = members
+    def join(self, order: LiveOrder, group: str) -> None:
+        """Put ``order`` in its ``oco`` group ``group``."""
+        self._linking()
+        members = self._groups.setdefault(group, [])
+        members.append(order)
+        order.siblings = members
 
     def bracket(self, entry: LiveOrder, children: tuple[LiveOrder, ...]) -> None:
         """Hold ``children`` (stop-loss first, then take-profit) on ``entry``."""

@@ -84,7 +84,8 @@ class Placer:
             order.day_of = clock + 1
         if st.trail is not None:
             self._trail(order, st)
-        self._links.join(order)
+        if order.group is not None:
+            self._links.join(order, order.group)
         self._bus.publish(Event("accepted", clock, order, order.qty))
         if st.placed > 1:
             self._bracket(order, st)
