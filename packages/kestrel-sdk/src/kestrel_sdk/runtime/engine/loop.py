@@ -291,13 +291,14 @@ class BarLoop:
             if price is not None:
                 self._execute(order, j, price, volume[j])
         # the orders whose time in force ends at j (as above, expiring one closes no
-        # other listed here)
-        for order in [o for o in self._open if o.expires == j]:
-            order.status = "expired"
-            order.closed_bar = j
-            order.reason = order.tif
-            self._open.remove(order)
-            self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        # other listed here); none when the bar filled every order (no list made)
+        if self._open:
+            for order in [o for o in self._open if o.expires == j]:
+                order.status = "expired"
+                order.closed_bar = j
+                order.reason = order.tif
+                self._open.remove(order)
+                self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
         account = self._account
         equity = self.equity(j)
         if equity > self.peak:  # noqa: PLR1730 - not max() (as in _idle): a call less
