@@ -331,7 +331,8 @@ class BarLoop:
         symbol = order.symbol
         num, den = self._participation
         cap = volume * num // den
-        qty = min(order.qty - order.filled, cap)
+        qty = order.qty - order.filled
+        qty = qty if qty < cap else cap  # (not min(): a call less a fill)
         qty -= qty % terms.lots.get(symbol, 1)
         if qty <= 0:
             return
