@@ -97,6 +97,32 @@ def test_stop_loss_wins_when_one_bar_reaches_both() -> None:
     assert orders(engine)["o3"] == ("cancelled", "oco")
 
 
+def test_a_bracket_after_plain_trades_acts_and_each_event_shows_before_what_it_causes() -> None:
+    # the links act from the session's first linked order on, whatever was traded before;
+    # the frame and the blotter see a fill before the activations and the cancel it causes
+    engine = session([FLAT, ("101", "102", "94", "96"), ("96", "120", "96", "119")])
+    engine.submit("buy 1 ACME\nadvance")
+    frame = engine.submit("sell 1 ACME\nbuy 10 ACME take 110 loss 95\nadvance").frame
+    assert [(e.type, e.order) for e in frame.events] == [
+        ("accepted", "o2"),
+        ("accepted", "o3"),
+        ("accepted", "o4"),
+        ("accepted", "o5"),
+        ("fill", "o2"),
+        ("fill", "o3"),
+        ("activated", "o4"),
+        ("activated", "o5"),
+        ("fill", "o4"),
+        ("cancelled", "o5"),
+    ]
+    assert fills(engine)[1:] == [
+        ("o2", 2, "101.00", 1),
+        ("o3", 2, "101.00", 10),
+        ("o4", 2, "95.00", 10),
+    ]
+    assert orders(engine)["o5"] == ("cancelled", "oco")
+
+
 def test_bracket_ids_count_in_the_session_checks() -> None:
     engine = session([])
     engine.submit("buy 10 ACME take 110 loss 95\ncancel o3")

@@ -77,8 +77,12 @@ class Account:
             return
         # closing shares at ``price`` realizes (price − avg) × closed × sign(qty), with
         # avg = basis / qty: that is (price × qty − basis) × closed / |qty|
-        closed = min(abs(delta), abs(qty))
-        self.realized = _exact(self.realized + _quotient((price * qty - basis) * closed, abs(qty)))
+        size = qty if qty > 0 else -qty  # (|qty| and the shares closed without calls)
+        traded = delta if delta > 0 else -delta
+        closed = traded if traded < size else size
+        realized = self.realized + _quotient((price * qty - basis) * closed, size)
+        # (only a fraction may be whole: an int plus an int is one already)
+        self.realized = realized if isinstance(realized, int) else _exact(realized)
         if after == 0:
             del self.holdings[symbol]
         elif (after > 0) == (qty > 0):

@@ -39,32 +39,40 @@ def close_order(
 
 
 class Links:
-    """Bus subscriber acting on fills and closings of linked orders (subscribed after
-    the frame and the blotter, so each sees an event before what it causes)."""
+    """Bus subscriber acting on fills and closings of linked orders. It subscribes when
+    the session's first linked order is placed: no event before concerns it, and the
+    frame and the blotter, subscribed when the engine was made, still see each event
+    before what it causes."""
 
-    __slots__ = ("_bus", "_groups", "_open")
+    __slots__ = ("_bus", "_groups", "_open", "_subscribed")
 
     def __init__(self, open_orders: list[LiveOrder], bus: EventBus) -> None:
         self._open = open_orders
         self._bus = bus
         self._groups: dict[str, list[LiveOrder]] = {}
+        self._subscribed = False
+
+    def _linking(self) -> None:
+        """An order is being linked: from now on events may concern the links."""
+        if not self._subscribed:
+            self._subscribed = True
+            self._bus.subscribe(self.on_event)
 
     @property
     def bus(self) -> EventBus:
         """The session's bus (the links publish on it)."""
         return self._bus
 
-    def join(self, order: LiveOrder) -> None:
-        """Put ``order`` in its ``oco`` group, if it names one."""
-        name = order.group
-        if name is not None:
-            members = self._groups.setdefault(name, [])
-            members.append(order)
-            order.siblings = members
+    def join(self, order: LiveOrder, group: str) -> None:
+        """Put ``order`` in its ``oco`` group ``group``."""
+        self._linking()
+        members = self._groups.setdefault(group, [])
+        members.append(order)
+        order.siblings = members
 
-    @staticmethod
-    def bracket(entry: LiveOrder, children: tuple[LiveOrder, ...]) -> None:
+    def bracket(self, entry: LiveOrder, children: tuple[LiveOrder, ...]) -> None:
         """Hold ``children`` (stop-loss first, then take-profit) on ``entry``."""
+        self._linking()
         siblings = list(children)
         for child in children:
             child.status = "held"

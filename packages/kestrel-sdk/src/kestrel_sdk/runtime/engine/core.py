@@ -96,9 +96,8 @@ class SessionEngine:
         self._blotter = BlotterRecorder(session_id, terms, self._times)
         self._bus.subscribe(self._frames.on_event)
         self._bus.subscribe(self._blotter.on_event)
-        links = Links(self._open, self._bus)
+        links = Links(self._open, self._bus)  # (it subscribes when an order is linked)
         self._cancels = Cancels(self._orders, self._open, self._aliases, self._bus)
-        self._bus.subscribe(links.on_event)
         self._placer = Placer(
             terms,
             self._cols,
@@ -271,7 +270,8 @@ class SessionEngine:
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""
-        self._refuse_unless_open()  # (once: nothing between the check and the apply)
+        if self._status != "open":  # (once: nothing between the check and the apply)
+            self._refuse_unless_open()
         self._apply(self._programs.check(source, self.context))
         return self._last_step
 
@@ -320,7 +320,8 @@ class SessionEngine:
         if st.to is not None:
             target = max(self._clock, bisect_right(self._times, st.to) - 1)
         else:
-            target = min(self._clock + (st.count or 1), self._last)
+            target = self._clock + (st.count or 1)
+            target = target if target < self._last else self._last  # (not min(): a call less)
         if self._forward and self._clock >= self._last:
             asks = st.to is None or st.to > self._times[self._clock]
             if asks:  # past the last bar of a frozen tape (the runtime refuses it before)

@@ -115,9 +115,9 @@ def _limit(buy: bool, limit: int, o: int, h: int, lo: int) -> int | None:
     return limit if h >= limit else None
 
 
-def slipped(buy: bool, price: int, h: int, lo: int, *, slippage: Fraction, tick: int) -> int:
+def slipped(buy: bool, price: int, h: int, lo: int, *, slippage: Fraction | None, tick: int) -> int:
     """``price`` moved ``slippage`` against the order, rounded to the tick against the
-    order, and capped at the bar's High (buy) or Low (sell)."""
+    order, and capped at the bar's High (buy) or Low (sell); ``None``: no slippage."""
     if not slippage:
         return price
     num, den = slippage.numerator, slippage.denominator
@@ -130,7 +130,7 @@ def slipped(buy: bool, price: int, h: int, lo: int, *, slippage: Fraction, tick:
 
 
 def match_price(
-    order: LiveOrder, o: int, h: int, lo: int, *, slippage: Fraction, tick: int
+    order: LiveOrder, o: int, h: int, lo: int, *, slippage: Fraction | None, tick: int
 ) -> int | None:
     """The price ``order`` fills at on a bar with open/high/low ``o``/``h``/``lo``, or
     ``None``. A stop-limit's trigger is remembered on the order (``triggered``)."""

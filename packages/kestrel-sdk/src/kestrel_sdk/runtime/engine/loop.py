@@ -97,6 +97,10 @@ class BarLoop:
             participation.numerator * 10**terms.qty_scale,
             participation.denominator * 10**loaded.tape.volume_scale,
         )
+        self._slippage = terms.slippage or None
+        """``None`` when the scenario does not slip (no ``Fraction`` test per fill)."""
+        self._forward = loaded.forward
+        """A forward tape's day orders expire bar by bar (``LiveOrder.day_of``)."""
         self._fill_count = 0
         self.trace = EquityTrace(terms.cash)
 
@@ -173,36 +177,35 @@ class BarLoop:
 
     def _next_act(self, order: LiveOrder, start: int, target: int) -> int:
         """The first bar in ``start..target`` at which ``order`` must be processed (a
-        possible fill or its expiry), else ``target + 1``."""
+        possible fill or its expiry), else ``target + 1``. Its trigger search is kept on
+        the order (``hit``, ``scanned``): a resting order's bars are searched once."""
         if order.status == "held":  # a bracket child waits for its entry's fill
             return target + 1
-        if order.day_of >= 0:  # a forward tape's day order: its day's end, bar by bar
-            days = self._days
-            ends = bisect_right(days, days[order.day_of], order.day_of)
-            acts = self._next_fill(order, start, target)
-            return ends if start <= ends < acts else acts
-        return self._next_fill(order, start, target)
-
-    def _next_fill(self, order: LiveOrder, start: int, target: int) -> int:
-        """:meth:`_next_act` but for a forward day order's day end."""
-        hit = order.hit
-        if hit >= start:
-            return hit
-        start = max(start, order.active_from)
-        expires = order.expires
-        end = target if target < expires else expires
-        scan_from = order.scanned + 1
-        scan_from = max(scan_from, start)
-        cols = self._cols[order.symbol]
-        if order.trail is not None:
-            found = trail_search(order, (cols[1], cols[2], cols[3]), scan_from, end)
-        else:
-            found = trigger_search(order, cols[1], cols[2], scan_from, end)
-        if found >= 0:
-            order.hit = found
-            return found
-        order.scanned = max(order.scanned, end)
-        return expires if expires <= target else target + 1
+        acts = order.hit
+        if acts < start:
+            active = order.active_from
+            first = start if start >= active else active
+            expires = order.expires
+            end = target if target < expires else expires
+            scan_from = order.scanned + 1
+            scan_from = scan_from if scan_from > first else first  # (not max(): a call less)
+            cols = self._cols[order.symbol]
+            if order.trail is not None:
+                found = trail_search(order, (cols[1], cols[2], cols[3]), scan_from, end)
+            else:
+                found = trigger_search(order, cols[1], cols[2], scan_from, end)
+            if found >= 0:
+                order.hit = acts = found
+            else:
+                scanned = order.scanned
+                order.scanned = end if end > scanned else scanned
+                acts = expires if expires <= target else target + 1
+        if order.day_of < 0:
+            return acts
+        # a forward tape's day order: its day's end, bar by bar
+        days = self._days
+        ends = bisect_right(days, days[order.day_of], order.day_of)
+        return ends if start <= ends < acts else acts
 
     def _idle(self, first: int, last: int) -> int:
         """Bars ``first..last`` where no order acts: only equity moves. Returns the bar
@@ -261,7 +264,7 @@ class BarLoop:
         """Match every open order at bar ``j`` in id order, expire, then mark to the close.
         True when drawdown reached ``max_drawdown``."""
         terms = self._terms
-        slippage = terms.slippage
+        slippage = self._slippage
         ticks = terms.ticks
         cols = self._cols
         margin = self.margin
@@ -270,16 +273,8 @@ class BarLoop:
             if margin.pending and self._liquidate is not None:
                 margin.pending = False
                 self._liquidate(j)
-        days = self._days
-        today = days[j]
-        # a forward tape's day orders whose day ended at j - 1 (expiring one closes no
-        # other order that could be listed here: a bracket's children are gtc)
-        for order in [o for o in self._open if o.day_of >= 0 and today > days[o.day_of]]:
-            order.status = "expired"
-            order.closed_bar = j - 1
-            order.reason = order.tif
-            self._open.remove(order)
-            self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
+        if self._forward:
+            self._day_ended(j)
         for order in list(self._open):
             # a held bracket child, one its entry's fill activated from the next bar, or
             # one an earlier fill of this bar cancelled (its group) is not matched here
@@ -296,13 +291,14 @@ class BarLoop:
             if price is not None:
                 self._execute(order, j, price, volume[j])
         # the orders whose time in force ends at j (as above, expiring one closes no
-        # other listed here)
-        for order in [o for o in self._open if o.expires == j]:
-            order.status = "expired"
-            order.closed_bar = j
-            order.reason = order.tif
-            self._open.remove(order)
-            self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
+        # other listed here); none when the bar filled every order (no list made)
+        if self._open:
+            for order in [o for o in self._open if o.expires == j]:
+                order.status = "expired"
+                order.closed_bar = j
+                order.reason = order.tif
+                self._open.remove(order)
+                self._bus.publish(Event("expired", j, order, order.remaining, reason=order.tif))
         account = self._account
         equity = self.equity(j)
         if equity > self.peak:  # noqa: PLR1730 - not max() (as in _idle): a call less
@@ -318,6 +314,18 @@ class BarLoop:
                 self._bus.publish(Event("margin-call", j, reason=reason))
         return self.drawdown_hit(self.peak, equity)
 
+    def _day_ended(self, j: int) -> None:
+        """Expire a forward tape's day orders whose day ended at ``j - 1`` (expiring one
+        closes no other order that could be listed here: a bracket's children are gtc)."""
+        days = self._days
+        today = days[j]
+        for order in [o for o in self._open if o.day_of >= 0 and today > days[o.day_of]]:
+            order.status = "expired"
+            order.closed_bar = j - 1
+            order.reason = order.tif
+            self._open.remove(order)
+            self._bus.publish(Event("expired", j - 1, order, order.remaining, reason="day"))
+
     def _execute(self, order: LiveOrder, j: int, price: int, volume: int) -> None:
         terms = self._terms
         symbol = order.symbol
@@ -328,7 +336,8 @@ class BarLoop:
         if qty <= 0:
             return
         account = self._account
-        position = account.position(symbol)
+        held = account.holdings.get(symbol)
+        position = 0 if held is None else held.qty
         delta = qty if order.buy else -qty
         after = position + delta
         notional = qty * price

@@ -34,7 +34,7 @@ def lot_places(lots: Iterable[int | str]) -> int:
 def quantity_units(value: Decimal | int | str, places: int) -> int:
     """``value`` (shares, a decimal) in units of ``10**-places``; ``ValueError`` when it
     is finer than that (the lot check refuses such a quantity before it gets here)."""
-    scaled = Decimal(value)
+    scaled = value if isinstance(value, Decimal) else Decimal(value)
     if places:  # (a whole lot's quantity is its shares: no scaling)
         scaled = scaled.scaleb(places)
     whole, den = scaled.as_integer_ratio()

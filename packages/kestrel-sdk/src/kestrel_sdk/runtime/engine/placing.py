@@ -84,7 +84,8 @@ class Placer:
             order.day_of = clock + 1
         if st.trail is not None:
             self._trail(order, st)
-        self._links.join(order)
+        if order.group is not None:
+            self._links.join(order, order.group)
         self._bus.publish(Event("accepted", clock, order, order.qty))
         if st.placed > 1:
             self._bracket(order, st)
@@ -102,7 +103,7 @@ class Placer:
         if self._forward:  # its day's end may not be published: found bar by bar
             return NEVER
         days = self._days
-        first = min(eligible, self._last)
+        first = eligible if eligible < self._last else self._last
         day = days[first]
         if day != self._day:  # the day's last bar, found once per day traded (from its bar)
             self._day = day
@@ -177,6 +178,6 @@ class Placer:
             if one.trail is not None:
                 self._trail(child, one)
             children.append(child)
-        Links.bracket(entry, tuple(children))
+        self._links.bracket(entry, tuple(children))
         for child in children:
             self._bus.publish(Event("accepted", self._clock, child, child.qty, reason="bracket"))

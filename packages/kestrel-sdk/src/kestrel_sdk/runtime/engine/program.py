@@ -37,20 +37,8 @@ class Program:
     statements: Final[tuple[Statement, ...]]
     places: Final[bool] = False
     placed: Final[int] = 0
-
-    @classmethod
-    def of(cls, source: str, statements: tuple[Statement, ...]) -> Program:
-        places = False
-        placed = len(statements)  # one each, an order's bracket children added
-        for st in statements:
-            if isinstance(st, Order):
-                places = True
-                placed += st.placed - 1
-        return cls(source, statements, places, placed)
-
-
-def _session_free(st: Statement) -> bool:
-    """Whether a statement's diagnostics can never depend on the session's state.
+    session_free: Final[bool] = False
+    """Whether its diagnostics can never depend on the session's state.
 
     An order without an alias, ``cancel all``, ``advance N`` and ``stand down`` are
     checked against the scenario alone (K201-K203), which a session never changes; an
@@ -58,13 +46,23 @@ def _session_free(st: Statement) -> bool:
     what the session holds now. A source made only of the former that passed once
     passes on every later check of the same session, so its program is remembered.
     """
-    if isinstance(st, Advance):
-        return st.to is None
-    if isinstance(st, Order):
-        return st.alias is None
-    if isinstance(st, Cancel):
-        return st.ref is None
-    return True
+
+    @classmethod
+    def of(cls, source: str, statements: tuple[Statement, ...]) -> Program:
+        """``source``'s program of ``statements`` (one pass over them)."""
+        places = False
+        placed = len(statements)  # one each, an order's bracket children added
+        free = True
+        for st in statements:
+            if isinstance(st, Order):
+                places = True
+                placed += st.placed - 1
+                free = free and st.alias is None
+            elif isinstance(st, Advance):
+                free = free and st.to is None
+            elif isinstance(st, Cancel):
+                free = free and st.ref is None
+        return cls(source, statements, places, placed, free)
 
 
 class Programs:
@@ -86,10 +84,9 @@ class Programs:
         if program is not None:
             return program
         located, syntax = parse_located(source)
-        statements = tuple(map(_STATEMENT, located))
+        program = Program.of(source, tuple(map(_STATEMENT, located)))
         diagnostics = self._rules.check(located)
-        free = all(map(_session_free, statements))
-        if not free:  # the session checks find nothing in the others: no need to ask
+        if not program.session_free:  # the session checks find nothing in the others
             diagnostics += check_session(located, context())
         if syntax or diagnostics:
             diagnostics = [*syntax, *diagnostics]
@@ -101,8 +98,7 @@ class Programs:
                 f" {first.column}: {first.code} {first.message}",
                 {"diagnostics": [d.to_json() for d in diagnostics]},
             )
-        program = Program.of(source, statements)
-        if free and len(source) <= _CHECKED_MAX_CHARS:
+        if program.session_free and len(source) <= _CHECKED_MAX_CHARS:
             if len(self._checked) >= _CHECKED_MAX:
                 self._checked.clear()
             self._checked[source] = program

@@ -118,9 +118,8 @@ def check_forms(
     """The forms' rules that need the whole line: a target is a market or limit order
     alone (no trail, bracket or group); a trailing stop has no bracket; a bracket's
     take-profit lies above its stop-loss for a buy (below for a sell), and both on the
-    right side of the entry's price ``entry`` (its limit, else its stop) (K109)."""
-    if not parts and not target:  # no form's part given: no rule applies
-        return
+    right side of the entry's price ``entry`` (its limit, else its stop) (K109). (An
+    order without a form's part, ``parts`` empty and no ``target``, breaks none.)"""
     take = parts.get("take")
     loss = parts.get("loss")
     if target:
