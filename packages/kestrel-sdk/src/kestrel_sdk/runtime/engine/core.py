@@ -270,8 +270,7 @@ class SessionEngine:
 
     def submit(self, source: str) -> Step:
         """``apply(check(source))``."""
-        if self._status != "open":  # (once: nothing between the check and the apply)
-            self._refuse_unless_open()
+        self._refuse_unless_open()  # (once: nothing between the check and the apply)
         self._apply(self._programs.check(source, self.context))
         return self._last_step
 

@@ -69,11 +69,7 @@ class EquityTrace:
                 else:
                     lasts[-1] = last
                     return
-        self._first.append(first)  # (as _append: a call less on every bar that trades)
-        self._last.append(last)
-        self._cash.append(cash)
-        self._marks.append(_marks(holdings))
-        self._held.append(1 if holdings else 0)
+        self._append(first, last, cash, _marks(holdings), 1 if holdings else 0)
 
     def _append(self, first: int, last: int, cash: int, marks: Marks, held: int) -> None:
         self._first.append(first)
