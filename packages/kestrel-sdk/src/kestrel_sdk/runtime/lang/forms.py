@@ -118,8 +118,9 @@ def check_forms(
     """The forms' rules that need the whole line: a target is a market or limit order
     alone (no trail, bracket or group); a trailing stop has no bracket; a bracket's
     take-profit lies above its stop-loss for a buy (below for a sell), and both on the
-    right side of the entry's price ``entry`` (its limit, else its stop) (K109). (An
-    order without a form's part, ``parts`` empty and no ``target``, breaks none.)"""
+    right side of the entry's price ``entry`` (its limit, else its stop) (K109)."""
+    if not parts and not target:  # an order without a form's part breaks none
+        return
     take = parts.get("take")
     loss = parts.get("loss")
     if target:

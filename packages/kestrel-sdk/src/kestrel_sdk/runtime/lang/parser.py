@@ -232,8 +232,7 @@ def _order(line: int, toks: list[Token]) -> Located:
             raise _unexpected(tok, _NEXT[stage])
     side: Side = "buy" if head[0].lower() == "buy" else "sell"
     entry = limit if limit is not None else stop
-    if parts or target is not None:  # (no form's rule applies to an order without its parts)
-        check_forms(side, kind, entry, parts, cols, target=target is not None)
+    check_forms(side, kind, entry, parts, cols, target=target is not None)
     # the forms' parts given, by name (one absent stays None: no keyword passed for it,
     # which a dataclass's __init__ would spend ≈ 0.06 µs on each)
     forms: _Forms = {}
