@@ -311,7 +311,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             mapping = self._mapping
             value = mapping.check(action, self.action_space)
             quantity = mapping.order(value, before)
-            source = self._orders.get(quantity) or self._source(quantity)
+            source = self._source(quantity)
         else:
             assert self._frame is not None
             value = basket.check(action)

@@ -154,10 +154,9 @@ class BarHistory:
         held = (float(position * account.mark) if position else 0.0) / equity
         cash = account.cash / equity
         growth = float(account.equity / start_equity) - 1.0
-        # clip() written out: three calls are a third of this method's own work
-        observed[-3] = LIMIT if held > LIMIT else -LIMIT if held < -LIMIT else held
-        observed[-2] = LIMIT if cash > LIMIT else -LIMIT if cash < -LIMIT else cash
-        observed[-1] = LIMIT if growth > LIMIT else -LIMIT if growth < -LIMIT else growth
+        observed[-3] = clip(held)
+        observed[-2] = clip(cash)
+        observed[-1] = clip(growth)
         return observed
 
     def _prepare(self, index: int) -> NDArray[np.float32]:
