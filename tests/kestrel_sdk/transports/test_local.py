@@ -21,6 +21,19 @@ from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 from kestrel_sdk.transports.offload import OFFLOAD, _heavy
 
 
+def counted_hops(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """From now on, each function sent to a worker thread (``anyio.to_thread``), in order."""
+    hops: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(fn: object, *args: object, **kwargs: object) -> object:
+        hops.append(fn)
+        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    return hops
+
+
 def _sqlite(runtime: Runtime) -> SqliteStore:
     """The runtime's store, which these tests reach into: the embedded SQLite one."""
     assert isinstance(runtime.store, SqliteStore)
@@ -176,19 +189,12 @@ async def test_a_locked_store_is_backend_unavailable(tmp_path: Path) -> None:
 async def test_small_blotters_are_built_on_the_loop_large_ones_off_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hops: list[object] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(fn: object, *args: object, **kwargs: object) -> object:
-        hops.append(fn)
-        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
-
     runtime = Runtime(tmp_path)
     sdk = create_sdk(local_transport(runtime=runtime))
     session = (await sdk.open_session("minute-200k")).session
     assert session is not None
     await session.submit("buy 1 ACME\nadvance 1\n" * 3)
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    hops = counted_hops(monkeypatch)
     small = await session.blotter()
     assert hops == []
     assert small == runtime.blotter("local", session.id)
@@ -246,14 +252,7 @@ async def test_the_catalog_takes_a_thread_only_to_load(
     """The catalog's first read walks its files on disk, off the caller's loop; once
     loaded it is read on the caller's thread (a hop costs more than the read), the same
     catalog either way."""
-    hops: list[object] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(fn: object, *args: object, **kwargs: object) -> object:
-        hops.append(fn)
-        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    hops = counted_hops(monkeypatch)
     runtime = Runtime(tmp_path)
     sdk = create_sdk(local_transport(runtime=runtime))
     first = await sdk.catalog()
@@ -272,18 +271,11 @@ async def test_a_recurring_source_keeps_its_place_and_a_wait_always_takes_a_thre
     remembered per source (an agent repeats a handful): a remembered light source stays
     on the caller's thread, a heavy one goes to a worker thread every time, and a
     ``wait`` (which may block for seconds) sends even a light source to a thread."""
-    hops: list[object] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(fn: object, *args: object, **kwargs: object) -> object:
-        hops.append(fn)
-        return await run_sync(fn, *args, **kwargs)  # type: ignore[arg-type]
-
     runtime = Runtime(tmp_path)
     sdk = create_sdk(local_transport(runtime=runtime))
     session = (await sdk.open_session("minute-200k")).session
     assert session is not None
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    hops = counted_hops(monkeypatch)
     for _ in range(3):
         await session.submit("advance 1")
     assert hops == []
