@@ -69,12 +69,9 @@ def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
     cost: members in JCS order, strings escaped as JCS escapes them. A source that is
     not valid Unicode text is ``INVALID_SOURCE``. This is on every step's path.
     """
-    # the remembered texts looked up here (two calls saved on every step)
-    body = _QUOTED.get(source) or quoted(source)
-    session = _QUOTED.get(session_id) or quoted(session_id)
     text = (
-        f'{{"body":{{"bytes":{body},"mediaType":"{MEDIA_TYPE}"}},'
-        f'"prev":"{prev}","seq":{seq},"session":{session}}}'
+        f'{{"body":{{"bytes":{quoted(source)},"mediaType":"{MEDIA_TYPE}"}},'
+        f'"prev":"{prev}","seq":{seq},"session":{quoted(session_id)}}}'
     )
     try:
         return "sha256:" + _sha256(text.encode()).hexdigest()  # (UTF-8, the default)

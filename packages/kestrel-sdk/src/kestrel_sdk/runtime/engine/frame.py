@@ -139,7 +139,6 @@ class FrameBuilder:
         """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
         is ``last``, as the frame's parts before and after its events (written once per
         bar), and the same texts kept for an object or values asked."""
-        get = self._prices.cached
         text = self._prices.text
         cols = self._cols
         shown = self._volume if self._volume_scale else None
@@ -148,15 +147,7 @@ class FrameBuilder:
         closes: dict[str, str] = {}
         for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = get(o[bar]), get(h[bar]), get(lo[bar]), get(c[bar])
-            if op is None:
-                op = text(o[bar])
-            if hi is None:
-                hi = text(h[bar])
-            if low is None:
-                low = text(lo[bar])
-            if close is None:
-                close = text(c[bar])
+            op, hi, low, close = text(o[bar]), text(h[bar]), text(lo[bar]), text(c[bar])
             # an int, or the decimal text of a fractional tape (one JSON type per tape)
             volume: int | str
             volume_json: int | str

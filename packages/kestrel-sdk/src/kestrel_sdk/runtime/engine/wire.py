@@ -47,7 +47,7 @@ class PriceTexts:
     the format made once and recent texts remembered (a frame shows four prices per
     symbol and bar)."""
 
-    __slots__ = ("_format", "_places", "_seen", "_size", "_unit", "cached")
+    __slots__ = ("_format", "_places", "_seen", "_size", "_unit")
 
     def __init__(self, unit: int, places: int) -> None:
         self._unit = unit
@@ -55,9 +55,6 @@ class PriceTexts:
         self._size = 10**places
         self._format = f"{{}}.{{:0{places}d}}".format
         self._seen = _PRICES.setdefault((unit, places), {})
-        self.cached: Final[Callable[[int], str | None]] = self._seen.get
-        """The remembered text of a tape price, or ``None`` (then :meth:`text` makes it):
-        a frame looks up a bar's four prices on every new bar."""
 
     def text(self, value: int) -> str:
         seen = self._seen
