@@ -12,8 +12,11 @@ never takes the rows committed while it runs), so it grows to :data:`BACKSTOP_PA
 pages (about 200 MB) and the commit there checkpoints once and starts it over: at 1,500
 calls a second, one such commit in 17 s where there were three a second. The runtime's
 SQLite store checkpoints the same way (its own copy: the door's library does not import
-the runtime). What is durable when is unchanged: a commit is in the WAL when it
-returns, the checkpoint only moves it into the file.
+the runtime), except that every fourth of its checkpoints finishes with its store's lock
+held so that its WAL starts over; here that would stall the event loop, every request in
+flight waiting, so the door's WAL is left to the backstop. What is durable when is
+unchanged: a commit is in the WAL when it returns, the checkpoint only moves it into the
+file.
 """
 
 from __future__ import annotations
