@@ -24,6 +24,11 @@ lock): a measuring stick, not an implementation. Rates are set against backtesti
 bars/s (the SMA(20) cross of ``engine.py``'s (a)) and gym-trading-env's steps/s (random
 actions, ``gym_env.py``), measured in the same run, alternated, by process CPU.
 
+``gym as Gymnasium's step`` is the gym's mix called as ``gym_env.py`` calls both envs:
+the caller draws a random action each step (gym-trading-env's rate includes that draw),
+and the step hands back what Gymnasium's API asks of every env (an observation array,
+the reward, ``terminated``, ``truncated``, an empty ``info``).
+
 ``(a)`` mixes the variants as the SMA(20) cross agent of ``engine.py`` meets them on the
 first ``--steps`` bars (flat bars, bars holding its position, bars it trades on); the
 gym's mix is two trades in three steps (random actions over positions −1/0/1).
@@ -45,6 +50,8 @@ from typing import Any
 
 import engine  # benchmarks/engine.py: the SMA(20) peer run and its tape frame
 import gym_env  # benchmarks/gym_env.py: gym-trading-env on the same tape
+import numpy as np
+from gymnasium import spaces
 from kestrel_protocol import (
     AccountState,
     Clock,
@@ -59,6 +66,7 @@ from kestrel_protocol import (
     SessionResponse,
 )
 from kestrel_protocol.surface.arguments import SubmitArgs
+from kestrel_sdk.gym.spaces import ACCOUNT_FEATURES, BAR_FEATURES
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.engine.wire import builder
 from kestrel_sdk.runtime.lang import parse_located
@@ -302,6 +310,38 @@ def floor_rate(plan: list[tuple[str, int, bool]], journal: Any, layer: str) -> f
     return len(plan) / (time.process_time() - cpu)
 
 
+def gym_rate(plan: list[tuple[str, int, bool]], layer: str) -> float:
+    """Steps per CPU second of :func:`floor_rate`'s step over ``plan`` up to ``layer``,
+    called as ``gym_env.py`` calls an env: the caller draws its action
+    (``action_space.sample()`` of a ``Discrete(3)``, as against gym-trading-env), and the
+    step answers what Gymnasium's API makes it answer: the observation (the bars' part
+    of its row prepared ahead, as both envs prepare theirs, copied, then the account's
+    three features set), the reward, ``terminated``, ``truncated`` and an empty ``info``.
+    """
+    floor = Floor(lambda *_: None, layer)
+    step = floor.step
+    sample = spaces.Discrete(3, seed=0).sample
+    width = gym_env.WINDOW * BAR_FEATURES + ACCOUNT_FEATURES
+    rows = np.zeros((len(plan) + 1, width), dtype=np.float32)
+    equity = float(floor.cash)
+    start = equity
+    cpu = time.process_time()
+    for index, (source, held, trade) in enumerate(plan):
+        sample()
+        values = step({"sessionId": SID, "source": source}, held, trade)
+        if not isinstance(values, tuple):  # the roots and objects layers: the bare values
+            values = (held, floor.cash, floor.cash + held * floor.cols.close[floor.bar] // 100)
+        observation = rows[index].copy()
+        now = float(values[2])
+        observation[-3] = held * floor.cols.close[floor.bar] / now
+        observation[-2] = values[1] / now
+        observation[-1] = now / start - 1.0
+        reward = now - equity
+        equity = now
+        _ = (observation, reward, False, False, {})
+    return len(plan) / (time.process_time() - cpu)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -344,6 +384,7 @@ def main() -> int:
                 with tempfile.TemporaryDirectory() as files:
                     row[f"SQLite {layer}"] = floor_rate(sma, sqlite_journal(files), layer)
                 row[f"gym {layer}"] = floor_rate(gym, lambda *_: None, layer)
+                row[f"gym as Gymnasium's step {layer}"] = gym_rate(gym, layer)
             _, row["backtesting.py"], _ = engine.peer(df, engine.SmaCross)
             row["gym-trading-env"], _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
             rows.append(row)
@@ -353,6 +394,7 @@ def main() -> int:
         ("memory", "backtesting.py"),
         ("SQLite", "backtesting.py"),
         ("gym", "gym-trading-env"),
+        ("gym as Gymnasium's step", "gym-trading-env"),
     ):
         cells = []
         for layer in LAYERS:
