@@ -65,7 +65,11 @@ async def test_a_refused_argument_is_refused_on_every_call(
             assert refused.value.code == RefusalCode.INVALID_ARGUMENT
         assert (await session.submit("advance 1", wait=5.0)).delivery.frame.clock.bar == 1
         assert (await session.submit("advance 1", wait=5.0)).delivery.frame.clock.bar == 2
-    assert len(checked) == 6  # nothing refused nor given as a number is remembered
+        program = "advance 1\n" * 110  # a long program: not kept
+        assert (await session.submit(program)).delivery.frame.clock.bar == 112
+        assert (await session.submit(program)).delivery.frame.clock.bar == 222
+    # nothing refused, given as a number or long is remembered
+    assert len(checked) == 8
 
 
 async def test_a_remembered_check_is_of_the_same_arguments_by_name(tmp_path: Path) -> None:

@@ -30,7 +30,10 @@ Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """Runs one tool through the face's caller and returns its structured result."""
 _VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
 _BOUND_MAX: Final = 512
-"""Arguments given as plain strings a tool keeps checked (:meth:`Tool.bind`)."""
+"""Arguments given as plain strings a tool keeps checked (:meth:`Tool.bind`)..."""
+_BOUND_TEXT: Final = 1024
+"""... if their strings hold at most this many characters together (an id and a short
+source, not a long program)."""
 _OBJECTS: Final = (Wire, ProtocolModel)
 """What a runtime method may answer as it is (a tuple: ``isinstance`` reads it without
 making a union per call; ``Wire`` first: every step answers one, and a model class's
@@ -149,8 +152,8 @@ class Tool:
         Arguments given as plain strings only (an agent's session id and source, again
         and again) are checked once: checking them is a function of their values alone
         and the arguments object is immutable, so the one checked before is the one a
-        new check would make (the last :data:`_BOUND_MAX` are kept). Any other value is
-        checked on every call."""
+        new check would make (the last :data:`_BOUND_MAX` short ones are kept). Any
+        other value is checked on every call."""
         plain = True
         for value in fields.values():
             if value is not None and type(value) is not str:
@@ -167,7 +170,7 @@ class Tool:
             if value is not None:
                 given[names.get(key, key)] = value
         found = self._check(given)
-        if plain:
+        if plain and sum(map(len, given.values())) <= _BOUND_TEXT:
             bound = self._bound
             if len(bound) >= _BOUND_MAX:
                 bound.clear()

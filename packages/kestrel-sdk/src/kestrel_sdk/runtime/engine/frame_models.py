@@ -117,9 +117,10 @@ class FrameModels:
             "marks": marks.copy(),
             "bars": bar_objects.copy(),
             "account": account_object,
-            "positions": [self._position(p) for p in positions] if positions else [],
-            "orders": [self._order(o) for o in orders] if orders else [],
-            "events": [self._event(e) for e in events] if events else [],
+            # map, not a comprehension: no function made and called per frame
+            "positions": list(map(self._position, positions)) if positions else [],
+            "orders": list(map(self._order, orders)) if orders else [],
+            "events": list(map(self._event, events)) if events else [],
         }
         if news is not None:
             news_key, items = self._news
