@@ -122,14 +122,14 @@ class KestrelSdk(SdkToolMethods):
         """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
         name; ``None`` is left out), checked by its model before the transport sees them."""
         tool = self.surface.projecting(method)
-        found = await self.transport.invoke(tool, tool.bind(**arguments))
+        found = await self.transport.invoke(tool, tool.bind(arguments))
         return found.model() if isinstance(found, Wire) else found
 
     async def call(self, name: str, **arguments: Any) -> ProtocolModel:
         """Run the surface's tool called ``name`` with ``arguments`` (by field name):
         any tool, the ones without a typed method below included."""
         tool = self.surface.tool(name)
-        found = await self.transport.invoke(tool, tool.bind(**arguments))
+        found = await self.transport.invoke(tool, tool.bind(arguments))
         return found.model() if isinstance(found, Wire) else found
 
     async def catalog(self) -> Catalog:

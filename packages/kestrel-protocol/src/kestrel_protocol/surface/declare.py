@@ -29,9 +29,15 @@ __all__ = ["Binding", "Fetch", "Prompt", "PromptArgument", "Resource", "Route", 
 Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """Runs one tool through the face's caller and returns its structured result."""
 _VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
-_OBJECTS: Final = (ProtocolModel, Wire)
+_BOUND_MAX: Final = 512
+"""Arguments given as plain strings a tool keeps checked (:meth:`Tool.bind`)..."""
+_BOUND_TEXT: Final = 1024
+"""... if their strings hold at most this many characters together (an id and a short
+source, not a long program)."""
+_OBJECTS: Final = (Wire, ProtocolModel)
 """What a runtime method may answer as it is (a tuple: ``isinstance`` reads it without
-making a union per call)."""
+making a union per call; ``Wire`` first: every step answers one, and a model class's
+check goes through its metaclass, twice as slow)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,19 +143,50 @@ class Tool:
         """Each argument's wire name (its alias), by its Python name."""
         return {k: (f.alias or k) for k, f in self.arguments.model_fields.items()}
 
-    def bind(self, **fields: Any) -> Any:
-        """The arguments from Python-side values (by field name; ``None`` is left out),
-        checked exactly as a face checks them (the same validation, in pydantic-core, is
-        cheaper than building the object unchecked): what an SDK call hands ``invoke``."""
+    def bind(self, fields: Mapping[str, Any]) -> Any:
+        """The arguments from Python-side values (``fields``, by field name; ``None`` is
+        left out), checked exactly as a face checks them (the same validation, in
+        pydantic-core, is cheaper than building the object unchecked): what an SDK call
+        hands ``invoke``.
+
+        Arguments given as plain strings only (an agent's session id and source, again
+        and again) are checked once: checking them is a function of their values alone
+        and the arguments object is immutable, so the one checked before is the one a
+        new check would make (the last :data:`_BOUND_MAX` short ones are kept). Any
+        other value is checked on every call."""
+        plain = True
+        for value in fields.values():
+            if value is not None and type(value) is not str:
+                plain = False
+                break
+        if plain:
+            seen = tuple(fields.items())
+            found = self._bound.get(seen)
+            if found is not None:
+                return found
         names = self._wire_names
         given = {}
         for key, value in fields.items():  # a loop, not a comprehension: no frame a call
             if value is not None:
                 given[names.get(key, key)] = value
+        found = self._check(given)
+        if plain and sum(map(len, given.values())) <= _BOUND_TEXT:
+            bound = self._bound
+            if len(bound) >= _BOUND_MAX:
+                bound.clear()
+            bound[seen] = found
+        return found
+
+    def _check(self, given: dict[str, Any]) -> Any:
         try:
             return self._validate(given)
         except ValidationError as exc:
             raise ArgumentError.of(self.name, exc) from None
+
+    @cached_property
+    def _bound(self) -> dict[tuple[tuple[str, str | None], ...], Any]:
+        """The arguments :meth:`bind` checked, by their plain string values."""
+        return {}
 
     def parse(self, arguments: Any) -> Any:
         """The validated arguments, or :class:`ArgumentError` naming the first problem."""

@@ -55,7 +55,10 @@ class Answered(Wire[SessionResponse]):
         frame: str,
         frame_root: str,
     ) -> None:
-        super().__init__(SessionResponse)
+        # Wire's three members set here: no call to its constructor on every step
+        self.cls = SessionResponse
+        self._text = None
+        self._model = None
         self._sid = sid
         self._seq = seq
         self._prev = prev
@@ -81,7 +84,8 @@ class Answered(Wire[SessionResponse]):
         )
 
     def make(self) -> SessionResponse:
-        if self._frame is not self._step.text:  # served otherwise than made (sealed)
+        step = self._step
+        if self._frame is not step.text:  # served otherwise than made (sealed)
             return super().make()
         pentad = {
             "session": self._sid,
@@ -90,8 +94,8 @@ class Answered(Wire[SessionResponse]):
             "body": pentad_body(self._source),
             "root": self._root,
         }
-        delivery = {"frame": self._step.frame, "frameRoot": self._frame_root}
-        stood = self._step.stand_down
+        delivery = {"frame": step.frame, "frameRoot": self._frame_root}
+        stood = step.stand_down
         if stood is None:
             return _new_response(
                 {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}

@@ -88,19 +88,20 @@ class FrameModels:
                 marks[s] = c
             self._bars = (bars, bar_objects, marks)
         account_key, account_object = self._account
-        if account != account_key or account_object is None:
-            cash, drawdown, equity, fees, peak, realized, unrealized = account
-            account_object = _new_account(
-                {
-                    "cash": cash,
-                    "equity": equity,
-                    "realized": realized,
-                    "unrealized": unrealized,
-                    "fees": fees,
-                    "peak": peak,
-                    "drawdown": drawdown,
-                }
-            )
+        if account is not account_key:  # the same texts (kept while the amounts are)
+            if account_object is None or account != account_key:
+                cash, drawdown, equity, fees, peak, realized, unrealized = account
+                account_object = _new_account(
+                    {
+                        "cash": cash,
+                        "equity": equity,
+                        "realized": realized,
+                        "unrealized": unrealized,
+                        "fees": fees,
+                        "peak": peak,
+                        "drawdown": drawdown,
+                    }
+                )
             self._account = (account, account_object)
         members: dict[str, Any] = {
             "kind": "kestrel.frame",
@@ -113,12 +114,13 @@ class FrameModels:
                 else {"bar": clock, "time": time, "remaining": remaining}
             ),
             "status": status,
-            "marks": dict(marks),
-            "bars": dict(bar_objects),
+            "marks": marks.copy(),
+            "bars": bar_objects.copy(),
             "account": account_object,
-            "positions": [self._position(p) for p in positions] if positions else [],
-            "orders": [self._order(o) for o in orders] if orders else [],
-            "events": [self._event(e) for e in events] if events else [],
+            # map, not a comprehension: no function made and called per frame
+            "positions": list(map(self._position, positions)) if positions else [],
+            "orders": list(map(self._order, orders)) if orders else [],
+            "events": list(map(self._event, events)) if events else [],
         }
         if news is not None:
             news_key, items = self._news
