@@ -114,12 +114,8 @@ class Wire(Generic[M]):
 
     __slots__ = ("_model", "_text", "cls")
 
-    cls: type[M]
-    """The object's class (set once, by the constructor: a subclass made on every step
-    may set the three members itself rather than call this one)."""
-
     def __init__(self, cls: type[M], text: str | None = None) -> None:
-        self.cls = cls
+        self.cls: Final = cls
         self._text = text
         self._model: M | None = None
 

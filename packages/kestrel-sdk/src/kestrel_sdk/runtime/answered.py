@@ -55,10 +55,7 @@ class Answered(Wire[SessionResponse]):
         frame: str,
         frame_root: str,
     ) -> None:
-        # Wire's three members set here: no call to its constructor on every step
-        self.cls = SessionResponse
-        self._text = None
-        self._model = None
+        super().__init__(SessionResponse)
         self._sid = sid
         self._seq = seq
         self._prev = prev
