@@ -71,6 +71,7 @@ ActionKind = Literal["discrete", "continuous", "weights"]
 """``weights`` trades a basket (:mod:`.basket`); the others one symbol (this module)."""
 
 _BOOLS = (bool, np.bool_)
+_ZERO = Decimal(0)
 
 
 def _bars(tape_csv: str, symbol: str) -> NDArray[np.float64]:
@@ -243,10 +244,15 @@ class ActionMapping:
     max_position: int
     exposure: float
     _exposure: Decimal = field(init=False, repr=False, compare=False)
+    _lot: Decimal = field(init=False, repr=False, compare=False)
+    _most: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the exact decimal of ``exposure``'s shortest repr, as full() multiplies by it
         object.__setattr__(self, "_exposure", Decimal(repr(self.exposure)))
+        # the lot as full() divides by it, and the largest position in whole lots
+        object.__setattr__(self, "_lot", Decimal(self.lot))
+        object.__setattr__(self, "_most", self.max_position // self.lot * self.lot)
 
     def space(self) -> spaces.Space[Any]:
         if self.kind == "discrete":
@@ -279,11 +285,11 @@ class ActionMapping:
 
     def full(self, account: Account) -> int:
         """Shares of a full position at the current mark: whole lots, within the limit."""
-        if account.mark <= 0 or account.equity <= 0:
+        if account.mark <= _ZERO or account.equity <= _ZERO:
             return 0
         worth = account.equity * self._exposure / account.mark
-        lots = int(worth // self.lot)
-        return min(lots * self.lot, self.max_position // self.lot * self.lot)
+        lots = int(worth // self._lot)
+        return min(lots * self.lot, self._most)
 
     def order(self, action: float, account: Account) -> int:
         """The signed quantity to trade for a checked ``action`` (0: no order)."""

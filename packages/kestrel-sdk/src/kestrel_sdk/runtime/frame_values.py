@@ -17,14 +17,16 @@ from kestrel_protocol import SessionFrame
 __all__ = ["FrameValues"]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class FrameValues:
     """The values of one frame a training loop reads (see the module docstring).
 
     Read-only by type (``Final`` members, as the statements of :mod:`..lang.syntax`),
     equal when every member is, not hashable (its dicts are not). Not ``frozen=True``:
     one is made on every gym step, and a frozen dataclass's ``__init__`` sets each member
-    through ``object.__setattr__`` (≈ 1.5 µs of nine members against ≈ 0.5)."""
+    through ``object.__setattr__`` (≈ 1.5 µs of nine members against ≈ 0.5). Made with
+    its members in order, not by keyword (≈ 0.22 µs against 0.47: the two makers, the
+    engine's and :meth:`of`, are checked equal member by member by the tests)."""
 
     session: Final[str]
     bar: Final[int]
@@ -41,14 +43,15 @@ class FrameValues:
     @classmethod
     def of(cls, frame: SessionFrame) -> FrameValues:
         """The values of ``frame``."""
-        return cls(
-            session=frame.session,
-            bar=frame.clock.bar,
-            time=frame.clock.time,
-            status=frame.status,
-            cash=frame.account.cash,
-            equity=frame.account.equity,
-            positions={item.symbol: item.qty for item in frame.positions},
-            marks=dict(frame.marks),
-            events=tuple(event.type for event in frame.events),
+        account = frame.account
+        return cls(  # session, bar, time, status, cash, equity, positions, marks, events
+            frame.session,
+            frame.clock.bar,
+            frame.clock.time,
+            frame.status,
+            account.cash,
+            account.equity,
+            {item.symbol: item.qty for item in frame.positions},
+            dict(frame.marks),
+            tuple(event.type for event in frame.events),
         )

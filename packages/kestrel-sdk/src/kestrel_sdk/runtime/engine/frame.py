@@ -342,16 +342,16 @@ class FrameBuilder:
                 if held is not None:
                     positions[s] = quantity(held.qty)
         texts = self._account.texts
-        return FrameValues(
-            session=self._session_id,
-            bar=clock,
-            time=time,
-            status=status,
-            cash=texts[0],
-            equity=texts[2],
-            positions=positions,
-            marks=closes.copy(),  # the caller's own: the next step of this bar keeps its own
-            events=tuple(map(_TYPE, events)) if events else (),
+        return FrameValues(  # session, bar, time, status, cash, equity, positions, marks, events
+            self._session_id,
+            clock,
+            time,
+            status,
+            texts[0],
+            texts[2],
+            positions,
+            closes.copy(),  # the caller's own: the next step of this bar keeps its own
+            tuple(map(_TYPE, events)) if events else (),
         )
 
     def _bars_at(self, clock: int) -> Bars:
