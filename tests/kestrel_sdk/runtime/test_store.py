@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from kestrel_protocol import KestrelError, canonical_json, root_of
-from kestrel_protocol.store import SessionRow
+from kestrel_protocol.store import Horizon, JournalConflict, SessionRow
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores.sqlite import SqliteStore
 from kestrel_sdk.runtime.stores.sqlite.database import CHECKPOINT_EVERY, RESTART_EVERY
@@ -135,6 +135,44 @@ def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> Non
     frames = (store.path.with_name("kestrel.db-wal").stat().st_size - 32) // (page + 24)
     assert frames < steps // 2, f"{frames} WAL frames after {steps} steps (one a commit at least)"
     assert len(store.journal(sid)) == steps
+    store.close()
+
+
+def test_a_step_leaves_no_reader_behind(tmp_path: Path) -> None:
+    """A step's append and horizon read (the store's own cursor) run to their ends: right
+    after steps, a refused one included, another process finds no snapshot held and
+    empties the WAL (a reader left open would pin it, and the file would grow)."""
+    store = SqliteStore(tmp_path)
+    sid = "ks_" + "a" * 26
+    store.count_session("local", "acme")
+    store.insert_session(
+        SessionRow(sid, "local", "acme", "sha256:" + "0" * 64, "l", "open", None, None)
+    )
+    store.raise_horizon("local", "acme", 7, "tape acme read")
+    key = ("local", "acme")
+    frames = [f"sha256:{seq:064x}" for seq in range(12)]
+    assert (
+        store.append(sid, 1, "advance 1", "sha256:" + "e" * 64, frames[1], prev=frames[0]) is None
+    )
+    for seq in range(2, 11):
+        found = store.append(
+            sid, seq, "advance 1", f"sha256:{seq + 50:064x}", frames[seq], prev="", horizon=key
+        )
+        assert found == Horizon(7, "tape acme read", 1)
+    with pytest.raises(JournalConflict):
+        store.append(sid, 10, "advance 1", "sha256:" + "f" * 64, frames[11], prev="", horizon=key)
+    assert (
+        store.append(
+            sid, 11, "advance 1", "sha256:" + "d" * 64, frames[11], prev="", horizon=("bob", "acme")
+        )
+        is None
+    )
+    other = sqlite3.connect(store.path, isolation_level=None)
+    busy, logged, copied = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    other.close()
+    assert (busy, logged, copied) == (0, 0, 0)
+    assert store.path.with_name("kestrel.db-wal").stat().st_size == 0
+    assert [entry.seq for entry in store.journal(sid)] == list(range(1, 12))
     store.close()
 
 

@@ -15,6 +15,7 @@ than the process is the database's setting (SQLite: ``synchronous``; PostgreSQL:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 from kestrel_protocol import canonical_json
@@ -45,6 +46,12 @@ class SqlStore(SqlFeeds):
     """The statements in the adapter's dialect."""
     duplicate: ClassVar[tuple[type[Exception], ...]]
     """What the driver raises on a duplicate key (a taken seq)."""
+
+    def _step(self) -> AbstractContextManager[Connection]:
+        """A step's way in (:meth:`append`: its journal row, then its horizon read, each
+        committed on its own): :meth:`_connection`, unless the adapter has a cheaper
+        hold for exactly those two statements."""
+        return self._connection()
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
         """Run ``statement`` once per row (in the caller's transaction)."""
@@ -190,7 +197,7 @@ class SqlStore(SqlFeeds):
                 row = (session_id, seq, source, pentad_root, frame_root)
                 self._append_with_status(row, prev if seq == 1 else None, status)
                 return None if horizon is None else self.horizon(*horizon)
-            with self._connection() as conn:
+            with self._step() as conn:
                 cursor = conn.execute(
                     sql.append, (seq, source, pentad_root, frame_root, session_id)
                 )

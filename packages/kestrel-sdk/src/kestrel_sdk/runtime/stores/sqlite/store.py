@@ -37,10 +37,10 @@ _STATEMENTS: Final = Statements.of(SQLITE)
 
 class _Held:
     """The store's connection with its lock held, for one statement or a few (each
-    committing on its own: a step's append and its horizon read are one hold); released,
-    and counted towards a checkpoint, on exit: every :data:`CHECKPOINT_EVERY` holds, a
-    checkpoint is asked of the background thread. A plain class rather than a generator
-    context manager, the count inline: every step goes through it."""
+    committing on its own); released, and counted towards a checkpoint, on exit: every
+    :data:`CHECKPOINT_EVERY` holds, a checkpoint is asked of the background thread. A
+    plain class rather than a generator context manager, the count inline: every step
+    goes through it (as :class:`_Step`)."""
 
     __slots__ = ("_store",)
 
@@ -61,6 +61,21 @@ class _Held:
                 store._checkpointer.request()
         finally:
             store._lock.release()
+
+
+class _Step(_Held):
+    """A step's hold (:meth:`SqliteStore._step`: its append and its horizon read): the
+    store's own cursor rather than the connection, whose ``execute`` makes a cursor per
+    statement (≈ 0.2 µs each). Only for those two statements: each runs to its end (the
+    append in its one step, the horizon read by its key, its one row fetched), so the
+    cursor never keeps a statement, and with it a read transaction, open between holds."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Connection:
+        store = self._store
+        store._lock.acquire()
+        return store._cursor
 
 
 class SqliteStore(SqlStore):
@@ -85,6 +100,8 @@ class SqliteStore(SqlStore):
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
         # transaction; statements prepared once (the statement cache holds them all)
         self._conn = connect_private(self.path)
+        self._cursor = self._conn.cursor()
+        self._stepping = _Step(self)
         schema = open_database(self._conn, self._lock)
         if schema != SCHEMA_VERSION:
             self.close()
@@ -142,6 +159,9 @@ class SqliteStore(SqlStore):
 
     def _connection(self) -> AbstractContextManager[Connection]:
         return self._held
+
+    def _step(self) -> AbstractContextManager[Connection]:
+        return self._stepping
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         return transaction(self._conn, self._lock)
