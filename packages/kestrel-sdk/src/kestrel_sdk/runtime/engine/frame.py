@@ -139,7 +139,7 @@ class FrameBuilder:
         """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
         is ``last``, as the frame's parts before and after its events (written once per
         bar), and the same texts kept for an object or values asked."""
-        text = self._prices.text
+        texts = self._prices.bar
         cols = self._cols
         shown = self._volume if self._volume_scale else None
         bars = marks = comma = ""
@@ -147,7 +147,7 @@ class FrameBuilder:
         closes: dict[str, str] = {}
         for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = text(o[bar]), text(h[bar]), text(lo[bar]), text(c[bar])
+            op, hi, low, close = texts(o[bar], h[bar], lo[bar], c[bar])
             # an int, or the decimal text of a fractional tape (one JSON type per tape)
             volume: int | str
             volume_json: int | str
