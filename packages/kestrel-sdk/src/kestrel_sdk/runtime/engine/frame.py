@@ -12,8 +12,9 @@ A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells 
 tape's length: the text, and so the root, is of the frame as served.
 
 Equality of the text with RFC 8785 holds because every member is an integer, ``null``
-or a string written as :func:`quote` writes it (the tests compare the engine's roots
-with ``kestrel_protocol.root_of`` on every frame of pinned sessions).
+or a string written as :func:`quote` writes it, or a tape's time, which it writes as it
+is (the tests compare the engine's roots with ``kestrel_protocol.root_of`` on every
+frame of pinned sessions).
 """
 
 from __future__ import annotations
@@ -169,9 +170,11 @@ class FrameBuilder:
         self._time = time
         # a sealed session's clock has no "remaining" (it tells the tape's length)
         remaining = "" if self._sealed else f',"remaining":{last - bar}'
-        # the frame from "bars" to its events, and its "kind" and marks after them
+        # the frame from "bars" to its events, and its "kind" and marks after them; a
+        # tape's time is ISO-8601 UTC (``Tape.times``, each checked against the tape
+        # form's ``TIME`` when read), none of whose characters JSON escapes: no quote()
         self._before_events = (
-            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":{quote(time)}}},"events":['
+            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":"{time}"}},"events":['
         )
         self._after_events = f'],"kind":"kestrel.frame","marks":{{{marks}}}'
         self._marks_bar = bar
