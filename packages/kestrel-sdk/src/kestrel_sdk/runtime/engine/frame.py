@@ -171,8 +171,8 @@ class FrameBuilder:
         # a sealed session's clock has no "remaining" (it tells the tape's length)
         remaining = "" if self._sealed else f',"remaining":{last - bar}'
         # the frame from "bars" to its events, and its "kind" and marks after them; a
-        # tape's time is ISO-8601 UTC (``Tape.times``, each checked against the tape
-        # form's ``TIME`` when read), none of whose characters JSON escapes: no quote()
+        # tape's time is ISO-8601 UTC (``Tape.times``, each row read matched against
+        # ``tape_format.TIME_FORM``), none of whose characters JSON escapes: no quote()
         self._before_events = (
             f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":"{time}"}},"events":['
         )
