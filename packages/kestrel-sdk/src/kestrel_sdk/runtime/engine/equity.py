@@ -41,25 +41,27 @@ class EquityTrace:
     liquidation, which :meth:`restate` books).
     """
 
-    __slots__ = ("_cash", "_first", "_held", "_last", "_marks")
+    __slots__ = ("_cash", "_end", "_first", "_held", "_last", "_marks")
 
     def __init__(self, cash: int) -> None:
         self._first = array("q", [0])
         self._last = array("q", [0])
+        self._end = 0
+        """The last run's last bar: a step that extends the run moves this alone, and
+        ``_last[-1]`` is written from it when a run follows or the runs are read."""
         self._cash = [cash]
         self._marks: list[Marks] = [()]
         self._held = bytearray(1)
 
     def hold(self, first: int, last: int, cash: int, holdings: Mapping[str, Holding]) -> None:
         """Bars ``first..last`` (the next ones) closed with ``cash`` and ``holdings``."""
-        lasts = self._last
-        if lasts[-1] + 1 == first and self._cash[-1] == cash:
+        if self._end + 1 == first and self._cash[-1] == cash:
             # a run is extended only by bars like its own: flat, or holding exactly its
             # marks (a restated run, flat after its liquidation but held at its bar, is not)
             marks = self._marks[-1]
             if not self._held[-1]:
                 if not holdings and not marks:
-                    lasts[-1] = last
+                    self._end = last
                     return
             elif len(marks) == len(holdings):
                 for symbol, qty in marks:
@@ -67,13 +69,15 @@ class EquityTrace:
                     if held is None or held.qty != qty:
                         break
                 else:
-                    lasts[-1] = last
+                    self._end = last
                     return
         self._append(first, last, cash, _marks(holdings), 1 if holdings else 0)
 
     def _append(self, first: int, last: int, cash: int, marks: Marks, held: int) -> None:
+        self._last[-1] = self._end
         self._first.append(first)
         self._last.append(last)
+        self._end = last
         self._cash.append(cash)
         self._marks.append(marks)
         self._held.append(held)
@@ -81,19 +85,16 @@ class EquityTrace:
     def restate(self, bar: int, cash: int, holdings: Mapping[str, Holding]) -> None:
         """The last bar, ``bar``, closed at ``cash`` and ``holdings`` after all (a
         stand-down liquidated there); whether a position was held there is unchanged."""
-        held = self._held[-1]
-        if self._first[-1] == bar:
-            self._first.pop()
-            self._last.pop()
-            self._cash.pop()
-            self._marks.pop()
-            self._held.pop()
-        else:
-            self._last[-1] = bar - 1
-        self._append(bar, bar, cash, _marks(holdings), held)
+        if self._first[-1] == bar:  # the last run is that bar alone: restated in place
+            self._cash[-1] = cash
+            self._marks[-1] = _marks(holdings)
+            return
+        self._end = bar - 1
+        self._append(bar, bar, cash, _marks(holdings), self._held[-1])
 
     def series(self, closes: Mapping[str, Sequence[int]]) -> list[int]:
         """Equity at each bar traced, in P units (``closes``: each symbol's closes)."""
+        self._last[-1] = self._end
         out: list[int] = []
         for first, last, cash, marks in zip(
             self._first, self._last, self._cash, self._marks, strict=True
@@ -115,6 +116,7 @@ class EquityTrace:
 
     def holding(self) -> bytearray:
         """Per bar of :meth:`series`, 1 where a position was held at its close."""
+        self._last[-1] = self._end
         out = bytearray()
         for first, last, held in zip(self._first, self._last, self._held, strict=True):
             out.extend((b"\x01" if held else b"\x00") * (last - first + 1))

@@ -12,8 +12,9 @@ A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells 
 tape's length: the text, and so the root, is of the frame as served.
 
 Equality of the text with RFC 8785 holds because every member is an integer, ``null``
-or a string written as :func:`quote` writes it (the tests compare the engine's roots
-with ``kestrel_protocol.root_of`` on every frame of pinned sessions).
+or a string written as :func:`quote` writes it, or a tape's time, which it writes as it
+is (the tests compare the engine's roots with ``kestrel_protocol.root_of`` on every
+frame of pinned sessions).
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class FrameBuilder:
         """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
         is ``last``, as the frame's parts before and after its events (written once per
         bar), and the same texts kept for an object or values asked."""
-        text = self._prices.text
+        texts = self._prices.bar
         cols = self._cols
         shown = self._volume if self._volume_scale else None
         bars = marks = comma = ""
@@ -147,7 +148,7 @@ class FrameBuilder:
         closes: dict[str, str] = {}
         for s, mark_head, bar_head in self._symbol_heads:
             o, h, lo, c, v = cols[s]
-            op, hi, low, close = text(o[bar]), text(h[bar]), text(lo[bar]), text(c[bar])
+            op, hi, low, close = texts(o[bar], h[bar], lo[bar], c[bar])
             # an int, or the decimal text of a fractional tape (one JSON type per tape)
             volume: int | str
             volume_json: int | str
@@ -169,9 +170,11 @@ class FrameBuilder:
         self._time = time
         # a sealed session's clock has no "remaining" (it tells the tape's length)
         remaining = "" if self._sealed else f',"remaining":{last - bar}'
-        # the frame from "bars" to its events, and its "kind" and marks after them
+        # the frame from "bars" to its events, and its "kind" and marks after them; a
+        # tape's time is ISO-8601 UTC (``Tape.times``, each row read matched against
+        # ``tape_format.TIME_FORM``), none of whose characters JSON escapes: no quote()
         self._before_events = (
-            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":{quote(time)}}},"events":['
+            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":"{time}"}},"events":['
         )
         self._after_events = f'],"kind":"kestrel.frame","marks":{{{marks}}}'
         self._marks_bar = bar

@@ -103,8 +103,9 @@ class Terms:
     shortable: bool
     max_position: int
     max_drawdown: Fraction
-    fee_rate: Fraction
-    """Fee per unit of notional (bps / 10000)."""
+    fee_rate: tuple[int, int]
+    """Fee per unit of notional (bps / 10000) as its numerator and denominator, in
+    lowest terms (plain integers: a ``Fraction``'s are properties, read on every fill)."""
     fee_minimum: int
     participation: Fraction
     slippage: Fraction
@@ -136,6 +137,7 @@ class Terms:
         def amount(text: str) -> int:
             return int(Decimal(text) * unit)
 
+        fee_rate = fraction_of(sc.fees.bps) / 10000
         minimum = fraction_of(sc.fees.minimum)
         cents = div_round_half_even(minimum.numerator * 100, minimum.denominator)
         return cls(
@@ -147,7 +149,7 @@ class Terms:
             shortable=sc.account.shortable,
             max_position=sc.account.max_position * 10**qty_scale,
             max_drawdown=fraction_of(sc.account.max_drawdown),
-            fee_rate=fraction_of(sc.fees.bps) / 10000,
+            fee_rate=fee_rate.as_integer_ratio(),
             fee_minimum=cents * cent,
             participation=fraction_of(sc.fill.participation),
             slippage=fraction_of(sc.fill.slippage_bps) / 10000,
@@ -178,9 +180,9 @@ class Terms:
 
     def fee(self, notional: int) -> int:
         """``max(minimum, notional × bps / 10000)`` rounded to the cent, in money units."""
-        rate = self.fee_rate
+        num, den = self.fee_rate
         cent = self.cent
-        cents = div_round_half_even(notional * rate.numerator, rate.denominator * cent)
+        cents = div_round_half_even(notional * num, den * cent)
         return max(self.fee_minimum, cents * cent)
 
     def amount(self, value: Decimal) -> int:  # a price: P units

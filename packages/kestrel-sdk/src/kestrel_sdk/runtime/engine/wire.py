@@ -57,10 +57,23 @@ class PriceTexts:
         self._seen = _PRICES.setdefault((unit, places), {})
 
     def text(self, value: int) -> str:
+        """``value``'s text (a text is never empty: a miss is ``None``)."""
+        return self._seen.get(value) or self._new(value)
+
+    def bar(self, o: int, h: int, lo: int, c: int) -> tuple[str, str, str, str]:
+        """The texts of a bar's open, high, low and close, in one call (every frame of a
+        new bar shows them)."""
         seen = self._seen
-        found = seen.get(value)
-        if found is not None:
-            return found
+        return (
+            seen.get(o) or self._new(o),
+            seen.get(h) or self._new(h),
+            seen.get(lo) or self._new(lo),
+            seen.get(c) or self._new(c),
+        )
+
+    def _new(self, value: int) -> str:
+        """``value``'s text made and remembered."""
+        seen = self._seen
         shown = value // self._unit
         places = self._places
         if not places:
