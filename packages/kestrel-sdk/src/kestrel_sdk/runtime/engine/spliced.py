@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from kestrel_protocol import SelfRooted, canonical_json, root_of_bytes
+from kestrel_protocol import RootOfBytes, SelfRooted, canonical_json
 
 from .wire import construct
 
@@ -28,18 +28,39 @@ def array_bytes(items: Sequence[bytes]) -> bytes:
     return b"[" + b",".join(items) + b"]"
 
 
-def _object_bytes(members: Mapping[str, bytes]) -> bytes:
+def _pieces(members: Mapping[str, bytes]) -> list[bytes]:
     """The canonical bytes of an object whose members (by wire name) have canonical
-    bytes ``members``: keys in JCS order (by UTF-16 code units)."""
-    keys = sorted(members, key=lambda key: key.encode("utf-16-be"))
-    return b"{" + b",".join(canonical_json(key) + b":" + members[key] for key in keys) + b"}"
+    bytes ``members``, in pieces (keys in JCS order, by UTF-16 code units): a proof's
+    members are a megabyte, which joining piece by piece copies once (adding each
+    member's key to it, then joining those, then adding the braces copied it three
+    times, ≈ 1 ms)."""
+    pieces: list[bytes] = []
+    separator = b"{"
+    for key in sorted(members, key=lambda key: key.encode("utf-16-be")):
+        pieces += (separator, canonical_json(key), b":", members[key])
+        separator = b","
+    pieces.append(b"}")
+    return pieces
+
+
+def _object_bytes(members: Mapping[str, bytes]) -> bytes:
+    """The canonical bytes of an object whose members have canonical bytes ``members``."""
+    return b"".join(_pieces(members))
+
+
+def _object_root(members: Mapping[str, bytes]) -> str:
+    """``root_of_bytes(_object_bytes(members))``, hashed piece by piece (not joined)."""
+    found = RootOfBytes()
+    for piece in _pieces(members):
+        found.update(piece)
+    return found.root()
 
 
 def rooted_bytes(members: Mapping[str, bytes]) -> tuple[str, bytes]:
     """The root and the canonical bytes (``root`` included) of a self-rooted object whose
     members other than ``root`` (by wire name, each one the root covers) have canonical
     bytes ``members``."""
-    root = root_of_bytes(_object_bytes(members))
+    root = _object_root(members)
     return root, _object_bytes({**members, "root": canonical_json(root)})
 
 
@@ -56,5 +77,5 @@ def spliced_rooted(cls: type[R], members: dict[str, tuple[Any, bytes]]) -> R:
                 given[name] = (default, canonical_json(default))
     fields = cls.model_fields
     texts = {(fields[name].alias or name): text for name, (_, text) in given.items()}
-    root = root_of_bytes(_object_bytes(texts))
+    root = _object_root(texts)
     return construct(cls, {name: value for name, (value, _) in given.items()} | {"root": root})

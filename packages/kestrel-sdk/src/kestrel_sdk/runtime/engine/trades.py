@@ -200,17 +200,29 @@ def _lowest(numerator: Exact, denominator: Exact) -> Ratio:
 
 
 def _sum(values: Sequence[Ratio]) -> Fraction:
-    """The exact sum of ``values``: over their least common denominator, reduced once
-    at the end (a fraction's sum reduces at every addition, in Python)."""
-    total, common = 0, 1
-    for numerator, denominator in values:
-        shared = gcd(common, denominator)
-        if shared == 1:
-            total, common = total * denominator + numerator * common, common * denominator
-        else:
-            scale = denominator // shared
-            total, common = total * scale + numerator * (common // shared), common * scale
-    return Fraction(total, common)
+    """The exact sum of ``values``, reduced once at the end (a fraction's sum reduces at
+    every addition, in Python): added in pairs, then the pairs' sums in pairs, and so on,
+    so the numbers multiplied stay small until the last additions (added one by one over
+    a common denominator, that denominator was hundreds of digits long for most of a gym
+    episode's additions: its two sums 1.36 -> 0.74 ms). Any exact sum is the same
+    fraction."""
+    level = list(values)
+    if not level:
+        return Fraction(0)
+    while len(level) > 1:
+        paired: list[Ratio] = []
+        pairs = zip(level[::2], level[1::2], strict=False)  # an odd one out goes up as it is
+        for (top, bottom), (numerator, denominator) in pairs:
+            shared = gcd(bottom, denominator)
+            if shared == 1:
+                paired.append((top * denominator + numerator * bottom, bottom * denominator))
+            else:
+                scale = denominator // shared
+                paired.append((top * scale + numerator * (bottom // shared), bottom * scale))
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return Fraction(*level[0])
 
 
 def _extreme(values: Sequence[Ratio], sign: int) -> Ratio:
