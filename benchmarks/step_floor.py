@@ -29,6 +29,11 @@ the caller draws a random action each step (gym-trading-env's rate includes that
 and the step hands back what Gymnasium's API asks of every env (an observation array,
 the reward, ``terminated``, ``truncated``, an empty ``info``).
 
+``gym graded`` is that step on the roots layer, and at each episode's end (every 2,519
+steps) the objects of a graded episode's proof, made from its text and kept, as a graded
+env keeps every proof: a lower bound of a graded episode (the grade, the record and the
+blotter are not made), the collector on.
+
 ``(a)`` mixes the variants as the SMA(20) cross agent of ``engine.py`` meets them on the
 first ``--steps`` bars (flat bars, bars holding its position, bars it trades on); the
 gym's mix is two trades in three steps (random actions over positions −1/0/1).
@@ -61,11 +66,14 @@ from kestrel_protocol import (
     Pentad,
     PentadBody,
     Position,
+    Proof,
     ScenarioRef,
     SessionFrame,
     SessionResponse,
 )
 from kestrel_protocol.surface.arguments import SubmitArgs
+from kestrel_protocol.wire import text_builder
+from kestrel_sdk.gym import TradingEnv
 from kestrel_sdk.gym.spaces import ACCOUNT_FEATURES, BAR_FEATURES
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.engine.wire import builder
@@ -310,14 +318,36 @@ def floor_rate(plan: list[tuple[str, int, bool]], journal: Any, layer: str) -> f
     return len(plan) / (time.process_time() - cpu)
 
 
-def gym_rate(plan: list[tuple[str, int, bool]], layer: str) -> float:
+def graded_proof(catalog: Path) -> bytes:
+    """The canonical bytes of the proof of one graded episode of ``gym_env.py``'s env
+    (random actions, seeded): what every graded episode's end hands its caller."""
+    env = TradingEnv(gym_env.SCENARIO, catalog_paths=[catalog], window=gym_env.WINDOW)
+    env.action_space.seed(0)
+    gym_env.episode(env)
+    proof = env.proofs[-1].canonical()
+    env.close()
+    return proof
+
+
+def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None = None) -> float:
     """Steps per CPU second of :func:`floor_rate`'s step over ``plan`` up to ``layer``,
     called as ``gym_env.py`` calls an env: the caller draws its action
     (``action_space.sample()`` of a ``Discrete(3)``, as against gym-trading-env), and the
     step answers what Gymnasium's API makes it answer: the observation (the bars' part
     of its row prepared ahead, as both envs prepare theirs, copied, then the account's
     three features set), the reward, ``terminated``, ``truncated`` and an empty ``info``.
+
+    With ``proof`` (a graded episode's, :func:`graded_proof`), every episode's last step
+    also makes that proof's objects from its text, unchecked, in one pydantic-core call
+    (``text_builder``: the cheapest public way, as the runtime makes a blotter), and
+    keeps them, as a graded env keeps every episode's proof
+    (``env.proofs``), the collector on as in any process: a lower bound of a graded
+    episode's end, which also replays nothing, grades nothing and writes no record or
+    blotter.
     """
+    kept: list[Proof] = []
+    build = text_builder(Proof)
+    every = len(build(proof).pentads) if proof is not None else 1
     floor = Floor(lambda *_: None, layer)
     step = floor.step
     sample = spaces.Discrete(3, seed=0).sample
@@ -339,6 +369,8 @@ def gym_rate(plan: list[tuple[str, int, bool]], layer: str) -> float:
         reward = now - equity
         equity = now
         _ = (observation, reward, False, False, {})
+        if proof is not None and index % every == every - 1:
+            kept.append(build(proof))
     return len(plan) / (time.process_time() - cpu)
 
 
@@ -363,7 +395,8 @@ def main() -> int:
     )
     rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as directory:
-        _, frame = gym_env.make_catalog(Path(directory))
+        catalog, frame = gym_env.make_catalog(Path(directory))
+        proof = graded_proof(catalog)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             peer_env = PeerEnv(
@@ -385,6 +418,7 @@ def main() -> int:
                     row[f"SQLite {layer}"] = floor_rate(sma, sqlite_journal(files), layer)
                 row[f"gym {layer}"] = floor_rate(gym, lambda *_: None, layer)
                 row[f"gym as Gymnasium's step {layer}"] = gym_rate(gym, layer)
+            row["gym graded"] = gym_rate(gym, "roots", proof)
             _, row["backtesting.py"], _ = engine.peer(df, engine.SmaCross)
             row["gym-trading-env"], _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
             rows.append(row)
@@ -402,6 +436,12 @@ def main() -> int:
             micros = statistics.median(1e6 / r[f"{mix} {layer}"] for r in rows)
             cells.append(f"{layer} {ratio:.2f}x ({micros:.1f} µs)")
         print(f"  {mix:<7} vs {peer:<16} " + " | ".join(cells))
+    graded = statistics.median(r["gym graded"] / r["gym-trading-env"] for r in rows)
+    graded_us = statistics.median(1e6 / r["gym graded"] for r in rows)
+    print(
+        f"  gym graded (as Gymnasium's step, roots, and each episode's proof made and kept)"
+        f" vs gym-trading-env {graded:.2f}x ({graded_us:.1f} µs)"
+    )
     peer_us = {
         p: statistics.median(1e6 / r[p] for r in rows)
         for p in ("backtesting.py", "gym-trading-env")
