@@ -10,8 +10,8 @@ backtesting.py's ``Trade.pl_pct``. A position still open when the session ends c
 a trade marked at the last processed bar's close, without an exit fee.
 
 Exact arithmetic: cash flows are fractions (of P units in a grade, of the blotter's
-decimals in :mod:`kestrel_sdk.results`); only the geometric
-mean uses ``Decimal.ln``/``exp`` at 50 digits, which are correctly rounded and so the
+decimals in :mod:`kestrel_sdk.results`); only the geometric mean
+(:mod:`.geometric`) uses ``Decimal.ln``/``exp``, which are correctly rounded and so the
 same on every machine.
 """
 
@@ -19,19 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 from math import gcd
 from typing import NamedTuple
 
-from kestrel_protocol import ratio
-
+from .geometric import geometric_mean
 from .scaled import div_round_half_even, scaled_text
 
 __all__ = ["Leg", "Trade", "round_trips", "trade_metrics", "trips_metrics"]
-
-_CONTEXT = Context(prec=50)
-
 
 Exact = Fraction | int
 """An exact number: the runtime's P units are integers, the blotter's decimals fractions."""
@@ -248,17 +243,6 @@ def _fraction_ratio(value: Fraction) -> str:
     return _ratio(value.numerator, value.denominator)
 
 
-def _geometric_mean(returns: Sequence[Ratio]) -> str:
-    """``exp(mean(ln(1 + r))) − 1``; 0 when some ``1 + r`` is not positive
-    (backtesting.py's ``geometric_mean``). ``1 + n/d`` is ``(d + n)/d`` in lowest terms
-    already, so each logarithm's argument is that quotient, without a fraction's sum."""
-    if any(n <= -d for n, d in returns):
-        return ratio(Decimal(0))
-    with localcontext(_CONTEXT):
-        total = sum(((Decimal(d + n) / Decimal(d)).ln() for n, d in returns), Decimal(0))
-        return ratio((total / len(returns)).exp() - 1)
-
-
 def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
     """``trades``, ``winRate``, ``bestTrade``, ``worstTrade``, ``avgTrade`` (geometric),
     ``profitFactor`` and ``expectancy`` (arithmetic mean return) of ``trips``; every
@@ -289,7 +273,7 @@ def _metrics(returns: Sequence[Ratio], wins: int) -> dict[str, object]:
         "winRate": _fraction_ratio(Fraction(wins, len(returns))),
         "bestTrade": _ratio(*_extreme(returns, 1)),
         "worstTrade": _ratio(*_extreme(returns, -1)),
-        "avgTrade": _geometric_mean(returns),
+        "avgTrade": geometric_mean(returns),
         "profitFactor": _fraction_ratio(gains / losses) if losses else None,
         # the returns' sum, exactly
         "expectancy": _fraction_ratio((gains - losses) / len(returns)),
