@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
+from itertools import pairwise
 
 from kestrel_protocol import ratio
 
@@ -47,15 +48,15 @@ def _annualized(series: Sequence[int], bars_per_year: int) -> Decimal | None:
 
 
 def _downside(series: Sequence[int]) -> Decimal:
-    """``sqrt(Σ min(r, 0)² / T)`` over the per-bar simple returns (0 from a zero equity)."""
-    total = Decimal(0)
-    previous = series[0]
-    for equity in series[1:]:
-        if (previous > 0 and equity < previous) or (previous < 0 and equity > previous):
-            r = Decimal(equity - previous) / Decimal(previous)
-            total += r * r
-        previous = equity
-    return (total / (len(series) - 1)).sqrt()
+    """``sqrt(Σ min(r, 0)² / T)`` over the per-bar simple returns (0 from a zero equity);
+    the squares added in order from 0, a quotient by the integer itself (converted
+    exactly): the same operations, made in lists."""
+    falls = [
+        Decimal(equity - previous) / previous
+        for previous, equity in pairwise(series)
+        if (previous > 0 and equity < previous) or (previous < 0 and equity > previous)
+    ]
+    return (sum([r * r for r in falls], Decimal(0)) / (len(series) - 1)).sqrt()
 
 
 def risk_metrics(
