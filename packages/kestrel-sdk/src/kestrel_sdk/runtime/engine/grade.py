@@ -34,7 +34,7 @@ from .core import SessionEngine
 from .margin import margin_check
 from .orders import Fill
 from .risk import bar_returns, risk_metrics
-from .trades import Leg, trips_metrics
+from .trades import trips_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown", "measure_grade"]
 
@@ -208,10 +208,12 @@ def measure_grade(
     return _measure(loaded, record, engine, None, 0)
 
 
-def _fill_facts(fills: Sequence[Fill]) -> tuple[list[Leg], int, int, bool]:
+def _fill_facts(
+    fills: Sequence[Fill],
+) -> tuple[list[tuple[str, int, int, int, int]], int, int, bool]:
     """One pass over ``fills``: their legs, their turnover (``Σ |qty × price|``), the
     largest absolute position they made and whether one went short."""
-    legs: list[Leg] = []
+    legs: list[tuple[str, int, int, int, int]] = []
     positions: dict[str, int] = {}
     turnover = worst = 0
     short = False
@@ -219,7 +221,7 @@ def _fill_facts(fills: Sequence[Fill]) -> tuple[list[Leg], int, int, bool]:
         order = f.order
         symbol, qty = order.symbol, f.qty
         delta = qty if order.buy else -qty
-        legs.append(Leg(symbol, f.bar, delta, f.price, f.fee))
+        legs.append((symbol, f.bar, delta, f.price, f.fee))
         turnover += abs(qty * f.price)
         held = positions[symbol] = positions.get(symbol, 0) + delta
         if held < 0:

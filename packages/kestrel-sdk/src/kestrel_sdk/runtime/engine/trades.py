@@ -26,7 +26,7 @@ from typing import NamedTuple
 from .geometric import geometric_mean
 from .scaled import div_round_half_even, scaled_text
 
-__all__ = ["Leg", "Trade", "round_trips", "trade_metrics", "trips_metrics"]
+__all__ = ["Leg", "Legs", "Trade", "round_trips", "trade_metrics", "trips_metrics"]
 
 Exact = Fraction | int
 """An exact number: the runtime's P units are integers, the blotter's decimals fractions."""
@@ -35,14 +35,20 @@ Exact = Fraction | int
 class Leg(NamedTuple):
     """One fill as a trade sees it: ``delta`` is the signed quantity (a buy positive),
     ``price`` and ``fee`` exact (the runtime's P units, integers, or the blotter's
-    decimals as fractions). A tuple: a grade makes one per fill, and a tuple is made
-    at a third of a frozen dataclass's cost."""
+    decimals as fractions). A tuple, made at a third of a frozen dataclass's cost (a
+    grade passes plain tuples of the same members: :data:`Legs`)."""
 
     symbol: str
     bar: int
     delta: int
     price: Exact
     fee: Exact
+
+
+Legs = Iterable[tuple[str, int, int, Exact, Exact]]
+"""Legs as the round trips read them: each a :class:`Leg` or a plain tuple of its five
+members (a grade makes one per fill, and a tuple is made at a tenth of a named tuple's
+cost: 0.4 ms of a gym episode's grade)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,17 +85,18 @@ class _Open:
 
     __slots__ = ("bar", "cost", "den", "exit_bar", "fees", "long", "pnl", "proceeds", "qty", "size")
 
-    def __init__(self, leg: Leg, qty: int, fee: Exact, den: int = 1) -> None:
-        """Opened by ``qty`` of ``leg`` with ``fee`` (over ``den``) of its fee."""
+    def __init__(self, bar: int, price: Exact, qty: int, fee: Exact, den: int = 1) -> None:
+        """Opened at ``bar`` by ``qty`` of a leg at ``price`` with ``fee`` (over ``den``)
+        of its fee."""
         self.qty = qty
         self.long = qty > 0
-        self.bar = leg.bar
+        self.bar = bar
         self.size = abs(qty)
         self.den = den
-        self.cost: Exact = abs(qty) * leg.price * den
+        self.cost: Exact = abs(qty) * price * den
         self.proceeds: Exact = 0
         self.fees = fee
-        self.pnl: Exact = -qty * leg.price * den - fee
+        self.pnl: Exact = -qty * price * den - fee
         self.exit_bar: int | None = None  # the bar it closed at; None while open
 
     def done(self, symbol: str) -> Trade:
@@ -105,16 +112,15 @@ class _Open:
         )
 
 
-def _finished(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> Iterator[tuple[str, _Open]]:
+def _finished(legs: Legs, marks: Mapping[str, Fraction]) -> Iterator[tuple[str, _Open]]:
     """The round trips of ``legs`` (in booking order) as each finishes, by symbol: closed
     ones in the order they closed (``exit_bar`` set), then any still open marked at
     ``marks`` (by symbol, in the legs' units; ``exit_bar`` ``None``)."""
     live: dict[str, _Open] = {}
-    for leg in legs:
-        symbol, bar, delta, price, fee = leg  # a tuple unpacked: five lookups fewer
+    for symbol, bar, delta, price, fee in legs:
         trip = live.get(symbol)
         if trip is None:
-            live[symbol] = _Open(leg, delta, fee)
+            live[symbol] = _Open(bar, price, delta, fee)
             continue
         den = trip.den
         if (trip.qty > 0) == (delta > 0):
@@ -147,7 +153,7 @@ def _finished(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> Iterator[tu
             del live[symbol]
             rest = delta - closing_delta
             if rest:  # the rest of the fee, over the fill's shares
-                live[symbol] = _Open(leg, rest, fee * (size - closing), size)
+                live[symbol] = _Open(bar, price, rest, fee * (size - closing), size)
     for symbol, trip in live.items():
         mark = marks[symbol] * trip.den
         trip.pnl += trip.qty * mark
@@ -155,7 +161,7 @@ def _finished(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> Iterator[tu
         yield symbol, trip
 
 
-def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trade]:
+def round_trips(legs: Legs, marks: Mapping[str, Fraction]) -> list[Trade]:
     """The round trips of ``legs`` (in booking order), closed ones in the order they
     closed, then any still open marked at ``marks`` (by symbol, in the legs' units)."""
     return [trip.done(symbol) for symbol, trip in _finished(legs, marks)]
@@ -167,7 +173,7 @@ positive: a tuple of integers, which the cycle collector stops tracking at its f
 collection (a fraction is an object it tracks)."""
 
 
-def trips_metrics(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> dict[str, object]:
+def trips_metrics(legs: Legs, marks: Mapping[str, Fraction]) -> dict[str, object]:
     """:func:`trade_metrics` of :func:`round_trips` of ``legs`` and ``marks`` (a grade's),
     without a :class:`Trade` of each: a trade's return is its P&L over its entry
     notional, both over one denominator, so the quotient of their numerators, where a
