@@ -43,7 +43,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from kestrel_protocol import Delivery, GradeResult, Proof, SessionFrame
+from kestrel_protocol import Delivery, GradeResult, Proof, SessionFrame, Wire
 from kestrel_protocol.ports import Transport
 from numpy.typing import NDArray
 
@@ -143,7 +143,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self.scenario_id = scenario
         self.window = window
         self.grades: list[GradeResult] = []
-        self.proofs: list[Proof] = []
+        self.proofs: list[Wire[Proof]] = []
         self._embed_tape = embed_tape
         self._grade = grade
         self._reward = reward
@@ -354,7 +354,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             info["grade"], info["proof"] = finished
         return self._observe(frame), reward, not truncated, truncated, info
 
-    def _end_episode(self, *, abandon: bool) -> tuple[GradeResult, Proof] | None:
+    def _end_episode(self, *, abandon: bool) -> tuple[GradeResult, Wire[Proof]] | None:
         """Grade and prove the current session (standing it down first if ``abandon``),
         or with ``grade=False`` close it in a kept store (a private one is renewed)."""
         session, backend = self._session, self._backend
