@@ -7,7 +7,9 @@ drawdown limit, or a ``stand down``), ``truncated`` that the tape or the episode
 (``start``/``length``, :mod:`.windows`) ended; either way the
 env closes and grades the session, and the grade is in that step's ``info["grade"]``
 and on ``env.grades``, its proof (``kestrel.proof``: the grade with everything needed to
-re-verify it) in ``info["proof"]`` and on ``env.proofs``. ``proof.write(path)`` saves it;
+re-verify it) in ``info["proof"]`` and on ``env.proofs``, as its canonical text (a
+``Wire``: ``.model()`` makes the object when first asked for, ``.text`` is the text).
+``proof.write(path)`` saves it;
 ``kestrel verify`` checks the file on any machine with an empty home, from the shipped
 catalog, or from the tape the proof embeds with ``embed_tape=True`` (needed for a user
 scenario the verifier does not have). ``grade=False`` skips grading (a training loop
