@@ -287,17 +287,20 @@ def test_each_episode_has_a_proof_that_verifies_in_an_empty_home(
 def test_a_graded_episode_keeps_its_proof_as_text_and_makes_the_object_when_asked(
     catalog: Path,
 ) -> None:
+    def alive() -> list[Any]:  # the proofs and blotters this process holds now
+        gc.collect()
+        return [o for o in gc.get_objects() if isinstance(o, (Proof, Blotter))]
+
     env = TradingEnv("zig", catalog_paths=[catalog], window=4)
     env.reset(seed=3)
+    held = alive()  # other tests' may be alive (held here: no id of theirs is reused)
+    before = {id(o) for o in held}
     for step in range(10_000):
         _obs, _r, terminated, truncated, info = env.step(1 if step % 3 else 2)
         if terminated or truncated:
             break
     proof = info["proof"]
-    gc.collect()
-    assert not [o for o in gc.get_objects() if isinstance(o, (Proof, Blotter))], (
-        "an episode's end made its proof or blotter as objects nobody asked for"
-    )
+    assert not [o for o in alive() if id(o) not in before], "objects nobody asked for"
     made = proof.model()  # asked for: made once, from the text it keeps
     assert made is proof.model() is env.proofs[-1].model()
     assert made.grade == info["grade"] == env.grades[-1]

@@ -312,9 +312,7 @@ class Grading:
         head = SessionFrame.parse(self._artifact(record.head))
         return sealed_frame(head) if self._sealed(scenario_id) else head
 
-    def proof_of_grade(
-        self, grade_root: str, principal: str | None, budget: float
-    ) -> Wire[Proof]:
+    def proof_of_grade(self, grade_root: str, principal: str | None, budget: float) -> Wire[Proof]:
         """The proof of the session graded ``grade_root`` (see ``Runtime.proof_of_grade``)."""
         row = self.store.graded_session(grade_root, principal)
         if row is None:
