@@ -19,7 +19,7 @@ threads may share it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -240,20 +240,25 @@ class MemoryStore(MemoryFeeds):
                 raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
             self._artifacts.update(pentads)
             self._artifacts.update(artifacts)
-            for root in owned:
-                self._own(root, session_id)
+            self._own(owned, session_id)
             found.row = replace(found.row, status="closed", record_root=record_root)
 
-    def _own(self, root: str, session_id: str) -> None:
-        owners = self._owners.get(root, ())
-        if session_id not in owners:
-            self._owners[root] = (*owners, session_id)
+    def _own(self, roots: Iterable[str], session_id: str) -> None:
+        """``session_id`` among the owners of each of ``roots`` (a closing session owns
+        one per submission, so one call for all)."""
+        owners = self._owners
+        for root in roots:
+            had = owners.get(root)
+            if had is None:
+                owners[root] = (session_id,)
+            elif session_id not in had:
+                owners[root] = (*had, session_id)
 
     def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
         with self._lock:
             found = self._sessions[session_id]
             self._artifacts[grade_root] = body
-            self._own(grade_root, session_id)
+            self._own((grade_root,), session_id)
             found.row = replace(found.row, grade_root=grade_root)
             self._graded[grade_root] = session_id
 
