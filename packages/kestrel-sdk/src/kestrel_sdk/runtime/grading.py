@@ -36,7 +36,7 @@ from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
 from .closed import Closed
 from .engine import SessionEngine, compute_grade, measure_grade
-from .engine.spliced import array_bytes, spliced_rooted
+from .engine.spliced import Canonical, array_pieces, spliced_rooted
 from .engine.wire import builder
 from .horizon import Horizons
 from .ids import operation_id
@@ -273,10 +273,10 @@ class Grading:
         else:
             pentads, texts = self._pentads(record)
         reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
-        members: dict[str, tuple[Any, bytes]] = {
+        members: dict[str, tuple[Any, Canonical]] = {
             "scenario": (reference, canonical_json(reference)),
             "grade": (graded, canonical_json(graded)),
-            "pentads": (pentads, array_bytes(texts)),
+            "pentads": (pentads, array_pieces(texts)),
         }
         if closed is not None:
             members["record"] = (closed.record, closed.record_bytes)

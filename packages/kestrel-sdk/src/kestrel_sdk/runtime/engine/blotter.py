@@ -106,10 +106,10 @@ def _quantity_text(terms: Terms) -> Callable[[int], str]:
 
 def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
     """The blotter's orders as a canonical JSON array: each order's members in JCS order,
-    its links (absent on a plain order) in their places. Side, type, time in force and
-    status are words of their vocabularies (``Literal`` types), written without
-    :func:`.wire.quote`; a close writes every order of the session, so the loop binds
-    what it calls once."""
+    its links (absent on a plain order) in their places. Its id is the engine's (``o``
+    and a number), and its side, type, time in force and status are words of their
+    vocabularies (``Literal`` types): written without :func:`.wire.quote`. A close writes
+    every order of the session, so the loop binds what it calls once."""
     quantity = _quantity_text(terms)
     average = terms.average
     texts: list[str] = []
@@ -129,7 +129,7 @@ def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
             f'{{"alias":{"null" if alias is None else quote(alias)}'
             f',"avgPrice":{avg},"closedBar":{"null" if closed is None else closed}'
             f',"filled":{quantity(filled)}{group}'
-            f',"id":{quote(o.id)},"limit":{"null" if limit is None else quote(limit)}'
+            f',"id":"{o.id}","limit":{"null" if limit is None else quote(limit)}'
             f',"line":{o.line}{parent},"qty":{quantity(o.qty)}'
             f',"reason":{"null" if reason is None else quote(reason)}'
             f',"seq":{o.seq},"side":"{o.side}","status":"{o.status}"'
@@ -141,12 +141,13 @@ def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
 
 def _fills_text(fills: list[Fill], terms: Terms, times: Sequence[str]) -> str:
     """The blotter's fills as a canonical JSON array (a price and a fee are digits, a
-    point and a sign)."""
+    point and a sign; a fill's id and its order's are the engine's, ``f`` or ``o`` and a
+    number)."""
     quantity = _quantity_text(terms)
     money, price = terms.money, terms.price
     texts = [
-        f'{{"bar":{f.bar},"fee":"{money(f.fee)}","id":{quote(f.id)}'
-        f',"order":{quote(f.order.id)},"price":"{price(f.price)}"'
+        f'{{"bar":{f.bar},"fee":"{money(f.fee)}","id":"{f.id}"'
+        f',"order":"{f.order.id}","price":"{price(f.price)}"'
         f',"qty":{quantity(f.qty)},"time":{quote(times[f.bar])}}}'
         for f in fills
     ]

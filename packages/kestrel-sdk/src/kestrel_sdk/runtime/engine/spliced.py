@@ -12,23 +12,28 @@ from the members unchecked. Tests compare both ways.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from kestrel_protocol import RootOfBytes, SelfRooted, canonical_json
 
 from .wire import construct
 
-__all__ = ["array_bytes", "rooted_bytes", "spliced_rooted"]
+__all__ = ["Canonical", "array_pieces", "rooted_bytes", "spliced_rooted"]
 
 R = TypeVar("R", bound=SelfRooted)
 
-
-def array_bytes(items: Sequence[bytes]) -> bytes:
-    """The canonical bytes of an array whose items' canonical bytes are ``items``."""
-    return b"[" + b",".join(items) + b"]"
+Canonical: TypeAlias = bytes | list[bytes]
+"""A member's canonical bytes, whole or in pieces to be read in order."""
 
 
-def _pieces(members: Mapping[str, bytes]) -> list[bytes]:
+def array_pieces(items: Sequence[bytes]) -> list[bytes]:
+    """The canonical bytes, in pieces, of an array whose items' canonical bytes are
+    ``items``: its items joined once, not copied again to add the brackets (a proof's
+    pentads are ≈ 700 KB, whose joined copies cost ≈ 0.9 ms, most of it fresh pages)."""
+    return [b"[", b",".join(items), b"]"]
+
+
+def _pieces(members: Mapping[str, Canonical]) -> list[bytes]:
     """The canonical bytes of an object whose members (by wire name) have canonical
     bytes ``members``, in pieces (keys in JCS order, by UTF-16 code units): a proof's
     members are a megabyte, which joining piece by piece copies once (adding each
@@ -37,18 +42,23 @@ def _pieces(members: Mapping[str, bytes]) -> list[bytes]:
     pieces: list[bytes] = []
     separator = b"{"
     for key in sorted(members, key=lambda key: key.encode("utf-16-be")):
-        pieces += (separator, canonical_json(key), b":", members[key])
+        pieces += (separator, canonical_json(key), b":")
+        text = members[key]
+        if isinstance(text, bytes):
+            pieces.append(text)
+        else:
+            pieces += text
         separator = b","
     pieces.append(b"}")
     return pieces
 
 
-def _object_bytes(members: Mapping[str, bytes]) -> bytes:
+def _object_bytes(members: Mapping[str, Canonical]) -> bytes:
     """The canonical bytes of an object whose members have canonical bytes ``members``."""
     return b"".join(_pieces(members))
 
 
-def _object_root(members: Mapping[str, bytes]) -> str:
+def _object_root(members: Mapping[str, Canonical]) -> str:
     """``root_of_bytes(_object_bytes(members))``, hashed piece by piece (not joined)."""
     found = RootOfBytes()
     for piece in _pieces(members):
@@ -56,7 +66,7 @@ def _object_root(members: Mapping[str, bytes]) -> str:
     return found.root()
 
 
-def rooted_bytes(members: Mapping[str, bytes]) -> tuple[str, bytes]:
+def rooted_bytes(members: Mapping[str, Canonical]) -> tuple[str, bytes]:
     """The root and the canonical bytes (``root`` included) of a self-rooted object whose
     members other than ``root`` (by wire name, each one the root covers) have canonical
     bytes ``members``."""
@@ -64,12 +74,12 @@ def rooted_bytes(members: Mapping[str, bytes]) -> tuple[str, bytes]:
     return root, _object_bytes({**members, "root": canonical_json(root)})
 
 
-def spliced_rooted(cls: type[R], members: dict[str, tuple[Any, bytes]]) -> R:
-    """``cls.with_root`` of ``members`` (by field name: the value, its canonical bytes),
-    the root hashed from the members' bytes as given. A field with a default (``kind``,
-    ``version``) is a member as ``with_root`` makes it; a member the root does not cover
-    (``cls.unrooted``) is not given here."""
-    given = dict(members)
+def spliced_rooted(cls: type[R], members: dict[str, tuple[Any, Canonical]]) -> R:
+    """``cls.with_root`` of ``members`` (by field name: the value, its canonical bytes
+    whole or in pieces), the root hashed from the members' bytes as given. A field with
+    a default (``kind``, ``version``) is a member as ``with_root`` makes it; a member the
+    root does not cover (``cls.unrooted``) is not given here."""
+    given: dict[str, tuple[Any, Canonical]] = dict(members)
     for name, info in cls.model_fields.items():
         if name not in given and name != "root" and not info.is_required():
             default = info.get_default(call_default_factory=True)
