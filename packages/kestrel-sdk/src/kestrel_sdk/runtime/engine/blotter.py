@@ -140,15 +140,17 @@ def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
 
 
 def _fills_text(fills: list[Fill], terms: Terms, times: Sequence[str]) -> str:
-    """The blotter's fills as a canonical JSON array (a price and a fee are digits, a
-    point and a sign; a fill's id and its order's are the engine's, ``f`` or ``o`` and a
-    number)."""
+    """The blotter's fills as a canonical JSON array: a price and a fee are digits, a
+    point and a sign; a fill's id and its order's are the engine's (``f`` or ``o`` and a
+    number), and its time a tape's, ISO-8601 UTC (``Tape.times``, each row read matched
+    against ``tape_format.TIME_FORM``), none of whose characters JSON escapes: written as
+    they are, as a frame writes them (:mod:`.frame`)."""
     quantity = _quantity_text(terms)
     money, price = terms.money, terms.price
     texts = [
         f'{{"bar":{f.bar},"fee":"{money(f.fee)}","id":"{f.id}"'
         f',"order":"{f.order.id}","price":"{price(f.price)}"'
-        f',"qty":{quantity(f.qty)},"time":{quote(times[f.bar])}}}'
+        f',"qty":{quantity(f.qty)},"time":"{times[f.bar]}"}}'
         for f in fills
     ]
     return f"[{','.join(texts)}]"
