@@ -245,12 +245,16 @@ class MemoryStore(MemoryFeeds):
 
     def _own(self, roots: Iterable[str], session_id: str) -> None:
         """``session_id`` among the owners of each of ``roots`` (a closing session owns
-        one per submission, so one call for all)."""
+        one per submission, so one call for all). The roots it alone owns share one
+        tuple: a closing gym episode's 2,500 tuples were as many allocations the cycle
+        collector counts toward its next collection, while the session's journal entries
+        are alive (a collection then moves them to its oldest generation)."""
         owners = self._owners
+        alone = (session_id,)
         for root in roots:
             had = owners.get(root)
             if had is None:
-                owners[root] = (session_id,)
+                owners[root] = alone
             elif session_id not in had:
                 owners[root] = (*had, session_id)
 
