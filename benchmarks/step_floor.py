@@ -32,7 +32,13 @@ the reward, ``terminated``, ``truncated``, an empty ``info``).
 ``gym graded`` is that step on the roots layer, and at each episode's end (every 2,519
 steps) the objects of a graded episode's proof, made from its text and kept, as a graded
 env keeps every proof: a lower bound of a graded episode (the grade, the record and the
-blotter are not made), the collector on.
+blotter are not made), the collector on. ``gym graded and proved`` adds, at each
+episode's end, what a graded and proved episode hands its caller beyond those objects:
+its grade's metrics, measured as the runtime measures them on the episode's closed
+engine (the metrics are the grade's definition: exact sums, the 50-digit logarithms
+and roots ``docs/engine.md`` names), and its proof's canonical text written from its
+values in one ``orjson`` call and hashed (the cheapest public way to the text: the
+values prepared ahead, no record, blotter or pentad written by Python code).
 
 ``(a)`` mixes the variants as the SMA(20) cross agent of ``engine.py`` meets them on the
 first ``--steps`` bars (flat bars, bars holding its position, bars it trades on); the
@@ -56,6 +62,7 @@ from typing import Any
 import engine  # benchmarks/engine.py: the SMA(20) peer run and its tape frame
 import gym_env  # benchmarks/gym_env.py: gym-trading-env on the same tape
 import numpy as np
+import orjson
 from gymnasium import spaces
 from kestrel_protocol import (
     AccountState,
@@ -75,7 +82,9 @@ from kestrel_protocol.surface.arguments import SubmitArgs
 from kestrel_protocol.wire import text_builder
 from kestrel_sdk.gym import TradingEnv
 from kestrel_sdk.gym.spaces import ACCOUNT_FEATURES, BAR_FEATURES
-from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog import LoadedScenario, load_catalog
+from kestrel_sdk.runtime.engine.core import SessionEngine
+from kestrel_sdk.runtime.engine.grade import measure_grade
 from kestrel_sdk.runtime.engine.wire import builder
 from kestrel_sdk.runtime.lang import parse_located
 
@@ -318,18 +327,47 @@ def floor_rate(plan: list[tuple[str, int, bool]], journal: Any, layer: str) -> f
     return len(plan) / (time.process_time() - cpu)
 
 
-def graded_proof(catalog: Path) -> bytes:
-    """The canonical bytes of the proof of one graded episode of ``gym_env.py``'s env
-    (random actions, seeded): what every graded episode's end hands its caller."""
-    env = TradingEnv(gym_env.SCENARIO, catalog_paths=[catalog], window=gym_env.WINDOW)
-    env.action_space.seed(0)
-    gym_env.episode(env)
-    proof = env.proofs[-1].canonical()
-    env.close()
-    return proof
+class GradedEpisode:
+    """One graded episode of ``gym_env.py``'s env (random actions, seeded), as its end
+    needs it again: its proof's canonical bytes and their values, and its closed engine
+    (the episode's sources applied to a fresh engine and closed: the state the runtime
+    measures a grade on), with the scenario and record a grade reads."""
+
+    def __init__(self, catalog: Path) -> None:
+        env = TradingEnv(gym_env.SCENARIO, catalog_paths=[catalog], window=gym_env.WINDOW)
+        env.action_space.seed(0)
+        gym_env.episode(env)
+        proof = env.proofs[-1]
+        env.close()
+        self.proof = proof.canonical()
+        self.values = orjson.loads(self.proof)
+        written = orjson.dumps(self.values, option=orjson.OPT_SORT_KEYS)
+        assert written == self.proof, "orjson does not write this proof's canonical text"
+        loaded = load_catalog([catalog]).get(gym_env.SCENARIO)
+        assert loaded is not None
+        self.loaded: LoadedScenario = loaded
+        self.record = proof.record
+        self.engine = SessionEngine(loaded, proof.record.session)
+        for pentad in proof.pentads:  # the episode's sources, each as its pentad binds it
+            self.engine.submit(pentad.body.bytes)
+        self.engine.close()
+        measured = measure_grade(loaded, self.record, self.engine)
+        assert measured.root == proof.grade.root, "the floor measures another state"
+
+    def end(self) -> str:
+        """What the end of a graded and proved episode makes beyond the proof's objects:
+        the grade's metrics, and the proof's text written from its values and hashed."""
+        grade = measure_grade(self.loaded, self.record, self.engine)
+        text = orjson.dumps(self.values, option=orjson.OPT_SORT_KEYS)
+        return grade.root + hashlib.sha256(text).hexdigest()
 
 
-def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None = None) -> float:
+def gym_rate(
+    plan: list[tuple[str, int, bool]],
+    layer: str,
+    graded: GradedEpisode | None = None,
+    proved: bool = False,
+) -> float:
     """Steps per CPU second of :func:`floor_rate`'s step over ``plan`` up to ``layer``,
     called as ``gym_env.py`` calls an env: the caller draws its action
     (``action_space.sample()`` of a ``Discrete(3)``, as against gym-trading-env), and the
@@ -337,16 +375,18 @@ def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None 
     of its row prepared ahead, as both envs prepare theirs, copied, then the account's
     three features set), the reward, ``terminated``, ``truncated`` and an empty ``info``.
 
-    With ``proof`` (a graded episode's, :func:`graded_proof`), every episode's last step
-    also makes that proof's objects from its text, unchecked, in one pydantic-core call
+    With ``graded`` (:class:`GradedEpisode`), every episode's last step also makes that
+    proof's objects from its text, unchecked, in one pydantic-core call
     (``text_builder``: the cheapest public way, as the runtime makes a blotter), and
-    keeps them, as a graded env keeps every episode's proof
-    (``env.proofs``), the collector on as in any process: a lower bound of a graded
-    episode's end, which also replays nothing, grades nothing and writes no record or
-    blotter.
+    keeps them, as a graded env keeps every episode's proof (``env.proofs``), the
+    collector on as in any process. With ``proved`` too, it first makes what else the
+    caller of a graded and proved episode is handed (:meth:`GradedEpisode.end`: the
+    grade's metrics, the proof's text). Neither replays the episode.
     """
     kept: list[Proof] = []
     build = text_builder(Proof)
+    proof = None if graded is None else graded.proof
+    end = None if graded is None or not proved else graded.end
     every = len(build(proof).pentads) if proof is not None else 1
     floor = Floor(lambda *_: None, layer)
     step = floor.step
@@ -370,6 +410,8 @@ def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None 
         equity = now
         _ = (observation, reward, False, False, {})
         if proof is not None and index % every == every - 1:
+            if end is not None:
+                end()
             kept.append(build(proof))
     return len(plan) / (time.process_time() - cpu)
 
@@ -396,7 +438,7 @@ def main() -> int:
     rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as directory:
         catalog, frame = gym_env.make_catalog(Path(directory))
-        proof = graded_proof(catalog)
+        graded = GradedEpisode(catalog)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             peer_env = PeerEnv(
@@ -418,7 +460,8 @@ def main() -> int:
                     row[f"SQLite {layer}"] = floor_rate(sma, sqlite_journal(files), layer)
                 row[f"gym {layer}"] = floor_rate(gym, lambda *_: None, layer)
                 row[f"gym as Gymnasium's step {layer}"] = gym_rate(gym, layer)
-            row["gym graded"] = gym_rate(gym, "roots", proof)
+            row["gym graded"] = gym_rate(gym, "roots", graded)
+            row["gym graded and proved"] = gym_rate(gym, "roots", graded, proved=True)
             _, row["backtesting.py"], _ = engine.peer(df, engine.SmaCross)
             row["gym-trading-env"], _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
             rows.append(row)
@@ -436,12 +479,16 @@ def main() -> int:
             micros = statistics.median(1e6 / r[f"{mix} {layer}"] for r in rows)
             cells.append(f"{layer} {ratio:.2f}x ({micros:.1f} µs)")
         print(f"  {mix:<7} vs {peer:<16} " + " | ".join(cells))
-    graded = statistics.median(r["gym graded"] / r["gym-trading-env"] for r in rows)
-    graded_us = statistics.median(1e6 / r["gym graded"] for r in rows)
-    print(
-        f"  gym graded (as Gymnasium's step, roots, and each episode's proof made and kept)"
-        f" vs gym-trading-env {graded:.2f}x ({graded_us:.1f} µs)"
-    )
+    for name, what in (
+        ("gym graded", "each episode's proof made and kept"),
+        ("gym graded and proved", "and its grade measured, its proof written"),
+    ):
+        ratio = statistics.median(r[name] / r["gym-trading-env"] for r in rows)
+        micros = statistics.median(1e6 / r[name] for r in rows)
+        print(
+            f"  {name} (as Gymnasium's step, roots, {what}) vs gym-trading-env"
+            f" {ratio:.2f}x ({micros:.1f} µs)"
+        )
     peer_us = {
         p: statistics.median(1e6 / r[p] for r in rows)
         for p in ("backtesting.py", "gym-trading-env")
