@@ -2,8 +2,9 @@
 
 A close stores the blotter's canonical bytes and its root names it in the record, so the
 orders and fills are written as canonical text directly (members in JCS order, strings
-as :func:`.wire.quote` writes them, as a frame's are: :mod:`.frame`), and hashed from
-that text (:mod:`.spliced`). The object (a proof carries it, a caller may read it) is
+as :func:`.wire.quote` writes them but for the engine's ids and the tape's times, of
+which JSON escapes nothing, as a frame's are: :mod:`.frame`), and hashed from that text
+(:mod:`.spliced`). The object (a proof carries it, a caller may read it) is
 made when asked, once, from that very text, unchecked, by the builder a frame's object
 is made with (:func:`kestrel_protocol.wire.text_builder`): what ``Blotter.with_root``
 makes of the same members (tests compare the two).
@@ -21,7 +22,7 @@ from .bus import Event
 from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms
 from .spliced import rooted_bytes
-from .wire import quote
+from .wire import json_or_null, quote
 
 __all__ = ["BlotterRecorder"]
 
@@ -117,7 +118,6 @@ def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
     for o in orders:
         filled = o.filled
         closed = o.closed_bar
-        alias, limit, reason, stop = o.alias, o.limit, o.reason, o.stop
         avg = f'"{average(o.notional, filled)}"' if filled else "null"
         links = order_links(o)
         if links:
@@ -126,14 +126,14 @@ def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
         else:  # a plain order
             group = parent = target = trail = ""
         add(
-            f'{{"alias":{"null" if alias is None else quote(alias)}'
+            f'{{"alias":{json_or_null(o.alias)}'
             f',"avgPrice":{avg},"closedBar":{"null" if closed is None else closed}'
             f',"filled":{quantity(filled)}{group}'
-            f',"id":"{o.id}","limit":{"null" if limit is None else quote(limit)}'
+            f',"id":"{o.id}","limit":{json_or_null(o.limit)}'
             f',"line":{o.line}{parent},"qty":{quantity(o.qty)}'
-            f',"reason":{"null" if reason is None else quote(reason)}'
+            f',"reason":{json_or_null(o.reason)}'
             f',"seq":{o.seq},"side":"{o.side}","status":"{o.status}"'
-            f',"stop":{"null" if stop is None else quote(stop)},"submittedBar":{o.submitted_bar}'
+            f',"stop":{json_or_null(o.stop)},"submittedBar":{o.submitted_bar}'
             f',"symbol":{quote(o.symbol)}{target},"tif":"{o.tif}"{trail},"type":"{o.type}"}}'
         )
     return f"[{','.join(texts)}]"
