@@ -29,10 +29,14 @@ the caller draws a random action each step (gym-trading-env's rate includes that
 and the step hands back what Gymnasium's API asks of every env (an observation array,
 the reward, ``terminated``, ``truncated``, an empty ``info``).
 
-``gym graded`` is that step on the roots layer, and at each episode's end (every 2,519
-steps) the objects of a graded episode's proof, made from its text and kept, as a graded
-env keeps every proof: a lower bound of a graded episode (the grade, the record and the
-blotter are not made), the collector on.
+``gym graded and proved`` is that step on the roots layer, and at each episode's end
+(every 2,519 steps) what a graded and proved episode hands its caller: its grade's
+metrics, measured as the runtime measures them on the episode's closed engine (the
+metrics are the grade's definition: exact sums, the 50-digit logarithms and roots
+``docs/engine.md`` names), and its proof's canonical text written from its values in
+one ``orjson`` call, hashed and kept, as a graded env keeps every proof (as its text:
+the object is made when someone asks for it). The values are prepared ahead; no record,
+blotter or pentad is written by Python code, and nothing is replayed.
 
 ``(a)`` mixes the variants as the SMA(20) cross agent of ``engine.py`` meets them on the
 first ``--steps`` bars (flat bars, bars holding its position, bars it trades on); the
@@ -56,6 +60,7 @@ from typing import Any
 import engine  # benchmarks/engine.py: the SMA(20) peer run and its tape frame
 import gym_env  # benchmarks/gym_env.py: gym-trading-env on the same tape
 import numpy as np
+import orjson
 from gymnasium import spaces
 from kestrel_protocol import (
     AccountState,
@@ -63,19 +68,20 @@ from kestrel_protocol import (
     Delivery,
     FrameBar,
     FrameEvent,
+    GradeResult,
     Pentad,
     PentadBody,
     Position,
-    Proof,
     ScenarioRef,
     SessionFrame,
     SessionResponse,
 )
 from kestrel_protocol.surface.arguments import SubmitArgs
-from kestrel_protocol.wire import text_builder
 from kestrel_sdk.gym import TradingEnv
 from kestrel_sdk.gym.spaces import ACCOUNT_FEATURES, BAR_FEATURES
-from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog import LoadedScenario, load_catalog
+from kestrel_sdk.runtime.engine.core import SessionEngine
+from kestrel_sdk.runtime.engine.grade import measure_grade
 from kestrel_sdk.runtime.engine.wire import builder
 from kestrel_sdk.runtime.lang import parse_located
 
@@ -318,18 +324,47 @@ def floor_rate(plan: list[tuple[str, int, bool]], journal: Any, layer: str) -> f
     return len(plan) / (time.process_time() - cpu)
 
 
-def graded_proof(catalog: Path) -> bytes:
-    """The canonical bytes of the proof of one graded episode of ``gym_env.py``'s env
-    (random actions, seeded): what every graded episode's end hands its caller."""
-    env = TradingEnv(gym_env.SCENARIO, catalog_paths=[catalog], window=gym_env.WINDOW)
-    env.action_space.seed(0)
-    gym_env.episode(env)
-    proof = env.proofs[-1].canonical()
-    env.close()
-    return proof
+class GradedEpisode:
+    """One graded episode of ``gym_env.py``'s env (random actions, seeded), as its end
+    needs it again: its proof's values (whose canonical text ``orjson`` writes) and its
+    closed engine (the episode's sources applied to a fresh engine and closed: the state
+    the runtime measures a grade on), with the scenario and record a grade reads."""
+
+    def __init__(self, catalog: Path) -> None:
+        env = TradingEnv(gym_env.SCENARIO, catalog_paths=[catalog], window=gym_env.WINDOW)
+        env.action_space.seed(0)
+        gym_env.episode(env)
+        proved = env.proofs[-1]
+        env.close()
+        text = proved.text.encode("utf-8")
+        self.values = orjson.loads(text)
+        written = orjson.dumps(self.values, option=orjson.OPT_SORT_KEYS)
+        assert written == text, "orjson does not write this proof's canonical text"
+        proof = proved.model()
+        self.steps = len(proof.pentads)
+        loaded = load_catalog([catalog]).get(gym_env.SCENARIO)
+        assert loaded is not None
+        self.loaded: LoadedScenario = loaded
+        self.record = proof.record
+        self.engine = SessionEngine(loaded, proof.record.session)
+        for pentad in proof.pentads:  # the episode's sources, each as its pentad binds it
+            self.engine.submit(pentad.body.bytes)
+        self.engine.close()
+        measured = measure_grade(loaded, self.record, self.engine)
+        assert measured.root == proof.grade.root, "the floor measures another state"
+
+    def end(self) -> tuple[GradeResult, bytes]:
+        """What the end of a graded and proved episode makes: the grade's metrics, and
+        the proof's text written from its values (and hashed, as its root is)."""
+        grade = measure_grade(self.loaded, self.record, self.engine)
+        text = orjson.dumps(self.values, option=orjson.OPT_SORT_KEYS)
+        hashlib.sha256(text).hexdigest()
+        return grade, text
 
 
-def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None = None) -> float:
+def gym_rate(
+    plan: list[tuple[str, int, bool]], layer: str, graded: GradedEpisode | None = None
+) -> float:
     """Steps per CPU second of :func:`floor_rate`'s step over ``plan`` up to ``layer``,
     called as ``gym_env.py`` calls an env: the caller draws its action
     (``action_space.sample()`` of a ``Discrete(3)``, as against gym-trading-env), and the
@@ -337,17 +372,13 @@ def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None 
     of its row prepared ahead, as both envs prepare theirs, copied, then the account's
     three features set), the reward, ``terminated``, ``truncated`` and an empty ``info``.
 
-    With ``proof`` (a graded episode's, :func:`graded_proof`), every episode's last step
-    also makes that proof's objects from its text, unchecked, in one pydantic-core call
-    (``text_builder``: the cheapest public way, as the runtime makes a blotter), and
-    keeps them, as a graded env keeps every episode's proof
-    (``env.proofs``), the collector on as in any process: a lower bound of a graded
-    episode's end, which also replays nothing, grades nothing and writes no record or
-    blotter.
+    With ``graded`` (:class:`GradedEpisode`), every episode's last step also makes what
+    the end of a graded and proved episode hands its caller (:meth:`GradedEpisode.end`),
+    and keeps the proof's text, as a graded env keeps every episode's proof, the
+    collector on as in any process.
     """
-    kept: list[Proof] = []
-    build = text_builder(Proof)
-    every = len(build(proof).pentads) if proof is not None else 1
+    kept: list[bytes] = []
+    every = graded.steps if graded is not None else 1
     floor = Floor(lambda *_: None, layer)
     step = floor.step
     sample = spaces.Discrete(3, seed=0).sample
@@ -369,8 +400,8 @@ def gym_rate(plan: list[tuple[str, int, bool]], layer: str, proof: bytes | None 
         reward = now - equity
         equity = now
         _ = (observation, reward, False, False, {})
-        if proof is not None and index % every == every - 1:
-            kept.append(build(proof))
+        if graded is not None and index % every == every - 1:
+            kept.append(graded.end()[1])
     return len(plan) / (time.process_time() - cpu)
 
 
@@ -396,7 +427,7 @@ def main() -> int:
     rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as directory:
         catalog, frame = gym_env.make_catalog(Path(directory))
-        proof = graded_proof(catalog)
+        graded = GradedEpisode(catalog)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             peer_env = PeerEnv(
@@ -418,7 +449,7 @@ def main() -> int:
                     row[f"SQLite {layer}"] = floor_rate(sma, sqlite_journal(files), layer)
                 row[f"gym {layer}"] = floor_rate(gym, lambda *_: None, layer)
                 row[f"gym as Gymnasium's step {layer}"] = gym_rate(gym, layer)
-            row["gym graded"] = gym_rate(gym, "roots", proof)
+            row["gym graded and proved"] = gym_rate(gym, "roots", graded)
             _, row["backtesting.py"], _ = engine.peer(df, engine.SmaCross)
             row["gym-trading-env"], _ = gym_env.timed(lambda: gym_env.episode(peer_env), 2)
             rows.append(row)
@@ -436,11 +467,12 @@ def main() -> int:
             micros = statistics.median(1e6 / r[f"{mix} {layer}"] for r in rows)
             cells.append(f"{layer} {ratio:.2f}x ({micros:.1f} µs)")
         print(f"  {mix:<7} vs {peer:<16} " + " | ".join(cells))
-    graded = statistics.median(r["gym graded"] / r["gym-trading-env"] for r in rows)
-    graded_us = statistics.median(1e6 / r["gym graded"] for r in rows)
+    proved = [(r["gym graded and proved"], r["gym-trading-env"]) for r in rows]
+    graded_ratio = statistics.median(ours / peer for ours, peer in proved)
+    graded_us = statistics.median(1e6 / ours for ours, _ in proved)
     print(
-        f"  gym graded (as Gymnasium's step, roots, and each episode's proof made and kept)"
-        f" vs gym-trading-env {graded:.2f}x ({graded_us:.1f} µs)"
+        "  gym graded and proved (as Gymnasium's step, roots; each episode's grade measured,"
+        f" its proof written and kept) vs gym-trading-env {graded_ratio:.2f}x ({graded_us:.1f} µs)"
     )
     peer_us = {
         p: statistics.median(1e6 / r[p] for r in rows)

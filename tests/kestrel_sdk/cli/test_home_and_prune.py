@@ -131,7 +131,7 @@ def test_prune_removes_only_closed_sessions_before_the_date_and_reports_what_it_
     assert _kestrel(tmp_path, "verify", str(tmp_path / "new.json")).exit_code == 0
     rt = Runtime(tmp_path)
     assert rt.submit("local", home.open, "advance 1").model().ok
-    assert rt.proof("local", home.ungraded).record.session == home.ungraded
+    assert rt.proof("local", home.ungraded).model().record.session == home.ungraded
     rt.shutdown()
 
     # graded now (its proof graded it), the old session kept for that goes next time

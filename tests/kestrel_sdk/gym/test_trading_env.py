@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from kestrel_door import DoorConfig, DoorStore, IssuedTokens, create_door_app
-from kestrel_protocol import canonical_json
+from kestrel_protocol import Blotter, Proof, canonical_json
 from kestrel_sdk import SdkError, local_transport, remote_transport
 from kestrel_sdk.gym import ENV_ID, TradingEnv
 from kestrel_sdk.scenarios import ScenarioTermsInput, scenario_from_file
@@ -262,25 +263,49 @@ def test_each_episode_has_a_proof_that_verifies_in_an_empty_home(
                 if terminated or truncated:
                     break
             assert info["proof"] is made.proofs[-1]
-            assert info["proof"].grade == info["grade"] == made.grades[-1]
+            assert info["proof"].model().grade == info["grade"] == made.grades[-1]
         env.reset(seed=12)
         env.step(1)
     finally:
         env.close()  # grades and proves the abandoned second episode
         bare.close()
     assert len(env.proofs) == len(env.grades) == 2
-    assert env.proofs[1].grade == env.grades[1]
-    assert env.proofs[0].embedded is not None
-    assert env.proofs[0].record.session == env.grades[0].session
+    assert env.proofs[1].model().grade == env.grades[1]
+    assert env.proofs[0].model().embedded is not None
+    assert env.proofs[0].model().record.session == env.grades[0].session
     for i, proof in enumerate(env.proofs):
         done = _verify_elsewhere(tmp_path, proof, f"embedded-{i}")
         assert done.returncode == 0, done.stderr
-        assert proof.grade.root in done.stdout
+        assert proof.model().grade.root in done.stdout
     # the same episode's proof without its tape cannot be checked where zig is unknown
     refused = _verify_elsewhere(tmp_path, bare.proofs[0], "bare")
     assert refused.returncode != 0
     assert "zig" in refused.stderr
-    assert bare.proofs[0].grade == env.proofs[0].grade  # same seed and actions
+    assert bare.proofs[0].model().grade == env.proofs[0].model().grade  # same seed, actions
+
+
+def test_a_graded_episode_keeps_its_proof_as_text_and_makes_the_object_when_asked(
+    catalog: Path,
+) -> None:
+    def alive() -> list[Any]:  # the proofs and blotters this process holds now
+        gc.collect()
+        return [o for o in gc.get_objects() if isinstance(o, (Proof, Blotter))]
+
+    env = TradingEnv("zig", catalog_paths=[catalog], window=4)
+    env.reset(seed=3)
+    held = alive()  # other tests' may be alive (held here: no id of theirs is reused)
+    before = {id(o) for o in held}
+    for step in range(10_000):
+        _obs, _r, terminated, truncated, info = env.step(1 if step % 3 else 2)
+        if terminated or truncated:
+            break
+    proof = info["proof"]
+    assert not [o for o in alive() if id(o) not in before], "objects nobody asked for"
+    made = proof.model()  # asked for: made once, from the text it keeps
+    assert made is proof.model() is env.proofs[-1].model()
+    assert made.grade == info["grade"] == env.grades[-1]
+    assert proof.text.encode("utf-8") == made.canonical()
+    env.close()
 
 
 def test_rgb_array_draws_the_latest_bars_tinted_by_the_position(catalog: Path) -> None:

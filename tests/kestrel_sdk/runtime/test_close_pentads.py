@@ -48,7 +48,7 @@ def test_a_close_builds_each_pentad_once_and_stores_what_its_proof_carries(
 
     monkeypatch.setattr(grading_module, "pentad_bytes", counted)
     monkeypatch.setattr(rows_module, "pentad_bytes", counted)
-    proof = runtime.proof("alice", sid)
+    proof = runtime.proof("alice", sid).model()
     assert len(built) == len(SOURCES) * 4  # one build per pentad, for the store and proof
     monkeypatch.undo()
     assert len(proof.pentads) == len(SOURCES) * 4

@@ -150,7 +150,8 @@ def test_a_live_grade_and_proof_are_the_replayed_ones_byte_for_byte(
     catalog = _catalog(tmp_path)
     live, sid = _played(tmp_path / "live", catalog, case)
     with _no_replay():
-        proof = live.proof("alice", sid, embed_tape=case.embed_tape)
+        proved = live.proof("alice", sid, embed_tape=case.embed_tape)
+    proof = proved.model()
     # the same session in another home, closed, then graded by a runtime that did not
     # hold it: a replay of its pentads from the store
     other, other_sid = _played(tmp_path / "replayed", catalog, case)
@@ -160,12 +161,14 @@ def test_a_live_grade_and_proof_are_the_replayed_ones_byte_for_byte(
     restarted = Runtime(tmp_path / "replayed", [catalog], sealed=case.sealed)
     calls: list[None] = []
     monkeypatch.setattr(grading_module, "compute_grade", _replayed(calls))
-    replayed = restarted.proof("alice", sid, embed_tape=case.embed_tape)
+    replayed_text = restarted.proof("alice", sid, embed_tape=case.embed_tape)
+    replayed = replayed_text.model()
     assert calls, "the restarted runtime did not replay the session"
     assert proof.grade.to_json() == replayed.grade.to_json()
     for member in ("record", "head", "blotter", "scenario", "pentads", "embedded"):
         assert getattr(proof, member) == getattr(replayed, member), member
     assert proof.canonical() == replayed.canonical()
+    assert proved.text == replayed_text.text == proof.canonical().decode("utf-8")
     assert Proof.parse(proof.canonical()) == proof  # its root and every member's verify
     if name == "end of tape, short pair":
         checks = {check.id: check.passed for check in proof.grade.conformance.checks}
@@ -186,7 +189,7 @@ def test_kestrel_verify_in_an_empty_home_checks_a_live_proof(tmp_path: Path) -> 
     case = CASES["acme-trend sma cross"]
     live, sid = _played(tmp_path / "live", _catalog(tmp_path), case)
     with _no_replay():
-        proof = live.proof("alice", sid)
+        proof = live.proof("alice", sid).model()
     live.shutdown()
     path = proof.write(tmp_path / "proof.json")
     empty = tmp_path / "empty"

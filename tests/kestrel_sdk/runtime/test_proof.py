@@ -37,7 +37,9 @@ def test_a_proof_holds_the_sessions_objects_and_verifies_from_itself(
     runtime: Runtime, tmp_path: Path
 ) -> None:
     sid = _session(runtime)
-    proof = runtime.proof("alice", sid)
+    proved = runtime.proof("alice", sid)  # its canonical text, the object made when asked
+    proof = proved.model()
+    assert proved.text.encode("utf-8") == proof.canonical() == Proof.parse(proved.text).canonical()
     grade = runtime.grade("alice", sid)
     assert proof.grade == grade
     assert proof.record.root == proof.grade.record
@@ -53,7 +55,7 @@ def test_a_proof_holds_the_sessions_objects_and_verifies_from_itself(
 
     other = Runtime(tmp_path / "other-home")  # the same sources anywhere: the same proof
     try:
-        assert other.proof("alice", _session(other)).root == proof.root
+        assert other.proof("alice", _session(other)).text == proved.text
     finally:
         other.shutdown()
 
@@ -113,7 +115,7 @@ def test_a_scenario_neither_in_the_catalog_nor_embedded_is_refused_naming_it(
         assert opened.session_id is not None
         runtime.submit("alice", opened.session_id, "buy 5 ACME\nadvance 4\n")
         plain = runtime.proof("alice", opened.session_id).to_json()
-        embedded = runtime.proof("alice", opened.session_id, embed_tape=True)
+        embedded = runtime.proof("alice", opened.session_id, embed_tape=True).model()
     finally:
         runtime.shutdown()
     with pytest.raises(KestrelError) as refused:

@@ -120,6 +120,8 @@ class _Attesting:
         forward = self._attestor.feeds is not None and submits
         arrived_at = door_time() if forward else ""  # before the runtime sees the call
         made = await self._inner.invoke(tool, arguments)
+        if submits and not forward:
+            return made  # a step: its text as the runtime wrote it, no object made
         response = made.model() if isinstance(made, Wire) else made
         if forward and isinstance(response, SessionResponse):
             try:
@@ -132,6 +134,8 @@ class _Attesting:
                     exc_info=True,
                 )
             return made
+        if isinstance(made, Wire) and made.cls is Proof:  # the runtime's proof, as its text
+            made = made.model()
         if not isinstance(made, Proof):
             return made
         return await anyio.to_thread.run_sync(

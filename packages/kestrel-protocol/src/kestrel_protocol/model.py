@@ -41,6 +41,7 @@ __all__ = [
     "is_draft",
     "money",
     "ratio",
+    "save_canonical",
 ]
 
 _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?")
@@ -142,6 +143,21 @@ class RootMismatchError(ValueError):
         self.found = found
 
 
+def save_canonical(path: str | os.PathLike[str], canonical: bytes) -> Path:
+    """Save an object's canonical bytes and a newline to ``path`` (what ``kestrel verify``
+    and ``kestrel report`` read), replacing the file in one step: a reader never sees
+    half of it. The path written."""
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        temporary.write_bytes(canonical + b"\n")
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return target
+
+
 class ProtocolModel(BaseModel):
     """Base for protocol objects and their parts."""
 
@@ -197,19 +213,8 @@ class ProtocolModel(BaseModel):
         return canonical_json(self.to_json())
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        """Save the object to ``path`` as its canonical bytes and a newline (what
-        ``kestrel verify`` and ``kestrel report`` read), replacing the file in one step:
-        a reader never sees half of it. The path written."""
-        target = Path(path)
-        data = self.canonical() + b"\n"
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
-        try:
-            temporary.write_bytes(data)
-            os.replace(temporary, target)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
-        return target
+        """Save the object to ``path`` (:func:`save_canonical` of its canonical bytes)."""
+        return save_canonical(path, self.canonical())
 
     @classmethod
     def parse(cls, data: Any) -> Self:

@@ -16,13 +16,18 @@ patterns, roots): a test compares the two on every frame of pinned sessions.
 from __future__ import annotations
 
 import json
+import os
 import types
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final, Generic, TypeVar, Union, cast
 
 from pydantic import BaseModel
 from pydantic_core import SchemaValidator, core_schema
+
+from .canonical import canonical_json
+from .model import save_canonical
 
 __all__ = ["Wire", "data_builder", "text_builder"]
 
@@ -106,17 +111,19 @@ class Wire(Generic[M]):
     """A protocol object of class ``cls`` as its compact JSON text (the same JSON value
     as the object's ``to_json()``; members may be in another order, a frame's are in
     canonical order), the object made on the first call of :meth:`model`.
+    ``canonical``: the text is the object's canonical JSON (RFC 8785), as a proof's is.
 
     A writer that holds the values the object is made of may subclass it and write the
-    text (:meth:`write`) or make the object (:meth:`make`) from them, each only when
+    text (:meth:`make_text`) or make the object (:meth:`make`) from them, each only when
     asked for; by default the text is given and the object is built from it.
     """
 
-    __slots__ = ("_model", "_text", "cls")
+    __slots__ = ("_canonical", "_model", "_text", "cls")
 
-    def __init__(self, cls: type[M], text: str | None = None) -> None:
+    def __init__(self, cls: type[M], text: str | None = None, *, canonical: bool = False) -> None:
         self.cls: Final = cls
         self._text = text
+        self._canonical = canonical
         self._model: M | None = None
 
     @property
@@ -124,10 +131,10 @@ class Wire(Generic[M]):
         """The object's JSON text (written once, when first asked for)."""
         text = self._text
         if text is None:
-            text = self._text = self.write()
+            text = self._text = self.make_text()
         return text
 
-    def write(self) -> str:
+    def make_text(self) -> str:
         """Write the text (a subclass that was given none writes it here)."""
         raise TypeError(f"{type(self).__name__} was given no text and writes none")
 
@@ -148,6 +155,13 @@ class Wire(Generic[M]):
         if not isinstance(data, dict):
             raise TypeError(f"a {self.cls.__name__} is a JSON object, not {self.text[:40]!r}")
         return data
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Save the object to ``path`` as its canonical bytes and a newline, as a protocol
+        object's ``write`` does (:func:`~kestrel_protocol.model.save_canonical`): the text
+        as it is when it is canonical, else made canonical; no object is made."""
+        text = self.text.encode("utf-8", "surrogatepass")
+        return save_canonical(path, text if self._canonical else canonical_json(json.loads(text)))
 
     def __repr__(self) -> str:
         return f"Wire({self.cls.__name__})"

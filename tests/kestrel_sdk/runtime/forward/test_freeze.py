@@ -59,7 +59,7 @@ def test_every_proof_of_a_frozen_feed_verifies(
 ) -> None:
     runtime, sids = _traded(tmp_path, runtime_store_url, prefix)
     for sid in sids:
-        proof = runtime.proof("alice", sid)
+        proof = runtime.proof("alice", sid).model()
         report = runtime.verify_proof(proof.to_json())
         assert report.ok, report.mismatch
         assert runtime.verify(proof.grade).ok

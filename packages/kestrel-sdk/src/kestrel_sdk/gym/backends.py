@@ -36,6 +36,7 @@ from kestrel_protocol import (
     SealedScenario,
     SessionResponse,
     StandDown,
+    Wire,
 )
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.store import MEMORY_URL
@@ -93,6 +94,23 @@ class _Response:
         return self._response
 
 
+class _Proved(Wire[Proof]):
+    """A proof the SDK already built, as the in-process runtime hands one: its text
+    written when asked for."""
+
+    __slots__ = ("_proof",)
+
+    def __init__(self, proof: Proof) -> None:
+        super().__init__(Proof, canonical=True)
+        self._proof = proof
+
+    def make_text(self) -> str:
+        return self._proof.canonical().decode("utf-8")
+
+    def make(self) -> Proof:
+        return self._proof
+
+
 class Backend(Protocol):
     """What the env needs of Kestrel (see the module docstring)."""
 
@@ -114,8 +132,9 @@ class Backend(Protocol):
 
     def frame(self, session_id: str) -> Delivery: ...
 
-    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Proof]:
-        """Close, grade and prove the session."""
+    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Wire[Proof]]:
+        """Close, grade and prove the session: its grade, and its proof as its canonical
+        text (the object made when first asked for)."""
 
     def close_session(self, session_id: str) -> None: ...
 
@@ -202,9 +221,12 @@ class InProcess:
     def frame(self, session_id: str) -> Delivery:
         return self._call(self.runtime.frame, PRINCIPAL, session_id)
 
-    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Proof]:
-        proof = self._call(self.runtime.proof, PRINCIPAL, session_id, embed_tape)
-        return proof.grade, proof
+    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Wire[Proof]]:
+        runtime = self.runtime
+        proof = self._call(runtime.proof, PRINCIPAL, session_id, embed_tape)
+        graded = self._call(runtime.grade, PRINCIPAL, session_id)  # proved: stored, read back
+        assert isinstance(graded, GradeResult)
+        return graded, proof
 
     def close_session(self, session_id: str) -> None:
         self._call(self.runtime.close, PRINCIPAL, session_id)
@@ -305,7 +327,7 @@ class OverTransport:
         delivery: Delivery = self._run(self._sessions[session_id].frame)
         return delivery
 
-    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Proof]:
+    def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Wire[Proof]]:
         sdk = self.sdk
         session = self._sessions.pop(session_id)
 
@@ -314,8 +336,8 @@ class OverTransport:
             graded = await sdk.grade_until_done(session_id)
             return graded, await sdk.proof(session_id, embed_tape)
 
-        finished: tuple[GradeResult, Proof] = self._run(finishing)
-        return finished
+        graded, proof = self._run(finishing)
+        return graded, _Proved(proof)
 
     def close_session(self, session_id: str) -> None:
         self._run(self._sessions.pop(session_id).close)

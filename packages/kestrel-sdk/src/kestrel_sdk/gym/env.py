@@ -7,7 +7,9 @@ drawdown limit, or a ``stand down``), ``truncated`` that the tape or the episode
 (``start``/``length``, :mod:`.windows`) ended; either way the
 env closes and grades the session, and the grade is in that step's ``info["grade"]``
 and on ``env.grades``, its proof (``kestrel.proof``: the grade with everything needed to
-re-verify it) in ``info["proof"]`` and on ``env.proofs``. ``proof.write(path)`` saves it;
+re-verify it) in ``info["proof"]`` and on ``env.proofs``, as its canonical text (a
+``Wire``: ``.model()`` makes the object when first asked for, ``.text`` is the text).
+``proof.write(path)`` saves it;
 ``kestrel verify`` checks the file on any machine with an empty home, from the shipped
 catalog, or from the tape the proof embeds with ``embed_tape=True`` (needed for a user
 scenario the verifier does not have). ``grade=False`` skips grading (a training loop
@@ -43,7 +45,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from kestrel_protocol import Delivery, GradeResult, Proof, SessionFrame
+from kestrel_protocol import Delivery, GradeResult, Proof, SessionFrame, Wire
 from kestrel_protocol.ports import Transport
 from numpy.typing import NDArray
 
@@ -143,7 +145,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         self.scenario_id = scenario
         self.window = window
         self.grades: list[GradeResult] = []
-        self.proofs: list[Proof] = []
+        self.proofs: list[Wire[Proof]] = []
         self._embed_tape = embed_tape
         self._grade = grade
         self._reward = reward
@@ -354,7 +356,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             info["grade"], info["proof"] = finished
         return self._observe(frame), reward, not truncated, truncated, info
 
-    def _end_episode(self, *, abandon: bool) -> tuple[GradeResult, Proof] | None:
+    def _end_episode(self, *, abandon: bool) -> tuple[GradeResult, Wire[Proof]] | None:
         """Grade and prove the current session (standing it down first if ``abandon``),
         or with ``grade=False`` close it in a kept store (a private one is renewed)."""
         session, backend = self._session, self._backend

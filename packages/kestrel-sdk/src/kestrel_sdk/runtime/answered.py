@@ -65,7 +65,7 @@ class Answered(Wire[SessionResponse]):
         self._frame = frame
         self._frame_root = frame_root
 
-    def write(self) -> str:
+    def make_text(self) -> str:
         pentad = (
             f'{{"root":"{self._root}","session":{quoted(self._sid)},"seq":{self._seq},'
             f'"prev":"{self._prev}",'

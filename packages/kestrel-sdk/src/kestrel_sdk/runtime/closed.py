@@ -3,7 +3,7 @@
 Closing a session the runtime holds live leaves its engine at the record's head with
 everything a grade measures (its equity trace, fills, account and clock), and writes
 the record and the blotter: the grade measures that engine and the proof splices their
-canonical bytes (the blotter's object made then, from its text), where a session closed
+canonical bytes and the pentads' (no object made of them), where a session closed
 elsewhere (another process, or before a restart or an eviction) is replayed from its
 pentads and read back from its artifacts.
 A verifier's replay (``kestrel verify``) stays the check of either.
@@ -25,23 +25,20 @@ __all__ = ["Closed"]
 class Closed:
     """A session's close in this process: its ``record``, its closed ``engine`` (at the
     record's head; its blotter is the record's), the canonical bytes of the record and
-    blotter (the artifacts the close stored), and of the journal it closed what the
-    pentads' objects are made of besides the record's roots: each pentad's ``prevs``
-    (the frame root it followed), its ``sources`` and its canonical bytes (``pentads``,
-    as the close built and stored them, each one's root the record's), in the journal's
-    order; ``None`` when the store rebuilt them (some row's root was not its own).
+    blotter (the artifacts the close stored), and of the journal it closed each pentad's
+    canonical bytes (``pentads``, as the close built and stored them, each one's root
+    the record's), in the journal's order; ``None`` when the store rebuilt them (some
+    row's root was not its own).
 
-    Plain lists, not the journal's entries: what a close keeps lives through the grade
-    and into the proof, and an object per submission kept so long is one the cycle
-    collector moves to its oldest generation and traverses again at every full
+    A list of bytes, not the journal's entries: what a close keeps lives through the
+    grade and into the proof, and an object per submission kept so long is one the
+    cycle collector moves to its oldest generation and traverses again at every full
     collection, long after the proof has let it go."""
 
     record: SessionRecord
     engine: SessionEngine
     record_bytes: bytes
     blotter_bytes: bytes
-    prevs: list[str]
-    sources: list[str]
     pentads: list[bytes] | None
 
     @classmethod
@@ -58,6 +55,4 @@ class Closed:
         unless the rows are seq 1, 2, ... in order, as a store's journal holds them)."""
         if journal and journal[-1].seq != len(journal):
             pentads = None
-        prevs = [entry.prev for entry in journal]
-        sources = [entry.source for entry in journal]
-        return cls(record, engine, *stored, prevs, sources, pentads)
+        return cls(record, engine, *stored, pentads)

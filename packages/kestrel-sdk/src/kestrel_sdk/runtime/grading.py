@@ -28,6 +28,7 @@ from kestrel_protocol import (
     ScenarioRef,
     SessionFrame,
     SessionRecord,
+    Wire,
     canonical_json,
 )
 from kestrel_protocol.store import JournalConflict, JournalEntry, RuntimeStore
@@ -36,7 +37,7 @@ from .artifacts import pruned_session, unknown_artifact
 from .catalog import tape_csv
 from .closed import Closed
 from .engine import SessionEngine, compute_grade, measure_grade
-from .engine.spliced import array_bytes, spliced_rooted
+from .engine.spliced import array_bytes, spliced_bytes, spliced_rooted
 from .engine.wire import builder
 from .horizon import Horizons
 from .ids import operation_id
@@ -194,8 +195,8 @@ class Grading:
         object per pentad), rebuilt from the session's journal when every rebuilt root
         is the record's (then the bytes are the stored artifacts' bytes), else read from
         the artifacts, which reports any that is missing or corrupt; a pruned session's
-        are refused as pruned (one closed here has them from its close:
-        :func:`_built_pentads`).
+        are refused as pruned (one closed here has their bytes from its close:
+        :class:`.closed.Closed`).
 
         Reading and re-verifying each artifact costs ~40 us, most of a long grade.
         """
@@ -246,11 +247,14 @@ class Grading:
 
     # -- proof ---------------------------------------------------------------------------
 
-    def proof(self, principal: str, sid: str, budget: float, embed_tape: bool) -> Proof:
-        """The session's proof (see ``Runtime.proof``); ``budget``: the first wait.
+    def proof(self, principal: str, sid: str, budget: float, embed_tape: bool) -> Wire[Proof]:
+        """The session's proof (see ``Runtime.proof``) as its canonical text, the object
+        made when first asked for; ``budget``: the first wait.
 
-        Its members are objects this runtime built or read and verified, so the proof is
-        rooted from their canonical bytes (:mod:`.engine.spliced`), not validated again."""
+        Its members are objects this runtime built or read and verified, so the proof's
+        text is their canonical bytes spliced and rooted (:mod:`.engine.spliced`): no
+        member is made an object for it (a gym episode's blotter and pentads were most
+        of its end), and none is validated again."""
         graded = self.grade(principal, sid, budget)
         while isinstance(graded, OperationResumption):
             graded = self.resume(principal, graded.token, budget=60.0)
@@ -269,50 +273,46 @@ class Grading:
         if closed is not None and closed.record.root != record.root:
             closed = None
         if closed is not None and closed.pentads is not None:
-            pentads, texts = _built_pentads(record, closed), closed.pentads
+            texts = closed.pentads
         else:
-            pentads, texts = self._pentads(record)
+            texts = self._pentads(record)[1]
         reference = ProofScenario(id=scenario.id, root=scenario.root, tape_root=scenario.tape.root)
-        members: dict[str, tuple[Any, bytes]] = {
-            "scenario": (reference, canonical_json(reference)),
-            "grade": (graded, canonical_json(graded)),
-            "pentads": (pentads, array_bytes(texts)),
+        members: dict[str, bytes] = {
+            "scenario": canonical_json(reference),
+            "grade": canonical_json(graded),
+            "pentads": array_bytes(texts),
         }
         if closed is not None:
-            members["record"] = (closed.record, closed.record_bytes)
-            members["blotter"] = (closed.engine.blotter(), closed.blotter_bytes)
+            members["record"] = closed.record_bytes
+            members["blotter"] = closed.blotter_bytes
             members["head"] = self._closed_head(closed.engine, scenario.id)
         else:
-            blotter = Blotter.parse(self._artifact(record.blotter_root))
-            head = self._head(record, scenario.id)
-            members["record"] = (record, canonical_json(record))
-            members["blotter"] = (blotter, canonical_json(blotter))
-            members["head"] = (head, canonical_json(head))
+            members["record"] = canonical_json(record)
+            members["blotter"] = canonical_json(Blotter.parse(self._artifact(record.blotter_root)))
+            members["head"] = canonical_json(self._head(record, scenario.id))
         if embed_tape:
             what = f"tape {scenario.id} read (embedded in a proof)"
             self._horizons.shown(principal, scenario.id, len(loaded.tape) - 1, what)
             news = {} if loaded.news is None else {"news": loaded.news.render().decode("utf-8")}
             embedded = EmbeddedScenario(scenario=scenario, tape=tape_csv(loaded), **news)
-            members["embedded"] = (embedded, canonical_json(embedded))
-        proof = spliced_rooted(Proof, members)
+            members["embedded"] = canonical_json(embedded)
+        proof = Wire(Proof, spliced_bytes(Proof, members).decode("utf-8"), canonical=True)
         live.closed = None  # proved: what the close kept is no longer needed
         return proof
 
-    def _closed_head(self, engine: SessionEngine, scenario_id: str) -> tuple[SessionFrame, bytes]:
-        """The closed engine's frame (the record's head) and its canonical bytes; a
-        sealed scenario's without ``clock.remaining``."""
-        head = engine.frame()
+    def _closed_head(self, engine: SessionEngine, scenario_id: str) -> bytes:
+        """The canonical bytes of the closed engine's frame (the record's head); a sealed
+        scenario's without ``clock.remaining``."""
         if self._sealed(scenario_id) and not engine.sealed:
-            head = sealed_frame(head)
-            return head, canonical_json(head)
-        return head, engine.frame_text().encode("utf-8")
+            return canonical_json(sealed_frame(engine.frame()))
+        return engine.frame_text().encode("utf-8")
 
     def _head(self, record: SessionRecord, scenario_id: str) -> SessionFrame:
         """The record's head frame; a sealed scenario's without ``clock.remaining``."""
         head = SessionFrame.parse(self._artifact(record.head))
         return sealed_frame(head) if self._sealed(scenario_id) else head
 
-    def proof_of_grade(self, grade_root: str, principal: str | None, budget: float) -> Proof:
+    def proof_of_grade(self, grade_root: str, principal: str | None, budget: float) -> Wire[Proof]:
         """The proof of the session graded ``grade_root`` (see ``Runtime.proof_of_grade``)."""
         row = self.store.graded_session(grade_root, principal)
         if row is None:
@@ -346,24 +346,6 @@ def _record(  # noqa: PLR0917 - a record's members, in its order
     return spliced_rooted(
         SessionRecord, {name: (value, canonical_json(value)) for name, value in members.items()}
     )
-
-
-def _built_pentads(record: SessionRecord, closed: Closed) -> list[Pentad]:
-    """The pentads of ``record``, closed here: made from what its close kept
-    (:class:`.closed.Closed`), each one's root the record's (the close checked it when
-    it built their bytes); submission ``n`` is seq ``n``."""
-    sid = record.session
-    build = builder(Pentad)  # one pentad per submission: the builder looked up once
-    return [
-        build({"session": sid, "seq": seq, "prev": prev, "body": pentad_body(source), "root": root})
-        for seq, prev, source, root in zip(
-            range(1, len(record.pentads) + 1),
-            closed.prevs,
-            closed.sources,
-            record.pentads,
-            strict=True,
-        )
-    ]
 
 
 def _pentad_texts(session_id: str, journal: list[JournalEntry]) -> list[bytes] | None:

@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Final
 
-from kestrel_protocol import KestrelError, RefusalCode, root_of_bytes
+from kestrel_protocol import KestrelError, RefusalCode
 
 __all__ = [
     "MEDIA_TYPE",
@@ -81,10 +81,19 @@ def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
 
 
 def pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> tuple[str, bytes]:
-    """The pentad's root and its canonical bytes (with ``root``)."""
+    """The pentad's root and its canonical bytes (with ``root``).
+
+    A close builds one per submission (a gym episode's 2,519), so the text is hashed as
+    written here, without a hasher object or a call per encoding; a source that is not
+    valid Unicode text is ``INVALID_SOURCE`` (the root is ASCII: once the text encodes,
+    the rooted text does)."""
     head, tail = _unrooted(session_id, seq, prev, source)
-    root = root_of_bytes(_utf8(head + tail))
-    return root, _utf8(f'{head}"root":"{root}",{tail}')
+    try:
+        root = "sha256:" + _sha256((head + tail).encode()).hexdigest()
+    except UnicodeEncodeError:
+        _utf8(head + tail)  # raises the refusal
+        raise
+    return root, f'{head}"root":"{root}",{tail}'.encode()
 
 
 def stored_pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> bytes:

@@ -37,6 +37,7 @@ from kestrel_protocol import (
     SessionRecord,
     ValidationReport,
     VerificationReport,
+    Wire,
     kestrel_home,
 )
 from kestrel_protocol.ports import FeedWaiter, SessionGate
@@ -400,13 +401,14 @@ class Runtime:
         store = self.store if reader is None else OwnedArtifacts(self.store, reader)
         return verify_grade(store, self._feeds.grown(self.index), grade)
 
-    def proof(self, principal: str, session_id: str, embed_tape: bool = False) -> Proof:
+    def proof(self, principal: str, session_id: str, embed_tape: bool = False) -> Wire[Proof]:
         """The session's proof: its grade (graded now, closing the session, if need be;
         this waits for the grade however long it takes), record, pentads, blotter and
-        scenario reference, with the scenario and its tape when ``embed_tape``."""
+        scenario reference, with the scenario and its tape when ``embed_tape``; as its
+        canonical text, the object made when first asked for (``.model()``)."""
         return self._grading.proof(principal, session_id, self.grade_budget, embed_tape)
 
-    def proof_of_grade(self, grade_root: str, reader: str | None = None) -> Proof:
+    def proof_of_grade(self, grade_root: str, reader: str | None = None) -> Wire[Proof]:
         """The proof of the session graded ``grade_root`` (one of ``reader``'s when
         given); ``UNKNOWN_ARTIFACT``, as :meth:`artifact` answers a missing root, when
         no such session is visible."""

@@ -2,8 +2,9 @@
 
 A close stores the blotter's canonical bytes and its root names it in the record, so the
 orders and fills are written as canonical text directly (members in JCS order, strings
-as :func:`.wire.quote` writes them, as a frame's are: :mod:`.frame`), and hashed from
-that text (:mod:`.spliced`). The object (a proof carries it, a caller may read it) is
+as :func:`.wire.quote` writes them but for the engine's ids and the tape's times, of
+which JSON escapes nothing, as a frame's are: :mod:`.frame`), and hashed from that text
+(:mod:`.spliced`). The object (a proof carries it, a caller may read it) is
 made when asked, once, from that very text, unchecked, by the builder a frame's object
 is made with (:func:`kestrel_protocol.wire.text_builder`): what ``Blotter.with_root``
 makes of the same members (tests compare the two).
@@ -11,7 +12,7 @@ makes of the same members (tests compare the two).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from kestrel_protocol import Blotter
@@ -66,41 +67,6 @@ class BlotterRecorder:
         elif event.type == "fill" and event.fill is not None:
             self.fills.append(event.fill)
 
-    def _order(self, o: LiveOrder) -> str:
-        """The order's canonical text (keys in JCS order; its links, absent on a plain
-        order, in their places). Its side, type, time in force and status are words of
-        their vocabularies (``Literal`` types), written without :func:`.wire.quote`."""
-        terms = self._terms
-        filled = o.filled
-        closed = o.closed_bar
-        links = order_links(o)
-        if links:
-            group, parent = _linked(links, "group"), _linked(links, "parent")
-            target, trail = _linked(links, "target"), _linked(links, "trail")
-        else:  # a plain order
-            group = parent = target = trail = ""
-        quantity = terms.quantity_json
-        average = f'"{terms.average(o.notional, filled)}"' if filled else "null"
-        return (
-            f'{{"alias":{json_or_null(o.alias)},"avgPrice":{average}'
-            f',"closedBar":{"null" if closed is None else closed}'
-            f',"filled":{quantity(filled)}{group}'
-            f',"id":{quote(o.id)},"limit":{json_or_null(o.limit)},"line":{o.line}{parent}'
-            f',"qty":{quantity(o.qty)},"reason":{json_or_null(o.reason)}'
-            f',"seq":{o.seq},"side":"{o.side}","status":"{o.status}"'
-            f',"stop":{json_or_null(o.stop)},"submittedBar":{o.submitted_bar}'
-            f',"symbol":{quote(o.symbol)}{target},"tif":"{o.tif}"{trail},"type":"{o.type}"}}'
-        )
-
-    def _fill(self, f: Fill) -> str:
-        """The fill's canonical text (a price and a fee are digits, a point and a sign)."""
-        terms = self._terms
-        return (
-            f'{{"bar":{f.bar},"fee":"{terms.money(f.fee)}","id":{quote(f.id)}'
-            f',"order":{quote(f.order.id)},"price":"{terms.price(f.price)}"'
-            f',"qty":{terms.quantity_json(f.qty)},"time":{quote(self._times[f.bar])}}}'
-        )
-
     def build(self) -> Blotter:
         """The rooted blotter now (made from :meth:`canonical`, kept until the next event)."""
         built = self._built
@@ -119,14 +85,72 @@ class BlotterRecorder:
     def _write(self) -> tuple[str, bytes]:
         written = self._written
         if written is None:
-            orders = ",".join([self._order(o) for o in self.orders])
-            fills = ",".join([self._fill(f) for f in self.fills])
+            terms = self._terms
+            orders = _orders_text(self.orders, terms)
+            fills = _fills_text(self.fills, terms, self._times)
             written = self._written = rooted_bytes(
                 {
                     "kind": _KIND,
                     "session": quote(self._session_id).encode("utf-8"),
-                    "orders": f"[{orders}]".encode(),
-                    "fills": f"[{fills}]".encode(),
+                    "orders": orders.encode(),
+                    "fills": fills.encode(),
                 }
             )
         return written
+
+
+def _quantity_text(terms: Terms) -> Callable[[int], str]:
+    """:meth:`.scaled.Terms.quantity_json` for ``terms``: ``str`` itself where every
+    quantity is whole (a blotter writes three quantities an order)."""
+    return terms.quantity_json if terms.qty_scale else str
+
+
+def _orders_text(orders: list[LiveOrder], terms: Terms) -> str:
+    """The blotter's orders as a canonical JSON array: each order's members in JCS order,
+    its links (absent on a plain order) in their places. Its id is the engine's (``o``
+    and a number), and its side, type, time in force and status are words of their
+    vocabularies (``Literal`` types): written without :func:`.wire.quote`. A close writes
+    every order of the session, so the loop binds what it calls once."""
+    quantity = _quantity_text(terms)
+    average = terms.average
+    texts: list[str] = []
+    add = texts.append
+    for o in orders:
+        filled = o.filled
+        closed = o.closed_bar
+        avg = f'"{average(o.notional, filled)}"' if filled else "null"
+        links = order_links(o)
+        if links:
+            group, parent = _linked(links, "group"), _linked(links, "parent")
+            target, trail = _linked(links, "target"), _linked(links, "trail")
+        else:  # a plain order
+            group = parent = target = trail = ""
+        add(
+            f'{{"alias":{json_or_null(o.alias)}'
+            f',"avgPrice":{avg},"closedBar":{"null" if closed is None else closed}'
+            f',"filled":{quantity(filled)}{group}'
+            f',"id":"{o.id}","limit":{json_or_null(o.limit)}'
+            f',"line":{o.line}{parent},"qty":{quantity(o.qty)}'
+            f',"reason":{json_or_null(o.reason)}'
+            f',"seq":{o.seq},"side":"{o.side}","status":"{o.status}"'
+            f',"stop":{json_or_null(o.stop)},"submittedBar":{o.submitted_bar}'
+            f',"symbol":{quote(o.symbol)}{target},"tif":"{o.tif}"{trail},"type":"{o.type}"}}'
+        )
+    return f"[{','.join(texts)}]"
+
+
+def _fills_text(fills: list[Fill], terms: Terms, times: Sequence[str]) -> str:
+    """The blotter's fills as a canonical JSON array: a price and a fee are digits, a
+    point and a sign; a fill's id and its order's are the engine's (``f`` or ``o`` and a
+    number), and its time a tape's, ISO-8601 UTC (``Tape.times``, each row read matched
+    against ``tape_format.TIME_FORM``), none of whose characters JSON escapes: written as
+    they are, as a frame writes them (:mod:`.frame`)."""
+    quantity = _quantity_text(terms)
+    money, price = terms.money, terms.price
+    texts = [
+        f'{{"bar":{f.bar},"fee":"{money(f.fee)}","id":"{f.id}"'
+        f',"order":"{f.order.id}","price":"{price(f.price)}"'
+        f',"qty":{quantity(f.qty)},"time":"{times[f.bar]}"}}'
+        for f in fills
+    ]
+    return f"[{','.join(texts)}]"

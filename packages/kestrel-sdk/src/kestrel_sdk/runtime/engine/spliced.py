@@ -18,7 +18,7 @@ from kestrel_protocol import RootOfBytes, SelfRooted, canonical_json
 
 from .wire import construct
 
-__all__ = ["array_bytes", "rooted_bytes", "spliced_rooted"]
+__all__ = ["array_bytes", "rooted_bytes", "spliced_bytes", "spliced_rooted"]
 
 R = TypeVar("R", bound=SelfRooted)
 
@@ -64,18 +64,35 @@ def rooted_bytes(members: Mapping[str, bytes]) -> tuple[str, bytes]:
     return root, _object_bytes({**members, "root": canonical_json(root)})
 
 
-def spliced_rooted(cls: type[R], members: dict[str, tuple[Any, bytes]]) -> R:
-    """``cls.with_root`` of ``members`` (by field name: the value, its canonical bytes),
-    the root hashed from the members' bytes as given. A field with a default (``kind``,
-    ``version``) is a member as ``with_root`` makes it; a member the root does not cover
-    (``cls.unrooted``) is not given here."""
+def _given(cls: type[R], members: dict[str, Any]) -> dict[str, Any]:
+    """``members`` (by field name) with each defaulted field ``with_root`` would set
+    (``kind``, ``version``) that is not among them, as ``(default, its canonical bytes)``."""
     given = dict(members)
     for name, info in cls.model_fields.items():
         if name not in given and name != "root" and not info.is_required():
             default = info.get_default(call_default_factory=True)
             if default is not None:
                 given[name] = (default, canonical_json(default))
+    return given
+
+
+def _by_wire_name(cls: type[R], texts: Mapping[str, bytes]) -> dict[str, bytes]:
     fields = cls.model_fields
-    texts = {(fields[name].alias or name): text for name, (_, text) in given.items()}
-    root = _object_root(texts)
+    return {(fields[name].alias or name): text for name, text in texts.items()}
+
+
+def spliced_rooted(cls: type[R], members: dict[str, tuple[Any, bytes]]) -> R:
+    """``cls.with_root`` of ``members`` (by field name: the value, its canonical bytes),
+    the root hashed from the members' bytes as given. A field with a default (``kind``,
+    ``version``) is a member as ``with_root`` makes it; a member the root does not cover
+    (``cls.unrooted``) is not given here."""
+    given = _given(cls, members)
+    root = _object_root(_by_wire_name(cls, {name: text for name, (_, text) in given.items()}))
     return construct(cls, {name: value for name, (value, _) in given.items()} | {"root": root})
+
+
+def spliced_bytes(cls: type[R], members: Mapping[str, bytes]) -> bytes:
+    """The canonical bytes of ``cls.with_root`` of members given by their canonical bytes
+    alone (by field name), as :func:`spliced_rooted` roots them: no member is an object."""
+    given = _given(cls, {name: (None, text) for name, text in members.items()})
+    return rooted_bytes(_by_wire_name(cls, {name: text for name, (_, text) in given.items()}))[1]

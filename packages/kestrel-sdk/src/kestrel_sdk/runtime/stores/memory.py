@@ -19,7 +19,7 @@ threads may share it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -240,20 +240,29 @@ class MemoryStore(MemoryFeeds):
                 raise JournalConflict(f"session {session_id} moved past {journal[-1:]}")
             self._artifacts.update(pentads)
             self._artifacts.update(artifacts)
-            for root in owned:
-                self._own(root, session_id)
+            self._own(owned, session_id)
             found.row = replace(found.row, status="closed", record_root=record_root)
 
-    def _own(self, root: str, session_id: str) -> None:
-        owners = self._owners.get(root, ())
-        if session_id not in owners:
-            self._owners[root] = (*owners, session_id)
+    def _own(self, roots: Iterable[str], session_id: str) -> None:
+        """``session_id`` among the owners of each of ``roots`` (a closing session owns
+        one per submission, so one call for all). The roots it alone owns share one
+        tuple: a closing gym episode's 2,500 tuples were as many allocations the cycle
+        collector counts toward its next collection, while the session's journal entries
+        are alive (a collection then moves them to its oldest generation)."""
+        owners = self._owners
+        alone = (session_id,)
+        for root in roots:
+            had = owners.get(root)
+            if had is None:
+                owners[root] = alone
+            elif session_id not in had:
+                owners[root] = (*had, session_id)
 
     def set_grade(self, session_id: str, grade_root: str, body: bytes) -> None:
         with self._lock:
             found = self._sessions[session_id]
             self._artifacts[grade_root] = body
-            self._own(grade_root, session_id)
+            self._own((grade_root,), session_id)
             found.row = replace(found.row, grade_root=grade_root)
             self._graded[grade_root] = session_id
 
