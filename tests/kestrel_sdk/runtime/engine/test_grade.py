@@ -64,6 +64,16 @@ def test_not_flat_at_end_fails_the_grade() -> None:
     assert not grade.passed
 
 
+def test_a_trade_still_open_at_the_end_is_marked_at_the_last_close() -> None:
+    # a tick finer than the tape's cents: the engine's prices are the tape's × 100
+    loaded = daily(ROWS, cash="10000.00", bps="10", tick="0.0001")
+    _, pentads, record = run_session(loaded, ["buy 10 ACME\nadvance 2"])
+    m = compute_grade(loaded, record, pentads).metrics
+    # bought 10 at 100 (fee 1.00), still held at bar 2's close, 99: (990 − 1000 − 1) / 1000
+    assert (m.trades, m.pnl, m.win_rate) == (1, "-11.00", "0.00000000")
+    assert m.best_trade == m.worst_trade == m.avg_trade == m.expectancy == "-0.01100000"
+
+
 def test_statements_cut_off_by_the_end_of_the_tape_fail_the_check() -> None:
     loaded = daily([FLAT] * 3)
     _, pentads, record = run_session(loaded, ["advance 9\nbuy 1 ACME"])

@@ -103,8 +103,8 @@ class EquityTrace:
                 out.extend([cash] * (last - first + 1))
             elif len(marks) == 1:
                 ((symbol, qty),) = marks
-                close = closes[symbol]
-                out.extend([cash + qty * close[j] for j in range(first, last + 1)])
+                # a slice of the closes, iterated: no index per bar
+                out.extend([cash + qty * close for close in closes[symbol][first : last + 1]])
             else:
                 held = [(qty, closes[symbol]) for symbol, qty in marks]
                 for j in range(first, last + 1):

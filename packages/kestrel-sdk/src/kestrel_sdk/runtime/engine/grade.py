@@ -32,29 +32,26 @@ from ..catalog.model import LoadedScenario
 from .chain import chain_engine
 from .core import SessionEngine
 from .margin import margin_check
-from .risk import risk_metrics
-from .trades import Leg, trips_metrics
+from .orders import Fill
+from .risk import bar_returns, risk_metrics
+from .trades import trips_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown", "measure_grade"]
 
 _CONTEXT = Context(prec=50)
 
 
-def _sharpe(series: Sequence[int], bars_per_year: int) -> Decimal:
-    returns: list[Decimal] = []
+def _sharpe(returns: Sequence[Decimal], bars_per_year: int) -> Decimal:
+    """The per-bar returns' mean over their sample deviation, × ``sqrt(bars_per_year)``.
+    Each operation is the one the figure is defined by (its digits depend on every
+    rounding); made in lists, a deviation once for its square."""
     zero = Decimal(0)
-    previous = series[0]
-    for equity in series[1:]:
-        if previous in (equity, 0):
-            returns.append(zero)
-        else:
-            returns.append(Decimal(equity - previous) / Decimal(previous))
-        previous = equity
     n = len(returns)
     if n < 2:
         return zero
     mean = sum(returns, zero) / n
-    variance = sum(((r - mean) * (r - mean) for r in returns), zero) / (n - 1)
+    deviations = [r - mean for r in returns]
+    variance = sum([d * d for d in deviations], zero) / (n - 1)
     if variance == 0:
         return zero
     return mean / variance.sqrt() * Decimal(bars_per_year).sqrt()
@@ -73,22 +70,29 @@ def max_drawdown(series: Sequence[int]) -> Fraction:
 
 
 def equity_metrics(
-    series: Sequence[int], holding: Sequence[int], scale: int, bars_per_year: int
+    series: Sequence[int],
+    returns: Sequence[Decimal],
+    holding: Sequence[int],
+    scale: int,
+    *,
+    bars_per_year: int,
+    worst: Fraction,
 ) -> dict[str, str]:
     """pnl, return, maxDrawdown, sharpe and exposure of an equity series in 10**-scale
-    units (``holding[i]`` is 1 when bar ``i`` closed with a position)."""
+    units (``holding[i]`` is 1 when bar ``i`` closed with a position). ``returns`` is its
+    :func:`.risk.bar_returns` and ``worst`` its :func:`max_drawdown`, which the risk
+    metrics read too."""
     with localcontext(_CONTEXT):
         e0, et = series[0], series[-1]
         pnl = Decimal(et - e0).scaleb(-scale)
         ret = Decimal(et - e0) / Decimal(e0) if e0 else Decimal(0)
-        worst = max_drawdown(series)
         processed = len(series) - 1
         exposure = Decimal(sum(holding[1:])) / processed if processed else Decimal(0)
         return {
             "pnl": money(pnl),
             "return": ratio(ret),
             "maxDrawdown": ratio(Decimal(worst.numerator) / Decimal(worst.denominator)),
-            "sharpe": ratio(_sharpe(series, bars_per_year)),
+            "sharpe": ratio(_sharpe(returns, bars_per_year)),
             "exposure": ratio(exposure),
         }
 
@@ -204,6 +208,29 @@ def measure_grade(
     return _measure(loaded, record, engine, None, 0)
 
 
+def _fill_facts(
+    fills: Sequence[Fill],
+) -> tuple[list[tuple[str, int, int, int, int]], int, int, bool]:
+    """One pass over ``fills``: their legs, their turnover (``Σ |qty × price|``), the
+    largest absolute position they made and whether one went short."""
+    legs: list[tuple[str, int, int, int, int]] = []
+    positions: dict[str, int] = {}
+    turnover = worst = 0
+    short = False
+    for f in fills:
+        order = f.order
+        symbol, qty = order.symbol, f.qty
+        delta = qty if order.buy else -qty
+        legs.append((symbol, f.bar, delta, f.price, f.fee))
+        turnover += abs(qty * f.price)
+        held = positions[symbol] = positions.get(symbol, 0) + delta
+        if held < 0:
+            short = True
+            held = -held
+        worst = max(worst, held)
+    return legs, turnover, worst, short
+
+
 def _measure(
     loaded: LoadedScenario,
     record: SessionRecord,
@@ -217,40 +244,25 @@ def _measure(
     terms = engine.terms
     series = engine.series()
     holding = engine.holding()
+    drawdown = max_drawdown(series)
+    bars_per_year = scenario.tape.bars_per_year
+    returns = bar_returns(series)
     metrics: dict[str, Any] = equity_metrics(
-        series, holding, terms.money_scale, scenario.tape.bars_per_year
+        series, returns, holding, terms.money_scale, bars_per_year=bars_per_year, worst=drawdown
     )
     fills = engine.fills
-    turnover = sum(abs(f.qty * f.price) for f in fills)
+    legs, turnover, worst, short = _fill_facts(fills)
     with localcontext(_CONTEXT):
         e0 = series[0]
         metrics["turnover"] = ratio(Decimal(turnover) / Decimal(e0) if e0 else Decimal(0))
         metrics["fees"] = money(Decimal(engine.account.fees).scaleb(-terms.money_scale))
     metrics["fills"] = len(fills)
-    metrics.update(risk_metrics(series, scenario.tape.bars_per_year, max_drawdown(series)))
+    metrics.update(risk_metrics(series, returns, bars_per_year, drawdown))
     metrics["buyAndHold"] = _buy_and_hold(loaded, engine.clock)
     factor = terms.tape_factor
     marks = {s: Fraction(c.close[engine.clock] * factor) for s, c in loaded.tape.columns.items()}
-    legs = (
-        Leg(
-            f.order.symbol,
-            f.bar,
-            f.qty if f.order.buy else -f.qty,
-            f.price,
-            f.fee,
-        )
-        for f in fills
-    )
     metrics.update(trips_metrics(legs, marks))
 
-    positions: dict[str, int] = {}
-    worst = 0
-    short = False
-    for f in fills:
-        q = positions.get(f.order.symbol, 0) + (f.qty if f.order.buy else -f.qty)
-        positions[f.order.symbol] = q
-        worst = max(worst, abs(q))
-        short = short or q < 0
     limit = terms.max_position
     within = worst <= limit and (terms.shortable or not short)
     holdings = {s: h.qty for s, h in engine.account.holdings.items()}

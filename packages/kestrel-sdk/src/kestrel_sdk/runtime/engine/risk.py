@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
+from itertools import pairwise
 
 from kestrel_protocol import ratio
 
-__all__ = ["risk_metrics"]
+__all__ = ["bar_returns", "risk_metrics"]
 
 _CONTEXT = Context(prec=50)
 _LIMIT = Decimal(100) * Decimal(10).ln(_CONTEXT)
@@ -46,28 +47,42 @@ def _annualized(series: Sequence[int], bars_per_year: int) -> Decimal | None:
     return growth.exp() - 1
 
 
-def _downside(series: Sequence[int]) -> Decimal:
-    """``sqrt(Σ min(r, 0)² / T)`` over the per-bar simple returns (0 from a zero equity)."""
-    total = Decimal(0)
-    previous = series[0]
-    for equity in series[1:]:
-        if (previous > 0 and equity < previous) or (previous < 0 and equity > previous):
-            r = Decimal(equity - previous) / Decimal(previous)
-            total += r * r
-        previous = equity
-    return (total / (len(series) - 1)).sqrt()
+def bar_returns(series: Sequence[int]) -> list[Decimal]:
+    """The per-bar simple returns of ``series`` at 50 digits, 0 from an unchanged or a
+    zero equity: made once for the Sharpe ratio and the downside deviation, which read
+    the same quotients (a gym episode's 2,519 were made twice)."""
+    zero = Decimal(0)
+    with localcontext(_CONTEXT):
+        # a quotient by the integer itself: converted exactly, as ``Decimal(previous)``
+        return [
+            zero if previous == equity or not previous else Decimal(equity - previous) / previous
+            for previous, equity in pairwise(series)
+        ]
+
+
+def _downside(returns: Sequence[Decimal]) -> Decimal:
+    """``sqrt(Σ min(r, 0)² / T)`` over the per-bar returns, the squares added in order
+    from 0. A falling bar's return (``previous > 0`` and ``equity < previous``, or
+    ``previous < 0`` and ``equity > previous``) is exactly a negative one: a rounded
+    quotient of integers keeps its sign."""
+    falls = [r * r for r in returns if r < 0]
+    return (sum(falls, Decimal(0)) / len(returns)).sqrt()
 
 
 def risk_metrics(
-    series: Sequence[int], bars_per_year: int, max_drawdown: Fraction
+    series: Sequence[int],
+    returns: Sequence[Decimal],
+    bars_per_year: int,
+    max_drawdown: Fraction,
 ) -> dict[str, str | None]:
-    """``sortino`` and ``calmar`` of the equity series ``series`` (any unit)."""
+    """``sortino`` and ``calmar`` of the equity series ``series`` (any unit), whose
+    :func:`bar_returns` are ``returns``."""
     with localcontext(_CONTEXT):
         annual = _annualized(series, bars_per_year)
         sortino: str | None = None
         calmar: str | None = None
         if annual is not None and len(series) > 1:
-            downside = _downside(series)
+            downside = _downside(returns)
             if downside:
                 sortino = _ratio(annual / (downside * Decimal(bars_per_year).sqrt()))
             if max_drawdown:

@@ -10,8 +10,8 @@ backtesting.py's ``Trade.pl_pct``. A position still open when the session ends c
 a trade marked at the last processed bar's close, without an exit fee.
 
 Exact arithmetic: cash flows are fractions (of P units in a grade, of the blotter's
-decimals in :mod:`kestrel_sdk.results`); only the geometric
-mean uses ``Decimal.ln``/``exp`` at 50 digits, which are correctly rounded and so the
+decimals in :mod:`kestrel_sdk.results`); only the geometric mean
+(:mod:`.geometric`) uses ``Decimal.ln``/``exp``, which are correctly rounded and so the
 same on every machine.
 """
 
@@ -19,19 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 from math import gcd
 from typing import NamedTuple
 
-from kestrel_protocol import ratio
-
+from .geometric import geometric_mean
 from .scaled import div_round_half_even, scaled_text
 
-__all__ = ["Leg", "Trade", "round_trips", "trade_metrics", "trips_metrics"]
-
-_CONTEXT = Context(prec=50)
-
+__all__ = ["Leg", "Legs", "Trade", "round_trips", "trade_metrics", "trips_metrics"]
 
 Exact = Fraction | int
 """An exact number: the runtime's P units are integers, the blotter's decimals fractions."""
@@ -40,14 +35,20 @@ Exact = Fraction | int
 class Leg(NamedTuple):
     """One fill as a trade sees it: ``delta`` is the signed quantity (a buy positive),
     ``price`` and ``fee`` exact (the runtime's P units, integers, or the blotter's
-    decimals as fractions). A tuple: a grade makes one per fill, and a tuple is made
-    at a third of a frozen dataclass's cost."""
+    decimals as fractions). A tuple, made at a third of a frozen dataclass's cost (a
+    grade passes plain tuples of the same members: :data:`Legs`)."""
 
     symbol: str
     bar: int
     delta: int
     price: Exact
     fee: Exact
+
+
+Legs = Iterable[tuple[str, int, int, Exact, Exact]]
+"""Legs as the round trips read them: each a :class:`Leg` or a plain tuple of its five
+members (a grade makes one per fill, and a tuple is made at a tenth of a named tuple's
+cost: 0.4 ms of a gym episode's grade)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +85,18 @@ class _Open:
 
     __slots__ = ("bar", "cost", "den", "exit_bar", "fees", "long", "pnl", "proceeds", "qty", "size")
 
-    def __init__(self, leg: Leg, qty: int, fee: Exact, den: int = 1) -> None:
-        """Opened by ``qty`` of ``leg`` with ``fee`` (over ``den``) of its fee."""
+    def __init__(self, bar: int, price: Exact, qty: int, fee: Exact, den: int = 1) -> None:
+        """Opened at ``bar`` by ``qty`` of a leg at ``price`` with ``fee`` (over ``den``)
+        of its fee."""
         self.qty = qty
         self.long = qty > 0
-        self.bar = leg.bar
+        self.bar = bar
         self.size = abs(qty)
         self.den = den
-        self.cost: Exact = abs(qty) * leg.price * den
+        self.cost: Exact = abs(qty) * price * den
         self.proceeds: Exact = 0
         self.fees = fee
-        self.pnl: Exact = -qty * leg.price * den - fee
+        self.pnl: Exact = -qty * price * den - fee
         self.exit_bar: int | None = None  # the bar it closed at; None while open
 
     def done(self, symbol: str) -> Trade:
@@ -110,48 +112,48 @@ class _Open:
         )
 
 
-def _finished(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> Iterator[tuple[str, _Open]]:
+def _finished(legs: Legs, marks: Mapping[str, Fraction]) -> Iterator[tuple[str, _Open]]:
     """The round trips of ``legs`` (in booking order) as each finishes, by symbol: closed
     ones in the order they closed (``exit_bar`` set), then any still open marked at
     ``marks`` (by symbol, in the legs' units; ``exit_bar`` ``None``)."""
     live: dict[str, _Open] = {}
-    for f in legs:
-        symbol, delta = f.symbol, f.delta
+    for symbol, bar, delta, price, fee in legs:
         trip = live.get(symbol)
         if trip is None:
-            live[symbol] = _Open(f, delta, f.fee)
+            live[symbol] = _Open(bar, price, delta, fee)
             continue
         den = trip.den
         if (trip.qty > 0) == (delta > 0):
+            size = delta if delta > 0 else -delta
             trip.qty += delta
-            trip.size += abs(delta)
-            trip.cost += abs(delta) * f.price * den
-            trip.fees += f.fee * den
-            trip.pnl -= (delta * f.price + f.fee) * den
+            trip.size += size
+            trip.cost += size * price * den
+            trip.fees += fee * den
+            trip.pnl -= (delta * price + fee) * den
             continue
         size = abs(delta)
         closing = min(size, abs(trip.qty))
         closing_delta = closing if delta > 0 else -closing
         if closing == size:
-            fee_part = f.fee * den
+            fee_part = fee * den
         else:  # the fill crosses zero: its fee's share here is fee × closing / size
             trip.pnl *= size
             trip.proceeds *= size
             trip.fees *= size
             trip.cost *= size
-            fee_part = f.fee * closing * den
+            fee_part = fee * closing * den
             den = trip.den = den * size
-        trip.pnl -= closing_delta * f.price * den + fee_part
-        trip.proceeds += closing * f.price * den
+        trip.pnl -= closing_delta * price * den + fee_part
+        trip.proceeds += closing * price * den
         trip.fees += fee_part
         trip.qty += closing_delta
         if trip.qty == 0:
-            trip.exit_bar = f.bar
+            trip.exit_bar = bar
             yield symbol, trip
             del live[symbol]
             rest = delta - closing_delta
             if rest:  # the rest of the fee, over the fill's shares
-                live[symbol] = _Open(f, rest, f.fee * (size - closing), size)
+                live[symbol] = _Open(bar, price, rest, fee * (size - closing), size)
     for symbol, trip in live.items():
         mark = marks[symbol] * trip.den
         trip.pnl += trip.qty * mark
@@ -159,7 +161,7 @@ def _finished(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> Iterator[tu
         yield symbol, trip
 
 
-def round_trips(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> list[Trade]:
+def round_trips(legs: Legs, marks: Mapping[str, Fraction]) -> list[Trade]:
     """The round trips of ``legs`` (in booking order), closed ones in the order they
     closed, then any still open marked at ``marks`` (by symbol, in the legs' units)."""
     return [trip.done(symbol) for symbol, trip in _finished(legs, marks)]
@@ -171,7 +173,7 @@ positive: a tuple of integers, which the cycle collector stops tracking at its f
 collection (a fraction is an object it tracks)."""
 
 
-def trips_metrics(legs: Iterable[Leg], marks: Mapping[str, Fraction]) -> dict[str, object]:
+def trips_metrics(legs: Legs, marks: Mapping[str, Fraction]) -> dict[str, object]:
     """:func:`trade_metrics` of :func:`round_trips` of ``legs`` and ``marks`` (a grade's),
     without a :class:`Trade` of each: a trade's return is its P&L over its entry
     notional, both over one denominator, so the quotient of their numerators, where a
@@ -199,16 +201,18 @@ def _lowest(numerator: Exact, denominator: Exact) -> Ratio:
     return value.numerator, value.denominator
 
 
-def _sum(values: Sequence[Ratio]) -> Fraction:
-    """The exact sum of ``values``, reduced once at the end (a fraction's sum reduces at
-    every addition, in Python): added in pairs, then the pairs' sums in pairs, and so on,
-    so the numbers multiplied stay small until the last additions (added one by one over
-    a common denominator, that denominator was hundreds of digits long for most of a gym
-    episode's additions: its two sums 1.36 -> 0.74 ms). Any exact sum is the same
-    fraction."""
+def _sum(values: Sequence[Ratio]) -> Ratio:
+    """The exact sum of ``values``, never reduced (a fraction's sum reduces at every
+    addition, in Python; the metrics read the sums only through :func:`_ratio`, whose
+    rounding is the quotient's, however written): added in pairs, then the pairs' sums
+    in pairs, and so on, so the numbers multiplied stay small until the last additions
+    (added one by one over a common denominator, that denominator was hundreds of digits
+    long for most of a gym episode's additions: its two sums 1.36 -> 0.74 ms; and the
+    gcds of thousand-digit sums, reduced and then added and divided as fractions, were
+    ≈ 0.2 ms more). The denominator is positive."""
     level = list(values)
     if not level:
-        return Fraction(0)
+        return 0, 1
     while len(level) > 1:
         paired: list[Ratio] = []
         pairs = zip(level[::2], level[1::2], strict=False)  # an odd one out goes up as it is
@@ -222,7 +226,7 @@ def _sum(values: Sequence[Ratio]) -> Fraction:
         if len(level) % 2:
             paired.append(level[-1])
         level = paired
-    return Fraction(*level[0])
+    return level[0]
 
 
 def _extreme(values: Sequence[Ratio], sign: int) -> Ratio:
@@ -241,22 +245,6 @@ def _extreme(values: Sequence[Ratio], sign: int) -> Ratio:
 def _ratio(numerator: int, denominator: int) -> str:
     """An exact quotient as a ratio: 8 places, half-even."""
     return scaled_text(div_round_half_even(numerator * 10**8, denominator), 8)
-
-
-def _fraction_ratio(value: Fraction) -> str:
-    """An exact fraction as a ratio: 8 places, half-even."""
-    return _ratio(value.numerator, value.denominator)
-
-
-def _geometric_mean(returns: Sequence[Ratio]) -> str:
-    """``exp(mean(ln(1 + r))) − 1``; 0 when some ``1 + r`` is not positive
-    (backtesting.py's ``geometric_mean``). ``1 + n/d`` is ``(d + n)/d`` in lowest terms
-    already, so each logarithm's argument is that quotient, without a fraction's sum."""
-    if any(n <= -d for n, d in returns):
-        return ratio(Decimal(0))
-    with localcontext(_CONTEXT):
-        total = sum(((Decimal(d + n) / Decimal(d)).ln() for n, d in returns), Decimal(0))
-        return ratio((total / len(returns)).exp() - 1)
 
 
 def trade_metrics(trips: Sequence[Trade]) -> dict[str, object]:
@@ -282,15 +270,18 @@ def _metrics(returns: Sequence[Ratio], wins: int) -> dict[str, object]:
             "expectancy": None,
         }
     # a return's sign is its numerator's (its denominator is positive)
-    gains = _sum([r for r in returns if r[0] > 0])
-    losses = -_sum([r for r in returns if r[0] < 0])
+    gains, gains_den = _sum([r for r in returns if r[0] > 0])
+    losses, losses_den = _sum([r for r in returns if r[0] < 0])  # losses <= 0
+    count = len(returns)
     return {
-        "trades": len(returns),
-        "winRate": _fraction_ratio(Fraction(wins, len(returns))),
+        "trades": count,
+        "winRate": _ratio(wins, count),
         "bestTrade": _ratio(*_extreme(returns, 1)),
         "worstTrade": _ratio(*_extreme(returns, -1)),
-        "avgTrade": _geometric_mean(returns),
-        "profitFactor": _fraction_ratio(gains / losses) if losses else None,
+        "avgTrade": geometric_mean(returns),
+        "profitFactor": _ratio(gains * losses_den, -losses * gains_den) if losses else None,
         # the returns' sum, exactly
-        "expectancy": _fraction_ratio((gains - losses) / len(returns)),
+        "expectancy": _ratio(
+            gains * losses_den + losses * gains_den, gains_den * losses_den * count
+        ),
     }
