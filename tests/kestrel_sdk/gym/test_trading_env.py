@@ -308,6 +308,31 @@ def test_a_graded_episode_keeps_its_proof_as_text_and_makes_the_object_when_aske
     env.close()
 
 
+def test_a_private_store_keeps_no_proved_episodes_steps_and_a_kept_one_keeps_them(
+    catalog: Path, tmp_path: Path
+) -> None:
+    for where in ("private", "kept"):
+        home = None if where == "private" else tmp_path / "home"
+        env = TradingEnv("zig", catalog_paths=[catalog], window=4, home=home)
+        env.reset(seed=5)
+        for _ in range(2):  # two episodes in one store (an unseeded reset keeps it)
+            for step in range(10_000):
+                _obs, _r, terminated, truncated, _info = env.step(1 if step % 3 else 2)
+                if terminated or truncated:
+                    break
+            env.reset()
+        store = env._backend.runtime.store  # type: ignore[attr-defined]
+        sessions = [grade.session for grade in env.grades]
+        assert len(sessions) == 2
+        pruned = [store.pruned(sid) is not None for sid in sessions]
+        assert pruned == ([True, True] if where == "private" else [False, False]), where
+        assert [len(store.journal(sid)) == 0 for sid in sessions] == pruned
+        for proof, grade in zip(env.proofs, env.grades, strict=True):  # the proofs hold them
+            assert proof.model().grade == grade
+            assert len(proof.model().pentads) > 1
+        env.close()
+
+
 def test_rgb_array_draws_the_latest_bars_tinted_by_the_position(catalog: Path) -> None:
     # what stable-baselines3's make_vec_env asks for unless told otherwise
     with warnings.catch_warnings():
