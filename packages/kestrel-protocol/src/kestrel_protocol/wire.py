@@ -160,8 +160,9 @@ class Wire(Generic[M]):
         """Save the object to ``path`` as its canonical bytes and a newline, as a protocol
         object's ``write`` does (:func:`~kestrel_protocol.model.save_canonical`): the text
         as it is when it is canonical, else made canonical; no object is made."""
-        text = self.text.encode("utf-8", "surrogatepass")
-        return save_canonical(path, text if self._canonical else canonical_json(json.loads(text)))
+        if self._canonical:
+            return save_canonical(path, self.text.encode("utf-8", "surrogatepass"))
+        return save_canonical(path, canonical_json(self.to_json()))
 
     def __repr__(self) -> str:
         return f"Wire({self.cls.__name__})"

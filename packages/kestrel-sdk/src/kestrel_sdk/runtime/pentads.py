@@ -62,17 +62,9 @@ def _utf8(text: str) -> bytes:
         ) from None
 
 
-def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
-    """The root of the pentad binding ``source`` as submission ``seq`` after ``prev``.
-
-    Equal to ``root_of`` of the pentad model (a test proves it) at a fraction of the
-    cost: members in JCS order, strings escaped as JCS escapes them. A source that is
-    not valid Unicode text is ``INVALID_SOURCE``. This is on every step's path.
-    """
-    text = (
-        f'{{"body":{{"bytes":{quoted(source)},"mediaType":"{MEDIA_TYPE}"}},'
-        f'"prev":"{prev}","seq":{seq},"session":{quoted(session_id)}}}'
-    )
+def _text_root(text: str) -> str:
+    """The root of a pentad's canonical ``text`` (hashed as encoded: no hasher object
+    kept, no call per encoding); ``INVALID_SOURCE`` when it is not valid Unicode text."""
     try:
         return "sha256:" + _sha256(text.encode()).hexdigest()  # (UTF-8, the default)
     except UnicodeEncodeError:
@@ -80,19 +72,27 @@ def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
         raise
 
 
+def pentad_root(session_id: str, seq: int, prev: str, source: str) -> str:
+    """The root of the pentad binding ``source`` as submission ``seq`` after ``prev``.
+
+    Equal to ``root_of`` of the pentad model (a test proves it) at a fraction of the
+    cost: members in JCS order, strings escaped as JCS escapes them. A source that is
+    not valid Unicode text is ``INVALID_SOURCE``. This is on every step's path.
+    """
+    return _text_root(
+        f'{{"body":{{"bytes":{quoted(source)},"mediaType":"{MEDIA_TYPE}"}},'
+        f'"prev":"{prev}","seq":{seq},"session":{quoted(session_id)}}}'
+    )
+
+
 def pentad_bytes(session_id: str, seq: int, prev: str, source: str) -> tuple[str, bytes]:
     """The pentad's root and its canonical bytes (with ``root``).
 
-    A close builds one per submission (a gym episode's 2,519), so the text is hashed as
-    written here, without a hasher object or a call per encoding; a source that is not
-    valid Unicode text is ``INVALID_SOURCE`` (the root is ASCII: once the text encodes,
-    the rooted text does)."""
+    A close builds one per submission (a gym episode's 2,519); a source that is not valid
+    Unicode text is ``INVALID_SOURCE`` (the root is ASCII: once the text encodes, the
+    rooted text does)."""
     head, tail = _unrooted(session_id, seq, prev, source)
-    try:
-        root = "sha256:" + _sha256((head + tail).encode()).hexdigest()
-    except UnicodeEncodeError:
-        _utf8(head + tail)  # raises the refusal
-        raise
+    root = _text_root(head + tail)
     return root, f'{head}"root":"{root}",{tail}'.encode()
 
 
