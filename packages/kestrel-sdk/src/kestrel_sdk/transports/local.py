@@ -29,7 +29,7 @@ import anyio.to_thread
 from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode, Wire
 from kestrel_protocol.outage import store_unavailable
 from kestrel_protocol.ports import SessionGate, Transport
-from kestrel_protocol.surface import Arguments, Tool
+from kestrel_protocol.surface import Arguments, Binding, Tool
 
 from ..errors import SdkLocalError
 from .offload import threaded
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["LocalTransport", "local_refusal", "local_transport"]
 
 T = TypeVar("T")
+_Plan = tuple[Binding, Callable[..., Any], Callable[[Any, str, Any], bool]]
+"""How a tool runs, the runtime's method that runs it, and where a call runs."""
 
 
 def local_refusal(
@@ -89,8 +91,9 @@ class LocalTransport:
         self._owns_runtime = owns_runtime
         self._reader: str | None = principal if own_artifacts else None
         self._remote = runtime.store.shared  # every call waits on a database server
-        self._threaded: dict[str, Callable[[Any, str, Any], bool]] = {}
-        """Per runtime method, whether a call runs in a worker thread (:func:`threaded`)."""
+        self._plans: dict[Tool, _Plan] = {}
+        """Per tool, how it runs, the runtime's method that runs it and whether a call
+        runs in a worker thread (:func:`threaded`), looked up on its first call."""
 
     def __repr__(self) -> str:
         return (
@@ -107,7 +110,9 @@ class LocalTransport:
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise self._translate(exc) from None
 
-    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
+    def _plan(self, tool: Tool) -> _Plan:
+        """How ``tool`` runs, the runtime's method that runs it and where a call runs
+        (kept: a transport's runtime and a tool's binding never change)."""
         binding = tool.runs
         if binding is None:
             raise SdkLocalError(
@@ -116,10 +121,13 @@ class LocalTransport:
                 {"tool": tool.name},
             )
         method = getattr(self.runtime, binding.method)
+        plan = self._plans[tool] = (binding, method, threaded(binding.method))
+        return plan
+
+    async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
+        plan = self._plans.get(tool)
+        binding, method, decide = self._plan(tool) if plan is None else plan
         keywords = binding.keywords(self.principal, self._reader, arguments)
-        decide = self._threaded.get(binding.method)
-        if decide is None:
-            decide = self._threaded[binding.method] = threaded(binding.method)
         try:
             if self._remote or decide(self.runtime, self.principal, arguments):
                 found = await anyio.to_thread.run_sync(self._direct, method, keywords)

@@ -33,7 +33,7 @@ from ..frame_values import FrameValues
 from .account import Account
 from .bus import Event
 from .frame_account import AccountParts
-from .frame_models import Bars, FrameModels
+from .frame_models import Bars, FrameModels, Written
 from .frame_orders import OrderParts
 from .framed_news import FramedNews
 from .orders import LiveOrder
@@ -111,7 +111,7 @@ class FrameBuilder:
         self._account = AccountParts(terms)
         # each symbol's last position: qty, basis, mark, its text, unrealized and average,
         # and its text before the unrealized amount
-        self._positions: dict[str, tuple[int, Fraction | int, int, str, str, str, str]] = {}
+        self._positions: dict[str, Written] = {}
         self._orders = OrderParts(terms)
 
     def on_event(self, event: Event) -> None:
@@ -357,23 +357,17 @@ class FrameBuilder:
             tuple(map(_TYPE, events)) if events else (),
         )
 
-    def _bars_at(self, clock: int) -> Bars:
-        """The texts of bar ``clock``'s OHLCV per symbol, as :meth:`_marks_at` kept them
-        when it wrote the bar (a ``KeyError`` when the kept bar is another: the engine
-        changed meanwhile)."""
-        bar, bars, _ = self._model_bar  # one tuple, read and replaced whole (see frame_models)
-        if bar != clock:
-            raise KeyError(clock)
-        return bars
-
     def _model(self) -> SessionFrame:
         seen = self._seen
+        bar, bars, _ = self._model_bar  # one tuple, read and replaced whole (see frame_models)
+        if bar != seen[1]:  # the kept bar is another: the engine changed meanwhile
+            raise KeyError(bar)
         holdings = seen[6].holdings
         positions = []
         if holdings:
+            texts = self._positions
             for symbol in self._symbols:  # each held one's texts, as the text was written
                 held = holdings.get(symbol)
                 if held is not None:
-                    qty, basis, mark, _, shown, avg, _ = self._positions[symbol]
-                    positions.append((symbol, held.qty, (qty, basis, mark), avg, shown))
-        return self._models.frame(seen, positions, self._account.texts, self._bars_at(seen[1]))
+                    positions.append((symbol, held.qty, texts[symbol]))
+        return self._models.frame(seen, positions, self._account.texts, bars)

@@ -11,6 +11,7 @@ is the object pydantic would validate from the text (the tests compare them).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Final
 
 from kestrel_protocol import (
@@ -30,7 +31,7 @@ from .orders import LiveOrder, order_links
 from .scaled import Terms
 from .wire import builder
 
-__all__ = ["FrameModels", "Seen"]
+__all__ = ["Bars", "FrameModels", "Seen", "Written"]
 
 _new_event: Final = builder(FrameEvent)
 _new_bar: Final = builder(FrameBar)
@@ -50,6 +51,10 @@ the open orders, the events and the news items (JSON data, ``None`` without news
 Bars = dict[str, tuple[str, str, str, str, int | str]]
 """Per symbol, the clock bar's open, high, low, close texts and its volume."""
 
+Written = tuple[int, Fraction | int, int, str, str, str, str]
+"""A position as :class:`~.frame.FrameBuilder` last wrote it: its qty, basis and mark,
+its text, unrealized amount's and average price's texts, and its text's head."""
+
 
 class FrameModels:
     """Builds frames' objects from :class:`Seen` values, keeping the objects of parts
@@ -63,20 +68,20 @@ class FrameModels:
         # another thread sees an old entry or a new one, never half of each
         self._bars: tuple[Bars | None, dict[str, FrameBar], dict[str, str]] = (None, {}, {})
         self._account: tuple[tuple[str, ...], AccountState | None] = ((), None)
-        self._positions: dict[str, tuple[tuple[Any, ...], Position]] = {}
+        self._positions: dict[str, tuple[str, Position]] = {}
         self._orders: dict[int, tuple[tuple[Any, ...], FrameOrder]] = {}
         self._news: tuple[list[dict[str, Any]] | None, list[NewsItem]] = (None, [])
 
     def frame(
         self,
         seen: Seen,
-        positions: list[tuple[str, int, tuple[Any, ...], str, str]],
+        positions: list[tuple[str, int, Written]],
         account: tuple[str, ...],
         bars: Bars,
     ) -> SessionFrame:
-        """The frame written from ``seen``, its ``positions`` (symbol, qty, (qty, basis,
-        mark), average text, unrealized text), ``account`` (the amounts' texts in
-        canonical order) and ``bars``, as an object."""
+        """The frame written from ``seen``, its ``positions`` (symbol, qty and what the
+        position's text was written as, :data:`Written`), ``account`` (the amounts'
+        texts in canonical order) and ``bars``, as an object."""
         seq, clock, remaining, time, status, tape, _, orders, events, news = seen
         bars_key, bar_objects, marks = self._bars
         if bars is not bars_key:
@@ -132,20 +137,21 @@ class FrameModels:
             members["tape"] = tape
         return _new_frame(members)
 
-    def _position(self, seen: tuple[str, int, tuple[Any, ...], str, str]) -> Position:
-        symbol, qty, key, avg, shown = seen
+    def _position(self, seen: tuple[str, int, Written]) -> Position:
+        symbol, qty, written = seen
+        text = written[3]
         cached = self._positions.get(symbol)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] == text:  # the same text: the same members
             return cached[1]
         made = _new_position(
             {
                 "symbol": symbol,
                 "qty": self._terms.quantity(qty),
-                "avg_price": avg,
-                "unrealized": shown,
+                "avg_price": written[5],
+                "unrealized": written[4],
             }
         )
-        self._positions[symbol] = (key, made)
+        self._positions[symbol] = (text, made)
         return made
 
     def _order(self, o: LiveOrder) -> FrameOrder:
