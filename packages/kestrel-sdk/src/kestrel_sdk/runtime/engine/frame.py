@@ -365,9 +365,8 @@ class FrameBuilder:
         holdings = seen[6].holdings
         positions = []
         if holdings:
-            texts = self._positions
-            for symbol in self._symbols:  # each held one's texts, as the text was written
-                held = holdings.get(symbol)
-                if held is not None:
-                    positions.append((symbol, held.qty, texts[symbol]))
+            written = self._positions
+            for symbol in self._symbols:  # each held one, as the text was written
+                if symbol in holdings:
+                    positions.append((symbol, written[symbol]))
         return self._models.frame(seen, positions, self._account.texts, bars)

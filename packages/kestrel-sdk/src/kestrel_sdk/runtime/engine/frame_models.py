@@ -75,13 +75,13 @@ class FrameModels:
     def frame(
         self,
         seen: Seen,
-        positions: list[tuple[str, int, Written]],
+        positions: list[tuple[str, Written]],
         account: tuple[str, ...],
         bars: Bars,
     ) -> SessionFrame:
-        """The frame written from ``seen``, its ``positions`` (symbol, qty and what the
-        position's text was written as, :data:`Written`), ``account`` (the amounts'
-        texts in canonical order) and ``bars``, as an object."""
+        """The frame written from ``seen``, its ``positions`` (each held symbol and its
+        position as the text wrote it, :data:`Written`), ``account`` (the amounts' texts
+        in canonical order) and ``bars``, as an object."""
         seq, clock, remaining, time, status, tape, _, orders, events, news = seen
         bars_key, bar_objects, marks = self._bars
         if bars is not bars_key:
@@ -137,8 +137,9 @@ class FrameModels:
             members["tape"] = tape
         return _new_frame(members)
 
-    def _position(self, seen: tuple[str, int, Written]) -> Position:
-        symbol, qty, written = seen
+    def _position(self, held: tuple[str, Written]) -> Position:
+        # every member from the one tuple the text was written from (replaced whole)
+        symbol, written = held
         text = written[3]
         cached = self._positions.get(symbol)
         if cached is not None and cached[0] == text:  # the same text: the same members
@@ -146,7 +147,7 @@ class FrameModels:
         made = _new_position(
             {
                 "symbol": symbol,
-                "qty": self._terms.quantity(qty),
+                "qty": self._terms.quantity(written[0]),
                 "avg_price": written[5],
                 "unrealized": written[4],
             }
