@@ -287,6 +287,7 @@ def main() -> None:
     block_ratios: list[float] = []
     floor_shares: list[float] = []
     step_ratios: list[float] = []
+    step_shares: list[float] = []
     stepped: Contender | None = None
     with tempfile.TemporaryDirectory(prefix="kestrel-bench-") as tmp:
         spin = [] if args.spin_us is None else ["--spin-us", str(args.spin_us)]
@@ -348,7 +349,9 @@ def main() -> None:
                 for other in others:
                     compared[other.name].append(other.run(block) / ours)
                 if stepped is not None:
-                    step_ratios.append(theirs / stepped.run(block))
+                    least_step = stepped.run(block)
+                    step_ratios.append(theirs / least_step)
+                    step_shares.append(least_step / ours)
         finally:
             for contender in contenders:
                 contender.client.close()
@@ -366,6 +369,8 @@ def main() -> None:
         ratio = statistics.median(step_ratios)
         print(f"step floor     {stepped.rate:10.1f} round trips/s  (the floor, and the step)")
         print(f"  its ratio    {ratio:10.2f}x  (to MCPServer, median of blocks: any face's bound)")
+        share = statistics.median(step_shares)
+        print(f"  of it        {share:10.2f}    (kestrel-mcp's rate / the step floor's, median)")
         if stepped.cpu_per_call is not None:
             print(f"  server CPU   {stepped.cpu_per_call * 1e6:10.1f} us per round trip")
     ours_cpu, theirs_cpu = kestrel.cpu_per_call, official.cpu_per_call

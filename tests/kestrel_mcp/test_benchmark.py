@@ -40,6 +40,7 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
     # the floor that also runs the runtime's step: what any face over this runtime reaches
     assert re.search(r"step floor\s+[\d.]+ round trips/s", done.stdout), done.stdout
     assert re.search(r"its ratio\s+[\d.]+x", done.stdout), done.stdout
+    assert re.search(r"of it\s+[\d.]+ ", done.stdout), done.stdout
     if sys.platform == "linux":  # /proc shows each server's CPU time
         per_call = r"\s+([\d.]+) us server CPU per round trip"
         ours_cpu = re.search(r"kestrel-mcp" + per_call, done.stdout)
