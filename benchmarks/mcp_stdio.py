@@ -23,6 +23,12 @@ answers before the client's ``readline`` has gone to sleep, while one that works
 tens of microseconds finds the client's CPU halted, and the write that wakes it, and
 the wake-up, each cost microseconds more on a virtual machine.
 
+``--step-floor`` adds a fourth contender to the same blocks: the floor that also runs, for
+each submit, the one thing no face can leave out, the runtime's step and its text
+(``Runtime.submit(...).text`` over ``local_transport()``'s store, the SQLite commit
+included), and answers with the canned bytes. Its rate bounds what any MCP face over this
+runtime and store reaches here; the rest of kestrel-mcp's round trip is the face's.
+
 ``--spin-us N`` is passed to ``kestrel-mcp`` (how long it polls for the next request
 before sleeping; ``0`` measures it sleeping between requests, as it did before it
 polled, so that its CPU is its work).
@@ -34,7 +40,7 @@ same load having hit all of them (two checkouts run one after the other on a sha
 machine differ by more than most changes).
 
     uv run python benchmarks/mcp_stdio.py [--requests 2000] [--warmup 200] [--scenario minute-200k]
-        [--spin-us N] [--compare DIR ...]
+        [--spin-us N] [--compare DIR ...] [--step-floor]
 """
 
 from __future__ import annotations
@@ -197,15 +203,22 @@ def serve_baseline() -> None:
     server.run()
 
 
-def serve_floor(canned: Path) -> None:
+def serve_floor(canned: Path, step: bool = False) -> None:
     """Answer each request at once: a submit with ``canned`` (a response line whose id is
     0), anything else with a session id; poll stdin after a response for up to
     ``FLOOR_SPIN_S`` (kestrel-mcp's default spin) before sleeping until the next one.
+    ``step``: open a real session and run each submit's step and text on the runtime
+    first (``Runtime.submit(...).text``), as every face must.
 
     A floor that never slept would hold a core while the other servers' blocks run: on
     a small shared machine that is a core taken from them and their client."""
     head, tail = canned.read_bytes().split(b'"id":0', 1)
     opened = b'"result":{"structuredContent":{"sessionId":"floor"}}}\n'
+    runtime = None
+    if step:
+        from kestrel_sdk import local_transport
+
+        runtime = local_transport().runtime  # type: ignore[attr-defined]
     poller = select.poll()
     poller.register(0, select.POLLIN)
     pending = b""
@@ -225,9 +238,21 @@ def serve_floor(canned: Path) -> None:
             if "id" not in message:
                 continue
             request_id = json.dumps(message["id"]).encode()
-            if message.get("params", {}).get("name") == "kestrel_session_open":
+            params = message.get("params", {})
+            if params.get("name") == "kestrel_session_open":
+                if runtime is not None:
+                    scenario = params["arguments"]["scenario"]
+                    session = runtime.open_session("local", scenario).session_id
+                    opened = b'"result":{"structuredContent":{"sessionId":%s}}}\n' % (
+                        json.dumps(session).encode()
+                    )
                 os.write(1, b'{"jsonrpc":"2.0","id":' + request_id + b"," + opened)
             else:
+                if runtime is not None and params.get("name") == "kestrel_session_submit":
+                    arguments = params["arguments"]
+                    answered = runtime.submit("local", arguments["sessionId"], arguments["source"])
+                    if not answered.text:
+                        raise RuntimeError("the runtime wrote no response")
                 os.write(1, head + b'"id":' + request_id + tail)
 
 
@@ -244,17 +269,26 @@ def main() -> None:
         default=[],
         help="another checkout (with its .venv) whose kestrel-mcp runs in the same blocks",
     )
+    parser.add_argument(
+        "--step-floor",
+        action="store_true",
+        help="add the floor that also runs the runtime's step (what any face over it reaches)",
+    )
     parser.add_argument("--serve-baseline", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-floor", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--with-step", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_baseline:
         serve_baseline()
         return
     if args.serve_floor is not None:
-        serve_floor(args.serve_floor)
+        serve_floor(args.serve_floor, step=args.with_step)
         return
     block_ratios: list[float] = []
     floor_shares: list[float] = []
+    step_ratios: list[float] = []
+    step_shares: list[float] = []
+    stepped: Contender | None = None
     with tempfile.TemporaryDirectory(prefix="kestrel-bench-") as tmp:
         spin = [] if args.spin_us is None else ["--spin-us", str(args.spin_us)]
         kestrel = Contender(
@@ -295,6 +329,15 @@ def main() -> None:
             )
             contenders.append(floor)
             floor.run(args.warmup, timed=False)
+            if args.step_floor:
+                stepped = Contender(
+                    "step floor",
+                    [sys.executable, __file__, "--serve-floor", str(canned), "--with-step"],
+                    Path(tmp) / "s",
+                    args.scenario,
+                )
+                contenders.append(stepped)
+                stepped.run(args.warmup, timed=False)
             # Interleaved blocks, so load from the rest of the machine hits all alike.
             block = max(1, args.requests // 20)
             for _ in range(max(1, args.requests // block)):
@@ -305,6 +348,10 @@ def main() -> None:
                 floor_shares.append(least / ours)
                 for other in others:
                     compared[other.name].append(other.run(block) / ours)
+                if stepped is not None:
+                    least_step = stepped.run(block)
+                    step_ratios.append(theirs / least_step)
+                    step_shares.append(least_step / ours)
         finally:
             for contender in contenders:
                 contender.client.close()
@@ -318,6 +365,14 @@ def main() -> None:
     share = statistics.median(floor_shares)
     print(f"floor          {floor.rate:10.1f} round trips/s  (answering at once, same bytes)")
     print(f"of the floor   {share:10.2f}    (kestrel-mcp's rate / the floor's, median of blocks)")
+    if stepped is not None:
+        ratio = statistics.median(step_ratios)
+        print(f"step floor     {stepped.rate:10.1f} round trips/s  (the floor, and the step)")
+        print(f"  its ratio    {ratio:10.2f}x  (to MCPServer, median of blocks: any face's bound)")
+        share = statistics.median(step_shares)
+        print(f"  of it        {share:10.2f}    (kestrel-mcp's rate / the step floor's, median)")
+        if stepped.cpu_per_call is not None:
+            print(f"  server CPU   {stepped.cpu_per_call * 1e6:10.1f} us per round trip")
     ours_cpu, theirs_cpu = kestrel.cpu_per_call, official.cpu_per_call
     if ours_cpu is not None and theirs_cpu is not None:
         print(f"kestrel-mcp    {ours_cpu * 1e6:10.1f} us server CPU per round trip")

@@ -21,6 +21,7 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
             "5",
             "--scenario",
             "acme-trend",
+            "--step-floor",
         ],
         capture_output=True,
         text=True,
@@ -36,6 +37,10 @@ def test_benchmark_prints_both_rates_and_the_ratio() -> None:
     assert ratio is not None, done.stdout
     assert ratio.group(2) == "40"
     assert re.search(r"median ratio\s+[\d.]+x  \(over [1-9]\d* interleaved blocks\)", done.stdout)
+    # the floor that also runs the runtime's step: what any face over this runtime reaches
+    assert re.search(r"step floor\s+[\d.]+ round trips/s", done.stdout), done.stdout
+    assert re.search(r"its ratio\s+[\d.]+x", done.stdout), done.stdout
+    assert re.search(r"of it\s+[\d.]+ ", done.stdout), done.stdout
     if sys.platform == "linux":  # /proc shows each server's CPU time
         per_call = r"\s+([\d.]+) us server CPU per round trip"
         ours_cpu = re.search(r"kestrel-mcp" + per_call, done.stdout)

@@ -97,7 +97,7 @@ class _Workers:
             if line is None:
                 self.eof.set()
                 return
-            if self._lines.buffered or not self._reader.notifies:
+            if not self._reader.notifies or self._lines.buffered:
                 self._spawn()
             self._answering += 1
             try:

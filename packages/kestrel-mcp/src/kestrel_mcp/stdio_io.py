@@ -115,7 +115,7 @@ class Reader:
         while not chunks:  # each turn waits for input, or reads it: then the chunk is taken
             if self._eof:
                 return b""
-            if not (self._pollable and self._watch()):
+            if not self._watching and not (self._pollable and self._watch()):
                 return await self._read_unwatched()
             if self._hot and self._poller is not None and self.may_spin():
                 now = perf_counter()

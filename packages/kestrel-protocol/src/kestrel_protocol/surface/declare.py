@@ -189,8 +189,27 @@ class Tool:
         return {}
 
     def parse(self, arguments: Any) -> Any:
-        """The validated arguments, or :class:`ArgumentError` naming the first problem."""
-        if type(arguments) is not dict and not isinstance(arguments, Mapping):
+        """The validated arguments, or :class:`ArgumentError` naming the first problem.
+
+        Arguments of plain strings only (an agent's session id and source, on every
+        step) are checked once, as :meth:`bind` checks them: the last
+        :data:`_BOUND_MAX` short ones are kept, by their names and values in order."""
+        if type(arguments) is dict:
+            for value in arguments.values():
+                if type(value) is not str:
+                    break
+            else:
+                seen = tuple(arguments.items())
+                found = self._parsed.get(seen)
+                if found is None:
+                    found = self._check(arguments)
+                    if sum(map(len, arguments.values())) <= _BOUND_TEXT:
+                        parsed = self._parsed
+                        if len(parsed) >= _BOUND_MAX:
+                            parsed.clear()
+                        parsed[seen] = found
+                return found
+        elif not isinstance(arguments, Mapping):
             raise ArgumentError(
                 f"Invalid arguments for {self.name}: (arguments): must be an object",
                 {
@@ -198,10 +217,12 @@ class Tool:
                     "errors": [{"path": "(arguments)", "message": "not an object"}],
                 },
             )
-        try:
-            return self._validate(arguments)
-        except ValidationError as exc:
-            raise ArgumentError.of(self.name, exc) from None
+        return self._check(arguments)
+
+    @cached_property
+    def _parsed(self) -> dict[tuple[tuple[str, str], ...], Any]:
+        """The arguments :meth:`parse` checked, by their plain string values (wire names)."""
+        return {}
 
     @cached_property
     def _validate(self) -> Callable[[Any], Any]:
