@@ -308,7 +308,7 @@ def test_a_graded_episode_keeps_its_proof_as_text_and_makes_the_object_when_aske
     env.close()
 
 
-def test_a_private_store_keeps_no_proved_episodes_steps_and_a_kept_one_keeps_them(
+def test_a_private_store_keeps_nothing_of_a_proved_episode_and_a_kept_one_keeps_it_all(
     catalog: Path, tmp_path: Path
 ) -> None:
     for where in ("private", "kept"):
@@ -322,14 +322,34 @@ def test_a_private_store_keeps_no_proved_episodes_steps_and_a_kept_one_keeps_the
                     break
             env.reset()
         store = env._backend.runtime.store  # type: ignore[attr-defined]
-        sessions = [grade.session for grade in env.grades]
-        assert len(sessions) == 2
-        pruned = [store.pruned(sid) is not None for sid in sessions]
-        assert pruned == ([True, True] if where == "private" else [False, False]), where
-        assert [len(store.journal(sid)) == 0 for sid in sessions] == pruned
-        for proof, grade in zip(env.proofs, env.grades, strict=True):  # the proofs hold them
-            assert proof.model().grade == grade
-            assert len(proof.model().pentads) > 1
+        proofs = [proof.model() for proof in env.proofs]
+        assert len(proofs) == 2
+        for proof in proofs:
+            sid = proof.record.session
+            made = [proof.record.root, proof.grade.root, proof.blotter.root, proof.record.head]
+            made += [pentad.root for pentad in proof.pentads]
+            kept = [store.lookup(root)[1] == "ok" for root in made]
+            if where == "private":  # the proof holds it all: the store keeps none of it
+                assert store.session(sid) is None
+                assert not any(kept), where
+            else:  # a kept store keeps the session, its steps and its proof's parts
+                assert store.session(sid) is not None
+                assert store.pruned(sid) is None
+                assert len(store.journal(sid)) > 1
+                assert all(kept), where
+        for proof, grade in zip(proofs, env.grades, strict=True):  # the proofs hold them
+            assert proof.grade == grade
+            assert len(proof.pentads) > 1
+        if where == "private":  # the second episode is still checked against the first's
+            lookahead = [  # reach, though the store forgot the first (a kept store's
+                [c.passed for c in grade.conformance.checks if c.id == "no-lookahead"]
+                for grade in env.grades  # principal read the whole tape to make the env)
+            ]
+            assert lookahead == [[True], [False]]
+            detail = next(
+                c.detail for c in env.grades[1].conformance.checks if c.id == "no-lookahead"
+            )
+            assert detail.startswith(f"session {env.grades[0].session} of the same principal")
         env.close()
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import GradeResult, KestrelError
 from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
 
 SCENARIO = "acme-trend"
 
@@ -161,4 +162,29 @@ def test_a_tape_read_at_the_last_bar_holds_no_future(tmp_path: Path) -> None:
     rt.tape("alice", SCENARIO)
     passed, _ = _check(rt.grade("alice", sid))
     assert passed
+    rt.shutdown()
+
+
+@pytest.mark.parametrize("store", ["memory:", None])
+def test_a_discarded_session_still_shows_its_reach_to_its_principals_later_sessions(
+    tmp_path: Path, store: str | None
+) -> None:
+    rt = Runtime(tmp_path, store=open_runtime_store(store, tmp_path))
+    first = _open(rt)
+    rt.submit("alice", first, "buy 1 ACME\nadvance 30")
+    assert not rt.discard("alice", first)  # open: kept as it is
+    grade = rt.grade("alice", first)
+    assert isinstance(grade, GradeResult)
+    assert not rt.discard("bob", first)  # another principal's: kept as it is
+    assert rt.frame("alice", first).frame.clock.bar == 30
+    assert rt.discard("alice", first)
+    with pytest.raises(KestrelError) as gone:  # forgotten: a clear refusal, on every read
+        rt.frame("alice", first)
+    assert gone.value.code == "UNKNOWN_SESSION"
+    assert rt.store.lookup(grade.root)[1] == "missing"
+    second = _open(rt)  # the store no longer holds the first: its reach is in the horizon
+    rt.submit("alice", second, "advance 5")
+    passed, detail = _check(rt.grade("alice", second))
+    assert not passed
+    assert detail.startswith(f"session {first} of the same principal had reached bar 30")
     rt.shutdown()

@@ -242,8 +242,13 @@ class RuntimeStore(Protocol):
       lookahead reads, operation tokens) in one transaction and marks it pruned; its row,
       record, head frame, blotter and grade stay, and horizons are never touched (a
       principal never sees a scenario afresh). An open, ungraded, pruned or unknown
-      session is left as it is (``False``). ``reclaim`` gives the freed space back where
-      the database can; ``footprint`` is what the store occupies on disk.
+      session is left as it is (``False``). ``discard`` forgets a closed, graded session
+      whole, in one transaction: what ``prune`` removes, its row and dates, and every
+      artifact no other session owns (record, head frame, blotter, grade); horizons are
+      never touched here either (the runtime first raises its principal's to the bar the
+      session reached: ``Runtime.discard``). An open, ungraded or unknown session is left
+      as it is (``False``). ``reclaim`` gives the freed space back where the database
+      can; ``footprint`` is what the store occupies on disk.
     """
 
     @property
@@ -324,6 +329,7 @@ class RuntimeStore(Protocol):
     def stored_sessions(self) -> list[StoredSession]: ...
     def pruned(self, session_id: str) -> str | None: ...
     def prune(self, session_id: str) -> bool: ...
+    def discard(self, session_id: str) -> bool: ...
     def reclaim(self) -> None: ...
     def footprint(self) -> int: ...
 

@@ -5,9 +5,10 @@ own thread, exactly the calls ``local_transport`` makes on its behalf, with its 
 (``SdkLocalError``), but without an event loop: a step is one ``Runtime.submit``. By
 default it keeps its sessions in a *private* memory store (``memory:``: no file, no
 durability per step, nothing left on disk), which the env renews (at a seeded reset, and
-at every reset when it grades nothing); an episode proved there is pruned at once (its
-steps dropped, as ``kestrel prune`` drops them: the proof holds them), so a long graded
-loop keeps of each episode only its record, grade, head frame and blotter.
+at every reset when it grades nothing); an episode proved there is discarded at once
+(``Runtime.discard``: its steps, record, head frame, blotter and grade, which the proof
+handed to the env holds, its reach kept in its principal's horizon), so a long graded
+loop keeps nothing of its finished episodes.
 
 ``OverTransport`` drives any ``Transport`` (a ``remote_transport`` to a door, say)
 through the SDK on an event loop of its own: an anyio ``BlockingPortal`` served by a
@@ -228,8 +229,8 @@ class InProcess:
         proof = self._call(runtime.proof, PRINCIPAL, session_id, embed_tape)
         graded = self._call(runtime.grade, PRINCIPAL, session_id)  # proved: stored, read back
         assert isinstance(graded, GradeResult)
-        if self._private:  # proved, and nobody else reaches this store: its steps go
-            runtime.store.prune(session_id)
+        if self._private:  # proved, and nobody else reaches this store: the proof is all
+            runtime.discard(PRINCIPAL, session_id)
         return graded, proof
 
     def close_session(self, session_id: str) -> None:

@@ -26,8 +26,8 @@ unused label in a kept one; ``options={"label": ...}`` names one.)
 By default the env runs the runtime in this process and calls it synchronously (no event
 loop, no thread), on a private store: a fresh one at every seeded reset, which holds the
 episodes until the next (their principal's horizon: an episode after the first fails
-``no-lookahead``, since the earlier ones showed it the tape; a proved one's steps are
-pruned there, its proof holding them), and with ``grade=False``
+``no-lookahead``, since the earlier ones showed it the tape; a proved one is discarded
+there, its proof holding it and the horizon its reach), and with ``grade=False``
 a fresh one at every reset (nothing is graded, and a training run's memory stays flat).
 Proofs outlive the store. ``home=`` or ``store=`` keep the sessions instead (a label can
 be played once per store: replaying a finished seed there is refused), and

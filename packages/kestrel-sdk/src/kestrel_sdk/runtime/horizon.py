@@ -134,6 +134,14 @@ class Horizons:
             on = f" on {row.scenario_id}" if self._twinned(row.scenario_id) else ""
             self.shown(row.principal, row.scenario_id, after, _reached(row.id, after, on))
 
+    def forgotten(self, row: SessionRow, bar: int) -> None:
+        """Session ``row``, which reached clock bar ``bar``, is about to be forgotten by the
+        store (``Runtime.discard``): its principal's horizon is raised to that bar now, as
+        a second session's opening would have written it from the session itself, so a
+        later session of the principal is still checked against what this one was shown."""
+        on = f" on {row.scenario_id}" if self._twinned(row.scenario_id) else ""
+        self.shown(row.principal, row.scenario_id, bar, _reached(row.id, bar, on))
+
     def _twinned(self, scenario_id: str) -> bool:
         return self._lineages is not None and len(self._lineages().twins(scenario_id)) > 1
 

@@ -388,6 +388,25 @@ class Runtime:
             principal, token, self.grade_budget if budget is None else budget
         )
 
+    def discard(self, principal: str, session_id: str) -> bool:
+        """Forget a closed, graded session of ``principal`` whole (``RuntimeStore.discard``:
+        its steps, record, head frame, blotter and grade), its reach kept: the principal's
+        horizon is first raised to the bar the session reached, so a later session of the
+        principal still fails ``no-lookahead`` where this one was shown the tape.
+        ``False``, and nothing changed, for any other session. For a store nobody else
+        reads, whose caller keeps the proof (the gym's private store): a proof is the
+        only copy left."""
+        row = self.store.session(session_id)
+        if row is None or row.principal != principal:
+            return False
+        if row.status != "closed" or row.grade_root is None:
+            return False
+        self._horizons.forgotten(row, self._sessions.clock(principal, session_id))
+        live = self._sessions.live.get(session_id)
+        if live is not None:
+            self._sessions.forget(live)
+        return self.store.discard(session_id)
+
     def verify(self, grade: GradeResult, reader: str | None = None) -> VerificationReport:
         """Replay a grade from the artifacts alone and name the first mismatch (from
         ``reader``'s own artifacts when given, as :meth:`artifact` reads them); the

@@ -379,6 +379,27 @@ class MemoryStore(MemoryFeeds):
             found.pruned = True
             return True
 
+    def discard(self, session_id: str) -> bool:
+        """As every adapter (see ``RuntimeStore``)."""
+        with self._lock:
+            if not self.prune(session_id) and session_id not in self._sessions:
+                return False
+            found = self._sessions[session_id]
+            if found.row.status != "closed" or found.row.grade_root is None:
+                return False
+            owners = self._owners
+            for root, had in list(owners.items()):  # what it owns beyond its steps: a few
+                if session_id in had:
+                    rest = tuple(sid for sid in had if sid != session_id)
+                    if rest:
+                        owners[root] = rest
+                    else:
+                        del owners[root]
+                        self._artifacts.pop(root, None)
+            self._graded.pop(found.row.grade_root, None)
+            del self._sessions[session_id]
+            return True
+
     def reclaim(self) -> None:
         """Nothing to do: what is dropped is the garbage collector's."""
 

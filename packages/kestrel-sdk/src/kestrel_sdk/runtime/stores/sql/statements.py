@@ -146,6 +146,14 @@ class Statements:
     prune_journal: str = "DELETE FROM {journal} WHERE session = ?"
     prune_lookahead: str = "DELETE FROM {lookahead} WHERE session = ?"
     prune_operations: str = "DELETE FROM {operations} WHERE session = ?"
+    discard_artifacts: str = (  # what the session alone owns (its pentads went with prune)
+        "DELETE FROM {artifacts} WHERE root IN (SELECT root FROM {owners} WHERE session = ?)"
+        " AND NOT EXISTS (SELECT 1 FROM {owners} o"
+        " WHERE o.root = {artifacts}.root AND o.session <> ?)"
+    )
+    discard_owners: str = "DELETE FROM {owners} WHERE session = ?"
+    discard_times: str = "DELETE FROM {session_times} WHERE session = ?"
+    discard_session: str = "DELETE FROM {sessions} WHERE id = ?"
     stamp_pruned: str = (
         "INSERT INTO {session_times} (session, closed_at, pruned_at) VALUES (?, NULL, {now})"
         " ON CONFLICT (session) DO UPDATE SET pruned_at = excluded.pruned_at"

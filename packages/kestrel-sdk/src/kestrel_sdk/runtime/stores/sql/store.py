@@ -358,6 +358,29 @@ class SqlStore(SqlFeeds):
             conn.execute(sql.stamp_pruned, (session_id,))
         return True
 
+    def discard(self, session_id: str) -> bool:
+        """Forget a closed, graded session whole in one transaction (see
+        ``RuntimeStore``); ``False``, and nothing changed, for any other session."""
+        sql = self.sql
+        with self._transaction() as conn:
+            locked = conn.execute(sql.lock_session, (session_id,)).fetchone()
+            row = conn.execute(sql.session, (session_id,)).fetchone()
+            if locked is None or row is None or locked[0] != "closed" or row[7] is None:
+                return False
+            conn.execute(sql.prune_pentads, (session_id, session_id))
+            conn.execute(sql.prune_owners, (session_id, session_id))
+            conn.execute(sql.discard_artifacts, (session_id, session_id))
+            for statement in (
+                sql.prune_journal,
+                sql.prune_lookahead,
+                sql.prune_operations,
+                sql.discard_owners,
+                sql.discard_times,
+                sql.discard_session,
+            ):
+                conn.execute(statement, (session_id,))
+        return True
+
     def reclaim(self) -> None:
         """Give the space pruning freed back (the adapter's way)."""
         raise NotImplementedError

@@ -1,0 +1,96 @@
+"""``discard``, by the ``RuntimeStore`` contract: SQLite, PostgreSQL and memory alike.
+
+A closed, graded session forgotten whole (what the gym's private store does with each
+episode it has proved): its row, steps, lookahead reads, grade tokens and every artifact
+no other session owns; nothing else touched, horizons included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kestrel_protocol import canonical_json, root_of
+from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
+from kestrel_sdk.runtime.pentads import pentad_root
+from kestrel_sdk.runtime.stores import open_runtime_store
+
+SCENARIO_ROOT = "sha256:" + "a" * 64
+OPENING, FIRST, SECOND = ("sha256:" + c * 64 for c in "0fe")
+SHARED = {"kind": "scenario-note", "text": "owned by every session that closed with it"}
+
+
+@pytest.fixture
+def store(runtime_store_url: str) -> Iterator[RuntimeStore]:
+    opened = open_runtime_store(runtime_store_url)
+    yield opened
+    opened.close()
+
+
+def _session(store: RuntimeStore, sid: str, *, close: bool, grade: bool) -> dict[str, str]:
+    """A session of two steps, closed and graded as asked: the roots of what it made."""
+    store.insert_session(
+        SessionRow(sid, "alice", "acme-trend", SCENARIO_ROOT, sid, "open", None, None)
+    )
+    made: dict[str, str] = {}
+    for seq, (prev, frame) in enumerate([(OPENING, FIRST), (FIRST, SECOND)], start=1):
+        root = pentad_root(sid, seq, prev, f"advance {seq}")
+        store.append(sid, seq, f"advance {seq}", root, frame, prev=prev)
+        made[f"pentad {seq}"] = root
+    store.add_read(sid, 1, 1, "tape acme-trend read")
+    if close:
+        record = {"kind": "record", "session": sid}
+        artifacts = {root_of(o): canonical_json(o) for o in (record, SHARED)}
+        store.finish(sid, store.journal(sid), artifacts, root_of(record))
+        made["record"], made["shared"] = root_of(record), root_of(SHARED)
+    if grade:
+        body = {"kind": "grade", "session": sid}
+        store.set_grade(sid, root_of(body), canonical_json(body))
+        store.put_operation(f"opt_{sid}", "alice", sid)
+        made["grade"] = root_of(body)
+    return made
+
+
+def _found(store: RuntimeStore, roots: dict[str, str]) -> dict[str, bool]:
+    return {what: store.lookup(root)[1] == "ok" for what, root in roots.items()}
+
+
+def test_a_proved_session_is_forgotten_whole_and_its_principals_horizon_stays(
+    store: RuntimeStore,
+) -> None:
+    store.count_session("alice", "acme-trend")
+    store.raise_horizon("alice", "acme-trend", 7, "session ks_a reached bar 7")
+    a = _session(store, "ks_a", close=True, grade=True)
+    b = _session(store, "ks_b", close=True, grade=True)
+    assert all(_found(store, a).values())
+    assert all(_found(store, b).values())
+
+    assert store.discard("ks_a")
+    assert store.session("ks_a") is None
+    assert [row.id for row in store.sessions()] == ["ks_b"]
+    # every artifact only it owned is gone; the one ks_b owns too stays
+    assert _found(store, a) == {w: w == "shared" for w in a}
+    assert all(_found(store, b).values())
+    assert store.operation("opt_ks_a") is None
+    assert store.operation("opt_ks_b") is not None
+    assert store.lookahead("ks_a") == (False, [])
+    assert store.horizon("alice", "acme-trend") == Horizon(7, "session ks_a reached bar 7", 1)
+    assert not store.discard("ks_a")  # gone: nothing more to forget
+
+    assert store.discard("ks_b")
+    assert not any(_found(store, b).values())  # the last owner of the shared one went too
+
+
+def test_an_open_or_ungraded_session_is_not_discarded_and_nothing_changes(
+    store: RuntimeStore,
+) -> None:
+    open_roots = _session(store, "ks_open", close=False, grade=False)
+    closed_roots = _session(store, "ks_closed", close=True, grade=False)
+    before = (store.stored_sessions(), store.journal("ks_open"), store.journal("ks_closed"))
+    assert not store.discard("ks_open")
+    assert not store.discard("ks_closed")
+    assert not store.discard("ks_never")
+    assert (store.stored_sessions(), store.journal("ks_open"), store.journal("ks_closed")) == (
+        before
+    )
+    assert all(_found(store, open_roots).values())
+    assert all(_found(store, closed_roots).values())
