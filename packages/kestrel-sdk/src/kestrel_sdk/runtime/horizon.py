@@ -131,14 +131,14 @@ class Horizons:
             self.store.add_read(row.id, seq, before, horizon.what)
             live.behind = True
         if horizon.sessions > 1 and after > horizon.bar:
-            on = f" on {row.scenario_id}" if self._twinned(row.scenario_id) else ""
-            self.shown(row.principal, row.scenario_id, after, _reached(row.id, after, on))
+            self.reached(row, after)
 
-    def forgotten(self, row: SessionRow, bar: int) -> None:
-        """Session ``row``, which reached clock bar ``bar``, is about to be forgotten by the
-        store (``Runtime.discard``): its principal's horizon is raised to that bar now, as
-        a second session's opening would have written it from the session itself, so a
-        later session of the principal is still checked against what this one was shown."""
+    def reached(self, row: SessionRow, bar: int) -> None:
+        """Session ``row`` has reached clock bar ``bar``: its principal's horizon raised to
+        it, named after the session (and its twin, on a lineage). A submission calls it when
+        the principal's other sessions may be compared with it; ``Runtime.discard`` before
+        the store forgets the session, as a second session's opening would have read it
+        from the session itself, so a later one is still checked against what it was shown."""
         on = f" on {row.scenario_id}" if self._twinned(row.scenario_id) else ""
         self.shown(row.principal, row.scenario_id, bar, _reached(row.id, bar, on))
 

@@ -401,7 +401,7 @@ class Runtime:
             return False
         if row.status != "closed" or row.grade_root is None:
             return False
-        self._horizons.forgotten(row, self._sessions.clock(principal, session_id))
+        self._horizons.reached(row, self._sessions.clock(principal, session_id))
         live = self._sessions.live.get(session_id)
         if live is not None:
             self._sessions.forget(live)
