@@ -351,12 +351,18 @@ class SqlStore(SqlFeeds):
             done = conn.execute(sql.pruned_at, (session_id,)).fetchone()
             if done is not None and done[0] is not None:
                 return False
-            conn.execute(sql.prune_pentads, (session_id, session_id))
-            conn.execute(sql.prune_owners, (session_id, session_id))
-            for statement in (sql.prune_journal, sql.prune_lookahead, sql.prune_operations):
-                conn.execute(statement, (session_id,))
+            self._drop_steps(conn, session_id)
             conn.execute(sql.stamp_pruned, (session_id,))
         return True
+
+    def _drop_steps(self, conn: Connection, session_id: str) -> None:
+        """Delete a session's steps: its pentads, their owner rows, its journal, lookahead
+        reads and grade tokens (in the caller's transaction)."""
+        sql = self.sql
+        conn.execute(sql.prune_pentads, (session_id, session_id))
+        conn.execute(sql.prune_owners, (session_id, session_id))
+        for statement in (sql.prune_journal, sql.prune_lookahead, sql.prune_operations):
+            conn.execute(statement, (session_id,))
 
     def discard(self, session_id: str) -> bool:
         """Forget a closed, graded session whole in one transaction (see
@@ -367,17 +373,9 @@ class SqlStore(SqlFeeds):
             row = conn.execute(sql.session, (session_id,)).fetchone()
             if locked is None or row is None or locked[0] != "closed" or row[7] is None:
                 return False
-            conn.execute(sql.prune_pentads, (session_id, session_id))
-            conn.execute(sql.prune_owners, (session_id, session_id))
+            self._drop_steps(conn, session_id)
             conn.execute(sql.discard_artifacts, (session_id, session_id))
-            for statement in (
-                sql.prune_journal,
-                sql.prune_lookahead,
-                sql.prune_operations,
-                sql.discard_owners,
-                sql.discard_times,
-                sql.discard_session,
-            ):
+            for statement in (sql.discard_owners, sql.discard_times, sql.discard_session):
                 conn.execute(statement, (session_id,))
         return True
 
