@@ -382,11 +382,10 @@ class MemoryStore(MemoryFeeds):
     def discard(self, session_id: str) -> bool:
         """As every adapter (see ``RuntimeStore``)."""
         with self._lock:
-            if not self.prune(session_id) and session_id not in self._sessions:
+            found = self._sessions.get(session_id)
+            if found is None or found.row.status != "closed" or found.row.grade_root is None:
                 return False
-            found = self._sessions[session_id]
-            if found.row.status != "closed" or found.row.grade_root is None:
-                return False
+            self.prune(session_id)  # its steps (nothing more when already pruned)
             owners = self._owners
             for root, had in list(owners.items()):  # what it owns beyond its steps: a few
                 if session_id in had:

@@ -344,9 +344,7 @@ class SqlStore(SqlFeeds):
         (see ``RuntimeStore``); ``False``, and nothing changed, for any other session."""
         sql = self.sql
         with self._transaction() as conn:
-            locked = conn.execute(sql.lock_session, (session_id,)).fetchone()
-            row = conn.execute(sql.session, (session_id,)).fetchone()
-            if locked is None or row is None or locked[0] != "closed" or row[7] is None:
+            if not self._proved(conn, session_id):
                 return False
             done = conn.execute(sql.pruned_at, (session_id,)).fetchone()
             if done is not None and done[0] is not None:
@@ -354,6 +352,14 @@ class SqlStore(SqlFeeds):
             self._drop_steps(conn, session_id)
             conn.execute(sql.stamp_pruned, (session_id,))
         return True
+
+    def _proved(self, conn: Connection, session_id: str) -> bool:
+        """Whether the session is closed and graded, its row locked for the caller's
+        transaction (what ``prune`` and ``discard`` ask first)."""
+        sql = self.sql
+        locked = conn.execute(sql.lock_session, (session_id,)).fetchone()
+        row = conn.execute(sql.session, (session_id,)).fetchone()
+        return not (locked is None or row is None or locked[0] != "closed" or row[7] is None)
 
     def _drop_steps(self, conn: Connection, session_id: str) -> None:
         """Delete a session's steps: its pentads, their owner rows, its journal, lookahead
@@ -369,9 +375,7 @@ class SqlStore(SqlFeeds):
         ``RuntimeStore``); ``False``, and nothing changed, for any other session."""
         sql = self.sql
         with self._transaction() as conn:
-            locked = conn.execute(sql.lock_session, (session_id,)).fetchone()
-            row = conn.execute(sql.session, (session_id,)).fetchone()
-            if locked is None or row is None or locked[0] != "closed" or row[7] is None:
+            if not self._proved(conn, session_id):
                 return False
             self._drop_steps(conn, session_id)
             conn.execute(sql.discard_artifacts, (session_id, session_id))
