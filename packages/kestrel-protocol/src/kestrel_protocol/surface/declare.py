@@ -170,11 +170,8 @@ class Tool:
             if value is not None:
                 given[names.get(key, key)] = value
         found = self._check(given)
-        if plain and sum(map(len, given.values())) <= _BOUND_TEXT:
-            bound = self._bound
-            if len(bound) >= _BOUND_MAX:
-                bound.clear()
-            bound[seen] = found
+        if plain:
+            _keep(self._bound, seen, given, found)
         return found
 
     def _check(self, given: dict[str, Any]) -> Any:
@@ -203,11 +200,7 @@ class Tool:
                 found = self._parsed.get(seen)
                 if found is None:
                     found = self._check(arguments)
-                    if sum(map(len, arguments.values())) <= _BOUND_TEXT:
-                        parsed = self._parsed
-                        if len(parsed) >= _BOUND_MAX:
-                            parsed.clear()
-                        parsed[seen] = found
+                    _keep(self._parsed, seen, arguments, found)
                 return found
         elif not isinstance(arguments, Mapping):
             raise ArgumentError(
@@ -392,3 +385,13 @@ class Prompt:
             f"Invalid arguments for prompt {self.name}: {path}: {message}",
             {"prompt": self.name, "errors": [{"path": path, "message": message}]},
         )
+
+
+def _keep(memo: dict[Any, Any], key: Any, given: Mapping[str, str], found: Any) -> None:
+    """Remember ``found``, the check of plain-string arguments ``given``, under ``key`` in
+    ``memo`` (:meth:`Tool.bind`'s or :meth:`Tool.parse`'s) when they are short: the last
+    :data:`_BOUND_MAX` of up to :data:`_BOUND_TEXT` characters in all."""
+    if sum(map(len, given.values())) <= _BOUND_TEXT:
+        if len(memo) >= _BOUND_MAX:
+            memo.clear()
+        memo[key] = found
