@@ -129,7 +129,8 @@ def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> Non
     steps = 10 * RESTART_EVERY * CHECKPOINT_EVERY
     for seq in range(1, steps + 1):
         frame = f"sha256:{seq:064x}"
-        store.append(sid, seq, "advance 1", f"sha256:{seq + steps:064x}", frame, prev=frame)
+        prev = f"sha256:{seq - 1:064x}"  # the frame the step followed (row 0's, at first)
+        store.append(sid, seq, "advance 1", f"sha256:{seq + steps:064x}", frame, prev=prev)
     with sqlite3.connect(store.path) as conn:
         page = int(conn.execute("PRAGMA page_size").fetchone()[0])
     frames = (store.path.with_name("kestrel.db-wal").stat().st_size - 32) // (page + 24)
@@ -156,14 +157,28 @@ def test_a_step_leaves_no_reader_behind(tmp_path: Path) -> None:
     )
     for seq in range(2, 11):
         found = store.append(
-            sid, seq, "advance 1", f"sha256:{seq + 50:064x}", frames[seq], prev="", horizon=key
+            sid,
+            seq,
+            "advance 1",
+            f"sha256:{seq + 50:064x}",
+            frames[seq],
+            prev=frames[seq - 1],
+            horizon=key,
         )
         assert found == Horizon(7, "tape acme read", 1)
     with pytest.raises(JournalConflict):
-        store.append(sid, 10, "advance 1", "sha256:" + "f" * 64, frames[11], prev="", horizon=key)
+        store.append(
+            sid, 10, "advance 1", "sha256:" + "f" * 64, frames[11], prev=frames[9], horizon=key
+        )
     assert (
         store.append(
-            sid, 11, "advance 1", "sha256:" + "d" * 64, frames[11], prev="", horizon=("bob", "acme")
+            sid,
+            11,
+            "advance 1",
+            "sha256:" + "d" * 64,
+            frames[11],
+            prev=frames[10],
+            horizon=("bob", "acme"),
         )
         is None
     )

@@ -11,6 +11,7 @@ grade with everything needed to replay it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from kestrel_protocol import (
@@ -125,6 +126,7 @@ class Grading:
                 self._sessions.forget(live)
                 raise
             live.engine = None
+            live.row = replace(live.row, status="closed", record_root=record.root)
             live.frame_root = head
             live.closed = Closed.of(record, engine, (record_bytes, blotter_bytes), journal, texts)
             return record

@@ -163,29 +163,42 @@ class LiveSessions:
         log.debug("resumed session %s at seq %d", row.id, engine.seq)
         return LiveSession(row, loaded, engine, frame_root, threading.Lock())
 
-    def current(self, live: LiveSession) -> bool:
+    def current(self, live: LiveSession, *, fresh: bool = False) -> bool:
         """Bring a cached session (its lock held) up to the store's head: replay the
-        journal rows it lacks. ``False`` when it must be rebuilt instead (closed or
-        discarded elsewhere, or behind in a way replay cannot mend)."""
+        journal rows it lacks. ``False`` when it must be rebuilt instead: closed or
+        discarded elsewhere, behind in a way replay cannot mend, or no longer the
+        session the store holds under its id (discarded and opened again elsewhere:
+        another chain, told by its frames). ``fresh`` (a read): a copy at the store's
+        seq is checked to be on the store's chain (one more read); a submission's is
+        checked by its append, which the store refuses on any frame but the last."""
         engine = live.engine
-        head = self.store.head(live.row.id)
+        sid = live.row.id
         if engine is None:  # closed is final, but another process may have discarded it
-            return head is not None
-        if head is None or head.status == "closed" or head.seq < engine.seq:
+            row = self.store.session(sid)  # (and opened its label again)
+            return row is not None and row.record_root == live.row.record_root
+        head = self.store.head(sid)
+        seq = engine.seq
+        if head is None or head.status == "closed" or head.seq < seq:
             return False
-        if head.seq == engine.seq:
+        if head.seq == seq and not (fresh and seq):
             return True
         try:
-            if live.loaded.forward:  # another process may have advanced it into new bars
-                self.extend(live)
-            entries = self.store.journal(live.row.id, after=engine.seq)
-            if engine.seq == 0 and entries and entries[0].prev != live.frame_root:
+            # from the row the copy is at (its frame), or after row 0 (its opening frame)
+            entries = self.store.journal(sid, after=seq - 1 if seq else 0)
+            if seq:
+                if not entries or entries[0].seq != seq or entries[0].frame_root != live.frame_root:
+                    return False  # another chain under the id (discarded, opened again)
+                del entries[0]
+            elif entries and entries[0].prev != live.frame_root:
                 return False  # another process began its chain in the other form: rebuild
-            live.frame_root = _replay(live.row.id, engine, live.frame_root, entries)
+            if entries:
+                if live.loaded.forward:  # another process may have advanced it into new bars
+                    self.extend(live)
+                live.frame_root = _replay(sid, engine, live.frame_root, entries)
         except BaseException:
             self.forget(live)
             raise
-        log.debug("caught session %s up to seq %d", live.row.id, engine.seq)
+        log.debug("caught session %s up to seq %d", sid, engine.seq)
         return True
 
     def extend(self, live: LiveSession) -> None:
@@ -223,7 +236,7 @@ class LiveSessions:
         by the next :meth:`get`."""
         if live.dead:
             return False
-        if (fresh or self.store.shared) and not self.current(live):
+        if (fresh or self.store.shared) and not self.current(live, fresh=fresh):
             self.forget(live)
             return False
         return True

@@ -94,7 +94,8 @@ class Submissions:
 
     def _step(self, live: LiveSession, sid: str, source: str) -> Answered | None:
         """Check, apply and persist ``source`` on ``live``, whose lock the caller holds:
-        what it made, or ``None`` when ``live`` is stale. A refused source changes
+        what it made, or ``None`` when ``live`` is stale (a refusal is first checked to
+        be the store's session's, not an old copy's). A refused source changes
         nothing; when applying or persisting fails, ``live`` is forgotten (the engine
         moved but nothing was persisted): the next touch replays the journal, which
         holds exactly what was accepted. ``JournalConflict``: another process appended
@@ -108,12 +109,22 @@ class Submissions:
             raise KestrelError(
                 RefusalCode.SESSION_CLOSED, f"session {sid} is closed", {"session": sid}
             )
-        program = engine.check(source)
-        if live.loaded.forward:
-            self._feeds.to_edge(live, program, self._sessions.extend)
-        if program.places:
-            bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
-            check_open_orders(engine, program, bound)
+        try:
+            program = engine.check(source)
+            if live.loaded.forward:
+                self._feeds.to_edge(live, program, self._sessions.extend)
+            if program.places:
+                bound = open_order_bound(self.max_open_orders, live.loaded.max_open_orders)
+                check_open_orders(engine, program, bound)
+        except BarNotPublished:
+            raise
+        except KestrelError:
+            # A refusal is answered from a copy current with the store alone: one that
+            # another process moved on (caught up now, or to be rebuilt) checks again.
+            seq = engine.seq
+            if self._usable(live, fresh=True) and engine.seq == seq:
+                raise
+            return None
         clock = engine.clock
         seq = engine.seq + 1
         prev = live.frame_root

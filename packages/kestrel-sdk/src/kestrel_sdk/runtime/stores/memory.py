@@ -206,6 +206,8 @@ class MemoryStore(MemoryFeeds):
             journal = found.journal
             if found.row.status == "closed" or len(journal) != (seq if seq > 1 else 0):
                 raise JournalConflict(f"session {session_id} is not at seq {seq - 1}")
+            if seq > 1 and journal[-1][3] != prev:  # another session under the same id
+                raise JournalConflict(f"session {session_id} is not at frame {prev}")
             if seq == 1:
                 journal.append((0, "", "", prev))
             journal.append((seq, source, pentad_root, frame_root))

@@ -6,7 +6,10 @@ frame, row ``n`` the ``n``-th accepted submission's source, pentad root and the 
 the frame it produced; a duplicate ``(session, seq)`` is how two writers racing on one
 session are told apart (the loser's insert fails, and writes nothing). An append reads
 its session's row in the same statement (``{for_share}``), so that no submission lands
-after the close (``{for_update}``) that wrote the session's record.
+after the close (``{for_update}``) that wrote the session's record, and the row before
+its own, so that none lands on a frame other than the session's last: the journal is one
+chain whatever a writer held in memory (a session discarded and opened again under the
+same id by another process is another chain).
 """
 
 from __future__ import annotations
@@ -67,9 +70,16 @@ class Statements:
         "SELECT s.status, (SELECT max(seq) FROM {journal} WHERE session = s.id)"
         " FROM {sessions} s WHERE s.id = ?"
     )
-    append: str = (  # a step: one statement, refused (no row) once the session is closed
+    append: str = (  # a step: one statement, refused (no row) once the session is closed,
+        # or when the frame it was applied to is not the session's last (another session
+        # under the same id: discarded and opened again by another process)
         "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"
-        " SELECT id, ?, ?, ?, ? FROM {sessions} WHERE id = ? AND status <> 'closed'{for_share}"
+        " SELECT id, ?, ?, ?, ? FROM {sessions} WHERE id = ? AND status <> 'closed'"
+        " AND EXISTS (SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?)"
+        "{for_share}"
+    )
+    follows: str = (  # a step that changes the status: applied to the session's last frame
+        "SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?"
     )
     append_row: str = (
         "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"

@@ -188,21 +188,25 @@ class SqlStore(SqlFeeds):
         same connection (a step's second statement: one pool checkout, one lock hold).
 
         ``prev`` (the frame root the submission was applied to) is stored only with
-        seq 1, as row 0; later ones are the previous row's frame root. A taken seq, or a
-        session closed meanwhile, raises ``JournalConflict`` and writes nothing.
+        seq 1, as row 0; a later one must be the previous row's frame root. A taken seq,
+        a session closed meanwhile, or a ``prev`` that is not the session's last frame
+        (another session under the same id) raises ``JournalConflict`` and writes nothing.
         """
         sql = self.sql
         try:
             if seq == 1 or status is not None:
                 row = (session_id, seq, source, pentad_root, frame_root)
-                self._append_with_status(row, prev if seq == 1 else None, status)
+                self._append_with_status(row, prev, status)
                 return None if horizon is None else self.horizon(*horizon)
             with self._step() as conn:
                 cursor = conn.execute(
-                    sql.append, (seq, source, pentad_root, frame_root, session_id)
+                    sql.append,
+                    (seq, source, pentad_root, frame_root, session_id, session_id, seq - 1, prev),
                 )
                 if cursor.rowcount != 1:
-                    raise JournalConflict(f"session {session_id} is closed or gone")
+                    raise JournalConflict(
+                        f"session {session_id} is closed, gone or not at frame {prev}"
+                    )
                 if horizon is None:
                     return None
                 found = conn.execute(sql.horizon, horizon).fetchone()
@@ -212,18 +216,20 @@ class SqlStore(SqlFeeds):
         return None if found is None else Horizon(*found)
 
     def _append_with_status(
-        self, row: tuple[str, int, str, str, str], prev: str | None, status: str | None
+        self, row: tuple[str, int, str, str, str], prev: str, status: str | None
     ) -> None:
-        """Seq 1 (with row 0: ``prev``), or a step that changed the session's status:
-        the row and the status in one transaction."""
-        session_id = row[0]
+        """Seq 1 (with row 0: ``prev``), or a step that changed the session's status
+        (applied to its last frame, ``prev``): the row and the status in one transaction."""
+        session_id, seq = row[0], row[1]
         sql = self.sql
         with self._transaction() as conn:
             updated = conn.execute(sql.change_status, (status, session_id))
             if updated.rowcount != 1:
                 raise JournalConflict(f"session {session_id} is closed or gone")
-            if prev is not None:
+            if seq == 1:
                 conn.execute(sql.append_row, (session_id, 0, "", "", prev))
+            elif conn.execute(sql.follows, (session_id, seq - 1, prev)).fetchone() is None:
+                raise JournalConflict(f"session {session_id} is not at frame {prev}")
             conn.execute(sql.append_row, row)
 
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
