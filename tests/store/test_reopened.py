@@ -70,6 +70,28 @@ def test_a_session_opened_again_elsewhere_is_the_new_one_on_every_read_here(
     assert reader.history("alice", sid, 3).bars[-1].time == new.frame.clock.time
 
 
+def test_a_grade_here_is_of_the_session_opened_again_not_of_the_one_closed_here(
+    runtimes: tuple[Runtime, Runtime],
+) -> None:
+    """The reader closed the old session itself (it keeps what its close computed for the
+    grade and proof); the keeper proves it, discards it, opens it again and closes the
+    new one: the reader's grade and proof are the new session's, and the grade stored
+    for it is too (not the old session's, measured on the engine kept here)."""
+    keeper, reader = runtimes
+    sid = _opened(keeper, "ep")
+    keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
+    old = reader.close("alice", sid)  # closed here: what the close computed is kept
+    _reopened(keeper, sid, "ep")
+    keeper.submit("alice", sid, "advance 5")
+    new = keeper.close("alice", sid)
+    assert new.root != old.root
+    graded = reader.grade("alice", sid)
+    assert isinstance(graded, GradeResult)
+    assert (graded.record, graded.head) == (new.root, new.head)
+    assert reader.proof("alice", sid).model().record.root == new.root
+    assert keeper.grade("alice", sid) == graded
+
+
 def test_a_copy_of_the_old_session_never_writes_into_the_new_ones_chain(
     runtimes: tuple[Runtime, Runtime], store_url: str, tmp_path: Path
 ) -> None:
