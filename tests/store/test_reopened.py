@@ -1,6 +1,7 @@
 """A session id is its principal's, scenario's and label's: a session discarded by one
-runtime (``Runtime.discard``) and opened again under the same label is a new session
-under the same id. Another runtime on the store (another process) that still holds the
+runtime (``Runtime.discard``) frees its label, and the next session opened (under that
+label, or without one: the first free label is taken) is a new session under the same
+id. Another runtime on the store (another process) that still holds the
 old one in memory must answer the new one on every read and submit: never the old
 frame, never a refusal the old state makes, and never a journal row that continues the
 old chain under the new session (which would leave it unreadable for every process).
@@ -31,17 +32,18 @@ def runtimes(store_url: str, tmp_path: Path) -> Iterator[tuple[Runtime, Runtime]
     reader.shutdown()
 
 
-def _opened(runtime: Runtime, label: str) -> str:
+def _opened(runtime: Runtime, label: str | None = None) -> str:
     sid = runtime.open_session("alice", "acme-trend", label).session_id
     assert sid is not None
     return sid
 
 
-def _reopened(keeper: Runtime, sid: str, label: str) -> None:
-    """The keeper proves ``sid``, discards it and opens its label again: the same id."""
+def _reopened(keeper: Runtime, sid: str) -> None:
+    """The keeper proves ``sid``, discards it and opens a session without a label: the
+    first free label is the discarded one's again, and so is the id."""
     assert isinstance(keeper.grade("alice", sid), GradeResult)
     assert keeper.discard("alice", sid)
-    assert _opened(keeper, label) == sid
+    assert _opened(keeper) == sid
 
 
 @pytest.mark.parametrize("held", ["closed", "open"])
@@ -53,13 +55,13 @@ def test_a_session_opened_again_elsewhere_is_the_new_one_on_every_read_here(
     the keeper discards it, opens it again and steps it to the old seq or past it: the
     reader's frame, blotter and history are the new session's."""
     keeper, reader = runtimes
-    sid = _opened(keeper, "ep")
+    sid = _opened(keeper)
     keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
     if held == "closed":
         keeper.close("alice", sid)
     old = reader.frame("alice", sid).frame  # held here from now on
     assert (old.clock.bar, len(old.positions)) == (30, 1)
-    _reopened(keeper, sid, "ep")
+    _reopened(keeper, sid)
     for _ in range(steps):
         keeper.submit("alice", sid, "advance 5")
     new = keeper.frame("alice", sid)
@@ -78,10 +80,10 @@ def test_a_grade_here_is_of_the_session_opened_again_not_of_the_one_closed_here(
     new one: the reader's grade and proof are the new session's, and the grade stored
     for it is too (not the old session's, measured on the engine kept here)."""
     keeper, reader = runtimes
-    sid = _opened(keeper, "ep")
+    sid = _opened(keeper)
     keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
     old = reader.close("alice", sid)  # closed here: what the close computed is kept
-    _reopened(keeper, sid, "ep")
+    _reopened(keeper, sid)
     keeper.submit("alice", sid, "advance 5")
     new = keeper.close("alice", sid)
     assert new.root != old.root
@@ -100,10 +102,10 @@ def test_a_copy_of_the_old_session_never_writes_into_the_new_ones_chain(
     session's, as any step another process made first, and the journal stays one chain
     that any process replays and a grade proves."""
     keeper, reader = runtimes
-    sid = _opened(keeper, "ep")
+    sid = _opened(keeper)
     keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
     assert reader.frame("alice", sid).frame.seq == 1  # held here, open at seq 1
-    _reopened(keeper, sid, "ep")
+    _reopened(keeper, sid)
     keeper.submit("alice", sid, "advance 5")
     answered = reader.submit("alice", sid, "advance 2").model()
     assert (answered.pentad.seq, answered.delivery.frame.clock.bar) == (2, 7)
@@ -122,10 +124,10 @@ def test_a_copy_the_old_session_stood_down_refuses_nothing_of_the_new_one(
     """The reader holds the old session stood down; the new one is open: a submission
     is applied to it, not refused ``SESSION_STOOD_DOWN``."""
     keeper, reader = runtimes
-    sid = _opened(keeper, "ep")
+    sid = _opened(keeper)
     keeper.submit("alice", sid, "advance 3\nstand down")
     assert reader.frame("alice", sid).frame.status == "stood-down"  # held here
-    _reopened(keeper, sid, "ep")
+    _reopened(keeper, sid)
     answered = reader.submit("alice", sid, "advance 4").model()
     assert (answered.pentad.seq, answered.delivery.frame.clock.bar) == (1, 4)
 
