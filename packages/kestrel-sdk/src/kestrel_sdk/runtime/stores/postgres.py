@@ -48,7 +48,10 @@ class PostgresStore(PostgresDatabase, SqlStore):
 
     shared = True
     sql: ClassVar[Statements] = _STATEMENTS
-    duplicate: ClassVar[tuple[type[Exception], ...]] = (psycopg.errors.UniqueViolation,)
+    duplicate: ClassVar[tuple[type[Exception], ...]] = (
+        psycopg.errors.UniqueViolation,
+        psycopg.errors.NotNullViolation,
+    )
 
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-runtime")

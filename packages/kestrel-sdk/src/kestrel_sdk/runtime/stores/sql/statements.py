@@ -70,13 +70,15 @@ class Statements:
         "SELECT s.status, (SELECT max(seq) FROM {journal} WHERE session = s.id)"
         " FROM {sessions} s WHERE s.id = ?"
     )
-    append: str = (  # a step: one statement, refused (no row) once the session is closed,
-        # or when the frame it was applied to is not the session's last (another session
-        # under the same id: discarded and opened again by another process)
-        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"
-        " SELECT id, ?, ?, ?, ? FROM {sessions} WHERE id = ? AND status <> 'closed'"
-        " AND EXISTS (SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?)"
-        "{for_share}"
+    append: str = (  # a step: one statement, refused once the session is closed or when
+        # the frame it was applied to is not the session's last (another session under the
+        # same id: discarded and opened again by another process): its session is then
+        # null, which the table refuses. (Values, not ``INSERT ... SELECT``: a select that
+        # reads the journal would make SQLite copy its row to a temporary table first.)
+        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root) VALUES ("
+        "(SELECT id FROM {sessions} WHERE id = ? AND status <> 'closed' AND EXISTS"
+        " (SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?){for_share}),"
+        " ?, ?, ?, ?)"
     )
     follows: str = (  # a step that changes the status: applied to the session's last frame
         "SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?"

@@ -45,7 +45,8 @@ class SqlStore(SqlFeeds):
     sql: ClassVar[Statements]
     """The statements in the adapter's dialect."""
     duplicate: ClassVar[tuple[type[Exception], ...]]
-    """What the driver raises on a duplicate key (a taken seq)."""
+    """What the driver raises on a duplicate key (a taken seq) or a null one (a step's
+    append refused: its session closed, gone, or not at the frame it was applied to)."""
 
     def _step(self) -> AbstractContextManager[Connection]:
         """A step's way in (:meth:`append`: its journal row, then its horizon read, each
@@ -199,19 +200,18 @@ class SqlStore(SqlFeeds):
                 self._append_with_status(row, prev, status)
                 return None if horizon is None else self.horizon(*horizon)
             with self._step() as conn:
-                cursor = conn.execute(
+                conn.execute(
                     sql.append,
-                    (seq, source, pentad_root, frame_root, session_id, session_id, seq - 1, prev),
+                    (session_id, session_id, seq - 1, prev, seq, source, pentad_root, frame_root),
                 )
-                if cursor.rowcount != 1:
-                    raise JournalConflict(
-                        f"session {session_id} is closed, gone or not at frame {prev}"
-                    )
                 if horizon is None:
                     return None
                 found = conn.execute(sql.horizon, horizon).fetchone()
         except self.duplicate:
-            raise JournalConflict(f"session {session_id} already has seq {seq}") from None
+            raise JournalConflict(
+                f"session {session_id} already has seq {seq}, is closed or gone, or is not"
+                f" at frame {prev}"
+            ) from None
         # (bar, what, sessions): an integer, a text and an integer in every dialect
         return None if found is None else Horizon(*found)
 
