@@ -2,15 +2,18 @@
 
 A closed, graded session forgotten whole (what the gym's private store does with each
 episode it has proved): its row, steps, lookahead reads, grade tokens and every artifact
-no other session owns; nothing else touched, horizons included."""
+no other session owns; nothing else touched, horizons included. Another runtime on
+the store (another process) that had the session cached then answers it as unknown."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
-from kestrel_protocol import canonical_json, root_of
+from kestrel_protocol import GradeResult, KestrelError, canonical_json, root_of
 from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
+from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.pentads import pentad_root
 from kestrel_sdk.runtime.stores import open_runtime_store
 
@@ -94,3 +97,44 @@ def test_an_open_or_ungraded_session_is_not_discarded_and_nothing_changes(
     )
     assert all(_found(store, open_roots).values())
     assert all(_found(store, closed_roots).values())
+
+
+def _opened(runtime: Runtime) -> str:
+    sid = runtime.open_session("alice", "acme-trend").session_id
+    assert sid is not None
+    return sid
+
+
+def test_a_session_discarded_by_another_runtime_is_unknown_on_every_read_here(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Two runtimes on one store (two processes' caches): the reader has each closed
+    session cached (it read its frame) when the other discards them; each read here,
+    the first on its session, then answers what the store says, ``UNKNOWN_SESSION``,
+    not a missing artifact or a closed session it still believes in (and the reader's
+    own discard finds nothing to forget)."""
+    keeper, reader = (Runtime(tmp_path, store=open_runtime_store(store_url)) for _ in "kr")
+    reads: dict[str, Callable[[str], object]] = {
+        "frame": lambda sid: reader.frame("alice", sid),
+        "blotter": lambda sid: reader.blotter("alice", sid),
+        "history": lambda sid: reader.history("alice", sid, 5),
+        "news": lambda sid: reader.news("alice", sid),
+        "close": lambda sid: reader.close("alice", sid),
+        "grade": lambda sid: reader.grade("alice", sid),
+        "submit": lambda sid: reader.submit("alice", sid, "advance 1"),
+        "proof": lambda sid: reader.proof("alice", sid),
+    }
+    sessions = {name: _opened(keeper) for name in [*reads, "discard"]}
+    for sid in sessions.values():
+        keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
+        assert isinstance(keeper.grade("alice", sid), GradeResult)
+        assert reader.frame("alice", sid).frame.clock.bar == 30  # cached closed, here
+    for sid in sessions.values():
+        assert keeper.discard("alice", sid)
+    for name, read in reads.items():
+        with pytest.raises(KestrelError) as gone:
+            read(sessions[name])
+        assert (name, gone.value.code) == (name, "UNKNOWN_SESSION")
+    assert not reader.discard("alice", sessions["discard"])
+    keeper.shutdown()
+    reader.shutdown()

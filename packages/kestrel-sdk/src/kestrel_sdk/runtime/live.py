@@ -165,12 +165,12 @@ class LiveSessions:
 
     def current(self, live: LiveSession) -> bool:
         """Bring a cached session (its lock held) up to the store's head: replay the
-        journal rows it lacks. ``False`` when it must be rebuilt instead (closed
-        elsewhere, or behind in a way replay cannot mend)."""
+        journal rows it lacks. ``False`` when it must be rebuilt instead (closed or
+        discarded elsewhere, or behind in a way replay cannot mend)."""
         engine = live.engine
-        if engine is None:
-            return True  # closed is final
         head = self.store.head(live.row.id)
+        if engine is None:  # closed is final, but another process may have discarded it
+            return head is not None
         if head is None or head.status == "closed" or head.seq < engine.seq:
             return False
         if head.seq == engine.seq:

@@ -103,6 +103,8 @@ class Submissions:
             return None
         engine = live.engine
         if engine is None:
+            if not self._usable(live, fresh=True):  # discarded by another process
+                return None
             raise KestrelError(
                 RefusalCode.SESSION_CLOSED, f"session {sid} is closed", {"session": sid}
             )
