@@ -1,9 +1,9 @@
 """What ``kestrel-door serve`` says at start of the catalog it serves and what it seals.
 
 An operator who typed ``--seal acme-trnd`` is told at once (a usage error naming the
-id, by ``kestrel_door.cli``); one who sealed nothing, or relied on a ``scenario.toml``
-that does not say ``sealed = true``, reads it on the door's first lines rather than in
-a grade.
+id, by ``kestrel_door.serve_cli``); one who sealed nothing, or relied on a
+``scenario.toml`` that does not say ``sealed = true``, reads it on the door's first
+lines rather than in a grade.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ transaction per accepted submission) and serves it back. Every method takes the 
 principal; a session of another principal is ``UNKNOWN_SESSION``.
 
 The catalog and opening a session are here; the step (:meth:`Runtime.submit`) is
-:mod:`.submissions`, the sessions in memory and their replay :mod:`.live`, a session's
-close, grade and proof :mod:`.grading`.
+:mod:`.submissions`, the sessions in memory and their replay :mod:`.live`, what the
+faces read of a session (its frame, history, news, blotter) :mod:`.session_reads`, a
+session's close, grade and proof :mod:`.grading`.
 """
 
 from __future__ import annotations
@@ -23,15 +24,12 @@ from kestrel_protocol import (
     Delivery,
     GradeResult,
     History,
-    KestrelError,
     NewsPage,
     OperationResumption,
     Payment,
     Proof,
-    RefusalCode,
     Scenario,
     SealedScenario,
-    SessionFrame,
     SessionList,
     SessionOpened,
     SessionRecord,
@@ -43,38 +41,28 @@ from kestrel_protocol import (
 from kestrel_protocol.ports import FeedWaiter, SessionGate
 from kestrel_protocol.store import RuntimeStore
 from kestrel_protocol.store_feed import FeedStatus
-from kestrel_protocol.surface import HISTORY_MAX
 
 from .answered import Answered
 from .artifacts import OwnedArtifacts, pruned_session, unknown_artifact
 from .bounds import DEFAULT_MAX_OPEN_ORDERS
 from .catalog import ServedCatalog, tape_csv
 from .catalog.model import CatalogIndex, LoadedScenario
-from .engine.wire import builder
 from .feed import FeedAppend, Feeds
 from .grading import Grading
-from .history import history_bars
 from .horizon import Horizons
 from .lang import validate_source
 from .listing import SessionListing
 from .live import LiveSessions, default_max_live_sessions
-from .news_reads import news_page
 from .opening import SessionOpening
-from .sealed import sealed_delivery, sealed_frame_data, sealed_history
+from .session_reads import SessionReads
 from .stores import open_runtime_store
 from .submissions import Submissions
 from .verify import verify_grade, verify_proof
 
 __all__ = ["DEFAULT_GRADE_BUDGET", "Runtime"]
 
-_new_delivery = builder(Delivery)
-
 DEFAULT_GRADE_BUDGET = 2.0
 """Seconds a grade call waits before answering with an ``OperationResumption``."""
-
-
-def _refuse(code: RefusalCode, message: str, **detail: Any) -> KestrelError:
-    return KestrelError(code, message, detail)
 
 
 class Runtime:
@@ -117,11 +105,10 @@ class Runtime:
         self._grading = Grading(
             self.store, self._sessions, self._horizons, served.sealed, self._artifact
         )
+        self._reads = SessionReads(self._sessions, served, self._grading.record, self._artifact)
         self._listing = SessionListing(
-            self.store, served, self._artifact, lambda p, sid: self._frame(p, sid).frame
+            self.store, served, self._artifact, lambda p, sid: self._reads.head(p, sid).frame
         )
-        self._live = self._sessions.live
-        self._session = self._sessions.get
         self._opening = SessionOpening(self.store, served, self._feeds, self._horizons, gate)
         self._submissions = Submissions(
             self.store,
@@ -163,7 +150,7 @@ class Runtime:
     def live_sessions(self) -> int:
         """Sessions whose engine is in memory now (at most ``max_live_sessions``, but for
         ones in use at the moment of eviction)."""
-        return len(self._live)
+        return len(self._sessions.live)
 
     def shutdown(self) -> None:
         """Release the database connection."""
@@ -265,26 +252,9 @@ class Runtime:
         return self._submissions.submit(principal, session_id, source, wait)
 
     def frame(self, principal: str, session_id: str) -> Delivery:
-        delivery = self._frame(principal, session_id)
-        if self._served.sealed(delivery.frame.scenario.id):
-            return sealed_delivery(delivery)
-        return delivery
-
-    def _frame(self, principal: str, sid: str) -> Delivery:
-        """The head frame and its root.
-
-        Neither is re-hashed: an open session's root was computed from this very frame
-        when it was made (or replayed), and a closed session's head is read through the
-        store, which serves only bytes that hash to their root. An agent may call this
-        on every step.
-        """
-        with self._sessions.locked(principal, sid) as live:
-            if live.engine is not None:
-                members = {"frame": live.engine.frame(), "frame_root": live.frame_root}
-                return _new_delivery(members)
-            head = live.frame_root
-        members = {"frame": SessionFrame.parse(self._artifact(head)), "frame_root": head}
-        return _new_delivery(members)
+        """The head frame and its root (a sealed scenario's frame without
+        ``clock.remaining``); an agent may call this on every step."""
+        return self._reads.frame(principal, session_id)
 
     def sessions(self, principal: str, cursor: str | None = None) -> SessionList:
         """A page of the principal's sessions, oldest first (see :mod:`.listing`)."""
@@ -295,19 +265,7 @@ class Runtime:
     ) -> History:
         """The last ``bars`` bars of the session's tape up to and including its clock bar
         (open or closed: the head frame's clock), never a bar after it."""
-        if not 1 <= bars <= HISTORY_MAX:
-            raise _refuse(
-                RefusalCode.INVALID_ARGUMENT,
-                f"bars must be 1 to {HISTORY_MAX}, not {bars}",
-                bars=bars,
-            )
-        frame = self._frame(principal, session_id).frame
-        tape = self._session(principal, session_id).loaded.tape
-        rows = history_bars(tape, frame.clock.bar, bars, symbol)
-        history = History(
-            session=session_id, scenario=frame.scenario, clock=frame.clock, symbol=symbol, bars=rows
-        )
-        return sealed_history(history) if self._served.sealed(frame.scenario.id) else history
+        return self._reads.history(principal, session_id, bars, symbol)
 
     def news(
         self,
@@ -318,30 +276,15 @@ class Runtime:
         symbol: str | None = None,
     ) -> NewsPage:
         """The news items visible at the session's clock (:mod:`.news_reads`)."""
-        frame = self.frame(principal, session_id).frame  # sealed: its clock as served
-        loaded = self._session(principal, session_id).loaded
-        return news_page(
-            loaded,
-            session_id,
-            frame.scenario,
-            frame.clock,
-            limit=limit,
-            before=before,
-            symbol=symbol,
-        )
+        return self._reads.news(principal, session_id, limit, before, symbol)
 
     def blotter(self, principal: str, session_id: str) -> Blotter:
-        with self._sessions.locked(principal, session_id) as live:
-            if live.engine is not None:
-                return live.engine.blotter()
-        return Blotter.parse(self._artifact(self._grading.record(live).blotter_root))
+        return self._reads.blotter(principal, session_id)
 
     def blotter_size(self, principal: str, sid: str) -> int | None:
         """Orders plus fills in an open session's blotter (what building it may cost),
         ``None`` for a closed one (its blotter is read from the store)."""
-        with self._sessions.locked(principal, sid) as live:
-            engine = live.engine
-            return None if engine is None else len(engine.orders) + len(engine.fills)
+        return self._reads.blotter_size(principal, sid)
 
     def _artifact(self, root: str, principal: str | None = None) -> dict[str, Any]:
         obj, status = self.store.lookup(root, principal)
@@ -357,11 +300,7 @@ class Runtime:
         any (the operator on their own home). A frame of a sealed scenario is served
         without ``clock.remaining`` (see :mod:`.sealed`).
         """
-        found = self._artifact(root, reader)
-        scenario = found.get("scenario")
-        if isinstance(scenario, dict) and self._served.sealed(str(scenario.get("id"))):
-            return sealed_frame_data(found)
-        return found
+        return self._reads.artifact(root, reader)
 
     # -- close, grades, proofs (see .grading) ---------------------------------------------
 

@@ -1,134 +1,31 @@
-"""The store ports: where the runtime and the door keep what they persist, and which
-store a process uses.
-
-Two ports. The runtime's has three adapters: SQLite (embedded, the default), PostgreSQL
-(shared by any number of processes) and memory (one process, nothing on disk: for
-training loops, sweeps and tests); the door's, the first two. :class:`RuntimeStore`
-holds sessions, the per-session journal (``(session, seq)`` unique: the journal is the
-truth every process replays), artifacts and resumable operations; :class:`DoorRecords`
-holds the door's own bookkeeping (issued tokens, audit rows, vouchers, quotas,
-approvals). Neither ever decides runtime semantics.
-
-One setting chooses the store everywhere: ``--store URL`` or ``$KESTREL_STORE``, one of
-``sqlite:///PATH`` (default ``$KESTREL_HOME/kestrel.db``), ``postgresql://…`` (or
-libpq's ``host=… dbname=…`` form) or ``memory:``; :mod:`.stores` opens the adapter it
-names. Printed, a location never shows a password
-(:func:`~kestrel_protocol.redact.redact_store_url`).
+"""The runtime's store port: :class:`RuntimeStore` holds sessions, the per-session
+journal (``(session, seq)`` unique: the journal is the truth every process replays),
+artifacts and resumable operations, and the rows it hands back. It never decides runtime
+semantics. Its adapters are SQLite (embedded, the default), PostgreSQL (shared by any
+number of processes) and memory (one process, nothing on disk: for training loops,
+sweeps and tests).
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
-from .home import kestrel_home
-from .redact import redact_store_url, unencoded_in_password
-from .store_feed import Arrival, FeedBar, FeedConflict, FeedStatus
+from ..store_feed import FeedBar, FeedStatus
 
 __all__ = [
-    "MEMORY_URL",
-    "OFFERS_KEPT",
-    "STORE_ENV",
-    "Arrival",
     "ArtifactStatus",
-    "AuditEntry",
-    "AuditValues",
-    "DoorRecords",
-    "FeedBar",
-    "FeedConflict",
-    "FeedStatus",
     "Horizon",
     "JournalConflict",
     "JournalEntry",
-    "PaymentOutcome",
     "RuntimeStore",
     "SessionHead",
     "SessionRow",
-    "StoreLocation",
     "StoredSession",
-    "TokenEntry",
-    "store_location",
 ]
 
-STORE_ENV = "KESTREL_STORE"
-_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")  # libpq's host=… dbname=… form
-MEMORY_URL = "memory:"
-"""The memory store's URL: a new, empty store in the process that opens it."""
-
 ArtifactStatus = Literal["ok", "missing", "corrupt"]
-PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
-OFFERS_KEPT = 8
-"""A principal's most recent payment offers kept (older ones lapse): refused opens do
-not grow the door's storage without bound."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreLocation:
-    """Which store a process uses: a SQLite file, a PostgreSQL database (its DSN), or
-    the process's memory."""
-
-    kind: Literal["sqlite", "postgresql", "memory"]
-    path: Path | None = None  # sqlite: the runtime's file (the door's is door.db beside it)
-    dsn: str | None = None  # postgresql: a libpq connection URL or key=value string
-
-    @property
-    def door_path(self) -> Path:
-        """The door's SQLite file: ``door.db`` beside the runtime's."""
-        assert self.path is not None
-        return self.path.parent / "door.db"
-
-    def __str__(self) -> str:
-        """The location without a password (safe to print and log)."""
-        if self.kind == "sqlite":
-            return f"sqlite:///{self.path}"
-        if self.kind == "memory":
-            return MEMORY_URL
-        assert self.dsn is not None
-        return redact_store_url(self.dsn)
-
-
-def store_location(
-    url: str | None = None,
-    home: str | os.PathLike[str] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> StoreLocation:
-    """``url`` if given, else ``$KESTREL_STORE`` (when non-empty), else SQLite at
-    ``<home>/kestrel.db`` (home as :func:`kestrel_home` resolves it).
-
-    Raises ``ValueError`` naming what was wrong for anything else.
-    """
-    text = url if url else (os.environ if env is None else env).get(STORE_ENV) or ""
-    text = text.strip()
-    if not text:
-        return StoreLocation("sqlite", path=kestrel_home(home, env) / "kestrel.db")
-    if text == MEMORY_URL:
-        return StoreLocation("memory")
-    shown = repr(redact_store_url(text))
-    if text.startswith(("postgresql://", "postgres://")) or _KEY_VALUE.match(text):
-        char = unencoded_in_password(text)
-        if char is not None:
-            raise ValueError(
-                f"store URL {shown}: its password holds an unencoded {char!r}; "
-                f"percent-encode it ({char!r} is %{ord(char):02X})"
-            )
-        return StoreLocation("postgresql", dsn=text)
-    if text.startswith("sqlite:///"):
-        path = Path(text[len("sqlite:///") :]).expanduser()
-        if not path.name or text.endswith("/"):
-            raise ValueError(f"store URL {shown} names a directory; name the database file")
-        if path.name == "door.db":
-            raise ValueError(
-                f"store URL {shown}: door.db is the door's own file beside the runtime's; "
-                "name the runtime's file otherwise (e.g. kestrel.db)"
-            )
-        # sqlite:////abs/path and sqlite:///rel/path (made absolute against the working
-        # directory, as the home is)
-        return StoreLocation("sqlite", path=Path(os.path.abspath(path)))
-    raise ValueError(f"store URL {shown} is not sqlite:///PATH, postgresql://… or memory:")
 
 
 class JournalConflict(Exception):
@@ -234,10 +131,10 @@ class RuntimeStore(Protocol):
     - Operation tokens map to (principal, session) so any process can resume them.
     - A forward tape's bars are keyed ``(scenario, index)``: ``append_feed`` writes a
       batch in one transaction, committed before it returns; an index taken, or a feed
-      frozen, raises :class:`FeedConflict` and writes nothing. ``feed_bars(sid, after)``
-      returns the bars with index >= ``after`` in order; ``feed_state`` is ``None`` for a
-      scenario the store holds nothing of; ``set_feed_state`` changes only the flags
-      given (frozen, unsealed).
+      frozen, raises :class:`~kestrel_protocol.store_feed.FeedConflict` and writes
+      nothing. ``feed_bars(sid, after)`` returns the bars with index >= ``after`` in
+      order; ``feed_state`` is ``None`` for a scenario the store holds nothing of;
+      ``set_feed_state`` changes only the flags given (frozen, unsealed).
     - ``prune`` removes a closed, graded session's steps (journal rows, pentads,
       lookahead reads, operation tokens) in one transaction and marks it pruned; its row,
       record, head frame, blotter and grade stay, and horizons are never touched (a
@@ -332,95 +229,3 @@ class RuntimeStore(Protocol):
     def discard(self, session_id: str) -> bool: ...
     def reclaim(self) -> None: ...
     def footprint(self) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TokenEntry:
-    """An issued token as stored: its hash, never the token."""
-
-    id: str
-    principal: str
-    scopes: str  # space-separated
-    label: str | None
-    created_at: str
-    revoked_at: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    seq: int
-    time: str
-    principal: str
-    venue: str
-    tool: str
-    digest: str
-    outcome: str
-
-
-AuditValues = tuple[str, str, str, str, str, str]
-"""An audit row to append: time, principal, venue, tool, digest, outcome (in order)."""
-
-
-@runtime_checkable
-class DoorRecords(Protocol):
-    """The door's own tables. Every method is one atomic transaction.
-
-    Contract: tokens are stored by digest only; audit rows are append-only (the store
-    refuses updates and deletes); ``count_open_or_offer`` counts a free open while
-    ``used < quota`` for the day, else records the offer (keeping the principal's
-    :data:`OFFERS_KEPT` most recent, the older dropped), atomically; ``pay`` checks the
-    offer and spends the voucher id once, atomically with counting the open.
-    """
-
-    @property
-    def location(self) -> str: ...
-
-    def close(self) -> None: ...
-
-    def add_token(self, row: TokenEntry, digest: bytes) -> None: ...
-    def tokens(self) -> list[TokenEntry]: ...
-    def revoke_token(self, token_id: str, at: str) -> bool: ...
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None: ...
-
-    def add_audit(
-        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
-    ) -> None: ...
-    def add_audits(self, rows: Sequence[AuditValues]) -> None: ...
-    def audit(self, principal: str | None, limit: int) -> list[AuditEntry]: ...
-
-    def count_open_or_offer(
-        self,
-        principal: str,
-        day: str,
-        quota: int,
-        offer: tuple[str, str, float],  # (offer id, scenario, expires at epoch)
-    ) -> bool: ...
-    def pay(
-        self,
-        offer_id: str,
-        principal: str,
-        *,
-        scenario: str,
-        voucher_id: str,
-        now: float,
-        used_at: str,
-        day: str,
-    ) -> PaymentOutcome: ...
-
-    def grant_approval(self, principal: str, tool: str, at: str) -> None: ...
-    def take_approval(self, principal: str, tool: str) -> bool: ...
-
-    # signing keys: (kid, Ed25519 private key, created at), oldest first
-    def signing_keys(self) -> list[tuple[str, bytes, str]]: ...
-    def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None: ...
-    # a revoked key stays stored (never signs, published as revoked); True when revoked now
-    def revoke_signing_key(self, kid: str, at: str) -> bool: ...
-    def revoked_signing_keys(self) -> dict[str, str]: ...  # kid -> revoked at
-
-    # the door's secret ``name``: ``new`` stored if there is none yet; the stored one
-    def door_secret(self, name: str, new: bytes, created_at: str) -> bytes: ...
-
-    # forward sessions: each accepted submission's arrival (once per (session, seq): a
-    # second note of the same seq keeps the first), in seq order
-    def add_arrival(self, session_id: str, arrival: Arrival) -> None: ...
-    def arrivals(self, session_id: str) -> list[Arrival]: ...

@@ -1,0 +1,119 @@
+"""The door's store port: :class:`DoorRecords` holds the door's own bookkeeping (issued
+tokens, audit rows, vouchers, quotas, approvals, signing keys, forward sessions'
+arrivals), and the rows it hands back. It never decides runtime semantics. Its adapters
+are SQLite (``door.db`` beside the runtime's file) and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from ..store_feed import Arrival
+
+__all__ = [
+    "OFFERS_KEPT",
+    "AuditEntry",
+    "AuditValues",
+    "DoorRecords",
+    "PaymentOutcome",
+    "TokenEntry",
+]
+
+PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
+OFFERS_KEPT = 8
+"""A principal's most recent payment offers kept (older ones lapse): refused opens do
+not grow the door's storage without bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEntry:
+    """An issued token as stored: its hash, never the token."""
+
+    id: str
+    principal: str
+    scopes: str  # space-separated
+    label: str | None
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    seq: int
+    time: str
+    principal: str
+    venue: str
+    tool: str
+    digest: str
+    outcome: str
+
+
+AuditValues = tuple[str, str, str, str, str, str]
+"""An audit row to append: time, principal, venue, tool, digest, outcome (in order)."""
+
+
+@runtime_checkable
+class DoorRecords(Protocol):
+    """The door's own tables. Every method is one atomic transaction.
+
+    Contract: tokens are stored by digest only; audit rows are append-only (the store
+    refuses updates and deletes); ``count_open_or_offer`` counts a free open while
+    ``used < quota`` for the day, else records the offer (keeping the principal's
+    :data:`OFFERS_KEPT` most recent, the older dropped), atomically; ``pay`` checks the
+    offer and spends the voucher id once, atomically with counting the open.
+    """
+
+    @property
+    def location(self) -> str: ...
+
+    def close(self) -> None: ...
+
+    def add_token(self, row: TokenEntry, digest: bytes) -> None: ...
+    def tokens(self) -> list[TokenEntry]: ...
+    def revoke_token(self, token_id: str, at: str) -> bool: ...
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None: ...
+
+    def add_audit(
+        self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
+    ) -> None: ...
+    def add_audits(self, rows: Sequence[AuditValues]) -> None: ...
+    def audit(self, principal: str | None, limit: int) -> list[AuditEntry]: ...
+
+    def count_open_or_offer(
+        self,
+        principal: str,
+        day: str,
+        quota: int,
+        offer: tuple[str, str, float],  # (offer id, scenario, expires at epoch)
+    ) -> bool: ...
+    def pay(
+        self,
+        offer_id: str,
+        principal: str,
+        *,
+        scenario: str,
+        voucher_id: str,
+        now: float,
+        used_at: str,
+        day: str,
+    ) -> PaymentOutcome: ...
+
+    def grant_approval(self, principal: str, tool: str, at: str) -> None: ...
+    def take_approval(self, principal: str, tool: str) -> bool: ...
+
+    # signing keys: (kid, Ed25519 private key, created at), oldest first
+    def signing_keys(self) -> list[tuple[str, bytes, str]]: ...
+    def add_signing_key(self, kid: str, private: bytes, created_at: str) -> None: ...
+    # a revoked key stays stored (never signs, published as revoked); True when revoked now
+    def revoke_signing_key(self, kid: str, at: str) -> bool: ...
+    def revoked_signing_keys(self) -> dict[str, str]: ...  # kid -> revoked at
+
+    # the door's secret ``name``: ``new`` stored if there is none yet; the stored one
+    def door_secret(self, name: str, new: bytes, created_at: str) -> bytes: ...
+
+    # forward sessions: each accepted submission's arrival (once per (session, seq): a
+    # second note of the same seq keeps the first), in seq order
+    def add_arrival(self, session_id: str, arrival: Arrival) -> None: ...
+    def arrivals(self, session_id: str) -> list[Arrival]: ...
