@@ -177,7 +177,7 @@ def test_the_store_refuses_a_step_on_a_frame_other_than_the_sessions_last(
                 status=status,
             )
         assert [entry.seq for entry in store.journal(sid)] == [1]
-        assert store.head(sid) == SessionHead(1, "open")
+        assert store.head(sid) == SessionHead(1, "open", first)
         store.append(
             sid, 2, source, pentad_root(sid, 2, first, source), second, prev=first, status=status
         )

@@ -102,7 +102,7 @@ def test_sessions_labels_and_heads(store: RuntimeStore) -> None:
     assert store.head("ks_a") == SessionHead(0, "open")
     assert store.head("ks_nope") is None
     _append(store, "ks_a", 1, OPENING, FIRST, "advance 1")
-    assert store.head("ks_a") == SessionHead(1, "open")
+    assert store.head("ks_a") == SessionHead(1, "open", FIRST)
     assert [r.id for r in store.sessions("open")] == ["ks_a", "ks_b", "ks_c"]
     assert store.sessions("closed") == []
 
@@ -135,12 +135,12 @@ def test_a_taken_seq_is_a_conflict_and_writes_nothing(store: RuntimeStore) -> No
         "ks_a", 1, "advance 1", pentad_root("ks_a", 1, OPENING, "advance 1"), FIRST,
         prev=OPENING, status="stood-down",
     )  # fmt: skip
-    assert store.head("ks_a") == SessionHead(1, "stood-down")  # status written with the row
+    assert store.head("ks_a") == SessionHead(1, "stood-down", FIRST)  # written with the row
     other = pentad_root("ks_a", 1, OPENING, "advance 2")
     with pytest.raises(JournalConflict):
         store.append("ks_a", 1, "advance 2", other, SECOND, prev=OPENING, status="open")
     assert store.get(other) is None
-    assert store.head("ks_a") == SessionHead(1, "stood-down")
+    assert store.head("ks_a") == SessionHead(1, "stood-down", FIRST)
     _append(store, "ks_a", 2, FIRST, SECOND, "advance 1")
     with pytest.raises(JournalConflict):
         _append(store, "ks_a", 2, FIRST, THIRD, "advance 3")
@@ -194,7 +194,7 @@ def test_finish_stores_the_pentads_and_closes(store: RuntimeStore, store_url: st
     row = store.session("ks_a")
     assert row is not None
     assert (row.status, row.record_root) == ("closed", record_root)
-    assert store.head("ks_a") == SessionHead(2, "closed")
+    assert store.head("ks_a") == SessionHead(2, "closed", SECOND)
     assert store.get(record_root) == {"kind": "record", "pentads": [e.pentad_root for e in journal]}
     # the pentad is now an artifact of its own: served even if the journal row goes
     tamper(store_url, store).drop_journal_row(one)
@@ -215,9 +215,9 @@ def test_finish_refuses_a_journal_that_moved_on(store: RuntimeStore) -> None:
     _append(store, "ks_a", 2, FIRST, SECOND, "advance 2")  # another process's submit
     with pytest.raises(JournalConflict):
         store.finish("ks_a", stale, {}, "sha256:" + "9" * 64)
-    assert store.head("ks_a") == SessionHead(2, "open")  # nothing written
+    assert store.head("ks_a") == SessionHead(2, "open", SECOND)  # nothing written
     _close(store)
-    assert store.head("ks_a") == SessionHead(2, "closed")
+    assert store.head("ks_a") == SessionHead(2, "closed", SECOND)
 
 
 def test_a_journal_row_with_another_source_is_corrupt_not_served(

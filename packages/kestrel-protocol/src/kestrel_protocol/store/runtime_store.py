@@ -67,10 +67,12 @@ class Horizon:
 
 @dataclass(frozen=True, slots=True)
 class SessionHead:
-    """How far a session has got in the store: its last seq and its status."""
+    """How far a session has got in the store: its last seq, its status and the frame
+    its last submission produced (``None`` before the first: the journal has no row)."""
 
     seq: int
     status: str
+    frame_root: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +116,17 @@ class RuntimeStore(Protocol):
     Contract:
 
     - ``append`` commits one accepted submission durably before it returns (it survives
-      the process being SIGKILLed); a taken ``(session, seq)`` raises
-      :class:`JournalConflict` and writes nothing. Seq 1 also writes row 0 (``prev``,
+      the process being SIGKILLed); a taken ``(session, seq)``, a closed or missing
+      session, or a ``prev`` that is not the session's last frame root (another session
+      under the same id: discarded and opened again) raises :class:`JournalConflict`
+      and writes nothing. Seq 1 also writes row 0 (``prev``,
       the opening frame's root); a ``status`` is stored with the row, atomically.
       With ``horizon`` (a principal and a horizon key), it returns that horizon row as
       read after the row is committed, as ``horizon(...)`` called next would (``None``
       when there is none): a step's two statements on one connection.
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
-      frame root it followed; ``head`` is the last seq and the status, one cheap read.
+      frame root it followed; ``head`` is the last seq, the status and the last frame
+      root, one cheap read.
     - Artifacts are content-addressed: ``lookup`` serves only bytes that hash to their
       root (else ``"corrupt"``, logged, never served); an open session's pentads are
       rebuilt from its journal. With a ``principal``, only artifacts its own sessions

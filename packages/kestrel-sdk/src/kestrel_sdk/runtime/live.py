@@ -163,14 +163,12 @@ class LiveSessions:
         log.debug("resumed session %s at seq %d", row.id, engine.seq)
         return LiveSession(row, loaded, engine, frame_root, threading.Lock())
 
-    def current(self, live: LiveSession, *, fresh: bool = False) -> bool:
+    def current(self, live: LiveSession) -> bool:
         """Bring a cached session (its lock held) up to the store's head: replay the
         journal rows it lacks. ``False`` when it must be rebuilt instead: closed or
         discarded elsewhere, behind in a way replay cannot mend, or no longer the
         session the store holds under its id (discarded and opened again elsewhere:
-        another chain, told by its frames). ``fresh`` (a read): a copy at the store's
-        seq is checked to be on the store's chain (one more read); a submission's is
-        checked by its append, which the store refuses on any frame but the last."""
+        another chain, told by its frames: the head's, or the row at the copy's seq)."""
         engine = live.engine
         sid = live.row.id
         if engine is None:  # closed is final, but another process may have discarded it
@@ -180,8 +178,8 @@ class LiveSessions:
         seq = engine.seq
         if head is None or head.status == "closed" or head.seq < seq:
             return False
-        if head.seq == seq and not (fresh and seq):
-            return True
+        if head.seq == seq:  # the same frame, or another chain under the id
+            return not seq or head.frame_root == live.frame_root
         try:
             # from the row the copy is at (its frame), or after row 0 (its opening frame)
             entries = self.store.journal(sid, after=seq - 1 if seq else 0)
@@ -236,7 +234,7 @@ class LiveSessions:
         by the next :meth:`get`."""
         if live.dead:
             return False
-        if (fresh or self.store.shared) and not self.current(live, fresh=fresh):
+        if (fresh or self.store.shared) and not self.current(live):
             self.forget(live)
             return False
         return True

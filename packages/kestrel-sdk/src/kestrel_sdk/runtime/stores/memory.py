@@ -183,7 +183,9 @@ class MemoryStore(MemoryFeeds):
             found = self._sessions.get(session_id)
             if found is None:
                 return None
-            return SessionHead(max(len(found.journal) - 1, 0), found.row.status)
+            journal = found.journal
+            last = journal[-1][3] if journal else None
+            return SessionHead(max(len(journal) - 1, 0), found.row.status, last)
 
     def append(
         self,

@@ -66,9 +66,10 @@ class Statements:
         f"INSERT INTO {{sessions}} ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT DO NOTHING"
     )
-    head: str = (
-        "SELECT s.status, (SELECT max(seq) FROM {journal} WHERE session = s.id)"
-        " FROM {sessions} s WHERE s.id = ?"
+    head: str = (  # the status, and the last row's seq and frame root (none before seq 1)
+        "SELECT s.status, j.seq, j.frame_root FROM {sessions} s LEFT JOIN {journal} j"
+        " ON j.session = s.id AND j.seq = (SELECT max(seq) FROM {journal} WHERE session = s.id)"
+        " WHERE s.id = ?"
     )
     append: str = (  # a step: one statement, refused once the session is closed or when
         # the frame it was applied to is not the session's last (another session under the

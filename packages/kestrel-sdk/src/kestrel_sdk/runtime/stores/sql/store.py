@@ -167,10 +167,13 @@ class SqlStore(SqlFeeds):
     # -- the journal --------------------------------------------------------------------
 
     def head(self, session_id: str) -> SessionHead | None:
-        """The session's last seq and status; ``None`` when there is no such session."""
+        """The session's last seq, status and frame root; ``None`` when there is no such
+        session."""
         with self._connection() as conn:
             row = conn.execute(self.sql.head, (session_id,)).fetchone()
-        return None if row is None else SessionHead(int(row[1] or 0), str(row[0]))
+        if row is None:
+            return None
+        return SessionHead(int(row[1] or 0), str(row[0]), None if row[2] is None else str(row[2]))
 
     def append(
         self,
