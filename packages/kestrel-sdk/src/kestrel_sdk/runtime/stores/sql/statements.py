@@ -26,6 +26,8 @@ __all__ = ["Statements"]
 _SESSION_COLUMNS: Final = (
     "id, principal, scenario_id, scenario_root, label, status, record_root, grade_root"
 )
+_FOLLOWS: Final = "SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?"
+"""Whether a step follows the session's last frame: its row ``seq - 1`` has that root."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +80,9 @@ class Statements:
         # reads the journal would make SQLite copy its row to a temporary table first.)
         "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root) VALUES ("
         "(SELECT id FROM {sessions} WHERE id = ? AND status <> 'closed' AND EXISTS"
-        " (SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?){for_share}),"
-        " ?, ?, ?, ?)"
+        f" ({_FOLLOWS}){{for_share}}), ?, ?, ?, ?)"
     )
-    follows: str = (  # a step that changes the status: applied to the session's last frame
-        "SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?"
-    )
+    follows: str = _FOLLOWS  # a step that changes the status: applied to the last frame
     append_row: str = (
         "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"
         " VALUES (?, ?, ?, ?, ?)"
