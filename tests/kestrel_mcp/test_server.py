@@ -803,6 +803,43 @@ async def test_cancelled_requests_are_marked_whatever_their_outcome(acme: Module
     assert frame["structuredContent"]["frame"]["seq"] == 1
 
 
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"jsonrpc": "1.0"},  # another version
+        {},  # no version at all
+        {"jsonrpc": "2.0", "extra": "ignored, not a reason to refuse"},  # control: taken
+    ],
+)
+async def test_a_cancellation_is_acted_on_only_when_well_formed(
+    acme: ModuleType, malformed: dict[str, Any]
+) -> None:
+    server, script = make_scripted(acme)
+    await call(server, "kestrel_session_open", scenario="acme-trend")
+    script.slow_reads = True
+    taken = malformed.get("jsonrpc") == "2.0"
+    results: dict[str, Any] = {}
+
+    async def read() -> None:
+        params = {"name": "kestrel_session_frame", "arguments": {"sessionId": "ks_fake1"}}
+        results["frame"] = await server.handle(
+            {"jsonrpc": "2.0", "id": "f", "method": "tools/call", "params": params}
+        )
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            await script.held()
+            note = {**malformed, "method": "notifications/cancelled", "params": {"requestId": "f"}}
+            assert await server.handle(note) is None  # a notification: never answered
+            if not taken:
+                script.release()  # not cancelled: the read runs on once released
+    if taken:
+        assert results["frame"]["error"]["code"] == -32800
+    else:
+        assert results["frame"]["result"]["structuredContent"]["frame"]["seq"] == 0
+
+
 async def test_a_cancelled_read_only_request_stops_at_once(acme: ModuleType) -> None:
     server, script = make_scripted(acme)
     await call(server, "kestrel_session_open", scenario="acme-trend")

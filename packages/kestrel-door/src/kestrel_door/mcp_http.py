@@ -24,12 +24,16 @@ from typing import Any
 import anyio
 from kestrel_protocol.canonical import DECLINED, fast_loads
 from kestrel_protocol.jsonrpc import (
+    BATCH_REFUSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
+    JsonRpcProtocolError,
+    JsonRpcRequest,
     McpErrorCode,
     error_response,
+    parse_message,
     readable_id,
 )
 from kestrel_protocol.mcp import (
@@ -124,24 +128,16 @@ class _Exchange:
     async def dispatch(self, message: Any, send: Send | None = None) -> dict[str, Any] | None:
         """One message in; its response, or ``None`` for a notification/response.
         ``send`` carries the request's notifications (none without it)."""
-        if not isinstance(message, dict):
-            return _error(None, INVALID_REQUEST, "a JSON-RPC message must be an object")
-        if "method" not in message:
-            return None  # a client's response to us: nothing to answer
-        rid = message.get("id")
-        is_request = "id" in message
-        if is_request and readable_id(message) is None:
-            return _error(None, INVALID_REQUEST, "id must be a string or an integer")
-        method = message.get("method")
-        if not isinstance(method, str) or message.get("jsonrpc") != "2.0":
-            return _error(
-                rid if is_request else None, INVALID_REQUEST, "not a JSON-RPC 2.0 request"
-            )
-        if not is_request:
-            return None  # notifications change nothing on a stateless door
+        try:  # classified as every MCP face classifies a message (one wording of each fault)
+            parsed = parse_message(message)
+        except JsonRpcProtocolError as exc:
+            return _error(exc.request_id, exc.code, exc.message)
+        if not isinstance(parsed, JsonRpcRequest):
+            return None  # a notification changes nothing on a stateless door; a response to us
+        rid, method = parsed.id, parsed.method
         try:
             with anyio.fail_after(self.timeout_s):
-                return await self.face.request(rid, method, message.get("params"), send)
+                return await self.face.request(rid, method, parsed.params, send)
         except TimeoutError:
             return _error(rid, INTERNAL_ERROR, "the call timed out")
         except Exception:
@@ -292,7 +288,7 @@ def mcp_routes(door: Door) -> list[Route]:
         exchange = _Exchange(door, caller)
         if isinstance(message, list):
             if modern or not message:
-                return json_response(_error(None, INVALID_REQUEST, "batches are not accepted"), 400)
+                return json_response(_error(None, INVALID_REQUEST, BATCH_REFUSED), 400)
             answers = [a for a in [await exchange.dispatch(m) for m in message] if a is not None]
             return json_response(answers) if answers else Response(status_code=202)
         if version is None and modern_envelope(message):

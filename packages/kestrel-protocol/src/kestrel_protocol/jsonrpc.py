@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
+    "BATCH_REFUSED",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -41,6 +42,9 @@ INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+
+BATCH_REFUSED: Final = "batch arrays are not supported"
+"""A batch's refusal (-32600) wherever one is not taken: MCP from 2025-06-18 sends none."""
 
 
 class McpErrorCode:
@@ -157,6 +161,15 @@ def _valid_id(value: Any) -> bool:
     return (isinstance(value, (str, int))) and not isinstance(value, bool)
 
 
+def _shown(value: Any) -> str:
+    """An unusable ``id`` as a refusal names it: a scalar as its JSON, a container by kind."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return json.dumps(value)
+
+
 def readable_id(message: Any) -> RequestId | None:
     """A message's ``id`` when it is one an error response may echo (a string or an
     integer, not a boolean), else ``None``; for answering input that failed to parse."""
@@ -170,7 +183,7 @@ def parse_message(data: Any) -> JsonRpcMessage:
     Batches (arrays) are refused: MCP since 2025-06-18 does not use them.
     """
     if isinstance(data, list):
-        raise JsonRpcProtocolError(INVALID_REQUEST, "batch arrays are not supported")
+        raise JsonRpcProtocolError(INVALID_REQUEST, BATCH_REFUSED)
     if not isinstance(data, dict):
         raise JsonRpcProtocolError(INVALID_REQUEST, "a message must be a JSON object")
     has_id = "id" in data
@@ -182,7 +195,7 @@ def parse_message(data: Any) -> JsonRpcMessage:
     # ``id: null`` is valid in one place only: an error response to an unreadable request.
     if has_id and not _valid_id(raw_id) and not (is_error_response and raw_id is None):
         raise JsonRpcProtocolError(
-            INVALID_REQUEST, 'member "id" must be a string or an integer (not null)'
+            INVALID_REQUEST, f'member "id" must be a string or an integer, not {_shown(raw_id)}'
         )
     if "method" in data:
         method = data["method"]

@@ -165,30 +165,27 @@ class McpSession:
                 type(message) is dict
                 and message.keys() <= _REQUEST_MEMBERS
                 and message.get("jsonrpc") == "2.0"
-                and type(message.get("method")) is str
+                and type(method := message.get("method")) is str
+                and method
+                and (type(params := message.get("params")) is dict or "params" not in message)
             ):  # well formed (every request of a working client): nothing to parse
                 request_id = message.get("id", _NO_ID)
                 if request_id is _NO_ID:
-                    self.notify(message["method"], message.get("params"))
+                    self.notify(method, params)
                     return None
                 if type(request_id) is int or type(request_id) is str:
-                    return await self.request(
-                        request_id, message["method"], message.get("params"), send
-                    )
+                    return await self.request(request_id, method, params, send)
             if type(message) is not dict and isinstance(
                 message, JsonRpcRequest | JsonRpcNotification
             ):
                 message = message.to_json()
-            if (
-                type(message) is dict
-                and "id" not in message
-                and isinstance(message.get("method"), str)
-            ):
-                self.notify(message["method"], message.get("params"))
-                return None
             try:
                 parsed = parse_message(message)
             except JsonRpcProtocolError as exc:
+                if type(message) is dict and "id" not in message:
+                    # Never answered (a notification), and never acted on unless well formed.
+                    logger.debug("ignoring a malformed notification: %s", exc.message)
+                    return None
                 return _error(exc.request_id, exc.code, exc.message)
             if isinstance(parsed, JsonRpcNotification):
                 self.notify(parsed.method, parsed.params)

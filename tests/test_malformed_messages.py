@@ -1,0 +1,170 @@
+"""A malformed JSON-RPC message is refused the same on every MCP face, naming its fault.
+
+``kestrel-mcp`` on stdio and the door's ``/mcp`` run in their own processes (a real
+pipe, a real HTTP server on loopback) and get the same messages. Each one that carries
+an ``id`` is answered with the same code, the same message and the same ``id`` on both.
+A message without an ``id`` is never answered on stdio, and never acted on unless it is
+a well-formed notification. On HTTP, where every POST gets an answer, it is a ``400``
+with the same wording.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.doors import Door, serve_door
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "malformed", "version": "1"},
+    },
+}
+ID_MUST = 'member "id" must be a string or an integer, not '
+
+# (message, the id its refusal carries, the refusal's message)
+WITH_ID: list[tuple[Any, Any, str]] = [
+    ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None, ID_MUST + "null"),
+    ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None, ID_MUST + "true"),
+    ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None, ID_MUST + "1.5"),
+    ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, None, ID_MUST + "an object"),
+    ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None, ID_MUST + "an array"),
+    ({"jsonrpc": "1.0", "id": 3, "method": "ping"}, 3, 'member "jsonrpc" must be "2.0"'),
+    ({"id": "no-version", "method": "ping"}, "no-version", 'member "jsonrpc" must be "2.0"'),
+    ({"jsonrpc": "2.0", "id": 4, "method": 5}, 4, 'member "method" must be a non-empty string'),
+    ({"jsonrpc": "2.0", "id": 5, "method": ""}, 5, 'member "method" must be a non-empty string'),
+    (
+        {"jsonrpc": "2.0", "id": 6, "method": "ping", "params": "x"},
+        6,
+        'member "params" must be an object or an array',
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": None},
+        7,
+        'member "params" must be an object or an array',
+    ),
+    ({"jsonrpc": "2.0", "id": 8}, 8, "not a request, notification or response"),
+    ("a string", None, "a message must be a JSON object"),
+    (17, None, "a message must be a JSON object"),
+]
+
+WITHOUT_ID: list[tuple[Any, str]] = [
+    ({"jsonrpc": "1.0", "method": "notifications/initialized"}, 'member "jsonrpc" must be "2.0"'),
+    ({"method": "notifications/initialized"}, 'member "jsonrpc" must be "2.0"'),
+    ({"jsonrpc": "2.0", "method": ""}, 'member "method" must be a non-empty string'),
+    (
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": "bad"},
+        'member "params" must be an object or an array',
+    ),
+]
+
+
+class _Stdio:
+    """``python -m kestrel_mcp`` on a pipe, one line out and one line back."""
+
+    def __init__(self, home: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "kestrel_mcp", "--home", str(home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "HOME": str(home), "KESTREL_HOME": str(home)},
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+
+    def send(self, message: Any) -> None:
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        self.stdin.flush()
+
+    def call(self, message: Any) -> dict[str, Any]:
+        self.send(message)
+        answer: dict[str, Any] = json.loads(self.stdout.readline())
+        return answer
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=10)
+        self.stdin.close()
+        self.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def faces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[_Stdio, Door]]:
+    home = tmp_path_factory.mktemp("home")
+    stdio = _Stdio(home)
+    try:
+        assert stdio.call(INIT)["result"]["protocolVersion"] == "2025-11-25"
+        with serve_door(tmp_path_factory.mktemp("door")) as door:
+            yield stdio, door
+    finally:
+        stdio.close()
+
+
+def _post(door: Door, message: Any) -> httpx.Response:
+    return httpx.post(
+        door.url + "/mcp",
+        content=json.dumps(message),
+        headers={
+            "Authorization": f"Bearer {door.token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize(("message", "request_id", "why"), WITH_ID)
+def test_a_malformed_request_is_refused_alike_on_stdio_and_the_door(
+    faces: tuple[_Stdio, Door], message: Any, request_id: Any, why: str
+) -> None:
+    stdio, door = faces
+    on_stdio = stdio.call(message)
+    on_door = _post(door, message)
+    expected = {"code": -32600, "message": why}
+    assert (on_stdio["id"], on_stdio["error"]) == (request_id, expected)
+    assert (on_door.json()["id"], on_door.json()["error"]) == (request_id, expected)
+    assert on_door.status_code == (400 if request_id is None else 200)
+
+
+@pytest.mark.parametrize(("message", "why"), WITHOUT_ID)
+def test_a_malformed_notification_is_never_answered_on_stdio_and_refused_on_http(
+    faces: tuple[_Stdio, Door], message: Any, why: str
+) -> None:
+    stdio, door = faces
+    stdio.send(message)
+    # the next line on the pipe is the ping's answer: the notification got none
+    assert stdio.call({"jsonrpc": "2.0", "id": "after", "method": "ping"}) == {
+        "jsonrpc": "2.0",
+        "id": "after",
+        "result": {},
+    }
+    on_door = _post(door, message)
+    assert on_door.status_code == 400
+    assert on_door.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": why},
+    }
+
+
+def test_a_well_formed_notification_is_taken_on_both(faces: tuple[_Stdio, Door]) -> None:
+    stdio, door = faces
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    stdio.send(note)
+    assert stdio.call({"jsonrpc": "2.0", "id": "next", "method": "ping"})["id"] == "next"
+    assert _post(door, note).status_code == 202
