@@ -216,9 +216,7 @@ class InProcess:
         return opened.session_id, self._call(runtime.frame, PRINCIPAL, opened.session_id)
 
     def submit(self, session_id: str, source: str) -> Stepped:
-        runtime = self._runtime  # (``runtime``, without its property: every step calls this)
-        if runtime is None:
-            raise RuntimeError("the environment is closed")
+        runtime = self._runtime or self.runtime  # (the property only when closed: it raises)
         try:
             return runtime.submit(PRINCIPAL, session_id, source)
         except (KestrelError, sqlite3.OperationalError) as exc:
