@@ -12,6 +12,7 @@ from kestrel_sdk.gym.spaces import LIMIT, Account, BarHistory
 # Longer than the bars BarHistory prepares at once, so episodes cross its blocks.
 BARS = 700
 START = Decimal(100_000)
+START_CENTS = 10_000_000
 
 
 def _tape() -> str:
@@ -40,8 +41,9 @@ def _expected(bars: list[list[float]], bar: int, window: int, account: Account) 
     for o, h, low, c, v in rows:
         prices = [_clip(x / close - 1, -1.0, LIMIT) for x in (o, h, low, c)]
         out += [*prices, _clip(v / mean - 1, -1.0, window - 1.0) if mean else 0.0]
-    equity = float(account.equity)
-    out.append(_clip(account.position * float(account.mark) / equity, -LIMIT, LIMIT))
+    equity = account.equity_float
+    mark = account.price / account.unit
+    out.append(_clip(account.position * mark / equity, -LIMIT, LIMIT))
     out.append(_clip(float(account.cash) / equity, -LIMIT, LIMIT))
     out.append(_clip(equity / float(START) - 1, -LIMIT, LIMIT))
     return out
@@ -52,7 +54,8 @@ def _account(bars: list[list[float]], bar: int) -> Account:
     mark = Decimal(f"{bars[bar][3]:.2f}")
     position = (bar % 7 - 3) * 100
     equity = Decimal("0.5") if bar >= BARS - 5 else START + bar * Decimal("12.34")
-    return Account(position, mark, float(equity - position * mark), equity, float(equity))
+    cash = float(equity - position * mark)
+    return Account(position, int(mark * 100), 100, cash, int(equity * 100), float(equity))
 
 
 @pytest.mark.parametrize("window", [1, 5, 16])
@@ -61,16 +64,16 @@ def test_every_bar_observes_its_window_and_account_as_documented(window: int) ->
     bars = history.bars.tolist()
     for bar in range(BARS):
         account = _account(bars, bar)
-        observed = history.observation(bar, account, START)
+        observed = history.observation(bar, account, START_CENTS)
         assert observed.dtype == np.float32
         assert history.space.contains(observed)
         expected = np.array(_expected(bars, bar, window, account), dtype=np.float32)
         np.testing.assert_allclose(observed, expected, rtol=2e-6, atol=1e-6, err_msg=f"bar {bar}")
-    spike = history.observation(520, _account(bars, 520), START)
+    spike = history.observation(520, _account(bars, 520), START_CENTS)
     assert spike[(window - 1) * 5 + 1] == LIMIT  # the spike's high, clipped
-    quiet = history.observation(339, _account(bars, 339), START)
+    quiet = history.observation(339, _account(bars, 339), START_CENTS)
     assert quiet[4::5][: window - 1].tolist() == [0.0] * (window - 1)  # no trade, no feature
-    end = history.observation(BARS - 1, _account(bars, BARS - 1), START)
+    end = history.observation(BARS - 1, _account(bars, BARS - 1), START_CENTS)
     assert end[-3:-1].tolist() == [LIMIT, -LIMIT]  # equity near zero: clipped
 
 
@@ -83,16 +86,16 @@ def test_an_observation_does_not_depend_on_the_bars_observed_before(
     tape = _tape()
     in_turn = BarHistory(tape, "ACME", 16)
     bars = in_turn.bars.tolist()
-    expected = [in_turn.observation(bar, _account(bars, bar), START) for bar in range(BARS)]
+    expected = [in_turn.observation(bar, _account(bars, bar), START_CENTS) for bar in range(BARS)]
     shuffled = BarHistory(tape, "ACME", 16)
     order = np.random.default_rng(7).permutation(BARS).tolist()
     for bar in order + order[::-3]:
-        observed = shuffled.observation(bar, _account(bars, bar), START)
+        observed = shuffled.observation(bar, _account(bars, bar), START_CENTS)
         assert observed.tobytes() == expected[bar].tobytes(), f"bar {bar}"
     # each observation is the caller's own array: changing one changes no other
-    again = shuffled.observation(order[-1], _account(bars, order[-1]), START)
+    again = shuffled.observation(order[-1], _account(bars, order[-1]), START_CENTS)
     again[:] = 0
-    assert shuffled.observation(order[-1], _account(bars, order[-1]), START).any()
+    assert shuffled.observation(order[-1], _account(bars, order[-1]), START_CENTS).any()
 
 
 def test_a_bar_off_the_tape_is_refused_naming_it() -> None:
@@ -100,4 +103,4 @@ def test_a_bar_off_the_tape_is_refused_naming_it() -> None:
     account = _account(history.bars.tolist(), 0)
     for bar in (-1, BARS):
         with pytest.raises(IndexError, match=f"bar {bar} is not on the tape \\(0 to {BARS - 1}\\)"):
-            history.observation(bar, account, START)
+            history.observation(bar, account, START_CENTS)

@@ -216,10 +216,11 @@ class InProcess:
         return opened.session_id, self._call(runtime.frame, PRINCIPAL, opened.session_id)
 
     def submit(self, session_id: str, source: str) -> Stepped:
+        runtime = self._runtime or self.runtime  # (the property only when closed: it raises)
         try:
-            return self.runtime.submit(PRINCIPAL, session_id, source)
+            return runtime.submit(PRINCIPAL, session_id, source)
         except (KestrelError, sqlite3.OperationalError) as exc:
-            raise local_refusal(exc, self.runtime) from None
+            raise local_refusal(exc, runtime) from None
 
     def frame(self, session_id: str) -> Delivery:
         return self._call(self.runtime.frame, PRINCIPAL, session_id)

@@ -54,6 +54,7 @@ from ..render import render_frame
 from ..runtime.frame_values import FrameValues
 from .backends import Backend, InProcess, OverTransport, Stepped
 from .basket import Basket
+from .money import cents, price_units
 from .picture import picture
 from .reward import Reward, step_values
 from .spaces import Account, ActionKind, ActionMapping, BarHistory
@@ -67,13 +68,17 @@ ABANDON = 'stand down "episode abandoned"\n'
 
 def _account(frame: FrameValues, symbol: str) -> Account:
     held = frame.positions.get(symbol)
-    equity = frame.equity
-    return Account(
-        0 if held is None else whole_quantity(held),
-        Decimal(frame.marks[symbol]),
-        float(frame.cash),  # as float(Decimal(text)) is: the text's nearest float
-        Decimal(equity),
-        float(equity),
+    equity = cents(frame.equity)
+    price, unit = price_units(frame.marks[symbol])
+    return Account._make(  # (made from a tuple: no Python frame for ``__new__``)
+        (
+            0 if held is None else whole_quantity(held),
+            price,
+            unit,
+            float(frame.cash),  # as float(Decimal(text)) is: the text's nearest float
+            equity,
+            equity / 100,  # the same float: cents / 100 is rounded once (.money)
+        )
     )
 
 
@@ -199,8 +204,9 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             self.action_space = self._basket.action_space
             self.observation_space = self._basket.observation_space
         self._start_equity = Decimal(described.account.cash)
-        cash = float(self._start_equity)
-        self._account = Account(0, Decimal(0), cash, self._start_equity, cash)
+        self._start_cents = cents(described.account.cash)
+        cash = self._start_cents / 100
+        self._account = Account(0, 0, 1, cash, self._start_cents, cash)
         self._orders: dict[int, str] = {0: "advance 1\n"}
 
     # --- the episode ---------------------------------------------------------------
@@ -228,7 +234,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
     def _observe(self, frame: FrameValues) -> NDArray[np.float32]:
         if self._basket is not None:
             return self._basket.observe(frame, self._start_equity)
-        return self._history.observation(frame.bar, self._account, self._start_equity)
+        return self._history.observation(frame.bar, self._account, self._start_cents)
 
     def _info(self, frame: FrameValues, frame_root: str) -> dict[str, Any]:
         account = self._account
@@ -293,19 +299,18 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         return self._observe(frame), self._info(frame, frame_root)
 
     def _source(self, quantity: int) -> str:
-        source = self._orders.get(quantity)
-        if source is None:
-            side = "buy" if quantity > 0 else "sell"
-            source = f"{side} {abs(quantity)} {self.symbol}\nadvance 1\n"
-            if len(self._orders) < 4096:
-                self._orders[quantity] = source
+        """The source of an order of ``quantity`` (a step looks in ``_orders`` first)."""
+        side = "buy" if quantity > 0 else "sell"
+        source = f"{side} {abs(quantity)} {self.symbol}\nadvance 1\n"
+        if len(self._orders) < 4096:
+            self._orders[quantity] = source
         return source
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Check the action, trade to its target, then advance one bar."""
-        self._require_open()
         session = self._session
-        if session is None:
+        if session is None:  # as after close(), which ends the episode
+            self._require_open()
             raise RuntimeError("call reset() before step(), and again after an episode ends")
         before = self._account
         basket = self._basket
@@ -314,7 +319,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
             mapping = self._mapping
             value = mapping.check(action, self.action_space)
             quantity = mapping.order(value, before)
-            source = self._source(quantity)
+            source = self._orders.get(quantity) or self._source(quantity)
         else:
             assert self._frame is not None
             value = basket.check(action)
@@ -329,7 +334,7 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         info["events"] = list(frame.events)
         stand_down = response.stand_down
         if self._reward is None:
-            reward = float(after.equity - before.equity)
+            reward = (after.equity - before.equity) / 100  # exact, rounded once (.money)
         else:
             if basket is not None:
                 value = tuple(float(weight) for weight in value)

@@ -71,7 +71,8 @@ ActionKind = Literal["discrete", "continuous", "weights"]
 """``weights`` trades a basket (:mod:`.basket`); the others one symbol (this module)."""
 
 _BOOLS = (bool, np.bool_)
-_ZERO = Decimal(0)
+_INTEGERS = frozenset({int, *(np.dtype(code).type for code in np.typecodes["AllInteger"])})
+"""``int`` and NumPy's integer scalar types (``Discrete.sample`` gives ``np.int64``)."""
 
 
 def _bars(tape_csv: str, symbol: str) -> NDArray[np.float64]:
@@ -140,24 +141,29 @@ class BarHistory:
         features: NDArray[np.float32] = rows[bar % BLOCK, : self.window * BAR_FEATURES]
         return features
 
-    def observation(self, bar: int, account: Account, start_equity: Decimal) -> NDArray[np.float32]:
-        """The observation at ``bar`` with ``account`` (always within :attr:`space`)."""
+    def observation(self, bar: int, account: Account, start_cents: int) -> NDArray[np.float32]:
+        """The observation at ``bar`` with ``account`` (always within :attr:`space`), from
+        a starting equity of ``start_cents``."""
         rows = self._blocks.get(bar // BLOCK)
         if rows is None:
             if not 0 <= bar < len(self.bars):
                 raise IndexError(f"bar {bar} is not on the tape (0 to {len(self.bars) - 1})")
             rows = self._prepare(bar // BLOCK)
         observed: NDArray[np.float32] = rows[bar % BLOCK].copy()
-        # The account's features as the bars' (``_prepare``): float64, clipped, then float32.
+        # The account's features as the bars' (``_prepare``): float64, clipped, then float32;
+        # the position's worth and the equity's growth are exact quotients, rounded once
+        # (the growth is float(Decimal(equity) / Decimal(start)), Decimal's 28 digits then
+        # a float, for any equity and start under $10**9: no quotient of such cents lies
+        # within 28 digits of a point halfway between two floats).
         equity = account.equity_float or 1.0
         position = account.position
-        # flat: float(0 * mark) is 0.0 (a mark is positive), without the Decimal product
-        held = (float(position * account.mark) if position else 0.0) / equity
+        held = (position * account.price / account.unit if position else 0.0) / equity
         cash = account.cash / equity
-        growth = float(account.equity / start_equity) - 1.0
-        observed[-3] = clip(held)
-        observed[-2] = clip(cash)
-        observed[-1] = clip(growth)
+        growth = account.equity / start_cents - 1.0
+        # clip(), written out: three calls a step
+        observed[-3] = LIMIT if held > LIMIT else -LIMIT if held < -LIMIT else held
+        observed[-2] = LIMIT if cash > LIMIT else -LIMIT if cash < -LIMIT else cash
+        observed[-1] = LIMIT if growth > LIMIT else -LIMIT if growth < -LIMIT else growth
         return observed
 
     def _prepare(self, index: int) -> NDArray[np.float32]:
@@ -199,15 +205,19 @@ def clip(value: float) -> float:
 
 class Account(NamedTuple):
     """What the observation and the action mapping need of a frame (a tuple: the env
-    makes one per step), each number in the form read: the mark and equity exact
-    (sizing, the equity's growth, the reward), cash and equity as floats (features)."""
+    makes one per step), each number in the form read: the mark and the equity exact, as
+    integers (:mod:`.money`: sizing, the position's worth, the equity's growth, the
+    reward), cash and equity as floats (features)."""
 
     position: int
-    mark: Decimal
+    price: int
+    """The mark is ``price / unit`` exactly."""
+    unit: int
     cash: float
-    equity: Decimal
+    equity: int
+    """In cents."""
     equity_float: float
-    """``float(equity)``."""
+    """``equity / 100``: the float of the frame's equity."""
 
 
 def _refuse(action: Any, space: spaces.Space[Any], why: str) -> InvalidAction:
@@ -233,6 +243,21 @@ def check_box(action: Any, space: spaces.Space[Any], count: int, low: float) -> 
     return values
 
 
+def _check_integer(action: Any, space: spaces.Space[Any]) -> None:
+    """``InvalidAction`` unless ``action`` is an integer: a NumPy integer, an int (not a
+    bool) or an integer array of shape ``()``."""
+    if isinstance(action, np.integer):
+        return
+    if isinstance(action, _BOOLS):
+        raise _refuse(action, space, "a bool is not an action number")
+    scalar = isinstance(action, np.ndarray) and action.shape == ()
+    if not isinstance(action, int) and not (scalar and action.dtype.kind in "iu"):
+        if isinstance(action, np.ndarray):
+            why = f"a {action.dtype} array of shape {action.shape}, not an integer"
+            raise _refuse(action, space, why)
+        raise _refuse(action, space, "not an integer")
+
+
 @dataclass(frozen=True, slots=True)
 class ActionMapping:
     """Checks an action against the space and turns it into the signed quantity to trade
@@ -243,15 +268,17 @@ class ActionMapping:
     lot: int
     max_position: int
     exposure: float
-    _exposure: Decimal = field(init=False, repr=False, compare=False)
-    _lot: Decimal = field(init=False, repr=False, compare=False)
+    _exposure: int = field(init=False, repr=False, compare=False)
+    _per_lot: int = field(init=False, repr=False, compare=False)
     _most: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # the exact decimal of ``exposure``'s shortest repr, as full() multiplies by it
-        object.__setattr__(self, "_exposure", Decimal(repr(self.exposure)))
-        # the lot as full() divides by it, and the largest position in whole lots
-        object.__setattr__(self, "_lot", Decimal(self.lot))
+        # the exact decimal of ``exposure``'s shortest repr, n / d, as full() multiplies
+        # by it: full() divides by 100 (cents), d and the lot at once
+        exposure, denominator = Decimal(repr(self.exposure)).as_integer_ratio()
+        object.__setattr__(self, "_exposure", exposure)
+        object.__setattr__(self, "_per_lot", 100 * denominator * self.lot)
+        # the largest position in whole lots
         object.__setattr__(self, "_most", self.max_position // self.lot * self.lot)
 
     def space(self) -> spaces.Space[Any]:
@@ -262,21 +289,10 @@ class ActionMapping:
 
     def check(self, action: Any, space: spaces.Space[Any]) -> float:
         """``action`` as a number, or ``InvalidAction`` naming it and ``space``."""
-        if self.kind == "discrete":
-            return self._check_discrete(action, space)
-        return check_box(action, space, 1, -1.0 if self.shortable else 0.0)[0]
-
-    def _check_discrete(self, action: Any, space: spaces.Space[Any]) -> int:
-        # an int or a NumPy integer (what ``Discrete.sample`` gives) is asked about first
-        if type(action) is not int and not isinstance(action, np.integer):
-            if isinstance(action, _BOOLS):
-                raise _refuse(action, space, "a bool is not an action number")
-            scalar = isinstance(action, np.ndarray) and action.shape == ()
-            if not isinstance(action, int) and not (scalar and action.dtype.kind in "iu"):
-                if isinstance(action, np.ndarray):
-                    why = f"a {action.dtype} array of shape {action.shape}, not an integer"
-                    raise _refuse(action, space, why)
-                raise _refuse(action, space, "not an integer")
+        if self.kind != "discrete":
+            return check_box(action, space, 1, -1.0 if self.shortable else 0.0)[0]
+        if type(action) not in _INTEGERS:  # an int or what ``Discrete.sample`` gives passes
+            _check_integer(action, space)
         value = int(action)
         n = 3 if self.shortable else 2
         if not 0 <= value < n:
@@ -284,11 +300,14 @@ class ActionMapping:
         return value
 
     def full(self, account: Account) -> int:
-        """Shares of a full position at the current mark: whole lots, within the limit."""
-        if account.mark <= _ZERO or account.equity <= _ZERO:
+        """Shares of a full position at the current mark: whole lots, within the limit.
+
+        Exactly: the lots of ``equity * exposure / mark`` (the exposure's decimal),
+        rounded down, in integers (equity in cents, the mark ``price / unit``)."""
+        price, equity = account.price, account.equity
+        if price <= 0 or equity <= 0:
             return 0
-        worth = account.equity * self._exposure / account.mark
-        lots = int(worth // self._lot)
+        lots = equity * self._exposure * account.unit // (self._per_lot * price)
         return min(lots * self.lot, self._most)
 
     def order(self, action: float, account: Account) -> int:
