@@ -5,6 +5,8 @@ grade), and interest on cash and borrow cost on shorts accrued exactly as docs/e
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -15,8 +17,10 @@ from typing import Any
 import anyio
 from kestrel_protocol.surface import prompts
 from kestrel_sdk import create_sdk, local_transport
+from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.builder import terms_toml
 from kestrel_sdk.runtime.catalog.tape_format import HEADER
+from kestrel_sdk.runtime.engine import SessionEngine
 
 YEAR = 365 * 24 * 3600
 
@@ -138,6 +142,34 @@ def _seconds(time: str) -> int:
 def _cent(value: Fraction) -> Fraction:
     cents = Decimal(value.numerator) / Decimal(value.denominator) * 100
     return Fraction(int(cents.to_integral_value(rounding=ROUND_HALF_EVEN)), 100)
+
+
+def test_an_engine_that_liquidated_a_margin_call_is_freed_as_soon_as_it_is_let_go(
+    tmp_path: Path,
+) -> None:
+    """The bar loop calls its engine back to liquidate (its method, held weakly): no
+    reference cycle keeps the engine for the cyclic collector (docs/engine.md, "Memory")."""
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    _scenario(catalog, "crash", CRASH, **margin)
+    loaded = load_catalog([catalog]).get("crash")
+    assert loaded is not None
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        engine = SessionEngine(loaded, "ks_t")
+        for source in ("buy 200 CRSH\nadvance", "advance", "advance", "advance"):
+            engine.submit(source)
+        assert [(o.reason, o.status) for o in engine.orders] == [
+            (None, "filled"),
+            ("margin-call", "filled"),
+        ]
+        held = weakref.ref(engine)
+        del engine
+        assert held() is None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def test_interest_on_cash_and_borrow_cost_on_a_short_accrue_from_the_bars_times(

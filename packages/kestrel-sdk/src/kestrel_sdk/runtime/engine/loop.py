@@ -9,6 +9,7 @@ integers throughout; every change is published on the session's bus.
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
@@ -74,10 +75,13 @@ class BarLoop:
     ) -> None:
         """``margin``: a margin account's rules (every bar is then processed: it accrues
         and is checked); ``liquidate(j)``: closes every position at bar ``j``'s open
-        after a margin call (the engine's, which places the orders)."""
+        after a margin call (the engine's method, which places the orders). The loop
+        holds it weakly: no reference cycle with its engine, so an engine let go (a
+        session discarded, an episode ended) is freed at once with its orders and fills,
+        not left to the cyclic collector, whose passes over it later steps pay for."""
         self._terms = terms
         self.margin = margin
-        self._liquidate = liquidate
+        self._liquidate = None if liquidate is None else weakref.WeakMethod(liquidate)
         self._closes = {symbol: c[3] for symbol, c in cols.items()}
         self._cols = cols
         self._days = loaded.tape.days
@@ -272,7 +276,9 @@ class BarLoop:
             margin.accrue(self._account, closes_at(self._closes, j - 1), j)
             if margin.pending and self._liquidate is not None:
                 margin.pending = False
-                self._liquidate(j)
+                liquidate = self._liquidate()
+                assert liquidate is not None  # (its engine runs this loop)
+                liquidate(j)
         if self._forward:
             self._day_ended(j)
         for order in list(self._open):

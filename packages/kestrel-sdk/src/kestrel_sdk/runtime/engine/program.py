@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Final
 
 from kestrel_protocol import KestrelError, RefusalCode
 
 from ..catalog.model import LoadedScenario
-from ..lang.parser import parse_located
+from ..lang.parser import Located, parse_located
 from ..lang.syntax import Advance, Cancel, Order, Statement
 from ..lang.validate import ScenarioRules, SessionContext, check_session
 
@@ -23,7 +22,6 @@ __all__ = ["Program", "Programs"]
 
 _CHECKED_MAX: Final = 256
 _CHECKED_MAX_CHARS: Final = 1024
-_STATEMENT: Final = attrgetter("statement")
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -48,12 +46,15 @@ class Program:
     """
 
     @classmethod
-    def of(cls, source: str, statements: tuple[Statement, ...]) -> Program:
-        """``source``'s program of ``statements`` (one pass over them)."""
+    def of(cls, source: str, located: list[Located]) -> Program:
+        """``source``'s program of the statements of ``located`` (one pass over them)."""
+        statements = []
         places = False
-        placed = len(statements)  # one each, an order's bracket children added
+        placed = len(located)  # one each, an order's bracket children added
         free = True
-        for st in statements:
+        for item in located:
+            st = item.statement
+            statements.append(st)
             if isinstance(st, Order):
                 places = True
                 placed += st.placed - 1
@@ -62,7 +63,7 @@ class Program:
                 free = free and st.to is None
             elif isinstance(st, Cancel):
                 free = free and st.ref is None
-        return cls(source, statements, places, placed, free)
+        return cls(source, tuple(statements), places, placed, free)
 
 
 class Programs:
@@ -84,7 +85,7 @@ class Programs:
         if program is not None:
             return program
         located, syntax = parse_located(source)
-        program = Program.of(source, tuple(map(_STATEMENT, located)))
+        program = Program.of(source, located)
         diagnostics = self._rules.check(located)
         if not program.session_free:  # the session checks find nothing in the others
             diagnostics += check_session(located, context())

@@ -231,6 +231,8 @@ def _order(line: int, toks: list[Token]) -> Located:
         else:
             raise _unexpected(tok, _NEXT[stage])
     side: Side = "buy" if head[0].lower() == "buy" else "sell"
+    if not parts and target is None and trail is None:  # a plain order: no form's part
+        return Located(Order(line, side, qty, symbol, kind, limit, stop, tif, alias), cols)
     entry = limit if limit is not None else stop
     check_forms(side, kind, entry, parts, cols, target=target is not None)
     # the forms' parts given, by name (one absent stays None: no keyword passed for it,
