@@ -22,17 +22,8 @@ import httpx
 import pytest
 
 from tests.doors import Door, serve_door
+from tests.kestrel_mcp.test_stdio import INIT
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "malformed", "version": "1"},
-    },
-}
 ID_MUST = 'member "id" must be a string or an integer, not '
 
 # (message, the id its refusal carries, the refusal's message)
