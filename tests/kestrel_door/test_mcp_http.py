@@ -155,6 +155,24 @@ def _modern(method: str, params: dict[str, Any], rid: int = 7) -> dict[str, Any]
     return _req(method, {**params, "_meta": meta}, rid)
 
 
+async def test_a_malformed_modern_request_is_refused_as_malformed_not_for_its_envelope(
+    kit: Kit,
+) -> None:
+    # as stdio refuses the same message: its fault named, not the era's envelope asked for
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping", **ACCEPT}
+    async with asgi_client(kit.app(), kit.token()) as client:
+        for message, why in (
+            ({**_req("ping"), "id": 1.5}, 'member "id" must be a string or an integer, not 1.5'),
+            ({**_req("ping", rid=3), "jsonrpc": "1.0"}, 'member "jsonrpc" must be "2.0"'),
+        ):
+            resp = await client.post("/mcp", json=message, headers=headers)
+            assert resp.status_code == 400
+            assert resp.json()["error"] == {"code": -32600, "message": why}
+        # a well-formed one without its envelope is still refused for it
+        resp = await client.post("/mcp", json=_req("ping", rid=4), headers=headers)
+        assert resp.json()["error"]["code"] == -32602
+
+
 async def test_modern_era_header_rules(kit: Kit) -> None:
     ok_headers = {
         "MCP-Protocol-Version": "2026-07-28",

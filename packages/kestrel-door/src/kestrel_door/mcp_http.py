@@ -145,6 +145,15 @@ class _Exchange:
             return _error(rid, INTERNAL_ERROR, "internal error")
 
 
+def _is_request(message: Any) -> bool:
+    """Whether ``message`` is a well-formed request: the era's rules (its envelope, its
+    headers) are checked on one; a malformed message is refused as every face refuses it."""
+    try:
+        return isinstance(parse_message(message), JsonRpcRequest)
+    except JsonRpcProtocolError:
+        return False
+
+
 def _outage(answer: Mapping[str, Any]) -> int | None:
     """``Retry-After`` seconds when ``answer`` is a tool's store-outage refusal."""
     result = answer.get("result")
@@ -294,7 +303,7 @@ def mcp_routes(door: Door) -> list[Route]:
         if version is None and modern_envelope(message):
             missing_header = "a 2026-07-28 request needs its MCP-Protocol-Version header"
             return json_response(_error(rid, McpErrorCode.HEADER_MISMATCH, missing_header), 400)
-        if modern and isinstance(message, dict) and "id" in message and "method" in message:
+        if modern and _is_request(message):  # (a malformed one is refused as such, below)
             missing = envelope_missing(message)
             if missing is not None:
                 return json_response(_error(rid, INVALID_PARAMS, missing), 400)
