@@ -131,6 +131,8 @@ class _Exchange:
         try:  # classified as every MCP face classifies a message (one wording of each fault)
             parsed = parse_message(message)
         except JsonRpcProtocolError as exc:
+            if _notification(message):
+                return None  # never answered, well formed or not: the door acts on none
             return _error(exc.request_id, exc.code, exc.message)
         if not isinstance(parsed, JsonRpcRequest):
             return None  # a notification changes nothing on a stateless door; a response to us
@@ -143,6 +145,17 @@ class _Exchange:
         except Exception:
             logger.exception("MCP request %s failed", method)
             return _error(rid, INTERNAL_ERROR, "internal error")
+
+
+def _notification(message: Any) -> bool:
+    """Whether ``message`` is a notification (a JSON-RPC 2.0 message naming a method, with
+    no ``id``), however malformed its method or params: ``202``, as every notification."""
+    return (
+        isinstance(message, dict)
+        and "id" not in message
+        and message.get("jsonrpc") == "2.0"
+        and isinstance(message.get("method"), str)
+    )
 
 
 def _is_request(message: Any) -> bool:
