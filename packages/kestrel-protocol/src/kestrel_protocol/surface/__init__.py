@@ -63,7 +63,18 @@ from .scopes import (
 from .session import Guard, McpSession
 from .signature import signature_problems
 from .surface import Surface
-from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
+from .text import (
+    ID_MAX,
+    ID_RULE,
+    LABEL_MAX,
+    LABEL_RULE,
+    Id,
+    Label,
+    Text,
+    id_problem,
+    label_problem,
+    text_problem,
+)
 from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
 
 __all__ = [
@@ -73,6 +84,8 @@ __all__ = [
     "FEED_FREEZE_PATH",
     "FEED_PATH",
     "HISTORY_MAX",
+    "ID_MAX",
+    "ID_RULE",
     "INSTRUCTIONS",
     "LABEL_MAX",
     "LABEL_RULE",
@@ -100,6 +113,7 @@ __all__ = [
     "Fetch",
     "Guard",
     "HistoryArgs",
+    "Id",
     "Label",
     "McpMethods",
     "McpSession",
@@ -132,6 +146,7 @@ __all__ = [
     "call_tool",
     "compact_text",
     "frame_bytes",
+    "id_problem",
     "inline_refs",
     "input_schema",
     "json_text",

@@ -2,8 +2,9 @@
 
 Unknown arguments are refused (``additionalProperties: false``): an agent that writes
 ``session_id`` for ``sessionId`` learns it at once instead of acting on a default.
-Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`), so the
-input rules are said here once for every face. Every required argument that is a string
+Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`, or
+:data:`~.text.Id` for a session id, a scenario id or a root), so the input rules are
+said here once for every face. Every required argument that is a string
 or a number has an example (``examples=``, shown in the schema): tests that call every
 tool derive their calls from them, so a new tool needs no test edit.
 """
@@ -17,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from ..objects.grade import GradeResult
 from ..objects.session import Payment
-from .text import Label, Text
+from .text import Id, Label, Text
 
 __all__ = [
     "HISTORY_MAX",
@@ -76,7 +77,7 @@ class ValidateArgs(Arguments):
     source: Text = Field(
         description="Kestrel source, one statement per line.", examples=["buy 10 ACME\nadvance 5"]
     )
-    scenario: Text | None = Field(
+    scenario: Id | None = Field(
         default=None,
         description="A scenario id; adds the symbol/tick/lot checks.",
         examples=["acme-trend"],
@@ -96,7 +97,7 @@ class PaymentArgs(Arguments):
 class OpenArgs(Arguments):
     """Open (or, with the label of an open session, resume) a session."""
 
-    scenario: Text = Field(
+    scenario: Id = Field(
         description="A scenario id from the catalog, e.g. acme-trend.", examples=["acme-trend"]
     )
     label: Label | None = Field(
@@ -119,7 +120,7 @@ class OpenArgs(Arguments):
 class SessionArgs(Arguments):
     """A session by its id."""
 
-    session_id: Text = Field(
+    session_id: Id = Field(
         description="The sessionId the session open returned.",
         examples=["ks_p55breiebqsipqlkpirsfwserq"],
     )
@@ -204,7 +205,7 @@ class ProofArgs(SessionArgs):
 class ProofOfGradeArgs(Arguments):
     """The proof of a graded session, named by its grade."""
 
-    grade_root: Text = Field(description="The grade's root, sha256:<hex>.", examples=[_ROOT])
+    grade_root: Id = Field(description="The grade's root, sha256:<hex>.", examples=[_ROOT])
 
 
 class ResumeArgs(Arguments):
@@ -218,13 +219,13 @@ class ResumeArgs(Arguments):
 class ScenarioArgs(Arguments):
     """A scenario by its id."""
 
-    scenario: Text = Field(description="A scenario id from the catalog.", examples=["acme-trend"])
+    scenario: Id = Field(description="A scenario id from the catalog.", examples=["acme-trend"])
 
 
 class ArtifactArgs(Arguments):
     """A stored object by its root."""
 
-    root: Text = Field(description="The object's root, sha256:<hex>.", examples=[_ROOT])
+    root: Id = Field(description="The object's root, sha256:<hex>.", examples=[_ROOT])
 
 
 class VerifyArgs(Arguments):
