@@ -3,10 +3,11 @@
 Unknown arguments are refused (``additionalProperties: false``): an agent that writes
 ``session_id`` for ``sessionId`` learns it at once instead of acting on a default.
 Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`, or
-:data:`~.text.Id` for a session id, a scenario id or a root), so the input rules are
-said here once for every face. Every required argument that is a string
-or a number has an example (``examples=``, shown in the schema): tests that call every
-tool derive their calls from them, so a new tool needs no test edit.
+:data:`~.text.Id` for a session id, a scenario id or a root, :data:`~.text.Short` for
+what ``/v1`` carries in a query), so the input rules are said here once for every face.
+Every required argument that is a string or a number has an example (``examples=``,
+shown in the schema): tests that call every tool derive their calls from them, so a new
+tool needs no test edit.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from ..objects.grade import GradeResult
 from ..objects.session import Payment
-from .text import Id, Label, Text
+from .text import Id, Label, Short, Text
 
 __all__ = [
     "HISTORY_MAX",
@@ -135,7 +136,7 @@ NEWS_PAGE_DEFAULT: Final = 20
 class SessionListArgs(Arguments):
     """A page of the caller's sessions."""
 
-    cursor: Text | None = Field(
+    cursor: Short | None = Field(
         default=None, description="The nextCursor of the previous page; omit for the first."
     )
 
@@ -149,7 +150,7 @@ class HistoryArgs(SessionArgs):
         description=f"How many bars (1-{HISTORY_MAX}), ending with the clock bar.",
         examples=[20],
     )
-    symbol: Text | None = Field(
+    symbol: Short | None = Field(
         default=None, description="One symbol of the scenario; omit for every symbol."
     )
 
@@ -163,11 +164,11 @@ class NewsArgs(SessionArgs):
         le=NEWS_PAGE_MAX,
         description=f"How many items (1-{NEWS_PAGE_MAX}), ending with the newest asked for.",
     )
-    before: Text | None = Field(
+    before: Short | None = Field(
         default=None,
         description="An item id (n12): only items older than it (nextBefore of a page).",
     )
-    symbol: Text | None = Field(
+    symbol: Short | None = Field(
         default=None, description="One symbol's items (and market-wide ones); omit for all."
     )
 

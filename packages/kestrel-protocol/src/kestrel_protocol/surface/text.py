@@ -3,11 +3,12 @@
 Every string argument reaches canonical JSON (a pentad, a refusal's detail, an audit
 digest), which cannot hold a lone surrogate: :data:`Text` refuses one. A label names a
 session for good, so :data:`Label` is stricter: 1 to 64 printable characters (no control
-characters, no lone surrogates). An id (a session's, a scenario's, a root) travels as
-one segment of a ``/v1`` path, so :data:`Id` refuses what no segment carries: nothing,
-a ``/``, ``.`` or ``..`` (which a URL resolves away), and more than :data:`ID_MAX`
-characters (no id is that long; a URL has a length limit). Each is a pydantic type, so
-an argument model says the rule once and every face refuses alike (``INVALID_ARGUMENT``),
+characters, no lone surrogates). A string ``/v1`` carries in its URL is at most
+:data:`URL_TEXT_MAX` characters (:data:`Short`: no symbol, news item id or cursor is that
+long, and a URL has a length limit); an id (a session's, a scenario's, a root) travels
+as one segment of a path, so :data:`Id` also refuses what no segment carries: nothing,
+a ``/``, ``.`` or ``..`` (which a URL resolves away). Each is a pydantic type, so an
+argument model says the rule once and every face refuses alike (``INVALID_ARGUMENT``),
 the SDK's remote transport before it sends anything.
 """
 
@@ -20,13 +21,15 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 __all__ = [
-    "ID_MAX",
     "ID_RULE",
     "LABEL_MAX",
     "LABEL_RULE",
+    "SHORT_RULE",
     "TEXT_CHECK",
+    "URL_TEXT_MAX",
     "Id",
     "Label",
+    "Short",
     "Text",
     "id_problem",
     "label_problem",
@@ -37,9 +40,10 @@ LABEL_MAX: Final = 64
 LABEL_RULE: Final = (
     f"a label is 1 to {LABEL_MAX} printable characters (no control characters or lone surrogates)"
 )
-ID_MAX: Final = 128
+URL_TEXT_MAX: Final = 128
+SHORT_RULE: Final = f"at most {URL_TEXT_MAX} characters (it travels in a /v1 URL)"
 ID_RULE: Final = (
-    f"an id is 1 to {ID_MAX} characters, without '/' and not '.' or '..' "
+    f"an id is 1 to {URL_TEXT_MAX} characters, without '/' and not '.' or '..' "
     "(it is one segment of a /v1 path)"
 )
 _DOTS: Final = frozenset((".", ".."))
@@ -64,7 +68,7 @@ def label_problem(value: str) -> str | None:
 
 def id_problem(value: str) -> str | None:
     """Why ``value`` is not an id, or ``None`` when it may be one."""
-    if 0 < len(value) <= ID_MAX and "/" not in value and value not in _DOTS:
+    if 0 < len(value) <= URL_TEXT_MAX and "/" not in value and value not in _DOTS:
         return None
     return ID_RULE
 
@@ -84,6 +88,12 @@ def _label(value: str) -> str:
     return value
 
 
+def _short(value: str) -> str:
+    if len(value) > URL_TEXT_MAX:
+        raise PydanticCustomError("short", SHORT_RULE)
+    return _text(value)
+
+
 def _id(value: str) -> str:
     if id_problem(value) is not None:
         raise PydanticCustomError("id", ID_RULE)
@@ -96,9 +106,13 @@ TEXT_CHECK: Final = AfterValidator(_text)
 Text = Annotated[str, TEXT_CHECK]
 """A string that can reach canonical JSON (no lone surrogates)."""
 
+Short = Annotated[str, AfterValidator(_short)]
+"""A string a ``/v1`` URL's query carries: at most :data:`URL_TEXT_MAX` characters, no
+lone surrogate."""
+
 Id = Annotated[str, AfterValidator(_id)]
-"""A session id, a scenario id or a root: 1 to :data:`ID_MAX` characters, no ``/``, not
-``.`` or ``..``, no lone surrogate."""
+"""A session id, a scenario id or a root: 1 to :data:`URL_TEXT_MAX` characters, no
+``/``, not ``.`` or ``..``, no lone surrogate."""
 
 Label = Annotated[
     str,
