@@ -7,6 +7,8 @@ A message without an ``id`` is never answered on stdio, and never acted on unles
 a well-formed notification. On HTTP, where every POST gets an answer, a notification (a
 JSON-RPC 2.0 message naming a method) is ``202`` however malformed, as the door acts on
 none, and any other message without an ``id`` is a ``400`` with the same wording.
+A request whose answer echoes a lone surrogate (in its ``id``, its method, a tool's,
+prompt's or resource's name) is answered in UTF-8 all the same, the same bytes on both.
 """
 
 from __future__ import annotations
@@ -64,6 +66,25 @@ WITHOUT_ID: list[tuple[Any, str | None]] = [
 ]
 
 
+# (a request holding a lone surrogate the answer echoes, the code it is refused with)
+ECHOED: list[tuple[dict[str, Any], int]] = [
+    ({"jsonrpc": "2.0", "id": "q\ud800", "method": "nope"}, -32601),
+    ({"jsonrpc": "2.0", "id": 1, "method": "nope/\udfff"}, -32601),
+    (
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "k\ud800"}},
+        -32602,
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "p\udbff"}},
+        -32602,
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "x:\udc00"}},
+        -32002,
+    ),
+]
+
+
 class _Stdio:
     """``python -m kestrel_mcp`` on a pipe, one line out and one line back."""
 
@@ -84,9 +105,13 @@ class _Stdio:
         self.stdin.flush()
 
     def call(self, message: Any) -> dict[str, Any]:
-        self.send(message)
-        answer: dict[str, Any] = json.loads(self.stdout.readline())
+        answer: dict[str, Any] = json.loads(self.line(message))
         return answer
+
+    def line(self, message: Any) -> bytes:
+        """The answer's line as it came on the pipe, its newline left off."""
+        self.send(message)
+        return self.stdout.readline().removesuffix(b"\n")
 
     def close(self) -> None:
         self.process.kill()
@@ -163,3 +188,17 @@ def test_a_well_formed_notification_is_taken_on_both(faces: tuple[_Stdio, Door])
     stdio.send(note)
     assert stdio.call({"jsonrpc": "2.0", "id": "next", "method": "ping"})["id"] == "next"
     assert _post(door, note).status_code == 202
+
+
+@pytest.mark.parametrize(("message", "code"), ECHOED)
+def test_a_lone_surrogate_an_answer_echoes_is_sent_as_utf8_alike(
+    faces: tuple[_Stdio, Door], message: dict[str, Any], code: int
+) -> None:
+    stdio, door = faces
+    on_stdio = stdio.line(message)
+    on_door = _post(door, message).content
+    assert on_stdio == on_door
+    answer = json.loads(on_stdio.decode("utf-8"))  # strict: JSON on the wire is UTF-8
+    assert answer["id"] == message["id"]  # the same id, its lone surrogate escaped
+    assert answer["error"]["code"] == code
+    assert b"\\ud" in on_stdio  # its escape, \udxxx
