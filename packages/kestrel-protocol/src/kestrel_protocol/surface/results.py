@@ -125,8 +125,10 @@ class ToolResult(dict[str, Any]):
             encoded = json_text(structured)
         if text is None:
             text = encoded
-        content = [{"type": "text", "text": text}]
-        dict.__init__(self, content=content, structuredContent=structured, isError=is_error)
+        # members set one by one: cheaper than dict.__init__'s keywords, the same order
+        self["content"] = content = [{"type": "text", "text": text}]
+        self["structuredContent"] = structured
+        self["isError"] = is_error
         self._text = text
         self._content = content
         self.json_text = encoded
