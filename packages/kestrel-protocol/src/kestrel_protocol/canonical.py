@@ -41,6 +41,7 @@ __all__ = [
     "fast_compact_line",
     "fast_compact_text",
     "fast_loads",
+    "own_loads",
     "root_of",
     "root_of_bytes",
     "to_json_value",
@@ -193,6 +194,7 @@ def _no_fast_loads(data: bytes) -> Any:
 
 _fast_dumps: Callable[[Any], bytes | None] = _json_dumps
 _fast_loads: Callable[[bytes], Any] = _no_fast_loads
+_own_loads: Callable[[bytes], Any] = _no_fast_loads
 _fast_text: Callable[[Any], str | None] = _no_fast_text
 _fast_line: Callable[[Any], bytes | None] = _no_fast_line
 _fast_bytes: Callable[[Any], bytes | None] = _no_fast_bytes
@@ -249,8 +251,15 @@ else:
         except orjson.JSONEncodeError:  # nested deeper than orjson writes
             return False
 
+    def _orjson_loads_own(data: bytes) -> Any:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return DECLINED
+
     _fast_dumps = _orjson_dumps
     _fast_loads = _orjson_loads
+    _own_loads = _orjson_loads_own
     _fast_text = _orjson_text
     _fast_line = _orjson_line
     _fast_bytes = _orjson_bytes
@@ -287,6 +296,15 @@ def fast_loads(data: bytes) -> Any:
     literals, invalid UTF-8, deep nesting. The caller then decodes with ``json`` and
     gets its value or its error."""
     return _fast_loads(data)
+
+
+def own_loads(data: bytes) -> Any:
+    """:func:`fast_loads` of JSON text Kestrel wrote itself from its objects' data (a
+    :class:`~kestrel_protocol.wire.Wire`'s): such text holds no float and no integer
+    outside ±(2**53-1), so orjson reads it as ``json`` does and its value is taken as it
+    comes, without the check foreign text needs; :data:`DECLINED` where orjson is not
+    installed or refuses (a lone surrogate, deep nesting)."""
+    return _own_loads(data)
 
 
 def fast_compact_line(value: Any) -> bytes | None:

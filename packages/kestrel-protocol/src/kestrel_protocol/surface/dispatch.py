@@ -11,15 +11,16 @@ that text as its JSON, spliced by every face, and is never built as an object.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import DECLINED, fast_compact_bytes, fast_loads
+from ..canonical import DECLINED, fast_compact_bytes, own_loads
 from ..errors import KestrelError
 from ..model import ProtocolModel
 from ..wire import Wire
 from .compact import COMPACT_TEXT, compact_text
 from .declare import Tool
-from .results import ArgumentError, ToolResult, refusal_result, tool_result, utf8
+from .results import ArgumentError, ToolResult, json_bytes, refusal_result, tool_result
 from .surface import Surface
 
 if TYPE_CHECKING:
@@ -28,15 +29,18 @@ if TYPE_CHECKING:
 __all__ = ["call_tool", "run_tool"]
 
 
-async def call_tool(
+def call_tool(
     surface: Surface, transport: Transport, name: str, arguments: Any, *, listed: bool = False
-) -> ToolResult:
-    """Run tool ``name`` with ``arguments`` (``None`` is ``{}``) through ``transport``.
+) -> Coroutine[Any, Any, ToolResult]:
+    """Run tool ``name`` with ``arguments`` (``None`` is ``{}``) through ``transport``:
+    awaited, its result; an unknown tool or arguments that do not fit raise when called.
 
     ``listed`` refuses the tools ``tools/list`` does not show (an MCP ``tools/call``).
+    The tool is found and its arguments checked here, and :func:`run_tool`'s coroutine
+    returned to be awaited (no coroutine of its own around it: this is every call).
     """
     tool = surface.tool(name, listed=listed)
-    return await run_tool(tool, transport, tool.parse({} if arguments is None else arguments))
+    return run_tool(tool, transport, tool.parse({} if arguments is None else arguments))
 
 
 async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
@@ -53,8 +57,8 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         return refusal_result(exc)
     if isinstance(data, Wire):  # its text as it is, spliced by every face; its data parsed
         written = data.text
-        raw = utf8(written)
-        structured = fast_loads(raw)
+        raw = json_bytes(written)
+        structured = own_loads(raw)  # the runtime's own text: read as it comes
         if structured is DECLINED:
             structured = data.to_json()
         render = COMPACT_TEXT.get(data.cls) if tool.text is None else tool.text

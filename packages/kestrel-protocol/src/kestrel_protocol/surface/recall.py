@@ -8,7 +8,6 @@ principal's grade. Bounded: a long run must not grow without end.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from typing import Any, Final
 
@@ -18,7 +17,10 @@ _LIMIT: Final = 10_000
 
 
 class Recall:
-    """The roots a caller has been shown, newest last, at most ``limit`` of each kind."""
+    """The roots a caller has been shown, newest last, at most ``limit`` of each kind.
+
+    Noted and read by one face's handlers on its event loop (stdio's session, the door's
+    requests for one principal), so no lock: a note is a few lookups on every call."""
 
     def __init__(self, limit: int = _LIMIT) -> None:
         self.limit = max(1, limit)
@@ -26,35 +28,37 @@ class Recall:
         # deletions at its front is found by scanning past their empty slots)
         self._roots: OrderedDict[str, None] = OrderedDict()
         self._grades: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
 
     def note(self, structured: Any) -> None:
         """Remember the roots a result names (its own, its record, blotter and pentads)."""
         if not isinstance(structured, dict):
             return
         get = structured.get  # every call's path (an agent's every step): kept short
+        root, record, blotter, pentads = (
+            get("root"),
+            get("record"),
+            get("blotterRoot"),
+            get("pentads"),
+        )
+        if root is not None or record is not None or blotter is not None or pentads:
+            for found in (root, record, blotter, *(pentads or ())):
+                if isinstance(found, str) and found.startswith("sha256:"):
+                    _push(self._roots, found, self.limit)
         pentad = get("pentad")
-        found: list[Any] = [get("root"), get("record"), get("blotterRoot")]
-        found += get("pentads") or ()
-        if isinstance(pentad, dict):
-            found.append(pentad.get("root"))
-        grade = found[0] if get("kind") == "kestrel.grade" else None
-        with self._lock:
-            for root in found:
-                if isinstance(root, str) and root.startswith("sha256:"):
-                    _push(self._roots, root, self.limit)
-            if isinstance(grade, str):
-                _push(self._grades, grade, self.limit)
+        if isinstance(pentad, dict):  # a submission's response: its pentad's root
+            found = pentad.get("root")
+            if isinstance(found, str) and found.startswith("sha256:"):
+                _push(self._roots, found, self.limit)
+        if isinstance(root, str) and get("kind") == "kestrel.grade":
+            _push(self._grades, root, self.limit)
 
     def roots(self) -> list[str]:
         """Every artifact root seen, newest first."""
-        with self._lock:
-            return list(reversed(self._roots))
+        return list(reversed(self._roots))
 
     def grades(self) -> list[str]:
         """The grade roots seen, newest first."""
-        with self._lock:
-            return list(reversed(self._grades))
+        return list(reversed(self._grades))
 
 
 def _push(seen: OrderedDict[str, None], root: str, limit: int) -> None:

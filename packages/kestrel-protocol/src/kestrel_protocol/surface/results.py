@@ -23,11 +23,11 @@ __all__ = [
     "ArgumentError",
     "ToolResult",
     "frame_bytes",
+    "json_bytes",
     "json_text",
     "refusal_result",
     "result_refusal",
     "tool_result",
-    "utf8",
 ]
 
 
@@ -68,7 +68,7 @@ def frame_bytes(message: dict[str, Any], end: bytes = b"") -> bytes:
     """``message`` (a JSON-RPC message) as json's compact UTF-8 bytes, and ``end``.
 
     The bytes are always those of ``json.dumps(message, ensure_ascii=False,
-    separators=(",", ":"))`` in UTF-8 (:func:`utf8`): what every JSON face (stdio's lines,
+    separators=(",", ":"))`` in UTF-8 (:func:`json_bytes`): what every JSON face (stdio's lines,
     the door's ``/mcp`` bodies) sends. A response of just a :class:`ToolResult` is spliced from the
     result's one text (:meth:`ToolResult.rpc_frame`), never encoding its object again;
     a result a face added members to is written by orjson in one call when it is
@@ -94,10 +94,10 @@ def frame_bytes(message: dict[str, Any], end: bytes = b"") -> bytes:
         text = "{" + ",".join(members) + "}"
     else:
         text = json_text(message)
-    return utf8(text) + end
+    return json_bytes(text) + end
 
 
-def utf8(text: str) -> bytes:
+def json_bytes(text: str) -> bytes:
     """JSON ``text`` as UTF-8, a lone surrogate (which UTF-8 cannot hold: a request may
     hold one in its ``id`` or a name its refusal echoes) as its escape ``\\udxxx``, which
     is JSON of the same string: the bytes are valid UTF-8 whatever the text holds."""
@@ -133,8 +133,10 @@ class ToolResult(dict[str, Any]):
             encoded = json_text(structured)
         if text is None:
             text = encoded
-        content = [{"type": "text", "text": text}]
-        dict.__init__(self, content=content, structuredContent=structured, isError=is_error)
+        # members set one by one: cheaper than dict.__init__'s keywords, the same order
+        self["content"] = content = [{"type": "text", "text": text}]
+        self["structuredContent"] = structured
+        self["isError"] = is_error
         self._text = text
         self._content = content
         self.json_text = encoded
@@ -195,7 +197,7 @@ class ToolResult(dict[str, Any]):
             return None
         structured = self._utf8
         if structured is None:
-            structured = utf8(self.json_text)
+            structured = json_bytes(self.json_text)
         return b"".join(
             (
                 b'{"jsonrpc":"2.0","id":',
@@ -215,9 +217,9 @@ class ToolResult(dict[str, Any]):
         encoded again; a replaced one is encoded afresh."""
         structured = self.get("structuredContent")
         if structured is not self._structured:
-            return utf8(json_text(structured))
+            return json_bytes(json_text(structured))
         if self._utf8 is None:
-            self._utf8 = utf8(self.json_text)
+            self._utf8 = json_bytes(self.json_text)
         return self._utf8
 
     def encoded(self) -> str:

@@ -250,7 +250,9 @@ class McpSession:
         try:
             if self._guard is not None:
                 self._guard(method)
-            out = self._notifier(params, envelope, send)  # SILENT for most requests
+            # SILENT for most requests: no _meta, no log level set (nothing to look up)
+            meta = "_meta" in params or self._log_levels
+            out = self._notifier(params, envelope, send) if meta else SILENT
             # A call that may change state runs to completion once started (its response
             # is then withheld): it needs no cancel scope of its own.
             if method != "tools/call" or self._read_only_call(params):
@@ -264,7 +266,7 @@ class McpSession:
                         result = await handler(self, params, envelope, out)
             finally:
                 self._inflight.pop(request_id, None)
-                if out.pending:
+                if out is not SILENT and out.pending:
                     with self._scope(shield=True):
                         await out.flush()
             if self._subscribed and method == "tools/call" and send is not None:
