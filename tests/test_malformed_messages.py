@@ -7,6 +7,9 @@ A message without an ``id`` is never answered on stdio, and never acted on unles
 a well-formed notification. On HTTP, where every POST gets an answer, a notification (a
 JSON-RPC 2.0 message naming a method) is ``202`` however malformed, as the door acts on
 none, and any other message without an ``id`` is a ``400`` with the same wording.
+A request whose answer echoes a lone surrogate (in its ``id``, its method, a tool's,
+prompt's or resource's name) is answered in UTF-8 all the same, the same bytes on both.
+Bytes that are not one JSON value in UTF-8 are a parse error on both, in the same words.
 """
 
 from __future__ import annotations
@@ -64,6 +67,43 @@ WITHOUT_ID: list[tuple[Any, str | None]] = [
 ]
 
 
+# (a request holding a lone surrogate the answer echoes, the code it is refused with)
+ECHOED: list[tuple[dict[str, Any], int]] = [
+    ({"jsonrpc": "2.0", "id": "q\ud800", "method": "nope"}, -32601),
+    ({"jsonrpc": "2.0", "id": 1, "method": "nope/\udfff"}, -32601),
+    (
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "k\ud800"}},
+        -32602,
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "p\udbff"}},
+        -32602,
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "x:\udc00"}},
+        -32002,
+    ),
+]
+
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+VALIDATE = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"kestrel_validate",'
+# (bytes that are no JSON text in UTF-8, the parse error's words)
+UNREADABLE: list[tuple[bytes, str]] = [
+    (b"\xef\xbb\xbf" + PING, "Parse error: invalid JSON"),  # a byte order mark first
+    (PING.decode().encode("utf-16"), "Parse error: invalid UTF-8"),  # another encoding
+    (VALIDATE + b'"arguments":{"source":"buy 1 ACME \xff"}}}', "Parse error: invalid UTF-8"),
+    # a lone surrogate's bytes (CESU-8): JSON may escape one (\ud800), UTF-8 holds none
+    (VALIDATE + b'"arguments":{"source":"\xed\xa0\x80"}}}', "Parse error: invalid UTF-8"),
+    (VALIDATE + b'"arguments":{"source":"advance 1","wait":NaN}}}', "Parse error: invalid JSON"),
+    (
+        b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":-Infinity}}',
+        "Parse error: invalid JSON",
+    ),
+    (b'{"jsonrpc":"2.0","id":4,', "Parse error: invalid JSON"),
+]
+
+
 class _Stdio:
     """``python -m kestrel_mcp`` on a pipe, one line out and one line back."""
 
@@ -84,9 +124,13 @@ class _Stdio:
         self.stdin.flush()
 
     def call(self, message: Any) -> dict[str, Any]:
-        self.send(message)
-        answer: dict[str, Any] = json.loads(self.stdout.readline())
+        answer: dict[str, Any] = json.loads(self.line(message))
         return answer
+
+    def line(self, message: Any) -> bytes:
+        """The answer's line as it came on the pipe, its newline left off."""
+        self.send(message)
+        return self.stdout.readline().removesuffix(b"\n")
 
     def close(self) -> None:
         self.process.kill()
@@ -163,3 +207,44 @@ def test_a_well_formed_notification_is_taken_on_both(faces: tuple[_Stdio, Door])
     stdio.send(note)
     assert stdio.call({"jsonrpc": "2.0", "id": "next", "method": "ping"})["id"] == "next"
     assert _post(door, note).status_code == 202
+
+
+@pytest.mark.parametrize(("message", "code"), ECHOED)
+def test_a_lone_surrogate_an_answer_echoes_is_sent_as_utf8_alike(
+    faces: tuple[_Stdio, Door], message: dict[str, Any], code: int
+) -> None:
+    stdio, door = faces
+    on_stdio = stdio.line(message)
+    on_door = _post(door, message).content
+    assert on_stdio == on_door
+    answer = json.loads(on_stdio.decode("utf-8"))  # strict: JSON on the wire is UTF-8
+    assert answer["id"] == message["id"]  # the same id, its lone surrogate escaped
+    assert answer["error"]["code"] == code
+    assert b"\\ud" in on_stdio  # its escape, \udxxx
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    UNREADABLE,
+    ids=["bom", "utf-16", "invalid-byte", "surrogate-bytes", "nan", "infinity", "cut-short"],
+)
+def test_bytes_that_are_no_json_in_utf8_are_a_parse_error_alike(
+    faces: tuple[_Stdio, Door], raw: bytes, why: str
+) -> None:
+    stdio, door = faces
+    stdio.stdin.write(raw + b"\n")
+    stdio.stdin.flush()
+    on_stdio = json.loads(stdio.stdout.readline())
+    on_door = httpx.post(
+        door.url + "/mcp",
+        content=raw,
+        headers={
+            "Authorization": f"Bearer {door.token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=30,
+    )
+    expected = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": why}}
+    assert on_stdio == expected
+    assert (on_door.status_code, on_door.json()) == (400, expected)

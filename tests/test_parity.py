@@ -1,13 +1,15 @@
 """Parity, generated from the surface: every face answers every call byte-identically.
 
 For every tool of ``SURFACE`` the same table of calls (valid, unknown argument, wrong
-type, missing argument, bad label, lone surrogate, unknown session, another principal's
-session, missing scope) goes through every face that can express it: stdio MCP, the
-door's ``/mcp`` in both eras, the door's ``/v1``, and the SDK's ``local_transport`` and
-``remote_transport``. Each face runs on its own fresh runtime (Kestrel is deterministic,
-so the same calls give the same sessions and roots); once each face's envelope is
-removed, results and refusals (code, message, detail) must be identical. Every resource
-is read the same way through the three MCP faces and compared with the call it projects.
+type, missing argument, bad label, lone surrogate, an id no ``/v1`` path carries, a
+string too long for a URL's query, unknown session, another principal's session,
+missing scope) goes through every face that can express it: stdio MCP, the door's
+``/mcp`` in both eras, the door's ``/v1``, and the SDK's ``local_transport`` and
+``remote_transport``. Each face runs on its own fresh
+runtime (Kestrel is deterministic, so the same calls give the same sessions and roots);
+once each face's envelope is removed, results and refusals (code, message, detail) must
+be identical. Every resource is read the same way through the three MCP faces and
+compared with the call it projects.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 SURROGATE = "a\ud800b"
+OVERLONG = "x" * 70_000
+"""A string past a URL's length (httpx's limit is 65,536)."""
+PATHLESS = ("", ".", "..", "a/b", OVERLONG)
+"""Ids no ``/v1`` path segment carries: none, a URL's dot segments, a ``/``, one too long."""
 Outcome = tuple[Any, ...]
 
 
@@ -117,6 +123,11 @@ def _rows(fx: Fixture) -> list[Row]:
             )
             if isinstance(valid[first], str):
                 rows.append(Row(tool, "lone surrogate", {**valid, first: SURROGATE}))
+        for argument in tool.route.params if tool.route is not None else ():
+            for bad in PATHLESS:
+                rows.append(Row(tool, f"pathless {argument} {bad[:3]!r}", {**valid, argument: bad}))
+        for argument in tool.route.query if tool.route is not None else ():
+            rows.append(Row(tool, f"overlong {argument}", {**valid, argument: OVERLONG}))
         if "label" in valid:
             for bad in ("", "a\x00b", "x" * 65, SURROGATE):
                 rows.append(Row(tool, f"bad label {bad[:3]!r}", {**valid, "label": bad}))
@@ -245,11 +256,11 @@ class Faces:
             path = route.path
             for argument, param in route.params.items():
                 value = args.pop(argument, None)
-                if not isinstance(value, str) or not value.isascii():
+                if not isinstance(value, str) or not value.isascii() or value in PATHLESS:
                     return None  # a path segment cannot carry it
                 path = path.replace("{" + param + "}", value)
             query = {param: args.pop(a) for a, param in route.query.items() if a in args}
-            if any(not isinstance(v, int | str) for v in query.values()):
+            if any(not isinstance(v, int | str) or v == OVERLONG for v in query.values()):
                 return None  # a query string cannot carry it
             if route.body == "none" and args:
                 return None  # nothing left to carry an unknown or mistyped argument

@@ -90,6 +90,26 @@ async def test_bad_request_bodies_are_400_not_5xx(kit: Kit) -> None:
                 assert "refusal" in resp.json()
 
 
+async def test_a_body_that_is_no_json_in_utf8_is_refused_as_mcp_refuses_it(kit: Kit) -> None:
+    # what the MCP faces refuse as a parse error (jsonrpc.decode_frame) is no JSON here
+    # either: a byte order mark, another encoding, a lone surrogate's bytes, NaN
+    ok = '{"source": "buy 1 ACME", "scenario": "acme-trend"}'
+    bodies = (
+        b"\xef\xbb\xbf" + ok.encode(),
+        ok.encode("utf-16"),
+        b'{"source": "buy 1 ACME \xed\xa0\x80"}',
+        b'{"source": "buy 1 ACME", "x": NaN}',
+    )
+    async with asgi_client(kit.app(), kit.token()) as client:
+        assert (await client.post("/v1/validate", content=ok)).status_code == 200
+        for body in bodies:
+            resp = await client.post(
+                "/v1/validate", content=body, headers={"content-type": "application/json"}
+            )
+            assert resp.status_code == 400, (body, resp.text)
+            assert resp.json()["refusal"]["message"] == "the request body is not JSON"
+
+
 async def test_another_principal_never_sees_a_session(kit: Kit) -> None:
     app = kit.app()
     async with (

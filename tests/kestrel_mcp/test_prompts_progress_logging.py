@@ -109,6 +109,17 @@ async def test_prompt_errors_are_invalid_params_naming_the_problem(
             ),
             ("kestrel_trade_scenario", {"scenario": "acme-trend", "x": "1"}, "x: is not an arg"),
             ("kestrel_review_grade", {"gradeRoot": "sha256:" + "0" * 64}, "UNKNOWN_ARTIFACT"),
+            # an id no tool takes, named as the prompt's argument, not the tool's
+            (
+                "kestrel_trade_scenario",
+                {"scenario": "a/b"},
+                "Invalid arguments for prompt kestrel_trade_scenario: scenario: an id is",
+            ),
+            (
+                "kestrel_review_grade",
+                {"gradeRoot": ".."},
+                "Invalid arguments for prompt kestrel_review_grade: gradeRoot: an id is",
+            ),
         ]
         for name, arguments, message in cases:
             with pytest.raises(MCPError) as caught:

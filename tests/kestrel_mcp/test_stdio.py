@@ -362,8 +362,11 @@ def _line(message: dict[str, Any]) -> bytes:
 
 
 def _plain_frame(message: dict[str, Any]) -> bytes:
+    """json's text of ``message`` in UTF-8 (a lone surrogate as its escape, ``\\ud800``)."""
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return text.encode("utf-8", "surrogatepass")
+    frame = text.encode("utf-8", "backslashreplace")
+    assert json.loads(frame.decode("utf-8")) == json.loads(text)  # valid UTF-8, same JSON
+    return frame
 
 
 @pytest.mark.parametrize(
@@ -392,7 +395,7 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(  # n
         "n": [1, -2, None, True, False, {"deep": []}, 2**63 - 1, -(2**63)],
     }
     encoded = json_text(structured)
-    utf8 = encoded.encode("utf-8", "surrogatepass") if given_bytes else None
+    utf8 = encoded.encode("utf-8", "backslashreplace") if given_bytes else None
     result = ToolResult(
         structured, text, is_error=is_error, encoded=encoded, utf8=utf8, float_free=float_free
     )
@@ -400,7 +403,7 @@ def test_spliced_tool_result_frames_equal_the_plain_encoding_byte_for_byte(  # n
     assert _line(first) == _plain_frame(first)
     assert frame_bytes(first) + b"\n" == _plain_frame(first)  # a door's body
     plain = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-    assert result.structured_bytes() == plain.encode("utf-8", "surrogatepass")  # /v1's body
+    assert result.structured_bytes() == plain.encode("utf-8", "backslashreplace")  # /v1's body
     result["resultType"] = "complete"  # a 2026-07-28 result gains members after isError
     result["_meta"] = {"io.modelcontextprotocol/serverInfo": {"name": "kestrel"}}
     message = {"jsonrpc": "2.0", "id": request_id, "result": result}

@@ -16,22 +16,20 @@ method and reaches the runtime only through the caller's ``turn.tools.call``.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-from kestrel_protocol.canonical import DECLINED, fast_loads
 from kestrel_protocol.jsonrpc import (
     BATCH_REFUSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    PARSE_ERROR,
     JsonRpcProtocolError,
     JsonRpcRequest,
     McpErrorCode,
+    decode_frame,
     error_response,
     parse_message,
     readable_id,
@@ -280,13 +278,10 @@ def mcp_routes(door: Door) -> list[Route]:
         caller = await door.authenticate(request, "mcp")
         if isinstance(caller, Response):
             return caller
-        raw = await request.body()
-        message = fast_loads(raw)
-        if message is DECLINED:  # left to json: what orjson declines, and every error
-            try:
-                message = json.loads(raw)
-            except (ValueError, RecursionError):
-                return json_response(_error(None, PARSE_ERROR, "Parse error"), 400)
+        try:
+            message = decode_frame(await request.body())  # as stdio reads a line
+        except JsonRpcProtocolError as unreadable:
+            return json_response(unreadable.to_response().to_json(), 400)
         # Every error below answers with the request's id when it has a readable one.
         rid = readable_id(message)
         if not _accepts_json(request):

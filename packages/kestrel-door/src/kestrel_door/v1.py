@@ -11,12 +11,12 @@ answers the result's text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 from kestrel_protocol import RefusalCode
+from kestrel_protocol.jsonrpc import JsonRpcProtocolError, decode_frame
 from kestrel_protocol.outage import RETRY_AFTER_S
 from kestrel_protocol.surface import (
     SCOPE_READ,
@@ -55,8 +55,8 @@ async def _json_body(request: Request) -> dict[str, Any] | Response:
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
+        data = decode_frame(raw)  # read as the MCP faces read a frame
+    except JsonRpcProtocolError:
         return _bad_request("the request body is not JSON")
     if not isinstance(data, dict):
         return _bad_request("the request body must be a JSON object")

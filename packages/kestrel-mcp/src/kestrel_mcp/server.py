@@ -14,15 +14,13 @@ result.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
 import anyio
-from kestrel_protocol.canonical import DECLINED, fast_loads
-from kestrel_protocol.jsonrpc import PARSE_ERROR, error_response
+from kestrel_protocol.jsonrpc import JsonRpcProtocolError, decode_frame
 from kestrel_protocol.mcp import server_info
 from kestrel_protocol.ports import SecretStore, Transport
 from kestrel_protocol.surface import (
@@ -84,22 +82,12 @@ class KestrelMcpServer:
     async def handle_frame(
         self, raw: str | bytes, send: Send | None = None
     ) -> dict[str, Any] | None:
-        """Answer one raw frame (one stdio line); malformed JSON is a parse error (-32700)."""
-        data = fast_loads(raw) if type(raw) is bytes else DECLINED
-        if data is DECLINED:
-            return await self._handle_text(raw, send)
-        return await self.session.handle(data, send)
-
-    async def _handle_text(
-        self, raw: str | bytes, send: Send | None = None
-    ) -> dict[str, Any] | None:
-        """:meth:`handle_frame` by ``json``: what orjson leaves to it, and its errors."""
+        """Answer one raw frame (one stdio line); what is no JSON in UTF-8 is a parse error
+        (-32700, :func:`~kestrel_protocol.jsonrpc.decode_frame`)."""
         try:
-            text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
-            data = _DECODER.decode(text)
-        except (ValueError, RecursionError) as exc:
-            reason = "invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else "invalid JSON"
-            return error_response(None, PARSE_ERROR, f"Parse error: {reason}").to_json()
+            data = decode_frame(raw)
+        except JsonRpcProtocolError as unreadable:
+            return unreadable.to_response().to_json()
         return await self.session.handle(data, send)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -114,14 +102,6 @@ class KestrelMcpServer:
     def tool_names(self) -> list[str]:
         """The listed tool names, in ``tools/list`` order."""
         return [tool.name for tool in self.surface.listed]
-
-
-def _refuse_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not JSON")
-
-
-_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant)
-"""Built once: ``json.loads`` with a keyword builds a new decoder on every call."""
 
 
 def create_kestrel_mcp_server(

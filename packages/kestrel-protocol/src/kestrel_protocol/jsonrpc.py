@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .canonical import DECLINED, fast_loads
+
 __all__ = [
     "BATCH_REFUSED",
     "INTERNAL_ERROR",
@@ -29,6 +31,7 @@ __all__ = [
     "JsonRpcResult",
     "McpErrorCode",
     "RequestId",
+    "decode_frame",
     "error_response",
     "parse_message",
     "parse_message_text",
@@ -224,10 +227,31 @@ def parse_message(data: Any) -> JsonRpcMessage:
     )
 
 
-def parse_message_text(raw: str | bytes) -> JsonRpcMessage:
-    """Decode one JSON text and classify it; undecodable input is a parse error (-32700)."""
-    try:
-        data = json.loads(raw)
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
+_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Built once: ``json.loads`` with a keyword builds a new decoder on every call."""
+
+
+def decode_frame(raw: str | bytes) -> Any:
+    """The JSON value of one frame (a stdio line, an HTTP body), read alike by every MCP
+    face: UTF-8 (no other encoding, no byte order mark, no lone surrogate's bytes)
+    holding one JSON value (``NaN`` and ``Infinity`` are not JSON). Anything else is
+    a parse error (-32700) saying which: ``invalid UTF-8`` or ``invalid JSON``. orjson
+    reads it first when the ``fast`` extra is installed (:func:`~.canonical.fast_loads`)."""
+    data = fast_loads(raw) if type(raw) is bytes else DECLINED
+    if data is not DECLINED:
+        return data
+    try:  # what orjson leaves to json, and every error
+        text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
+        return _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
-        raise JsonRpcProtocolError(PARSE_ERROR, f"parse error: {exc}") from None
-    return parse_message(data)
+        reason = "invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else "invalid JSON"
+        raise JsonRpcProtocolError(PARSE_ERROR, f"Parse error: {reason}") from None
+
+
+def parse_message_text(raw: str | bytes) -> JsonRpcMessage:
+    """Decode one frame (:func:`decode_frame`) and classify it."""
+    return parse_message(decode_frame(raw))

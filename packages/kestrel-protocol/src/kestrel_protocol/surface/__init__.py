@@ -63,7 +63,20 @@ from .scopes import (
 from .session import Guard, McpSession
 from .signature import signature_problems
 from .surface import Surface
-from .text import LABEL_MAX, LABEL_RULE, Label, Text, label_problem, text_problem
+from .text import (
+    ID_RULE,
+    LABEL_MAX,
+    LABEL_RULE,
+    SHORT_RULE,
+    URL_TEXT_MAX,
+    Id,
+    Label,
+    Short,
+    Text,
+    id_problem,
+    label_problem,
+    text_problem,
+)
 from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
 
 __all__ = [
@@ -73,6 +86,7 @@ __all__ = [
     "FEED_FREEZE_PATH",
     "FEED_PATH",
     "HISTORY_MAX",
+    "ID_RULE",
     "INSTRUCTIONS",
     "LABEL_MAX",
     "LABEL_RULE",
@@ -86,6 +100,7 @@ __all__ = [
     "SCOPE_READ",
     "SCOPE_TRADE",
     "SCOPE_TRIALS",
+    "SHORT_RULE",
     "STYLES",
     "SURFACE",
     "TOOLS",
@@ -93,6 +108,7 @@ __all__ = [
     "TOOL_SCOPES",
     "TRIALS_PATH",
     "TRIAL_MARK",
+    "URL_TEXT_MAX",
     "ArgumentError",
     "Arguments",
     "ArtifactArgs",
@@ -100,6 +116,7 @@ __all__ = [
     "Fetch",
     "Guard",
     "HistoryArgs",
+    "Id",
     "Label",
     "McpMethods",
     "McpSession",
@@ -120,6 +137,7 @@ __all__ = [
     "Send",
     "SessionArgs",
     "SessionListArgs",
+    "Short",
     "Sleep",
     "SubmitArgs",
     "Surface",
@@ -132,6 +150,7 @@ __all__ = [
     "call_tool",
     "compact_text",
     "frame_bytes",
+    "id_problem",
     "inline_refs",
     "input_schema",
     "json_text",

@@ -2,10 +2,12 @@
 
 Unknown arguments are refused (``additionalProperties: false``): an agent that writes
 ``session_id`` for ``sessionId`` learns it at once instead of acting on a default.
-Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`), so the
-input rules are said here once for every face. Every required argument that is a string
-or a number has an example (``examples=``, shown in the schema): tests that call every
-tool derive their calls from them, so a new tool needs no test edit.
+Every string is :data:`~.text.Text` (or the stricter :data:`~.text.Label`, or
+:data:`~.text.Id` for a session id, a scenario id or a root, :data:`~.text.Short` for
+what ``/v1`` carries in a query), so the input rules are said here once for every face.
+Every required argument that is a string or a number has an example (``examples=``,
+shown in the schema): tests that call every tool derive their calls from them, so a new
+tool needs no test edit.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from ..objects.grade import GradeResult
 from ..objects.session import Payment
-from .text import Label, Text
+from .text import Id, Label, Short, Text
 
 __all__ = [
     "HISTORY_MAX",
@@ -76,7 +78,7 @@ class ValidateArgs(Arguments):
     source: Text = Field(
         description="Kestrel source, one statement per line.", examples=["buy 10 ACME\nadvance 5"]
     )
-    scenario: Text | None = Field(
+    scenario: Id | None = Field(
         default=None,
         description="A scenario id; adds the symbol/tick/lot checks.",
         examples=["acme-trend"],
@@ -96,7 +98,7 @@ class PaymentArgs(Arguments):
 class OpenArgs(Arguments):
     """Open (or, with the label of an open session, resume) a session."""
 
-    scenario: Text = Field(
+    scenario: Id = Field(
         description="A scenario id from the catalog, e.g. acme-trend.", examples=["acme-trend"]
     )
     label: Label | None = Field(
@@ -119,7 +121,7 @@ class OpenArgs(Arguments):
 class SessionArgs(Arguments):
     """A session by its id."""
 
-    session_id: Text = Field(
+    session_id: Id = Field(
         description="The sessionId the session open returned.",
         examples=["ks_p55breiebqsipqlkpirsfwserq"],
     )
@@ -134,7 +136,7 @@ NEWS_PAGE_DEFAULT: Final = 20
 class SessionListArgs(Arguments):
     """A page of the caller's sessions."""
 
-    cursor: Text | None = Field(
+    cursor: Short | None = Field(
         default=None, description="The nextCursor of the previous page; omit for the first."
     )
 
@@ -148,7 +150,7 @@ class HistoryArgs(SessionArgs):
         description=f"How many bars (1-{HISTORY_MAX}), ending with the clock bar.",
         examples=[20],
     )
-    symbol: Text | None = Field(
+    symbol: Short | None = Field(
         default=None, description="One symbol of the scenario; omit for every symbol."
     )
 
@@ -162,11 +164,11 @@ class NewsArgs(SessionArgs):
         le=NEWS_PAGE_MAX,
         description=f"How many items (1-{NEWS_PAGE_MAX}), ending with the newest asked for.",
     )
-    before: Text | None = Field(
+    before: Short | None = Field(
         default=None,
         description="An item id (n12): only items older than it (nextBefore of a page).",
     )
-    symbol: Text | None = Field(
+    symbol: Short | None = Field(
         default=None, description="One symbol's items (and market-wide ones); omit for all."
     )
 
@@ -204,7 +206,7 @@ class ProofArgs(SessionArgs):
 class ProofOfGradeArgs(Arguments):
     """The proof of a graded session, named by its grade."""
 
-    grade_root: Text = Field(description="The grade's root, sha256:<hex>.", examples=[_ROOT])
+    grade_root: Id = Field(description="The grade's root, sha256:<hex>.", examples=[_ROOT])
 
 
 class ResumeArgs(Arguments):
@@ -218,13 +220,13 @@ class ResumeArgs(Arguments):
 class ScenarioArgs(Arguments):
     """A scenario by its id."""
 
-    scenario: Text = Field(description="A scenario id from the catalog.", examples=["acme-trend"])
+    scenario: Id = Field(description="A scenario id from the catalog.", examples=["acme-trend"])
 
 
 class ArtifactArgs(Arguments):
     """A stored object by its root."""
 
-    root: Text = Field(description="The object's root, sha256:<hex>.", examples=[_ROOT])
+    root: Id = Field(description="The object's root, sha256:<hex>.", examples=[_ROOT])
 
 
 class VerifyArgs(Arguments):

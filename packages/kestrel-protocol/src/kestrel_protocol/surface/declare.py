@@ -22,7 +22,7 @@ from ..wire import Wire
 from .arguments import Arguments
 from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
-from .text import text_problem
+from .text import id_problem, text_problem
 
 __all__ = ["Binding", "Fetch", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
 
@@ -332,6 +332,11 @@ class PromptArgument:
     required: bool = True
     complete: Literal["scenario", "grade"] | tuple[str, ...] | None = None
 
+    @property
+    def names_id(self) -> bool:
+        """Whether it names a scenario or a grade (an id: :data:`~.text.Id`'s rule)."""
+        return self.complete in ("scenario", "grade")
+
     def listing(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "required": self.required}
 
@@ -367,12 +372,15 @@ class Prompt:
         if not isinstance(arguments, Mapping):
             raise self._problem("(arguments)", "must be an object of strings")
         for key, value in arguments.items():
-            if self.argument(str(key)) is None:
+            argument = self.argument(str(key))
+            if argument is None:
                 known = ", ".join(a.name for a in self.arguments)
                 raise self._problem(str(key), f"is not an argument of this prompt ({known})")
             if not isinstance(value, str):
                 raise self._problem(str(key), "must be a string")
             problem = text_problem(value)
+            if problem is None and value and argument.names_id:
+                problem = id_problem(value)  # as the tool it is passed to would say
             if problem is not None:
                 raise self._problem(str(key), problem)
         for argument in self.arguments:

@@ -20,7 +20,7 @@ from ..model import ProtocolModel
 from ..wire import Wire
 from .compact import COMPACT_TEXT, compact_text
 from .declare import Tool
-from .results import ArgumentError, ToolResult, refusal_result, tool_result
+from .results import ArgumentError, ToolResult, json_bytes, refusal_result, tool_result
 from .surface import Surface
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         return refusal_result(exc)
     if isinstance(data, Wire):  # its text as it is, spliced by every face; its data parsed
         written = data.text
-        raw = written.encode("utf-8", "surrogatepass")
+        raw = json_bytes(written)
         structured = own_loads(raw)  # the runtime's own text: read as it comes
         if structured is DECLINED:
             structured = data.to_json()
@@ -71,12 +71,12 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         )
     if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data
         structured = data.to_json()
-        utf8 = fast_compact_bytes(structured)  # json's bytes: a protocol object holds no float
+        fast = fast_compact_bytes(structured)  # json's bytes: a protocol object holds no float
         return ToolResult(
             structured,
             compact_text(data, structured) if tool.text is None else tool.text(structured),
-            encoded=data.to_json_text() if utf8 is None else utf8.decode("utf-8"),
-            utf8=utf8,
+            encoded=data.to_json_text() if fast is None else fast.decode("utf-8"),
+            utf8=fast,
             float_free=True,  # a protocol object holds no float
         )
     return tool_result(data, None if tool.text is None else tool.text(data))

@@ -23,6 +23,7 @@ __all__ = [
     "ArgumentError",
     "ToolResult",
     "frame_bytes",
+    "json_bytes",
     "json_text",
     "refusal_result",
     "result_refusal",
@@ -67,8 +68,8 @@ def frame_bytes(message: dict[str, Any], end: bytes = b"") -> bytes:
     """``message`` (a JSON-RPC message) as json's compact UTF-8 bytes, and ``end``.
 
     The bytes are always those of ``json.dumps(message, ensure_ascii=False,
-    separators=(",", ":"))``: what every JSON face (stdio's lines, the door's ``/mcp``
-    bodies) sends. A response of just a :class:`ToolResult` is spliced from the
+    separators=(",", ":"))`` in UTF-8 (:func:`json_bytes`): what every JSON face (stdio's lines,
+    the door's ``/mcp`` bodies) sends. A response of just a :class:`ToolResult` is spliced from the
     result's one text (:meth:`ToolResult.rpc_frame`), never encoding its object again;
     a result a face added members to is written by orjson in one call when it is
     float-free and the ``fast`` extra is installed, else spliced as text. A message
@@ -93,7 +94,14 @@ def frame_bytes(message: dict[str, Any], end: bytes = b"") -> bytes:
         text = "{" + ",".join(members) + "}"
     else:
         text = json_text(message)
-    return text.encode("utf-8", "surrogatepass") + end
+    return json_bytes(text) + end
+
+
+def json_bytes(text: str) -> bytes:
+    """JSON ``text`` as UTF-8, a lone surrogate (which UTF-8 cannot hold: a request may
+    hold one in its ``id`` or a name its refusal echoes) as its escape ``\\udxxx``, which
+    is JSON of the same string: the bytes are valid UTF-8 whatever the text holds."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 class ToolResult(dict[str, Any]):
@@ -189,7 +197,7 @@ class ToolResult(dict[str, Any]):
             return None
         structured = self._utf8
         if structured is None:
-            structured = self.json_text.encode("utf-8", "surrogatepass")
+            structured = json_bytes(self.json_text)
         return b"".join(
             (
                 b'{"jsonrpc":"2.0","id":',
@@ -209,9 +217,9 @@ class ToolResult(dict[str, Any]):
         encoded again; a replaced one is encoded afresh."""
         structured = self.get("structuredContent")
         if structured is not self._structured:
-            return json_text(structured).encode("utf-8", "surrogatepass")
+            return json_bytes(json_text(structured))
         if self._utf8 is None:
-            self._utf8 = self.json_text.encode("utf-8", "surrogatepass")
+            self._utf8 = json_bytes(self.json_text)
         return self._utf8
 
     def encoded(self) -> str:
