@@ -39,14 +39,14 @@ def test_reads_in_one_process_reflect_what_another_acknowledged(tmp_path: Path) 
         assert other.stdout.readline().strip() == "ready"
         sid = here.open_session("alice", "acme-trend", "shared").session_id
         assert sid is not None
-        assert here.frame("alice", sid).frame.seq == 0  # cached here from now on
+        assert here.frame("alice", sid).model().frame.seq == 0  # cached here from now on
         for n in range(1, 41):
             source = "buy 1 ACME|advance 1" if n % 3 else "advance 2"
             other.stdin.write(f"{sid} {source}\n")
             other.stdin.flush()
             acknowledged = int(other.stdout.readline())
             assert acknowledged == n + (n - 1) // 5  # every 5th step is this process's
-            assert here.frame("alice", sid).frame.seq == acknowledged
+            assert here.frame("alice", sid).model().frame.seq == acknowledged
             assert len(here.blotter("alice", sid).orders) == sum(
                 1 for k in range(1, n + 1) if k % 3
             )

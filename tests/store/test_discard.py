@@ -128,7 +128,7 @@ def test_a_session_discarded_by_another_runtime_is_unknown_on_every_read_here(
     for sid in sessions.values():
         keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
         assert isinstance(keeper.grade("alice", sid), GradeResult)
-        assert reader.frame("alice", sid).frame.clock.bar == 30  # cached closed, here
+        assert reader.frame("alice", sid).model().frame.clock.bar == 30  # cached closed, here
     for sid in sessions.values():
         assert keeper.discard("alice", sid)
     for name, read in reads.items():

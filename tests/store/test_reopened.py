@@ -59,13 +59,13 @@ def test_a_session_opened_again_elsewhere_is_the_new_one_on_every_read_here(
     keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
     if held == "closed":
         keeper.close("alice", sid)
-    old = reader.frame("alice", sid).frame  # held here from now on
+    old = reader.frame("alice", sid).model().frame  # held here from now on
     assert (old.clock.bar, len(old.positions)) == (30, 1)
     _reopened(keeper, sid)
     for _ in range(steps):
         keeper.submit("alice", sid, "advance 5")
-    new = keeper.frame("alice", sid)
-    seen = reader.frame("alice", sid)
+    new = keeper.frame("alice", sid).model()
+    seen = reader.frame("alice", sid).model()
     assert (seen.frame.seq, seen.frame.clock.bar, seen.frame.status) == (steps, 5 * steps, "open")
     assert (seen.frame_root, seen.frame.positions) == (new.frame_root, [])
     assert reader.blotter("alice", sid).orders == []
@@ -104,7 +104,7 @@ def test_a_copy_of_the_old_session_never_writes_into_the_new_ones_chain(
     keeper, reader = runtimes
     sid = _opened(keeper)
     keeper.submit("alice", sid, "buy 1 ACME\nadvance 30")
-    assert reader.frame("alice", sid).frame.seq == 1  # held here, open at seq 1
+    assert reader.frame("alice", sid).model().frame.seq == 1  # held here, open at seq 1
     _reopened(keeper, sid)
     keeper.submit("alice", sid, "advance 5")
     answered = reader.submit("alice", sid, "advance 2").model()
@@ -112,7 +112,7 @@ def test_a_copy_of_the_old_session_never_writes_into_the_new_ones_chain(
     assert answered.delivery.frame.positions == []
     third = Runtime(tmp_path, store=open_runtime_store(store_url))
     try:
-        assert third.frame("alice", sid).frame_root == answered.delivery.frame_root
+        assert third.frame("alice", sid).model().frame_root == answered.delivery.frame_root
         assert isinstance(third.grade("alice", sid), GradeResult)
     finally:
         third.shutdown()
@@ -126,7 +126,7 @@ def test_a_copy_the_old_session_stood_down_refuses_nothing_of_the_new_one(
     keeper, reader = runtimes
     sid = _opened(keeper)
     keeper.submit("alice", sid, "advance 3\nstand down")
-    assert reader.frame("alice", sid).frame.status == "stood-down"  # held here
+    assert reader.frame("alice", sid).model().frame.status == "stood-down"  # held here
     _reopened(keeper, sid)
     answered = reader.submit("alice", sid, "advance 4").model()
     assert (answered.pentad.seq, answered.delivery.frame.clock.bar) == (1, 4)
@@ -141,7 +141,7 @@ def test_a_copy_another_process_moved_on_refuses_nothing_from_its_old_state(
     keeper, reader = runtimes
     sid = _opened(keeper, "shared")
     keeper.submit("alice", sid, "advance 2")
-    assert reader.frame("alice", sid).frame.seq == 1  # held here at seq 1
+    assert reader.frame("alice", sid).model().frame.seq == 1  # held here at seq 1
     keeper.submit("alice", sid, "buy 1 ACME limit 1.00 tif gtc as cheap\nadvance 1")
     answered = reader.submit("alice", sid, "cancel cheap").model()
     assert answered.pentad.seq == 3

@@ -74,7 +74,7 @@ def test_a_shared_store_serves_fresh_reads_on_every_replica(postgres_dsn: str) -
     one, two = _runtime(postgres_dsn), _runtime(postgres_dsn)
     sid = one.open_session("alice", SCENARIO, "reads").session_id
     assert sid is not None
-    assert two.frame("alice", sid).frame.seq == 0  # two has it cached now
+    assert two.frame("alice", sid).model().frame.seq == 0  # two has it cached now
     one.submit("alice", sid, SOURCES[0]).model()
     one.submit("alice", sid, SOURCES[1]).model()
     assert two.frame("alice", sid) == one.frame("alice", sid)  # caught up: seq 2

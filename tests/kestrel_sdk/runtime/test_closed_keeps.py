@@ -61,7 +61,7 @@ def test_a_proved_session_answers_from_the_store_as_before(runtime: Runtime) -> 
     assert proof.grade.metrics.fills > 10
     gc.collect()  # what the close kept for the proof is gone
 
-    assert runtime.frame("alice", sid).frame_root == proof.record.head
+    assert runtime.frame("alice", sid).model().frame_root == proof.record.head
     assert runtime.close("alice", sid) == proof.record
     grade = runtime.grade("alice", sid)
     assert isinstance(grade, GradeResult)

@@ -43,7 +43,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
         sid = fresh.open_session(principal, "acme-trend", "c").session_id
         assert sid is not None
         assert [e.seq for e in fresh.store.journal(sid)] == list(range(1, len(SOURCES) + 1))
-        assert fresh.frame(principal, sid).frame_root == root
+        assert fresh.frame(principal, sid).model().frame_root == root
     reference = Runtime(tmp_path / "reference")
     expected: dict[str, str] = {}
     _drive(reference, "p0", expected)

@@ -50,7 +50,7 @@ def test_a_killed_process_loses_nothing_accepted(tmp_path: Path) -> None:
     opened = restarted.open_session("local", "acme-trend", "d")  # idempotent resume
     assert opened.session_id is not None
     sid = opened.session_id
-    delivery = restarted.frame("local", sid)
+    delivery = restarted.frame("local", sid).model()
     seq = delivery.frame.seq
     assert seq >= 40  # every printed (accepted) submission survived
     if seq in printed:

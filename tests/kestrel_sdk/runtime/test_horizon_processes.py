@@ -102,7 +102,7 @@ def test_a_scout_run_and_closed_by_another_os_process_is_seen_by_the_one_that_ca
     home = tmp_path / "home"
     b = Runtime(home, sealed=[SCENARIO])
     scout = _open(b, "scout", principal="local")  # the CLI's principal
-    assert b.frame("local", scout).frame.clock.bar == 0  # B now holds the scout at bar 0
+    assert b.frame("local", scout).model().frame.clock.bar == 0  # B now holds the scout at bar 0
     program = tmp_path / "scout.kes"
     program.write_text(f"advance {END}\n")
     kestrel = [sys.executable, "-c", "from kestrel_sdk.cli import main; main()"]

@@ -176,7 +176,7 @@ def test_a_discarded_session_still_shows_its_reach_to_its_principals_later_sessi
     grade = rt.grade("alice", first)
     assert isinstance(grade, GradeResult)
     assert not rt.discard("bob", first)  # another principal's: kept as it is
-    assert rt.frame("alice", first).frame.clock.bar == 30
+    assert rt.frame("alice", first).model().frame.clock.bar == 30
     assert rt.discard("alice", first)
     with pytest.raises(KestrelError) as gone:  # forgotten: a clear refusal, on every read
         rt.frame("alice", first)

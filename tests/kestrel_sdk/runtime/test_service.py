@@ -65,7 +65,7 @@ def test_open_takes_next_label_and_is_idempotent_by_label(runtime: Runtime) -> N
     assert _open(runtime, label="1") == first  # resume, not a new session
     runtime.submit("local", first, "advance 2").model()
     assert _open(runtime, label="1") == first
-    assert runtime.frame("local", first).frame.clock.bar == 2
+    assert runtime.frame("local", first).model().frame.clock.bar == 2
     runtime.close("local", first)
     assert _code(lambda: _open(runtime, label="1")) == "SESSION_CLOSED"
     assert _open(runtime) == session_id("local", root, "3")
@@ -89,7 +89,7 @@ def test_unknown_scenario_and_unknown_session(runtime: Runtime) -> None:
 
 def test_submit_binds_a_pentad_to_the_frame_it_applied_to(runtime: Runtime) -> None:
     sid = _open(runtime)
-    opening = runtime.frame("local", sid)
+    opening = runtime.frame("local", sid).model()
     assert opening.frame.seq == 0
     assert opening.frame_root == root_of(opening.frame)
     source = "buy 10 ACME   # exact bytes, comment and all\nadvance 3\n"
@@ -103,7 +103,7 @@ def test_submit_binds_a_pentad_to_the_frame_it_applied_to(runtime: Runtime) -> N
     assert response.delivery.frame.seq == 1
     assert response.delivery.frame_root == root_of(response.delivery.frame)
     assert runtime.artifact(pentad.root) == pentad.to_json()
-    again = runtime.frame("local", sid)
+    again = runtime.frame("local", sid).model()
     assert again.frame_root == response.delivery.frame_root
     nxt = runtime.submit("local", sid, "advance 1").model()
     assert nxt.pentad.prev == response.delivery.frame_root
@@ -112,12 +112,12 @@ def test_submit_binds_a_pentad_to_the_frame_it_applied_to(runtime: Runtime) -> N
 
 def test_invalid_source_is_refused_whole_and_changes_nothing(runtime: Runtime) -> None:
     sid = _open(runtime)
-    before = runtime.frame("local", sid)
+    before = runtime.frame("local", sid).model()
     with pytest.raises(KestrelError) as err:
         runtime.submit("local", sid, "buy 10 ACME\nfly to the moon\n").model()
     assert err.value.code == "INVALID_SOURCE"
     assert err.value.detail["diagnostics"][0]["line"] == 2
-    assert runtime.frame("local", sid) == before
+    assert runtime.frame("local", sid).model() == before
     assert runtime.store.journal(sid) == []
 
 
@@ -134,7 +134,7 @@ def test_stand_down_is_persisted_and_refuses_further_submits(tmp_path: Path) -> 
     rt.shutdown()
     again = Runtime(tmp_path)  # a new process: the status survives
     assert _code(lambda: again.submit("local", sid, "advance 1").model()) == "SESSION_STOOD_DOWN"
-    assert again.frame("local", sid).frame_root == response.delivery.frame_root
+    assert again.frame("local", sid).model().frame_root == response.delivery.frame_root
     assert again.grade("local", sid).passed in (True, False)  # type: ignore[union-attr]
     again.shutdown()
 
@@ -159,7 +159,7 @@ def test_close_stores_record_head_and_blotter(runtime: Runtime) -> None:
     assert runtime.artifact(record.blotter_root)["kind"] == "kestrel.blotter"
     assert runtime.blotter("local", sid).orders == blotter.orders
     assert runtime.close("local", sid) == record  # idempotent
-    assert runtime.frame("local", sid).frame_root == record.head
+    assert runtime.frame("local", sid).model().frame_root == record.head
     assert _code(lambda: runtime.submit("local", sid, "advance 1").model()) == "SESSION_CLOSED"
 
 
@@ -301,11 +301,11 @@ def test_a_new_runtime_resumes_open_sessions_with_identical_roots(tmp_path: Path
     sid = _open(first)
     for source in sources[:2]:
         first.submit("local", sid, source).model()
-    head = first.frame("local", sid)
+    head = first.frame("local", sid).model()
     first.shutdown()
     second = Runtime(tmp_path / "one")
     assert second.resume_all() == [sid]
-    assert second.frame("local", sid) == head
+    assert second.frame("local", sid).model() == head
     resumed = second.submit("local", sid, sources[2]).model()
     reference = Runtime(tmp_path / "two")
     ref_sid = _open(reference)
@@ -381,7 +381,7 @@ def test_a_session_advanced_elsewhere_catches_up_and_is_not_forked(tmp_path: Pat
     two = Runtime(tmp_path)  # another process on the same home
     sid = _open(one)
     one.submit("local", sid, "advance 1").model()
-    assert two.frame("local", sid).frame.seq == 1
+    assert two.frame("local", sid).model().frame.seq == 1
     one.submit("local", sid, "buy 1 ACME\nadvance 1").model()
     # two's engine is at seq 1: its append of seq 2 is refused by the journal's key, so
     # it replays seq 2 from the journal and applies the submission after it, as seq 3
@@ -391,7 +391,7 @@ def test_a_session_advanced_elsewhere_catches_up_and_is_not_forked(tmp_path: Pat
     assert [e.seq for e in two.store.journal(sid)] == [1, 2, 3]
     assert one.store.journal(sid) == two.store.journal(sid)
     three = Runtime(tmp_path)  # a fresh process replays the same three
-    assert three.frame("local", sid).frame_root == response.delivery.frame_root
+    assert three.frame("local", sid).model().frame_root == response.delivery.frame_root
     for runtime in (one, two, three):
         runtime.shutdown()
 
@@ -472,14 +472,14 @@ def test_frame_serves_the_head_with_its_root_open_and_closed(tmp_path: Path) -> 
     response = rt.submit(
         "local", sid, "buy 10 ACME limit 1.00 tif gtc\nbuy 2 ACME\nadvance 3"
     ).model()
-    head = rt.frame("local", sid)
+    head = rt.frame("local", sid).model()
     assert head == response.delivery
     assert head.frame_root == root_of(head.frame)
     assert Delivery.parse(head.to_json()) == head  # its wire form verifies
     record = rt.close("local", sid)
     rt.shutdown()
     rt = Runtime(tmp_path)  # a closed session is served from its artifacts
-    closed = rt.frame("local", sid)
+    closed = rt.frame("local", sid).model()
     assert closed.frame.status == "closed"
     assert closed.frame_root == record.head == root_of(closed.frame)
     assert Delivery.parse(closed.to_json()) == closed

@@ -50,7 +50,7 @@ def _check(wire: Wire[SessionResponse], prev: str) -> str:
 def test_every_response_text_is_the_object_with_its_roots(runtime: Runtime) -> None:
     sid = runtime.open_session("p", "acme-trend").session_id
     assert sid is not None
-    prev = runtime.frame("p", sid).frame_root
+    prev = runtime.frame("p", sid).model().frame_root
     stood = None
     refused = []
     for source in SOURCES:
@@ -64,7 +64,7 @@ def test_every_response_text_is_the_object_with_its_roots(runtime: Runtime) -> N
     assert refused == ["cancel nothing"]
     assert stood is not None
     assert stood.detail == 'a "quoted" reason ✓'
-    assert runtime.frame("p", sid).frame_root == prev
+    assert runtime.frame("p", sid).model().frame_root == prev
 
 
 def test_a_session_sealed_after_it_opened_is_served_without_the_tapes_length(
@@ -82,9 +82,17 @@ def test_a_session_sealed_after_it_opened_is_served_without_the_tapes_length(
     assert "remaining" not in data["delivery"]["frame"]["clock"]
     assert wire.model().delivery.frame.clock.remaining is None
     # the root is still the whole frame's (the served part cannot be checked against it)
-    unsealed = Runtime(tmp_path, store=store).frame("p", sid)
+    unsealed = Runtime(tmp_path, store=store).frame("p", sid).model()
     assert wire.model().delivery.frame_root == unsealed.frame_root
     assert unsealed.frame.clock.bar == 2
+    # read again, the frame is the step's as served, byte for byte, open and closed
+    stepped = wire.text.split('"delivery":{"frame":', 1)[1].rsplit(',"frameRoot":', 1)[0]
+    read = sealed_rt.frame("p", sid).text
+    assert read == f'{{"frame":{stepped},"frameRoot":"{unsealed.frame_root}"}}'
+    sealed_rt.close("p", sid)
+    closed = json.loads(sealed_rt.frame("p", sid).text)
+    assert "remaining" not in closed["frame"]["clock"]
+    assert closed["frame"]["status"] == "closed"
 
 
 def test_a_response_read_after_its_session_moved_on_is_the_response_it_answered(

@@ -115,7 +115,7 @@ async def test_principals_sharing_a_runtime_cannot_see_each_other(tmp_path: Path
     await alice.aclose()
     await bob.aclose()
     # a shared runtime is the caller's: closing a transport leaves it usable
-    assert runtime.frame("alice", sid).frame.seq == 0
+    assert runtime.frame("alice", sid).model().frame.seq == 0
     runtime.shutdown()
 
 

@@ -57,12 +57,12 @@ def test_an_advance_past_the_edge_is_refused_and_journals_nothing(
     assert (
         runtime.submit("alice", sid, "buy 5 ACME\nadvance 1").model().delivery.frame.clock.bar == 1
     )
-    before = runtime.frame("alice", sid)
+    before = runtime.frame("alice", sid).model()
     for source in ("advance 1", "advance 3", "sell 5 ACME\nadvance 1", f"advance to {bar_time(2)}"):
         refusal = _refused(runtime, sid, source)
         assert refusal.detail == {"bar": 1, "retryable": True}
         assert bar_time(2) not in refusal.message or source.startswith("advance to")
-    after = runtime.frame("alice", sid)
+    after = runtime.frame("alice", sid).model()
     assert after.frame_root == before.frame_root  # nothing applied, nothing journaled
     assert after.frame.status == "open"  # the edge is "now", not the end of the tape
     assert len(runtime.store.journal(sid)) == 1
@@ -76,7 +76,7 @@ def test_a_published_bar_is_tradable_at_once_and_each_frame_binds_its_prefix(
     first = runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
-    opening = runtime.frame("alice", sid).frame
+    opening = runtime.frame("alice", sid).model().frame
     assert opening.tape_prefix == first.prefix_root
     _refused(runtime, sid, "advance 1")
     added = runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
@@ -99,10 +99,10 @@ def test_a_bar_appended_through_one_runtime_is_tradable_through_another(
         a.append_bars(SCENARIO_ID, bars(index), published_at=AT)
         assert b.submit("alice", sid, "advance 1").model().delivery.frame.clock.bar == index
         # and A, which never served this session, picks it up where B left it
-        assert a.frame("alice", sid).frame.clock.bar == index
+        assert a.frame("alice", sid).model().frame.clock.bar == index
     a.append_bars(SCENARIO_ID, bars(4), published_at=AT)
     assert a.submit("alice", sid, "advance 1").model().delivery.frame.clock.bar == 4
-    assert b.frame("alice", sid).frame.clock.bar == 4
+    assert b.frame("alice", sid).model().frame.clock.bar == 4
 
 
 def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
@@ -126,11 +126,11 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
     expired = [e for e in moved.events if e.type == "expired"]
     assert [(e.order, e.bar) for e in expired] == [("o1", 569)]  # at its day's last bar
     assert moved.orders == []
-    head = runtime.frame("alice", sid).frame_root
+    head = runtime.frame("alice", sid).model().frame_root
     runtime.freeze_feed(SCENARIO_ID)
     # a fresh runtime replays the journal on the frozen tape: every root as served
     again = _runtime(tmp_path, store_url)
-    assert again.frame("alice", sid).frame_root == head
+    assert again.frame("alice", sid).model().frame_root == head
     # after the freeze the session may advance to the end and stands down there
     last = again.submit("alice", sid, "advance 5").model().delivery.frame
     assert (last.clock.bar, last.status) == (573, "open")
@@ -147,7 +147,7 @@ def test_a_forward_session_is_served_sealed_up_to_its_clock(tmp_path: Path) -> N
     assert sid is not None
     runtime.submit("alice", sid, "advance 1").model()
     assert runtime.sealed(SCENARIO_ID)
-    assert "remaining" not in runtime.frame("alice", sid).frame.clock.to_json()
+    assert "remaining" not in runtime.frame("alice", sid).model().frame.clock.to_json()
     shown = runtime.history("alice", sid, 100).to_json()
     assert bar_time(1) in str(shown)
     assert bar_time(2) not in str(shown)

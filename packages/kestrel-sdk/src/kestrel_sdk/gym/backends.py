@@ -213,7 +213,7 @@ class InProcess:
         opened = self._call(runtime.open_session, PRINCIPAL, scenario_id, label)
         if opened.session_id is None:
             raise RuntimeError(f"opening {scenario_id} is gated by a payment offer")
-        return opened.session_id, self._call(runtime.frame, PRINCIPAL, opened.session_id)
+        return opened.session_id, self._call(runtime.frame, PRINCIPAL, opened.session_id).model()
 
     def submit(self, session_id: str, source: str) -> Stepped:
         runtime = self._runtime or self.runtime  # (the property only when closed: it raises)
@@ -223,7 +223,7 @@ class InProcess:
             raise local_refusal(exc, runtime) from None
 
     def frame(self, session_id: str) -> Delivery:
-        return self._call(self.runtime.frame, PRINCIPAL, session_id)
+        return self._call(self.runtime.frame, PRINCIPAL, session_id).model()
 
     def finish(self, session_id: str, embed_tape: bool) -> tuple[GradeResult, Wire[Proof]]:
         runtime = self.runtime

@@ -46,7 +46,7 @@ from .live import LiveSession, LiveSessions
 from .models import pentad_body
 from .operations import Operations
 from .pentads import pentad_bytes
-from .sealed import sealed_frame
+from .sealed import sealed_frame, sealed_frame_text
 
 __all__ = ["CONFLICT_RETRIES", "Grading"]
 
@@ -305,9 +305,10 @@ class Grading:
     def _closed_head(self, engine: SessionEngine, scenario_id: str) -> bytes:
         """The canonical bytes of the closed engine's frame (the record's head); a sealed
         scenario's without ``clock.remaining``."""
+        text = engine.frame_text()
         if self._sealed(scenario_id) and not engine.sealed:
-            return canonical_json(sealed_frame(engine.frame()))
-        return engine.frame_text().encode("utf-8")
+            text = sealed_frame_text(text)
+        return text.encode("utf-8")
 
     def _head(self, record: SessionRecord, scenario_id: str) -> SessionFrame:
         """The record's head frame; a sealed scenario's without ``clock.remaining``."""

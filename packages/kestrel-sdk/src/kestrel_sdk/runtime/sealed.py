@@ -13,21 +13,34 @@ was public, still cover the whole frame (its proof's ``head`` may omit
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
-from kestrel_protocol import Clock, Delivery, History, SessionFrame
+from kestrel_protocol import Clock, History, SessionFrame
 
-__all__ = ["sealed_delivery", "sealed_frame", "sealed_frame_data", "sealed_history"]
+__all__ = [
+    "sealed_frame",
+    "sealed_frame_data",
+    "sealed_frame_text",
+    "sealed_history",
+]
+
+_REMAINING: Final = re.compile(r',"remaining":[0-9]+,"time":')
+"""A frame's ``clock.remaining`` in its canonical text (the clock's members in order: bar,
+remaining, time); nothing else matches: a quote inside a string is escaped, and a key
+that is a symbol or an id is followed by an object or a string, not by digits."""
+
+
+def sealed_frame_text(text: str) -> str:
+    """A frame's canonical text without ``clock.remaining`` (the same text when it has
+    none)."""
+    return _REMAINING.sub(',"time":', text, count=1)
 
 
 def sealed_frame(frame: SessionFrame) -> SessionFrame:
     """``frame`` without ``clock.remaining``."""
     clock = Clock(bar=frame.clock.bar, time=frame.clock.time)
     return frame.model_copy(update={"clock": clock})
-
-
-def sealed_delivery(delivery: Delivery) -> Delivery:
-    return delivery.model_copy(update={"frame": sealed_frame(delivery.frame)})
 
 
 def sealed_history(history: History) -> History:

@@ -251,9 +251,10 @@ class Runtime:
         """
         return self._submissions.submit(principal, session_id, source, wait)
 
-    def frame(self, principal: str, session_id: str) -> Delivery:
+    def frame(self, principal: str, session_id: str) -> Wire[Delivery]:
         """The head frame and its root (a sealed scenario's frame without
-        ``clock.remaining``); an agent may call this on every step."""
+        ``clock.remaining``) as JSON text, the object made when asked for (``.model()``);
+        an agent may call this on every step."""
         return self._reads.frame(principal, session_id)
 
     def sessions(self, principal: str, cursor: str | None = None) -> SessionList:

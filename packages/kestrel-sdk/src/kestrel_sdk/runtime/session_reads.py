@@ -20,7 +20,9 @@ from kestrel_protocol import (
     RefusalCode,
     SessionFrame,
     SessionRecord,
+    Wire,
 )
+from kestrel_protocol.canonical import canonical_json
 from kestrel_protocol.surface import HISTORY_MAX
 
 from .catalog import ServedCatalog
@@ -28,7 +30,7 @@ from .engine.wire import builder
 from .history import history_bars
 from .live import LiveSession, LiveSessions
 from .news_reads import news_page
-from .sealed import sealed_delivery, sealed_frame_data, sealed_history
+from .sealed import sealed_frame_data, sealed_frame_text, sealed_history
 
 __all__ = ["SessionReads"]
 
@@ -52,12 +54,22 @@ class SessionReads:
         self._record = record
         self._artifact = artifact
 
-    def frame(self, principal: str, sid: str) -> Delivery:
-        """The head frame and its root, as served."""
-        delivery = self.head(principal, sid)
-        if self._served.sealed(delivery.frame.scenario.id):
-            return sealed_delivery(delivery)
-        return delivery
+    def frame(self, principal: str, sid: str) -> Wire[Delivery]:
+        """The head frame and its root, as served: as JSON text around the frame's
+        canonical text (what its root hashes, spliced by every face, as a step's
+        response is); the object is made only for a caller that reads it."""
+        with self._sessions.locked(principal, sid) as live:
+            engine = live.engine
+            root = live.frame_root
+            text = None if engine is None else engine.frame_text()
+            scenario = live.loaded.scenario.id
+        if text is None:  # closed: its head as the store holds it (bytes that hash to root)
+            data = self._artifact(root, None)
+            text = canonical_json(data).decode("utf-8")
+            scenario = str(data["scenario"]["id"])
+        if self._served.sealed(scenario):
+            text = sealed_frame_text(text)
+        return Wire(Delivery, f'{{"frame":{text},"frameRoot":"{root}"}}')
 
     def head(self, principal: str, sid: str) -> Delivery:
         """The head frame and its root.
@@ -96,7 +108,7 @@ class SessionReads:
         self, principal: str, sid: str, limit: int, before: str | None, symbol: str | None
     ) -> NewsPage:
         """The news items visible at the session's clock (:mod:`.news_reads`)."""
-        frame = self.frame(principal, sid).frame  # sealed: its clock as served
+        frame = self.frame(principal, sid).model().frame  # sealed: its clock as served
         loaded = self._sessions.get(principal, sid).loaded
         return news_page(
             loaded, sid, frame.scenario, frame.clock, limit=limit, before=before, symbol=symbol

@@ -19,6 +19,7 @@ from .grading import CONFLICT_RETRIES
 from .horizon import Horizons
 from .live import LiveSession, LiveSessions
 from .pentads import pentad_root
+from .sealed import sealed_frame_text
 
 __all__ = ["Submissions"]
 
@@ -149,7 +150,5 @@ class Submissions:
         frame = step.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length
-            frame = frame.replace(
-                f',"remaining":{engine.last - engine.clock},"time":', ',"time":', 1
-            )
+            frame = sealed_frame_text(frame)
         return Answered(sid, seq, prev, source, root, step, frame, frame_root)
