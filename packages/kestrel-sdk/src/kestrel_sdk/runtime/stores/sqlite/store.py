@@ -213,6 +213,14 @@ class SqliteStore(SqlStore):
             self._seen[horizon] = found
         return found
 
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        """:meth:`..sql.SqlStore.raise_horizon`, the next step expecting the row as raised
+        (a session ahead of its principal's others raises it on each of its steps)."""
+        super().raise_horizon(principal, scenario_id, bar, what)
+        seen = self._seen.get((principal, scenario_id))
+        if seen is not None and bar > seen.bar:  # else as it was: the statement raises only
+            self._seen[principal, scenario_id] = Horizon(bar, what, seen.sessions)
+
     def _connection(self) -> AbstractContextManager[Connection]:
         return self._held
 
