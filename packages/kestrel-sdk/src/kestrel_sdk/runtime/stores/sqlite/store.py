@@ -35,8 +35,8 @@ __all__ = ["SqliteStore"]
 
 _STATEMENTS: Final = Statements.of(SQLITE)
 _SEEN_ROWS: Final = 4096
-"""Horizon rows remembered as steps last read them (principal and scenario pairs; all
-forgotten at once beyond that, and read again by their next step)."""
+"""Horizon rows remembered as the store last read or raised them (principal and scenario
+pairs; all forgotten at once beyond that, and read again by their next step)."""
 
 
 class _Held:
@@ -176,9 +176,9 @@ class SqliteStore(SqlStore):
         horizon: tuple[str, str] | None = None,
     ) -> Horizon | None:
         """:meth:`..sql.SqlStore.append`, a step's horizon row read once: a step expects
-        the row as the last step read it and, when it is, makes one statement, no read
-        (one writer at a time: the row its statement read is the row as its commit left
-        it). A row moved since (another session opened, a read raised it, by any
+        the row as this store last read or raised it and, when it is, makes one
+        statement, no read (one writer at a time: the row its statement read is the row
+        as its commit left it). A row moved otherwise (a session opened, another
         process), or a step refused for another reason, is the two statements as before."""
         if horizon is not None and status is None and seq > 1:
             try:
