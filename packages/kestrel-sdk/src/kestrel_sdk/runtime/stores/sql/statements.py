@@ -28,6 +28,21 @@ _SESSION_COLUMNS: Final = (
 )
 _FOLLOWS: Final = "SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?"
 """Whether a step follows the session's last frame: its row ``seq - 1`` has that root."""
+_APPEND: Final = (
+    "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root) VALUES ("
+    "(SELECT id FROM {sessions} WHERE id = ? AND status <> 'closed' AND EXISTS"
+    f" ({_FOLLOWS})<unmoved>{{for_share}}), ?, ?, ?, ?)"
+)
+"""A step: one statement, refused once the session is closed or when the frame it was
+applied to is not the session's last (another session under the same id: discarded and
+opened again by another process): its session is then null, which the table refuses.
+(Values, not ``INSERT ... SELECT``: a select that reads the journal would make SQLite copy
+its row to a temporary table first.)"""
+_UNMOVED: Final = (
+    " AND (SELECT bar, what, sessions FROM {horizons} WHERE principal = ? AND scenario = ?)"
+    " IS (?, ?, ?)"
+)
+"""The horizon row is as given (all null: there is none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +88,11 @@ class Statements:
         " ON j.session = s.id AND j.seq = (SELECT max(seq) FROM {journal} WHERE session = s.id)"
         " WHERE s.id = ?"
     )
-    append: str = (  # a step: one statement, refused once the session is closed or when
-        # the frame it was applied to is not the session's last (another session under the
-        # same id: discarded and opened again by another process): its session is then
-        # null, which the table refuses. (Values, not ``INSERT ... SELECT``: a select that
-        # reads the journal would make SQLite copy its row to a temporary table first.)
-        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root) VALUES ("
-        "(SELECT id FROM {sessions} WHERE id = ? AND status <> 'closed' AND EXISTS"
-        f" ({_FOLLOWS}){{for_share}}), ?, ?, ?, ?)"
-    )
+    append: str = _APPEND.replace("<unmoved>", "")  # a step (see _APPEND)
+    append_unmoved: str = _APPEND.replace("<unmoved>", _UNMOVED)
+    """A step refused also when its horizon row is not as given: SQLite's (one writer at a
+    time, so what the statement reads is what its commit follows); never PostgreSQL's,
+    whose statement reads a snapshot that a commit may follow later."""
     follows: str = _FOLLOWS  # a step that changes the status: applied to the last frame
     append_row: str = (
         "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final
 
 from kestrel_protocol import KestrelError, RefusalCode, kestrel_home
 from kestrel_protocol.sqlite_files import connect_private, transaction
+from kestrel_protocol.store import Horizon
 
 from ..sql import SQLITE, Connection, SqlStore, Statements
 from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database
@@ -33,6 +34,9 @@ from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_datab
 __all__ = ["SqliteStore"]
 
 _STATEMENTS: Final = Statements.of(SQLITE)
+_SEEN_ROWS: Final = 4096
+"""Horizon rows remembered as the store last read or raised them (principal and scenario
+pairs; all forgotten at once beyond that, and read again by their next step)."""
 
 
 class _Held:
@@ -64,11 +68,12 @@ class _Held:
 
 
 class _Step(_Held):
-    """A step's hold (:meth:`SqliteStore._step`: its append and its horizon read): the
-    store's own cursor rather than the connection, whose ``execute`` makes a cursor per
-    statement (≈ 0.2 µs each). Only for those two statements: each runs to its end (the
-    append in its one step, the horizon read by its key, its one row fetched), so the
-    cursor never keeps a statement, and with it a read transaction, open between holds."""
+    """A step's hold (:meth:`SqliteStore.append`: its append, and its horizon read when
+    the row moved): the store's own cursor rather than the connection, whose ``execute``
+    makes a cursor per statement (≈ 0.2 µs each). Only for those statements: each runs to
+    its end (an append in its one step, the horizon read by its key, its one row
+    fetched), so the cursor never keeps a statement, and with it a read transaction, open
+    between holds."""
 
     __slots__ = ()
 
@@ -95,6 +100,7 @@ class SqliteStore(SqlStore):
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.RLock()
         self._uses = 0  # holds of the connection since the last checkpoint was asked for
+        self._seen: dict[tuple[str, str], Horizon | None] = {}  # see append
         self._checkpointer = Checkpointer(self.path, self._lock)
         self._held = _Held(self)  # the connection, lock held: every statement's way in
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
@@ -156,6 +162,64 @@ class SqliteStore(SqlStore):
         with self._lock:
             row = self._conn.execute("PRAGMA integrity_check").fetchone()
         return str(row[0])
+
+    def append(
+        self,
+        session_id: str,
+        seq: int,
+        source: str,
+        pentad_root: str,
+        frame_root: str,
+        *,
+        prev: str,
+        status: str | None = None,
+        horizon: tuple[str, str] | None = None,
+    ) -> Horizon | None:
+        """:meth:`..sql.SqlStore.append`, a step's horizon row read once: a step expects
+        the row as this store last read or raised it and, when it is, makes one
+        statement, no read (one writer at a time: the row its statement read is the row
+        as its commit left it). A row moved otherwise (a session opened, another
+        process), or a step refused for another reason, is the two statements as before."""
+        if horizon is not None and status is None and seq > 1:
+            try:
+                seen = self._seen[horizon]
+            except KeyError:
+                pass  # not read yet (or forgotten)
+            else:
+                row = (None, None, None) if seen is None else (seen.bar, seen.what, seen.sessions)
+                step = (session_id, session_id, seq - 1, prev, *horizon, *row)
+                try:
+                    with self._stepping as cursor:
+                        cursor.execute(
+                            self.sql.append_unmoved, (*step, seq, source, pentad_root, frame_root)
+                        )
+                except sqlite3.IntegrityError:
+                    pass  # the row moved, or the step is refused: the statements below say
+                else:
+                    return seen
+        found = super().append(
+            session_id,
+            seq,
+            source,
+            pentad_root,
+            frame_root,
+            prev=prev,
+            status=status,
+            horizon=horizon,
+        )
+        if horizon is not None:
+            if len(self._seen) >= _SEEN_ROWS:
+                self._seen.clear()
+            self._seen[horizon] = found
+        return found
+
+    def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
+        """:meth:`..sql.SqlStore.raise_horizon`, the next step expecting the row as raised
+        (a session ahead of its principal's others raises it on each of its steps)."""
+        super().raise_horizon(principal, scenario_id, bar, what)
+        seen = self._seen.get((principal, scenario_id))
+        if seen is not None and bar > seen.bar:  # else as it was: the statement raises only
+            self._seen[principal, scenario_id] = Horizon(bar, what, seen.sessions)
 
     def _connection(self) -> AbstractContextManager[Connection]:
         return self._held
