@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 from hypothesis import strategies as st
+from kestrel_mcp.secrets import SecretTools, secret_tools
+from kestrel_protocol.surface import SURFACE, Tool
 from kestrel_sdk.runtime.lang import FORM_EXAMPLES
 
 FORMS = sorted(FORM_EXAMPLES.values())
@@ -31,22 +33,15 @@ METHODS = [
     "logging/setLevel",
 ]
 NOTIFICATIONS = ["notifications/initialized", "notifications/cancelled", "notifications/progress"]
+STDIO_TOOLS: tuple[Tool, ...] = SURFACE.plus(secret_tools(SecretTools())).listed
+"""The tools stdio MCP lists (the registry's and its own secret tools; the store is never
+opened here): the fuzz learns a new tool from the registry, not from this file."""
 TOOLS = [
-    "kestrel_catalog",
-    "kestrel_validate",
-    "kestrel_session_open",
-    "kestrel_session_submit",
-    "kestrel_session_frame",
-    "kestrel_session_blotter",
-    "kestrel_session_close",
-    "kestrel_grade",
-    "kestrel_operation_resume",
-    "kestrel_secrets_set",
-    "kestrel_secrets_unset",
-    "kestrel_secrets_list",
+    *(tool.name for tool in STDIO_TOOLS),
     "kestrel.session.open",
     "kestrel.session.submit",
 ]
+"""Names a random call aims at: every listed tool, and two that are not tools."""
 SCENARIOS = ["acme-trend", "acme-chop", "acme-crash", "pairs-kx", "nope", ""]
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -167,37 +162,37 @@ def tool_arguments(known_sessions: list[str]) -> st.SearchStrategy[Any]:
     return plausible | json_values
 
 
-def exact_tool_calls(known_sessions: list[str]) -> st.SearchStrategy[dict[str, Any]]:
-    """``tools/call`` requests whose arguments match the tool's schema, so they run."""
-    sid = session_ids(known_sessions)
-    scenario = st.sampled_from(SCENARIOS)
-    by_tool = {
-        "kestrel_catalog": st.just({}),
-        "kestrel_validate": st.fixed_dictionaries(
-            {"source": sources}, optional={"scenario": scenario}
-        ),
-        "kestrel_session_open": st.fixed_dictionaries(
-            {"scenario": scenario},
-            optional={"label": st.sampled_from(["a", "b", "c"]) | st.text(max_size=6)},
-        ),
-        "kestrel_session_submit": st.fixed_dictionaries({"sessionId": sid, "source": sources}),
-        "kestrel_session_frame": st.fixed_dictionaries({"sessionId": sid}),
-        "kestrel_session_blotter": st.fixed_dictionaries({"sessionId": sid}),
-        "kestrel_session_close": st.fixed_dictionaries({"sessionId": sid}),
-        "kestrel_grade": st.fixed_dictionaries({"sessionId": sid}),
-        "kestrel_operation_resume": st.fixed_dictionaries({"token": st.text(max_size=20)}),
-        "kestrel_secrets_set": st.fixed_dictionaries(
-            {
-                "key": st.sampled_from(["FUZZ_KEY", "MY_LIVE_KEY", "bad key", ""]),
-                "value": st.text(max_size=20),
-            }
-        ),
-        "kestrel_secrets_unset": st.fixed_dictionaries(
-            {"key": st.sampled_from(["FUZZ_KEY", "LIVE_X", "x"])}
-        ),
-        "kestrel_secrets_list": st.just({}),
+def exact_tool_calls(
+    known_sessions: list[str], tools: tuple[Tool, ...] = STDIO_TOOLS
+) -> st.SearchStrategy[dict[str, Any]]:
+    """``tools/call`` requests of each of ``tools`` whose arguments match its model, so
+    they run: a plausible value for the arguments named here, else the field's example."""
+    plausible: dict[str, st.SearchStrategy[Any]] = {
+        "sessionId": session_ids(known_sessions),
+        "source": sources,
+        "scenario": st.sampled_from(SCENARIOS),
+        "label": st.sampled_from(["a", "b", "c"]) | st.text(max_size=6),
+        "token": st.text(max_size=20),
+        "key": st.sampled_from(["FUZZ_KEY", "MY_LIVE_KEY", "bad key", "", "LIVE_X", "x"]),
+        "value": st.text(max_size=20),
     }
-    weighted = [*by_tool.items(), ("kestrel_session_submit", by_tool["kestrel_session_submit"])]
+    by_tool: dict[str, st.SearchStrategy[dict[str, Any]]] = {}
+    for tool in tools:
+        required: dict[str, st.SearchStrategy[Any]] = {}
+        optional: dict[str, st.SearchStrategy[Any]] = {}
+        for name, field in tool.arguments.model_fields.items():
+            wire = field.alias or name
+            value = plausible.get(wire)
+            if value is None and field.examples:
+                value = st.sampled_from(field.examples)
+            if field.is_required():
+                required[wire] = json_values if value is None else value
+            elif value is not None:
+                optional[wire] = value
+        by_tool[tool.name] = st.fixed_dictionaries(required, optional=optional)
+    weighted = list(by_tool.items())
+    if "kestrel_session_submit" in by_tool:  # weighted twice: it drives the engine
+        weighted.append(("kestrel_session_submit", by_tool["kestrel_session_submit"]))
     return st.one_of(
         *[
             st.builds(
@@ -279,8 +274,10 @@ def notifications() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def frames(known_sessions: list[str]) -> st.SearchStrategy[tuple[str, Any, bytes]]:
-    """``(kind, decoded message or None, raw frame bytes)``."""
+def frames(
+    known_sessions: list[str], tools: tuple[Tool, ...] = STDIO_TOOLS
+) -> st.SearchStrategy[tuple[str, Any, bytes]]:
+    """``(kind, decoded message or None, raw frame bytes)``; exact calls of ``tools``."""
 
     def encode(kind: str) -> Any:
         return lambda m: (kind, m, json.dumps(m).encode())
@@ -292,8 +289,8 @@ def frames(known_sessions: list[str]) -> st.SearchStrategy[tuple[str, Any, bytes
     )
     return st.one_of(
         requests(known_sessions).map(encode("request")),
-        exact_tool_calls(known_sessions).map(encode("request")),
-        exact_tool_calls(known_sessions).map(encode("request")),
+        exact_tool_calls(known_sessions, tools).map(encode("request")),
+        exact_tool_calls(known_sessions, tools).map(encode("request")),
         notifications().map(encode("notification")),
         json_values.map(encode("value")),
         broken,

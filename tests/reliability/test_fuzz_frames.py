@@ -79,13 +79,15 @@ def _fuzz(rs: ModuleType, strat: ModuleType, tmp_path: Path, examples: int) -> N
     with anyio.from_thread.start_blocking_portal() as portal:
         known = [portal.call(_open, server, "a"), portal.call(_open, server, "b")]
 
+        frames = strat.frames(known, server.surface.listed)
+
         @settings(
             max_examples=examples,
             deadline=None,
             database=None,
             suppress_health_check=list(HealthCheck),
         )
-        @given(st.lists(strat.frames(known), min_size=BATCH, max_size=BATCH))
+        @given(st.lists(frames, min_size=BATCH, max_size=BATCH))
         def run(batch: list[tuple[str, Any, bytes]]) -> None:
             portal.call(_check_batch, rs, server, batch, seen)
 
@@ -112,3 +114,23 @@ def test_handle_frame_fuzz_20k(rs: ModuleType, strat: ModuleType, tmp_path: Path
 @pytest.mark.slow
 def test_handle_frame_fuzz_long(rs: ModuleType, strat: ModuleType, tmp_path: Path) -> None:
     _fuzz(rs, strat, tmp_path, examples=10_000)  # 250,000 frames
+
+
+def test_exact_calls_reach_every_tool_stdio_lists(strat: ModuleType, tmp_path: Path) -> None:
+    """The fuzz's well-formed calls aim at every tool the server lists (the registry's,
+    a tool added to it included), each with its required arguments and no unknown one."""
+    server = create_kestrel_mcp_server(local_transport(home=tmp_path / "home"))
+    listed = {tool.name: tool for tool in server.surface.listed}
+    called: set[str] = set()
+
+    @settings(max_examples=600, derandomize=True, database=None)
+    @given(strat.exact_tool_calls(["ks_" + "a" * 26]))
+    def draw(request: dict[str, Any]) -> None:
+        name, arguments = request["params"]["name"], request["params"]["arguments"]
+        fields = listed[name].arguments.model_fields.values()
+        required = {f.alias for f in fields if f.is_required()}
+        assert required <= set(arguments) <= {f.alias for f in fields}, (name, arguments)
+        called.add(name)
+
+    draw()
+    assert called == set(listed)

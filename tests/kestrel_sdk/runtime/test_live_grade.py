@@ -6,7 +6,8 @@ an empty home verifies them.
 The attack: any member of a grade or proof that differs between the two ways, over
 sessions that exercise every part of a grade (many trades, a stand-down by drawdown, by
 statement with positions liquidated, and at the tape's end, a margin call, a basket,
-shorts, a sealed scenario, a forward tape).
+shorts, every order form, orders still open at the close, fractional lots, a sealed
+scenario, a forward tape).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import kestrel_sdk
 import pytest
 from kestrel_protocol import Proof
 from kestrel_sdk.runtime import Runtime
@@ -87,6 +89,33 @@ CASES = {
         ["buy 201 CRSH\nadvance", "buy 200 CRSH\nadvance", "advance", "advance", "advance"],
         embed_tape=True,
     ),
+    "order forms": Case(
+        "acme-trend",
+        [
+            "buy 10 ACME limit 200.00 take 230.00 loss 90.00 tif gtc\n"
+            "buy 10 ACME limit 200.00 take 500.00 loss trail 5% tif gtc\nadvance 300",
+            "buy 20 ACME\nadvance 5\nsell 20 ACME trail 2.50 tif gtc\nadvance 400",
+        ],
+    ),
+    "oco, a target, orders open at the close": Case(
+        "acme-chop",
+        [
+            "buy 40 ACME\nadvance 2",
+            "sell 40 ACME limit 130.00 oco exits tif gtc\n"
+            "sell 40 ACME stop 80.00 oco exits tif gtc\nadvance 50",
+            "buy ACME to 10%\nbuy 5 ACME limit 1.00 tif gtc\nadvance 10",
+        ],
+    ),
+    "fractional lots, a minimum fee, short": Case(
+        "frac-chop",
+        [
+            "buy 10.37 ACME\nadvance 30",
+            "sell 25.5 ACME\nadvance 20",
+            "buy ACME to 3.33\nadvance 7",
+            'stand down "done"',
+        ],
+        embed_tape=True,
+    ),
     "sealed": Case(
         "acme-chop",
         ["buy 30 ACME tif gtc\nadvance 25", "sell 30 ACME\nadvance 10"],
@@ -101,10 +130,25 @@ CASES = {
 
 
 def _catalog(root: Path) -> Path:
-    """The tests' own scenarios: a margin account that a crash calls, and a forward tape."""
+    """The tests' own scenarios: a margin account that a crash calls, a forward tape, and
+    acme-chop traded in fractional lots."""
     catalog = forward_catalog(root)
     rates = {"cash_rate": "0.05", "borrow_rate": "0.12"}
     _scenario(catalog, "crash", CRASH, leverage="2", maintenance_margin="0.25", **rates)
+    shipped = Path(kestrel_sdk.__file__).parent / "catalog_data" / "acme-chop"
+    fractional = catalog / "frac-chop"  # acme-chop in hundredths, shortable, a minimum fee
+    fractional.mkdir()
+    terms = (shipped / "scenario.toml").read_text("utf-8")
+    for old, new in (
+        ('id = "acme-chop"', 'id = "frac-chop"'),
+        ("lot = 1", 'lot = "0.01"'),
+        ("shortable = false", "shortable = true"),
+        ('minimum = "0.00"', 'minimum = "0.13"'),
+    ):
+        assert old in terms, old
+        terms = terms.replace(old, new)
+    (fractional / "scenario.toml").write_text(terms, "utf-8")
+    (fractional / "tape.csv").write_bytes((shipped / "tape.csv").read_bytes())
     return catalog
 
 
