@@ -99,7 +99,8 @@ def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
     assert runtime.submit("alice", sid, "advance 1 wait 50ms").model().delivery.frame.clock.bar == 1
     # the wait is part of the source: a fresh runtime replays the session identically
     again = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=runtime.store)
-    assert again.frame("alice", sid).model().frame_root == runtime.frame("alice", sid).model().frame_root
+    head = runtime.frame("alice", sid).model().frame_root
+    assert again.frame("alice", sid).model().frame_root == head
 
 
 @pytest.mark.parametrize(
