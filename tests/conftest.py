@@ -7,8 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests import postgres
+from tests.doors import Door
 from tests.peers import INSTALL_SERVICES, require_peer
 from tests.postgres import Cluster
+from tests.stdio_pipe import Stdio, stdio_beside_a_door
 
 
 @pytest.fixture
@@ -50,3 +52,11 @@ def postgres_cluster() -> Iterator[Cluster]:
 def postgres_dsn(postgres_cluster: Cluster) -> str:
     """A DSN whose tables live in a fresh schema of the shared cluster (one per test)."""
     return postgres_cluster.schema()
+
+
+@pytest.fixture(scope="module")
+def stdio_and_door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stdio, Door]]:
+    """``kestrel-mcp`` on a pipe and the door on loopback, for one test module."""
+    homes = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("door")
+    with stdio_beside_a_door(*homes) as faces:
+        yield faces

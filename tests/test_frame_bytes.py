@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 from kestrel_protocol.canonical import canonical_json
 
-from tests.doors import Door, serve_door
-from tests.kestrel_mcp.test_stdio import INIT
-from tests.test_malformed_messages import _Stdio
+from tests.doors import Door
+from tests.stdio_pipe import Stdio
 
 _DECODER = json.JSONDecoder()
 
@@ -52,22 +49,10 @@ def _call(number: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
 
 
-@pytest.fixture(scope="module")
-def faces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[_Stdio, Door]]:
-    home = tmp_path_factory.mktemp("home")
-    stdio = _Stdio(home)
-    try:
-        assert stdio.call(INIT)["result"]["protocolVersion"] == "2025-11-25"
-        with serve_door(tmp_path_factory.mktemp("door")) as door:
-            yield stdio, door
-    finally:
-        stdio.close()
-
-
 def test_stdio_sends_the_frame_it_answered_a_step_with_when_the_frame_is_read(
-    faces: tuple[_Stdio, Door],
+    stdio_and_door: tuple[Stdio, Door],
 ) -> None:
-    stdio, _ = faces
+    stdio, _ = stdio_and_door
     opened = stdio.call(_call(1, "kestrel_session_open", {"scenario": "acme-trend"}))
     sid = opened["result"]["structuredContent"]["sessionId"]
     first, first_root = _sent_frame(
@@ -90,9 +75,9 @@ def test_stdio_sends_the_frame_it_answered_a_step_with_when_the_frame_is_read(
 
 
 def test_the_doors_faces_send_the_frame_a_step_answered_when_it_is_read(
-    faces: tuple[_Stdio, Door],
+    stdio_and_door: tuple[Stdio, Door],
 ) -> None:
-    _, door = faces
+    _, door = stdio_and_door
     auth = {"Authorization": f"Bearer {door.token}"}
     mcp = {**auth, "Accept": "application/json, text/event-stream"}
 

@@ -15,18 +15,13 @@ Bytes that are not one JSON value in UTF-8 are a parse error on both, in the sam
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.doors import Door, serve_door
-from tests.kestrel_mcp.test_stdio import INIT
+from tests.doors import Door
+from tests.stdio_pipe import Stdio
 
 ID_MUST = 'member "id" must be a string or an integer, not '
 
@@ -104,53 +99,6 @@ UNREADABLE: list[tuple[bytes, str]] = [
 ]
 
 
-class _Stdio:
-    """``python -m kestrel_mcp`` on a pipe, one line out and one line back."""
-
-    def __init__(self, home: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "kestrel_mcp", "--home", str(home)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "HOME": str(home), "KESTREL_HOME": str(home)},
-        )
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.stdin, self.stdout = self.process.stdin, self.process.stdout
-
-    def send(self, message: Any) -> None:
-        self.stdin.write(json.dumps(message).encode() + b"\n")
-        self.stdin.flush()
-
-    def call(self, message: Any) -> dict[str, Any]:
-        answer: dict[str, Any] = json.loads(self.line(message))
-        return answer
-
-    def line(self, message: Any) -> bytes:
-        """The answer's line as it came on the pipe, its newline left off."""
-        self.send(message)
-        return self.stdout.readline().removesuffix(b"\n")
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=10)
-        self.stdin.close()
-        self.stdout.close()
-
-
-@pytest.fixture(scope="module")
-def faces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[_Stdio, Door]]:
-    home = tmp_path_factory.mktemp("home")
-    stdio = _Stdio(home)
-    try:
-        assert stdio.call(INIT)["result"]["protocolVersion"] == "2025-11-25"
-        with serve_door(tmp_path_factory.mktemp("door")) as door:
-            yield stdio, door
-    finally:
-        stdio.close()
-
-
 def _post(door: Door, message: Any) -> httpx.Response:
     return httpx.post(
         door.url + "/mcp",
@@ -166,9 +114,9 @@ def _post(door: Door, message: Any) -> httpx.Response:
 
 @pytest.mark.parametrize(("message", "request_id", "why"), WITH_ID)
 def test_a_malformed_request_is_refused_alike_on_stdio_and_the_door(
-    faces: tuple[_Stdio, Door], message: Any, request_id: Any, why: str
+    stdio_and_door: tuple[Stdio, Door], message: Any, request_id: Any, why: str
 ) -> None:
-    stdio, door = faces
+    stdio, door = stdio_and_door
     on_stdio = stdio.call(message)
     on_door = _post(door, message)
     expected = {"code": -32600, "message": why}
@@ -179,9 +127,9 @@ def test_a_malformed_request_is_refused_alike_on_stdio_and_the_door(
 
 @pytest.mark.parametrize(("message", "why"), WITHOUT_ID)
 def test_a_malformed_message_without_an_id_is_never_answered_on_stdio(
-    faces: tuple[_Stdio, Door], message: Any, why: str | None
+    stdio_and_door: tuple[Stdio, Door], message: Any, why: str | None
 ) -> None:
-    stdio, door = faces
+    stdio, door = stdio_and_door
     stdio.send(message)
     # the next line on the pipe is the ping's answer: the message got none
     assert stdio.call({"jsonrpc": "2.0", "id": "after", "method": "ping"}) == {
@@ -201,8 +149,8 @@ def test_a_malformed_message_without_an_id_is_never_answered_on_stdio(
         }
 
 
-def test_a_well_formed_notification_is_taken_on_both(faces: tuple[_Stdio, Door]) -> None:
-    stdio, door = faces
+def test_a_well_formed_notification_is_taken_on_both(stdio_and_door: tuple[Stdio, Door]) -> None:
+    stdio, door = stdio_and_door
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     stdio.send(note)
     assert stdio.call({"jsonrpc": "2.0", "id": "next", "method": "ping"})["id"] == "next"
@@ -211,9 +159,9 @@ def test_a_well_formed_notification_is_taken_on_both(faces: tuple[_Stdio, Door])
 
 @pytest.mark.parametrize(("message", "code"), ECHOED)
 def test_a_lone_surrogate_an_answer_echoes_is_sent_as_utf8_alike(
-    faces: tuple[_Stdio, Door], message: dict[str, Any], code: int
+    stdio_and_door: tuple[Stdio, Door], message: dict[str, Any], code: int
 ) -> None:
-    stdio, door = faces
+    stdio, door = stdio_and_door
     on_stdio = stdio.line(message)
     on_door = _post(door, message).content
     assert on_stdio == on_door
@@ -229,9 +177,9 @@ def test_a_lone_surrogate_an_answer_echoes_is_sent_as_utf8_alike(
     ids=["bom", "utf-16", "invalid-byte", "surrogate-bytes", "nan", "infinity", "cut-short"],
 )
 def test_bytes_that_are_no_json_in_utf8_are_a_parse_error_alike(
-    faces: tuple[_Stdio, Door], raw: bytes, why: str
+    stdio_and_door: tuple[Stdio, Door], raw: bytes, why: str
 ) -> None:
-    stdio, door = faces
+    stdio, door = stdio_and_door
     stdio.stdin.write(raw + b"\n")
     stdio.stdin.flush()
     on_stdio = json.loads(stdio.stdout.readline())
