@@ -35,6 +35,7 @@ from kestrel_protocol.surface import (
     TRIALS_PATH,
     Arguments,
     Binding,
+    Id,
     Route,
     Surface,
     Text,
@@ -354,7 +355,7 @@ def _example_tool() -> tuple[Tool, type[Runtime]]:
     """The worked example's arguments model, ``Tool`` and runtime method, taken from
     CONTRIBUTING.md verbatim (its method on a subclass of the runtime)."""
     arguments_block, tool_block, method_block = _worked_example()[0]
-    names: dict[str, Any] = {"Arguments": Arguments, "Text": Text, "Field": Field}
+    names: dict[str, Any] = {"Arguments": Arguments, "Id": Id, "Text": Text, "Field": Field}
     exec(_compiled(arguments_block, "exec"), names)
     names |= {"Tool": Tool, "Binding": Binding, "Route": Route, "Clock": Clock}
     names["SCOPE_READ"] = "kestrel:read"
