@@ -62,11 +62,9 @@ class SessionReads:
             engine = live.engine
             root = live.frame_root
             text = None if engine is None else engine.frame_text()
-            scenario = live.loaded.scenario.id
+            scenario = live.loaded.scenario.id  # the frame's own (the engine writes it)
         if text is None:  # closed: its head as the store holds it (bytes that hash to root)
-            data = self._artifact(root, None)
-            text = canonical_json(data).decode("utf-8")
-            scenario = str(data["scenario"]["id"])
+            text = canonical_json(self._artifact(root, None)).decode("utf-8")
         if self._served.sealed(scenario):
             text = sealed_frame_text(text)
         return Wire(Delivery, f'{{"frame":{text},"frameRoot":"{root}"}}')
