@@ -89,6 +89,8 @@ def test_a_session_sealed_after_it_opened_is_served_without_the_tapes_length(
     stepped = wire.text.split('"delivery":{"frame":', 1)[1].rsplit(',"frameRoot":', 1)[0]
     read = sealed_rt.frame("p", sid).text
     assert read == f'{{"frame":{stepped},"frameRoot":"{unsealed.frame_root}"}}'
+    assert sealed_rt.news("p", sid).clock.remaining is None  # the reads' clock as served
+    assert sealed_rt.history("p", sid, 2).clock.remaining is None
     sealed_rt.close("p", sid)
     closed = json.loads(sealed_rt.frame("p", sid).text)
     assert "remaining" not in closed["frame"]["clock"]

@@ -30,7 +30,7 @@ from .engine.wire import builder
 from .history import history_bars
 from .live import LiveSession, LiveSessions
 from .news_reads import news_page
-from .sealed import sealed_frame_data, sealed_frame_text, sealed_history
+from .sealed import sealed_frame, sealed_frame_data, sealed_frame_text, sealed_history
 
 __all__ = ["SessionReads"]
 
@@ -106,7 +106,9 @@ class SessionReads:
         self, principal: str, sid: str, limit: int, before: str | None, symbol: str | None
     ) -> NewsPage:
         """The news items visible at the session's clock (:mod:`.news_reads`)."""
-        frame = self.frame(principal, sid).model().frame  # sealed: its clock as served
+        frame = self.head(principal, sid).frame
+        if self._served.sealed(frame.scenario.id):  # its clock as served
+            frame = sealed_frame(frame)
         loaded = self._sessions.get(principal, sid).loaded
         return news_page(
             loaded, sid, frame.scenario, frame.clock, limit=limit, before=before, symbol=symbol
