@@ -86,9 +86,8 @@ def _refused(response: httpx2.Response, what: str) -> Exception:
         return TrialUnavailable(f"the door could not {what} (HTTP {response.status_code}) {said}")
     if response.status_code == 401:
         return ValueError(
-            f"the door refused to {what}: {said} (it does not accept the evaluator's token "
-            "from $KESTREL_API_TOKEN or token_file: unknown to this door, revoked, or issued "
-            f"in another door's home; issue one on this door: {_ISSUE})"
+            f"the door refused to {what}: {said} (the evaluator's token, from "
+            f"$KESTREL_API_TOKEN or token_file; issue one on this door: {_ISSUE})"
         )
     return ValueError(
         f"the door refused to {what}: {said} (the evaluator's token needs the scope "
