@@ -186,3 +186,12 @@ def test_the_demo_leaves_the_scenario_it_shows_unseen_and_names_a_failed_check(
     assert failed[0].split(None, 1)[1].startswith("no-lookahead: tape acme-trend read"), failed
     quiet = run("demo", "--quiet")
     assert "kestrel: failed check no-lookahead: " in quiet.stderr
+
+
+def test_the_demo_on_an_unknown_scenario_says_only_that(tmp_path: Path) -> None:
+    """``kestrel demo --scenario nope``: one line naming the unknown id, not first a line
+    saying it is "showing nope" to the demo's principal."""
+    done = _kestrel(tmp_path / "home", "demo", "--scenario", "nope")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == "kestrel: UNKNOWN_SCENARIO: no scenario 'nope' in the catalog\n"
+    assert done.stdout == ""

@@ -157,12 +157,12 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
         if settings.remote
         else f"the principal {DEMO_PRINCIPAL!r} (not you: your own runs on {scenario} stay unseen)"
     )
-    if not quiet:
-        console.print(f"showing {scenario} to {shown_to}", highlight=False)
 
     async def go() -> tuple[GradeResult, Path, Path, bool]:
         async with open_sdk(settings, DEMO_PRINCIPAL) as sdk:
-            found = await sdk.scenario(scenario)
+            found = await sdk.scenario(scenario)  # an unknown id is refused before it is shown
+            if not quiet:
+                console.print(f"showing {scenario} to {shown_to}", highlight=False)
             symbol = found.instruments[0].symbol
             opened = await sdk.open_session(scenario)
             if opened.session is None:
