@@ -214,3 +214,26 @@ async def test_every_route_refuses_unknown_query_and_body_members(kit: Kit) -> N
         assert (frame["frame"]["seq"], frame["frame"]["status"]) == (0, "open")
         resp = await client.post(f"/v1/sessions/{sid}/close", content=b"[1]")
         assert resp.status_code == 400
+
+
+async def test_a_401_says_whether_a_bearer_was_sent(kit: Kit) -> None:
+    """No bearer and a bearer the door does not accept are different things to fix: the
+    refusal says which (it used to say "a valid bearer credential is required" to both)."""
+    app = kit.app()
+    async with asgi_client(app) as anon:
+        for path in ("/v1/catalog", "/mcp"):
+            resp = await anon.request("POST" if path == "/mcp" else "GET", path)
+            assert resp.status_code == 401, path
+            message = resp.json()["refusal"]["message"]
+            assert "none was sent" in message, message
+            assert "KESTREL_API_TOKEN" in message
+    row, token = kit.tokens.issue("alice", ["kestrel:read"])
+    assert kit.tokens.revoke(row.id)
+    for bad in (f"Bearer {token}", "Bearer kestrel_tok_not-issued-here"):
+        async with asgi_client(app, Authorization=bad) as client:
+            resp = await client.get("/v1/catalog")
+            assert resp.status_code == 401, bad
+            message = resp.json()["refusal"]["message"]
+            assert "not valid here: unknown, revoked or expired" in message, message
+            assert "none was sent" not in message
+            assert bad.split()[-1] not in resp.text  # the token is never echoed

@@ -251,3 +251,30 @@ def test_an_evaluator_token_without_the_trials_scope_is_refused_naming_it(
     assert log.error is not None
     assert "the door refused to mint the trial" in log.error.message
     assert "kestrel:trials" in log.error.message
+
+
+def test_an_evaluator_token_the_door_does_not_know_is_refused_saying_so(
+    tmp_path: Path,
+) -> None:
+    """A token the door does not accept (mistyped, revoked, or issued in another door's
+    home): the eval fails saying the token is not valid there and how to issue one, not
+    that it lacks ``kestrel:trials`` (which sends the evaluator after the wrong fix); the
+    token is in no file of the log directory."""
+    token_file = tmp_path / "token"
+    bogus = "kestrel_tok_not-issued-by-this-door"
+    token_file.write_text(bogus, encoding="utf-8")
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        [log] = inspect_eval(
+            kestrel_trading("acme-chop", door=door.url, token_file=str(token_file)),
+            model="kestrel/momentum",
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.status == "error"
+    assert log.error is not None
+    message = log.error.message
+    assert "the door refused to mint the trial" in message
+    assert "not valid here: unknown, revoked or expired" in message  # the door's word
+    assert "kestrel-door token issue" in message
+    assert "needs the scope" not in message
+    assert_nowhere(bogus, tmp_path / "logs")

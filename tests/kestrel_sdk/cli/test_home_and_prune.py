@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from kestrel_sdk.cli import cli
 from kestrel_sdk.runtime import Runtime
@@ -255,3 +256,21 @@ def test_prune_works_alike_on_a_postgresql_store(tmp_path: Path, postgres_dsn: s
     summary = json.loads(_kestrel(tmp_path, "--store", postgres_dsn, "home", "--json").stdout)
     assert (summary["summary"]["closed"], summary["summary"]["pruned"]) == (2, 1)
     assert not (tmp_path / "kestrel.db").exists()  # nothing was kept in the home's SQLite
+
+
+def test_home_names_the_secret_stores_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kestrel secrets set`` writes ``.env`` and takes ``.env.lock`` beside it: ``kestrel
+    home`` says what both are, never that a file Kestrel made is "not Kestrel's"."""
+    monkeypatch.setenv("KESTREL_SECRET_STORE", "file")
+    done = CliRunner().invoke(
+        cli, ["--home", str(tmp_path), "secrets", "set", "PAPER_KEY", "--stdin"], input="x\n"
+    )
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / ".env.lock").exists()
+    data = json.loads(_kestrel(tmp_path, "home", "--json").stdout)
+    parts = {part["path"]: part for part in data["parts"]}
+    assert parts[".env"]["what"].startswith("your paper-only secrets")
+    assert parts[".env.lock"]["what"] == "the lock kestrel secrets holds while it writes .env"
+    assert "not Kestrel's" not in {part["what"] for part in data["parts"]}

@@ -1,5 +1,6 @@
 """``examples/notebook.ipynb`` runs top to bottom in a real Jupyter kernel (whose event
-loop is running, as in Jupyter), reproduces the demo's grade and shows it as HTML."""
+loop is running, as in Jupyter), reproduces the demo's fills and metrics (its own grade root:
+it trades as ``local``, the demo as ``demo``) and shows the grade as HTML."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import nbformat
 from nbclient import NotebookClient
 
 NOTEBOOK = Path(__file__).resolve().parents[3] / "examples" / "notebook.ipynb"
-DEMO_ROOT = "sha256:03d5e42b1dc62323ed5cef59aebf777827dfe307ee7606367e8b28ae48b61d66"
+NOTEBOOK_ROOT = "sha256:03d5e42b1dc62323ed5cef59aebf777827dfe307ee7606367e8b28ae48b61d66"
 
 
 def _outputs(cell: Any, mime: str) -> str:
@@ -23,7 +24,7 @@ def _outputs(cell: Any, mime: str) -> str:
     )
 
 
-def test_the_example_notebook_runs_in_a_kernel_and_shows_the_demos_grade(
+def test_the_example_notebook_runs_in_a_kernel_and_shows_its_grade(
     tmp_path: Path,
 ) -> None:
     home = Path(os.environ["HOME"])
@@ -41,9 +42,9 @@ def test_the_example_notebook_runs_in_a_kernel_and_shows_the_demos_grade(
     )
     assert 'data-kind="grade"' in grade_html
     assert 'data-passed="true"' in grade_html
-    assert DEMO_ROOT in grade_html
+    assert NOTEBOOK_ROOT in grade_html
     texts = "".join(_outputs(c, "text/plain") for c in cells)
-    assert DEMO_ROOT in texts  # the root the cell printed
+    assert NOTEBOOK_ROOT in texts  # the root the cell printed
     stats = next(_outputs(c, "text/plain") for c in cells if "stats = frames.metrics" in c.source)
     assert re.search(r"sharpe\s+0\.761169", stats), stats  # the README's demo: 0.76116925
     assert re.search(r"fills\s+92\.0", stats), stats

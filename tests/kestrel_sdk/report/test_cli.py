@@ -13,6 +13,7 @@ import pytest
 from kestrel_protocol import GradeResult, Proof
 
 from tests.browser import dump_dom, screenshot
+from tests.doors import serve_door
 from tests.peers import INSTALL_SERVICES, chromium, require_peer
 
 
@@ -186,3 +187,39 @@ def test_the_demo_leaves_the_scenario_it_shows_unseen_and_names_a_failed_check(
     assert failed[0].split(None, 1)[1].startswith("no-lookahead: tape acme-trend read"), failed
     quiet = run("demo", "--quiet")
     assert "kestrel: failed check no-lookahead: " in quiet.stderr
+
+
+def test_the_demo_on_an_unknown_scenario_says_only_that(tmp_path: Path) -> None:
+    """``kestrel demo --scenario nope``: one line naming the unknown id, not first a line
+    saying it is "showing nope" to the demo's principal."""
+    done = _kestrel(tmp_path / "home", "demo", "--scenario", "nope")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == "kestrel: UNKNOWN_SCENARIO: no scenario 'nope' in the catalog\n"
+    assert done.stdout == ""
+
+
+def test_the_demo_through_a_sealed_door_keeps_its_grade_and_says_why_no_report(
+    tmp_path: Path,
+) -> None:
+    """``kestrel --remote DOOR demo --scenario acme-chop`` where the door seals acme-chop:
+    a report needs the tape, which the door does not serve, so the demo ends with its
+    table, its verified grade's path and a report line saying why there is none, exit 0
+    (it used to end on ``SCENARIO_SEALED`` after the grade, its path never said)."""
+    with serve_door(tmp_path / "door", "--seal", "acme-chop") as door:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+        env |= {"HOME": str(tmp_path / "me"), "COLUMNS": "200", "KESTREL_API_TOKEN": door.token}
+        kestrel = str(Path(sys.executable).parent / "kestrel")
+        done = subprocess.run(
+            [kestrel, "--remote", door.url, "demo", "--scenario", "acme-chop"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(None, 1) for line in done.stdout.splitlines()[-2:])
+    assert lines["report"].startswith("none: acme-chop is sealed"), done.stdout
+    grade = GradeResult.parse(Path(lines["grade"]).read_bytes())
+    assert grade.scenario.id == "acme-chop"
+    assert not (Path(lines["grade"]).parent / "report.html").exists()

@@ -37,6 +37,12 @@ __all__ = ["Caller", "Door", "TransportFactory", "json_response", "outage_respon
 
 logger = logging.getLogger(__name__)
 
+_NO_BEARER = (
+    "a bearer credential is required and none was sent (Authorization: Bearer TOKEN; "
+    "Kestrel's clients send $KESTREL_API_TOKEN)"
+)
+_INVALID_BEARER = "the bearer credential sent is not valid here: unknown, revoked or expired"
+
 TransportFactory = Callable[[str], Transport]
 
 
@@ -109,14 +115,16 @@ class Door:
         return found
 
     def challenge(self, *, invalid: bool) -> Response:
-        """401 with the RFC 9728 pointer; ``invalid`` when a bearer was presented."""
+        """401 with the RFC 9728 pointer; ``invalid`` when a bearer was presented. The
+        message says which: a caller who sent none and one whose token is unknown here,
+        revoked or expired have different things to fix."""
         value = f'Bearer resource_metadata="{self.config.metadata_url}"'
         if invalid:
             value += ', error="invalid_token"'
         body = {
             "refusal": {
                 "code": "FORBIDDEN",
-                "message": "a valid bearer credential is required",
+                "message": _INVALID_BEARER if invalid else _NO_BEARER,
                 "detail": {"resourceMetadata": self.config.metadata_url},
             }
         }

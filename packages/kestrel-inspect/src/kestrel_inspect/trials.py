@@ -67,9 +67,16 @@ def trial_name(state: TaskState, attempt: int = 1) -> str:
     return name + (f"-r{attempt}" if attempt > 1 else "")
 
 
+_ISSUE: Final = (
+    'kestrel-door token issue --principal NAME --scope "kestrel:read kestrel:trade '
+    'kestrel:grade kestrel:trials"'
+)
+
+
 def _refused(response: httpx2.Response, what: str) -> Exception:
     """A door's refusal of ``what``: an outage (5xx, 429) is :class:`TrialUnavailable`;
-    anything else is the evaluator's to fix (a token without ``kestrel:trials``)."""
+    anything else is the evaluator's to fix: a token the door does not accept (401:
+    unknown, revoked, or issued in another door's home) or one without ``kestrel:trials``."""
     try:
         refusal: Any = response.json().get("refusal", {})
     except ValueError:
@@ -77,6 +84,11 @@ def _refused(response: httpx2.Response, what: str) -> Exception:
     said = f"{refusal.get('code', response.status_code)}: {refusal.get('message', '')}".strip()
     if response.status_code >= 500 or response.status_code == 429:
         return TrialUnavailable(f"the door could not {what} (HTTP {response.status_code}) {said}")
+    if response.status_code == 401:
+        return ValueError(
+            f"the door refused to {what}: {said} (the evaluator's token, from "
+            f"$KESTREL_API_TOKEN or token_file; issue one on this door: {_ISSUE})"
+        )
     return ValueError(
         f"the door refused to {what}: {said} (the evaluator's token needs the scope "
         "kestrel:trials besides kestrel:read kestrel:trade kestrel:grade)"

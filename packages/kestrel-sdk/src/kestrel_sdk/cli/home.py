@@ -64,6 +64,13 @@ HOME_PARTS: dict[str, HomePart] = {
     ".env": HomePart(
         "your paper-only secrets (when the OS keyring is not used)", "kestrel secrets unset KEY"
     ),
+    ".env.lock": HomePart(
+        "the lock kestrel secrets holds while it writes .env", "any time none is running"
+    ),
+    ".keyring-index.lock": HomePart(
+        "the lock kestrel secrets holds while it updates the OS keyring's index of keys",
+        "any time none is running",
+    ),
 }
 """Everything Kestrel keeps under a home, by name (README: Where your data lives)."""
 

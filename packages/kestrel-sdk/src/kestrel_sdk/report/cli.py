@@ -128,11 +128,19 @@ def _summary(grade: GradeResult, verified: bool) -> Table:
     return table
 
 
-def _paths(grade: GradeResult, report: Path, grade_path: Path) -> str:
+def _paths(grade: GradeResult, report: Path | str, grade_path: Path) -> str:
     """What a user copies next, one per line and never cut, whatever the terminal's width;
     each failed check first, by its id and detail."""
     failed = "".join(f"failed      {line}\n" for line in failed_checks(grade))
     return f"{failed}grade root  {grade.root}\ngrade       {grade_path}\nreport      {report}"
+
+
+def _no_report(scenario: str) -> str:
+    """Why a sealed scenario's demo has no report, and when it can have one."""
+    return (
+        f"none: {scenario} is sealed (a report needs its tape, which is not served); "
+        "kestrel report GRADE.json makes it once the scenario is unsealed"
+    )
 
 
 @click.command("demo")
@@ -143,7 +151,11 @@ def _paths(grade: GradeResult, report: Path, grade_path: Path) -> str:
     default=None,
     help="Directory for grade.json and report.html (default: $KESTREL_HOME/reports/<session>).",
 )
-@click.option("--quiet", is_flag=True, help="No progress bar; print only the report path.")
+@click.option(
+    "--quiet",
+    is_flag=True,
+    help="No progress bar; print only the report path (the grade's, for a sealed scenario).",
+)
 @click.pass_context
 def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: bool) -> None:
     """Run the SMA-cross agent on a shipped scenario: trade, grade, verify, report.
@@ -157,12 +169,12 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
         if settings.remote
         else f"the principal {DEMO_PRINCIPAL!r} (not you: your own runs on {scenario} stay unseen)"
     )
-    if not quiet:
-        console.print(f"showing {scenario} to {shown_to}", highlight=False)
 
-    async def go() -> tuple[GradeResult, Path, Path, bool]:
+    async def go() -> tuple[GradeResult, Path | None, Path, bool]:
         async with open_sdk(settings, DEMO_PRINCIPAL) as sdk:
-            found = await sdk.scenario(scenario)
+            found = await sdk.scenario(scenario)  # an unknown id is refused before it is shown
+            if not quiet:
+                console.print(f"showing {scenario} to {shown_to}", highlight=False)
             symbol = found.instruments[0].symbol
             opened = await sdk.open_session(scenario)
             if opened.session is None:
@@ -202,10 +214,16 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
             folder.mkdir(parents=True, exist_ok=True)
             grade_path = folder / "grade.json"
             grade_path.write_text(json.dumps(grade.to_json(), indent=2) + "\n", encoding="utf-8")
-            with _phase(console, quiet, "writing the report"):
-                report = await write_report(sdk, grade, folder / "report.html")
             if out is None:
                 grade_path.chmod(0o600)
+            try:
+                with _phase(console, quiet, "writing the report"):
+                    report = await write_report(sdk, grade, folder / "report.html")
+            except KestrelError as exc:  # a sealed door's scenario: the grade stands alone
+                if exc.code != RefusalCode.SCENARIO_SEALED:
+                    raise
+                return grade, None, grade_path.resolve(), verified
+            if out is None:
                 report.chmod(0o600)
             return grade, report, grade_path.resolve(), verified
 
@@ -213,9 +231,11 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
     if quiet:
         for failed in failed_checks(grade):  # named even when quiet, where errors go
             click.echo(f"kestrel: failed check {failed}", err=True)
-        click.echo(str(report))
+        if report is None:
+            click.echo(f"kestrel: report {_no_report(grade.scenario.id)}", err=True)
+        click.echo(str(report or grade_path))
     else:
         Console().print(_summary(grade, verified))
-        click.echo(_paths(grade, report, grade_path))
+        click.echo(_paths(grade, report or _no_report(grade.scenario.id), grade_path))
     if not verified:
         raise fail("CHECK_FAILED", f"grade {grade.root} did not verify")
