@@ -201,3 +201,51 @@ def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sess
     assert "journal" not in late
     assert sum(late.values()) <= 6, late
     rt.shutdown()
+
+
+# Another process: its runtime's store killed (SIGKILL) when a step writes what it
+# marks beside its journal row (``add_read``: the first submission behind the horizon;
+# ``raise_horizon``: a clock past it), then one submission.
+KILLED = """
+import os, signal, sys
+from kestrel_sdk.runtime import Runtime
+runtime = Runtime(sys.argv[1])
+setattr(runtime.store, sys.argv[2], lambda *args: os.kill(os.getpid(), signal.SIGKILL))
+runtime.submit("alice", sys.argv[3], sys.argv[4])
+"""
+
+
+@pytest.mark.parametrize("killed_in", ["add_read", "raise_horizon"])
+def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_or_undone(
+    tmp_path: Path, killed_in: str
+) -> None:
+    """The scout reaches the tape's end; a step (the trader's first decision behind the
+    scout, or the scout's run while the trader is open) is made by a process killed as it
+    writes what the step marks. Its journal row must not outlive the mark: the agent
+    submits again what was never acknowledged, and the trader fails ``no-lookahead``
+    naming the scout, as it would had nobody been killed (before: the row was committed
+    alone, and the trader passed)."""
+    home = tmp_path / "home"
+    here = Runtime(home)
+    scout, trader = _open(here, "scout"), _open(here, "trade")
+    run = f"advance {END}"
+    if killed_in == "add_read":
+        here.submit("alice", scout, run)
+        killed = (trader, TRADE)
+    else:
+        killed = (scout, run)
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED, str(home), killed_in, *killed], timeout=300, check=False
+    )
+    assert child.returncode == -9
+    sid, source = killed
+    if here.frame("alice", sid).model().frame.seq == 0:  # not acknowledged: submitted again
+        here.submit("alice", sid, source)
+    if killed_in == "raise_horizon":
+        here.submit("alice", trader, TRADE)
+    passed, detail = _check(here.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    here.shutdown()
