@@ -203,15 +203,17 @@ def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sess
     rt.shutdown()
 
 
-# Another process: its runtime's store killed (SIGKILL) when a step writes what it
-# marks beside its journal row (``add_read``: the first submission behind the horizon;
-# ``raise_horizon``: a clock past it), then one submission.
+# Another process: its runtime's store killed (SIGKILL) in the method named, then one
+# submission (session, source) or the trading session opened (label).
 KILLED = """
 import os, signal, sys
 from kestrel_sdk.runtime import Runtime
 runtime = Runtime(sys.argv[1])
 setattr(runtime.store, sys.argv[2], lambda *args: os.kill(os.getpid(), signal.SIGKILL))
-runtime.submit("alice", sys.argv[3], sys.argv[4])
+if len(sys.argv) > 4:
+    runtime.submit("alice", sys.argv[3], sys.argv[4])
+else:
+    runtime.open_session("alice", "acme-trend", sys.argv[3])
 """
 
 
@@ -243,6 +245,34 @@ def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_o
         here.submit("alice", sid, source)
     if killed_in == "raise_horizon":
         here.submit("alice", trader, TRADE)
+    passed, detail = _check(here.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    here.shutdown()
+
+
+@pytest.mark.parametrize("killed_in", ["count_session", "raise_horizon"])
+def test_a_process_killed_as_it_opens_the_trader_leaves_it_checked_against_the_scout(
+    tmp_path: Path, killed_in: str
+) -> None:
+    """The scout at the tape's end; the trading session is opened by a process killed
+    after its row was written, as it counts the session or writes the scout's clock. The
+    agent opens it again by its label (the open was never answered) and trades: it fails
+    ``no-lookahead`` naming the scout (before: the trader was never counted, or the
+    scout's clock never written, and it passed)."""
+    home = tmp_path / "home"
+    here = Runtime(home)
+    scout = _open(here, "scout")
+    here.submit("alice", scout, f"advance {END}")
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED, str(home), killed_in, "trade"], timeout=300, check=False
+    )
+    assert child.returncode == -9
+    trader = _open(here, "trade")
+    assert here.store.session(trader) is not None  # the killed process had written its row
+    here.submit("alice", trader, TRADE)
     passed, detail = _check(here.grade("alice", trader))
     assert not passed
     assert detail.startswith(

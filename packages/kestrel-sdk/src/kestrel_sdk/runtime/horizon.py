@@ -103,12 +103,35 @@ class Horizons:
     def opened(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
         """Count the session ``sid`` just opened; the second one on a lineage writes the
         clocks the principal's earlier sessions on its twins reached."""
-        if self.store.count_session(principal, self._key(scenario_id)) != 2:
-            return
+        if self.store.count_session(principal, self._key(scenario_id)) == 2:
+            self._clocks(principal, scenario_id, scenario_root, sid)
+
+    def resumed(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+        """Session ``sid``, open and never stepped, was found under its label: what its
+        opening writes is written now if it was not (a process killed as it opened it,
+        after its row: the session uncounted, or counted second without the earlier
+        clocks), else its steps would be checked against a horizon that never saw the
+        principal's other sessions. A count is added only when the principal's sessions
+        outnumber the row's; clocks only raise it."""
+        horizon = self.store.horizon(principal, self._key(scenario_id))
+        counted = 0 if horizon is None else horizon.sessions
+        twins = self._twins(scenario_id, scenario_root)
+        if counted < sum(len(self.store.labels(principal, root)) for _, root in twins):
+            self.opened(principal, scenario_id, scenario_root, sid)
+        elif counted >= 2:
+            self._clocks(principal, scenario_id, scenario_root, sid)
+
+    def _twins(self, scenario_id: str, scenario_root: str) -> list[tuple[str, str]]:
+        """The scenario's lineage: each twin's id and root (itself alone, without one)."""
         twins = [(scenario_id, scenario_root)]
         if self._lineages is not None:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
-        for twin, root in twins:
+        return twins
+
+    def _clocks(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+        """Write the clocks the principal's sessions on the lineage other than ``sid``
+        reached."""
+        for twin, root in self._twins(scenario_id, scenario_root):
             on = "" if twin == scenario_id else f" on {twin}"
             for label in sorted(self.store.labels(principal, root)):
                 other = session_id(principal, root, label)
