@@ -138,3 +138,42 @@ def test_a_session_discarded_by_another_runtime_is_unknown_on_every_read_here(
     assert not reader.discard("alice", sessions["discard"])
     keeper.shutdown()
     reader.shutdown()
+
+
+@pytest.mark.parametrize("reopener", ["this runtime", "another runtime"])
+def test_a_session_discarded_and_opened_again_has_its_grade_stored(
+    store_url: str, tmp_path: Path, reopener: str
+) -> None:
+    """A session graded here, discarded and opened again under its label (here, or by
+    another process on the store) and made the same way (behind the tape its principal
+    read, as the first was), is graded here again: the same root, stored as its grade
+    (an artifact every reader finds, and a second discard forgets it). Before, this
+    runtime answered the grade its first session's work left in memory and stored
+    nothing: the root was unknown and the session refused discard."""
+    here = Runtime(tmp_path, store=open_runtime_store(store_url))
+    there = (
+        here
+        if reopener == "this runtime"
+        else Runtime(tmp_path, store=open_runtime_store(store_url))
+    )
+
+    def made() -> str:
+        sid = there.open_session("alice", "acme-trend", "again").session_id
+        assert sid is not None
+        there.submit("alice", sid, "buy 1 ACME\nadvance 30")
+        return sid
+
+    there.tape("alice", "acme-trend")
+    sid = made()
+    first = here.grade("alice", sid)
+    assert isinstance(first, GradeResult)
+    assert there.discard("alice", sid)
+    assert made() == sid
+    there.close("alice", sid)
+    again = here.grade("alice", sid)
+    assert isinstance(again, GradeResult)
+    assert again.root == first.root
+    assert there.artifact(again.root)["root"] == again.root
+    assert there.discard("alice", sid)
+    here.shutdown()
+    there.shutdown()

@@ -201,3 +201,81 @@ def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sess
     assert "journal" not in late
     assert sum(late.values()) <= 6, late
     rt.shutdown()
+
+
+# Another process: its runtime's store killed (SIGKILL) in the method named, then one
+# submission (session, source) or the trading session opened (label).
+KILLED = """
+import os, signal, sys
+from kestrel_sdk.runtime import Runtime
+runtime = Runtime(sys.argv[1])
+setattr(runtime.store, sys.argv[2], lambda *args: os.kill(os.getpid(), signal.SIGKILL))
+if len(sys.argv) > 4:
+    runtime.submit("alice", sys.argv[3], sys.argv[4])
+else:
+    runtime.open_session("alice", "acme-trend", sys.argv[3])
+"""
+
+
+@pytest.mark.parametrize("killed_in", ["add_read", "raise_horizon"])
+def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_or_undone(
+    tmp_path: Path, killed_in: str
+) -> None:
+    """The scout reaches the tape's end; a step (the trader's first decision behind the
+    scout, or the scout's run while the trader is open) is made by a process killed as it
+    writes what the step marks. Its journal row must not outlive the mark: the agent
+    submits again what was never acknowledged, and the trader fails ``no-lookahead``
+    naming the scout, as it would had nobody been killed (before: the row was committed
+    alone, and the trader passed)."""
+    home = tmp_path / "home"
+    here = Runtime(home)
+    scout, trader = _open(here, "scout"), _open(here, "trade")
+    run = f"advance {END}"
+    if killed_in == "add_read":
+        here.submit("alice", scout, run)
+        killed = (trader, TRADE)
+    else:
+        killed = (scout, run)
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED, str(home), killed_in, *killed], timeout=300, check=False
+    )
+    assert child.returncode == -9
+    sid, source = killed
+    if here.frame("alice", sid).model().frame.seq == 0:  # not acknowledged: submitted again
+        here.submit("alice", sid, source)
+    if killed_in == "raise_horizon":
+        here.submit("alice", trader, TRADE)
+    passed, detail = _check(here.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    here.shutdown()
+
+
+@pytest.mark.parametrize("killed_in", ["count_session", "raise_horizon"])
+def test_a_process_killed_as_it_opens_the_trader_leaves_it_checked_against_the_scout(
+    tmp_path: Path, killed_in: str
+) -> None:
+    """The scout at the tape's end; the trading session is opened by a process killed
+    after its row was written, as it counts the session or writes the scout's clock. The
+    agent opens it again by its label (the open was never answered) and trades: it fails
+    ``no-lookahead`` naming the scout (before: the trader was never counted, or the
+    scout's clock never written, and it passed)."""
+    home = tmp_path / "home"
+    here = Runtime(home)
+    scout = _open(here, "scout")
+    here.submit("alice", scout, f"advance {END}")
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED, str(home), killed_in, "trade"], timeout=300, check=False
+    )
+    assert child.returncode == -9
+    trader = _open(here, "trade")
+    assert here.store.session(trader) is not None  # the killed process had written its row
+    here.submit("alice", trader, TRADE)
+    passed, detail = _check(here.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    here.shutdown()

@@ -37,6 +37,7 @@ from .runtime_store import (
     RuntimeStore,
     SessionHead,
     SessionRow,
+    StepMarks,
     StoredSession,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "RuntimeStore",
     "SessionHead",
     "SessionRow",
+    "StepMarks",
     "StoreLocation",
     "StoredSession",
     "TokenEntry",

@@ -22,6 +22,7 @@ __all__ = [
     "RuntimeStore",
     "SessionHead",
     "SessionRow",
+    "StepMarks",
     "StoredSession",
 ]
 
@@ -63,6 +64,23 @@ class Horizon:
     bar: Final[int]
     what: Final[str]
     sessions: Final[int]
+
+
+class StepMarks(Protocol):
+    """What a step writes beside its journal row, decided by its horizon row as the step
+    read it (:meth:`RuntimeStore.append`): the first submission made behind the horizon
+    (``add_read``), a clock that passed it (``raise_horizon``). The SQLite and memory
+    stores write them in the journal row's transaction, so that no process killed after
+    the row's commit leaves an accepted step unmarked; PostgreSQL, after the row's commit
+    (its read must follow that commit: see :mod:`kestrel_sdk.runtime.horizon`)."""
+
+    def due(self, horizon: Horizon) -> bool:
+        """Whether :meth:`mark` would write anything for ``horizon``."""
+        ...
+
+    def mark(self, horizon: Horizon) -> None:
+        """Write them, with the store's ``add_read`` and ``raise_horizon``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +211,7 @@ class RuntimeStore(Protocol):
         prev: str,
         status: str | None = None,
         horizon: tuple[str, str] | None = None,
+        marks: StepMarks | None = None,
     ) -> Horizon | None: ...
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]: ...
     def finish(

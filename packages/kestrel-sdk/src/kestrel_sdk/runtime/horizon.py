@@ -18,6 +18,11 @@ that session's journal head (this process's copy is first brought up to it, or r
 when it was closed elsewhere). A scout cached here at bar 0 and run to the end by
 another process is therefore seen at its end when a second session opens here.
 
+What a submission marks by the row (the note, the raise: :class:`Marks`) is written by
+the store's append with its journal row, in one transaction on SQLite and in memory: a
+process killed between the two would leave an accepted step unmarked, and its session
+passing ``no-lookahead``.
+
 Cost, O(1) per read and per submission: a read that shows bars past a clock (the tape)
 raises the row once; a submission reads the row after its journal row is written and
 raises it only when the principal has more than one session on the scenario and its
@@ -60,7 +65,7 @@ from .ids import session_id
 if TYPE_CHECKING:
     from .catalog.lineage import Lineages
 
-__all__ = ["Horizons", "Submitter"]
+__all__ = ["Horizons", "Marks", "Submitter"]
 
 
 class Submitter(Protocol):
@@ -98,12 +103,35 @@ class Horizons:
     def opened(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
         """Count the session ``sid`` just opened; the second one on a lineage writes the
         clocks the principal's earlier sessions on its twins reached."""
-        if self.store.count_session(principal, self._key(scenario_id)) != 2:
-            return
+        if self.store.count_session(principal, self._key(scenario_id)) == 2:
+            self._clocks(principal, scenario_id, scenario_root, sid)
+
+    def resumed(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+        """Session ``sid``, open and never stepped, was found under its label: what its
+        opening writes is written now if it was not (a process killed as it opened it,
+        after its row: the session uncounted, or counted second without the earlier
+        clocks), else its steps would be checked against a horizon that never saw the
+        principal's other sessions. A count is added only when the principal's sessions
+        outnumber the row's; clocks only raise it."""
+        horizon = self.store.horizon(principal, self._key(scenario_id))
+        counted = 0 if horizon is None else horizon.sessions
+        twins = self._twins(scenario_id, scenario_root)
+        if counted < sum(len(self.store.labels(principal, root)) for _, root in twins):
+            self.opened(principal, scenario_id, scenario_root, sid)
+        elif counted >= 2:
+            self._clocks(principal, scenario_id, scenario_root, sid)
+
+    def _twins(self, scenario_id: str, scenario_root: str) -> list[tuple[str, str]]:
+        """The scenario's lineage: each twin's id and root (itself alone, without one)."""
         twins = [(scenario_id, scenario_root)]
         if self._lineages is not None:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
-        for twin, root in twins:
+        return twins
+
+    def _clocks(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+        """Write the clocks the principal's sessions on the lineage other than ``sid``
+        reached."""
+        for twin, root in self._twins(scenario_id, scenario_root):
             on = "" if twin == scenario_id else f" on {twin}"
             for label in sorted(self.store.labels(principal, root)):
                 other = session_id(principal, root, label)
@@ -116,22 +144,10 @@ class Horizons:
         the store's append reads it after the journal row, in the same call."""
         return row.principal, self._key(row.scenario_id)
 
-    def submitted(
-        self, live: Submitter, seq: int, before: int, after: int, horizon: Horizon | None
-    ) -> None:
-        """Submission ``seq`` of ``live`` was made at clock bar ``before`` and moved it to
-        ``after``; ``horizon`` is its row (:meth:`of`) as read after the journal row was
-        written: remember the first submission made behind the principal's horizon, and
-        publish the new clock when other sessions of the principal on the scenario may
-        be compared with it."""
-        if horizon is None:
-            return
-        row = live.row
-        if horizon.bar > before and not live.behind:
-            self.store.add_read(row.id, seq, before, horizon.what)
-            live.behind = True
-        if horizon.sessions > 1 and after > horizon.bar:
-            self.reached(row, after)
+    def marks(self, live: Submitter) -> Marks:
+        """What the submissions of ``live`` mark beside their journal rows (kept with the
+        session, aimed at each submission by :meth:`Marks.at`)."""
+        return Marks(self, live, self.of(live.row))
 
     def reached(self, row: SessionRow, bar: int) -> None:
         """Session ``row`` has reached clock bar ``bar``: its principal's horizon raised to
@@ -144,6 +160,46 @@ class Horizons:
 
     def _twinned(self, scenario_id: str) -> bool:
         return self._lineages is not None and len(self._lineages().twins(scenario_id)) > 1
+
+
+class Marks:
+    """A session's :class:`kestrel_protocol.store.StepMarks`, aimed by :meth:`at` at one
+    submission: the horizon row it reads (``key``: :meth:`Horizons.of`), and, by that row
+    as the store's ``append`` read it, the first submission made behind the principal's
+    horizon and the new clock when other sessions of the principal on the scenario may be
+    compared with it. ``noted``: the submission noted the session behind (its store then
+    committed the note, or the step failed and the session is forgotten)."""
+
+    __slots__ = ("_after", "_before", "_horizons", "_live", "_seq", "key", "noted")
+
+    def __init__(self, horizons: Horizons, live: Submitter, key: tuple[str, str]) -> None:
+        self._horizons = horizons
+        self._live = live
+        self.key = key
+        self._seq = self._before = self._after = 0
+        self.noted = False
+
+    def at(self, seq: int, before: int, after: int) -> Marks:
+        """Aimed at submission ``seq``, made at clock bar ``before`` and moving the
+        session to ``after``."""
+        self._seq = seq
+        self._before = before
+        self._after = after
+        self.noted = False
+        return self
+
+    def due(self, horizon: Horizon) -> bool:
+        return (horizon.bar > self._before and not self._live.behind) or (
+            horizon.sessions > 1 and self._after > horizon.bar
+        )
+
+    def mark(self, horizon: Horizon) -> None:
+        live = self._live
+        self.noted = horizon.bar > self._before and not live.behind
+        if self.noted:
+            self._horizons.store.add_read(live.row.id, self._seq, self._before, horizon.what)
+        if horizon.sessions > 1 and self._after > horizon.bar:
+            self._horizons.reached(live.row, self._after)
 
 
 def _reached(sid: str, bar: int, on: str = "") -> str:

@@ -26,6 +26,7 @@ from kestrel_protocol.store import JournalEntry, RuntimeStore, SessionRow
 from .catalog.model import LoadedScenario
 from .closed import Closed
 from .engine import SessionEngine, chain_engine
+from .horizon import Marks
 from .pentads import pentad_root
 
 __all__ = ["LiveSession", "LiveSessions", "default_max_live_sessions"]
@@ -54,9 +55,10 @@ class LiveSession:
     lock: threading.Lock
     dead: bool = False  # stale or evicted: rebuild before use (checked under ``lock``)
     behind: bool = False  # a submission was made behind the principal's horizon (noted)
-    reads: tuple[str, str] | None = None
-    """The horizon row its submissions read (``Horizons.of``: the principal and the
-    scenario's lineage, fixed for a runtime's life), once known."""
+    marks: Marks | None = None
+    """What its submissions mark by the horizon row they read (``Horizons.marks``: the
+    row is the principal's and the scenario's lineage, fixed for a runtime's life), once
+    made."""
     closed: Closed | None = None
 
 

@@ -55,6 +55,9 @@ class SessionOpening:
                         f"session {sid} (label {label!r}) is closed; open another label",
                         {"session": sid, "label": label},
                     )
+                head = self._store.head(sid)
+                if head is not None and head.seq == 0:  # a process may have died opening it
+                    self._horizons.resumed(principal, loaded.id, root, sid)
                 return SessionOpened(gated=False, session_id=sid)
         if self.gate is not None:
             offer = self.gate.check(principal, scenario, payment)

@@ -67,12 +67,15 @@ class Operations(Generic[T]):
         work: Callable[[Callable[[int, int], None]], T],
         total: int = 0,
     ) -> Operation[T]:
-        """Start ``work(progress)`` in a worker thread, or join the same operation already
-        running (a repeated grade of the same record does the work once). ``total`` is
-        the progress reported until the work first reports its own: ``(0, total)``."""
+        """Start ``work(progress)`` in a worker thread, or join the same operation still
+        running (a repeated grade of the same record does the work once). One that
+        finished is done again: its caller found its result gone from the store (a
+        session discarded and made again, by any process, gets its grade stored).
+        ``total`` is the progress reported until the work first reports its own:
+        ``(0, total)``."""
         with self._lock:
             existing = self._by_id.get(operation_id)
-            if existing is not None and existing.error is None:
+            if existing is not None and not existing.done.is_set():
                 return existing
             self._prune()
             token = "opt_" + hashlib.sha256(f"{operation_id}\x00{principal}".encode()).hexdigest()

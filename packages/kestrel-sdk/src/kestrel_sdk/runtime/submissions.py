@@ -131,22 +131,31 @@ class Submissions:
         prev = live.frame_root
         root = pentad_root(sid, seq, prev, source)
         before = engine.status
-        reads = live.reads  # the horizon row the append reads back
-        if reads is None:
-            reads = live.reads = self._horizons.of(live.row)
+        marks = live.marks  # what the append marks by the horizon row it reads
+        if marks is None:
+            marks = live.marks = self._horizons.marks(live)
         try:
             step = engine.apply(program)
             frame_root = engine.frame_root()
             after = engine.status
             status = after if after != before else None
-            horizon = self._store.append(
-                sid, seq, source, root, frame_root, prev=prev, status=status, horizon=reads
+            self._store.append(
+                sid,
+                seq,
+                source,
+                root,
+                frame_root,
+                prev=prev,
+                status=status,
+                horizon=marks.key,
+                marks=marks.at(seq, clock, engine.clock),
             )
         except BaseException:
             self._forget(live)
             raise
         live.frame_root = frame_root
-        self._horizons.submitted(live, seq, clock, engine.clock, horizon)
+        if marks.noted:
+            live.behind = True
         frame = step.text
         if not engine.sealed and self._served.sealed(live.loaded.scenario.id):
             # opened before its scenario was sealed: served without the tape's length

@@ -32,6 +32,7 @@ from kestrel_protocol.store import (
     JournalEntry,
     SessionHead,
     SessionRow,
+    StepMarks,
     StoredSession,
 )
 
@@ -198,9 +199,11 @@ class MemoryStore(MemoryFeeds):
         prev: str,
         status: str | None = None,
         horizon: tuple[str, str] | None = None,
+        marks: StepMarks | None = None,
     ) -> Horizon | None:
         """Keep one accepted submission; a taken seq, or a closed session, raises
-        ``JournalConflict`` and keeps nothing. With ``horizon``, that horizon row."""
+        ``JournalConflict`` and keeps nothing. With ``horizon``, that horizon row, and
+        ``marks`` written by it (under the same hold)."""
         with self._lock:
             found = self._sessions.get(session_id)
             if found is None:
@@ -216,7 +219,12 @@ class MemoryStore(MemoryFeeds):
             self._pentads.setdefault(pentad_root, (session_id, seq))
             if status is not None:
                 found.row = replace(found.row, status=status)
-            return None if horizon is None else self._horizons.get(horizon)
+            if horizon is None:
+                return None
+            row = self._horizons.get(horizon)
+            if marks is not None and row is not None:
+                marks.mark(row)
+            return row
 
     def journal(self, session_id: str, after: int = 0) -> list[JournalEntry]:
         with self._lock:

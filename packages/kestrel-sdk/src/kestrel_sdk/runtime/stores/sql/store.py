@@ -27,6 +27,7 @@ from kestrel_protocol.store import (
     JournalEntry,
     SessionHead,
     SessionRow,
+    StepMarks,
     StoredSession,
 )
 
@@ -186,10 +187,13 @@ class SqlStore(SqlFeeds):
         prev: str,
         status: str | None = None,
         horizon: tuple[str, str] | None = None,
+        marks: StepMarks | None = None,
     ) -> Horizon | None:
         """Persist one accepted submission, committed before this returns; with
         ``horizon`` (principal, key), that horizon row read after the commit, on the
-        same connection (a step's second statement: one pool checkout, one lock hold).
+        same connection (a step's second statement: one pool checkout, one lock hold),
+        and ``marks`` written by it (after the commit: the SQLite adapter writes them
+        in the row's transaction).
 
         ``prev`` (the frame root the submission was applied to) is stored only with
         seq 1, as row 0; a later one must be the previous row's frame root. A taken seq,
@@ -201,22 +205,35 @@ class SqlStore(SqlFeeds):
             if seq == 1 or status is not None:
                 row = (session_id, seq, source, pentad_root, frame_root)
                 self._append_with_status(row, prev, status)
-                return None if horizon is None else self.horizon(*horizon)
-            with self._step() as conn:
-                conn.execute(
-                    sql.append,
-                    (session_id, session_id, seq - 1, prev, seq, source, pentad_root, frame_root),
-                )
-                if horizon is None:
-                    return None
-                found = conn.execute(sql.horizon, horizon).fetchone()
+                found = None if horizon is None else self.horizon(*horizon)
+            else:
+                with self._step() as conn:
+                    conn.execute(
+                        sql.append,
+                        (
+                            session_id,
+                            session_id,
+                            seq - 1,
+                            prev,
+                            seq,
+                            source,
+                            pentad_root,
+                            frame_root,
+                        ),
+                    )
+                    if horizon is None:
+                        return None
+                    read = conn.execute(sql.horizon, horizon).fetchone()
+                # (bar, what, sessions): an integer, a text and an integer in every dialect
+                found = None if read is None else Horizon(*read)
         except self.duplicate:
             raise JournalConflict(
                 f"session {session_id} already has seq {seq}, is closed or gone, or is not"
                 f" at frame {prev}"
             ) from None
-        # (bar, what, sessions): an integer, a text and an integer in every dialect
-        return None if found is None else Horizon(*found)
+        if marks is not None and found is not None:
+            marks.mark(found)
+        return found
 
     def _append_with_status(
         self, row: tuple[str, int, str, str, str], prev: str, status: str | None

@@ -6,7 +6,8 @@ lock so that the event loop and worker threads may share the store; other proces
 the same file wait on ``busy_timeout``.
 
 Durability decision: an accepted submission is committed before the response is
-returned, one SQLite transaction (one statement) per step, in WAL mode. With
+returned, one SQLite transaction (one statement) per step, in WAL mode (with what
+the step marks by its horizon row, when it marks anything: see ``append``). With
 ``synchronous=NORMAL`` (the default) the commit is in the WAL file when it returns, which
 a process kill (SIGKILL, a crash) does not lose; only an operating-system crash or power
 loss may lose the last few steps, never corrupt the file.
@@ -20,13 +21,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from kestrel_protocol import KestrelError, RefusalCode, kestrel_home
 from kestrel_protocol.sqlite_files import connect_private, transaction
-from kestrel_protocol.store import Horizon
+from kestrel_protocol.store import Horizon, StepMarks
 
 from ..sql import SQLITE, Connection, SqlStore, Statements
 from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database
@@ -174,12 +175,15 @@ class SqliteStore(SqlStore):
         prev: str,
         status: str | None = None,
         horizon: tuple[str, str] | None = None,
+        marks: StepMarks | None = None,
     ) -> Horizon | None:
-        """:meth:`..sql.SqlStore.append`, a step's horizon row read once: a step expects
-        the row as this store last read or raised it and, when it is, makes one
-        statement, no read (one writer at a time: the row its statement read is the row
-        as its commit left it). A row moved otherwise (a session opened, another
-        process), or a step refused for another reason, is the two statements as before."""
+        """:meth:`..sql.SqlStore.append`, its ``marks`` in the row's transaction (a
+        process killed after the commit leaves no step unmarked), the horizon row read
+        once: a step expects the row as this store last read or raised it and, when it
+        is and marks nothing (the common step), makes one statement, no read (one writer
+        at a time: the row its statement read is the row as its commit left it). A row
+        moved otherwise (a session opened, another process), or a step refused for
+        another reason, is the statements as before, in one transaction."""
         if horizon is not None and status is None and seq > 1:
             try:
                 seen = self._seen[horizon]
@@ -188,29 +192,36 @@ class SqliteStore(SqlStore):
             else:
                 row = (None, None, None) if seen is None else (seen.bar, seen.what, seen.sessions)
                 step = (session_id, session_id, seq - 1, prev, *horizon, *row)
+                step += (seq, source, pentad_root, frame_root)
                 try:
-                    with self._stepping as cursor:
-                        cursor.execute(
-                            self.sql.append_unmoved, (*step, seq, source, pentad_root, frame_root)
-                        )
+                    if seen is None or marks is None or not marks.due(seen):
+                        with self._stepping as cursor:
+                            cursor.execute(self.sql.append_unmoved, step)
+                    else:
+                        with self._transaction() as conn:
+                            conn.execute(self.sql.append_unmoved, step)
+                            marks.mark(seen)
                 except sqlite3.IntegrityError:
                     pass  # the row moved, or the step is refused: the statements below say
                 else:
                     return seen
-        found = super().append(
-            session_id,
-            seq,
-            source,
-            pentad_root,
-            frame_root,
-            prev=prev,
-            status=status,
-            horizon=horizon,
-        )
-        if horizon is not None:
-            if len(self._seen) >= _SEEN_ROWS:
-                self._seen.clear()
-            self._seen[horizon] = found
+        with nullcontext() if marks is None else self._transaction():
+            found = super().append(
+                session_id,
+                seq,
+                source,
+                pentad_root,
+                frame_root,
+                prev=prev,
+                status=status,
+                horizon=horizon,
+            )
+            if horizon is not None:
+                if len(self._seen) >= _SEEN_ROWS:
+                    self._seen.clear()
+                self._seen[horizon] = found  # before its marks raise it
+            if marks is not None and found is not None:
+                marks.mark(found)
         return found
 
     def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
@@ -228,6 +239,11 @@ class SqliteStore(SqlStore):
         return self._stepping
 
     def _transaction(self) -> AbstractContextManager[Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction, or the one this thread has open (a
+        step's, which its marks join)."""
+        with self._lock:  # reentrant: held by this thread if its transaction is open
+            if self._conn.in_transaction:
+                return self._held
         return transaction(self._conn, self._lock)
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
