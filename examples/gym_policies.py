@@ -48,10 +48,12 @@ def run(
         grade: GradeResult = info["grade"]
         grades.append(grade)
         metrics = grade.metrics
+        failed = [check.id for check in grade.conformance.checks if not check.passed]
+        verdict = "passed True" if grade.passed else f"passed False (failed {', '.join(failed)})"
         print(
             f"  episode {episode + 1}: {info['stand_down']:<12} reward {total:>11.2f}  "
             f"return {metrics.return_:>11}  sharpe {metrics.sharpe:>11}  fills {metrics.fills:>4}"
-            f"  passed {grade.passed}  grade {grade.root}"
+            f"  {verdict}  grade {grade.root}"
         )
     return grades
 

@@ -37,6 +37,8 @@ def test_gym_example_runs_both_policies_and_prints_their_grades(
         )
         for grade in grades:
             assert grade.root in out
+    # each policy's second episode fails, and says which check failed, not only that it did
+    assert out.count("passed False (failed no-lookahead)") == 2
     # the simple policy is deterministic: its two episodes trade alike, in two sessions
     first, second = results["mean-reversion"]
     assert first.metrics == second.metrics
