@@ -3,13 +3,16 @@
 Host and Origin validation is the DNS-rebinding defence a loopback server needs (a
 browser page on another site must not drive the door through a rebound name). The
 body limit is enforced while reading, so a lying or absent ``Content-Length`` does not
-get a larger body through.
+get a larger body through. A body over the limit is refused ``LIMIT_EXCEEDED`` naming
+the door's limit (``detail.limit == "requestBytes"``) and the body's size, before any
+call, so it is told apart from a call's own limits (a source's 64 KiB) on every path.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -33,14 +36,30 @@ def matches(value: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def refusal_bytes(code: str, message: str) -> bytes:
+def refusal_bytes(code: str, message: str, detail: Mapping[str, Any] | None = None) -> bytes:
     """The JSON body of a refusal the door sends before (or instead of) any app code."""
-    body = {"refusal": {"code": code, "message": message, "detail": {}}}
+    body = {"refusal": {"code": code, "message": message, "detail": dict(detail or {})}}
     return json.dumps(body).encode()
 
 
-async def _reply(send: Send, status: int, code: str, message: str) -> None:
-    body = refusal_bytes(code, message)
+def _too_large(limit: int, found: int | None) -> tuple[str, dict[str, Any]]:
+    """The message and detail of a body over the door's limit: its size when the
+    ``Content-Length`` said it (``found``), else that it ran past the limit while read."""
+    size = f"{found} bytes" if found is not None else f"over {limit} bytes"
+    message = (
+        f"the request body is {size}; the door's limit on a request body is {limit} bytes "
+        "(kestrel-door serve --max-body), checked before any call"
+    )
+    detail: dict[str, Any] = {"limit": "requestBytes", "max": limit}
+    if found is not None:
+        detail["found"] = found
+    return message, detail
+
+
+async def _reply(
+    send: Send, status: int, code: str, message: str, detail: Mapping[str, Any] | None = None
+) -> None:
+    body = refusal_bytes(code, message, detail)
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -65,6 +84,10 @@ class GuardMiddleware:
         self.allowed_origins = tuple(allowed_origins)
         self.max_body_bytes = max_body_bytes
 
+    async def _refuse_body(self, send: Send, found: int | None) -> None:
+        message, detail = _too_large(self.max_body_bytes, found)
+        await _reply(send, 413, "LIMIT_EXCEEDED", message, detail)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -81,12 +104,12 @@ class GuardMiddleware:
         length = headers.get("content-length")
         if length is not None:
             try:
-                too_big = int(length) > self.max_body_bytes
+                declared = int(length)
             except ValueError:
                 await _reply(send, 400, "INVALID_SOURCE", "Content-Length is not a number")
                 return
-            if too_big:
-                await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
+            if declared > self.max_body_bytes:
+                await self._refuse_body(send, declared)
                 return
 
         # Read the whole body here, bounded, then replay it: the app never sees more
@@ -102,7 +125,7 @@ class GuardMiddleware:
                 chunk = message.get("body", b"")
                 seen += len(chunk)
                 if seen > self.max_body_bytes:
-                    await _reply(send, 413, "LIMIT_EXCEEDED", "request body too large")
+                    await self._refuse_body(send, None)
                     return
                 chunks.append(chunk)
                 if not message.get("more_body", False):

@@ -1,0 +1,111 @@
+"""The door's refusals at its edges, on a real ``kestrel-door serve`` on loopback: a body
+over the door's limit names that limit and the body's size on ``/v1`` (JSON and a
+``text/x-kestrel`` source) and ``/mcp``, and a source under it but over 64 KiB is
+refused as the local runtime refuses it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kestrel_protocol import KestrelError
+from kestrel_sdk import KestrelSdk, local_transport
+
+from tests.doors import serve_door
+
+pytestmark = pytest.mark.anyio
+
+MAX_BODY = 200_000
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture(scope="module")
+def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    home = tmp_path_factory.mktemp("door")
+    with serve_door(home, "--max-body", str(MAX_BODY)) as served:
+        auth = {"Authorization": f"Bearer {served.token}"}
+        with httpx.Client(base_url=served.url, headers=auth, timeout=60) as client:
+            yield client
+
+
+def _source(size: int) -> str:
+    return "advance 1\n" * (size // 10)
+
+
+def _refusal(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    refusal: dict[str, Any] = response.json()["refusal"]
+    return refusal
+
+
+def _names_the_door_limit(refusal: dict[str, Any], found: int | None) -> None:
+    assert refusal["code"] == "LIMIT_EXCEEDED"
+    assert refusal["detail"]["limit"] == "requestBytes"
+    assert refusal["detail"]["max"] == MAX_BODY
+    assert f"limit on a request body is {MAX_BODY} bytes" in refusal["message"]
+    assert "--max-body" in refusal["message"]
+    if found is None:
+        assert "found" not in refusal["detail"]
+        assert f"is over {MAX_BODY} bytes" in refusal["message"]
+    else:
+        assert refusal["detail"]["found"] == found
+        assert f"the request body is {found} bytes" in refusal["message"]
+
+
+def test_a_body_over_the_door_limit_names_the_limit_and_its_size(door: httpx.Client) -> None:
+    body = ('{"source": "' + _source(MAX_BODY + 10_000).replace("\n", "\\n") + '"}').encode()
+    json_type = {"content-type": "application/json"}
+    validated = door.post("/v1/validate", content=body, headers=json_type)
+    _names_the_door_limit(_refusal(validated, 413), len(body))
+
+    raw = _source(MAX_BODY + 10_000).encode()
+    submitted = door.post(
+        "/v1/sessions/ks_any/submit", content=raw, headers={"content-type": "text/x-kestrel"}
+    )
+    _names_the_door_limit(_refusal(submitted, 413), len(raw))
+
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "kestrel_validate", "arguments": {"source": raw.decode()}},
+    }
+    over_mcp = door.post("/mcp", json=call, headers=MCP_HEADERS)
+    _names_the_door_limit(_refusal(over_mcp, 413), int(over_mcp.request.headers["content-length"]))
+
+
+def test_a_streamed_body_over_the_limit_says_it_ran_past_it(door: httpx.Client) -> None:
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the size is only known to pass it
+        for _ in range(30):
+            yield b"advance 1\n" * 1_000
+
+    streamed = door.post(
+        "/v1/sessions/ks_any/submit", content=chunks(), headers={"content-type": "text/x-kestrel"}
+    )
+    _names_the_door_limit(_refusal(streamed, 413), None)
+
+
+async def test_a_source_under_the_door_limit_is_refused_as_locally(
+    door: httpx.Client, tmp_path: Path
+) -> None:
+    source = _source(100_000)
+    local: Any = local_transport(home=tmp_path)
+    try:
+        with pytest.raises(KestrelError) as refused:
+            await KestrelSdk(local).validate(source)
+    finally:
+        await local.aclose()
+    over_v1 = _refusal(door.post("/v1/validate", json={"source": source}), 422)
+    assert over_v1 == refused.value.refusal.to_json()
+    assert over_v1["message"] == "source is 100000 bytes; the limit is 65536"
+
+
+def test_the_openapi_document_lists_the_413_on_every_operation(door: httpx.Client) -> None:
+    document = door.get("/v1/openapi.json").json()
+    operations = [op for path in document["paths"].values() for op in path.values()]
+    assert len(operations) > 10
+    assert [op["operationId"] for op in operations if "413" not in op["responses"]] == []
