@@ -1,7 +1,9 @@
 """The door's refusals at its edges, on a real ``kestrel-door serve`` on loopback: a body
 over the door's limit names that limit and the body's size on ``/v1`` (JSON and a
 ``text/x-kestrel`` source) and ``/mcp``, and a source under it but over 64 KiB is
-refused as the local runtime refuses it."""
+refused as the local runtime refuses it; a path naming no route, a trailing ``/`` and a
+method a route does not take are JSON refusals, and an id segment no route matches
+(empty, an encoded ``/``) is refused as that id is on ``/mcp``."""
 
 from __future__ import annotations
 
@@ -109,3 +111,58 @@ def test_the_openapi_document_lists_the_413_on_every_operation(door: httpx.Clien
     operations = [op for path in document["paths"].values() for op in path.values()]
     assert len(operations) > 10
     assert [op["operationId"] for op in operations if "413" not in op["responses"]] == []
+
+
+def _over_mcp(door: httpx.Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}
+    call["params"] = {"name": tool, "arguments": arguments}
+    answer = door.post("/mcp", json=call, headers=MCP_HEADERS).json()
+    refusal: dict[str, Any] = answer["error"]["data"]["refusal"]
+    return refusal
+
+
+@pytest.mark.parametrize(("segment", "session_id"), [("a%2Fb", "a/b"), ("", ""), ("%2F", "/")])
+def test_a_path_id_no_route_matches_is_refused_as_that_id(
+    door: httpx.Client, segment: str, session_id: str
+) -> None:
+    on_mcp = _over_mcp(door, "kestrel_session_frame", {"sessionId": session_id})
+    assert on_mcp["code"] == "INVALID_ARGUMENT"
+    assert "an id is 1 to 128 characters" in on_mcp["message"]
+    framed = door.get(f"/v1/sessions/{segment}/frame")
+    assert _refusal(framed, 400) == on_mcp
+    submitted = door.post(
+        f"/v1/sessions/{segment}/submit",
+        content=b"advance 1\n",
+        headers={"content-type": "text/x-kestrel"},
+    )
+    on_mcp = _over_mcp(
+        door, "kestrel_session_submit", {"sessionId": session_id, "source": "advance 1\n"}
+    )
+    assert _refusal(submitted, 400) == on_mcp
+
+
+def test_a_path_naming_no_route_is_a_refusal(door: httpx.Client) -> None:
+    for path in ("/v1/nothing", "/v1", "/nothing", "/mcp/x", "/v1/sessions/ks_x/frame/x"):
+        refusal = _refusal(door.get(path), 404)
+        assert refusal["code"] == "INVALID_ARGUMENT"
+        assert refusal["message"].startswith(f"the door has no route GET {path} (")
+        assert refusal["detail"] == {"where": "path", "path": path}
+    long = _refusal(door.get("/v1/" + "x" * 5_000), 404)
+    assert len(long["message"]) < 400
+    assert "… (5004 characters)" in long["message"]
+
+
+def test_a_trailing_slash_is_refused_saying_so_not_redirected(door: httpx.Client) -> None:
+    for path in ("/v1/catalog/", "/v1/sessions/ks_x/frame/"):
+        refusal = _refusal(door.get(path), 404)
+        assert refusal["message"].startswith(f"the door has no route GET {path}; drop its ")
+    assert "trailing" not in _refusal(door.get("/v1/"), 404)["message"]
+
+
+def test_a_method_a_route_does_not_take_is_a_refusal(door: httpx.Client) -> None:
+    answer = door.delete("/v1/catalog")
+    refusal = _refusal(answer, 405)
+    assert answer.headers["allow"] == "GET, HEAD"
+    assert refusal["code"] == "INVALID_ARGUMENT"
+    assert refusal["message"] == "DELETE is not allowed on /v1/catalog; it takes GET, HEAD"
+    assert _refusal(door.put("/mcp"), 405)["message"].endswith("it takes POST")
