@@ -121,3 +121,16 @@ def test_a_long_argument_name_on_v1_is_quoted_clipped(stdio_and_door: tuple[Stdi
     assert over_v1.status_code == 400
     assert len(over_v1.content) < SMALL
     assert over_v1.json()["refusal"] == on_stdio["error"]["data"]["refusal"]
+
+
+def test_a_long_value_in_a_posted_object_is_quoted_clipped(
+    stdio_and_door: tuple[Stdio, Door],
+) -> None:
+    _, door = stdio_and_door
+    with _door(door) as http:
+        over_v1 = http.post("/v1/verify", json={"grade": {"root": LONG}})
+    assert over_v1.status_code == 400
+    assert len(over_v1.content) < SMALL
+    refusal = over_v1.json()["refusal"]
+    assert refusal["code"] == "INVALID_ARGUMENT"
+    assert f"grade.root: Value error, {CLIPPED} is not a root" in refusal["message"]
