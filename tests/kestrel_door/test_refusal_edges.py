@@ -15,6 +15,9 @@ import httpx
 import pytest
 from kestrel_protocol import KestrelError
 from kestrel_sdk import KestrelSdk, local_transport
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.doors import serve_door
 
@@ -77,7 +80,11 @@ def test_a_body_over_the_door_limit_names_the_limit_and_its_size(door: httpx.Cli
         "params": {"name": "kestrel_validate", "arguments": {"source": raw.decode()}},
     }
     over_mcp = door.post("/mcp", json=call, headers=MCP_HEADERS)
-    _names_the_door_limit(_refusal(over_mcp, 413), int(over_mcp.request.headers["content-length"]))
+    assert over_mcp.status_code == 413
+    error = over_mcp.json()["error"]  # a JSON-RPC error, as an MCP client reads one
+    assert (over_mcp.json()["id"], error["code"]) == (None, -32600)
+    assert error["message"] == error["data"]["refusal"]["message"]
+    _names_the_door_limit(error["data"]["refusal"], int(over_mcp.request.headers["content-length"]))
 
 
 def test_a_streamed_body_over_the_limit_says_it_ran_past_it(door: httpx.Client) -> None:
@@ -166,3 +173,13 @@ def test_a_method_a_route_does_not_take_is_a_refusal(door: httpx.Client) -> None
     assert refusal["code"] == "INVALID_ARGUMENT"
     assert refusal["message"] == "DELETE is not allowed on /v1/catalog; it takes GET, HEAD"
     assert _refusal(door.put("/mcp"), 405)["message"].endswith("it takes POST")
+
+
+async def test_the_official_mcp_client_shows_the_door_limit(door: httpx.Client) -> None:
+    token = door.headers["Authorization"].removeprefix("Bearer ")
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    transport = streamable_http_client(str(door.base_url.join("/mcp")), http_client=http)
+    async with http, Client(transport, mode="legacy") as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("kestrel_validate", {"source": _source(MAX_BODY + 10_000)})
+    assert f"limit on a request body is {MAX_BODY} bytes" in str(refused.value)
