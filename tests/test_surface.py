@@ -185,7 +185,7 @@ async def test_deleting_a_tool_from_the_surface_removes_it_from_every_face(tmp_p
         assert "kestrel_session_blotter" not in listed
         assert "kestrel_session_frame" in listed
     assert stdio["call"] == door["call"] == -32602
-    assert door["route"] == (404, None)  # no such route any more
+    assert door["route"] == (404, "INVALID_ARGUMENT")  # no such route any more (refused)
     assert "/v1/sessions/{id}/blotter" not in door["paths"]
     assert "/v1/catalog/scenarios/{sid}" not in door["paths"]
     assert "/v1/sessions/{id}/frame" in door["paths"]

@@ -27,6 +27,7 @@ from .guard import GuardMiddleware
 from .mcp_http import mcp_routes
 from .tokens import IssuedTokens
 from .trials import trial_routes
+from .unrouted import unrouted_handlers
 from .v1 import v1_routes
 
 __all__ = ["create_door_app", "protected_resource_metadata"]
@@ -127,7 +128,8 @@ def create_door_app(
         *(feed_routes(door, feeds) if feeds is not None else []),
         *(board.routes() if board is not None else []),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=unrouted_handlers(routes))
+    app.router.redirect_slashes = False  # a trailing '/' is refused saying so (.unrouted)
     app.state.door = door
     return GuardMiddleware(
         app,

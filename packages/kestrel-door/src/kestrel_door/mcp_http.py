@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from kestrel_protocol.jsonrpc import (
@@ -50,9 +50,12 @@ from .door import Caller, Door, json_response
 from .mcp_era import MODERN_STATUS, envelope_missing, header_mismatch, modern_envelope
 from .mcp_face import DoorMcp
 
-__all__ = ["mcp_routes"]
+__all__ = ["MCP_PATH", "mcp_routes"]
 
 logger = logging.getLogger(__name__)
+
+MCP_PATH: Final = "/mcp"
+"""Where the door serves MCP (streamable HTTP)."""
 
 
 def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -341,6 +344,6 @@ def mcp_routes(door: Door) -> list[Route]:
         return Response(status_code=405, headers={"Allow": "POST"})
 
     return [
-        Route("/mcp", post, methods=["POST"]),
-        Route("/mcp", not_allowed, methods=["GET", "DELETE"]),
+        Route(MCP_PATH, post, methods=["POST"]),
+        Route(MCP_PATH, not_allowed, methods=["GET", "DELETE"]),
     ]

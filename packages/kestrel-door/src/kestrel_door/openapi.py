@@ -2,9 +2,10 @@
 
 Generated from the surface, like the routes: one operation per tool route, its request
 body from the tool's argument model (less the path parameters), its 200 from the result
-models, and every status a client must handle: 400 ``INVALID_ARGUMENT``, 401, 403, the
-statuses of the refusal codes the tool declares, 402 with an Offer for a gated open and
-202 with an OperationResumption for a long operation.
+models, and every status a client must handle: 400 ``INVALID_ARGUMENT``, 401, 403, 413
+(a body over the door's limit, refused before any call), the statuses of the refusal
+codes the tool declares, 402 with an Offer for a gated open and 202 with an
+OperationResumption for a long operation.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ _REFUSAL_BODY: Final = {
     },
     "required": ["refusal"],
 }
+
+
+def _too_large() -> dict[str, Any]:
+    return _json(_REFUSAL, "LIMIT_EXCEEDED (requestBytes): the body is over the door's limit")
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -81,6 +86,7 @@ def _operation(tool: Tool) -> dict[str, Any]:
         "400": _json(_REFUSAL, "INVALID_ARGUMENT: arguments that do not fit the call"),
         "401": _json(_REFUSAL, "no valid bearer credential (WWW-Authenticate names the metadata)"),
         "403": _json(_REFUSAL, "FORBIDDEN (insufficient_scope) or APPROVAL_REQUIRED"),
+        "413": _too_large(),
     }
     for code in tool.refusals:
         responses.setdefault(str(status_for(code)), _json(_REFUSAL, f"a typed refusal ({code})"))
@@ -138,6 +144,7 @@ def openapi_document(server_url: str, surface: Surface) -> dict[str, Any]:
                 "200": _json({"type": "object"}, "OpenAPI 3.1"),
                 "401": _json(_REFUSAL, "no valid bearer credential"),
                 "403": _json(_REFUSAL, "FORBIDDEN (insufficient_scope)"),
+                "413": _too_large(),
             },
         }
     }

@@ -68,6 +68,7 @@ from .objects.reads import *  # noqa: F403
 from .objects.record import *  # noqa: F403
 from .objects.session import *  # noqa: F403
 from .objects.validation import *  # noqa: F403
+from .quoting import QUOTE_MAX, clipped, quoted
 from .wire import Wire
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "ORDER_FORMS",
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
+    "QUOTE_MAX",
     "STATEMENT_TYPE",
     "CanonicalizationError",
     "DecimalStr",
@@ -90,12 +92,14 @@ __all__ = [
     "Volume",
     "Wire",
     "canonical_json",
+    "clipped",
     "grade_facts",
     "grade_statement",
     "kestrel_home",
     "money",
     "order_form_lines",
     "pae",
+    "quoted",
     "ratio",
     "root_of",
     "root_of_bytes",

@@ -28,6 +28,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
 from .canonical import CanonicalizationError, canonical_json, root_of
+from .quoting import clipped, quoted
 
 __all__ = [
     "DecimalStr",
@@ -55,13 +56,13 @@ _RATIO = Decimal("0.00000001")
 
 def _check_decimal(text: str) -> str:
     if not _DECIMAL.fullmatch(text):
-        raise ValueError(f'{text!r} is not a decimal string like "101.25"')
+        raise ValueError(f'{quoted(text)} is not a decimal string like "101.25"')
     return text
 
 
 def _check_root(text: str) -> str:
     if not _ROOT.fullmatch(text):
-        raise ValueError(f'{text!r} is not a root ("sha256:" + 64 lower-case hex digits)')
+        raise ValueError(f'{quoted(text)} is not a root ("sha256:" + 64 lower-case hex digits)')
     return text
 
 
@@ -75,7 +76,8 @@ def _check_volume(value: object) -> int | str:
     if isinstance(value, str) and _VOLUME.fullmatch(value):
         return value
     raise ValueError(
-        f'{value!r} is not a volume: a whole number, or a decimal string like "2012.25343589"'
+        f"{clipped(repr(value))} is not a volume: a whole number, or a decimal string like "
+        '"2012.25343589"'
     )
 
 
@@ -92,7 +94,7 @@ def _check_quantity(value: object) -> int | str:
     if isinstance(value, str) and _QUANTITY.fullmatch(value):
         return value
     raise ValueError(
-        f'{value!r} is not a quantity: a whole number, or a decimal string like "0.01"'
+        f'{clipped(repr(value))} is not a quantity: a whole number, or a decimal string like "0.01"'
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..model import ProtocolModel
+from ..quoting import clipped
 from ..wire import Wire
 from .arguments import Arguments
 from .results import ArgumentError
@@ -388,7 +389,8 @@ class Prompt:
                 raise self._problem(argument.name, "is required")
         return {str(k): v for k, v in arguments.items() if v != ""}
 
-    def _problem(self, path: str, message: str) -> ArgumentError:
+    def _problem(self, key: str, message: str) -> ArgumentError:
+        path = clipped(key)
         return ArgumentError(
             f"Invalid arguments for prompt {self.name}: {path}: {message}",
             {"prompt": self.name, "errors": [{"path": path, "message": message}]},

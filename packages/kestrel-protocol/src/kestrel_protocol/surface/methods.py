@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from ..errors import KestrelError
 from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpErrorCode
+from ..quoting import clipped
 from .declare import Prompt
 from .notify import Notifier
 from .paging import page
@@ -167,7 +168,9 @@ class McpMethods:
         if prompt is None:
             known = ", ".join(p.name for p in self.surface.prompts) or "none"
             raise RpcError.of_argument(
-                ArgumentError(f"Unknown prompt: {name} (prompts: {known})", {"prompt": name})
+                ArgumentError(
+                    f"Unknown prompt: {clipped(name)} (prompts: {known})", {"prompt": clipped(name)}
+                )
             )
         return prompt
 
@@ -270,4 +273,4 @@ class McpMethods:
 def _not_found(uri: str, modern: bool) -> RpcError:
     # 2025-11-25 and older: -32002; 2026-07-28 (SEP-2164): -32602 with data.uri.
     code = INVALID_PARAMS if modern else McpErrorCode.RESOURCE_NOT_FOUND
-    return RpcError(code, f"Resource not found: {uri}", {"uri": uri})
+    return RpcError(code, f"Resource not found: {clipped(uri)}", {"uri": clipped(uri)})

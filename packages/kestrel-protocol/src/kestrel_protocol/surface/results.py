@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from ..canonical import fast_compact_bytes, fast_compact_line, fast_compact_text
 from ..errors import KestrelError, Refusal, RefusalCode
+from ..quoting import clipped
 
 __all__ = [
     "ArgumentError",
@@ -284,7 +285,7 @@ class ArgumentError(KestrelError):
 
     @classmethod
     def unknown_tool(cls, name: str) -> ArgumentError:
-        return cls(f"Unknown tool: {name}", {"tool": name})
+        return cls(f"Unknown tool: {clipped(name)}", {"tool": clipped(name)})
 
     @classmethod
     def of(cls, tool: str, exc: ValidationError) -> ArgumentError:
@@ -294,7 +295,7 @@ class ArgumentError(KestrelError):
         """
         errors = [
             {
-                "path": ".".join(str(part) for part in err["loc"]) or "(arguments)",
+                "path": clipped(".".join(str(part) for part in err["loc"])) or "(arguments)",
                 "message": err["msg"],
             }
             for err in exc.errors(include_url=False, include_input=False, include_context=False)

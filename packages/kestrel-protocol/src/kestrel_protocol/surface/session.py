@@ -45,6 +45,7 @@ from ..mcp import (
     negotiate_handshake,
     read_envelope,
 )
+from ..quoting import clipped
 from .methods import McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, SILENT, Notifier, Send, log_threshold
 from .recall import Recall
@@ -244,7 +245,10 @@ class McpSession:
             or (method in _SUBSCRIBING and not self._subscriptions)
         ):
             return _error(
-                request_id, METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
+                request_id,
+                METHOD_NOT_FOUND,
+                f"Method not found: {clipped(method)}",
+                {"method": clipped(method)},
             )
         scope: CancelScope | None = None
         try:

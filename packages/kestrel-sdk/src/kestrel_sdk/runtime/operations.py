@@ -14,7 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from kestrel_protocol import KestrelError, OperationProgress, OperationResumption, RefusalCode
+from kestrel_protocol import (
+    KestrelError,
+    OperationProgress,
+    OperationResumption,
+    RefusalCode,
+    clipped,
+)
 
 __all__ = ["Operation", "Operations"]
 
@@ -112,7 +118,7 @@ class Operations(Generic[T]):
             raise KestrelError(
                 RefusalCode.UNKNOWN_OPERATION,
                 "no such operation (grade the session again for a fresh token)",
-                {"token": token},
+                {"token": clipped(token)},
             )
         return op
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from kestrel_protocol import ORDER_FORMS
+from kestrel_protocol import ORDER_FORMS, quoted
 
 from .lexer import Token
 from .syntax import Amount, OrderType, Side
@@ -40,12 +40,14 @@ def _percent(tok: Token, *, top: Decimal, what: str) -> Amount:
     text, column = tok
     match = _PERCENT.fullmatch(text)
     if match is None or len(text) > _PERCENT_MAX_CHARS:
-        raise Problem(column, "K108", f"bad {what} {text!r}: write a percent such as 5%")
+        raise Problem(column, "K108", f"bad {what} {quoted(text)}: write a percent such as 5%")
     value = Decimal(match[1])
     low = 0 if what == "target" else 1
     if not (value >= 0 if low == 0 else value > 0) or value > top:
         above = "from 0%" if low == 0 else "above 0%"
-        raise Problem(column, "K108", f"bad {what} {text!r}: a percent {above} and at most {top}%")
+        raise Problem(
+            column, "K108", f"bad {what} {quoted(text)}: a percent {above} and at most {top}%"
+        )
     return Amount(value, True)
 
 
@@ -73,7 +75,7 @@ def read_target(toks: list[Token], i: int) -> tuple[Amount, int]:
         raise Problem(
             column,
             "K108",
-            f"bad target {text!r}: a position from -999999999 to 999999999, or a percent",
+            f"bad target {quoted(text)}: a position from -999999999 to 999999999, or a percent",
         )
     value = Decimal(text) if "." in text else Decimal(int(text))
     return Amount(value, False), i + 2
@@ -85,7 +87,7 @@ def read_extra(
     """``take``, ``loss`` (a price, or ``trail`` and an offset) or ``oco`` at ``toks[i]``
     into ``parts`` (each once)."""
     if word in parts:
-        raise Problem(toks[i][1], "K101", f"{word!r} given twice")
+        raise Problem(toks[i][1], "K101", f"{quoted(word)} given twice")
     if i + 1 >= len(toks):
         what = "a group name" if word == "oco" else "a price"
         raise missing(toks[i], what)
@@ -126,7 +128,7 @@ def check_forms(
     if target:
         for word in ("take", "loss", "oco"):
             if word in parts:
-                message = f"a target order takes market or limit, tif and as; not {word!r}"
+                message = f"a target order takes market or limit, tif and as; not {quoted(word)}"
                 raise Problem(_at(parts, word), "K101", message)
         if kind not in {"market", "limit"}:
             column = cols.get("stop", cols.get("trail", cols["start"]))
@@ -135,7 +137,7 @@ def check_forms(
     if kind == "trailing-stop":
         for word in ("take", "loss"):
             if word in parts:
-                message = f"a trailing stop has no bracket; not {word!r}"
+                message = f"a trailing stop has no bracket; not {quoted(word)}"
                 raise Problem(_at(parts, word), "K101", message)
         return
     buy = side == "buy"

@@ -21,7 +21,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Final, TypedDict
 
-from kestrel_protocol import Diagnostic, KestrelError, RefusalCode
+from kestrel_protocol import Diagnostic, KestrelError, RefusalCode, quoted
 
 from .forms import EXTRAS, check_forms, read_amount, read_extra, read_target
 from .lexer import Token, UnterminatedQuoteError, is_quoted, tokenize, unquote
@@ -92,7 +92,9 @@ def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
 def _count(tok: Token, what: str) -> int:
     text, column = tok
     if _QTY.fullmatch(text) is None:
-        raise _Problem(column, "K102", f"bad {what} {text!r}: a whole number from 1 to 999999999")
+        raise _Problem(
+            column, "K102", f"bad {what} {quoted(text)}: a whole number from 1 to 999999999"
+        )
     return int(text)
 
 
@@ -108,7 +110,7 @@ def _quantity(tok: Token) -> Decimal:
         raise _Problem(
             column,
             "K102",
-            f"bad quantity {text!r}: a decimal above 0 and below 1000000000 with at most"
+            f"bad quantity {quoted(text)}: a decimal above 0 and below 1000000000 with at most"
             " 8 places (such as 0.01, where the instrument's lot allows it)",
         )
     return Decimal(text)
@@ -121,13 +123,13 @@ def _timestamp(tok: Token) -> str:
         raise _Problem(
             column,
             "K106",
-            f"bad timestamp {text!r}: write ISO-8601 UTC such as 2024-03-01T15:30:00Z",
+            f"bad timestamp {quoted(text)}: write ISO-8601 UTC such as 2024-03-01T15:30:00Z",
         )
     year, month, day, hour, minute, second, _ = match.groups()
     try:
         when = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
     except ValueError as exc:
-        raise _Problem(column, "K106", f"bad timestamp {text!r}: {exc}") from None
+        raise _Problem(column, "K106", f"bad timestamp {quoted(text)}: {exc}") from None
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -218,7 +220,9 @@ def _order(line: int, toks: list[Token]) -> Located:
             text, column = toks[i + 1]
             found = _TIFS.get(text.lower())
             if found is None:
-                raise _Problem(column, "K104", f"bad time-in-force {text!r}: use day, gtc or ioc")
+                raise _Problem(
+                    column, "K104", f"bad time-in-force {quoted(text)}: use day, gtc or ioc"
+                )
             tif = found
             i += 2
         elif stage <= 2 and word == "as":
@@ -296,7 +300,7 @@ def _wait(toks: list[Token]) -> tuple[list[Token], int | None]:
     found = _WAIT.fullmatch(text)
     millis = 0 if found is None else int(found[1]) * (1000 if found[2] == "s" else 1)
     if found is None or not 0 < millis <= MAX_WAIT_MS:
-        raise _Problem(column, "K102", f"bad wait {text!r}: a duration from 1ms to 300s")
+        raise _Problem(column, "K102", f"bad wait {quoted(text)}: a duration from 1ms to 300s")
     return toks[:-2], millis
 
 
@@ -413,7 +417,7 @@ def parse_located(source: str) -> tuple[list[Located], list[Diagnostic]]:
         if alias is not None:
             first = aliases.setdefault(alias, number)
             if first != number:
-                message = f"duplicate alias {alias!r}: already used on line {first}"
+                message = f"duplicate alias {quoted(alias)}: already used on line {first}"
                 diagnostics.append(diagnostic(number, found.columns["alias"], "K105", message))
     return located, diagnostics
 
@@ -434,7 +438,9 @@ def _line(number: int, text: str) -> tuple[int, bool, Located | Diagnostic] | Di
     head, column = toks[0]
     kind = _KINDS.get(head.lower())
     if kind is None:
-        message = f"unknown statement {head!r}; expected buy, sell, cancel, advance or stand down"
+        message = (
+            f"unknown statement {quoted(head)}; expected buy, sell, cancel, advance or stand down"
+        )
         return column, False, diagnostic(number, column, "K100", message)
     try:
         return column, kind is _stand_down, kind(number, toks)

@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kestrel_protocol import Diagnostic, ValidationReport
+from kestrel_protocol import Diagnostic, ValidationReport, quoted
 
 from ..catalog.model import LoadedScenario
 from .parser import Located, diagnostic, parse_located
@@ -70,7 +70,7 @@ class ScenarioRules:
             inst = self._instruments.get(symbol)
             if inst is None:
                 known = ", ".join(sorted(self._instruments))
-                message = f"unknown symbol {symbol!r}; this scenario trades {known}"
+                message = f"unknown symbol {quoted(symbol)}; this scenario trades {known}"
                 found.append(diagnostic(st.line, item.columns["symbol"], "K201", message))
             elif isinstance(st, Order):
                 _check_order(item, st, inst, found)
@@ -168,7 +168,7 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
                             st.line,
                             item.columns["alias"],
                             "K105",
-                            f"duplicate alias {st.alias!r}: this session already uses it",
+                            f"duplicate alias {quoted(st.alias)}: this session already uses it",
                         )
                     )
                 aliases.add(st.alias)
@@ -183,7 +183,7 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
                         st.line,
                         item.columns["ref"],
                         "K204",
-                        f"unknown order reference {ref!r}",
+                        f"unknown order reference {quoted(ref)}",
                     )
                 )
         elif isinstance(st, Advance):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from kestrel_protocol import quoted
+
 from .lexer import Token
 
 __all__ = ["ALIAS", "ORDER_ID", "Problem", "alias", "missing", "price", "symbol", "unexpected"]
@@ -30,22 +32,24 @@ class Problem(Exception):
 
 def missing(prev: Token, what: str) -> Problem:
     text, column = prev
-    return Problem(column + len(text), "K101", f"missing {what} after {text!r}")
+    return Problem(column + len(text), "K101", f"missing {what} after {quoted(text)}")
 
 
 def unexpected(tok: Token, expected: str) -> Problem:
-    return Problem(tok[1], "K101", f"unexpected {tok[0]!r}; expected {expected}")
+    return Problem(tok[1], "K101", f"unexpected {quoted(tok[0])}; expected {expected}")
 
 
 def price(tok: Token) -> Decimal:
     text, column = tok
     if _PRICE.fullmatch(text) is None:
-        raise Problem(column, "K103", f"bad price {text!r}: write digits like 101.25")
+        raise Problem(column, "K103", f"bad price {quoted(text)}: write digits like 101.25")
     if len(text) > _PRICE_MAX_CHARS:
-        raise Problem(column, "K103", f"bad price {text!r}: at most {_PRICE_MAX_CHARS} characters")
+        raise Problem(
+            column, "K103", f"bad price {quoted(text)}: at most {_PRICE_MAX_CHARS} characters"
+        )
     value = Decimal(text)
     if not value:
-        raise Problem(column, "K103", f"bad price {text!r}: a price must be above 0")
+        raise Problem(column, "K103", f"bad price {quoted(text)}: a price must be above 0")
     return value
 
 
@@ -53,15 +57,19 @@ def alias(tok: Token, what: str = "alias") -> str:
     text, column = tok
     if ALIAS.fullmatch(text) is None:
         raise Problem(
-            column, "K105", f"bad {what} {text!r}: a lower-case letter then up to 31 of a-z 0-9 _ -"
+            column,
+            "K105",
+            f"bad {what} {quoted(text)}: a lower-case letter then up to 31 of a-z 0-9 _ -",
         )
     if text == "all" or ORDER_ID.fullmatch(text) is not None:
-        raise Problem(column, "K105", f"bad {what} {text!r}: it would read as an order id or 'all'")
+        raise Problem(
+            column, "K105", f"bad {what} {quoted(text)}: it would read as an order id or 'all'"
+        )
     return text
 
 
 def symbol(tok: Token) -> str:
     text, column = tok
     if _SYMBOL.fullmatch(text) is None:
-        raise Problem(column, "K101", f"unexpected {text!r}; expected a symbol such as ACME")
+        raise Problem(column, "K101", f"unexpected {quoted(text)}; expected a symbol such as ACME")
     return text.upper()
