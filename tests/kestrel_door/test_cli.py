@@ -199,7 +199,8 @@ def test_serve_says_a_scenario_sealed_under_its_own_id_keeps_it(tmp_path: Path) 
     """``--seal acme-chop`` serves the id ``acme-chop`` (which tells "choppy"): the door
     says so (and that its root, binding a description an agent can guess, tells the
     tape's length to a search) and how to serve it under a neutral id; ``--seal
-    acme-crash=tape-9`` does not need saying. (A taken port stops the door once the seals are checked.)"""
+    acme-crash=tape-9`` does not need saying. (A taken port stops the door once the
+    seals are checked.)"""
     import socket
 
     taken = socket.socket()
