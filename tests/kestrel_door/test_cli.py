@@ -197,8 +197,10 @@ def test_serve_on_a_taken_port_says_so_without_claiming_to_serve(tmp_path: Path)
 
 def test_serve_says_a_scenario_sealed_under_its_own_id_keeps_it(tmp_path: Path) -> None:
     """``--seal acme-chop`` serves the id ``acme-chop`` (which tells "choppy"): the door
-    says so and how to serve it under a neutral id; ``--seal acme-crash=tape-9`` does
-    not need saying. (A taken port stops the door once the seals are checked.)"""
+    says so (and that its root, binding a description an agent can guess, tells the
+    tape's length to a search) and how to serve it under a neutral id; ``--seal
+    acme-crash=tape-9`` does not need saying. (A taken port stops the door once the
+    seals are checked.)"""
     import socket
 
     taken = socket.socket()
@@ -221,6 +223,8 @@ def test_serve_says_a_scenario_sealed_under_its_own_id_keeps_it(tmp_path: Path) 
     said = " ".join(done.stderr.split())
     assert "--seal acme-chop serves it under its own id" in said, done.stderr
     assert "--seal acme-chop=NEUTRAL_ID serves it under a neutral id" in said
+    # its description is public: the root then tells the tape's length to a search
+    assert "search out the tape's length" in said
     assert "acme-crash" not in said
 
 

@@ -343,6 +343,8 @@ def _check_seals(runtime: Any, specs: list[tuple[str, str | None]]) -> None:
         if served is None:
             click.echo(
                 f"note: --seal {source} serves it under its own id, which may tell an agent "
-                f"what comes; --seal {source}=NEUTRAL_ID serves it under a neutral id",
+                f"what comes, and its root binds its own description, which unless no agent "
+                f"can guess it lets one search out the tape's length; --seal "
+                f"{source}=NEUTRAL_ID serves it under a neutral id and a salted description",
                 err=True,
             )

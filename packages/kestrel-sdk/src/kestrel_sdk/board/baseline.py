@@ -41,6 +41,10 @@ class Baseline:
     why: str | None = None
 
 
+class _SealedHere(Exception):
+    """The scenario is sealed on this machine: no face serves where its tape ends."""
+
+
 async def _trade(home: Path, scenario: str) -> dict[str, Any]:
     from ..client import create_sdk  # noqa: PLC0415 - the runtime loads only here
     from ..transports import local_transport  # noqa: PLC0415
@@ -57,6 +61,8 @@ async def _trade(home: Path, scenario: str) -> dict[str, Any]:
         equity = Decimal(frame["account"]["equity"])
         lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
         qty = min(int(lots * lot), int(described["account"]["maxPosition"]))
+        if "remaining" not in frame["clock"]:  # sealed here: its end is not served
+            raise _SealedHere
         remaining = int(frame["clock"]["remaining"])
         source = (f"buy {qty} {symbol}\n" if qty > 0 else "") + f"advance {remaining}"
         await opened.session.submit(source)
@@ -75,6 +81,9 @@ def buy_and_hold(scenario: str, root: str) -> Baseline:
     try:
         with tempfile.TemporaryDirectory(prefix="kestrel-baseline-") as home:
             grade = anyio.run(_trade, Path(home), scenario)
+    except _SealedHere:
+        why = "sealed in this machine's catalog: its tape's end is not served"
+        return Baseline(scenario, root, why=why)
     except Exception as exc:  # the board is still written, saying why there is none
         logger.warning("board: no buy-and-hold baseline on %s", scenario, exc_info=True)
         return Baseline(scenario, root, why=f"could not be traded: {type(exc).__name__}")

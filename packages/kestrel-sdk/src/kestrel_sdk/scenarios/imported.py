@@ -25,6 +25,7 @@ from kestrel_protocol import Scenario
 from ..runtime.catalog.instrument_terms import lot_member
 from ..runtime.catalog.news import NEWS_FILE, News, parse_news
 from ..runtime.catalog.objects import scenario_object
+from ..runtime.catalog.seal_salt import TapeSalt
 from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import TapeShape
 from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
@@ -250,6 +251,17 @@ def _toml(
     return "\n".join(lines) + "\n"
 
 
+def _salted(description: str, tape: IO[bytes]) -> str:
+    """A sealed scenario's default ``description`` salted with its tape, written to
+    ``tape`` (:mod:`..runtime.catalog.seal_salt`: without the salt, its root would
+    tell the tape's length and end to anyone trying them)."""
+    salt = TapeSalt()
+    tape.seek(0)
+    while chunk := tape.read(1 << 20):
+        salt.update(chunk)
+    return salt.salted(description)
+
+
 def build_scenario(
     raw: RawBars,
     scenario_id: str,
@@ -271,23 +283,23 @@ def build_scenario(
     start, end = bars.start, bars.end
     word = _WORDS[bars.interval]
     names = ", ".join(bars.symbols)
-    if terms.sealed:  # served: nothing of the source beyond its symbols
-        title = terms.title or f"Sealed {word} scenario"
-        description = terms.description or f"Sealed {word} bars of {names}."
-    else:  # the dates are in the tape's terms, not in the title
-        title = terms.title or f"{' '.join(bars.symbols)} {word}"
-        description = terms.description or (
-            f"{len(bars)} {word} bars of {names} ({start} to {end}), imported from {source} "
-            f"({raw.layout} layout)."
-        )
-    toml = _toml(scenario_id, bars, terms, title, description)
-    checked = parse_terms(toml)
-    if isinstance(checked, list):
-        problems = [ImportProblem(None, problem.reason) for problem in checked]
-        raise ScenarioImportError(source, problems, file=file)
     tape = tempfile.TemporaryFile(prefix="kestrel-tape-")  # noqa: SIM115 - kept by the result
     try:
         shape = write_tape(bars, tape)
+        if terms.sealed:  # served: nothing of the source beyond its symbols
+            title = terms.title or f"Sealed {word} scenario"
+            description = terms.description or _salted(f"Sealed {word} bars of {names}.", tape)
+        else:  # the dates are in the tape's terms, not in the title
+            title = terms.title or f"{' '.join(bars.symbols)} {word}"
+            description = terms.description or (
+                f"{len(bars)} {word} bars of {names} ({start} to {end}), imported from "
+                f"{source} ({raw.layout} layout)."
+            )
+        toml = _toml(scenario_id, bars, terms, title, description)
+        checked = parse_terms(toml)
+        if isinstance(checked, list):
+            problems = [ImportProblem(None, problem.reason) for problem in checked]
+            raise ScenarioImportError(source, problems, file=file)
     except BaseException:
         tape.close()
         raise

@@ -23,7 +23,8 @@ from .lineage import twin_toml
 from .model import LoadedScenario
 from .objects import scenario_object
 from .reveal import scenario_commitment
-from .tapes import TapeShape
+from .seal_salt import salted_description
+from .tapes import TapeShape, render_tape
 from .terms import ID_PATTERN
 
 __all__ = [
@@ -84,16 +85,23 @@ class RenamedCopy:
 
 def renamed_copy(source: LoadedScenario, served_id: str) -> RenamedCopy:
     """``source`` as the scenario ``served_id``: a neutral title, a description that
-    names nothing (a disguise keeps its own, which carries only its commitment), the
-    same tape, terms and instruments, and the source's lineage."""
+    names nothing (a disguise keeps its own, which carries only its commitment; any
+    other copy's is the neutral one salted with its tape, :mod:`.seal_salt`, so its
+    root tells nothing of the tape's length), the same tape, terms and instruments,
+    and the source's lineage."""
     scenario = source.scenario
     commitment = scenario_commitment(scenario)
+    description = (
+        scenario.description
+        if commitment is not None
+        else salted_description(NEUTRAL_DESCRIPTION, render_tape(source.tape))
+    )
     # the toml says no seal: the copy is the runtime's to seal (a published copy is not)
     toml, terms = twin_toml(
         source,
         scenario_id=served_id,
         title=OPAQUE_TITLE,
-        description=scenario.description if commitment is not None else NEUTRAL_DESCRIPTION,
+        description=description,
         instruments=[
             {"symbol": item.symbol, "tick": item.tick, "lot": item.lot}
             for item in scenario.instruments
