@@ -11,6 +11,7 @@ scout, in every order of those steps and whichever process opens the trader.
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -203,8 +204,9 @@ def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sess
     rt.shutdown()
 
 
-# Another process: its runtime's store killed (SIGKILL) in the method named, then one
-# submission (session, source) or the trading session opened (label).
+# Another process: its runtime's store (``$KESTREL_STORE``, else the home's SQLite file)
+# killed (SIGKILL) in the method named, then one submission (session, source) or the
+# trading session opened (label).
 KILLED = """
 import os, signal, sys
 from kestrel_sdk.runtime import Runtime
@@ -217,18 +219,33 @@ else:
 """
 
 
+def _killing(
+    request: pytest.FixtureRequest, kind: str, home: Path
+) -> tuple[Runtime, dict[str, str]]:
+    """This process's runtime on the store of ``kind`` (the SQLite file of ``home``, or a
+    PostgreSQL schema) and the environment of another process on the same store."""
+    env = dict(os.environ)
+    env.pop("KESTREL_STORE", None)
+    if kind == "sqlite":
+        return Runtime(home), env
+    dsn = request.getfixturevalue("postgres_dsn")
+    env["KESTREL_STORE"] = dsn
+    return Runtime(home, store=open_runtime_store(dsn)), env
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("killed_in", ["add_read", "raise_horizon"])
 def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_or_undone(
-    tmp_path: Path, killed_in: str
+    request: pytest.FixtureRequest, tmp_path: Path, killed_in: str, kind: str
 ) -> None:
     """The scout reaches the tape's end; a step (the trader's first decision behind the
     scout, or the scout's run while the trader is open) is made by a process killed as it
     writes what the step marks. Its journal row must not outlive the mark: the agent
     submits again what was never acknowledged, and the trader fails ``no-lookahead``
     naming the scout, as it would had nobody been killed (before: the row was committed
-    alone, and the trader passed)."""
+    alone, and the trader passed; on PostgreSQL until the step became one transaction)."""
     home = tmp_path / "home"
-    here = Runtime(home)
+    here, env = _killing(request, kind, home)
     scout, trader = _open(here, "scout"), _open(here, "trade")
     run = f"advance {END}"
     if killed_in == "add_read":
@@ -237,7 +254,10 @@ def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_o
     else:
         killed = (scout, run)
     child = subprocess.run(
-        [sys.executable, "-c", KILLED, str(home), killed_in, *killed], timeout=300, check=False
+        [sys.executable, "-c", KILLED, str(home), killed_in, *killed],
+        env=env,
+        timeout=300,
+        check=False,
     )
     assert child.returncode == -9
     sid, source = killed
