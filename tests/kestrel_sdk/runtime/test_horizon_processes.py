@@ -14,7 +14,9 @@ import itertools
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +156,34 @@ def test_a_session_served_by_two_processes_has_the_record_one_process_gives(
     assert _check(shared) == _check(single)
     assert "more such event" not in _check(shared)[1]
     assert shared.root == single.root
+
+
+def test_two_sessions_of_a_principal_stepping_at_once_on_two_replicas_both_go_on(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """PostgreSQL: two sessions of one principal on one scenario, stepped at once through
+    two replicas, each step raising the horizon row it read (locked until its commit):
+    every step is accepted (none fails on a lock the other holds, as two steps sharing
+    the row and then raising it would) and the row ends at the furthest clock."""
+    a, b = _pair(request, "postgresql", tmp_path)
+    one, two = _open(a, "one"), _open(b, "two")
+    steps = 60
+    together = threading.Barrier(2)
+
+    def run(rt: Runtime, sid: str) -> int:
+        together.wait()
+        for _ in range(steps):
+            rt.submit("alice", sid, "advance 1")
+        return rt.frame("alice", sid).model().frame.clock.bar
+
+    with ThreadPoolExecutor(2) as pool:
+        ran = [pool.submit(run, rt, sid) for rt, sid in ((a, one), (b, two))]
+        assert [future.result(timeout=120) for future in ran] == [steps, steps]
+    horizon = a.store.horizon("alice", SCENARIO)
+    assert horizon is not None
+    assert (horizon.bar, horizon.sessions) == (steps, 2)
+    a.shutdown()
+    b.shutdown()
 
 
 class _CountingStore:
