@@ -186,6 +186,85 @@ def test_two_sessions_of_a_principal_stepping_at_once_on_two_replicas_both_go_on
     b.shutdown()
 
 
+class _MarkingWith:
+    """A runtime store whose steps, as they mark (in the step's transaction on
+    PostgreSQL), first run ``during(store)``."""
+
+    def __init__(self, inner: Any, during: Callable[[Any], None]) -> None:
+        self._inner = inner
+        self._during = during
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def append(self, *args: Any, marks: Any = None, **kwargs: Any) -> Any:
+        if marks is None:
+            return self._inner.append(*args, **kwargs)
+        during, inner = self._during, self._inner
+
+        class Marking:
+            def due(self, horizon: Any) -> bool:
+                return bool(marks.due(horizon))
+
+            def mark(self, horizon: Any) -> None:
+                during(inner)
+                marks.mark(horizon)
+
+        return self._inner.append(*args, marks=Marking(), **kwargs)
+
+
+def test_a_trader_opened_on_another_replica_while_the_scout_steps_sees_that_step(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """PostgreSQL: the scout's run to the tape's end has read its horizon row (one
+    session) and not yet committed when the trader is opened through another replica.
+    The opener's count waits for the scout's commit (the step's read locks the row), then
+    reads the scout's clock: the trader fails ``no-lookahead`` naming the scout at bar
+    2519 (unlocked, the opener read the scout at bar 0 and the scout's step saw one
+    session: the trader passed)."""
+    import psycopg
+
+    dsn = request.getfixturevalue("postgres_dsn")
+    b = Runtime(tmp_path, sealed=[SCENARIO], store=open_runtime_store(dsn))
+    opened: list[str] = []
+    openers: list[threading.Thread] = []
+
+    def open_trader_meanwhile(store: Any) -> None:
+        if not openers:
+            return  # armed below
+        with store._connection() as conn:  # the step's own transaction
+            step = conn.execute("SELECT pg_backend_pid()").fetchone()
+        opener = openers[0]
+        opener.start()
+        with psycopg.connect(dsn, autocommit=True) as watch:
+            while opener.is_alive():  # until the opener waits for the step, or is done
+                if watch.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", step
+                ).fetchone():
+                    return
+                opener.join(0.01)
+
+    a = Runtime(
+        tmp_path,
+        sealed=[SCENARIO],
+        store=_MarkingWith(open_runtime_store(dsn), open_trader_meanwhile),
+    )
+    scout = _open(a, "scout")
+    a.submit("alice", scout, "advance 1")  # seq 1 written; the run below is a plain step
+    openers.append(threading.Thread(target=lambda: opened.append(_open(b, "trade"))))
+    a.submit("alice", scout, f"advance {END - 1}")
+    openers[0].join(60)
+    trader = opened[0]
+    b.submit("alice", trader, TRADE)
+    passed, detail = _check(b.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    a.shutdown()
+    b.shutdown()
+
+
 class _CountingStore:
     """A runtime store that counts the calls made to it, by method name."""
 
