@@ -220,8 +220,8 @@ def test_a_trader_opened_on_another_replica_while_the_scout_steps_sees_that_step
     session) and not yet committed when the trader is opened through another replica.
     The opener's count waits for the scout's commit (the step's read locks the row), then
     reads the scout's clock: the trader fails ``no-lookahead`` naming the scout at bar
-    2519 (unlocked, the opener read the scout at bar 0 and the scout's step saw one
-    session: the trader passed)."""
+    2519 (unlocked, the opener read the scout at bar 1, before its commit, and the
+    scout's step saw one session: the horizon stayed at bar 1)."""
     import psycopg
 
     dsn = request.getfixturevalue("postgres_dsn")
