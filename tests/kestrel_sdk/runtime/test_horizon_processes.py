@@ -11,9 +11,12 @@ scout, in every order of those steps and whichever process opens the trader.
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +158,113 @@ def test_a_session_served_by_two_processes_has_the_record_one_process_gives(
     assert shared.root == single.root
 
 
+def test_two_sessions_of_a_principal_stepping_at_once_on_two_replicas_both_go_on(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """PostgreSQL: two sessions of one principal on one scenario, stepped at once through
+    two replicas, each step raising the horizon row it read (locked until its commit):
+    every step is accepted (none fails on a lock the other holds, as two steps sharing
+    the row and then raising it would) and the row ends at the furthest clock."""
+    a, b = _pair(request, "postgresql", tmp_path)
+    one, two = _open(a, "one"), _open(b, "two")
+    steps = 60
+    together = threading.Barrier(2)
+
+    def run(rt: Runtime, sid: str) -> int:
+        together.wait()
+        for _ in range(steps):
+            rt.submit("alice", sid, "advance 1")
+        return rt.frame("alice", sid).model().frame.clock.bar
+
+    with ThreadPoolExecutor(2) as pool:
+        ran = [pool.submit(run, rt, sid) for rt, sid in ((a, one), (b, two))]
+        assert [future.result(timeout=120) for future in ran] == [steps, steps]
+    horizon = a.store.horizon("alice", SCENARIO)
+    assert horizon is not None
+    assert (horizon.bar, horizon.sessions) == (steps, 2)
+    a.shutdown()
+    b.shutdown()
+
+
+class _MarkingWith:
+    """A runtime store whose steps, as they mark (in the step's transaction on
+    PostgreSQL), first run ``during(store)``."""
+
+    def __init__(self, inner: Any, during: Callable[[Any], None]) -> None:
+        self._inner = inner
+        self._during = during
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def append(self, *args: Any, marks: Any = None, **kwargs: Any) -> Any:
+        if marks is None:
+            return self._inner.append(*args, **kwargs)
+        during, inner = self._during, self._inner
+
+        class Marking:
+            def due(self, horizon: Any) -> bool:
+                return bool(marks.due(horizon))
+
+            def mark(self, horizon: Any) -> None:
+                during(inner)
+                marks.mark(horizon)
+
+        return self._inner.append(*args, marks=Marking(), **kwargs)
+
+
+def test_a_trader_opened_on_another_replica_while_the_scout_steps_sees_that_step(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """PostgreSQL: the scout's run to the tape's end has read its horizon row (one
+    session) and not yet committed when the trader is opened through another replica.
+    The opener's count waits for the scout's commit (the step's read locks the row), then
+    reads the scout's clock: the trader fails ``no-lookahead`` naming the scout at bar
+    2519 (unlocked, the opener read the scout at bar 1, before its commit, and the
+    scout's step saw one session: the horizon stayed at bar 1)."""
+    import psycopg
+
+    dsn = request.getfixturevalue("postgres_dsn")
+    b = Runtime(tmp_path, sealed=[SCENARIO], store=open_runtime_store(dsn))
+    opened: list[str] = []
+    openers: list[threading.Thread] = []
+
+    def open_trader_meanwhile(store: Any) -> None:
+        if not openers:
+            return  # armed below
+        with store._connection() as conn:  # the step's own transaction
+            step = conn.execute("SELECT pg_backend_pid()").fetchone()
+        opener = openers[0]
+        opener.start()
+        with psycopg.connect(dsn, autocommit=True) as watch:
+            while opener.is_alive():  # until the opener waits for the step, or is done
+                if watch.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", step
+                ).fetchone():
+                    return
+                opener.join(0.01)
+
+    a = Runtime(
+        tmp_path,
+        sealed=[SCENARIO],
+        store=_MarkingWith(open_runtime_store(dsn), open_trader_meanwhile),
+    )
+    scout = _open(a, "scout")
+    a.submit("alice", scout, "advance 1")  # seq 1 written; the run below is a plain step
+    openers.append(threading.Thread(target=lambda: opened.append(_open(b, "trade"))))
+    a.submit("alice", scout, f"advance {END - 1}")
+    openers[0].join(60)
+    trader = opened[0]
+    b.submit("alice", trader, TRADE)
+    passed, detail = _check(b.grade("alice", trader))
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+    a.shutdown()
+    b.shutdown()
+
+
 class _CountingStore:
     """A runtime store that counts the calls made to it, by method name."""
 
@@ -203,8 +313,9 @@ def test_a_submission_and_a_read_cost_the_same_store_calls_however_long_the_sess
     rt.shutdown()
 
 
-# Another process: its runtime's store killed (SIGKILL) in the method named, then one
-# submission (session, source) or the trading session opened (label).
+# Another process: its runtime's store (``$KESTREL_STORE``, else the home's SQLite file)
+# killed (SIGKILL) in the method named, then one submission (session, source) or the
+# trading session opened (label).
 KILLED = """
 import os, signal, sys
 from kestrel_sdk.runtime import Runtime
@@ -217,18 +328,33 @@ else:
 """
 
 
+def _killing(
+    request: pytest.FixtureRequest, kind: str, home: Path
+) -> tuple[Runtime, dict[str, str]]:
+    """This process's runtime on the store of ``kind`` (the SQLite file of ``home``, or a
+    PostgreSQL schema) and the environment of another process on the same store."""
+    env = dict(os.environ)
+    env.pop("KESTREL_STORE", None)
+    if kind == "sqlite":
+        return Runtime(home), env
+    dsn = request.getfixturevalue("postgres_dsn")
+    env["KESTREL_STORE"] = dsn
+    return Runtime(home, store=open_runtime_store(dsn)), env
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("killed_in", ["add_read", "raise_horizon"])
 def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_or_undone(
-    tmp_path: Path, killed_in: str
+    request: pytest.FixtureRequest, tmp_path: Path, killed_in: str, kind: str
 ) -> None:
     """The scout reaches the tape's end; a step (the trader's first decision behind the
     scout, or the scout's run while the trader is open) is made by a process killed as it
     writes what the step marks. Its journal row must not outlive the mark: the agent
     submits again what was never acknowledged, and the trader fails ``no-lookahead``
     naming the scout, as it would had nobody been killed (before: the row was committed
-    alone, and the trader passed)."""
+    alone, and the trader passed; on PostgreSQL until the step became one transaction)."""
     home = tmp_path / "home"
-    here = Runtime(home)
+    here, env = _killing(request, kind, home)
     scout, trader = _open(here, "scout"), _open(here, "trade")
     run = f"advance {END}"
     if killed_in == "add_read":
@@ -237,7 +363,10 @@ def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_o
     else:
         killed = (scout, run)
     child = subprocess.run(
-        [sys.executable, "-c", KILLED, str(home), killed_in, *killed], timeout=300, check=False
+        [sys.executable, "-c", KILLED, str(home), killed_in, *killed],
+        env=env,
+        timeout=300,
+        check=False,
     )
     assert child.returncode == -9
     sid, source = killed

@@ -69,10 +69,10 @@ class Horizon:
 class StepMarks(Protocol):
     """What a step writes beside its journal row, decided by its horizon row as the step
     read it (:meth:`RuntimeStore.append`): the first submission made behind the horizon
-    (``add_read``), a clock that passed it (``raise_horizon``). The SQLite and memory
-    stores write them in the journal row's transaction, so that no process killed after
-    the row's commit leaves an accepted step unmarked; PostgreSQL, after the row's commit
-    (its read must follow that commit: see :mod:`kestrel_sdk.runtime.horizon`)."""
+    (``add_read``), a clock that passed it (``raise_horizon``). Every store writes them
+    in the journal row's transaction, so that no process killed after the row's commit
+    leaves an accepted step unmarked (PostgreSQL's read locks the row until that commit:
+    see :mod:`kestrel_sdk.runtime.horizon`)."""
 
     def due(self, horizon: Horizon) -> bool:
         """Whether :meth:`mark` would write anything for ``horizon``."""
@@ -140,8 +140,8 @@ class RuntimeStore(Protocol):
       and writes nothing. Seq 1 also writes row 0 (``prev``,
       the opening frame's root); a ``status`` is stored with the row, atomically.
       With ``horizon`` (a principal and a horizon key), it returns that horizon row as
-      read after the row is committed, as ``horizon(...)`` called next would (``None``
-      when there is none): a step's two statements on one connection.
+      the step's commit leaves it before its ``marks`` (``None`` when there is none),
+      read after the row in the step's transaction, where the marks are written.
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
       frame root it followed; ``head`` is the last seq, the status and the last frame
       root, one cheap read.

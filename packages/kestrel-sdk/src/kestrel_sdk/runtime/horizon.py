@@ -19,9 +19,9 @@ when it was closed elsewhere). A scout cached here at bar 0 and run to the end b
 another process is therefore seen at its end when a second session opens here.
 
 What a submission marks by the row (the note, the raise: :class:`Marks`) is written by
-the store's append with its journal row, in one transaction on SQLite and in memory: a
-process killed between the two would leave an accepted step unmarked, and its session
-passing ``no-lookahead``.
+the store's append with its journal row, in one transaction (under the store's hold in
+memory): a process killed between the two would leave an accepted step unmarked, and
+its session passing ``no-lookahead``.
 
 Cost, O(1) per read and per submission: a read that shows bars past a clock (the tape)
 raises the row once; a submission reads the row after its journal row is written and
@@ -33,7 +33,23 @@ written once (catching a copy up replays only the journal rows it lacks, once pe
 opening, never per submission). Reading the row after the journal append (and counting
 a session before reading the earlier clocks from the store) leaves no step unseen
 between two processes: either the step's read sees the count, or the opener's read sees
-the step.
+the step. That needs the read ordered with the step's commit against the count. Where one
+writer commits at a time (SQLite; memory's hold) a read in the step's transaction is. On
+PostgreSQL the read, made in the step's transaction before its commit, locks the row
+(``FOR UPDATE``) until that commit: the count (an update of the row) either committed
+before the read, which sees it, or waits for the step's commit, after which the opener
+reads the other sessions' clocks and sees the step. (Unlocked, both could miss: the step
+reading one session, the opener the clock before the step committed; hence the read was
+once made after the commit, and the marks after it, unwritten by a process killed
+between.) A raise by another process (a scout's clock, a tape read) is ordered the same
+way: committed before the read, the step sees it and is noted behind; else it waits for
+the step, which came before it (its next submission sees it, as a read after the commit
+met a raise made just after). A step ahead raises the row it holds. ``FOR UPDATE``, not
+``FOR SHARE``: two sessions of a principal stepping at once (two replicas), each sharing
+the row and then raising it, would wait for each other (a deadlock, one step failed);
+locked outright they take turns from read to commit. No cycle: a step's other locks are
+its own session's (its row ``FOR SHARE``, the note's advisory lock), which nothing holds
+while waiting for the horizon row, and a count or a lone raise holds the row alone.
 
 Lineages: a scenario and its disguised twins (:mod:`.catalog.lineage`) share one row,
 keyed by the lineage (an ordinary scenario's own id, as always), since their bars map
@@ -141,7 +157,7 @@ class Horizons:
 
     def of(self, row: SessionRow) -> tuple[str, str]:
         """The horizon row a submission of the session ``row`` reads (principal, key):
-        the store's append reads it after the journal row, in the same call."""
+        the store's append reads it after the journal row, in its transaction."""
         return row.principal, self._key(row.scenario_id)
 
     def marks(self, live: Submitter) -> Marks:

@@ -17,14 +17,23 @@ re-reads, so no submission lands after the record that closes its session.
 An append of bars to a forward tape notifies the store's feed channel in its
 transaction; :meth:`PostgresStore.listen_feeds` listens (:mod:`.postgres_notices`).
 
-Durability: an accepted submission is one committed statement (autocommit), so it is on
-the server before the response is returned; what survives the *server's* crash is the
+A step is one transaction with what it marks by its principal's horizon row (the row
+read ``FOR UPDATE``: see ``SqlStore.append``): the journal row, the read, and, when due,
+the note (``add_read``) and the raise (``raise_horizon``), which join it
+(:meth:`PostgresStore._marking`: the store's statements in the stepping thread run on its
+connection until it ends), so a process killed after the commit leaves no step unmarked.
+
+Durability: an accepted submission is committed before the response is returned, so it
+is on the server; what survives the *server's* crash is the
 server's setting (``synchronous_commit``; on by default: flushed to its WAL). psycopg
 prepares a statement on the server once it has run a few times.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar, Final
 
 import psycopg
@@ -55,6 +64,7 @@ class PostgresStore(PostgresDatabase, SqlStore):
 
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-runtime")
+        self._joined = _Joined()
         self._create_schema(_SCHEMA, "runtime", SCHEMA_VERSION)
         with self._connection() as conn:
             schema = conn.execute("SELECT current_schema()").fetchone()
@@ -97,3 +107,40 @@ class PostgresStore(PostgresDatabase, SqlStore):
     def _lock_lookahead(self, conn: Connection, session_id: str) -> None:
         # one 'unsealed' row per session even when replicas note it at once
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
+
+    @contextmanager
+    def _marking(self) -> Iterator[Connection]:
+        """A step's transaction, joined by every statement of the store made in this
+        thread until it ends (its marks: ``add_read``, ``raise_horizon``), which would
+        otherwise take another pooled connection, commit apart, and wait for the row the
+        step holds locked."""
+        with super()._transaction() as conn:
+            self._joined.conn = conn
+            try:
+                yield conn
+            finally:
+                self._joined.conn = None
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        joined = self._joined.conn
+        if joined is not None:
+            yield joined
+        else:
+            with super()._connection() as conn:
+                yield conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        joined = self._joined.conn
+        if joined is not None:
+            yield joined
+        else:
+            with super()._transaction() as conn:
+                yield conn
+
+
+class _Joined(threading.local):
+    """The connection of the step this thread has open (:meth:`PostgresStore._marking`)."""
+
+    conn: psycopg.Connection[Any] | None = None

@@ -122,6 +122,9 @@ class Statements:
     )
     lookahead: str = "SELECT seq, bar, what FROM {lookahead} WHERE session = ? ORDER BY n"
     horizon: str = "SELECT bar, what, sessions FROM {horizons} WHERE principal = ? AND scenario = ?"
+    lock_horizon: str = horizon + "{for_update}"
+    """A step's read on PostgreSQL, in its transaction with its marks: the row locked
+    until it commits (see ``SqlStore.append``)."""
     raise_horizon: str = (  # only ever further
         "INSERT INTO {horizons} (principal, scenario, bar, what, sessions) VALUES (?, ?, ?, ?, 0)"
         " ON CONFLICT (principal, scenario) DO UPDATE SET bar = excluded.bar, what = excluded.what"

@@ -2,20 +2,20 @@
 
 :class:`SqlStore` runs :mod:`.statements` (rendered by the adapter's :mod:`.dialect`) on
 the connections its adapter gives it: :meth:`SqlStore._connection` for a single
-statement, committed on its own (a step), and :meth:`SqlStore._transaction` for several
-committed together (seq 1 with row 0, a stand-down with its status, a close). What it
+statement, committed on its own, :meth:`SqlStore._transaction` for several committed
+together (seq 1 with row 0, a stand-down with its status, a close), and
+:meth:`SqlStore._marking` for a step with what it marks by its horizon row. What it
 derives from the rows it reads is :mod:`..rows`'s, as the memory store's is.
 
 Durability: an accepted submission is committed before :meth:`SqlStore.append` returns,
-one statement (one transaction) per step; what survives a crash of the machine rather
-than the process is the database's setting (SQLite: ``synchronous``; PostgreSQL:
-``synchronous_commit``).
+with what it marks; what survives a crash of the machine rather than the process is the
+database's setting (SQLite: ``synchronous``; PostgreSQL: ``synchronous_commit``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ClassVar
 
 from kestrel_protocol import canonical_json
@@ -50,9 +50,9 @@ class SqlStore(SqlFeeds):
     append refused: its session closed, gone, or not at the frame it was applied to)."""
 
     def _step(self) -> AbstractContextManager[Connection]:
-        """A step's way in (:meth:`append`: its journal row, then its horizon read, each
-        committed on its own): :meth:`_connection`, unless the adapter has a cheaper
-        hold for exactly those two statements."""
+        """A step's way in (:meth:`append`: its journal row, then its horizon read, in
+        the step's transaction when it has marks): :meth:`_connection`, unless the
+        adapter has a cheaper hold for exactly those two statements."""
         return self._connection()
 
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
@@ -190,10 +190,15 @@ class SqlStore(SqlFeeds):
         marks: StepMarks | None = None,
     ) -> Horizon | None:
         """Persist one accepted submission, committed before this returns; with
-        ``horizon`` (principal, key), that horizon row read after the commit, on the
+        ``horizon`` (principal, key), that horizon row read after the journal row, on the
         same connection (a step's second statement: one pool checkout, one lock hold),
-        and ``marks`` written by it (after the commit: the SQLite adapter writes them
-        in the row's transaction).
+        and with ``marks``, what the step marks by it written in the row's transaction
+        (:meth:`_marking`; the SQLite adapter writes them itself), so that a process
+        killed after the commit leaves no accepted step unmarked.
+
+        With ``marks`` the row is read locked until the step commits (``lock_horizon``:
+        ``FOR UPDATE`` on PostgreSQL), which makes a read before the commit sound across
+        processes: see :mod:`kestrel_sdk.runtime.horizon`.
 
         ``prev`` (the frame root the submission was applied to) is stored only with
         seq 1, as row 0; a later one must be the previous row's frame root. A taken seq,
@@ -201,39 +206,52 @@ class SqlStore(SqlFeeds):
         (another session under the same id) raises ``JournalConflict`` and writes nothing.
         """
         sql = self.sql
+        read = sql.horizon if marks is None else sql.lock_horizon
         try:
-            if seq == 1 or status is not None:
-                row = (session_id, seq, source, pentad_root, frame_root)
-                self._append_with_status(row, prev, status)
-                found = None if horizon is None else self.horizon(*horizon)
-            else:
-                with self._step() as conn:
-                    conn.execute(
-                        sql.append,
-                        (
-                            session_id,
-                            session_id,
-                            seq - 1,
-                            prev,
-                            seq,
-                            source,
-                            pentad_root,
-                            frame_root,
-                        ),
-                    )
+            with nullcontext() if marks is None else self._marking():
+                if seq == 1 or status is not None:
+                    row = (session_id, seq, source, pentad_root, frame_root)
+                    self._append_with_status(row, prev, status)
                     if horizon is None:
                         return None
-                    read = conn.execute(sql.horizon, horizon).fetchone()
+                    with self._connection() as conn:
+                        found = conn.execute(read, horizon).fetchone()
+                else:
+                    with self._step() as conn:
+                        conn.execute(
+                            sql.append,
+                            (
+                                session_id,
+                                session_id,
+                                seq - 1,
+                                prev,
+                                seq,
+                                source,
+                                pentad_root,
+                                frame_root,
+                            ),
+                        )
+                        if horizon is None:
+                            return None
+                        found = conn.execute(read, horizon).fetchone()
+                if found is None:
+                    return None
                 # (bar, what, sessions): an integer, a text and an integer in every dialect
-                found = None if read is None else Horizon(*read)
+                shown = Horizon(*found)
+                if marks is not None:
+                    marks.mark(shown)
         except self.duplicate:
             raise JournalConflict(
                 f"session {session_id} already has seq {seq}, is closed or gone, or is not"
                 f" at frame {prev}"
             ) from None
-        if marks is not None and found is not None:
-            marks.mark(found)
-        return found
+        return shown
+
+    def _marking(self) -> AbstractContextManager[Connection]:
+        """The transaction of a step with marks, which the statements its marks make
+        (``add_read``, ``raise_horizon``) join: the adapter's (never entered on SQLite,
+        whose ``append`` writes its marks in its own transaction)."""
+        return self._transaction()
 
     def _append_with_status(
         self, row: tuple[str, int, str, str, str], prev: str, status: str | None
