@@ -32,6 +32,7 @@ from .auth import Authenticator, bearer_of
 from .config import DoorConfig
 from .door_tools import DoorTurnTools
 from .elicit import ApprovalElicitation
+from .guard import refusal_json
 
 __all__ = ["Caller", "Door", "TransportFactory", "json_response", "outage_response"]
 
@@ -114,20 +115,17 @@ class Door:
             found = self._recalls[principal] = Recall()
         return found
 
-    def challenge(self, *, invalid: bool) -> Response:
+    def challenge(self, *, invalid: bool, path: str) -> Response:
         """401 with the RFC 9728 pointer; ``invalid`` when a bearer was presented. The
         message says which: a caller who sent none and one whose token is unknown here,
-        revoked or expired have different things to fix."""
+        revoked or expired have different things to fix. On ``/mcp`` the refusal is a
+        JSON-RPC error's, as the guard's are."""
         value = f'Bearer resource_metadata="{self.config.metadata_url}"'
         if invalid:
             value += ', error="invalid_token"'
-        body = {
-            "refusal": {
-                "code": "FORBIDDEN",
-                "message": _INVALID_BEARER if invalid else _NO_BEARER,
-                "detail": {"resourceMetadata": self.config.metadata_url},
-            }
-        }
+        message = _INVALID_BEARER if invalid else _NO_BEARER
+        detail = {"resourceMetadata": self.config.metadata_url}
+        body = refusal_json("FORBIDDEN", message, detail, path=path)
         return json_response(body, 401, {"WWW-Authenticate": value})
 
     def insufficient_scope_header(self, scope: str) -> str:
@@ -146,7 +144,7 @@ class Door:
         except KestrelError as exc:  # the store did not answer: 503, the token not judged
             return outage_response(exc)
         if found is None:
-            return self.challenge(invalid=bearer_of(header) is not None)
+            return self.challenge(invalid=bearer_of(header) is not None, path=request.url.path)
         if found.turn is not None:
             return Caller(found.turn, guarded=False)
         grant = found.grant
