@@ -59,10 +59,12 @@ class Caller:
     guarded: bool
 
 
-def outage_response(exc: KestrelError) -> Response:
-    """503 with ``Retry-After`` for a store outage (a client retries; its token stands)."""
+def outage_response(exc: KestrelError, *, path: str = "") -> Response:
+    """503 with ``Retry-After`` for a store outage before any call (a client retries; its
+    token stands); on ``/mcp`` its refusal is a JSON-RPC error's, as the guard's are."""
     retry = str(exc.detail.get("retryAfter", RETRY_AFTER_S))
-    return json_response({"refusal": exc.refusal.to_json()}, 503, {"Retry-After": retry})
+    body = refusal_json(exc.refusal.to_json(), path=path)
+    return json_response(body, 503, {"Retry-After": retry})
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -123,9 +125,12 @@ class Door:
         value = f'Bearer resource_metadata="{self.config.metadata_url}"'
         if invalid:
             value += ', error="invalid_token"'
-        message = _INVALID_BEARER if invalid else _NO_BEARER
-        detail = {"resourceMetadata": self.config.metadata_url}
-        body = refusal_json("FORBIDDEN", message, detail, path=path)
+        refusal = {
+            "code": "FORBIDDEN",
+            "message": _INVALID_BEARER if invalid else _NO_BEARER,
+            "detail": {"resourceMetadata": self.config.metadata_url},
+        }
+        body = refusal_json(refusal, path=path)
         return json_response(body, 401, {"WWW-Authenticate": value})
 
     def insufficient_scope_header(self, scope: str) -> str:
@@ -142,7 +147,7 @@ class Door:
         try:
             found = await self._auth.authenticate(header)
         except KestrelError as exc:  # the store did not answer: 503, the token not judged
-            return outage_response(exc)
+            return outage_response(exc, path=request.url.path)
         if found is None:
             return self.challenge(invalid=bearer_of(header) is not None, path=request.url.path)
         if found.turn is not None:

@@ -44,24 +44,23 @@ def matches(value: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def refusal_json(
-    code: str, message: str, detail: Mapping[str, Any] | None = None, *, path: str = ""
-) -> dict[str, Any]:
+def refusal_json(refusal: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
     """The body of a refusal the door sends before any call, for a request to ``path``:
     on ``/mcp`` a JSON-RPC error carrying it, as every ``/mcp`` error carries a refusal
     (so an MCP client shows it); elsewhere ``{refusal}``."""
-    refusal = {"code": code, "message": message, "detail": dict(detail or {})}
     if path != MCP_PATH:
-        return {"refusal": refusal}
-    error = {"code": INVALID_REQUEST, "message": message, "data": {"refusal": refusal}}
+        return {"refusal": dict(refusal)}
+    data = {"refusal": dict(refusal)}
+    error = {"code": INVALID_REQUEST, "message": refusal["message"], "data": data}
     return {"jsonrpc": "2.0", "id": None, "error": error}
 
 
 def refusal_bytes(
     code: str, message: str, detail: Mapping[str, Any] | None = None, *, path: str = ""
 ) -> bytes:
-    """:func:`refusal_json`'s bytes."""
-    return json.dumps(refusal_json(code, message, detail, path=path)).encode()
+    """The bytes of :func:`refusal_json` for the refusal ``{code, message, detail}``."""
+    refusal = {"code": code, "message": message, "detail": dict(detail or {})}
+    return json.dumps(refusal_json(refusal, path=path)).encode()
 
 
 def _too_large(limit: int, found: int | None) -> tuple[str, dict[str, Any]]:
