@@ -97,3 +97,58 @@ async def test_trickled_body_is_cut_off_with_408() -> None:
         await guard(scope, receive, send)
     assert sent[0]["status"] == 408
     assert reached == []
+
+
+async def _guarded(path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, Any]:
+    """The status and JSON body a guard (0.2 s for a body) sends a request to ``path``
+    whose body trickles in a byte at a time."""
+    import json
+
+    import anyio
+    from kestrel_door.guard import GuardMiddleware
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("the guard let the request through")
+
+    guard = GuardMiddleware(
+        app,
+        allowed_hosts=["127.0.0.1:*"],
+        allowed_origins=[],
+        max_body_bytes=1024,
+        body_timeout_s=0.2,
+    )
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep(0.05)
+        return {"type": "http.request", "body": b"x", "more_body": True}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": path, "headers": headers}
+    with anyio.fail_after(5):
+        await guard(scope, receive, send)
+    return sent[0]["status"], json.loads(sent[1]["body"])
+
+
+@pytest.mark.parametrize(
+    ("length", "status", "code", "words"),
+    [
+        (None, 408, "LIMIT_EXCEEDED", "the request body took too long to arrive"),
+        (b"12x", 400, "INVALID_ARGUMENT", "Content-Length is not a number"),
+    ],
+    ids=["slow-body", "bad-length"],
+)
+async def test_a_guard_refusal_on_mcp_is_a_json_rpc_error(
+    length: bytes | None, status: int, code: str, words: str
+) -> None:
+    headers = [(b"host", b"127.0.0.1:1")]
+    if length is not None:
+        headers.append((b"content-length", length))
+    on_v1 = await _guarded("/v1/validate", headers)
+    assert on_v1 == (status, {"refusal": {"code": code, "message": words, "detail": {}}})
+    mcp_status, answer = await _guarded("/mcp", headers)
+    assert mcp_status == status
+    error = {"code": -32600, "message": words, "data": on_v1[1]}
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": error}

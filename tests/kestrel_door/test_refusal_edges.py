@@ -3,10 +3,14 @@ over the door's limit names that limit and the body's size on ``/v1`` (JSON and 
 ``text/x-kestrel`` source) and ``/mcp``, and a source under it but over 64 KiB is
 refused as the local runtime refuses it; a path naming no route, a trailing ``/`` and a
 method a route does not take are JSON refusals, and an id segment no route matches
-(empty, an encoded ``/``) is refused as that id is on ``/mcp``."""
+(empty, an encoded ``/``) is refused as that id is on ``/mcp``. The official MCP client
+shows each refusal the door sends before a call (Host, Origin, no or a bad bearer) in
+the door's words, and ``/v1/validate`` takes a raw ``text/x-kestrel`` source as submit
+does."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -183,3 +187,59 @@ async def test_the_official_mcp_client_shows_the_door_limit(door: httpx.Client) 
         with pytest.raises(MCPError) as refused:
             await client.call_tool("kestrel_validate", {"source": _source(MAX_BODY + 10_000)})
     assert f"limit on a request body is {MAX_BODY} bytes" in str(refused.value)
+
+
+_NO_BEARER = "a bearer credential is required and none was sent"
+_BAD_BEARER = "the bearer credential sent is not valid here"
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "words"),
+    [
+        ({"Host": "rebound.example:80"}, 421, "this Host is not served (DNS-rebinding defence)"),
+        ({"Origin": "http://evil.example"}, 403, "this Origin is not allowed"),
+        ({"Authorization": ""}, 401, _NO_BEARER),
+        ({"Authorization": "Bearer not-a-token"}, 401, _BAD_BEARER),
+    ],
+    ids=["host", "origin", "no-bearer", "bad-bearer"],
+)
+async def test_the_official_mcp_client_shows_each_refusal_before_a_call(
+    door: httpx.Client, sent: dict[str, str], status: int, words: str
+) -> None:
+    headers = {"Authorization": door.headers["Authorization"], **sent}
+    if not headers["Authorization"]:
+        del headers["Authorization"]
+    http = create_mcp_http_client(headers=headers)
+    transport = streamable_http_client(str(door.base_url.join("/mcp")), http_client=http)
+    with pytest.raises(BaseExceptionGroup) as refused:  # refused at initialize
+        async with http, Client(transport, mode="legacy") as client:
+            await client.call_tool("kestrel_validate", {"source": "advance 1\n"})
+    # in the door's words (was "Server returned an error response")
+    assert refused.group_contains(MCPError, match=re.escape(words))
+
+    # The same refusal on both faces: /v1's {refusal}, /mcp's JSON-RPC error's data.
+    call = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with httpx.Client(base_url=door.base_url, headers=headers) as bare:
+        over_mcp = bare.post("/mcp", json=call, headers=MCP_HEADERS)
+        over_v1 = bare.post("/v1/validate", json={"source": "advance 1\n"})
+    assert over_mcp.status_code == status
+    answer = over_mcp.json()
+    assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+    assert answer["error"]["message"] == answer["error"]["data"]["refusal"]["message"]
+    assert answer["error"]["data"]["refusal"] == _refusal(over_v1, status)
+    assert words in answer["error"]["message"]
+    if status == 401:  # still the OAuth challenge an MCP client authorizes from
+        assert over_mcp.headers["www-authenticate"] == over_v1.headers["www-authenticate"]
+        assert "resource_metadata=" in over_mcp.headers["www-authenticate"]
+
+
+def test_validate_takes_a_raw_source_as_submit_does(door: httpx.Client) -> None:
+    raw = {"content-type": "text/x-kestrel"}
+    for source, scenario in (("advance 1\n", None), ("buy 10 NOPE\n", "acme-trend")):
+        query = f"?scenario={scenario}" if scenario else ""
+        as_text = door.post(f"/v1/validate{query}", content=source.encode(), headers=raw)
+        arguments = {"source": source} | ({"scenario": scenario} if scenario else {})
+        as_json = door.post("/v1/validate", json=arguments)
+        assert as_text.status_code == as_json.status_code == 200, as_text.text
+        assert as_text.json() == as_json.json()
+    assert as_json.json()["ok"] is False  # the scenario's symbol check ran on the raw source

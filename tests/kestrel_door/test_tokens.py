@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from kestrel_door import ISSUED_TOKEN_PREFIX, DoorStore, IssuedTokens
 
+from .conftest import Kit, asgi_client
+
 pytestmark = pytest.mark.anyio
 
 
@@ -70,3 +72,20 @@ async def test_a_lookup_the_store_cannot_answer_is_an_outage_not_a_bad_token(
     reopened = DoorStore(tmp_path / "door.db")
     assert await IssuedTokens(reopened).verify(token) is not None  # judged once it answers
     reopened.close()
+
+
+async def test_a_store_outage_before_any_call_is_a_json_rpc_error_on_mcp(kit: Kit) -> None:
+    """The 503 of a bearer the store cannot judge is, on ``/mcp``, a JSON-RPC error whose
+    data is ``/v1``'s refusal, so an MCP client shows the outage (and still retries)."""
+    app, token = kit.app(), kit.token()
+    kit.store.close()  # the store's connection is gone: the bearer cannot be judged
+    async with asgi_client(app, token) as client:
+        over_v1 = await client.get("/v1/catalog")
+        call = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        over_mcp = await client.post("/mcp", json=call)
+    assert over_v1.status_code == over_mcp.status_code == 503
+    assert over_mcp.headers["retry-after"] == over_v1.headers["retry-after"]
+    refusal = over_v1.json()["refusal"]
+    assert refusal["code"] == "BACKEND_UNAVAILABLE"
+    error = {"code": -32600, "message": refusal["message"], "data": {"refusal": refusal}}
+    assert over_mcp.json() == {"jsonrpc": "2.0", "id": None, "error": error}

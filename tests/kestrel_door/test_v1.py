@@ -224,7 +224,8 @@ async def test_a_401_says_whether_a_bearer_was_sent(kit: Kit) -> None:
         for path in ("/v1/catalog", "/mcp"):
             resp = await anon.request("POST" if path == "/mcp" else "GET", path)
             assert resp.status_code == 401, path
-            message = resp.json()["refusal"]["message"]
+            body = resp.json()  # on /mcp the refusal is a JSON-RPC error's data
+            message = (body["error"]["data"] if path == "/mcp" else body)["refusal"]["message"]
             assert "none was sent" in message, message
             assert "KESTREL_API_TOKEN" in message
     row, token = kit.tokens.issue("alice", ["kestrel:read"])

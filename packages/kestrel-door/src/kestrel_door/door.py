@@ -32,6 +32,7 @@ from .auth import Authenticator, bearer_of
 from .config import DoorConfig
 from .door_tools import DoorTurnTools
 from .elicit import ApprovalElicitation
+from .guard import refusal_json
 
 __all__ = ["Caller", "Door", "TransportFactory", "json_response", "outage_response"]
 
@@ -58,10 +59,12 @@ class Caller:
     guarded: bool
 
 
-def outage_response(exc: KestrelError) -> Response:
-    """503 with ``Retry-After`` for a store outage (a client retries; its token stands)."""
+def outage_response(exc: KestrelError, *, path: str = "") -> Response:
+    """503 with ``Retry-After`` for a store outage before any call (a client retries; its
+    token stands); on ``/mcp`` its refusal is a JSON-RPC error's, as the guard's are."""
     retry = str(exc.detail.get("retryAfter", RETRY_AFTER_S))
-    return json_response({"refusal": exc.refusal.to_json()}, 503, {"Retry-After": retry})
+    body = refusal_json(exc.refusal.to_json(), path=path)
+    return json_response(body, 503, {"Retry-After": retry})
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -114,20 +117,20 @@ class Door:
             found = self._recalls[principal] = Recall()
         return found
 
-    def challenge(self, *, invalid: bool) -> Response:
+    def challenge(self, *, invalid: bool, path: str) -> Response:
         """401 with the RFC 9728 pointer; ``invalid`` when a bearer was presented. The
         message says which: a caller who sent none and one whose token is unknown here,
-        revoked or expired have different things to fix."""
+        revoked or expired have different things to fix. On ``/mcp`` the refusal is a
+        JSON-RPC error's, as the guard's are."""
         value = f'Bearer resource_metadata="{self.config.metadata_url}"'
         if invalid:
             value += ', error="invalid_token"'
-        body = {
-            "refusal": {
-                "code": "FORBIDDEN",
-                "message": _INVALID_BEARER if invalid else _NO_BEARER,
-                "detail": {"resourceMetadata": self.config.metadata_url},
-            }
+        refusal = {
+            "code": "FORBIDDEN",
+            "message": _INVALID_BEARER if invalid else _NO_BEARER,
+            "detail": {"resourceMetadata": self.config.metadata_url},
         }
+        body = refusal_json(refusal, path=path)
         return json_response(body, 401, {"WWW-Authenticate": value})
 
     def insufficient_scope_header(self, scope: str) -> str:
@@ -144,9 +147,9 @@ class Door:
         try:
             found = await self._auth.authenticate(header)
         except KestrelError as exc:  # the store did not answer: 503, the token not judged
-            return outage_response(exc)
+            return outage_response(exc, path=request.url.path)
         if found is None:
-            return self.challenge(invalid=bearer_of(header) is not None)
+            return self.challenge(invalid=bearer_of(header) is not None, path=request.url.path)
         if found.turn is not None:
             return Caller(found.turn, guarded=False)
         grant = found.grant

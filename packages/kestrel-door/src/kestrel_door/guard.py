@@ -5,23 +5,27 @@ browser page on another site must not drive the door through a rebound name). Th
 body limit is enforced while reading, so a lying or absent ``Content-Length`` does not
 get a larger body through. A body over the limit is refused ``LIMIT_EXCEEDED`` naming
 the door's limit (``detail.limit == "requestBytes"``) and the body's size, before any
-call, so it is told apart from a call's own limits (a source's 64 KiB) on every path; on
-``/mcp`` that refusal is the ``data`` of a JSON-RPC error (``-32600``, id null).
+call, so it is told apart from a call's own limits (a source's 64 KiB) on every path.
+
+On ``/mcp`` every such refusal (and the door's 401) is the ``data.refusal`` of a JSON-RPC
+error (``-32600``, id null: the body's id was never read), whose message is the
+refusal's, so an MCP client shows it; elsewhere it is a ``{refusal}`` body.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from kestrel_protocol.jsonrpc import INVALID_REQUEST
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .mcp_http import MCP_PATH
+__all__ = ["MCP_PATH", "GuardMiddleware", "matches", "refusal_bytes", "refusal_json"]
 
-__all__ = ["GuardMiddleware", "matches", "refusal_bytes"]
+MCP_PATH: Final = "/mcp"
+"""Where the door serves MCP (streamable HTTP)."""
 
 
 def matches(value: str, patterns: Sequence[str]) -> bool:
@@ -40,10 +44,23 @@ def matches(value: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def refusal_bytes(code: str, message: str, detail: Mapping[str, Any] | None = None) -> bytes:
-    """The JSON body of a refusal the door sends before (or instead of) any app code."""
-    body = {"refusal": {"code": code, "message": message, "detail": dict(detail or {})}}
-    return json.dumps(body).encode()
+def refusal_json(refusal: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
+    """The body of a refusal the door sends before any call, for a request to ``path``:
+    on ``/mcp`` a JSON-RPC error carrying it, as every ``/mcp`` error carries a refusal
+    (so an MCP client shows it); elsewhere ``{refusal}``."""
+    if path != MCP_PATH:
+        return {"refusal": dict(refusal)}
+    data = {"refusal": dict(refusal)}
+    error = {"code": INVALID_REQUEST, "message": refusal["message"], "data": data}
+    return {"jsonrpc": "2.0", "id": None, "error": error}
+
+
+def refusal_bytes(
+    code: str, message: str, detail: Mapping[str, Any] | None = None, *, path: str = ""
+) -> bytes:
+    """The bytes of :func:`refusal_json` for the refusal ``{code, message, detail}``."""
+    refusal = {"code": code, "message": message, "detail": dict(detail or {})}
+    return json.dumps(refusal_json(refusal, path=path)).encode()
 
 
 def _too_large(limit: int, found: int | None) -> tuple[str, dict[str, Any]]:
@@ -61,12 +78,15 @@ def _too_large(limit: int, found: int | None) -> tuple[str, dict[str, Any]]:
 
 
 async def _reply(
-    send: Send, status: int, code: str, message: str, detail: Mapping[str, Any] | None = None
+    scope: Scope,
+    send: Send,
+    status: int,
+    code: str,
+    message: str,
+    *,
+    detail: Mapping[str, Any] | None = None,
 ) -> None:
-    await _send_json(send, status, refusal_bytes(code, message, detail))
-
-
-async def _send_json(send: Send, status: int, body: bytes) -> None:
+    body = refusal_bytes(code, message, detail, path=scope["path"])
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -93,15 +113,7 @@ class GuardMiddleware:
 
     async def _refuse_body(self, scope: Scope, send: Send, found: int | None) -> None:
         message, detail = _too_large(self.max_body_bytes, found)
-        if scope["path"] != MCP_PATH:
-            await _reply(send, 413, "LIMIT_EXCEEDED", message, detail)
-            return
-        # On /mcp the refusal is a JSON-RPC error's data, as every /mcp error carries
-        # one, so an MCP client shows it (its id was in the body never read: null).
-        refusal = {"code": "LIMIT_EXCEEDED", "message": message, "detail": detail}
-        error = {"code": INVALID_REQUEST, "message": message, "data": {"refusal": refusal}}
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
-        await _send_json(send, 413, body)
+        await _reply(scope, send, 413, "LIMIT_EXCEEDED", message, detail=detail)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,18 +122,20 @@ class GuardMiddleware:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
         if not matches(host, self.allowed_hosts):
-            await _reply(send, 421, "FORBIDDEN", "this Host is not served (DNS-rebinding defence)")
+            await _reply(
+                scope, send, 421, "FORBIDDEN", "this Host is not served (DNS-rebinding defence)"
+            )
             return
         origin = headers.get("origin")
         if origin is not None and not matches(origin, self.allowed_origins):
-            await _reply(send, 403, "FORBIDDEN", "this Origin is not allowed")
+            await _reply(scope, send, 403, "FORBIDDEN", "this Origin is not allowed")
             return
         length = headers.get("content-length")
         if length is not None:
             try:
                 declared = int(length)
             except ValueError:
-                await _reply(send, 400, "INVALID_SOURCE", "Content-Length is not a number")
+                await _reply(scope, send, 400, "INVALID_ARGUMENT", "Content-Length is not a number")
                 return
             if declared > self.max_body_bytes:
                 await self._refuse_body(scope, send, declared)
@@ -146,7 +160,9 @@ class GuardMiddleware:
                 if not message.get("more_body", False):
                     break
         if scope_timer.cancelled_caught:
-            await _reply(send, 408, "LIMIT_EXCEEDED", "the request body took too long to arrive")
+            await _reply(
+                scope, send, 408, "LIMIT_EXCEEDED", "the request body took too long to arrive"
+            )
             return
         body = b"".join(chunks)
         replayed = False

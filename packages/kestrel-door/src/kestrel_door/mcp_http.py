@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
 import anyio
 from kestrel_protocol.jsonrpc import (
@@ -47,15 +47,13 @@ from starlette.types import Receive, Scope
 from starlette.types import Send as AsgiSend
 
 from .door import Caller, Door, json_response
+from .guard import MCP_PATH
 from .mcp_era import MODERN_STATUS, envelope_missing, header_mismatch, modern_envelope
 from .mcp_face import DoorMcp
 
-__all__ = ["MCP_PATH", "mcp_routes"]
+__all__ = ["mcp_routes"]
 
 logger = logging.getLogger(__name__)
-
-MCP_PATH: Final = "/mcp"
-"""Where the door serves MCP (streamable HTTP)."""
 
 
 def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

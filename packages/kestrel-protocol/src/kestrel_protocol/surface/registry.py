@@ -137,7 +137,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         scope=SCOPE_READ,
         read_only=True,
         refusals=("UNKNOWN_SCENARIO", "LIMIT_EXCEEDED"),
-        route=Route("POST", "/v1/validate", body="json"),
+        route=Route("POST", "/v1/validate", body="source"),
     ),
     Tool(
         name="kestrel_session_open",
