@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from .copies import flag_copies
+from .names import keep_names_apart
 from .rows import METRICS, BoardRow
 from .stats import Interval, interval
 
@@ -154,6 +155,7 @@ def rank_board(
     """Set each row's ``rank`` (its cell's, or why it has none); the per-scenario
     rankings and the overall one."""
     key, higher_first = METRICS[metric]
+    keep_names_apart(rows)
     _mark_unranked(rows, key, attested_only)
     by_scenario: dict[tuple[str, str, bool], list[BoardRow]] = defaultdict(list)
     for row in rows:
