@@ -72,6 +72,7 @@ class Board:
                     "root": ranking.root,
                     "countsOverall": ranking.counted,
                     **({"forward": True} if ranking.forward else {}),
+                    **({"unsealed": True} if ranking.unsealed else {}),
                     "cells": [
                         {"rank": cell.rank, "agent": cell.agent, **figures(cell.stats)}
                         for cell in ranking.cells
