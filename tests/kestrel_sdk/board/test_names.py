@@ -81,3 +81,14 @@ def test_a_rivals_pseudonym_does_not_merge_either(door: dict[str, Any]) -> None:
 def test_one_identity_under_its_own_name_stays_one_cell(door: dict[str, Any]) -> None:
     board = _board(door, [("alice", "alice"), ("bob", "mallory")])
     assert _cells(board) == {"alice": 1, "bob": 1}
+
+
+def test_a_copy_under_another_name_is_credited_to_its_signed_identity(
+    door: dict[str, Any],
+) -> None:
+    """mallory files alice's proof under a name that sorts before alice's: the copy that
+    came first was ranked under mallory's name."""
+    alice = _pseudonym(door, "alice")
+    board = _board(door, [("alice", "alice"), ("a-thief", "alice")])
+    assert _cells(board) == {alice: 1}
+    assert {r["agent"] for r in board["rows"]} == {alice, "alice"}
