@@ -23,6 +23,7 @@ from kestrel_door.keys import DoorKeys
 from kestrel_door.postgres import PostgresDoorStore
 from kestrel_door.store import DoorStore
 from kestrel_sdk import published_document
+from kestrel_sdk.board import SEALED_ON_DOOR, buy_and_hold, published_seals
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -102,7 +103,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_the_door_serves_the_published_proofs_ranked(served: dict[str, Any]) -> None:
-    assert served["empty"] == {"kind": "kestrel.board.proofs", "proofs": []}
+    assert served["empty"] == {
+        "kind": "kestrel.board.proofs",
+        "proofs": [],
+        "sealed": ["acme-chop"],
+    }
     page = served["html"]
     assert page.status_code == 200
     assert page.headers["content-type"] == "text/html; charset=utf-8"
@@ -119,6 +124,7 @@ def test_the_door_serves_the_published_proofs_ranked(served: dict[str, Any]) -> 
     assert board["ranks"] == "attested"
     [chop] = board["scenarios"]
     assert chop["baseline"]["name"] == "buy-and-hold"
+    assert published_seals(served["proofs"].json()) == {"acme-chop"}
     # the download: every published proof with the agent it was published under, in
     # the order of roots; the session's proof signed by the door as it serves
     published = served["proofs"].json()
@@ -128,6 +134,27 @@ def test_the_door_serves_the_published_proofs_ranked(served: dict[str, Any]) -> 
     assert items[served["alice"]["root"]] == {"agent": "alice", "proof": served["alice"]}
     assert items[served["bob"]["root"]]["agent"] is None
     assert "attestation" in items[served["bob"]["root"]]["proof"]
+
+
+def test_no_baseline_of_a_tape_the_door_seals(served: dict[str, Any]) -> None:
+    """Published mid-evaluation, the board traded the buy-and-hold baseline over the
+    whole tape of acme-chop, sealed only by ``--seal``: its return and Sharpe told agents
+    still trading it what the hidden tape did. Now it shows none, and says why."""
+    [chop] = served["json"].json()["scenarios"]
+    assert chop["baseline"] == {
+        "name": "buy-and-hold",
+        "grade": None,
+        "metrics": None,
+        "why": SEALED_ON_DOOR,
+    }
+    hidden = buy_and_hold("acme-chop", chop["root"])  # this machine's catalog has the tape
+    assert hidden.metrics is not None
+    assert hidden.grade is not None
+    html = served["html"].text
+    assert SEALED_ON_DOOR in html
+    for figure in (hidden.grade, hidden.metrics["return"], hidden.metrics["sharpe"]):
+        assert figure not in html
+        assert figure not in served["json"].text
 
 
 def test_another_home_rebuilds_the_same_bytes(served: dict[str, Any]) -> None:

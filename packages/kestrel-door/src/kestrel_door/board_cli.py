@@ -94,7 +94,7 @@ def make_board_group(
         for item in items:
             is_file = Path(item).exists() or not item.startswith("ks_")
             proof = _read_proof(item) if is_file else session_proof(ctx, item, public_url, seal)
-            [row] = json.loads(build(document([(agent, proof)]), jwks).json)["rows"]
+            [row] = json.loads(build(document([(agent, proof)], ()), jwks).json)["rows"]
             if row["badge"] == "failed":
                 raise _fail(f"{item}: not published: {row['reason']}")
             if not str(row.get("attestation") or "").startswith("attested by"):

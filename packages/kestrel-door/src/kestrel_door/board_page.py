@@ -11,8 +11,10 @@ public):
 - ``GET /board``: the page (HTML), or its table (JSON) when the request accepts
   ``application/json`` and not ``text/html``;
 - ``GET /board.json``: the table (JSON);
-- ``GET /board/proofs.json``: the published proofs, from which ``kestrel board --from
-  URL --trust URL`` rebuilds the same page byte for byte on any machine.
+- ``GET /board/proofs.json``: the published proofs and the scenarios the door seals as it
+  serves (``sealed``: the board trades no baseline on those, whose figures would tell
+  agents still being evaluated what the hidden tape did), from which ``kestrel board
+  --from URL --trust URL`` rebuilds the same page byte for byte on any machine.
 """
 
 from __future__ import annotations
@@ -56,8 +58,10 @@ class BoardRecords(Protocol):
 BoardBuilder = Callable[[dict[str, Any], dict[str, Any]], BuiltBoard]
 """``(published document, the door's JWKS) → the built board``."""
 
-DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]]], dict[str, Any]]
-"""``[(agent, proof), …] → the published document`` (``/board/proofs.json``)."""
+DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]], tuple[str, ...]], dict[str, Any]]
+"""``([(agent, proof), …], the scenarios the door seals) → the published document``
+(``/board/proofs.json``: the board shows no figure of a sealed scenario's tape beside the
+agents', no baseline)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +76,15 @@ class BoardPage:
     """The door's board, rebuilt when what it is built from changes."""
 
     def __init__(
-        self, records: BoardRecords, keys: DoorKeys, build: BoardBuilder, document: DocumentOf
+        self,
+        records: BoardRecords,
+        keys: DoorKeys,
+        build: BoardBuilder,
+        document: DocumentOf,
+        sealed: tuple[str, ...] = (),
     ) -> None:
         self._records = records
+        self._sealed = sealed
         self._keys = keys
         self._build = build
         self._document = document
@@ -89,7 +99,7 @@ class BoardPage:
 
     def _built(self, version: object) -> _Cached:
         items = [(p.agent, json.loads(p.proof)) for p in self._records.published()]
-        document = self._document(items)
+        document = self._document(items, self._sealed)
         built = self._build(document, self._keys.jwks())
         self.builds += 1
         logger.info("board: built from %d published proofs", len(items))

@@ -246,7 +246,7 @@ def make_serve_command(
                 raise click.BadParameter(str(exc), param_hint="--require-approval") from None
         board = None
         if isinstance(store, SqlBoardRecords):
-            board = BoardPage(store, attestor.keys, build, document)
+            board = BoardPage(store, attestor.keys, build, document, _sealed(runtime, specs))
         app, http = limit_connections(
             create_door_app(
                 config,
@@ -317,6 +317,13 @@ def _listen(host: str, port: int) -> socket.socket:
         ) from None
     listening.set_inheritable(True)
     return listening
+
+
+def _sealed(runtime: Any, specs: list[tuple[str, str | None]]) -> tuple[str, ...]:
+    """The ids of the scenarios the door seals (by ``--seal`` or their scenario.toml)."""
+    if runtime is None:  # pragma: no cover - a transport without a shareable runtime
+        return tuple(served or source for source, served in specs)
+    return tuple(i for i in runtime.index.ids() if runtime.sealed(i))
 
 
 def _seal_specs(parse: SealSpecs, seal: tuple[str, ...]) -> list[tuple[str, str | None]]:

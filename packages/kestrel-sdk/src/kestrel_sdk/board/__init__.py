@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .baseline import BASELINE, Baseline, buy_and_hold
+from .baseline import BASELINE, SEALED_ON_DOOR, Baseline, buy_and_hold
 from .build import METHOD, Board, build_board
 from .files import MAX_DEPTH, MAX_FILE_BYTES
 from .forward import ForwardWindow, forward_window
@@ -14,6 +14,7 @@ from .published import (
     PublishedBoard,
     published_board,
     published_document,
+    published_seals,
 )
 from .rank import AgentStanding, Cell, ScenarioRanking, rank_board
 from .rows import BADGES, METRICS, Badge, BoardRow, check_entry
@@ -32,6 +33,7 @@ __all__ = [
     "METRICS",
     "PUBLISHED_KIND",
     "PUBLISHED_PATH",
+    "SEALED_ON_DOOR",
     "WHOLE_WINDOW",
     "AgentGap",
     "AgentStanding",
@@ -56,6 +58,7 @@ __all__ = [
     "memorisation_gaps",
     "published_board",
     "published_document",
+    "published_seals",
     "rank_board",
     "read_entries",
     "render_board",

@@ -5,7 +5,9 @@ machine's runtime in a throwaway home: at bar 0 it buys about half the account's
 of the scenario's first symbol (whole lots, within ``maxPosition``; the rule of the
 offline agent ``kestrel/hold``) and advances to the end of the tape; the runtime grades
 it. The session id, every root and every figure derive from the scenario alone, so the
-baseline is the same on every machine. It is shown beside the agents, labelled a
+baseline is the same on every machine. A scenario sealed (in this machine's catalog, or
+on the door that published the board) has none, the board saying why: its figures are
+the hidden tape's. It is shown beside the agents, labelled a
 baseline, and never ranked or credited to anyone.
 """
 
@@ -20,7 +22,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["BASELINE", "Baseline", "buy_and_hold"]
+__all__ = ["BASELINE", "SEALED_ON_DOOR", "Baseline", "buy_and_hold"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +73,20 @@ async def _trade(home: Path, scenario: str) -> dict[str, Any]:
     return grade
 
 
-def buy_and_hold(scenario: str, root: str) -> Baseline:
-    """The baseline on the catalog's ``scenario`` (whose root must be ``root``)."""
+SEALED_ON_DOOR = (
+    "sealed on the door that published this board: no figure of its tape is shown "
+    "until the door lifts the seal"
+)
+
+
+def buy_and_hold(scenario: str, root: str, *, sealed: bool = False) -> Baseline:
+    """The baseline on the catalog's ``scenario`` (whose root must be ``root``); none
+    when ``sealed`` (the door that published the board seals it: agents may still be
+    trading it, and the baseline's figures are the hidden tape's)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
+    if sealed:
+        return Baseline(scenario, root, why=SEALED_ON_DOOR)
     known = load_catalog().get(scenario)
     if known is None or known.scenario.root != root:
         return Baseline(scenario, root, why="not a scenario of this machine's catalog")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -72,6 +72,7 @@ class Board:
                     "root": ranking.root,
                     "countsOverall": ranking.counted,
                     **({"forward": True} if ranking.forward else {}),
+                    **({"unsealed": True} if ranking.unsealed else {}),
                     "cells": [
                         {"rank": cell.rank, "agent": cell.agent, **figures(cell.stats)}
                         for cell in ranking.cells
@@ -154,12 +155,17 @@ def board_of(
     attested_only: bool,
     entries: Sequence[Entry] = (),
     reveals: Sequence[tuple[str, Any]] = (),
+    sealed: Collection[str] = (),
 ) -> Board:
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
-    buy-and-hold baseline and the memorisation gaps (``entries``: the rows' entries,
-    in the same order)."""
+    buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
+    the board) and the memorisation gaps (``entries``: the rows' entries, in the same
+    order)."""
     scenarios, overall = rank_board(rows, metric, attested_only=attested_only)
-    baselines = {(r.scenario, r.root): buy_and_hold(r.scenario, r.root) for r in scenarios}
+    baselines = {
+        (r.scenario, r.root): buy_and_hold(r.scenario, r.root, sealed=r.scenario in sealed)
+        for r in scenarios
+    }
     gaps = memorisation_gaps(rows, entries, reveals) if entries else Gaps()
     return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps)
 

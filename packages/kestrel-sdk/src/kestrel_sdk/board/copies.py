@@ -8,7 +8,10 @@ it derives from the principal, scenario and label). Copies are grouped transitiv
 
 The copy that is ranked is the attested one if any (it is credited to the principal the
 door's statement names), else one whose grade passed, else the first given; the others
-are not ranked and say where the ranked one is.
+are not ranked and say where the ranked one is. Copies given under different names (a
+run's name is a claim: one entrant may file another's proof under its own) credit the
+ranked copy to the identity its door's statement names, never to whichever name came
+first.
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ def flag_copies(rows: list[BoardRow]) -> None:
             key=lambda i: (not copies[i].attested, copies[i].passed is not True, i),
         )
         places = [row.source for row in copies]
+        identity = copies[kept].identity
+        if identity is not None and len({row.agent for row in copies}) > 1:
+            copies[kept].agent = identity
         for i, row in enumerate(copies):
             row.duplicates = places
             if i != kept:

@@ -115,6 +115,10 @@ _FORWARD = (
     ' <span class="sub" data-forward>forward: traded while its tape grew, ranked apart '
     "from replays of the fixed tape, not counted overall</span>"
 )
+_UNSEALED = (
+    ' <span class="sub" data-unsealed>not sealed: graded while the scenario was not sealed, '
+    "ranked apart from the runs graded sealed, not counted overall</span>"
+)
 
 
 def _figures(stats: Interval) -> str:
@@ -144,6 +148,15 @@ def _baseline_row(value: object, why: str | None, colspan: int = 2) -> str:
     )
 
 
+def _apart(r: ScenarioRanking) -> str:
+    """Why a scenario's ranking stands apart or does not count overall (else nothing)."""
+    if r.forward:
+        return _FORWARD
+    if r.unsealed:
+        return _UNSEALED
+    return "" if r.counted else _NOT_COUNTED
+
+
 def _scenario(board: Board, r: ScenarioRanking) -> str:
     cells = "".join(
         f'<tr data-cell="{escape(c.agent)}"><td class="num">{c.rank}</td>'
@@ -158,7 +171,7 @@ def _scenario(board: Board, r: ScenarioRanking) -> str:
     return (
         f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
         f"<code>{escape(r.root)}</code>"
-        f"{_FORWARD if r.forward else '' if r.counted else _NOT_COUNTED}</h3>"
+        f"{_apart(r)}</h3>"
         f'<table class="cells">{_CELLS_HEAD}{cells}{baseline}</table>'
         f'<table class="ranking">{_HEAD}' + "".join(_row(row) for row in r.rows) + "</table>"
     )

@@ -2,18 +2,21 @@
 anyone can download and rebuild the same page from.
 
 The door serves ``/board/proofs.json``: ``{"kind": "kestrel.board.proofs", "proofs":
-[{"agent": NAME or null, "proof": PROOF}, …]}``, the proofs in the order of their
-roots. Its ``/board`` page is :func:`published_board` of that document under the door's
-own keys (ranked by Sharpe, only attested proofs ranked); ``kestrel board --from URL
---trust URL`` downloads the document and the keys and runs the same function, so the
-two pages are the same bytes: nothing on them depends on the machine or the clock (a
-row's source is ``proofs.json#N``, the baseline is traded in a throwaway home).
+[{"agent": NAME or null, "proof": PROOF}, …], "sealed": [ID, …]}``, the proofs in the
+order of their roots and the scenarios the door seals as it serves (sorted): the board
+trades no baseline on those, since its figures would tell agents still being evaluated
+what the hidden tape did. Its ``/board`` page is :func:`published_board` of that
+document under the door's own keys (ranked by Sharpe, only attested proofs ranked);
+``kestrel board --from URL --trust URL`` downloads the document and the keys and runs
+the same function, so the two pages are the same bytes: nothing on them depends on the
+machine or the clock (a row's source is ``proofs.json#N``, the baseline is traded in a
+throwaway home).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +31,7 @@ __all__ = [
     "published_board",
     "published_document",
     "published_entries",
+    "published_seals",
 ]
 
 PUBLISHED_KIND = "kestrel.board.proofs"
@@ -53,11 +57,23 @@ def _root(item: Mapping[str, Any]) -> str:
     return root if isinstance(root, str) else ""
 
 
-def published_document(items: list[tuple[str | None, dict[str, Any]]]) -> dict[str, Any]:
-    """The download of the published ``(agent, proof)`` pairs, in the order of roots."""
+def published_document(
+    items: list[tuple[str | None, dict[str, Any]]], sealed: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The download of the published ``(agent, proof)`` pairs, in the order of roots, on
+    a door sealing the scenarios ``sealed``."""
     proofs = [{"agent": agent, "proof": proof} for agent, proof in items]
     proofs.sort(key=lambda item: (_root(item), item["agent"] or ""))
-    return {"kind": PUBLISHED_KIND, "proofs": proofs}
+    return {"kind": PUBLISHED_KIND, "proofs": proofs, "sealed": sorted(set(sealed))}
+
+
+def published_seals(document: Mapping[str, Any]) -> frozenset[str]:
+    """The scenarios a published document says its door seals (``ValueError`` when its
+    ``sealed`` is not a list of ids); a document without one seals none."""
+    sealed = document.get("sealed", [])
+    if not isinstance(sealed, list) or not all(isinstance(i, str) for i in sealed):
+        raise ValueError("not a published board: sealed is not a list of scenario ids")
+    return frozenset(sealed)
 
 
 def published_entries(document: Any) -> list[Entry]:
@@ -85,6 +101,7 @@ def published_board(document: Any, trusted_keys: Mapping[str, Any]) -> Published
         checked(e, trusted_keys=trusted_keys, require_catalog=False, keys_source=False)
         for e in published_entries(document)
     ]
-    board = board_of(rows, "sharpe", attested_only=True)
+    sealed = published_seals(document)  # a published document: read_entries checked it
+    board = board_of(rows, "sharpe", attested_only=True, sealed=sealed)
     table = json.dumps(board.to_json(), indent=2) + "\n"
     return PublishedBoard(render_board(board), table, len(board.failed))

@@ -11,6 +11,11 @@ number of cells whose whole interval is better than its own (above it, or below 
 max drawdown): cells whose intervals overlap share a rank, so a difference the runs
 cannot tell apart is a tie. Every row takes its cell's rank.
 
+Under trust, runs its door graded while the scenario was not sealed are ranked apart from
+the runs graded sealed, when a scenario has both (``unsealed``, not counted overall): an
+unsealed run was served its tape's end and length, and could have read the tape through
+another principal.
+
 Overall, only scenarios of this machine's catalog count (a scenario a proof embeds could
 be invented: a group of one that its author always wins). An agent's overall figure is
 the mean over its scenarios of its cells' means (never a mean of ranks), with the
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from .copies import flag_copies
+from .names import keep_names_apart
 from .rows import METRICS, BoardRow
 from .stats import Interval, interval
 
@@ -54,6 +60,8 @@ class ScenarioRanking:
     cells: list[Cell]
     counted: bool
     forward: bool = False
+    unsealed: bool = False
+    """Its runs were graded unsealed, while other runs of the scenario were sealed."""
 
     @property
     def rows(self) -> list[BoardRow]:
@@ -148,24 +156,32 @@ def _standings(per_agent: dict[str, list[Cell]], higher_first: bool) -> list[Age
     return standings
 
 
+def _scenario_of(row: BoardRow) -> tuple[str, str, bool]:
+    """The ranking a row belongs to: its scenario, root and whether it traded forward."""
+    return (row.scenario or "", row.scenario_root or "", row.forward is not None)
+
+
 def rank_board(
     rows: list[BoardRow], metric: str, *, attested_only: bool = False
 ) -> tuple[list[ScenarioRanking], list[AgentStanding]]:
     """Set each row's ``rank`` (its cell's, or why it has none); the per-scenario
     rankings and the overall one."""
     key, higher_first = METRICS[metric]
+    keep_names_apart(rows)
     _mark_unranked(rows, key, attested_only)
-    by_scenario: dict[tuple[str, str, bool], list[BoardRow]] = defaultdict(list)
-    for row in rows:
-        if row.unranked is None and row.scenario and row.scenario_root:
-            by_scenario[(row.scenario, row.scenario_root, row.forward is not None)].append(row)
+    ranked_rows = [r for r in rows if r.unranked is None and r.scenario and r.scenario_root]
+    sealed = {_scenario_of(r) for r in ranked_rows if r.badge == "attested-and-sealed"}
+    by_scenario: dict[tuple[str, str, bool, bool], list[BoardRow]] = defaultdict(list)
+    for row in ranked_rows:
+        unsealed = row.attested and row.badge != "attested-and-sealed"
+        by_scenario[(*_scenario_of(row), unsealed and _scenario_of(row) in sealed)].append(row)
     rankings: list[ScenarioRanking] = []
     per_agent: dict[str, list[Cell]] = defaultdict(list)
-    for (scenario, root, forward), ranked in sorted(by_scenario.items()):
+    for (scenario, root, forward, unsealed), ranked in sorted(by_scenario.items()):
         cells = _cells(ranked, key, higher_first)
-        counted = not forward and all(r.provenance == "catalog" for r in ranked)
+        counted = not (forward or unsealed) and all(r.provenance == "catalog" for r in ranked)
         if counted:
             for cell in cells:
                 per_agent[cell.agent].append(cell)
-        rankings.append(ScenarioRanking(scenario, root, cells, counted, forward))
+        rankings.append(ScenarioRanking(scenario, root, cells, counted, forward, unsealed))
     return rankings, _standings(per_agent, higher_first)

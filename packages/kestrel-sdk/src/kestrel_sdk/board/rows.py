@@ -70,6 +70,8 @@ class BoardRow:
     roots: dict[str, str] = field(default_factory=dict)
     attestation: str | None = None
     issuer: str | None = None
+    identity: str | None = None
+    """Whom its door's signed statement credits: the trial's parent, else the principal."""
     rank: int | None = None
     unranked: str | None = None
     duplicates: list[str] = field(default_factory=list)
@@ -206,7 +208,8 @@ def check_entry(
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
         row.issuer = attested.issuer
-        row.agent = entry.named or attested.trial_of or attested.principal or row.agent
+        row.identity = attested.trial_of or attested.principal
+        row.agent = entry.named or row.identity or row.agent
         shown = report.attested_by if keys_source else f"{attested.issuer} (key {attested.kid})"
         row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
