@@ -16,7 +16,7 @@ from kestrel_door.cli import door_group
 
 from tests.loopback import free_port, wait_for_http
 
-__all__ = ["Door", "serve_door"]
+__all__ = ["Door", "issue_token", "serve_door"]
 
 SCOPES = "kestrel:read kestrel:trade kestrel:grade kestrel:trials"
 
@@ -30,16 +30,21 @@ class Door:
     """The door's process (a test that takes the door down mid-run stops it)."""
 
 
+def issue_token(home: Path, principal: str, scopes: str = SCOPES) -> str:
+    """A bearer token ``kestrel-door token issue`` makes in ``home`` for ``principal``."""
+    issued = CliRunner().invoke(
+        door_group,
+        ["--home", str(home), "token", "issue", "--principal", principal, "--scope", scopes],
+    )
+    assert issued.exit_code == 0, issued.output
+    return str(issued.output.strip().splitlines()[-1])
+
+
 @contextmanager
 def serve_door(home: Path, *extra: str, principal: str = "evaluated-agent") -> Iterator[Door]:
     """``kestrel-door serve`` in its own process on a free loopback port (``extra`` are
     serve's options, e.g. ``--seal acme-chop``), stopped by pid afterwards."""
-    issued = CliRunner().invoke(
-        door_group,
-        ["--home", str(home), "token", "issue", "--principal", principal, "--scope", SCOPES],
-    )
-    assert issued.exit_code == 0, issued.output
-    token = issued.output.strip().splitlines()[-1]
+    token = issue_token(home, principal)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     door = subprocess.Popen(

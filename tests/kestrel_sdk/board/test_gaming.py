@@ -12,11 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner
-from kestrel_door.cli import door_group
 from kestrel_sdk.board import MAX_DEPTH, MAX_FILE_BYTES
 
-from tests.doors import serve_door
+from tests.doors import issue_token, serve_door
 from tests.kestrel_sdk.board.proofs import (
     door_proof,
     invented_proof,
@@ -29,15 +27,6 @@ from tests.kestrel_sdk.board.test_board import BOLD, CAUTIOUS, kestrel
 METADATA = "/.well-known/oauth-protected-resource"
 SCOPES = "kestrel:read kestrel:trade kestrel:grade"
 BRAVE = ("buy 500 ACME", "advance 2000", "sell 500 ACME", "advance 3000")
-
-
-def _token(home: Path, principal: str) -> str:
-    issued = CliRunner().invoke(
-        door_group,
-        ["--home", str(home), "token", "issue", "--principal", principal, "--scope", SCOPES],
-    )
-    assert issued.exit_code == 0, issued.output
-    return str(issued.output.strip().splitlines()[-1])
 
 
 def _principal(proof: dict[str, Any]) -> str:
@@ -58,7 +47,9 @@ def trusted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     with serve_door(root / "door", "--seal", "acme-chop", principal="alice") as door:
         chop = door_proof(door.url, door.token, "acme-chop", CAUTIOUS)
         trend = door_proof(door.url, door.token, "acme-trend", BOLD)
-        peeked = door_proof(door.url, _token(door.home, "forger"), "acme-trend", BRAVE, peek=True)
+        peeked = door_proof(
+            door.url, issue_token(door.home, "forger", SCOPES), "acme-trend", BRAVE, peek=True
+        )
         keys_uri = httpx.get(door.url + METADATA).json()["kestrel_grade_keys_uri"]
         jwks = root / "door-keys.json"
         jwks.write_text(httpx.get(keys_uri).text, encoding="utf-8")

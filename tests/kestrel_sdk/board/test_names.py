@@ -9,30 +9,18 @@ identity but the one the name is."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner
-from kestrel_door.cli import door_group
 from kestrel_sdk import published_board, published_document
 
-from tests.doors import SCOPES, serve_door
+from tests.doors import issue_token, serve_door
 from tests.kestrel_sdk.board.proofs import door_proof
 
 METADATA = "/.well-known/oauth-protected-resource"
 GOOD = ("buy 100 ACME", "advance 40", "sell 100 ACME", "advance 3000")
 POOR = ("buy 600 ACME", "advance 200", "sell 600 ACME", "advance 3000")
-
-
-def _token(home: Path, principal: str) -> str:
-    issued = CliRunner().invoke(
-        door_group,
-        ["--home", str(home), "token", "issue", "--principal", principal, "--scope", SCOPES],
-    )
-    assert issued.exit_code == 0, issued.output
-    return str(issued.output.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +29,7 @@ def door(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("names")
     with serve_door(root / "door", principal="alice") as served:
         alice = door_proof(served.url, served.token, "acme-trend", GOOD)
-        mallory = door_proof(served.url, _token(served.home, "mallory"), "acme-trend", POOR)
+        mallory = door_proof(served.url, issue_token(served.home, "mallory"), "acme-trend", POOR)
         keys_uri = httpx.get(served.url + METADATA).json()["kestrel_grade_keys_uri"]
         jwks = httpx.get(keys_uri).json()
     return {"alice": alice, "mallory": mallory, "jwks": jwks}

@@ -36,6 +36,16 @@ def _check(grade: GradeResult | object) -> tuple[bool, str]:
     return found.passed, found.detail
 
 
+def _assert_behind_scout(grade: GradeResult | object, scout: str) -> None:
+    """``grade`` (the trader's) fails ``no-lookahead`` naming ``scout``, at the tape's end
+    before the trader's first submission."""
+    passed, detail = _check(grade)
+    assert not passed
+    assert detail.startswith(
+        f"session {scout} of the same principal had reached bar {END} before submission 1"
+    )
+
+
 def _open(rt: Runtime, label: str, principal: str = "alice") -> str:
     sid = rt.open_session(principal, SCENARIO, label).session_id
     assert sid is not None
@@ -121,11 +131,7 @@ def test_a_scout_run_and_closed_by_another_os_process_is_seen_by_the_one_that_ca
     assert GradeResult.model_validate_json(run.stdout).session == scout
     trader = _open(b, "trade", principal="local")
     b.submit("local", trader, TRADE)
-    passed, detail = _check(b.grade("local", trader))
-    assert not passed
-    assert detail.startswith(
-        f"session {scout} of the same principal had reached bar {END} before submission 1"
-    )
+    _assert_behind_scout(b.grade("local", trader), scout)
     b.shutdown()
 
 
@@ -256,11 +262,7 @@ def test_a_trader_opened_on_another_replica_while_the_scout_steps_sees_that_step
     openers[0].join(60)
     trader = opened[0]
     b.submit("alice", trader, TRADE)
-    passed, detail = _check(b.grade("alice", trader))
-    assert not passed
-    assert detail.startswith(
-        f"session {scout} of the same principal had reached bar {END} before submission 1"
-    )
+    _assert_behind_scout(b.grade("alice", trader), scout)
     a.shutdown()
     b.shutdown()
 
@@ -374,11 +376,7 @@ def test_a_process_killed_as_its_step_marks_the_horizon_leaves_the_step_marked_o
         here.submit("alice", sid, source)
     if killed_in == "raise_horizon":
         here.submit("alice", trader, TRADE)
-    passed, detail = _check(here.grade("alice", trader))
-    assert not passed
-    assert detail.startswith(
-        f"session {scout} of the same principal had reached bar {END} before submission 1"
-    )
+    _assert_behind_scout(here.grade("alice", trader), scout)
     here.shutdown()
 
 
@@ -402,9 +400,5 @@ def test_a_process_killed_as_it_opens_the_trader_leaves_it_checked_against_the_s
     trader = _open(here, "trade")
     assert here.store.session(trader) is not None  # the killed process had written its row
     here.submit("alice", trader, TRADE)
-    passed, detail = _check(here.grade("alice", trader))
-    assert not passed
-    assert detail.startswith(
-        f"session {scout} of the same principal had reached bar {END} before submission 1"
-    )
+    _assert_behind_scout(here.grade("alice", trader), scout)
     here.shutdown()
