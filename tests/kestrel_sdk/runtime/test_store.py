@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from kestrel_protocol import KestrelError, canonical_json, root_of
 from kestrel_protocol.store import Horizon, JournalConflict, SessionRow
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores.sqlite import SqliteStore
-from kestrel_sdk.runtime.stores.sqlite.database import CHECKPOINT_EVERY, RESTART_EVERY
+from kestrel_sdk.runtime.stores.sqlite.database import RESTART_FRAMES, Checkpointer
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:
@@ -126,7 +128,7 @@ def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> Non
     sid = "ks_" + "a" * 26
     scenario_root = "sha256:" + "0" * 64
     store.insert_session(SessionRow(sid, "local", "acme", scenario_root, "l", "open", None, None))
-    steps = 10 * RESTART_EVERY * CHECKPOINT_EVERY
+    steps = 5 * RESTART_FRAMES  # never started over, the WAL would hold a frame a step at least
     for seq in range(1, steps + 1):
         frame = f"sha256:{seq:064x}"
         prev = f"sha256:{seq - 1:064x}"  # the frame the step followed (row 0's, at first)
@@ -137,6 +139,39 @@ def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> Non
     assert frames < steps // 2, f"{frames} WAL frames after {steps} steps (one a commit at least)"
     assert len(store.journal(sid)) == steps
     store.close()
+
+
+def _wal_resets(wal: Path) -> int:
+    """The WAL header's checkpoint sequence number: SQLite adds one each time the WAL
+    starts over (the file format's bytes 12-15, big-endian)."""
+    return int.from_bytes(wal.read_bytes()[12:16], "big")
+
+
+def test_a_checkpoint_that_runs_late_still_lets_the_wal_start_over(tmp_path: Path) -> None:
+    """On a busy machine the checkpoint thread's wakes merge: it runs once where several
+    were asked for. That one run, finding the WAL past its mark, lets it start over (a
+    decision by a count of runs left it growing to SQLite's backstop)."""
+    path = tmp_path / "kestrel.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")  # only the thread checkpoints
+    conn.execute("CREATE TABLE t (x BLOB)")
+    lock = threading.RLock()
+    checkpoints = Checkpointer(path, lock)
+    for _ in range(RESTART_FRAMES):  # a commit writes a frame at least
+        with lock:
+            conn.execute("INSERT INTO t VALUES (zeroblob(100))")
+    wal = tmp_path / "kestrel.db-wal"
+    resets = _wal_resets(wal)
+    checkpoints.request()  # the one late run of many asked for
+    deadline = time.monotonic() + 30
+    while _wal_resets(wal) == resets:
+        assert time.monotonic() < deadline, "the WAL never started over"
+        with lock:
+            conn.execute("INSERT INTO t VALUES (zeroblob(100))")
+    assert checkpoints.restarts == 1
+    checkpoints.stop()
+    conn.close()
 
 
 def test_a_step_leaves_no_reader_behind(tmp_path: Path) -> None:

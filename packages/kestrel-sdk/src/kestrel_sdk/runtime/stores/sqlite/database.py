@@ -7,10 +7,13 @@ the database, with an fsync) run on a background thread with its own connection 
 auto-checkpoint stays on, far higher, as a backstop. A checkpoint beside steps that
 never pause never catches up with them (it copies the frames written before it began),
 so the WAL would never start over and would grow to the backstop (≈ 200 MB), every
-commit writing past the end of an ever larger file: every :data:`RESTART_EVERY`-th
+commit writing past the end of an ever larger file: once the WAL holds
+:data:`RESTART_FRAMES` frames (SQLite's own count, which the checkpoint reports), the
 checkpoint therefore copies the frames written meanwhile with the store's lock held (a
 step of this process waits those few milliseconds), and the next commit writes the WAL
-over from its start.
+over from its start. The WAL's size decides, not a count of the thread's runs: a thread
+that runs late (its wakes merged on a busy machine) restarts the WAL at its first run
+past the mark.
 
 ``KESTREL_SQLITE_SYNCHRONOUS`` chooses SQLite's ``synchronous``: ``NORMAL`` (the
 default; in WAL mode a commit is in the WAL file, in the operating system's page cache,
@@ -36,7 +39,7 @@ from ..sql import RUNTIME_TABLES
 
 __all__ = [
     "CHECKPOINT_EVERY",
-    "RESTART_EVERY",
+    "RESTART_FRAMES",
     "SCHEMA_VERSION",
     "SYNCHRONOUS_ENV",
     "Checkpointer",
@@ -50,10 +53,10 @@ SCHEMA_VERSION = "7"
 CHECKPOINT_EVERY = 1000
 """Holds of the store's connection between background checkpoints (a step is one: its
 commit and its horizon read)."""
-RESTART_EVERY = 4
-"""Background checkpoints from one that lets the WAL start over to the next: the WAL
-holds the frames of about ``RESTART_EVERY * CHECKPOINT_EVERY`` steps at most (≈ 40 MB),
-and a step waits for such a checkpoint's end once in as many steps."""
+RESTART_FRAMES = 8000
+"""Frames in the WAL (pages of 4 KiB by default: ≈ 32 MB, a few thousand steps) from
+which a background checkpoint lets it start over; a step waits for such a checkpoint's
+end once in as many steps."""
 SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
 _BACKSTOP_PAGES = 50_000
 
@@ -80,9 +83,9 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
 
 class Checkpointer:
     """A daemon thread that runs passive WAL checkpoints when asked, beside the steps;
-    every :data:`RESTART_EVERY`-th then runs one more with ``lock`` (the store's: no step
-    of this process commits) held, which leaves the WAL wholly checkpointed, so that the
-    next commit starts it over."""
+    once the WAL holds :data:`RESTART_FRAMES` frames, one more with ``lock`` (the store's:
+    no step of this process commits) held, which leaves the WAL wholly checkpointed, so
+    that the next commit starts it over."""
 
     def __init__(self, path: Path, lock: threading.RLock) -> None:
         self._path = path
@@ -90,6 +93,8 @@ class Checkpointer:
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self.restarts = 0
+        """Checkpoints run with ``lock`` held, each letting the WAL start over."""
 
     def request(self) -> None:
         if self._thread is None:
@@ -107,7 +112,6 @@ class Checkpointer:
 
     def _run(self) -> None:
         conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
-        runs = 0
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             while True:
@@ -116,11 +120,11 @@ class Checkpointer:
                 if self._stopping:
                     return
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # the bulk
-                    runs += 1
-                    if runs % RESTART_EVERY == 0:
+                    _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    if frames >= RESTART_FRAMES:
                         with self._lock:  # what the steps wrote meanwhile: none writes now
                             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                        self.restarts += 1
                 except sqlite3.Error as exc:  # the backstop still checkpoints
                     log.warning("background checkpoint of %s failed: %s", self._path, exc)
         finally:
