@@ -19,10 +19,18 @@ Raw = Callable[[str, tuple[Any, ...]], None]
 """Runs one SQL statement straight on the store's database (to corrupt it on purpose):
 ``?`` placeholders, and ``{name}`` for a table, named as each adapter names it."""
 
-_SQLITE_TABLES = {"artifacts": "artifacts", "journal": "journal", "audit": "audit"}
+_SQLITE_TABLES = {
+    "artifacts": "artifacts",
+    "journal": "journal",
+    "sessions": "sessions",
+    "meta": "meta",
+    "audit": "audit",
+}
 _POSTGRES_TABLES = {
     "artifacts": "kestrel_artifacts",
     "journal": "kestrel_journal",
+    "sessions": "kestrel_sessions",
+    "meta": "kestrel_meta",
     "audit": "kestrel_door_audit",
 }
 

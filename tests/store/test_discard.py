@@ -60,9 +60,9 @@ def _found(store: RuntimeStore, roots: dict[str, str]) -> dict[str, bool]:
 def test_a_proved_session_is_forgotten_whole_and_its_principals_horizon_stays(
     store: RuntimeStore,
 ) -> None:
-    store.count_session("alice", "acme-trend")
-    store.raise_horizon("alice", "acme-trend", 7, "session ks_a reached bar 7")
     a = _session(store, "ks_a", close=True, grade=True)
+    store.count_session("alice", "acme-trend", "ks_a")
+    store.raise_horizon("alice", "acme-trend", 7, "session ks_a reached bar 7")
     b = _session(store, "ks_b", close=True, grade=True)
     assert all(_found(store, a).values())
     assert all(_found(store, b).values())

@@ -73,7 +73,7 @@ def test_prune_removes_the_steps_and_keeps_the_summary_and_horizons(
 ) -> None:
     pruned_roots = _session(store, "ks_a", "1", close=True, grade=True)
     kept_roots = _session(store, "ks_b", "2", close=True, grade=True)
-    store.count_session("alice", "acme-trend")
+    store.count_session("alice", "acme-trend", "ks_a")
     store.raise_horizon("alice", "acme-trend", 2519, "tape acme-trend read")
     before = store.session("ks_a")
     assert before is not None

@@ -285,13 +285,19 @@ def test_a_horizon_only_rises_counts_sessions_and_survives_reopening(
 ) -> None:
     assert store.horizon("alice", "acme-trend") is None
     store.raise_horizon("alice", "acme-trend", 2519, "tape acme-trend read")  # before any open
-    assert store.count_session("alice", "acme-trend") == 1
-    assert store.count_session("alice", "acme-trend") == 2
+    for sid, label, principal in (
+        ("ks_a", "1", "alice"),
+        ("ks_b", "2", "alice"),
+        ("ks_c", "1", "bob"),
+    ):
+        store.insert_session(_row(sid, label, principal))
+    assert store.count_session("alice", "acme-trend", "ks_a") == 1
+    assert store.count_session("alice", "acme-trend", "ks_b") == 2
     store.raise_horizon("alice", "acme-trend", 40, "session ks_b reached bar 40")  # lower: kept
     assert store.horizon("alice", "acme-trend") == Horizon(2519, "tape acme-trend read", 2)
     assert store.horizon("bob", "acme-trend") is None  # per principal
     assert store.horizon("alice", "acme-chop") is None  # and per scenario
-    assert store.count_session("bob", "acme-trend") == 1
+    assert store.count_session("bob", "acme-trend", "ks_c") == 1
     assert store.horizon("bob", "acme-trend") == Horizon(-1, "", 1)  # counted, nothing shown
     store.raise_horizon("bob", "acme-trend", 7, "session ks_c reached bar 7")
     store.close()
@@ -306,17 +312,41 @@ def test_a_horizon_only_rises_counts_sessions_and_survives_reopening(
         again.close()
 
 
+def test_a_session_is_counted_once_whoever_counts_it(store: RuntimeStore, store_url: str) -> None:
+    """Counting a session its opener or another writer counted already counts nothing
+    (``None``), as does counting a session the store does not hold; each session counts
+    once on its principal's row."""
+    other = _second_writer(store, store_url)
+    try:
+        store.insert_session(_row())
+        store.insert_session(_row("ks_b", "2"))
+        assert store.count_session("alice", "acme-trend", "ks_a") == 1
+        for writer in (store, other, store):
+            assert writer.count_session("alice", "acme-trend", "ks_a") is None
+            assert writer.count_session("alice", "acme-trend", "ks_a", short=True) is None
+        assert store.count_session("alice", "acme-trend", "ks_z") is None
+        assert store.horizon("alice", "acme-trend") == Horizon(-1, "", 1)
+        assert other.count_session("alice", "acme-trend", "ks_b") == 2
+        assert store.count_session("alice", "acme-trend", "ks_b") is None
+        assert store.horizon("alice", "acme-trend") == Horizon(-1, "", 2)
+    finally:
+        if other is not store:
+            other.close()
+
+
 def test_a_horizon_raised_elsewhere_is_read_at_once(store: RuntimeStore, store_url: str) -> None:
     """Another process's raise (another connection on the store) is seen by the next
     read, however often the row was read here before (SQLite remembers rows read)."""
     other = _second_writer(store, store_url)
     try:
-        store.count_session("alice", "acme-trend")
+        store.insert_session(_row())
+        store.insert_session(_row("ks_b", "2"))
+        store.count_session("alice", "acme-trend", "ks_a")
         for _ in range(3):
             assert store.horizon("alice", "acme-trend") == Horizon(-1, "", 1)
         other.raise_horizon("alice", "acme-trend", 12, "session ks_b reached bar 12")
         assert store.horizon("alice", "acme-trend") == Horizon(12, "session ks_b reached bar 12", 1)
-        assert other.count_session("alice", "acme-trend") == 2
+        assert other.count_session("alice", "acme-trend", "ks_b") == 2
         assert store.horizon("alice", "acme-trend") == Horizon(12, "session ks_b reached bar 12", 2)
     finally:
         if other is not store:
@@ -334,7 +364,8 @@ def test_a_step_answers_its_horizon_row_as_read_after_its_journal_row(
     key = ("alice", "acme-trend")
     try:
         store.insert_session(_row())
-        store.count_session(*key)
+        store.insert_session(_row("ks_b", "2"))
+        store.count_session(*key, "ks_a")
 
         def step(seq: int, prev: str, frame: str, **kw: Any) -> Horizon | None:
             root = pentad_root("ks_a", seq, prev, "advance 1")
@@ -342,7 +373,7 @@ def test_a_step_answers_its_horizon_row_as_read_after_its_journal_row(
 
         assert step(1, OPENING, FIRST, horizon=key) == Horizon(-1, "", 1)  # with row 0
         other.raise_horizon(*key, 2519, "tape acme-trend read")
-        assert other.count_session(*key) == 2
+        assert other.count_session(*key, "ks_b") == 2
         assert step(2, FIRST, SECOND, horizon=key) == Horizon(2519, "tape acme-trend read", 2)
         assert step(3, SECOND, THIRD, horizon=("bob", "acme-trend")) is None  # no row
         assert step(4, THIRD, FIRST) is None  # none asked

@@ -21,7 +21,7 @@ this module, and they are imported only when a ``postgresql://`` store is chosen
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -94,10 +94,17 @@ class PostgresDatabase(SqlAdapter):
         with self._connection() as conn, conn.transaction():
             yield conn
 
-    def _create_schema(self, statements: Sequence[str], key: str, version: str) -> None:
+    def _create_schema(
+        self,
+        statements: Sequence[str],
+        key: str,
+        version: str,
+        upgrades: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         """Run ``statements`` (each idempotent) and check the schema ``key`` is at
-        ``version``, whichever process gets there first; ``BACKEND_UNAVAILABLE`` when the
-        database has another version."""
+        ``version``, whichever process gets there first: a database at a version in
+        ``upgrades`` is upgraded in place by its statements (in the same transaction,
+        under the same lock); ``BACKEND_UNAVAILABLE`` when it has another version."""
         with self._transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             for statement in [*META.create(POSTGRES, "kestrel_"), *statements]:
@@ -108,6 +115,12 @@ class PostgresDatabase(SqlAdapter):
                 (key, version),
             )
             found = conn.execute("SELECT value FROM kestrel_meta WHERE key = %s", (key,)).fetchone()
+            upgrade = None if found is None else (upgrades or {}).get(found[0])
+            if upgrade is not None:
+                for statement in upgrade:
+                    conn.execute(statement)
+                conn.execute("UPDATE kestrel_meta SET value = %s WHERE key = %s", (version, key))
+                found = (version,)
         if found is None or found[0] != version:
             raise KestrelError(
                 RefusalCode.BACKEND_UNAVAILABLE,

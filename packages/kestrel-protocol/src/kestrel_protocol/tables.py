@@ -91,6 +91,14 @@ class Table:
             ]
         return statements
 
+    def add_column(self, name: str, dialect: Dialect, prefix: str) -> str:
+        """The statement adding column ``name`` (declared last, nullable) to the table as
+        an earlier schema created it without: an upgrade in place."""
+        column = self.columns[-1]
+        if column.name != name or not column.null:
+            raise ValueError(f"{self.name}.{name} is not its last column, or not nullable")
+        return f"ALTER TABLE {prefix}{self.name} ADD COLUMN {self._column(column, dialect, False)}"
+
     def _column(self, column: Column, dialect: Dialect, demoted: bool) -> str:
         if column.type == "serial":
             spelled = dialect.serial + (dialect.autoincrement if column.autoincrement else "")

@@ -142,6 +142,13 @@ class RuntimeStore(Protocol):
       With ``horizon`` (a principal and a horizon key), it returns that horizon row as
       the step's commit leaves it before its ``marks`` (``None`` when there is none),
       read after the row in the step's transaction, where the marks are written.
+    - ``count_session(principal, key, sid)`` counts session ``sid`` on that horizon row
+      once, whoever asks and however often: the session's row keeps whether it was
+      counted, set in the transaction that adds it to the row's ``sessions``; it
+      returns the row's count then, or ``None`` when ``sid`` was counted already (or is
+      unknown). A session from a store made before the flag was kept (its opening,
+      never stepped, may have been killed before counting it) is counted only when the
+      caller says the count is ``short`` of the principal's sessions.
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
       frame root it followed; ``head`` is the last seq, the status and the last frame
       root, one cheap read.
@@ -232,7 +239,9 @@ class RuntimeStore(Protocol):
     # horizons: per (principal, scenario), the furthest bar shown (one row, O(1))
     def horizon(self, principal: str, scenario_id: str) -> Horizon | None: ...
     def raise_horizon(self, principal: str, scenario_id: str, bar: int, what: str) -> None: ...
-    def count_session(self, principal: str, scenario_id: str) -> int: ...
+    def count_session(
+        self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
+    ) -> int | None: ...
 
     # forward tapes: appended bars keyed (scenario, index) and the window's state
     def feed_bars(self, scenario_id: str, after: int = 0) -> list[FeedBar]: ...

@@ -117,9 +117,10 @@ class Horizons:
         self.store.raise_horizon(principal, self._key(scenario_id), bar, what)
 
     def opened(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
-        """Count the session ``sid`` just opened; the second one on a lineage writes the
+        """Count the session ``sid`` just opened (once, whoever else counts it: another
+        replica opening its label meanwhile); the second one on a lineage writes the
         clocks the principal's earlier sessions on its twins reached."""
-        if self.store.count_session(principal, self._key(scenario_id)) == 2:
+        if self.store.count_session(principal, self._key(scenario_id), sid) == 2:
             self._clocks(principal, scenario_id, scenario_root, sid)
 
     def resumed(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
@@ -127,14 +128,17 @@ class Horizons:
         opening writes is written now if it was not (a process killed as it opened it,
         after its row: the session uncounted, or counted second without the earlier
         clocks), else its steps would be checked against a horizon that never saw the
-        principal's other sessions. A count is added only when the principal's sessions
-        outnumber the row's; clocks only raise it."""
-        horizon = self.store.horizon(principal, self._key(scenario_id))
-        counted = 0 if horizon is None else horizon.sessions
+        principal's other sessions. The store counts a session once, whoever counts it
+        (its opener, this, another replica resuming it at once); a session of a store
+        from before it kept that is counted only when the principal's sessions outnumber
+        the row's count (``short``). Clocks only raise the row."""
+        key = self._key(scenario_id)
+        horizon = self.store.horizon(principal, key)
+        had = 0 if horizon is None else horizon.sessions
         twins = self._twins(scenario_id, scenario_root)
-        if counted < sum(len(self.store.labels(principal, root)) for _, root in twins):
-            self.opened(principal, scenario_id, scenario_root, sid)
-        elif counted >= 2:
+        short = had < sum(len(self.store.labels(principal, root)) for _, root in twins)
+        counted = self.store.count_session(principal, key, sid, short=short)
+        if counted == 2 or (counted is None and had >= 2):
             self._clocks(principal, scenario_id, scenario_root, sid)
 
     def _twins(self, scenario_id: str, scenario_root: str) -> list[tuple[str, str]]:

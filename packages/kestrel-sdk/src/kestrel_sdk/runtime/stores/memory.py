@@ -52,6 +52,7 @@ class _Session:
     journal: list[JournalRow] = field(default_factory=list)  # row 0, then seq 1, 2, ...
     reads: list[tuple[int, int, str]] = field(default_factory=list)  # lookahead rows
     pruned: bool = False
+    counted: bool = False  # on its principal's horizon row
 
 
 class MemoryStore(MemoryFeeds):
@@ -315,9 +316,16 @@ class MemoryStore(MemoryFeeds):
             elif bar > found.bar:
                 self._horizons[key] = Horizon(bar, what, found.sessions)
 
-    def count_session(self, principal: str, scenario_id: str) -> int:
-        """Count one more session of the principal on the scenario; how many now."""
+    def count_session(
+        self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
+    ) -> int | None:
+        """Count the session on its principal's row unless it was counted (``None``);
+        how many now. (A memory store is never from before the flag: ``short`` is moot.)"""
         with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or session.counted:
+                return None
+            session.counted = True
             key = (principal, scenario_id)
             found = self._horizons.get(key, Horizon(-1, "", 0))
             self._horizons[key] = replace(found, sessions=found.sessions + 1)

@@ -41,11 +41,23 @@ from kestrel_protocol.postgres import PostgresDatabase
 from kestrel_protocol.tables import create_statements
 
 from .postgres_notices import FeedNotices, feed_channel
-from .sql import POSTGRES, PREFIXES, RUNTIME_TABLES, TABLES, Connection, SqlStore, Statements
+from .sql import (
+    POSTGRES,
+    PREFIXES,
+    RUNTIME_TABLES,
+    TABLES,
+    Connection,
+    SqlStore,
+    Statements,
+    upgrade,
+)
 
-__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+__all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresStore"]
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
+"""4: each session keeps whether it was counted on its principal's horizon row; a
+database of 3 is upgraded in place when a store first opens it (:data:`UPGRADES`)."""
+UPGRADES: Final = {"3": upgrade(POSTGRES)}
 
 _SCHEMA: Final = create_statements(RUNTIME_TABLES, POSTGRES, PREFIXES[POSTGRES.name])
 
@@ -65,7 +77,7 @@ class PostgresStore(PostgresDatabase, SqlStore):
     def __init__(self, dsn: str, *, pool_size: int = 16) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-runtime")
         self._joined = _Joined()
-        self._create_schema(_SCHEMA, "runtime", SCHEMA_VERSION)
+        self._create_schema(_SCHEMA, "runtime", SCHEMA_VERSION, UPGRADES)
         with self._connection() as conn:
             schema = conn.execute("SELECT current_schema()").fetchone()
         self.feed_channel = feed_channel(str(schema[0] if schema else ""))

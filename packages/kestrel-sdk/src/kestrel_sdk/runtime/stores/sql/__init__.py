@@ -8,7 +8,7 @@ from __future__ import annotations
 from kestrel_protocol.sql import Connection
 
 from .dialect import POSTGRES, PREFIXES, SQLITE, TABLES, Dialect
-from .statements import Statements
+from .statements import Statements, upgrade
 from .store import SqlStore
 from .tables import RUNTIME_TABLES
 
@@ -22,4 +22,5 @@ __all__ = [
     "Dialect",
     "SqlStore",
     "Statements",
+    "upgrade",
 ]

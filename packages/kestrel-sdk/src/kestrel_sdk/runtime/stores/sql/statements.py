@@ -20,8 +20,9 @@ from typing import Final
 from kestrel_protocol.sql import render_all
 
 from .dialect import PREFIXES, TABLES, Dialect
+from .tables import SESSIONS
 
-__all__ = ["Statements"]
+__all__ = ["Statements", "upgrade"]
 
 _SESSION_COLUMNS: Final = (
     "id, principal, scenario_id, scenario_root, label, status, record_root, grade_root"
@@ -79,9 +80,9 @@ class Statements:
     sessions_with: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE status = ? ORDER BY n"
     sessions_of: str = f"SELECT {_SESSION_COLUMNS} FROM {{sessions}} WHERE principal = ? ORDER BY n"
     labels: str = "SELECT label FROM {sessions} WHERE principal = ? AND scenario_root = ?"
-    insert_session: str = (
-        f"INSERT INTO {{sessions}} ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT DO NOTHING"
+    insert_session: str = (  # not counted yet (count_session)
+        f"INSERT INTO {{sessions}} ({_SESSION_COLUMNS}, counted)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT DO NOTHING"
     )
     head: str = (  # the status, and the last row's seq and frame root (none before seq 1)
         "SELECT s.status, j.seq, j.frame_root FROM {sessions} s LEFT JOIN {journal} j"
@@ -129,6 +130,14 @@ class Statements:
         "INSERT INTO {horizons} (principal, scenario, bar, what, sessions) VALUES (?, ?, ?, ?, 0)"
         " ON CONFLICT (principal, scenario) DO UPDATE SET bar = excluded.bar, what = excluded.what"
         " WHERE excluded.bar > {horizons}.bar"
+    )
+    mark_counted: str = (  # the session counted by this transaction alone (rowcount 1)
+        "UPDATE {sessions} SET counted = 1 WHERE id = ? AND (counted = 0"
+        " OR (counted IS NULL AND ?))"
+    )
+    counted_before: str = (  # upgrading: every session but one open and never stepped
+        "UPDATE {sessions} SET counted = 1 WHERE status = 'closed'"
+        " OR EXISTS (SELECT 1 FROM {journal} WHERE session = {sessions}.id)"
     )
     count_session: str = (
         "INSERT INTO {horizons} (principal, scenario, bar, what, sessions) VALUES (?, ?, -1, '', 1)"
@@ -213,3 +222,13 @@ class Statements:
     def of(cls, dialect: Dialect) -> Statements:
         """Every statement rendered for ``dialect``."""
         return render_all(cls(), dialect, TABLES, PREFIXES[dialect.name])
+
+
+def upgrade(dialect: Dialect) -> list[str]:
+    """The statements upgrading, in place, a store of the schema before each session kept
+    whether it was counted (SQLite's 7, PostgreSQL's 3): the column, and every session
+    counted but one still open and never stepped, whose opening may have been killed
+    before it counted it (the opening's own repair decides: ``RuntimeStore.count_session``
+    with ``short``)."""
+    prefix = PREFIXES[dialect.name]
+    return [SESSIONS.add_column("counted", dialect, prefix), Statements.of(dialect).counted_before]

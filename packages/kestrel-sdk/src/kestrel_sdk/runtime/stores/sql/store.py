@@ -349,10 +349,19 @@ class SqlStore(SqlFeeds):
         with self._connection() as conn:
             conn.execute(self.sql.raise_horizon, (principal, scenario_id, bar, what))
 
-    def count_session(self, principal: str, scenario_id: str) -> int:
-        """Count one more session of the principal on the scenario; how many now."""
+    def count_session(
+        self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
+    ) -> int | None:
+        """Count session ``session_id`` of the principal on the scenario unless it was
+        counted: its flag set and the row's count raised in one transaction, so that of
+        replicas counting it at once one counts it (PostgreSQL: the flag's update locks
+        the session's row, and the others, waiting, then find it set); how many now
+        (``None``: counted already). See ``RuntimeStore`` for ``short``."""
+        sql = self.sql
         with self._transaction() as conn:
-            rows = conn.execute(self.sql.count_session, (principal, scenario_id)).fetchall()
+            if conn.execute(sql.mark_counted, (session_id, short)).rowcount != 1:
+                return None
+            rows = conn.execute(sql.count_session, (principal, scenario_id)).fetchall()
         return int(rows[0][0])
 
     # -- operations ---------------------------------------------------------------------

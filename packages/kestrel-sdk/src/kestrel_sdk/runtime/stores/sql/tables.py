@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Index, Table
 
-__all__ = ["RUNTIME_TABLES"]
+__all__ = ["RUNTIME_TABLES", "SESSIONS"]
 
 ARTIFACTS: Final = Table(
     "artifacts",
@@ -28,6 +28,9 @@ SESSIONS: Final = Table(
         Column("status", "text"),
         Column("record_root", "text", null=True),
         Column("grade_root", "text", null=True),
+        # 1 once counted on its principal's horizon row (in that transaction), 0 until;
+        # NULL: open, never stepped, before the store kept it (statements.upgrade)
+        Column("counted", "integer", null=True),
     ),
     key=("id",),
     unique=(("principal", "scenario_root", "label"),),

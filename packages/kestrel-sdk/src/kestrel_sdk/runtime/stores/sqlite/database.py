@@ -35,21 +35,26 @@ from kestrel_protocol.sql import SQLITE
 from kestrel_protocol.sqlite_files import transaction, use_wal
 from kestrel_protocol.tables import META, create_statements
 
-from ..sql import RUNTIME_TABLES
+from ..sql import RUNTIME_TABLES, upgrade
 
 __all__ = [
     "CHECKPOINT_EVERY",
     "RESTART_FRAMES",
     "SCHEMA_VERSION",
     "SYNCHRONOUS_ENV",
+    "UPGRADES",
     "Checkpointer",
     "open_database",
 ]
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "7"
-"""7: the journal keyed (session, seq) as PostgreSQL's is, and no step files (6)."""
+SCHEMA_VERSION = "8"
+"""8: each session keeps whether it was counted on its principal's horizon row; 7 (the
+journal keyed (session, seq) as PostgreSQL's is, and no step files, as 6 had) is
+upgraded in place when opened (:data:`UPGRADES`)."""
+UPGRADES = {"7": upgrade(SQLITE)}
+"""Per schema upgraded in place: the statements that make it :data:`SCHEMA_VERSION`."""
 CHECKPOINT_EVERY = 1000
 """Holds of the store's connection between background checkpoints (a step is one: its
 commit and its horizon read)."""
@@ -62,8 +67,10 @@ _BACKSTOP_PAGES = 50_000
 
 
 def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
-    """Set ``conn``'s pragmas and create the schema if the file is new (``lock`` held);
-    the file's schema version, which the caller checks against :data:`SCHEMA_VERSION`."""
+    """Set ``conn``'s pragmas and create the schema if the file is new, or upgrade it in
+    place from one in :data:`UPGRADES` (``lock`` held, one transaction: another process
+    opening the file meanwhile waits, then finds it upgraded); the file's schema
+    version, which the caller checks against :data:`SCHEMA_VERSION`."""
     sync = os.environ.get(SYNCHRONOUS_ENV, "NORMAL").upper()
     if sync not in {"NORMAL", "FULL", "EXTRA"}:
         sync = "NORMAL"
@@ -77,8 +84,13 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
         )
-        found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    return str(found[0])
+        found = str(conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0])
+        if found in UPGRADES:
+            for statement in UPGRADES[found]:
+                conn.execute(statement)
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+            found = SCHEMA_VERSION
+    return found
 
 
 class Checkpointer:
