@@ -24,7 +24,7 @@ from ..runtime.catalog.instrument_terms import tick_scale
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
 from ..runtime.catalog.news import NEWS_FILE, News
-from ..runtime.catalog.news_disguise import disguised_news
+from ..runtime.catalog.news_disguise import disguised_news, news_tells
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
@@ -113,7 +113,8 @@ def disguise_scenario(
     bytes: ``os.urandom(32)``). Sealed when ``sealed`` or when the source is.
 
     Raises ``ValueError`` naming the problem: a short secret, an id or title that names
-    the source (its id or a symbol), an invalid id.
+    the source (its id or a symbol), an invalid id, news that would date the disguise or
+    tell its price level (:func:`~..runtime.catalog.news_disguise.news_tells`).
     """
     if len(secret) < 16:
         raise ValueError("the secret must be at least 16 bytes (e.g. os.urandom(32))")
@@ -123,6 +124,9 @@ def disguise_scenario(
         if named is not None:
             raise ValueError(f"the {what} {text!r} names the source ({named}); choose another")
     tape = source.tape
+    told = None if source.news is None else news_tells(source.news, tape)
+    if told is not None:
+        raise ValueError(f"{told}; rewrite the source's news without it")
     transform = disguise_transform(tape, secret)
     reveal = reveal_object(scenario_id, origin, transform, secret)
     lots = {item.symbol: item.lot for item in origin.instruments}
