@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,25 @@ def test_the_cli_refuses_to_disguise_shipped_news_naming_its_years(tmp_path: Pat
     assert done.stderr.rstrip().endswith("nothing written"), done.stderr
     assert not out.exists()
     assert not (home / "reveals").exists()
+
+
+def test_an_id_or_title_naming_a_news_alias_is_refused(tmp_path: Path) -> None:
+    """The names a disguise hides in the news (``news_aliases``) are refused in its id and
+    title as its source's id and symbols are, whatever their case and punctuation."""
+    catalog = tmp_path / "catalog"
+    toml = write_news_scenario(catalog) / "scenario.toml"
+    aliases = '{ ACME = ["Acme Corporation", "Acme"], BETA = ["Coyote Works Inc."] }'
+    toml.write_text(
+        re.sub(r"(?m)^news_aliases = .*$", f"news_aliases = {aliases}", toml.read_text())
+    )
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    assert source.news_aliases["BETA"] == ("Coyote Works Inc.",)
+    with pytest.raises(ValueError, match=r"the id 'coyote-works-inc-7' names the source \(Coyote"):
+        disguise_scenario(source, "coyote-works-inc-7", SECRET)
+    with pytest.raises(ValueError, match=r"the title 'Coyote works, inc: daily' names the source"):
+        disguise_scenario(source, "tape-n1", SECRET, title="Coyote works, inc: daily")
+    assert disguise_scenario(source, "coyote-7", SECRET).id == "coyote-7"
 
 
 def _proof(tmp_path: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ secret make the same scenario, byte for byte.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -93,11 +94,22 @@ class DisguisedScenario:
         return target
 
 
-def _names_source(scenario_id: str, source: Scenario) -> str | None:
-    words = [source.id, *(item.symbol for item in source.instruments)]
+def _words(text: str) -> str:
+    """``text`` in lower case, each run of other characters than letters and digits one
+    space, between spaces (``"Alphabet Inc."`` and ``alphabet-inc`` alike)."""
+    return " " + " ".join(re.findall(r"[^\W_]+", text.lower())) + " "
+
+
+def _names_source(text: str, source: LoadedScenario) -> str | None:
+    """The source's id or symbol ``text`` contains, or a name its ``news_aliases`` lists
+    (whole words), if any."""
+    words = [source.id, *(item.symbol for item in source.scenario.instruments)]
     for word in words:
-        if word.lower() in scenario_id.lower():
+        if word.lower() in text.lower():
             return word
+    for name in sorted({alias for names in source.news_aliases.values() for alias in names}):
+        if _words(name) in _words(text):
+            return name
     return None
 
 
@@ -113,14 +125,15 @@ def disguise_scenario(
     bytes: ``os.urandom(32)``). Sealed when ``sealed`` or when the source is.
 
     Raises ``ValueError`` naming the problem: a short secret, an id or title that names
-    the source (its id or a symbol), an invalid id, news that would date the disguise or
-    tell its price level (:func:`~..runtime.catalog.news_disguise.news_tells`).
+    the source (its id, a symbol or a name its ``news_aliases`` lists), an invalid id,
+    news that would date the disguise or tell its price level
+    (:func:`~..runtime.catalog.news_disguise.news_tells`).
     """
     if len(secret) < 16:
         raise ValueError("the secret must be at least 16 bytes (e.g. os.urandom(32))")
     origin = source.scenario
     for what, text in (("id", scenario_id), ("title", title or "")):
-        named = _names_source(text, origin)
+        named = _names_source(text, source)
         if named is not None:
             raise ValueError(f"the {what} {text!r} names the source ({named}); choose another")
     tape = source.tape
