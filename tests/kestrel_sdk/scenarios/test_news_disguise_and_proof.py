@@ -68,18 +68,23 @@ def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: 
     [
         ("Acme Corporation reported Q4 2023 results.", "'2023', a year near the source's bars"),
         ("Acme shares closed at $104.50 on the news.", "'$104.50', within 5 % of the source's"),
+        ("Acme reported on Tuesday, Jan. 9th.", "'Jan. 9th', a day of the year (with its weekday"),
         ("Shares of BETA ended the day at 57.25.", "'57.25', within 5 % of the source's"),
     ],
 )
 def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
     tmp_path: Path, body: str, named: str
 ) -> None:
-    """A year near the source's bars or a price near its range would be shown as it is
-    by the disguise (a 22xx tape reporting "Q4 2023 results"): refused, naming the item,
+    """A year near the source's bars, a day of the year (its weekday is kept) or a price
+    near its range would be shown as it is by the disguise (a 22xx tape reporting "Q4
+    2023 results"): refused, naming the item,
     the field and the words; figures such as an EPS of $2.31 or a 104.5 % rise pass."""
     catalog = tmp_path / "catalog"
     directory = write_news_scenario(catalog)
-    harmless = "EPS of $2.31 against $1.94; revenue rose 104.5 % and 105.2 percent in 1998."
+    harmless = (
+        "EPS of $2.31 against $1.94; revenue rose 104.5 % and 105.2 percent in 1998; "
+        "in May, 12 Marketing staff left."
+    )
     item = {"time": "2024-01-20T12:00:00Z", "symbol": "ACME", "headline": "Results", "body": ""}
     with (directory / "news.jsonl").open("a", encoding="utf-8") as news:
         news.write(json.dumps({**item, "body": harmless}) + "\n")

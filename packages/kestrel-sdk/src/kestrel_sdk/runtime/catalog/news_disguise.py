@@ -6,7 +6,8 @@ source's ``news_aliases`` lists for a symbol, and the symbol itself, is replaced
 ticker (whole words, any letter case, longest names first: "Acme Corporation" before
 "Acme"). Other text is the source's, so :func:`news_tells` finds what in it would date
 the disguise or tell its price level, for the disguise to refuse: a year from ten before
-the source's first bar to the one after its last ("Q4 2021 results"), a price (a number
+the source's first bar to the one after its last ("Q4 2021 results"), a day of the year
+("reported on March 3": the weekday is kept, so it tells which years), a price (a number
 with decimals or a currency sign, not a percentage) within 5 % of the source's range.
 A name no ``news_aliases`` lists (a company, a person) cannot be found and is shown.
 """
@@ -28,6 +29,14 @@ _PRICE = re.compile(
     r"(?<![\w.,])(\$\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
     r"(?![\w,]|\.\d|\s?%|\s?per ?cent)",
     re.IGNORECASE,
+)
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?"
+)
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_MONTH_DAY = re.compile(
+    rf"(?<![\w.])(?:{_MONTH}\s+{_DAY}(?![\d%]|[.,]\d)|{_DAY}\s+(?:of\s+)?{_MONTH}(?!\w))"
 )
 _MARGIN = Fraction(105, 100)  # exact, whatever the caller's decimal context
 
@@ -68,11 +77,14 @@ def disguised_news(
 
 def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]) -> str | None:
     """The first words of ``text`` naming a year from ten before the first of ``years``
-    to the one after the last, or a price within 5 % of ``prices`` (the lowest and
-    highest of ``tape``), and why."""
+    to the one after the last, a day of the year ("March 3", "3rd of Mar."), or a price
+    within 5 % of ``prices`` (the lowest and highest of ``tape``), and why."""
     for year in _YEAR.finditer(text):
         if years[0] - 10 <= int(year.group(1)) <= years[1] + 1:
             return f"{year.group(0)!r}, a year near the source's bars ({years[0]} to {years[1]})"
+    day = _MONTH_DAY.search(text)
+    if day is not None:  # the weekday is kept: a day of the year tells which years
+        return f"{day.group(0)!r}, a day of the year (with its weekday, it dates the source)"
     low = Fraction(prices[0], 10**tape.scale) / _MARGIN
     high = Fraction(prices[1], 10**tape.scale) * _MARGIN
     for price in _PRICE.finditer(text):
