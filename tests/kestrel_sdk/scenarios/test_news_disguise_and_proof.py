@@ -100,22 +100,45 @@ def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
     assert f"(2024-01-30T12:00:00Z) body names {named}" in str(raised.value)
 
 
+def _kestrel(home: Path, catalog: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", *args],
+        env={**os.environ, "KESTREL_HOME": str(home), "KESTREL_CATALOG_PATH": str(catalog)},
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
 def test_the_cli_refuses_to_disguise_shipped_news_naming_its_years(tmp_path: Path) -> None:
     """``kestrel scenario disguise basket-20`` (its news reports "Q4 2021 results"):
     INVALID_ARGUMENT naming the item and the year, nothing written, no reveal kept."""
     home, out = tmp_path / "home", tmp_path / "tape-x"
-    done = subprocess.run(
-        [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", "scenario",
-         "disguise", "basket-20", "--as", "tape-x", "--sealed", "--out", str(out)],
-        env={**os.environ, "KESTREL_HOME": str(home), "KESTREL_CATALOG_PATH": ""},
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    done = _kestrel(
+        home, "", "scenario", "disguise", "basket-20", "--as", "tape-x", "--out", str(out)
+    )
     assert done.returncode == 1, done
     assert done.stderr.startswith("kestrel: INVALID_ARGUMENT: news item n1 ("), done.stderr
     assert "body names '2021', a year near the source's bars (2022 to 2023)" in done.stderr
     assert done.stderr.rstrip().endswith("nothing written"), done.stderr
     assert not out.exists()
     assert not (home / "reveals").exists()
+
+
+def test_the_cli_says_it_wrote_the_news_of_a_disguise_and_a_sealed_copy(tmp_path: Path) -> None:
+    """A disguise and a sealed copy of a scenario with news hold a ``news.jsonl``, which
+    their verifiers need (its root is the scenario's): the CLI names it as it names the
+    other two files (it said only ``scenario.toml and tape.csv``)."""
+    catalog, home = tmp_path / "catalog", tmp_path / "home"
+    write_news_scenario(catalog)
+    for command in ("disguise", "sealed-copy"):
+        out = tmp_path / f"{command}-out"
+        done = _kestrel(
+            home, catalog, "scenario", command, NEWS_ID, "--as", "tape-n1", "--out", str(out)
+        )
+        assert done.returncode == 0, done
+        lines = done.stdout.splitlines()
+        assert lines[0] == f"wrote {out / 'scenario.toml'} and {out / 'tape.csv'}", lines
+        assert lines[1] == f"wrote {len(news_items())} news items to {out / 'news.jsonl'}", lines
+        assert (out / "news.jsonl").read_bytes().count(b"\n") == len(news_items())
 
 
 def test_an_id_or_title_naming_a_news_alias_is_refused(tmp_path: Path) -> None:

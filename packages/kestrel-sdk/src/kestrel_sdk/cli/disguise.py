@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ..cli_convention import fail
-from .scenario import catalog_dirs, scenario, taken_by, where_to_put
+from .scenario import catalog_dirs, scenario, taken_by, where_to_put, wrote
 from .show import json_text
 
 __all__ = ["catalog_scenario", "disguise", "read_secret", "reveal", "reveals_dir"]
@@ -114,7 +114,8 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
     if as_json:
         click.echo(json_text(made.entry()))
         return
-    click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
+    for line in wrote(written, None if made.news is None else len(made.news)):
+        click.echo(line)
     click.echo(f"commitment {made.commitment}")
     click.echo(f"the reveal is kept (private) in {kept}; publish it after the evaluation with:")
     click.echo(f"  kestrel scenario reveal {scenario_id} -o reveal.json")
