@@ -106,11 +106,16 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
         raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / scenario_id
+    try:  # the reveal first: a disguise written without it could never be revealed
+        kept = _keep(made.reveal)
+    except OSError as error:
+        raise fail(
+            "INVALID_ARGUMENT", f"cannot keep the reveal: {error}; nothing written"
+        ) from None
     try:
         written = made.write(target).resolve()
     except OSError as error:
-        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
-    kept = _keep(made.reveal)
+        raise fail("INVALID_ARGUMENT", f"{error}; nothing written but the reveal, {kept}") from None
     if as_json:
         click.echo(json_text(made.entry()))
         return
