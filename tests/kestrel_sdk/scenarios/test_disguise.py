@@ -156,6 +156,14 @@ def test_cli_disguise_reveal_and_verify(tmp_path: Path) -> None:
     proof = _traded_proof(runtime, "tape-q7", embed=False)  # sealed: verified from the catalog
     runtime.shutdown()
     (tmp_path / "proof.json").write_bytes(canonical_json(proof))
+    (tmp_path / "file").write_text("")
+    unwritable = _kestrel(
+        home, catalog, "scenario", "reveal", "tape-q7", "-o", str(tmp_path / "file" / "r.json")
+    )  # a path that cannot be written: named, as every --out is (it was INTERNAL)
+    assert unwritable.returncode == 1, unwritable
+    assert unwritable.stderr.startswith(
+        f"kestrel: INVALID_INPUT: --out {tmp_path / 'file' / 'r.json'}: cannot write ("
+    ), unwritable.stderr
     revealed = _kestrel(
         home, catalog, "scenario", "reveal", "tape-q7", "-o", str(tmp_path / "r.json")
     )

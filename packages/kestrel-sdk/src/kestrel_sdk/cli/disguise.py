@@ -182,5 +182,9 @@ def reveal(
     if out is None:
         click.echo(text, nl=False)
         return
-    out.write_text(text, encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as error:  # as every --out is refused (never INTERNAL)
+        raise fail("INVALID_INPUT", f"--out {out}: cannot write ({error.strerror})") from None
     click.echo(f"wrote {out}: {scenario_id} is a disguise of {made['source']['id']}")
