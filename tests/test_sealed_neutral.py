@@ -211,3 +211,23 @@ def test_scouting_acme_crash_then_trading_tape_9_fails_no_lookahead_naming_it(
         "passed"
     ] is True
     sealing.shutdown()
+
+
+def test_a_served_id_naming_the_scenario_is_refused(tmp_path: Path) -> None:
+    """``acme-crash=acme-crash-2`` would serve an id telling what comes, the thing the
+    neutral id is for: refused by a runtime (the door's ``--seal`` reads it so too) and by
+    ``kestrel scenario sealed-copy``, naming it, nothing written; ``tape-9`` is served."""
+    with pytest.raises(ValueError, match=r"the served id 'acme-crash-2' names the scenario"):
+        Runtime(tmp_path / "home", sealed=[f"{SOURCE}=acme-crash-2"])
+    out = tmp_path / "copy"
+    made = _kestrel(
+        tmp_path / "operator",
+        None,
+        *("scenario", "sealed-copy", SOURCE, "--as", "acme-crash-2", "--out", str(out)),
+    )
+    assert made.returncode == 1, made
+    assert "the served id 'acme-crash-2' names the scenario (acme-crash)" in made.stderr
+    assert not out.exists()
+    runtime = Runtime(tmp_path / "home", sealed=[f"{SOURCE}={SERVED}"])
+    assert runtime.sealed(SERVED)
+    runtime.shutdown()

@@ -26,6 +26,7 @@ from kestrel_protocol import GradeResult, canonical_json
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
+from kestrel_sdk.runtime.catalog.reveal import check_reveal
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 SECRET = bytes(range(32))
@@ -155,6 +156,14 @@ def test_cli_disguise_reveal_and_verify(tmp_path: Path) -> None:
     proof = _traded_proof(runtime, "tape-q7", embed=False)  # sealed: verified from the catalog
     runtime.shutdown()
     (tmp_path / "proof.json").write_bytes(canonical_json(proof))
+    (tmp_path / "file").write_text("")
+    unwritable = _kestrel(
+        home, catalog, "scenario", "reveal", "tape-q7", "-o", str(tmp_path / "file" / "r.json")
+    )  # a path that cannot be written: named, as every --out is (it was INTERNAL)
+    assert unwritable.returncode == 1, unwritable
+    assert unwritable.stderr.startswith(
+        f"kestrel: INVALID_INPUT: --out {tmp_path / 'file' / 'r.json'}: cannot write ("
+    ), unwritable.stderr
     revealed = _kestrel(
         home, catalog, "scenario", "reveal", "tape-q7", "-o", str(tmp_path / "r.json")
     )
@@ -191,6 +200,34 @@ def test_cli_disguise_reveal_and_verify(tmp_path: Path) -> None:
     )
     assert against.returncode != 0
     assert "verification failed: source.id: expected goog, found eurusd" in against.stderr
+
+
+def test_a_disguise_whose_reveal_cannot_be_kept_is_not_written(tmp_path: Path) -> None:
+    """The reveal holds the only copy of a random secret: where it cannot be kept (the
+    home's ``reveals`` is a file), the disguise is refused naming why, and no scenario
+    is written that no one could ever reveal (it was written, then INTERNAL)."""
+    catalog, home, out = tmp_path / "catalog", tmp_path / "home", tmp_path / "tape-q7"
+    scenario_from_file(_shipped("GOOG"), "goog").write(catalog / "goog")
+    home.mkdir()
+    (home / "reveals").write_text("not a directory")
+    made = _kestrel(
+        home, catalog, "scenario", "disguise", "goog", "--as", "tape-q7", "--out", str(out)
+    )
+    assert made.returncode == 1, made
+    assert made.stderr.startswith("kestrel: INVALID_ARGUMENT: cannot keep the reveal: "), made
+    assert str(home / "reveals") in made.stderr
+    assert made.stderr.rstrip().endswith("; nothing written"), made.stderr
+    assert not out.exists()
+    (home / "reveals").unlink()  # once it can be kept: written, and the reveal opens it
+    made = _kestrel(
+        home, catalog, "scenario", "disguise", "goog", "--as", "tape-q7", "--out", str(out)
+    )
+    assert made.returncode == 0, made
+    (kept,) = (home / "reveals").iterdir()
+    source, twin = load_catalog([catalog]).get("goog"), load_catalog([tmp_path]).get("tape-q7")
+    assert source is not None
+    assert twin is not None
+    check_reveal(twin, json.loads(kept.read_text()), source)
 
 
 def test_one_tick_changed_fails_naming_the_bar_and_symbol(tmp_path: Path) -> None:
@@ -279,8 +316,6 @@ def test_a_session_run_to_the_end_of_the_labelled_tape_is_seen_from_its_twin(
 
 
 def test_a_shipped_two_symbol_scenario_disguises_and_its_reveal_opens_it(tmp_path: Path) -> None:
-    from kestrel_sdk.runtime.catalog.reveal import check_reveal
-
     shipped = load_catalog([]).get("pairs-kx")
     assert shipped is not None
     made = disguise_scenario(shipped, "pair-t1", SECRET)

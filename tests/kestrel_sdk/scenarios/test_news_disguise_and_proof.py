@@ -1,11 +1,16 @@
 """News through a disguise and a proof: the disguise renames every alias of a symbol in
 headlines and bodies (and moves times with the bars), its reveal checks the news too; a
 proof embeds the news and verifies in an empty home, and news changed in it fails
-verification naming newsRoot."""
+verification naming newsRoot. News that would date a disguise or tell its price level is
+refused, naming the item and the words."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +61,103 @@ def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: 
     with pytest.raises(RevealMismatch) as raised:
         check_reveal(changed, disguised.reveal, source)
     assert raised.value.field == "newsRoot"
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ("Acme Corporation reported Q4 2023 results.", "'2023', a year near the source's bars"),
+        ("Acme shares closed at $104.50 on the news.", "'$104.50', within 5 % of the source's"),
+        ("Acme reported on Tuesday, Jan. 9th.", "'Jan. 9th', a day of the year (with its weekday"),
+        ("Shares of BETA ended the day at 57.25.", "'57.25', within 5 % of the source's"),
+    ],
+)
+def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
+    tmp_path: Path, body: str, named: str
+) -> None:
+    """A year near the source's bars, a day of the year (its weekday is kept) or a price
+    near its range would be shown as it is by the disguise (a 22xx tape reporting "Q4
+    2023 results"): refused, naming the item,
+    the field and the words; figures such as an EPS of $2.31 or a 104.5 % rise pass."""
+    catalog = tmp_path / "catalog"
+    directory = write_news_scenario(catalog)
+    harmless = (
+        "EPS of $2.31 against $1.94; revenue rose 104.5 % and 105.2 percent in 1998; "
+        "in May, 12 Marketing staff left."
+    )
+    item = {"time": "2024-01-20T12:00:00Z", "symbol": "ACME", "headline": "Results", "body": ""}
+    with (directory / "news.jsonl").open("a", encoding="utf-8") as news:
+        news.write(json.dumps({**item, "body": harmless}) + "\n")
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    disguise_scenario(source, "tape-n1", SECRET)  # the harmless figures pass
+    with (directory / "news.jsonl").open("a", encoding="utf-8") as news:
+        news.write(json.dumps({**item, "time": "2024-01-30T12:00:00Z", "body": body}) + "\n")
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    with pytest.raises(ValueError, match="would show it") as raised:
+        disguise_scenario(source, "tape-n1", SECRET)
+    assert f"(2024-01-30T12:00:00Z) body names {named}" in str(raised.value)
+
+
+def _kestrel(home: Path, catalog: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from kestrel_sdk.cli import main; main()", *args],
+        env={**os.environ, "KESTREL_HOME": str(home), "KESTREL_CATALOG_PATH": str(catalog)},
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_the_cli_refuses_to_disguise_shipped_news_naming_its_years(tmp_path: Path) -> None:
+    """``kestrel scenario disguise basket-20`` (its news reports "Q4 2021 results"):
+    INVALID_ARGUMENT naming the item and the year, nothing written, no reveal kept."""
+    home, out = tmp_path / "home", tmp_path / "tape-x"
+    done = _kestrel(
+        home, "", "scenario", "disguise", "basket-20", "--as", "tape-x", "--out", str(out)
+    )
+    assert done.returncode == 1, done
+    assert done.stderr.startswith("kestrel: INVALID_ARGUMENT: news item n1 ("), done.stderr
+    assert "body names '2021', a year near the source's bars (2022 to 2023)" in done.stderr
+    assert done.stderr.rstrip().endswith("nothing written"), done.stderr
+    assert not out.exists()
+    assert not (home / "reveals").exists()
+
+
+def test_the_cli_says_it_wrote_the_news_of_a_disguise_and_a_sealed_copy(tmp_path: Path) -> None:
+    """A disguise and a sealed copy of a scenario with news hold a ``news.jsonl``, which
+    their verifiers need (its root is the scenario's): the CLI names it as it names the
+    other two files (it said only ``scenario.toml and tape.csv``)."""
+    catalog, home = tmp_path / "catalog", tmp_path / "home"
+    write_news_scenario(catalog)
+    for command in ("disguise", "sealed-copy"):
+        out = tmp_path / f"{command}-out"
+        done = _kestrel(
+            home, catalog, "scenario", command, NEWS_ID, "--as", "tape-n1", "--out", str(out)
+        )
+        assert done.returncode == 0, done
+        lines = done.stdout.splitlines()
+        assert lines[0] == f"wrote {out / 'scenario.toml'} and {out / 'tape.csv'}", lines
+        assert lines[1] == f"wrote {len(news_items())} news items to {out / 'news.jsonl'}", lines
+        assert (out / "news.jsonl").read_bytes().count(b"\n") == len(news_items())
+
+
+def test_an_id_or_title_naming_a_news_alias_is_refused(tmp_path: Path) -> None:
+    """The names a disguise hides in the news (``news_aliases``) are refused in its id and
+    title as its source's id and symbols are, whatever their case and punctuation."""
+    catalog = tmp_path / "catalog"
+    toml = write_news_scenario(catalog) / "scenario.toml"
+    aliases = '{ ACME = ["Acme Corporation", "Acme"], BETA = ["Coyote Works Inc."] }'
+    toml.write_text(
+        re.sub(r"(?m)^news_aliases = .*$", f"news_aliases = {aliases}", toml.read_text())
+    )
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    assert source.news_aliases["BETA"] == ("Coyote Works Inc.",)
+    with pytest.raises(ValueError, match=r"the id 'coyote-works-inc-7' names the source \(Coyote"):
+        disguise_scenario(source, "coyote-works-inc-7", SECRET)
+    with pytest.raises(ValueError, match=r"the title 'Coyote works, inc: daily' names the source"):
+        disguise_scenario(source, "tape-n1", SECRET, title="Coyote works, inc: daily")
+    assert disguise_scenario(source, "coyote-7", SECRET).id == "coyote-7"
 
 
 def _proof(tmp_path: Path) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ..cli_convention import fail
-from .scenario import catalog_dirs, scenario, taken_by, where_to_put
+from .scenario import catalog_dirs, scenario, taken_by, where_to_put, wrote
 from .show import json_text
 
 __all__ = ["catalog_scenario", "disguise", "read_secret", "reveal", "reveals_dir"]
@@ -106,15 +106,21 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
         raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / scenario_id
+    try:  # the reveal first: a disguise written without it could never be revealed
+        kept = _keep(made.reveal)
+    except OSError as error:
+        raise fail(
+            "INVALID_ARGUMENT", f"cannot keep the reveal: {error}; nothing written"
+        ) from None
     try:
         written = made.write(target).resolve()
     except OSError as error:
-        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
-    kept = _keep(made.reveal)
+        raise fail("INVALID_ARGUMENT", f"{error}; nothing written but the reveal, {kept}") from None
     if as_json:
         click.echo(json_text(made.entry()))
         return
-    click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
+    for line in wrote(written, None if made.news is None else len(made.news)):
+        click.echo(line)
     click.echo(f"commitment {made.commitment}")
     click.echo(f"the reveal is kept (private) in {kept}; publish it after the evaluation with:")
     click.echo(f"  kestrel scenario reveal {scenario_id} -o reveal.json")
@@ -176,5 +182,9 @@ def reveal(
     if out is None:
         click.echo(text, nl=False)
         return
-    out.write_text(text, encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as error:  # as every --out is refused (never INTERNAL)
+        raise fail("INVALID_INPUT", f"--out {out}: cannot write ({error.strerror})") from None
     click.echo(f"wrote {out}: {scenario_id} is a disguise of {made['source']['id']}")

@@ -14,7 +14,7 @@ import click
 from ..cli_convention import fail
 from .show import json_text
 
-__all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put"]
+__all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put", "wrote"]
 
 _SHOWN_PROBLEMS = 100
 
@@ -39,6 +39,14 @@ def taken_by(scenario_id: str) -> str | None:
     if existing is None:
         return None
     return "a shipped scenario" if existing.origin is None else str(existing.origin)
+
+
+def wrote(written: Path, news_items: int | None) -> list[str]:
+    """What a scenario directory written here holds (its news too, when it has any)."""
+    lines = [f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}"]
+    if news_items is not None:
+        lines.append(f"wrote {news_items} news items to {written / 'news.jsonl'}")
+    return lines
 
 
 def where_to_put(target: Path) -> list[str]:
@@ -195,9 +203,8 @@ def new(  # noqa: PLR0917 - one parameter per click option
     )
     for note in imported.notes:
         click.echo(f"  note: {note}")
-    click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
-    if imported.news is not None:
-        click.echo(f"wrote {len(imported.news)} news items to {written / 'news.jsonl'}")
+    for line in wrote(written, None if imported.news is None else len(imported.news)):
+        click.echo(line)
     click.echo("catalog entry:")
     click.echo(f"  {json_text(entry)}")
     for line in where_to_put(written):

@@ -15,7 +15,7 @@ import click
 
 from ..cli_convention import fail
 from .disguise import catalog_scenario
-from .scenario import catalog_dirs, scenario, taken_by, where_to_put
+from .scenario import catalog_dirs, scenario, taken_by, where_to_put, wrote
 from .show import json_text
 
 __all__ = ["sealed_copy"]
@@ -69,7 +69,8 @@ def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool)
         )
         return
     written = target.resolve()
-    click.echo(f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}")
+    for line in wrote(written, None if source.news is None else len(source.news)):
+        click.echo(line)
     click.echo(f"scenario {served_id} {scenario_object.root}")
     for line in where_to_put(written):
         click.echo(line)

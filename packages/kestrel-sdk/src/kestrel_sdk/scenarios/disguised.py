@@ -12,6 +12,7 @@ secret make the same scenario, byte for byte.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,7 +25,7 @@ from ..runtime.catalog.instrument_terms import tick_scale
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
 from ..runtime.catalog.news import NEWS_FILE, News
-from ..runtime.catalog.news_disguise import disguised_news
+from ..runtime.catalog.news_disguise import disguised_news, news_tells
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
@@ -93,11 +94,22 @@ class DisguisedScenario:
         return target
 
 
-def _names_source(scenario_id: str, source: Scenario) -> str | None:
-    words = [source.id, *(item.symbol for item in source.instruments)]
+def _words(text: str) -> str:
+    """``text`` in lower case, each run of other characters than letters and digits one
+    space, between spaces (``"Alphabet Inc."`` and ``alphabet-inc`` alike)."""
+    return " " + " ".join(re.findall(r"[^\W_]+", text.lower())) + " "
+
+
+def _names_source(text: str, source: LoadedScenario) -> str | None:
+    """The source's id or symbol ``text`` contains, or a name its ``news_aliases`` lists
+    (whole words), if any."""
+    words = [source.id, *(item.symbol for item in source.scenario.instruments)]
     for word in words:
-        if word.lower() in scenario_id.lower():
+        if word.lower() in text.lower():
             return word
+    for name in sorted({alias for names in source.news_aliases.values() for alias in names}):
+        if _words(name) in _words(text):
+            return name
     return None
 
 
@@ -113,16 +125,21 @@ def disguise_scenario(
     bytes: ``os.urandom(32)``). Sealed when ``sealed`` or when the source is.
 
     Raises ``ValueError`` naming the problem: a short secret, an id or title that names
-    the source (its id or a symbol), an invalid id.
+    the source (its id, a symbol or a name its ``news_aliases`` lists), an invalid id,
+    news that would date the disguise or tell its price level
+    (:func:`~..runtime.catalog.news_disguise.news_tells`).
     """
     if len(secret) < 16:
         raise ValueError("the secret must be at least 16 bytes (e.g. os.urandom(32))")
     origin = source.scenario
     for what, text in (("id", scenario_id), ("title", title or "")):
-        named = _names_source(text, origin)
+        named = _names_source(text, source)
         if named is not None:
             raise ValueError(f"the {what} {text!r} names the source ({named}); choose another")
     tape = source.tape
+    told = None if source.news is None else news_tells(source.news, tape)
+    if told is not None:
+        raise ValueError(f"{told}; rewrite the source's news without it")
     transform = disguise_transform(tape, secret)
     reveal = reveal_object(scenario_id, origin, transform, secret)
     lots = {item.symbol: item.lot for item in origin.instruments}

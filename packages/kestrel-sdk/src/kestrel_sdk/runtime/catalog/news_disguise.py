@@ -4,18 +4,41 @@ Each item's time moves by the transform's whole weeks (as every bar's does), its
 becomes the symbol's fictitious ticker, and in its headline and body every name the
 source's ``news_aliases`` lists for a symbol, and the symbol itself, is replaced by that
 ticker (whole words, any letter case, longest names first: "Acme Corporation" before
-"Acme"). Other text is the source's: a body naming a date or a person tells of them.
+"Acme"). Other text is the source's, so :func:`news_tells` finds what in it would date
+the disguise or tell its price level, for the disguise to refuse: a year from ten before
+the source's first bar to the one after its last ("Q4 2021 results"), a day of the year
+("reported on March 3": the weekday is kept, so it tells which years), a price (a number
+with decimals or a currency sign, not a percentage) within 5 % of the source's range.
+A name no ``news_aliases`` lists (a company, a person) cannot be found and is shown.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 
 from .disguise import DisguiseTransform, shifted_time
+from .model import Tape
 from .news import News, NewsItem, news_of_items
 
-__all__ = ["disguised_news"]
+__all__ = ["disguised_news", "news_tells"]
+
+_YEAR = re.compile(r"(?<![\d.,$])(\d{4})(?![\d]|[.,]\d)")
+_PRICE = re.compile(
+    r"(?<![\w.,])(\$\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+    r"(?![\w,]|\.\d|\s?%|\s?per ?cent)",
+    re.IGNORECASE,
+)
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?"
+)
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_MONTH_DAY = re.compile(
+    rf"(?<![\w.])(?:{_MONTH}\s+{_DAY}(?![\d%]|[.,]\d)|{_DAY}\s+(?:of\s+)?{_MONTH}(?!\w))"
+)
+_MARGIN = Fraction(105, 100)  # exact, whatever the caller's decimal context
 
 
 def _renamer(names: Mapping[str, str]) -> re.Pattern[str]:
@@ -50,3 +73,48 @@ def disguised_news(
         )
         for item in news.items
     )
+
+
+def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]) -> str | None:
+    """The first words of ``text`` naming a year from ten before the first of ``years``
+    to the one after the last, a day of the year ("March 3", "3rd of Mar."), or a price
+    within 5 % of ``prices`` (the lowest and highest of ``tape``), and why."""
+    for year in _YEAR.finditer(text):
+        if years[0] - 10 <= int(year.group(1)) <= years[1] + 1:
+            return f"{year.group(0)!r}, a year near the source's bars ({years[0]} to {years[1]})"
+    day = _MONTH_DAY.search(text)
+    if day is not None:  # the weekday is kept: a day of the year tells which years
+        return f"{day.group(0)!r}, a day of the year (with its weekday, it dates the source)"
+    low = Fraction(prices[0], 10**tape.scale) / _MARGIN
+    high = Fraction(prices[1], 10**tape.scale) * _MARGIN
+    for price in _PRICE.finditer(text):
+        sign, whole, decimals = price.groups()
+        if (sign or decimals) and low <= Fraction(
+            whole.replace(",", "") + (decimals or "")
+        ) <= high:
+            lowest, highest = (tape.price_text(bound) for bound in prices)
+            return (
+                f"{price.group(0).strip()!r}, within 5 % of the source's prices "
+                f"({lowest} to {highest})"
+            )
+    return None
+
+
+def news_tells(news: News, tape: Tape) -> str | None:
+    """What the first item of ``news`` (a source's, on ``tape``) that would date its
+    disguise or tell its price level names: the item, the field, the words and why;
+    ``None`` when no item does."""
+    years = (int(tape.times[0][:4]), int(tape.times[-1][:4]))
+    prices = (
+        min(min(columns.low) for columns in tape.columns.values()),
+        max(max(columns.high) for columns in tape.columns.values()),
+    )
+    for item in news.items:
+        for field in ("headline", "body"):
+            told = _tell(getattr(item, field), years, tape, prices)
+            if told is not None:
+                return (
+                    f"news item {item.id} ({item.time}) {field} names {told}: its disguise "
+                    "would show it"
+                )
+    return None

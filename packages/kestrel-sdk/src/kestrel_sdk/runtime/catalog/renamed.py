@@ -44,7 +44,7 @@ def seal_spec(text: str) -> tuple[str, str | None]:
     """``SOURCE`` or ``SOURCE=SERVED`` as (source, served id or None).
 
     Raises ``ValueError`` naming what is wrong: an empty part, an invalid served id, a
-    served id equal to the source's."""
+    served id equal to the source's or containing it (it is to name nothing of it)."""
     source, sep, served = text.partition("=")
     source, served = source.strip(), served.strip()
     if not source or (sep and not served):
@@ -58,6 +58,11 @@ def seal_spec(text: str) -> tuple[str, str | None]:
         )
     if served == source:
         raise ValueError(f"{text!r}: the served id must differ from the scenario's")
+    if source.lower() in served:
+        raise ValueError(
+            f"{text!r}: the served id {served!r} names the scenario ({source}); choose a "
+            "neutral one"
+        )
     return source, served
 
 
