@@ -85,6 +85,25 @@ def test_a_wait_is_met_by_an_append_from_another_process(tmp_path: Path, store_u
     assert waiter.waits == [60]
 
 
+def test_a_freeze_ends_a_wait_and_the_session_stands_down_at_the_tape_s_end(
+    tmp_path: Path, runtime_store_url: str
+) -> None:
+    """An agent waiting at the edge when the operator freezes the feed is answered at
+    once: the tape will never hold the bar, so the session stands down ``end-of-tape``
+    (was: it waited its whole wait, then was told the bar was "not published yet:
+    submit again once it is")."""
+    holder: list[Runtime] = []
+    runtime, sid, waiter = _session(
+        tmp_path, runtime_store_url, lambda: holder[0].freeze_feed(SCENARIO_ID)
+    )
+    holder.append(runtime)
+    answered = runtime.submit("alice", sid, "advance 1 wait 30s").model()
+    assert waiter.waits == [30.0]
+    assert (answered.delivery.frame.clock.bar, answered.disposition) == (0, "stood-down")
+    assert answered.stand_down is not None
+    assert answered.stand_down.reason == "end-of-tape"
+
+
 def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
     runtime, sid, waiter = _session(tmp_path, "memory:", lambda: None)
     with pytest.raises(KestrelError) as caught:

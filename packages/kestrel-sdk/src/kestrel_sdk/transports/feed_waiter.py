@@ -69,11 +69,13 @@ class StoreFeedWaiter:
         self._recheck_s = recheck_s if self._watcher is not None else POLL_S
 
     def _enough(self, scenario_id: str, bars_needed: int) -> bool:
+        """Whether the tape holds ``bars_needed`` bars, or is frozen (it grows no more)."""
         state = self._store.feed_state(scenario_id)
-        return state is not None and state.bars >= bars_needed
+        return state is not None and (state.bars >= bars_needed or state.frozen)
 
     def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool:
-        """``True`` once the tape holds ``bars_needed`` bars, ``False`` after ``seconds``."""
+        """``True`` once the tape holds ``bars_needed`` bars or is frozen, ``False``
+        after ``seconds``."""
         condition = self._published
         if condition is not None:
             with condition:
