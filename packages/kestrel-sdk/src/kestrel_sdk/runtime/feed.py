@@ -215,7 +215,8 @@ class Feed:
         """``(time, canonical rows)`` of each bar of ``data``, read as a tape is."""
         text = data.lstrip(b"\xef\xbb\xbf")
         added = 0
-        if not text.lstrip().startswith(HEADER.encode("ascii")):
+        first = text.lstrip()[:1]
+        if not first or first.isdigit():  # rows alone (a first line that is no row: a header)
             text, added = (HEADER + "\n").encode("ascii") + text, 1
         parsed = parse_tape(text, self._ticks, self._scale)
         if isinstance(parsed, list):
