@@ -177,3 +177,42 @@ def _verify_in_empty_home(tmp_path: Path, *args: str) -> subprocess.CompletedPro
         timeout=300,
         check=False,
     )
+
+
+def test_a_wait_longer_than_the_door_s_timeout_is_refused_in_time_and_never_applies(
+    tmp_path: Path, catalog: Path
+) -> None:
+    """Behind ``serve --timeout 2`` an agent asks to wait 10 s for the next bar, which
+    the operator publishes 3 s later: the door answers ``BAR_NOT_PUBLISHED`` (retryable,
+    nothing applied) before its timeout, and the submission never applies (was: 504
+    "the call timed out", retryable, and the submission applied once the bar came, so a
+    retry bought and advanced twice)."""
+    home = tmp_path / "home"
+    with serve_door(home, "--timeout", "2") as door:
+        operator = {"Authorization": f"Bearer {feed_token(home)}", "Content-Type": "text/csv"}
+        auth = {"Authorization": f"Bearer {door.token}"}
+        with httpx.Client(timeout=60, headers=auth) as agent:
+            made = agent.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
+            sid = made.json()["sessionId"]
+            url = f"{door.url}/v1/sessions/{sid}"
+            assert agent.post(f"{url}/submit", json={"source": f"advance {PREFIX - 1}"}).is_success
+            appends = f"{door.url}/v1/feeds/{SCENARIO}/bars"
+            later = threading.Timer(
+                3,
+                httpx.post,
+                (appends,),
+                {"content": bars(PREFIX, PREFIX + 1), "headers": operator},
+            )
+            later.start()
+            try:
+                waited = agent.post(
+                    f"{url}/submit", json={"source": "buy 1 ACME\nadvance 1 wait 10s"}
+                )
+            finally:
+                later.join()
+            assert waited.status_code == 409, waited.text
+            assert waited.json()["refusal"]["code"] == "BAR_NOT_PUBLISHED"
+            assert waited.json()["refusal"]["detail"]["retryable"] is True
+            frame = agent.get(f"{url}/frame").json()["frame"]
+            assert (frame["seq"], frame["clock"]["bar"]) == (1, PREFIX - 1)  # nothing applied
+            assert frame["orders"] == []  # the buy was never placed

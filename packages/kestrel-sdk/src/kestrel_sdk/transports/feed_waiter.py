@@ -59,10 +59,14 @@ def watcher_of(store: RuntimeStore) -> FeedWatcher | None:
 
 class StoreFeedWaiter:
     """Waits on ``store`` for a scenario's published bars (re-reading a watched store at
-    least every ``recheck_s``)."""
+    least every ``recheck_s``), at most ``longest_s`` whatever a submission asks (a door
+    ends every wait before its per-call timeout would answer for it)."""
 
-    def __init__(self, store: RuntimeStore, *, recheck_s: float = RECHECK_S) -> None:
+    def __init__(
+        self, store: RuntimeStore, *, recheck_s: float = RECHECK_S, longest_s: float | None = None
+    ) -> None:
         self._store = store
+        self._longest_s = longest_s
         published = getattr(store, "published", None)
         self._published = published if isinstance(published, threading.Condition) else None
         self._watcher = None if self._published is not None else watcher_of(store)
@@ -76,6 +80,8 @@ class StoreFeedWaiter:
     def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool:
         """``True`` once the tape holds ``bars_needed`` bars or is frozen, ``False``
         after ``seconds``."""
+        if self._longest_s is not None:
+            seconds = min(seconds, self._longest_s)
         condition = self._published
         if condition is not None:
             with condition:
