@@ -78,22 +78,26 @@ def feed_json(found: Any) -> dict[str, Any]:
     raise TypeError(f"not a feed result: {type(found).__name__}")
 
 
-def bar_groups(data: bytes) -> Iterator[bytes]:
+def bar_groups(data: bytes) -> Iterator[tuple[bytes, list[int]]]:
     """``data`` (a tape: a header line, then rows whose first column is the time) cut
-    into one CSV per bar time, each with the header, in file order. Nothing is checked
-    here: the runtime validates each append (and names a bad line)."""
+    into one CSV per bar time, each with the header, in file order, with the line in
+    ``data`` of each of its lines (the header's first). Nothing is checked here: the
+    runtime validates each append (and names a bad line: of the CSV it was given)."""
     lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
     if not lines:
         return
-    header, rows = lines[0], [line for line in lines[1:] if line.strip()]
+    header = lines[0]
+    rows = [(number, line) for number, line in enumerate(lines[1:], 2) if line.strip()]
     group: list[str] = []
-    for row in rows:
+    where: list[int] = [1]
+    for number, row in rows:
         if group and row.split(",", 1)[0] != group[-1].split(",", 1)[0]:
-            yield (header + "".join(group)).encode("utf-8")
-            group = []
+            yield (header + "".join(group)).encode("utf-8"), where
+            group, where = [], [1]
         group.append(row if row.endswith("\n") else row + "\n")
+        where.append(number)
     if group:
-        yield (header + "".join(group)).encode("utf-8")
+        yield (header + "".join(group)).encode("utf-8"), where
 
 
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m)")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_sdk.runtime.catalog.forward_tape import EMPTY_TAPE_TEXT, prefix_link
+from kestrel_sdk.runtime.catalog.tapes import HEADER
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 
@@ -95,6 +96,10 @@ def test_a_different_bar_at_a_published_time_is_refused_naming_it(runtime: Runti
         (bar_rows(0).replace("20.05", "20.07"), "tick"),  # BETA's tick is 0.05
         (bar_rows(1) + bar_rows(0), "not after"),  # times must increase
         (bar_rows(0).replace("1000", "1000.5"), "decimal places"),  # whole volumes here
+        # a header other than the tape's is named as the header (was: read as a row,
+        # "time 'time' is not an ISO-8601 UTC time")
+        (HEADER.replace(",", ", ") + "\n" + bar_rows(0), "the header must be exactly"),
+        (HEADER.upper() + "\n" + bar_rows(0), "the header must be exactly"),
     ],
 )
 def test_a_bad_append_is_refused_and_writes_nothing(runtime: Runtime, data: str, says: str) -> None:

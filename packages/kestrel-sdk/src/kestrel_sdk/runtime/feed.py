@@ -21,13 +21,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.store import RuntimeStore
 from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
-from .catalog.forward_tape import grown_tape, prefix_link
+from .catalog.forward_tape import bar_epoch, grown_tape, prefix_link
 from .catalog.model import CatalogIndex, LoadedScenario
 from .catalog.tapes import HEADER, parse_tape, render_tape
 from .catalog.terms import INTERVAL_SECONDS
@@ -80,10 +79,6 @@ def bar_not_published(what: str, clock: int, needed: int = 1, wait_ms: int = 0) 
 
 def _invalid(message: str, **detail: object) -> KestrelError:
     return KestrelError(RefusalCode.INVALID_ARGUMENT, message, dict(detail))
-
-
-def _epoch(time: str) -> int:
-    return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
 
 
 class Feed:
@@ -215,7 +210,8 @@ class Feed:
         """``(time, canonical rows)`` of each bar of ``data``, read as a tape is."""
         text = data.lstrip(b"\xef\xbb\xbf")
         added = 0
-        if not text.lstrip().startswith(HEADER.encode("ascii")):
+        first = text.lstrip()[:1]
+        if not first or first.isdigit():  # rows alone (a first line that is no row: a header)
             text, added = (HEADER + "\n").encode("ascii") + text, 1
         parsed = parse_tape(text, self._ticks, self._scale)
         if isinstance(parsed, list):
@@ -263,7 +259,7 @@ class Feed:
                     f"bar {time} of {self.id} is not after the last published bar {previous}",
                     time=time,
                 )
-            if previous and (_epoch(time) - _epoch(previous)) % self._step:
+            if previous and (bar_epoch(time) - bar_epoch(previous)) % self._step:
                 raise _invalid(
                     f"bar {time} of {self.id} is not on the {self.declared.scenario.tape.interval}"
                     f" interval after {previous}",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -24,6 +25,7 @@ from .terms import ScenarioTerms
 
 __all__ = [
     "EMPTY_TAPE_TEXT",
+    "bar_epoch",
     "empty_tape",
     "forward_shape",
     "grown_tape",
@@ -38,6 +40,12 @@ EMPTY_TAPE_TEXT = HEADER + "\n"
 def tape_ticks(terms: ScenarioTerms) -> dict[str, str]:
     """Each instrument's tick, by symbol (what the tape readers check prices against)."""
     return {item.symbol: item.tick for item in terms.instruments}
+
+
+def bar_epoch(time: str) -> int:
+    """Seconds since the epoch of a bar's time (``2024-03-01T15:30:00Z``): how far apart
+    two bars are, in intervals, on a tape that grows."""
+    return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
 
 
 def prefix_link(index: int, prev: str, rows: str) -> str:

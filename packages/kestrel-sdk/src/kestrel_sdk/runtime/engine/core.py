@@ -233,7 +233,8 @@ class SessionEngine:
         when there is none."""
         if not self._forward:
             return None
-        return unpublished(program.statements, self._clock, self._last, self._times)
+        interval = self._loaded.scenario.tape.interval
+        return unpublished(program.statements, self._clock, self._last, self._times, interval)
 
     def extend(self, loaded: LoadedScenario) -> None:
         """Hold ``loaded``'s tape from now on: the same forward tape with more bars

@@ -6,7 +6,8 @@ An append is one transaction: it takes its feed's row (``{for_update}``; SQLite'
 batch, keyed ``(scenario, bar)``: an index another process took first fails the insert,
 and nothing of the batch is written (:class:`FeedConflict`). On PostgreSQL the same
 transaction notifies the store's feed channel (:meth:`SqlFeeds._announce`), delivered when
-it commits, so that waiting processes wake at once.
+it commits, so that waiting processes wake at once; so does a freeze (a wait for a bar of
+a frozen tape is over).
 """
 
 from __future__ import annotations
@@ -77,3 +78,4 @@ class SqlFeeds(SqlAdapter):
             conn.execute(self.sql.open_feed, (scenario_id,))
             conn.execute(self.sql.lock_feed, (scenario_id,))
             conn.execute(self.sql.set_feed_state, (*flags, scenario_id))
+            self._announce(conn, scenario_id)  # a frozen tape ends every wait for a bar
