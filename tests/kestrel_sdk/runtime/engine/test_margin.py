@@ -266,3 +266,34 @@ def test_the_trading_brief_states_the_margin_terms_and_a_cash_brief_does_not(
         " 0.05 a year on shorts, interest 0.02 a year on cash" in brief
     )
     assert "margin" not in anyio.run(_brief, Path(tmp_path / "empty"), "acme-trend")
+
+
+def test_a_call_the_session_ends_at_is_not_reported_as_liquidated_at_the_next_open(
+    tmp_path: Path,
+) -> None:
+    """A session that stands down or closes at the bar of its margin call never reaches
+    the next open: its grade says no liquidation followed (it used to name bar 4's)."""
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    _scenario(catalog, "crash", CRASH, **margin)
+    called = ["buy 200 CRSH\nadvance", "advance 2"]  # bar 3's close calls the account
+    details = {}
+    for ending in ('stand down "done"', None):
+        seen = anyio.run(_run, catalog, "crash", called + ([ending] if ending else []))
+        assert [(e.type, e.bar) for e in seen["frames"][1].events if e.type == "margin-call"] == [
+            ("margin-call", 3)
+        ]
+        assert "margin-call" not in [o.reason for o in seen["blotter"].orders]
+        check = next(c for c in seen["grade"].conformance.checks if c.id == "no-margin-call")
+        assert check.passed is False
+        details[ending] = check.detail
+    stood, closed = details.values()
+    assert (
+        stood
+        == closed
+        == (
+            "margin call at bar 3 (2024-01-04T00:00:00Z): equity 2000.00 below the maintenance"
+            " margin 3000.00; no liquidation followed: the session ended at that bar;"
+            " interest 0.00, borrow cost 0.00"
+        )
+    )

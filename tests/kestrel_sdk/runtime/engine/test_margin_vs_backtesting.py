@@ -113,7 +113,8 @@ def _kestrel_equity(data: Any) -> tuple[list[Decimal], int]:
             reversals += 1
         engine.submit("advance")
     assert not [o for o in engine.orders if o.status == "rejected"]
-    assert engine.margin is not None and not engine.margin.calls
+    assert engine.margin is not None
+    assert not engine.margin.calls
     unit = Decimal(10) ** -engine.terms.money_scale
     return [Decimal(e) * unit for e in engine.series()], reversals
 
@@ -125,6 +126,8 @@ def test_a_margin_account_s_shorts_and_commissions_match_backtesting_py_on_goog(
     assert reversals >= 50, "the strategy should go long and short often enough to compare"
     assert len(ours) == len(data) - 1
     worst = max(abs(Decimal(str(b)) / a - 1) for a, b in zip(ours, theirs, strict=False))
-    print(f"{reversals} reversals; final equity {ours[-1]} vs {theirs[len(ours) - 1]:.2f};"
-          f" largest gap over {len(ours)} bars {worst:.2e}")
+    print(
+        f"{reversals} reversals; final equity {ours[-1]} vs {theirs[len(ours) - 1]:.2f};"
+        f" largest gap over {len(ours)} bars {worst:.2e}"
+    )
     assert worst < Decimal("0.0001")
