@@ -304,19 +304,34 @@ def test_a_margin_account_in_fractional_lots_keeps_the_documented_books(
     _check(markets["kx-margin"], program)
 
 
+# bought to just under 3x, then a sale out of a position over 3x (its equity fell) but
+# not called: a sale that lowers the gross exposure is always allowed
+OVER_LEVERED: list[Step] = [
+    ([], [("buy", 0, 1, "edge", -8, "gtc")], False, 3),
+    ([], [("sell", 0, 100, "market", 0, "gtc")], False, 1),
+    ([], [], False, 1),
+]
+
+
 @SETTINGS
 @given(programs)
 @example([([("sell", 0, 100, True)], [("sell", 0, 2500, "market", 0, "gtc")], False, 1)]
          + [([], [], False, 200)] * 6)  # fmt: skip
+@example(OVER_LEVERED)
 def test_a_margin_account_paying_interest_and_borrow_keeps_the_documented_books(
     markets: dict[str, LoadedScenario], program: list[Step]
 ) -> None:
     _check(markets["crash-rates"], program)
 
 
+# a buy of what the cash would pay for but for the fee: rejected insufficient-cash
+ALL_THE_CASH: list[Step] = [([], [("buy", 3, 1, "edge", 0, "gtc")], False, 1), ([], [], False, 3)]
+
+
 @SETTINGS
 @given(programs)
 @example([([("buy", k, 5, True) for k in range(3)], [], False, 40)] * 8)
+@example(ALL_THE_CASH)
 def test_a_basket_in_a_cash_account_keeps_the_documented_books(
     markets: dict[str, LoadedScenario], program: list[Step]
 ) -> None:
