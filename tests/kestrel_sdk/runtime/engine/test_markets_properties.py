@@ -23,7 +23,7 @@ import kestrel_sdk
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from kestrel_protocol import GradeResult, KestrelError
+from kestrel_protocol import GradeResult
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.builder import terms_toml
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
@@ -117,17 +117,17 @@ orders = st.tuples(
     st.sampled_from(["buy", "sell"]),
     st.integers(0, 20),
     st.sampled_from([1, 3, 17, 150, 900, 2500, 7000]),
-    st.sampled_from(["market", "market", "limit", "stop", "edge"]),
+    st.sampled_from(["market", "market", "limit", "stop", "edge", "bracket", "trail"]),
     st.integers(-40, 40),
     st.sampled_from(["gtc", "day"]),
 )
 steps = st.tuples(
     st.lists(targets, max_size=3),
-    st.lists(orders, max_size=4),
+    st.lists(orders, min_size=1, max_size=4),
     st.booleans(),
     st.sampled_from([1, 1, 2, 3, 5, 10, 40, 200, 0]),
 )
-programs = st.lists(steps, min_size=1, max_size=25)
+programs = st.lists(steps, min_size=8, max_size=25)
 Step = tuple[list[tuple[str, int, int, bool]], list[tuple[str, int, int, str, int, str]], bool, int]
 
 
@@ -148,7 +148,16 @@ def _source(loaded: LoadedScenario, frame: dict[str, Any], step: Step) -> str:
     for side, which, lots, kind, permille, tif in placed:
         symbol = symbols[which % len(symbols)]
         price = (marks[symbol] * (1000 + permille) / 1000).quantize(Decimal("0.01"))
-        form = {"limit": f" limit {price}", "stop": f" stop {price}"}.get(kind, "")
+        # a bracket's take and loss either side of the mark, ``permille`` apart
+        apart = (marks[symbol] * (1000 + abs(permille) + 5) / 1000).quantize(Decimal("0.01"))
+        below = (2 * marks[symbol] - apart).quantize(Decimal("0.01"))
+        take, loss = (apart, below) if side == "buy" else (below, apart)
+        form = {
+            "limit": f" limit {price}",
+            "stop": f" stop {price}",
+            "bracket": f" take {take} loss {loss}",
+            "trail": f" trail {abs(permille) // 4 + 1}%",
+        }.get(kind, "")
         qty = lots * market.lots[symbol]
         if kind == "edge":  # a market order near what the account can carry (± 4 %)
             qty = _near_the_edge(market, frame, symbol, permille) or qty
@@ -186,12 +195,7 @@ def _trade(loaded: LoadedScenario, program: Sequence[Step]) -> tuple[list[str], 
         if engine.status != "open":
             break
         source = _source(loaded, frames[-1], step)
-        try:
-            engine.submit(source)
-        except KestrelError as refused:  # (none is expected: every statement is valid)
-            if refused.code != "INVALID_SOURCE":
-                raise
-            continue
+        engine.submit(source)  # (every statement written is valid: none is refused)
         sources.append(source)
         frames.append(json.loads(engine.frame_text()))
     return sources, frames
@@ -274,7 +278,7 @@ def _check(loaded: LoadedScenario, program: Sequence[Step]) -> Books:
 
 
 SETTINGS = settings(
-    max_examples=30,
+    max_examples=50,
     phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure shows its program
     derandomize=True,
     database=None,
