@@ -111,6 +111,7 @@ class Books:
     borrow: Fraction = Fraction(0)
     posted: tuple[Decimal, Decimal] = (Decimal(0), Decimal(0))
     series: list[Decimal] = field(default_factory=list)
+    holding: list[bool] = field(default_factory=list)
     calls: list[int] = field(default_factory=list)
 
     def marked(self, marks: Mapping[str, Decimal]) -> tuple[Decimal, Decimal]:
@@ -151,6 +152,7 @@ class Books:
         """Bar ``j``'s close: the equity point, and a margin call when ``E < m × G``."""
         equity, gross = self.marked(self.closes(j))
         self.series.append(equity)
+        self.holding.append(bool(self.positions))
         if self.market.margin and j and self.positions and equity < self.market.maintenance * gross:
             self.calls.append(j)
 

@@ -210,7 +210,14 @@ def _grade_problems(loaded: LoadedScenario, sources: list[str], books: Books) ->
         problems.append("a second replay graded differently")
     if measure_grade(loaded, record, engine).root != grade.root:
         problems.append("the live grade differs from the replay's")
-    return problems + _metrics_problems(grade, books.series, json.loads(engine.blotter_bytes()))
+    blotter = json.loads(engine.blotter_bytes())
+    problems += _metrics_problems(grade, books.series, blotter)
+    # exposure: the processed bars (1 … T) whose close found a position
+    bars = len(books.holding) - 1
+    exposure = Decimal(sum(books.holding[1:])) / bars if bars else Decimal(0)
+    if abs(Decimal(grade.metrics.exposure) - exposure) > Decimal("5e-9"):
+        problems.append(f"exposure {grade.metrics.exposure}, from the frames {exposure}")
+    return problems
 
 
 def _metrics_problems(grade: GradeResult, series: list[Decimal], blotter: Any) -> list[str]:
