@@ -211,7 +211,7 @@ def _grade_problems(loaded: LoadedScenario, sources: list[str], books: Books) ->
     if measure_grade(loaded, record, engine).root != grade.root:
         problems.append("the live grade differs from the replay's")
     blotter = json.loads(engine.blotter_bytes())
-    problems += _metrics_problems(grade, books.series, blotter)
+    problems += _metrics_problems(grade, books.series, blotter, loaded.scenario.tape.bars_per_year)
     # exposure: the processed bars (1 … T) whose close found a position
     bars = len(books.holding) - 1
     exposure = Decimal(sum(books.holding[1:])) / bars if bars else Decimal(0)
@@ -220,7 +220,9 @@ def _grade_problems(loaded: LoadedScenario, sources: list[str], books: Books) ->
     return problems
 
 
-def _metrics_problems(grade: GradeResult, series: list[Decimal], blotter: Any) -> list[str]:
+def _metrics_problems(
+    grade: GradeResult, series: list[Decimal], blotter: Any, bars_per_year: int
+) -> list[str]:
     metrics = grade.metrics
     problems = []
     with localcontext() as context:
@@ -234,7 +236,9 @@ def _metrics_problems(grade: GradeResult, series: list[Decimal], blotter: Any) -
         returns = [(b - a) / a if a else Decimal(0) for a, b in pairwise(series)]
         sharpe = Decimal(0)
         if len(returns) > 1 and statistics.stdev(returns):
-            sharpe = statistics.mean(returns) / statistics.stdev(returns) * Decimal(252).sqrt()
+            sharpe = (
+                statistics.mean(returns) / statistics.stdev(returns) * Decimal(bars_per_year).sqrt()
+            )
         expected = {
             "pnl": (Decimal(metrics.pnl), last - e0, Decimal("0.005")),
             "return": (Decimal(metrics.return_), (last - e0) / e0, Decimal("5e-9")),
