@@ -1,11 +1,12 @@
 """Random programs over the shipped tapes under the terms a trader meets (a margin
 account in fractional lots, a margin account paying interest and borrow cost, a basket
-in a cash account that cannot short), checked against the books a trader keeps from the
-frames, the blotter and the tape (:mod:`.books`): every fill at the documented price and
-fee, every rejection for the documented reason, buying power, margin calls at the close
-the rule names and their liquidation at the next open, each frame's account and
-positions, target quantities, and the grade's metrics recomputed from those books; a
-replay gives the same grade."""
+in a cash account that cannot short) and over backtesting.py's hourly EURUSD (a margin
+account in lots of 1000 at prices to 0.00001, accruing over weekends), checked against
+the books a trader keeps from the frames, the blotter and the tape (:mod:`.books`):
+every fill at the documented price and fee, every rejection for the documented reason,
+buying power, margin calls at the close the rule names and their liquidation at the
+next open, each frame's account and positions, target quantities, and the grade's
+metrics recomputed from those books; a replay gives the same grade."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.builder import terms_toml
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
 from kestrel_sdk.runtime.engine import SessionEngine, compute_grade, measure_grade
+from kestrel_sdk.scenarios import ScenarioTermsInput, scenario_from_file
 
 from tests.kestrel_sdk.runtime.engine.books import Books, Market, audit, target_problems
 from tests.kestrel_sdk.runtime.engine.replay import run_session
@@ -98,14 +100,36 @@ def _variant(catalog: Path, scenario_id: str, shipped: str, terms: dict[str, Any
             shutil.copy(source / name, directory / name)
 
 
+def _eurusd(catalog: Path) -> None:
+    """backtesting.py's hourly EURUSD (prices to 0.00001, weekends between the bars)
+    imported as a margin account at leverage 20 in lots of 1000 euros, paying interest
+    and borrow over calendar time."""
+    import backtesting.test  # type: ignore[import-untyped]
+
+    terms = ScenarioTermsInput(
+        cash="10000.00",
+        shortable=True,
+        max_position=10_000_000,
+        fee_bps="0.5",
+        slippage_bps="1",
+        lot=1000,
+        margin={"leverage": "20", "maintenance_margin": "0.03"}
+        | {"borrow_rate": "0.02", "cash_rate": "0.01"},
+    )
+    source = Path(backtesting.test.__file__).with_name("EURUSD.csv")
+    imported = scenario_from_file(source, "eurusd-margin", tick="0.00001", terms=terms)
+    imported.write(catalog / "eurusd-margin")
+
+
 @pytest.fixture(scope="module")
 def markets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, LoadedScenario]:
     catalog = tmp_path_factory.mktemp("markets")
     for scenario_id, (shipped, terms) in VARIANTS.items():
         _variant(catalog, scenario_id, shipped, terms)
+    _eurusd(catalog)
     index = load_catalog([catalog])
     assert not index.problems
-    loaded = {scenario_id: index.get(scenario_id) for scenario_id in VARIANTS}
+    loaded = {scenario_id: index.get(scenario_id) for scenario_id in [*VARIANTS, "eurusd-margin"]}
     return {k: v for k, v in loaded.items() if v is not None}
 
 
@@ -147,10 +171,11 @@ def _source(loaded: LoadedScenario, frame: dict[str, Any], step: Step) -> str:
             lines.append(f"{side} {symbol} to {sign * amount * 30 * market.lots[symbol]:f}")
     for side, which, lots, kind, permille, tif in placed:
         symbol = symbols[which % len(symbols)]
-        price = (marks[symbol] * (1000 + permille) / 1000).quantize(Decimal("0.01"))
+        tick = market.ticks[symbol]
+        price = (marks[symbol] * (1000 + permille) / 1000).quantize(tick)
         # a bracket's take and loss either side of the mark, ``permille`` apart
-        apart = (marks[symbol] * (1000 + abs(permille) + 5) / 1000).quantize(Decimal("0.01"))
-        below = (2 * marks[symbol] - apart).quantize(Decimal("0.01"))
+        apart = (marks[symbol] * (1000 + abs(permille) + 5) / 1000).quantize(tick)
+        below = (2 * marks[symbol] - apart).quantize(tick)
         take, loss = (apart, below) if side == "buy" else (below, apart)
         form = {
             "limit": f" limit {price}",
@@ -351,6 +376,14 @@ def test_a_basket_in_a_cash_account_keeps_the_documented_books(
     markets: dict[str, LoadedScenario], program: list[Step]
 ) -> None:
     _check(markets["basket-cash"], program)
+
+
+@SETTINGS
+@given(programs)
+def test_a_margin_account_in_fx_lots_over_weekends_keeps_the_documented_books(
+    markets: dict[str, LoadedScenario], program: list[Step]
+) -> None:
+    _check(markets["eurusd-margin"], program)
 
 
 def test_the_examples_reach_a_margin_call_and_its_liquidation(
