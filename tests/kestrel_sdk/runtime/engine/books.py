@@ -162,6 +162,11 @@ def _qty(value: int | str) -> Decimal:
 
 
 def _lot_text(problems: list[str], market: Market, symbol: str, text: int | str) -> None:
+    """A quantity is a multiple of its lot, and an integer on a scenario of whole lots,
+    else its decimal text (canonical: no exponent, no trailing zeros), never a float."""
+    fractional = any(lot != lot.to_integral_value() for lot in market.lots.values())
+    if isinstance(text, str) != fractional or isinstance(text, float):
+        problems.append(f"{symbol} quantity {text!r} is not of the scenario's one type")
     qty = _qty(text)
     if qty % market.lots[symbol]:
         problems.append(f"{symbol} quantity {text} is not a multiple of its lot")
