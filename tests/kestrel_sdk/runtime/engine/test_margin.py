@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.surface import prompts
 from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.runtime.catalog import load_catalog
@@ -297,3 +299,42 @@ def test_a_call_the_session_ends_at_is_not_reported_as_liquidated_at_the_next_op
             " interest 0.00, borrow cost 0.00"
         )
     )
+
+
+def test_an_order_placed_after_an_advance_on_a_margin_account_is_named_by_alias(
+    tmp_path: Path,
+) -> None:
+    """An advance that meets a margin call places the liquidation orders first, and they
+    take the next ids: ``cancel o2`` meant the limit buy written above it, but o2 became
+    the liquidation and the buy stayed open. Such a reference is K204, naming the way
+    out; an alias finds the order whatever its id."""
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    _scenario(catalog, "crash", CRASH, **margin)
+    loaded = load_catalog([catalog]).get("crash")
+    assert loaded is not None
+    engine = SessionEngine(loaded, "ks_ids")
+    engine.submit("buy 200 CRSH\nadvance")
+    with pytest.raises(KestrelError) as refused:
+        engine.submit("advance 3\nbuy 10 CRSH limit 1 tif gtc\ncancel o2")
+    assert refused.value.code == RefusalCode.INVALID_SOURCE
+    (diagnostic,) = refused.value.detail["diagnostics"]
+    assert (diagnostic["code"], diagnostic["line"], diagnostic["column"]) == ("K204", 3, 8)
+    assert diagnostic["message"] == (
+        "order reference 'o2': on a margin account an order placed after an advance of the"
+        " same source has no id known in advance (a margin call's liquidation orders take"
+        " the next ids); name it with `as`"
+    )
+    engine.submit("advance 3\nbuy 10 CRSH limit 1 tif gtc as low\ncancel low")
+    assert [(o.id, o.reason, o.status) for o in engine.orders] == [
+        ("o1", None, "filled"),
+        ("o2", "margin-call", "filled"),
+        ("o3", "statement", "cancelled"),
+    ]
+    # an order placed before the advance keeps the id the source counts on
+    again = SessionEngine(loaded, "ks_ids")
+    again.submit("buy 200 CRSH\nbuy 10 CRSH limit 1 tif gtc\nadvance 4\ncancel o2")
+    assert [(o.id, o.reason, o.status) for o in again.orders][:2] == [
+        ("o1", None, "filled"),
+        ("o2", "margin-call", "cancelled"),
+    ]
