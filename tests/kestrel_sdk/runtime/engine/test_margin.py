@@ -338,3 +338,24 @@ def test_an_order_placed_after_an_advance_on_a_margin_account_is_named_by_alias(
         ("o1", None, "filled"),
         ("o2", "margin-call", "cancelled"),
     ]
+
+
+def test_a_call_at_the_tape_s_last_bar_is_followed_by_the_end_of_tape_stand_down(
+    tmp_path: Path,
+) -> None:
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    late = [*CRASH[:2], *[(t, "100", "101", "99", "100") for t, *_ in CRASH[2:5]]]
+    late.append(("2024-01-06T00:00:00Z", "100", "100", "55", "60"))  # the last bar crashes
+    _scenario(catalog, "late", late, **margin)
+    seen = anyio.run(_run, catalog, "late", ["buy 200 CRSH\nadvance", "advance 10"])
+    assert [(e.type, e.bar) for e in seen["frames"][1].events if e.type != "fill"] == [
+        ("margin-call", 5),
+        ("accepted", 5),
+        ("stood-down", 5),
+    ]
+    check = next(c for c in seen["grade"].conformance.checks if c.id == "no-margin-call")
+    assert check.detail == (
+        "margin call at bar 5 (2024-01-06T00:00:00Z): equity 2000.00 below the maintenance"
+        " margin 3000.00; the tape ended there; interest 0.00, borrow cost 0.00"
+    )

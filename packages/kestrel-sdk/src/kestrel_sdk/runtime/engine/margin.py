@@ -150,12 +150,16 @@ class MarginRules:
         return call
 
 
-def margin_check(rules: MarginRules, terms: Terms, times: Sequence[str]) -> dict[str, Any]:
+def margin_check(
+    rules: MarginRules, terms: Terms, times: Sequence[str], *, tape_ended: bool
+) -> dict[str, Any]:
     """The grade's ``no-margin-call`` check of a margin account: passed when no close
     called it; else it names the first call (its bar, time, equity and requirement) and
-    what followed: the liquidation at the next bar's open, the tape's end, or the
-    session's (a stand-down or a close at the call's bar, before any liquidation).
-    Either way it says the interest and the borrow cost posted."""
+    what followed: the liquidation at the next bar's open, the tape's end (``tape_ended``:
+    the session stood down ``end-of-tape``), or the session's (a stand-down or a close at
+    the call's bar, before any liquidation). Either way it says the interest and the
+    borrow cost posted. It reads no bar after the session's clock, so a forward tape
+    grown since grades the same."""
     accrued = f"interest {terms.money(rules.interest)}, borrow cost {terms.money(rules.borrow)}"
     if not rules.calls:
         return {"id": "no-margin-call", "passed": True, "detail": f"no margin call; {accrued}"}
@@ -164,7 +168,7 @@ def margin_check(rules: MarginRules, terms: Terms, times: Sequence[str]) -> dict
     after = first.bar + 1
     if after in rules.liquidations:
         liquidated = f"positions liquidated at bar {after} ({times[after]})"
-    elif after >= len(times):
+    elif tape_ended:
         liquidated = "the tape ended there"
     else:
         liquidated = "no liquidation followed: the session ended at that bar"
