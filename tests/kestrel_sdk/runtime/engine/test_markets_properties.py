@@ -386,6 +386,24 @@ def test_a_margin_account_in_fx_lots_over_weekends_keeps_the_documented_books(
     _check(markets["eurusd-margin"], program)
 
 
+SHIPPED_IDS = ("basket-20", "pairs-kx", "acme-crash")
+
+
+@pytest.mark.parametrize("scenario_id", SHIPPED_IDS)
+def test_the_shipped_scenarios_keep_the_documented_books(scenario_id: str) -> None:
+    """The shipped terms as they are (cash accounts; basket-20 and pairs-kx shortable,
+    acme-crash standing down at a 25 % drawdown)."""
+    loaded = load_catalog([]).get(scenario_id)
+    assert loaded is not None
+
+    @settings(SETTINGS, max_examples=15)
+    @given(programs)
+    def trade(program: list[Step]) -> None:
+        _check(loaded, program)
+
+    trade()
+
+
 def test_the_examples_reach_a_margin_call_and_its_liquidation(
     markets: dict[str, LoadedScenario],
 ) -> None:
