@@ -208,3 +208,30 @@ def test_every_problem_of_a_file_is_listed_in_row_order(tmp_path: Path) -> None:
         "ACME.csv: row 4: Volume -1 is negative",
     ]
     assert "3 problems" in result.stderr
+
+
+def test_margin_terms_without_a_margin_account_are_refused_not_dropped(tmp_path: Path) -> None:
+    """``--leverage 3`` without ``--account margin`` used to write a cash account,
+    silently; it is refused naming the options, and nothing is written. With
+    ``--account margin`` the terms not given take their documented defaults."""
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    refused = _kestrel(
+        "scenario", "new", "aapl-cash", "--from", str(source), "--leverage", "3",
+        "--cash-rate", "0.02", "--out", str(tmp_path / "cash"),
+    )  # fmt: skip
+    assert refused.exit_code == 1
+    assert (
+        "--leverage, --cash-rate: a margin account's terms; add --account margin" in refused.stderr
+    )
+    assert not (tmp_path / "cash").exists()
+    made = _kestrel(
+        "scenario", "new", "aapl-margin", "--from", str(source), "--account", "margin",
+        "--leverage", "3", "--out", str(tmp_path / "catalog" / "margin"),
+    )  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    loaded = load_catalog([tmp_path / "catalog"]).get("aapl-margin")
+    assert loaded is not None
+    account = loaded.scenario.account
+    terms = (account.leverage, account.maintenance_margin, account.borrow_rate, account.cash_rate)
+    assert (account.kind, *terms) == ("margin", "3", "0.25", "0", "0")

@@ -209,6 +209,7 @@ class SessionEngine:
             clock=self._clock,
             times=self._times,
             sealed=self.sealed,
+            margin=self._loop.margin is not None,
         )
 
     # -- submitting --------------------------------------------------------------------
