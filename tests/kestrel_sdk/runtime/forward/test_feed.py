@@ -68,6 +68,20 @@ def test_appends_grow_the_tape_and_chain_every_prefix(runtime: Runtime) -> None:
     assert runtime.feed_published(SCENARIO_ID) == [(0, bar_time(0), AT), (1, bar_time(1), AT)]
 
 
+def test_a_tape_grown_batch_by_batch_is_the_tape_read_whole(runtime: Runtime) -> None:
+    """Each append reads only its own bars, after what the process read before; the tape
+    is the one the bars read whole make (a session traded on it between appends)."""
+    runtime.append_bars(SCENARIO_ID, bars(0, 2), clock=lambda: AT)
+    session = runtime.open_session("alice", SCENARIO_ID, "between").session_id
+    runtime.submit("alice", session, "advance 1")
+    for first, count in ((2, 3), (5, 1)):
+        runtime.append_bars(SCENARIO_ID, bars(first, count), clock=lambda: AT)
+    runtime.submit("alice", session, "advance 4")
+    runtime.freeze_feed(SCENARIO_ID)
+    runtime.unseal_feed(SCENARIO_ID)
+    assert runtime.tape("alice", SCENARIO_ID) == bars(0, 6).decode()
+
+
 def test_the_same_bar_twice_is_accepted_once(runtime: Runtime) -> None:
     runtime.append_bars(SCENARIO_ID, bars(0, 2), clock=lambda: AT)
     again = runtime.append_bars(SCENARIO_ID, bars(1, 2), clock=lambda: "2026-12-01T14:33:00Z")
