@@ -73,6 +73,7 @@ def test_a_tape_grown_batch_by_batch_is_the_tape_read_whole(runtime: Runtime) ->
     is the one the bars read whole make (a session traded on it between appends)."""
     runtime.append_bars(SCENARIO_ID, bars(0, 2), clock=lambda: AT)
     session = runtime.open_session("alice", SCENARIO_ID, "between").session_id
+    assert session is not None
     runtime.submit("alice", session, "advance 1")
     for first, count in ((2, 3), (5, 1)):
         runtime.append_bars(SCENARIO_ID, bars(first, count), clock=lambda: AT)
