@@ -130,7 +130,7 @@ def test_a_run_of_a_grown_forward_tape_that_stops_early_fails_whole_window(
         [forward_catalog(tmp_path, prefix=2)],
         store=open_runtime_store("memory:"),
     )
-    runtime.append_bars(FORWARD_ID, forward_bars(2, 60), published_at=PUBLISHED)
+    runtime.append_bars(FORWARD_ID, forward_bars(2, 60), clock=lambda: PUBLISHED)
     trades = {
         "alice": ("buy 5 ACME\nadvance 2\nsell 5 ACME\nadvance 1",),
         "bob": ("buy 5 ACME\nadvance 30\nsell 5 ACME\nadvance 31",),

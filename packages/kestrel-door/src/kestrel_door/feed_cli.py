@@ -94,7 +94,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
         """Append bars (a tape CSV) to SCENARIO_ID's forward tape, atomically."""
         data = _read(file)
         with open_feeds(ctx) as feeds:
-            made = feeds.append_bars(scenario_id, data, published_at=door_time())
+            made = feeds.append_bars(scenario_id, data, clock=door_time)
         click.echo(_appended(made))
 
     @feed_group.command("replay")
@@ -114,7 +114,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
                 if n:
                     time.sleep(pace)
                 try:
-                    appended = feeds.append_bars(scenario_id, bar, published_at=door_time())
+                    appended = feeds.append_bars(scenario_id, bar, clock=door_time)
                 except KestrelError as exc:
                     raise _in_file(exc, file, lines) from None
                 made = feed_json(appended)

@@ -50,7 +50,7 @@ def _session(tmp_path: Path, url: str, then: Callable[[], object]) -> tuple[Runt
     store = open_runtime_store(url)
     waiter = _Told(store, then)
     runtime = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=store, waiter=waiter)
-    runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     return runtime, sid, waiter
@@ -63,7 +63,7 @@ def test_a_wait_is_met_by_an_append_from_another_thread(
     runtime, sid, waiter = _session(
         tmp_path,
         runtime_store_url,
-        lambda: holder[0].append_bars(SCENARIO_ID, bars(1), published_at=AT),
+        lambda: holder[0].append_bars(SCENARIO_ID, bars(1), clock=lambda: AT),
     )
     holder.append(runtime)
     frame = runtime.submit("alice", sid, "advance 1 wait 30s").model().delivery.frame
@@ -76,7 +76,7 @@ import sys
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 runtime = Runtime(sys.argv[1], [sys.argv[2]], store=open_runtime_store(sys.argv[3]))
-runtime.append_bars("fwd-live", sys.stdin.buffer.read(), published_at="T")
+runtime.append_bars("fwd-live", sys.stdin.buffer.read(), clock=lambda: "T")
 """
 
 
@@ -122,7 +122,7 @@ def test_advance_to_a_later_time_waits_for_its_bar_not_the_next(
 
     def feed() -> None:
         for index in (1, 2, 3):
-            holder[0].append_bars(SCENARIO_ID, bars(index), published_at=AT)
+            holder[0].append_bars(SCENARIO_ID, bars(index), clock=lambda: AT)
 
     runtime, sid, waiter = _session(tmp_path, runtime_store_url, feed)
     holder.append(runtime)
@@ -143,7 +143,7 @@ def test_advance_to_a_time_a_gap_reached_applies_when_its_wait_ends(tmp_path: Pa
     runtime, sid, waiter = _session(
         tmp_path,
         "memory:",
-        lambda: holder[0].append_bars(SCENARIO_ID, gap, published_at=AT),
+        lambda: holder[0].append_bars(SCENARIO_ID, gap, clock=lambda: AT),
     )
     holder.append(runtime)
     answered = runtime.submit("alice", sid, f"advance to {bar_time(2)} wait 100ms").model()
@@ -161,7 +161,7 @@ def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
     with pytest.raises(KestrelError):  # no wait asked: refused at once, no waiting
         runtime.submit("alice", sid, "advance 1").model()
     assert waiter.waits == [0.05]
-    runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(1), clock=lambda: AT)
     assert runtime.submit("alice", sid, "advance 1 wait 50ms").model().delivery.frame.clock.bar == 1
     # the wait is part of the source: a fresh runtime replays the session identically
     again = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=runtime.store)
