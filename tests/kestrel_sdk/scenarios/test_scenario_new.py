@@ -4,6 +4,9 @@ get one line per problem with its row, and nothing is written."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,6 +128,34 @@ def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
     assert "already exists" in result.stderr
     assert sorted(path.name for path in out.iterdir()) == ["notes.txt"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["AAPL.csv", "mine"]
+
+
+_KILLED_AT_THE_RENAME = """
+import os, signal, sys
+from kestrel_sdk.scenarios import imported, scenario_from_file
+made = scenario_from_file(sys.argv[1], "acme-mine")
+imported.os.replace = lambda *_: os.kill(os.getpid(), signal.SIGKILL)
+made.write(sys.argv[2])
+"""
+
+
+def test_an_import_killed_before_its_rename_leaves_no_scenario_and_can_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    catalog = tmp_path / "catalog"
+    killed = subprocess.run(  # every file written, then SIGKILL where the rename was
+        [sys.executable, "-c", _KILLED_AT_THE_RENAME, str(source), str(catalog / "acme-mine")],
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert [path.name[:11] for path in catalog.iterdir()] == [".acme-mine."]
+    assert load_catalog([catalog]).get("acme-mine") is None
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(catalog))
+    again = _kestrel("scenario", "new", "acme-mine", "--from", str(source))
+    assert again.exit_code == 0, again.output
+    assert load_catalog([catalog]).get("acme-mine") is not None
 
 
 HEADER = "Date,Open,High,Low,Close,Volume\n"

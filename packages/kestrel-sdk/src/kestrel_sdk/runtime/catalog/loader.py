@@ -176,6 +176,8 @@ def _catalog_entries(paths: Sequence[str | Path] | None) -> list[Path]:
 
 def _scenario_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iterator[Path]:
     """Every scenario directory, in path order then by name; an entry may be one itself.
+    A hidden child (``.name``) is none: it is being written, or was left by a write
+    that never finished.
 
     A directory reached twice (the same entry listed twice) is taken once.
     """
@@ -201,7 +203,7 @@ def _candidate_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iter
             problems.append(CatalogProblem(entry, None, f"cannot list directory: {error}"))
             continue
         for child in children:
-            if child.is_dir() and (child / SCENARIO_FILE).is_file():
+            if not child.name.startswith(".") and (child / SCENARIO_FILE).is_file():
                 yield child
 
 
