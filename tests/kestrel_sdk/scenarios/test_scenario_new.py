@@ -117,6 +117,15 @@ def test_an_id_already_in_the_catalog_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_an_empty_id_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    result = _kestrel("scenario", "new", "", "--from", str(source), "--out", str(tmp_path / "x"))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == "AAPL.csv: id '' must match [a-z0-9][a-z0-9-]{0,63}"
+    assert not (tmp_path / "x").exists()
+
+
 def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")

@@ -24,6 +24,7 @@ MALFORMED: list[tuple[str, tuple[str, str], int | None, str]] = [
     ("id-pattern", ('id = "{id}"', 'id = "Bad_Id"'), 1, "must match [a-z0-9][a-z0-9-]{0,63}"),
     ("id-too-long", ('id = "{id}"', 'id = "' + "a" * 65 + '"'), 1, "must match"),
     ("id-missing", ('id = "{id}"\n', ""), None, "missing id"),
+    ("id-empty", ('id = "{id}"', 'id = ""'), 1, "id '' must match [a-z0-9][a-z0-9-]{0,63}"),
     ("title-not-string", ('title = "A user scenario"', "title = 3"), 2, "title must be a string"),
     ("unknown-top-key", ('interval = "1d"', 'interval = "1d"\ncolour = "red"'), 6, "unknown key"),
     ("interval", ('interval = "1d"', 'interval = "2d"'), 5, "interval '2d' must be one of"),

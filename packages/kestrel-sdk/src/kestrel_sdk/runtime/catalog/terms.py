@@ -139,7 +139,7 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
             check.fault("", key, f"unknown key {key!r}")
 
     scenario_id = check.text(data, "", "id")
-    if scenario_id and not ID_PATTERN.fullmatch(scenario_id):
+    if isinstance(data.get("id"), str) and not ID_PATTERN.fullmatch(scenario_id):
         check.fault("", "id", f"id {scenario_id!r} must match [a-z0-9][a-z0-9-]{{0,63}}")
     title = check.text(data, "", "title")
     if "title" in data and isinstance(data["title"], str) and not title.strip():
