@@ -167,6 +167,30 @@ def test_an_import_killed_before_its_rename_leaves_no_scenario_and_can_run_again
     assert load_catalog([catalog]).get("acme-mine") is not None
 
 
+def test_prices_finer_than_a_tape_holds_import_rounded_to_its_finest_tick(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "SHIB.csv"  # a token priced in hundred-thousandths of a dollar
+    source.write_text(
+        "Date,Open,High,Low,Close,Volume\n"
+        "2024-01-02,0.000012345,0.000012500,0.000012100,0.000012400,1000\n"
+        "2024-01-03,0.000012400,0.000012600,0.000012300,0.000012500,1200\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "catalog" / "shib"
+    result = _kestrel("scenario", "new", "shib", "--from", str(source), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert (
+        "  note: prices rounded to the tick 0.00000001, the finest a tape holds: 0.000012345 "
+        "is 0.00001234 (--tick chooses another tick)"
+    ) in result.stdout.splitlines()
+    rows = (out / "tape.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[1] == "2024-01-02T00:00:00Z,SHIB,0.00001234,0.00001250,0.00001210,0.00001240,1000"
+    loaded = load_catalog([tmp_path / "catalog"]).get("shib")
+    assert loaded is not None
+    assert loaded.scenario.instruments[0].tick == "0.00000001"
+
+
 HEADER = "Date,Open,High,Low,Close,Volume\n"
 GOOD = "2024-01-02,10.00,11.00,9.50,10.50,1000\n"
 

@@ -134,7 +134,7 @@ class Scanned:
         for price in checked.prices:
             if price.quantize(self._quantum) != price:  # more decimals than any before
                 needed = min(places(price), MAX_DECIMALS + 1)  # more than 8 is all one
-                for fewer in range(self.decimals, min(needed, MAX_DECIMALS)):
+                for fewer in range(self.decimals, needed):
                     self.finer.setdefault(fewer, price)
                 self.decimals = needed
                 self._quantum = Decimal(1).scaleb(-needed)
