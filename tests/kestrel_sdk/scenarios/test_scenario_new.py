@@ -230,6 +230,16 @@ GOOD = "2024-01-02,10.00,11.00,9.50,10.50,1000\n"
             id="non-numeric-price",
         ),
         pytest.param(
+            HEADER + GOOD + "2024-01-03,10,11,9,10,1e999999999\n",
+            "row 3: Volume 1e999999999 is too large",
+            id="volume-exponent-past-decimal-range",
+        ),
+        pytest.param(
+            HEADER + GOOD + "2024-01-03,10,11,9,10,1e-999999999\n",
+            "row 3: Volume 1e-999999999 has more than 8 decimal places",
+            id="volume-exponent-below-decimal-range",
+        ),
+        pytest.param(
             "timestamp,open,high,low,close,volume\n"
             "2024-01-02T14:30:00Z,10,11,9,10,5\n2024-01-02T14:31:00Z,10,11,9,10,5\n"
             "2024-01-02T14:32:00Z,10,11,9,10,5\n2024-01-02T14:32:30Z,10,11,9,10,5\n"
@@ -257,6 +267,17 @@ def test_each_malformed_file_gets_one_line_with_its_row_and_nothing_is_written(
     ]
     assert result.stdout == ""
     assert sorted(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("tick", ["1e999999999", "1e-999999999", "1e15"])
+def test_a_tick_out_of_range_is_refused_in_one_line(tmp_path: Path, tick: str) -> None:
+    source = tmp_path / "ACME.csv"
+    source.write_text(HEADER + GOOD, encoding="utf-8")
+    result = _kestrel("scenario", "new", "acme-mine", "--from", str(source), "--tick", tick)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"ACME.csv: tick '{tick}' must be a positive decimal no finer than 1e-8 and under 1e15"
+    )
 
 
 def test_every_problem_of_a_file_is_listed_in_row_order(tmp_path: Path) -> None:

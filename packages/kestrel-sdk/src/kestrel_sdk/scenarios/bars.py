@@ -218,9 +218,17 @@ def _tick(
             tick = Decimal(given)
         except InvalidOperation:
             tick = Decimal(0)
-        if not tick.is_finite() or tick <= 0 or places(tick) > MAX_DECIMALS:
+        if (
+            not tick.is_finite()
+            or tick <= 0
+            or places(tick) > MAX_DECIMALS
+            or tick.adjusted() >= _MAX_DIGITS
+        ):
             problems.append(
-                ImportProblem(None, f"tick {given!r} must be a positive decimal no finer than 1e-8")
+                ImportProblem(
+                    None,
+                    f"tick {given!r} must be a positive decimal no finer than 1e-8 and under 1e15",
+                )
             )
             return None
         return tick
