@@ -3,7 +3,10 @@ get one line per problem with its row, and nothing is written."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -189,6 +192,28 @@ def test_prices_finer_than_a_tape_holds_import_rounded_to_its_finest_tick(
     loaded = load_catalog([tmp_path / "catalog"]).get("shib")
     assert loaded is not None
     assert loaded.scenario.instruments[0].tick == "0.00000001"
+
+
+def test_a_disk_full_mid_write_names_the_target_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*_: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    monkeypatch.setattr(shutil, "copyfileobj", full)  # the tape is copied into place
+    result = _kestrel(
+        "scenario", "new", "aapl", "--from", str(source), "--out", str(catalog / "aapl")
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"kestrel: INVALID_ARGUMENT: cannot write {catalog / 'aapl'}: No space left on device; "
+        "nothing written"
+    ]
+    assert list(catalog.iterdir()) == []
 
 
 HEADER = "Date,Open,High,Low,Close,Volume\n"

@@ -181,8 +181,9 @@ def new(  # noqa: PLR0917 - one parameter per click option
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
     try:
         written = imported.write(target).resolve()
-    except (FileExistsError, OSError) as error:
-        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+    except OSError as error:  # the write's own refusal has no errno; the system's, a reason
+        reason = str(error) if error.errno is None else f"cannot write {target}: {error.strerror}"
+        raise fail("INVALID_ARGUMENT", f"{reason}; nothing written") from None
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))
