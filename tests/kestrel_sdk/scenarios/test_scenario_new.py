@@ -260,6 +260,11 @@ GOOD = "2024-01-02,10.00,11.00,9.50,10.50,1000\n"
             id="volume-exponent-past-decimal-range",
         ),
         pytest.param(
+            "timestamp,open,high,low,close,volume\n99999999999999999999999,10,11,9,10,5\n",
+            "row 2: time 99999999999999999999999 is out of range",
+            id="epoch-time-out-of-range",
+        ),
+        pytest.param(
             HEADER + GOOD + "2024-01-03,10,11,9,10,1e-999999999\n",
             "row 3: Volume 1e-999999999 has more than 8 decimal places",
             id="volume-exponent-below-decimal-range",

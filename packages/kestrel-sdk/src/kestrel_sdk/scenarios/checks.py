@@ -62,12 +62,12 @@ def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
             10**9,
         )
         seconds, rest = divmod(value, divisor)
-        if rest:
-            return f"time {text} has fractions of a second"
         try:
             stamp = _UTC_EPOCH + timedelta(seconds=seconds)
         except OverflowError:
             return f"time {text} is out of range"
+        if rest:
+            return f"time {text} has fractions of a second"
         return stamp, stamp.date(), stamp.time() == time()
     try:
         parsed = datetime.fromisoformat(text)
