@@ -129,6 +129,15 @@ def test_an_empty_id_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_cash_of_more_digits_than_decimals_hold_is_refused_in_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    cash = "9" * 40
+    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--cash", cash)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == f"AAPL.csv: account.cash is too large ({cash})"
+
+
 def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")

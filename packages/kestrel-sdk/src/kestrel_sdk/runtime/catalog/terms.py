@@ -132,6 +132,10 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         line = int(position.group(1)) if position else None
         reason = _TOML_POSITION.sub("", message).strip()
         return [TermsProblem(line, f"not valid TOML: {reason}")]
+    except RecursionError:
+        return [TermsProblem(None, "not readable TOML: nested too deeply")]
+    except ValueError:  # an integer of more digits than Python converts
+        return [TermsProblem(None, "not readable TOML: a number too long")]
 
     check = TermsChecker(text, _TABLE_KEYS)
     for key in data:

@@ -15,6 +15,9 @@ from typing import Any
 __all__ = ["TermsChecker", "TermsProblem"]
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
+_WHOLE_DIGITS = 18
+"""The most digits before a decimal's point (more would pass Decimal's 28-digit precision
+where the engine computes with it)."""
 _TABLE_HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
 _KEY_LINE = re.compile(r"\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
 
@@ -114,6 +117,9 @@ class TermsChecker:
                 f" not {value!r}",
                 at,
             )
+            return "0"
+        if len(value.partition(".")[0]) > _WHOLE_DIGITS:
+            self.fault(table, key, f"{name} is too large ({value})", at)
             return "0"
         number = Decimal(value)
         if positive and number <= 0:
