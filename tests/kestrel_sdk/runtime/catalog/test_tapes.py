@@ -67,6 +67,8 @@ MALFORMED: list[tuple[str, str, int | None, str]] = [
         2,
         "volume 12345678901 is too large for a tape whose volumes have 8 decimal places",
     ),
+    ("price-digits", HEAD + ROW1.replace("10.50", "9" * 5000), 2, "9999 is too large"),
+    ("zero-padded-price", HEAD + ROW1.replace("9.90", "0" * 5000 + "10.05"), 2, "low <= open"),
     ("empty-line", HEAD + ROW1 + "\n" + ROW2, 3, "empty line"),
     ("quoted-field", HEAD + ROW1.replace("FOO", '"FOO"'), 2, "unknown symbol"),
 ]
