@@ -138,6 +138,15 @@ def test_cash_of_more_digits_than_decimals_hold_is_refused_in_one_line(tmp_path:
     assert result.stderr.splitlines()[0] == f"AAPL.csv: account.cash is too large ({cash})"
 
 
+def test_a_lot_of_more_digits_than_python_writes_is_refused_in_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    lot = "9" * 5000
+    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--lot", lot)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == f"AAPL.csv: instruments[0].lot is too large ({lot})"
+
+
 def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")

@@ -203,13 +203,14 @@ def _toml_string(value: str) -> str:
 
 def _lot_toml(lot: int | str) -> str:
     """A lot as ``scenario.toml`` writes it: an integer when whole (as always), else a
-    quoted decimal; a malformed one quoted as given, for the terms check to name."""
+    quoted decimal; a malformed one (or one of more digits than Python writes out) quoted
+    as given, for the terms check to name."""
     if isinstance(lot, str):
         try:
             member = lot_member(lot)
-        except ArithmeticError:
+            return _toml_string(member) if isinstance(member, str) else str(member)
+        except (ArithmeticError, ValueError):
             return _toml_string(lot)
-        return _toml_string(member) if isinstance(member, str) else str(member)
     return str(lot)
 
 
