@@ -147,6 +147,14 @@ def test_a_lot_of_more_digits_than_python_writes_is_refused_in_one_line(tmp_path
     assert result.stderr.splitlines()[0] == f"AAPL.csv: instruments[0].lot is too large ({lot})"
 
 
+def test_bars_per_year_of_zero_is_refused_not_replaced(tmp_path: Path) -> None:
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--bars-per-year", "0")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == "AAPL.csv: bars_per_year must be at least 1, not 0"
+
+
 def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")

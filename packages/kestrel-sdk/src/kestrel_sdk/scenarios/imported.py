@@ -217,6 +217,8 @@ def _lot_toml(lot: int | str) -> str:
 def _toml(
     scenario_id: str, bars: Bars, terms: ScenarioTermsInput, title: str, description: str
 ) -> str:
+    given = terms.bars_per_year  # 0 too is written, for the terms check to refuse
+    per_year = BARS_PER_YEAR[bars.interval] if given is None else given
     lines = [
         *(["sealed = true"] if terms.sealed else []),
         f"id = {_toml_string(scenario_id)}",
@@ -224,7 +226,7 @@ def _toml(
         f"description = {_toml_string(description)}",
         f"tape = {_toml_string(TAPE_FILE)}",
         f"interval = {_toml_string(bars.interval)}",
-        f"bars_per_year = {terms.bars_per_year or BARS_PER_YEAR[bars.interval]}",
+        f"bars_per_year = {per_year}",
         "",
         "[account]",
         f"cash = {_toml_string(terms.cash)}",
