@@ -129,30 +129,25 @@ def test_an_empty_id_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
-def test_cash_of_more_digits_than_decimals_hold_is_refused_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        (("--cash", "9" * 40), f"AAPL.csv: account.cash is too large ({'9' * 40})"),
+        (("--lot", "9" * 5000), f"AAPL.csv: instruments[0].lot is too large ({'9' * 5000})"),
+        (("--bars-per-year", "0"), "AAPL.csv: bars_per_year must be at least 1, not 0"),
+    ],
+    ids=["cash-digits", "lot-digits", "zero-bars-per-year"],
+)
+def test_a_term_out_of_range_is_refused_in_one_line_and_nothing_is_written(
+    tmp_path: Path, options: tuple[str, str], line: str
+) -> None:
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")
-    cash = "9" * 40
-    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--cash", cash)
+    out = tmp_path / "aapl"
+    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--out", str(out), *options)
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[0] == f"AAPL.csv: account.cash is too large ({cash})"
-
-
-def test_a_lot_of_more_digits_than_python_writes_is_refused_in_one_line(tmp_path: Path) -> None:
-    source = tmp_path / "AAPL.csv"
-    source.write_text(YAHOO, encoding="utf-8")
-    lot = "9" * 5000
-    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--lot", lot)
-    assert result.exit_code == 1
-    assert result.stderr.splitlines()[0] == f"AAPL.csv: instruments[0].lot is too large ({lot})"
-
-
-def test_bars_per_year_of_zero_is_refused_not_replaced(tmp_path: Path) -> None:
-    source = tmp_path / "AAPL.csv"
-    source.write_text(YAHOO, encoding="utf-8")
-    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--bars-per-year", "0")
-    assert result.exit_code == 1
-    assert result.stderr.splitlines()[0] == "AAPL.csv: bars_per_year must be at least 1, not 0"
+    assert result.stderr.splitlines()[0] == line
+    assert not out.exists()
 
 
 def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
@@ -329,7 +324,10 @@ def test_each_malformed_file_gets_one_line_with_its_row_and_nothing_is_written(
 def test_a_tick_out_of_range_is_refused_in_one_line(tmp_path: Path, tick: str) -> None:
     source = tmp_path / "ACME.csv"
     source.write_text(HEADER + GOOD, encoding="utf-8")
-    result = _kestrel("scenario", "new", "acme-mine", "--from", str(source), "--tick", tick)
+    result = _kestrel(
+        "scenario", "new", "acme-mine", "--from", str(source), "--tick", tick,
+        "--out", str(tmp_path / "acme-mine"),
+    )  # fmt: skip
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == (
         f"ACME.csv: tick '{tick}' must be a positive decimal no finer than 1e-8 and under 1e15"
