@@ -286,6 +286,11 @@ GOOD = "2024-01-02,10.00,11.00,9.50,10.50,1000\n"
             id="epoch-time-out-of-range",
         ),
         pytest.param(
+            "timestamp,open,high,low,close,volume\n" + "9" * 5000 + ",10,11,9,10,5\n",
+            f"row 2: time {'9' * 5000} is out of range",
+            id="epoch-time-of-5000-digits",
+        ),
+        pytest.param(
             HEADER + GOOD + "2024-01-03,10,11,9,10,1e-999999999\n",
             "row 3: Volume 1e-999999999 has more than 8 decimal places",
             id="volume-exponent-below-decimal-range",
