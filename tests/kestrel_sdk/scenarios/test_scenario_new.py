@@ -150,6 +150,19 @@ def test_a_term_out_of_range_is_refused_in_one_line_and_nothing_is_written(
     assert not out.exists()
 
 
+def test_a_hidden_out_directory_is_refused_as_the_catalog_never_lists_it(tmp_path: Path) -> None:
+    source = tmp_path / "AAPL.csv"
+    source.write_text(YAHOO, encoding="utf-8")
+    out = tmp_path / ".aapl"
+    result = _kestrel("scenario", "new", "aapl", "--from", str(source), "--out", str(out))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"kestrel: INVALID_ARGUMENT: {out} is a hidden directory, which the catalog does not "
+        "read; name it without the leading dot"
+    ]
+    assert not out.exists()
+
+
 def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")
