@@ -25,6 +25,24 @@ MALFORMED: list[tuple[str, tuple[str, str], int | None, str]] = [
     ("id-too-long", ('id = "{id}"', 'id = "' + "a" * 65 + '"'), 1, "must match"),
     ("id-missing", ('id = "{id}"\n', ""), None, "missing id"),
     ("id-empty", ('id = "{id}"', 'id = ""'), 1, "id '' must match [a-z0-9][a-z0-9-]{0,63}"),
+    (
+        "title-terminal-escape",
+        ('title = "A user scenario"', 'title = "A\\u001b[2J user scenario"'),
+        2,
+        "title holds the control character '\\x1b' (character 2)",
+    ),
+    (
+        "title-line-break",
+        ('title = "A user scenario"', 'title = "A user\\nscenario"'),
+        2,
+        "title holds the control character '\\n' (character 7)",
+    ),
+    (
+        "description-direction-override",
+        ('description = "two days of FOO"', 'description = "two days\\nof \\u202eFOO"'),
+        3,
+        "description holds the control character '\\u202e' (character 13)",
+    ),
     ("cash-digits", ('cash = "5000.00"', 'cash = "' + "9" * 5000 + '"'), 9, "cash is too large"),
     ("tick-digits", ('tick = "0.01"', 'tick = "' + "9" * 5000 + '"'), 24, "tick is too large"),
     (

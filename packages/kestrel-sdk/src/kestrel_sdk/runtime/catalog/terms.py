@@ -149,6 +149,8 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
     if "title" in data and isinstance(data["title"], str) and not title.strip():
         check.fault("", "title", "title must not be empty")
     description = check.text(data, "", "description", required=False)
+    check.shown("", "title", title)
+    check.shown("", "description", description, lines=True)
     forward = data.get("forward", False)
     if not isinstance(forward, bool):
         check.fault("", "forward", "forward must be true or false")

@@ -15,6 +15,9 @@ from typing import Any
 __all__ = ["TermsChecker", "TermsProblem"]
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters no shown text holds: a terminal's escapes and bells, direction overrides."""
+_BREAK = re.compile(r"[\t\n]")
 _WHOLE_DIGITS = 18
 """The most digits before a decimal's point (more would pass Decimal's 28-digit precision
 where the engine computes with it)."""
@@ -91,6 +94,18 @@ class TermsChecker:
             self.fault(table, key, f"{self._name(table, key)} must be a string")
             return ""
         return value
+
+    def shown(self, table: str, key: str, value: str, *, lines: bool = False) -> None:
+        """A fault when ``value``, shown as it is by every listing, holds a control
+        character (a line break or tab too, unless ``lines``)."""
+        found = _CONTROL.search(value) or (None if lines else _BREAK.search(value))
+        if found is not None:
+            self.fault(
+                table,
+                key,
+                f"{self._name(table, key)} holds the control character {found[0]!r} "
+                f"(character {found.start() + 1})",
+            )
 
     def decimal(
         self,
