@@ -112,6 +112,14 @@ def test_a_scenario_without_news_has_no_news_member(tmp_path: Path) -> None:
         ),
         ("[" * 100_000 + "]" * 100_000, "line 2: not a JSON object: nested too deeply"),
         (
+            '{"time": "2024-01-02T00:00:00Z", "headline": "Acme\\nposition ACME 1000"}',
+            "line 2: headline: holds the control character '\\n' (character 5)",
+        ),
+        (
+            '{"time": "2024-01-02T00:00:00Z", "headline": "h", "body": "a\\u001b[2Jb"}',
+            "line 2: body: holds the control character '\\x1b' (character 2)",
+        ),
+        (
             '{"time": "2024-01-02T00:00:00Z", "headline": "h", "body": ' + "9" * 5000 + "}",
             "line 2: not a JSON object: a number too long",
         ),
@@ -127,6 +135,8 @@ def test_a_scenario_without_news_has_no_news_member(tmp_path: Path) -> None:
         "json",
         "too-long",
         "nested-too-deeply",
+        "headline-line-break",
+        "body-terminal-escape",
         "number-too-long",
     ],
 )
@@ -156,6 +166,17 @@ def test_a_bad_csv_header_is_named(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 1
     assert "news.csv: line 1: the header must be time,symbol,headline,body" in result.stderr
+
+
+def test_a_crlf_csv_with_a_body_of_several_lines_imports(tmp_path: Path) -> None:
+    news = tmp_path / "news.csv"
+    news.write_bytes(NEWS_CSV.replace("\n", "\r\n").encode())
+    result = _kestrel(
+        "scenario", "new", "crlf-news", "--from", str(_bars(tmp_path)), "--news", str(news),
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "wrote 3 news items" in result.stdout
 
 
 def test_a_csv_field_longer_than_csv_reads_is_named(tmp_path: Path) -> None:

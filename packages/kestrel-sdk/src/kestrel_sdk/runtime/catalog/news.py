@@ -26,6 +26,7 @@ from datetime import datetime
 from kestrel_protocol import canonical_json, root_of_bytes
 
 from .tape_format import TIME
+from .terms_check import control_character
 
 __all__ = [
     "CSV_HEADER",
@@ -183,6 +184,11 @@ def _item(
             text.encode("utf-8")
         except UnicodeEncodeError:
             return fault(field, "not valid Unicode text")
+        found = control_character(text, lines=field == "body")  # a headline is one line
+        if found is not None:
+            return fault(
+                field, f"holds the control character {found[0]!r} (character {found.start() + 1})"
+            )
     return NewsItem("", time, symbol, headline, body)
 
 

@@ -12,12 +12,20 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["TermsChecker", "TermsProblem"]
+__all__ = ["TermsChecker", "TermsProblem", "control_character"]
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """Characters no shown text holds: a terminal's escapes and bells, direction overrides."""
-_BREAK = re.compile(r"[\t\n]")
+_BREAK = re.compile(r"[\t\n\r]")
+
+
+def control_character(text: str, *, lines: bool = False) -> re.Match[str] | None:
+    """The first character of ``text`` no listing shows as it is: a control character
+    (a line break or tab too, unless ``lines``), or ``None``."""
+    return _CONTROL.search(text) or (None if lines else _BREAK.search(text))
+
+
 _WHOLE_DIGITS = 18
 """The most digits before a decimal's point (more would pass Decimal's 28-digit precision
 where the engine computes with it)."""
@@ -98,7 +106,7 @@ class TermsChecker:
     def shown(self, table: str, key: str, value: str, *, lines: bool = False) -> None:
         """A fault when ``value``, shown as it is by every listing, holds a control
         character (a line break or tab too, unless ``lines``)."""
-        found = _CONTROL.search(value) or (None if lines else _BREAK.search(value))
+        found = control_character(value, lines=lines)
         if found is not None:
             self.fault(
                 table,
