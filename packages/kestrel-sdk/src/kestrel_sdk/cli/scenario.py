@@ -199,10 +199,17 @@ def new(  # noqa: PLR0917 - one parameter per click option
         )
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
+    if target.name.startswith("."):  # the catalog never reads one: it is where writes stage
+        raise fail(
+            "INVALID_ARGUMENT",
+            f"{target} is a hidden directory, which the catalog does not read; name it without "
+            "the leading dot",
+        )
     try:
         written = imported.write(target).resolve()
-    except (FileExistsError, OSError) as error:
-        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+    except OSError as error:  # the write's own refusal has no errno; the system's, a reason
+        reason = str(error) if error.errno is None else f"cannot write {target}: {error.strerror}"
+        raise fail("INVALID_ARGUMENT", f"{reason}; nothing written") from None
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))
