@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 __all__ = ["Interval", "interval", "t_quantile"]
 
 _T_975: dict[int, str] = {
@@ -54,8 +56,7 @@ def interval(values: list[Decimal]) -> Interval:
     """The mean of ``values`` (at least one) and its 95 % t-interval."""
     if not values:
         raise ValueError("an interval needs at least one value")
-    with localcontext() as context:
-        context.prec = 28
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
         n = len(values)
         mean = sum(values, Decimal(0)) / n
         if n == 1:

@@ -45,23 +45,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import (
-    MAX_EMAX,
-    MIN_EMIN,
     ROUND_CEILING,
     ROUND_FLOOR,
-    Context,
     Decimal,
     localcontext,
 )
 
-from kestrel_protocol import ratio
+from kestrel_protocol import decimal_context, ratio
 
 __all__ = ["geometric_mean"]
 
-_CONTEXT = Context(prec=50)
+_CONTEXT = decimal_context(50)
 """Where :func:`_by_sum` computes, and every 8-place ratio is quantized (as today)."""
 
-_PRODUCT = Context(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN)
+_PRODUCT = decimal_context(60, wide=True)
 """Where :func:`_enclosed` computes: 60 digits, exponents as wide as Decimal allows."""
 
 _ONE = Decimal(1)

@@ -13,7 +13,7 @@ Ratios use Decimal at 50 significant digits, then 8 places half-even.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from decimal import Context, Decimal, localcontext
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +24,7 @@ from kestrel_protocol import (
     Pentad,
     RefusalCode,
     SessionRecord,
+    decimal_context,
     money,
     ratio,
 )
@@ -38,7 +39,7 @@ from .trades import trips_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown", "measure_grade"]
 
-_CONTEXT = Context(prec=50)
+_CONTEXT = decimal_context(50)
 
 
 def _sharpe(returns: Sequence[Decimal], bars_per_year: int) -> Decimal:

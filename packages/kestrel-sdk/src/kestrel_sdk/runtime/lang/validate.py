@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kestrel_protocol import Diagnostic, ValidationReport, quoted
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, Diagnostic, ValidationReport, quoted
 
 from ..catalog.model import LoadedScenario
 from .parser import Located, diagnostic, parse_located
@@ -37,6 +37,9 @@ class SessionContext:
     sealed: bool = False
     """The session's tape is sealed: no check reads a bar after :attr:`clock` (see
     :func:`check_session`)."""
+
+
+_REMAINDER = DEFAULT_DECIMAL_CONTEXT.remainder
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +100,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
         )
         tick = inst.tick
         for part, price in prices:
-            if price is not None and tick > 0 and price % tick != 0:
+            if price is not None and tick > 0 and _REMAINDER(price, tick) != 0:
                 found.append(
                     diagnostic(
                         st.line,
@@ -107,7 +110,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                     )
                 )
     target = st.target
-    if target is not None and not target.percent and target.value % inst.lot != 0:
+    if target is not None and not target.percent and _REMAINDER(target.value, inst.lot) != 0:
         found.append(
             diagnostic(
                 st.line,
@@ -116,7 +119,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                 f"target {target.value} is not a multiple of {st.symbol}'s lot of {inst.lot_text}",
             )
         )
-    if target is None and st.qty % inst.lot != 0:
+    if target is None and _REMAINDER(st.qty, inst.lot) != 0:
         found.append(
             diagnostic(
                 st.line,
