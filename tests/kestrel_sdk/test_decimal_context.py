@@ -88,15 +88,22 @@ if mode.get("default_context"):
 hostile(decimal.getcontext())
 
 import anyio
+import numpy as np
 from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.board.stats import interval
 from kestrel_sdk.gym import TradingEnv
+from kestrel_sdk.report import render_report
+from kestrel_sdk.report.collect import collect_report_data, grade_sources
+from kestrel_sdk.results import ledger_of
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.scenarios import ScenarioTermsInput, scenario_from_file
 
 work = Path(spec["work"])
 catalog = Path(spec["catalog"])
 out = {}
+
+def digest(text):
+    return hashlib.sha256(text.encode()).hexdigest()
 
 crypto = work / "BTC.csv"
 crypto.write_text(spec["crypto"], "utf-8")
@@ -136,21 +143,34 @@ async def through_the_sdk():
             proof = await sdk.proof(session.id)
             verified = await sdk.verify(grade)
             out["sdk " + scenario] = [grade.root, proof.root, frames, verified.ok]
+            ledger = repr(ledger_of(await grade_sources(sdk, grade)))
+            report = render_report(await collect_report_data(sdk, grade))
+            out["ledger, report " + scenario] = [digest(ledger), digest(report)]
 
 anyio.run(through_the_sdk)
 
-env = TradingEnv("acme-chop", window=4, length=60, home=work / "gym", store="memory:")
-observations, rewards, grades = [], [], []
-env.reset(seed=7)
-for step in range(200):
-    obs, reward, terminated, truncated, info = env.step(step % 3 % env.action_space.n)
-    observations.append(obs.tobytes().hex())
-    rewards.append(repr(reward))
-    if terminated or truncated:
-        grades.append(info["grade"].root)
-        env.reset()
-env.close()
-out["gym"] = [hashlib.sha256("".join(observations).encode()).hexdigest(), rewards, grades]
+def episodes(env, action):
+    observations, rewards, grades = [], [], []
+    env.reset(seed=7)
+    for step in range(150):
+        obs, reward, terminated, truncated, info = env.step(action(step))
+        observations.append(obs.tobytes().hex())
+        rewards.append(repr(reward))
+        if terminated or truncated:
+            grades.append(info["grade"].root)
+            env.reset()
+    env.close()
+    return [digest("".join(observations)), rewards, grades]
+
+single = TradingEnv("acme-chop", window=4, length=60, home=work / "gym", store="memory:")
+out["gym"] = episodes(single, lambda step: step % 3 % single.action_space.n)
+symbols = ["ACRN", "BKLN", "CLDY"]
+basket = TradingEnv(
+    "basket-20", symbols=symbols, action="weights", window=3, length=50,
+    home=work / "gym-basket", store="memory:",
+)
+weights = [[0.5, 0.3, 0.2], [0.123456789, 0.7, 0.1], [1 / 3, 1 / 3, 1 / 3], [0.9, 0.6, 0.4]]
+out["gym basket"] = episodes(basket, lambda step: np.array(weights[step % 4], dtype=np.float32))
 
 values = [decimal.Decimal(text) for text in ("0.1234567", "-0.05", "0.2", "0.0333333333")]
 stats = interval(values)

@@ -16,7 +16,7 @@ from decimal import Decimal, localcontext
 
 from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
-__all__ = ["Interval", "interval", "t_quantile"]
+__all__ = ["Interval", "eight_places", "interval", "t_quantile"]
 
 _T_975: dict[int, str] = {
     1: "12.706", 2: "4.303", 3: "3.182", 4: "2.776", 5: "2.571", 6: "2.447", 7: "2.365",
@@ -64,3 +64,10 @@ def interval(values: list[Decimal]) -> Interval:
         variance = sum(((v - mean) ** 2 for v in values), Decimal(0)) / (n - 1)
         half = t_quantile(n - 1) * variance.sqrt() / Decimal(n).sqrt()
         return Interval(n, mean, mean - half, mean + half, half)
+
+
+def eight_places(value: Decimal) -> str:
+    """``value`` to 8 decimal places, half-even, as the board shows every figure (whatever
+    the caller's decimal context)."""
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        return f"{value:.8f}"
