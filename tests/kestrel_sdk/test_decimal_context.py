@@ -7,8 +7,9 @@ which new threads and every ``Context(...)`` that leaves a member out copy), a f
 process imports Kestrel, imports a crypto file as a scenario, plays sessions of every
 scenario family (single symbol, basket, pairs, fractional lots, margin, news, sealed,
 forward) with brackets, targets and trailing stops, grades and proves them, verifies
-each proof, runs a gym episode and the board's statistics: every root and number is the
-one the default context gives.
+each proof, builds their ledgers and reports, runs gym episodes (one symbol, and a basket
+by weights) and the board's statistics: every root, byte and number is the one the
+default context gives.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.kestrel_sdk.runtime.forward.scenarios import SCENARIO_ID, bars
+from tests.kestrel_sdk.runtime.forward.scenarios import bars
 from tests.kestrel_sdk.runtime.test_live_grade import AT, CASES, _catalog
 from tests.news_catalog import NEWS_ID, write_news_scenario
 
@@ -90,7 +91,7 @@ hostile(decimal.getcontext())
 import anyio
 import numpy as np
 from kestrel_sdk import create_sdk, local_transport
-from kestrel_sdk.board.stats import interval
+from kestrel_sdk.board.stats import eight_places, interval
 from kestrel_sdk.gym import TradingEnv
 from kestrel_sdk.report import render_report
 from kestrel_sdk.report.collect import collect_report_data, grade_sources
@@ -107,7 +108,9 @@ def digest(text):
 
 crypto = work / "BTC.csv"
 crypto.write_text(spec["crypto"], "utf-8")
-margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0.07", "cash_rate": "0.031"}
+margin = {
+    "leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0.07", "cash_rate": "0.031"
+}
 terms = ScenarioTermsInput(lot="0.0001", shortable=True, fee_minimum="0.37", margin=margin)
 imported = work / "imported"
 scenario_from_file(crypto, "btc", terms=terms).write(imported / "btc")
@@ -174,7 +177,7 @@ out["gym basket"] = episodes(basket, lambda step: np.array(weights[step % 4], dt
 
 values = [decimal.Decimal(text) for text in ("0.1234567", "-0.05", "0.2", "0.0333333333")]
 stats = interval(values)
-out["board stats"] = [str(value) for value in (stats.n, stats.mean, stats.low, stats.high, stats.half)]
+out["board stats"] = [str(stats.n), *map(eight_places, (stats.mean, stats.low, stats.high))]
 print(json.dumps(out))
 """
 
@@ -186,7 +189,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     catalog = _catalog(root)
     write_news_scenario(catalog)
     cases = {
-        name: {**asdict(case), "forward": bars(0, case.forward_bars).decode() if case.forward_bars else ""}
+        name: {
+            **asdict(case),
+            "forward": bars(0, case.forward_bars).decode() if case.forward_bars else "",
+        }
         for name, case in CASES.items()
     }
     for case in cases.values():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
@@ -28,7 +28,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
 from .canonical import CanonicalizationError, canonical_json, root_of
-from .decimals import DEFAULT_DECIMAL_CONTEXT, decimal_context
+from .decimals import DEFAULT_DECIMAL_CONTEXT
 from .quoting import clipped, quoted
 
 __all__ = [
@@ -109,25 +109,19 @@ RootStr = Annotated[str, AfterValidator(_check_root)]
 """A content address: ``"sha256:" + hex``."""
 
 
-def _to_places(value: Decimal, quantum: Decimal) -> Decimal:
-    """``value`` rounded half-even to ``quantum``'s places, whatever its magnitude and
-    whatever the caller's decimal context."""
-    digits = value.adjusted() - quantum.adjusted() + 2
-    context = DEFAULT_DECIMAL_CONTEXT if digits <= 28 else decimal_context(digits)
-    return value.quantize(quantum, rounding=ROUND_HALF_EVEN, context=context)
-
-
-def money(value: Decimal) -> str:
-    """Money to the cent, half-even, as a decimal string (``-0`` normalised to ``0``)."""
-    quantized = _to_places(value, _CENT)
+def money(value: Decimal, context: Context = DEFAULT_DECIMAL_CONTEXT) -> str:
+    """Money to the cent, half-even, as a decimal string (``-0`` normalised to ``0``);
+    quantized in ``context`` (its precision bounds the digits), never the caller's."""
+    quantized = value.quantize(_CENT, rounding=ROUND_HALF_EVEN, context=context)
     if quantized.is_zero():
         quantized = Decimal("0.00")
     return f"{quantized:f}"
 
 
-def ratio(value: Decimal) -> str:
-    """A ratio (metric) to 8 decimal places, half-even, as a decimal string."""
-    quantized = _to_places(value, _RATIO)
+def ratio(value: Decimal, context: Context = DEFAULT_DECIMAL_CONTEXT) -> str:
+    """A ratio (metric) to 8 decimal places, half-even, as a decimal string; quantized in
+    ``context`` (its precision bounds the digits), never the caller's."""
+    quantized = value.quantize(_RATIO, rounding=ROUND_HALF_EVEN, context=context)
     if quantized.is_zero():
         quantized = Decimal("0E-8")
     return f"{quantized:f}"

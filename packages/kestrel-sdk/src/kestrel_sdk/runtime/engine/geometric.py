@@ -77,7 +77,7 @@ def geometric_mean(returns: Sequence[tuple[int, int]]) -> str:
     :func:`_by_sum`, computed with one logarithm unless the value is within the bounds of
     a rounding boundary (module docstring)."""
     if any(n <= -d for n, d in returns):
-        return ratio(Decimal(0))
+        return ratio(Decimal(0), _CONTEXT)
     enclosed = _enclosed(returns)
     return _by_sum(returns) if enclosed is None else enclosed
 
@@ -106,8 +106,8 @@ def _enclosed(returns: Sequence[tuple[int, int]]) -> str | None:
         ctx.rounding = ROUND_FLOOR
         low = value - spread
     with localcontext(_CONTEXT):
-        rounded = ratio(low)
-        return rounded if rounded == ratio(high) else None
+        rounded = ratio(low, _CONTEXT)
+        return rounded if rounded == ratio(high, _CONTEXT) else None
 
 
 def _by_sum(returns: Sequence[tuple[int, int]]) -> str:
@@ -116,4 +116,4 @@ def _by_sum(returns: Sequence[tuple[int, int]]) -> str:
     argument is that quotient, without a fraction's sum."""
     with localcontext(_CONTEXT):
         total = sum(((Decimal(d + n) / Decimal(d)).ln() for n, d in returns), Decimal(0))
-        return ratio((total / len(returns)).exp() - 1)
+        return ratio((total / len(returns)).exp() - 1, _CONTEXT)

@@ -30,6 +30,11 @@ _LIMIT = DEFAULT_DECIMAL_CONTEXT.multiply(100, _CONTEXT.ln(10))
 """``ln(10**100)``: the largest annualized log-growth reported."""
 
 
+def _ratio(value: Decimal) -> str:
+    """A ratio of any magnitude to 8 places (the context grows to hold every digit)."""
+    return ratio(value, decimal_context(max(50, value.adjusted() + 10)))
+
+
 def _annualized(series: Sequence[int], bars_per_year: int) -> Decimal | None:
     bars = len(series) - 1
     if bars == 0 or any(e <= 0 for e in series):
@@ -77,8 +82,8 @@ def risk_metrics(
         if annual is not None and len(series) > 1:
             downside = _downside(returns)
             if downside:
-                sortino = ratio(annual / (downside * Decimal(bars_per_year).sqrt()))
+                sortino = _ratio(annual / (downside * Decimal(bars_per_year).sqrt()))
             if max_drawdown:
                 dd = Decimal(max_drawdown.numerator) / Decimal(max_drawdown.denominator)
-                calmar = ratio(annual / dd)
+                calmar = _ratio(annual / dd)
         return {"sortino": sortino, "calmar": calmar}
