@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 __all__ = ["BAND", "HOLD_BARS", "INDEX", "INVESTED", "MOST", "NewsBook", "news_lines", "rebalance"]
 
@@ -85,16 +87,20 @@ def rebalance(
     """Target-weight statements taking the holdings to ``weights`` (sells first),
     skipping a symbol within ``BAND`` points of its target."""
     total = Decimal(equity)
-    now = {
-        str(p["symbol"]): Decimal(str(p["qty"])) * Decimal(marks[str(p["symbol"])]) * 100 / total
-        for p in positions
-    }
     sells: list[str] = []
     buys: list[str] = []
-    for symbol in sorted(set(weights) | set(now)):
-        want, have = weights.get(symbol, 0), now.get(symbol, Decimal(0))
-        if want < have - BAND or (want == 0 and have > 0):
-            sells.append(f"sell {symbol} to {want}%")
-        elif want > have + BAND:
-            buys.append(f"buy {symbol} to {want}%")
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        now = {
+            str(p["symbol"]): Decimal(str(p["qty"]))
+            * Decimal(marks[str(p["symbol"])])
+            * 100
+            / total
+            for p in positions
+        }
+        for symbol in sorted(set(weights) | set(now)):
+            want, have = weights.get(symbol, 0), now.get(symbol, Decimal(0))
+            if want < have - BAND or (want == 0 and have > 0):
+                sells.append(f"sell {symbol} to {want}%")
+            elif want > have + BAND:
+                buys.append(f"buy {symbol} to {want}%")
     return sells + buys

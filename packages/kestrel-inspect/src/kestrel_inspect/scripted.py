@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
 from inspect_ai.model import (
@@ -45,6 +45,7 @@ from inspect_ai.model import (
     modelapi,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from .calls import tool_name
 from .forward import NOT_PUBLISHED, refusal_code
@@ -145,8 +146,9 @@ def _last_call(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]] | None
 def _quantity(frame: dict[str, Any], symbol: str, lot: Decimal, cap: int) -> int:
     close = Decimal(frame["marks"][symbol])
     equity = Decimal(frame["account"]["equity"])
-    lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
-    return min(int(lots * lot), cap)
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
+        return min(int(lots * lot), cap)
 
 
 def _held(frame: dict[str, Any], symbol: str) -> int:

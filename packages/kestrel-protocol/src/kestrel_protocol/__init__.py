@@ -26,6 +26,7 @@ from .canonical import (
     root_of_bytes,
     to_json_value,
 )
+from .decimals import DEFAULT_DECIMAL_CONTEXT, decimal_context
 from .errors import KestrelError, Refusal, RefusalCode
 from .home import kestrel_home
 from .language import ORDER_FORMS, order_form_lines
@@ -72,6 +73,7 @@ from .quoting import QUOTE_MAX, clipped, quoted
 from .wire import Wire
 
 __all__ = [
+    "DEFAULT_DECIMAL_CONTEXT",
     "MAX_SAFE_INTEGER",
     "ORDER_FORMS",
     "PAYLOAD_TYPE",
@@ -93,6 +95,7 @@ __all__ = [
     "Wire",
     "canonical_json",
     "clipped",
+    "decimal_context",
     "grade_facts",
     "grade_statement",
     "kestrel_home",

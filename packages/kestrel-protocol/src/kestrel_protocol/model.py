@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
@@ -28,6 +28,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
 from .canonical import CanonicalizationError, canonical_json, root_of
+from .decimals import DEFAULT_DECIMAL_CONTEXT
 from .quoting import clipped, quoted
 
 __all__ = [
@@ -108,17 +109,19 @@ RootStr = Annotated[str, AfterValidator(_check_root)]
 """A content address: ``"sha256:" + hex``."""
 
 
-def money(value: Decimal) -> str:
-    """Money to the cent, half-even, as a decimal string (``-0`` normalised to ``0``)."""
-    quantized = value.quantize(_CENT, rounding=ROUND_HALF_EVEN)
+def money(value: Decimal, context: Context = DEFAULT_DECIMAL_CONTEXT) -> str:
+    """Money to the cent, half-even, as a decimal string (``-0`` normalised to ``0``);
+    quantized in ``context`` (its precision bounds the digits), never the caller's."""
+    quantized = value.quantize(_CENT, rounding=ROUND_HALF_EVEN, context=context)
     if quantized.is_zero():
         quantized = Decimal("0.00")
     return f"{quantized:f}"
 
 
-def ratio(value: Decimal) -> str:
-    """A ratio (metric) to 8 decimal places, half-even, as a decimal string."""
-    quantized = value.quantize(_RATIO, rounding=ROUND_HALF_EVEN)
+def ratio(value: Decimal, context: Context = DEFAULT_DECIMAL_CONTEXT) -> str:
+    """A ratio (metric) to 8 decimal places, half-even, as a decimal string; quantized in
+    ``context`` (its precision bounds the digits), never the caller's."""
+    quantized = value.quantize(_RATIO, rounding=ROUND_HALF_EVEN, context=context)
     if quantized.is_zero():
         quantized = Decimal("0E-8")
     return f"{quantized:f}"

@@ -33,9 +33,9 @@ def _today(returns: Sequence[tuple[int, int]]) -> str:
     """``avgTrade`` as a grade computed it before: a fifty-digit logarithm per trade."""
     if any(n <= -d for n, d in returns):
         return ratio(Decimal(0))
-    with localcontext(Context(prec=50)):
+    with localcontext(Context(prec=50)) as fifty:
         total = sum(((Decimal(d + n) / Decimal(d)).ln() for n, d in returns), Decimal(0))
-        return ratio((total / len(returns)).exp() - 1)
+        return ratio((total / len(returns)).exp() - 1, fifty)
 
 
 def _outcome(function: Callable[[Returns], str], returns: Returns) -> str:

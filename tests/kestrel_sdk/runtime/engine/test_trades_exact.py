@@ -67,18 +67,18 @@ def _naive_metrics(trips: list[Trade]) -> dict[str, object]:
     """The trade metrics by their definitions, one fraction operation at a time."""
 
     def eight(value: Fraction) -> str:
-        with localcontext(Context(prec=200)):
-            return ratio(Decimal(value.numerator) / Decimal(value.denominator))
+        with localcontext(Context(prec=200)) as wide:
+            return ratio(Decimal(value.numerator) / Decimal(value.denominator), wide)
 
     returns = [t.pnl / t.cost for t in trips]
     gains = sum((r for r in returns if r > 0), Fraction(0))
     losses = -sum((r for r in returns if r < 0), Fraction(0))
-    with localcontext(Context(prec=50)):
+    with localcontext(Context(prec=50)) as fifty:
         grown = [1 + r for r in returns]
         logs = sum(
             ((Decimal(g.numerator) / Decimal(g.denominator)).ln() for g in grown), Decimal(0)
         )
-        average = ratio((logs / len(returns)).exp() - 1)
+        average = ratio((logs / len(returns)).exp() - 1, fifty)
     return {
         "trades": len(returns),
         "winRate": eight(Fraction(sum(1 for t in trips if t.pnl > 0), len(trips))),

@@ -16,11 +16,12 @@ from __future__ import annotations
 import logging
 import tempfile
 from dataclasses import dataclass
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
 import anyio
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 __all__ = ["BASELINE", "SEALED_ON_DOOR", "Baseline", "buy_and_hold"]
 
@@ -61,8 +62,9 @@ async def _trade(home: Path, scenario: str) -> dict[str, Any]:
         symbol, lot = instrument["symbol"], Decimal(str(instrument["lot"]))
         close = Decimal(frame["marks"][symbol])
         equity = Decimal(frame["account"]["equity"])
-        lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
-        qty = min(int(lots * lot), int(described["account"]["maxPosition"]))
+        with localcontext(DEFAULT_DECIMAL_CONTEXT):
+            lots = (equity * FRACTION / close / lot).to_integral_value(rounding=ROUND_FLOOR)
+            qty = min(int(lots * lot), int(described["account"]["maxPosition"]))
         if "remaining" not in frame["clock"]:  # sealed here: its end is not served
             raise _SealedHere
         remaining = int(frame["clock"]["remaining"])

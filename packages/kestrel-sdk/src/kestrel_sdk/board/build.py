@@ -14,7 +14,7 @@ from .gaps import Gaps, memorisation_gaps
 from .rank import AgentStanding, ScenarioRanking, rank_board
 from .rows import METRICS, BoardRow, check_entry
 from .sources import Entry, read_entries
-from .stats import Interval
+from .stats import Interval, eight_places
 
 __all__ = ["METHOD", "Board", "board_of", "build_board", "checked", "figures"]
 
@@ -121,9 +121,9 @@ def figures(stats: Interval) -> dict[str, Any]:
     """A cell's or standing's figures as the board's JSON gives them (8 decimals)."""
     return {
         "n": stats.n,
-        "mean": f"{stats.mean:.8f}",
-        "low": f"{stats.low:.8f}",
-        "high": f"{stats.high:.8f}",
+        "mean": eight_places(stats.mean),
+        "low": eight_places(stats.low),
+        "high": eight_places(stats.high),
     }
 
 

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any, Literal
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from .rows import BoardRow
 from .sources import Entry
-from .stats import Interval, interval
+from .stats import Interval, eight_places, interval
 
 __all__ = ["GAP_METHOD", "AgentGap", "Gaps", "PairGap", "Twins", "memorisation_gaps"]
 
@@ -123,7 +125,7 @@ class Gaps:
                             "disguisedRuns": run.disguised_runs,
                             "counted": run.counted,
                             **{
-                                key: None if run.gaps is None else f"{run.gaps[key]:.8f}"
+                                key: None if run.gaps is None else eight_places(run.gaps[key])
                                 for key in GAP_KEYS
                             },
                         }
@@ -138,9 +140,9 @@ class Gaps:
 def _figures(stats: Interval) -> dict[str, Any]:
     return {
         "n": stats.n,
-        "mean": f"{stats.mean:.8f}",
-        "low": None if stats.half is None else f"{stats.low:.8f}",
-        "high": None if stats.half is None else f"{stats.high:.8f}",
+        "mean": eight_places(stats.mean),
+        "low": None if stats.half is None else eight_places(stats.low),
+        "high": None if stats.half is None else eight_places(stats.high),
     }
 
 
@@ -162,6 +164,12 @@ def _usable(row: BoardRow) -> bool:
     return row.rank is not None and all(_value(row, key) is not None for key in GAP_KEYS)
 
 
+def _gap(labelled: list[BoardRow], disguised: list[BoardRow], key: str) -> Decimal:
+    """The mean of ``key`` over the labelled runs less its mean over the disguised."""
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        return _mean(labelled, key) - _mean(disguised, key)
+
+
 def _mean(rows: list[BoardRow], key: str) -> Decimal:
     return sum((_value(r, key) or Decimal(0) for r in rows), Decimal(0)) / len(rows)
 
@@ -178,7 +186,7 @@ def _runs(twins: Twins, rows: list[BoardRow]) -> list[PairGap]:
         labelled = [row for row in mine if twins.holds(row, "labelled")]
         disguised = [row for row in mine if twins.holds(row, "disguised")]
         gaps = (
-            {key: _mean(labelled, key) - _mean(disguised, key) for key in GAP_KEYS}
+            {key: _gap(labelled, disguised, key) for key in GAP_KEYS}
             if labelled and disguised
             else None
         )

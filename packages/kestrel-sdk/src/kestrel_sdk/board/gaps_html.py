@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from .gaps import GAP_KEYS, GAP_METHOD, Gaps
-from .stats import Interval
+from .stats import Interval, eight_places
 
 __all__ = ["render_gaps"]
 
@@ -18,9 +18,13 @@ _READ = (
 
 
 def _figure(stats: Interval, key: str) -> str:
-    shown = "N = 1: no interval" if stats.half is None else f"[{stats.low:.8f}, {stats.high:.8f}]"
+    shown = (
+        "N = 1: no interval"
+        if stats.half is None
+        else f"[{eight_places(stats.low)}, {eight_places(stats.high)}]"
+    )
     return (
-        f'<td class="num" data-gap-mean="{key}">{stats.mean:.8f}</td>'
+        f'<td class="num" data-gap-mean="{key}">{eight_places(stats.mean)}</td>'
         f'<td class="num" data-gap-interval="{key}">{escape(shown)}</td>'
     )
 
@@ -42,7 +46,7 @@ def render_gaps(gaps: Gaps) -> str:
             f'<tr data-gap-run="{escape(run.agent)}"><td></td><td>{escape(run.agent)}</td>'
             f'<td class="num">{run.labelled_runs}</td><td class="num">{run.disguised_runs}</td>'
             + "".join(
-                f'<td class="num">{"—" if run.gaps is None else f"{run.gaps[k]:.8f}"}</td>'
+                f'<td class="num">{"—" if run.gaps is None else eight_places(run.gaps[k])}</td>'
                 for k in GAP_KEYS
             )
             + f"<td>{'counted' if run.counted else 'not counted'}</td></tr>"

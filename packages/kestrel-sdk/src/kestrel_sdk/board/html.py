@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from html import escape
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from .baseline import BASELINE
 from .build import METHOD, Board
 from .gaps_html import render_gaps
 from .rank import ScenarioRanking
 from .rows import METRICS, BoardRow
-from .stats import Interval
+from .stats import Interval, eight_places
 
 __all__ = ["render_board"]
 
@@ -125,10 +127,11 @@ def _figures(stats: Interval) -> str:
     shown = (
         "N = 1: no interval"
         if stats.half is None and stats.low == stats.high
-        else f"[{stats.low:.8f}, {stats.high:.8f}]"
+        else f"[{eight_places(stats.low)}, {eight_places(stats.high)}]"
     )
     return (
-        f'<td class="num" data-n>{stats.n}</td><td class="num" data-mean>{stats.mean:.8f}</td>'
+        f'<td class="num" data-n>{stats.n}</td>'
+        f'<td class="num" data-mean>{eight_places(stats.mean)}</td>'
         f'<td class="num" data-interval>{escape(shown)}</td>'
     )
 
@@ -166,7 +169,7 @@ def _scenario(board: Board, r: ScenarioRanking) -> str:
     found = board.baseline(r)
     value = board.baseline_value(r)
     baseline = _baseline_row(
-        None if value is None else f"{value:.8f}", found.why if found else "none"
+        None if value is None else eight_places(value), found.why if found else "none"
     )
     return (
         f'<h3 data-scenario="{escape(r.scenario)}">{escape(r.scenario)} '
@@ -181,8 +184,9 @@ def _overall_baseline(board: Board) -> str:
     values = [board.baseline_value(r) for r in board.scenarios if r.counted]
     if not values or any(v is None for v in values):
         return ""
-    mean = sum((v for v in values if v is not None), Decimal(0)) / len(values)
-    return _baseline_row(f"{mean:.8f}", None, colspan=3)
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        mean = sum((v for v in values if v is not None), Decimal(0)) / len(values)
+    return _baseline_row(eight_places(mean), None, colspan=3)
 
 
 def render_board(board: Board) -> str:

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from .copies import flag_copies
 from .names import keep_names_apart
@@ -128,18 +130,23 @@ def _cells(ranked: list[BoardRow], key: str, higher_first: bool) -> list[Cell]:
         for row in rows:
             row.rank = rank
         cells.append(Cell(agent, rank, mine, rows))
-    sign = -1 if higher_first else 1
-    cells.sort(key=lambda c: (c.rank, sign * c.stats.mean, c.agent))
+    cells.sort(key=lambda c: (c.rank, _ordered(c.stats.mean, higher_first), c.agent))
     return cells
+
+
+def _ordered(mean: Decimal, higher_first: bool) -> Decimal:
+    """``mean`` as a sort key: negated (exactly) when higher ranks first."""
+    return mean.copy_negate() if higher_first else mean
 
 
 def _standings(per_agent: dict[str, list[Cell]], higher_first: bool) -> list[AgentStanding]:
     figures: dict[str, tuple[int, int, Interval]] = {}
     for agent, cells in per_agent.items():
         k = Decimal(len(cells))
-        mean = sum((c.stats.mean for c in cells), Decimal(0)) / k
-        low = sum((c.stats.low for c in cells), Decimal(0)) / k
-        high = sum((c.stats.high for c in cells), Decimal(0)) / k
+        with localcontext(DEFAULT_DECIMAL_CONTEXT):
+            mean = sum((c.stats.mean for c in cells), Decimal(0)) / k
+            low = sum((c.stats.low for c in cells), Decimal(0)) / k
+            high = sum((c.stats.high for c in cells), Decimal(0)) / k
         n = sum(c.stats.n for c in cells)
         figures[agent] = (len(cells), n, Interval(n, mean, low, high, None))
     standings = []
@@ -151,8 +158,9 @@ def _standings(per_agent: dict[str, list[Cell]], higher_first: bool) -> list[Age
             or (other_scenarios == scenarios and _better(other, mine, higher_first))
         )
         standings.append(AgentStanding(rank, agent, scenarios, proofs, mine))
-    sign = -1 if higher_first else 1
-    standings.sort(key=lambda s: (s.rank, -s.scenarios, sign * s.stats.mean, s.agent))
+    standings.sort(
+        key=lambda s: (s.rank, -s.scenarios, _ordered(s.stats.mean, higher_first), s.agent)
+    )
     return standings
 
 

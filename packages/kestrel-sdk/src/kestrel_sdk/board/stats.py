@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
-__all__ = ["Interval", "interval", "t_quantile"]
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
+__all__ = ["Interval", "eight_places", "interval", "t_quantile"]
 
 _T_975: dict[int, str] = {
     1: "12.706", 2: "4.303", 3: "3.182", 4: "2.776", 5: "2.571", 6: "2.447", 7: "2.365",
@@ -54,8 +56,7 @@ def interval(values: list[Decimal]) -> Interval:
     """The mean of ``values`` (at least one) and its 95 % t-interval."""
     if not values:
         raise ValueError("an interval needs at least one value")
-    with localcontext() as context:
-        context.prec = 28
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
         n = len(values)
         mean = sum(values, Decimal(0)) / n
         if n == 1:
@@ -63,3 +64,10 @@ def interval(values: list[Decimal]) -> Interval:
         variance = sum(((v - mean) ** 2 for v in values), Decimal(0)) / (n - 1)
         half = t_quantile(n - 1) * variance.sqrt() / Decimal(n).sqrt()
         return Interval(n, mean, mean - half, mean + half, half)
+
+
+def eight_places(value: Decimal) -> str:
+    """``value`` to 8 decimal places, half-even, as the board shows every figure (whatever
+    the caller's decimal context)."""
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        return f"{value:.8f}"

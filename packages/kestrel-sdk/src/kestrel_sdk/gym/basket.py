@@ -32,12 +32,12 @@ every step.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from kestrel_protocol import Scenario, SealedScenario
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, Scenario, SealedScenario
 from numpy.typing import NDArray
 
 from ..runtime.frame_values import FrameValues
@@ -113,11 +113,12 @@ class Basket:
         equity_exact = Decimal(frame.equity)
         equity = float(equity_exact) or 1.0
         held = self.positions(frame)
-        tail = [
-            *(clip(float(held[s] * Decimal(frame.marks[s])) / equity) for s in self.symbols),
-            clip(float(Decimal(frame.cash)) / equity),
-            clip(float(equity_exact / start_equity) - 1.0),
-        ]
+        with localcontext(DEFAULT_DECIMAL_CONTEXT):
+            tail = [
+                *(clip(float(held[s] * Decimal(frame.marks[s])) / equity) for s in self.symbols),
+                clip(float(Decimal(frame.cash)) / equity),
+                clip(float(equity_exact / start_equity) - 1.0),
+            ]
         parts = [history.bar_features(bar) for history in self.histories]
         observed = np.concatenate([*parts, np.asarray(tail, dtype=np.float32)])
         assert observed.shape == (sum(len(p) for p in parts) + n + 2,)
@@ -128,9 +129,10 @@ class Basket:
         low = -1.0 if self.shortable else 0.0
         values = check_box(action, self.action_space, len(self.symbols), low)
         weights = [Decimal(repr(value)) for value in values]
-        gross = sum((abs(weight) for weight in weights), Decimal(0))
-        if gross > ONE:
-            weights = [weight / gross for weight in weights]
+        with localcontext(DEFAULT_DECIMAL_CONTEXT):
+            gross = sum((abs(weight) for weight in weights), Decimal(0))
+            if gross > ONE:
+                weights = [weight / gross for weight in weights]
         return tuple(weights)
 
     def targets(self, weights: tuple[Decimal, ...], frame: FrameValues) -> dict[str, int]:
@@ -142,7 +144,8 @@ class Basket:
             if mark <= 0 or equity <= 0:
                 targets[symbol] = 0
                 continue
-            lots = int(abs(weight) * self.exposure * equity / mark // lot)
+            with localcontext(DEFAULT_DECIMAL_CONTEXT):
+                lots = int(abs(weight) * self.exposure * equity / mark // lot)
             shares = min(lots * lot, self.max_position // lot * lot)
             targets[symbol] = -shares if weight < 0 else shares
         return targets

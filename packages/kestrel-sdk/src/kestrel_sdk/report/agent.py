@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
-from kestrel_protocol import SessionResponse
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, SessionResponse
 
 from ..client import KestrelSession
 
@@ -30,8 +30,9 @@ class SmaCrossAgent:
         self._closes.append(close)
         if len(self._closes) == self.slow:
             closes = list(self._closes)
-            fast = sum(closes[-self.fast :], Decimal(0)) / self.fast
-            slow = sum(closes, Decimal(0)) / self.slow
+            with localcontext(DEFAULT_DECIMAL_CONTEXT):
+                fast = sum(closes[-self.fast :], Decimal(0)) / self.fast
+                slow = sum(closes, Decimal(0)) / self.slow
             if fast > slow and not self._long:
                 self._long = True
                 return f"buy {self.qty} {self.symbol}\nadvance\n"

@@ -10,9 +10,10 @@ import csv
 import io
 from collections import defaultdict
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from kestrel_protocol import (
+    DEFAULT_DECIMAL_CONTEXT,
     Blotter,
     GradeResult,
     KestrelError,
@@ -57,17 +58,19 @@ def equity_series(
     by_bar: dict[int, list[tuple[str, Decimal, Decimal, Decimal]]] = defaultdict(list)
     for fill in blotter.fills:
         qty = Decimal(fill.qty)  # an integer, or a fractional lot's decimal text
-        signed = qty if sides[fill.order] == "buy" else -qty
+        signed = qty if sides[fill.order] == "buy" else qty.copy_negate()
         by_bar[fill.bar].append(
             (symbols[fill.order], signed, Decimal(fill.price), Decimal(fill.fee))
         )
     positions: dict[str, Decimal] = defaultdict(Decimal)
     series: list[Decimal] = []
-    for bar in range(last_bar + 1):
-        for symbol, signed, price, fee in by_bar.get(bar, ()):
-            cash -= signed * price + fee
-            positions[symbol] += signed
-        series.append(cash + sum((q * closes[s][bar] for s, q in positions.items()), Decimal(0)))
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        for bar in range(last_bar + 1):
+            for symbol, signed, price, fee in by_bar.get(bar, ()):
+                cash -= signed * price + fee
+                positions[symbol] += signed
+            held = sum((q * closes[s][bar] for s, q in positions.items()), Decimal(0))
+            series.append(cash + held)
     return series
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..report.collect import SessionSources, closes_by_symbol, equity_series
 from ..runtime.engine.trades import Leg, round_trips
@@ -95,57 +97,58 @@ def ledger_of(sources: SessionSources) -> Ledger:
     clock = [_time(t) for t in times[: last + 1]]
     cash = Decimal(sources.scenario.account.cash)
     series = equity_series(cash, sources.blotter, closes, last)
-    equity: list[EquityPoint] = []
-    peak = series[0] if series else cash
-    for bar, value in enumerate(series):
-        peak = max(peak, value)
-        drawdown = Fraction(peak - value) / Fraction(peak) if peak > 0 else Fraction(0)
-        ret = Fraction(value) / Fraction(cash) - 1 if cash else Fraction(0)
-        equity.append(EquityPoint(bar, clock[bar], value, drawdown, ret))
-    orders = {order.id: order for order in sources.blotter.orders}
-    fills = [
-        FillRow(
-            f.id,
-            f.order,
-            f.bar,
-            _time(f.time),
-            orders[f.order].symbol,
-            orders[f.order].side,
-            _shares(Decimal(f.qty)),
-            Decimal(f.price),
-            Decimal(f.fee),
-        )
-        for f in sources.blotter.fills
-    ]
-    # quantities as integers of their finest place (shares, unless a lot is fractional),
-    # prices per such unit: every product (a notional, a P&L) is the blotter's exactly
-    unit = 10 ** max((_places(f.qty) for f in fills), default=0)
-    legs = [
-        Leg(
-            f.symbol,
-            f.bar,
-            int(f.qty * unit) if f.side == "buy" else -int(f.qty * unit),
-            Fraction(f.price) / unit,
-            Fraction(f.fee),
-        )
-        for f in fills
-    ]
-    marks = {symbol: Fraction(cs[last]) / unit for symbol, cs in closes.items()}
-    trades = [
-        TradeRow(
-            t.symbol,
-            "long" if t.long else "short",
-            _shares(Decimal(t.qty) / unit),
-            t.entry_bar,
-            clock[t.entry_bar],
-            t.cost / t.qty * unit,
-            t.exit_bar,
-            None if t.exit_bar is None else clock[t.exit_bar],
-            t.proceeds / t.qty * unit,
-            t.pnl,
-            t.ret,
-            t.fees,
-        )
-        for t in round_trips(legs, marks)
-    ]
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):  # the default's 28 digits, not the caller's
+        equity: list[EquityPoint] = []
+        peak = series[0] if series else cash
+        for bar, value in enumerate(series):
+            peak = max(peak, value)
+            drawdown = Fraction(peak - value) / Fraction(peak) if peak > 0 else Fraction(0)
+            ret = Fraction(value) / Fraction(cash) - 1 if cash else Fraction(0)
+            equity.append(EquityPoint(bar, clock[bar], value, drawdown, ret))
+        orders = {order.id: order for order in sources.blotter.orders}
+        fills = [
+            FillRow(
+                f.id,
+                f.order,
+                f.bar,
+                _time(f.time),
+                orders[f.order].symbol,
+                orders[f.order].side,
+                _shares(Decimal(f.qty)),
+                Decimal(f.price),
+                Decimal(f.fee),
+            )
+            for f in sources.blotter.fills
+        ]
+        # quantities as integers of their finest place (shares, unless a lot is fractional),
+        # prices per such unit: every product (a notional, a P&L) is the blotter's exactly
+        unit = 10 ** max((_places(f.qty) for f in fills), default=0)
+        legs = [
+            Leg(
+                f.symbol,
+                f.bar,
+                int(f.qty * unit) if f.side == "buy" else -int(f.qty * unit),
+                Fraction(f.price) / unit,
+                Fraction(f.fee),
+            )
+            for f in fills
+        ]
+        marks = {symbol: Fraction(cs[last]) / unit for symbol, cs in closes.items()}
+        trades = [
+            TradeRow(
+                t.symbol,
+                "long" if t.long else "short",
+                _shares(Decimal(t.qty) / unit),
+                t.entry_bar,
+                clock[t.entry_bar],
+                t.cost / t.qty * unit,
+                t.exit_bar,
+                None if t.exit_bar is None else clock[t.exit_bar],
+                t.proceeds / t.qty * unit,
+                t.pnl,
+                t.ret,
+                t.fees,
+            )
+            for t in round_trips(legs, marks)
+        ]
     return Ledger(equity, fills, trades)

@@ -18,9 +18,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 from itertools import islice, pairwise, repeat
 from operator import ge, gt, le, lt
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS
 from ..runtime.catalog.volumes import MAX_SCALED_DIGITS
@@ -31,7 +33,8 @@ from .volumes import noise_note, volume_problems
 
 __all__ = ["Bars", "convert_bars"]
 
-_FLOAT32_NOISE = Decimal(2) ** -23  # relative error of a price that went through float32
+# the relative error of a price that went through float32
+_FLOAT32_NOISE = DEFAULT_DECIMAL_CONTEXT.power(2, -23)
 _MAX_DIGITS = 15  # the tape's scaled prices have at most 15 digits
 _DAY = 86_400
 
@@ -238,26 +241,27 @@ def _tick(
         for series in scanned.series.values():
             yield from series.prices()
 
-    chosen = next(
-        (
-            count
-            for count in range(2, min(exact, MAX_DECIMALS + 1))
-            if all(abs(p - round(p, count)) <= p * _FLOAT32_NOISE for p in prices())
-        ),
-        None,
-    )
-    cut = chosen is None and exact > MAX_DECIMALS  # not a float's noise: finer than a tape
-    chosen = min(exact, MAX_DECIMALS) if chosen is None else chosen
-    tick = Decimal(1).scaleb(-chosen)
-    if chosen < exact:
-        example, rounded = scanned.finer[chosen], round(scanned.finer[chosen], chosen)
-        notes.append(
-            f"prices rounded to the tick {tick:f}, the finest a tape holds: {example} is "
-            f"{rounded} (--tick chooses another tick)"
-            if cut
-            else f"prices rounded to the tick {tick:f}: {example} is {rounded} stored as a "
-            "binary float (--tick chooses another tick)"
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        chosen = next(
+            (
+                count
+                for count in range(2, min(exact, MAX_DECIMALS + 1))
+                if all(abs(p - round(p, count)) <= p * _FLOAT32_NOISE for p in prices())
+            ),
+            None,
         )
+        cut = chosen is None and exact > MAX_DECIMALS  # not a float's noise: finer than a tape
+        chosen = min(exact, MAX_DECIMALS) if chosen is None else chosen
+        tick = Decimal(1).scaleb(-chosen)
+        if chosen < exact:
+            example, rounded = scanned.finer[chosen], round(scanned.finer[chosen], chosen)
+            notes.append(
+                f"prices rounded to the tick {tick:f}, the finest a tape holds: {example} is "
+                f"{rounded} (--tick chooses another tick)"
+                if cut
+                else f"prices rounded to the tick {tick:f}: {example} is {rounded} stored as a "
+                "binary float (--tick chooses another tick)"
+            )
     return tick
 
 
@@ -267,12 +271,14 @@ def _off_the_tape(scanned: Scanned, tick: Decimal) -> list[ImportProblem]:
     assert scanned.highest is not None
     assert scanned.lowest is not None
     problems: list[ImportProblem] = []
+    context = DEFAULT_DECIMAL_CONTEXT
     price, row, text = scanned.lowest
-    if (price / tick).to_integral_value(ROUND_HALF_EVEN) <= 0:
+    if context.divide(price, tick).to_integral_value(ROUND_HALF_EVEN) <= 0:
         problems.append(ImportProblem(row, f"Low {text} is 0 on the grid of the tick {tick:f}"))
     price, row, text = scanned.highest
-    limit = Decimal(10) ** (_MAX_DIGITS - places(tick))
-    if (price / tick).to_integral_value(ROUND_HALF_EVEN) * tick >= limit:
+    limit = Decimal(10 ** (_MAX_DIGITS - places(tick)))
+    on_grid = context.divide(price, tick).to_integral_value(ROUND_HALF_EVEN)
+    if context.multiply(on_grid, tick) >= limit:
         problems.append(
             ImportProblem(
                 row,

@@ -26,7 +26,7 @@ _EPOCH = re.compile(r"-?[0-9]+")
 _EPOCH_LONGEST = 24  # characters of an epoch time: year 9999 in nanoseconds has 21 digits
 _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
 _ZERO = Decimal(0)
-_PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
+_PRICE_LIMIT = Decimal(10**12)  # the tape's prices have at most 12 integer digits
 _UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SECOND = timedelta(seconds=1)
 _NAIVE_EPOCH = datetime(1970, 1, 1)  # formats UTC times without an offset

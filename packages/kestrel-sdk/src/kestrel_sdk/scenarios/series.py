@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 from ..runtime.catalog.instrument_terms import SYMBOL_PATTERN
 from .checks import CheckedRow, check_row
 from .layouts import ImportProblem, RawBar
@@ -134,12 +136,13 @@ class Scanned:
         self.volume_places = max(self.volume_places, len(fraction))
         self.volume_digits = max(self.volume_digits, len(whole))
         for price in checked.prices:
-            if price.quantize(self._quantum) != price:  # more decimals than any before
+            exact = price.quantize(self._quantum, context=DEFAULT_DECIMAL_CONTEXT) == price
+            if not exact:  # more decimals than any before
                 needed = min(places(price), MAX_DECIMALS + 1)  # more than 8 is all one
                 for fewer in range(self.decimals, needed):
                     self.finer.setdefault(fewer, price)
                 self.decimals = needed
-                self._quantum = Decimal(1).scaleb(-needed)
+                self._quantum = Decimal(1).scaleb(-needed, DEFAULT_DECIMAL_CONTEXT)
         high, low = checked.prices[1], checked.prices[2]
         if self.highest is None or high > self.highest[0]:
             self.highest = (high, raw.row, raw.high)

@@ -12,7 +12,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from functools import lru_cache
 from typing import BinaryIO
 
-from kestrel_protocol import RootOfBytes
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, RootOfBytes
 
 from ..runtime.catalog.tapes import HEADER, TapeShape
 from .bars import Bars
@@ -24,12 +24,13 @@ _BLOCK = 8192  # rows a write
 
 
 def _price_text(tick: Decimal, scale: int) -> Callable[[str], str]:
-    quantum = Decimal(1).scaleb(-scale)
+    context = DEFAULT_DECIMAL_CONTEXT
+    quantum = Decimal(1).scaleb(-scale, context)
 
     @lru_cache(maxsize=1 << 16)  # prices repeat: a file holds far fewer than its rows
     def text(read: str) -> str:
-        on_grid = (Decimal(read) / tick).to_integral_value(ROUND_HALF_EVEN) * tick
-        return f"{on_grid.quantize(quantum):f}"
+        ticks = context.divide(Decimal(read), tick).to_integral_value(ROUND_HALF_EVEN)
+        return f"{context.multiply(ticks, tick).quantize(quantum, context=context):f}"
 
     return text
 

@@ -11,7 +11,9 @@ as it notes prices rounded from float32 noise.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from decimal import Decimal
+from decimal import Decimal, localcontext
+
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..runtime.catalog.volumes import (
     MAX_PLACES,
@@ -25,8 +27,9 @@ from .layouts import ImportProblem
 
 __all__ = ["ImportedVolume", "import_volume", "noise_note", "volume_problems"]
 
-_FLOAT64_NOISE = Decimal(2) ** -52  # relative error of a value that went through float64
-_LIMIT = Decimal(10) ** MAX_WHOLE_DIGITS
+# the relative error of a value that went through float64
+_FLOAT64_NOISE = DEFAULT_DECIMAL_CONTEXT.power(2, -52)
+_LIMIT = Decimal(10**MAX_WHOLE_DIGITS)
 
 ImportedVolume = tuple[str, bool]
 """A volume's canonical text, and whether a double's noise was rounded off it."""
@@ -57,10 +60,11 @@ def _without_noise(value: Decimal, exact: str) -> str:
     fewest places that hold ``value`` to float64 precision, if any do."""
     if volume_places(exact) <= MAX_PLACES or value >= _LIMIT:
         return exact  # too large is a fault of its own
-    for places in range(MAX_PLACES + 1):
-        rounded = round(value, places)
-        if abs(value - rounded) <= value * _FLOAT64_NOISE:
-            return canonical_volume(f"{rounded:f}") or "0"
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        for places in range(MAX_PLACES + 1):
+            rounded = round(value, places)
+            if abs(value - rounded) <= value * _FLOAT64_NOISE:
+                return canonical_volume(f"{rounded:f}") or "0"
     return exact
 
 

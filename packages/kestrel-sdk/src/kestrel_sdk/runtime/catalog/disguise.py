@@ -26,8 +26,10 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from decimal import Context, Decimal
+from decimal import Decimal
 from typing import Any
+
+from kestrel_protocol import decimal_context
 
 from .instrument_terms import tick_scale
 from .model import Tape
@@ -49,8 +51,8 @@ _MIN_TICKS = 10_000  # ticks in the lowest disguised price, at least
 _MARGIN = Decimal("1.05")  # disguised prices stay this far outside the source's range
 _LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
 _VOWELS = "AEIOUY"
-_DECIMAL = Context(prec=28)
-_SIX = Context(prec=6)
+_DECIMAL = decimal_context()
+_SIX = decimal_context(6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,7 @@ def _tick_for(lowest: Decimal) -> str:
 
 def disguise_transform(tape: Tape, secret: bytes) -> DisguiseTransform:
     """The transform (source tape, secret) decides."""
-    unit = Decimal(1).scaleb(-tape.scale)
+    unit = Decimal(1).scaleb(-tape.scale, _DECIMAL)
     first = datetime.strptime(tape.times[0], "%Y-%m-%dT%H:%M:%SZ").date()
     target = _EPOCH + timedelta(weeks=_draw(secret, tape.root, "weeks") % _SPAN_WEEKS)
     weeks = (target - first).days // 7

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 from .terms_check import TermsChecker
 
 __all__ = ["SYMBOL_PATTERN", "InstrumentTerms", "instrument_terms", "lot_member", "tick_scale"]
@@ -28,7 +30,7 @@ class InstrumentTerms:
 def lot_member(text: str) -> int | str:
     """A lot's member form: an integer when whole (``"1"``, ``"10.0"`` → ``1``, ``10``),
     else its canonical decimal text (``"0.010"`` → ``"0.01"``)."""
-    value = Decimal(text).normalize()
+    value = Decimal(text).normalize(DEFAULT_DECIMAL_CONTEXT)
     if value == value.to_integral_value():
         return int(value)
     return f"{value:f}"
@@ -36,7 +38,7 @@ def lot_member(text: str) -> int | str:
 
 def tick_scale(tick: str) -> int:
     """Decimal places a tick needs (``"0.01"`` → 2, ``"0.50"`` → 1, ``"5"`` → 0)."""
-    exponent = Decimal(tick).normalize().as_tuple().exponent
+    exponent = Decimal(tick).normalize(DEFAULT_DECIMAL_CONTEXT).as_tuple().exponent
     assert isinstance(exponent, int)
     return max(0, -exponent)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 from .account_terms import MarginTerms, margin_terms
 from .instrument_terms import InstrumentTerms, instrument_terms, tick_scale
 from .terms_check import TermsChecker, TermsProblem
@@ -117,9 +119,12 @@ class ScenarioTerms:
         return max(tick_scale(instrument.tick) for instrument in self.instruments)
 
 
+_CENT = Decimal("0.01")
+
+
 def _cash_text(value: str) -> str:
     """Money to the cent, as the Scenario object carries it."""
-    return f"{Decimal(value).quantize(Decimal('0.01')):f}"
+    return f"{Decimal(value).quantize(_CENT, context=DEFAULT_DECIMAL_CONTEXT):f}"
 
 
 def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
@@ -171,7 +176,9 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
 
     account = check.table(data, "account")
     cash = check.decimal(account, "account", "cash", positive=True)
-    if cash != "0" and Decimal(cash) != Decimal(cash).quantize(Decimal("0.01")):
+    if cash != "0" and Decimal(cash) != Decimal(cash).quantize(
+        _CENT, context=DEFAULT_DECIMAL_CONTEXT
+    ):
         check.fault("account", "cash", f"account.cash {cash} has more than 2 decimal places")
     shortable = account.get("shortable")
     if account and not isinstance(shortable, bool):

@@ -45,23 +45,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import (
-    MAX_EMAX,
-    MIN_EMIN,
     ROUND_CEILING,
     ROUND_FLOOR,
-    Context,
     Decimal,
     localcontext,
 )
 
-from kestrel_protocol import ratio
+from kestrel_protocol import decimal_context, ratio
 
 __all__ = ["geometric_mean"]
 
-_CONTEXT = Context(prec=50)
+_CONTEXT = decimal_context(50)
 """Where :func:`_by_sum` computes, and every 8-place ratio is quantized (as today)."""
 
-_PRODUCT = Context(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN)
+_PRODUCT = decimal_context(60, wide=True)
 """Where :func:`_enclosed` computes: 60 digits, exponents as wide as Decimal allows."""
 
 _ONE = Decimal(1)
@@ -80,7 +77,7 @@ def geometric_mean(returns: Sequence[tuple[int, int]]) -> str:
     :func:`_by_sum`, computed with one logarithm unless the value is within the bounds of
     a rounding boundary (module docstring)."""
     if any(n <= -d for n, d in returns):
-        return ratio(Decimal(0))
+        return ratio(Decimal(0), _CONTEXT)
     enclosed = _enclosed(returns)
     return _by_sum(returns) if enclosed is None else enclosed
 
@@ -109,8 +106,8 @@ def _enclosed(returns: Sequence[tuple[int, int]]) -> str | None:
         ctx.rounding = ROUND_FLOOR
         low = value - spread
     with localcontext(_CONTEXT):
-        rounded = ratio(low)
-        return rounded if rounded == ratio(high) else None
+        rounded = ratio(low, _CONTEXT)
+        return rounded if rounded == ratio(high, _CONTEXT) else None
 
 
 def _by_sum(returns: Sequence[tuple[int, int]]) -> str:
@@ -119,4 +116,4 @@ def _by_sum(returns: Sequence[tuple[int, int]]) -> str:
     argument is that quotient, without a fraction's sum."""
     with localcontext(_CONTEXT):
         total = sum(((Decimal(d + n) / Decimal(d)).ln() for n, d in returns), Decimal(0))
-        return ratio((total / len(returns)).exp() - 1)
+        return ratio((total / len(returns)).exp() - 1, _CONTEXT)

@@ -13,7 +13,7 @@ Ratios use Decimal at 50 significant digits, then 8 places half-even.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from decimal import Context, Decimal, localcontext
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +24,7 @@ from kestrel_protocol import (
     Pentad,
     RefusalCode,
     SessionRecord,
+    decimal_context,
     money,
     ratio,
 )
@@ -38,7 +39,7 @@ from .trades import trips_metrics
 
 __all__ = ["compute_grade", "equity_metrics", "max_drawdown", "measure_grade"]
 
-_CONTEXT = Context(prec=50)
+_CONTEXT = decimal_context(50)
 
 
 def _sharpe(returns: Sequence[Decimal], bars_per_year: int) -> Decimal:
@@ -89,11 +90,11 @@ def equity_metrics(
         processed = len(series) - 1
         exposure = Decimal(sum(holding[1:])) / processed if processed else Decimal(0)
         return {
-            "pnl": money(pnl),
-            "return": ratio(ret),
-            "maxDrawdown": ratio(Decimal(worst.numerator) / Decimal(worst.denominator)),
-            "sharpe": ratio(_sharpe(returns, bars_per_year)),
-            "exposure": ratio(exposure),
+            "pnl": money(pnl, _CONTEXT),
+            "return": ratio(ret, _CONTEXT),
+            "maxDrawdown": ratio(Decimal(worst.numerator) / Decimal(worst.denominator), _CONTEXT),
+            "sharpe": ratio(_sharpe(returns, bars_per_year), _CONTEXT),
+            "exposure": ratio(exposure, _CONTEXT),
         }
 
 
@@ -103,7 +104,7 @@ def _buy_and_hold(loaded: LoadedScenario, last: int) -> str | None:
     if close[0] <= 0:
         return None
     with localcontext(_CONTEXT):
-        return ratio(Decimal(close[last] - close[0]) / Decimal(close[0]))
+        return ratio(Decimal(close[last] - close[0]) / Decimal(close[0]), _CONTEXT)
 
 
 def _check(check_id: str, passed: bool, detail: str) -> dict[str, Any]:
@@ -254,8 +255,10 @@ def _measure(
     legs, turnover, worst, short = _fill_facts(fills)
     with localcontext(_CONTEXT):
         e0 = series[0]
-        metrics["turnover"] = ratio(Decimal(turnover) / Decimal(e0) if e0 else Decimal(0))
-        metrics["fees"] = money(Decimal(engine.account.fees).scaleb(-terms.money_scale))
+        turnover_ratio = Decimal(turnover) / Decimal(e0) if e0 else Decimal(0)
+        metrics["turnover"] = ratio(turnover_ratio, _CONTEXT)
+        fees = Decimal(engine.account.fees).scaleb(-terms.money_scale)
+        metrics["fees"] = money(fees, _CONTEXT)
     metrics["fills"] = len(fills)
     metrics.update(risk_metrics(series, returns, bars_per_year, drawdown))
     metrics["buyAndHold"] = _buy_and_hold(loaded, engine.clock)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 __all__ = ["lot_places", "quantity_json", "quantity_member", "quantity_units"]
 
 
@@ -36,7 +38,7 @@ def quantity_units(value: Decimal | int | str, places: int) -> int:
     is finer than that (the lot check refuses such a quantity before it gets here)."""
     scaled = value if isinstance(value, Decimal) else Decimal(value)
     if places:  # (a whole lot's quantity is its shares: no scaling)
-        scaled = scaled.scaleb(places)
+        scaled = scaled.scaleb(places, DEFAULT_DECIMAL_CONTEXT)
     whole, den = scaled.as_integer_ratio()
     if den != 1:
         raise ValueError(f"quantity {value} is finer than 1e-{places}")

@@ -17,24 +17,22 @@ machine.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Context, Decimal, localcontext
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from itertools import pairwise
 
-from kestrel_protocol import ratio
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, decimal_context, ratio
 
 __all__ = ["bar_returns", "risk_metrics"]
 
-_CONTEXT = Context(prec=50)
-_LIMIT = Decimal(100) * Decimal(10).ln(_CONTEXT)
+_CONTEXT = decimal_context(50)
+_LIMIT = DEFAULT_DECIMAL_CONTEXT.multiply(100, _CONTEXT.ln(10))
 """``ln(10**100)``: the largest annualized log-growth reported."""
 
 
 def _ratio(value: Decimal) -> str:
     """A ratio of any magnitude to 8 places (the context grows to hold every digit)."""
-    with localcontext(_CONTEXT) as ctx:
-        ctx.prec = max(50, value.adjusted() + 10)
-        return ratio(value)
+    return ratio(value, decimal_context(max(50, value.adjusted() + 10)))
 
 
 def _annualized(series: Sequence[int], bars_per_year: int) -> Decimal | None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 from ..catalog.model import LoadedScenario
 from .lots import lot_places, quantity_json, quantity_member, quantity_units
 
@@ -135,7 +137,7 @@ class Terms:
         cent = 10 ** (scale + qty_scale - 2)
 
         def amount(text: str) -> int:
-            return int(Decimal(text) * unit)
+            return int(DEFAULT_DECIMAL_CONTEXT.multiply(Decimal(text), unit))
 
         fee_rate = fraction_of(sc.fees.bps) / 10000
         minimum = fraction_of(sc.fees.minimum)
@@ -145,7 +147,7 @@ class Terms:
             price_scale=price_scale,
             tape_factor=10 ** (scale - tape.scale),
             cent=cent,
-            cash=int(Decimal(sc.account.cash) * money_unit),
+            cash=int(DEFAULT_DECIMAL_CONTEXT.multiply(Decimal(sc.account.cash), money_unit)),
             shortable=sc.account.shortable,
             max_position=sc.account.max_position * 10**qty_scale,
             max_drawdown=fraction_of(sc.account.max_drawdown),
@@ -164,7 +166,7 @@ class Terms:
 
     def shares(self, units: int) -> Decimal:
         """Quantity units as shares, exactly (the value a statement would write)."""
-        return Decimal(units).scaleb(-self.qty_scale)
+        return Decimal(units).scaleb(-self.qty_scale, DEFAULT_DECIMAL_CONTEXT)
 
     def quantity(self, units: int) -> int | str:
         """A quantity in quantity units as protocol objects carry it (see :mod:`.lots`)."""
@@ -187,7 +189,7 @@ class Terms:
 
     def amount(self, value: Decimal) -> int:  # a price: P units
         """A decimal (a limit or stop price) in P units, truncated to the scale."""
-        return int(value * 10**self.scale)
+        return int(DEFAULT_DECIMAL_CONTEXT.multiply(value, 10**self.scale))
 
     def price(self, value: int) -> str:
         """A P-unit price as a decimal string with the price scale's places."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
 from ..lang.syntax import Amount
 
 __all__ = ["target_position", "target_quantity"]
@@ -24,7 +26,7 @@ def target_position(target: Amount, *, equity: int, close: int, lot: int, unit: 
     see :mod:`.lots`): the number written, or the weight of ``equity`` (money units) at
     ``close`` (P units) in whole lots (``lot`` in quantity units), rounded toward zero."""
     if not target.percent:
-        return int(target.value * unit)
+        return int(DEFAULT_DECIMAL_CONTEXT.multiply(target.value, unit))
     if close <= 0:
         return 0
     wanted = Fraction(target.value) / 100 * equity / close

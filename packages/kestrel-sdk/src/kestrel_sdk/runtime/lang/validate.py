@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kestrel_protocol import Diagnostic, ValidationReport, quoted
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, Diagnostic, ValidationReport, quoted
 
 from ..catalog.model import LoadedScenario
 from .parser import Located, diagnostic, parse_located
@@ -41,6 +41,9 @@ class SessionContext:
     """A margin account's: an ``advance`` may run through a margin call, whose
     liquidation orders take the next ids, so an order this source places after one has
     no id known here (see :func:`check_session`)."""
+
+
+_REMAINDER = DEFAULT_DECIMAL_CONTEXT.remainder
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
         )
         tick = inst.tick
         for part, price in prices:
-            if price is not None and tick > 0 and price % tick != 0:
+            if price is not None and tick > 0 and _REMAINDER(price, tick) != 0:
                 found.append(
                     diagnostic(
                         st.line,
@@ -111,7 +114,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                     )
                 )
     target = st.target
-    if target is not None and not target.percent and target.value % inst.lot != 0:
+    if target is not None and not target.percent and _REMAINDER(target.value, inst.lot) != 0:
         found.append(
             diagnostic(
                 st.line,
@@ -120,7 +123,7 @@ def _check_order(item: Located, st: Order, inst: _Instrument, found: list[Diagno
                 f"target {target.value} is not a multiple of {st.symbol}'s lot of {inst.lot_text}",
             )
         )
-    if target is None and st.qty % inst.lot != 0:
+    if target is None and _REMAINDER(st.qty, inst.lot) != 0:
         found.append(
             diagnostic(
                 st.line,
