@@ -9,7 +9,10 @@ and gets a new issued token for the principal ``PARENT/trial-NAME``, whose scope
 parent's tool scopes (never ``kestrel:trials``: a trial cannot mint). Its sessions run
 under their own pseudonym, so the horizon of one trial is not another's; the audit row
 of the mint names the parent and the digest of the trial, and the trial's name carries
-its parent. ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
+its parent. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
+trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
+serves them), so a pair's disguised sample cannot open its labelled twin.
+``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
 scored (only the parent's own trials). The token is in the response body only, once,
 as ``token issue`` prints it; it is never logged.
 """
