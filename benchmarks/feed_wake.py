@@ -48,7 +48,7 @@ store = open_runtime_store(sys.argv[1])
 first, bars, every = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 time.sleep(1.0)
 for k in range(first, first + bars):
-    store.append_feed("bench-forward", [FeedBar(k, f"t{k}", "r\\n", "p", "T")])
+    store.append_feed("bench-forward", [FeedBar(k, f"t{k}", "r\\n", "p", "T")], lambda: "T")
     print(k, time.time(), flush=True)
     time.sleep(every)
 """
@@ -87,7 +87,7 @@ class CountedWaiter(StoreFeedWaiter):
 def _run(dsn: str, kind: str, first: int, *, bars: int, every: float, waiters: int) -> None:
     store = open_runtime_store(dsn)
     if first == 0:
-        store.append_feed(SCENARIO, [FeedBar(0, "t0", "r\n", "p", "T")])
+        store.append_feed(SCENARIO, [FeedBar(0, "t0", "r\n", "p", "T")], lambda: "T")
         first = 1
     waiter = PollWaiter(store) if kind == "poll" else CountedWaiter(store)
     woke: list[dict[int, float]] = [{} for _ in range(waiters)]

@@ -124,7 +124,7 @@ def _numbers(text: str) -> set[str]:
 
 async def test_no_face_shows_a_bar_after_the_clock_of_a_forward_session(tmp_path: Path) -> None:
     faces = _Faces(tmp_path)
-    faces.runtime.append_bars(SCENARIO_ID, bars(0, EDGE + 1), published_at=AT)
+    faces.runtime.append_bars(SCENARIO_ID, bars(0, EDGE + 1), clock=lambda: AT)
     opened = (await faces.alice.open_session(SCENARIO_ID, "forward")).session
     assert opened is not None
     sid = opened.id
@@ -187,7 +187,7 @@ async def test_an_advance_past_the_edge_is_refused_retryable_on_every_face(
     tmp_path: Path,
 ) -> None:
     faces = _Faces(tmp_path)
-    faces.runtime.append_bars(SCENARIO_ID, bars(0, 3), published_at=AT)
+    faces.runtime.append_bars(SCENARIO_ID, bars(0, 3), clock=lambda: AT)
     opened = (await faces.alice.open_session(SCENARIO_ID, "edge")).session
     assert opened is not None
     assert (await opened.submit("advance 2")).delivery.frame.clock.bar == 2
@@ -225,7 +225,7 @@ class _AppendWhenWaiting:
         threading.Thread(
             target=self._runtime.append_bars,
             args=(scenario_id, bars(at)),
-            kwargs={"published_at": AT},
+            kwargs={"clock": lambda: AT},
         ).start()
         assert self._inner is not None
         return self._inner.wait(scenario_id, bars_needed, seconds)
@@ -233,7 +233,7 @@ class _AppendWhenWaiting:
 
 async def test_the_submit_tool_s_wait_argument_waits_on_every_face(tmp_path: Path) -> None:
     faces = _Faces(tmp_path)
-    faces.runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    faces.runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     waiter = _AppendWhenWaiting(faces.runtime)
     faces.runtime.waiter = waiter
     opened = (await faces.alice.open_session(SCENARIO_ID, "waits")).session

@@ -84,6 +84,22 @@ def test_cli_append_is_once_refuses_conflicts_and_bad_rows_and_loses_nothing(
     assert "window open" in status.output
 
 
+def test_replay_names_the_line_of_the_file_a_bad_row_is_on(tmp_path: Path, catalog: Path) -> None:
+    """``feed replay`` appends a recorded file one bar at a time; a malformed row on line 6
+    of the file is refused naming the file and that line (was: "line 2", the line of the
+    one bar's CSV the replay made of it), the bars before it published."""
+    home = tmp_path / "home"
+    rows = list(ROWS[PREFIX : PREFIX + 6])
+    rows[4] = rows[4].replace(",", ",x", 3)  # line 6: the header is line 1
+    recorded = tmp_path / "day.csv"
+    recorded.write_text(HEADER + "".join(rows))
+    replayed = _feed(home, "replay", SCENARIO, str(recorded), "--every", "1ms")
+    assert replayed.exit_code != 0
+    assert f"{recorded} line 6: " in replayed.output, replayed.output
+    assert "line 2" not in replayed.output
+    assert _published(home) == [row.split(",", 1)[0] for row in rows[:4]]
+
+
 def test_only_a_kestrel_feed_token_appends(tmp_path: Path, catalog: Path) -> None:
     home = tmp_path / "home"
     with serve_door(home) as door:

@@ -61,7 +61,6 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
     with serve_door(home) as door:
         operator = {"Authorization": f"Bearer {feed_token(home)}", "Content-Type": "text/csv"}
         appends = f"{door.url}/v1/feeds/{SCENARIO}/bars"
-        assert httpx.post(appends, content=bars(PREFIX, PREFIX + 2), headers=operator).is_success
         auth = {"Authorization": f"Bearer {door.token}"}
         agent, mcp, other = (httpx.Client(timeout=60, headers=auth) for _ in range(3))
         with agent, mcp, other:
@@ -79,8 +78,10 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
                 url = f"{door.url}/v1/sessions/{session}/submit"
                 return agent.post(url, json={"source": source})
 
-            assert submit("advance 4").status_code == 200  # to the edge: bar 4
-            assert submit("advance 4", by_mcp).status_code == 200
+            # to the edge: the prefix's last bar (a decision into a bar published
+            # before it arrived would be a late one)
+            assert submit(f"advance {PREFIX - 1}").status_code == 200
+            assert submit(f"advance {PREFIX - 1}", by_mcp).status_code == 200
             early = submit("advance 1")
             assert early.status_code != 200
             refusal = early.json()["refusal"]
@@ -103,17 +104,17 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
                 for _ in range(3):  # the door answers another session while both wait
                     frame = other.get(f"{door.url}/v1/sessions/{idle}/frame")
                     assert frame.status_code == 200, frame.text
-                assert all(waiter.is_alive() for waiter in waiters)  # bar 5 is not out
-                made = httpx.post(appends, content=bars(PREFIX + 2, PREFIX + 3), headers=operator)
+                assert all(waiter.is_alive() for waiter in waiters)  # bar 3 is not out
+                made = httpx.post(appends, content=bars(PREFIX, PREFIX + 1), headers=operator)
                 assert made.status_code == 200, made.text
             finally:
                 for waiter in waiters:
                     waiter.join(timeout=60)
             assert waited[0].status_code == 200, waited[0].text
-            assert waited[0].json()["delivery"]["frame"]["clock"]["bar"] == PREFIX + 2
+            assert waited[0].json()["delivery"]["frame"]["clock"]["bar"] == PREFIX
             assert not mcp_waited[0].get("isError"), mcp_waited[0]
             mcp_frame = mcp_waited[0]["structuredContent"]["delivery"]["frame"]
-            assert mcp_frame["clock"]["bar"] == PREFIX + 2
+            assert mcp_frame["clock"]["bar"] == PREFIX
 
             frozen = httpx.post(f"{door.url}/v1/feeds/{SCENARIO}/freeze", headers=operator)
             assert frozen.status_code == 200, frozen.text
@@ -131,7 +132,7 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
         first, second = predicate["submissions"]
         assert first["bar"] == 1
         assert "barPublishedAt" not in first  # a bar of the prefix
-        assert second["bar"] == PREFIX + 2
+        assert second["bar"] == PREFIX
         assert second["arrivedAt"] < second["barPublishedAt"]
         keys = load_trusted_keys(door.url)
         attested = check_attestation(data, keys)
@@ -176,3 +177,42 @@ def _verify_in_empty_home(tmp_path: Path, *args: str) -> subprocess.CompletedPro
         timeout=300,
         check=False,
     )
+
+
+def test_a_wait_longer_than_the_door_s_timeout_is_refused_in_time_and_never_applies(
+    tmp_path: Path, catalog: Path
+) -> None:
+    """Behind ``serve --timeout 2`` an agent asks to wait 10 s for the next bar, which
+    the operator publishes 3 s later: the door answers ``BAR_NOT_PUBLISHED`` (retryable,
+    nothing applied) before its timeout, and the submission never applies (was: 504
+    "the call timed out", retryable, and the submission applied once the bar came, so a
+    retry bought and advanced twice)."""
+    home = tmp_path / "home"
+    with serve_door(home, "--timeout", "2") as door:
+        operator = {"Authorization": f"Bearer {feed_token(home)}", "Content-Type": "text/csv"}
+        auth = {"Authorization": f"Bearer {door.token}"}
+        with httpx.Client(timeout=60, headers=auth) as agent:
+            made = agent.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
+            sid = made.json()["sessionId"]
+            url = f"{door.url}/v1/sessions/{sid}"
+            assert agent.post(f"{url}/submit", json={"source": f"advance {PREFIX - 1}"}).is_success
+            appends = f"{door.url}/v1/feeds/{SCENARIO}/bars"
+            later = threading.Timer(
+                3,
+                httpx.post,
+                (appends,),
+                {"content": bars(PREFIX, PREFIX + 1), "headers": operator},
+            )
+            later.start()
+            try:
+                waited = agent.post(
+                    f"{url}/submit", json={"source": "buy 1 ACME\nadvance 1 wait 10s"}
+                )
+            finally:
+                later.join()
+            assert waited.status_code == 409, waited.text
+            assert waited.json()["refusal"]["code"] == "BAR_NOT_PUBLISHED"
+            assert waited.json()["refusal"]["detail"]["retryable"] is True
+            frame = agent.get(f"{url}/frame").json()["frame"]
+            assert (frame["seq"], frame["clock"]["bar"]) == (1, PREFIX - 1)  # nothing applied
+            assert frame["orders"] == []  # the buy was never placed

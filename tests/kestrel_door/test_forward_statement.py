@@ -33,6 +33,8 @@ from kestrel_sdk.trust import NotAttested, check_attestation
 SCENARIO = "acme-chop"
 ISSUER = "https://door.test"
 SOURCES = ("buy 5 ACME", "advance 1", "sell 5 ACME\nadvance 2")
+ANCIENT = "2001-01-01T00:00:00.000000Z"
+"""A publication time before every submission."""
 
 
 class Feeds:
@@ -127,15 +129,33 @@ def test_a_decision_after_its_bar_is_named_by_seq(tmp_path: Path) -> None:
 
 
 def test_bars_of_the_prefix_are_not_forward_decisions(tmp_path: Path) -> None:
-    """Bars 0 to 2 are the declared prefix, published before the window: every
-    submission traded into one of them, so none is a forward decision (none carries a
-    publication time, and none fails)."""
-    proof, keys = _signed_proof(tmp_path, Feeds("2001-01-01T00:00:00.000000Z", prefix=2))
+    """Bars 0 to 3 are the declared prefix, published before the window: every
+    submission traded into some of them only (the last, ``advance 2`` from bar 1, to
+    bar 3), so none is a forward decision (none carries a publication time, and none
+    fails)."""
+    proof, keys = _signed_proof(tmp_path, Feeds("2001-01-01T00:00:00.000000Z", prefix=3))
     submissions = _statement(proof)["predicate"]["submissions"]
     assert all("barPublishedAt" not in s for s in submissions)
     code, output = _verify(tmp_path, proof, keys)
     assert code == 0, output
     assert "forward: each of 0 decisions preceded its bar" in output
+
+
+def test_a_decision_advancing_from_the_prefix_into_the_window_is_checked(
+    tmp_path: Path,
+) -> None:
+    """Bars 0 to 2 are the declared prefix; submission 3 (``sell 5 ACME`` then ``advance
+    2``, at bar 1) traded into bars 2 and 3, and bar 3 was published before it arrived:
+    it is a decision about bar 3, named (was: counted as a decision into bar 2, of the
+    prefix, so left unchecked, and ``--trust`` said every decision preceded its bar)."""
+    proof, keys = _signed_proof(tmp_path, Feeds("2001-01-01T00:00:00.000000Z", prefix=2))
+    submissions = _statement(proof)["predicate"]["submissions"]
+    assert [s["bar"] for s in submissions] == [1, 1, 3]
+    assert [s.get("barPublishedAt") for s in submissions] == [None, None, ANCIENT]
+    code, output = _verify(tmp_path, proof, keys)
+    assert code != 0
+    assert "statement.predicate.submissions[seq 3]" in output, output
+    assert "before its bar 3 was published" in output
 
 
 def _swapped(statement: dict[str, Any], seq: int) -> dict[str, Any]:

@@ -132,6 +132,31 @@ async def test_another_principal_never_sees_a_session(kit: Kit) -> None:
         assert (await alice.get(f"/v1/sessions/{sid}/frame")).status_code == 200
 
 
+async def test_metadata_is_served_only_for_a_resource_the_door_accepts_tokens_for(
+    kit: Kit,
+) -> None:
+    """RFC 9728: a client that fetches ``…/oauth-protected-resource/v1`` (the path it
+    means to call) asks its authorization server for tokens naming the ``resource`` it
+    finds there. The door accepts the audiences base, base/ and base/mcp only, so
+    metadata naming ``…/v1`` would lead a client to tokens refused 401 on every call;
+    it is 404, the door's refusal naming the path, and the client falls back to the
+    root document."""
+    async with asgi_client(kit.app()) as anon:
+        for suffix in ("mcp", "mcp/"):
+            found = await anon.get(f"/.well-known/oauth-protected-resource/{suffix}")
+            assert found.status_code == 200
+            assert found.json()["resource"] in kit.config.audiences
+        for suffix in ("v1", "v1/catalog", "anything/at/all"):
+            missing = await anon.get(f"/.well-known/oauth-protected-resource/{suffix}")
+            assert missing.status_code == 404, suffix
+            refusal = missing.json()["refusal"]
+            assert refusal["code"] == "INVALID_ARGUMENT"
+            assert refusal["detail"] == {
+                "where": "path",
+                "path": f"/.well-known/oauth-protected-resource/{suffix}",
+            }
+
+
 async def test_without_credential_only_metadata_is_served(kit: Kit) -> None:
     app = kit.app()
     async with asgi_client(app) as anon:

@@ -157,3 +157,42 @@ async def test_reopening_an_open_label_resumes_before_the_gate(kit: Kit, tmp_pat
         )
         assert paid.status_code == 200, paid.text  # the same voucher still pays, once
         assert paid.json()["sessionId"] != first.json()["sessionId"]
+
+
+def test_a_key_file_cut_short_is_refused_not_used(tmp_path: Path) -> None:
+    """A process stopped between creating the key file and writing it left it empty:
+    the door must not sign (or accept) vouchers under an empty HMAC key, which anyone
+    can forge; it names the file and what to do."""
+    key_file = tmp_path / "door-voucher.key"
+    key_file.touch(mode=0o600)
+    with pytest.raises(KestrelError) as refused:
+        load_voucher_key(tmp_path)
+    assert refused.value.code == "INVALID_INPUT"
+    assert str(key_file) in refused.value.message
+    assert refused.value.detail == {"path": str(key_file), "bytes": 0}
+    assert key_file.read_bytes() == b""  # nothing stored is replaced behind the operator
+
+
+def test_a_key_made_by_two_processes_at_once_is_one_whole_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process loading the key while this one is still making it (here: while
+    its random bytes are drawn) gets a whole key, and both end with the same one."""
+    import secrets
+
+    others: list[bytes] = []
+    draw = secrets.token_bytes
+    interrupted = False
+
+    def drawing(n: int) -> bytes:
+        nonlocal interrupted
+        if n == 32 and not interrupted:
+            interrupted = True
+            others.append(load_voucher_key(tmp_path))  # the other process, meanwhile
+        return draw(n)
+
+    monkeypatch.setattr(secrets, "token_bytes", drawing)
+    mine = load_voucher_key(tmp_path)
+    assert len(others[0]) == 32
+    assert mine == others[0] == (tmp_path / "door-voucher.key").read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["door-voucher.key"]

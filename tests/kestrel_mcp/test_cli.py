@@ -166,3 +166,33 @@ def test_a_harness_names_the_scenarios_a_run_may_see(monkeypatch: pytest.MonkeyP
     args = ["mcp", "--scenario", "a", "--scenario", "b"]
     assert CliRunner().invoke(kestrel_cli, args).exit_code == 0
     assert seen == [(), ("tape-q7",), ("a", "b")]
+
+
+def test_a_secret_store_that_refuses_says_why_the_remote_token_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The token is in a ``.env`` that is a symlink (refused, by design): the operator is
+    told the store's reason (and which store), not only an exception's class name; the
+    value is never shown."""
+    target = tmp_path / "elsewhere.env"
+    target.write_text("KESTREL_API_TOKEN=kt_canary_value\n", encoding="utf-8")
+    target.chmod(0o600)
+    (tmp_path / ".env").symlink_to(target)
+    monkeypatch.setenv("KESTREL_SECRET_STORE", "file")
+    monkeypatch.delenv("KESTREL_API_TOKEN", raising=False)
+    seen: dict[str, Any] = {}
+
+    def fake_remote(
+        base_url: str | None = None, token: str | None = None, client: Any = None
+    ) -> Any:
+        seen.update(token=token)
+        return object()
+
+    monkeypatch.setattr(kestrel_sdk, "remote_transport", fake_remote, raising=False)
+    with caplog.at_level("WARNING", logger="kestrel_mcp"):
+        cli.build_transport(KestrelSettings.resolve(home=tmp_path, remote="http://127.0.0.1:8787"))
+    assert seen == {"token": None}
+    said = caplog.text
+    assert "SECRET_STORE_UNAVAILABLE" in said
+    assert f"{tmp_path / '.env'} is a symlink" in said
+    assert "kt_canary_value" not in said

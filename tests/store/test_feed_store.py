@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from kestrel_protocol.store import RuntimeStore
@@ -17,11 +17,22 @@ from kestrel_sdk.runtime.stores import open_runtime_store
 ROOT = "sha256:" + "b" * 64
 
 
-def _bar(index: int, published_at: str = "2026-12-01T10:00:00Z", close: str = "100.00") -> FeedBar:
+AT = "2026-12-01T10:00:00Z"
+
+
+def _bar(index: int, published_at: str = "", close: str = "100.00") -> FeedBar:
     time = f"2026-12-01T10:{index:02d}:00Z"
     return FeedBar(
         index, time, f"{time},ACME,100.00,101.00,99.00,{close},500\n", ROOT, published_at
     )
+
+
+def _at(at: str = AT) -> Callable[[], str]:
+    return lambda: at
+
+
+def _never() -> str:
+    raise AssertionError("a batch refused read the clock")
 
 
 @pytest.fixture
@@ -34,26 +45,41 @@ def store(runtime_store_url: str) -> Iterator[RuntimeStore]:
 def test_a_batch_is_published_in_order_and_read_from_an_index(store: RuntimeStore) -> None:
     assert store.feed_state("fwd") is None
     assert store.feed_bars("fwd") == []
-    store.append_feed("fwd", [_bar(0), _bar(1), _bar(2, "2026-12-01T10:02:01Z")])
-    assert store.feed_bars("fwd") == [_bar(0), _bar(1), _bar(2, "2026-12-01T10:02:01Z")]
+    store.append_feed("fwd", [_bar(0), _bar(1)], _at())
+    store.append_feed("fwd", [_bar(2)], _at("2026-12-01T10:02:01Z"))
+    assert store.feed_bars("fwd") == [_bar(0, AT), _bar(1, AT), _bar(2, "2026-12-01T10:02:01Z")]
     assert [bar.index for bar in store.feed_bars("fwd", after=1)] == [1, 2]
     assert store.feed_state("fwd") == FeedStatus(3, "2026-12-01T10:02:00Z", ROOT, False, False)
     assert store.feed_bars("other") == []  # per scenario
 
 
+def test_a_batch_is_stamped_with_one_reading_of_the_clock(store: RuntimeStore) -> None:
+    readings: list[str] = []
+
+    def clock() -> str:
+        readings.append("2026-12-01T10:00:07.000001Z")
+        return readings[-1]
+
+    store.append_feed("fwd", [_bar(0)], _at())
+    store.append_feed("fwd", [_bar(1), _bar(2)], clock)
+    assert len(readings) == 1  # (a batch refused reads none: _never below)
+    stamps = [bar.published_at for bar in store.feed_bars("fwd")]
+    assert stamps == [AT, "2026-12-01T10:00:07.000001Z", "2026-12-01T10:00:07.000001Z"]
+
+
 def test_a_batch_meeting_a_taken_index_writes_nothing(store: RuntimeStore) -> None:
-    store.append_feed("fwd", [_bar(0), _bar(1)])
+    store.append_feed("fwd", [_bar(0), _bar(1)], _at())
     with pytest.raises(FeedConflict):  # another writer published bar 1 first
-        store.append_feed("fwd", [_bar(1, close="100.50"), _bar(2), _bar(3)])
+        store.append_feed("fwd", [_bar(1, close="100.50"), _bar(2), _bar(3)], _never)
     assert [bar.index for bar in store.feed_bars("fwd")] == [0, 1]
-    assert store.feed_bars("fwd")[1] == _bar(1)  # the first publication stands
+    assert store.feed_bars("fwd")[1] == _bar(1, AT)  # the first publication stands
 
 
 def test_a_frozen_feed_takes_no_bar_and_its_flags_are_kept(store: RuntimeStore) -> None:
-    store.append_feed("fwd", [_bar(0)])
+    store.append_feed("fwd", [_bar(0)], _at())
     store.set_feed_state("fwd", frozen=True)
     with pytest.raises(FeedConflict):
-        store.append_feed("fwd", [_bar(1)])
+        store.append_feed("fwd", [_bar(1)], _never)
     assert store.feed_state("fwd") == FeedStatus(1, _bar(0).time, ROOT, True, False)
     store.set_feed_state("fwd", unsealed=True)  # only the flag given changes
     assert store.feed_state("fwd") == FeedStatus(1, _bar(0).time, ROOT, True, True)
@@ -67,18 +93,18 @@ from kestrel_protocol.store_feed import FeedBar
 from kestrel_sdk.runtime.stores import open_runtime_store
 store = open_runtime_store(sys.argv[1])
 bar = FeedBar(int(sys.argv[2]), "T", "rows\\n", "R", "P")
-store.append_feed("fwd", [bar])
+store.append_feed("fwd", [bar], lambda: "P")
 store.close()
 """
 
 
 def test_a_process_sees_at_once_what_another_published(store_url: str) -> None:
     store = open_runtime_store(store_url)  # SQLite and PostgreSQL: a memory store is one process's
-    store.append_feed("fwd", [_bar(0)])
+    store.append_feed("fwd", [_bar(0)], _at())
     for index in (1, 2):
         subprocess.run([sys.executable, "-c", OTHER, store_url, str(index)], check=True)
         assert [bar.index for bar in store.feed_bars("fwd")] == list(range(index + 1))
     assert store.feed_bars("fwd", after=2) == [FeedBar(2, "T", "rows\n", "R", "P")]
     with pytest.raises(FeedConflict):  # and an index it took is refused here
-        store.append_feed("fwd", [_bar(2)])
+        store.append_feed("fwd", [_bar(2)], _never)
     store.close()

@@ -22,9 +22,14 @@ from kestrel_door import DoorStore
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.keys import DoorKeys
 from kestrel_sdk.board import build_board, render_board
+from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.stores import open_runtime_store
 
 from tests.kestrel_sdk.board.proofs import write
+from tests.kestrel_sdk.runtime.forward.scenarios import SCENARIO_ID as FORWARD_ID
+from tests.kestrel_sdk.runtime.forward.scenarios import bars as forward_bars
+from tests.kestrel_sdk.runtime.forward.scenarios import forward_catalog
 
 SCENARIO = "acme-chop"
 ISSUER = "https://door.test"
@@ -111,3 +116,42 @@ def test_forward_runs_show_their_window_and_rank_apart_from_replays(tmp_path: Pa
     page = render_board(board)
     assert page.count("data-forward") == 1
     assert f"forward window {times[1]} to {times[-1]}" in page
+
+
+def test_a_run_of_a_grown_forward_tape_that_stops_early_fails_whole_window(
+    tmp_path: Path,
+) -> None:
+    """A forward scenario declared with a two-bar prefix grew to 62 bars before its
+    freeze; its tape unsealed, each proof embeds it. Alice stopped at bar 3, Bob traded
+    to the end: Alice's row fails ``whole-window`` against the tape as it grew (was:
+    against the two-bar prefix its terms count, so that a run of three bars passed)."""
+    runtime = Runtime(
+        tmp_path / "home",
+        [forward_catalog(tmp_path, prefix=2)],
+        store=open_runtime_store("memory:"),
+    )
+    runtime.append_bars(FORWARD_ID, forward_bars(2, 60), clock=lambda: PUBLISHED)
+    trades = {
+        "alice": ("buy 5 ACME\nadvance 2\nsell 5 ACME\nadvance 1",),
+        "bob": ("buy 5 ACME\nadvance 30\nsell 5 ACME\nadvance 31",),
+    }
+    sessions = {}
+    for principal, sources in trades.items():
+        sid = runtime.open_session(principal, FORWARD_ID).session_id
+        assert sid is not None
+        for source in sources:
+            runtime.submit(principal, sid, source)
+        sessions[principal] = sid
+    runtime.freeze_feed(FORWARD_ID)
+    runtime.submit("bob", sessions["bob"], "advance 1")  # past the frozen tape's end
+    runtime.unseal_feed(FORWARD_ID)
+    for principal, sid in sessions.items():
+        proof = runtime.proof(principal, sid, embed_tape=True).to_json()
+        assert "remaining" not in proof["head"]["clock"]  # its frames were served sealed
+        write(tmp_path / "proofs" / f"{principal}.json", proof)
+    rows = {Path(row.source).stem: row for row in build_board([tmp_path / "proofs"]).rows}
+    stopped = "stopped at bar 3 of 61: the session did not trade its whole window"
+    assert rows["alice"].checks["whole-window"] == f"failed: {stopped}"
+    assert rows["alice"].badge == "failed"
+    assert "whole-window" not in rows["bob"].checks, rows["bob"].reason
+    assert rows["bob"].badge != "failed", rows["bob"].reason

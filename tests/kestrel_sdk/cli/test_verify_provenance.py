@@ -88,3 +88,36 @@ def test_a_tripled_tape_forgery_is_named_embedded_and_fails_require_catalog(
         f"provenance: catalog: scenario {SCENARIO} {shipped.scenario.root} embedded in the "
         "proof, identical to this machine's catalog"
     ) in honest.stdout
+
+
+def test_a_proof_embedding_terms_or_news_past_what_parsers_take_fails_naming_it(
+    tmp_path: Path,
+) -> None:
+    honest = _proof(Runtime(tmp_path / "honest"), tmp_path / "honest.json")
+    embedded = honest["embedded"]
+    assert isinstance(embedded, dict)
+    cases = {
+        "deep-news": (
+            {**embedded, "news": "[" * 100_000 + "]" * 100_000 + "\n"},
+            "the embedded news: line 1: not a JSON object: nested too deeply",
+        ),
+        "long-cash": (
+            {
+                **embedded,
+                "scenario": {
+                    **embedded["scenario"],
+                    "account": {**embedded["scenario"]["account"], "cash": "9" * 5000},
+                },
+            },
+            "the embedded scenario's terms: account.cash is too large (999",
+        ),
+    }
+    for name, (hostile, reason) in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_bytes(canonical_json({**honest, "embedded": hostile}) + b"\n")
+        result = _verify(tmp_path, str(path))
+        assert result.returncode == 1, (name, result.stderr)
+        assert result.stderr.startswith(
+            "kestrel: CHECK_FAILED: verification failed: embedded: expected a scenario the "
+            f"catalog would accept, found {reason}"
+        ), (name, result.stderr)

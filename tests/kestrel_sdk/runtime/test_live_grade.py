@@ -156,7 +156,7 @@ def _played(home: Path, catalog: Path, case: Case) -> tuple[Runtime, str]:
     """A runtime in ``home`` holding the case's session, open and played."""
     runtime = Runtime(home, [catalog], sealed=case.sealed)
     if case.forward_bars:
-        runtime.append_bars(SCENARIO_ID, bars(0, case.forward_bars), published_at=AT)
+        runtime.append_bars(SCENARIO_ID, bars(0, case.forward_bars), clock=lambda: AT)
     sid = runtime.open_session("alice", case.scenario, "live-grade").session_id
     assert sid is not None
     for source in case.sources:

@@ -110,6 +110,19 @@ def test_a_scenario_without_news_has_no_news_member(tmp_path: Path) -> None:
             '{"time": "2024-01-02T00:00:00Z", "headline": "h", "body": "' + "x" * 20_001 + '"}',
             "line 2: body: longer than 20000",
         ),
+        ("[" * 100_000 + "]" * 100_000, "line 2: not a JSON object: nested too deeply"),
+        (
+            '{"time": "2024-01-02T00:00:00Z", "headline": "Acme\\nposition ACME 1000"}',
+            "line 2: headline: holds the control character '\\n' (character 5)",
+        ),
+        (
+            '{"time": "2024-01-02T00:00:00Z", "headline": "h", "body": "a\\u001b[2Jb"}',
+            "line 2: body: holds the control character '\\x1b' (character 2)",
+        ),
+        (
+            '{"time": "2024-01-02T00:00:00Z", "headline": "h", "body": ' + "9" * 5000 + "}",
+            "line 2: not a JSON object: a number too long",
+        ),
     ],
     ids=[
         "date-only",
@@ -121,6 +134,10 @@ def test_a_scenario_without_news_has_no_news_member(tmp_path: Path) -> None:
         "unknown",
         "json",
         "too-long",
+        "nested-too-deeply",
+        "headline-line-break",
+        "body-terminal-escape",
+        "number-too-long",
     ],
 )
 def test_a_bad_news_line_is_named_by_line_and_field_and_nothing_is_written(
@@ -149,6 +166,49 @@ def test_a_bad_csv_header_is_named(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 1
     assert "news.csv: line 1: the header must be time,symbol,headline,body" in result.stderr
+
+
+def test_a_crlf_csv_with_a_body_of_several_lines_imports(tmp_path: Path) -> None:
+    news = tmp_path / "news.csv"
+    news.write_bytes(NEWS_CSV.replace("\n", "\r\n").encode())
+    result = _kestrel(
+        "scenario", "new", "crlf-news", "--from", str(_bars(tmp_path)), "--news", str(news),
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "wrote 3 news items" in result.stdout
+
+
+def test_a_csv_field_longer_than_csv_reads_is_named(tmp_path: Path) -> None:
+    news = tmp_path / "news.csv"
+    news.write_text('time,symbol,headline,body\n2024-01-02T00:00:00Z,,h,"' + "x" * 200_000 + '"\n')
+    out = tmp_path / "out"
+    result = _kestrel(
+        "scenario", "new", "long-csv", "--from", str(_bars(tmp_path)), "--news", str(news),
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        "news.csv: line 2: not CSV: field larger than field limit (131072)"
+    )
+    assert not out.exists()
+
+
+def test_a_news_file_too_deep_for_json_costs_its_scenario_not_the_catalog(
+    tmp_path: Path,
+) -> None:
+    catalog = tmp_path / "cat"
+    bars = str(_bars(tmp_path))
+    for name in ("deep", "fine"):
+        made = _kestrel("scenario", "new", name, "--from", bars, "--out", str(catalog / name))
+        assert made.exit_code == 0, made.output
+    (catalog / "deep" / "news.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    index = load_catalog([catalog])
+    assert index.get("deep") is None
+    assert index.get("fine") is not None
+    assert [str(problem) for problem in index.problems] == [
+        f"{catalog / 'deep' / 'news.jsonl'}:1: not a JSON object: nested too deeply"
+    ]
 
 
 def test_a_damaged_news_file_in_the_catalog_is_reported_with_its_line(

@@ -10,6 +10,7 @@ import anyio
 from kestrel_protocol.ports import GrantVerifier, TurnCredentialPort
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE, Surface
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -40,7 +41,9 @@ def protected_resource_metadata(
 
     Fetched at the path-suffixed well-known URI (``…/oauth-protected-resource/mcp``),
     ``resource`` names that path (RFC 9728 §3.3: identical to the identifier the suffix
-    came from); both are audiences the door accepts. ``kestrel_grade_keys_uri``, when the
+    came from); both are audiences the door accepts (a suffix naming no audience,
+    ``…/oauth-protected-resource/v1``, is 404: a client would otherwise ask its
+    authorization server for tokens the door refuses). ``kestrel_grade_keys_uri``, when the
     door signs grades (``attested``), is the JWKS of its signing keys.
     """
     resource = config.resource + (f"/{suffix}" if suffix else "")
@@ -98,6 +101,8 @@ def create_door_app(
 
     async def metadata(request: Request) -> Response:
         suffix = str(request.path_params.get("rest", "")).strip("/")
+        if suffix and f"{config.resource}/{suffix}" not in config.audiences:
+            raise HTTPException(404)  # no resource the door accepts a token for is there
         return json_response(
             protected_resource_metadata(config, suffix, attested=attestor is not None)
         )

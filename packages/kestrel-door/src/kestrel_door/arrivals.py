@@ -8,7 +8,8 @@ sees the call, and once the runtime has accepted it notes (seq, that time, the c
 the submission left the session at) in its records (``DoorRecords.add_arrival``, shared
 by replicas on PostgreSQL), outside every root. When it signs the session's grade
 (:mod:`.attest`), :func:`forward_submissions` pairs each submission with the time the
-bar it traded into (the clock at submission + 1) was published, as
+bar it traded into (the clock at submission + 1; for a submission that advanced from the
+declared prefix into the window, the window's first bar) was published, as
 :class:`ForwardFeeds` (the composition root's view of the runtime's feeds) tells it.
 """
 
@@ -48,10 +49,11 @@ def forward_submissions(
 ) -> list[dict[str, Any]]:
     """The statement's ``submissions`` for a session of ``pentads`` submissions: for seq
     1 … ``pentads``, when it arrived, the bar it traded into (the clock before it + 1; a
-    session opens at bar 0) and when that bar was published. A member the door cannot
-    tell is absent: ``arrivedAt`` without an arrival noted for the seq, ``bar`` without
-    the previous seq's clock, ``barPublishedAt`` for a bar of the prefix or one never
-    published."""
+    session opens at bar 0) and when that bar was published. A submission that advanced
+    from the declared prefix into bars published during the window is its decision
+    about the first of them: that is its bar. A member the door cannot tell is absent:
+    ``arrivedAt`` without an arrival noted for the seq, ``bar`` without the previous
+    seq's clock, ``barPublishedAt`` for a bar of the prefix or one never published."""
     by_seq = {arrival.seq: arrival for arrival in arrivals}
     listed: list[dict[str, Any]] = []
     for seq in range(1, pentads + 1):
@@ -61,7 +63,8 @@ def forward_submissions(
             entry["arrivedAt"] = arrival.arrived_at
         before = 0 if seq == 1 else getattr(by_seq.get(seq - 1), "clock", None)
         if before is not None:
-            bar = before + 1
+            reached = before + 1 if arrival is None else max(before + 1, arrival.clock)
+            bar = next((k for k in range(before + 1, reached + 1) if published.get(k)), before + 1)
             entry["bar"] = bar
             if published.get(bar):
                 entry["barPublishedAt"] = published[bar]

@@ -39,6 +39,14 @@ class DoorConfig:
     client's user to approve, since an agent's own client could otherwise say yes."""
 
     @property
+    def longest_wait_s(self) -> float:
+        """The longest a call may wait for a forward tape's bar (``advance 1 wait 5m``):
+        a second before its timeout (half the timeout, if shorter), so that the wait
+        ends in a refusal, nothing applied, rather than the call timing out while the
+        submission would still apply once the bar came."""
+        return max(self.request_timeout_s - 1.0, self.request_timeout_s / 2)
+
+    @property
     def resource(self) -> str:
         return self.base_url.rstrip("/")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from kestrel_protocol import KestrelError
 
 from .arrivals import door_time
 from .feeds import FeedRuntime, bar_groups, feed_json, parse_every
@@ -41,6 +42,17 @@ def _read(file: Path | None) -> bytes:
         return file.read_bytes()
     except OSError as exc:
         raise click.BadParameter(f"cannot read {file}: {exc.strerror or exc}") from None
+
+
+def _in_file(refused: KestrelError, file: Path, lines: list[int]) -> KestrelError:
+    """``refused`` (of one bar of ``file``, whose lines are ``lines`` of the file)
+    naming the line of the file it found wrong, not the line of the bar's own CSV."""
+    line = refused.detail.get("line")
+    if not isinstance(line, int) or not 1 <= line <= len(lines):
+        return refused
+    at = lines[line - 1]
+    message = refused.message.replace(f": line {line}: ", f": {file} line {at}: ", 1)
+    return KestrelError(refused.code, message, {**refused.detail, "line": at})
 
 
 def _appended(made: Any) -> str:
@@ -82,7 +94,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
         """Append bars (a tape CSV) to SCENARIO_ID's forward tape, atomically."""
         data = _read(file)
         with open_feeds(ctx) as feeds:
-            made = feeds.append_bars(scenario_id, data, published_at=door_time())
+            made = feeds.append_bars(scenario_id, data, clock=door_time)
         click.echo(_appended(made))
 
     @feed_group.command("replay")
@@ -98,10 +110,14 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
             raise click.BadParameter(str(exc), param_hint="--every") from None
         bars = list(bar_groups(_read(file)))
         with open_feeds(ctx) as feeds:
-            for n, bar in enumerate(bars):
+            for n, (bar, lines) in enumerate(bars):
                 if n:
                     time.sleep(pace)
-                made = feed_json(feeds.append_bars(scenario_id, bar, published_at=door_time()))
+                try:
+                    appended = feeds.append_bars(scenario_id, bar, clock=door_time)
+                except KestrelError as exc:
+                    raise _in_file(exc, file, lines) from None
+                made = feed_json(appended)
                 new = "published" if made.get("accepted") else "already published"
                 click.echo(f"{new} {made.get('lastTime')}: {made.get('bars')} bar(s)")
                 sys.stdout.flush()  # said only once written: a reader may count on it

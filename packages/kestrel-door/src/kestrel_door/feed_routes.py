@@ -6,10 +6,12 @@ window; ``GET`` at ``FEED_PATH`` says how far the tape has grown. Each needs
 :data:`~kestrel_protocol.surface.SCOPE_FEED` (an operator's issued token:
 ``kestrel-door token issue --scope kestrel:feed``), which no agent's token carries;
 without it the answer is 403 ``FORBIDDEN`` naming the scope, and nothing about the
-feed. The door stamps each append with its own clock (the runtime reads none); the
-runtime validates it (a malformed line, a conflicting bar: refused naming it, nothing
-written), writes it in one transaction and only then is it acknowledged (200). Every
-call leaves an audit row (the body's digest, not the body).
+feed. The runtime validates an append (a malformed line, a conflicting bar: refused
+naming it, nothing written), writes it in one transaction and only then is it
+acknowledged (200). The door lends it its own clock, which the store reads as the last
+thing before that commit (``published_at``: so a submission that arrived while the bar
+could not be seen is never late for it). Every call leaves an audit row (the body's
+digest, not the body).
 """
 
 from __future__ import annotations
@@ -99,10 +101,9 @@ def feed_routes(door: Door, feeds: FeedRuntime) -> list[Route]:
                 where="request",
             )
         data = await request.body()
-        published_at = door_time()  # the whole body is here: the append is published now
 
         def append_bars(scenario: str) -> Any:
-            return feeds.append_bars(scenario, data, published_at=published_at)
+            return feeds.append_bars(scenario, data, clock=door_time)
 
         return await run(request, "feed.append", append_bars, {"bars": data.decode("latin-1")})
 

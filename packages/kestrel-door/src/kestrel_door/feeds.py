@@ -2,8 +2,9 @@
 
 A forward scenario's tape grows by appends the operator makes through the door
 (``kestrel-door feed``, or ``POST`` at the door's ``FEED_BARS_PATH``); the runtime validates, stores
-and publishes them (``kestrel_sdk.runtime.feed``), the door only stamps each append with
-its own clock (``published_at``: the runtime reads none). :class:`FeedRuntime` is what
+and publishes them (``kestrel_sdk.runtime.feed``); the door only lends each append its
+own clock (:func:`~.arrivals.door_time`), which the store reads as the bars become
+visible (``published_at``: the runtime reads no clock of its own). :class:`FeedRuntime` is what
 the door asks of the runtime (the composition root passes the runtime itself);
 :class:`RuntimeFeeds` answers the door's :class:`~.arrivals.ForwardFeeds` from it;
 :func:`feed_json` is a result as the faces say it; :func:`bar_groups` cuts a tape file
@@ -15,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from kestrel_protocol import KestrelError, RefusalCode
@@ -26,7 +27,7 @@ __all__ = ["FeedRuntime", "RuntimeFeeds", "bar_groups", "feed_json", "parse_ever
 class FeedRuntime(Protocol):
     """The runtime's forward-tape methods (``kestrel_sdk.runtime``'s service)."""
 
-    def append_bars(self, scenario_id: str, data: bytes, *, published_at: str) -> Any: ...
+    def append_bars(self, scenario_id: str, data: bytes, *, clock: Callable[[], str]) -> Any: ...
     def feed_status(self, scenario_id: str) -> Any: ...
     def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]: ...
     def freeze_feed(self, scenario_id: str) -> Any: ...  # the status after, as unseal_feed
@@ -78,22 +79,26 @@ def feed_json(found: Any) -> dict[str, Any]:
     raise TypeError(f"not a feed result: {type(found).__name__}")
 
 
-def bar_groups(data: bytes) -> Iterator[bytes]:
+def bar_groups(data: bytes) -> Iterator[tuple[bytes, list[int]]]:
     """``data`` (a tape: a header line, then rows whose first column is the time) cut
-    into one CSV per bar time, each with the header, in file order. Nothing is checked
-    here: the runtime validates each append (and names a bad line)."""
+    into one CSV per bar time, each with the header, in file order, with the line in
+    ``data`` of each of its lines (the header's first). Nothing is checked here: the
+    runtime validates each append (and names a bad line: of the CSV it was given)."""
     lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
     if not lines:
         return
-    header, rows = lines[0], [line for line in lines[1:] if line.strip()]
+    header = lines[0]
+    rows = [(number, line) for number, line in enumerate(lines[1:], 2) if line.strip()]
     group: list[str] = []
-    for row in rows:
+    where: list[int] = [1]
+    for number, row in rows:
         if group and row.split(",", 1)[0] != group[-1].split(",", 1)[0]:
-            yield (header + "".join(group)).encode("utf-8")
-            group = []
+            yield (header + "".join(group)).encode("utf-8"), where
+            group, where = [], [1]
         group.append(row if row.endswith("\n") else row + "\n")
+        where.append(number)
     if group:
-        yield (header + "".join(group)).encode("utf-8")
+        yield (header + "".join(group)).encode("utf-8"), where
 
 
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m)")

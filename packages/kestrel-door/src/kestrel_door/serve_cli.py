@@ -212,6 +212,7 @@ def make_serve_command(
             store=door_settings(ctx).store,
             max_live_sessions=max_live_sessions,
             max_open_orders=max_open_orders,
+            longest_wait_s=config.longest_wait_s,
         )
         runtime = getattr(owner, "runtime", None)
         if seal and runtime is not None:

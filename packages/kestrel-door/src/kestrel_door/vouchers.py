@@ -11,6 +11,7 @@ not expired.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import hmac
@@ -29,6 +30,8 @@ __all__ = ["VOUCHER_PREFIX", "VoucherGate", "VoucherSigner", "load_voucher_key"]
 
 VOUCHER_PREFIX: Final = "kv1."
 _OFFER_TTL_S: Final = 15 * 60
+_KEY_BYTES: Final = 32
+_KEY_FILE: Final = "door-voucher.key"  # in $KESTREL_HOME; every replica's the same
 
 
 def _b64(data: bytes) -> str:
@@ -40,20 +43,44 @@ def _unb64(text: str) -> bytes:
 
 
 def load_voucher_key(home: str | Path | None = None) -> bytes:
-    """The signing key, created (0600) on first use."""
+    """The signing key, made (0600) on first use.
+
+    A new key is written whole to a private file beside it and then linked into place,
+    so no reader ever sees a part of it (two processes making it at once both get the
+    one linked first). A file holding fewer than 32 bytes is refused ``INVALID_INPUT``
+    naming it: an empty key would sign vouchers anyone can forge.
+    """
     path = kestrel_home(home)
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    key_path = path / "door-voucher.key"
-    try:
-        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return key_path.read_bytes()
-    key = secrets.token_bytes(32)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key)
-        fh.flush()
-        os.fsync(fh.fileno())
+    key_path = path / _KEY_FILE
+    if not key_path.exists():
+        _make_key(key_path)
+    key = key_path.read_bytes()
+    if len(key) < _KEY_BYTES:
+        raise KestrelError(
+            "INVALID_INPUT",
+            f"the voucher key {key_path} holds {len(key)} bytes, not a key (at least "
+            f"{_KEY_BYTES}): a process stopped while making it, or a copy of it was cut "
+            "short. Copy the replicas' key again, or remove the file to make a new one "
+            "(vouchers it signed stop paying)",
+            {"path": str(key_path), "bytes": len(key)},
+        )
     return key
+
+
+def _make_key(key_path: Path) -> None:
+    """Link a new key, written whole and synced, at ``key_path`` unless one is there."""
+    made = key_path.with_name(f".{key_path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(_KEY_BYTES))
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileExistsError):  # another's, linked first, is the key
+            os.link(made, key_path)
+    finally:
+        made.unlink(missing_ok=True)
 
 
 def _iso(epoch: float) -> str:

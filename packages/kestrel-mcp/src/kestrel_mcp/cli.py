@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import click
 import kestrel_sdk
+from kestrel_protocol import KestrelError
 from kestrel_protocol.confined import ConfinedTransport
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.settings import KestrelSettings
@@ -45,6 +46,11 @@ def _api_token(settings: KestrelSettings) -> str | None:
         return token
     try:
         return open_secret_store(settings.home).reveal("KESTREL_API_TOKEN")
+    except KestrelError as exc:  # the store's refusals name what is wrong, never a value
+        logger.warning(
+            "no KESTREL_API_TOKEN: the secret store refused: %s: %s", exc.code, exc.message
+        )
+        return None
     except Exception as exc:
         logger.warning("no KESTREL_API_TOKEN (secret store unavailable: %s)", type(exc).__name__)
         return None

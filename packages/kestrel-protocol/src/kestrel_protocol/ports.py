@@ -199,7 +199,8 @@ class FeedWaiter(Protocol):
     """Waits for a forward scenario's tape to grow (``advance 1 wait 30s``).
 
     Contract: ``wait`` returns ``True`` as soon as the scenario's tape holds at least
-    ``bars_needed`` bars (published by any process on the store), ``False`` when
+    ``bars_needed`` bars (published by any process on the store) or its feed is frozen
+    (the tape grows no more: the submission then stands down at its end), ``False`` when
     ``seconds`` pass first. It is the composition root's: the runtime never reads a
     clock, so the waiting (and its wall clock) lives outside it.
     """

@@ -23,8 +23,9 @@ class FeedBar:
     ``index`` is the bar's index in the whole tape (a declared prefix's bars come
     first); ``rows`` its canonical tape rows (every symbol of ``time``, LF-ended);
     ``prefix_root`` the root of the tape's prefix ending with it (the chain of
-    :mod:`kestrel_sdk.runtime.feed`); ``published_at`` the UTC text the caller (the
-    door) stamped it with, outside every root.
+    :mod:`kestrel_sdk.runtime.feed`); ``published_at`` the UTC text of the caller's
+    clock (the door's), read by the store as the bar became visible (``""`` on a bar
+    not stored yet), outside every root.
     """
 
     index: int

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -268,6 +271,39 @@ def test_a_link_out_of_the_scenario_directory_is_not_read_nor_echoed(
     )
     assert "links outside the scenario directory" in checked.output
     assert "root:x" not in checked.output
+
+
+_LIST_PROBLEMS = """
+import json, sys
+from kestrel_sdk.runtime.catalog import load_catalog
+index = load_catalog([sys.argv[1]])
+print(json.dumps([index.get("fine") is not None, sorted(str(p) for p in index.problems)]))
+"""
+
+
+def test_a_fifo_for_a_tape_or_news_is_a_problem_not_a_listing_that_never_ends(
+    tmp_path: Path, make_scenario: MakeScenario
+) -> None:
+    catalog = tmp_path / "catalog"
+    make_scenario(catalog, "fine")
+    piped_tape = make_scenario(catalog, "piped-tape")
+    (piped_tape / "tape.csv").unlink()
+    os.mkfifo(piped_tape / "tape.csv")
+    os.mkfifo(make_scenario(catalog, "piped-news") / "news.jsonl")
+    listed = subprocess.run(  # in a process of its own: a read of a FIFO never returns
+        [sys.executable, "-c", _LIST_PROBLEMS, str(catalog)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(listed.stdout) == [
+        True,
+        [
+            f"{catalog / 'piped-news' / 'news.jsonl'}: news.jsonl is not a regular file",
+            f"{catalog / 'piped-tape' / 'tape.csv'}: tape.csv is not a regular file",
+        ],
+    ]
 
 
 def test_a_file_that_is_no_tape_is_not_echoed(tmp_path: Path, make_scenario: MakeScenario) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -67,6 +68,8 @@ MALFORMED: list[tuple[str, str, int | None, str]] = [
         2,
         "volume 12345678901 is too large for a tape whose volumes have 8 decimal places",
     ),
+    ("price-digits", HEAD + ROW1.replace("10.50", "9" * 5000), 2, "9999 is too large"),
+    ("zero-padded-price", HEAD + ROW1.replace("9.90", "0" * 5000 + "10.05"), 2, "low <= open"),
     ("empty-line", HEAD + ROW1 + "\n" + ROW2, 3, "empty line"),
     ("quoted-field", HEAD + ROW1.replace("FOO", '"FOO"'), 2, "unknown symbol"),
 ]
@@ -134,6 +137,24 @@ def test_broken_gzip_is_reported(
     (problem,) = load_catalog([tmp_path]).problems
     assert problem.path == bad / "tape.csv.gz"
     assert "cannot read the tape" in problem.reason
+
+
+def test_a_gzip_bomb_of_one_endless_line_is_refused_without_holding_it(
+    tmp_path: Path, make_scenario: MakeScenario, good_toml: str
+) -> None:
+    toml = good_toml.replace('"tape.csv"', '"tape.csv.gz"')
+    bomb = gzip.compress(HEAD.encode() + b"9" * (96 << 20), compresslevel=9)  # ~100 kB
+    bad = make_scenario(tmp_path, "bomb", toml=toml, tape_bytes=bomb, tape_name="tape.csv.gz")
+    load_catalog([])  # the shipped scenarios, read once per process, before measuring
+    tracemalloc.start()
+    try:
+        (problem,) = load_catalog([tmp_path]).problems
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (problem.path, problem.line) == (bad / "tape.csv.gz", None)
+    assert problem.reason == "a line is longer than 1048576 bytes: not a tape"
+    assert peak < 16 << 20  # a line of 96 MiB was held (twice) before
 
 
 def test_gzip_tape_loads(tmp_path: Path, make_scenario: MakeScenario, good_toml: str) -> None:

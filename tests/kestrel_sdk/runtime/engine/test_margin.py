@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.surface import prompts
 from kestrel_sdk import create_sdk, local_transport
 from kestrel_sdk.runtime.catalog import load_catalog
@@ -266,3 +268,94 @@ def test_the_trading_brief_states_the_margin_terms_and_a_cash_brief_does_not(
         " 0.05 a year on shorts, interest 0.02 a year on cash" in brief
     )
     assert "margin" not in anyio.run(_brief, Path(tmp_path / "empty"), "acme-trend")
+
+
+def test_a_call_the_session_ends_at_is_not_reported_as_liquidated_at_the_next_open(
+    tmp_path: Path,
+) -> None:
+    """A session that stands down or closes at the bar of its margin call never reaches
+    the next open: its grade says no liquidation followed (it used to name bar 4's)."""
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    _scenario(catalog, "crash", CRASH, **margin)
+    called = ["buy 200 CRSH\nadvance", "advance 2"]  # bar 3's close calls the account
+    details = {}
+    for ending in ('stand down "done"', None):
+        seen = anyio.run(_run, catalog, "crash", called + ([ending] if ending else []))
+        assert [(e.type, e.bar) for e in seen["frames"][1].events if e.type == "margin-call"] == [
+            ("margin-call", 3)
+        ]
+        assert "margin-call" not in [o.reason for o in seen["blotter"].orders]
+        check = next(c for c in seen["grade"].conformance.checks if c.id == "no-margin-call")
+        assert check.passed is False
+        details[ending] = check.detail
+    stood, closed = details.values()
+    assert (
+        stood
+        == closed
+        == (
+            "margin call at bar 3 (2024-01-04T00:00:00Z): equity 2000.00 below the maintenance"
+            " margin 3000.00; no liquidation followed: the session ended at that bar;"
+            " interest 0.00, borrow cost 0.00"
+        )
+    )
+
+
+def test_an_order_placed_after_an_advance_on_a_margin_account_is_named_by_alias(
+    tmp_path: Path,
+) -> None:
+    """An advance that meets a margin call places the liquidation orders first, and they
+    take the next ids: ``cancel o2`` meant the limit buy written above it, but o2 became
+    the liquidation and the buy stayed open. Such a reference is K204, naming the way
+    out; an alias finds the order whatever its id."""
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    _scenario(catalog, "crash", CRASH, **margin)
+    loaded = load_catalog([catalog]).get("crash")
+    assert loaded is not None
+    engine = SessionEngine(loaded, "ks_ids")
+    engine.submit("buy 200 CRSH\nadvance")
+    with pytest.raises(KestrelError) as refused:
+        engine.submit("advance 3\nbuy 10 CRSH limit 1 tif gtc\ncancel o2")
+    assert refused.value.code == RefusalCode.INVALID_SOURCE
+    (diagnostic,) = refused.value.detail["diagnostics"]
+    assert (diagnostic["code"], diagnostic["line"], diagnostic["column"]) == ("K204", 3, 8)
+    assert diagnostic["message"] == (
+        "order reference 'o2': on a margin account an order placed after an advance of the"
+        " same source has no id known in advance (a margin call's liquidation orders take"
+        " the next ids); name it with `as`"
+    )
+    engine.submit("advance 3\nbuy 10 CRSH limit 1 tif gtc as low\ncancel low")
+    assert [(o.id, o.reason, o.status) for o in engine.orders] == [
+        ("o1", None, "filled"),
+        ("o2", "margin-call", "filled"),
+        ("o3", "statement", "cancelled"),
+    ]
+    # an order placed before the advance keeps the id the source counts on
+    again = SessionEngine(loaded, "ks_ids")
+    again.submit("buy 200 CRSH\nbuy 10 CRSH limit 1 tif gtc\nadvance 4\ncancel o2")
+    assert [(o.id, o.reason, o.status) for o in again.orders][:2] == [
+        ("o1", None, "filled"),
+        ("o2", "margin-call", "cancelled"),
+    ]
+
+
+def test_a_call_at_the_tape_s_last_bar_is_followed_by_the_end_of_tape_stand_down(
+    tmp_path: Path,
+) -> None:
+    catalog = tmp_path / "catalog"
+    margin = {"leverage": "2", "maintenance_margin": "0.25", "borrow_rate": "0", "cash_rate": "0"}
+    late = [*CRASH[:2], *[(t, "100", "101", "99", "100") for t, *_ in CRASH[2:5]]]
+    late.append(("2024-01-06T00:00:00Z", "100", "100", "55", "60"))  # the last bar crashes
+    _scenario(catalog, "late", late, **margin)
+    seen = anyio.run(_run, catalog, "late", ["buy 200 CRSH\nadvance", "advance 10"])
+    assert [(e.type, e.bar) for e in seen["frames"][1].events if e.type != "fill"] == [
+        ("margin-call", 5),
+        ("accepted", 5),
+        ("stood-down", 5),
+    ]
+    check = next(c for c in seen["grade"].conformance.checks if c.id == "no-margin-call")
+    assert check.detail == (
+        "margin call at bar 5 (2024-01-06T00:00:00Z): equity 2000.00 below the maintenance"
+        " margin 3000.00; the tape ended there; interest 0.00, borrow cost 0.00"
+    )

@@ -43,7 +43,7 @@ def test_no_session_opens_before_the_first_bar(tmp_path: Path, runtime_store_url
         runtime.open_session("alice", SCENARIO_ID)
     assert caught.value.code == RefusalCode.BAR_NOT_PUBLISHED
     assert caught.value.detail == {"bar": 0, "retryable": True}
-    runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     assert runtime.open_session("alice", SCENARIO_ID).session_id is not None
 
 
@@ -51,7 +51,7 @@ def test_an_advance_past_the_edge_is_refused_and_journals_nothing(
     tmp_path: Path, runtime_store_url: str
 ) -> None:
     runtime = _runtime(tmp_path, runtime_store_url)
-    runtime.append_bars(SCENARIO_ID, bars(0, 2), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0, 2), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     assert (
@@ -73,13 +73,13 @@ def test_a_published_bar_is_tradable_at_once_and_each_frame_binds_its_prefix(
     tmp_path: Path, runtime_store_url: str
 ) -> None:
     runtime = _runtime(tmp_path, runtime_store_url)
-    first = runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    first = runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     opening = runtime.frame("alice", sid).model().frame
     assert opening.tape_prefix == first.prefix_root
     _refused(runtime, sid, "advance 1")
-    added = runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
+    added = runtime.append_bars(SCENARIO_ID, bars(1), clock=lambda: AT)
     step = runtime.submit("alice", sid, "advance 1").model().delivery.frame
     assert (step.clock.bar, step.tape_prefix) == (1, added.prefix_root)
     assert step.marks["ACME"] == "100.01"
@@ -90,17 +90,17 @@ def test_a_bar_appended_through_one_runtime_is_tradable_through_another(
 ) -> None:
     a = _runtime(tmp_path, store_url)
     b = _runtime(tmp_path, store_url)
-    a.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    a.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     sid = b.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     assert b.submit("alice", sid, "buy 1 ACME").model().delivery.frame.clock.bar == 0
     _refused(b, sid, "advance 1")  # B holds the session at the edge
     for index in range(1, 4):
-        a.append_bars(SCENARIO_ID, bars(index), published_at=AT)
+        a.append_bars(SCENARIO_ID, bars(index), clock=lambda: AT)
         assert b.submit("alice", sid, "advance 1").model().delivery.frame.clock.bar == index
         # and A, which never served this session, picks it up where B left it
         assert a.frame("alice", sid).model().frame.clock.bar == index
-    a.append_bars(SCENARIO_ID, bars(4), published_at=AT)
+    a.append_bars(SCENARIO_ID, bars(4), clock=lambda: AT)
     assert a.submit("alice", sid, "advance 1").model().delivery.frame.clock.bar == 4
     assert b.frame("alice", sid).model().frame.clock.bar == 4
 
@@ -111,7 +111,7 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
     """A ``tif day`` order placed at the edge, when whether its day goes on is not
     known: its session, rebuilt on the grown tape, reproduces every frame root."""
     runtime = _runtime(tmp_path, store_url, prefix=569)  # bars 0-568; 570 is the next day
-    runtime.append_bars(SCENARIO_ID, bars(569), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(569), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     runtime.submit("alice", sid, f"advance to {bar_time(568)}").model()
@@ -121,7 +121,7 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
     assert placed.clock.bar == 569
     assert [(o.id, o.status) for o in placed.orders] == [("o1", "new")]
     assert placed.positions[0].qty == 2
-    runtime.append_bars(SCENARIO_ID, bars(570, 4), published_at=AT)  # 570: the next day
+    runtime.append_bars(SCENARIO_ID, bars(570, 4), clock=lambda: AT)  # 570: the next day
     moved = runtime.submit("alice", sid, "advance 2").model().delivery.frame
     expired = [e for e in moved.events if e.type == "expired"]
     assert [(e.order, e.bar) for e in expired] == [("o1", 569)]  # at its day's last bar
@@ -142,7 +142,7 @@ def test_a_day_order_at_the_edge_replays_identically_after_the_day_ends(
 
 def test_a_forward_session_is_served_sealed_up_to_its_clock(tmp_path: Path) -> None:
     runtime = _runtime(tmp_path, "memory:")
-    runtime.append_bars(SCENARIO_ID, bars(0, 3), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0, 3), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     runtime.submit("alice", sid, "advance 1").model()

@@ -33,7 +33,7 @@ def _traded(tmp_path: Path, url: str, prefix: int) -> tuple[Runtime, list[str]]:
         [forward_catalog(tmp_path, prefix=prefix)],
         store=open_runtime_store(url),
     )
-    runtime.append_bars(SCENARIO_ID, bars(prefix, 1), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(prefix, 1), clock=lambda: AT)
     sids = []
     for label in ("a", "b", "c"):
         sid = runtime.open_session("alice", SCENARIO_ID, label).session_id
@@ -46,7 +46,7 @@ def _traded(tmp_path: Path, url: str, prefix: int) -> tuple[Runtime, list[str]]:
         for n, sid in enumerate(sids):
             source = ["buy 3 ACME", "buy 2 BETA limit 20.00 tif gtc", "sell 1 ACME"][n]
             runtime.submit("alice", sid, source if index % 2 else "cancel all")
-        runtime.append_bars(SCENARIO_ID, bars(index), published_at=AT)
+        runtime.append_bars(SCENARIO_ID, bars(index), clock=lambda: AT)
         for sid in sids:
             runtime.submit("alice", sid, "advance 1")
     runtime.freeze_feed(SCENARIO_ID)

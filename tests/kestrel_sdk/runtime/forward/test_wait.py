@@ -18,7 +18,13 @@ from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 from kestrel_sdk.transports.feed_waiter import StoreFeedWaiter
 
-from tests.kestrel_sdk.runtime.forward.scenarios import SCENARIO_ID, bars, forward_catalog
+from tests.kestrel_sdk.runtime.forward.scenarios import (
+    SCENARIO_ID,
+    bar_rows,
+    bar_time,
+    bars,
+    forward_catalog,
+)
 
 AT = "2026-12-01T14:31:02Z"
 
@@ -30,9 +36,11 @@ class _Told(StoreFeedWaiter):
         super().__init__(runtime_store)  # type: ignore[arg-type]
         self._then = then
         self.waits: list[float] = []
+        self.needed: list[int] = []
 
     def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool:
         self.waits.append(seconds)
+        self.needed.append(bars_needed)
         threading.Thread(target=self._then).start()
         return super().wait(scenario_id, bars_needed, seconds)
 
@@ -42,7 +50,7 @@ def _session(tmp_path: Path, url: str, then: Callable[[], object]) -> tuple[Runt
     store = open_runtime_store(url)
     waiter = _Told(store, then)
     runtime = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=store, waiter=waiter)
-    runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     return runtime, sid, waiter
@@ -55,7 +63,7 @@ def test_a_wait_is_met_by_an_append_from_another_thread(
     runtime, sid, waiter = _session(
         tmp_path,
         runtime_store_url,
-        lambda: holder[0].append_bars(SCENARIO_ID, bars(1), published_at=AT),
+        lambda: holder[0].append_bars(SCENARIO_ID, bars(1), clock=lambda: AT),
     )
     holder.append(runtime)
     frame = runtime.submit("alice", sid, "advance 1 wait 30s").model().delivery.frame
@@ -68,7 +76,7 @@ import sys
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 runtime = Runtime(sys.argv[1], [sys.argv[2]], store=open_runtime_store(sys.argv[3]))
-runtime.append_bars("fwd-live", sys.stdin.buffer.read(), published_at="T")
+runtime.append_bars("fwd-live", sys.stdin.buffer.read(), clock=lambda: "T")
 """
 
 
@@ -85,6 +93,64 @@ def test_a_wait_is_met_by_an_append_from_another_process(tmp_path: Path, store_u
     assert waiter.waits == [60]
 
 
+def test_a_freeze_ends_a_wait_and_the_session_stands_down_at_the_tape_s_end(
+    tmp_path: Path, runtime_store_url: str
+) -> None:
+    """An agent waiting at the edge when the operator freezes the feed is answered at
+    once: the tape will never hold the bar, so the session stands down ``end-of-tape``
+    (was: it waited its whole wait, then was told the bar was "not published yet:
+    submit again once it is")."""
+    holder: list[Runtime] = []
+    runtime, sid, waiter = _session(
+        tmp_path, runtime_store_url, lambda: holder[0].freeze_feed(SCENARIO_ID)
+    )
+    holder.append(runtime)
+    answered = runtime.submit("alice", sid, "advance 1 wait 30s").model()
+    assert waiter.waits == [30.0]
+    assert (answered.delivery.frame.clock.bar, answered.disposition) == (0, "stood-down")
+    assert answered.stand_down is not None
+    assert answered.stand_down.reason == "end-of-tape"
+
+
+def test_advance_to_a_later_time_waits_for_its_bar_not_the_next(
+    tmp_path: Path, runtime_store_url: str
+) -> None:
+    """``advance to T wait 30s`` three bars ahead, the feed publishing them one by one:
+    the submission waits for the bar at ``T`` and applies there (was: it was refused
+    ``BAR_NOT_PUBLISHED`` as soon as the next bar came, its wait unspent)."""
+    holder: list[Runtime] = []
+
+    def feed() -> None:
+        for index in (1, 2, 3):
+            holder[0].append_bars(SCENARIO_ID, bars(index), clock=lambda: AT)
+
+    runtime, sid, waiter = _session(tmp_path, runtime_store_url, feed)
+    holder.append(runtime)
+    source = f"advance to {bar_time(3)} wait 30s"
+    frame = runtime.submit("alice", sid, source).model().delivery.frame
+    assert frame.clock.bar == 3
+    assert waiter.waits == [30.0]
+    assert waiter.needed == [4]  # bars 0 to 3: the bar at T
+
+
+def test_advance_to_a_time_a_gap_reached_applies_when_its_wait_ends(tmp_path: Path) -> None:
+    """The feed skips bars 1 to 4 (a gap: its next bar is bar 5's time): ``advance to``
+    bar 2's time is reached by that bar though the tape holds fewer bars than its
+    interval counts to it; when the wait ends the edge decides once more, and the
+    submission applies (the session stays at bar 0, the last bar up to that time)."""
+    holder: list[Runtime] = []
+    gap = bar_rows(5).encode()
+    runtime, sid, waiter = _session(
+        tmp_path,
+        "memory:",
+        lambda: holder[0].append_bars(SCENARIO_ID, gap, clock=lambda: AT),
+    )
+    holder.append(runtime)
+    answered = runtime.submit("alice", sid, f"advance to {bar_time(2)} wait 100ms").model()
+    assert (answered.pentad.seq, answered.delivery.frame.clock.bar) == (1, 0)
+    assert waiter.waits == [0.1]
+
+
 def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
     runtime, sid, waiter = _session(tmp_path, "memory:", lambda: None)
     with pytest.raises(KestrelError) as caught:
@@ -95,7 +161,7 @@ def test_a_wait_that_runs_out_is_refused_retryable(tmp_path: Path) -> None:
     with pytest.raises(KestrelError):  # no wait asked: refused at once, no waiting
         runtime.submit("alice", sid, "advance 1").model()
     assert waiter.waits == [0.05]
-    runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(1), clock=lambda: AT)
     assert runtime.submit("alice", sid, "advance 1 wait 50ms").model().delivery.frame.clock.bar == 1
     # the wait is part of the source: a fresh runtime replays the session identically
     again = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=runtime.store)

@@ -31,7 +31,7 @@ import sys
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 runtime = Runtime(sys.argv[1], [sys.argv[2]], store=open_runtime_store(sys.argv[3]))
-runtime.append_bars("fwd-live", sys.stdin.buffer.read(), published_at="T")
+runtime.append_bars("fwd-live", sys.stdin.buffer.read(), clock=lambda: "T")
 """
 
 
@@ -58,7 +58,7 @@ def _session(tmp_path: Path, url: str, waiter: Callable[[object], _Counted]) -> 
     forward_catalog(tmp_path)
     store = open_runtime_store(url)
     runtime = Runtime(tmp_path / "home", [tmp_path / "catalog"], store=store, waiter=waiter(store))
-    runtime.append_bars(SCENARIO_ID, bars(0), published_at=AT)
+    runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     sid = runtime.open_session("alice", SCENARIO_ID).session_id
     assert sid is not None
     return runtime, sid
@@ -116,7 +116,7 @@ def test_a_dropped_listener_is_replaced_and_waiters_keep_their_deadline(
             with psycopg.connect(postgres_dsn, autocommit=True) as conn:
                 conn.execute("SELECT pg_terminate_backend(%s)", (found[0],))
             dropped.set()
-        runtime.append_bars(SCENARIO_ID, bars(1), published_at=AT)
+        runtime.append_bars(SCENARIO_ID, bars(1), clock=lambda: AT)
 
     def waiter(store: object) -> _Counted:
         counted.append(_Counted(store, drop_then_append))

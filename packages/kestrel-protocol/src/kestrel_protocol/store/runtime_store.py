@@ -8,7 +8,7 @@ sweeps and tests).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
@@ -160,11 +160,15 @@ class RuntimeStore(Protocol):
       (a database server): the runtime then checks a session's head before each use.
     - Operation tokens map to (principal, session) so any process can resume them.
     - A forward tape's bars are keyed ``(scenario, index)``: ``append_feed`` writes a
-      batch in one transaction, committed before it returns; an index taken, or a feed
-      frozen, raises :class:`~kestrel_protocol.store_feed.FeedConflict` and writes
-      nothing. ``feed_bars(sid, after)`` returns the bars with index >= ``after`` in
-      order; ``feed_state`` is ``None`` for a scenario the store holds nothing of;
-      ``set_feed_state`` changes only the flags given (frozen, unsealed).
+      batch (consecutive indexes) in one transaction, committed before it returns; an
+      index taken, or a feed frozen, raises
+      :class:`~kestrel_protocol.store_feed.FeedConflict` and writes nothing. Each bar's
+      ``published_at`` is ``clock()``, read once, after the batch is checked and
+      written, as the last thing before the commit (no reader saw the batch before,
+      however long it took); the bars given carry none. ``feed_bars(sid, after)``
+      returns the bars with index >= ``after`` in order; ``feed_state`` is ``None``
+      for a scenario the store holds nothing of; ``set_feed_state`` changes only the
+      flags given (frozen, unsealed).
     - ``prune`` removes a closed, graded session's steps (journal rows, pentads,
       lookahead reads, operation tokens) in one transaction and marks it pruned; its row,
       record, head frame, blotter and grade stay, and horizons are never touched (a
@@ -245,7 +249,9 @@ class RuntimeStore(Protocol):
 
     # forward tapes: appended bars keyed (scenario, index) and the window's state
     def feed_bars(self, scenario_id: str, after: int = 0) -> list[FeedBar]: ...
-    def append_feed(self, scenario_id: str, bars: list[FeedBar]) -> None: ...
+    def append_feed(
+        self, scenario_id: str, bars: list[FeedBar], clock: Callable[[], str]
+    ) -> None: ...
     def feed_state(self, scenario_id: str) -> FeedStatus | None: ...
     def set_feed_state(
         self, scenario_id: str, *, frozen: bool | None = None, unsealed: bool | None = None

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ForwardWindow", "forward_window"]
+__all__ = ["ForwardWindow", "forward_window", "tape_times"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ def _predicate(data: dict[str, Any]) -> dict[str, Any]:
     return _member(statement, "predicate")
 
 
-def _times(data: dict[str, Any]) -> tuple[str, ...]:
+def tape_times(data: dict[str, Any]) -> tuple[str, ...]:
     """The times of the proof's tape: the embedded one's, else the catalog scenario's of
     that id and root (verification found one or the other)."""
     embedded = _member(data, "embedded")
@@ -97,6 +97,6 @@ def forward_window(data: dict[str, Any]) -> ForwardWindow | None:
     last = _member(_member(data, "head"), "clock").get("time")
     if not bars:
         return ForwardWindow(None, last if isinstance(last, str) else None, 0)
-    times = _times(data)
+    times = tape_times(data)
     first = times[min(bars)] if 0 <= min(bars) < len(times) else None
     return ForwardWindow(first, last if isinstance(last, str) else None, len(bars))

@@ -4,7 +4,9 @@ An agent that trades ten bars of 2,520 and stops would rank on a ten-bar Sharpe;
 grade alone passes it. The board fails such a row, saying "stopped at bar 10 of 2519".
 The session's last bar is the clock of the proof's head (the frame replay reproduced);
 the last bar it could have traded is its clock plus what remained (or, where a sealed
-door's frame does not say what remains, the scenario's bar count less one), unless the
+door's frame does not say what remains, the scenario's bar count less one: for a forward
+scenario, whose terms count its declared prefix alone, the bars of the tape the proof
+embeds, as it grew to its freeze), unless the
 runtime stood it down at the scenario's ``maxDrawdown``: then the window ended there,
 and a session that lost that much is ranked with its loss, never dropped.
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
+
+from .forward import tape_times
 
 __all__ = ["WHOLE_WINDOW", "stopped_early", "window"]
 
@@ -60,6 +64,8 @@ def window(data: dict[str, Any]) -> tuple[int, int] | None:
     if isinstance(remaining, int):
         return bar, bar + remaining
     bars = _member(terms, "tape").get("bars")
+    if _member(terms, "forward") and isinstance(_member(data, "embedded").get("tape"), str):
+        bars = len(tape_times(data))  # its tape as it grew (its terms count the prefix alone)
     return (bar, bars - 1) if isinstance(bars, int) else None
 
 

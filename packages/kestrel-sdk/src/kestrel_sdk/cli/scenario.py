@@ -17,6 +17,13 @@ from .show import json_text
 __all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put", "wrote"]
 
 _SHOWN_PROBLEMS = 100
+_MARGIN_DEFAULTS = {
+    "leverage": "2",
+    "maintenance_margin": "0.25",
+    "borrow_rate": "0",
+    "cash_rate": "0",
+}
+"""A margin account's terms where ``--account margin`` names none."""
 
 
 @click.group("scenario")
@@ -91,12 +98,10 @@ def where_to_put(target: Path) -> list[str]:
     show_default=True,
     help="A cash account, or a margin account (the four terms below).",
 )
-@click.option("--leverage", default="2", show_default=True, help="Margin: gross / equity cap.")
-@click.option(
-    "--maintenance-margin", default="0.25", show_default=True, help="Margin: equity / gross floor."
-)
-@click.option("--borrow-rate", default="0", show_default=True, help="Margin: per year on shorts.")
-@click.option("--cash-rate", default="0", show_default=True, help="Margin: per year on cash.")
+@click.option("--leverage", help="Margin: gross / equity cap.  [default: 2]")
+@click.option("--maintenance-margin", help="Margin: equity / gross floor.  [default: 0.25]")
+@click.option("--borrow-rate", help="Margin: per year on shorts.  [default: 0]")
+@click.option("--cash-rate", help="Margin: per year on cash.  [default: 0]")
 @click.option("--sealed", is_flag=True, help="Seal it: no face serves its tape (neutral title).")
 @click.option("--title", help="Default: symbols and interval (no dates).")
 @click.option("--bars-per-year", type=int, help="Default by interval (252 for 1d).")
@@ -123,10 +128,10 @@ def new(  # noqa: PLR0917 - one parameter per click option
     shortable: bool,
     lot: str,
     account_kind: str,
-    leverage: str,
-    maintenance_margin: str,
-    borrow_rate: str,
-    cash_rate: str,
+    leverage: str | None,
+    maintenance_margin: str | None,
+    borrow_rate: str | None,
+    cash_rate: str | None,
     sealed: bool,
     title: str | None,
     bars_per_year: int | None,
@@ -142,20 +147,27 @@ def new(  # noqa: PLR0917 - one parameter per click option
     )
 
     failed = source  # the file a problem is in
+    given = {
+        "leverage": leverage,
+        "maintenance_margin": maintenance_margin,
+        "borrow_rate": borrow_rate,
+        "cash_rate": cash_rate,
+    }
+    if account_kind == "cash" and any(value is not None for value in given.values()):
+        named = ", ".join(f"--{key.replace('_', '-')}" for key, v in given.items() if v is not None)
+        raise fail(
+            "INVALID_ARGUMENT",
+            f"{named}: a margin account's terms; add --account margin (a cash account has"
+            " none); nothing written",
+        )
+    margin = {key: value or _MARGIN_DEFAULTS[key] for key, value in given.items()}
     terms = ScenarioTermsInput(
         title=title,
         cash=cash,
         fee_bps=fees_bps,
         shortable=shortable,
         lot=lot,
-        margin=None
-        if account_kind == "cash"
-        else {
-            "leverage": leverage,
-            "maintenance_margin": maintenance_margin,
-            "borrow_rate": borrow_rate,
-            "cash_rate": cash_rate,
-        },
+        margin=None if account_kind == "cash" else margin,
         bars_per_year=bars_per_year,
         sealed=sealed,
     )
@@ -187,10 +199,17 @@ def new(  # noqa: PLR0917 - one parameter per click option
         )
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
+    if target.name.startswith("."):  # the catalog never reads one: it is where writes stage
+        raise fail(
+            "INVALID_ARGUMENT",
+            f"{target} is a hidden directory, which the catalog does not read; name it without "
+            "the leading dot",
+        )
     try:
         written = imported.write(target).resolve()
-    except (FileExistsError, OSError) as error:
-        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+    except OSError as error:  # the write's own refusal has no errno; the system's, a reason
+        reason = str(error) if error.errno is None else f"cannot write {target}: {error.strerror}"
+        raise fail("INVALID_ARGUMENT", f"{reason}; nothing written") from None
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))

@@ -6,8 +6,10 @@ as an import is (by the tape readers of :mod:`.catalog.tapes`), idempotent by ba
 (the identical bar again is a duplicate, nothing written; a different bar at a published
 time is refused naming the time and what differs), atomic and durable in the store
 before it is acknowledged. Every bar's prefix root is committed with it (the chain of
-:mod:`.catalog.forward_tape`). The time a bar was published is the caller's (the door's
-clock): the runtime never reads a clock, and no root holds it.
+:mod:`.catalog.forward_tape`). The time a bar was published is read from the caller's
+clock (the door's) by the store, in the append's transaction as the last thing before
+its commit: never before the batch was validated and written. The runtime never reads a
+clock itself, and no root holds the time.
 
 Sessions trade at the edge (:mod:`.live`): each process's copy of the tape is a cache
 of the store, refreshed when a session needs a bar past it, so a bar appended through
@@ -21,13 +23,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.store import RuntimeStore
 from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
-from .catalog.forward_tape import grown_tape, prefix_link
+from .catalog.forward_tape import GrowingTape, bar_epoch, prefix_link
 from .catalog.model import CatalogIndex, LoadedScenario
 from .catalog.tapes import HEADER, parse_tape, render_tape
 from .catalog.terms import INTERVAL_SECONDS
@@ -82,10 +83,6 @@ def _invalid(message: str, **detail: object) -> KestrelError:
     return KestrelError(RefusalCode.INVALID_ARGUMENT, message, dict(detail))
 
 
-def _epoch(time: str) -> int:
-    return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
-
-
 class Feed:
     """One forward scenario's tape over ``store``: the declared prefix of ``declared``
     (the catalog's scenario) and the bars published since."""
@@ -104,6 +101,7 @@ class Feed:
         self._prefix_text = render_tape(prefix)
         self._prefix_bars = len(prefix)
         self._prefix_times = prefix.times
+        self._prefix_set = frozenset(prefix.times)
         self._head = forward.head
         self._volume_scale = prefix.volume_scale
         self._scale = prefix.scale
@@ -111,7 +109,10 @@ class Feed:
         self._step = INTERVAL_SECONDS[scenario.tape.interval]
         self._lock = threading.Lock()
         self._bars: list[FeedBar] = []  # the appended bars this process has read
-        self._loaded: LoadedScenario = declared  # the tape as of ``_bars``
+        self._rows_at: dict[str, str] = {}  # their rows by time
+        self._growing: GrowingTape | None = None  # their tape, read as they come
+        self._loaded: LoadedScenario | None = declared  # the tape as of ``_bars`` (None:
+        # not made since the last bars were read; made when asked)
         self._roots: list[str] = [self._head] * self._prefix_bars
         self._unsealed = False  # once published, for good
 
@@ -123,17 +124,24 @@ class Feed:
             after = self._prefix_bars + len(self._bars)
             new = self.store.feed_bars(self.id, after=after)
             if new:
+                if self._growing is None:
+                    self._growing = GrowingTape(self._prefix_text, self._ticks, self._scale)
+                self._growing.extend([bar.rows for bar in new])
                 self._bars.extend(new)
                 self._roots.extend(bar.prefix_root for bar in new)
-                self._loaded = self._grown()
+                self._rows_at.update((bar.time, bar.rows) for bar in new)
+                self._loaded = None
             return self._prefix_bars + len(self._bars)
 
     def loaded(self, bars: int = 0) -> LoadedScenario:
         """The scenario over its tape as published, refreshed from the store when fewer
         than ``bars`` bars are known here."""
-        if len(self._loaded.tape) < bars:
+        if self._prefix_bars + len(self._bars) < bars:
             self.refresh()
-        return self._loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._grown()
+            return self._loaded
 
     def roots(self) -> list[str]:
         """The prefix root ending with each known bar, by index (a prefix bar's is the
@@ -164,9 +172,8 @@ class Feed:
         return prefix + [(bar.index, bar.time, bar.published_at) for bar in self._bars]
 
     def _grown(self) -> LoadedScenario:
-        tape = grown_tape(
-            self._prefix_text, [bar.rows for bar in self._bars], self._ticks, self._scale
-        )
+        assert self._growing is not None  # bars were read
+        tape = self._growing.tape()
         declared = self.declared
         grown = LoadedScenario(
             declared.scenario,
@@ -182,8 +189,9 @@ class Feed:
 
     # -- appending -----------------------------------------------------------------------
 
-    def append(self, data: bytes, *, published_at: str) -> FeedAppend:
-        """Publish the bars of ``data`` (tape CSV, header optional), all or none."""
+    def append(self, data: bytes, *, clock: Callable[[], str]) -> FeedAppend:
+        """Publish the bars of ``data`` (tape CSV, header optional), all or none; each
+        is stamped ``clock()`` (UTC text), read by the store as the bars become visible."""
         bars = self._parse(data)
         for _ in range(_RETRIES):
             self.refresh()
@@ -197,9 +205,9 @@ class Feed:
             if not new:
                 status = self.status()
                 return FeedAppend(0, duplicates, status.bars, status.last_time, status.prefix_root)
-            rows = self._chained(new, published_at)
+            rows = self._chained(new)
             try:
-                self.store.append_feed(self.id, rows)
+                self.store.append_feed(self.id, rows, clock)
             except FeedConflict:
                 continue  # another writer published (or froze) first: decide again
             known = self.refresh()
@@ -215,7 +223,8 @@ class Feed:
         """``(time, canonical rows)`` of each bar of ``data``, read as a tape is."""
         text = data.lstrip(b"\xef\xbb\xbf")
         added = 0
-        if not text.lstrip().startswith(HEADER.encode("ascii")):
+        first = text.lstrip()[:1]
+        if not first or first.isdigit():  # rows alone (a first line that is no row: a header)
             text, added = (HEADER + "\n").encode("ascii") + text, 1
         parsed = parse_tape(text, self._ticks, self._scale)
         if isinstance(parsed, list):
@@ -240,8 +249,8 @@ class Feed:
         """The bars not published yet, and how many are published already (identical);
         a different bar at a published time, or a new bar off the interval or before the
         last, is refused."""
-        published = {bar.time: bar.rows for bar in self._bars}
-        prefix = set(self._prefix_times)
+        published = self._rows_at
+        prefix = self._prefix_set
         last = self._bars[-1].time if self._bars else (self._prefix_times[-1:] or ("",))[0]
         new: list[tuple[str, str]] = []
         duplicates = 0
@@ -263,7 +272,7 @@ class Feed:
                     f"bar {time} of {self.id} is not after the last published bar {previous}",
                     time=time,
                 )
-            if previous and (_epoch(time) - _epoch(previous)) % self._step:
+            if previous and (bar_epoch(time) - bar_epoch(previous)) % self._step:
                 raise _invalid(
                     f"bar {time} of {self.id} is not on the {self.declared.scenario.tape.interval}"
                     f" interval after {previous}",
@@ -272,14 +281,15 @@ class Feed:
             new.append((time, rows))
         return new, duplicates
 
-    def _chained(self, new: list[tuple[str, str]], published_at: str) -> list[FeedBar]:
-        """The new bars with their indexes and prefix roots."""
+    def _chained(self, new: list[tuple[str, str]]) -> list[FeedBar]:
+        """The new bars with their indexes and prefix roots (unstamped: the store
+        stamps them)."""
         index = self._prefix_bars + len(self._bars)
         prev = self._roots[-1] if self._roots else self._head
         out: list[FeedBar] = []
         for time, rows in new:
             prev = prefix_link(index, prev, rows)
-            out.append(FeedBar(index, time, rows, prev, published_at))
+            out.append(FeedBar(index, time, rows, prev, ""))
             index += 1
         return out
 

@@ -14,7 +14,7 @@ session's close, grade and proof :mod:`.grading`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -193,10 +193,11 @@ class Runtime:
 
     # -- forward scenarios (see .feed) ----------------------------------------------------
 
-    def append_bars(self, scenario_id: str, data: bytes, *, published_at: str) -> FeedAppend:
+    def append_bars(self, scenario_id: str, data: bytes, *, clock: Callable[[], str]) -> FeedAppend:
         """Publish bars (tape CSV) on a forward scenario's tape, all or none, durable
-        before this returns; ``published_at`` is the caller's clock (UTC text)."""
-        return self._feeds.feed(scenario_id).append(data, published_at=published_at)
+        before this returns; ``clock`` is the caller's (UTC text), read by the store as
+        the bars become visible: their ``published_at``."""
+        return self._feeds.feed(scenario_id).append(data, clock=clock)
 
     def feed_status(self, scenario_id: str) -> FeedStatus:
         """How far a forward scenario's tape has grown; whether frozen, unsealed."""

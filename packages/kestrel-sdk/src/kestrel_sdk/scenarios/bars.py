@@ -211,15 +211,24 @@ def _tick(
 ) -> Decimal | None:
     """``given``, else the fewest decimals (at least 2) that hold every price to float32
     precision: files written from 32-bit floats (Yahoo's ``187.149994`` for 187.15, or
-    ``185.63999938964844``) get their intended tick, exact decimals keep theirs."""
+    ``185.63999938964844``) get their intended tick, exact decimals keep theirs, and
+    prices finer than a tape holds are rounded to its finest tick, 1e-8 (noted both ways)."""
     if given is not None:
         try:
             tick = Decimal(given)
         except InvalidOperation:
             tick = Decimal(0)
-        if not tick.is_finite() or tick <= 0 or places(tick) > MAX_DECIMALS:
+        if (
+            not tick.is_finite()
+            or tick <= 0
+            or places(tick) > MAX_DECIMALS
+            or tick.adjusted() >= _MAX_DIGITS
+        ):
             problems.append(
-                ImportProblem(None, f"tick {given!r} must be a positive decimal no finer than 1e-8")
+                ImportProblem(
+                    None,
+                    f"tick {given!r} must be a positive decimal no finer than 1e-8 and under 1e15",
+                )
             )
             return None
         return tick
@@ -232,17 +241,22 @@ def _tick(
     chosen = next(
         (
             count
-            for count in range(2, min(exact, MAX_DECIMALS))
+            for count in range(2, min(exact, MAX_DECIMALS + 1))
             if all(abs(p - round(p, count)) <= p * _FLOAT32_NOISE for p in prices())
         ),
-        min(exact, MAX_DECIMALS),
+        None,
     )
+    cut = chosen is None and exact > MAX_DECIMALS  # not a float's noise: finer than a tape
+    chosen = min(exact, MAX_DECIMALS) if chosen is None else chosen
     tick = Decimal(1).scaleb(-chosen)
     if chosen < exact:
-        example = scanned.finer[chosen]
+        example, rounded = scanned.finer[chosen], round(scanned.finer[chosen], chosen)
         notes.append(
-            f"prices rounded to the tick {tick:f}: {example} is {round(example, chosen)} "
-            "stored as a binary float (--tick chooses another tick)"
+            f"prices rounded to the tick {tick:f}, the finest a tape holds: {example} is "
+            f"{rounded} (--tick chooses another tick)"
+            if cut
+            else f"prices rounded to the tick {tick:f}: {example} is {rounded} stored as a "
+            "binary float (--tick chooses another tick)"
         )
     return tick
 

@@ -23,6 +23,7 @@ EPOCH_DAY = date(1970, 1, 1).toordinal()
 """The day ordinal of 1970-01-01 (a day's ordinal less this, times 86,400, is its epoch time)."""
 
 _EPOCH = re.compile(r"-?[0-9]+")
+_EPOCH_LONGEST = 24  # characters of an epoch time: year 9999 in nanoseconds has 21 digits
 _FRACTION = re.compile(r":[0-9]{2}[.,]([0-9]+)")  # Python keeps only 6 digits of it
 _ZERO = Decimal(0)
 _PRICE_LIMIT = Decimal(10) ** 12  # the tape's prices have at most 12 integer digits
@@ -52,6 +53,8 @@ def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
     if not text:
         return "the time is empty"
     if _EPOCH.fullmatch(text):
+        if len(text) > _EPOCH_LONGEST:  # past any date: not read (int() refuses 4301 digits)
+            return f"time {text} is out of range"
         value = int(text)
         divisor = next(
             (
@@ -62,12 +65,12 @@ def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
             10**9,
         )
         seconds, rest = divmod(value, divisor)
-        if rest:
-            return f"time {text} has fractions of a second"
         try:
             stamp = _UTC_EPOCH + timedelta(seconds=seconds)
         except OverflowError:
             return f"time {text} is out of range"
+        if rest:
+            return f"time {text} has fractions of a second"
         return stamp, stamp.date(), stamp.time() == time()
     try:
         parsed = datetime.fromisoformat(text)

@@ -203,19 +203,22 @@ def _toml_string(value: str) -> str:
 
 def _lot_toml(lot: int | str) -> str:
     """A lot as ``scenario.toml`` writes it: an integer when whole (as always), else a
-    quoted decimal; a malformed one quoted as given, for the terms check to name."""
+    quoted decimal; a malformed one (or one of more digits than Python writes out) quoted
+    as given, for the terms check to name."""
     if isinstance(lot, str):
         try:
             member = lot_member(lot)
-        except ArithmeticError:
+            return _toml_string(member) if isinstance(member, str) else str(member)
+        except (ArithmeticError, ValueError):
             return _toml_string(lot)
-        return _toml_string(member) if isinstance(member, str) else str(member)
     return str(lot)
 
 
 def _toml(
     scenario_id: str, bars: Bars, terms: ScenarioTermsInput, title: str, description: str
 ) -> str:
+    given = terms.bars_per_year  # 0 too is written, for the terms check to refuse
+    per_year = BARS_PER_YEAR[bars.interval] if given is None else given
     lines = [
         *(["sealed = true"] if terms.sealed else []),
         f"id = {_toml_string(scenario_id)}",
@@ -223,7 +226,7 @@ def _toml(
         f"description = {_toml_string(description)}",
         f"tape = {_toml_string(TAPE_FILE)}",
         f"interval = {_toml_string(bars.interval)}",
-        f"bars_per_year = {terms.bars_per_year or BARS_PER_YEAR[bars.interval]}",
+        f"bars_per_year = {per_year}",
         "",
         "[account]",
         f"cash = {_toml_string(terms.cash)}",

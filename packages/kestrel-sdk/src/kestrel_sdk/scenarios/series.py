@@ -25,10 +25,12 @@ MAX_DECIMALS = 8
 
 
 def places(value: Decimal) -> int:
-    """How many decimals ``value`` needs (``1.50`` needs 1, ``100`` none)."""
-    exponent = value.normalize().as_tuple().exponent
+    """How many decimals ``value`` needs (``1.50`` needs 1, ``100`` none), read off its
+    digits: no arithmetic, so ``1e-999999999`` needs 999999999 rather than overflowing."""
+    _, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)
-    return max(0, -exponent)
+    significant = "".join(map(str, digits)).rstrip("0")
+    return max(0, len(significant) - len(digits) - exponent) if significant else 0
 
 
 class Series:
@@ -134,7 +136,7 @@ class Scanned:
         for price in checked.prices:
             if price.quantize(self._quantum) != price:  # more decimals than any before
                 needed = min(places(price), MAX_DECIMALS + 1)  # more than 8 is all one
-                for fewer in range(self.decimals, min(needed, MAX_DECIMALS)):
+                for fewer in range(self.decimals, needed):
                     self.finer.setdefault(fewer, price)
                 self.decimals = needed
                 self._quantum = Decimal(1).scaleb(-needed)

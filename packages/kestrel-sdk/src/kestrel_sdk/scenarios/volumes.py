@@ -37,8 +37,15 @@ def import_volume(value: Decimal, text: str) -> ImportedVolume | str:
     is none (``Volume -5 is negative``)."""
     if value < 0:
         return f"Volume {text} is negative"
-    exact = canonical_volume(f"{abs(value):f}") or "0"  # abs: -0 is 0
-    kept = _without_noise(abs(value), exact)
+    if not value:
+        return "0", False  # -0 and 0E+99 too
+    if value.adjusted() >= MAX_WHOLE_DIGITS:  # told before its digits are written out
+        return f"Volume {text} is too large"
+    if value.adjusted() < -MAX_PLACES - 1:  # 1e-9 and below: no 8-place decimal's noise
+        return f"Volume {text} has more than {MAX_PLACES} decimal places"
+    exact = canonical_volume(f"{value:f}")
+    assert exact is not None  # positive and finite: plain digits
+    kept = _without_noise(value, exact)
     reason = volume_fault(kept)
     if reason is not None:
         return f"Volume {text} {reason}"

@@ -59,21 +59,29 @@ def watcher_of(store: RuntimeStore) -> FeedWatcher | None:
 
 class StoreFeedWaiter:
     """Waits on ``store`` for a scenario's published bars (re-reading a watched store at
-    least every ``recheck_s``)."""
+    least every ``recheck_s``), at most ``longest_s`` whatever a submission asks (a door
+    ends every wait before its per-call timeout would answer for it)."""
 
-    def __init__(self, store: RuntimeStore, *, recheck_s: float = RECHECK_S) -> None:
+    def __init__(
+        self, store: RuntimeStore, *, recheck_s: float = RECHECK_S, longest_s: float | None = None
+    ) -> None:
         self._store = store
+        self._longest_s = longest_s
         published = getattr(store, "published", None)
         self._published = published if isinstance(published, threading.Condition) else None
         self._watcher = None if self._published is not None else watcher_of(store)
         self._recheck_s = recheck_s if self._watcher is not None else POLL_S
 
     def _enough(self, scenario_id: str, bars_needed: int) -> bool:
+        """Whether the tape holds ``bars_needed`` bars, or is frozen (it grows no more)."""
         state = self._store.feed_state(scenario_id)
-        return state is not None and state.bars >= bars_needed
+        return state is not None and (state.bars >= bars_needed or state.frozen)
 
     def wait(self, scenario_id: str, bars_needed: int, seconds: float) -> bool:
-        """``True`` once the tape holds ``bars_needed`` bars, ``False`` after ``seconds``."""
+        """``True`` once the tape holds ``bars_needed`` bars or is frozen, ``False``
+        after ``seconds``."""
+        if self._longest_s is not None:
+            seconds = min(seconds, self._longest_s)
         condition = self._published
         if condition is not None:
             with condition:

@@ -155,6 +155,7 @@ def local_transport(
     max_live_sessions: int | None = None,
     max_open_orders: int | None = None,
     store_detail: bool = True,
+    longest_wait_s: float | None = None,
 ) -> Transport:
     """The runtime in-process; state persists in the store ``store`` names
     (``sqlite:///PATH``, ``postgresql://…``, or ``memory:`` for training loops, sweeps
@@ -173,7 +174,8 @@ def local_transport(
     and SQLite's reason going to the log; by default the refusal names them. ``sealed`` names
     catalog scenarios to seal besides those whose ``scenario.toml`` says ``sealed = true``;
     ``"ID=SERVED_ID"`` serves one only as a renamed copy under the neutral ``SERVED_ID``
-    (``kestrel_sdk.runtime.catalog.renamed``).
+    (``kestrel_sdk.runtime.catalog.renamed``). ``longest_wait_s`` bounds every wait for a
+    forward tape's bar, whatever a submission asks (a door: within its per-call timeout).
     """
     if runtime is not None:
         own = True if own_artifacts is None else own_artifacts
@@ -193,7 +195,7 @@ def local_transport(
         store=opened,
         max_live_sessions=max_live_sessions,
         max_open_orders=max_open_orders,
-        waiter=StoreFeedWaiter(opened),
+        waiter=StoreFeedWaiter(opened, longest_s=longest_wait_s),
     )
     return LocalTransport(
         built,

@@ -151,7 +151,7 @@ def build_loaded_scenario(
         title=title,
         description=description,
         interval=interval,
-        bars_per_year=bars_per_year or BARS_PER_YEAR[interval],
+        bars_per_year=BARS_PER_YEAR[interval] if bars_per_year is None else bars_per_year,
         cash=cash,
         shortable=shortable,
         max_position=max_position,

@@ -13,20 +13,25 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 
 from kestrel_protocol import root_of, root_of_bytes
 
 from .model import SymbolColumns, Tape
-from .tapes import HEADER, TapeProblem, TapeShape, check_tape, parse_tape
+from .tape_columns import CanonicalColumns
+from .tape_format import tick_units
+from .tapes import HEADER, TapeProblem, TapeShape, check_tape
 from .terms import ScenarioTerms
 
 __all__ = [
     "EMPTY_TAPE_TEXT",
+    "GrowingTape",
+    "bar_epoch",
     "empty_tape",
     "forward_shape",
-    "grown_tape",
     "prefix_link",
     "tape_ticks",
 ]
@@ -38,6 +43,12 @@ EMPTY_TAPE_TEXT = HEADER + "\n"
 def tape_ticks(terms: ScenarioTerms) -> dict[str, str]:
     """Each instrument's tick, by symbol (what the tape readers check prices against)."""
     return {item.symbol: item.tick for item in terms.instruments}
+
+
+def bar_epoch(time: str) -> int:
+    """Seconds since the epoch of a bar's time (``2024-03-01T15:30:00Z``): how far apart
+    two bars are, in intervals, on a tape that grows."""
+    return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
 
 
 def prefix_link(index: int, prev: str, rows: str) -> str:
@@ -72,12 +83,37 @@ def forward_shape(path: Path, terms: ScenarioTerms, limit: int) -> TapeShape | l
     return check_tape(path, tape_ticks(terms), terms.scale, limit=limit)
 
 
-def grown_tape(prefix_text: str, rows: Sequence[str], ticks: Mapping[str, str], scale: int) -> Tape:
-    """The tape of the declared prefix (its canonical text) followed by the published
-    bars' canonical ``rows``; every bar was validated when it was appended."""
-    if not rows and prefix_text == EMPTY_TAPE_TEXT:
-        return empty_tape(list(ticks), scale)
-    parsed = parse_tape("".join([prefix_text, *rows]).encode("utf-8"), ticks, scale)
-    if isinstance(parsed, list):  # pragma: no cover - appends are validated first
-        raise ValueError(f"a published bar does not read as a tape: {parsed[0].reason}")
-    return parsed
+class GrowingTape:
+    """The tape of a declared prefix (its canonical text) followed by the published
+    bars' canonical rows, read once by the canonical tape reader (:mod:`.tape_columns`,
+    which reads a tape a block at a time): each :meth:`extend` reads only its bars (and
+    checks they come after the last), :meth:`tape` is what was read so far. Every bar
+    was validated when it was appended."""
+
+    def __init__(self, prefix_text: str, ticks: Mapping[str, str], scale: int) -> None:
+        self._symbols = list(ticks)
+        self._scale = scale
+        self._reader = CanonicalColumns(tick_units(ticks, scale), scale, keep=True)
+        self._read(prefix_text)
+
+    def extend(self, rows: Sequence[str]) -> None:
+        """Read the next published bars (their canonical rows, in order)."""
+        self._read("".join(rows))
+
+    def tape(self) -> Tape:
+        """The tape read so far; its columns are its own (a tape's columns never change
+        once loaded: the reader's grow on)."""
+        read = self._reader.tape()
+        if read is None:  # the empty prefix alone
+            return empty_tape(self._symbols, self._scale)
+        columns = {
+            symbol: SymbolColumns(
+                held.open[:], held.high[:], held.low[:], held.close[:], held.volume[:]
+            )
+            for symbol, held in read.columns.items()
+        }
+        return replace(read, days=read.days[:], columns=MappingProxyType(columns))
+
+    def _read(self, text: str) -> None:
+        if not self._reader.add(text.encode("utf-8")):  # pragma: no cover - validated first
+            raise ValueError("a published bar does not read as the tape's next bar")

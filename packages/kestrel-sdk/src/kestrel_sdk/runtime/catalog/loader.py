@@ -176,6 +176,8 @@ def _catalog_entries(paths: Sequence[str | Path] | None) -> list[Path]:
 
 def _scenario_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iterator[Path]:
     """Every scenario directory, in path order then by name; an entry may be one itself.
+    A hidden child (``.name``) is none: it is being written, or was left by a write
+    that never finished.
 
     A directory reached twice (the same entry listed twice) is taken once.
     """
@@ -201,27 +203,30 @@ def _candidate_dirs(entries: list[Path], problems: list[CatalogProblem]) -> Iter
             problems.append(CatalogProblem(entry, None, f"cannot list directory: {error}"))
             continue
         for child in children:
-            if child.is_dir() and (child / SCENARIO_FILE).is_file():
+            if not child.name.startswith(".") and (child / SCENARIO_FILE).is_file():
                 yield child
 
 
-def _outside(directory: Path, path: Path) -> CatalogProblem | None:
+def _unsafe_file(directory: Path, path: Path) -> CatalogProblem | None:
     """A problem when ``path`` (a symbolic link, or through one) leads out of the
-    scenario's directory: such a file is not read (a link to ``/etc/passwd`` is no tape)."""
+    scenario's directory: such a file is not read (a link to ``/etc/passwd`` is no tape);
+    or when it is there but is no regular file (a FIFO would hold every listing up)."""
     try:
         inside = path.resolve().is_relative_to(directory.resolve())
     except (OSError, RuntimeError):  # a link loop
         inside = False
-    if inside:
-        return None
-    return CatalogProblem(path, None, f"{path.name} links outside the scenario directory")
+    if not inside:
+        return CatalogProblem(path, None, f"{path.name} links outside the scenario directory")
+    if path.exists() and not path.is_file():
+        return CatalogProblem(path, None, f"{path.name} is not a regular file")
+    return None
 
 
 def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProblem]:
     toml = directory / SCENARIO_FILE
-    outside = _outside(directory, toml)
-    if outside is not None:
-        return [outside]
+    unsafe = _unsafe_file(directory, toml)
+    if unsafe is not None:
+        return [unsafe]
     try:
         toml_bytes = toml.read_bytes()
         text = toml_bytes.decode("utf-8")
@@ -231,9 +236,9 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     if isinstance(terms, list):
         return [CatalogProblem(toml, problem.line, problem.reason) for problem in terms]
     tape_path = directory / terms.tape
-    outside = _outside(directory, tape_path)
-    if outside is not None:
-        return [outside]
+    unsafe = _unsafe_file(directory, tape_path)
+    if unsafe is not None:
+        return [unsafe]
     if terms.forward:
         return _load_forward(directory, terms, toml, tape_path, limit)
     shape = remembered_shape(tape_path, toml_bytes)
@@ -300,9 +305,9 @@ def _user_news(
     path = directory / NEWS_FILE
     if not path.exists():
         return None
-    outside = _outside(directory, path)
-    if outside is not None:
-        return [outside]
+    unsafe = _unsafe_file(directory, path)
+    if unsafe is not None:
+        return [unsafe]
     try:
         data = path.read_bytes()
     except OSError as error:

@@ -26,6 +26,7 @@ from datetime import datetime
 from kestrel_protocol import canonical_json, root_of_bytes
 
 from .tape_format import TIME
+from .terms_check import control_character
 
 __all__ = [
     "CSV_HEADER",
@@ -183,6 +184,11 @@ def _item(
             text.encode("utf-8")
         except UnicodeEncodeError:
             return fault(field, "not valid Unicode text")
+        found = control_character(text, lines=field == "body")  # a headline is one line
+        if found is not None:
+            return fault(
+                field, f"holds the control character {found[0]!r} (character {found.start() + 1})"
+            )
     return NewsItem("", time, symbol, headline, body)
 
 
@@ -195,6 +201,12 @@ def _jsonl_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | NewsPro
         except json.JSONDecodeError as error:
             yield number, NewsProblem(number, f"not a JSON object: {error.msg}")
             continue
+        except RecursionError:
+            yield number, NewsProblem(number, "not a JSON object: nested too deeply")
+            continue
+        except ValueError:  # an integer of more digits than Python converts
+            yield number, NewsProblem(number, "not a JSON object: a number too long")
+            continue
         if not isinstance(value, dict):
             yield number, NewsProblem(number, "not a JSON object")
             continue
@@ -203,11 +215,22 @@ def _jsonl_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | NewsPro
 
 def _csv_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | NewsProblem]]:
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as error:  # a field longer than the csv module reads, say
+        yield 1, NewsProblem(1, f"not CSV: {error}")
+        return
     if header is None or tuple(field.strip() for field in header) != CSV_HEADER:
         yield 1, NewsProblem(1, f"the header must be {','.join(CSV_HEADER)}")
         return
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield reader.line_num, NewsProblem(reader.line_num, f"not CSV: {error}")
+            return
         number = reader.line_num
         if not any(row):
             continue

@@ -40,6 +40,8 @@ __all__ = ["TapeRows"]
 _SYMBOL = re.compile(r"[A-Z][A-Z0-9.]{0,11}")
 _PRICE = re.compile(r"([0-9]+)(?:\.([0-9]+))?")
 _WIDE = MAX_SCALED_DIGITS - MAX_PLACES  # a volume with more whole digits may not fit
+_LONGEST = 40  # characters of a price text read as it is (a canonical one has at most 16)
+_TOO_LARGE: int = 10**MAX_PRICE_DIGITS  # stands for any price of more digits than a tape's
 
 
 @dataclass(slots=True)
@@ -250,4 +252,9 @@ def _scaled(text: str, scale: int) -> int | None:
     match = _PRICE.fullmatch(text)
     if not match or len((match.group(2) or "").rstrip("0")) > scale:
         return None
+    if len(text) > _LONGEST:  # no int() of thousands of digits (zeros in front, or not)
+        whole = match.group(1).lstrip("0")
+        if len(whole) > MAX_PRICE_DIGITS:
+            return _TOO_LARGE
+        text = f"{whole or '0'}.{match.group(2) or ''}"
     return decimal_units(text, scale)

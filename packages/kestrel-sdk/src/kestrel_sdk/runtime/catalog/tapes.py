@@ -48,6 +48,7 @@ TapeSource = bytes | Traversable
 
 _Read = Callable[[int], bytes]
 _BLOCK = 1 << 16  # bytes read at a time
+_LONGEST_LINE = 1 << 20  # bytes of a line, at most: a tape's is ~100 (one of GBs is a bomb)
 _ROWS = 8192  # rows rendered, or normalised, at a time
 
 
@@ -140,15 +141,25 @@ def _opened(source: TapeSource) -> Iterator[_Read]:
             yield raw.read
 
 
+class _TooLong(Exception):
+    """A line longer than :data:`_LONGEST_LINE`: the reading stops there."""
+
+
 def _blocks(read: _Read) -> Iterator[bytes]:
-    """The bytes in blocks of whole lines (the last block may lack its LF)."""
+    """The bytes in blocks of whole lines (the last block may lack its LF); ``_TooLong``
+    when a line runs past ``_LONGEST_LINE`` (not held: a gzip of MBs can unpack to GBs)."""
     pending: list[bytes] = []  # a line begun, not ended yet
+    waiting = 0  # its bytes
     while chunk := read(_BLOCK):
         end = chunk.rfind(b"\n") + 1
         if end:
             yield b"".join([*pending, chunk[:end]])
             pending.clear()
+            waiting = 0
         pending.append(chunk[end:])
+        waiting += len(chunk) - end
+        if waiting > _LONGEST_LINE:
+            raise _TooLong
     if any(pending):
         yield b"".join(pending)
 
@@ -182,13 +193,16 @@ def _read(
     """The columns of a tape read whole, or its problems: read as canonical text first,
     and again a row at a time when it is not (to name its faults or make it canonical)."""
     units = tick_units(ticks, scale)
-    with _opened(source) as stream:
-        columns = CanonicalColumns(units, scale, keep=keep)
-        if all(map(columns.add, _blocks(stream))) and columns.shape() is not None:
-            return columns
-    del columns  # before the second reading makes its own
-    with _opened(source) as stream:
-        return _read_rows(_blocks(stream), units, scale, limit, keep=keep)
+    try:
+        with _opened(source) as stream:
+            columns = CanonicalColumns(units, scale, keep=keep)
+            if all(map(columns.add, _blocks(stream))) and columns.shape() is not None:
+                return columns
+        del columns  # before the second reading makes its own
+        with _opened(source) as stream:
+            return _read_rows(_blocks(stream), units, scale, limit, keep=keep)
+    except _TooLong:
+        return [TapeProblem(None, f"a line is longer than {_LONGEST_LINE} bytes: not a tape")]
 
 
 def _read_rows(

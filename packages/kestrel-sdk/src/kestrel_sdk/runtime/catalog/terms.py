@@ -132,6 +132,10 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
         line = int(position.group(1)) if position else None
         reason = _TOML_POSITION.sub("", message).strip()
         return [TermsProblem(line, f"not valid TOML: {reason}")]
+    except RecursionError:
+        return [TermsProblem(None, "not readable TOML: nested too deeply")]
+    except ValueError:  # an integer of more digits than Python converts
+        return [TermsProblem(None, "not readable TOML: a number too long")]
 
     check = TermsChecker(text, _TABLE_KEYS)
     for key in data:
@@ -139,12 +143,14 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
             check.fault("", key, f"unknown key {key!r}")
 
     scenario_id = check.text(data, "", "id")
-    if scenario_id and not ID_PATTERN.fullmatch(scenario_id):
+    if isinstance(data.get("id"), str) and not ID_PATTERN.fullmatch(scenario_id):
         check.fault("", "id", f"id {scenario_id!r} must match [a-z0-9][a-z0-9-]{{0,63}}")
     title = check.text(data, "", "title")
     if "title" in data and isinstance(data["title"], str) and not title.strip():
         check.fault("", "title", "title must not be empty")
     description = check.text(data, "", "description", required=False)
+    check.shown("", "title", title)
+    check.shown("", "description", description, lines=True)
     forward = data.get("forward", False)
     if not isinstance(forward, bool):
         check.fault("", "forward", "forward must be true or false")

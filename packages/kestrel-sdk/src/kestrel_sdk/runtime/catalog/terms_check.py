@@ -12,9 +12,23 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["TermsChecker", "TermsProblem"]
+__all__ = ["TermsChecker", "TermsProblem", "control_character"]
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters no shown text holds: a terminal's escapes and bells, direction overrides."""
+_BREAK = re.compile(r"[\t\n\r]")
+
+
+def control_character(text: str, *, lines: bool = False) -> re.Match[str] | None:
+    """The first character of ``text`` no listing shows as it is: a control character
+    (a line break or tab too, unless ``lines``), or ``None``."""
+    return _CONTROL.search(text) or (None if lines else _BREAK.search(text))
+
+
+_WHOLE_DIGITS = 18
+"""The most digits before a decimal's point (more would pass Decimal's 28-digit precision
+where the engine computes with it)."""
 _TABLE_HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
 _KEY_LINE = re.compile(r"\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
 
@@ -89,6 +103,18 @@ class TermsChecker:
             return ""
         return value
 
+    def shown(self, table: str, key: str, value: str, *, lines: bool = False) -> None:
+        """A fault when ``value``, shown as it is by every listing, holds a control
+        character (a line break or tab too, unless ``lines``)."""
+        found = control_character(value, lines=lines)
+        if found is not None:
+            self.fault(
+                table,
+                key,
+                f"{self._name(table, key)} holds the control character {found[0]!r} "
+                f"(character {found.start() + 1})",
+            )
+
     def decimal(
         self,
         data: dict[str, Any],
@@ -114,6 +140,9 @@ class TermsChecker:
                 f" not {value!r}",
                 at,
             )
+            return "0"
+        if len(value.partition(".")[0]) > _WHOLE_DIGITS:
+            self.fault(table, key, f"{name} is too large ({value})", at)
             return "0"
         number = Decimal(value)
         if positive and number <= 0:

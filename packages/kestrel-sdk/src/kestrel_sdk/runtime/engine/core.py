@@ -209,6 +209,7 @@ class SessionEngine:
             clock=self._clock,
             times=self._times,
             sealed=self.sealed,
+            margin=self._loop.margin is not None,
         )
 
     # -- submitting --------------------------------------------------------------------
@@ -233,7 +234,8 @@ class SessionEngine:
         when there is none."""
         if not self._forward:
             return None
-        return unpublished(program.statements, self._clock, self._last, self._times)
+        interval = self._loaded.scenario.tape.interval
+        return unpublished(program.statements, self._clock, self._last, self._times, interval)
 
     def extend(self, loaded: LoadedScenario) -> None:
         """Hold ``loaded``'s tape from now on: the same forward tape with more bars

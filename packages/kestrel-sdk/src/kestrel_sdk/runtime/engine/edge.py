@@ -19,9 +19,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from ..catalog.forward_tape import prefix_link
+from ..catalog.forward_tape import bar_epoch, prefix_link
 from ..catalog.model import LoadedScenario
 from ..catalog.tapes import render_tape
+from ..catalog.terms import INTERVAL_SECONDS
 from ..lang.syntax import Advance, StandDownStatement, Statement
 
 __all__ = ["forward_roots", "unpublished"]
@@ -49,11 +50,12 @@ def forward_roots(loaded: LoadedScenario) -> Sequence[str]:
 
 
 def unpublished(
-    statements: Sequence[Statement], clock: int, last: int, times: Sequence[str]
+    statements: Sequence[Statement], clock: int, last: int, times: Sequence[str], interval: str
 ) -> tuple[str, int] | None:
     """The first bar ``statements`` would advance to that is past ``last`` (the edge),
-    named as the source names it, with the bars the tape must hold for it (at least one
-    more for ``advance to``); ``None`` when every one is published."""
+    named as the source names it, with the bars the tape must hold for it (for ``advance
+    to T``, enough bars an ``interval`` apart to reach ``T``: a gap in the tape reaches
+    it sooner); ``None`` when every one is published."""
     for st in statements:
         if isinstance(st, StandDownStatement):
             break
@@ -61,7 +63,9 @@ def unpublished(
             continue
         if st.to is not None:
             if st.to > times[last]:
-                return f"the bar at {st.to}", last + 2
+                step = INTERVAL_SECONDS[interval]
+                ahead = -(-(bar_epoch(st.to) - bar_epoch(times[last])) // step)
+                return f"the bar at {st.to}", last + 1 + ahead
             clock = max(clock, bisect_right(times, st.to) - 1)
         else:
             wanted = clock + (st.count or 1)

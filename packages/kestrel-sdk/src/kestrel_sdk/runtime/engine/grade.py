@@ -300,7 +300,8 @@ def _measure(
     ]
     checks.append(_no_lookahead(record))
     if engine.margin is not None:
-        checks.append(margin_check(engine.margin, terms, loaded.tape.times))
+        ended = engine.stand_down is not None and engine.stand_down.reason == "end-of-tape"
+        checks.append(margin_check(engine.margin, terms, loaded.tape.times, tape_ended=ended))
     conformance = Conformance.with_root(checks=checks)
     return GradeResult.with_root(
         session=record.session,

@@ -279,6 +279,7 @@ class BarLoop:
                 liquidate = self._liquidate()
                 assert liquidate is not None  # (its engine runs this loop)
                 liquidate(j)
+                margin.liquidations.append(j)
         if self._forward:
             self._day_ended(j)
         for order in list(self._open):

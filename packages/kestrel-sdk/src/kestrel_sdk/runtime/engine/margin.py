@@ -73,6 +73,9 @@ class MarginRules:
         self.calls: list[MarginCall] = []
         self.pending: bool = False
         """A call awaits its liquidation at the next bar's open."""
+        self.liquidations: list[int] = []
+        """The bars at whose open a call's liquidation ran (a session that ends at a
+        call's bar, by a stand-down or a close, has none for it)."""
 
     def retime(self, times: Sequence[str]) -> None:
         """The bar times of a forward tape grown since."""
@@ -147,21 +150,28 @@ class MarginRules:
         return call
 
 
-def margin_check(rules: MarginRules, terms: Terms, times: Sequence[str]) -> dict[str, Any]:
+def margin_check(
+    rules: MarginRules, terms: Terms, times: Sequence[str], *, tape_ended: bool
+) -> dict[str, Any]:
     """The grade's ``no-margin-call`` check of a margin account: passed when no close
     called it; else it names the first call (its bar, time, equity and requirement) and
-    the liquidation at the next bar's open. Either way it says the interest and the
-    borrow cost posted."""
+    what followed: the liquidation at the next bar's open, the tape's end (``tape_ended``:
+    the session stood down ``end-of-tape``), or the session's (a stand-down or a close at
+    the call's bar, before any liquidation). Either way it says the interest and the
+    borrow cost posted. It reads no bar after the session's clock, so a forward tape
+    grown since grades the same."""
     accrued = f"interest {terms.money(rules.interest)}, borrow cost {terms.money(rules.borrow)}"
     if not rules.calls:
         return {"id": "no-margin-call", "passed": True, "detail": f"no margin call; {accrued}"}
     first = rules.calls[0]
     more = len(rules.calls) - 1
-    liquidated = (
-        f"positions liquidated at bar {first.bar + 1} ({times[first.bar + 1]})"
-        if first.bar + 1 < len(times)
-        else "the tape ended there"
-    )
+    after = first.bar + 1
+    if after in rules.liquidations:
+        liquidated = f"positions liquidated at bar {after} ({times[after]})"
+    elif tape_ended:
+        liquidated = "the tape ended there"
+    else:
+        liquidated = "no liquidation followed: the session ended at that bar"
     detail = (
         f"margin call at bar {first.bar} ({times[first.bar]}): equity"
         f" {terms.money(first.equity)} below the maintenance margin"

@@ -37,6 +37,10 @@ class SessionContext:
     sealed: bool = False
     """The session's tape is sealed: no check reads a bar after :attr:`clock` (see
     :func:`check_session`)."""
+    margin: bool = False
+    """A margin account's: an ``advance`` may run through a margin call, whose
+    liquidation orders take the next ids, so an order this source places after one has
+    no id known here (see :func:`check_session`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +155,8 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
     """
     found: list[Diagnostic] = []
     orders = session.orders
+    certain = orders  # ids known now: none after an advance on a margin account
+    advanced = False
     aliases: set[str] = set()  # defined earlier in this source
     clock = session.clock
     times = session.times
@@ -161,6 +167,8 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
         st = item.statement
         if isinstance(st, Order):
             orders += st.placed
+            if not (advanced and session.margin):
+                certain = orders
             if st.alias is not None:
                 if st.alias in session.aliases:
                     found.append(
@@ -177,6 +185,19 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
             known = ref in aliases or ref in session.aliases
             if not known and ref[0] == "o" and ref[1:].isdigit():
                 known = 1 <= int(ref[1:]) <= orders and str(int(ref[1:])) == ref[1:]
+                if known and int(ref[1:]) > certain:
+                    found.append(
+                        diagnostic(
+                            st.line,
+                            item.columns["ref"],
+                            "K204",
+                            f"order reference {quoted(ref)}: on a margin account an order"
+                            " placed after an advance of the same source has no id known"
+                            " in advance (a margin call's liquidation orders take the next"
+                            " ids); name it with `as`",
+                        )
+                    )
+                    continue
             if not known:
                 found.append(
                     diagnostic(
@@ -187,6 +208,7 @@ def check_session(located: Sequence[Located], session: SessionContext) -> list[D
                     )
                 )
         elif isinstance(st, Advance):
+            advanced = True
             if moved:
                 continue  # its clock lies after the session's: not known here, not checked
             if st.to is None:

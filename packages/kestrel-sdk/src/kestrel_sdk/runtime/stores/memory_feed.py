@@ -1,7 +1,8 @@
 """A forward tape's rows in memory (a part of :class:`.memory.MemoryStore`): the bars
 of each scenario in index order and its window's flags, under the store's lock, with
 the contract the SQL adapters keep (a batch all or none; a taken index or a frozen feed
-is :class:`FeedConflict`, nothing written).
+is :class:`FeedConflict`, nothing written; the batch stamped with its clock under the
+lock that every reader takes, so as it becomes visible).
 
 Each append also notifies :attr:`MemoryFeeds.published` (a condition on the store's
 lock), so that a waiter in the same process wakes when a bar is published rather than
@@ -11,6 +12,9 @@ polling.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import replace
 
 from kestrel_protocol.store_feed import FeedBar, FeedConflict, FeedStatus
 
@@ -29,19 +33,22 @@ class MemoryFeeds:
 
     def feed_bars(self, scenario_id: str, after: int = 0) -> list[FeedBar]:
         with self._feed_lock:
-            return [bar for bar in self._feed_bars.get(scenario_id, []) if bar.index >= after]
+            held = self._feed_bars.get(scenario_id, [])
+            return held[bisect_left(held, after, key=_index) :]
 
-    def append_feed(self, scenario_id: str, bars: list[FeedBar]) -> None:
+    def append_feed(self, scenario_id: str, bars: list[FeedBar], clock: Callable[[], str]) -> None:
         with self._feed_lock:
             if self._feed_flags.get(scenario_id, (False, False))[0]:
                 raise FeedConflict(f"the feed of {scenario_id} is frozen")
             held = self._feed_bars.setdefault(scenario_id, [])
-            taken = {bar.index for bar in held}
             indexes = [bar.index for bar in bars]
-            if taken.intersection(indexes) or len(set(indexes)) != len(indexes):
+            if len(set(indexes)) != len(indexes) or any(map(_taken(held), indexes)):
                 raise FeedConflict(f"a bar of {scenario_id} was published meanwhile")
-            held.extend(bars)
-            held.sort(key=lambda bar: bar.index)
+            last = held[-1].index if held else -1
+            at = clock()
+            held.extend(replace(bar, published_at=at) for bar in bars)
+            if indexes != sorted(indexes) or indexes[:1] < [last]:
+                held.sort(key=_index)  # a batch before a bar held (the runtime's never is)
             self._feed_flags.setdefault(scenario_id, (False, False))
             self.published.notify_all()
 
@@ -71,3 +78,17 @@ class MemoryFeeds:
         with self._feed_lock:
             self._feed_bars.clear()
             self._feed_flags.clear()
+
+
+def _index(bar: FeedBar) -> int:
+    return bar.index
+
+
+def _taken(held: list[FeedBar]) -> Callable[[int], bool]:
+    """Whether an index is among ``held`` (in index order)."""
+
+    def taken(index: int) -> bool:
+        at = bisect_left(held, index, key=_index)
+        return at < len(held) and held[at].index == index
+
+    return taken

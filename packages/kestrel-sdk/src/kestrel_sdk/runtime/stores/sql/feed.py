@@ -4,13 +4,17 @@
 An append is one transaction: it takes its feed's row (``{for_update}``; SQLite's
 ``BEGIN IMMEDIATE`` takes the file), refuses a frozen feed, and inserts every bar of the
 batch, keyed ``(scenario, bar)``: an index another process took first fails the insert,
-and nothing of the batch is written (:class:`FeedConflict`). On PostgreSQL the same
+and nothing of the batch is written (:class:`FeedConflict`). Only then is the caller's
+clock read, and the batch stamped with it in one statement, the last before the commit
+that makes it visible. On PostgreSQL the same
 transaction notifies the store's feed channel (:meth:`SqlFeeds._announce`), delivered when
-it commits, so that waiting processes wake at once.
+it commits, so that waiting processes wake at once; so does a freeze (a wait for a bar of
+a frozen tape is over).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from kestrel_protocol.sql import Connection, SqlAdapter
@@ -33,8 +37,9 @@ class SqlFeeds(SqlAdapter):
             rows = conn.execute(self.sql.feed_bars, (scenario_id, after)).fetchall()
         return [FeedBar(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
 
-    def append_feed(self, scenario_id: str, bars: list[FeedBar]) -> None:
-        """Publish ``bars``, all or none, committed before this returns."""
+    def append_feed(self, scenario_id: str, bars: list[FeedBar], clock: Callable[[], str]) -> None:
+        """Publish ``bars`` (consecutive indexes), all or none, committed before this
+        returns, stamped ``clock()`` as the last thing before the commit."""
         sql = self.sql
         try:
             with self._transaction() as conn:
@@ -44,8 +49,11 @@ class SqlFeeds(SqlAdapter):
                     raise FeedConflict(f"the feed of {scenario_id} is frozen")
                 for bar in bars:
                     values = (scenario_id, bar.index, bar.time, bar.rows, bar.prefix_root)
-                    conn.execute(sql.append_feed, (*values, bar.published_at))
-                self._announce(conn, scenario_id)
+                    conn.execute(sql.append_feed, (*values, ""))
+                self._announce(conn, scenario_id)  # delivered with the commit
+                if bars:
+                    span = (bars[0].index, bars[-1].index)
+                    conn.execute(sql.stamp_feed, (clock(), scenario_id, min(span), max(span)))
         except self.duplicate:
             raise FeedConflict(f"a bar of {scenario_id} was published meanwhile") from None
 
@@ -77,3 +85,4 @@ class SqlFeeds(SqlAdapter):
             conn.execute(self.sql.open_feed, (scenario_id,))
             conn.execute(self.sql.lock_feed, (scenario_id,))
             conn.execute(self.sql.set_feed_state, (*flags, scenario_id))
+            self._announce(conn, scenario_id)  # a frozen tape ends every wait for a bar

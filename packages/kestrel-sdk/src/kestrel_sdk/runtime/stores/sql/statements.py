@@ -207,6 +207,9 @@ class Statements:
         "INSERT INTO {feeds} (scenario, frozen, unsealed) VALUES (?, 0, 0)"
         " ON CONFLICT (scenario) DO NOTHING"
     )
+    stamp_feed: str = (
+        "UPDATE {feed_bars} SET published_at = ? WHERE scenario = ? AND bar BETWEEN ? AND ?"
+    )
     lock_feed: str = "SELECT frozen, unsealed FROM {feeds} WHERE scenario = ?{for_update}"
     feed_state: str = "SELECT frozen, unsealed FROM {feeds} WHERE scenario = ?"
     append_feed: str = (
