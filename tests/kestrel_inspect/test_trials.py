@@ -150,6 +150,9 @@ def test_three_epochs_through_a_sealed_door_are_three_honest_runs(tmp_path: Path
         assert row["label"] == "trial of evaluator"
         assert "kestrel:trials" not in row["scopes"]
         assert row["revokedAt"] is not None
+        # each sees and trades only its sample's scenario (its name begins with the id)
+        [scenario] = row["scenarios"]
+        assert row["principal"].startswith(f"evaluator/trial-{scenario}-e")
 
 
 def test_a_door_that_cannot_serve_leaves_the_sample_unscored_with_the_reason(

@@ -91,7 +91,7 @@ def test_kestrel_mcp_takes_home_from_the_parent_over_the_environment(
     monkeypatch.setattr(
         cli,
         "_run",
-        lambda settings, log, spin_us, principal: seen.update(
+        lambda settings, log, spin_us, principal, scenarios: seen.update(
             remote=settings.remote, home=settings.home
         ),
     )
@@ -111,7 +111,9 @@ def test_the_spin_window_is_an_option_of_both_entry_points(
     from kestrel_sdk.cli import cli as kestrel_cli
 
     seen: list[int] = []
-    monkeypatch.setattr(cli, "_run", lambda settings, log, spin_us, principal: seen.append(spin_us))
+    monkeypatch.setattr(
+        cli, "_run", lambda settings, log, spin_us, principal, scenarios: seen.append(spin_us)
+    )
     assert CliRunner().invoke(cli.main, []).exit_code == 0
     assert CliRunner().invoke(cli.main, ["--spin-us", "0"]).exit_code == 0
     assert CliRunner().invoke(kestrel_cli, ["mcp", "--spin-us", "250"]).exit_code == 0
@@ -131,7 +133,7 @@ def test_a_harness_names_the_local_principal_the_agent_cannot(
 
     seen: list[str | None] = []
     monkeypatch.setattr(
-        cli, "_run", lambda settings, log, spin_us, principal: seen.append(principal)
+        cli, "_run", lambda settings, log, spin_us, principal, scenarios: seen.append(principal)
     )
     monkeypatch.delenv("KESTREL_PRINCIPAL", raising=False)
     assert CliRunner().invoke(cli.main, []).exit_code == 0
@@ -148,6 +150,22 @@ def test_a_harness_names_the_local_principal_the_agent_cannot(
         assert getattr(local, "principal", None) == "local/trial-a"
     finally:
         anyio.run(local.aclose)
+
+
+def test_a_harness_names_the_scenarios_a_run_may_see(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--scenario ID`` (repeatable) on both entry points: the only scenarios the process
+    serves (a pair's disguised run is not shown its labelled twin)."""
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    seen: list[tuple[str, ...]] = []
+    monkeypatch.setattr(
+        cli, "_run", lambda settings, log, spin_us, principal, scenarios: seen.append(scenarios)
+    )
+    assert CliRunner().invoke(cli.main, []).exit_code == 0
+    assert CliRunner().invoke(cli.main, ["--scenario", "tape-q7"]).exit_code == 0
+    args = ["mcp", "--scenario", "a", "--scenario", "b"]
+    assert CliRunner().invoke(kestrel_cli, args).exit_code == 0
+    assert seen == [(), ("tape-q7",), ("a", "b")]
 
 
 def test_a_secret_store_that_refuses_says_why_the_remote_token_is_missing(

@@ -25,6 +25,7 @@ _SQLITE_TABLES = {
     "sessions": "sessions",
     "meta": "meta",
     "audit": "audit",
+    "tokens": "tokens",
 }
 _POSTGRES_TABLES = {
     "artifacts": "kestrel_artifacts",
@@ -32,6 +33,7 @@ _POSTGRES_TABLES = {
     "sessions": "kestrel_sessions",
     "meta": "kestrel_meta",
     "audit": "kestrel_door_audit",
+    "tokens": "kestrel_door_tokens",
 }
 
 

@@ -33,7 +33,7 @@ def test_tokens_are_found_by_digest_until_revoked(records: DoorRecords) -> None:
     records.add_token(
         TokenEntry("tk_2", "bob", "kestrel:read", None, "2026-01-02T00:00:00Z", None), b"\x02" * 32
     )
-    assert records.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read kestrel:trade")
+    assert records.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read kestrel:trade", None)
     assert records.token_grant(b"\x03" * 32) is None
     assert [t.id for t in records.tokens()] == ["tk_1", "tk_2"]
     assert records.tokens()[0] == row
@@ -113,9 +113,47 @@ def test_records_survive_reopening(records: DoorRecords, store_url: str) -> None
     records.close()
     again = open_door_store(store_url)
     try:
-        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read")
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None)
     finally:
         again.close()
+
+
+def test_a_trials_token_keeps_the_only_scenarios_it_sees(records: DoorRecords) -> None:
+    row = TokenEntry("tk_1", "ev/trial-a", "kestrel:read", None, "t", None, "goog tape-q7")
+    records.add_token(row, DIGEST)
+    assert records.token_grant(DIGEST) == (DIGEST, "ev/trial-a", "kestrel:read", "goog tape-q7")
+    assert records.tokens() == [row]
+
+
+def test_a_store_made_before_tokens_kept_scenarios_is_upgraded_in_place(
+    records: DoorRecords, store_url: str
+) -> None:
+    """A door store of the schema before (no tokens.scenarios; PostgreSQL's door schema 1)
+    opens upgraded, its tokens kept as they were (the whole catalog)."""
+    records.add_token(TokenEntry("tk_1", "alice", "kestrel:read", None, "t", None), DIGEST)
+    records.close()
+    raw = raw_sql(store_url, door=True)
+    raw("ALTER TABLE {tokens} DROP COLUMN scenarios", ())
+    if not store_url.startswith("sqlite"):
+        raw("UPDATE {meta} SET value = '1' WHERE key = 'door'", ())
+    again = open_door_store(store_url)
+    try:
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None)
+        trial = TokenEntry("tk_2", "alice/trial-b", "kestrel:read", None, "t", None, "tape-q7")
+        again.add_token(trial, b"\x02" * 32)
+        assert again.token_grant(b"\x02" * 32) == (
+            b"\x02" * 32,
+            "alice/trial-b",
+            "kestrel:read",
+            "tape-q7",
+        )
+    finally:
+        again.close()
+    reopened = open_door_store(store_url)  # upgraded once: opening again changes nothing
+    try:
+        assert [t.id for t in reopened.tokens()] == ["tk_1", "tk_2"]
+    finally:
+        reopened.close()
 
 
 def test_signing_keys_are_kept_in_order_and_survive_reopening(

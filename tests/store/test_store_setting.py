@@ -75,7 +75,9 @@ def test_kestrel_mcp_takes_the_store_from_flag_parent_or_environment(
 ) -> None:
     seen: dict[str, Any] = {}
     monkeypatch.setattr(
-        mcp_cli, "_run", lambda settings, log, spin_us, principal: seen.update(store=settings.store)
+        mcp_cli,
+        "_run",
+        lambda settings, log, spin_us, principal, scenarios: seen.update(store=settings.store),
     )
     CliRunner().invoke(mcp_cli.main, ["--store", "sqlite:///a.db"])
     assert seen["store"] == "sqlite:///a.db"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
+from kestrel_protocol.confined import ConfinedTransport
 from kestrel_protocol.outage import RETRY_AFTER_S
 from kestrel_protocol.ports import (
     GrantVerifier,
@@ -157,9 +158,12 @@ class Door:
         ctx = RunContext(
             venue=venue, presence="present", principal=grant.principal, scopes=grant.scopes
         )
+        transport = self.transport(grant.principal)
+        if grant.scenarios is not None:  # a trial's: every face sees only its scenarios
+            transport = ConfinedTransport(transport, grant.scenarios)
         tools = DoorTurnTools(
             ctx,
-            self.transport(grant.principal),
+            transport,
             audit=self.audit,
             approval=self._approval,
             surface=self.surface,

@@ -20,11 +20,14 @@ from kestrel_protocol.tables import create_statements
 
 from .board_records import BoardStatements, SqlBoardRecords
 from .records import DoorStatements, SqlDoorRecords
-from .tables import TABLES
+from .tables import TABLES, TOKENS
 
-__all__ = ["SCHEMA_VERSION", "PostgresDoorStore"]
+__all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: an issued token keeps the only scenarios its principal sees (a trial's); a database
+of 1 is upgraded in place when a door first opens it (:data:`UPGRADES`)."""
+UPGRADES: Final = {"1": (TOKENS.add_column("scenarios", POSTGRES, "kestrel_door_"),)}
 
 _SCHEMA: Final = create_statements(TABLES, POSTGRES, "kestrel_door_")
 """Every statement idempotent: run on each start (a database made before a table was
@@ -42,7 +45,7 @@ class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
 
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-door")
-        self._create_schema(_SCHEMA, "door", SCHEMA_VERSION)
+        self._create_schema(_SCHEMA, "door", SCHEMA_VERSION, UPGRADES)
 
     @contextmanager
     def _audit_transaction(self, rows: int) -> Iterator[Connection]:

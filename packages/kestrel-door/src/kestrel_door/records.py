@@ -37,16 +37,17 @@ class DoorStatements:
     """Every statement of the door's records, rendered by :meth:`of` for one dialect."""
 
     add_token: str = (
-        "INSERT INTO {tokens} (id, digest, principal, scopes, label, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)"
+        "INSERT INTO {tokens} (id, digest, principal, scopes, label, created_at, scenarios)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)"
     )
     tokens: str = (
-        "SELECT id, principal, scopes, label, created_at, revoked_at FROM {tokens}"
+        "SELECT id, principal, scopes, label, created_at, revoked_at, scenarios FROM {tokens}"
         " ORDER BY created_at, id"
     )
     revoke_token: str = "UPDATE {tokens} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
     token_grant: str = (
-        "SELECT digest, principal, scopes FROM {tokens} WHERE digest = ? AND revoked_at IS NULL"
+        "SELECT digest, principal, scopes, scenarios FROM {tokens}"
+        " WHERE digest = ? AND revoked_at IS NULL"
     )
     add_audit: str = (
         "INSERT INTO {audit} (time, principal, venue, tool, digest, outcome)"
@@ -128,7 +129,15 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             conn.execute(
                 self.sql.add_token,
-                (row.id, digest, row.principal, row.scopes, row.label, row.created_at),
+                (
+                    row.id,
+                    digest,
+                    row.principal,
+                    row.scopes,
+                    row.label,
+                    row.created_at,
+                    row.scenarios,
+                ),
             )
 
     def tokens(self) -> list[TokenEntry]:
@@ -140,10 +149,12 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             return int(conn.execute(self.sql.revoke_token, (at, token_id)).rowcount) > 0
 
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None:
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None] | None:
         with self._connection() as conn:
             row = conn.execute(self.sql.token_grant, (digest,)).fetchone()
-        return None if row is None else (bytes(row[0]), str(row[1]), str(row[2]))
+        if row is None:
+            return None
+        return bytes(row[0]), str(row[1]), str(row[2]), None if row[3] is None else str(row[3])
 
     # -- audit ----------------------------------------------------------------------------
 

@@ -25,11 +25,13 @@ from kestrel_protocol.tables import create_statements
 from .board_records import BoardStatements, SqlBoardRecords
 from .checkpoints import BACKSTOP_PAGES, WalCheckpoints
 from .records import DoorStatements, SqlDoorRecords
-from .tables import TABLES
+from .tables import TABLES, TOKENS
 
 __all__ = ["DoorStore"]
 
 _CREATE: Final = create_statements(TABLES, SQLITE, "")
+_TOKEN_SCENARIOS: Final = TOKENS.add_column("scenarios", SQLITE, "")
+"""The upgrade in place of a file made before a token kept a trial's scenarios."""
 _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 
@@ -51,6 +53,10 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
         self.checkpoints = WalCheckpoints(self.path)
         self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
+        with self._transaction() as conn:  # another process opening it meanwhile waits
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(tokens)").fetchall()}
+            if "scenarios" not in columns:
+                conn.execute(_TOKEN_SCENARIOS)
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""

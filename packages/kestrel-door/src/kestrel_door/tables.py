@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Table
 
-__all__ = ["BOARD_TABLES", "DOOR_TABLES", "TABLES"]
+__all__ = ["BOARD_TABLES", "DOOR_TABLES", "TABLES", "TOKENS"]
 
 TOKENS: Final = Table(
     "tokens",
@@ -20,6 +20,7 @@ TOKENS: Final = Table(
         Column("label", "text", null=True),
         Column("created_at", "text"),
         Column("revoked_at", "text", null=True),
+        Column("scenarios", "text", null=True),  # a trial's only scenarios (space-separated)
     ),
     key=("id",),
 )

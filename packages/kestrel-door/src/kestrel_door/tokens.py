@@ -10,6 +10,7 @@ import datetime as dt
 import hmac
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -38,9 +39,11 @@ class IssuedToken:
     label: str | None
     created_at: str
     revoked_at: str | None
+    scenarios: tuple[str, ...] | None = None
+    """The only scenarios its principal sees and trades (a trial's); ``None``: all."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        listed: dict[str, Any] = {
             "id": self.id,
             "principal": self.principal,
             "scopes": list(self.scopes),
@@ -48,6 +51,9 @@ class IssuedToken:
             "createdAt": self.created_at,
             "revokedAt": self.revoked_at,
         }
+        if self.scenarios is not None:
+            listed["scenarios"] = list(self.scenarios)
+        return listed
 
 
 def _now() -> str:
@@ -61,9 +67,16 @@ class IssuedTokens:
         self._store = store
 
     def issue(
-        self, principal: str, scopes: list[str] | tuple[str, ...], label: str | None = None
+        self,
+        principal: str,
+        scopes: list[str] | tuple[str, ...],
+        label: str | None = None,
+        *,
+        scenarios: Sequence[str] | None = None,
     ) -> tuple[IssuedToken, str]:
-        """Mint a token; returns its listing row and the token (shown once)."""
+        """Mint a token; returns its listing row and the token (shown once). With
+        ``scenarios`` (ids the caller checked against the catalog) its principal sees and
+        trades only those."""
         if not principal or not principal.strip():
             raise ValueError("a principal is required")
         unknown = sorted(set(scopes) - set(ALL_SCOPES))
@@ -80,15 +93,25 @@ class IssuedTokens:
             label=label,
             created_at=_now(),
             revoked_at=None,
+            scenarios=None if scenarios is None else tuple(sorted(set(scenarios))),
         )
-        entry = TokenEntry(row.id, principal, " ".join(row.scopes), label, row.created_at, None)
+        only = None if row.scenarios is None else " ".join(row.scenarios)
+        entry = TokenEntry(
+            row.id, principal, " ".join(row.scopes), label, row.created_at, None, only
+        )
         self._store.add_token(entry, digest)
         return row, token
 
     def list(self) -> list[IssuedToken]:
         return [
             IssuedToken(
-                r.id, r.principal, tuple(r.scopes.split()), r.label, r.created_at, r.revoked_at
+                r.id,
+                r.principal,
+                tuple(r.scopes.split()),
+                r.label,
+                r.created_at,
+                r.revoked_at,
+                None if r.scenarios is None else tuple(r.scenarios.split()),
             )
             for r in self._store.tokens()
         ]
@@ -107,7 +130,10 @@ class IssuedTokens:
             row = self._store.token_grant(digest)
             if row is None or not hmac.compare_digest(row[0], digest):
                 return None
-            return Grant(principal=row[1], scopes=frozenset(row[2].split()), kind="issued")
+            only = None if row[3] is None else frozenset(row[3].split())
+            return Grant(
+                principal=row[1], scopes=frozenset(row[2].split()), kind="issued", scenarios=only
+            )
         except KestrelError as exc:
             if exc.code == RefusalCode.BACKEND_UNAVAILABLE:
                 raise

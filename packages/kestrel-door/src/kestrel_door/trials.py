@@ -9,7 +9,10 @@ and gets a new issued token for the principal ``PARENT/trial-NAME``, whose scope
 parent's tool scopes (never ``kestrel:trials``: a trial cannot mint). Its sessions run
 under their own pseudonym, so the horizon of one trial is not another's; the audit row
 of the mint names the parent and the digest of the trial, and the trial's name carries
-its parent. ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
+its parent. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
+trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
+serves them), so a pair's disguised sample cannot open its labelled twin.
+``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
 scored (only the parent's own trials). The token is in the response body only, once,
 as ``token issue`` prints it; it is never logged.
 """
@@ -40,6 +43,8 @@ __all__ = ["trial_routes"]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
 _MINT = "trials.mint"
 _REVOKE = "trials.revoke"
+_CATALOG = "kestrel_catalog"
+_MAX_SCENARIOS = 64
 
 
 def _refusal(code: str, message: str, status: int, **detail: Any) -> Response:
@@ -82,6 +87,44 @@ def _audit(door: Door, caller: Caller, tool: str, arguments: dict[str, Any], out
         )
 
 
+async def _scenarios(door: Door, parent: str, body: Any) -> list[str] | Response | None:
+    """The body's ``scenarios`` (``None`` when absent: the whole catalog), each an id of
+    the door's catalog as ``parent`` sees it; else the refusal naming what is wrong."""
+    asked = body.get("scenarios") if isinstance(body, dict) else None
+    if asked is None:
+        return None
+    if (
+        not isinstance(asked, list)
+        or not asked
+        or len(asked) > _MAX_SCENARIOS
+        or not all(isinstance(s, str) and s for s in asked)
+    ):
+        return _refusal(
+            RefusalCode.INVALID_ARGUMENT,
+            f'"scenarios" must be a list of 1-{_MAX_SCENARIOS} scenario ids of the catalog '
+            "(the only scenarios the trial sees and trades), or absent for all of them",
+            400,
+            where="scenarios",
+        )
+    try:
+        tool = door.surface.tool(_CATALOG)
+        catalog = await door.transport(parent).invoke(tool, tool.parse({}))
+    except KestrelError as exc:
+        return _store_failed(exc)
+    known = {str(s["id"]) for s in catalog.to_json()["scenarios"]}
+    for scenario in asked:
+        if scenario not in known:
+            return _refusal(
+                RefusalCode.UNKNOWN_SCENARIO,
+                f"no scenario {scenario!r} in the door's catalog: a trial sees only "
+                "scenarios of the catalog",
+                404,
+                where="scenarios",
+                scenario=scenario,
+            )
+    return list(asked)
+
+
 def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
     """``POST /v1/trials`` (mint) and ``DELETE /v1/trials/{tokenId}`` (revoke)."""
 
@@ -106,17 +149,26 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         scopes: list[str] = [s for s in TOOL_SCOPES if s in ctx.scopes]
         if not scopes:
             return _forbidden(door, "this credential has no tool scope to give a trial")
+        only = await _scenarios(door, ctx.principal, body)
+        if isinstance(only, Response):
+            return only
         principal = trial_principal(ctx.principal, name)
         try:
             row, token = await anyio.to_thread.run_sync(
-                lambda: tokens.issue(principal, scopes, f"trial of {ctx.principal}")
+                lambda: tokens.issue(principal, scopes, f"trial of {ctx.principal}", scenarios=only)
             )
             await anyio.to_thread.run_sync(
                 _audit, door, caller, _MINT, {"principal": principal, "tokenId": row.id}, "ok"
             )
         except Exception as exc:
             return _store_failed(exc)
-        answer = {"principal": principal, "tokenId": row.id, "scopes": list(row.scopes)}
+        answer: dict[str, Any] = {
+            "principal": principal,
+            "tokenId": row.id,
+            "scopes": list(row.scopes),
+        }
+        if row.scenarios is not None:
+            answer["scenarios"] = list(row.scenarios)
         return json_response({**answer, "token": token}, 201)
 
     async def revoke(request: Request) -> Response:

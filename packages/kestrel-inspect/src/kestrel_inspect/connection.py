@@ -104,7 +104,8 @@ class KestrelConnection:
         ``fresh`` (the agent, as it starts) makes a new one, so that a retried sample
         trades as a principal its failed attempt never was; otherwise the one made last
         (or a new one when none was). Through a door the trial is minted with the
-        evaluator's token: raises :class:`~.trials.TrialUnavailable` on an outage.
+        evaluator's token: raises :class:`~.trials.TrialUnavailable` on an outage. It sees
+        and trades only the sample's scenario (``metadata["scenario"]``).
         """
         key = state.uuid
         found = self._trials.get(key)
@@ -117,10 +118,12 @@ class KestrelConnection:
                 logger.warning("the trial %s of a retried sample stays live: %s", found.name, exc)
         attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
         name = trial_name(state, attempt)
+        scenario = state.metadata.get("scenario")
+        only = (str(scenario),) if scenario is not None else ()
         if self.door is None:
-            made = Trial(name, trial_principal(LOCAL_PARENT, name))
+            made = Trial(name, trial_principal(LOCAL_PARENT, name), scenarios=only)
         else:
-            made = await mint_trial(self.door, self._bearer(), name)
+            made = await mint_trial(self.door, self._bearer(), name, only)
         self._trials[key] = made
         return made
 
@@ -134,10 +137,13 @@ class KestrelConnection:
     def stdio_parameters(self, trial: Trial | None = None) -> StdioServerParameters:
         """``kestrel-mcp`` in this interpreter's environment, the caller's variables kept
         (``KESTREL_*`` included), answering without a spin between requests (a model
-        thinks between its tool calls), acting as ``trial``'s principal when given."""
+        thinks between its tool calls), acting as ``trial``'s principal when given, on
+        its scenarios only."""
         args = ["-m", "kestrel_mcp", "--spin-us", "0"]
         if trial is not None:
             args += ["--principal", trial.principal]
+            for scenario in trial.scenarios:
+                args += ["--scenario", scenario]
         if self.home is not None:
             args += ["--home", str(Path(self.home))]
         for path in self.catalog_paths:

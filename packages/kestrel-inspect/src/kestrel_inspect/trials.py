@@ -8,12 +8,17 @@ another. So the harness (never the agent) gives each run its own principal, name
 the sample, the epoch and the sample's run (``trial-SAMPLE-eEPOCH-UUID`` under a parent,
 ``-rN`` on the Nth attempt of a retried sample):
 
-- locally, ``kestrel-mcp --principal local/trial-…`` per sample (the agent's tools
-  cannot change a process's principal);
+- locally, ``kestrel-mcp --principal local/trial-… --scenario ID`` per sample (the
+  agent's tools cannot change a process's principal, nor see another scenario);
 - through a door, the evaluator's token (scope ``kestrel:trials``) mints the trial at
-  ``POST /v1/trials``: a new token for ``PARENT/trial-…`` holding the parent's tool
-  scopes and never ``kestrel:trials``, which the agent's MCP connection then uses; the
-  harness revokes it when the sample is scored.
+  ``POST /v1/trials`` with ``scenarios: [ID]``: a new token for ``PARENT/trial-…``
+  holding the parent's tool scopes and never ``kestrel:trials``, seeing and trading only
+  the sample's scenario, which the agent's MCP connection then uses; the harness revokes
+  it when the sample is scored.
+
+A trial sees only its sample's scenario, so a pair's disguised sample cannot list the
+catalog, find its labelled twin and open it at its own bar (matching returns, it would
+learn the real name and dates and pass ``no-lookahead`` all the same).
 
 A trial's bearer lives in this process only (never in a task, solver or scorer argument,
 the sample's metadata or store, or a log).
@@ -56,6 +61,8 @@ class Trial:
     principal: str
     token_id: str | None = None
     bearer: str | None = field(default=None, repr=False)
+    scenarios: tuple[str, ...] = ()
+    """The only scenarios the trial sees and trades (its sample's); empty: the catalog."""
 
 
 def trial_name(state: TaskState, attempt: int = 1) -> str:
@@ -95,20 +102,24 @@ def _refused(response: httpx2.Response, what: str) -> Exception:
     )
 
 
-async def mint_trial(door: str, bearer: str, name: str) -> Trial:
-    """Mint the trial ``name`` at ``door`` with the evaluator's ``bearer``."""
+async def mint_trial(door: str, bearer: str, name: str, scenarios: tuple[str, ...] = ()) -> Trial:
+    """Mint the trial ``name`` at ``door`` with the evaluator's ``bearer``, seeing and
+    trading only ``scenarios`` when given (else the door's whole catalog)."""
     url = door.rstrip("/") + TRIALS_PATH
+    body: dict[str, Any] = {"trial": name}
+    if scenarios:
+        body["scenarios"] = list(scenarios)
     try:
         async with httpx2.AsyncClient(timeout=30.0) as http:
             response = await http.post(
-                url, json={"trial": name}, headers={"Authorization": f"Bearer {bearer}"}
+                url, json=body, headers={"Authorization": f"Bearer {bearer}"}
             )
     except httpx2.HTTPError as exc:
         raise TrialUnavailable(f"the door did not answer a trial: {type(exc).__name__}") from None
     if response.status_code != 201:
         raise _refused(response, f"mint the trial {name}")
     data = response.json()
-    return Trial(name, str(data["principal"]), str(data["tokenId"]), str(data["token"]))
+    return Trial(name, str(data["principal"]), str(data["tokenId"]), str(data["token"]), scenarios)
 
 
 async def revoke_trial(door: str, bearer: str, trial: Trial) -> None:

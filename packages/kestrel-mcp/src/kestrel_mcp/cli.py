@@ -22,6 +22,7 @@ import anyio
 import click
 import kestrel_sdk
 from kestrel_protocol import KestrelError
+from kestrel_protocol.confined import ConfinedTransport
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.settings import KestrelSettings
 from kestrel_secrets import open_secret_store
@@ -81,12 +82,21 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def _run(settings: KestrelSettings, log: str, spin_us: int, principal: str | None) -> None:
-    """The ``kestrel-mcp`` process: transport, secret store and server from ``settings``."""
+def _run(
+    settings: KestrelSettings,
+    log: str,
+    spin_us: int,
+    principal: str | None,
+    scenarios: tuple[str, ...] = (),
+) -> None:
+    """The ``kestrel-mcp`` process: transport, secret store and server from ``settings``;
+    with ``scenarios``, every tool sees and trades only those (:mod:`kestrel_protocol.confined`)."""
     _configure_logging(log)
     if principal is not None and not principal.strip():
         raise click.BadParameter("the principal is empty", param_hint="--principal")
     transport = build_transport(settings, principal)
+    if scenarios:
+        transport = ConfinedTransport(transport, scenarios)
     server = create_kestrel_mcp_server(
         transport, secret_store=lambda: open_secret_store(settings.home)
     )
@@ -138,6 +148,18 @@ _OPTIONS = [
         ),
     ),
     click.option(
+        "--scenario",
+        "scenarios",
+        multiple=True,
+        metavar="ID",
+        help=(
+            "Serve only this scenario of the catalog (repeatable): the catalog lists only "
+            "these and any other id is UNKNOWN_SCENARIO, as one the catalog lacks. A harness "
+            "gives each run the scenario of its sample, so that a disguised tape's run "
+            "cannot open its labelled twin."
+        ),
+    ),
+    click.option(
         "--log-level",
         "log",
         default="warning",
@@ -173,6 +195,7 @@ def main(  # noqa: PLR0917 - one parameter per click option
     store: str | None,
     catalog_paths: tuple[str, ...],
     principal: str | None,
+    scenarios: tuple[str, ...],
     log: str,
     spin_us: int,
 ) -> None:
@@ -180,7 +203,7 @@ def main(  # noqa: PLR0917 - one parameter per click option
     settings = KestrelSettings.resolve(
         home=home, remote=remote, catalog_paths=catalog_paths, store=store
     )
-    _run(settings, log, spin_us, principal)
+    _run(settings, log, spin_us, principal, scenarios)
 
 
 @click.command(name="mcp")
@@ -193,6 +216,7 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
     store: str | None,
     catalog_paths: tuple[str, ...],
     principal: str | None,
+    scenarios: tuple[str, ...],
     log: str,
     spin_us: int,
 ) -> None:
@@ -208,4 +232,4 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
             inherited.with_flags(home, remote, store),
             catalog_paths=tuple(Path(p) for p in catalog_paths) or inherited.catalog_paths,
         )
-    _run(settings, log, spin_us, principal)
+    _run(settings, log, spin_us, principal, scenarios)

@@ -114,6 +114,9 @@ class Grant:
     principal: str
     scopes: frozenset[str]
     kind: Literal["issued", "oauth"]
+    scenarios: frozenset[str] | None = None
+    """The only scenarios of the catalog this grant sees and trades (a trial's, minted for
+    one sample); ``None`` for the whole catalog."""
 
 
 @runtime_checkable

@@ -37,6 +37,9 @@ class TokenEntry:
     label: str | None
     created_at: str
     revoked_at: str | None
+    scenarios: str | None = None
+    """Space-separated: the only scenarios the token's principal sees (a trial's); ``None``
+    for the whole catalog."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +76,7 @@ class DoorRecords(Protocol):
     def add_token(self, row: TokenEntry, digest: bytes) -> None: ...
     def tokens(self) -> list[TokenEntry]: ...
     def revoke_token(self, token_id: str, at: str) -> bool: ...
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str] | None: ...
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None] | None: ...
 
     def add_audit(
         self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from kestrel_protocol import Catalog, KestrelError, RefusalCode, Scenario, SealedScenario
+from kestrel_protocol.confined import unknown_scenario
 
 from .lineage import Lineages
 from .loader import load_catalog
@@ -117,11 +118,7 @@ class ServedCatalog:
         """The scenario; ``UNKNOWN_SCENARIO`` when the catalog has none by that id."""
         loaded = self.index.get(scenario_id)
         if loaded is None:
-            raise KestrelError(
-                RefusalCode.UNKNOWN_SCENARIO,
-                f"no scenario {scenario_id!r} in the catalog",
-                {"scenario": scenario_id},
-            )
+            raise unknown_scenario(scenario_id)
         return loaded
 
     def sealed(self, scenario_id: str) -> bool:
