@@ -97,6 +97,8 @@ def test_only_the_evaluators_token_mints_trials_and_a_trial_cannot(tmp_path: Pat
         assert trial["principal"] == "evaluator/trial-acme-chop-e1"
         assert trial["scopes"] == ["kestrel:grade", "kestrel:read", "kestrel:trade"]
         assert trial["token"].startswith("kestrel_tok_")
+        # a bearer token in the body: no cache or proxy may keep it (RFC 6749 5.1)
+        assert made.headers["cache-control"] == "no-store"
         # the trial's own token trades, and cannot mint a fresh principal for itself
         _refused_for_scope(_mint(door, trial["token"], "scout"))
         # nor revoke its parent's other trials, nor itself

@@ -169,7 +169,8 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         }
         if row.scenarios is not None:
             answer["scenarios"] = list(row.scenarios)
-        return json_response({**answer, "token": token}, 201)
+        # the bearer token in the body: no cache may keep it (RFC 6749 5.1)
+        return json_response({**answer, "token": token}, 201, {"Cache-Control": "no-store"})
 
     async def revoke(request: Request) -> Response:
         caller = await _parent(door, request)
