@@ -244,7 +244,7 @@ def test_a_disk_full_mid_write_names_the_target_and_leaves_nothing(
     )
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
-        f"kestrel: INVALID_ARGUMENT: cannot write {catalog / 'aapl'}: No space left on device; "
+        f"kestrel: INVALID_INPUT: cannot write {catalog / 'aapl'}: No space left on device; "
         "nothing written"
     ]
     assert list(catalog.iterdir()) == []

@@ -208,8 +208,12 @@ def new(  # noqa: PLR0917 - one parameter per click option
     try:
         written = imported.write(target).resolve()
     except OSError as error:  # the write's own refusal has no errno; the system's, a reason
-        reason = str(error) if error.errno is None else f"cannot write {target}: {error.strerror}"
-        raise fail("INVALID_ARGUMENT", f"{reason}; nothing written") from None
+        if error.errno is None:  # the id taken there
+            raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+        # as every other command's output that cannot be written
+        raise fail(
+            "INVALID_INPUT", f"cannot write {target}: {error.strerror}; nothing written"
+        ) from None
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))
