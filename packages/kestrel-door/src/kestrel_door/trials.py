@@ -43,7 +43,6 @@ __all__ = ["trial_routes"]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
 _MINT = "trials.mint"
 _REVOKE = "trials.revoke"
-_CATALOG = "kestrel_catalog"
 _MAX_SCENARIOS = 64
 
 
@@ -107,7 +106,7 @@ async def _scenarios(door: Door, parent: str, body: Any) -> list[str] | Response
             where="scenarios",
         )
     try:
-        tool = door.surface.tool(_CATALOG)
+        tool = door.surface.projecting("catalog")  # by its runtime method (one name, one file)
         catalog = await door.transport(parent).invoke(tool, tool.parse({}))
     except KestrelError as exc:
         return _store_failed(exc)
