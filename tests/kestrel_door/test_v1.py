@@ -192,7 +192,7 @@ async def test_revoked_token_is_401(kit: Kit) -> None:
     row, token = kit.tokens.issue("alice", ["kestrel:read"])
     async with asgi_client(kit.app(), token) as client:
         assert (await client.get("/v1/catalog")).status_code == 200
-        assert kit.tokens.revoke(row.id)
+        assert kit.tokens.revoke(row.id) is not None
         assert (await client.get("/v1/catalog")).status_code == 401
 
 
@@ -254,7 +254,7 @@ async def test_a_401_says_whether_a_bearer_was_sent(kit: Kit) -> None:
             assert "none was sent" in message, message
             assert "KESTREL_API_TOKEN" in message
     row, token = kit.tokens.issue("alice", ["kestrel:read"])
-    assert kit.tokens.revoke(row.id)
+    assert kit.tokens.revoke(row.id) is not None
     for bad in (f"Bearer {token}", "Bearer kestrel_tok_not-issued-here"):
         async with asgi_client(app, Authorization=bad) as client:
             resp = await client.get("/v1/catalog")

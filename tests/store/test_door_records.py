@@ -33,13 +33,19 @@ def test_tokens_are_found_by_digest_until_revoked(records: DoorRecords) -> None:
     records.add_token(
         TokenEntry("tk_2", "bob", "kestrel:read", None, "2026-01-02T00:00:00Z", None), b"\x02" * 32
     )
-    assert records.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read kestrel:trade", None)
+    assert records.token_grant(DIGEST) == (
+        DIGEST,
+        "alice",
+        "kestrel:read kestrel:trade",
+        None,
+        "tk_1",
+    )
     assert records.token_grant(b"\x03" * 32) is None
     assert [t.id for t in records.tokens()] == ["tk_1", "tk_2"]
     assert records.tokens()[0] == row
-    assert records.revoke_token("tk_1", "2026-01-03T00:00:00Z")
-    assert not records.revoke_token("tk_1", "2026-01-04T00:00:00Z")  # already revoked
-    assert not records.revoke_token("tk_nope", "2026-01-04T00:00:00Z")
+    assert records.revoke_token("tk_1", "2026-01-03T00:00:00Z") == 0  # it minted none
+    assert records.revoke_token("tk_1", "2026-01-04T00:00:00Z") is None  # already revoked
+    assert records.revoke_token("tk_nope", "2026-01-04T00:00:00Z") is None
     assert records.token_grant(DIGEST) is None
     assert records.tokens()[0].revoked_at == "2026-01-03T00:00:00Z"
     with pytest.raises(Exception):  # noqa: B017, PT011 - each driver's own integrity error
@@ -113,7 +119,7 @@ def test_records_survive_reopening(records: DoorRecords, store_url: str) -> None
     records.close()
     again = open_door_store(store_url)
     try:
-        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None)
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None, "tk_1")
     finally:
         again.close()
 
@@ -121,32 +127,86 @@ def test_records_survive_reopening(records: DoorRecords, store_url: str) -> None
 def test_a_trials_token_keeps_the_only_scenarios_it_sees(records: DoorRecords) -> None:
     row = TokenEntry("tk_1", "ev/trial-a", "kestrel:read", None, "t", None, "goog tape-q7")
     records.add_token(row, DIGEST)
-    assert records.token_grant(DIGEST) == (DIGEST, "ev/trial-a", "kestrel:read", "goog tape-q7")
+    assert records.token_grant(DIGEST) == (
+        DIGEST,
+        "ev/trial-a",
+        "kestrel:read",
+        "goog tape-q7",
+        "tk_1",
+    )
     assert records.tokens() == [row]
+
+
+def _token(token_id: str, principal: str, parent: str | None = None) -> TokenEntry:
+    return TokenEntry(token_id, principal, "kestrel:read", None, "t", None, None, parent)
+
+
+def test_revoking_a_token_revokes_the_live_tokens_it_minted_at_once(
+    records: DoorRecords,
+) -> None:
+    """One level: the parent's live trials go with it; another token's trials (the same
+    principal's) and the operator's other tokens stay live; one already revoked is not
+    counted again."""
+    rows = [
+        _token("tk_ev1", "ev"),
+        _token("tk_ev2", "ev"),
+        _token("tk_a", "ev/trial-a", "tk_ev1"),
+        _token("tk_b", "ev/trial-b", "tk_ev1"),
+        _token("tk_c", "ev/trial-c", "tk_ev1"),
+        _token("tk_d", "ev/trial-d", "tk_ev2"),
+    ]
+    for n, row in enumerate(rows):
+        records.add_token(row, bytes([n + 1]) * 32)
+    assert sorted(records.tokens(), key=lambda t: t.id) == sorted(rows, key=lambda t: t.id)
+    assert records.revoke_token("tk_c", "t1") == 0  # its run scored: DELETE /v1/trials
+    assert records.revoke_token("tk_ev1", "t2") == 2
+    revoked = {t.id: t.revoked_at for t in records.tokens()}
+    assert revoked == {
+        "tk_ev1": "t2",
+        "tk_ev2": None,
+        "tk_a": "t2",
+        "tk_b": "t2",
+        "tk_c": "t1",
+        "tk_d": None,
+    }
+    assert [records.token_grant(bytes([n]) * 32) is None for n in range(1, 7)] == [
+        True,
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert records.revoke_token("tk_ev1", "t3") is None
 
 
 def test_a_store_made_before_tokens_kept_scenarios_is_upgraded_in_place(
     records: DoorRecords, store_url: str
 ) -> None:
-    """A door store of the schema before (no tokens.scenarios; PostgreSQL's door schema 1)
-    opens upgraded, its tokens kept as they were (the whole catalog)."""
+    """A door store of the schema before (no tokens.scenarios nor parent; PostgreSQL's door
+    schema 1) opens upgraded, its tokens kept as they were (the whole catalog, no parent)."""
     records.add_token(TokenEntry("tk_1", "alice", "kestrel:read", None, "t", None), DIGEST)
     records.close()
     raw = raw_sql(store_url, door=True)
+    raw("ALTER TABLE {tokens} DROP COLUMN parent", ())
     raw("ALTER TABLE {tokens} DROP COLUMN scenarios", ())
     if not store_url.startswith("sqlite"):
         raw("UPDATE {meta} SET value = '1' WHERE key = 'door'", ())
     again = open_door_store(store_url)
     try:
-        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None)
-        trial = TokenEntry("tk_2", "alice/trial-b", "kestrel:read", None, "t", None, "tape-q7")
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None, "tk_1")
+        trial = TokenEntry(
+            "tk_2", "alice/trial-b", "kestrel:read", None, "t", None, "tape-q7", "tk_1"
+        )
         again.add_token(trial, b"\x02" * 32)
         assert again.token_grant(b"\x02" * 32) == (
             b"\x02" * 32,
             "alice/trial-b",
             "kestrel:read",
             "tape-q7",
+            "tk_2",
         )
+        assert again.tokens()[1] == trial
     finally:
         again.close()
     reopened = open_door_store(store_url)  # upgraded once: opening again changes nothing
@@ -154,6 +214,35 @@ def test_a_store_made_before_tokens_kept_scenarios_is_upgraded_in_place(
         assert [t.id for t in reopened.tokens()] == ["tk_1", "tk_2"]
     finally:
         reopened.close()
+
+
+def test_a_store_made_before_tokens_kept_their_parent_is_upgraded_in_place(
+    records: DoorRecords, store_url: str
+) -> None:
+    """A door store of this morning's schema (tokens.scenarios, no parent; PostgreSQL's
+    door schema 2) opens upgraded: its rows kept, each with no parent (revoking the token
+    that minted a trial of then leaves that trial live, as before), and a trial minted
+    now goes with its parent."""
+    old = [
+        _token("tk_ev", "ev"),
+        TokenEntry("tk_old", "ev/trial-a", "kestrel:read", None, "t", None, "tape-q7"),
+    ]
+    for n, row in enumerate(old):
+        records.add_token(row, bytes([n + 1]) * 32)
+    records.close()
+    raw = raw_sql(store_url, door=True)
+    raw("ALTER TABLE {tokens} DROP COLUMN parent", ())
+    if not store_url.startswith("sqlite"):
+        raw("UPDATE {meta} SET value = '2' WHERE key = 'door'", ())
+    again = open_door_store(store_url)
+    try:
+        assert again.tokens() == old
+        again.add_token(_token("tk_new", "ev/trial-b", "tk_ev"), b"\x03" * 32)
+        assert again.revoke_token("tk_ev", "t1") == 1
+        revoked = {t.id: t.revoked_at for t in again.tokens()}
+        assert revoked == {"tk_ev": "t1", "tk_old": None, "tk_new": "t1"}
+    finally:
+        again.close()
 
 
 def test_signing_keys_are_kept_in_order_and_survive_reopening(

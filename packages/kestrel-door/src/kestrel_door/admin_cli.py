@@ -100,26 +100,29 @@ def token_issue(
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
 @click.pass_context
 def token_list(ctx: click.Context, as_json: bool) -> None:
-    """The issued tokens (id, principal, scopes, label, live or revoked); never a token."""
+    """The issued tokens (id, principal, scopes, live or revoked, and a trial's parent: the
+    token that minted it); never a token."""
     rows = IssuedTokens(door_store(ctx)).list()
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=2))
         return
     for r in rows:
         state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
-        click.echo(f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}")
+        parent = f"  parent {r.parent}" if r.parent else ""
+        click.echo(f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}{parent}")
 
 
 @token_group.command("revoke")
 @click.argument("token_id")
 @click.pass_context
 def token_revoke(ctx: click.Context, token_id: str) -> None:
-    """Revoke the token TOKEN_ID (tk_…, from `token list`): every replica refuses it from
-    its next request."""
-    if not IssuedTokens(door_store(ctx)).revoke(token_id):
+    """Revoke the token TOKEN_ID (tk_…, from `token list`) and every live trial it minted,
+    at once: every replica refuses them from its next request."""
+    trials = IssuedTokens(door_store(ctx)).revoke(token_id)
+    if trials is None:
         click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
         ctx.exit(int(exit_code_for("INVALID_INPUT")))
-    click.echo(f"revoked {token_id}")
+    click.echo(f"revoked {token_id} and {trials} trial{'' if trials == 1 else 's'} it minted")
 
 
 @click.group("keys")

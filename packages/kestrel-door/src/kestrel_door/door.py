@@ -58,6 +58,8 @@ class Caller:
 
     turn: LiveTurn
     guarded: bool
+    token_id: str | None = None
+    """The issued token it presented (the parent of a trial it mints); else ``None``."""
 
 
 def outage_response(exc: KestrelError, *, path: str = "") -> Response:
@@ -168,7 +170,7 @@ class Door:
             approval=self._approval,
             surface=self.surface,
         )
-        return Caller(LiveTurn(ctx=ctx, tools=tools), guarded=True)
+        return Caller(LiveTurn(ctx=ctx, tools=tools), guarded=True, token_id=grant.token_id)
 
     async def aclose(self) -> None:
         for transport in self._transports.values():

@@ -24,10 +24,13 @@ from .tables import TABLES, TOKENS
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
 
-SCHEMA_VERSION = "2"
-"""2: an issued token keeps the only scenarios its principal sees (a trial's); a database
-of 1 is upgraded in place when a door first opens it (:data:`UPGRADES`)."""
-UPGRADES: Final = {"1": (TOKENS.add_column("scenarios", POSTGRES, "kestrel_door_"),)}
+SCHEMA_VERSION = "3"
+"""2: an issued token keeps the only scenarios its principal sees (a trial's); 3: and the
+issued token that minted it (a trial's parent). A database of 1 or 2 is upgraded in place
+when a door first opens it (:data:`UPGRADES`)."""
+_SCENARIOS: Final = TOKENS.add_column("scenarios", POSTGRES, "kestrel_door_")
+_PARENT: Final = TOKENS.add_column("parent", POSTGRES, "kestrel_door_")
+UPGRADES: Final = {"1": (_SCENARIOS, _PARENT), "2": (_PARENT,)}
 
 _SCHEMA: Final = create_statements(TABLES, POSTGRES, "kestrel_door_")
 """Every statement idempotent: run on each start (a database made before a table was

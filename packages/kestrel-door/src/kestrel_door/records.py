@@ -37,16 +37,19 @@ class DoorStatements:
     """Every statement of the door's records, rendered by :meth:`of` for one dialect."""
 
     add_token: str = (
-        "INSERT INTO {tokens} (id, digest, principal, scopes, label, created_at, scenarios)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO {tokens} (id, digest, principal, scopes, label, created_at, scenarios,"
+        " parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     )
     tokens: str = (
-        "SELECT id, principal, scopes, label, created_at, revoked_at, scenarios FROM {tokens}"
-        " ORDER BY created_at, id"
+        "SELECT id, principal, scopes, label, created_at, revoked_at, scenarios, parent"
+        " FROM {tokens} ORDER BY created_at, id"
     )
     revoke_token: str = "UPDATE {tokens} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+    revoke_minted: str = (  # the live tokens a revoked token minted (one level: trials)
+        "UPDATE {tokens} SET revoked_at = ? WHERE parent = ? AND revoked_at IS NULL"
+    )
     token_grant: str = (
-        "SELECT digest, principal, scopes, scenarios FROM {tokens}"
+        "SELECT digest, principal, scopes, scenarios, id FROM {tokens}"
         " WHERE digest = ? AND revoked_at IS NULL"
     )
     add_audit: str = (
@@ -137,6 +140,7 @@ class SqlDoorRecords(SqlAdapter):
                     row.label,
                     row.created_at,
                     row.scenarios,
+                    row.parent,
                 ),
             )
 
@@ -145,16 +149,19 @@ class SqlDoorRecords(SqlAdapter):
             rows = conn.execute(self.sql.tokens).fetchall()
         return [TokenEntry(*row) for row in rows]
 
-    def revoke_token(self, token_id: str, at: str) -> bool:
-        with self._connection() as conn:
-            return int(conn.execute(self.sql.revoke_token, (at, token_id)).rowcount) > 0
+    def revoke_token(self, token_id: str, at: str) -> int | None:
+        with self._transaction() as conn:
+            if int(conn.execute(self.sql.revoke_token, (at, token_id)).rowcount) == 0:
+                return None
+            return int(conn.execute(self.sql.revoke_minted, (at, token_id)).rowcount)
 
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None] | None:
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None, str] | None:
         with self._connection() as conn:
             row = conn.execute(self.sql.token_grant, (digest,)).fetchone()
         if row is None:
             return None
-        return bytes(row[0]), str(row[1]), str(row[2]), None if row[3] is None else str(row[3])
+        only = None if row[3] is None else str(row[3])
+        return bytes(row[0]), str(row[1]), str(row[2]), only, str(row[4])
 
     # -- audit ----------------------------------------------------------------------------
 

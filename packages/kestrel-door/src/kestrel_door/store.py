@@ -30,8 +30,9 @@ from .tables import TABLES, TOKENS
 __all__ = ["DoorStore"]
 
 _CREATE: Final = create_statements(TABLES, SQLITE, "")
-_TOKEN_SCENARIOS: Final = TOKENS.add_column("scenarios", SQLITE, "")
-"""The upgrade in place of a file made before a token kept a trial's scenarios."""
+_TOKEN_COLUMNS: Final = ("scenarios", "parent")
+"""The tokens' columns a file made before them gains in place (a trial's scenarios, the
+token that minted it), in order."""
 _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 
@@ -55,8 +56,9 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
         with self._transaction() as conn:  # another process opening it meanwhile waits
             columns = {row[1] for row in conn.execute("PRAGMA table_info(tokens)").fetchall()}
-            if "scenarios" not in columns:
-                conn.execute(_TOKEN_SCENARIOS)
+            for name in _TOKEN_COLUMNS:
+                if name not in columns:
+                    conn.execute(TOKENS.add_column(name, SQLITE, ""))
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""

@@ -21,6 +21,7 @@ TOKENS: Final = Table(
         Column("created_at", "text"),
         Column("revoked_at", "text", null=True),
         Column("scenarios", "text", null=True),  # a trial's only scenarios (space-separated)
+        Column("parent", "text", null=True),  # a trial's: the issued token that minted it
     ),
     key=("id",),
 )

@@ -41,6 +41,8 @@ class IssuedToken:
     revoked_at: str | None
     scenarios: tuple[str, ...] | None = None
     """The only scenarios its principal sees and trades (a trial's); ``None``: all."""
+    parent: str | None = None
+    """The issued token that minted it (a trial's): revoking that one revokes this one."""
 
     def to_json(self) -> dict[str, Any]:
         listed: dict[str, Any] = {
@@ -53,6 +55,8 @@ class IssuedToken:
         }
         if self.scenarios is not None:
             listed["scenarios"] = list(self.scenarios)
+        if self.parent is not None:
+            listed["parent"] = self.parent
         return listed
 
 
@@ -73,10 +77,12 @@ class IssuedTokens:
         label: str | None = None,
         *,
         scenarios: Sequence[str] | None = None,
+        parent: str | None = None,
     ) -> tuple[IssuedToken, str]:
         """Mint a token; returns its listing row and the token (shown once). With
         ``scenarios`` (ids the caller checked against the catalog) its principal sees and
-        trades only those."""
+        trades only those; with ``parent`` (the id of the issued token minting it) it is
+        revoked with that one."""
         if not principal or not principal.strip():
             raise ValueError("a principal is required")
         unknown = sorted(set(scopes) - set(ALL_SCOPES))
@@ -94,10 +100,11 @@ class IssuedTokens:
             created_at=_now(),
             revoked_at=None,
             scenarios=None if scenarios is None else tuple(sorted(set(scenarios))),
+            parent=parent,
         )
         only = None if row.scenarios is None else " ".join(row.scenarios)
         entry = TokenEntry(
-            row.id, principal, " ".join(row.scopes), label, row.created_at, None, only
+            row.id, principal, " ".join(row.scopes), label, row.created_at, None, only, parent
         )
         self._store.add_token(entry, digest)
         return row, token
@@ -112,12 +119,14 @@ class IssuedTokens:
                 r.created_at,
                 r.revoked_at,
                 None if r.scenarios is None else tuple(r.scenarios.split()),
+                r.parent,
             )
             for r in self._store.tokens()
         ]
 
-    def revoke(self, token_id: str) -> bool:
-        """Revoke by id; ``False`` when no such live token exists."""
+    def revoke(self, token_id: str) -> int | None:
+        """Revoke by id, with every live token it minted (its trials), at once: how many
+        of those went with it; ``None`` when no such live token exists."""
         return self._store.revoke_token(token_id, _now())
 
     async def verify(self, token: str) -> Grant | None:
@@ -132,7 +141,11 @@ class IssuedTokens:
                 return None
             only = None if row[3] is None else frozenset(row[3].split())
             return Grant(
-                principal=row[1], scopes=frozenset(row[2].split()), kind="issued", scenarios=only
+                principal=row[1],
+                scopes=frozenset(row[2].split()),
+                kind="issued",
+                scenarios=only,
+                token_id=row[4],
             )
         except KestrelError as exc:
             if exc.code == RefusalCode.BACKEND_UNAVAILABLE:

@@ -13,7 +13,10 @@ its parent. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the tria
 trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
 serves them), so a pair's disguised sample cannot open its labelled twin.
 ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
-scored (only the parent's own trials). The token is in the response body only, once,
+scored (only the parent's own trials). The trial's token keeps the id of the issued token
+that minted it: revoking that one (``kestrel-door token revoke``) revokes its live trials
+in the same transaction. A trial an OAuth token minted has no such parent: it ends by its
+own revoke. The token is in the response body only, once,
 as ``token issue`` prints it; it is never logged.
 """
 
@@ -154,7 +157,13 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         principal = trial_principal(ctx.principal, name)
         try:
             row, token = await anyio.to_thread.run_sync(
-                lambda: tokens.issue(principal, scopes, f"trial of {ctx.principal}", scenarios=only)
+                lambda: tokens.issue(
+                    principal,
+                    scopes,
+                    f"trial of {ctx.principal}",
+                    scenarios=only,
+                    parent=caller.token_id,
+                )
             )
             await anyio.to_thread.run_sync(
                 _audit, door, caller, _MINT, {"principal": principal, "tokenId": row.id}, "ok"
@@ -183,7 +192,7 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
                 r.id == token_id and r.principal.startswith(prefix) and r.revoked_at is None
                 for r in tokens.list()
             )
-            done = own and tokens.revoke(token_id)
+            done = own and tokens.revoke(token_id) is not None
             _audit(door, caller, _REVOKE, {"tokenId": token_id}, "ok" if done else "unknown")
             return done
 

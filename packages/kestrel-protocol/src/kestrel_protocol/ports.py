@@ -117,6 +117,8 @@ class Grant:
     scenarios: frozenset[str] | None = None
     """The only scenarios of the catalog this grant sees and trades (a trial's, minted for
     one sample); ``None`` for the whole catalog."""
+    token_id: str | None = None
+    """The issued token's id (the parent of the trials it mints); ``None`` for OAuth."""
 
 
 @runtime_checkable

@@ -92,11 +92,16 @@ class Table:
         return statements
 
     def add_column(self, name: str, dialect: Dialect, prefix: str) -> str:
-        """The statement adding column ``name`` (declared last, nullable) to the table as
-        an earlier schema created it without: an upgrade in place."""
-        column = self.columns[-1]
-        if column.name != name or not column.null:
-            raise ValueError(f"{self.name}.{name} is not its last column, or not nullable")
+        """The statement adding column ``name`` (nullable, and declared after every column
+        an earlier schema had: each column after it nullable too) to the table as that
+        schema created it without: an upgrade in place."""
+        names = [c.name for c in self.columns]
+        at = names.index(name) if name in names else len(names)
+        if at == len(names) or not all(c.null for c in self.columns[at:]):
+            raise ValueError(
+                f"{self.name}.{name} is not a column, or it or a column after it is not nullable"
+            )
+        column = self.columns[at]
         return f"ALTER TABLE {prefix}{self.name} ADD COLUMN {self._column(column, dialect, False)}"
 
     def _column(self, column: Column, dialect: Dialect, demoted: bool) -> str:

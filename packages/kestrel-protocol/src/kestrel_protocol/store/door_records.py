@@ -40,6 +40,10 @@ class TokenEntry:
     scenarios: str | None = None
     """Space-separated: the only scenarios the token's principal sees (a trial's); ``None``
     for the whole catalog."""
+    parent: str | None = None
+    """The id of the issued token that minted it (a trial's): revoking that one revokes
+    this one too. ``None`` for a token the operator issued, or a trial an OAuth token
+    minted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +66,8 @@ class DoorRecords(Protocol):
     """The door's own tables. Every method is one atomic transaction.
 
     Contract: tokens are stored by digest only; audit rows are append-only (the store
-    refuses updates and deletes); ``count_open_or_offer`` counts a free open while
+    refuses updates and deletes); ``revoke_token`` revokes the token and every live token
+    it minted (its ``parent``) at once; ``count_open_or_offer`` counts a free open while
     ``used < quota`` for the day, else records the offer (keeping the principal's
     :data:`OFFERS_KEPT` most recent, the older dropped), atomically; ``pay`` checks the
     offer and spends the voucher id once, atomically with counting the open.
@@ -75,8 +80,11 @@ class DoorRecords(Protocol):
 
     def add_token(self, row: TokenEntry, digest: bytes) -> None: ...
     def tokens(self) -> list[TokenEntry]: ...
-    def revoke_token(self, token_id: str, at: str) -> bool: ...
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None] | None: ...
+    # ``None`` when no live token ``token_id``; else how many live tokens it minted were
+    # revoked with it, in the same transaction
+    def revoke_token(self, token_id: str, at: str) -> int | None: ...
+    # (digest, principal, scopes, scenarios, id) of the live token with that digest
+    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None, str] | None: ...
 
     def add_audit(
         self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
