@@ -184,7 +184,8 @@ def _item(
             text.encode("utf-8")
         except UnicodeEncodeError:
             return fault(field, "not valid Unicode text")
-        found = control_character(text, lines=field == "body")  # a headline is one line
+        # a headline is one line (a tab is only a space); a body may break lines
+        found = control_character(text, lines=field == "body", tabs=True)
         if found is not None:
             return fault(
                 field, f"holds the control character {found[0]!r} (character {found.start() + 1})"

@@ -18,12 +18,19 @@ _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """Characters no shown text holds: a terminal's escapes and bells, direction overrides."""
 _BREAK = re.compile(r"[\t\n\r]")
+_LINE_BREAK = re.compile(r"[\n\r]")
 
 
-def control_character(text: str, *, lines: bool = False) -> re.Match[str] | None:
+def control_character(
+    text: str, *, lines: bool = False, tabs: bool = False
+) -> re.Match[str] | None:
     """The first character of ``text`` no listing shows as it is: a control character
-    (a line break or tab too, unless ``lines``), or ``None``."""
-    return _CONTROL.search(text) or (None if lines else _BREAK.search(text))
+    (a line break too, unless ``lines``; a tab too, unless ``lines`` or ``tabs``), or
+    ``None``."""
+    found = _CONTROL.search(text)
+    if found is not None or lines:
+        return found
+    return (_LINE_BREAK if tabs else _BREAK).search(text)
 
 
 _WHOLE_DIGITS = 18
