@@ -21,69 +21,29 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-SCENARIO = "bench-forward"
-TOML = """\
-id = "bench-forward"
-title = "A forward benchmark"
-description = "Two symbols, minute bars appended"
-interval = "1m"
-bars_per_year = 98280
-forward = true
+HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parents[1]))  # the forward tests' scenario and bars, said once there
 
-[account]
-cash = "10000.00"
-shortable = false
-max_position = 1000
-max_drawdown = "1.0"
-
-[fees]
-bps = "0"
-minimum = "0.00"
-
-[fill]
-participation = "1"
-slippage_bps = "0"
-
-[[instruments]]
-symbol = "ACME"
-tick = "0.01"
-lot = 1
-
-[[instruments]]
-symbol = "BETA"
-tick = "0.05"
-lot = 1
-"""
-HEADER = "time,symbol,open,high,low,close,volume\n"
-START = datetime(2026, 12, 1, 14, 30, tzinfo=UTC)
+from tests.kestrel_sdk.runtime.forward.scenarios import (  # noqa: E402
+    SCENARIO_ID,
+    bars,
+    forward_catalog,
+)
 
 
-def _bars(first: int, count: int) -> bytes:
-    rows = []
-    for k in range(first, first + count):
-        at = (START + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        close = f"{100 + k // 100}.{k % 100:02d}"
-        rows.append(f"{at},ACME,{close},{close},{close},{close},1000\n")
-        rows.append(f"{at},BETA,20.00,20.10,19.95,20.05,500\n")
-    return (HEADER + "".join(rows)).encode()
-
-
-def run_once(bars: int, appends: int) -> float:
-    """µs of CPU per single-bar append on a tape of ``bars`` bars (this interpreter's
+def run_once(size: int, appends: int) -> float:
+    """µs of CPU per single-bar append on a tape of ``size`` bars (this interpreter's
     checkout)."""
     from kestrel_sdk.runtime.service import Runtime
     from kestrel_sdk.runtime.stores import open_runtime_store
 
     with tempfile.TemporaryDirectory() as tmp:
-        catalog = Path(tmp) / "catalog" / SCENARIO
-        catalog.mkdir(parents=True)
-        (catalog / "scenario.toml").write_text(TOML)
+        catalog = forward_catalog(Path(tmp))
         store = open_runtime_store(f"sqlite:///{tmp}/store.db")
-        runtime = Runtime(Path(tmp) / "home", [catalog.parent], store=store)
+        runtime = Runtime(Path(tmp) / "home", [catalog], store=store)
         # the stamp's keyword: a clock to read (this checkout) or a time (an older one)
         append_bars: Any = runtime.append_bars
         at = "2026-12-01T14:31:02.000000Z"
@@ -94,13 +54,13 @@ def run_once(bars: int, appends: int) -> float:
         )
 
         def append(data: bytes) -> None:
-            append_bars(SCENARIO, data, **stamp)
+            append_bars(SCENARIO_ID, data, **stamp)
 
-        for first in range(0, bars, 5000):
-            append(_bars(first, min(5000, bars - first)))
+        for first in range(0, size, 5000):
+            append(bars(first, min(5000, size - first)))
         begun = time.process_time()
         for k in range(appends):
-            append(_bars(bars + k, 1))
+            append(bars(size + k, 1))
         spent = time.process_time() - begun
         runtime.shutdown()
     return spent / appends * 1e6
@@ -121,7 +81,7 @@ def main() -> None:
     if args.compare is not None:
         sides = {str(args.compare): args.compare / ".venv" / "bin" / "python", **sides}
     me = Path(__file__).resolve()
-    for bars in args.bars or [1000, 20000]:
+    for size in args.bars or [1000, 20000]:
         spent: dict[str, list[float]] = {name: [] for name in sides}
         for _ in range(args.pairs):
             for name, python in sides.items():
@@ -129,7 +89,7 @@ def main() -> None:
                     str(python),
                     str(me),
                     "--once",
-                    str(bars),
+                    str(size),
                     "--appends",
                     str(args.appends),
                 ]
@@ -138,7 +98,7 @@ def main() -> None:
         for name, values in spent.items():
             shown = ", ".join(f"{v:.0f}" for v in values)
             print(
-                f"{bars} bars, {name}: median {statistics.median(values):.0f} µs/append ({shown})"
+                f"{size} bars, {name}: median {statistics.median(values):.0f} µs/append ({shown})"
             )
 
 
