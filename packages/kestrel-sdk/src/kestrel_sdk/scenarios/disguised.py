@@ -11,12 +11,9 @@ secret make the same scenario, byte for byte.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from kestrel_protocol import Scenario
 
@@ -24,16 +21,15 @@ from ..runtime.catalog.disguise import disguise_transform, disguised_tape_csv
 from ..runtime.catalog.instrument_terms import tick_scale
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
-from ..runtime.catalog.news import NEWS_FILE, News
+from ..runtime.catalog.news import News
 from ..runtime.catalog.news_disguise import disguised_news, news_tells
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
-from .imported import scenario_row
+from .imported import scenario_row, write_staged
 
 __all__ = ["DisguisedScenario", "disguise_scenario"]
 
-TAPE_FILE = "tape.csv"
 DESCRIPTION = (
     "Real market bars in disguise: symbols, times and price levels are changed, returns "
     "are kept. Commitment {commitment}; the reveal names the source after the evaluation."
@@ -75,23 +71,12 @@ class DisguisedScenario:
         """Write ``scenario.toml`` and ``tape.csv`` (and ``news.jsonl``) into ``directory``
         (created; it must not exist or be empty); all appear at once. The reveal is not
         written here."""
-        target = Path(directory).expanduser()
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise FileExistsError(f"{target} already exists and is not an empty directory")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
-            (staging / TAPE_FILE).write_text(self.tape, encoding="utf-8", newline="\n")
-            (staging / "scenario.toml").write_text(self.toml, encoding="utf-8", newline="\n")
-            if self.news is not None:
-                (staging / NEWS_FILE).write_bytes(self.news.render())
-            if target.exists():
-                target.rmdir()
-            os.replace(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return target
+        text = self.tape.encode("utf-8")
+
+        def tape(out: IO[bytes]) -> None:
+            out.write(text)
+
+        return write_staged(directory, tape, self.toml, self.news)
 
 
 def _words(text: str) -> str:

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -40,6 +40,7 @@ __all__ = [
     "ScenarioTermsInput",
     "build_scenario",
     "scenario_row",
+    "write_staged",
 ]
 
 
@@ -173,28 +174,44 @@ class ImportedScenario:
     def write(self, directory: str | Path) -> Path:
         """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` (created; it must
         not exist or be empty). Both appear at once: nothing is left behind on failure."""
-        target = Path(directory).expanduser()
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise FileExistsError(f"{target} already exists and is not an empty directory")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
-            with (staging / TAPE_FILE).open("wb") as out, self._lock:
+
+        def tape(out: IO[bytes]) -> None:
+            with self._lock:
                 self._tape.seek(0)
                 shutil.copyfileobj(self._tape, out)
-            (staging / "scenario.toml").write_text(self.toml, encoding="utf-8", newline="\n")
-            if self.news is not None:
-                (staging / NEWS_FILE).write_bytes(self.news.render())
-            if target.exists():
-                target.rmdir()  # empty: checked above
-            os.replace(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+
+        target = write_staged(directory, tape, self.toml, self.news)
         info = self.scenario.tape  # made as the catalog validates: remembered so
         shape = TapeShape(bars=info.bars, start=info.start, end=info.end, root=info.root)
         remember_shape(target / TAPE_FILE, self.toml.encode("utf-8"), shape)  # no re-read
         return target
+
+
+def write_staged(
+    directory: str | Path, tape: Callable[[IO[bytes]], None], toml: str, news: News | None
+) -> Path:
+    """Write a scenario directory (``tape.csv`` by ``tape``, ``scenario.toml``, and
+    ``news.jsonl`` with ``news``) at ``directory`` (created; it must not exist or be
+    empty): staged beside it in a hidden directory, then renamed into place, so all its
+    files appear at once and nothing is left behind on failure."""
+    target = Path(directory).expanduser()
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target} already exists and is not an empty directory")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        with (staging / TAPE_FILE).open("wb") as out:
+            tape(out)
+        (staging / "scenario.toml").write_text(toml, encoding="utf-8", newline="\n")
+        if news is not None:
+            (staging / NEWS_FILE).write_bytes(news.render())
+        if target.exists():
+            target.rmdir()  # empty: checked above
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
 
 
 def _toml_string(value: str) -> str:
