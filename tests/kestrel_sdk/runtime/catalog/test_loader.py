@@ -201,13 +201,13 @@ def test_a_damaged_shipped_scenario_is_reported_not_fatal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_scenario: MakeScenario, good_tape: str
 ) -> None:
     """A broken install: one shipped tape lost its header, another is not canonical."""
-    from kestrel_sdk.runtime.catalog import ShippedTapeError, loader
+    from kestrel_sdk.runtime.catalog import ShippedTapeError, shipped
 
     headless = make_scenario(tmp_path, "headless", tape=good_tape.split("\n", 1)[1])
     loose = make_scenario(tmp_path, "loose", tape=good_tape.replace("10.00", "10.0"))
     fine = make_scenario(tmp_path, "fine")
-    monkeypatch.setattr(loader, "_shipped_dirs", lambda: [headless, loose, fine])
-    loader._shipped.cache_clear()
+    monkeypatch.setattr(shipped, "_shipped_dirs", lambda: [headless, loose, fine])
+    shipped.shipped_scenarios.cache_clear()
     try:
         index = load_catalog([])
         assert index.ids() == ["fine", "loose"]
@@ -225,7 +225,7 @@ def test_a_damaged_shipped_scenario_is_reported_not_fatal(
             Path("kestrel_sdk/catalog_data/headless"),
         ]
     finally:
-        loader._shipped.cache_clear()
+        shipped.shipped_scenarios.cache_clear()
 
 
 def test_catalog_path_expands_the_home_directory(

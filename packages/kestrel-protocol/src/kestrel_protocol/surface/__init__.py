@@ -30,14 +30,16 @@ from .arguments import (
 )
 from .briefs import STYLES, prompts
 from .compact import COMPACT_TEXT, compact_text
-from .declare import Binding, Fetch, Prompt, PromptArgument, Resource, Route, Tool
+from .declare import Binding, Route, Tool
 from .dispatch import call_tool, run_tool
 from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
 from .paging import next_cursor, offset_of, page
+from .prompt import Fetch, Prompt, PromptArgument
 from .recall import Recall
 from .registry import INSTRUCTIONS, RESOURCES, SURFACE, TOOLS
+from .resource import Resource
 from .results import (
     ArgumentError,
     ToolResult,

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
-from .declare import Fetch, Prompt, PromptArgument, Tool
+from .declare import Tool
+from .prompt import Fetch, Prompt, PromptArgument
 from .results import ArgumentError
 
 __all__ = ["STYLES", "news_lesson", "prompts"]

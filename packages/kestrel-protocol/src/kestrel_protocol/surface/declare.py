@@ -1,5 +1,6 @@
-"""What a declaration of the surface says: a :class:`Tool`, how it runs (its
-:class:`Binding`), its :class:`Route`, a :class:`Resource`, a :class:`Prompt`.
+"""What a declaration of a tool says: a :class:`Tool`, how it runs (its
+:class:`Binding`) and its :class:`Route`. A resource (:mod:`.resource`) projects a
+tool's call; a prompt (:mod:`.prompt`) reads through the face's tools.
 
 A tool is one call (``Transport.invoke(tool, arguments)``) plus everything a face shows
 of it: name, title, description, argument and result models, scope, MCP annotations,
@@ -9,7 +10,6 @@ transports are generated from these values; none of them names a tool.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,18 +18,13 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..model import ProtocolModel
-from ..quoting import clipped
 from ..wire import Wire
 from .arguments import Arguments
 from .results import ArgumentError
 from .schemas import input_schema, output_schema, union_output_schema
-from .text import id_problem, text_problem
 
-__all__ = ["Binding", "Fetch", "Prompt", "PromptArgument", "Resource", "Route", "Tool"]
+__all__ = ["Binding", "Route", "Tool"]
 
-Fetch = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
-"""Runs one tool through the face's caller and returns its structured result."""
-_VARIABLE = re.compile(r"\{([a-zA-Z]+)\}")
 _BOUND_MAX: Final = 512
 """Arguments given as plain strings a tool keeps checked (:meth:`Tool.bind`)..."""
 _BOUND_TEXT: Final = 1024
@@ -263,138 +258,6 @@ class Tool:
             "outputSchema": self.output_schema,
             "annotations": annotations,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """A resource, or a template of them, read as the tool call it projects.
-
-    ``uri`` may hold variables (``{id}``); ``variables`` gives each one's pattern and
-    ``arguments`` turns their values into the tool's arguments. ``per_scenario`` lists
-    one resource per catalog scenario in ``resources/list`` (``item_name`` and
-    ``item_title`` formatted with the scenario's ``id`` and ``title``); ``complete``
-    names what completes a variable (``scenario`` ids or artifact ``root``s).
-    ``updated_by`` names the effects of the tool calls that change it (a session's frame:
-    ``trade``, ``close``): where subscriptions work, a subscriber is told after each
-    such call made with the arguments the resource projects.
-    """
-
-    uri: str
-    name: str
-    title: str
-    description: str
-    mime: str
-    tool: str
-    variables: Mapping[str, str] = field(default_factory=dict)
-    arguments: Callable[[Mapping[str, str]], dict[str, Any]] = lambda values: {}
-    per_scenario: bool = False
-    item_name: str = "{id}"
-    item_title: str = "{title}"
-    """How ``resources/list`` names and titles a per-scenario resource."""
-    complete: Mapping[str, Literal["scenario", "root"]] = field(default_factory=dict)
-    updated_by: tuple[str, ...] = ()
-
-    @property
-    def is_template(self) -> bool:
-        return bool(self.variables)
-
-    def match(self, uri: str) -> dict[str, str] | None:
-        """The variables' values when ``uri`` is one of this resource's, else ``None``."""
-        if not self.variables:
-            return {} if uri == self.uri else None
-        pattern = "".join(
-            f"(?P<{part}>{self.variables[part]})" if i % 2 else re.escape(part)
-            for i, part in enumerate(_VARIABLE.split(self.uri))
-        )
-        found = re.fullmatch(pattern, uri)
-        return dict(found.groupdict()) if found is not None else None
-
-    def expand(self, **values: str) -> str:
-        return _VARIABLE.sub(lambda m: values[m.group(1)], self.uri)
-
-    def template(self) -> dict[str, Any]:
-        """The MCP ``ResourceTemplate`` object."""
-        return {
-            "uriTemplate": self.uri,
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "mimeType": self.mime,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PromptArgument:
-    """One argument of a prompt; ``complete`` names what completes it: scenario ids, the
-    caller's grade roots, or a fixed set of values."""
-
-    name: str
-    description: str
-    required: bool = True
-    complete: Literal["scenario", "grade"] | tuple[str, ...] | None = None
-
-    @property
-    def names_id(self) -> bool:
-        """Whether it names a scenario or a grade (an id: :data:`~.text.Id`'s rule)."""
-        return self.complete in ("scenario", "grade")
-
-    def listing(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "required": self.required}
-
-
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    """A prompt (``prompts/list``, ``prompts/get``): messages built from the facts its
-    ``render`` fetches through the face's tool caller, so a prompt reads exactly what
-    the caller's tools can read, and remote and local answer alike."""
-
-    name: str
-    title: str
-    description: str
-    arguments: tuple[PromptArgument, ...]
-    render: Callable[[Fetch, Mapping[str, str]], Awaitable[list[dict[str, Any]]]]
-
-    def listing(self) -> dict[str, Any]:
-        """The MCP ``Prompt`` object."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "arguments": [argument.listing() for argument in self.arguments],
-        }
-
-    def argument(self, name: str) -> PromptArgument | None:
-        return next((a for a in self.arguments if a.name == name), None)
-
-    def check(self, arguments: Any) -> dict[str, str]:
-        """The arguments as strings, or :class:`ArgumentError` naming the first problem."""
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, Mapping):
-            raise self._problem("(arguments)", "must be an object of strings")
-        for key, value in arguments.items():
-            argument = self.argument(str(key))
-            if argument is None:
-                known = ", ".join(a.name for a in self.arguments)
-                raise self._problem(str(key), f"is not an argument of this prompt ({known})")
-            if not isinstance(value, str):
-                raise self._problem(str(key), "must be a string")
-            problem = text_problem(value)
-            if problem is None and value and argument.names_id:
-                problem = id_problem(value)  # as the tool it is passed to would say
-            if problem is not None:
-                raise self._problem(str(key), problem)
-        for argument in self.arguments:
-            if argument.required and not arguments.get(argument.name):
-                raise self._problem(argument.name, "is required")
-        return {str(k): v for k, v in arguments.items() if v != ""}
-
-    def _problem(self, key: str, message: str) -> ArgumentError:
-        path = clipped(key)
-        return ArgumentError(
-            f"Invalid arguments for prompt {self.name}: {path}: {message}",
-            {"prompt": self.name, "errors": [{"path": path, "message": message}]},
-        )
 
 
 def _keep(memo: dict[Any, Any], key: Any, given: Mapping[str, str], found: Any) -> None:

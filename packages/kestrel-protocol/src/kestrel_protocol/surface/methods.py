@@ -20,9 +20,9 @@ from typing import Any, Final
 from ..errors import KestrelError
 from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpErrorCode
 from ..quoting import clipped
-from .declare import Prompt
 from .notify import Notifier
 from .paging import page
+from .prompt import Prompt
 from .recall import Recall
 from .results import ArgumentError, json_text, result_refusal
 from .rpc import RpcError

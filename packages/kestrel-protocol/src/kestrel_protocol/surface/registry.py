@@ -45,7 +45,8 @@ from .arguments import (
     VerifyArgs,
 )
 from .briefs import news_lesson, prompts
-from .declare import Binding, Resource, Route, Tool
+from .declare import Binding, Route, Tool
+from .resource import Resource
 from .scopes import SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE
 from .surface import Surface
 

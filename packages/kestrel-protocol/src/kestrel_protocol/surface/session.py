@@ -1,8 +1,9 @@
 """The one MCP session core: what stdio MCP and the door's ``/mcp`` answer, both eras.
 
 :class:`McpSession` answers one decoded request (``id``, ``method``, ``params``): the
-era envelope (``params._meta``), the method table (the handshake here, everything else
-the surface's :class:`~.methods.McpMethods` over one tool caller), the face's guard,
+era envelope (``params._meta``), the method table (the handshake here, resource
+subscriptions :mod:`.subscriptions`'s, everything else the surface's
+:class:`~.methods.McpMethods` over one tool caller), the face's guard,
 the request's notifier (progress, log messages), cancellation and the 2026-07-28
 decoration. A face adds only its framing: stdio reads and writes lines
 (``kestrel_mcp``), the door reads POSTs and answers JSON or SSE (``kestrel_door``).
@@ -50,6 +51,7 @@ from .methods import McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, SILENT, Notifier, Send, log_threshold
 from .recall import Recall
 from .rpc import RpcError
+from .subscriptions import SUBSCRIBING, Subscriptions
 from .surface import Surface
 
 __all__ = ["CancelScope", "Guard", "McpSession"]
@@ -83,7 +85,7 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
     return error_response(request_id, code, message, data).to_json()
 
 
-class McpSession:
+class McpSession(Subscriptions):
     """One client's MCP session over one surface and one tool caller.
 
     ``validate=False`` when the caller checks a tool's arguments itself (the one
@@ -124,8 +126,7 @@ class McpSession:
         self._inflight: dict[Any, CancelScope | None] = {}
         """The requests running, each with its cancel scope (``None``: not cancellable)."""
         self._cancelled: set[Any] = set()
-        self._subscribed: set[str] = set()
-        """The resources subscribed to (``subscriptions``: a face that holds a session)."""
+        self._subscribed = set()
         self._subscriptions = subscriptions
         self.negotiated_version: str | None = None
         self.initialized = False
@@ -242,7 +243,7 @@ class McpSession:
         if (
             handler is None
             or (envelope is not None and method in MODERN_REMOVED_METHODS)
-            or (method in _SUBSCRIBING and not self._subscriptions)
+            or (method in SUBSCRIBING and not self._subscriptions)
         ):
             return _error(
                 request_id,
@@ -329,41 +330,6 @@ class McpSession:
         self._log_levels[self._log_key] = log_threshold(params.get("level"))
         return {}
 
-    # ------------------------------------------------------------------ subscriptions
-
-    async def _subscribe(
-        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
-    ) -> dict[str, Any]:
-        """``resources/subscribe``: a resource the caller can read (else not found),
-        told of as ``notifications/resources/updated`` after each call that changes it."""
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise RpcError(INVALID_PARAMS, "resources/subscribe needs a string 'uri'")
-        await self.methods.resources_read({"uri": uri}, modern=False)
-        self._subscribed.add(uri)
-        return {}
-
-    async def _unsubscribe(
-        self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
-    ) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise RpcError(INVALID_PARAMS, "resources/unsubscribe needs a string 'uri'")
-        self._subscribed.discard(uri)
-        return {}
-
-    async def _tell_updated(
-        self, params: dict[str, Any], result: Mapping[str, Any], send: Send
-    ) -> None:
-        """After a ``tools/call`` that succeeded: ``notifications/resources/updated`` for
-        each subscribed resource it changed, before its response."""
-        name, arguments = params.get("name"), params.get("arguments")
-        if result.get("isError") or type(name) is not str or not isinstance(arguments, dict):
-            return
-        for uri in self.surface.updated(name, arguments, sorted(self._subscribed)):
-            updated = {"jsonrpc": "2.0", "method": "notifications/resources/updated"}
-            await send({**updated, "params": {"uri": uri}})
-
     async def _discover(
         self, params: dict[str, Any], envelope: Envelope | None, out: Notifier
     ) -> dict[str, Any]:
@@ -381,8 +347,6 @@ class McpSession:
 
 
 _NO_ID: Final = object()
-_SUBSCRIBING: Final = frozenset({"resources/subscribe", "resources/unsubscribe"})
-"""Methods only a session that keeps subscriptions (``subscriptions=True``) serves."""
 
 METHODS: Final[Mapping[str, Handler]] = MappingProxyType(
     {

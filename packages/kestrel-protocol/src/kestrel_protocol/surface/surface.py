@@ -10,7 +10,9 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
-from .declare import Prompt, Resource, Tool
+from .declare import Tool
+from .prompt import Prompt
+from .resource import Resource
 from .results import ArgumentError
 
 __all__ = ["Surface"]

@@ -52,6 +52,7 @@ from numpy.typing import NDArray
 
 from ..render import render_frame
 from ..runtime.frame_values import FrameValues
+from .arguments import check_arguments
 from .backends import Backend, InProcess, OverTransport, Stepped
 from .basket import Basket
 from .money import cents, price_units
@@ -120,33 +121,19 @@ class TradingEnv(gymnasium.Env[NDArray[np.float32], Any]):
         embed_tape: bool = False,
         grade: bool = True,
     ) -> None:
-        if action not in ("discrete", "continuous", "weights"):
-            raise ValueError(
-                f"action must be 'discrete', 'continuous' or 'weights', not {action!r}"
-            )
-        if action == "weights" and symbol is not None:
-            raise ValueError("action='weights' trades symbols=[...] (a basket), not symbol=")
-        if action != "weights" and symbols is not None:
-            raise ValueError(f"symbols= is a basket: pass action='weights', not {action!r}")
-        if isinstance(symbols, str):
-            raise ValueError(f"symbols must be a sequence of symbols, not the string {symbols!r}")
-        self._start = check_bound("start", start, 0)
-        self._length = check_bound("length", length, 1)
-        if reward is not None and not callable(reward):
-            raise ValueError(f"reward must be a callable of StepValues, not {reward!r}")
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"window must be a whole number of bars, at least 1, not {window!r}")
-        if not 0 < exposure <= 1:
-            raise ValueError(f"exposure must be in (0, 1], not {exposure}")
-        if render_mode not in (None, "ansi", "rgb_array"):
-            raise ValueError(
-                f"render_mode must be None, 'ansi' or 'rgb_array', not {render_mode!r}"
-            )
-        if transport is not None and (home, store, catalog_paths) != (None, None, None):
-            raise ValueError(
-                "pass a transport, or home/store/catalog_paths for the runtime in this "
-                "process, not both (the transport's runtime has its own)"
-            )
+        self._start, self._length = check_arguments(
+            action=action,
+            symbol=symbol,
+            symbols=symbols,
+            start=start,
+            length=length,
+            reward=reward,
+            window=window,
+            exposure=exposure,
+            render_mode=render_mode,
+            transport=transport,
+            in_process=(home, store, catalog_paths),
+        )
         self.render_mode = render_mode
         self.scenario_id = scenario
         self.window = window

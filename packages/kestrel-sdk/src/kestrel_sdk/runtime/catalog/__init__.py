@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .builder import build_loaded_scenario
 from .embedded import load_embedded
-from .loader import CATALOG_PATH_ENV, ShippedTapeError, check_catalog, load_catalog, tape_csv
+from .loader import CATALOG_PATH_ENV, check_catalog, load_catalog, tape_csv
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, SymbolColumns, Tape
 from .served import ServedCatalog
+from .shipped import ShippedTapeError
 
 __all__ = [
     "CATALOG_PATH_ENV",

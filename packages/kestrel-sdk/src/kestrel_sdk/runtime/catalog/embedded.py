@@ -15,10 +15,10 @@ from kestrel_protocol import root_of_bytes
 
 from .account_terms import margin_keys
 from .builder import terms_toml
-from .loader import shared_tape
 from .model import LoadedScenario, Tape
 from .news import News, parse_news
 from .objects import scenario_object
+from .shared_tapes import shared_tape
 from .tapes import TapeShape, parse_tape, render_tape
 from .terms import ScenarioTerms, parse_terms
 

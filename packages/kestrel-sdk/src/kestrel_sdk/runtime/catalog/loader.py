@@ -1,160 +1,42 @@
-"""Building the process's catalog: shipped scenarios plus ``KESTREL_CATALOG_PATH``.
+"""Building the process's catalog: the shipped scenarios (:mod:`.shipped`) plus
+``KESTREL_CATALOG_PATH``'s.
 
-Shipped tapes are committed in canonical form, so loading them costs one hash; their
-columns are parsed on first use. User scenarios are validated in full when first met (a
-malformed one is skipped with a warning, never breaking the rest), a block of lines at a
-time and keeping no columns, so a large tape costs a listing time, not memory; a tape
-validated before and unchanged since is listed from its remembered shape, not read
-(``shapes``). Every tape's columns are parsed on its first use, into a process-wide cache
-keyed by tape root, so every session on a tape shares one copy.
+User scenarios are validated in full when first met (a malformed one is skipped with a
+warning, never breaking the rest), a block of lines at a time and keeping no columns, so
+a large tape costs a listing time, not memory; a tape validated before and unchanged
+since is listed from its remembered shape, not read (``shapes``). Every tape's columns
+are parsed on its first use, into the process's :mod:`.shared_tapes`, keyed by tape
+root, so every session on a tape shares one copy.
 """
 
 from __future__ import annotations
 
 import functools
-import gzip
 import logging
 import os
-import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from kestrel_protocol import KestrelError, RefusalCode
 
-from .forward_tape import empty_tape, forward_shape
+from .forward_tape import empty_tape, forward_shape, tape_ticks
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
 from .news import NEWS_FILE, News, parse_news
 from .objects import catalog_object, scenario_object
 from .shapes import remember_shape, remembered_shape
-from .tapes import TapeShape, check_tape, parse_tape, render_tape, shape_of_canonical
-from .terms import ScenarioTerms, parse_terms
+from .shared_tapes import cached_tape, shared_tape
+from .shipped import SHIPPED_PATH, ShippedTapeError, shipped_scenarios
+from .tapes import TapeShape, check_tape, parse_tape, render_tape
+from .terms import SCENARIO_FILE, ScenarioTerms, parse_terms
 
-__all__ = [
-    "CATALOG_PATH_ENV",
-    "ShippedTapeError",
-    "check_catalog",
-    "load_catalog",
-    "shared_tape",
-    "tape_csv",
-]
+__all__ = ["CATALOG_PATH_ENV", "check_catalog", "load_catalog", "tape_csv"]
 
 CATALOG_PATH_ENV = "KESTREL_CATALOG_PATH"
-SCENARIO_FILE = "scenario.toml"
-_SHIPPED_PATH = Path("kestrel_sdk/catalog_data")
 _CHECK_LIMIT = 100  # problems reported per tape by a check (a broken file can have many)
 
 logger = logging.getLogger("kestrel_sdk.runtime.catalog")
-
-_TAPES: dict[str, Tape] = {}
-_TAPES_LOCK = threading.Lock()
-
-
-class ShippedTapeError(RuntimeError):
-    """A shipped tape that does not parse: the installed package is damaged."""
-
-
-def shared_tape(tape: Tape) -> Tape:
-    """The process's one copy of a tape with this root (``tape`` if it is the first)."""
-    with _TAPES_LOCK:
-        return _TAPES.setdefault(tape.root, tape)
-
-
-def _cached_tape(root: str) -> Tape | None:
-    with _TAPES_LOCK:
-        return _TAPES.get(root)
-
-
-def _read_tape_bytes(read: Callable[[], bytes], name: str) -> bytes:
-    data = read()
-    return gzip.decompress(data) if name.endswith(".gz") else data
-
-
-def _tick_map(terms: ScenarioTerms) -> dict[str, str]:
-    return {item.symbol: item.tick for item in terms.instruments}
-
-
-# --- shipped -----------------------------------------------------------------------
-
-
-def _shipped_dirs() -> list[Traversable]:
-    root = resources.files("kestrel_sdk.catalog_data")
-    return sorted(
-        (entry for entry in root.iterdir() if entry.is_dir() and (entry / SCENARIO_FILE).is_file()),
-        key=lambda entry: entry.name,
-    )
-
-
-def _shipped_one(directory: Traversable) -> LoadedScenario:
-    terms = parse_terms((directory / SCENARIO_FILE).read_text(encoding="utf-8"))
-    if isinstance(terms, list):
-        raise ShippedTapeError(f"scenario.toml: {terms[0].reason}")
-    tape_file = directory / terms.tape
-    try:
-        data = _read_tape_bytes(tape_file.read_bytes, terms.tape)
-    except (OSError, EOFError, zlib.error) as error:
-        raise ShippedTapeError(f"cannot read the tape: {error}") from error
-    shape = shape_of_canonical(data, len(terms.instruments))
-    if shape is None:
-        raise ShippedTapeError("the tape is not in canonical form (header, rows, final LF)")
-    del data
-    news = _shipped_news(directory, terms, shape)
-    scenario = scenario_object(terms, shape, None if news is None else news.root)
-
-    def load() -> Tape:
-        cached = _cached_tape(shape.root)
-        if cached is not None:
-            return cached
-        parsed = parse_tape(tape_file, _tick_map(terms), terms.scale)
-        if isinstance(parsed, list) or parsed.root != shape.root or len(parsed) != shape.bars:
-            detail = str(parsed[0].reason) if isinstance(parsed, list) else "not canonical"
-            raise ShippedTapeError(f"the shipped tape of {terms.id} is damaged: {detail}")
-        return shared_tape(parsed)
-
-    return LoadedScenario(
-        scenario,
-        None,
-        load,
-        sealed=terms.sealed,
-        max_open_orders=terms.max_open_orders,
-        news=news,
-        news_aliases=dict(terms.news_aliases),
-    )
-
-
-def _shipped_news(directory: Traversable, terms: ScenarioTerms, shape: TapeShape) -> News | None:
-    """A shipped scenario's news (committed in canonical form), if it has any."""
-    news_file = directory / NEWS_FILE
-    if not news_file.is_file():
-        return None
-    data = news_file.read_bytes()
-    news = parse_news(data, terms.symbols, last_time=shape.end)
-    if isinstance(news, list):
-        raise ShippedTapeError(f"{NEWS_FILE}: {news[0]}")
-    if news.render() != data:
-        raise ShippedTapeError(f"{NEWS_FILE} is not in canonical form")
-    return news
-
-
-@functools.cache
-def _shipped() -> tuple[tuple[LoadedScenario, ...], tuple[CatalogProblem, ...]]:
-    """The shipped scenarios, loaded once per process (their tapes stay lazy).
-
-    A damaged one (a broken install) is left out and reported, never breaking the rest.
-    """
-    loaded: list[LoadedScenario] = []
-    problems: list[CatalogProblem] = []
-    for directory in _shipped_dirs():
-        try:
-            loaded.append(_shipped_one(directory))
-        except (ShippedTapeError, OSError, UnicodeDecodeError) as error:
-            problems.append(CatalogProblem(_SHIPPED_PATH / directory.name, None, str(error)))
-            logger.error("shipped scenario %s is damaged: %s", directory.name, error)
-    return tuple(loaded), tuple(problems)
-
 
 # --- user scenarios ----------------------------------------------------------------
 
@@ -244,7 +126,7 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     shape = remembered_shape(tape_path, toml_bytes)
     if shape is None:  # not validated before, or changed since: read it (columns not kept)
         try:
-            checked = check_tape(tape_path, _tick_map(terms), terms.scale, limit=limit)
+            checked = check_tape(tape_path, tape_ticks(terms), terms.scale, limit=limit)
         except FileNotFoundError:
             line = _line_of(text, "tape")
             return [CatalogProblem(toml, line, f"tape file {terms.tape} does not exist")]
@@ -321,11 +203,11 @@ def _user_news(
 def _load_checked(path: Path, terms: ScenarioTerms, shape: TapeShape) -> Tape:
     """A checked tape's columns, on first use: its bytes must still be the tape the
     shape was found for (else it is refused, never served)."""
-    cached = _cached_tape(shape.root)
+    cached = cached_tape(shape.root)
     if cached is not None:
         return cached
     try:
-        parsed = parse_tape(path, _tick_map(terms), terms.scale)
+        parsed = parse_tape(path, tape_ticks(terms), terms.scale)
     except (OSError, EOFError, zlib.error) as error:
         raise _changed(terms, path, f"it cannot be read ({error})") from None
     if isinstance(parsed, list) or parsed.root != shape.root:
@@ -352,7 +234,7 @@ def _line_of(text: str, key: str) -> int | None:
 def _collect(
     paths: Sequence[str | Path] | None, limit: int
 ) -> tuple[dict[str, LoadedScenario], list[CatalogProblem]]:
-    shipped, shipped_problems = _shipped()
+    shipped, shipped_problems = shipped_scenarios()
     scenarios: dict[str, LoadedScenario] = {item.id: item for item in shipped}
     origins: dict[str, str] = {item.id: "a shipped scenario" for item in scenarios.values()}
     problems: list[CatalogProblem] = list(shipped_problems)
@@ -398,11 +280,11 @@ def check_catalog(paths: Sequence[str | Path] | None = None) -> list[CatalogProb
     An empty list means every scenario loads; ``kestrel catalog --check`` prints these.
     """
     problems: list[CatalogProblem] = []
-    for item in _shipped()[0]:
+    for item in shipped_scenarios()[0]:
         try:
             item.tape  # noqa: B018 - parsing it is the check
         except ShippedTapeError as error:
-            problems.append(CatalogProblem(_SHIPPED_PATH / item.id, None, str(error)))
+            problems.append(CatalogProblem(SHIPPED_PATH / item.id, None, str(error)))
     problems.extend(_collect(paths, limit=_CHECK_LIMIT)[1])
     return problems
 

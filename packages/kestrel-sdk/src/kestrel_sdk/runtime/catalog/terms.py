@@ -24,11 +24,14 @@ __all__ = [
     "BARS_PER_YEAR",
     "INTERVALS",
     "INTERVAL_SECONDS",
+    "SCENARIO_FILE",
     "ScenarioTerms",
     "TermsProblem",
     "parse_terms",
 ]
 
+SCENARIO_FILE = "scenario.toml"
+"""The file of a scenario directory these terms are read from (beside its tape)."""
 INTERVALS = ("1m", "5m", "1h", "1d")
 INTERVAL_SECONDS = {"1m": 60, "5m": 300, "1h": 3600, "1d": 86400}
 BARS_PER_YEAR = {"1m": 98280, "5m": 19656, "1h": 1638, "1d": 252}

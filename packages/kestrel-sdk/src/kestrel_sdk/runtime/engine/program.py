@@ -14,8 +14,8 @@ from typing import Final
 from kestrel_protocol import KestrelError, RefusalCode
 
 from ..catalog.model import LoadedScenario
-from ..lang.parser import Located, parse_located
-from ..lang.syntax import Advance, Cancel, Order, Statement
+from ..lang.parser import parse_located
+from ..lang.syntax import Advance, Cancel, Located, Order, Statement
 from ..lang.validate import ScenarioRules, SessionContext, check_session
 
 __all__ = ["Program", "Programs"]

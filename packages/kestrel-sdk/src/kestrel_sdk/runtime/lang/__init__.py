@@ -6,15 +6,8 @@ from __future__ import annotations
 from .forms import FORM_EXAMPLES
 from .kinds import STATEMENT_KINDS
 from .lexer import Token, tokenize
-from .parser import (
-    MAX_SOURCE_BYTES,
-    MAX_STATEMENTS,
-    Located,
-    check_limits,
-    parse,
-    parse_located,
-)
-from .syntax import Advance, Amount, Cancel, Order, StandDownStatement, Statement
+from .parser import MAX_SOURCE_BYTES, MAX_STATEMENTS, check_limits, parse, parse_located
+from .syntax import Advance, Amount, Cancel, Located, Order, StandDownStatement, Statement
 from .validate import SessionContext, check_located, validate_source
 
 __all__ = [

@@ -5,8 +5,9 @@ thing wrong with it), so an agent fixes one clear problem per line. Columns poin
 the first character of the offending token; when a token is *missing*, the column is
 the one just after the previous token (``buy`` at column 1 → column 4).
 
-Statements keep the columns of their parts (:class:`Located`) so the scenario and
-session checks (K2xx) can point at the symbol, price or reference they reject.
+Statements keep the columns of their parts (:class:`.syntax.Located`) so the scenario
+and session checks (K2xx) can point at the symbol, price or reference they reject. An
+order line is :mod:`.orders`'s; the words every line reads, :mod:`.words`'s.
 
 Tokens are ``(text, column)`` pairs. Only a quoted token holds a ``"``, so it never reads
 as a keyword, number, symbol, alias or timestamp: only a stand-down reason asks for one.
@@ -15,41 +16,25 @@ as a keyword, number, symbol, alias or timestamp: only a stand-down reason asks 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from functools import lru_cache
-from typing import Final, TypedDict
 
 from kestrel_protocol import Diagnostic, KestrelError, RefusalCode, quoted
 
-from .forms import EXTRAS, check_forms, read_amount, read_extra, read_target
 from .lexer import Token, UnterminatedQuoteError, is_quoted, tokenize, unquote
-from .syntax import (
-    Advance,
-    Amount,
-    Cancel,
-    Order,
-    OrderType,
-    Side,
-    StandDownStatement,
-    Statement,
-    Tif,
-    WaitingAdvance,
-)
+from .orders import read_order
+from .syntax import Advance, Cancel, Located, StandDownStatement, Statement, WaitingAdvance
 from .words import ALIAS as _ALIAS
 from .words import ORDER_ID as _ORDER_ID
 from .words import Problem as _Problem
-from .words import alias as _alias
+from .words import count as _count
 from .words import missing as _missing
-from .words import price as _price
 from .words import symbol as _symbol
 from .words import unexpected as _unexpected
 
 __all__ = [
     "MAX_SOURCE_BYTES",
     "MAX_STATEMENTS",
-    "Located",
     "check_limits",
     "diagnostic",
     "parse",
@@ -59,9 +44,6 @@ __all__ = [
 MAX_SOURCE_BYTES = 64 * 1024
 MAX_STATEMENTS = 10_000
 
-_QTY = re.compile(r"[1-9][0-9]{0,8}")
-_DECIMAL_LIKE = re.compile(r"[0-9]*\.[0-9]*")
-_QUANTITY = re.compile(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,8})?")
 _TIMESTAMP = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]{1,9})?)?"
     r"(Z|\+00:00)"
@@ -69,51 +51,10 @@ _TIMESTAMP = re.compile(
 
 _BOM = "\ufeff"
 
-_TYPES = frozenset({"market", "limit", "stop"})
-_TIFS: dict[str, Tif] = {"day": "day", "gtc": "gtc", "ioc": "ioc"}
-
-
-@dataclass(slots=True)
-class Located:
-    """A statement with the columns of its parts (``start``, ``qty``, ``symbol``,
-    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only (``Final``, as
-    the statements: see :mod:`.syntax`): the lines of short sources are remembered, so
-    many calls may return one ``Located``."""
-
-    statement: Final[Statement]
-    columns: Final[dict[str, int]] = field(default_factory=dict)
-
 
 def diagnostic(line: int, column: int, code: str, message: str) -> Diagnostic:
     """An error diagnostic (Kestrel has no warnings yet)."""
     return Diagnostic(line=line, column=column, code=code, severity="error", message=message)
-
-
-def _count(tok: Token, what: str) -> int:
-    text, column = tok
-    if _QTY.fullmatch(text) is None:
-        raise _Problem(
-            column, "K102", f"bad {what} {quoted(text)}: a whole number from 1 to 999999999"
-        )
-    return int(text)
-
-
-def _quantity(tok: Token) -> Decimal:
-    """An order's quantity: a whole number, or a decimal of up to 8 places for an
-    instrument with a fractional lot (``0.01``); above 0, below 10**9."""
-    text, column = tok
-    if _QTY.fullmatch(text) is not None:  # a whole number (the text is its digits)
-        return Decimal(text)
-    if _DECIMAL_LIKE.fullmatch(text) is None:
-        return Decimal(_count(tok, "quantity"))
-    if _QUANTITY.fullmatch(text) is None or not Decimal(text):
-        raise _Problem(
-            column,
-            "K102",
-            f"bad quantity {quoted(text)}: a decimal above 0 and below 1000000000 with at most"
-            " 8 places (such as 0.01, where the instrument's lot allows it)",
-        )
-    return Decimal(text)
 
 
 def _timestamp(tok: Token) -> str:
@@ -131,135 +72,6 @@ def _timestamp(tok: Token) -> str:
     except ValueError as exc:
         raise _Problem(column, "K106", f"bad timestamp {quoted(text)}: {exc}") from None
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# What may follow an order's symbol (or target), by stage: each part may come once, in
-# this order (take, loss and oco in any order between the type and tif).
-_NEXT = (
-    "market, limit, stop, trail, take, loss, oco, tif or as",
-    "take, loss, oco, tif or as",
-    "as",
-    "the end of the line",
-)
-
-
-class _Forms(TypedDict, total=False):
-    """The parts of an order's forms a line gives (:class:`.syntax.Order`'s members)."""
-
-    trail: Amount
-    take: Decimal
-    loss: Decimal
-    loss_trail: Amount
-    oco: str
-    target: Amount
-
-
-def _order(line: int, toks: list[Token]) -> Located:
-    head = toks[0]
-    n = len(toks)
-    if n < 2:
-        raise _missing(head, "a quantity")
-    target: Amount | None = None
-    if n >= 3 and toks[1][0][:1].isalpha() and toks[2][0].lower() == "to":  # SYMBOL to TARGET
-        symbol = _symbol(toks[1])
-        target, i = read_target(toks, 2)
-        qty = Decimal(0)
-        cols = {"start": head[1], "symbol": toks[1][1], "target": toks[3][1]}
-    else:
-        qty = _quantity(toks[1])
-        if n < 3:
-            raise _missing(toks[1], "a symbol")
-        symbol = _symbol(toks[2])
-        cols = {"start": head[1], "qty": toks[1][1], "symbol": toks[2][1]}
-        i = 3
-    kind: OrderType = "market"
-    limit: Decimal | None = None
-    stop: Decimal | None = None
-    trail: Amount | None = None
-    parts: dict[str, object] = {}
-    tif: Tif = "day"
-    alias: str | None = None
-    stage = 0  # 0: type allowed, 1: tif allowed, 2: alias allowed, 3: nothing more
-    while i < n:
-        tok = toks[i]
-        word = tok[0].lower()
-        if stage == 0 and word == "trail":
-            stage = 1
-            kind = "trailing-stop"
-            cols["trail"] = toks[i + 1][1] if i + 1 < n else tok[1]
-            trail, i = read_amount(toks, i)
-        elif stage == 0 and word in _TYPES:
-            stage = 1
-            i += 1
-            if word == "market":
-                continue
-            if i >= n:
-                raise _missing(tok, "a price")
-            value = _price(toks[i])
-            if word == "limit":
-                kind, limit = "limit", value
-                cols["limit"] = toks[i][1]
-                i += 1
-                continue
-            kind, stop = "stop", value
-            cols["stop"] = toks[i][1]
-            i += 1
-            if i < n and toks[i][0].lower() == "limit":
-                if i + 1 >= n:
-                    raise _missing(toks[i], "a price")
-                kind, limit = "stop-limit", _price(toks[i + 1])
-                cols["limit"] = toks[i + 1][1]
-                i += 2
-        elif stage <= 1 and word in EXTRAS:
-            stage = 1
-            i = read_extra(word, toks, i, parts, cols)
-        elif stage <= 1 and word == "tif":
-            stage = 2
-            if i + 1 >= n:
-                raise _missing(tok, "a time-in-force (day, gtc or ioc)")
-            text, column = toks[i + 1]
-            found = _TIFS.get(text.lower())
-            if found is None:
-                raise _Problem(
-                    column, "K104", f"bad time-in-force {quoted(text)}: use day, gtc or ioc"
-                )
-            tif = found
-            i += 2
-        elif stage <= 2 and word == "as":
-            stage = 3
-            if i + 1 >= n:
-                raise _missing(tok, "an alias")
-            alias = _alias(toks[i + 1])
-            cols["alias"] = toks[i + 1][1]
-            i += 2
-        else:
-            raise _unexpected(tok, _NEXT[stage])
-    side: Side = "buy" if head[0].lower() == "buy" else "sell"
-    if not parts and target is None and trail is None:  # a plain order: no form's part
-        return Located(Order(line, side, qty, symbol, kind, limit, stop, tif, alias), cols)
-    entry = limit if limit is not None else stop
-    check_forms(side, kind, entry, parts, cols, target=target is not None)
-    # the forms' parts given, by name (one absent stays None: no keyword passed for it,
-    # which a dataclass's __init__ would spend ≈ 0.06 µs on each)
-    forms: _Forms = {}
-    if trail is not None:
-        forms["trail"] = trail
-    if target is not None:
-        forms["target"] = target
-    if parts:
-        take = parts.get("take")
-        loss = parts.get("loss")
-        oco = parts.get("oco")
-        if isinstance(take, Decimal):
-            forms["take"] = take
-        if isinstance(loss, Decimal):
-            forms["loss"] = loss
-        elif isinstance(loss, Amount):
-            forms["loss_trail"] = loss
-        if isinstance(oco, str):
-            forms["oco"] = oco
-    order = Order(line, side, qty, symbol, kind, limit, stop, tif, alias, **forms)
-    return Located(order, cols)
 
 
 def _cancel(line: int, toks: list[Token]) -> Located:
@@ -350,8 +162,8 @@ def _stand_down(line: int, toks: list[Token]) -> Located:
 
 
 _KINDS = {
-    "buy": _order,
-    "sell": _order,
+    "buy": read_order,
+    "sell": read_order,
     "cancel": _cancel,
     "advance": _advance,
     "stand": _stand_down,

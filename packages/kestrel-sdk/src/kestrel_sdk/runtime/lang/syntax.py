@@ -14,7 +14,7 @@ source's check.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from decimal import Decimal
 from typing import Final
 
@@ -24,6 +24,7 @@ __all__ = [
     "Advance",
     "Amount",
     "Cancel",
+    "Located",
     "Order",
     "OrderType",
     "Side",
@@ -126,3 +127,14 @@ class StandDownStatement:
 
 
 Statement = Order | Cancel | Advance | StandDownStatement
+
+
+@dataclass(slots=True)
+class Located:
+    """A statement with the columns of its parts (``start``, ``qty``, ``symbol``,
+    ``limit``, ``stop``, ``alias``, ``ref``, ``to``, ``count``). Read-only (``Final``, as
+    the statements above): the lines of short sources are remembered, so
+    many calls may return one ``Located``."""
+
+    statement: Final[Statement]
+    columns: Final[dict[str, int]] = field(default_factory=dict)

@@ -16,8 +16,8 @@ from decimal import Decimal
 from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, Diagnostic, ValidationReport, quoted
 
 from ..catalog.model import LoadedScenario
-from .parser import Located, diagnostic, parse_located
-from .syntax import Advance, Cancel, Order
+from .parser import diagnostic, parse_located
+from .syntax import Advance, Cancel, Located, Order
 
 __all__ = ["ScenarioRules", "SessionContext", "check_located", "check_session", "validate_source"]
 

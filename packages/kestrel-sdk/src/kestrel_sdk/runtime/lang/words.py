@@ -1,5 +1,5 @@
-"""The words of a statement every form reads: prices, symbols, aliases, and the problem a
-bad one raises (a diagnostic's column, code and message)."""
+"""The words of a statement every form reads: counts, prices, symbols, aliases, and the
+problem a bad one raises (a diagnostic's column, code and message)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,24 @@ from kestrel_protocol import quoted
 
 from .lexer import Token
 
-__all__ = ["ALIAS", "ORDER_ID", "Problem", "alias", "missing", "price", "symbol", "unexpected"]
+__all__ = [
+    "ALIAS",
+    "COUNT",
+    "ORDER_ID",
+    "Problem",
+    "alias",
+    "count",
+    "missing",
+    "price",
+    "symbol",
+    "unexpected",
+]
 
 _PRICE = re.compile(r"[0-9]+(\.[0-9]+)?")
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9.]{0,11}")
 ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 ORDER_ID = re.compile(r"o[0-9]+")
+COUNT = re.compile(r"[1-9][0-9]{0,8}")
 
 _PRICE_MAX_CHARS = 20  # keeps every price exact in Decimal's default 28 digits
 
@@ -37,6 +49,15 @@ def missing(prev: Token, what: str) -> Problem:
 
 def unexpected(tok: Token, expected: str) -> Problem:
     return Problem(tok[1], "K101", f"unexpected {quoted(tok[0])}; expected {expected}")
+
+
+def count(tok: Token, what: str) -> int:
+    text, column = tok
+    if COUNT.fullmatch(text) is None:
+        raise Problem(
+            column, "K102", f"bad {what} {quoted(text)}: a whole number from 1 to 999999999"
+        )
+    return int(text)
 
 
 def price(tok: Token) -> Decimal:

@@ -2,11 +2,11 @@
 ``--store`` / ``$KESTREL_STORE`` names.
 
 The adapters of the ``RuntimeStore`` port live here and nowhere else: :mod:`.memory`
-(with :mod:`.memory_feed`), :mod:`.sqlite`, :mod:`.postgres` (with
-:mod:`.postgres_notices`), the SQL they share (:mod:`.sql`) and what each derives from
-its rows alike (:mod:`.rows`). The runtime's session and engine modules hold a
-``RuntimeStore`` and reach an adapter only through :func:`open_runtime_store`
-(import-linter contract ``store-adapters-in-their-wing``).
+(with :mod:`.memory_tables`, :mod:`.memory_feed`, :mod:`.memory_housekeeping`),
+:mod:`.sqlite`, :mod:`.postgres` (with :mod:`.postgres_notices`), the SQL they share
+(:mod:`.sql`) and what each derives from its rows alike (:mod:`.rows`). The runtime's
+session and engine modules hold a ``RuntimeStore`` and reach an adapter only through
+:func:`open_runtime_store` (import-linter contract ``store-adapters-in-their-wing``).
 
 SQLite (the default) and memory are built in; PostgreSQL needs the ``postgres`` extra,
 imported only when a ``postgresql://`` store is chosen. The choosing is

@@ -13,14 +13,15 @@ opening frame's root, then one row per submission), and everything it derives fr
 (journal entries, a closing session's pentads, lookahead reads) is :mod:`.rows`'s,
 as theirs is. A lookup still verifies what it serves against its root: a memory store
 never serves a lie either. One lock serialises its methods, so the event loop and worker
-threads may share it.
+threads may share it. Its tables are :mod:`.memory_tables`'s, its forward tapes
+:mod:`.memory_feed`'s, its housekeeping (prune, discard) :mod:`.memory_housekeeping`'s.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from kestrel_protocol import canonical_json
@@ -33,29 +34,19 @@ from kestrel_protocol.store import (
     SessionHead,
     SessionRow,
     StepMarks,
-    StoredSession,
 )
 
 from ..artifacts import checked_root, verified_artifact
 from ..pentads import stored_pentad_bytes
 from .memory_feed import MemoryFeeds
-from .rows import JournalRow, closing_rows, journal_entries, lookahead_reads
+from .memory_housekeeping import MemoryHousekeeping
+from .memory_tables import MemorySession
+from .rows import closing_rows, journal_entries, lookahead_reads
 
 __all__ = ["MemoryStore"]
 
 
-@dataclass(slots=True)
-class _Session:
-    """A session's row and what hangs off it."""
-
-    row: SessionRow
-    journal: list[JournalRow] = field(default_factory=list)  # row 0, then seq 1, 2, ...
-    reads: list[tuple[int, int, str]] = field(default_factory=list)  # lookahead rows
-    pruned: bool = False
-    counted: bool = False  # on its principal's horizon row
-
-
-class MemoryStore(MemoryFeeds):
+class MemoryStore(MemoryFeeds, MemoryHousekeeping):
     """The ``RuntimeStore`` port in this process's memory (``memory:``)."""
 
     shared = False  # one process: its sessions are serialised by the runtime that serves them
@@ -64,15 +55,13 @@ class MemoryStore(MemoryFeeds):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         super().__init__(self._lock)
-        self._sessions: dict[str, _Session] = {}  # in opening order
-        self._artifacts: dict[str, bytes] = {}
-        # root -> the sessions that made it: a tuple (almost always of one), which the
-        # cycle collector stops tracking, where a set per pentad stays tracked for good
-        self._owners: dict[str, tuple[str, ...]] = {}
-        self._pentads: dict[str, tuple[str, int]] = {}  # journal pentad root -> (session, seq)
-        self._graded: dict[str, str] = {}  # grade root -> session
-        self._horizons: dict[tuple[str, str], Horizon] = {}  # (principal, scenario) -> it
-        self._operations: dict[str, tuple[str, str]] = {}
+        self._sessions = {}
+        self._artifacts = {}
+        self._owners = {}
+        self._pentads = {}
+        self._graded = {}
+        self._horizons = {}
+        self._operations = {}
 
     def close(self) -> None:
         """Forget everything (idempotent): nothing survives the store."""
@@ -177,7 +166,7 @@ class MemoryStore(MemoryFeeds):
                 for s in self._sessions.values()
             ):
                 return False
-            self._sessions[row.id] = _Session(row)
+            self._sessions[row.id] = MemorySession(row)
             return True
 
     def head(self, session_id: str) -> SessionHead | None:
@@ -340,88 +329,3 @@ class MemoryStore(MemoryFeeds):
     def operation(self, token: str) -> tuple[str, str] | None:
         with self._lock:
             return self._operations.get(token)
-
-    # -- housekeeping (a memory store keeps no time: its dates are None, or "" once pruned) --
-
-    def stored_sessions(self) -> list[StoredSession]:
-        with self._lock:
-            return [self._stored(found) for found in self._sessions.values()]
-
-    def _stored(self, found: _Session) -> StoredSession:
-        row = found.row
-        journal = found.journal
-        sid = len(row.id)
-        size = sum(
-            sid + len(source) + len(root) + len(frame) + 8 for _, source, root, frame in journal
-        )
-        size += sum(
-            len(root) * 2 + sid + len(self._artifacts.get(root, b""))
-            for _, _, root, _ in journal[1:]
-        )  # as the SQL stores count them: a pentad's artifact row and its owner row
-        return StoredSession(
-            id=row.id,
-            principal=row.principal,
-            scenario_id=row.scenario_id,
-            status=row.status,
-            graded=row.grade_root is not None,
-            closed_at=None,
-            pruned_at="" if found.pruned else None,
-            steps=len(journal),
-            step_bytes=size,
-        )
-
-    def pruned(self, session_id: str) -> str | None:
-        with self._lock:
-            found = self._sessions.get(session_id)
-            return "" if found is not None and found.pruned else None
-
-    def prune(self, session_id: str) -> bool:
-        """As every adapter (see ``RuntimeStore``)."""
-        with self._lock:
-            found = self._sessions.get(session_id)
-            if found is None or found.pruned or found.row.status != "closed":
-                return False
-            if found.row.grade_root is None:
-                return False
-            for _, _, root, _ in found.journal[1:]:
-                self._pentads.pop(root, None)
-                owners = tuple(sid for sid in self._owners.get(root, ()) if sid != session_id)
-                if owners:
-                    self._owners[root] = owners
-                else:
-                    self._owners.pop(root, None)
-                    self._artifacts.pop(root, None)
-            found.journal.clear()
-            found.reads.clear()
-            for token, (_, sid) in list(self._operations.items()):
-                if sid == session_id:
-                    del self._operations[token]
-            found.pruned = True
-            return True
-
-    def discard(self, session_id: str) -> bool:
-        """As every adapter (see ``RuntimeStore``)."""
-        with self._lock:
-            found = self._sessions.get(session_id)
-            if found is None or found.row.status != "closed" or found.row.grade_root is None:
-                return False
-            self.prune(session_id)  # its steps (nothing more when already pruned)
-            owners = self._owners
-            for root, had in list(owners.items()):  # what it owns beyond its steps: a few
-                if session_id in had:
-                    rest = tuple(sid for sid in had if sid != session_id)
-                    if rest:
-                        owners[root] = rest
-                    else:
-                        del owners[root]
-                        self._artifacts.pop(root, None)
-            self._graded.pop(found.row.grade_root, None)
-            del self._sessions[session_id]
-            return True
-
-    def reclaim(self) -> None:
-        """Nothing to do: what is dropped is the garbage collector's."""
-
-    def footprint(self) -> int:
-        """Nothing on disk."""
-        return 0

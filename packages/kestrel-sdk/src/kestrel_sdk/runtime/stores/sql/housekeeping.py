@@ -1,0 +1,103 @@
+"""Housekeeping over SQL, said once for SQLite and PostgreSQL (a part of
+:class:`.store.SqlStore`): what every session occupies, and pruning or discarding a
+closed, graded session's rows in one transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from kestrel_protocol.sql import Connection, SqlAdapter
+from kestrel_protocol.store import StoredSession
+
+from .statements import Statements
+
+__all__ = ["SqlHousekeeping"]
+
+
+class SqlHousekeeping(SqlAdapter):
+    """The housekeeping methods of the ``RuntimeStore`` port over SQL."""
+
+    sql: ClassVar[Statements]
+
+    def stored_sessions(self) -> list[StoredSession]:
+        """Every session, in the order they were opened, with its dates and what its
+        steps occupy."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.stored_sessions).fetchall()
+        return [_stored(row) for row in rows]
+
+    def pruned(self, session_id: str) -> str | None:
+        """When the session's steps were pruned (UTC text), or ``None``."""
+        with self._connection() as conn:
+            row = conn.execute(self.sql.pruned_at, (session_id,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def prune(self, session_id: str) -> bool:
+        """Remove a closed, graded session's steps in one transaction and mark it pruned
+        (see ``RuntimeStore``); ``False``, and nothing changed, for any other session."""
+        sql = self.sql
+        with self._transaction() as conn:
+            if not self._proved(conn, session_id):
+                return False
+            done = conn.execute(sql.pruned_at, (session_id,)).fetchone()
+            if done is not None and done[0] is not None:
+                return False
+            self._drop_steps(conn, session_id)
+            conn.execute(sql.stamp_pruned, (session_id,))
+        return True
+
+    def _proved(self, conn: Connection, session_id: str) -> bool:
+        """Whether the session is closed and graded, its row locked for the caller's
+        transaction (what ``prune`` and ``discard`` ask first)."""
+        sql = self.sql
+        locked = conn.execute(sql.lock_session, (session_id,)).fetchone()
+        row = conn.execute(sql.session, (session_id,)).fetchone()
+        return not (locked is None or row is None or locked[0] != "closed" or row[7] is None)
+
+    def _drop_steps(self, conn: Connection, session_id: str) -> None:
+        """Delete a session's steps: its pentads, their owner rows, its journal, lookahead
+        reads and grade tokens (in the caller's transaction)."""
+        sql = self.sql
+        conn.execute(sql.prune_pentads, (session_id, session_id))
+        conn.execute(sql.prune_owners, (session_id, session_id))
+        for statement in (sql.prune_journal, sql.prune_lookahead, sql.prune_operations):
+            conn.execute(statement, (session_id,))
+
+    def discard(self, session_id: str) -> bool:
+        """Forget a closed, graded session whole in one transaction (see
+        ``RuntimeStore``); ``False``, and nothing changed, for any other session."""
+        sql = self.sql
+        with self._transaction() as conn:
+            if not self._proved(conn, session_id):
+                return False
+            self._drop_steps(conn, session_id)
+            conn.execute(sql.discard_artifacts, (session_id, session_id))
+            for statement in (sql.discard_owners, sql.discard_times, sql.discard_session):
+                conn.execute(statement, (session_id,))
+        return True
+
+    def reclaim(self) -> None:
+        """Give the space pruning freed back (the adapter's way)."""
+        raise NotImplementedError
+
+    def footprint(self) -> int:
+        """Bytes the store occupies on disk (the adapter's measure)."""
+        raise NotImplementedError
+
+
+def _stored(row: Any) -> StoredSession:
+    """A row of ``stored_sessions``: the session, its dates, its journal rows and the
+    bytes of its journal, pentad and owner rows."""
+    sid, principal, scenario, status, grade, closed, pruned, steps, *sizes = row
+    return StoredSession(
+        id=str(sid),
+        principal=str(principal),
+        scenario_id=str(scenario),
+        status=str(status),
+        graded=grade is not None,
+        closed_at=closed,
+        pruned_at=pruned,
+        steps=int(steps),
+        step_bytes=sum(int(size) for size in sizes),
+    )
