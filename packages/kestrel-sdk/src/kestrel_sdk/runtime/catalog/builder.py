@@ -169,8 +169,7 @@ def build_loaded_scenario(
     if isinstance(terms, list):
         raise ValueError("invalid scenario terms: " + "; ".join(p.reason for p in terms))
     csv = HEADER + "\n" + "".join(",".join(row) + "\n" for row in rows)
-    ticks = {item.symbol: item.tick for item in terms.instruments}
-    tape = parse_tape(csv.encode("utf-8"), ticks, terms.scale, limit=50)
+    tape = parse_tape(csv.encode("utf-8"), terms.ticks, terms.scale, limit=50)
     if isinstance(tape, list):
         raise ValueError(
             "invalid bars: " + "; ".join(f"bar {(p.line or 2) - 2}: {p.reason}" for p in tape)

@@ -78,8 +78,7 @@ def load_embedded(
     terms = parse_terms(toml)
     if isinstance(terms, list):
         raise ValueError(f"the embedded scenario's terms: {terms[0].reason}")
-    ticks = {item.symbol: item.tick for item in terms.instruments}
-    parsed = parse_tape(tape.encode("utf-8"), ticks, terms.scale)
+    parsed = parse_tape(tape.encode("utf-8"), terms.ticks, terms.scale)
     if isinstance(parsed, list):
         problem = parsed[0]
         where = f"line {problem.line}: " if problem.line is not None else ""

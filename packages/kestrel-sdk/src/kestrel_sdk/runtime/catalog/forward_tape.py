@@ -33,16 +33,10 @@ __all__ = [
     "empty_tape",
     "forward_shape",
     "prefix_link",
-    "tape_ticks",
 ]
 
 EMPTY_TAPE_TEXT = HEADER + "\n"
 """A tape with no bar: its header alone (the canonical text of an empty prefix)."""
-
-
-def tape_ticks(terms: ScenarioTerms) -> dict[str, str]:
-    """Each instrument's tick, by symbol (what the tape readers check prices against)."""
-    return {item.symbol: item.tick for item in terms.instruments}
 
 
 def bar_epoch(time: str) -> int:
@@ -80,7 +74,7 @@ def forward_shape(path: Path, terms: ScenarioTerms, limit: int) -> TapeShape | l
     if data.replace(b"\r\n", b"\n").strip() in (b"", HEADER.encode("ascii")):
         root = root_of_bytes(EMPTY_TAPE_TEXT.encode("ascii"))
         return TapeShape(bars=0, start="", end="", root=root)
-    return check_tape(path, tape_ticks(terms), terms.scale, limit=limit)
+    return check_tape(path, terms.ticks, terms.scale, limit=limit)
 
 
 class GrowingTape:

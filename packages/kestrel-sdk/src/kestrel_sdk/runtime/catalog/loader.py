@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kestrel_protocol import KestrelError, RefusalCode
 
-from .forward_tape import empty_tape, forward_shape, tape_ticks
+from .forward_tape import empty_tape, forward_shape
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
 from .news import NEWS_FILE, News, parse_news
 from .objects import catalog_object, scenario_object
@@ -126,7 +126,7 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
     shape = remembered_shape(tape_path, toml_bytes)
     if shape is None:  # not validated before, or changed since: read it (columns not kept)
         try:
-            checked = check_tape(tape_path, tape_ticks(terms), terms.scale, limit=limit)
+            checked = check_tape(tape_path, terms.ticks, terms.scale, limit=limit)
         except FileNotFoundError:
             line = _line_of(text, "tape")
             return [CatalogProblem(toml, line, f"tape file {terms.tape} does not exist")]
@@ -207,7 +207,7 @@ def _load_checked(path: Path, terms: ScenarioTerms, shape: TapeShape) -> Tape:
     if cached is not None:
         return cached
     try:
-        parsed = parse_tape(path, tape_ticks(terms), terms.scale)
+        parsed = parse_tape(path, terms.ticks, terms.scale)
     except (OSError, EOFError, zlib.error) as error:
         raise _changed(terms, path, f"it cannot be read ({error})") from None
     if isinstance(parsed, list) or parsed.root != shape.root:

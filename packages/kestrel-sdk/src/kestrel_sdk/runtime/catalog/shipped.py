@@ -16,7 +16,6 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from .forward_tape import tape_ticks
 from .model import CatalogProblem, LoadedScenario, Tape
 from .news import NEWS_FILE, News, parse_news
 from .objects import scenario_object
@@ -68,7 +67,7 @@ def _shipped_one(directory: Traversable) -> LoadedScenario:
         cached = cached_tape(shape.root)
         if cached is not None:
             return cached
-        parsed = parse_tape(tape_file, tape_ticks(terms), terms.scale)
+        parsed = parse_tape(tape_file, terms.ticks, terms.scale)
         if isinstance(parsed, list) or parsed.root != shape.root or len(parsed) != shape.bars:
             detail = str(parsed[0].reason) if isinstance(parsed, list) else "not canonical"
             raise ShippedTapeError(f"the shipped tape of {terms.id} is damaged: {detail}")

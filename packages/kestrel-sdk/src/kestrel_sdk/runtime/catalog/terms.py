@@ -117,6 +117,11 @@ class ScenarioTerms:
         return tuple(instrument.symbol for instrument in self.instruments)
 
     @property
+    def ticks(self) -> dict[str, str]:
+        """Each instrument's tick, by symbol (what the tape readers check prices against)."""
+        return {instrument.symbol: instrument.tick for instrument in self.instruments}
+
+    @property
     def scale(self) -> int:
         """Decimal places of the tape's prices: the finest tick among the instruments."""
         return max(tick_scale(instrument.tick) for instrument in self.instruments)
