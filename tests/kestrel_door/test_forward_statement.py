@@ -29,6 +29,7 @@ from kestrel_door.attest import Attestor, attesting
 from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
 from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
+from kestrel_sdk.board import forward_window
 from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trust import NotAttested, check_attestation
 
@@ -314,6 +315,7 @@ def test_a_replay_after_the_freeze_is_said_and_verifies(
     submissions = predicate["submissions"]
     assert [s["bar"] for s in submissions] == [3, 4, 5]
     assert all(s["barPublishedAt"] < s["arrivedAt"] for s in submissions)
+    assert forward_window(proof) is None  # a board ranks it with the replays, not forward
 
     # a submission the statement calls a replay though it preceded its bar: named
     earlier = [dict(s) for s in submissions]
