@@ -167,6 +167,31 @@ def test_a_decision_advancing_from_the_prefix_into_the_window_is_checked(
     assert "before its bar 3 was published" in output
 
 
+class _FrozenAfterBarOne(Feeds):
+    """A frozen feed whose bar 1 was published after every submission, bar 2 on
+    before: a session that made a decision in the window, then went on trading bars
+    already published."""
+
+    def published(self, scenario_id: str) -> Mapping[int, str]:
+        return {bar: "2999-01-01T00:00:00.000000Z" if bar == 1 else ANCIENT for bar in range(100)}
+
+    def frozen(self, scenario_id: str) -> bool:
+        return True
+
+
+def test_a_forward_run_that_went_on_after_its_bars_is_no_replay(tmp_path: Path) -> None:
+    """Submissions 1 and 2 preceded bar 1; submission 3 traded into bar 2, published
+    before it arrived. The session decided while a bar was still to come, so it is a
+    forward run (not a replay of the complete tape), and ``--trust`` names its late
+    decision: a session cannot trade on time, wait for the tape to be complete and
+    trade the rest knowing it, ranked as a forward run."""
+    proof, keys = _signed_proof(tmp_path, _FrozenAfterBarOne("unused"))
+    assert _statement(proof)["predicate"]["forward"] is True
+    code, output = _verify(tmp_path, proof, keys)
+    assert code != 0
+    assert "statement.predicate.submissions[seq 3]" in output, output
+
+
 def _swapped(statement: dict[str, Any], seq: int) -> dict[str, Any]:
     """The forger's edit: submission ``seq``'s arrival and its bar's publication swapped."""
     predicate = statement["predicate"]
