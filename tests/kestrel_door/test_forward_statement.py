@@ -24,11 +24,17 @@ import kestrel_sdk
 import pytest
 from click.testing import CliRunner
 from kestrel_door import DoorStore
+from kestrel_door.arrivals import door_time
 from kestrel_door.attest import Attestor, attesting
+from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
 from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
+from kestrel_sdk.board import forward_window
 from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trust import NotAttested, check_attestation
+
+from tests.forward_door import PREFIX, bars, forward_catalog
+from tests.forward_door import SCENARIO as FORWARD
 
 SCENARIO = "acme-chop"
 ISSUER = "https://door.test"
@@ -39,7 +45,7 @@ ANCIENT = "2001-01-01T00:00:00.000000Z"
 
 class Feeds:
     """The runtime's forward feeds as the door asks them: ``SCENARIO`` is forward, each
-    of its bars after ``prefix`` published at ``at``."""
+    of its bars after ``prefix`` published at ``at``, its window open."""
 
     def __init__(self, at: str, prefix: int = 0) -> None:
         self.at, self.prefix = at, prefix
@@ -49,6 +55,9 @@ class Feeds:
 
     def published(self, scenario_id: str) -> Mapping[int, str]:
         return {bar: "" if bar <= self.prefix else self.at for bar in range(100)}
+
+    def frozen(self, scenario_id: str) -> bool:
+        return False  # the window is open
 
 
 def _signed_proof(tmp_path: Path, feeds: Feeds | None) -> tuple[dict[str, Any], DoorKeys]:
@@ -158,6 +167,31 @@ def test_a_decision_advancing_from_the_prefix_into_the_window_is_checked(
     assert "before its bar 3 was published" in output
 
 
+class _FrozenAfterBarOne(Feeds):
+    """A frozen feed whose bar 1 was published after every submission, bar 2 on
+    before: a session that made a decision in the window, then went on trading bars
+    already published."""
+
+    def published(self, scenario_id: str) -> Mapping[int, str]:
+        return {bar: "2999-01-01T00:00:00.000000Z" if bar == 1 else ANCIENT for bar in range(100)}
+
+    def frozen(self, scenario_id: str) -> bool:
+        return True
+
+
+def test_a_forward_run_that_went_on_after_its_bars_is_no_replay(tmp_path: Path) -> None:
+    """Submissions 1 and 2 preceded bar 1; submission 3 traded into bar 2, published
+    before it arrived. The session decided while a bar was still to come, so it is a
+    forward run (not a replay of the complete tape), and ``--trust`` names its late
+    decision: a session cannot trade on time, wait for the tape to be complete and
+    trade the rest knowing it, ranked as a forward run."""
+    proof, keys = _signed_proof(tmp_path, _FrozenAfterBarOne("unused"))
+    assert _statement(proof)["predicate"]["forward"] is True
+    code, output = _verify(tmp_path, proof, keys)
+    assert code != 0
+    assert "statement.predicate.submissions[seq 3]" in output, output
+
+
 def _swapped(statement: dict[str, Any], seq: int) -> dict[str, Any]:
     """The forger's edit: submission ``seq``'s arrival and its bar's publication swapped."""
     predicate = statement["predicate"]
@@ -261,3 +295,58 @@ def test_a_submission_stands_when_its_arrival_cannot_be_kept(tmp_path: Path) -> 
         check_attestation(proof, keys.jwks())
     assert caught.value.field == "statement.predicate.submissions[seq 1]"
     assert caught.value.found == "none recorded"
+
+
+def test_a_replay_after_the_freeze_is_said_and_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session opened once the forward tape was complete (its feed frozen, every bar
+    published before any of its submissions) replays published bars: its statement says
+    ``forward: false`` with the order it kept, and ``--trust`` passes saying so (was:
+    ``forward: true``, every decision late, ``--trust`` failing on submission 1; the
+    board then listed it failed rather than ranking it with the frozen tape's replays)."""
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(forward_catalog(tmp_path / "catalog")))
+    owner = kestrel_sdk.local_transport(home=tmp_path / "home", store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+    runtime.append_bars(FORWARD, bars(PREFIX, PREFIX + 4).encode(), clock=door_time)
+    runtime.freeze_feed(FORWARD)
+    runtime.unseal_feed(FORWARD)  # its proof then embeds the tape it grew to
+    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
+    attestor = Attestor(keys, ISSUER, feeds=RuntimeFeeds(runtime))
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        make = attesting(
+            lambda p: kestrel_sdk.local_transport(principal=p, runtime=runtime), attestor
+        )
+        try:
+            async with kestrel_sdk.create_sdk(make("alice")) as sdk:
+                opened = await sdk.open_session(FORWARD)
+                assert opened.session is not None
+                for source in ("advance 3", "buy 5 ACME\nadvance 1", "advance 1"):
+                    await opened.session.submit(source)
+                proof = await sdk.proof(opened.session.id, embed_tape=True)
+                data: dict[str, Any] = proof.to_json()
+                return data
+        finally:
+            await owner.aclose()
+
+    proof = anyio.run(run)
+    code, output = _verify(tmp_path, proof, keys)
+    assert code == 0, output
+    assert "forward scenario replayed: each of 3 submissions was made after its bar" in output
+    predicate = _statement(proof)["predicate"]
+    assert predicate["forward"] is False
+    submissions = predicate["submissions"]
+    assert [s["bar"] for s in submissions] == [3, 4, 5]
+    assert all(s["barPublishedAt"] < s["arrivedAt"] for s in submissions)
+    assert forward_window(proof) is None  # a board ranks it with the replays, not forward
+
+    # a submission the statement calls a replay though it preceded its bar: named
+    earlier = [dict(s) for s in submissions]
+    earlier[1]["arrivedAt"] = "2001-01-01T00:00:00.000000Z"
+    statement = _statement(proof)
+    moved = {**statement, "predicate": {**predicate, "submissions": earlier}}
+    with pytest.raises(NotAttested) as caught:
+        check_attestation(_with_statement(proof, moved, keys), keys.jwks())
+    assert caught.value.field == "statement.predicate.submissions[seq 2]"

@@ -42,13 +42,17 @@ TRADES = {
 
 
 class Feeds:
-    """``SCENARIO`` is forward, bar 0 its prefix, every later bar published at ``PUBLISHED``."""
+    """``SCENARIO`` is forward, bar 0 its prefix, every later bar published at ``PUBLISHED``
+    (its window open)."""
 
     def is_forward(self, scenario_id: str) -> bool:
         return scenario_id == SCENARIO
 
     def published(self, scenario_id: str) -> Mapping[int, str]:
         return {bar: "" if bar == 0 else PUBLISHED for bar in range(2600)}
+
+    def frozen(self, scenario_id: str) -> bool:
+        return False  # the window is open
 
 
 def _proofs(tmp_path: Path) -> tuple[Path, dict[str, Any]]:

@@ -11,6 +11,8 @@ by replicas on PostgreSQL), outside every root. When it signs the session's grad
 bar it traded into (the clock at submission + 1; for a submission that advanced from the
 declared prefix into the window, the window's first bar) was published, as
 :class:`ForwardFeeds` (the composition root's view of the runtime's feeds) tells it.
+A session that traded the tape only once it was complete (:func:`replayed`) is a replay
+of published bars, not a forward run: its statement says ``forward: false``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kestrel_protocol.store_feed import Arrival
 
-__all__ = ["ForwardFeeds", "door_time", "forward_submissions"]
+__all__ = ["ForwardFeeds", "door_time", "forward_submissions", "replayed"]
 
 
 def door_time() -> str:
@@ -41,6 +43,10 @@ class ForwardFeeds(Protocol):
     def published(self, scenario_id: str) -> Mapping[int, str]:
         """Each bar's index -> when it was published (``""`` for a bar of the declared
         prefix, published before the window)."""
+        ...
+
+    def frozen(self, scenario_id: str) -> bool:
+        """Whether the feed of ``scenario_id`` is frozen (its tape takes no more bars)."""
         ...
 
 
@@ -70,3 +76,22 @@ def forward_submissions(
                 entry["barPublishedAt"] = published[bar]
         listed.append(entry)
     return listed
+
+
+def replayed(submissions: list[dict[str, Any]], published: Mapping[int, str], frozen: bool) -> bool:
+    """Whether a session whose statement lists ``submissions`` traded the tape only once
+    it was complete: its feed ``frozen``, a bar published during the window, and each
+    submission arrived (as the door noted it) after the last such bar was published.
+    Judged by when each decision was made, not by when the proof is asked: a session
+    that made any decision while a bar was still to come is a forward run, its late
+    decisions named by ``verify --trust``."""
+    try:  # times the door's clock wrote (an operator's own clock may write others)
+        times = [datetime.fromisoformat(at) for at in published.values() if at]
+        if not (frozen and times and submissions):
+            return False
+        return all(
+            "arrivedAt" in entry and max(times) < datetime.fromisoformat(entry["arrivedAt"])
+            for entry in submissions
+        )
+    except (ValueError, TypeError):  # a time that reads as none: not shown to be a replay
+        return False

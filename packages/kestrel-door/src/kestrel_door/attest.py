@@ -34,7 +34,7 @@ from kestrel_protocol.ports import Transport
 from kestrel_protocol.store_feed import Arrival
 from kestrel_protocol.surface import TRIAL_MARK, Arguments, Tool
 
-from .arrivals import ForwardFeeds, door_time, forward_submissions
+from .arrivals import ForwardFeeds, door_time, forward_submissions, replayed
 from .door import TransportFactory
 from .keys import DoorKeys, utc_now
 from .pseudonyms import Pseudonyms
@@ -76,14 +76,14 @@ class Attestor:
         """``proof`` (of a session opened under ``pseudonym``) with the signed statement
         about its grade; ``trial_of``: the pseudonym of the principal whose trial it was."""
         data = proof.rooted_json()
-        submissions = None
+        submissions, forward = None, True
         scenario_id = proof.scenario.id
         if self.feeds is not None and self.feeds.is_forward(scenario_id):
+            published = self.feeds.published(scenario_id)
             submissions = forward_submissions(
-                self.keys.records.arrivals(proof.record.session),
-                self.feeds.published(scenario_id),
-                len(proof.pentads),
+                self.keys.records.arrivals(proof.record.session), published, len(proof.pentads)
             )
+            forward = not replayed(submissions, published, self.feeds.frozen(scenario_id))
         payload = grade_statement(
             data,
             issuer=self.issuer,
@@ -91,6 +91,7 @@ class Attestor:
             signed_at=utc_now(),
             trial_of=trial_of,
             submissions=submissions,
+            forward=forward,
         )
         kid, key = self.keys.signer()
         signature = key.sign(pae(PAYLOAD_TYPE, payload))

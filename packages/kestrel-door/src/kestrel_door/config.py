@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from kestrel_protocol.surface import Tool
+
 __all__ = ["DEFAULT_MAX_BODY", "DoorConfig"]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
@@ -45,6 +47,16 @@ class DoorConfig:
         ends in a refusal, nothing applied, rather than the call timing out while the
         submission would still apply once the bar came."""
         return max(self.request_timeout_s - 1.0, self.request_timeout_s / 2)
+
+    def call_timeout_s(self, tool: Tool | None) -> float | None:
+        """How long a call of ``tool`` may take before the door answers that it timed
+        out: ``request_timeout_s``, but no limit for a submit. Once the runtime has a
+        submission it applies or is refused, and the door answers that when it commits
+        (its wait for a bar ends by :attr:`longest_wait_s`): a timeout could only tell
+        the client it failed while the journal holds it."""
+        if tool is not None and tool.runs is not None and tool.runs.method == "submit":
+            return None
+        return self.request_timeout_s
 
     @property
     def resource(self) -> str:

@@ -36,7 +36,8 @@ class FeedRuntime(Protocol):
 
 class RuntimeFeeds:
     """The door's view of the runtime's forward tapes: which scenarios are forward (a
-    declaration: remembered once known) and when each bar was published (read anew)."""
+    declaration: remembered once known), when each bar was published and whether the
+    feed is frozen (read anew)."""
 
     def __init__(self, runtime: FeedRuntime) -> None:
         self.runtime = runtime
@@ -61,6 +62,9 @@ class RuntimeFeeds:
 
     def published(self, scenario_id: str) -> Mapping[int, str]:
         return {index: at for index, _, at in self.runtime.feed_published(scenario_id)}
+
+    def frozen(self, scenario_id: str) -> bool:
+        return bool(self.runtime.feed_status(scenario_id).frozen)
 
 
 def _camel(name: str) -> str:

@@ -39,7 +39,7 @@ from kestrel_protocol.mcp import (
     MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
 )
-from kestrel_protocol.surface import Send, frame_bytes
+from kestrel_protocol.surface import Send, Tool, frame_bytes
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -114,7 +114,7 @@ class _Exchange:
             log_levels=door.log_levels,
             elicitation=door.elicitation if caller.guarded else None,
         )
-        self.timeout_s = door.config.request_timeout_s
+        self.config, self.surface = door.config, door.surface
 
     @property
     def scope_challenge(self) -> str | None:
@@ -137,13 +137,21 @@ class _Exchange:
             return None  # a notification changes nothing on a stateless door; a response to us
         rid, method = parsed.id, parsed.method
         try:
-            with anyio.fail_after(self.timeout_s):
+            with anyio.fail_after(self.config.call_timeout_s(self._tool(method, parsed.params))):
                 return await self.face.request(rid, method, parsed.params, send)
         except TimeoutError:
             return _error(rid, INTERNAL_ERROR, "the call timed out")
         except Exception:
             logger.exception("MCP request %s failed", method)
             return _error(rid, INTERNAL_ERROR, "internal error")
+
+    def _tool(self, method: str, params: Any) -> Tool | None:
+        """The tool a ``tools/call`` names (``None`` for any other request, or a name
+        that is no tool: the face refuses it as it always does)."""
+        if method != "tools/call" or not isinstance(params, Mapping):
+            return None
+        name = params.get("name")
+        return self.surface.find(name) if isinstance(name, str) else None
 
 
 def _notification(message: Any) -> bool:

@@ -152,7 +152,7 @@ def _result_response(door: Door, result: Mapping[str, Any], tool: Tool) -> Respo
 
 async def _call(door: Door, caller: Caller, tool: Tool, args: Any) -> Response:
     try:
-        with anyio.fail_after(door.config.request_timeout_s):
+        with anyio.fail_after(door.config.call_timeout_s(tool)):
             result = await caller.turn.tools.call(tool.name, args)
     except ArgumentError as exc:
         return json_response({"refusal": exc.refusal.to_json()}, 400)

@@ -31,7 +31,10 @@ submission + 1) was published::
 
 ``arrivedAt`` is absent when the door holds no arrival for the seq, ``bar`` when it
 cannot tell the clock before it, ``barPublishedAt`` when that bar was not published
-during the window (a bar of the declared prefix, or one never published). Every other
+during the window (a bar of the declared prefix, or one never published). A session
+that traded the tape only once it was complete (its feed frozen, each of its
+submissions arriving after the tape's last bar was published) replays published bars:
+its statement says ``"forward": false`` with the same ``submissions``. Every other
 session's statement has neither member.
 """
 
@@ -84,11 +87,13 @@ def grade_statement(
     signed_at: str,
     trial_of: str | None = None,
     submissions: Sequence[Mapping[str, Any]] | None = None,
+    forward: bool = True,
 ) -> bytes:
     """The statement about ``proof``'s grade (canonical JSON bytes): the payload.
     ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
     evaluator's harness minted), so that a board credits every trial to one agent.
-    ``submissions``: a session on a forward scenario's order of events (see above)."""
+    ``submissions``: a session on a forward scenario's order of events (see above);
+    ``forward``: false for a replay of the complete tape."""
     digest = str(proof["grade"]["root"]).removeprefix("sha256:")
     statement = {
         "_type": STATEMENT_TYPE,
@@ -101,7 +106,7 @@ def grade_statement(
             "principal": principal,
             **({"trialOf": trial_of} if trial_of is not None else {}),
             **(
-                {"forward": True, "submissions": [dict(s) for s in submissions]}
+                {"forward": forward, "submissions": [dict(s) for s in submissions]}
                 if submissions is not None
                 else {}
             ),

@@ -16,8 +16,10 @@ named.
 A statement about a session on a forward scenario (``forward: true``) also carries the
 order of events: every submission whose bar was published during the window must have
 arrived before that bar was published (:func:`check_order`); the first that did not is
-named by its seq. A statement whose signature fails is said so, and when the tampered
-statement's own order names a submission, that one too.
+named by its seq. A session that traded the tape only once it was complete (``forward:
+false``: a replay of published bars) is said so; each of its submissions must then have
+arrived after its bar was published. A statement whose signature fails is said so, and
+when the tampered statement's own order names a submission, that one too.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ class Attested:
     the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
     and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``);
     for a forward session, how many of its decisions were each found to precede their
-    bar (``decisions``)."""
+    bar (``decisions``); for a replay of a complete forward tape (``replay``), how many
+    of its submissions were each found to follow theirs."""
 
     issuer: str
     kid: str
@@ -81,14 +84,18 @@ class Attested:
     principal: str | None = None
     trial_of: str | None = None
     decisions: int | None = None
+    replay: bool = False
 
     def __str__(self) -> str:
         trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
-        order = (
-            f"; forward: each of {self.decisions} decisions preceded its bar"
-            if self.decisions is not None
-            else ""
-        )
+        order = ""
+        if self.replay:
+            order = (
+                f"; forward scenario replayed: each of {self.decisions} submissions was made "
+                "after its bar was published (the tape was complete: not a forward run)"
+            )
+        elif self.decisions is not None:
+            order = f"; forward: each of {self.decisions} decisions preceded its bar"
         return f"{self.issuer} (key {self.kid}){trusted}{order}"
 
 
@@ -263,6 +270,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     trial = predicate.get("trialOf")
     trial_of = trial if isinstance(trial, str) and trial else None
     decisions = check_order(predicate, proof)
+    replay = predicate.get("forward") is False
     if isinstance(jwks, TrustedKeys):
         if not jwks.vouches_for(issuer):
             raise NotAttested(
@@ -277,6 +285,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
             principal=named,
             trial_of=trial_of,
             decisions=decisions,
+            replay=replay,
         )
     return Attested(
         issuer=issuer,
@@ -284,14 +293,16 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         principal=named,
         trial_of=trial_of,
         decisions=decisions,
+        replay=replay,
     )
 
 
 def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int | None:
     """How many submissions of a forward session's statement traded into a bar published
     during the window, each having arrived before that bar was published (None for a
-    statement that is not ``forward``); :class:`NotAttested` naming the first submission
-    (by seq) that did not, or that the proof does not hold."""
+    statement that is not ``forward``); for a replay of the complete tape (``forward:
+    false``), each having arrived after it. :class:`NotAttested` naming the first
+    submission (by seq) that did not, or that the proof does not hold."""
     if "forward" not in predicate and "submissions" not in predicate:
         if _embeds_forward(proof):  # the door left out the order of a forward session
             raise NotAttested(
@@ -300,8 +311,11 @@ def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int |
         return None
     field = "statement.predicate.submissions"
     listed = predicate.get("submissions")
-    if predicate.get("forward") is not True or not isinstance(listed, list):
-        raise NotAttested(field, "forward: true and a list of submissions", "something else")
+    replay = predicate.get("forward") is False
+    if not isinstance(predicate.get("forward"), bool) or not isinstance(listed, list):
+        raise NotAttested(
+            field, "forward: true or false and a list of submissions", "something else"
+        )
     held, previous, decisions = len(proof.get("pentads") or ()), 0, 0
     for entry in listed:
         seq = entry.get("seq") if isinstance(entry, dict) else None
@@ -319,7 +333,15 @@ def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int |
         if "arrivedAt" not in entry:
             raise NotAttested(named, "the time the submission arrived", "none recorded")
         arrived = _instant(entry["arrivedAt"], f"{named}.arrivedAt")
-        if not arrived < published:
+        if replay and not published < arrived:
+            raise NotAttested(
+                named,
+                f"a submission made after its bar {entry.get('bar')} was published "
+                f"({entry['barPublishedAt']}), as the statement says the session replayed "
+                "the complete tape",
+                f"submission {seq} arrived at {entry['arrivedAt']}",
+            )
+        if not replay and not arrived < published:
             raise NotAttested(
                 named,
                 f"a decision made before its bar {entry.get('bar')} was published "

@@ -7,7 +7,9 @@ one; under ``--trust`` every such decision preceded its bar, or the row fails). 
 run is a different evaluation from a replay of the same tape once frozen (its bars were
 known when the agent decided), so the board ranks forward runs apart and shows each
 one's window: the times of the first bar a forward decision traded into and of the
-session's last bar (the proof's head), and how many forward decisions it made.
+session's last bar (the proof's head), and how many forward decisions it made. A
+session that traded only once the tape was complete has a statement saying ``forward:
+false``: it is one of those replays.
 """
 
 from __future__ import annotations

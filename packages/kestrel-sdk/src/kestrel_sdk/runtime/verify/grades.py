@@ -18,9 +18,10 @@ from kestrel_protocol import (
     root_of,
 )
 
-from ..catalog.model import CatalogIndex
+from ..catalog.model import CatalogIndex, LoadedScenario
 from ..engine import chain_engine, compute_grade
 from .mismatch import MismatchFound, flatten, same
+from .scenario import forward_tape_note
 
 __all__ = ["ArtifactReader", "verify_grade"]
 
@@ -52,7 +53,7 @@ def _load_as(store: ArtifactReader, root: str, field: str, model: type[M], what:
         raise MismatchFound(field, f"{what} at {root}", found) from None
 
 
-def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> None:
+def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> LoadedScenario:
     presented = grade.to_json()
     record = _load_as(store, grade.record, "record", SessionRecord, "a kestrel.session record")
     same("session", record.session, grade.session)
@@ -93,18 +94,17 @@ def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> No
         same(path, "(absent)", value)
     same("root", recomputed["root"], presented.get("root"))
     same("root", root_of(presented), presented.get("root"))
+    return loaded
 
 
 def verify_grade(
     store: ArtifactReader, index: CatalogIndex, grade: GradeResult
 ) -> VerificationReport:
     """The verification report of ``grade`` (``ok`` or the first mismatch)."""
-    provenance = Provenance(
-        source="catalog",
-        detail=f"scenario {grade.scenario.id} {grade.scenario.root} from this machine's catalog",
-    )
     try:
-        _check(store, index, grade)
+        loaded = _check(store, index, grade)
     except MismatchFound as exc:
         return VerificationReport(ok=False, grade=grade.root, mismatch=exc.mismatch)
+    detail = f"scenario {grade.scenario.id} {grade.scenario.root} from this machine's catalog"
+    provenance = Provenance(source="catalog", detail=detail + forward_tape_note(loaded, {}))
     return VerificationReport(ok=True, grade=grade.root, provenance=provenance)

@@ -23,13 +23,14 @@ from ..catalog.model import CatalogIndex, LoadedScenario
 from ..engine import SessionEngine, chain_engine, compute_grade
 from ..sealed import sealed_frame_data
 from .mismatch import MismatchFound, as_text, compare, member, same
-from .scenario import checked_scenario, provenance
+from .scenario import checked_scenario, forward_reach, forward_tape_note, provenance
 
 __all__ = ["verify_proof"]
 
 
-def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
+def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:
     loaded = checked_scenario(index, data)
+    forward_reach(loaded, data)
     scenario = loaded.scenario
     presented_record = member(data, "record", dict)
     session, label = presented_record.get("session"), presented_record.get("label")
@@ -98,6 +99,7 @@ def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> None:
     same("kind", "kestrel.proof", data.get("kind"))
     same("version", 1, data.get("version"))
     same("root", root_of(expected), data.get("root"))
+    return loaded
 
 
 def _proof_engine(
@@ -146,7 +148,8 @@ def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:
 
     Raises ``ValueError`` when ``data`` is not a ``kestrel.proof`` object, and
     ``KestrelError(UNKNOWN_SCENARIO)`` naming the scenario's id and root when it is
-    neither in ``index`` nor embedded.
+    neither in ``index`` nor embedded, or, for a forward scenario, when its session
+    reached a bar past the tape held here (:func:`~.scenario.forward_reach`).
     """
     if not isinstance(data, dict) or data.get("kind") != "kestrel.proof":
         raise ValueError("expected a kestrel.proof object")
@@ -154,11 +157,11 @@ def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:
     grade_root = as_text(grade.get("root")) if isinstance(grade, dict) else "(absent)"
     proof_root = as_text(data.get("root"))
     try:
-        _check_proof(index, data)
+        loaded = _check_proof(index, data)
     except MismatchFound as exc:
         return VerificationReport(
             ok=False, grade=grade_root, proof=proof_root, mismatch=exc.mismatch
         )
-    return VerificationReport(
-        ok=True, grade=grade_root, proof=proof_root, provenance=provenance(index, data)
-    )
+    found = provenance(index, data)
+    found = found.model_copy(update={"detail": found.detail + forward_tape_note(loaded, data)})
+    return VerificationReport(ok=True, grade=grade_root, proof=proof_root, provenance=found)

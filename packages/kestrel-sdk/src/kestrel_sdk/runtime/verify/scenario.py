@@ -1,6 +1,12 @@
 """The scenario a proof replays on: the one it embeds (rebuilt from its terms and
 tape, its object compared), else the catalog's (its id, root and tape root checked
 against the proof's reference); and where a verified proof's scenario came from.
+
+A forward scenario's tape grows past its declared prefix: a verifier holds only the
+bars the proof embeds, or the catalog's prefix (or, on the operator's store, the bars
+published there). A proof whose session reached a bar the verifier does not hold is
+refused saying so (:func:`forward_reach`), never replayed into a mismatch that reads
+as a forgery; one it verifies says over which tape (:func:`forward_tape_note`).
 """
 
 from __future__ import annotations
@@ -13,7 +19,13 @@ from ..catalog import load_embedded
 from ..catalog.model import CatalogIndex, LoadedScenario
 from .mismatch import MismatchFound, as_text, compare, member, same
 
-__all__ = ["checked_scenario", "proof_scenario", "provenance"]
+__all__ = [
+    "checked_scenario",
+    "forward_reach",
+    "forward_tape_note",
+    "proof_scenario",
+    "provenance",
+]
 
 
 def _embedded(data: Any) -> LoadedScenario:
@@ -119,4 +131,53 @@ def provenance(index: CatalogIndex, data: dict[str, Any]) -> Provenance:
     return Provenance(
         source="embedded",
         detail=f"scenario {scenario_id} {root} embedded in the proof and unknown here ({here})",
+    )
+
+
+def forward_reach(loaded: LoadedScenario, data: dict[str, Any]) -> None:
+    """Refuse (``UNKNOWN_SCENARIO``) a proof of a session on the forward ``loaded`` that
+    reached a bar past the tape held here (its head frame's clock): the tape it traded
+    on is not known to this verifier, which must not replay it over fewer bars. The
+    clock is the proof's claim: a false one is refused or fails the replay, never
+    verified."""
+    head = data.get("head")
+    clock = head.get("clock") if isinstance(head, dict) else None
+    bar = clock.get("bar") if isinstance(clock, dict) else None
+    held = len(loaded.tape)
+    if not loaded.forward or not isinstance(bar, int) or isinstance(bar, bool) or bar < held:
+        return
+    scenario = loaded.scenario
+    held_by = (
+        f"the tape the proof embeds holds {held} bar(s)"
+        if "embedded" in data
+        else f"this verifier holds {held} bar(s) of its tape (the proof does not embed it)"
+    )
+    raise KestrelError(
+        RefusalCode.UNKNOWN_SCENARIO,
+        f"cannot verify the proof: its session traded forward scenario {scenario.id} to "
+        f"bar {bar}, and {held_by}; nothing was replayed. Verify a proof made with "
+        "`kestrel proof SESSION --embed-tape` once the feed is unsealed, or with the "
+        "operator's runtime (Runtime.verify_proof on the store the feed was published to)",
+        {"scenario": scenario.id, "bar": bar, "bars": held},
+    )
+
+
+def forward_tape_note(loaded: LoadedScenario, data: dict[str, Any]) -> str:
+    """What a verified proof of a forward scenario was replayed over (``""`` for any
+    other scenario): the tape embedded, the one published on this store, or the
+    declared prefix, which holds every bar its session reached."""
+    forward = loaded.scenario.forward_tape
+    if not loaded.forward or forward is None:
+        return ""
+    held = len(loaded.tape)
+    if "embedded" in data:
+        return f"; forward tape: replayed over the {held} bar(s) the proof embeds"
+    if held > forward.bars:
+        return (
+            f"; forward tape: replayed over the {held} bar(s) published on this store "
+            f"({forward.bars} of them the declared prefix)"
+        )
+    return (
+        f"; forward tape: replayed over its declared prefix of {held} bar(s), which holds "
+        "every bar the session reached (the proof does not embed the tape)"
     )
