@@ -180,7 +180,7 @@ def test_a_scenario_the_catalog_lacks_is_refused_at_start(
     mine = tmp_path / "mine"
     mine.mkdir()
     home = ["--home", str(tmp_path / "home")]
-    runs = [
+    runs: list[tuple[Any, list[str], str]] = [
         (cli.main, [*home, "--scenario", "acme-trend", "--scenario", "nope"], "shipped scenarios"),
         (kestrel_cli, ["mcp", *home, "--scenario", "nope"], "--catalog-path DIR"),
         (cli.main, [*home, "--catalog-path", str(mine), "--scenario", "nope"], str(mine)),
