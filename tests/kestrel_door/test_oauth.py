@@ -82,7 +82,7 @@ async def test_jwt_grants_and_refusals(kit: Kit, issuer: tuple[_Issuer, str]) ->
             resp = await client.post("/v1/sessions", json={"scenario": "acme-trend"})
             assert resp.status_code == 403
             assert 'error="insufficient_scope"' in resp.headers["www-authenticate"]
-        assert kit.audit.rows()[0].principal == "agent-7"
+        assert kit.audit.rows()[0].principal == "oauth:agent-7"  # the subject's namespace
 
         other = RSAKey.generate_key(2048, parameters={"kid": "k1"})
         public_pem = iss.key.as_pem(private=False)
@@ -114,6 +114,7 @@ async def test_jwt_grants_and_refusals(kit: Kit, issuer: tuple[_Issuer, str]) ->
             "hs256-with-public-key": hs_with_public,
             "alg-none": none_alg,
             "not-yet-valid": iss.token(nbf=int(time.time()) + 3600),
+            "sub-names-a-trial": iss.token(sub="agent-7/trial-run-1"),  # only the door mints
             "tampered": good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB"),
         }
         for name, token in bad.items():
@@ -147,7 +148,7 @@ async def test_key_rotation_refetches_the_jwks_rate_limited(issuer: tuple[_Issue
     )
     grant = await verifier.verify(iss.token())
     assert grant is not None
-    assert grant.principal == "agent-7"
+    assert grant.principal == "oauth:agent-7"
     assert grant.scopes == frozenset({"kestrel:read", "kestrel:trade"})
     assert grant.kind == "oauth"
     iss.key = RSAKey.generate_key(2048, parameters={"kid": "k2", "use": "sig"})

@@ -168,6 +168,31 @@ def test_a_harness_names_the_scenarios_a_run_may_see(monkeypatch: pytest.MonkeyP
     assert seen == [(), ("tape-q7",), ("a", "b")]
 
 
+def test_a_scenario_the_catalog_lacks_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--scenario ID`` of no scenario is refused before serving (exit 3,
+    ``UNKNOWN_SCENARIO`` naming it and where it was looked for, as ``kestrel run
+    --scenario`` refuses it), on both entry points, not served as an empty catalog."""
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    monkeypatch.delenv("KESTREL_CATALOG_PATH", raising=False)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    home = ["--home", str(tmp_path / "home")]
+    runs: list[tuple[Any, list[str], str]] = [
+        (cli.main, [*home, "--scenario", "acme-trend", "--scenario", "nope"], "shipped scenarios"),
+        (kestrel_cli, ["mcp", *home, "--scenario", "nope"], "--catalog-path DIR"),
+        (cli.main, [*home, "--catalog-path", str(mine), "--scenario", "nope"], str(mine)),
+    ]
+    for command, args, where in runs:
+        done = CliRunner().invoke(command, args)
+        assert done.exit_code == 3, done.output
+        assert "kestrel: UNKNOWN_SCENARIO: no scenario 'nope'" in done.output
+        assert "looked in" in done.output
+        assert where in done.output
+
+
 def test_a_secret_store_that_refuses_says_why_the_remote_token_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -329,8 +329,12 @@ async def test_missing_scopes_are_403_and_store_nothing(hostile: Hostile) -> Non
                 got = await _send(client, method, path, body)
                 assert got.status_code == 403, (path, got.status_code, got.text)
                 assert 'error="insufficient_scope"' in got.headers["www-authenticate"]
-            # The read scope still reads (the refusals were about scope, not identity).
-            assert (await client.get(f"/v1/sessions/{hostile.sid}/frame")).status_code == 200
+            # The read scope still reads (the refusals were about scope, not identity):
+            # alice's frame for her reader; the OAuth subject alice is another principal
+            # (oauth:alice), to whom her session is unknown.
+            assert (await client.get("/v1/catalog")).status_code == 200
+            frame = await client.get(f"/v1/sessions/{hostile.sid}/frame")
+            assert frame.status_code == (200 if token == reader else 404)
     assert hostile.snapshot() == before
     assert await hostile.frame_root() == head
 

@@ -188,6 +188,7 @@ def test_a_store_made_before_tokens_kept_scenarios_is_upgraded_in_place(
     records.add_token(TokenEntry("tk_1", "alice", "kestrel:read", None, "t", None), DIGEST)
     records.close()
     raw = raw_sql(store_url, door=True)
+    raw("DROP INDEX IF EXISTS {tokens}_by_parent", ())  # nor the index on it
     raw("ALTER TABLE {tokens} DROP COLUMN parent", ())
     raw("ALTER TABLE {tokens} DROP COLUMN scenarios", ())
     if not store_url.startswith("sqlite"):
@@ -231,6 +232,7 @@ def test_a_store_made_before_tokens_kept_their_parent_is_upgraded_in_place(
         records.add_token(row, bytes([n + 1]) * 32)
     records.close()
     raw = raw_sql(store_url, door=True)
+    raw("DROP INDEX IF EXISTS {tokens}_by_parent", ())  # nor the index on it
     raw("ALTER TABLE {tokens} DROP COLUMN parent", ())
     if not store_url.startswith("sqlite"):
         raw("UPDATE {meta} SET value = '2' WHERE key = 'door'", ())
@@ -241,6 +243,50 @@ def test_a_store_made_before_tokens_kept_their_parent_is_upgraded_in_place(
         assert again.revoke_token("tk_ev", "t1") == 1
         revoked = {t.id: t.revoked_at for t in again.tokens()}
         assert revoked == {"tk_ev": "t1", "tk_old": None, "tk_new": "t1"}
+    finally:
+        again.close()
+
+
+def _revoke_plan(store_url: str) -> str:
+    """How the database finds the trials a revoked token minted (its query plan), with
+    sequential scans priced out where the planner would choose one for a small table."""
+    revoke = "UPDATE {t} SET revoked_at = 'x' WHERE parent = 'tk_ev' AND revoked_at IS NULL"
+    if store_url.startswith("sqlite:///"):
+        import sqlite3
+        from pathlib import Path
+
+        door = Path(store_url[len("sqlite:///") :]).parent / "door.db"
+        with sqlite3.connect(door) as conn:
+            plan = conn.execute("EXPLAIN QUERY PLAN " + revoke.format(t="tokens")).fetchall()
+        conn.close()
+        return " ".join(str(row[-1]) for row in plan)
+    import psycopg
+
+    with psycopg.connect(store_url) as pg:
+        pg.execute("SET enable_seqscan = off")
+        found = pg.execute("EXPLAIN " + revoke.format(t="kestrel_door_tokens")).fetchall()
+        return " ".join(str(row[0]) for row in found)
+
+
+def test_a_store_made_before_tokens_parent_was_indexed_is_upgraded_in_place(
+    records: DoorRecords, store_url: str
+) -> None:
+    """A door store of the schema before the index on ``tokens.parent`` (revoking a token
+    scanned the tokens for its trials) gains the index when a door opens it: every token
+    kept, the revoke's cascade the same, found through the index."""
+    rows = [_token("tk_ev", "ev"), _token("tk_a", "ev/trial-a", "tk_ev"), _token("tk_b", "b")]
+    for n, row in enumerate(rows):
+        records.add_token(row, bytes([n + 1]) * 32)
+    records.close()
+    raw_sql(store_url, door=True)("DROP INDEX IF EXISTS {tokens}_by_parent", ())
+    assert "tokens_by_parent" not in _revoke_plan(store_url)  # as the store was: a scan
+    again = open_door_store(store_url)
+    try:
+        assert "tokens_by_parent" in _revoke_plan(store_url)
+        assert sorted(again.tokens(), key=lambda t: t.id) == sorted(rows, key=lambda t: t.id)
+        assert again.revoke_token("tk_ev", "t1") == 1
+        revoked = {t.id: t.revoked_at for t in again.tokens()}
+        assert revoked == {"tk_ev": "t1", "tk_a": "t1", "tk_b": None}
     finally:
         again.close()
 

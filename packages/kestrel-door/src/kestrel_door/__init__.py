@@ -18,6 +18,7 @@ from .door import Caller, TransportFactory
 from .door_tools import APPROVAL_MESSAGE, DoorTurnTools
 from .keys import DoorKeys, KeyNotLive
 from .oauth import DEFAULT_ALGORITHMS, JwtGrantVerifier
+from .principals import OAUTH_MARK, issuable_principal, oauth_principal
 from .pseudonyms import PSEUDONYM_SECRET, Pseudonyms
 from .store import DoorStore
 from .stores import open_door_store
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_ALGORITHMS",
     "ISSUED_TOKEN_PREFIX",
     "JWKS_PATH",
+    "OAUTH_MARK",
     "PSEUDONYM_SECRET",
     "TURN_CREDENTIAL_PREFIX",
     "VOUCHER_PREFIX",
@@ -68,8 +70,10 @@ __all__ = [
     "bearer_of",
     "create_door_app",
     "create_turn_credentials",
+    "issuable_principal",
     "limit_connections",
     "load_voucher_key",
+    "oauth_principal",
     "open_door_store",
     "protected_resource_metadata",
     "trial_routes",

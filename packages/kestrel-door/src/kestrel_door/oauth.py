@@ -3,7 +3,8 @@
 The checks that matter for a resource server (RFC 9068 / RFC 8707 / MCP auth): the
 signature under a key the issuer publishes, an algorithm from an allow-list (so
 ``alg: none`` and the HS256-signed-with-the-public-key confusion are refused before
-any key is touched), ``iss``, ``aud`` naming this server, and ``exp``.
+any key is touched), ``iss``, ``aud`` naming this server, and ``exp``. The token's
+``sub`` is the principal ``oauth:SUB`` (:mod:`.principals`), never an issued principal's name.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError
 from joserfc.jwk import KeySet
 from kestrel_protocol.ports import Grant
+
+from .principals import oauth_principal
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtGrantVerifier"]
 
@@ -126,7 +129,11 @@ class JwtGrantVerifier:
             claims = dict(decoded.claims)
             if not self._claims_ok(claims):
                 return None
-            return Grant(principal=str(claims["sub"]), scopes=self._scopes(claims), kind="oauth")
+            principal = oauth_principal(str(claims["sub"]))
+            if principal is None:
+                logger.info("access token refused: its sub names a trial")
+                return None
+            return Grant(principal=principal, scopes=self._scopes(claims), kind="oauth")
         except Exception as exc:
             logger.info("access token refused: %s", type(exc).__name__)
             return None

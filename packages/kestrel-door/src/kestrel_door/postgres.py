@@ -27,7 +27,9 @@ __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
 SCHEMA_VERSION = "3"
 """2: an issued token keeps the only scenarios its principal sees (a trial's); 3: and the
 issued token that minted it (a trial's parent). A database of 1 or 2 is upgraded in place
-when a door first opens it (:data:`UPGRADES`)."""
+when a door first opens it (:data:`UPGRADES`); then every statement of the schema runs, so
+a database of any of them gains the index on ``tokens.parent`` (no new version: it changes
+nothing a replica of the release before reads or writes)."""
 _SCENARIOS: Final = TOKENS.add_column("scenarios", POSTGRES, "kestrel_door_")
 _PARENT: Final = TOKENS.add_column("parent", POSTGRES, "kestrel_door_")
 UPGRADES: Final = {"1": (_SCENARIOS, _PARENT), "2": (_PARENT,)}

@@ -53,12 +53,13 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
         self.checkpoints = WalCheckpoints(self.path)
-        self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
         with self._transaction() as conn:  # another process opening it meanwhile waits
             columns = {row[1] for row in conn.execute("PRAGMA table_info(tokens)").fetchall()}
-            for name in _TOKEN_COLUMNS:
+            for name in _TOKEN_COLUMNS if columns else ():  # a file made before them
                 if name not in columns:
                     conn.execute(TOKENS.add_column(name, SQLITE, ""))
+        # then what the file lacks (every table, or an index on a column just added)
+        self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from kestrel_protocol.tables import Column, Table
+from kestrel_protocol.tables import Column, Index, Table
 
 __all__ = ["BOARD_TABLES", "DOOR_TABLES", "TABLES", "TOKENS"]
 
@@ -24,6 +24,7 @@ TOKENS: Final = Table(
         Column("parent", "text", null=True),  # a trial's: the issued token that minted it
     ),
     key=("id",),
+    indexes=(Index("tokens_by_parent", "parent"),),  # revoking a token finds its trials
 )
 AUDIT: Final = Table(  # rows are never changed nor deleted
     "audit",

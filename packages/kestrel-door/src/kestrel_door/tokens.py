@@ -18,9 +18,10 @@ from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.outage import RETRY_AFTER_S, STORE_UNAVAILABLE
 from kestrel_protocol.ports import Grant
 from kestrel_protocol.store import DoorRecords, TokenEntry
-from kestrel_protocol.surface import ALL_SCOPES
+from kestrel_protocol.surface import ALL_SCOPES, trial_principal
 
 from .bearers import bearer_digest, mint_bearer, well_formed_bearer
+from .principals import issuable_principal
 
 __all__ = ["ISSUED_TOKEN_PREFIX", "IssuedToken", "IssuedTokens"]
 
@@ -71,20 +72,37 @@ class IssuedTokens:
         self._store = store
 
     def issue(
+        self, principal: str, scopes: list[str] | tuple[str, ...], label: str | None = None
+    ) -> tuple[IssuedToken, str]:
+        """Mint the operator's token for ``principal`` (a name no other kind of principal
+        owns: :func:`~.principals.issuable_principal`); returns its listing row and the
+        token (shown once)."""
+        return self._add(issuable_principal(principal), scopes, label, None, None)
+
+    def issue_trial(
         self,
-        principal: str,
+        of: str,
+        name: str,
         scopes: list[str] | tuple[str, ...],
-        label: str | None = None,
         *,
         scenarios: Sequence[str] | None = None,
         parent: str | None = None,
     ) -> tuple[IssuedToken, str]:
-        """Mint a token; returns its listing row and the token (shown once). With
-        ``scenarios`` (ids the caller checked against the catalog) its principal sees and
-        trades only those; with ``parent`` (the id of the issued token minting it) it is
-        revoked with that one."""
-        if not principal or not principal.strip():
-            raise ValueError("a principal is required")
+        """Mint the token of the trial ``name`` of the principal ``of`` (``OF/trial-NAME``,
+        labelled ``trial of OF``). With ``scenarios`` (ids the caller checked against the
+        catalog) it sees and trades only those; with ``parent`` (the id of the issued token
+        minting it) it is revoked with that one."""
+        label = f"trial of {of}"
+        return self._add(trial_principal(of, name), scopes, label, scenarios, parent)
+
+    def _add(
+        self,
+        principal: str,
+        scopes: list[str] | tuple[str, ...],
+        label: str | None,
+        scenarios: Sequence[str] | None,
+        parent: str | None,
+    ) -> tuple[IssuedToken, str]:
         unknown = sorted(set(scopes) - set(ALL_SCOPES))
         if unknown:
             raise ValueError(f"unknown scope(s) {unknown}; known: {list(ALL_SCOPES)}")

@@ -32,7 +32,6 @@ from kestrel_protocol.surface import (
     TOOL_SCOPES,
     TRIAL_MARK,
     TRIALS_PATH,
-    trial_principal,
 )
 from starlette.requests import Request
 from starlette.responses import Response
@@ -154,24 +153,18 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         only = await _scenarios(door, ctx.principal, body)
         if isinstance(only, Response):
             return only
-        principal = trial_principal(ctx.principal, name)
         try:
             row, token = await anyio.to_thread.run_sync(
-                lambda: tokens.issue(
-                    principal,
-                    scopes,
-                    f"trial of {ctx.principal}",
-                    scenarios=only,
-                    parent=caller.token_id,
+                lambda: tokens.issue_trial(
+                    ctx.principal, name, scopes, scenarios=only, parent=caller.token_id
                 )
             )
-            await anyio.to_thread.run_sync(
-                _audit, door, caller, _MINT, {"principal": principal, "tokenId": row.id}, "ok"
-            )
+            minted = {"principal": row.principal, "tokenId": row.id}
+            await anyio.to_thread.run_sync(_audit, door, caller, _MINT, minted, "ok")
         except Exception as exc:
             return _store_failed(exc)
         answer: dict[str, Any] = {
-            "principal": principal,
+            "principal": row.principal,
             "tokenId": row.id,
             "scopes": list(row.scopes),
         }

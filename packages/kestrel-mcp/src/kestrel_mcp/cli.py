@@ -21,10 +21,11 @@ from typing import Any
 import anyio
 import click
 import kestrel_sdk
-from kestrel_protocol import KestrelError
+from kestrel_protocol import KestrelError, RefusalCode
 from kestrel_protocol.confined import ConfinedTransport
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.settings import KestrelSettings
+from kestrel_protocol.surface import SURFACE
 from kestrel_secrets import open_secret_store
 
 from .server import create_kestrel_mcp_server
@@ -82,6 +83,53 @@ def _configure_logging(level: str) -> None:
     )
 
 
+def _looked_in(settings: KestrelSettings) -> str:
+    """Where the transport ``settings`` choose finds its scenarios, for a refusal."""
+    if settings.remote:
+        return f"the catalog of the door at {settings.remote}"
+    if settings.catalog_paths:
+        return "the shipped scenarios and " + ", ".join(map(str, settings.catalog_paths))
+    extra = os.environ.get(kestrel_sdk.CATALOG_PATH_ENV, "").strip()
+    if extra:
+        return f"the shipped scenarios and {kestrel_sdk.CATALOG_PATH_ENV}={extra}"
+    return (
+        "the shipped scenarios only (--catalog-path DIR or "
+        f"{kestrel_sdk.CATALOG_PATH_ENV} adds a directory)"
+    )
+
+
+async def _served_only(
+    transport: Transport, scenarios: tuple[str, ...], where: str
+) -> ConfinedTransport:
+    """``transport`` serving only ``scenarios``, each checked in its catalog at start: an
+    id it lacks is refused ``UNKNOWN_SCENARIO`` naming it and ``where`` it was looked for,
+    as ``kestrel run --scenario`` refuses one, rather than served as an empty catalog."""
+    tool = SURFACE.projecting("catalog")
+    catalog = await transport.invoke(tool, tool.parse({}))
+    known = {str(s["id"]) for s in catalog.to_json()["scenarios"]}
+    unknown = [s for s in scenarios if s not in known]
+    if unknown:
+        await transport.aclose()
+        names = ", ".join(map(repr, unknown))
+        raise KestrelError(
+            RefusalCode.UNKNOWN_SCENARIO,
+            f"no scenario {names} (--scenario) in the catalog; looked in {where}",
+            {"scenario": unknown[0], "where": where},
+        )
+    return ConfinedTransport(transport, scenarios)
+
+
+async def _serve(
+    settings: KestrelSettings, transport: Transport, scenarios: tuple[str, ...], spin: float
+) -> None:
+    if scenarios:
+        transport = await _served_only(transport, scenarios, _looked_in(settings))
+    server = create_kestrel_mcp_server(
+        transport, secret_store=lambda: open_secret_store(settings.home)
+    )
+    await serve_stdio(server, spin=spin)
+
+
 def _run(
     settings: KestrelSettings,
     log: str,
@@ -90,21 +138,17 @@ def _run(
     scenarios: tuple[str, ...] = (),
 ) -> None:
     """The ``kestrel-mcp`` process: transport, secret store and server from ``settings``;
-    with ``scenarios``, every tool sees and trades only those (:mod:`kestrel_protocol.confined`)."""
+    with ``scenarios``, every tool sees and trades only those (:mod:`kestrel_protocol.confined`),
+    an id the catalog lacks refused at start."""
     _configure_logging(log)
     if principal is not None and not principal.strip():
         raise click.BadParameter("the principal is empty", param_hint="--principal")
     transport = build_transport(settings, principal)
-    if scenarios:
-        transport = ConfinedTransport(transport, scenarios)
-    server = create_kestrel_mcp_server(
-        transport, secret_store=lambda: open_secret_store(settings.home)
-    )
     # What start-up built (modules, the surface, the runtime) lives as long as the process:
     # out of the collector's sight, a full collection walks only what serving made. With it
     # in sight, a full collection mid-session took 29 ms, a whole ~5,000-call window's share.
     gc.freeze()
-    anyio.run(partial(serve_stdio, server, spin=spin_us / 1_000_000))
+    anyio.run(partial(_serve, settings, transport, scenarios, spin_us / 1_000_000))
 
 
 _OPTIONS = [

@@ -101,29 +101,30 @@ class PostgresDatabase(SqlAdapter):
         version: str,
         upgrades: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        """Run ``statements`` (each idempotent) and check the schema ``key`` is at
-        ``version``, whichever process gets there first: a database at a version in
-        ``upgrades`` is upgraded in place by its statements (in the same transaction,
-        under the same lock); ``BACKEND_UNAVAILABLE`` when it has another version."""
+        """Check the schema ``key`` is at ``version`` and run ``statements`` (each
+        idempotent: what a database made before lacks, it gains), whichever process gets
+        there first. A database at a version in ``upgrades`` is first upgraded in place by
+        its statements, so that ``statements`` may name what an upgrade adds (an index on
+        an added column); all in one transaction, under one lock. ``BACKEND_UNAVAILABLE``,
+        nothing run, when it has another version."""
         with self._transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-            for statement in [*META.create(POSTGRES, "kestrel_"), *statements]:
+            for statement in META.create(POSTGRES, "kestrel_"):
                 conn.execute(statement)
-            conn.execute(
-                "INSERT INTO kestrel_meta (key, value) VALUES (%s, %s)"
-                " ON CONFLICT (key) DO NOTHING",
-                (key, version),
-            )
-            found = conn.execute("SELECT value FROM kestrel_meta WHERE key = %s", (key,)).fetchone()
-            upgrade = None if found is None else (upgrades or {}).get(found[0])
-            if upgrade is not None:
-                for statement in upgrade:
+            row = conn.execute("SELECT value FROM kestrel_meta WHERE key = %s", (key,)).fetchone()
+            found = version if row is None else str(row[0])  # a new database: made current
+            upgrade = (upgrades or {}).get(found)
+            if found == version or upgrade is not None:
+                for statement in [*(upgrade or ()), *statements]:
                     conn.execute(statement)
-                conn.execute("UPDATE kestrel_meta SET value = %s WHERE key = %s", (version, key))
-                found = (version,)
-        if found is None or found[0] != version:
+                conn.execute(
+                    "INSERT INTO kestrel_meta (key, value) VALUES (%s, %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, version),
+                )
+                found = version
+        if found != version:
             raise KestrelError(
                 RefusalCode.BACKEND_UNAVAILABLE,
-                f"the database has {key} schema {found[0] if found else '?'}; this Kestrel "
-                f"needs schema {version}",
+                f"the database has {key} schema {found}; this Kestrel needs schema {version}",
             )

@@ -9,11 +9,13 @@ from .client import Gated, KestrelSdk, KestrelSession, create_sdk
 from .errors import KestrelClientError, SdkError, SdkLocalError
 from .render import render_frame
 from .results import BlotterView, Frames, GradeView, ProofView
+from .runtime.catalog import CATALOG_PATH_ENV
 from .runtime.catalog.renamed import seal_specs
 from .sync import Kestrel, SyncSession
 from .transports import local_transport, remote_transport
 
 __all__ = [
+    "CATALOG_PATH_ENV",
     "BlotterView",
     "Frames",
     "Gated",
