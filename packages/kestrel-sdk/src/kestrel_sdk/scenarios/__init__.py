@@ -15,14 +15,18 @@ from .file import scenario_from_file
 from .frame import scenario_from_frame
 from .imported import ImportedScenario, ScenarioImportError, ScenarioTermsInput
 from .layouts import ImportProblem
+from .staged import ScenarioTargetError, check_target, write_staged
 
 __all__ = [
     "DisguisedScenario",
     "ImportProblem",
     "ImportedScenario",
     "ScenarioImportError",
+    "ScenarioTargetError",
     "ScenarioTermsInput",
+    "check_target",
     "disguise_scenario",
     "scenario_from_file",
     "scenario_from_frame",
+    "write_staged",
 ]
