@@ -1,7 +1,8 @@
 """``kestrel scenario new ID --from FILE``: bring your own bars as a catalog scenario.
 
-Local files only (``--remote`` does not apply). Bad input prints one line per problem,
-each with its row, on stderr and exits 1 with nothing written.
+Local files only (``--remote`` does not apply). Bad input prints one line per problem
+(the first 100 by row, then a line counting the rest and all by kind), each with its row,
+on stderr and exits 1 with nothing written.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from .show import json_text
 
 __all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put", "write_scenario", "wrote"]
 
-_SHOWN_PROBLEMS = 100
 _MARGIN_DEFAULTS = {
     "leverage": "2",
     "maintenance_margin": "0.25",
@@ -200,11 +200,9 @@ def new(  # noqa: PLR0917 - one parameter per click option
                 csv_form=news_file.suffix.lower() == ".csv",
             )
     except ScenarioImportError as error:
-        for line in error.lines[:_SHOWN_PROBLEMS]:
+        for line in [*error.lines, *([error.more] if error.more else [])]:
             click.echo(line, err=True)
-        if len(error.lines) > _SHOWN_PROBLEMS:
-            click.echo(f"... and {len(error.lines) - _SHOWN_PROBLEMS} more", err=True)
-        count = len(error.lines)
+        count = error.total
         raise fail(
             "INVALID_ARGUMENT",
             f"{count} problem{'s' if count > 1 else ''} in {failed}; nothing written",

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -29,7 +29,8 @@ from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import TapeShape
 from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
 from .bars import Bars, convert_bars
-from .layouts import ImportProblem, RawBars
+from .layouts import RawBars
+from .problems import ImportProblem, Problems
 from .series import scan_rows
 from .staged import TAPE_FILE, write_staged
 from .tapefile import write_tape
@@ -60,17 +61,28 @@ _WORDS = {"1d": "daily", "1h": "hourly", "5m": "5-minute", "1m": "1-minute"}
 
 
 class ScenarioImportError(ValueError):
-    """The input cannot become a scenario: every problem, each with its row where known.
+    """The input cannot become a scenario: its problems, each with its row where known.
 
-    ``lines`` is what the CLI prints, one problem a line: ``GOOG.csv: row 7: High 95.96 <
-    Low 100.50``.
+    ``lines`` is what the CLI prints, one problem a line (``GOOG.csv: row 7: High 95.96 <
+    Low 100.50``): the first :data:`~.problems.SHOWN` by row. ``total`` counts every
+    problem and ``counts`` each kind of them (:func:`~.problems.problem_kind`); ``more``
+    is the line that tells of those not listed (``None`` when all are).
     """
 
-    def __init__(self, source: str, problems: Sequence[ImportProblem], *, file: bool) -> None:
+    def __init__(self, source: str, problems: Iterable[ImportProblem], *, file: bool) -> None:
+        found = problems if isinstance(problems, Problems) else Problems(problems)
         self.source = source
-        self.problems = list(problems)
+        self.problems = list(found)
+        self.total = len(found)
+        self.counts = found.counts()
         self.lines = [_line(source, problem, file=file) for problem in self.problems]
-        super().__init__("\n".join(self.lines))
+        kinds = ", ".join(f"{kind} ({count})" for kind, count in self.counts.items())
+        self.more = (
+            None
+            if self.total <= len(self.lines)
+            else f"... and {self.total - len(self.lines)} more; all {self.total} by kind: {kinds}"
+        )
+        super().__init__("\n".join([*self.lines, *([self.more] if self.more else [])]))
 
 
 def _line(source: str, problem: ImportProblem, *, file: bool) -> str:
@@ -271,7 +283,7 @@ def build_scenario(
     if raw.problems:
         raise ScenarioImportError(source, raw.problems, file=file)
     bars = convert_bars(scanned, interval=interval, tick=tick)
-    if isinstance(bars, list):
+    if isinstance(bars, Problems):
         raise ScenarioImportError(source, bars, file=file)
     start, end = bars.start, bars.end
     word = _WORDS[bars.interval]

@@ -18,7 +18,8 @@ from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..runtime.catalog.instrument_terms import SYMBOL_PATTERN
 from .checks import CheckedRow, check_row
-from .layouts import ImportProblem, RawBar
+from .layouts import RawBar
+from .problems import ImportProblem, Problems
 
 __all__ = ["MAX_DECIMALS", "Scanned", "Series", "places", "scan_rows"]
 
@@ -112,7 +113,7 @@ class Scanned:
     whole file need."""
 
     series: dict[str, Series] = field(default_factory=dict)
-    problems: list[ImportProblem] = field(default_factory=list)
+    problems: Problems = field(default_factory=Problems)
     midnight: bool = True  # every time is 00:00:00 in its own zone
     decimals: int = 2  # the most decimals a price has (at least 2; 9 for more than 8)
     volume_places: int = 0  # the most decimal places a volume has
@@ -186,15 +187,10 @@ def scan_rows(bars: Iterable[RawBar], *, named: bool, symbol: str | None) -> Sca
                 )
             continue
         scanned.add(bar, name)
-    missing = (
-        [
+    for name in sorted(wanted - seen) if wanted else ():  # no row: listed before any row's
+        scanned.problems.append(
             ImportProblem(
                 None, f"symbol {name} is not in the file (it has {', '.join(sorted(seen))})"
             )
-            for name in sorted(wanted - seen)
-        ]
-        if wanted
-        else []
-    )
-    scanned.problems[:0] = missing  # as before any row's: they concern the whole file
+        )
     return scanned
