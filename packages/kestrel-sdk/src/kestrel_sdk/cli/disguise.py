@@ -85,6 +85,7 @@ def catalog_scenario(source_id: str) -> Any:
 @click.option(
     "--out",
     type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
+    metavar="DIRECTORY",
     help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")

@@ -125,6 +125,7 @@ def where_to_put(target: Path) -> list[str]:
 @click.option(
     "--out",
     type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
+    metavar="DIRECTORY",
     help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option(

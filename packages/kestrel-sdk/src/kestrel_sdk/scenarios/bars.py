@@ -26,7 +26,7 @@ from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS
 from ..runtime.catalog.volumes import MAX_SCALED_DIGITS
-from .checks import EPOCH_DAY, time_text
+from .checks import EPOCH_DAY, naive_note, time_text
 from .problems import ImportProblem, Problems
 from .series import MAX_DECIMALS, Scanned, Series, places
 from .volumes import noise_note, volume_problems
@@ -311,6 +311,8 @@ def convert_bars(
     noisy = [(first, one.noisy) for one in series if (first := one.first_noisy()) is not None]
     if noisy:
         notes.append(noise_note(noisy[0][0], sum(count for _, count in noisy)))
+    if scanned.first_naive is not None and found != "1d":  # a day is a day in any zone
+        notes.append(naive_note(scanned.first_naive, scanned.naive))
     _grid(series, in_order, found, problems)
     _volumes(scanned, series, problems)
     chosen = _tick(scanned, tick, problems, notes)

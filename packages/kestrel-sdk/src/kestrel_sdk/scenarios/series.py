@@ -120,6 +120,8 @@ class Scanned:
     volume_digits: int = 0  # the most digits a volume has before its point
     _quantum: Decimal = Decimal("0.01")  # 1 in the last of those places
     finer: dict[int, Decimal] = field(default_factory=dict)  # places -> first price with more
+    naive: int = 0  # times of day without an offset (taken as UTC)
+    first_naive: tuple[int, str, int] | None = None  # the first: row, text, UTC seconds
     highest: tuple[Decimal, int, str] | None = None  # the highest High, its row and text
     lowest: tuple[Decimal, int, str] | None = None  # the lowest Low, its row and text
 
@@ -133,6 +135,10 @@ class Scanned:
             series = self.series[name] = Series(name)
         series.add(raw.row, checked, raw)
         self.midnight = self.midnight and checked.midnight
+        if checked.naive:
+            self.naive += 1
+            if self.first_naive is None:
+                self.first_naive = (raw.row, raw.time, checked.seconds)
         whole, _, fraction = checked.volume.partition(".")
         self.volume_places = max(self.volume_places, len(fraction))
         self.volume_digits = max(self.volume_digits, len(whole))
