@@ -24,6 +24,7 @@ KINDS = 100
 """How many kinds of problem are counted apart; any more are counted as ``other``."""
 _VALUE = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[-+]?\.?[0-9][^\s,;()]*""")
 _OTHER = "other"
+_REMEMBERED = 1000  # reasons whose kind is remembered (a bad file often repeats its faults)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +45,23 @@ class Problems:
     """Problems as they are found: the first :data:`SHOWN` by row kept (iterating gives
     them in row order, those found first first among equals), every one counted."""
 
-    __slots__ = ("_counts", "_heap", "_seen")
+    __slots__ = ("_counts", "_heap", "_kinds", "_seen")
 
     def __init__(self, problems: Iterable[ImportProblem] = ()) -> None:
         # (-row, -arrival, problem): the last of those kept is on top, to be replaced
         self._heap: list[tuple[int, int, ImportProblem]] = []
         self._seen = 0
         self._counts: Counter[str] = Counter()
+        self._kinds: dict[str, str] = {}  # reason -> kind, for the first reasons met
         self.extend(problems)
 
     def append(self, problem: ImportProblem) -> None:
         self._seen += 1
-        kind = problem_kind(problem.reason)
+        kind = self._kinds.get(problem.reason)
+        if kind is None:
+            kind = problem_kind(problem.reason)
+            if len(self._kinds) < _REMEMBERED:
+                self._kinds[problem.reason] = kind
         if kind not in self._counts and len(self._counts) >= KINDS:
             kind = _OTHER
         self._counts[kind] += 1
