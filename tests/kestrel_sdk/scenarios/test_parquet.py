@@ -120,10 +120,14 @@ def test_alpaca_minute_bars_with_utc_nanosecond_timestamps_match_the_csv(tmp_pat
             }
         )
         parquet = _import(_write(tmp_path, "acme.parquet", table), "acme-1m")
+        suffix = "Z" if zone else ""  # a naive timestamp is the CSV's naive time (noted as UTC)
         text = "timestamp,open,high,low,close,volume\n" + _rows(
-            ["2024-01-02T14:30:00Z", "2024-01-02T14:31:00Z", "2024-01-02T14:32:00Z"]
+            [f"2024-01-02T14:3{minute}:00{suffix}" for minute in range(3)]
         )
         _same(parquet, _import(_csv(tmp_path, "acme.csv", text), "acme-1m"))
+        assert any("without an offset taken as UTC" in note for note in parquet.notes) == (
+            zone is None
+        )
         assert parquet.scenario.tape.interval == "1m"
         assert parquet.tape.splitlines()[1] == (
             "2024-01-02T14:30:00Z,ACME,187.150,188.440,183.885,185.640,82488700"

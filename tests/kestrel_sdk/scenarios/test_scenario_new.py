@@ -158,7 +158,7 @@ def test_a_hidden_out_directory_is_refused_as_the_catalog_never_lists_it(tmp_pat
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         f"kestrel: INVALID_ARGUMENT: {out} is a hidden directory, which the catalog does not "
-        "read; name it without the leading dot"
+        "read; name it without the leading dot; nothing written"
     ]
     assert not out.exists()
 
@@ -178,9 +178,9 @@ def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
 
 _KILLED_AT_THE_RENAME = """
 import os, signal, sys
-from kestrel_sdk.scenarios import imported, scenario_from_file
+from kestrel_sdk.scenarios import scenario_from_file, staged
 made = scenario_from_file(sys.argv[1], "acme-mine")
-imported.os.replace = lambda *_: os.kill(os.getpid(), signal.SIGKILL)
+staged.os.replace = lambda *_: os.kill(os.getpid(), signal.SIGKILL)
 made.write(sys.argv[2])
 """
 

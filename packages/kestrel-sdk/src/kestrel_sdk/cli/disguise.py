@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ..cli_convention import fail
-from .scenario import catalog_dirs, scenario, taken_by, where_to_put, wrote
+from .scenario import catalog_dirs, scenario, taken_by, where_to_put, write_scenario, wrote
 from .show import json_text
 
 __all__ = ["catalog_scenario", "disguise", "read_secret", "reveal", "reveals_dir"]
@@ -40,14 +40,23 @@ def read_secret(path: Path) -> bytes:
         return data
 
 
-def _keep(reveal: dict[str, Any]) -> Path:
+def _keep(reveal: dict[str, Any]) -> tuple[Path, bool]:
+    """The reveal kept under the Kestrel home, and whether this call made the file (one
+    there already is this reveal: its name is its commitment, a root of its members)."""
     directory = reveals_dir()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{str(reveal['commitment']).removeprefix('sha256:')}.json"
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        out.write(json.dumps(reveal, indent=2) + "\n")
-    return path
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path, False
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(json.dumps(reveal, indent=2) + "\n")
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path, True
 
 
 def catalog_scenario(source_id: str) -> Any:
@@ -75,7 +84,8 @@ def catalog_scenario(source_id: str) -> Any:
 @click.option("--title", help="Default: its fictitious symbols and interval.")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
+    metavar="DIRECTORY",
     help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")
@@ -91,7 +101,10 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
     """Make a disguised twin of scenario SRC: fictitious symbols, times moved by secret
     whole weeks past 2200, prices rescaled by a secret factor, returns kept. It carries
     only a commitment; `kestrel scenario reveal ID` publishes the reveal later."""
-    from ..scenarios import disguise_scenario  # noqa: PLC0415 - the CLI starts without it
+    from ..scenarios import (  # noqa: PLC0415 - the CLI starts without it
+        check_target,
+        disguise_scenario,
+    )
 
     source = catalog_scenario(source_id)
     secret = read_secret(secret_file) if secret_file is not None else os.urandom(32)
@@ -106,16 +119,19 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
         raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / scenario_id
+    write_scenario(target, check_target)  # a refused target leaves no reveal behind
     try:  # the reveal first: a disguise written without it could never be revealed
-        kept = _keep(made.reveal)
+        kept, made_here = _keep(made.reveal)
     except OSError as error:
         raise fail(
             "INVALID_ARGUMENT", f"cannot keep the reveal: {error}; nothing written"
         ) from None
     try:
-        written = made.write(target).resolve()
-    except OSError as error:
-        raise fail("INVALID_ARGUMENT", f"{error}; nothing written but the reveal, {kept}") from None
+        written = write_scenario(target, made.write)
+    except BaseException:  # no reveal of a disguise that was not written (one kept before stays)
+        if made_here:
+            kept.unlink(missing_ok=True)
+        raise
     if as_json:
         click.echo(json_text(made.entry()))
         return

@@ -1,12 +1,14 @@
 """``kestrel scenario new ID --from FILE``: bring your own bars as a catalog scenario.
 
-Local files only (``--remote`` does not apply). Bad input prints one line per problem,
-each with its row, on stderr and exits 1 with nothing written.
+Local files only (``--remote`` does not apply). Bad input prints one line per problem
+(the first 100 by row, then a line counting the rest and all by kind), each with its row,
+on stderr and exits 1 with nothing written.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -14,9 +16,8 @@ import click
 from ..cli_convention import fail
 from .show import json_text
 
-__all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put", "wrote"]
+__all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put", "write_scenario", "wrote"]
 
-_SHOWN_PROBLEMS = 100
 _MARGIN_DEFAULTS = {
     "leverage": "2",
     "maintenance_margin": "0.25",
@@ -46,6 +47,22 @@ def taken_by(scenario_id: str) -> str | None:
     if existing is None:
         return None
     return "a shipped scenario" if existing.origin is None else str(existing.origin)
+
+
+def write_scenario(target: Path, write: Callable[[Path], Path]) -> Path:
+    """``write(target)`` (a scenario directory, written through
+    :func:`~kestrel_sdk.scenarios.write_staged`), or the command failed as every command
+    that writes a scenario fails: the target refused as the SDK words it, or the system's
+    reason it cannot be written; nothing written either way."""
+    from ..scenarios import ScenarioTargetError  # noqa: PLC0415 - the CLI starts without it
+
+    try:
+        return write(target)
+    except ScenarioTargetError as error:
+        raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
+    except OSError as error:  # as every other command's output that cannot be written
+        reason = error.strerror or str(error)
+        raise fail("INVALID_INPUT", f"cannot write {target}: {reason}; nothing written") from None
 
 
 def wrote(written: Path, news_items: int | None) -> list[str]:
@@ -107,7 +124,8 @@ def where_to_put(target: Path) -> list[str]:
 @click.option("--bars-per-year", type=int, help="Default by interval (252 for 1d).")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
+    metavar="DIRECTORY",
     help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option(
@@ -183,11 +201,9 @@ def new(  # noqa: PLR0917 - one parameter per click option
                 csv_form=news_file.suffix.lower() == ".csv",
             )
     except ScenarioImportError as error:
-        for line in error.lines[:_SHOWN_PROBLEMS]:
+        for line in [*error.lines, *([error.more] if error.more else [])]:
             click.echo(line, err=True)
-        if len(error.lines) > _SHOWN_PROBLEMS:
-            click.echo(f"... and {len(error.lines) - _SHOWN_PROBLEMS} more", err=True)
-        count = len(error.lines)
+        count = error.total
         raise fail(
             "INVALID_ARGUMENT",
             f"{count} problem{'s' if count > 1 else ''} in {failed}; nothing written",
@@ -199,21 +215,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
         )
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
-    if target.name.startswith("."):  # the catalog never reads one: it is where writes stage
-        raise fail(
-            "INVALID_ARGUMENT",
-            f"{target} is a hidden directory, which the catalog does not read; name it without "
-            "the leading dot",
-        )
-    try:
-        written = imported.write(target).resolve()
-    except OSError as error:  # the write's own refusal has no errno; the system's, a reason
-        if error.errno is None:  # the id taken there
-            raise fail("INVALID_ARGUMENT", f"{error}; nothing written") from None
-        # as every other command's output that cannot be written
-        raise fail(
-            "INVALID_INPUT", f"cannot write {target}: {error.strerror}; nothing written"
-        ) from None
+    written = write_scenario(target, imported.write)
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))

@@ -10,12 +10,13 @@ and tape). It is written unsealed: it is published after the evaluation.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import IO
 
 import click
 
 from ..cli_convention import fail
 from .disguise import catalog_scenario
-from .scenario import catalog_dirs, scenario, taken_by, where_to_put, wrote
+from .scenario import catalog_dirs, scenario, taken_by, where_to_put, write_scenario, wrote
 from .show import json_text
 
 __all__ = ["sealed_copy"]
@@ -26,7 +27,8 @@ __all__ = ["sealed_copy"]
 @click.option("--as", "served_id", required=True, metavar="ID", help="The id it is served as.")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
+    metavar="DIRECTORY",
     help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the copy's id and roots.")
@@ -35,6 +37,7 @@ def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool)
     evaluation so proofs of its sessions verify (`kestrel verify PROOF`)."""
     from ..runtime.catalog import tape_csv  # noqa: PLC0415 - the CLI starts without it
     from ..runtime.catalog.renamed import renamed_copy, seal_spec  # noqa: PLC0415
+    from ..scenarios import write_staged  # noqa: PLC0415
 
     try:
         seal_spec(f"{source_id}={served_id}")
@@ -49,13 +52,14 @@ def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool)
     copy = renamed_copy(source, served_id)
     dirs = catalog_dirs()
     target = (out if out is not None else (dirs[0] if dirs else Path()) / served_id).expanduser()
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise fail("INVALID_ARGUMENT", f"{target} is not an empty directory; nothing written")
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "tape.csv").write_text(tape_csv(source), encoding="utf-8", newline="\n")
-    (target / "scenario.toml").write_text(copy.toml, encoding="utf-8", newline="\n")
-    if source.news is not None:
-        (target / "news.jsonl").write_bytes(source.news.render())
+    text = tape_csv(source).encode("utf-8")
+
+    def tape(out: IO[bytes]) -> None:
+        out.write(text)
+
+    written = write_scenario(
+        target, lambda where: write_staged(where, tape, copy.toml, source.news)
+    )
     scenario_object = copy.loaded.scenario
     if as_json:
         click.echo(
@@ -68,7 +72,6 @@ def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool)
             )
         )
         return
-    written = target.resolve()
     for line in wrote(written, None if source.news is None else len(source.news)):
         click.echo(line)
     click.echo(f"scenario {served_id} {scenario_object.root}")

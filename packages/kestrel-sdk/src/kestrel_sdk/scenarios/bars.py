@@ -26,8 +26,8 @@ from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..runtime.catalog.terms import INTERVAL_SECONDS, INTERVALS
 from ..runtime.catalog.volumes import MAX_SCALED_DIGITS
-from .checks import EPOCH_DAY, time_text
-from .layouts import ImportProblem
+from .checks import EPOCH_DAY, naive_note, time_text
+from .problems import ImportProblem, Problems
 from .series import MAX_DECIMALS, Scanned, Series, places
 from .volumes import noise_note, volume_problems
 
@@ -67,7 +67,7 @@ def _ascending(column: Sequence[int], strictly: bool = False) -> bool:
     return all(map(lt if strictly else le, column, islice(column, 1, None)))
 
 
-def _interval(scanned: Scanned, given: str | None, problems: list[ImportProblem]) -> str | None:
+def _interval(scanned: Scanned, given: str | None, problems: Problems) -> str | None:
     if given is not None:
         if given not in INTERVALS:
             problems.append(
@@ -105,7 +105,7 @@ def _in_order(column: array[int]) -> Iterable[int]:
     return sorted(column)
 
 
-def _order(series: Series, problems: list[ImportProblem], notes: list[str]) -> bool:
+def _order(series: Series, problems: Problems, notes: list[str]) -> bool:
     """Whether the rows of ``series`` are in time order (a wholly newest-first series is
     turned round); if not, a problem for each row out of order or at a time seen before."""
     keys = series.keys
@@ -156,7 +156,7 @@ def _by_time(series: Sequence[Series], in_order: Sequence[bool]) -> Iterator[tup
 
 
 def _grid(
-    series: Sequence[Series], in_order: Sequence[bool], interval: str, problems: list[ImportProblem]
+    series: Sequence[Series], in_order: Sequence[bool], interval: str, problems: Problems
 ) -> None:
     """Every time on the grid of the first one (a whole number of intervals after it), and
     a bar of every symbol at every time."""
@@ -199,7 +199,7 @@ def _grid(
         check(*current)
 
 
-def _volumes(scanned: Scanned, series: Sequence[Series], problems: list[ImportProblem]) -> None:
+def _volumes(scanned: Scanned, series: Sequence[Series], problems: Problems) -> None:
     """A problem for each volume the tape cannot hold with the most decimal places of them
     all (none can when the longest whole part and those places fit)."""
     places = scanned.volume_places
@@ -210,7 +210,7 @@ def _volumes(scanned: Scanned, series: Sequence[Series], problems: list[ImportPr
 
 
 def _tick(
-    scanned: Scanned, given: str | None, problems: list[ImportProblem], notes: list[str]
+    scanned: Scanned, given: str | None, problems: Problems, notes: list[str]
 ) -> Decimal | None:
     """``given``, else the fewest decimals (at least 2) that hold every price to float32
     precision: files written from 32-bit floats (Yahoo's ``187.149994`` for 187.15, or
@@ -265,12 +265,12 @@ def _tick(
     return tick
 
 
-def _off_the_tape(scanned: Scanned, tick: Decimal) -> list[ImportProblem]:
+def _off_the_tape(scanned: Scanned, tick: Decimal) -> Problems:
     """The highest High if it needs more digits than a tape holds on the grid of ``tick``,
     the lowest Low if it rounds to 0 there."""
     assert scanned.highest is not None
     assert scanned.lowest is not None
-    problems: list[ImportProblem] = []
+    problems = Problems()
     context = DEFAULT_DECIMAL_CONTEXT
     price, row, text = scanned.lowest
     if context.divide(price, tick).to_integral_value(ROUND_HALF_EVEN) <= 0:
@@ -291,15 +291,16 @@ def _off_the_tape(scanned: Scanned, tick: Decimal) -> list[ImportProblem]:
 
 def convert_bars(
     scanned: Scanned, *, interval: str | None = None, tick: str | None = None
-) -> Bars | list[ImportProblem]:
-    """The checked bars of ``scanned``, or every problem found (sorted by row)."""
-    problems = list(scanned.problems)
+) -> Bars | Problems:
+    """The checked bars of ``scanned``, or the problems found (the first by row kept,
+    every one counted)."""
+    problems = scanned.problems
     notes: list[str] = []
     if not scanned.series:
-        return _sorted(problems) or [ImportProblem(None, "no bars")]
+        return problems or Problems([ImportProblem(None, "no bars")])
     found = _interval(scanned, interval, problems)
     if found is None:
-        return _sorted(problems)
+        return problems
     series = tuple(scanned.series[symbol] for symbol in sorted(scanned.series))
     for one in series:
         if found == "1d":
@@ -310,17 +311,15 @@ def convert_bars(
     noisy = [(first, one.noisy) for one in series if (first := one.first_noisy()) is not None]
     if noisy:
         notes.append(noise_note(noisy[0][0], sum(count for _, count in noisy)))
+    if scanned.first_naive is not None and found != "1d":  # a day is a day in any zone
+        notes.append(naive_note(scanned.first_naive, scanned.naive))
     _grid(series, in_order, found, problems)
     _volumes(scanned, series, problems)
     chosen = _tick(scanned, tick, problems, notes)
     if problems or chosen is None:
-        return _sorted(problems)
+        return problems
     faults = _off_the_tape(scanned, chosen)
     if faults:
-        return _sorted(faults)
+        return faults
     symbols = tuple(one.symbol for one in series)
     return Bars(symbols, found, chosen, places(chosen), series, notes)
-
-
-def _sorted(problems: list[ImportProblem]) -> list[ImportProblem]:
-    return sorted(problems, key=lambda problem: problem.row or 0)

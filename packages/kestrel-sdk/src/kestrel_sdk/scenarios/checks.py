@@ -1,6 +1,7 @@
 """Checking one imported row: its time, its prices and its volume, every fault named.
 
-Times: ISO-8601 with or without a zone (none means UTC), a date alone, or epoch
+Times: ISO-8601 with or without a zone (none means UTC, and the import notes it: see
+:func:`naive_note`), a date alone, or epoch
 seconds / milliseconds / microseconds / nanoseconds (told apart by magnitude). A row keeps
 its UTC time in epoch seconds and the calendar day its own time names (the local date of
 a time with an offset, so ``2024-03-11 00:00:00-04:00`` is 2024-03-11): a daily tape
@@ -17,7 +18,7 @@ from typing import NamedTuple
 from .layouts import RawBar
 from .volumes import import_volume
 
-__all__ = ["EPOCH_DAY", "CheckedRow", "check_row", "time_text"]
+__all__ = ["EPOCH_DAY", "CheckedRow", "check_row", "naive_note", "time_text"]
 
 EPOCH_DAY = date(1970, 1, 1).toordinal()
 """The day ordinal of 1970-01-01 (a day's ordinal less this, times 86,400, is its epoch time)."""
@@ -30,6 +31,7 @@ _PRICE_LIMIT = Decimal(10**12)  # the tape's prices have at most 12 integer digi
 _UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SECOND = timedelta(seconds=1)
 _NAIVE_EPOCH = datetime(1970, 1, 1)  # formats UTC times without an offset
+_DATE_LONGEST = 10  # characters of an ISO date alone (2024-03-01); a time of day is longer
 
 
 class CheckedRow(NamedTuple):
@@ -41,6 +43,7 @@ class CheckedRow(NamedTuple):
     prices: tuple[Decimal, Decimal, Decimal, Decimal]  # open, high, low, close
     volume: str  # its canonical text, as the tape writes it (``volumes.py``)
     noisy: str  # the file's text when a double's noise was rounded off the volume, else ""
+    naive: bool  # an ISO time of day without an offset, taken as UTC
 
 
 def time_text(seconds: int) -> str:
@@ -48,8 +51,20 @@ def time_text(seconds: int) -> str:
     return (_NAIVE_EPOCH + timedelta(seconds=seconds)).isoformat() + "Z"
 
 
-def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
-    """(UTC time, its calendar day, at midnight) or the reason it is not a time."""
+def naive_note(first: tuple[int, str, int], count: int) -> str:
+    """The note for ``count`` times of day without an offset, taken as UTC, the ``first`` of
+    them ``(row, text in the file, its UTC time in epoch seconds)``."""
+    row, text, seconds = first
+    counted = f"{count} time{'s' if count > 1 else ''}"
+    return (
+        f"{counted} without an offset taken as UTC: {text} (row {row}) is {time_text(seconds)}"
+        " (give local times their offset, e.g. 2024-03-01T09:30:00-05:00)"
+    )
+
+
+def _parse_time(text: str) -> tuple[datetime, date, bool, bool] | str:
+    """(UTC time, its calendar day, at midnight, a time of day without an offset) or the
+    reason it is not a time."""
     if not text:
         return "the time is empty"
     if _EPOCH.fullmatch(text):
@@ -71,7 +86,7 @@ def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
             return f"time {text} is out of range"
         if rest:
             return f"time {text} has fractions of a second"
-        return stamp, stamp.date(), stamp.time() == time()
+        return stamp, stamp.date(), stamp.time() == time(), False
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -79,8 +94,10 @@ def _parse_time(text: str) -> tuple[datetime, date, bool] | str:
     fraction = _FRACTION.search(text)
     if parsed.microsecond or (fraction and fraction.group(1).strip("0")):
         return f"time {text} has fractions of a second"
-    stamp = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return stamp, parsed.date(), parsed.time() == time()
+    if parsed.tzinfo is not None:
+        return parsed.astimezone(UTC), parsed.date(), parsed.time() == time(), False
+    naive = len(text) > _DATE_LONGEST  # a date alone names a day, in any zone
+    return parsed.replace(tzinfo=UTC), parsed.date(), parsed.time() == time(), naive
 
 
 def _decimal(name: str, text: str) -> Decimal | str:
@@ -134,8 +151,9 @@ def check_row(raw: RawBar) -> CheckedRow | list[str]:
                 faults.append(f"Close {raw.close} is outside Low {raw.low} .. High {raw.high}")
     if faults or isinstance(when, str) or isinstance(volume, str):
         return faults
-    stamp, day, midnight = when
+    stamp, day, midnight, naive = when
     seconds = (stamp - _UTC_EPOCH) // _SECOND
     four = (prices[0], prices[1], prices[2], prices[3])
     kept, rounded = volume
-    return CheckedRow(seconds, day.toordinal(), midnight, four, kept, raw.volume if rounded else "")
+    noisy = raw.volume if rounded else ""
+    return CheckedRow(seconds, day.toordinal(), midnight, four, kept, noisy, naive)

@@ -26,7 +26,8 @@ from ..runtime.catalog.news_disguise import disguised_news, news_tells
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.tapes import TapeShape, parse_tape
-from .imported import scenario_row, write_staged
+from .imported import scenario_row
+from .staged import write_staged
 
 __all__ = ["DisguisedScenario", "disguise_scenario"]
 
@@ -69,8 +70,10 @@ class DisguisedScenario:
 
     def write(self, directory: str | Path) -> Path:
         """Write ``scenario.toml`` and ``tape.csv`` (and ``news.jsonl``) into ``directory``
-        (created; it must not exist or be empty); all appear at once. The reveal is not
-        written here."""
+        by :func:`~.staged.write_staged` (a refused target raises ``ScenarioTargetError``);
+        all appear at once. The reveal is not written here: check the target first
+        (:func:`~.staged.check_target`), as ``kestrel scenario disguise`` does before it
+        keeps the reveal."""
         text = self.tape.encode("utf-8")
 
         def tape(out: IO[bytes]) -> None:

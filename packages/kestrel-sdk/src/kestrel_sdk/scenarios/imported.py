@@ -10,12 +10,11 @@ as it is made, so an import holds the file's rows compactly, never its text.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -23,15 +22,17 @@ from typing import IO, Any
 from kestrel_protocol import Scenario
 
 from ..runtime.catalog.instrument_terms import lot_member
-from ..runtime.catalog.news import NEWS_FILE, News, parse_news
+from ..runtime.catalog.news import News, parse_news
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.seal_salt import TapeSalt
 from ..runtime.catalog.shapes import remember_shape
 from ..runtime.catalog.tapes import TapeShape
 from ..runtime.catalog.terms import BARS_PER_YEAR, parse_terms
 from .bars import Bars, convert_bars
-from .layouts import ImportProblem, RawBars
+from .layouts import RawBars
+from .problems import ImportProblem, Problems
 from .series import scan_rows
+from .staged import TAPE_FILE, write_staged
 from .tapefile import write_tape
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "ScenarioTermsInput",
     "build_scenario",
     "scenario_row",
-    "write_staged",
 ]
 
 
@@ -57,22 +57,32 @@ def scenario_row(scenario: Scenario) -> dict[str, Any]:
     }
 
 
-TAPE_FILE = "tape.csv"
 _WORDS = {"1d": "daily", "1h": "hourly", "5m": "5-minute", "1m": "1-minute"}
 
 
 class ScenarioImportError(ValueError):
-    """The input cannot become a scenario: every problem, each with its row where known.
+    """The input cannot become a scenario: its problems, each with its row where known.
 
-    ``lines`` is what the CLI prints, one problem a line: ``GOOG.csv: row 7: High 95.96 <
-    Low 100.50``.
+    ``lines`` is what the CLI prints, one problem a line (``GOOG.csv: row 7: High 95.96 <
+    Low 100.50``): the first :data:`~.problems.SHOWN` by row. ``total`` counts every
+    problem and ``counts`` each kind of them (:func:`~.problems.problem_kind`); ``more``
+    is the line that tells of those not listed (``None`` when all are).
     """
 
-    def __init__(self, source: str, problems: Sequence[ImportProblem], *, file: bool) -> None:
+    def __init__(self, source: str, problems: Iterable[ImportProblem], *, file: bool) -> None:
+        found = problems if isinstance(problems, Problems) else Problems(problems)
         self.source = source
-        self.problems = list(problems)
+        self.problems = list(found)
+        self.total = len(found)
+        self.counts = found.counts()
         self.lines = [_line(source, problem, file=file) for problem in self.problems]
-        super().__init__("\n".join(self.lines))
+        kinds = ", ".join(f"{kind} ({count})" for kind, count in self.counts.items())
+        self.more = (
+            None
+            if self.total <= len(self.lines)
+            else f"... and {self.total - len(self.lines)} more; all {self.total} by kind: {kinds}"
+        )
+        super().__init__("\n".join([*self.lines, *([self.more] if self.more else [])]))
 
 
 def _line(source: str, problem: ImportProblem, *, file: bool) -> str:
@@ -172,8 +182,10 @@ class ImportedScenario:
         return scenario_row(self.scenario)
 
     def write(self, directory: str | Path) -> Path:
-        """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` (created; it must
-        not exist or be empty). Both appear at once: nothing is left behind on failure."""
+        """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` by
+        :func:`~.staged.write_staged` (which refuses a target the catalog would not list
+        with ``ScenarioTargetError``): both appear at once, nothing is left behind on
+        failure. Returns the absolute path written."""
 
         def tape(out: IO[bytes]) -> None:
             with self._lock:
@@ -185,33 +197,6 @@ class ImportedScenario:
         shape = TapeShape(bars=info.bars, start=info.start, end=info.end, root=info.root)
         remember_shape(target / TAPE_FILE, self.toml.encode("utf-8"), shape)  # no re-read
         return target
-
-
-def write_staged(
-    directory: str | Path, tape: Callable[[IO[bytes]], None], toml: str, news: News | None
-) -> Path:
-    """Write a scenario directory (``tape.csv`` by ``tape``, ``scenario.toml``, and
-    ``news.jsonl`` with ``news``) at ``directory`` (created; it must not exist or be
-    empty): staged beside it in a hidden directory, then renamed into place, so all its
-    files appear at once and nothing is left behind on failure."""
-    target = Path(directory).expanduser()
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise FileExistsError(f"{target} already exists and is not an empty directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        with (staging / TAPE_FILE).open("wb") as out:
-            tape(out)
-        (staging / "scenario.toml").write_text(toml, encoding="utf-8", newline="\n")
-        if news is not None:
-            (staging / NEWS_FILE).write_bytes(news.render())
-        if target.exists():
-            target.rmdir()  # empty: checked above
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
 
 
 def _toml_string(value: str) -> str:
@@ -298,7 +283,7 @@ def build_scenario(
     if raw.problems:
         raise ScenarioImportError(source, raw.problems, file=file)
     bars = convert_bars(scanned, interval=interval, tick=tick)
-    if isinstance(bars, list):
+    if isinstance(bars, Problems):
         raise ScenarioImportError(source, bars, file=file)
     start, end = bars.start, bars.end
     word = _WORDS[bars.interval]

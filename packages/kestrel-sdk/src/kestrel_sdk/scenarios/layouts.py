@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["FIELDS", "ImportProblem", "RawBar", "RawBars", "raw_bars"]
+from .problems import ImportProblem, Problems
+
+__all__ = ["FIELDS", "RawBar", "RawBars", "raw_bars"]
 
 FIELDS = ("time", "open", "high", "low", "close", "volume")
 """The columns every file needs (``symbol`` is optional: one-symbol files need none)."""
@@ -55,14 +57,6 @@ _FIELD_OF = {alias: field for field, aliases in _ALIASES.items() for alias in al
 
 
 @dataclass(frozen=True, slots=True)
-class ImportProblem:
-    """One fault in the input: the row it is on (``None`` when it concerns the whole file)."""
-
-    row: int | None
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class RawBar:
     """One input row as text, before any check (``row`` as the user would count it)."""
 
@@ -81,13 +75,13 @@ class RawBars:
     """The rows of a recognised layout, or the problems that stop recognising it.
 
     ``bars`` is read once, as the file is: a fault met on the way (a row of the wrong
-    width, a blank line) is added to ``problems``, which is complete once ``bars`` is
-    exhausted. ``named``: the rows carry their symbol.
+    width, a blank line) is added to ``problems`` (the first kept, all counted), which is
+    complete once ``bars`` is exhausted. ``named``: the rows carry their symbol.
     """
 
     layout: str
     bars: Iterator[RawBar]
-    problems: list[ImportProblem]
+    problems: Problems
     notes: list[str]
     named: bool
 
@@ -113,11 +107,9 @@ def _layout_name(header: Sequence[str], columns: dict[str, int]) -> str:
     return "OHLCV" + long
 
 
-def _columns(
-    header: Sequence[str], header_row: int | None
-) -> tuple[dict[str, int], list[ImportProblem]]:
+def _columns(header: Sequence[str], header_row: int | None) -> tuple[dict[str, int], Problems]:
     columns: dict[str, int] = {}
-    problems: list[ImportProblem] = []
+    problems = Problems()
     for index, name in enumerate(header):
         field = _FIELD_OF.get(name.strip().lower())
         if field is None:
@@ -172,7 +164,7 @@ def _bars(
     records: Iterable[tuple[int, Sequence[str]]],
     columns: dict[str, int],
     width: int,
-    problems: list[ImportProblem],
+    problems: Problems,
 ) -> Iterator[RawBar]:
     symbol_at = columns.get("symbol")
     time, open_, high, low, close, volume = (columns[field] for field in FIELDS)
@@ -202,7 +194,7 @@ def _wide(
 ) -> RawBars:
     """yfinance's ``Price,Close,…`` / ``Ticker,AAPL,…`` / ``Date,,…`` header, any tickers."""
     tickers = sorted({symbol.strip() for symbol in symbols[1:] if symbol.strip()})
-    problems: list[ImportProblem] = []
+    problems = Problems()
     per_ticker: dict[str, dict[str, int]] = {}
     for ticker in tickers:
         sub_header = ["Date"] + [
@@ -227,7 +219,7 @@ def _wide_bars(
     tickers: Sequence[str],
     per_ticker: dict[str, dict[str, int]],
     width: int,
-    problems: list[ImportProblem],
+    problems: Problems,
 ) -> Iterator[RawBar]:
     for row, cells in records:
         if len(cells) != width:

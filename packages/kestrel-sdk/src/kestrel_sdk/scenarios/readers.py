@@ -18,8 +18,9 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
-from .layouts import ImportProblem, RawBar, RawBars, raw_bars
+from .layouts import RawBar, RawBars, raw_bars
 from .parquet import parquet_table
+from .problems import ImportProblem, Problems
 
 __all__ = ["read_bars"]
 
@@ -48,7 +49,8 @@ def read_bars(path: Path) -> RawBars:
 
 
 def _unreadable(reason: str) -> RawBars:
-    return RawBars("unreadable", iter(()), [ImportProblem(None, reason)], [], named=False)
+    problems = Problems([ImportProblem(None, reason)])
+    return RawBars("unreadable", iter(()), problems, [], named=False)
 
 
 def _text_lines(path: Path) -> Iterator[str]:
@@ -95,7 +97,7 @@ def _csv(path: Path) -> RawBars:
     return _from_records(header, numbered)
 
 
-def _records(numbered: _Records, blank: list[ImportProblem]) -> _Records:
+def _records(numbered: _Records, blank: Problems) -> _Records:
     """The rows that hold something; a blank line before a later row is a problem (at
     the end of a file it is not: a damaged file is blank in the middle)."""
     waiting: list[int] = []
@@ -110,7 +112,7 @@ def _records(numbered: _Records, blank: list[ImportProblem]) -> _Records:
 
 def _from_records(header: Sequence[str], numbered: _Records) -> RawBars:
     """The layout of a header and its rows; yfinance's ``Price``/``Ticker`` header too."""
-    blank: list[ImportProblem] = []
+    blank = Problems()
     records = _records(numbered, blank)
     first = header[0].strip().lower() if header else ""
     head = list(islice(records, 2)) if first == "price" else []
@@ -132,7 +134,7 @@ def _from_records(header: Sequence[str], numbered: _Records) -> RawBars:
     return RawBars(found.layout, bars, found.problems, found.notes, named=found.named)
 
 
-def _finished(found: RawBars, blank: list[ImportProblem]) -> Iterator[RawBar]:
+def _finished(found: RawBars, blank: Problems) -> Iterator[RawBar]:
     """``found.bars``; then the file-wide problems, or the one that stopped the reading."""
     any_bar = False
     try:
@@ -140,7 +142,8 @@ def _finished(found: RawBars, blank: list[ImportProblem]) -> Iterator[RawBar]:
             any_bar = True
             yield bar
     except _Unreadable as error:
-        found.problems[:] = [ImportProblem(None, error.reason)]
+        found.problems.clear()
+        found.problems.append(ImportProblem(None, error.reason))
         return
     if not any_bar and not found.problems:
         found.problems.append(ImportProblem(None, "the file has a header but no bars"))

@@ -18,7 +18,8 @@ from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
 from ..runtime.catalog.instrument_terms import SYMBOL_PATTERN
 from .checks import CheckedRow, check_row
-from .layouts import ImportProblem, RawBar
+from .layouts import RawBar
+from .problems import ImportProblem, Problems
 
 __all__ = ["MAX_DECIMALS", "Scanned", "Series", "places", "scan_rows"]
 
@@ -112,13 +113,15 @@ class Scanned:
     whole file need."""
 
     series: dict[str, Series] = field(default_factory=dict)
-    problems: list[ImportProblem] = field(default_factory=list)
+    problems: Problems = field(default_factory=Problems)
     midnight: bool = True  # every time is 00:00:00 in its own zone
     decimals: int = 2  # the most decimals a price has (at least 2; 9 for more than 8)
     volume_places: int = 0  # the most decimal places a volume has
     volume_digits: int = 0  # the most digits a volume has before its point
     _quantum: Decimal = Decimal("0.01")  # 1 in the last of those places
     finer: dict[int, Decimal] = field(default_factory=dict)  # places -> first price with more
+    naive: int = 0  # times of day without an offset (taken as UTC)
+    first_naive: tuple[int, str, int] | None = None  # the first: row, text, UTC seconds
     highest: tuple[Decimal, int, str] | None = None  # the highest High, its row and text
     lowest: tuple[Decimal, int, str] | None = None  # the lowest Low, its row and text
 
@@ -132,6 +135,10 @@ class Scanned:
             series = self.series[name] = Series(name)
         series.add(raw.row, checked, raw)
         self.midnight = self.midnight and checked.midnight
+        if checked.naive:
+            self.naive += 1
+            if self.first_naive is None:
+                self.first_naive = (raw.row, raw.time, checked.seconds)
         whole, _, fraction = checked.volume.partition(".")
         self.volume_places = max(self.volume_places, len(fraction))
         self.volume_digits = max(self.volume_digits, len(whole))
@@ -186,15 +193,10 @@ def scan_rows(bars: Iterable[RawBar], *, named: bool, symbol: str | None) -> Sca
                 )
             continue
         scanned.add(bar, name)
-    missing = (
-        [
+    for name in sorted(wanted - seen) if wanted else ():  # no row: listed before any row's
+        scanned.problems.append(
             ImportProblem(
                 None, f"symbol {name} is not in the file (it has {', '.join(sorted(seen))})"
             )
-            for name in sorted(wanted - seen)
-        ]
-        if wanted
-        else []
-    )
-    scanned.problems[:0] = missing  # as before any row's: they concern the whole file
+        )
     return scanned

@@ -23,7 +23,7 @@ from ..runtime.catalog.volumes import (
     volume_places,
     volume_scale_fault,
 )
-from .layouts import ImportProblem
+from .problems import ImportProblem
 
 __all__ = ["ImportedVolume", "import_volume", "noise_note", "volume_problems"]
 
