@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from kestrel_sdk import Kestrel
 from kestrel_sdk.cli import cli
 from kestrel_sdk.cli import group as group_module
 
@@ -303,3 +306,37 @@ def test_out_makes_its_directory_and_an_unwritable_path_is_named(tmp_path: Path)
     assert "INTERNAL" not in refused.stderr
     assert f"INVALID_INPUT: --out {blocker / 'g.json'}: cannot write" in refused.stderr
     assert blocker.read_text(encoding="utf-8") == "not a directory"
+
+
+def test_ctrl_c_mid_run_names_the_session_it_leaves_and_how_to_grade_it(tmp_path: Path) -> None:
+    """Ctrl-C while ``kestrel run`` trades: one line, exit 1 (``INTERRUPTED``, as
+    docs/cli.md has it), naming the session left ungraded, the command that grades it,
+    and why a re-run would fail ``no-lookahead``; that command then grades it."""
+    home = tmp_path / "home"
+    program = tmp_path / "long.kes"
+    program.write_text('buy 10 ACME\nadvance 199000\nstand down "done"\n', encoding="utf-8")
+    kestrel = Path(sys.executable).parent / "kestrel"
+    listed: list[Any] = []
+    with Kestrel(home=home) as k:  # watches the store for the session the run opens
+        child = subprocess.Popen(
+            [str(kestrel), "--home", str(home), "run", str(program), "--scenario", "minute-200k"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            while not listed and child.poll() is None:
+                listed = k.run(k.sdk.sessions).sessions
+            child.send_signal(signal.SIGINT)  # what Ctrl-C sends
+            _, stderr = child.communicate(timeout=120)
+        finally:
+            child.kill()
+    [session] = listed
+    assert child.returncode == 1, stderr
+    assert stderr.startswith(f"kestrel: INTERRUPTED: interrupted: session {session.session}")
+    assert f"`kestrel grade {session.session}`" in stderr
+    assert "no-lookahead" in stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    graded = _kestrel(home, "grade", session.session, "--json")
+    assert graded.exit_code == 0, graded.stderr
+    assert json.loads(graded.stdout)["session"] == session.session

@@ -209,8 +209,10 @@ def run(  # noqa: PLR0917 - one parameter per click option
 ) -> None:
     """Open a session, run a program, close, grade and summarise."""
     source = _read_source(file)
+    unfinished: str | None = None  # the session opened and not yet graded, for a Ctrl-C
 
     async def go(settings: KestrelSettings) -> None:
+        nonlocal unfinished
         async with open_sdk(settings) as sdk:
             report = await sdk.validate(source, scenario)
             if not report.ok:
@@ -223,6 +225,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 what = f"offer {offer.offer_id}: {offer.amount} {offer.currency}" if offer else ""
                 raise fail("PAYMENT_INVALID", f"opening a session needs payment ({what})")
             session = opened.session
+            unfinished = session.id
             try:
                 await _submit_all(session, source, atomic, quiet or as_json)
             except SdkError as exc:
@@ -238,6 +241,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 ) from None
             await session.close()
             graded = await _finish(sdk, session.id, quiet or as_json)
+            unfinished = None
             if out is not None:
                 await write_proof(sdk, session.id, out, embed_tape)
         if as_json:
@@ -247,7 +251,18 @@ def run(  # noqa: PLR0917 - one parameter per click option
             if out is not None:
                 click.echo(f"proof written to {out}")
 
-    anyio.run(go, settings_of(ctx))
+    try:
+        anyio.run(go, settings_of(ctx))
+    except KeyboardInterrupt:
+        if unfinished is None:
+            raise
+        raise fail(
+            "INTERRUPTED",
+            f"interrupted: session {unfinished} on {scenario} is not graded "
+            f"(`kestrel grade {unfinished}` closes and grades it as it stands); "
+            "what it was shown counts in the no-lookahead check of your next session on "
+            f"{scenario}",
+        ) from None
 
 
 @click.command("grade")
