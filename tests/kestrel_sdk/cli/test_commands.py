@@ -340,3 +340,23 @@ def test_ctrl_c_mid_run_names_the_session_it_leaves_and_how_to_grade_it(tmp_path
     graded = _kestrel(home, "grade", session.session, "--json")
     assert graded.exit_code == 0, graded.stderr
     assert json.loads(graded.stdout)["session"] == session.session
+
+
+def test_a_grade_file_verified_in_another_home_says_why_and_what_verifies_anywhere(
+    tmp_path: Path,
+) -> None:
+    """A grade file carried to an empty home (the newcomer's "share the grade"): the
+    verification still fails (its record is not in this store), and the line says that a
+    grade verifies only where it was made and that its proof verifies anywhere."""
+    made, grade = tmp_path / "made", tmp_path / "grade.json"
+    ran = _kestrel(made, "run", str(TREND), "--scenario", "acme-trend", "--quiet")
+    assert ran.exit_code == 0, ran.stderr
+    [listed] = json.loads(_kestrel(made, "sessions", "--json").stdout)["sessions"]
+    assert _kestrel(made, "grade", listed["session"], "--out", str(grade)).exit_code == 0
+    assert _kestrel(made, "verify", str(grade)).exit_code == 0
+    elsewhere = _kestrel(tmp_path / "elsewhere", "verify", str(grade))
+    assert elsewhere.exit_code == 1
+    [line] = elsewhere.stderr.splitlines()
+    assert line.startswith("kestrel: CHECK_FAILED: verification failed: record: expected ")
+    assert "verifies only in the store that made it" in line
+    assert "kestrel proof SESSION -o p.json" in line

@@ -359,9 +359,24 @@ def verify(  # noqa: PLR0917 - one parameter per click option
             report = VerificationReport(
                 ok=False, grade=data.get("root", ""), mismatch=root_mismatch
             )
-        conclude_verification(report, as_json, f"ok: grade {report.grade} verified by replay")
+        conclude_verification(
+            report, as_json, f"ok: grade {report.grade} verified by replay", _elsewhere(report)
+        )
 
     anyio.run(go, settings_of(ctx))
+
+
+def _elsewhere(report: VerificationReport) -> str:
+    """Why a grade whose record is not in this store fails, and what verifies anywhere."""
+    from ..runtime.verify import NOT_STORED  # noqa: PLC0415 - the engine loads only here
+
+    if report.mismatch is None or report.mismatch.found != NOT_STORED:
+        return ""
+    return (
+        " (a grade file verifies only in the store that made it: its home's, or its "
+        "door's through --remote; a proof verifies anywhere: kestrel proof SESSION -o "
+        "p.json where the session ran)"
+    )
 
 
 @click.command("artifact")

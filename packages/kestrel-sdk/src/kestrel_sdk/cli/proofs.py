@@ -191,9 +191,11 @@ def verify_proof_data(
     conclude_verification(report, as_json, "\n".join(lines))
 
 
-def conclude_verification(report: VerificationReport, as_json: bool, ok_line: str) -> None:
+def conclude_verification(
+    report: VerificationReport, as_json: bool, ok_line: str, hint: str = ""
+) -> None:
     """Print a verification's outcome (JSON, or ``ok_line`` when it holds); a mismatch
-    exits ``CHECK_FAILED`` naming the first differing field."""
+    exits ``CHECK_FAILED`` naming the first differing field (then ``hint``)."""
     if as_json:
         click.echo(json_text(report))
     elif report.ok:
@@ -202,7 +204,7 @@ def conclude_verification(report: VerificationReport, as_json: bool, ok_line: st
         m = report.mismatch
         raise fail(
             "CHECK_FAILED",
-            f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
+            f"verification failed: {m.field}: expected {m.expected}, found {m.found}{hint}",
         )
 
 
