@@ -360,3 +360,22 @@ def test_a_grade_file_verified_in_another_home_says_why_and_what_verifies_anywhe
     assert line.startswith("kestrel: CHECK_FAILED: verification failed: record: expected ")
     assert "verifies only in the store that made it" in line
     assert "kestrel proof SESSION -o p.json" in line
+
+
+def test_verify_and_report_refuse_a_file_that_is_no_grade_the_same_way(tmp_path: Path) -> None:
+    """The same bad file given to ``kestrel verify`` and to ``kestrel report``: one line,
+    the same code and exit (``INVALID_INPUT``, 1, as docs/cli.md has it; ``report`` said
+    ``UNKNOWN_ARTIFACT``, exit 3), and a missing file is a usage error for both."""
+    empty, program = tmp_path / "empty.json", tmp_path / "trend.kes"
+    empty.write_text("{}", encoding="utf-8")
+    program.write_bytes(TREND.read_bytes())
+    for bad in (empty, program):
+        for verb in ("verify", "report"):
+            refused = _kestrel(tmp_path / "home", verb, str(bad))
+            assert refused.exit_code == 1, (verb, bad, refused.stderr)
+            [line] = refused.stderr.splitlines()
+            assert line.startswith(f"kestrel: INVALID_INPUT: {bad}: not a Kestrel "), line
+    for verb in ("verify", "report"):
+        missing = _kestrel(tmp_path / "home", verb, str(tmp_path / "nothere.json"))
+        assert missing.exit_code == 2, (verb, missing.stderr)
+        assert missing.stderr.startswith("kestrel: USAGE: "), missing.stderr
