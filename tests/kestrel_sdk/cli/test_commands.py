@@ -342,12 +342,13 @@ def test_ctrl_c_mid_run_names_the_session_it_leaves_and_how_to_grade_it(tmp_path
     assert json.loads(graded.stdout)["session"] == session.session
 
 
-def test_a_grade_file_verified_in_another_home_says_why_and_what_verifies_anywhere(
+def test_a_grade_file_used_in_another_home_says_why_and_what_verifies_anywhere(
     tmp_path: Path,
 ) -> None:
-    """A grade file carried to an empty home (the newcomer's "share the grade"): the
-    verification still fails (its record is not in this store), and the line says that a
-    grade verifies only where it was made and that its proof verifies anywhere."""
+    """A grade file carried to an empty home (the newcomer's "share the grade"): its
+    verification still fails and its report is still refused (its record is not in this
+    store), each line saying that a grade is read only where it was made and that its
+    proof verifies anywhere."""
     made, grade = tmp_path / "made", tmp_path / "grade.json"
     ran = _kestrel(made, "run", str(TREND), "--scenario", "acme-trend", "--quiet")
     assert ran.exit_code == 0, ran.stderr
@@ -358,8 +359,13 @@ def test_a_grade_file_verified_in_another_home_says_why_and_what_verifies_anywhe
     assert elsewhere.exit_code == 1
     [line] = elsewhere.stderr.splitlines()
     assert line.startswith("kestrel: CHECK_FAILED: verification failed: record: expected ")
-    assert "verifies only in the store that made it" in line
+    assert "is read only in the store that made it" in line
     assert "kestrel proof SESSION -o p.json" in line
+    reported = _kestrel(tmp_path / "elsewhere", "report", str(grade), "-o", str(tmp_path / "r"))
+    assert reported.exit_code == 3
+    [line] = reported.stderr.splitlines()
+    assert line.startswith("kestrel: UNKNOWN_ARTIFACT: no artifact sha256:"), line
+    assert "is read only in the store that made it" in line
 
 
 def test_verify_and_report_refuse_a_file_that_is_no_grade_the_same_way(tmp_path: Path) -> None:

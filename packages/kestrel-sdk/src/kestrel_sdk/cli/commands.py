@@ -25,7 +25,13 @@ from ..client import KestrelSdk, KestrelSession
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
-from .proofs import conclude_verification, verify_proof_data, write_out, write_proof
+from .proofs import (
+    GRADE_ELSEWHERE,
+    conclude_verification,
+    verify_proof_data,
+    write_out,
+    write_proof,
+)
 from .show import (
     catalog_table,
     diagnostics_lines,
@@ -372,11 +378,7 @@ def _elsewhere(report: VerificationReport) -> str:
 
     if report.mismatch is None or report.mismatch.found != NOT_STORED:
         return ""
-    return (
-        " (a grade file verifies only in the store that made it: its home's, or its "
-        "door's through --remote; a proof verifies anywhere: kestrel proof SESSION -o "
-        "p.json where the session ran)"
-    )
+    return f" ({GRADE_ELSEWHERE})"
 
 
 @click.command("artifact")

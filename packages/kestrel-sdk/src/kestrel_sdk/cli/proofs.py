@@ -30,6 +30,7 @@ from .bootstrap import open_sdk, settings_of
 from .show import json_text
 
 __all__ = [
+    "GRADE_ELSEWHERE",
     "proof",
     "proof_verification",
     "reveal_verification",
@@ -37,6 +38,13 @@ __all__ = [
     "write_out",
     "write_proof",
 ]
+
+GRADE_ELSEWHERE = (
+    "a grade file is read only in the store that made it: its home's, or its door's "
+    "through --remote; a proof verifies anywhere: kestrel proof SESSION -o p.json where "
+    "the session ran"
+)
+"""Why a grade whose artifacts this store lacks cannot be verified or reported here."""
 
 
 def write_out(made: ProtocolModel, out: Path) -> None:

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..cli.bootstrap import open_sdk, settings_of
+from ..cli.proofs import GRADE_ELSEWHERE
 from ..cli_convention import fail
 from ..client import KestrelSdk
 from .agent import SmaCrossAgent
@@ -99,7 +100,13 @@ def report_command(
 
     async def go() -> Path:
         async with open_sdk(settings_of(ctx)) as sdk:
-            return await write_report(sdk, grade, target)
+            try:
+                return await write_report(sdk, grade, target)
+            except KestrelError as exc:  # a grade made in another store: say so
+                unknown = exc.code == RefusalCode.UNKNOWN_ARTIFACT
+                if not unknown or exc.detail.get("status") != "missing" or isinstance(grade, Proof):
+                    raise
+                raise fail("UNKNOWN_ARTIFACT", f"{exc.message} ({GRADE_ELSEWHERE})") from None
 
     written = anyio.run(go)
     click.echo(str(written))
