@@ -263,3 +263,21 @@ async def test_a_401_says_whether_a_bearer_was_sent(kit: Kit) -> None:
             assert "not valid here: unknown, revoked or expired" in message, message
             assert "none was sent" not in message
             assert bad.split()[-1] not in resp.text  # the token is never echoed
+
+
+async def test_a_401_says_when_the_authorization_header_is_not_a_bearer(kit: Kit) -> None:
+    """A token sent without its scheme (``curl -H "Authorization: $TOKEN"``) or under
+    another one: the refusal says the header is not ``Bearer TOKEN``, on both faces, not
+    that nothing was sent nor that a valid token is unknown; the token is never echoed."""
+    app = kit.app()
+    _, token = kit.tokens.issue("alice", ["kestrel:read"])
+    for header in (token, f"Token {token}", "Basic YWxpY2U6c2VjcmV0", "Bearer "):
+        async with asgi_client(app, Authorization=header) as client:
+            for path in ("/v1/catalog", "/mcp"):
+                resp = await client.request("POST" if path == "/mcp" else "GET", path)
+                assert resp.status_code == 401, (header, path)
+                body = resp.json()
+                refusal = (body["error"]["data"] if path == "/mcp" else body)["refusal"]
+                assert "holds no bearer credential" in refusal["message"], (header, refusal)
+                assert "Authorization: Bearer TOKEN" in refusal["message"]
+                assert token not in resp.text

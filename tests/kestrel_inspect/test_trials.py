@@ -281,3 +281,25 @@ def test_an_evaluator_token_the_door_does_not_know_is_refused_saying_so(
     assert "kestrel-door token issue" in message
     assert "needs the scope" not in message
     assert_nowhere(bogus, tmp_path / "logs")
+
+
+def test_a_scenario_the_door_does_not_have_is_refused_naming_it_not_the_token(
+    tmp_path: Path,
+) -> None:
+    """A mistyped scenario id through a door (the evaluator's token is right): the eval
+    fails naming the id the door's catalog lacks, not sending the evaluator after a scope
+    the token already holds."""
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        token_file = tmp_path / "token"
+        token_file.write_text(door.token, encoding="utf-8")
+        [log] = inspect_eval(
+            kestrel_trading("acme-trnd", door=door.url, token_file=str(token_file)),
+            model="kestrel/momentum",
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.status == "error"
+    assert log.error is not None
+    message = log.error.message
+    assert "UNKNOWN_SCENARIO: no scenario 'acme-trnd' in the door's catalog" in message
+    assert "needs the scope" not in message

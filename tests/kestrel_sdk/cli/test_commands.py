@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from kestrel_sdk import Kestrel
 from kestrel_sdk.cli import cli
 from kestrel_sdk.cli import group as group_module
 
@@ -303,3 +306,82 @@ def test_out_makes_its_directory_and_an_unwritable_path_is_named(tmp_path: Path)
     assert "INTERNAL" not in refused.stderr
     assert f"INVALID_INPUT: --out {blocker / 'g.json'}: cannot write" in refused.stderr
     assert blocker.read_text(encoding="utf-8") == "not a directory"
+
+
+def test_ctrl_c_mid_run_names_the_session_it_leaves_and_how_to_grade_it(tmp_path: Path) -> None:
+    """Ctrl-C while ``kestrel run`` trades: one line, exit 1 (``INTERRUPTED``, as
+    docs/cli.md has it), naming the session left ungraded, the command that grades it,
+    and why a re-run would fail ``no-lookahead``; that command then grades it."""
+    home = tmp_path / "home"
+    program = tmp_path / "long.kes"
+    program.write_text('buy 10 ACME\nadvance 199000\nstand down "done"\n', encoding="utf-8")
+    kestrel = Path(sys.executable).parent / "kestrel"
+    listed: list[Any] = []
+    with Kestrel(home=home) as k:  # watches the store for the session the run opens
+        child = subprocess.Popen(
+            [str(kestrel), "--home", str(home), "run", str(program), "--scenario", "minute-200k"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            while not listed and child.poll() is None:
+                listed = k.run(k.sdk.sessions).sessions
+            child.send_signal(signal.SIGINT)  # what Ctrl-C sends
+            _, stderr = child.communicate(timeout=120)
+        finally:
+            child.kill()
+    [session] = listed
+    assert child.returncode == 1, stderr
+    assert stderr.startswith(f"kestrel: INTERRUPTED: interrupted: session {session.session}")
+    assert f"`kestrel grade {session.session}`" in stderr
+    assert "no-lookahead" in stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    graded = _kestrel(home, "grade", session.session, "--json")
+    assert graded.exit_code == 0, graded.stderr
+    assert json.loads(graded.stdout)["session"] == session.session
+
+
+def test_a_grade_file_used_in_another_home_says_why_and_what_verifies_anywhere(
+    tmp_path: Path,
+) -> None:
+    """A grade file carried to an empty home (the newcomer's "share the grade"): its
+    verification still fails and its report is still refused (its record is not in this
+    store), each line saying that a grade is read only where it was made and that its
+    proof verifies anywhere."""
+    made, grade = tmp_path / "made", tmp_path / "grade.json"
+    ran = _kestrel(made, "run", str(TREND), "--scenario", "acme-trend", "--quiet")
+    assert ran.exit_code == 0, ran.stderr
+    [listed] = json.loads(_kestrel(made, "sessions", "--json").stdout)["sessions"]
+    assert _kestrel(made, "grade", listed["session"], "--out", str(grade)).exit_code == 0
+    assert _kestrel(made, "verify", str(grade)).exit_code == 0
+    elsewhere = _kestrel(tmp_path / "elsewhere", "verify", str(grade))
+    assert elsewhere.exit_code == 1
+    [line] = elsewhere.stderr.splitlines()
+    assert line.startswith("kestrel: CHECK_FAILED: verification failed: record: expected ")
+    assert "is read only in the store that made it" in line
+    assert "kestrel proof SESSION -o p.json" in line
+    reported = _kestrel(tmp_path / "elsewhere", "report", str(grade), "-o", str(tmp_path / "r"))
+    assert reported.exit_code == 3
+    [line] = reported.stderr.splitlines()
+    assert line.startswith("kestrel: UNKNOWN_ARTIFACT: no artifact sha256:"), line
+    assert "is read only in the store that made it" in line
+
+
+def test_verify_and_report_refuse_a_file_that_is_no_grade_the_same_way(tmp_path: Path) -> None:
+    """The same bad file given to ``kestrel verify`` and to ``kestrel report``: one line,
+    the same code and exit (``INVALID_INPUT``, 1, as docs/cli.md has it; ``report`` said
+    ``UNKNOWN_ARTIFACT``, exit 3), and a missing file is a usage error for both."""
+    empty, program = tmp_path / "empty.json", tmp_path / "trend.kes"
+    empty.write_text("{}", encoding="utf-8")
+    program.write_bytes(TREND.read_bytes())
+    for bad in (empty, program):
+        for verb in ("verify", "report"):
+            refused = _kestrel(tmp_path / "home", verb, str(bad))
+            assert refused.exit_code == 1, (verb, bad, refused.stderr)
+            [line] = refused.stderr.splitlines()
+            assert line.startswith(f"kestrel: INVALID_INPUT: {bad}: not a Kestrel "), line
+    for verb in ("verify", "report"):
+        missing = _kestrel(tmp_path / "home", verb, str(tmp_path / "nothere.json"))
+        assert missing.exit_code == 2, (verb, missing.stderr)
+        assert missing.stderr.startswith("kestrel: USAGE: "), missing.stderr

@@ -120,12 +120,21 @@ def test_an_id_already_in_the_catalog_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
-def test_an_empty_id_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scenario_id", ["", "AAPL"])
+def test_a_bad_id_is_refused_and_nothing_is_written(tmp_path: Path, scenario_id: str) -> None:
+    """An empty or upper-case id is the argument's fault, not the file's: one line, as
+    ``scenario disguise --as`` says it (it was blamed on the file: ``AAPL.csv: id …``
+    then ``1 problem in AAPL.csv``)."""
     source = tmp_path / "AAPL.csv"
     source.write_text(YAHOO, encoding="utf-8")
-    result = _kestrel("scenario", "new", "", "--from", str(source), "--out", str(tmp_path / "x"))
+    result = _kestrel(
+        "scenario", "new", scenario_id, "--from", str(source), "--out", str(tmp_path / "x")
+    )
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[0] == "AAPL.csv: id '' must match [a-z0-9][a-z0-9-]{0,63}"
+    assert result.stderr.splitlines() == [
+        f"kestrel: INVALID_ARGUMENT: id {scenario_id!r} must match [a-z0-9][a-z0-9-]{{0,63}}; "
+        "nothing written"
+    ]
     assert not (tmp_path / "x").exists()
 
 

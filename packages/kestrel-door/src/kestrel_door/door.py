@@ -43,6 +43,10 @@ _NO_BEARER = (
     "a bearer credential is required and none was sent (Authorization: Bearer TOKEN; "
     "Kestrel's clients send $KESTREL_API_TOKEN)"
 )
+_NOT_BEARER = (
+    "the Authorization header sent holds no bearer credential: send Authorization: Bearer "
+    "TOKEN (the scheme word Bearer, a space, then the token)"
+)
 _INVALID_BEARER = "the bearer credential sent is not valid here: unknown, revoked or expired"
 
 TransportFactory = Callable[[str], Transport]
@@ -120,17 +124,18 @@ class Door:
             found = self._recalls[principal] = Recall()
         return found
 
-    def challenge(self, *, invalid: bool, path: str) -> Response:
-        """401 with the RFC 9728 pointer; ``invalid`` when a bearer was presented. The
-        message says which: a caller who sent none and one whose token is unknown here,
-        revoked or expired have different things to fix. On ``/mcp`` the refusal is a
-        JSON-RPC error's, as the guard's are."""
+    def challenge(self, *, invalid: bool, path: str, sent: bool = False) -> Response:
+        """401 with the RFC 9728 pointer; ``invalid`` when a bearer was presented, ``sent``
+        when an Authorization header was (a bare token, another scheme). The message says
+        which: a caller who sent nothing, one whose header is not ``Bearer TOKEN`` and one
+        whose token is unknown here, revoked or expired have different things to fix. On
+        ``/mcp`` the refusal is a JSON-RPC error's, as the guard's are."""
         value = f'Bearer resource_metadata="{self.config.metadata_url}"'
         if invalid:
             value += ', error="invalid_token"'
         refusal = {
             "code": "FORBIDDEN",
-            "message": _INVALID_BEARER if invalid else _NO_BEARER,
+            "message": _INVALID_BEARER if invalid else _NOT_BEARER if sent else _NO_BEARER,
             "detail": {"resourceMetadata": self.config.metadata_url},
         }
         body = refusal_json(refusal, path=path)
@@ -152,7 +157,8 @@ class Door:
         except KestrelError as exc:  # the store did not answer: 503, the token not judged
             return outage_response(exc, path=request.url.path)
         if found is None:
-            return self.challenge(invalid=bearer_of(header) is not None, path=request.url.path)
+            invalid = bearer_of(header) is not None
+            return self.challenge(invalid=invalid, sent=bool(header), path=request.url.path)
         if found.turn is not None:
             return Caller(found.turn, guarded=False)
         grant = found.grant

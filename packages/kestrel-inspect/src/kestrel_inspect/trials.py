@@ -83,7 +83,8 @@ _ISSUE: Final = (
 def _refused(response: httpx2.Response, what: str) -> Exception:
     """A door's refusal of ``what``: an outage (5xx, 429) is :class:`TrialUnavailable`;
     anything else is the evaluator's to fix: a token the door does not accept (401:
-    unknown, revoked, or issued in another door's home) or one without ``kestrel:trials``."""
+    unknown, revoked, or issued in another door's home), one without ``kestrel:trials``
+    (403), or a request the door refuses as it stands (a scenario not in its catalog)."""
     try:
         refusal: Any = response.json().get("refusal", {})
     except ValueError:
@@ -96,10 +97,12 @@ def _refused(response: httpx2.Response, what: str) -> Exception:
             f"the door refused to {what}: {said} (the evaluator's token, from "
             f"$KESTREL_API_TOKEN or token_file; issue one on this door: {_ISSUE})"
         )
-    return ValueError(
-        f"the door refused to {what}: {said} (the evaluator's token needs the scope "
-        "kestrel:trials besides kestrel:read kestrel:trade kestrel:grade)"
-    )
+    if response.status_code == 403:
+        return ValueError(
+            f"the door refused to {what}: {said} (the evaluator's token needs the scope "
+            "kestrel:trials besides kestrel:read kestrel:trade kestrel:grade)"
+        )
+    return ValueError(f"the door refused to {what}: {said}")
 
 
 async def mint_trial(door: str, bearer: str, name: str, scenarios: tuple[str, ...] = ()) -> Trial:

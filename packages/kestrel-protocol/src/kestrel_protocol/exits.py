@@ -32,6 +32,7 @@ FAILED_CODES = frozenset(
         "INVALID_SOURCE",
         "INVALID_ARGUMENT",
         "SECRET_KEY_INVALID",
+        "INTERRUPTED",  # Ctrl-C: the command did not finish
         "INTERNAL",  # an unexpected fault; Python itself exits 1 on one
     }
 )

@@ -25,7 +25,13 @@ from ..client import KestrelSdk, KestrelSession
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
-from .proofs import conclude_verification, verify_proof_data, write_out, write_proof
+from .proofs import (
+    GRADE_ELSEWHERE,
+    conclude_verification,
+    verify_proof_data,
+    write_out,
+    write_proof,
+)
 from .show import (
     catalog_table,
     diagnostics_lines,
@@ -209,8 +215,10 @@ def run(  # noqa: PLR0917 - one parameter per click option
 ) -> None:
     """Open a session, run a program, close, grade and summarise."""
     source = _read_source(file)
+    unfinished: str | None = None  # the session opened and not yet graded, for a Ctrl-C
 
     async def go(settings: KestrelSettings) -> None:
+        nonlocal unfinished
         async with open_sdk(settings) as sdk:
             report = await sdk.validate(source, scenario)
             if not report.ok:
@@ -223,6 +231,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 what = f"offer {offer.offer_id}: {offer.amount} {offer.currency}" if offer else ""
                 raise fail("PAYMENT_INVALID", f"opening a session needs payment ({what})")
             session = opened.session
+            unfinished = session.id
             try:
                 await _submit_all(session, source, atomic, quiet or as_json)
             except SdkError as exc:
@@ -238,6 +247,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
                 ) from None
             await session.close()
             graded = await _finish(sdk, session.id, quiet or as_json)
+            unfinished = None
             if out is not None:
                 await write_proof(sdk, session.id, out, embed_tape)
         if as_json:
@@ -247,7 +257,18 @@ def run(  # noqa: PLR0917 - one parameter per click option
             if out is not None:
                 click.echo(f"proof written to {out}")
 
-    anyio.run(go, settings_of(ctx))
+    try:
+        anyio.run(go, settings_of(ctx))
+    except KeyboardInterrupt:
+        if unfinished is None:
+            raise
+        raise fail(
+            "INTERRUPTED",
+            f"interrupted: session {unfinished} on {scenario} is not graded "
+            f"(`kestrel grade {unfinished}` closes and grades it as it stands); "
+            "what it was shown counts in the no-lookahead check of your next session on "
+            f"{scenario}",
+        ) from None
 
 
 @click.command("grade")
@@ -344,9 +365,20 @@ def verify(  # noqa: PLR0917 - one parameter per click option
             report = VerificationReport(
                 ok=False, grade=data.get("root", ""), mismatch=root_mismatch
             )
-        conclude_verification(report, as_json, f"ok: grade {report.grade} verified by replay")
+        conclude_verification(
+            report, as_json, f"ok: grade {report.grade} verified by replay", _elsewhere(report)
+        )
 
     anyio.run(go, settings_of(ctx))
+
+
+def _elsewhere(report: VerificationReport) -> str:
+    """Why a grade whose record is not in this store fails, and what verifies anywhere."""
+    from ..runtime.verify import NOT_STORED  # noqa: PLC0415 - the engine loads only here
+
+    if report.mismatch is None or report.mismatch.found != NOT_STORED:
+        return ""
+    return f" ({GRADE_ELSEWHERE})"
 
 
 @click.command("artifact")

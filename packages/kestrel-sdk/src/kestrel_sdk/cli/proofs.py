@@ -30,6 +30,7 @@ from .bootstrap import open_sdk, settings_of
 from .show import json_text
 
 __all__ = [
+    "GRADE_ELSEWHERE",
     "proof",
     "proof_verification",
     "reveal_verification",
@@ -37,6 +38,13 @@ __all__ = [
     "write_out",
     "write_proof",
 ]
+
+GRADE_ELSEWHERE = (
+    "a grade file is read only in the store that made it: its home's, or its door's "
+    "through --remote; a proof verifies anywhere: kestrel proof SESSION -o p.json where "
+    "the session ran"
+)
+"""Why a grade whose artifacts this store lacks cannot be verified or reported here."""
 
 
 def write_out(made: ProtocolModel, out: Path) -> None:
@@ -191,9 +199,11 @@ def verify_proof_data(
     conclude_verification(report, as_json, "\n".join(lines))
 
 
-def conclude_verification(report: VerificationReport, as_json: bool, ok_line: str) -> None:
+def conclude_verification(
+    report: VerificationReport, as_json: bool, ok_line: str, hint: str = ""
+) -> None:
     """Print a verification's outcome (JSON, or ``ok_line`` when it holds); a mismatch
-    exits ``CHECK_FAILED`` naming the first differing field."""
+    exits ``CHECK_FAILED`` naming the first differing field (then ``hint``)."""
     if as_json:
         click.echo(json_text(report))
     elif report.ok:
@@ -202,7 +212,7 @@ def conclude_verification(report: VerificationReport, as_json: bool, ok_line: st
         m = report.mismatch
         raise fail(
             "CHECK_FAILED",
-            f"verification failed: {m.field}: expected {m.expected}, found {m.found}",
+            f"verification failed: {m.field}: expected {m.expected}, found {m.found}{hint}",
         )
 
 

@@ -158,12 +158,16 @@ def new(  # noqa: PLR0917 - one parameter per click option
     as_json: bool,
 ) -> None:
     """Convert a bar file into a scenario directory (scenario.toml + canonical tape.csv)."""
+    from ..runtime.catalog.terms import id_problem  # noqa: PLC0415
     from ..scenarios import (  # noqa: PLC0415 - the CLI starts without the importer
         ScenarioImportError,
         ScenarioTermsInput,
         scenario_from_file,
     )
 
+    problem = id_problem(scenario_id)  # the argument's, not the file's
+    if problem is not None:
+        raise fail("INVALID_ARGUMENT", f"{problem}; nothing written")
     failed = source  # the file a problem is in
     given = {
         "leverage": leverage,

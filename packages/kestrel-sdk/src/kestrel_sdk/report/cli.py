@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..cli.bootstrap import open_sdk, settings_of
+from ..cli.proofs import GRADE_ELSEWHERE
 from ..cli_convention import fail
 from ..client import KestrelSdk
 from .agent import SmaCrossAgent
@@ -57,20 +58,29 @@ def _phase(console: Console, quiet: bool, what: str) -> Iterator[None]:
 
 
 def _load_grade(path: Path) -> GradeResult | Proof:
+    """The grade or proof in ``path``; any other file is refused as ``kestrel verify``
+    refuses it (``INVALID_INPUT``, exit 1)."""
     try:
         data = json.loads(path.read_bytes())
-        if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
-            return Proof.parse(data)
-        return GradeResult.parse(data)
     except (OSError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise KestrelError(
-            RefusalCode.UNKNOWN_ARTIFACT, f"{path}: not a readable grade or proof: {first}"
-        ) from None
+        raise fail("INVALID_INPUT", f"{path}: not a Kestrel proof or grade: {first}") from None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind not in {"kestrel.grade", "kestrel.proof"}:
+        raise fail(
+            "INVALID_INPUT",
+            f"{path}: not a Kestrel grade or proof: expected a kestrel.grade or "
+            "kestrel.proof object",
+        )
+    try:
+        return Proof.parse(data) if kind == "kestrel.proof" else GradeResult.parse(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise fail("INVALID_INPUT", f"{path}: not a Kestrel grade or proof: {first}") from None
 
 
 @click.command("report")
-@click.argument("grade_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("grade_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-o",
     "--out",
@@ -90,7 +100,13 @@ def report_command(
 
     async def go() -> Path:
         async with open_sdk(settings_of(ctx)) as sdk:
-            return await write_report(sdk, grade, target)
+            try:
+                return await write_report(sdk, grade, target)
+            except KestrelError as exc:  # a grade made in another store: say so
+                unknown = exc.code == RefusalCode.UNKNOWN_ARTIFACT
+                if not unknown or exc.detail.get("status") != "missing" or isinstance(grade, Proof):
+                    raise
+                raise fail("UNKNOWN_ARTIFACT", f"{exc.message} ({GRADE_ELSEWHERE})") from None
 
     written = anyio.run(go)
     click.echo(str(written))

@@ -76,6 +76,11 @@ class Grading:
         self._artifact = artifact
         self._ops: Operations[GradeResult] = Operations()
 
+    def abandon(self) -> None:
+        """Shutting down: grades still running are dropped without a word (see
+        :meth:`Operations.abandon`)."""
+        self._ops.abandon()
+
     # -- close ---------------------------------------------------------------------------
 
     def close(self, principal: str, sid: str) -> SessionRecord:

@@ -65,6 +65,13 @@ class Operations(Generic[T]):
         self._lock = threading.Lock()
         self._by_id: dict[str, Operation[T]] = {}
         self._by_token: dict[str, Operation[T]] = {}
+        self._abandoned = False
+
+    def abandon(self) -> None:
+        """The runtime is shutting down (its store closes next, a Ctrl-C say): work still
+        running fails on the closed store, which is no fault to report. Nothing of it is
+        half-stored (each write is one transaction); the next grade does it again."""
+        self._abandoned = True
 
     def start(
         self,
@@ -94,7 +101,9 @@ class Operations(Generic[T]):
                 op.result = work(op.report)
             except BaseException as exc:  # reported to whoever waits
                 op.error = exc
-                if not isinstance(exc, KestrelError):
+                if self._abandoned:
+                    log.debug("operation %s abandoned at shutdown", operation_id, exc_info=exc)
+                elif not isinstance(exc, KestrelError):
                     log.exception("operation %s failed", operation_id)
             finally:
                 op.done.set()

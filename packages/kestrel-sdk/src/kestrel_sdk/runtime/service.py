@@ -153,7 +153,8 @@ class Runtime:
         return len(self._sessions.live)
 
     def shutdown(self) -> None:
-        """Release the database connection."""
+        """Release the database connection (a grade still running is abandoned)."""
+        self._grading.abandon()
         self.store.close()
 
     # -- catalog ------------------------------------------------------------------------

@@ -27,6 +27,7 @@ __all__ = [
     "SCENARIO_FILE",
     "ScenarioTerms",
     "TermsProblem",
+    "id_problem",
     "parse_terms",
 ]
 
@@ -130,6 +131,13 @@ class ScenarioTerms:
 _CENT = Decimal("0.01")
 
 
+def id_problem(scenario_id: str) -> str | None:
+    """What is wrong with ``scenario_id`` as a scenario's id, or ``None``."""
+    if ID_PATTERN.fullmatch(scenario_id):
+        return None
+    return f"id {scenario_id!r} must match [a-z0-9][a-z0-9-]{{0,63}}"
+
+
 def _cash_text(value: str) -> str:
     """Money to the cent, as the Scenario object carries it."""
     return f"{Decimal(value).quantize(_CENT, context=DEFAULT_DECIMAL_CONTEXT):f}"
@@ -156,8 +164,9 @@ def parse_terms(text: str) -> ScenarioTerms | list[TermsProblem]:
             check.fault("", key, f"unknown key {key!r}")
 
     scenario_id = check.text(data, "", "id")
-    if isinstance(data.get("id"), str) and not ID_PATTERN.fullmatch(scenario_id):
-        check.fault("", "id", f"id {scenario_id!r} must match [a-z0-9][a-z0-9-]{{0,63}}")
+    problem = id_problem(scenario_id) if isinstance(data.get("id"), str) else None
+    if problem is not None:
+        check.fault("", "id", problem)
     title = check.text(data, "", "title")
     if "title" in data and isinstance(data["title"], str) and not title.strip():
         check.fault("", "title", "title must not be empty")

@@ -13,9 +13,9 @@ replays on: :mod:`.scenario`); :mod:`.mismatch` names what differs.
 
 from __future__ import annotations
 
-from .grades import verify_grade
+from .grades import NOT_STORED, verify_grade
 from .mismatch import flatten
 from .proofs import verify_proof
 from .scenario import proof_scenario
 
-__all__ = ["flatten", "proof_scenario", "verify_grade", "verify_proof"]
+__all__ = ["NOT_STORED", "flatten", "proof_scenario", "verify_grade", "verify_proof"]

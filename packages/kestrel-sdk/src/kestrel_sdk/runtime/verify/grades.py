@@ -23,9 +23,13 @@ from ..engine import chain_engine, compute_grade
 from .mismatch import MismatchFound, flatten, same
 from .scenario import forward_tape_note
 
-__all__ = ["ArtifactReader", "verify_grade"]
+__all__ = ["NOT_STORED", "ArtifactReader", "verify_grade"]
 
 M = TypeVar("M", SessionRecord, Pentad)
+
+NOT_STORED = "missing or corrupt in the artifact store"
+"""What a grade's mismatch says was found for an artifact the store does not serve: one
+never stored here (the grade was made in another home), or another principal's."""
 
 
 class ArtifactReader(Protocol):
@@ -37,7 +41,7 @@ class ArtifactReader(Protocol):
 def _load(store: ArtifactReader, root: str, field: str) -> dict[str, Any]:
     obj = store.get(root)
     if obj is None:
-        raise MismatchFound(field, root, "missing or corrupt in the artifact store")
+        raise MismatchFound(field, root, NOT_STORED)
     return obj
 
 
