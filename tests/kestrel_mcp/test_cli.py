@@ -194,30 +194,55 @@ def test_a_scenario_the_catalog_lacks_is_refused_at_start(
 
 
 def test_a_secret_store_that_refuses_says_why_the_remote_token_is_missing(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The token is in a ``.env`` that is a symlink (refused, by design): the operator is
-    told the store's reason (and which store), not only an exception's class name; the
-    value is never shown."""
+    """The token is in a ``.env`` that is a symlink (refused, by design): the start is
+    refused telling the operator the store's reason (and which store), not only an
+    exception's class name; the value is never shown, and no transport is made."""
     target = tmp_path / "elsewhere.env"
     target.write_text("KESTREL_API_TOKEN=kt_canary_value\n", encoding="utf-8")
     target.chmod(0o600)
     (tmp_path / ".env").symlink_to(target)
     monkeypatch.setenv("KESTREL_SECRET_STORE", "file")
     monkeypatch.delenv("KESTREL_API_TOKEN", raising=False)
-    seen: dict[str, Any] = {}
+    made: list[str | None] = []
 
     def fake_remote(
         base_url: str | None = None, token: str | None = None, client: Any = None
     ) -> Any:
-        seen.update(token=token)
+        made.append(token)
         return object()
 
     monkeypatch.setattr(kestrel_sdk, "remote_transport", fake_remote, raising=False)
-    with caplog.at_level("WARNING", logger="kestrel_mcp"):
+    with pytest.raises(click.UsageError) as refused:
         cli.build_transport(KestrelSettings.resolve(home=tmp_path, remote="http://127.0.0.1:8787"))
-    assert seen == {"token": None}
-    said = caplog.text
+    said = refused.value.message
+    assert made == []
     assert "SECRET_STORE_UNAVAILABLE" in said
     assert f"{tmp_path / '.env'} is a symlink" in said
     assert "kt_canary_value" not in said
+
+
+def test_a_remote_without_a_token_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--remote URL`` with no ``KESTREL_API_TOKEN`` and none in the secret store exits 2
+    at start on both entry points, naming where it looked and how to get one, rather than
+    serving an MCP host a server whose every tool call the door refuses."""
+    from kestrel_sdk.cli import cli as kestrel_cli
+
+    monkeypatch.setenv("KESTREL_SECRET_STORE", "file")
+    monkeypatch.delenv("KESTREL_API_TOKEN", raising=False)
+    monkeypatch.setattr(
+        kestrel_sdk, "remote_transport", lambda **_: pytest.fail("a transport was made")
+    )
+    home = ["--home", str(tmp_path)]
+    for command, args in (
+        (cli.main, [*home, "--remote", "http://127.0.0.1:9"]),
+        (kestrel_cli, [*home, "--remote", "http://127.0.0.1:9", "mcp"]),
+    ):
+        done = CliRunner().invoke(command, args)
+        assert done.exit_code == 2, done.output
+        assert "--remote http://127.0.0.1:9 needs the door's token" in done.output
+        assert "the secret store holds no KESTREL_API_TOKEN" in done.output
+        assert "kestrel secrets set KESTREL_API_TOKEN" in done.output

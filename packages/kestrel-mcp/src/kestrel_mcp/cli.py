@@ -33,28 +33,36 @@ from .stdio import SPIN_SECONDS, serve_stdio
 
 __all__ = ["LOCAL_PRINCIPAL", "PRINCIPAL_ENV", "build_transport", "main", "mcp_command"]
 
-logger = logging.getLogger("kestrel_mcp")
 
 LOCAL_PRINCIPAL = "local"
 """Whom the local runtime's sessions belong to unless ``--principal`` names another."""
 PRINCIPAL_ENV = "KESTREL_PRINCIPAL"
 
 
-def _api_token(settings: KestrelSettings) -> str | None:
-    """The bearer for a remote door: ``KESTREL_API_TOKEN``, else the secret store's key."""
+def _api_token(settings: KestrelSettings) -> str:
+    """The bearer for a remote door: ``KESTREL_API_TOKEN``, else the secret store's key.
+
+    None found is refused at start (a usage error naming where it looked and the store's
+    reason, never a value): an MCP host would otherwise start a server whose every tool
+    call is refused."""
     token = os.environ.get("KESTREL_API_TOKEN")
     if token:
         return token
     try:
-        return open_secret_store(settings.home).reveal("KESTREL_API_TOKEN")
+        found = open_secret_store(settings.home).reveal("KESTREL_API_TOKEN")
     except KestrelError as exc:  # the store's refusals name what is wrong, never a value
-        logger.warning(
-            "no KESTREL_API_TOKEN: the secret store refused: %s: %s", exc.code, exc.message
-        )
-        return None
+        why = f"the secret store refused: {exc.code}: {exc.message}"
     except Exception as exc:
-        logger.warning("no KESTREL_API_TOKEN (secret store unavailable: %s)", type(exc).__name__)
-        return None
+        why = f"the secret store is unavailable ({type(exc).__name__})"
+    else:
+        if found:
+            return found
+        why = "the secret store holds no KESTREL_API_TOKEN"
+    raise click.UsageError(
+        f"--remote {settings.remote} needs the door's token: KESTREL_API_TOKEN is not set "
+        f"and {why}. Issue one on the door (kestrel-door token issue --principal NAME) and "
+        "set KESTREL_API_TOKEN, or keep it with: kestrel secrets set KESTREL_API_TOKEN"
+    )
 
 
 def build_transport(settings: KestrelSettings, principal: str | None = None) -> Transport:
