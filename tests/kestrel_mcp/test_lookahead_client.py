@@ -5,7 +5,8 @@ right after the open (before submission 1) or later. A scout session of the same
 principal that ran ahead on the (unsealed) scenario fails the session traded behind it,
 naming the scout. A principal that saw nothing ahead passes. On a sealed scenario
 (``sealed = true`` in its ``scenario.toml``) the tape read is refused and the grade
-passes, saying the scenario was sealed throughout.
+passes, saying the scenario was sealed throughout; a session on the public scenario of
+the same bars is then behind it.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ SHIPPED = Path(__file__).parents[2] / "packages/kestrel-sdk/src/kestrel_sdk/cata
 
 
 def _sealed_catalog(root: Path) -> Path:
-    """A user catalog holding ``acme-sealed``: acme-trend's tape and terms, sealed."""
+    """A user catalog holding ``acme-sealed``: acme-chop's tape and terms, sealed (a
+    tape of its own to the horizon: one lineage with acme-chop, its bars)."""
     directory = root / "acme-sealed"
     directory.mkdir(parents=True)
-    shutil.copy(SHIPPED / "acme-trend" / "tape.csv", directory / "tape.csv")
-    toml = (SHIPPED / "acme-trend" / "scenario.toml").read_text("utf-8")
-    toml = toml.replace('id = "acme-trend"', 'id = "acme-sealed"')
+    shutil.copy(SHIPPED / "acme-chop" / "tape.csv", directory / "tape.csv")
+    toml = (SHIPPED / "acme-chop" / "scenario.toml").read_text("utf-8")
+    toml = toml.replace('id = "acme-chop"', 'id = "acme-sealed"')
     (directory / "scenario.toml").write_text("sealed = true\n" + toml, "utf-8")
     return root
 
@@ -114,6 +116,12 @@ async def test_no_lookahead_over_the_official_client(tmp_path: Path) -> None:
         assert "sealed for the whole session" in check["detail"]
         assert check["passed"] is True
 
+        # acme-chop is acme-sealed's bars: the principal has seen them to bar 5
+        check, outcome = await _session(client, "acme-chop", read_tape=False)
+        assert check["passed"] is False
+        behind = "on acme-sealed of the same principal had reached bar 5 before submission 1"
+        assert behind in check["detail"]
+
 
 async def test_a_read_right_after_the_open_is_counted(tmp_path: Path) -> None:
     """Opened and graded, then a second session: open, read the tape, submit, grade."""
@@ -133,8 +141,8 @@ async def test_a_scout_session_fails_the_session_traded_behind_it(tmp_path: Path
     the scout itself (at its own clock) does not fail the scout."""
     catalog = _sealed_catalog(tmp_path / "catalog")
     async with Client(_params(tmp_path / "home", catalog), read_timeout_seconds=60) as client:
-        trader = await _open(client, "acme-chop")
-        scout = await _open(client, "acme-chop")
+        trader = await _open(client, "acme-crash")  # not acme-chop: acme-sealed's twin
+        scout = await _open(client, "acme-crash")
         await client.call_tool(
             "kestrel_session_submit", {"sessionId": scout, "source": "advance 2519"}
         )

@@ -51,12 +51,13 @@ locked outright they take turns from read to commit. No cycle: a step's other lo
 its own session's (its row ``FOR SHARE``, the note's advisory lock), which nothing holds
 while waiting for the horizon row, and a count or a lone raise holds the row alone.
 
-Lineages: a scenario and its disguised twins (:mod:`.catalog.lineage`) share one row,
-keyed by the lineage (an ordinary scenario's own id, as always), since their bars map
-one to one by index: a principal shown bars of one twin past a session's clock has been
-shown them in all. What showed them is named with the twin it was shown on ("tape goog
-read", "session ks_… on goog of the same principal had reached bar 2519"), so
-``no-lookahead`` on a disguise says which twin was seen. The sessions counted are the
+Lineages: a scenario, its disguised twins and the scenarios of the same bars
+(:mod:`.catalog.lineage`) share one row, keyed by the lineage (an ordinary scenario's own
+id, as always, while no other has its bars), since their bars map one to one by index:
+a principal shown bars of one twin past a session's clock has been shown them in all.
+What showed them is named with the twin it was shown on ("tape goog read", "session ks_…
+on goog of the same principal had reached bar 2519"), so ``no-lookahead`` on a disguise
+says which twin was seen. The sessions counted are the
 principal's on every twin.
 
 Frames, histories and blotters show no bar after their session's clock, and artifacts

@@ -1,12 +1,16 @@
-"""Lineages: a scenario and its disguised twins are one lineage (their bars map one to
-one by index), and a principal's horizon is kept per lineage.
+"""Lineages: a scenario, its disguised twins and the scenarios of the same bars are one
+lineage (their bars map one to one by index), and a principal's horizon is kept per
+lineage.
 
-A scenario that is no disguise is its own lineage, keyed by its id (so the horizon rows
-of every ordinary scenario are keyed as they always were). A disguise records in its
-``scenario.toml`` the tag of its source's bars (:func:`~.reveal.lineage_tag`); its key
-is the id of the scenario of this catalog whose tag that is (the first by id when
-several share a tape), or the tag itself when its source is not in the catalog (its
-twins still share it).
+A scenario that is no disguise is keyed by its id, or, when others of this catalog have
+the same tape (an import of bars another scenario ships: the same tape root), by the
+first of their ids: scouting one is scouting them all. A scenario whose tape no other
+shares is thus keyed as it always was, and so is a forward scenario (its tape root is
+its declared prefix's, often none, not the bars it grows). A disguise records in its
+``scenario.toml`` the tag of its source's bars (:func:`~.reveal.lineage_tag`); its key is
+its source's (the first id by the tag), or the tag itself when its source is not in the
+catalog (its twins still share it). Before, a copy was a lineage of its own, and a copy
+whose id sorted first keyed the disguises of its bars apart from their source.
 """
 
 from __future__ import annotations
@@ -75,20 +79,21 @@ class Lineages:
     def __init__(self, index: CatalogIndex) -> None:
         scenarios = [s for s in (index.get(i) for i in sorted(index.ids())) if s is not None]
         by_tag: dict[str, str] = {}
-        for loaded in scenarios:
-            if loaded.lineage is None:
-                by_tag.setdefault(lineage_tag(loaded), loaded.id)
+        ordinary = [s for s in scenarios if s.lineage is None]
+        for loaded in sorted(ordinary, key=lambda s: s.forward):  # whole tapes first
+            by_tag.setdefault(lineage_tag(loaded), loaded.id)
         self._keys: dict[str, str] = {}
         self._members: dict[str, list[LoadedScenario]] = {}
         for loaded in scenarios:
-            key = (
-                loaded.id if loaded.lineage is None else by_tag.get(loaded.lineage, loaded.lineage)
-            )
+            tag = lineage_tag(loaded)
+            own = loaded.lineage is None and loaded.forward  # its root: the prefix alone
+            key = loaded.id if own else by_tag.get(tag, tag)
             self._keys[loaded.id] = key
             self._members.setdefault(key, []).append(loaded)
 
     def key(self, scenario_id: str) -> str:
-        """The horizon key of the scenario's lineage (its own id unless it has twins)."""
+        """The horizon key of the scenario's lineage (its own id unless it is a disguise or
+        a scenario of its bars has an id that sorts first)."""
         return self._keys.get(scenario_id, scenario_id)
 
     def twins(self, scenario_id: str) -> list[LoadedScenario]:

@@ -76,8 +76,9 @@ class ServedCatalog:
 
     @property
     def lineages(self) -> Lineages:
-        """The lineages of the catalog (a scenario and its disguised twins), the sources
-        of renamed copies included (bars shown of a copy were shown of its source)."""
+        """The lineages of the catalog (a scenario, its disguised twins and the scenarios
+        of its bars), the sources of renamed copies included (bars shown of a copy were
+        shown of its source)."""
         lineages = self._lineages
         if lineages is None:
             self.index  # noqa: B018 - loads both indexes
