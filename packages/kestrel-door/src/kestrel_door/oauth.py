@@ -21,6 +21,7 @@ from joserfc.errors import InvalidKeyIdError
 from joserfc.jwk import KeySet
 from kestrel_protocol.ports import Grant
 
+from .expiry import rfc3339
 from .principals import oauth_principal
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtGrantVerifier"]
@@ -133,7 +134,12 @@ class JwtGrantVerifier:
             if principal is None:
                 logger.info("access token refused: its sub names a trial")
                 return None
-            return Grant(principal=principal, scopes=self._scopes(claims), kind="oauth")
+            return Grant(
+                principal=principal,
+                scopes=self._scopes(claims),
+                kind="oauth",
+                expires_at=rfc3339(claims["exp"]),
+            )
         except Exception as exc:
             logger.info("access token refused: %s", type(exc).__name__)
             return None

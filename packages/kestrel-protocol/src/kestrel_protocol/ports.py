@@ -119,6 +119,9 @@ class Grant:
     one sample); ``None`` for the whole catalog."""
     token_id: str | None = None
     """The issued token's id (the parent of the trials it mints); ``None`` for OAuth."""
+    expires_at: str | None = None
+    """When the bearer stops being accepted (RFC 3339 UTC, to the second): a trial it mints
+    ends no later. ``None``: it never expires."""
 
 
 @runtime_checkable
