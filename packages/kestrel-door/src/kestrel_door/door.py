@@ -61,7 +61,8 @@ class Caller:
     token_id: str | None = None
     """The issued token it presented (the parent of a trial it mints); else ``None``."""
     expires_at: str | None = None
-    """When its grant expires (RFC 3339 UTC): a trial it mints ends no later."""
+    """When the issued token it presented expires (RFC 3339 UTC): a trial it mints ends no
+    later; else ``None``."""
 
 
 def outage_response(exc: KestrelError, *, path: str = "") -> Response:

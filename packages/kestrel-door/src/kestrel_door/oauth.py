@@ -21,7 +21,6 @@ from joserfc.errors import InvalidKeyIdError
 from joserfc.jwk import KeySet
 from kestrel_protocol.ports import Grant
 
-from .expiry import rfc3339
 from .principals import oauth_principal
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtGrantVerifier"]
@@ -134,12 +133,7 @@ class JwtGrantVerifier:
             if principal is None:
                 logger.info("access token refused: its sub names a trial")
                 return None
-            return Grant(
-                principal=principal,
-                scopes=self._scopes(claims),
-                kind="oauth",
-                expires_at=rfc3339(claims["exp"]),
-            )
+            return Grant(principal=principal, scopes=self._scopes(claims), kind="oauth")
         except Exception as exc:
             logger.info("access token refused: %s", type(exc).__name__)
             return None

@@ -12,9 +12,10 @@ of the mint names the parent and the digest of the trial, and the trial's name c
 its parent. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
 trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
 serves them), so a pair's disguised sample cannot open its labelled twin.
-A trial never outlives the bearer that minted it: it expires when that one does, or
-sooner with ``"expiresIn": SECONDS`` (a longer one is capped; the response's
-``expiresAt`` is the real expiry, ``null`` under a parent that never expires).
+A trial never outlives the issued token that minted it: it expires when that one does,
+or sooner with ``"expiresIn": SECONDS`` (a longer one is capped; the response's
+``expiresAt`` is the real expiry, ``null`` when neither bounds it: a parent that never
+expires, or an OAuth grant's trial minted without ``expiresIn``).
 ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
 scored (only the parent's own trials). The trial's token keeps the id of the issued token
 that minted it: revoking that one (``kestrel-door token revoke``) revokes its live trials
