@@ -39,6 +39,7 @@ def test_tokens_are_found_by_digest_until_revoked(records: DoorRecords) -> None:
         "kestrel:read kestrel:trade",
         None,
         "tk_1",
+        None,
     )
     assert records.token_grant(b"\x03" * 32) is None
     assert [t.id for t in records.tokens()] == ["tk_1", "tk_2"]
@@ -119,7 +120,7 @@ def test_records_survive_reopening(records: DoorRecords, store_url: str) -> None
     records.close()
     again = open_door_store(store_url)
     try:
-        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None, "tk_1")
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None, "tk_1", None)
     finally:
         again.close()
 
@@ -133,6 +134,7 @@ def test_a_trials_token_keeps_the_only_scenarios_it_sees(records: DoorRecords) -
         "kestrel:read",
         "goog tape-q7",
         "tk_1",
+        None,
     )
     assert records.tokens() == [row]
 
@@ -189,13 +191,14 @@ def test_a_store_made_before_tokens_kept_scenarios_is_upgraded_in_place(
     records.close()
     raw = raw_sql(store_url, door=True)
     raw("DROP INDEX IF EXISTS {tokens}_by_parent", ())  # nor the index on it
+    raw("ALTER TABLE {tokens} DROP COLUMN expires_at", ())
     raw("ALTER TABLE {tokens} DROP COLUMN parent", ())
     raw("ALTER TABLE {tokens} DROP COLUMN scenarios", ())
     if not store_url.startswith("sqlite"):
         raw("UPDATE {meta} SET value = '1' WHERE key = 'door'", ())
     again = open_door_store(store_url)
     try:
-        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None, "tk_1")
+        assert again.token_grant(DIGEST) == (DIGEST, "alice", "kestrel:read", None, "tk_1", None)
         trial = TokenEntry(
             "tk_2", "alice/trial-b", "kestrel:read", None, "t", None, "tape-q7", "tk_1"
         )
@@ -206,6 +209,7 @@ def test_a_store_made_before_tokens_kept_scenarios_is_upgraded_in_place(
             "kestrel:read",
             "tape-q7",
             "tk_2",
+            None,
         )
         assert again.tokens()[1] == trial
     finally:
@@ -233,6 +237,7 @@ def test_a_store_made_before_tokens_kept_their_parent_is_upgraded_in_place(
     records.close()
     raw = raw_sql(store_url, door=True)
     raw("DROP INDEX IF EXISTS {tokens}_by_parent", ())  # nor the index on it
+    raw("ALTER TABLE {tokens} DROP COLUMN expires_at", ())
     raw("ALTER TABLE {tokens} DROP COLUMN parent", ())
     if not store_url.startswith("sqlite"):
         raw("UPDATE {meta} SET value = '2' WHERE key = 'door'", ())
@@ -245,6 +250,55 @@ def test_a_store_made_before_tokens_kept_their_parent_is_upgraded_in_place(
         assert revoked == {"tk_ev": "t1", "tk_old": None, "tk_new": "t1"}
     finally:
         again.close()
+
+
+def test_a_store_made_before_tokens_expired_is_upgraded_in_place(
+    records: DoorRecords, store_url: str
+) -> None:
+    """A door store of the schema before expiry (PostgreSQL's door schema 3) opens
+    upgraded: its tokens kept, each never expiring (as they were issued), its trials still
+    going with their parent; a token issued now keeps its expiry for the door to judge."""
+    old = [_token("tk_1", "ev"), _token("tk_2", "ev/trial-a", "tk_1")]
+    for n, row in enumerate(old):
+        records.add_token(row, bytes([n + 1]) * 32)
+    records.close()
+    raw = raw_sql(store_url, door=True)
+    raw("ALTER TABLE {tokens} DROP COLUMN expires_at", ())
+    if not store_url.startswith("sqlite"):
+        raw("UPDATE {meta} SET value = '3' WHERE key = 'door'", ())
+    again = open_door_store(store_url)
+    try:
+        assert again.tokens() == old
+        assert again.token_grant(b"\x02" * 32) == (
+            b"\x02" * 32,
+            "ev/trial-a",
+            "kestrel:read",
+            None,
+            "tk_2",
+            None,
+        )
+        new = TokenEntry(
+            "tk_3", "ev", "kestrel:read", None, "t", None, None, None, "2027-01-31T00:00:00Z"
+        )
+        again.add_token(new, b"\x03" * 32)
+        assert again.tokens()[-1] == new
+        assert again.token_grant(b"\x03" * 32) == (
+            b"\x03" * 32,
+            "ev",
+            "kestrel:read",
+            None,
+            "tk_3",
+            "2027-01-31T00:00:00Z",
+        )
+        assert again.revoke_token("tk_1", "t1") == 1
+    finally:
+        again.close()
+    if not store_url.startswith("sqlite"):  # a replica of schema 3 would take expired tokens
+        import psycopg
+
+        with psycopg.connect(store_url) as conn:
+            found = conn.execute("SELECT value FROM kestrel_meta WHERE key = 'door'").fetchone()
+        assert found == ("4",)
 
 
 def _revoke_plan(store_url: str) -> str:

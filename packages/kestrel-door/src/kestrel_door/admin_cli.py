@@ -18,6 +18,7 @@ from kestrel_protocol.surface import ALL_SCOPES, SURFACE
 
 from .approval import RequireApproval
 from .audit import AuditLog
+from .expiry import DEFAULT_TOKEN_LIFETIME, NEVER, lifetime_seconds, time_of
 from .keys import DoorKeys, KeyNotLive
 from .stores import open_door_store
 from .tokens import IssuedTokens
@@ -73,26 +74,58 @@ def token_group() -> None:
     help=f"Repeatable; one of {', '.join(ALL_SCOPES)} (or several, space-separated).",
 )
 @click.option("--label", default=None)
+@click.option(
+    "--expires-in",
+    "expires_in",
+    default=None,
+    metavar="DURATION",
+    help=f"Lifetime: N s|m|h|d|w (12h, 30d), or {NEVER!r}. Default {DEFAULT_TOKEN_LIFETIME}.",
+)
+@click.option(
+    "--expires-at",
+    "expires_at",
+    default=None,
+    metavar="TIME",
+    help="Expiry as an RFC 3339 time with its offset (2027-01-31T00:00:00Z).",
+)
 @click.argument("more_scopes", nargs=-1)
 @click.pass_context
-def token_issue(
+def token_issue(  # noqa: PLR0917 - one parameter per click option
     ctx: click.Context,
     principal: str,
     scopes: tuple[str, ...],
     label: str | None,
+    expires_in: str | None,
+    expires_at: str | None,
     more_scopes: tuple[str, ...],
 ) -> None:
-    """Mint a token; it is printed once, alone on the last line.
+    """Mint a token; it is printed once, alone on the last line. It expires after
+    --expires-in (default 90d) or at --expires-at; never only with --expires-in never.
 
     ``--scope kestrel:read kestrel:trade`` works too: the scopes after the first are
     taken as further arguments.
     """
     flat = [s for item in (*scopes, *more_scopes) for s in item.split()]
+    if expires_in is not None and expires_at is not None:
+        raise click.UsageError("give --expires-in or --expires-at, not both")
     try:
-        row, token = IssuedTokens(door_store(ctx)).issue(principal, flat, label)
+        lifetime = lifetime_seconds(expires_in or DEFAULT_TOKEN_LIFETIME)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--expires-in") from None
+    try:
+        until = None if expires_at is None else time_of(expires_at)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--expires-at") from None
+    try:
+        row, token = IssuedTokens(door_store(ctx)).issue(
+            principal, flat, label, lifetime_s=lifetime, expires_at=until
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(f"issued {row.id} for {row.principal} ({' '.join(row.scopes)}); shown once:")
+    expiry = f"expires {row.expires_at}" if row.expires_at else "never expires"
+    click.echo(
+        f"issued {row.id} for {row.principal} ({' '.join(row.scopes)}), {expiry}; shown once:"
+    )
     click.echo(token)
 
 
@@ -100,16 +133,23 @@ def token_issue(
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
 @click.pass_context
 def token_list(ctx: click.Context, as_json: bool) -> None:
-    """The issued tokens (id, principal, scopes, live or revoked, and a trial's parent: the
-    token that minted it); never a token."""
-    rows = IssuedTokens(door_store(ctx)).list()
+    """The issued tokens (id, principal, scopes, created, live, expired or revoked, when it
+    expires, and a trial's parent: the token that minted it); never a token."""
+    tokens = IssuedTokens(door_store(ctx))
+    rows = tokens.list()
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=2))
         return
     for r in rows:
         state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
+        if not r.revoked_at and tokens.expired(r):
+            state = "expired"
+        expiry = f"expires {r.expires_at}" if r.expires_at else "never expires"
         parent = f"  parent {r.parent}" if r.parent else ""
-        click.echo(f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}{parent}")
+        click.echo(
+            f"{r.id}  {r.principal}  {' '.join(r.scopes)}  {r.created_at}  {state}  {expiry}"
+            f"{parent}"
+        )
 
 
 @token_group.command("revoke")

@@ -64,6 +64,9 @@ class Caller:
     guarded: bool
     token_id: str | None = None
     """The issued token it presented (the parent of a trial it mints); else ``None``."""
+    expires_at: str | None = None
+    """When the issued token it presented expires (RFC 3339 UTC): a trial it mints ends no
+    later; else ``None``."""
 
 
 def outage_response(exc: KestrelError, *, path: str = "") -> Response:
@@ -176,7 +179,8 @@ class Door:
             approval=self._approval,
             surface=self.surface,
         )
-        return Caller(LiveTurn(ctx=ctx, tools=tools), guarded=True, token_id=grant.token_id)
+        turn = LiveTurn(ctx=ctx, tools=tools)
+        return Caller(turn, guarded=True, token_id=grant.token_id, expires_at=grant.expires_at)
 
     async def aclose(self) -> None:
         for transport in self._transports.values():

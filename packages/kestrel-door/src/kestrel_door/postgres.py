@@ -24,15 +24,21 @@ from .tables import TABLES, TOKENS
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 """2: an issued token keeps the only scenarios its principal sees (a trial's); 3: and the
-issued token that minted it (a trial's parent). A database of 1 or 2 is upgraded in place
+issued token that minted it (a trial's parent); 4: and when it expires (a replica of 3
+would accept an expired token: a new version). A database of 1, 2 or 3 is upgraded in place
 when a door first opens it (:data:`UPGRADES`); then every statement of the schema runs, so
 a database of any of them gains the index on ``tokens.parent`` (no new version: it changes
 nothing a replica of the release before reads or writes)."""
 _SCENARIOS: Final = TOKENS.add_column("scenarios", POSTGRES, "kestrel_door_")
 _PARENT: Final = TOKENS.add_column("parent", POSTGRES, "kestrel_door_")
-UPGRADES: Final = {"1": (_SCENARIOS, _PARENT), "2": (_PARENT,)}
+_EXPIRES: Final = TOKENS.add_column("expires_at", POSTGRES, "kestrel_door_")
+UPGRADES: Final = {
+    "1": (_SCENARIOS, _PARENT, _EXPIRES),
+    "2": (_PARENT, _EXPIRES),
+    "3": (_EXPIRES,),
+}
 
 _SCHEMA: Final = create_statements(TABLES, POSTGRES, "kestrel_door_")
 """Every statement idempotent: run on each start (a database made before a table was

@@ -25,6 +25,7 @@ from kestrel_protocol.store import (
     AuditValues,
     PaymentOutcome,
     TokenEntry,
+    TokenGrantRow,
 )
 
 from .tables import DOOR_TABLES
@@ -38,18 +39,18 @@ class DoorStatements:
 
     add_token: str = (
         "INSERT INTO {tokens} (id, digest, principal, scopes, label, created_at, scenarios,"
-        " parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " parent, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
     tokens: str = (
-        "SELECT id, principal, scopes, label, created_at, revoked_at, scenarios, parent"
-        " FROM {tokens} ORDER BY created_at, id"
+        "SELECT id, principal, scopes, label, created_at, revoked_at, scenarios, parent,"
+        " expires_at FROM {tokens} ORDER BY created_at, id"
     )
     revoke_token: str = "UPDATE {tokens} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
     revoke_minted: str = (  # the live tokens a revoked token minted (one level: trials)
         "UPDATE {tokens} SET revoked_at = ? WHERE parent = ? AND revoked_at IS NULL"
     )
     token_grant: str = (
-        "SELECT digest, principal, scopes, scenarios, id FROM {tokens}"
+        "SELECT digest, principal, scopes, scenarios, id, expires_at FROM {tokens}"
         " WHERE digest = ? AND revoked_at IS NULL"
     )
     add_audit: str = (
@@ -141,6 +142,7 @@ class SqlDoorRecords(SqlAdapter):
                     row.created_at,
                     row.scenarios,
                     row.parent,
+                    row.expires_at,
                 ),
             )
 
@@ -155,13 +157,14 @@ class SqlDoorRecords(SqlAdapter):
                 return None
             return int(conn.execute(self.sql.revoke_minted, (at, token_id)).rowcount)
 
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None, str] | None:
+    def token_grant(self, digest: bytes) -> TokenGrantRow | None:
         with self._connection() as conn:
             row = conn.execute(self.sql.token_grant, (digest,)).fetchone()
         if row is None:
             return None
         only = None if row[3] is None else str(row[3])
-        return bytes(row[0]), str(row[1]), str(row[2]), only, str(row[4])
+        expires = None if row[5] is None else str(row[5])
+        return bytes(row[0]), str(row[1]), str(row[2]), only, str(row[4]), expires
 
     # -- audit ----------------------------------------------------------------------------
 

@@ -30,9 +30,10 @@ from .tables import TABLES, TOKENS
 __all__ = ["DoorStore"]
 
 _CREATE: Final = create_statements(TABLES, SQLITE, "")
-_TOKEN_COLUMNS: Final = ("scenarios", "parent")
+_TOKEN_COLUMNS: Final = ("scenarios", "parent", "expires_at")
 """The tokens' columns a file made before them gains in place (a trial's scenarios, the
-token that minted it), in order."""
+token that minted it, when it expires), in order. A token kept from before has no
+expiry: it stays as it was issued, never expiring, until the operator revokes it."""
 _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 

@@ -22,6 +22,7 @@ TOKENS: Final = Table(
         Column("revoked_at", "text", null=True),
         Column("scenarios", "text", null=True),  # a trial's only scenarios (space-separated)
         Column("parent", "text", null=True),  # a trial's: the issued token that minted it
+        Column("expires_at", "text", null=True),  # RFC 3339 UTC; null: never expires
     ),
     key=("id",),
     indexes=(Index("tokens_by_parent", "parent"),),  # revoking a token finds its trials

@@ -1,16 +1,18 @@
 """Issued API tokens: minted by the operator, stored as a hash, verified per request.
 
 The token is shown once, on issue; afterwards only its sha256 exists, so neither the
-database nor ``token list`` can leak a usable bearer.
+database nor ``token list`` can leak a usable bearer. A token expires
+(:mod:`.expiry`): after its ``expires_at`` it is refused as an unknown one is; a trial's
+ends no later than the token that minted it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hmac
 import logging
 import secrets
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -21,6 +23,7 @@ from kestrel_protocol.store import DoorRecords, TokenEntry
 from kestrel_protocol.surface import ALL_SCOPES, trial_principal
 
 from .bearers import bearer_digest, mint_bearer, well_formed_bearer
+from .expiry import DEFAULT_TOKEN_LIFETIME, epoch_of, lifetime_seconds, rfc3339
 from .principals import issuable_principal
 
 __all__ = ["ISSUED_TOKEN_PREFIX", "IssuedToken", "IssuedTokens"]
@@ -44,6 +47,8 @@ class IssuedToken:
     """The only scenarios its principal sees and trades (a trial's); ``None``: all."""
     parent: str | None = None
     """The issued token that minted it (a trial's): revoking that one revokes this one."""
+    expires_at: str | None = None
+    """When the door stops accepting it (RFC 3339 UTC); ``None``: never."""
 
     def to_json(self) -> dict[str, Any]:
         listed: dict[str, Any] = {
@@ -53,6 +58,7 @@ class IssuedToken:
             "label": self.label,
             "createdAt": self.created_at,
             "revokedAt": self.revoked_at,
+            "expiresAt": self.expires_at,
         }
         if self.scenarios is not None:
             listed["scenarios"] = list(self.scenarios)
@@ -61,23 +67,47 @@ class IssuedToken:
         return listed
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+_DEFAULT_LIFETIME_S: Final = lifetime_seconds(DEFAULT_TOKEN_LIFETIME)
 
 
 class IssuedTokens:
-    """The issued-token table, and a ``GrantVerifier`` over it."""
+    """The issued-token table, and a ``GrantVerifier`` over it, on the door's clock
+    ``now`` (epoch seconds)."""
 
-    def __init__(self, store: DoorRecords) -> None:
+    def __init__(self, store: DoorRecords, now: Callable[[], float] = time.time) -> None:
         self._store = store
+        self._now = now
 
     def issue(
-        self, principal: str, scopes: list[str] | tuple[str, ...], label: str | None = None
+        self,
+        principal: str,
+        scopes: list[str] | tuple[str, ...],
+        label: str | None = None,
+        *,
+        lifetime_s: float | None = _DEFAULT_LIFETIME_S,
+        expires_at: float | None = None,
     ) -> tuple[IssuedToken, str]:
         """Mint the operator's token for ``principal`` (a name no other kind of principal
         owns: :func:`~.principals.issuable_principal`); returns its listing row and the
-        token (shown once)."""
-        return self._add(issuable_principal(principal), scopes, label, None, None)
+        token (shown once). It expires at ``expires_at`` (epoch seconds) when given, else
+        ``lifetime_s`` from now (:data:`~.expiry.DEFAULT_TOKEN_LIFETIME` unless said;
+        ``None``: never); ``ValueError`` for an expiry not after now."""
+        now = self._now()
+        until = expires_at if expires_at is not None else _after(now, lifetime_s)
+        if until is not None and until < now + 1:
+            raise ValueError(
+                f"the expiry {rfc3339(until)} is not after now ({rfc3339(now)}): "
+                "a token must be usable when issued"
+            )
+        expiry = None if until is None else rfc3339(until)
+        return self._add(
+            issuable_principal(principal),
+            scopes,
+            label,
+            scenarios=None,
+            parent=None,
+            expires_at=expiry,
+        )
 
     def issue_trial(
         self,
@@ -87,21 +117,38 @@ class IssuedTokens:
         *,
         scenarios: Sequence[str] | None = None,
         parent: str | None = None,
+        lifetime_s: float | None = None,
+        not_after: str | None = None,
     ) -> tuple[IssuedToken, str]:
         """Mint the token of the trial ``name`` of the principal ``of`` (``OF/trial-NAME``,
         labelled ``trial of OF``). With ``scenarios`` (ids the caller checked against the
         catalog) it sees and trades only those; with ``parent`` (the id of the issued token
-        minting it) it is revoked with that one."""
+        minting it) it is revoked with that one. It expires ``lifetime_s`` from now, but
+        never after ``not_after`` (the expiry of the bearer minting it): the earlier of the
+        two, ``None`` when neither is given."""
         label = f"trial of {of}"
-        return self._add(trial_principal(of, name), scopes, label, scenarios, parent)
+        asked = _after(self._now(), lifetime_s)
+        expiry = None if asked is None else rfc3339(asked)
+        if not_after is not None and (asked is None or epoch_of(not_after) < asked):
+            expiry = not_after
+        return self._add(
+            trial_principal(of, name),
+            scopes,
+            label,
+            scenarios=scenarios,
+            parent=parent,
+            expires_at=expiry,
+        )
 
     def _add(
         self,
         principal: str,
         scopes: list[str] | tuple[str, ...],
         label: str | None,
+        *,
         scenarios: Sequence[str] | None,
         parent: str | None,
+        expires_at: str | None,
     ) -> tuple[IssuedToken, str]:
         unknown = sorted(set(scopes) - set(ALL_SCOPES))
         if unknown:
@@ -115,14 +162,23 @@ class IssuedTokens:
             principal=principal,
             scopes=tuple(sorted(set(scopes))),
             label=label,
-            created_at=_now(),
+            created_at=rfc3339(self._now()),
             revoked_at=None,
             scenarios=None if scenarios is None else tuple(sorted(set(scenarios))),
             parent=parent,
+            expires_at=expires_at,
         )
         only = None if row.scenarios is None else " ".join(row.scenarios)
         entry = TokenEntry(
-            row.id, principal, " ".join(row.scopes), label, row.created_at, None, only, parent
+            row.id,
+            principal,
+            " ".join(row.scopes),
+            label,
+            row.created_at,
+            None,
+            only,
+            parent,
+            expires_at,
         )
         self._store.add_token(entry, digest)
         return row, token
@@ -138,17 +194,23 @@ class IssuedTokens:
                 r.revoked_at,
                 None if r.scenarios is None else tuple(r.scenarios.split()),
                 r.parent,
+                r.expires_at,
             )
             for r in self._store.tokens()
         ]
 
+    def expired(self, row: IssuedToken) -> bool:
+        """Whether the door no longer accepts ``row`` for its age (revoked or not)."""
+        return row.expires_at is not None and epoch_of(row.expires_at) <= self._now()
+
     def revoke(self, token_id: str) -> int | None:
         """Revoke by id, with every live token it minted (its trials), at once: how many
         of those went with it; ``None`` when no such live token exists."""
-        return self._store.revoke_token(token_id, _now())
+        return self._store.revoke_token(token_id, rfc3339(self._now()))
 
     async def verify(self, token: str) -> Grant | None:
-        """The grant for a live issued token, else ``None``; never logs it. A store that
+        """The grant for a live issued token (neither revoked nor expired), else ``None``:
+        an expired token is refused as an unknown one is. Never logs it. A store that
         cannot answer raises ``BACKEND_UNAVAILABLE``: the token is not judged then."""
         try:
             if not well_formed_bearer(token, ISSUED_TOKEN_PREFIX):
@@ -157,6 +219,8 @@ class IssuedTokens:
             row = self._store.token_grant(digest)
             if row is None or not hmac.compare_digest(row[0], digest):
                 return None
+            if row[5] is not None and epoch_of(row[5]) <= self._now():
+                return None
             only = None if row[3] is None else frozenset(row[3].split())
             return Grant(
                 principal=row[1],
@@ -164,6 +228,7 @@ class IssuedTokens:
                 kind="issued",
                 scenarios=only,
                 token_id=row[4],
+                expires_at=row[5],
             )
         except KestrelError as exc:
             if exc.code == RefusalCode.BACKEND_UNAVAILABLE:
@@ -177,3 +242,7 @@ class IssuedTokens:
                 STORE_UNAVAILABLE,
                 {"retryAfter": RETRY_AFTER_S},
             ) from None
+
+
+def _after(now: float, seconds: float | None) -> float | None:
+    return None if seconds is None else now + seconds

@@ -12,6 +12,10 @@ of the mint names the parent and the digest of the trial, and the trial's name c
 its parent. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
 trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
 serves them), so a pair's disguised sample cannot open its labelled twin.
+A trial never outlives the issued token that minted it: it expires when that one does,
+or sooner with ``"expiresIn": SECONDS`` (a longer one is capped; the response's
+``expiresAt`` is the real expiry, ``null`` when neither bounds it: a parent that never
+expires, or an OAuth grant's trial minted without ``expiresIn``).
 ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
 scored (only the parent's own trials). The trial's token keeps the id of the issued token
 that minted it: revoking that one (``kestrel-door token revoke``) revokes its live trials
@@ -46,6 +50,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
 _MINT = "trials.mint"
 _REVOKE = "trials.revoke"
 _MAX_SCENARIOS = 64
+_MAX_LIFETIME_S = 10 * 366 * 86_400
 
 
 def _refusal(code: str, message: str, status: int, **detail: Any) -> Response:
@@ -126,6 +131,23 @@ async def _scenarios(door: Door, parent: str, body: Any) -> list[str] | Response
     return list(asked)
 
 
+def _lifetime(body: Any) -> int | Response | None:
+    """The body's ``expiresIn`` (seconds; ``None`` when absent: as long as the parent),
+    else the refusal naming what is wrong."""
+    asked = body.get("expiresIn") if isinstance(body, dict) else None
+    if asked is None:
+        return None
+    if not isinstance(asked, int) or isinstance(asked, bool) or not 0 < asked <= _MAX_LIFETIME_S:
+        return _refusal(
+            RefusalCode.INVALID_ARGUMENT,
+            f'"expiresIn" must be a whole number of seconds, 1-{_MAX_LIFETIME_S} (the trial '
+            "expires then, or with the token minting it if sooner), or absent",
+            400,
+            where="expiresIn",
+        )
+    return asked
+
+
 def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
     """``POST /v1/trials`` (mint) and ``DELETE /v1/trials/{tokenId}`` (revoke)."""
 
@@ -150,13 +172,22 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         scopes: list[str] = [s for s in TOOL_SCOPES if s in ctx.scopes]
         if not scopes:
             return _forbidden(door, "this credential has no tool scope to give a trial")
+        lifetime = _lifetime(body)
+        if isinstance(lifetime, Response):
+            return lifetime
         only = await _scenarios(door, ctx.principal, body)
         if isinstance(only, Response):
             return only
         try:
             row, token = await anyio.to_thread.run_sync(
                 lambda: tokens.issue_trial(
-                    ctx.principal, name, scopes, scenarios=only, parent=caller.token_id
+                    ctx.principal,
+                    name,
+                    scopes,
+                    scenarios=only,
+                    parent=caller.token_id,
+                    lifetime_s=lifetime,
+                    not_after=caller.expires_at,
                 )
             )
             minted = {"principal": row.principal, "tokenId": row.id}
@@ -167,6 +198,7 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
             "principal": row.principal,
             "tokenId": row.id,
             "scopes": list(row.scopes),
+            "expiresAt": row.expires_at,
         }
         if row.scenarios is not None:
             answer["scenarios"] = list(row.scenarios)

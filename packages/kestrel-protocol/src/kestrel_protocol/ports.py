@@ -119,6 +119,10 @@ class Grant:
     one sample); ``None`` for the whole catalog."""
     token_id: str | None = None
     """The issued token's id (the parent of the trials it mints); ``None`` for OAuth."""
+    expires_at: str | None = None
+    """When the issued token stops being accepted (RFC 3339 UTC, to the second): a trial it
+    mints ends no later. ``None``: it never expires, or an OAuth grant (whose access token
+    is refreshed: a trial it mints ends by its own expiry or revoke)."""
 
 
 @runtime_checkable

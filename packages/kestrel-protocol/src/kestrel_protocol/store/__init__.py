@@ -27,6 +27,7 @@ from .door_records import (
     DoorRecords,
     PaymentOutcome,
     TokenEntry,
+    TokenGrantRow,
 )
 from .location import MEMORY_URL, STORE_ENV, StoreLocation, store_location
 from .runtime_store import (
@@ -64,5 +65,6 @@ __all__ = [
     "StoreLocation",
     "StoredSession",
     "TokenEntry",
+    "TokenGrantRow",
     "store_location",
 ]

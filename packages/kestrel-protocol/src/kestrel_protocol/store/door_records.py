@@ -19,6 +19,7 @@ __all__ = [
     "DoorRecords",
     "PaymentOutcome",
     "TokenEntry",
+    "TokenGrantRow",
 ]
 
 PaymentOutcome = Literal["paid", "no-offer", "expired", "used"]
@@ -44,6 +45,9 @@ class TokenEntry:
     """The id of the issued token that minted it (a trial's): revoking that one revokes
     this one too. ``None`` for a token the operator issued, or a trial an OAuth token
     minted."""
+    expires_at: str | None = None
+    """When the door stops accepting it (RFC 3339 UTC, to the second); ``None``: never (a
+    token issued so, or before tokens expired)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,9 @@ class AuditEntry:
     outcome: str
 
 
+TokenGrantRow = tuple[bytes, str, str, str | None, str, str | None]
+"""An unrevoked token as the door verifies it: digest, principal, scopes, scenarios, id,
+expires_at (in order)."""
 AuditValues = tuple[str, str, str, str, str, str]
 """An audit row to append: time, principal, venue, tool, digest, outcome (in order)."""
 
@@ -83,8 +90,9 @@ class DoorRecords(Protocol):
     # ``None`` when no live token ``token_id``; else how many live tokens it minted were
     # revoked with it, in the same transaction
     def revoke_token(self, token_id: str, at: str) -> int | None: ...
-    # (digest, principal, scopes, scenarios, id) of the live token with that digest
-    def token_grant(self, digest: bytes) -> tuple[bytes, str, str, str | None, str] | None: ...
+    # (digest, principal, scopes, scenarios, id, expires_at) of the unrevoked token with that
+    # digest (whether it has expired is the door's to judge: the store keeps no clock)
+    def token_grant(self, digest: bytes) -> TokenGrantRow | None: ...
 
     def add_audit(
         self, *, time: str, principal: str, venue: str, tool: str, digest: str, outcome: str
