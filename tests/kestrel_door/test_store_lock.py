@@ -8,7 +8,8 @@ the whole door froze, every client, for up to the store's 30 s busy timeout.
 The test holds the lock from another SQLite connection (``BEGIN IMMEDIATE``), sends a
 submit of one bar in full over its own socket, then reads the catalog and another
 session's frame: both must answer while the lock is still held and the submit is still
-unanswered; only then is the lock released.
+unanswered (as is a read of the submit's own session, which waits for the submit
+without holding up anyone else); only then is the lock released.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ PROMPT_S = 5.0
 """How long a read may take while the lock is held (the store's busy timeout is 30 s)."""
 
 
-def _send_submit(url: str, token: str, sid: str, source: str) -> socket.socket:
-    """A socket whose ``/v1`` submit of ``source`` was sent in full (the door has it)."""
+def _send(url: str, token: str, method: str, path: str, sent: Any = None) -> socket.socket:
+    """A socket whose request was sent in full (the door has it), ``sent`` as JSON."""
     where = urlsplit(url)
-    body = json.dumps({"source": source}).encode()
+    body = b"" if sent is None else json.dumps(sent).encode()
     head = (
-        f"POST /v1/sessions/{sid}/submit HTTP/1.1\r\n"
+        f"{method} {path} HTTP/1.1\r\n"
         f"Host: {where.netloc}\r\n"
         f"Authorization: Bearer {token}\r\n"
         "Content-Type: application/json\r\n"
@@ -77,13 +78,16 @@ def test_a_submit_waiting_on_the_store_lock_leaves_every_other_client_served(
                 return sid
 
             waiting, other = opened("waiting"), opened("other")
+            path = f"/v1/sessions/{waiting}"
             assert agent.get(f"{door.url}/v1/catalog").status_code == 200
             assert agent.get(f"{door.url}/v1/sessions/{other}/frame").status_code == 200
 
             holder = sqlite3.connect(home / "kestrel.db", isolation_level=None)
             holder.execute("BEGIN IMMEDIATE")  # another process writing the store
             try:
-                submit = _send_submit(door.url, door.token, waiting, "buy 1 ACME\nadvance 1")
+                source = {"source": "buy 1 ACME\nadvance 1"}
+                submit = _send(door.url, door.token, "POST", f"{path}/submit", source)
+                own = _send(door.url, door.token, "GET", f"{path}/frame")  # waits for it
                 # was: httpx.ReadTimeout, the door frozen until the lock was released
                 catalog = agent.get(f"{door.url}/v1/catalog")
                 frame = agent.get(f"{door.url}/v1/sessions/{other}/frame")
@@ -98,5 +102,8 @@ def test_a_submit_waiting_on_the_store_lock_leaves_every_other_client_served(
             status, applied = _answer(submit)
             assert status == 200, applied
             assert applied["pentad"]["seq"] == 1
+            status, read = _answer(own)
+            assert status == 200, read
+            assert read["frame"]["seq"] in {0, 1}  # read before or after the submit applied
             shown = agent.get(f"{door.url}/v1/sessions/{waiting}/frame").json()["frame"]
             assert (shown["seq"], shown["clock"]["bar"]) == (1, 1)
