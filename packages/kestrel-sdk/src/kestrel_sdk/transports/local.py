@@ -16,9 +16,10 @@ responsive. Over a shared store (PostgreSQL) every call waits on the network and
 commit on the server's disk, so every call runs in a worker thread: the event loop
 keeps serving, and concurrent commits share the server's WAL flushes. A server of many
 clients on one event loop (a door) runs every call that writes the store in a worker
-thread, however short: on SQLite a write waits for another process's write lock (the
-``kestrel`` CLI, a second replica) up to the busy timeout, and the loop must keep
-serving every other client meanwhile. Where a call runs never changes its result.
+thread, however short, and every read of a session such a call is using: on SQLite a
+write waits for another process's write lock (the ``kestrel`` CLI, a second replica)
+up to the busy timeout, and the loop must keep serving every other client meanwhile.
+Where a call runs never changes its result.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ class LocalTransport:
     a store that fails is refused naming the store and SQLite's reason (the operator's
     view); without it, only ``store unavailable`` (a door's clients), the detail logged.
     ``many_clients``: the caller's event loop serves other clients too (a door), so a call
-    that writes the store never runs on it (:data:`~.offload.WRITES`).
+    that writes the store, or reads a session another call is using, never runs on it
+    (:func:`~.offload.threaded`).
     """
 
     def __init__(
