@@ -221,8 +221,14 @@ def make_serve_command(
             attestor.feeds = RuntimeFeeds(runtime)
 
         # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
-        # and a store that fails is "store unavailable" to it (where and why go to the log).
-        remote: dict[str, Any] = {"own_artifacts": True, "store_detail": False}
+        # a store that fails is "store unavailable" to it (where and why go to the log), and
+        # its store writes run off the event loop every client shares (one waiting on the
+        # store's write lock, held by the CLI or another replica, stalls no other client).
+        remote: dict[str, Any] = {
+            "own_artifacts": True,
+            "store_detail": False,
+            "many_clients": True,
+        }
 
         def transport_for(principal: str) -> Any:
             if runtime is None:  # pragma: no cover - a transport without a shareable runtime

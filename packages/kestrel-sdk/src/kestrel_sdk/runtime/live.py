@@ -113,6 +113,11 @@ class LiveSessions:
             raise KestrelError(RefusalCode.UNKNOWN_SESSION, f"no session {sid}", {"session": sid})
         return live
 
+    def busy(self, sid: str) -> bool:
+        """Whether session ``sid`` is in memory with its lock held (a call is using it)."""
+        live = self.live.get(sid)
+        return live is not None and live.lock.locked()
+
     def touch(self, sid: str) -> None:
         """Mark the session most recently used."""
         try:  # noqa: SIM105 - the step path: cheaper than suppress()

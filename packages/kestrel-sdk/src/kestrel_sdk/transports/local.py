@@ -14,8 +14,12 @@ can take long (a grade, a verification, a submit that advances many bars, a larg
 blotter) runs in a worker thread via ``anyio.to_thread`` so the event loop stays
 responsive. Over a shared store (PostgreSQL) every call waits on the network and a
 commit on the server's disk, so every call runs in a worker thread: the event loop
-keeps serving, and concurrent commits share the server's WAL flushes. Where a call
-runs never changes its result.
+keeps serving, and concurrent commits share the server's WAL flushes. A server of many
+clients on one event loop (a door) runs every call that writes the store in a worker
+thread, however short, and every read of a session such a call is using: on SQLite a
+write waits for another process's write lock (the ``kestrel`` CLI, a second replica)
+up to the busy timeout, and the loop must keep serving every other client meanwhile.
+Where a call runs never changes its result.
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ class LocalTransport:
     exactly as a missing root; otherwise every artifact of the home. ``store_detail``:
     a store that fails is refused naming the store and SQLite's reason (the operator's
     view); without it, only ``store unavailable`` (a door's clients), the detail logged.
+    ``many_clients``: the caller's event loop serves other clients too (a door), so a call
+    that writes the store, or reads a session another call is using, never runs on it
+    (:func:`~.offload.threaded`).
     """
 
     def __init__(
@@ -84,8 +91,10 @@ class LocalTransport:
         owns_runtime: bool,
         own_artifacts: bool,
         store_detail: bool = True,
+        many_clients: bool = False,
     ) -> None:
         self.runtime = runtime
+        self._many_clients = many_clients
         self._store_detail = store_detail
         self.principal = principal
         self._owns_runtime = owns_runtime
@@ -121,7 +130,11 @@ class LocalTransport:
                 {"tool": tool.name},
             )
         method = getattr(self.runtime, binding.method)
-        plan = self._plans[tool] = (binding, method, threaded(binding.method))
+        plan = self._plans[tool] = (
+            binding,
+            method,
+            threaded(binding.method, many_clients=self._many_clients),
+        )
         return plan
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
@@ -156,6 +169,7 @@ def local_transport(
     max_open_orders: int | None = None,
     store_detail: bool = True,
     longest_wait_s: float | None = None,
+    many_clients: bool = False,
 ) -> Transport:
     """The runtime in-process; state persists in the store ``store`` names
     (``sqlite:///PATH``, ``postgresql://…``, or ``memory:`` for training loops, sweeps
@@ -171,7 +185,11 @@ def local_transport(
     does when the runtime is shared (``runtime=``), and a transport that owns its
     runtime (the operator on their own home) reads every artifact. ``store_detail=False``
     (a door's clients) refuses a store that fails as ``store unavailable`` only, the store
-    and SQLite's reason going to the log; by default the refusal names them. ``sealed`` names
+    and SQLite's reason going to the log; by default the refusal names them.
+    ``many_clients=True`` (a server's event loop, serving others besides this principal)
+    runs every call that writes the store in a worker thread, so one waiting on the
+    store's write lock stalls no other client; by default a short one runs directly
+    (one client: nothing else to serve). ``sealed`` names
     catalog scenarios to seal besides those whose ``scenario.toml`` says ``sealed = true``;
     ``"ID=SERVED_ID"`` serves one only as a renamed copy under the neutral ``SERVED_ID``
     (``kestrel_sdk.runtime.catalog.renamed``). ``longest_wait_s`` bounds every wait for a
@@ -180,7 +198,12 @@ def local_transport(
     if runtime is not None:
         own = True if own_artifacts is None else own_artifacts
         return LocalTransport(
-            runtime, principal, owns_runtime=False, own_artifacts=own, store_detail=store_detail
+            runtime,
+            principal,
+            owns_runtime=False,
+            own_artifacts=own,
+            store_detail=store_detail,
+            many_clients=many_clients,
         )
     from ..runtime.service import Runtime  # noqa: PLC0415 - loads the engine only when used
     from ..runtime.stores import open_runtime_store  # noqa: PLC0415
@@ -203,4 +226,5 @@ def local_transport(
         owns_runtime=True,
         own_artifacts=bool(own_artifacts),
         store_detail=store_detail,
+        many_clients=many_clients,
     )

@@ -56,6 +56,12 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
         adapter has a cheaper hold for exactly those two statements."""
         return self._connection()
 
+    def _reading(self) -> AbstractContextManager[Connection]:
+        """A read's way in (one statement or a few, none writing): :meth:`_connection`,
+        unless the adapter has one that never waits behind a write (SQLite's, while
+        another thread holds its connection)."""
+        return self._connection()
+
     def _many(self, conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
         """Run ``statement`` once per row (in the caller's transaction)."""
         for row in rows:
@@ -88,7 +94,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
         corrupt and not returned.
         """
         sql = self.sql
-        with self._connection() as conn:
+        with self._reading() as conn:
             if principal is None:
                 row = conn.execute(sql.body, (root,)).fetchone()
             else:
@@ -117,7 +123,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
     # -- sessions -----------------------------------------------------------------------
 
     def session(self, session_id: str) -> SessionRow | None:
-        with self._connection() as conn:
+        with self._reading() as conn:
             row = conn.execute(self.sql.session, (session_id,)).fetchone()
         return SessionRow(*row) if row is not None else None
 
@@ -171,7 +177,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
     def head(self, session_id: str) -> SessionHead | None:
         """The session's last seq, status and frame root; ``None`` when there is no such
         session."""
-        with self._connection() as conn:
+        with self._reading() as conn:
             row = conn.execute(self.sql.head, (session_id,)).fetchone()
         if row is None:
             return None

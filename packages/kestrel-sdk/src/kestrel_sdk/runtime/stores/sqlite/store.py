@@ -3,7 +3,11 @@
 The port's logic is :class:`..sql.SqlStore`'s, shared with PostgreSQL; this adapter
 gives it one connection to ``$KESTREL_HOME/kestrel.db`` (:mod:`.database`), guarded by a
 lock so that the event loop and worker threads may share the store; other processes on
-the same file wait on ``busy_timeout``.
+the same file wait on ``busy_timeout``. A read while another thread holds that
+connection (a write waiting up to the busy timeout for another process's write lock:
+the ``kestrel`` CLI, a second door replica) takes a second connection, opened on first
+need, and reads the last commit at once (WAL readers never wait for a writer): a frame
+read on a door's event loop never waits behind a submit on a worker thread.
 
 Durability decision: an accepted submission is committed before the response is
 returned, one SQLite transaction (one statement) per step, in WAL mode (with what
@@ -84,6 +88,46 @@ class _Step(_Held):
         return store._cursor
 
 
+class _Taken(_Held):
+    """The store's connection, its lock already taken by :meth:`SqliteStore._reading`."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Connection:
+        return self._store._conn
+
+
+class _Reader:
+    """The second connection (:meth:`SqliteStore._reading`), opened on first use, under
+    its own lock (reads are short: none waits for a writer)."""
+
+    __slots__ = ("_conn", "_lock", "_path")
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> Connection:
+        self._lock.acquire()
+        if self._conn is None:
+            try:
+                self._conn = connect_private(self._path)
+            except BaseException:
+                self._lock.release()
+                raise
+        return self._conn
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
 class SqliteStore(SqlStore):
     """The ``RuntimeStore`` port over one SQLite file (``<home>/kestrel.db``, or ``path``)."""
 
@@ -104,6 +148,8 @@ class SqliteStore(SqlStore):
         self._seen: dict[tuple[str, str], Horizon | None] = {}  # see append
         self._checkpointer = Checkpointer(self.path, self._lock)
         self._held = _Held(self)  # the connection, lock held: every statement's way in
+        self._taken = _Taken(self)
+        self._reader = _Reader(self.path)
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
         # transaction; statements prepared once (the statement cache holds them all)
         self._conn = connect_private(self.path)
@@ -131,6 +177,8 @@ class SqliteStore(SqlStore):
         self._checkpointer.stop()
         with self._lock, suppress(sqlite3.ProgrammingError):
             self._conn.close()
+        with suppress(sqlite3.ProgrammingError):
+            self._reader.close()
 
     def reclaim(self) -> None:
         """Rewrite the file without its free pages (``VACUUM``) and empty the WAL into
@@ -237,6 +285,14 @@ class SqliteStore(SqlStore):
 
     def _step(self) -> AbstractContextManager[Connection]:
         return self._stepping
+
+    def _reading(self) -> AbstractContextManager[Connection]:
+        """The connection, when free or this thread's (its open transaction's writes
+        visible); else, while another thread holds it (a write that may wait up to the
+        busy timeout), the second connection, which reads the last commit at once."""
+        if self._lock.acquire(blocking=False):
+            return self._taken
+        return self._reader
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """One ``BEGIN IMMEDIATE`` transaction, or the one this thread has open (a

@@ -1,0 +1,109 @@
+"""A door keeps serving every client while one client's short submit waits on the store's
+write lock (held by another process on the same store: the ``kestrel`` CLI, a second
+replica, a checkpoint), and that submit applies once the lock is released.
+
+Was: a short submit ran on the door's event loop, so while SQLite's write lock was held
+the whole door froze, every client, for up to the store's 30 s busy timeout.
+
+The test holds the lock from another SQLite connection (``BEGIN IMMEDIATE``), sends a
+submit of one bar in full over its own socket, then reads the catalog and another
+session's frame: both must answer while the lock is still held and the submit is still
+unanswered (as is a read of the submit's own session, which waits for the submit
+without holding up anyone else); only then is the lock released.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from tests.doors import serve_door
+
+PROMPT_S = 5.0
+"""How long a read may take while the lock is held (the store's busy timeout is 30 s)."""
+
+
+def _send(url: str, token: str, method: str, path: str, sent: Any = None) -> socket.socket:
+    """A socket whose request was sent in full (the door has it), ``sent`` as JSON."""
+    where = urlsplit(url)
+    body = b"" if sent is None else json.dumps(sent).encode()
+    head = (
+        f"{method} {path} HTTP/1.1\r\n"
+        f"Host: {where.netloc}\r\n"
+        f"Authorization: Bearer {token}\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    sock = socket.create_connection((where.hostname, where.port), timeout=60)
+    sock.sendall(head.encode() + body)
+    return sock
+
+
+def _answered(sock: socket.socket) -> bool:
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable)
+
+
+def _answer(sock: socket.socket) -> tuple[int, Any]:
+    """The status and JSON body of the answer on ``sock`` (read until the door closes it)."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    sock.close()
+    head, _, body = received.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_a_submit_waiting_on_the_store_lock_leaves_every_other_client_served(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    with serve_door(home) as door:
+        auth = {"Authorization": f"Bearer {door.token}"}
+        with httpx.Client(timeout=PROMPT_S, headers=auth) as agent:
+
+            def opened(label: str) -> str:
+                body = {"scenario": "acme-chop", "label": label}
+                made = agent.post(f"{door.url}/v1/sessions", json=body)
+                assert made.status_code == 200, made.text
+                sid: str = made.json()["sessionId"]
+                return sid
+
+            waiting, other = opened("waiting"), opened("other")
+            path = f"/v1/sessions/{waiting}"
+            assert agent.get(f"{door.url}/v1/catalog").status_code == 200
+            assert agent.get(f"{door.url}/v1/sessions/{other}/frame").status_code == 200
+
+            holder = sqlite3.connect(home / "kestrel.db", isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")  # another process writing the store
+            try:
+                source = {"source": "buy 1 ACME\nadvance 1"}
+                submit = _send(door.url, door.token, "POST", f"{path}/submit", source)
+                own = _send(door.url, door.token, "GET", f"{path}/frame")  # waits for it
+                # was: httpx.ReadTimeout, the door frozen until the lock was released
+                catalog = agent.get(f"{door.url}/v1/catalog")
+                frame = agent.get(f"{door.url}/v1/sessions/{other}/frame")
+                assert catalog.status_code == 200, catalog.text
+                assert frame.status_code == 200, frame.text
+                assert frame.json()["frame"]["seq"] == 0
+                assert not _answered(submit)  # still waiting on the lock
+            finally:
+                holder.execute("COMMIT")
+                holder.close()
+
+            status, applied = _answer(submit)
+            assert status == 200, applied
+            assert applied["pentad"]["seq"] == 1
+            status, read = _answer(own)
+            assert status == 200, read
+            assert read["frame"]["seq"] in {0, 1}  # read before or after the submit applied
+            shown = agent.get(f"{door.url}/v1/sessions/{waiting}/frame").json()["frame"]
+            assert (shown["seq"], shown["clock"]["bar"]) == (1, 1)
