@@ -13,6 +13,8 @@ is the proof's own word: the board never says the window was traded whole.
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +132,28 @@ def test_a_forward_proof_without_a_statement_never_passes_whole_window_on_its_wo
     assert cut.badge == "replayed-only", cut.reason
     unconfirmed = "whole-window unconfirmed: the forward tape's end is the proof's own word"
     assert unconfirmed in cut.reason, cut.reason
+
+
+def _forged_edge(proof: dict[str, Any], bars: int) -> dict[str, Any]:
+    """``proof`` with its door's statement saying ``bars`` were published (its signature,
+    over the old payload, no longer holds)."""
+    attestation = proof["attestation"]
+    statement = json.loads(base64.b64decode(attestation["payload"]))
+    statement["predicate"]["edge"] = {"bars": bars}
+    payload = base64.b64encode(json.dumps(statement).encode()).decode()
+    return proof | {"attestation": {**attestation, "payload": payload}}
+
+
+def test_a_statement_s_edge_counts_only_once_its_signature_is_checked(tmp_path: Path) -> None:
+    """The cut proof with its statement's edge edited to the cut: without ``--trust`` the
+    statement is the proof's own word, so the row says whole-window is unconfirmed (never
+    that it passed on that word); with ``--trust`` the edited statement does not hold."""
+    proof, jwks = _proof(tmp_path)
+    forged = _forged_edge(_cut(proof, 4), 4)
+    unchecked = check_entry(Entry("forged.json", "alice", data=forged))
+    unconfirmed = "whole-window unconfirmed: the forward tape's end is the proof's own word"
+    assert unconfirmed in unchecked.reason, unchecked.reason
+    assert unchecked.badge != "attested", unchecked.reason
+    trusted = check_entry(Entry("forged.json", "alice", data=forged), trusted_keys=jwks)
+    assert not trusted.attested, trusted.reason
+    assert trusted.badge == "failed", trusted.reason

@@ -203,7 +203,8 @@ def check_entry(
     sealed = _sealed(data)
     row.window = window(data)
     row.forward = forward_window(data)
-    if report.attested_by is not None and trusted_keys is not None:
+    checked = report.attested_by is not None and trusted_keys is not None
+    if checked:
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
@@ -232,10 +233,10 @@ def check_entry(
     cut = cut_tape(data)
     if cut is not None:
         failed.append(f"{WHOLE_WINDOW} failed: {cut}")
-    elif stopped is None and unsigned_edge(data):
+    elif stopped is None and unsigned_edge(data, checked=checked):
         row.reason += (
             f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "
-            "(no door's statement says where it ended)"
+            "(no door's statement checked with --trust says where it ended)"
         )
     if failed:  # verified, but not a passing run: the badge says so, with the reason
         row.reason += "; failed " + "; ".join(failed)

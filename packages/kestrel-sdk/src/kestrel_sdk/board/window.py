@@ -89,12 +89,15 @@ def cut_tape(data: dict[str, Any]) -> str | None:
     return None
 
 
-def unsigned_edge(data: dict[str, Any]) -> bool:
+def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
     """Whether the proof is of a forward scenario whose window end is its own word: no
-    door's statement says where its tape ended (nor the frame what remained)."""
+    door's statement whose signature was ``checked`` (``--trust``) says where its tape
+    ended (nor the frame what remained); an unchecked statement's edge is the proof's
+    word too."""
     remaining = _member(_member(data, "head"), "clock").get("remaining")
     forward = _member(_member(_member(data, "embedded"), "scenario"), "forward")
-    return bool(forward) and not isinstance(remaining, int) and signed_edge(data) is None
+    said = checked and signed_edge(data) is not None
+    return bool(forward) and not isinstance(remaining, int) and not said
 
 
 def stopped_early(window: tuple[int, int] | None) -> str | None:
