@@ -153,7 +153,7 @@ def test_a_statement_s_edge_counts_only_once_its_signature_is_checked(tmp_path: 
     unchecked = check_entry(Entry("forged.json", "alice", data=forged))
     unconfirmed = "whole-window unconfirmed: the forward tape's end is the proof's own word"
     assert unconfirmed in unchecked.reason, unchecked.reason
-    assert unchecked.badge != "attested", unchecked.reason
+    assert not unchecked.attested, unchecked.reason
     trusted = check_entry(Entry("forged.json", "alice", data=forged), trusted_keys=jwks)
     assert not trusted.attested, trusted.reason
     assert trusted.badge == "failed", trusted.reason

@@ -203,8 +203,9 @@ def check_entry(
     sealed = _sealed(data)
     row.window = window(data)
     row.forward = forward_window(data)
-    checked = report.attested_by is not None and trusted_keys is not None
-    if checked:
+    checked = False  # a door's statement whose signature held (``--trust``)
+    if report.attested_by is not None and trusted_keys is not None:
+        checked = True
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
