@@ -9,7 +9,7 @@ every principal's sessions under its pseudonym (:mod:`.pseudonyms`): the stateme
 ``principal`` is the one the runtime knew, and nothing in the proof derives from a name.
 Given the runtime's forward feeds, it also notes when each submission to a session on a
 forward scenario arrived, and the statement about such a session carries the order of
-events (:mod:`.arrivals`).
+events (:mod:`.arrivals`) and how many bars its tape held when the grade was signed.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Attestor:
         """``proof`` (of a session opened under ``pseudonym``) with the signed statement
         about its grade; ``trial_of``: the pseudonym of the principal whose trial it was."""
         data = proof.rooted_json()
-        submissions, forward = None, True
+        submissions, forward, edge = None, True, None
         scenario_id = proof.scenario.id
         if self.feeds is not None and self.feeds.is_forward(scenario_id):
             published = self.feeds.published(scenario_id)
@@ -84,6 +84,7 @@ class Attestor:
                 self.keys.records.arrivals(proof.record.session), published, len(proof.pentads)
             )
             forward = not replayed(submissions, published, self.feeds.frozen(scenario_id))
+            edge = max(published, default=-1) + 1  # where its tape ended, as signed
         payload = grade_statement(
             data,
             issuer=self.issuer,
@@ -92,6 +93,7 @@ class Attestor:
             trial_of=trial_of,
             submissions=submissions,
             forward=forward,
+            edge=edge,
         )
         kid, key = self.keys.signer()
         signature = key.sign(pae(PAYLOAD_TYPE, payload))

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ForwardWindow", "forward_window", "tape_times"]
+__all__ = ["ForwardWindow", "forward_window", "signed_edge", "tape_times"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,13 @@ def _predicate(data: dict[str, Any]) -> dict[str, Any]:
     except (ValueError, binascii.Error):
         return {}
     return _member(statement, "predicate")
+
+
+def signed_edge(data: dict[str, Any]) -> int | None:
+    """How many bars the forward tape held when the door signed the grade (its
+    statement's ``edge.bars``), or ``None`` when no statement says."""
+    bars = _member(_predicate(data), "edge").get("bars")
+    return bars if isinstance(bars, int) and not isinstance(bars, bool) else None
 
 
 def tape_times(data: dict[str, Any]) -> tuple[str, ...]:

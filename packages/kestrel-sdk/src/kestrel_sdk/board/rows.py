@@ -30,7 +30,7 @@ from kestrel_protocol import KestrelError
 
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
-from .window import WHOLE_WINDOW, stopped_early, window
+from .window import WHOLE_WINDOW, cut_tape, stopped_early, unsigned_edge, window
 
 __all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
 
@@ -203,7 +203,9 @@ def check_entry(
     sealed = _sealed(data)
     row.window = window(data)
     row.forward = forward_window(data)
+    checked = False  # a door's statement whose signature held (``--trust``)
     if report.attested_by is not None and trusted_keys is not None:
+        checked = True
         from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
 
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
@@ -229,6 +231,14 @@ def check_entry(
     if stopped is not None:
         row.checks[WHOLE_WINDOW] = f"failed: {stopped}"
         failed.append(f"{WHOLE_WINDOW} failed: {stopped}")
+    cut = cut_tape(data)
+    if cut is not None:
+        failed.append(f"{WHOLE_WINDOW} failed: {cut}")
+    elif stopped is None and unsigned_edge(data, checked=checked):
+        row.reason += (
+            f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "
+            "(no door's statement checked with --trust says where it ended)"
+        )
     if failed:  # verified, but not a passing run: the badge says so, with the reason
         row.reason += "; failed " + "; ".join(failed)
         row.passed = False

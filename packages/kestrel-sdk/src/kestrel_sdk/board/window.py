@@ -5,8 +5,9 @@ grade alone passes it. The board fails such a row, saying "stopped at bar 10 of 
 The session's last bar is the clock of the proof's head (the frame replay reproduced);
 the last bar it could have traded is its clock plus what remained (or, where a sealed
 door's frame does not say what remains, the scenario's bar count less one: for a forward
-scenario, whose terms count its declared prefix alone, the bars of the tape the proof
-embeds, as it grew to its freeze), unless the
+scenario, whose terms count its declared prefix alone, the bars its tape held when the
+door signed the grade, as the door's statement says (``edge``); without a statement,
+the bars of the tape the proof embeds, the proof's own word, which the row says), unless the
 runtime stood it down at the scenario's ``maxDrawdown``: then the window ended there,
 and a session that lost that much is ranked with its loss, never dropped.
 """
@@ -16,9 +17,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .forward import tape_times
+from .forward import signed_edge, tape_times
 
-__all__ = ["WHOLE_WINDOW", "stopped_early", "window"]
+__all__ = ["WHOLE_WINDOW", "cut_tape", "stopped_early", "unsigned_edge", "window"]
 
 
 def _member(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -64,9 +65,39 @@ def window(data: dict[str, Any]) -> tuple[int, int] | None:
     if isinstance(remaining, int):
         return bar, bar + remaining
     bars = _member(terms, "tape").get("bars")
-    if _member(terms, "forward") and isinstance(_member(data, "embedded").get("tape"), str):
-        bars = len(tape_times(data))  # its tape as it grew (its terms count the prefix alone)
+    if _member(terms, "forward"):  # its tape as it grew (its terms count the prefix alone)
+        edge = signed_edge(data)
+        if edge is not None:
+            bars = edge
+        elif isinstance(_member(data, "embedded").get("tape"), str):
+            bars = len(tape_times(data))
     return (bar, bars - 1) if isinstance(bars, int) else None
+
+
+def cut_tape(data: dict[str, Any]) -> str | None:
+    """Why the forward tape the proof embeds is not the tape as the door's statement says
+    it stood when the grade was signed (fewer bars: cut), or None."""
+    edge = signed_edge(data)
+    if edge is None or not isinstance(_member(data, "embedded").get("tape"), str):
+        return None
+    held = len(tape_times(data))
+    if held < edge:
+        return (
+            f"the embedded tape holds {held} bars; the door's statement says {edge} "
+            "were published when the grade was signed: the tape was cut"
+        )
+    return None
+
+
+def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
+    """Whether the proof is of a forward scenario whose window end is its own word: no
+    door's statement whose signature was ``checked`` (``--trust``) says where its tape
+    ended (nor the frame what remained); an unchecked statement's edge is the proof's
+    word too."""
+    remaining = _member(_member(data, "head"), "clock").get("remaining")
+    forward = _member(_member(_member(data, "embedded"), "scenario"), "forward")
+    said = checked and signed_edge(data) is not None
+    return bool(forward) and not isinstance(remaining, int) and not said
 
 
 def stopped_early(window: tuple[int, int] | None) -> str | None:
