@@ -12,6 +12,8 @@ statement's issuer must be the door at that URL (a statement claiming ``https://
 fails against keys fetched from ``https://b``); a file names no issuer, and the source is
 said beside the issuer the statement claims. The first thing that does not hold is
 named.
+A forward session's statement also says how many bars its tape held when the door signed
+(``edge``): a proof embedding fewer had its tape cut, which is named with both counts.
 
 A statement about a session on a forward scenario (``forward: true``) also carries the
 order of events: every submission whose bar was published during the window must have
@@ -47,6 +49,7 @@ from kestrel_protocol import (
 )
 from kestrel_protocol.canonical import canonical_json
 
+from .forward_edge import cut_tape
 from .runtime.verify import flatten
 
 __all__ = [
@@ -271,25 +274,19 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     trial_of = trial if isinstance(trial, str) and trial else None
     decisions = check_order(predicate, proof)
     replay = predicate.get("forward") is False
-    if isinstance(jwks, TrustedKeys):
-        if not jwks.vouches_for(issuer):
-            raise NotAttested(
-                "statement.predicate.issuer",
-                f"the door the keys were trusted from ({jwks})",
-                f"{issuer} (claimed by the statement)",
-            )
-        return Attested(
-            issuer=issuer,
-            kid=signature.keyid,
-            source=str(jwks),
-            principal=named,
-            trial_of=trial_of,
-            decisions=decisions,
-            replay=replay,
+    if isinstance(jwks, TrustedKeys) and not jwks.vouches_for(issuer):
+        raise NotAttested(
+            "statement.predicate.issuer",
+            f"the door the keys were trusted from ({jwks})",
+            f"{issuer} (claimed by the statement)",
         )
+    cut = cut_tape(proof)  # the signature held: its edge is the door's word
+    if cut is not None:
+        raise NotAttested("embedded.tape", "the forward tape as the door signed it", cut)
     return Attested(
         issuer=issuer,
         kid=signature.keyid,
+        source=str(jwks) if isinstance(jwks, TrustedKeys) else None,
         principal=named,
         trial_of=trial_of,
         decisions=decisions,
