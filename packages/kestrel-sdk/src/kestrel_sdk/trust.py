@@ -12,8 +12,6 @@ statement's issuer must be the door at that URL (a statement claiming ``https://
 fails against keys fetched from ``https://b``); a file names no issuer, and the source is
 said beside the issuer the statement claims. The first thing that does not hold is
 named.
-A forward session's statement also says how many bars its tape held when the door signed
-(``edge``): a proof embedding fewer had its tape cut, which is named with both counts.
 
 A statement about a session on a forward scenario (``forward: true``) also carries the
 order of events: every submission whose bar was published during the window must have
@@ -22,6 +20,10 @@ named by its seq. A session that traded the tape only once it was complete (``fo
 false``: a replay of published bars) is said so; each of its submissions must then have
 arrived after its bar was published. A statement whose signature fails is said so, and
 when the tampered statement's own order names a submission, that one too.
+
+Once its signature holds, a forward session's statement also says how many bars its tape
+held when the door signed (``edge``): a proof whose embedded tape holds fewer had it cut
+after the session's last bar (``embedded.tape``, naming both counts in the board's words).
 """
 
 from __future__ import annotations
