@@ -20,6 +20,10 @@ named by its seq. A session that traded the tape only once it was complete (``fo
 false``: a replay of published bars) is said so; each of its submissions must then have
 arrived after its bar was published. A statement whose signature fails is said so, and
 when the tampered statement's own order names a submission, that one too.
+
+Once its signature holds, a forward session's statement also says how many bars its tape
+held when the door signed (``edge``): a proof whose embedded tape holds fewer had it cut
+after the session's last bar (``embedded.tape``, naming both counts in the board's words).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from kestrel_protocol import (
 )
 from kestrel_protocol.canonical import canonical_json
 
+from .forward_edge import cut_tape
 from .runtime.verify import flatten
 
 __all__ = [
@@ -271,25 +276,19 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     trial_of = trial if isinstance(trial, str) and trial else None
     decisions = check_order(predicate, proof)
     replay = predicate.get("forward") is False
-    if isinstance(jwks, TrustedKeys):
-        if not jwks.vouches_for(issuer):
-            raise NotAttested(
-                "statement.predicate.issuer",
-                f"the door the keys were trusted from ({jwks})",
-                f"{issuer} (claimed by the statement)",
-            )
-        return Attested(
-            issuer=issuer,
-            kid=signature.keyid,
-            source=str(jwks),
-            principal=named,
-            trial_of=trial_of,
-            decisions=decisions,
-            replay=replay,
+    if isinstance(jwks, TrustedKeys) and not jwks.vouches_for(issuer):
+        raise NotAttested(
+            "statement.predicate.issuer",
+            f"the door the keys were trusted from ({jwks})",
+            f"{issuer} (claimed by the statement)",
         )
+    cut = cut_tape(proof)  # the signature held: its edge is the door's word
+    if cut is not None:
+        raise NotAttested("embedded.tape", "the forward tape as the door signed it", cut)
     return Attested(
         issuer=issuer,
         kid=signature.keyid,
+        source=str(jwks) if isinstance(jwks, TrustedKeys) else None,
         principal=named,
         trial_of=trial_of,
         decisions=decisions,

@@ -14,13 +14,12 @@ false``: it is one of those replays.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ForwardWindow", "forward_window", "signed_edge", "tape_times"]
+from ..forward_edge import embedded_times, statement_predicate
+
+__all__ = ["ForwardWindow", "forward_window", "tape_times"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,38 +49,12 @@ def _member(data: Any, name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _predicate(data: dict[str, Any]) -> dict[str, Any]:
-    """The predicate of the statement the proof carries (not checked here: the row's
-    verification checks it under ``--trust``)."""
-    payload = _member(data, "attestation").get("payload")
-    if not isinstance(payload, str):
-        return {}
-    try:
-        statement = json.loads(base64.b64decode(payload, validate=True))
-    except (ValueError, binascii.Error):
-        return {}
-    return _member(statement, "predicate")
-
-
-def signed_edge(data: dict[str, Any]) -> int | None:
-    """How many bars the forward tape held when the door signed the grade (its
-    statement's ``edge.bars``), or ``None`` when no statement says."""
-    bars = _member(_predicate(data), "edge").get("bars")
-    return bars if isinstance(bars, int) and not isinstance(bars, bool) else None
-
-
 def tape_times(data: dict[str, Any]) -> tuple[str, ...]:
     """The times of the proof's tape: the embedded one's, else the catalog scenario's of
     that id and root (verification found one or the other)."""
-    embedded = _member(data, "embedded")
-    tape = embedded.get("tape")
-    if isinstance(tape, str):
-        times: list[str] = []
-        for line in tape.splitlines()[1:]:
-            time = line.split(",", 1)[0]
-            if line and (not times or times[-1] != time):
-                times.append(time)
-        return tuple(times)
+    embedded = embedded_times(data)
+    if embedded is not None:
+        return embedded
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = _member(data, "scenario")
@@ -94,7 +67,7 @@ def tape_times(data: dict[str, Any]) -> tuple[str, ...]:
 def forward_window(data: dict[str, Any]) -> ForwardWindow | None:
     """The window of ``data``'s session when its door's statement says it traded a
     forward tape, else ``None``."""
-    predicate = _predicate(data)
+    predicate = statement_predicate(data)
     if predicate.get("forward") is not True:
         return None
     submissions = predicate.get("submissions")

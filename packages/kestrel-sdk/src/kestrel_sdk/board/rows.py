@@ -28,9 +28,10 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
+from ..forward_edge import cut_tape
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
-from .window import WHOLE_WINDOW, cut_tape, stopped_early, unsigned_edge, window
+from .window import WHOLE_WINDOW, stopped_early, unsigned_edge, window
 
 __all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .forward import signed_edge, tape_times
+from ..forward_edge import signed_edge
+from .forward import tape_times
 
-__all__ = ["WHOLE_WINDOW", "cut_tape", "stopped_early", "unsigned_edge", "window"]
+__all__ = ["WHOLE_WINDOW", "stopped_early", "unsigned_edge", "window"]
 
 
 def _member(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -72,21 +73,6 @@ def window(data: dict[str, Any]) -> tuple[int, int] | None:
         elif isinstance(_member(data, "embedded").get("tape"), str):
             bars = len(tape_times(data))
     return (bar, bars - 1) if isinstance(bars, int) else None
-
-
-def cut_tape(data: dict[str, Any]) -> str | None:
-    """Why the forward tape the proof embeds is not the tape as the door's statement says
-    it stood when the grade was signed (fewer bars: cut), or None."""
-    edge = signed_edge(data)
-    if edge is None or not isinstance(_member(data, "embedded").get("tape"), str):
-        return None
-    held = len(tape_times(data))
-    if held < edge:
-        return (
-            f"the embedded tape holds {held} bars; the door's statement says {edge} "
-            "were published when the grade was signed: the tape was cut"
-        )
-    return None
 
 
 def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
