@@ -141,6 +141,31 @@ def test_the_wal_starts_over_under_steps_that_never_pause(tmp_path: Path) -> Non
     store.close()
 
 
+def test_a_starved_checkpoint_thread_still_bounds_the_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background checkpoint never runs (a thread starved on a busy machine): SQLite's
+    auto-checkpoint, the backstop at twice the restart mark, checkpoints in the step, so
+    the WAL starts over there instead of growing with every step."""
+    store = SqliteStore(tmp_path)
+    monkeypatch.setattr(Checkpointer, "request", lambda self: None)  # the thread never runs
+    sid = "ks_" + "b" * 26
+    scenario_root = "sha256:" + "0" * 64
+    store.insert_session(SessionRow(sid, "local", "acme", scenario_root, "l", "open", None, None))
+    steps = 5 * RESTART_FRAMES
+    for seq in range(1, steps + 1):
+        prev = f"sha256:{seq - 1:064x}"
+        store.append(
+            sid, seq, "advance 1", f"sha256:{seq + steps:064x}", f"sha256:{seq:064x}", prev=prev
+        )
+    with sqlite3.connect(store.path) as conn:
+        page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    frames = (store.path.with_name("kestrel.db-wal").stat().st_size - 32) // (page + 24)
+    assert frames < 3 * RESTART_FRAMES, f"{frames} WAL frames after {steps} unpaused steps"
+    assert len(store.journal(sid)) == steps
+    store.close()
+
+
 def _wal_resets(wal: Path) -> int:
     """The WAL header's checkpoint sequence number: SQLite adds one each time the WAL
     starts over (the file format's bytes 12-15, big-endian)."""

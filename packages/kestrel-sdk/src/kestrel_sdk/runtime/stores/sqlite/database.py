@@ -4,10 +4,12 @@ its schema version, and its background checkpoints.
 One file, ``$KESTREL_HOME/kestrel.db``, in WAL mode. Checkpoints (copying the WAL into
 the database, with an fsync) run on a background thread with its own connection every
 :data:`CHECKPOINT_EVERY` steps or so, so that a step never pays for one; SQLite's own
-auto-checkpoint stays on, far higher, as a backstop. A checkpoint beside steps that
+auto-checkpoint stays on at twice :data:`RESTART_FRAMES`, as a backstop: when the thread
+falls that far behind (starved on a busy machine), the commit that crosses it
+checkpoints in the step, and the WAL starts over there. A checkpoint beside steps that
 never pause never catches up with them (it copies the frames written before it began),
-so the WAL would never start over and would grow to the backstop (≈ 200 MB), every
-commit writing past the end of an ever larger file: once the WAL holds
+so the WAL would never start over and would grow to the backstop, every commit writing
+past the end of an ever larger file: once the WAL holds
 :data:`RESTART_FRAMES` frames (SQLite's own count, which the checkpoint reports), the
 checkpoint therefore copies the frames written meanwhile with the store's lock held (a
 step of this process waits those few milliseconds), and the next commit writes the WAL
@@ -63,7 +65,9 @@ RESTART_FRAMES = 8000
 which a background checkpoint lets it start over; a step waits for such a checkpoint's
 end once in as many steps."""
 SYNCHRONOUS_ENV = "KESTREL_SQLITE_SYNCHRONOUS"
-_BACKSTOP_PAGES = 50_000
+_BACKSTOP_PAGES = 2 * RESTART_FRAMES
+"""SQLite's auto-checkpoint (pages of WAL): the step's own checkpoint, only when the
+background thread has fallen a whole restart behind."""
 
 
 def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
