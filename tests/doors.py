@@ -11,14 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
 
 from tests.loopback import free_port, wait_for_http
 
-__all__ = ["Door", "issue_token", "serve_door"]
+__all__ = ["MCP_HEADERS", "Door", "answers", "issue_token", "open_session", "serve_door"]
 
 SCOPES = "kestrel:read kestrel:trade kestrel:grade kestrel:trials"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+"""What a streamable-HTTP MCP client accepts (a door's ``/mcp`` answers either)."""
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,25 @@ def serve_door(home: Path, *extra: str, principal: str = "evaluated-agent") -> I
     finally:
         door.terminate()
         door.wait(timeout=10)
+
+
+def answers(door: Door, token: str) -> tuple[httpx.Response, httpx.Response]:
+    """The door's answers to ``token`` on each face: ``GET /v1/catalog`` and an MCP
+    ``tools/list``."""
+    auth = {"Authorization": f"Bearer {token}"}
+    v1 = httpx.get(f"{door.url}/v1/catalog", headers=auth, timeout=30)
+    mcp = httpx.post(
+        f"{door.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={**auth, **MCP_HEADERS},
+        timeout=30,
+    )
+    return v1, mcp
+
+
+def open_session(client: httpx.Client, door: Door, label: str, scenario: str = "acme-chop") -> str:
+    """The id of a session ``client`` (carrying its bearer) opens on ``door`` over ``/v1``."""
+    made = client.post(f"{door.url}/v1/sessions", json={"scenario": scenario, "label": label})
+    assert made.status_code == 200, made.text
+    sid: str = made.json()["sessionId"]
+    return sid

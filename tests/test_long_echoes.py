@@ -16,12 +16,11 @@ from kestrel_protocol import QUOTE_MAX
 from kestrel_sdk import KestrelSdk, local_transport
 from kestrel_sdk.cli import cli
 
-from tests.doors import Door
+from tests.doors import MCP_HEADERS, Door
 from tests.stdio_pipe import Stdio
 
 LONG = "x" * 60_000
 CLIPPED = f"{'x' * QUOTE_MAX!r}… (60000 characters)"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 SMALL = 2_000  # no answer below repeats the 60,000 characters it was sent
 
 

@@ -29,7 +29,7 @@ from click.testing import CliRunner
 from kestrel_door.cli import door_group
 from kestrel_sdk.trust import check_attestation, load_trusted_keys
 
-from tests.doors import serve_door
+from tests.doors import MCP_HEADERS, serve_door
 from tests.forward_door import PREFIX, SCENARIO, bars, feed_token, forward_catalog
 
 
@@ -39,9 +39,6 @@ def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory = forward_catalog(tmp_path / "catalog")
     monkeypatch.setenv("KESTREL_CATALOG_PATH", str(directory))
     return directory
-
-
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 def _mcp_submit(client: httpx.Client, url: str, sid: str, source: str) -> dict[str, Any]:

@@ -30,14 +30,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.doors import Door, serve_door
+from tests.doors import MCP_HEADERS, Door, serve_door
 from tests.loopback import serve
 
 pytestmark = pytest.mark.anyio
 
 ISSUER = "https://issuer.principals.test"
 SCOPES = "kestrel:read kestrel:trade kestrel:grade kestrel:trials"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 @dataclass

@@ -23,12 +23,11 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.doors import serve_door
+from tests.doors import MCP_HEADERS, serve_door
 
 pytestmark = pytest.mark.anyio
 
 MAX_BODY = 200_000
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,10 @@ from typing import Any
 
 import httpx
 
-from tests.doors import serve_door
+from tests.doors import MCP_HEADERS, open_session, serve_door
 
 TIMEOUT_S = 1.0
 HELD_S = 3.0
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 @contextmanager
@@ -62,19 +61,12 @@ def test_a_submit_slower_than_the_timeout_is_answered_when_it_commits(tmp_path: 
         auth = {"Authorization": f"Bearer {door.token}"}
         with httpx.Client(timeout=60, headers=auth) as agent:
 
-            def opened(label: str) -> str:
-                body = {"scenario": "acme-chop", "label": label}
-                made = agent.post(f"{door.url}/v1/sessions", json=body)
-                assert made.status_code == 200, made.text
-                sid: str = made.json()["sessionId"]
-                return sid
-
             def frame(sid: str) -> dict[str, Any]:
                 found: dict[str, Any] = agent.get(f"{door.url}/v1/sessions/{sid}/frame").json()
                 shown: dict[str, Any] = found["frame"]
                 return shown
 
-            by_v1, by_mcp = opened("v1"), opened("mcp")
+            by_v1, by_mcp = open_session(agent, door, "v1"), open_session(agent, door, "mcp")
             source = "buy 5 ACME\nadvance 2000"  # a long submit: the door runs it on a thread
 
             answer = _slow(

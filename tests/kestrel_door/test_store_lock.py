@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from tests.doors import serve_door
+from tests.doors import open_session, serve_door
 
 PROMPT_S = 5.0
 """How long a read may take while the lock is held (the store's busy timeout is 30 s)."""
@@ -69,15 +69,8 @@ def test_a_submit_waiting_on_the_store_lock_leaves_every_other_client_served(
     with serve_door(home) as door:
         auth = {"Authorization": f"Bearer {door.token}"}
         with httpx.Client(timeout=PROMPT_S, headers=auth) as agent:
-
-            def opened(label: str) -> str:
-                body = {"scenario": "acme-chop", "label": label}
-                made = agent.post(f"{door.url}/v1/sessions", json=body)
-                assert made.status_code == 200, made.text
-                sid: str = made.json()["sessionId"]
-                return sid
-
-            waiting, other = opened("waiting"), opened("other")
+            waiting = open_session(agent, door, "waiting")
+            other = open_session(agent, door, "other")
             path = f"/v1/sessions/{waiting}"
             assert agent.get(f"{door.url}/v1/catalog").status_code == 200
             assert agent.get(f"{door.url}/v1/sessions/{other}/frame").status_code == 200

@@ -21,11 +21,10 @@ from kestrel_door import ISSUED_TOKEN_PREFIX, DoorStore, IssuedTokens, open_door
 from kestrel_door.cli import door_group
 from kestrel_door.expiry import epoch_of, rfc3339
 
-from tests.doors import SCOPES, Door, serve_door
+from tests.doors import SCOPES, Door, answers, serve_door
 
 pytestmark = pytest.mark.anyio
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 UNKNOWN = ISSUED_TOKEN_PREFIX + "A" * 43  # well formed, never issued
 
 
@@ -70,15 +69,9 @@ def _issued_long_ago(home: Path, principal: str) -> tuple[str, str]:
 def _answers(door: Door, token: str) -> list[tuple[int, str | None, bytes]]:
     """Status, ``WWW-Authenticate`` and body of ``GET /v1/catalog`` and an MCP
     ``tools/list`` with ``token``."""
-    auth = {"Authorization": f"Bearer {token}"}
-    v1 = httpx.get(f"{door.url}/v1/catalog", headers=auth, timeout=30)
-    mcp = httpx.post(
-        f"{door.url}/mcp",
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-        headers={**auth, **MCP_HEADERS},
-        timeout=30,
-    )
-    return [(r.status_code, r.headers.get("www-authenticate"), r.content) for r in (v1, mcp)]
+    return [
+        (r.status_code, r.headers.get("www-authenticate"), r.content) for r in answers(door, token)
+    ]
 
 
 def _mint(door: Door, parent: str, **body: object) -> httpx.Response:

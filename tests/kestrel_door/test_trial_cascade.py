@@ -15,9 +15,7 @@ import httpx
 from click.testing import CliRunner
 from kestrel_door.cli import door_group
 
-from tests.doors import SCOPES, Door, serve_door
-
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+from tests.doors import SCOPES, Door, answers, serve_door
 
 
 def _cli(home: Path, *args: str) -> str:
@@ -40,14 +38,7 @@ def _mint(door: Door, parent: str, name: str) -> dict[str, str]:
 
 def _answers(door: Door, token: str) -> tuple[int, int]:
     """The status of ``GET /v1/catalog`` and of an MCP ``tools/list`` with ``token``."""
-    auth = {"Authorization": f"Bearer {token}"}
-    v1 = httpx.get(f"{door.url}/v1/catalog", headers=auth, timeout=30)
-    mcp = httpx.post(
-        f"{door.url}/mcp",
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-        headers={**auth, **MCP_HEADERS},
-        timeout=30,
-    )
+    v1, mcp = answers(door, token)
     return v1.status_code, mcp.status_code
 
 

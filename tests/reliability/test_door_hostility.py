@@ -47,11 +47,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from tests.doors import MCP_HEADERS
+
 pytestmark = pytest.mark.anyio
 
 ISSUER = "https://issuer.reliability.test"
 ALL = frozenset({"kestrel:read", "kestrel:trade", "kestrel:grade"})
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 def _b64(data: bytes) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+from tests.doors import MCP_HEADERS
 
 
 def _kestrel(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
