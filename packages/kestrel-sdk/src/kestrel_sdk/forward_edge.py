@@ -15,10 +15,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["cut_tape", "embedded_times", "signed_edge", "statement_predicate"]
+__all__ = ["cut_tape", "embedded_times", "member", "signed_edge", "statement_predicate"]
 
 
-def _member(data: Any, name: str) -> dict[str, Any]:
+def member(data: Any, name: str) -> dict[str, Any]:
+    """The JSON object under ``name`` in ``data`` (a proof read before its model is
+    trusted), or ``{}`` when either is not an object."""
     value = data.get(name) if isinstance(data, Mapping) else None
     return value if isinstance(value, dict) else {}
 
@@ -26,26 +28,26 @@ def _member(data: Any, name: str) -> dict[str, Any]:
 def statement_predicate(data: Mapping[str, Any]) -> dict[str, Any]:
     """The predicate of the door's statement the proof carries (not checked here:
     :func:`kestrel_sdk.trust.check_attestation` checks it), or ``{}``."""
-    payload = _member(data, "attestation").get("payload")
+    payload = member(data, "attestation").get("payload")
     if not isinstance(payload, str):
         return {}
     try:
         statement = json.loads(base64.b64decode(payload, validate=True))
     except (ValueError, binascii.Error):
         return {}
-    return _member(statement, "predicate")
+    return member(statement, "predicate")
 
 
 def signed_edge(data: Mapping[str, Any]) -> int | None:
     """How many bars the forward tape held when the door signed the grade (its
     statement's ``edge.bars``), or ``None`` when no statement says."""
-    bars = _member(statement_predicate(data), "edge").get("bars")
+    bars = member(statement_predicate(data), "edge").get("bars")
     return bars if isinstance(bars, int) and not isinstance(bars, bool) else None
 
 
 def embedded_times(data: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The bar times of the tape the proof embeds, or ``None`` when it embeds none."""
-    tape = _member(data, "embedded").get("tape")
+    tape = member(data, "embedded").get("tape")
     if not isinstance(tape, str):
         return None
     times: list[str] = []

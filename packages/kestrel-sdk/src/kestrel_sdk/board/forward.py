@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..forward_edge import embedded_times, statement_predicate
+from ..forward_edge import embedded_times, member, statement_predicate
 
 __all__ = ["ForwardWindow", "forward_window", "tape_times"]
 
@@ -44,11 +44,6 @@ class ForwardWindow:
         return f"forward window {first} to {self.last or '?'}, {self.decisions} decision(s)"
 
 
-def _member(data: Any, name: str) -> dict[str, Any]:
-    value = data.get(name) if isinstance(data, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
 def tape_times(data: dict[str, Any]) -> tuple[str, ...]:
     """The times of the proof's tape: the embedded one's, else the catalog scenario's of
     that id and root (verification found one or the other)."""
@@ -57,7 +52,7 @@ def tape_times(data: dict[str, Any]) -> tuple[str, ...]:
         return embedded
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
-    ref = _member(data, "scenario")
+    ref = member(data, "scenario")
     known = load_catalog().get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return ()
@@ -76,7 +71,7 @@ def forward_window(data: dict[str, Any]) -> ForwardWindow | None:
         for s in (submissions if isinstance(submissions, list) else [])
         if isinstance(s, dict) and isinstance(s.get("bar"), int) and "barPublishedAt" in s
     ]
-    last = _member(_member(data, "head"), "clock").get("time")
+    last = member(member(data, "head"), "clock").get("time")
     if not bars:
         return ForwardWindow(None, last if isinstance(last, str) else None, 0)
     times = tape_times(data)

@@ -17,15 +17,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from ..forward_edge import signed_edge
+from ..forward_edge import member, signed_edge
 from .forward import tape_times
 
 __all__ = ["WHOLE_WINDOW", "stopped_early", "unsigned_edge", "window"]
-
-
-def _member(data: dict[str, Any], name: str) -> dict[str, Any]:
-    value = data.get(name)
-    return value if isinstance(value, dict) else {}
 
 
 WHOLE_WINDOW = "whole-window"
@@ -35,12 +30,12 @@ WHOLE_WINDOW = "whole-window"
 def _terms(data: dict[str, Any]) -> dict[str, Any]:
     """The proof's scenario terms: the embedded scenario's, else the catalog's scenario of
     that id and root (verification found one or the other)."""
-    embedded = _member(_member(data, "embedded"), "scenario")
+    embedded = member(member(data, "embedded"), "scenario")
     if embedded:
         return embedded
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
-    ref = _member(data, "scenario")
+    ref = member(data, "scenario")
     known = load_catalog().get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return {}
@@ -53,24 +48,24 @@ def window(data: dict[str, Any]) -> tuple[int, int] | None:
     clock.remaining``, or the scenario's bar count less one where a sealed door's frame
     does not say what remains), or its clock when the runtime stood it down at the
     scenario's ``maxDrawdown`` (its drawdown reached the limit: the window ended there)."""
-    head = _member(data, "head")
-    clock = _member(head, "clock")
+    head = member(data, "head")
+    clock = member(head, "clock")
     bar, remaining = clock.get("bar"), clock.get("remaining")
     if not isinstance(bar, int):
         return None
     terms = _terms(data)
-    limit = _member(terms, "account").get("maxDrawdown")
-    drawdown = _member(head, "account").get("drawdown")
+    limit = member(terms, "account").get("maxDrawdown")
+    drawdown = member(head, "account").get("drawdown")
     if isinstance(limit, str) and isinstance(drawdown, str) and Decimal(drawdown) >= Decimal(limit):
         return bar, bar
     if isinstance(remaining, int):
         return bar, bar + remaining
-    bars = _member(terms, "tape").get("bars")
-    if _member(terms, "forward"):  # its tape as it grew (its terms count the prefix alone)
+    bars = member(terms, "tape").get("bars")
+    if member(terms, "forward"):  # its tape as it grew (its terms count the prefix alone)
         edge = signed_edge(data)
         if edge is not None:
             bars = edge
-        elif isinstance(_member(data, "embedded").get("tape"), str):
+        elif isinstance(member(data, "embedded").get("tape"), str):
             bars = len(tape_times(data))
     return (bar, bars - 1) if isinstance(bars, int) else None
 
@@ -80,8 +75,8 @@ def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
     door's statement whose signature was ``checked`` (``--trust``) says where its tape
     ended (nor the frame what remained); an unchecked statement's edge is the proof's
     word too."""
-    remaining = _member(_member(data, "head"), "clock").get("remaining")
-    forward = _member(_member(_member(data, "embedded"), "scenario"), "forward")
+    remaining = member(member(data, "head"), "clock").get("remaining")
+    forward = member(member(member(data, "embedded"), "scenario"), "forward")
     said = checked and signed_edge(data) is not None
     return bool(forward) and not isinstance(remaining, int) and not said
 
