@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -30,12 +31,14 @@ from cryptography.hazmat.primitives.serialization import (
 )
 from kestrel_protocol.store import DoorRecords
 
+from .expiry import rfc3339
+
 __all__ = ["DoorKeys", "KeyNotLive", "utc_now"]
 
 
 def utc_now() -> str:
     """The door's clock, RFC 3339 to the second (the runtime has none)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(time.time())
 
 
 def key_time() -> str:
