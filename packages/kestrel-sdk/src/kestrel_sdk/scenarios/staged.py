@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import IO
 
 from ..runtime.catalog.news import NEWS_FILE, News
+from ..runtime.catalog.terms import SCENARIO_FILE
 
 __all__ = ["TAPE_FILE", "ScenarioTargetError", "check_target", "write_staged"]
 
 TAPE_FILE = "tape.csv"
-_SCENARIO_FILE = "scenario.toml"
 
 
 class ScenarioTargetError(ValueError):
@@ -52,7 +52,7 @@ def check_target(directory: str | Path) -> Path:
     for parent in target.parents:
         if parent.exists() and not parent.is_dir():
             raise ScenarioTargetError(f"{given}: {parent} is a file, not a directory")
-        if (parent / _SCENARIO_FILE).is_file():
+        if (parent / SCENARIO_FILE).is_file():
             raise ScenarioTargetError(
                 f"{given} is inside the scenario directory {parent}, which the catalog "
                 "reads as one scenario; choose a directory outside it"
@@ -74,7 +74,7 @@ def write_staged(
     try:
         with (staging / TAPE_FILE).open("wb") as out:
             tape(out)
-        (staging / _SCENARIO_FILE).write_text(toml, encoding="utf-8", newline="\n")
+        (staging / SCENARIO_FILE).write_text(toml, encoding="utf-8", newline="\n")
         if news is not None:
             (staging / NEWS_FILE).write_bytes(news.render())
         if target.exists():
