@@ -28,12 +28,19 @@ from kestrel_door.arrivals import door_time
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
-from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
+from kestrel_protocol import (
+    PAYLOAD_TYPE,
+    KestrelError,
+    RefusalCode,
+    canonical_json,
+    pae,
+    root_of_bytes,
+)
 from kestrel_sdk.board import forward_window
 from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trust import NotAttested, check_attestation
 
-from tests.forward_door import PREFIX, bars, forward_catalog
+from tests.forward_door import HEADER, PREFIX, ROWS, bars, forward_catalog
 from tests.forward_door import SCENARIO as FORWARD
 
 SCENARIO = "acme-chop"
@@ -55,6 +62,9 @@ class Feeds:
 
     def published(self, scenario_id: str) -> Mapping[int, str]:
         return {bar: "" if bar <= self.prefix else self.at for bar in range(100)}
+
+    def edge(self, scenario_id: str) -> tuple[int, str]:
+        return 100, root_of_bytes((HEADER + "".join(ROWS[:100])).encode())
 
     def frozen(self, scenario_id: str) -> bool:
         return False  # the window is open
