@@ -239,6 +239,30 @@ def test_a_tampered_order_fails_naming_the_submission(tmp_path: Path) -> None:
     assert caught.value.field == "statement.predicate.submissions[seq 3]"
 
 
+def test_a_forward_statement_without_the_root_of_its_edge_is_not_attested(
+    tmp_path: Path,
+) -> None:
+    """The edge's bars without their tape root (a statement as session 14's door signed
+    it: never released, so no reader of it is kept), or no edge at all, re-signed with
+    the door's own key: ``--trust`` names the edge, whatever the proof embeds."""
+    proof, keys = _signed_proof(tmp_path, Feeds("2999-01-01T00:00:00.000000Z"))
+    statement = _statement(proof)
+    predicate = statement["predicate"]
+    assert predicate["edge"]["root"].startswith("sha256:")
+    check_attestation(proof, keys.jwks())
+    for edge, found in (({"bars": 100}, '{"bars":100}'), (None, "none")):
+        changed = {k: v for k, v in predicate.items() if k != "edge"}
+        if edge is not None:
+            changed["edge"] = edge
+        resigned = _with_statement(proof, {**statement, "predicate": changed}, keys)
+        with pytest.raises(NotAttested) as caught:
+            check_attestation(resigned, keys.jwks())
+        assert (caught.value.field, caught.value.found) == ("statement.predicate.edge", found)
+        code, output = _verify(tmp_path, resigned, keys)
+        assert code != 0
+        assert "statement.predicate.edge" in output, output
+
+
 def test_a_session_that_is_not_forward_has_the_statement_it_had(tmp_path: Path) -> None:
     proof, keys = _signed_proof(tmp_path, None)
     predicate = _statement(proof)["predicate"]
