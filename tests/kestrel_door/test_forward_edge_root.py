@@ -67,7 +67,7 @@ async def _proofs(door: Door, operator: dict[str, str]) -> list[dict[str, Any]]:
         assert alice is not None
         assert short is not None
         await alice.submit(SOURCE)
-        await short.submit("buy 3 ACME\nadvance 1")
+        await short.submit("advance 1")
         async with httpx.AsyncClient(headers=operator) as http:
             frozen = await http.post(f"{feed}/freeze")
             assert frozen.status_code == 200, frozen.text
@@ -309,6 +309,7 @@ def test_a_proof_without_its_tape_takes_its_window_end_from_the_signed_edge(
     assert row["badge"] == "failed", row
     unchecked = _board(tmp_path, forged)
     assert "whole-window" not in unchecked["checks"], unchecked
+    assert unchecked["badge"] == "replayed-only", unchecked  # ranked, never said whole
     unconfirmed = "whole-window unconfirmed: the forward tape's end is the proof's own word"
     assert unconfirmed in unchecked["reason"], unchecked
     honest = _board(tmp_path, short)
