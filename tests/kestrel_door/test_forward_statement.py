@@ -28,12 +28,19 @@ from kestrel_door.arrivals import door_time
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
-from kestrel_protocol import PAYLOAD_TYPE, KestrelError, RefusalCode, canonical_json, pae
+from kestrel_protocol import (
+    PAYLOAD_TYPE,
+    KestrelError,
+    RefusalCode,
+    canonical_json,
+    pae,
+    root_of_bytes,
+)
 from kestrel_sdk.board import forward_window
 from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trust import NotAttested, check_attestation
 
-from tests.forward_door import PREFIX, bars, forward_catalog
+from tests.forward_door import HEADER, PREFIX, ROWS, bars, forward_catalog
 from tests.forward_door import SCENARIO as FORWARD
 
 SCENARIO = "acme-chop"
@@ -55,6 +62,9 @@ class Feeds:
 
     def published(self, scenario_id: str) -> Mapping[int, str]:
         return {bar: "" if bar <= self.prefix else self.at for bar in range(100)}
+
+    def edge(self, scenario_id: str) -> tuple[int, str]:
+        return 100, root_of_bytes((HEADER + "".join(ROWS[:100])).encode())
 
     def frozen(self, scenario_id: str) -> bool:
         return False  # the window is open
@@ -227,6 +237,30 @@ def test_a_tampered_order_fails_naming_the_submission(tmp_path: Path) -> None:
     with pytest.raises(NotAttested) as caught:
         check_attestation(_with_statement(proof, moved, keys), keys.jwks())
     assert caught.value.field == "statement.predicate.submissions[seq 3]"
+
+
+def test_a_forward_statement_without_the_root_of_its_edge_is_not_attested(
+    tmp_path: Path,
+) -> None:
+    """The edge's bars without their tape root (a statement as session 14's door signed
+    it: never released, so no reader of it is kept), or no edge at all, re-signed with
+    the door's own key: ``--trust`` names the edge, whatever the proof embeds."""
+    proof, keys = _signed_proof(tmp_path, Feeds("2999-01-01T00:00:00.000000Z"))
+    statement = _statement(proof)
+    predicate = statement["predicate"]
+    assert predicate["edge"]["root"].startswith("sha256:")
+    check_attestation(proof, keys.jwks())
+    for edge, found in (({"bars": 100}, '{"bars":100}'), (None, "none")):
+        changed = {k: v for k, v in predicate.items() if k != "edge"}
+        if edge is not None:
+            changed["edge"] = edge
+        resigned = _with_statement(proof, {**statement, "predicate": changed}, keys)
+        with pytest.raises(NotAttested) as caught:
+            check_attestation(resigned, keys.jwks())
+        assert (caught.value.field, caught.value.found) == ("statement.predicate.edge", found)
+        code, output = _verify(tmp_path, resigned, keys)
+        assert code != 0
+        assert "statement.predicate.edge" in output, output
 
 
 def test_a_session_that_is_not_forward_has_the_statement_it_had(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kestrel_protocol import root_of_bytes
 from kestrel_sdk.board import Entry, check_entry
 
 from tests.kestrel_sdk.board.forward_proofs import (
@@ -71,11 +72,12 @@ def test_a_forward_proof_without_a_statement_never_passes_whole_window_on_its_wo
 
 
 def _forged_edge(proof: dict[str, Any], bars: int) -> dict[str, Any]:
-    """``proof`` with its door's statement saying ``bars`` were published (its signature,
-    over the old payload, no longer holds)."""
+    """``proof`` with its door's statement saying ``bars`` were published, the root of the
+    tape it embeds theirs (its signature, over the old payload, no longer holds)."""
     attestation = proof["attestation"]
     statement = json.loads(base64.b64decode(attestation["payload"]))
-    statement["predicate"]["edge"] = {"bars": bars}
+    root = root_of_bytes(proof["embedded"]["tape"].encode())
+    statement["predicate"]["edge"] = {"bars": bars, "root": root}
     payload = base64.b64encode(json.dumps(statement).encode()).decode()
     return proof | {"attestation": {**attestation, "payload": payload}}
 

@@ -45,6 +45,11 @@ class ForwardFeeds(Protocol):
         prefix, published before the window)."""
         ...
 
+    def edge(self, scenario_id: str) -> tuple[int, str]:
+        """How many bars the tape of ``scenario_id`` holds as published (the declared
+        prefix's too) and the tape root of those bars (of their canonical text)."""
+        ...
+
     def frozen(self, scenario_id: str) -> bool:
         """Whether the feed of ``scenario_id`` is frozen (its tape takes no more bars)."""
         ...

@@ -9,7 +9,8 @@ every principal's sessions under its pseudonym (:mod:`.pseudonyms`): the stateme
 ``principal`` is the one the runtime knew, and nothing in the proof derives from a name.
 Given the runtime's forward feeds, it also notes when each submission to a session on a
 forward scenario arrived, and the statement about such a session carries the order of
-events (:mod:`.arrivals`) and how many bars its tape held when the grade was signed.
+events (:mod:`.arrivals`), how many bars its tape held when the grade was signed and
+the tape root of those bars.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class Attestor:
                 self.keys.records.arrivals(proof.record.session), published, len(proof.pentads)
             )
             forward = not replayed(submissions, published, self.feeds.frozen(scenario_id))
-            edge = max(published, default=-1) + 1  # where its tape ended, as signed
+            edge = self.feeds.edge(scenario_id)  # where its tape ended, as signed
         payload = grade_statement(
             data,
             issuer=self.issuer,

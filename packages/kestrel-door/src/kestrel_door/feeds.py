@@ -30,14 +30,15 @@ class FeedRuntime(Protocol):
     def append_bars(self, scenario_id: str, data: bytes, *, clock: Callable[[], str]) -> Any: ...
     def feed_status(self, scenario_id: str) -> Any: ...
     def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]: ...
+    def feed_edge(self, scenario_id: str) -> tuple[int, str]: ...
     def freeze_feed(self, scenario_id: str) -> Any: ...  # the status after, as unseal_feed
     def unseal_feed(self, scenario_id: str) -> Any: ...
 
 
 class RuntimeFeeds:
     """The door's view of the runtime's forward tapes: which scenarios are forward (a
-    declaration: remembered once known), when each bar was published and whether the
-    feed is frozen (read anew)."""
+    declaration: remembered once known), when each bar was published, where the tape
+    ends and whether the feed is frozen (read anew)."""
 
     def __init__(self, runtime: FeedRuntime) -> None:
         self.runtime = runtime
@@ -62,6 +63,9 @@ class RuntimeFeeds:
 
     def published(self, scenario_id: str) -> Mapping[int, str]:
         return {index: at for index, _, at in self.runtime.feed_published(scenario_id)}
+
+    def edge(self, scenario_id: str) -> tuple[int, str]:
+        return self.runtime.feed_edge(scenario_id)
 
     def frozen(self, scenario_id: str) -> bool:
         return bool(self.runtime.feed_status(scenario_id).frozen)

@@ -28,11 +28,13 @@ submission + 1) was published::
      "forward": true,
      "submissions": [{"seq": 1, "arrivedAt": "2026-12-03T13:59:58.120000Z", "bar": 4,
                       "barPublishedAt": "2026-12-03T13:59:59.003000Z"}, …],
-     "edge": {"bars": 2520}
+     "edge": {"bars": 2520, "root": "sha256:…"}
 
-and where its tape ended when the grade was signed (``edge.bars``: how many bars had
-been published, the declared prefix included), so that a tape embedded in the proof
-and cut after the session's last bar is told from the tape as it grew.
+and where its tape ended when the grade was signed: ``edge.bars``, how many bars had
+been published, the declared prefix included, and ``edge.root``, the tape root of those
+bars (sha256 of their canonical tape CSV, as any tape's root), so that a tape embedded
+in the proof and cut, or altered, after the session's last bar is told from the tape
+as it grew.
 
 ``arrivedAt`` is absent when the door holds no arrival for the seq, ``bar`` when it
 cannot tell the clock before it, ``barPublishedAt`` when that bar was not published
@@ -93,14 +95,15 @@ def grade_statement(
     trial_of: str | None = None,
     submissions: Sequence[Mapping[str, Any]] | None = None,
     forward: bool = True,
-    edge: int | None = None,
+    edge: tuple[int, str] | None = None,
 ) -> bytes:
     """The statement about ``proof``'s grade (canonical JSON bytes): the payload.
     ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
     evaluator's harness minted), so that a board credits every trial to one agent.
     ``submissions``: a session on a forward scenario's order of events (see above);
     ``forward``: false for a replay of the complete tape; ``edge``: how many bars of its
-    forward tape had been published (sent with ``submissions``)."""
+    forward tape had been published and the tape root of those bars (sent with
+    ``submissions``)."""
     digest = str(proof["grade"]["root"]).removeprefix("sha256:")
     statement = {
         "_type": STATEMENT_TYPE,
@@ -117,7 +120,7 @@ def grade_statement(
                 if submissions is not None
                 else {}
             ),
-            **({"edge": {"bars": edge}} if edge is not None else {}),
+            **({"edge": {"bars": edge[0], "root": edge[1]}} if edge is not None else {}),
             "issuer": issuer,
             "signedAt": signed_at,
         },

@@ -1,10 +1,13 @@
 """Where a forward tape ended when the door signed a grade, and a proof whose embedded
-tape was cut before it (``kestrel verify --trust`` and the board say it in the same words).
+tape is not that tape (``kestrel verify --trust`` and the board say it in the same words).
 
 A forward scenario's terms count its declared prefix alone: no frame or root covers the
 bars published after it. The door's signed statement says how many bars the tape held
-when it signed the grade (``edge.bars``); a proof that embeds fewer had its tape cut after
-its session's last bar (its root recomputed: the statement is outside it).
+when it signed the grade and the tape root of those bars (``edge``: ``bars``, ``root``,
+the sha256 of their canonical tape CSV, as any tape's root). A proof that embeds fewer
+bars had its tape cut after its session's last bar; one whose first ``bars`` bars hash
+to another root had bars of it swapped (its proof root recomputed: the statement is
+outside it). Bars embedded past the edge are no door's word and bound nothing.
 """
 
 from __future__ import annotations
@@ -12,10 +15,23 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["cut_tape", "embedded_times", "member", "signed_edge", "statement_predicate"]
+from kestrel_protocol import root_of_bytes
+
+__all__ = [
+    "SignedEdge",
+    "edge_mismatch",
+    "embedded_times",
+    "member",
+    "signed_edge",
+    "statement_predicate",
+]
+
+_ROOT = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def member(data: Any, name: str) -> dict[str, Any]:
@@ -38,11 +54,25 @@ def statement_predicate(data: Mapping[str, Any]) -> dict[str, Any]:
     return member(statement, "predicate")
 
 
-def signed_edge(data: Mapping[str, Any]) -> int | None:
-    """How many bars the forward tape held when the door signed the grade (its
-    statement's ``edge.bars``), or ``None`` when no statement says."""
-    bars = member(statement_predicate(data), "edge").get("bars")
-    return bars if isinstance(bars, int) and not isinstance(bars, bool) else None
+@dataclass(frozen=True, slots=True)
+class SignedEdge:
+    """Where a forward tape ended when the door signed a grade: ``bars`` published (the
+    declared prefix's too) and ``root``, the tape root of those bars."""
+
+    bars: int
+    root: str
+
+
+def signed_edge(data: Mapping[str, Any]) -> SignedEdge | None:
+    """Where the forward tape ended when the door signed the grade (its statement's
+    ``edge``), or ``None`` when no statement says both how many bars and their root."""
+    edge = member(statement_predicate(data), "edge")
+    bars, root = edge.get("bars"), edge.get("root")
+    if not isinstance(bars, int) or isinstance(bars, bool) or bars < 0:
+        return None
+    if not isinstance(root, str) or _ROOT.fullmatch(root) is None:
+        return None
+    return SignedEdge(bars, root)
 
 
 def embedded_times(data: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -58,14 +88,39 @@ def embedded_times(data: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(times)
 
 
-def cut_tape(data: Mapping[str, Any]) -> str | None:
+def _root_of_first(tape: str, bars: int) -> str:
+    """The tape root of the first ``bars`` bars of ``tape`` (its header and their rows)."""
+    lines = tape.splitlines(keepends=True)
+    kept, times = lines[:1], 0
+    for line in lines[1:]:
+        time = line.split(",", 1)[0]
+        if kept[1:] and kept[-1].split(",", 1)[0] == time:
+            kept.append(line)
+            continue
+        if times == bars:
+            break
+        times += 1
+        kept.append(line)
+    return root_of_bytes("".join(kept).encode("utf-8"))
+
+
+def edge_mismatch(data: Mapping[str, Any]) -> str | None:
     """Why the forward tape the proof embeds is not the tape as the door's statement says
-    it stood when the grade was signed (fewer bars: cut), or None (no statement's edge,
-    no embedded tape, or the whole of it)."""
+    it stood when the grade was signed (fewer bars: cut; other bars up to the edge:
+    altered), or None (no statement's edge, no embedded tape, or that tape)."""
     edge, times = signed_edge(data), embedded_times(data)
-    if edge is None or times is None or len(times) >= edge:
+    if edge is None or times is None:
         return None
-    return (
-        f"the embedded tape holds {len(times)} bars; the door's statement says {edge} "
-        "were published when the grade was signed: the tape was cut"
-    )
+    if len(times) < edge.bars:
+        return (
+            f"the embedded tape holds {len(times)} bars; the door's statement says "
+            f"{edge.bars} were published when the grade was signed: the tape was cut"
+        )
+    root = _root_of_first(str(member(data, "embedded")["tape"]), edge.bars)
+    if root != edge.root:
+        return (
+            f"the embedded tape's first {edge.bars} bars have root {root}; the door's "
+            f"statement says the {edge.bars} published when the grade was signed have root "
+            f"{edge.root}: the tape was altered"
+        )
+    return None

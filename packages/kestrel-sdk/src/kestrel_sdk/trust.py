@@ -22,8 +22,10 @@ arrived after its bar was published. A statement whose signature fails is said s
 when the tampered statement's own order names a submission, that one too.
 
 Once its signature holds, a forward session's statement also says how many bars its tape
-held when the door signed (``edge``): a proof whose embedded tape holds fewer had it cut
-after the session's last bar (``embedded.tape``, naming both counts in the board's words).
+held when the door signed and the tape root of those bars (``edge``; a statement about a
+forward session without both is not attested): a proof whose embedded tape holds fewer
+had it cut after the session's last bar, one whose first bars up to the edge have
+another root had bars of it swapped (``embedded.tape``, in the board's words).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from kestrel_protocol import (
 )
 from kestrel_protocol.canonical import canonical_json
 
-from .forward_edge import cut_tape
+from .forward_edge import edge_mismatch, signed_edge
 from .runtime.verify import flatten
 
 __all__ = [
@@ -282,9 +284,15 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
             f"the door the keys were trusted from ({jwks})",
             f"{issuer} (claimed by the statement)",
         )
-    cut = cut_tape(proof)  # the signature held: its edge is the door's word
-    if cut is not None:
-        raise NotAttested("embedded.tape", "the forward tape as the door signed it", cut)
+    if "forward" in predicate and signed_edge(proof) is None:
+        raise NotAttested(
+            "statement.predicate.edge",
+            "the bars published and their tape root (sha256:…)",
+            _text(predicate["edge"]) if "edge" in predicate else "none",
+        )
+    unlike = edge_mismatch(proof)  # the signature held: its edge is the door's word
+    if unlike is not None:
+        raise NotAttested("embedded.tape", "the forward tape as the door signed it", unlike)
     return Attested(
         issuer=issuer,
         kid=signature.keyid,

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol import KestrelError, RefusalCode, root_of_bytes
 from kestrel_sdk.runtime.catalog.forward_tape import EMPTY_TAPE_TEXT, prefix_link
 from kestrel_sdk.runtime.catalog.tapes import HEADER
 from kestrel_sdk.runtime.service import Runtime
@@ -66,6 +66,24 @@ def test_appends_grow_the_tape_and_chain_every_prefix(runtime: Runtime) -> None:
     )
     assert (status.frozen, status.unsealed) == (False, False)
     assert runtime.feed_published(SCENARIO_ID) == [(0, bar_time(0), AT), (1, bar_time(1), AT)]
+
+
+def test_the_edge_is_the_count_and_tape_root_of_the_bars_published(
+    tmp_path: Path, runtime: Runtime
+) -> None:
+    """What the door signs as a forward tape's edge: how many bars are published and the
+    tape root of their canonical text, the root the tape they make has (every store);
+    before any append, the declared prefix's."""
+    assert runtime.feed_edge(SCENARIO_ID) == (0, root_of_bytes(EMPTY_TAPE_TEXT.encode()))
+    runtime.append_bars(SCENARIO_ID, bars(0, 2), clock=lambda: AT)
+    runtime.append_bars(SCENARIO_ID, bars(2, 1), clock=lambda: AT)
+    tape = HEADER + "\n" + "".join(bar_rows(k) for k in range(3))
+    assert runtime.feed_edge(SCENARIO_ID) == (3, root_of_bytes(tape.encode()))
+    prefixed = forward_catalog(tmp_path / "prefixed", prefix=2)
+    other = Runtime(tmp_path / "other", [prefixed], store=open_runtime_store("memory:"))
+    declared = HEADER + "\n" + "".join(bar_rows(k) for k in range(2))
+    assert other.feed_edge(SCENARIO_ID) == (2, root_of_bytes(declared.encode()))
+    other.shutdown()
 
 
 def test_a_tape_grown_batch_by_batch_is_the_tape_read_whole(runtime: Runtime) -> None:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
-from ..forward_edge import cut_tape
+from ..forward_edge import edge_mismatch
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
 from .window import WHOLE_WINDOW, stopped_early, unsigned_edge, window
@@ -232,9 +232,9 @@ def check_entry(
     if stopped is not None:
         row.checks[WHOLE_WINDOW] = f"failed: {stopped}"
         failed.append(f"{WHOLE_WINDOW} failed: {stopped}")
-    cut = cut_tape(data)
-    if cut is not None:
-        failed.append(f"{WHOLE_WINDOW} failed: {cut}")
+    unlike = edge_mismatch(data)
+    if unlike is not None:
+        failed.append(f"{WHOLE_WINDOW} failed: {unlike}")
     elif stopped is None and unsigned_edge(data, checked=checked):
         row.reason += (
             f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "

@@ -64,7 +64,7 @@ def window(data: dict[str, Any]) -> tuple[int, int] | None:
     if member(terms, "forward"):  # its tape as it grew (its terms count the prefix alone)
         edge = signed_edge(data)
         if edge is not None:
-            bars = edge
+            bars = edge.bars
         elif isinstance(member(data, "embedded").get("tape"), str):
             bars = len(tape_times(data))
     return (bar, bars - 1) if isinstance(bars, int) else None
@@ -76,9 +76,9 @@ def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
     ended (nor the frame what remained); an unchecked statement's edge is the proof's
     word too."""
     remaining = member(member(data, "head"), "clock").get("remaining")
-    forward = member(member(member(data, "embedded"), "scenario"), "forward")
-    said = checked and signed_edge(data) is not None
-    return bool(forward) and not isinstance(remaining, int) and not said
+    if isinstance(remaining, int) or (checked and signed_edge(data) is not None):
+        return False
+    return bool(member(_terms(data), "forward"))  # embedded, or the catalog's
 
 
 def stopped_early(window: tuple[int, int] | None) -> str | None:

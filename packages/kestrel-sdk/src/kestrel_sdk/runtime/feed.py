@@ -171,6 +171,16 @@ class Feed:
         prefix = [(index, time, "") for index, time in enumerate(self._prefix_times)]
         return prefix + [(bar.index, bar.time, bar.published_at) for bar in self._bars]
 
+    def edge(self) -> tuple[int, str]:
+        """How many bars the tape holds as published (the prefix's too) and the tape
+        root of those bars (of their canonical text), read together."""
+        self.refresh()
+        with self._lock:
+            bars = self._prefix_bars + len(self._bars)
+            if self._growing is None:
+                return bars, self.declared.tape.root
+            return bars, self._growing.root()
+
     def _grown(self) -> LoadedScenario:
         assert self._growing is not None  # bars were read
         tape = self._growing.tape()

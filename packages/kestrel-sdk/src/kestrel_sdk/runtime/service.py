@@ -209,6 +209,10 @@ class Runtime:
         ``published_at`` is ``""``)."""
         return self._feeds.feed(scenario_id).published()
 
+    def feed_edge(self, scenario_id: str) -> tuple[int, str]:
+        """How many bars a forward tape holds as published, and their tape root."""
+        return self._feeds.feed(scenario_id).edge()
+
     def freeze_feed(self, scenario_id: str) -> FeedStatus:
         """End a forward scenario's window: its tape is fixed as published."""
         return self._feeds.feed(scenario_id).freeze()

@@ -108,6 +108,12 @@ class GrowingTape:
         }
         return replace(read, days=read.days[:], columns=MappingProxyType(columns))
 
+    def root(self) -> str:
+        """The tape root of the tape read so far (of its canonical text, as any tape's)."""
+        shape = self._reader.shape()
+        assert shape is not None  # pragma: no cover - bars were read whole
+        return shape.root
+
     def _read(self, text: str) -> None:
         if not self._reader.add(text.encode("utf-8")):  # pragma: no cover - validated first
             raise ValueError("a published bar does not read as the tape's next bar")
