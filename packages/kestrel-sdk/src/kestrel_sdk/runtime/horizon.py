@@ -110,8 +110,22 @@ class Horizons:
         self._lineages = lineages
 
     def _key(self, scenario_id: str) -> str:
-        """The row's key: the scenario's lineage (its own id when it has no twin)."""
+        """The row's key: the scenario's lineage (:mod:`.catalog.lineage`)."""
         return scenario_id if self._lineages is None else self._lineages().key(scenario_id)
+
+    def adopt(self) -> None:
+        """Re-key the rows an upgraded store kept by the ids of this catalog's scenarios
+        (``RuntimeStore.adopt_horizons``; the catalog is loaded only when rows wait):
+        where one joined a row counting sessions, the principal's sessions on the lineage
+        are now compared, so their clocks are written, as a second session's opening
+        writes them (each named with its twin: no opening names the scenario traded)."""
+        lineages = self._lineages
+        if lineages is None:
+            return
+        for principal, scenario_id, _ in self.store.adopt_horizons(lambda: lineages().keys()):
+            twins = lineages().twins(scenario_id)
+            root = twins[0].scenario.root if twins else ""
+            self._clocks(principal, scenario_id, root, "", named=True)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
@@ -149,11 +163,14 @@ class Horizons:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
         return twins
 
-    def _clocks(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+    def _clocks(
+        self, principal: str, scenario_id: str, scenario_root: str, sid: str, named: bool = False
+    ) -> None:
         """Write the clocks the principal's sessions on the lineage other than ``sid``
-        reached."""
+        reached, each named with its twin unless it is ``scenario_id`` (every one when
+        ``named``)."""
         for twin, root in self._twins(scenario_id, scenario_root):
-            on = "" if twin == scenario_id else f" on {twin}"
+            on = "" if twin == scenario_id and not named else f" on {twin}"
             for label in sorted(self.store.labels(principal, root)):
                 other = session_id(principal, root, label)
                 if other != sid:
