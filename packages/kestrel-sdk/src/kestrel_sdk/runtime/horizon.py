@@ -52,9 +52,15 @@ its own session's (its row ``FOR SHARE``, the note's advisory lock), which nothi
 while waiting for the horizon row, and a count or a lone raise holds the row alone.
 
 Lineages: a scenario, its disguised twins and the scenarios of the same bars
-(:mod:`.catalog.lineage`) share one row, keyed by the lineage (an ordinary scenario's own
-id, as always, while no other has its bars), since their bars map one to one by index:
-a principal shown bars of one twin past a session's clock has been shown them in all.
+(:mod:`.catalog.lineage`) share one row, keyed by the lineage's tag (a forward
+scenario's id), which every process computes alike from the bars whatever else its
+catalog holds, since their bars map one to one by index: a principal shown bars of one
+twin past a session's clock has been shown them in all. The clocks an opening writes are
+those of the principal's sessions on the twins this catalog holds: a session the
+principal ran alone on a twin another catalog holds is seen once its clock is written
+otherwise (a second session stepping beside it, an opening by a runtime holding that
+twin). A store from before kept rows by scenario ids; each runtime re-keys, as it
+starts, those its catalog's ids name (:meth:`Horizons.adopt`).
 What showed them is named with the twin it was shown on ("tape goog read", "session ks_…
 on goog of the same principal had reached bar 2519"), so ``no-lookahead`` on a disguise
 says which twin was seen. The sessions counted are the
