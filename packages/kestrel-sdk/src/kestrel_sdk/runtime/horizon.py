@@ -128,7 +128,7 @@ class Horizons:
         lineages = self._lineages
         if lineages is None:
             return
-        for principal, scenario_id, _ in self.store.adopt_horizons(lambda: lineages().keys()):
+        for principal, scenario_id in self.store.adopt_horizons(lambda: lineages().keys()):
             twins = lineages().twins(scenario_id)
             root = twins[0].scenario.root if twins else ""
             self._clocks(principal, scenario_id, root, "", named=True)

@@ -305,7 +305,7 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
             elif bar > found.bar:
                 self._horizons[key] = Horizon(bar, what, found.sessions)
 
-    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str, int]]:
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
         """Nothing to re-key: a memory store is never from before lineage tags."""
         return []
 

@@ -15,7 +15,7 @@ database's setting (SQLite: ``synchronous``; PostgreSQL: ``synchronous_commit``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ClassVar
 
@@ -370,32 +370,6 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
                 return None
             rows = conn.execute(sql.count_session, (principal, scenario_id)).fetchall()
         return int(rows[0][0])
-
-    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str, int]]:
-        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps, in one
-        transaction; each taken by one process (its delete returns it), so replicas
-        adopting at once never add a row twice. See ``RuntimeStore``."""
-        sql = self.sql
-        with self._connection() as conn:
-            if conn.execute(sql.any_unkeyed).fetchone() is None:
-                return []  # a store made since, or its rows all adopted
-            waiting = conn.execute(sql.unkeyed).fetchall()
-        by_id = keys()
-        rows = [(principal, i) for principal, i in waiting if i in by_id]
-        joined: list[tuple[str, str, int]] = []
-        if not rows:
-            return joined
-        with self._transaction() as conn:
-            for principal, scenario_id in rows:
-                taken = conn.execute(sql.take_unkeyed, (principal, scenario_id)).fetchall()
-                if not taken:
-                    continue  # adopted by another process meanwhile
-                bar, what, sessions = taken[0]
-                row = (principal, by_id[scenario_id], bar, what, sessions)
-                total = int(conn.execute(sql.adopt_horizon, row).fetchall()[0][0])
-                if total > sessions:
-                    joined.append((principal, scenario_id, total))
-        return joined
 
     # -- operations ---------------------------------------------------------------------
 
