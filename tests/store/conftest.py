@@ -26,6 +26,8 @@ _SQLITE_TABLES = {
     "meta": "meta",
     "audit": "audit",
     "tokens": "tokens",
+    "horizons": "horizons",
+    "unkeyed_horizons": "unkeyed_horizons",
 }
 _POSTGRES_TABLES = {
     "artifacts": "kestrel_artifacts",
@@ -34,6 +36,8 @@ _POSTGRES_TABLES = {
     "meta": "kestrel_meta",
     "audit": "kestrel_door_audit",
     "tokens": "kestrel_door_tokens",
+    "horizons": "kestrel_horizons",
+    "unkeyed_horizons": "kestrel_unkeyed_horizons",
 }
 
 
@@ -116,6 +120,14 @@ class MemoryTamper:
 def tamper(url: str, store: Any) -> Tamper:
     """The adversary for the store at ``url`` (``store``: that store, opened)."""
     return MemoryTamper(store) if url == "memory:" else SqlTamper(url)
+
+
+def horizon_key(scenario_id: str) -> str:
+    """The horizon key of a shipped scenario: its lineage's tag (catalog/lineage.py)."""
+    from kestrel_sdk.runtime.catalog import load_catalog
+    from kestrel_sdk.runtime.catalog.lineage import Lineages
+
+    return Lineages(load_catalog([])).key(scenario_id)
 
 
 def raw_sql(url: str, door: bool = False) -> Raw:

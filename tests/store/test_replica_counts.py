@@ -22,7 +22,7 @@ from kestrel_protocol.store import RuntimeStore
 from kestrel_sdk.runtime.service import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 
-from tests.store.conftest import raw_sql
+from tests.store.conftest import horizon_key, raw_sql
 
 SCENARIO = "acme-trend"
 WAIT_S = 60
@@ -53,7 +53,7 @@ def _runtime(url: str, between: Callable[[], object] | None = None) -> Runtime:
 
 
 def _sessions(runtime: Runtime, principal: str = "alice") -> int:
-    horizon = runtime.store.horizon(principal, SCENARIO)
+    horizon = runtime.store.horizon(principal, horizon_key(SCENARIO))
     return 0 if horizon is None else horizon.sessions
 
 

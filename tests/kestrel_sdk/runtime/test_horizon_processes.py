@@ -25,6 +25,8 @@ from kestrel_protocol import GradeResult
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 
+from tests.store.conftest import horizon_key
+
 SCENARIO = "acme-trend"
 END = 2519  # acme-trend's last bar
 TRADE = "buy 10 ACME\nadvance 1"
@@ -185,7 +187,7 @@ def test_two_sessions_of_a_principal_stepping_at_once_on_two_replicas_both_go_on
     with ThreadPoolExecutor(2) as pool:
         ran = [pool.submit(run, rt, sid) for rt, sid in ((a, one), (b, two))]
         assert [future.result(timeout=120) for future in ran] == [steps, steps]
-    horizon = a.store.horizon("alice", SCENARIO)
+    horizon = a.store.horizon("alice", horizon_key(SCENARIO))
     assert horizon is not None
     assert (horizon.bar, horizon.sessions) == (steps, 2)
     a.shutdown()

@@ -149,6 +149,15 @@ class RuntimeStore(Protocol):
       unknown). A session from a store made before the flag was kept (its opening,
       never stepped, may have been killed before counting it) is counted only when the
       caller says the count is ``short`` of the principal's sessions.
+    - ``adopt_horizons(keys)`` re-keys the horizon rows a store from before lineage
+      tags kept under a scenario's id (set apart when the store was upgraded): each
+      such row whose id ``keys()`` maps (a catalog's scenario ids to their horizon
+      keys; called only when such rows wait) joins the row of its key, in one
+      transaction (the furthest bar with what showed it, the sessions added up: each
+      session was counted on one row), and is gone from the rows set apart. It returns
+      ``(principal, id)`` for each row counting sessions that joined a row counting
+      sessions too (the principal's sessions of both are compared from then). Rows of
+      ids ``keys`` lacks wait for a process whose catalog has them.
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
       frame root it followed; ``head`` is the last seq, the status and the last frame
       root, one cheap read.
@@ -246,6 +255,7 @@ class RuntimeStore(Protocol):
     def count_session(
         self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
     ) -> int | None: ...
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]: ...
 
     # forward tapes: appended bars keyed (scenario, index) and the window's state
     def feed_bars(self, scenario_id: str, after: int = 0) -> list[FeedBar]: ...

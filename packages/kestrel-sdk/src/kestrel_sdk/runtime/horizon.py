@@ -52,9 +52,15 @@ its own session's (its row ``FOR SHARE``, the note's advisory lock), which nothi
 while waiting for the horizon row, and a count or a lone raise holds the row alone.
 
 Lineages: a scenario, its disguised twins and the scenarios of the same bars
-(:mod:`.catalog.lineage`) share one row, keyed by the lineage (an ordinary scenario's own
-id, as always, while no other has its bars), since their bars map one to one by index:
-a principal shown bars of one twin past a session's clock has been shown them in all.
+(:mod:`.catalog.lineage`) share one row, keyed by the lineage's tag (a forward
+scenario's id), which every process computes alike from the bars whatever else its
+catalog holds, since their bars map one to one by index: a principal shown bars of one
+twin past a session's clock has been shown them in all. The clocks an opening writes are
+those of the principal's sessions on the twins this catalog holds: a session the
+principal ran alone on a twin another catalog holds is seen once its clock is written
+otherwise (a second session stepping beside it, an opening by a runtime holding that
+twin). A store from before kept rows by scenario ids; each runtime re-keys, as it
+starts, those its catalog's ids name (:meth:`Horizons.adopt`).
 What showed them is named with the twin it was shown on ("tape goog read", "session ks_…
 on goog of the same principal had reached bar 2519"), so ``no-lookahead`` on a disguise
 says which twin was seen. The sessions counted are the
@@ -110,8 +116,22 @@ class Horizons:
         self._lineages = lineages
 
     def _key(self, scenario_id: str) -> str:
-        """The row's key: the scenario's lineage (its own id when it has no twin)."""
+        """The row's key: the scenario's lineage (:mod:`.catalog.lineage`)."""
         return scenario_id if self._lineages is None else self._lineages().key(scenario_id)
+
+    def adopt(self) -> None:
+        """Re-key the rows an upgraded store kept by the ids of this catalog's scenarios
+        (``RuntimeStore.adopt_horizons``; the catalog is loaded only when rows wait):
+        where one joined a row counting sessions, the principal's sessions on the lineage
+        are now compared, so their clocks are written, as a second session's opening
+        writes them (each named with its twin: no opening names the scenario traded)."""
+        lineages = self._lineages
+        if lineages is None:
+            return
+        for principal, scenario_id in self.store.adopt_horizons(lambda: lineages().keys()):
+            twins = lineages().twins(scenario_id)
+            root = twins[0].scenario.root if twins else ""
+            self._clocks(principal, scenario_id, root, "", named=True)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
@@ -149,11 +169,14 @@ class Horizons:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
         return twins
 
-    def _clocks(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
+    def _clocks(
+        self, principal: str, scenario_id: str, scenario_root: str, sid: str, named: bool = False
+    ) -> None:
         """Write the clocks the principal's sessions on the lineage other than ``sid``
-        reached."""
+        reached, each named with its twin unless it is ``scenario_id`` (every one when
+        ``named``)."""
         for twin, root in self._twins(scenario_id, scenario_root):
-            on = "" if twin == scenario_id else f" on {twin}"
+            on = "" if twin == scenario_id and not named else f" on {twin}"
             for label in sorted(self.store.labels(principal, root)):
                 other = session_id(principal, root, label)
                 if other != sid:

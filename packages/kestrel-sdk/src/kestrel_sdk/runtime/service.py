@@ -102,6 +102,7 @@ class Runtime:
             self._artifact,
         )
         self._horizons = Horizons(self.store, self._sessions.clock, lambda: served.lineages)
+        self._horizons.adopt()  # a store from before lineage tags: its rows re-keyed
         self._grading = Grading(
             self.store, self._sessions, self._horizons, served.sealed, self._artifact
         )

@@ -2,15 +2,16 @@
 lineage (their bars map one to one by index), and a principal's horizon is kept per
 lineage.
 
-A scenario that is no disguise is keyed by its id, or, when others of this catalog have
-the same tape (an import of bars another scenario ships: the same tape root), by the
-first of their ids: scouting one is scouting them all. A scenario whose tape no other
-shares is thus keyed as it always was, and so is a forward scenario (its tape root is
-its declared prefix's, often none, not the bars it grows). A disguise records in its
-``scenario.toml`` the tag of its source's bars (:func:`~.reveal.lineage_tag`); its key is
-its source's (the first id by the tag), or the tag itself when its source is not in the
-catalog (its twins still share it). Before, a copy was a lineage of its own, and a copy
-whose id sorted first keyed the disguises of its bars apart from their source.
+A lineage's key is its tag (:func:`~.reveal.lineage_tag`: a tag of its bars' tape root,
+which a disguise records in its ``scenario.toml`` as its source's), so every process
+keys it the same whatever else its catalog holds: scouting one scenario of those bars
+is scouting them all. A forward scenario is keyed by its id (its tape root is its
+declared prefix's, often none, not the bars it grows), and so is a twin (a disguise, a
+renamed copy) of a forward scenario of this catalog whose tag no whole tape shares.
+Before, a lineage was keyed by the first id of this catalog's scenarios of its bars, so
+two processes with different catalogs on one store (one also holding a copy whose id
+sorted first) kept two rows for one lineage, and a scout in one went unseen in the
+other; a store of those keys is re-keyed when opened (:mod:`..horizon`).
 """
 
 from __future__ import annotations
@@ -78,23 +79,28 @@ class Lineages:
 
     def __init__(self, index: CatalogIndex) -> None:
         scenarios = [s for s in (index.get(i) for i in sorted(index.ids())) if s is not None]
-        by_tag: dict[str, str] = {}
         ordinary = [s for s in scenarios if s.lineage is None]
-        for loaded in sorted(ordinary, key=lambda s: s.forward):  # whole tapes first
-            by_tag.setdefault(lineage_tag(loaded), loaded.id)
+        whole = {lineage_tag(s) for s in ordinary if not s.forward}
+        forward: dict[str, str] = {}  # a forward scenario's tag -> its id, for its twins
+        for loaded in ordinary:
+            if loaded.forward and lineage_tag(loaded) not in whole:
+                forward.setdefault(lineage_tag(loaded), loaded.id)
         self._keys: dict[str, str] = {}
         self._members: dict[str, list[LoadedScenario]] = {}
         for loaded in scenarios:
             tag = lineage_tag(loaded)
             own = loaded.lineage is None and loaded.forward  # its root: the prefix alone
-            key = loaded.id if own else by_tag.get(tag, tag)
+            key = loaded.id if own else forward.get(tag, tag)
             self._keys[loaded.id] = key
             self._members.setdefault(key, []).append(loaded)
 
     def key(self, scenario_id: str) -> str:
-        """The horizon key of the scenario's lineage (its own id unless it is a disguise or
-        a scenario of its bars has an id that sorts first)."""
+        """The horizon key of the scenario's lineage (its tag; a forward scenario's id)."""
         return self._keys.get(scenario_id, scenario_id)
+
+    def keys(self) -> dict[str, str]:
+        """Every scenario's horizon key, by its id."""
+        return dict(self._keys)
 
     def twins(self, scenario_id: str) -> list[LoadedScenario]:
         """Every scenario of the lineage, the scenario included, by id."""

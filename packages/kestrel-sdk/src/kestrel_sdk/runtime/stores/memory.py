@@ -20,7 +20,7 @@ threads may share it. Its tables are :mod:`.memory_tables`'s, its forward tapes
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -304,6 +304,10 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
                 self._horizons[key] = Horizon(bar, what, 0)
             elif bar > found.bar:
                 self._horizons[key] = Horizon(bar, what, found.sessions)
+
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
+        """Nothing to re-key: a memory store is never from before lineage tags."""
+        return []
 
     def count_session(
         self, principal: str, scenario_id: str, session_id: str, *, short: bool = False

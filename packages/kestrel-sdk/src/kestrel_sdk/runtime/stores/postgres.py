@@ -54,10 +54,11 @@ from .sql import (
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresStore"]
 
-SCHEMA_VERSION = "4"
-"""4: each session keeps whether it was counted on its principal's horizon row; a
-database of 3 is upgraded in place when a store first opens it (:data:`UPGRADES`)."""
-UPGRADES: Final = {"3": upgrade(POSTGRES)}
+SCHEMA_VERSION = "5"
+"""5: horizon rows keyed by lineage tags; a database of 4 (keyed by scenario ids) or 3
+(before each session kept whether it was counted on its principal's horizon row) is
+upgraded in place when a store first opens it (:data:`UPGRADES`)."""
+UPGRADES: Final = {"3": upgrade(POSTGRES, counted=False), "4": upgrade(POSTGRES, counted=True)}
 
 _SCHEMA: Final = create_statements(RUNTIME_TABLES, POSTGRES, PREFIXES[POSTGRES.name])
 

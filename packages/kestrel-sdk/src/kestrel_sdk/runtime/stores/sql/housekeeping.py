@@ -1,10 +1,12 @@
 """Housekeeping over SQL, said once for SQLite and PostgreSQL (a part of
 :class:`.store.SqlStore`): what every session occupies, and pruning or discarding a
-closed, graded session's rows in one transaction.
+closed, graded session's rows in one transaction; re-keying the horizon rows an upgraded
+store set apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from kestrel_protocol.sql import Connection, SqlAdapter
@@ -84,6 +86,32 @@ class SqlHousekeeping(SqlAdapter):
     def footprint(self) -> int:
         """Bytes the store occupies on disk (the adapter's measure)."""
         raise NotImplementedError
+
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
+        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps, in one
+        transaction; each taken by one process (its delete returns it), so replicas
+        adopting at once never add a row twice. See ``RuntimeStore``."""
+        sql = self.sql
+        with self._connection() as conn:
+            if conn.execute(sql.any_unkeyed).fetchone() is None:
+                return []  # a store made since, or its rows all adopted
+            waiting = conn.execute(sql.unkeyed).fetchall()
+        by_id = keys()
+        rows = [(principal, i) for principal, i in waiting if i in by_id]
+        joined: list[tuple[str, str]] = []
+        if not rows:
+            return joined
+        with self._transaction() as conn:
+            for principal, scenario_id in rows:
+                taken = conn.execute(sql.take_unkeyed, (principal, scenario_id)).fetchall()
+                if not taken:
+                    continue  # adopted by another process meanwhile
+                bar, what, sessions = taken[0]
+                row = (principal, by_id[scenario_id], bar, what, sessions)
+                total = int(conn.execute(sql.adopt_horizon, row).fetchall()[0][0])
+                if sessions and total > sessions:  # sessions of both rows now compared
+                    joined.append((principal, scenario_id))
+        return joined
 
 
 def _stored(row: Any) -> StoredSession:

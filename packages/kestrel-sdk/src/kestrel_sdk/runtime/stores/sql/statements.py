@@ -20,7 +20,7 @@ from typing import Final
 from kestrel_protocol.sql import render_all
 
 from .dialect import PREFIXES, TABLES, Dialect
-from .tables import SESSIONS
+from .tables import SESSIONS, UNKEYED_HORIZONS
 
 __all__ = ["Statements", "upgrade"]
 
@@ -44,6 +44,8 @@ _UNMOVED: Final = (
     " IS (?, ?, ?)"
 )
 """The horizon row is as given (all null: there is none)."""
+_BY_ID: Final = "substr(scenario, 1, 7) <> 'sha256:'"
+"""A horizon row keyed by a scenario's id, not a lineage tag (``root_of_bytes``'s)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,29 @@ class Statements:
         " ON CONFLICT (principal, scenario) DO UPDATE SET sessions = {horizons}.sessions + 1"
         " RETURNING sessions"
     )
+    # a store from before lineage tags: its rows by scenario id set apart when upgraded
+    # (set_apart), each re-keyed by a catalog that holds its scenario (adopt_horizons)
+    unkeyed: str = "SELECT principal, scenario FROM {unkeyed_horizons}"
+    any_unkeyed: str = "SELECT 1 FROM {unkeyed_horizons} LIMIT 1"
+    take_unkeyed: str = (
+        "DELETE FROM {unkeyed_horizons} WHERE principal = ? AND scenario = ?"
+        " RETURNING bar, what, sessions"
+    )
+    adopt_horizon: str = (  # the furthest bar and what showed it; the sessions added up
+        "INSERT INTO {horizons} (principal, scenario, bar, what, sessions) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (principal, scenario) DO UPDATE SET"
+        " bar = CASE WHEN excluded.bar > {horizons}.bar THEN excluded.bar ELSE {horizons}.bar END,"
+        " what = CASE WHEN excluded.bar > {horizons}.bar"
+        " THEN excluded.what ELSE {horizons}.what END,"
+        " sessions = {horizons}.sessions + excluded.sessions"
+        " RETURNING sessions"
+    )
+    set_apart: str = (  # upgrading: every row keyed by an id, not a tag (then keyed_apart)
+        "INSERT INTO {unkeyed_horizons} (principal, scenario, bar, what, sessions)"
+        " SELECT principal, scenario, bar, what, sessions FROM {horizons}"
+        f" WHERE {_BY_ID}"
+    )
+    keyed_apart: str = f"DELETE FROM {{horizons}} WHERE {_BY_ID}"
     put_operation: str = (
         "INSERT INTO {operations} (token, principal, session) VALUES (?, ?, ?)"
         " ON CONFLICT (token) DO NOTHING"
@@ -227,11 +252,16 @@ class Statements:
         return render_all(cls(), dialect, TABLES, PREFIXES[dialect.name])
 
 
-def upgrade(dialect: Dialect) -> list[str]:
-    """The statements upgrading, in place, a store of the schema before each session kept
-    whether it was counted (SQLite's 7, PostgreSQL's 3): the column, and every session
-    counted but one still open and never stepped, whose opening may have been killed
-    before it counted it (the opening's own repair decides: ``RuntimeStore.count_session``
-    with ``short``)."""
+def upgrade(dialect: Dialect, counted: bool) -> list[str]:
+    """The statements upgrading, in place, a store of the schema before horizons were keyed
+    by lineage tags (SQLite's 8, PostgreSQL's 4; ``counted``) or before each session kept
+    whether it was counted too (SQLite's 7, PostgreSQL's 3). Without the flag: the
+    column, and every session counted but one still open and never stepped, whose opening
+    may have been killed before it counted it (the opening's own repair decides:
+    ``RuntimeStore.count_session`` with ``short``). Then every horizon row keyed by a
+    scenario id set apart, each re-keyed by the first catalog holding its scenario
+    (``RuntimeStore.adopt_horizons``): which id is whose tag only a catalog knows."""
     prefix = PREFIXES[dialect.name]
-    return [SESSIONS.add_column("counted", dialect, prefix), Statements.of(dialect).counted_before]
+    sql = Statements.of(dialect)
+    flag = [] if counted else [SESSIONS.add_column("counted", dialect, prefix), sql.counted_before]
+    return [*flag, *UNKEYED_HORIZONS.create(dialect, prefix), sql.set_apart, sql.keyed_apart]

@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Index, Table
 
-__all__ = ["RUNTIME_TABLES", "SESSIONS"]
+__all__ = ["HORIZONS", "RUNTIME_TABLES", "SESSIONS", "UNKEYED_HORIZONS"]
 
 ARTIFACTS: Final = Table(
     "artifacts",
@@ -69,16 +69,20 @@ LOOKAHEAD: Final = Table(
     key=("n",),
     indexes=(Index("lookahead_session", "session, n"),),
 )
-HORIZONS: Final = Table(  # per (principal, scenario): the furthest bar shown
-    "horizons",
-    (
-        Column("principal", "text"),
-        Column("scenario", "text"),
-        Column("bar", "integer"),  # -1 until a bar is shown
-        Column("what", "text"),  # what showed it
-        Column("sessions", "integer"),  # sessions the principal opened on the scenario
-    ),
-    key=("principal", "scenario"),
+_HORIZON_COLUMNS: Final = (
+    Column("principal", "text"),
+    Column("scenario", "text"),  # the lineage's key (catalog/lineage.py)
+    Column("bar", "integer"),  # -1 until a bar is shown
+    Column("what", "text"),  # what showed it
+    Column("sessions", "integer"),  # sessions the principal opened on the lineage
+)
+HORIZONS: Final = Table(  # per (principal, lineage): the furthest bar shown
+    "horizons", _HORIZON_COLUMNS, key=("principal", "scenario"), without_rowid=True
+)
+UNKEYED_HORIZONS: Final = Table(  # rows of a store from before lineage tags, by scenario id,
+    "unkeyed_horizons",  # until a catalog holding the scenario re-keys them (adopt_horizons)
+    _HORIZON_COLUMNS,
+    key=("scenario", "principal"),
     without_rowid=True,
 )
 OPERATIONS: Final = Table(  # grade tokens any process can resume
@@ -128,6 +132,7 @@ RUNTIME_TABLES: Final = (
     JOURNAL,
     LOOKAHEAD,
     HORIZONS,
+    UNKEYED_HORIZONS,
     OPERATIONS,
     SESSION_TIMES,
     FEED_BARS,

@@ -51,11 +51,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "8"
-"""8: each session keeps whether it was counted on its principal's horizon row; 7 (the
-journal keyed (session, seq) as PostgreSQL's is, and no step files, as 6 had) is
-upgraded in place when opened (:data:`UPGRADES`)."""
-UPGRADES = {"7": upgrade(SQLITE)}
+SCHEMA_VERSION = "9"
+"""9: horizon rows keyed by lineage tags; 8 (keyed by scenario ids) and 7 (before each
+session kept whether it was counted on its principal's horizon row; the journal keyed
+(session, seq) as PostgreSQL's is, and no step files, as 6 had) are upgraded in place
+when opened (:data:`UPGRADES`)."""
+UPGRADES = {"7": upgrade(SQLITE, counted=False), "8": upgrade(SQLITE, counted=True)}
 """Per schema upgraded in place: the statements that make it :data:`SCHEMA_VERSION`."""
 CHECKPOINT_EVERY = 1000
 """Holds of the store's connection between background checkpoints (a step is one: its

@@ -1,0 +1,104 @@
+"""One horizon per lineage whatever each process's catalog holds (issue 48, session 15).
+
+Two processes on one store (the home's SQLite file, or one PostgreSQL schema) serve
+different catalogs: one the shipped catalog, the other also ``aaa-copy``, an import of
+acme-trend's bars whose id sorts first. The agent scouts acme-trend in one (a session
+run to the tape's last bar, or the tape read) and trades acme-trend in the other: the
+trade must fail ``no-lookahead`` naming the scout. Before, the horizon key was the
+first id of this catalog's scenarios of those bars: ``aaa-copy`` in one process,
+``acme-trend`` in the other, two rows, and the trade passed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import kestrel_sdk
+import pytest
+from kestrel_protocol import GradeResult
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+from kestrel_sdk.scenarios import scenario_from_file
+
+SCENARIO = "acme-trend"
+COPY = "aaa-copy"
+END = 2519  # acme-trend's last bar
+PRINCIPAL = "alice"
+
+# Another OS process: a runtime on the store ($KESTREL_STORE, else the home's SQLite
+# file) over the shipped catalog, and the catalog directory argv[2] when not empty,
+# scouting acme-trend: a session run to its last bar (its id printed), or its tape read.
+SCOUT = """
+import sys
+from kestrel_sdk.runtime import Runtime
+home, catalog, how = sys.argv[1:4]
+runtime = Runtime(home, [catalog] if catalog else [])
+if how == "tape":
+    runtime.tape("alice", "acme-trend")
+else:
+    sid = runtime.open_session("alice", "acme-trend", "scout").session_id
+    runtime.submit("alice", sid, "advance 2519")
+    print(sid)
+runtime.shutdown()
+"""
+
+
+def copy_catalog(root: Path) -> Path:
+    """A catalog holding ``aaa-copy``, an import of acme-trend's bars (the same tape root)."""
+    tape = Path(kestrel_sdk.__file__).parent / "catalog_data" / SCENARIO / "tape.csv"
+    scenario_from_file(tape, COPY, symbol="ACME").write(root / COPY)
+    return root
+
+
+def _store(request: pytest.FixtureRequest, kind: str) -> tuple[str | None, dict[str, str]]:
+    """The store's URL (``None``: the home's SQLite file) and the child's environment."""
+    env = dict(os.environ)
+    env.pop("KESTREL_STORE", None)
+    env.pop("KESTREL_CATALOG_PATH", None)
+    if kind == "sqlite":
+        return None, env
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    env["KESTREL_STORE"] = dsn
+    return dsn, env
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("scout_by", ["session", "tape"])
+@pytest.mark.parametrize("copy_in", ["trader's catalog", "scout's catalog"])
+def test_a_scout_in_one_process_is_seen_by_a_trade_in_another_with_another_catalog(
+    request: pytest.FixtureRequest, tmp_path: Path, kind: str, scout_by: str, copy_in: str
+) -> None:
+    home = tmp_path / "home"
+    catalog = copy_catalog(tmp_path / "catalog")
+    url, env = _store(request, kind)
+    scout_catalog = str(catalog) if copy_in == "scout's catalog" else ""
+    child = subprocess.run(
+        [sys.executable, "-c", SCOUT, str(home), scout_catalog, scout_by],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    trader_catalog = [catalog] if copy_in == "trader's catalog" else []
+    runtime = Runtime(home, trader_catalog, store=open_runtime_store(url, home))
+    try:
+        sid = runtime.open_session(PRINCIPAL, SCENARIO, "trade").session_id
+        assert sid is not None
+        runtime.submit(PRINCIPAL, sid, "buy 10 ACME\nadvance 1")
+        grade = runtime.grade(PRINCIPAL, sid)
+        assert isinstance(grade, GradeResult)
+        check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
+        assert not check.passed, check.detail
+        shown = (
+            f"tape {SCENARIO} read"
+            if scout_by == "tape"
+            else f"session {child.stdout.strip()} of the same principal had reached bar {END}"
+        )
+        assert check.detail.startswith(f"{shown} before submission 1 at bar 0"), check.detail
+    finally:
+        runtime.shutdown()

@@ -1,0 +1,120 @@
+"""A store from before horizons were keyed by lineage tags is re-keyed when opened
+(issue 48, session 15).
+
+Its rows were keyed by a scenario's id, or by the first id of the process's catalog
+holding the same bars: two processes with different catalogs left two rows for one
+lineage (``acme-trend`` and ``aaa-copy``, an import of its bars). Made here as that code
+left it (the store's rows written back by SQL, its schema version set back: SQLite's 8,
+PostgreSQL's 4), it is opened by this code: a scout made before the upgrade (a session
+run to the tape's end, a tape read) is still judged after it, the two rows joined (the
+furthest bar, the sessions added up) once, whichever catalog opens it first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kestrel_protocol import GradeResult, KestrelError
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+
+from tests.kestrel_sdk.runtime.test_horizon_catalogs import COPY, SCENARIO, copy_catalog
+from tests.store.conftest import horizon_key, raw_sql
+
+END = 2519  # acme-trend's last bar
+OLD = {"sqlite": ("schema", "8"), "postgresql": ("runtime", "4")}
+NEWER = {"sqlite": ("schema", "10"), "postgresql": ("runtime", "6")}
+
+
+def _kind(url: str) -> str:
+    return "sqlite" if url.startswith("sqlite:") else "postgresql"
+
+
+def _runtime(url: str, home: Path, catalogs: list[Path]) -> Runtime:
+    return Runtime(home, catalogs, store=open_runtime_store(url))
+
+
+def _old_store(url: str, home: Path, catalog: Path) -> str:
+    """alice's scout run to the tape's end (acme-trend, shipped catalog) and an idle
+    session opened by a process whose catalog also held ``aaa-copy``, bob's tape read:
+    the rows the code before kept for them (the idle session counted apart, under
+    ``aaa-copy``); the scout's id."""
+    shipped = _runtime(url, home, [])
+    scout = shipped.open_session("alice", SCENARIO, "scout").session_id
+    assert scout is not None
+    shipped.submit("alice", scout, f"advance {END}")
+    shipped.tape("bob", SCENARIO)
+    shipped.shutdown()
+    with_copy = _runtime(url, home, [catalog])
+    assert with_copy.open_session("alice", SCENARIO, "idle").session_id is not None
+    with_copy.shutdown()
+    raw = raw_sql(url)
+    raw("DELETE FROM {horizons}", ())
+    for row in (
+        ("alice", SCENARIO, -1, "", 1),  # a lone session writes no bar
+        ("alice", COPY, -1, "", 1),
+        ("bob", SCENARIO, END, f"tape {SCENARIO} read", 0),
+    ):
+        raw(
+            "INSERT INTO {horizons} (principal, scenario, bar, what, sessions)"
+            " VALUES (?, ?, ?, ?, ?)",
+            row,
+        )
+    raw("DROP TABLE {unkeyed_horizons}", ())
+    key, version = OLD[_kind(url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    return scout
+
+
+def _trade(runtime: Runtime, principal: str) -> str:
+    """A session of ``principal`` on acme-trend trading at bar 0: its no-lookahead detail
+    (failed)."""
+    sid = runtime.open_session(principal, SCENARIO, "trade").session_id
+    assert sid is not None
+    runtime.submit(principal, sid, "buy 10 ACME\nadvance 1")
+    grade = runtime.grade(principal, sid)
+    assert isinstance(grade, GradeResult)
+    check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
+    assert not check.passed, check.detail
+    return check.detail
+
+
+@pytest.mark.parametrize("first", ["with the copy", "shipped"])
+def test_a_scout_made_before_the_upgrade_is_judged_after_it(
+    store_url: str, tmp_path: Path, first: str
+) -> None:
+    home, catalog = tmp_path / "home", copy_catalog(tmp_path / "catalog")
+    scout = _old_store(store_url, home, catalog)
+    upgrading = _runtime(store_url, home, [catalog] if first == "with the copy" else [])
+    other = _runtime(store_url, home, [] if first == "with the copy" else [catalog])
+    try:
+        key = horizon_key(SCENARIO)
+        detail = _trade(upgrading, "alice")
+        assert detail.startswith(  # written as the rows joined, named with the scout's twin
+            f"session {scout} on {SCENARIO} of the same principal had reached bar {END} "
+            "before submission 1 at bar 0"
+        ), detail
+        assert _trade(other, "bob").startswith(f"tape {SCENARIO} read before submission 1")
+        # the scout, the idle session (counted under aaa-copy) and the trader: once each
+        horizon = upgrading.store.horizon("alice", key)
+        assert horizon is not None
+        assert (horizon.bar, horizon.sessions) == (END, 3)
+        again = _runtime(store_url, home, [catalog])  # opened again: nothing adopted twice
+        again.shutdown()
+        assert upgrading.store.horizon("alice", key) == horizon
+        assert upgrading.store.horizon("alice", SCENARIO) is None
+        assert upgrading.store.horizon("alice", COPY) is None
+    finally:
+        upgrading.shutdown()
+        other.shutdown()
+
+
+def test_a_store_newer_than_this_code_is_refused(store_url: str, tmp_path: Path) -> None:
+    open_runtime_store(store_url).close()
+    key, version = NEWER[_kind(store_url)]
+    raw_sql(store_url)("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    with pytest.raises(KestrelError) as err:
+        open_runtime_store(store_url)
+    assert err.value.code == "BACKEND_UNAVAILABLE"
+    assert f"schema {version}" in err.value.message
