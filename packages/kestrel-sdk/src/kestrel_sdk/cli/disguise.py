@@ -177,9 +177,9 @@ def reveal(
             raise fail("USAGE", "--secret-file needs --source SRC (the disguise's source)")
         source = catalog_scenario(source_id)
         secret = read_secret(secret_file)
-        made = reveal_object(
-            scenario_id, source.scenario, disguise_transform(source.tape, secret), secret
-        )
+        ticks = {item.symbol: item.tick for item in disguised.scenario.instruments}
+        transform = disguise_transform(source.tape, secret).with_ticks(ticks)
+        made = reveal_object(scenario_id, source.scenario, transform, secret)
     else:
         kept = reveals_dir() / f"{commitment.removeprefix('sha256:')}.json"
         if not kept.is_file():

@@ -9,10 +9,13 @@ and :func:`disguised_tape_csv` applies it:
   between bars are kept;
 - each symbol's prices are multiplied by a secret factor chosen so that the disguised
   prices lie wholly above or wholly below the source's range (none within 5 % of a
-  source price), and rounded to a new decimal tick fine enough for at least 10,000
-  ticks at the lowest price: every disguised price is exact on its tick, and differs
-  from ``factor * source`` by at most half a tick, so every bar-to-bar return is the
-  source's within one tick's rounding;
+  source price), and rounded to a new power-of-ten tick: fine enough for at least
+  10,000 ticks at the lowest price, but never finer than the factor times the grid the
+  source's prices lie on (their greatest common divisor). A finer tick would keep that
+  grid, scaled: every disguised price a multiple of one spacing, which an agent finds
+  from the tape alone, and dividing by it gives back every source price. Every
+  disguised price is exact on its tick and differs from ``factor * source`` by at most
+  half a tick, so every bar-to-bar return is the source's within one tick's rounding;
 - volumes are multiplied by one secret factor (rounded to the tape's volume places).
 
 Everything is drawn from sha256 of the secret and the source's tape root and computed
@@ -24,9 +27,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from math import gcd
 from typing import Any
 
 from kestrel_protocol import decimal_context
@@ -91,6 +95,18 @@ class DisguiseTransform:
     def renamed(self) -> dict[str, str]:
         return {item.symbol: item.disguised for item in self.symbols}
 
+    def with_ticks(self, ticks: Mapping[str, str]) -> DisguiseTransform:
+        """The transform with the ticks ``ticks`` names by disguised symbol, where each
+        is a power of ten: a disguise made under an earlier tick rule (its reveal or its
+        instruments say which) is the same transform otherwise."""
+        parts = tuple(
+            replace(part, tick=ticks[part.disguised])
+            if _power_of_ten(ticks.get(part.disguised))
+            else part
+            for part in self.symbols
+        )
+        return replace(self, symbols=parts)
+
 
 def _draw(secret: bytes, tape_root: str, label: str) -> int:
     digest = hashlib.sha256(b"kestrel.disguise\n" + tape_root.encode() + b"\n")
@@ -133,10 +149,23 @@ def _factor(secret: bytes, tape: Tape, symbol: str) -> Decimal:
     return _SIX.plus(factor)
 
 
-def _tick_for(lowest: Decimal) -> str:
-    """A power-of-ten tick giving at least ``_MIN_TICKS`` ticks at ``lowest`` (1e-8 to 1)."""
+def _power_of_ten(tick: object) -> bool:
+    if not isinstance(tick, str):
+        return False
+    try:
+        value = Decimal(tick)
+    except ArithmeticError:
+        return False
+    return value.is_finite() and value > 0 and value == Decimal(1).scaleb(value.adjusted())
+
+
+def _tick_for(lowest: Decimal, grid: Decimal) -> str:
+    """A power-of-ten tick giving at least ``_MIN_TICKS`` ticks at ``lowest`` (1e-8 to
+    1), or, when coarser, the least power of ten not below ``grid`` (the source's grid
+    times the factor; it may be above 1): a finer tick shows the grid."""
     places = min(8, max(0, len(str(_MIN_TICKS)) - 1 - lowest.adjusted()))
-    return "1" if places == 0 else f"0.{'0' * (places - 1)}1"
+    above = grid.adjusted() + (grid != Decimal(1).scaleb(grid.adjusted(), _DECIMAL))
+    return f"{Decimal(1).scaleb(max(-places, above), _DECIMAL):f}"
 
 
 def disguise_transform(tape: Tape, secret: bytes) -> DisguiseTransform:
@@ -161,26 +190,28 @@ def disguise_transform(tape: Tape, secret: bytes) -> DisguiseTransform:
             attempt += 1
         taken.add(name)
         factor = _factor(secret, tape, symbol)
-        low = _DECIMAL.multiply(Decimal(max(min(tape.columns[symbol].low), 1)), unit)
+        columns = tape.columns[symbol]
+        low = _DECIMAL.multiply(Decimal(max(min(columns.low), 1)), unit)
         lowest = _DECIMAL.multiply(low, factor)
-        parts.append(SymbolDisguise(symbol, name, f"{factor:f}", _tick_for(lowest)))
+        step = gcd(*columns.open, *columns.high, *columns.low, *columns.close)
+        grid = _DECIMAL.multiply(_DECIMAL.multiply(Decimal(max(step, 1)), unit), factor)
+        parts.append(SymbolDisguise(symbol, name, f"{factor:f}", _tick_for(lowest, grid)))
     return DisguiseTransform(weeks, f"{volume_factor:f}", tuple(parts))
 
 
 def scaled_price(units: int, scale: int, factor: Decimal, tick: str) -> int:
     """A source price (``units`` of ``10**-scale``) times ``factor``, rounded half up to
-    ``tick``, in units of that tick's places."""
+    a multiple of ``tick``, in units of that tick's places."""
     places = tick_scale(tick)
+    step = int(Decimal(tick).scaleb(places, _DECIMAL))  # 1, or 10, 100 … for a tick above 1
     sign, digits, exponent = factor.as_tuple()
     assert isinstance(exponent, int)
     assert not sign
     whole = int("".join(map(str, digits)))
     shift = places - scale + exponent
-    numerator: int = units * whole
-    if shift >= 0:
-        return numerator * int(10**shift)
-    divisor: int = 10**-shift
-    return (2 * numerator + divisor) // (2 * divisor)
+    numerator: int = units * whole * 10 ** max(shift, 0)
+    divisor: int = 10 ** max(-shift, 0) * step
+    return (2 * numerator + divisor) // (2 * divisor) * step
 
 
 def shifted_time(time: str, weeks: int) -> str:
