@@ -1,11 +1,12 @@
-"""A disguise's prices do not keep the source's price grid (issue 48).
+"""A disguise's prices and volumes do not keep the source's grids (issue 48).
 
 The disguised tick was chosen for 10,000 ticks at the lowest price, finer than the
 source's tick times the secret factor on most tapes: every disguised price then sat on
 a scaled copy of the source's grid, whose spacing an agent finds from the tape alone,
 and dividing by it gave back every source price (acme-trend's lowest, 37.32; GOOG's,
-95.96). The tick is now never finer than the factor times the source's grid. A
-disguise made under the earlier rule keeps its tick: its reveal still opens it.
+95.96); so did its volumes (GOOG's in hundreds). The tick and the volume step are now
+never finer than the factor times the source's grid. A disguise made under the earlier
+rule keeps its ticks: its reveal still opens it, and so does one rebuilt from its secret.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
+from math import gcd
 from pathlib import Path
 
 import pytest
@@ -82,10 +84,26 @@ def test_the_disguised_prices_do_not_keep_the_source_tick_grid(name: str, tmp_pa
         assert _grid_spacings(ticks) == [], instrument.symbol
 
 
+@pytest.mark.parametrize("name", ["GOOG", "acme-trend", "pairs-kx"])
+def test_the_disguised_volumes_do_not_keep_the_source_volume_grid(
+    name: str, tmp_path: Path
+) -> None:
+    """GOOG's volumes are in hundreds: scaled by one secret factor and rounded to whole
+    shares, they sat on a grid whose spacing gave back every source volume (840900,
+    its lowest, exactly)."""
+    twin = _twin(_source(name, tmp_path / "source"), tmp_path / "twin")
+    for symbol in twin.tape.symbols:
+        volumes = twin.tape.columns[symbol].volume
+        step = gcd(*volumes)  # the disguise's own step, a power of ten: not the source's
+        assert _grid_spacings({v // step for v in volumes if v}) == [], symbol
+
+
 def _finer(transform: DisguiseTransform) -> DisguiseTransform:
-    """The transform with each tick a hundred times finer (the earlier rule's kind)."""
+    """The transform with each tick a hundred times finer and volumes to one share (the
+    earlier rule's kind)."""
     parts = tuple(
-        replace(part, tick=f"{Decimal(part.tick).scaleb(-2):f}") for part in transform.symbols
+        replace(part, tick=f"{Decimal(part.tick).scaleb(-2):f}", volume_tick="1")
+        for part in transform.symbols
     )
     return replace(transform, symbols=parts)
 
