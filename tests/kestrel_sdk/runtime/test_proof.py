@@ -77,6 +77,30 @@ def _set(path: str, value: Any) -> Mutation:
     return mutate
 
 
+def _repeat_last(path: str) -> Mutation:
+    """The list at ``path`` with its last item again (a fill, order or check twice)."""
+
+    def mutate(data: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = data
+        for key in parents:
+            target = target[key]
+        target[last].append(copy.deepcopy(target[last][-1]))
+
+    return mutate
+
+
+def _swap_first_two(path: str) -> Mutation:
+    def mutate(data: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = data
+        for key in parents:
+            target = target[key]
+        target[last][0], target[last][1] = target[last][1], target[last][0]
+
+    return mutate
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
@@ -90,6 +114,17 @@ def _set(path: str, value: Any) -> Mutation:
         (_set("scenario.tapeRoot", "sha256:" + "2" * 64), "scenario.tapeRoot"),
         (_set("root", "sha256:" + "3" * 64), "root"),
         (_set("comment", "trust me"), "comment"),
+        # a member the root does not cover as presented: an item twice, items reordered,
+        # a number where JSON has true (Python's 1 == True)
+        (_repeat_last("blotter.fills"), "blotter.fills"),
+        (_repeat_last("grade.conformance.checks"), "grade.conformance.checks"),
+        (_swap_first_two("blotter.orders"), "blotter.orders[0].id"),
+        (
+            _set("grade.conformance.checks.0.passed", 1),
+            "grade.conformance.checks[chain-intact].passed",
+        ),
+        (_set("pentads.0.seq", True), "pentads[0].seq"),
+        (_set("version", True), "version"),
     ],
 )
 def test_a_changed_member_is_named(runtime: Runtime, mutate: Mutation, field: str) -> None:

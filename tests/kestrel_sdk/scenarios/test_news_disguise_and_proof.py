@@ -70,6 +70,14 @@ def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: 
         ("Acme shares closed at $104.50 on the news.", "'$104.50', within 5 % of the source's"),
         ("Acme reported on Tuesday, Jan. 9th.", "'Jan. 9th', a day of the year (with its weekday"),
         ("Shares of BETA ended the day at 57.25.", "'57.25', within 5 % of the source's"),
+        # issue 48: each of these was shown as it is
+        ("Acme guided for Q4 FY23.", "'FY23', a year near the source's bars"),
+        ("Acme's Q3 '23 call.", "\"Q3 '23\", a year near the source's bars"),
+        ("Acme reported on 1/9/24, a Tuesday.", "'1/9/24', a day of the year (with its"),
+        ("Acme rallied into Christmas.", "'Christmas', a day of the year (with its"),
+        ("Acme closed at EUR104.50.", "'104.50', within 5 % of the source's"),
+        ("Acme closed at 104.50USD.", "'104.50', within 5 % of the source's"),
+        ("Acme closed at 104,50 € on the news.", "'104,50', within 5 % of the source's"),
     ],
 )
 def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(

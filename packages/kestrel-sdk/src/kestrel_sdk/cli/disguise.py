@@ -160,10 +160,10 @@ def reveal(
 ) -> None:
     """Publish the reveal of disguised scenario ID: its source, transform and secret,
     checked against the scenario before it is written."""
-    from ..runtime.catalog.disguise import disguise_transform  # noqa: PLC0415
     from ..runtime.catalog.reveal import (  # noqa: PLC0415
         RevealMismatch,
         check_reveal,
+        rebuilt_transform,
         reveal_object,
         scenario_commitment,
     )
@@ -177,9 +177,8 @@ def reveal(
             raise fail("USAGE", "--secret-file needs --source SRC (the disguise's source)")
         source = catalog_scenario(source_id)
         secret = read_secret(secret_file)
-        made = reveal_object(
-            scenario_id, source.scenario, disguise_transform(source.tape, secret), secret
-        )
+        transform = rebuilt_transform(disguised, source, secret)
+        made = reveal_object(scenario_id, source.scenario, transform, secret)
     else:
         kept = reveals_dir() / f"{commitment.removeprefix('sha256:')}.json"
         if not kept.is_file():

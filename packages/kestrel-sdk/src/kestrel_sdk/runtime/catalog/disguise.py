@@ -9,11 +9,18 @@ and :func:`disguised_tape_csv` applies it:
   between bars are kept;
 - each symbol's prices are multiplied by a secret factor chosen so that the disguised
   prices lie wholly above or wholly below the source's range (none within 5 % of a
-  source price), and rounded to a new decimal tick fine enough for at least 10,000
-  ticks at the lowest price: every disguised price is exact on its tick, and differs
-  from ``factor * source`` by at most half a tick, so every bar-to-bar return is the
-  source's within one tick's rounding;
-- volumes are multiplied by one secret factor (rounded to the tape's volume places).
+  source price), and rounded to a new tick: a power of ten fine enough for at least
+  10,000 ticks at the lowest price, but never finer than the factor times the grid the
+  source's prices lie on (their greatest common divisor), then the least 1, 2 or 5
+  times a power of ten not below it. A finer tick would keep that grid, scaled: every
+  disguised price a multiple of one spacing, which an agent finds from the tape alone,
+  and dividing by it gives back every source price. Every disguised price is exact on
+  its tick and differs from ``factor * source`` by at most half a tick, so every
+  bar-to-bar return is the source's within one tick's rounding;
+- volumes are multiplied by one secret factor, rounded to a step per symbol (one
+  unit, or 1, 2 or 5 times a power of ten) never finer than the factor times the grid
+  of the source's volumes (GOOG's are in hundreds), for the same reason; a positive
+  volume is never shown as 0.
 
 Everything is drawn from sha256 of the secret and the source's tape root and computed
 in integers and ``decimal`` (no float, no randomness), so the same (source, secret)
@@ -23,10 +30,11 @@ makes the same tape on every machine.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from math import gcd
 from typing import Any
 
 from kestrel_protocol import decimal_context
@@ -41,6 +49,7 @@ __all__ = [
     "SymbolDisguise",
     "disguise_transform",
     "disguised_tape_csv",
+    "disguised_volume",
     "scaled_price",
     "shifted_time",
 ]
@@ -57,20 +66,25 @@ _SIX = decimal_context(6)
 
 @dataclass(frozen=True, slots=True)
 class SymbolDisguise:
-    """One symbol's disguise: its new ticker, price factor and tick."""
+    """One symbol's disguise: its new ticker, price factor and tick, and the step its
+    volumes are rounded to (in volume, ``"1"`` before issue 48: then not in its JSON)."""
 
     symbol: str
     disguised: str
     factor: str
     tick: str
+    volume_tick: str = "1"
 
     def to_json(self) -> dict[str, str]:
-        return {
+        made = {
             "symbol": self.symbol,
             "as": self.disguised,
             "factor": self.factor,
             "tick": self.tick,
         }
+        if self.volume_tick != "1":
+            made["volumeTick"] = self.volume_tick
+        return made
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +104,22 @@ class DisguiseTransform:
 
     def renamed(self) -> dict[str, str]:
         return {item.symbol: item.disguised for item in self.symbols}
+
+    def with_ticks(
+        self, ticks: Mapping[str, str], volume_ticks: Mapping[str, str]
+    ) -> DisguiseTransform:
+        """The transform with the price and volume ticks these name by disguised symbol
+        (each a decimal above 0; others are ignored): a disguise made under an earlier
+        tick rule (its reveal says which) is the same transform otherwise."""
+        parts = tuple(
+            replace(
+                part,
+                tick=_tick_text(ticks.get(part.disguised)) or part.tick,
+                volume_tick=_tick_text(volume_ticks.get(part.disguised)) or part.volume_tick,
+            )
+            for part in self.symbols
+        )
+        return replace(self, symbols=parts)
 
 
 def _draw(secret: bytes, tape_root: str, label: str) -> int:
@@ -133,10 +163,46 @@ def _factor(secret: bytes, tape: Tape, symbol: str) -> Decimal:
     return _SIX.plus(factor)
 
 
-def _tick_for(lowest: Decimal) -> str:
-    """A power-of-ten tick giving at least ``_MIN_TICKS`` ticks at ``lowest`` (1e-8 to 1)."""
+def _tick_text(tick: object) -> str | None:
+    """``tick`` when it is the text of a finite decimal above 0, else ``None``."""
+    if not isinstance(tick, str):
+        return None
+    try:
+        value = Decimal(tick)
+    except ArithmeticError:
+        return None
+    return tick if value.is_finite() and value > 0 else None
+
+
+def _at_least(grid: Decimal) -> Decimal:
+    """The least of 1, 2 and 5 times a power of ten not below ``grid``."""
+    power = Decimal(1).scaleb(grid.adjusted(), _DECIMAL)
+    return next(step * power for step in (1, 2, 5, 10) if step * power >= grid)
+
+
+def _tick_for(lowest: Decimal, grid: Decimal) -> str:
+    """A power-of-ten tick giving at least ``_MIN_TICKS`` ticks at ``lowest`` (1e-8 to
+    1), or, when coarser, the least 1, 2 or 5 times a power of ten not below ``grid``
+    (the source's grid times the factor; it may be above 1): a finer tick shows the grid."""
     places = min(8, max(0, len(str(_MIN_TICKS)) - 1 - lowest.adjusted()))
-    return "1" if places == 0 else f"0.{'0' * (places - 1)}1"
+    return f"{max(Decimal(1).scaleb(-places, _DECIMAL), _at_least(grid)).normalize(_DECIMAL):f}"
+
+
+def _volume_tick(volumes: Sequence[int], scale: int, factor: Decimal) -> str:
+    """The step disguised volumes are rounded to: one unit of the tape's volume places,
+    or, when coarser, the least 1, 2 or 5 times a power of ten (units) not below the
+    factor times the source volumes' grid."""
+    grid = _DECIMAL.multiply(Decimal(max(gcd(*volumes), 1)), factor)
+    step = max(Decimal(1), _at_least(grid)).scaleb(-scale, _DECIMAL)
+    return f"{step.normalize(_DECIMAL):f}"
+
+
+def disguised_volume(units: int, scale: int, factor: Decimal, volume_tick: str) -> int:
+    """A source volume (``units`` of ``10**-scale``) times ``factor``, rounded half up
+    to ``volume_tick``, in the same units; a positive volume is at least one step."""
+    step = int(Decimal(volume_tick).scaleb(scale, _DECIMAL))
+    shown = scaled_price(units, 0, factor, str(step))
+    return step if units > 0 and shown == 0 else shown
 
 
 def disguise_transform(tape: Tape, secret: bytes) -> DisguiseTransform:
@@ -161,26 +227,30 @@ def disguise_transform(tape: Tape, secret: bytes) -> DisguiseTransform:
             attempt += 1
         taken.add(name)
         factor = _factor(secret, tape, symbol)
-        low = _DECIMAL.multiply(Decimal(max(min(tape.columns[symbol].low), 1)), unit)
+        columns = tape.columns[symbol]
+        low = _DECIMAL.multiply(Decimal(max(min(columns.low), 1)), unit)
         lowest = _DECIMAL.multiply(low, factor)
-        parts.append(SymbolDisguise(symbol, name, f"{factor:f}", _tick_for(lowest)))
+        step = gcd(*columns.open, *columns.high, *columns.low, *columns.close)
+        grid = _DECIMAL.multiply(_DECIMAL.multiply(Decimal(max(step, 1)), unit), factor)
+        volume_tick = _volume_tick(columns.volume, tape.volume_scale, volume_factor)
+        tick = _tick_for(lowest, grid)
+        parts.append(SymbolDisguise(symbol, name, f"{factor:f}", tick, volume_tick))
     return DisguiseTransform(weeks, f"{volume_factor:f}", tuple(parts))
 
 
 def scaled_price(units: int, scale: int, factor: Decimal, tick: str) -> int:
     """A source price (``units`` of ``10**-scale``) times ``factor``, rounded half up to
-    ``tick``, in units of that tick's places."""
+    a multiple of ``tick``, in units of that tick's places."""
     places = tick_scale(tick)
+    step = int(Decimal(tick).scaleb(places, _DECIMAL))  # 1, or 10, 100 … for a tick above 1
     sign, digits, exponent = factor.as_tuple()
     assert isinstance(exponent, int)
     assert not sign
     whole = int("".join(map(str, digits)))
     shift = places - scale + exponent
-    numerator: int = units * whole
-    if shift >= 0:
-        return numerator * int(10**shift)
-    divisor: int = 10**-shift
-    return (2 * numerator + divisor) // (2 * divisor)
+    numerator: int = units * whole * 10 ** max(shift, 0)
+    divisor: int = 10 ** max(-shift, 0) * step
+    return (2 * numerator + divisor) // (2 * divisor) * step
 
 
 def shifted_time(time: str, weeks: int) -> str:
@@ -216,7 +286,7 @@ def disguised_tape_csv(tape: Tape, transform: DisguiseTransform, scale: int) -> 
                 )
                 for values in (col.open, col.high, col.low, col.close)
             ]
-            shown = scaled_price(col.volume[index], 0, volume, "1")
+            shown = disguised_volume(col.volume[index], tape.volume_scale, volume, part.volume_tick)
             rows.append(
                 f"{moved},{part.disguised},{','.join(prices)},"
                 f"{volume_text(shown, tape.volume_scale)}\n"

@@ -6,9 +6,11 @@ source's ``news_aliases`` lists for a symbol, and the symbol itself, is replaced
 ticker (whole words, any letter case, longest names first: "Acme Corporation" before
 "Acme"). Other text is the source's, so :func:`news_tells` finds what in it would date
 the disguise or tell its price level, for the disguise to refuse: a year from ten before
-the source's first bar to the one after its last ("Q4 2021 results"), a day of the year
-("reported on March 3": the weekday is kept, so it tells which years), a price (a number
-with decimals or a currency sign, not a percentage) within 5 % of the source's range.
+the source's first bar to the one after its last ("Q4 2021 results", "FY21", "Q3 '21"),
+a day of the year ("reported on March 3", "on 3/3/21", "into Christmas": the weekday is
+kept, so it tells which years), a price (a number with decimals, a point or a comma, or
+a currency sign, not a percentage, whatever letters touch it: "EUR104.50", "104,50 €")
+within 5 % of the source's range.
 A name no ``news_aliases`` lists (a company, a person) cannot be found and is shown.
 """
 
@@ -25,9 +27,21 @@ from .news import News, NewsItem, news_of_items
 __all__ = ["disguised_news", "news_tells"]
 
 _YEAR = re.compile(r"(?<![\d.,$])(\d{4})(?![\d]|[.,]\d)")
+_SHORT_YEAR = re.compile(
+    r"(?<![\w'’])(?:(?:FY|CY|Q[1-4]|H[12])\s?['’]?|['’])(\d{2})(?![\d%]|[.,]\d)",
+    re.IGNORECASE,
+)
 _PRICE = re.compile(
-    r"(?<![\w.,])(\$\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
-    r"(?![\w,]|\.\d|\s?%|\s?per ?cent)",
+    r"(?<![\d.,])(\$\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+|,\d{1,2}(?!\d))?"
+    r"(?![\d,]|\.\d|\s?%|\s?per ?cent)",
+    re.IGNORECASE,
+)
+_NUMERIC_DAY = re.compile(r"(?<![\d/.,])(\d{1,2})/(\d{1,2})/(?:\d{2}|\d{4})(?![\d/]|[.,]\d)")
+_HOLIDAY = re.compile(
+    r"(?<!\w)(?:Christmas|X-?mas|New Year|Thanksgiving|Independence Day|Labou?r Day"
+    r"|Memorial Day|Martin Luther King|Presidents'? Day|Good Friday|Easter|Halloween"
+    r"|Black Friday|Cyber Monday|Juneteenth|Veterans'? Day|Columbus Day|Boxing Day"
+    r"|Valentine'?s Day|Ides of March)(?!\w)",
     re.IGNORECASE,
 )
 _MONTH = (
@@ -79,19 +93,29 @@ def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]
     """The first words of ``text`` naming a year from ten before the first of ``years``
     to the one after the last, a day of the year ("March 3", "3rd of Mar."), or a price
     within 5 % of ``prices`` (the lowest and highest of ``tape``), and why."""
+    near = f"a year near the source's bars ({years[0]} to {years[1]})"
     for year in _YEAR.finditer(text):
         if years[0] - 10 <= int(year.group(1)) <= years[1] + 1:
-            return f"{year.group(0)!r}, a year near the source's bars ({years[0]} to {years[1]})"
-    day = _MONTH_DAY.search(text)
-    if day is not None:  # the weekday is kept: a day of the year tells which years
-        return f"{day.group(0)!r}, a day of the year (with its weekday, it dates the source)"
+            return f"{year.group(0)!r}, {near}"
+    for year in _SHORT_YEAR.finditer(text):
+        if any(years[0] - 10 <= c + int(year.group(1)) <= years[1] + 1 for c in (1900, 2000)):
+            return f"{year.group(0).strip()!r}, {near}"
+    numeric = (
+        day.group(0)
+        for day in _NUMERIC_DAY.finditer(text)
+        if 1 <= min(int(day.group(1)), int(day.group(2))) <= 12
+        and max(int(day.group(1)), int(day.group(2))) <= 31
+    )
+    found = _MONTH_DAY.search(text) or _HOLIDAY.search(text)
+    day_text = found.group(0) if found is not None else next(numeric, None)
+    if day_text is not None:  # the weekday is kept: a day of the year tells which years
+        return f"{day_text!r}, a day of the year (with its weekday, it dates the source)"
     low = Fraction(prices[0], 10**tape.scale) / _MARGIN
     high = Fraction(prices[1], 10**tape.scale) * _MARGIN
     for price in _PRICE.finditer(text):
         sign, whole, decimals = price.groups()
-        if (sign or decimals) and low <= Fraction(
-            whole.replace(",", "") + (decimals or "")
-        ) <= high:
+        number = whole.replace(",", "") + (decimals or "").replace(",", ".")
+        if (sign or decimals) and low <= Fraction(number) <= high:
             lowest, highest = (tape.price_text(bound) for bound in prices)
             return (
                 f"{price.group(0).strip()!r}, within 5 % of the source's prices "

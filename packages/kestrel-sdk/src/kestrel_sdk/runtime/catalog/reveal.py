@@ -18,7 +18,13 @@ from typing import Any
 
 from kestrel_protocol import Scenario, canonical_json, root_of_bytes
 
-from .disguise import DisguiseTransform, disguise_transform, scaled_price, shifted_time
+from .disguise import (
+    DisguiseTransform,
+    disguise_transform,
+    disguised_volume,
+    scaled_price,
+    shifted_time,
+)
 from .instrument_terms import tick_scale
 from .model import LoadedScenario
 from .news_disguise import disguised_news
@@ -29,6 +35,7 @@ __all__ = [
     "check_reveal",
     "commitment_of",
     "lineage_tag",
+    "rebuilt_transform",
     "reveal_object",
     "scenario_commitment",
     "source_ref",
@@ -101,6 +108,44 @@ def _secret(reveal: dict[str, Any]) -> bytes:
         raise RevealMismatch("reveal.secret", "hex digits", str(secret)) from None
 
 
+def rebuilt_transform(
+    disguised: LoadedScenario, source: LoadedScenario, secret: bytes
+) -> DisguiseTransform:
+    """The transform of ``disguised`` rebuilt from its ``secret``: its price ticks are
+    its instruments', its volume steps the rule's where every volume is on them, else
+    one unit (a disguise made before volume steps; :func:`check_reveal` checks every
+    bar either way)."""
+    made = disguise_transform(source.tape, secret)
+    ticks = {item.symbol: item.tick for item in disguised.scenario.instruments}
+    scale = disguised.tape.volume_scale
+    volume_ticks = {
+        part.disguised: part.volume_tick
+        if all(
+            v % int(Decimal(part.volume_tick).scaleb(scale)) == 0
+            for v in disguised.tape.columns[part.disguised].volume
+        )
+        else "1"
+        for part in made.symbols
+        if part.disguised in disguised.tape.columns
+    }
+    return made.with_ticks(ticks, volume_ticks)
+
+
+def _ticks(reveal: dict[str, Any], name: str, absent: str | None) -> dict[str, Any]:
+    """The ticks (``name``: ``tick`` or ``volumeTick``) a reveal's transform names, by
+    disguised symbol, ``absent`` where it names none (a disguise made before the tick
+    rules changed keeps its own; every bar is checked on them)."""
+    transform = reveal.get("transform")
+    parts = transform.get("symbols") if isinstance(transform, dict) else None
+    if not isinstance(parts, list):
+        return {}
+    return {
+        part["as"]: part.get(name, absent)
+        for part in parts
+        if isinstance(part, dict) and isinstance(part.get("as"), str)
+    }
+
+
 def check_reveal(disguised: LoadedScenario, reveal: Any, source: LoadedScenario) -> None:
     """Raise :class:`RevealMismatch` naming the first thing that differs, unless the
     disguised scenario is exactly the transform ``reveal`` names of ``source``."""
@@ -114,7 +159,8 @@ def check_reveal(disguised: LoadedScenario, reveal: Any, source: LoadedScenario)
     named = named if isinstance(named, dict) else {}
     for key, value in source_ref(source.scenario).items():
         _same(f"source.{key}", named.get(key), value)
-    transform = disguise_transform(source.tape, _secret(reveal))
+    made = disguise_transform(source.tape, _secret(reveal))
+    transform = made.with_ticks(_ticks(reveal, "tick", None), _ticks(reveal, "volumeTick", "1"))
     _same("transform", canonical_json(transform.to_json()), canonical_json(reveal.get("transform")))
     _check_terms(disguised.scenario, source.scenario, transform)
     _check_bars(disguised, source, transform)
@@ -155,7 +201,10 @@ def _check_bars(
                         tape.price_text(want * 10**shift),
                         tape.price_text(have),
                     )
-            want_volume = original.volume_text(scaled_price(src.volume[index], 0, volume, "1"))
+            shown = disguised_volume(
+                src.volume[index], original.volume_scale, volume, part.volume_tick
+            )
+            want_volume = original.volume_text(shown)
             have_volume = tape.volume_text(got.volume[index])
             if Decimal(want_volume) != Decimal(have_volume):
                 raise RevealMismatch(

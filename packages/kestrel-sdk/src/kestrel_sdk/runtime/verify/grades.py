@@ -20,7 +20,7 @@ from kestrel_protocol import (
 
 from ..catalog.model import CatalogIndex, LoadedScenario
 from ..engine import chain_engine, compute_grade
-from .mismatch import MismatchFound, flatten, same
+from .mismatch import MismatchFound, compare, same
 from .scenario import forward_tape_note
 
 __all__ = ["NOT_STORED", "ArtifactReader", "verify_grade"]
@@ -91,11 +91,8 @@ def _check(store: ArtifactReader, index: CatalogIndex, grade: GradeResult) -> Lo
     same("record.blotterRoot", record.blotter_root, engine.blotter().root)
 
     recomputed = compute_grade(loaded, record, pentads).to_json()
-    found = dict(flatten({k: v for k, v in presented.items() if k != "root"}))
-    for path, expected in flatten({k: v for k, v in recomputed.items() if k != "root"}):
-        same(path, expected, found.pop(path, "(absent)"))
-    for path, value in found.items():
-        same(path, "(absent)", value)
+    rest = {k: v for k, v in presented.items() if k != "root"}
+    compare("", {k: v for k, v in recomputed.items() if k != "root"}, rest)
     same("root", recomputed["root"], presented.get("root"))
     same("root", root_of(presented), presented.get("root"))
     return loaded

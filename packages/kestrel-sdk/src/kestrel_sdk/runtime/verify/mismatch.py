@@ -31,8 +31,22 @@ def as_text(value: object) -> str:
     return str(value)
 
 
+def _equal(expected: object, found: object) -> bool:
+    """Equal as JSON values: ``true`` is not ``1`` (as it is to Python), a list's items in
+    their order; numbers by value (``200`` and ``200.0`` are one canonical number)."""
+    if isinstance(expected, bool) or isinstance(found, bool):
+        return type(expected) is type(found) and expected == found
+    if isinstance(expected, dict) and isinstance(found, dict):
+        return expected.keys() == found.keys() and all(
+            _equal(v, found[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(found, list):
+        return len(expected) == len(found) and all(map(_equal, expected, found))
+    return expected == found
+
+
 def same(field: str, expected: object, found: object) -> None:
-    if expected != found:
+    if not _equal(expected, found):
         raise MismatchFound(field, expected, found)
 
 
@@ -61,12 +75,31 @@ def _root_last(leaf: tuple[str, Any]) -> tuple[int, int]:
 
 
 def compare(prefix: str, expected: Any, presented: Any) -> None:
-    """Every leaf of ``expected`` against ``presented`` (then any extra leaf of it)."""
+    """Every leaf of ``expected`` against ``presented`` (then any extra leaf of it), then
+    their shape: leaves are named by item ids, so an item given twice or items reordered
+    are named by position (the root covers the items in their order, each once)."""
     found = dict(flatten(presented, prefix))
     for path, value in sorted(flatten(expected, prefix), key=_root_last):
         same(path, value, found.pop(path, "(absent)"))
     for path, value in found.items():
         same(path, "(absent)", value)
+    _same_shape(prefix, expected, presented)
+
+
+def _same_shape(path: str, expected: Any, presented: Any) -> None:
+    """The first list whose items differ in number or order (their leaves already agree)."""
+    if isinstance(expected, dict) and isinstance(presented, dict):
+        for key, value in expected.items():
+            _same_shape(f"{path}.{key}" if path else key, value, presented.get(key))
+    elif isinstance(expected, list) and isinstance(presented, list):
+        if len(expected) != len(presented):
+            raise MismatchFound(path, f"{len(expected)} items", f"{len(presented)} items")
+        for index, (item, given) in enumerate(zip(expected, presented, strict=True)):
+            if not _equal(item, given):
+                name = item.get("id") if isinstance(item, dict) else None
+                field = f"{path}[{index}]" + (".id" if isinstance(name, str) else "")
+                found = given.get("id") if isinstance(given, dict) else given
+                raise MismatchFound(field, name if isinstance(name, str) else item, found)
 
 
 def member(data: dict[str, Any], name: str, kind: type) -> Any:
