@@ -233,7 +233,7 @@ def test_files_the_runtime_creates_under_a_home_are_private(tmp_path: Path) -> N
 
     home = tmp_path / "home"
     program = tmp_path / "p.kes"
-    program.write_text("buy 1 ACME\nadvance 3\n", "utf-8")
+    program.write_text('buy 1 ACME\nadvance 3\nstand down "flat"\n', "utf-8")
     ran = CliRunner().invoke(
         kestrel_cli, ["--home", str(home), "run", str(program), "--scenario", "acme-trend"]
     )

@@ -213,3 +213,27 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     metric = kestrel("board", str(tmp_path), "--metric", "luck")
     assert metric.returncode == 2
     assert "'luck' is not one of" in metric.stderr
+
+
+def test_a_directory_holding_no_proofs_is_refused_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    """A board of nothing would rank no one and exit 0: an empty directory (or one whose
+    files are none a board reads) is refused naming it, exit 1, and no page is written."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    notes = tmp_path / "notes"
+    (notes / "agent").mkdir(parents=True)
+    (notes / "agent" / "README.txt").write_text("proofs go here\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    for folder in (empty, notes):
+        for extra in ((), ("--allow-failed",), ("--json", "-o", str(work / "b.html"))):
+            done = kestrel("board", str(folder), *extra, cwd=work)
+            assert done.returncode == 1, done.stderr
+            assert done.stderr.splitlines() == [
+                f"kestrel: INVALID_INPUT: {folder}: the directory holds no proofs (no .json "
+                "proof or .eval Inspect log in it or below it); no board written"
+            ]
+            assert done.stdout == ""
+            assert list(work.iterdir()) == []

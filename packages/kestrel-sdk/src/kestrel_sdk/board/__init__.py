@@ -18,7 +18,7 @@ from .published import (
 )
 from .rank import AgentStanding, Cell, ScenarioRanking, rank_board
 from .rows import BADGES, METRICS, Badge, BoardRow, check_entry
-from .sources import INSPECT_METADATA_KEY, Entry, read_entries
+from .sources import INSPECT_METADATA_KEY, Entry, NoProofs, read_entries
 from .stats import Interval, interval
 from .window import WHOLE_WINDOW
 
@@ -46,6 +46,7 @@ __all__ = [
     "ForwardWindow",
     "Gaps",
     "Interval",
+    "NoProofs",
     "PairGap",
     "PublishedBoard",
     "ScenarioRanking",

@@ -14,6 +14,7 @@ from ..cli_convention import fail
 from .build import build_board
 from .html import render_board
 from .rows import BADGES, METRICS
+from .sources import NoProofs
 
 __all__ = ["board_command"]
 
@@ -92,6 +93,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     ranked once; only catalog scenarios count overall; a file that is not a proof (over
     64 MiB, nested deeper than 64, not UTF-8, not JSON) is a failed row, and so is a
     proof whose grade did not pass or whose session stopped before its window ended.
+    A directory that holds no proof file is refused (exit 1), and nothing is written.
 
     Each agent's runs of a scenario are one cell: N, the mean and a 95% t-interval;
     cells whose intervals overlap share a rank; beside them, the board's own
@@ -122,13 +124,16 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         assert keys is not None
         page, table, failed, badges = _published(from_url, keys)
     else:
-        board = build_board(
-            list(proofs),
-            metric,
-            trusted_keys=keys,
-            require_catalog=require_catalog,
-            reveals=[(str(path), _reveal(path)) for path in reveals],
-        )
+        try:
+            board = build_board(
+                list(proofs),
+                metric,
+                trusted_keys=keys,
+                require_catalog=require_catalog,
+                reveals=[(str(path), _reveal(path)) for path in reveals],
+            )
+        except NoProofs as exc:
+            raise fail("INVALID_INPUT", f"{exc}; no board written") from None
         page, table = render_board(board), json.dumps(board.to_json(), indent=2) + "\n"
         failed = [(r.source, r.reason) for r in board.failed]
         badges = [r.badge for r in board.rows]

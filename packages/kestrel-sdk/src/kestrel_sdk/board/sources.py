@@ -21,7 +21,7 @@ from typing import Any
 
 from .files import Unreadable, check_depth, read_json, size_problem
 
-__all__ = ["INSPECT_METADATA_KEY", "Entry", "read_entries"]
+__all__ = ["INSPECT_METADATA_KEY", "Entry", "NoProofs", "read_entries"]
 
 INSPECT_METADATA_KEY = "kestrel"
 """The score metadata key under which ``kestrel_inspect`` keeps a sample's proof."""
@@ -29,6 +29,12 @@ INSPECT_METADATA_KEY = "kestrel"
 _INSTALL_INSPECT = (
     'install inspect-ai (uv pip install "$KESTREL/packages/kestrel-inspect" from the clone)'
 )
+
+
+class NoProofs(ValueError):
+    """A directory given holds no proof to read (no ``.json`` or ``.eval`` file in it or
+    below it): bad input, refused before any board is written (a board of nothing given
+    would say nothing was wrong)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +161,7 @@ def read_entries(paths: list[Path]) -> list[Entry]:
     A proof file's agent is the folder it sits in below a directory given (one folder
     per agent: ``proofs/AGENT/…``), else the file's name without ``.json``; an Inspect
     log's is its model. Every file is read within :mod:`.files`' limits: a bad one is an
-    entry saying why.
+    entry saying why. A directory without one such file raises :class:`NoProofs`.
     """
     entries: list[Entry] = []
     for path in paths:
@@ -163,6 +169,11 @@ def read_entries(paths: list[Path]) -> list[Entry]:
             files = sorted(
                 p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".eval")
             )
+            if not files:
+                raise NoProofs(
+                    f"{_shown(path)}: the directory holds no proofs (no .json proof or .eval "
+                    "Inspect log in it or below it)"
+                )
             for file in files:
                 parts = file.relative_to(path).parts
                 agent = parts[0] if len(parts) > 1 else file.stem

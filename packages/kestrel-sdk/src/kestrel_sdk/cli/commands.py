@@ -27,6 +27,7 @@ from .bootstrap import open_sdk, settings_of
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
 from .proofs import (
     GRADE_ELSEWHERE,
+    conclude_grade,
     conclude_verification,
     verify_proof_data,
     write_out,
@@ -256,6 +257,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
             stdout().print(grade_table(graded))
             if out is not None:
                 click.echo(f"proof written to {out}")
+        conclude_grade(graded)
 
     try:
         anyio.run(go, settings_of(ctx))
@@ -288,6 +290,7 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
             click.echo(json_text(graded))
         else:
             stdout().print(grade_table(graded))
+        conclude_grade(graded)
 
     anyio.run(go, settings_of(ctx))
 

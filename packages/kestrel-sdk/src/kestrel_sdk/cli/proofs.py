@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import click
 from kestrel_protocol import (
+    GradeResult,
     Mismatch,
     Proof,
     ProtocolModel,
@@ -31,6 +32,7 @@ from .show import json_text
 
 __all__ = [
     "GRADE_ELSEWHERE",
+    "conclude_grade",
     "proof",
     "proof_verification",
     "reveal_verification",
@@ -197,6 +199,18 @@ def verify_proof_data(
     if report.attestation == "unchecked":
         lines.append("attestation present, not checked: pass --trust URL|JWKS to check it")
     conclude_verification(report, as_json, "\n".join(lines))
+
+
+def conclude_grade(grade: GradeResult) -> None:
+    """Exit ``CHECK_FAILED`` naming the checks ``grade`` failed, once it is printed and
+    written: a run or a grade that did not pass is not ok for a script (``kestrel run``
+    and ``kestrel grade`` alike)."""
+    if grade.passed:
+        return
+    failed = ", ".join(c.id for c in grade.conformance.checks if not c.passed)
+    raise fail(
+        "CHECK_FAILED", f"grade {grade.root} of session {grade.session} failed check(s): {failed}"
+    )
 
 
 def conclude_verification(

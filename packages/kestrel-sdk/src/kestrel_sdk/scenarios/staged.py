@@ -5,10 +5,18 @@ Every command that writes a scenario into a catalog (``kestrel scenario new``,
 :func:`write_staged`: the target is checked (:func:`check_target`), the files are
 written into a hidden directory beside it, which the catalog never lists, and that
 directory is renamed into place, so the catalog sees all the files or none of them.
+
+A writer holds an OS lock (``flock``) on :data:`WRITER_LOCK` in its staging directory
+for as long as it writes. A writer killed mid-write (SIGKILL, a power cut) leaves its
+staging directory behind with that lock free: the next write into the same directory
+removes every staging directory whose lock it can take (its writer is gone), never one
+whose lock is held (its writer is still writing).
 """
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import shutil
 import tempfile
@@ -19,9 +27,21 @@ from typing import IO
 from ..runtime.catalog.news import NEWS_FILE, News
 from ..runtime.catalog.terms import SCENARIO_FILE
 
-__all__ = ["TAPE_FILE", "ScenarioTargetError", "check_target", "write_staged"]
+__all__ = [
+    "TAPE_FILE",
+    "WRITER_LOCK",
+    "ScenarioTargetError",
+    "check_target",
+    "remove_abandoned",
+    "write_staged",
+]
+
+log = logging.getLogger(__name__)
 
 TAPE_FILE = "tape.csv"
+
+WRITER_LOCK = ".writer.lock"
+"""The file of a staging directory its writer holds locked while it writes."""
 
 
 class ScenarioTargetError(ValueError):
@@ -60,6 +80,56 @@ def check_target(directory: str | Path) -> Path:
     return target
 
 
+def _locked_by_this_writer(staging: Path) -> int:
+    """Hold the lock of ``staging``: the lock file is made under another name, locked,
+    then renamed to :data:`WRITER_LOCK`, so that no one ever finds it there unlocked
+    while this writer lives. Returns the descriptor that holds it."""
+    descriptor, made = tempfile.mkstemp(prefix=".lock.", dir=staging)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        os.replace(made, staging / WRITER_LOCK)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def remove_abandoned(catalog: Path) -> list[Path]:
+    """Remove the staging directories in ``catalog`` whose writer is gone: hidden
+    directories holding :data:`WRITER_LOCK` whose lock this process can take. One whose
+    lock is held (a writer still at work) is kept, and so is every directory without the
+    lock file (no writer of this module's made it). Returns the directories removed."""
+    try:
+        entries = sorted(catalog.iterdir())
+    except OSError:  # no such directory yet, or not one this process may list
+        return []
+    removed: list[Path] = []
+    for entry in entries:
+        if not entry.name.startswith(".") or entry.is_symlink():
+            continue
+        try:
+            descriptor = os.open(entry / WRITER_LOCK, os.O_RDONLY)
+        except OSError:  # not a directory, or not a staging directory
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # its writer is at work
+            os.close(descriptor)
+            continue
+        try:
+            shutil.rmtree(entry)
+        except FileNotFoundError:  # its writer finished (renamed it) or another removed it
+            pass
+        except OSError as error:
+            log.warning("cannot remove %s, left by a scenario write that died: %s", entry, error)
+        else:
+            log.info("removed %s, left by a scenario write that died", entry)
+            removed.append(entry)
+        finally:
+            os.close(descriptor)
+    return removed
+
+
 def write_staged(
     directory: str | Path, tape: Callable[[IO[bytes]], None], toml: str, news: News | None
 ) -> Path:
@@ -67,11 +137,15 @@ def write_staged(
     ``news.jsonl`` with ``news``) at ``directory``, checked by :func:`check_target`
     (created; it must not exist or be empty): staged beside it in a hidden directory,
     then renamed into place, so all its files appear at once and nothing is left
-    behind on failure. Returns the absolute path written."""
+    behind on failure; first, what writers killed mid-write left in that directory is
+    removed (:func:`remove_abandoned`). Returns the absolute path written."""
     target = check_target(directory)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(target.parent)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    lock: int | None = None
     try:
+        lock = _locked_by_this_writer(staging)
         with (staging / TAPE_FILE).open("wb") as out:
             tape(out)
         (staging / SCENARIO_FILE).write_text(toml, encoding="utf-8", newline="\n")
@@ -79,8 +153,12 @@ def write_staged(
             (staging / NEWS_FILE).write_bytes(news.render())
         if target.exists():
             target.rmdir()  # empty: checked above
+        (staging / WRITER_LOCK).unlink()  # still held: the directory is not abandoned
         os.replace(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
     return target
