@@ -10,15 +10,17 @@ A writer holds an OS lock (``flock``) on :data:`WRITER_LOCK` in its staging dire
 for as long as it writes. A writer killed mid-write (SIGKILL, a power cut) leaves its
 staging directory behind with that lock free: the next write into the same directory
 removes every staging directory whose lock it can take (its writer is gone), never one
-whose lock is held (its writer is still writing).
+whose lock is held (its writer is still writing). Where the system has no ``flock``
+(Windows), no lock is taken and nothing is removed: a staging directory's owner cannot
+be told there, so what a killed writer left stays (the catalog never lists it).
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +37,9 @@ __all__ = [
     "remove_abandoned",
     "write_staged",
 ]
+
+if sys.platform != "win32":
+    import fcntl
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +85,13 @@ def check_target(directory: str | Path) -> Path:
     return target
 
 
-def _locked_by_this_writer(staging: Path) -> int:
+def _locked_by_this_writer(staging: Path) -> int | None:
     """Hold the lock of ``staging``: the lock file is made under another name, locked,
     then renamed to :data:`WRITER_LOCK`, so that no one ever finds it there unlocked
-    while this writer lives. Returns the descriptor that holds it."""
+    while this writer lives. Returns the descriptor that holds it (``None`` where the
+    system has no ``flock``)."""
+    if sys.platform == "win32":
+        return None
     descriptor, made = tempfile.mkstemp(prefix=".lock.", dir=staging)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
@@ -99,6 +107,8 @@ def remove_abandoned(catalog: Path) -> list[Path]:
     directories holding :data:`WRITER_LOCK` whose lock this process can take. One whose
     lock is held (a writer still at work) is kept, and so is every directory without the
     lock file (no writer of this module's made it). Returns the directories removed."""
+    if sys.platform == "win32":
+        return []
     try:
         entries = sorted(catalog.iterdir())
     except OSError:  # no such directory yet, or not one this process may list
@@ -153,7 +163,8 @@ def write_staged(
             (staging / NEWS_FILE).write_bytes(news.render())
         if target.exists():
             target.rmdir()  # empty: checked above
-        (staging / WRITER_LOCK).unlink()  # still held: the directory is not abandoned
+        if lock is not None:  # still held: the directory is not abandoned
+            (staging / WRITER_LOCK).unlink()
         os.replace(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
