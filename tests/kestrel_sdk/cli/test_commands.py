@@ -309,7 +309,7 @@ def test_out_makes_its_directory_and_an_unwritable_path_is_named(tmp_path: Path)
 
 
 def test_ctrl_c_mid_run_names_the_session_it_leaves_and_how_to_grade_it(tmp_path: Path) -> None:
-    """Ctrl-C while ``kestrel run`` trades: one line, exit 1 (``INTERRUPTED``, as
+    """Ctrl-C while ``kestrel run`` trades: one line, exit 130 (``INTERRUPTED``, as
     docs/cli.md has it), naming the session left ungraded, the command that grades it,
     and why a re-run would fail ``no-lookahead``; that command then grades it."""
     home = tmp_path / "home"
@@ -332,7 +332,7 @@ def test_ctrl_c_mid_run_names_the_session_it_leaves_and_how_to_grade_it(tmp_path
         finally:
             child.kill()
     [session] = listed
-    assert child.returncode == 1, stderr
+    assert child.returncode == 130, stderr
     assert stderr.startswith(f"kestrel: INTERRUPTED: interrupted: session {session.session}")
     assert f"`kestrel grade {session.session}`" in stderr
     assert "no-lookahead" in stderr

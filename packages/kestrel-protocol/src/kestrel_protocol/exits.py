@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from kestrel_console import INTERRUPTED_EXIT
+
 __all__ = ["FAILED_CODES", "ExitCode", "cli_error_line", "exit_code_for"]
 
 
@@ -23,6 +25,10 @@ class ExitCode(IntEnum):
     REFUSED = 3
     """A typed refusal: every other ``RefusalCode`` (``UNKNOWN_SESSION``,
     ``SECRET_KEY_LIVE``, ``BACKEND_UNAVAILABLE``, ...)."""
+    INTERRUPTED = INTERRUPTED_EXIT
+    """Ctrl-C (``INTERRUPTED``): the command did not finish. 128 + SIGINT, as a shell
+    reports an interrupted command, whether it came while the command was loading
+    (nothing printed) or while it ran (one line saying what it left undone)."""
 
 
 FAILED_CODES = frozenset(
@@ -32,17 +38,18 @@ FAILED_CODES = frozenset(
         "INVALID_SOURCE",
         "INVALID_ARGUMENT",
         "SECRET_KEY_INVALID",
-        "INTERRUPTED",  # Ctrl-C: the command did not finish
         "INTERNAL",  # an unexpected fault; Python itself exits 1 on one
     }
 )
-"""The codes that exit 1; ``USAGE`` exits 2 and every other code 3."""
+"""The codes that exit 1; ``USAGE`` exits 2, ``INTERRUPTED`` 130 and every other code 3."""
 
 
 def exit_code_for(code: str) -> ExitCode:
     """The exit code of a line's ``CODE``."""
     if code == "USAGE":
         return ExitCode.USAGE
+    if code == "INTERRUPTED":
+        return ExitCode.INTERRUPTED
     if code in FAILED_CODES:
         return ExitCode.FAILED
     return ExitCode.REFUSED
