@@ -17,7 +17,6 @@ from typing import Final
 __all__ = [
     "DEFAULT_TOKEN_LIFETIME",
     "NEVER",
-    "epoch_of",
     "lifetime_seconds",
     "rfc3339",
     "time_of",
@@ -49,10 +48,12 @@ def lifetime_seconds(text: str) -> int | None:
 
 def time_of(text: str) -> float:
     """The instant an RFC 3339 / ISO 8601 time with its UTC offset names (``Z`` or
-    ``+02:00``), as epoch seconds; ``ValueError`` naming the form otherwise."""
+    ``+02:00``: an operator's ``--expires-at``, a stored expiry), as epoch seconds;
+    ``ValueError`` naming the form otherwise (a time without its offset too: read as the
+    machine's local time, two replicas would disagree)."""
     try:
         parsed = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
+    except (ValueError, AttributeError, TypeError):  # not a time, or not text at all
         parsed = None
     if parsed is None or parsed.tzinfo is None:
         raise ValueError(
@@ -64,8 +65,3 @@ def time_of(text: str) -> float:
 def rfc3339(epoch: float) -> str:
     """``epoch`` as the store keeps times: RFC 3339 UTC, to the second (rounded down)."""
     return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def epoch_of(stamp: str) -> float:
-    """The epoch seconds of a time :func:`rfc3339` wrote."""
-    return dt.datetime.fromisoformat(stamp).timestamp()
