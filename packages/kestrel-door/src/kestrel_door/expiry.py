@@ -17,6 +17,7 @@ from typing import Final
 __all__ = [
     "DEFAULT_TOKEN_LIFETIME",
     "NEVER",
+    "OAUTH_TRIAL_LIFETIME",
     "lifetime_seconds",
     "rfc3339",
     "time_of",
@@ -24,6 +25,12 @@ __all__ = [
 
 DEFAULT_TOKEN_LIFETIME: Final = "90d"
 """An issued token's lifetime when the operator names none."""
+OAUTH_TRIAL_LIFETIME: Final = "24h"
+"""The longest life of a trial an OAuth grant mints. The door sees only the access token,
+never the refresh token nor its revocation, and the access token's ``exp`` (minutes: it is
+refreshed while the run goes on) would cut a run short; so a trial of a revoked grant
+works at most this long. A longer run mints the same trial name again with a fresh
+access token: the same principal, sessions and horizon."""
 NEVER: Final = "never"
 """The lifetime of a token that never expires (asked for by name only)."""
 _MAX_S: Final = 10 * 366 * 86_400  # ten years: longer is "never" said otherwise
