@@ -137,7 +137,7 @@ class LocalTransport:
         plan = self._plans[tool] = (
             binding,
             method,
-            threaded(binding.method, many_clients=self._many_clients),
+            threaded(binding, many_clients=self._many_clients),
         )
         return plan
 
