@@ -44,15 +44,18 @@ def issue_token(home: Path, principal: str, scopes: str = SCOPES) -> str:
 
 
 @contextmanager
-def serve_door(home: Path, *extra: str, principal: str = "evaluated-agent") -> Iterator[Door]:
+def serve_door(
+    home: Path, *extra: str, principal: str = "evaluated-agent", setup: str = ""
+) -> Iterator[Door]:
     """``kestrel-door serve`` in its own process on a free loopback port (``extra`` are
-    serve's options, e.g. ``--seal acme-chop``), stopped by pid afterwards."""
+    serve's options, e.g. ``--seal acme-chop``), stopped by pid afterwards. ``setup`` is
+    Python the door's process runs before it starts (a test's instrument)."""
     token = issue_token(home, principal)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     door = subprocess.Popen(
         [
-            *(sys.executable, "-c", "from kestrel_door.cli import main; main()"),
+            *(sys.executable, "-c", f"{setup}\nfrom kestrel_door.cli import main; main()"),
             *("serve", "--port", str(port), *extra),
         ],
         env={**os.environ, "KESTREL_HOME": str(home)},

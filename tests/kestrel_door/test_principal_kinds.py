@@ -25,6 +25,7 @@ from click.testing import CliRunner
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 from kestrel_door.cli import door_group
+from kestrel_door.expiry import OAUTH_TRIAL_LIFETIME, lifetime_seconds, time_of
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -148,6 +149,30 @@ async def test_the_trials_each_kind_mints_are_its_own(both: Both) -> None:
         for client, token_id in ((issued, theirs.json()), (oauth, mine.json())):
             gone = await client.delete(f"/v1/trials/{token_id['tokenId']}")
             assert gone.status_code == 404, gone.text
+
+
+async def test_a_trial_an_oauth_grant_mints_ends_within_the_stated_bound(both: Both) -> None:
+    """The door never sees an OAuth grant's refresh token nor its revocation, and a trial
+    token has no issued parent to end with: so it ends within :data:`OAUTH_TRIAL_LIFETIME`
+    (not at the access token's ``exp``, minutes away), sooner when asked, and says so."""
+    bound = lifetime_seconds(OAUTH_TRIAL_LIFETIME)
+    assert bound is not None
+    async with both.client(both.jwt("ev")) as oauth:
+        plain = await oauth.post("/v1/trials", json={"trial": "run-1"})
+        longer = await oauth.post("/v1/trials", json={"trial": "run-2", "expiresIn": 9 * bound})
+        shorter = await oauth.post("/v1/trials", json={"trial": "run-3", "expiresIn": 600})
+    now = time.time()
+    for minted in (plain, longer):
+        assert minted.status_code == 201, minted.text
+        until = minted.json()["expiresAt"]
+        assert until is not None  # before: null, a trial that outlived any revocation
+        assert now + bound - 120 < time_of(until) <= now + bound
+    assert now < time_of(shorter.json()["expiresAt"]) <= now + 600
+    listed = CliRunner().invoke(door_group, ["--home", str(both.door.home), "token", "list"])
+    line = next(ln for ln in listed.output.splitlines() if "oauth:ev/trial-run-1" in ln)
+    assert f"expires {plain.json()['expiresAt']}" in line
+    async with both.client(plain.json()["token"]) as trial:  # usable until then
+        assert (await trial.get("/v1/catalog")).status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import json
 import select
 import socket
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from tests.doors import open_session, serve_door
+from tests.session_gate import ARMED, LOOKED, WAITING
 
 PROMPT_S = 5.0
 """How long a read may take while the lock is held (the store's busy timeout is 30 s)."""
@@ -100,3 +102,59 @@ def test_a_submit_waiting_on_the_store_lock_leaves_every_other_client_served(
             assert read["frame"]["seq"] in {0, 1}  # read before or after the submit applied
             shown = agent.get(f"{door.url}/v1/sessions/{waiting}/frame").json()["frame"]
             assert (shown["seq"], shown["clock"]["bar"]) == (1, 1)
+
+
+def _wait_for(signal: Path) -> None:
+    """Until the door's process writes ``signal`` (a file: the door is another process)."""
+    deadline = time.monotonic() + 30
+    while not signal.exists():
+        assert time.monotonic() < deadline, f"the door never wrote {signal.name}"
+        time.sleep(0.01)
+
+
+def test_a_read_that_finds_its_session_free_as_a_submit_takes_it_holds_up_no_one(
+    tmp_path: Path,
+) -> None:
+    """The read of a session on the door's event loop looked, found the session free, and
+    in that instant a submit took the session's lock (then waited on the store's write
+    lock, held by another process). The read must wait for the submit off the loop, every
+    other client still served, and then show the submit's step whole.
+
+    Was: the read, already bound for the loop, waited there for the lock: the whole door
+    froze until the store's lock was released. The interleaving is made certain in the
+    door's process (``tests/session_gate.py``), so the test fails every time on the old
+    code, not once in a while."""
+    home = tmp_path / "home"
+    setup = f"import tests.session_gate as gate; gate.install({str(home)!r})"
+    with serve_door(home, setup=setup) as door:
+        auth = {"Authorization": f"Bearer {door.token}"}
+        with httpx.Client(timeout=PROMPT_S, headers=auth) as agent:
+            waiting = open_session(agent, door, "waiting")
+            path = f"/v1/sessions/{waiting}"
+            assert agent.get(f"{door.url}{path}/frame").status_code == 200
+
+            holder = sqlite3.connect(home / "kestrel.db", isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")  # another process writing the store
+            (home / ARMED).touch()
+            try:
+                source = {"source": "buy 1 ACME\nadvance 1"}
+                submit = _send(door.url, door.token, "POST", f"{path}/submit", source)
+                _wait_for(home / WAITING)  # the submit is at the session's lock
+                own = _send(door.url, door.token, "GET", f"{path}/frame")
+                # was: httpx.ReadTimeout, the door frozen until the lock was released
+                _wait_for(home / LOOKED)  # the read is at the lock, the submit about to take it
+                catalog = agent.get(f"{door.url}/v1/catalog")
+                assert catalog.status_code == 200, catalog.text
+                assert not (home / ARMED).exists()  # the interleaving happened
+                assert not _answered(submit)  # still waiting on the store's lock
+                assert not _answered(own)  # waiting for the submit, off the loop
+            finally:
+                holder.execute("COMMIT")
+                holder.close()
+
+            status, applied = _answer(submit)
+            assert status == 200, applied
+            status, read = _answer(own)
+            assert status == 200, read
+            assert read == applied["delivery"]  # the step whole: its frame, never half of it
+            assert read["frame"]["seq"] == applied["pentad"]["seq"] == 1

@@ -18,8 +18,10 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from kestrel_door import ISSUED_TOKEN_PREFIX, DoorStore, IssuedTokens, open_door_store
+from kestrel_door.bearers import bearer_digest, mint_bearer
 from kestrel_door.cli import door_group
-from kestrel_door.expiry import epoch_of, rfc3339
+from kestrel_door.expiry import rfc3339, time_of
+from kestrel_protocol.store import TokenEntry
 
 from tests.doors import SCOPES, Door, answers, serve_door
 
@@ -94,11 +96,55 @@ def test_an_expired_token_is_refused_exactly_as_an_unknown_one(store: str, tmp_p
 
         row = _listed(door.home)[expired_id]
         assert row["revokedAt"] is None
-        assert epoch_of(str(row["expiresAt"])) < time.time()
+        assert time_of(str(row["expiresAt"])) < time.time()
         line = next(ln for ln in _cli(door.home, "token", "list").splitlines() if expired_id in ln)
         assert f"  expired  expires {row['expiresAt']}" in line
         # revoking it still works (and says so): nothing about it was lost
         assert _cli(door.home, "token", "revoke", expired_id).startswith(f"revoked {expired_id}")
+
+
+def test_a_stored_expiry_that_is_no_time_is_refused_as_an_unknown_token(
+    store: str, tmp_path: Path
+) -> None:
+    """Another hand wrote a token's ``expires_at`` (no time, or one without its offset):
+    the door refuses the token as any unusable one (401, not 503), names it by id in its
+    log once, and ``token list`` shows the value as stored; revoking it still works."""
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        planted = {}
+        records = open_door_store(None, door.home)
+        try:
+            for n, stamp in enumerate(("next tuesday", "2099-01-01T00:00:00")):
+                token = mint_bearer(ISSUED_TOKEN_PREFIX)
+                entry = TokenEntry(
+                    f"tk_bad{n}", "evaluator", SCOPES, None, "2026-01-01T00:00:00Z", None,
+                    None, None, stamp,
+                )  # fmt: skip
+                records.add_token(entry, bearer_digest(token))
+                planted[entry.id] = (stamp, token)
+        finally:
+            records.close()
+        unknown = _answers(door, UNKNOWN)
+        for _, token in planted.values():
+            assert _answers(door, token) == unknown  # twice each: one answer per face
+            assert _answers(door, token) == unknown
+        assert [a[0] for a in _answers(door, door.token)] == [200, 200]
+
+        listed = _listed(door.home)
+        lines = _cli(door.home, "token", "list").splitlines()
+        for token_id, (stamp, _) in planted.items():
+            assert listed[token_id]["expiresAt"] == stamp  # nothing stored lost or mended
+            line = next(ln for ln in lines if token_id in ln)
+            assert f"  refused (its expiry is not a time)  expires {stamp}" in line
+            assert _cli(door.home, "token", "revoke", token_id).startswith(f"revoked {token_id}")
+        assert door.process is not None
+        assert door.process.stderr is not None
+        door.process.terminate()
+        door.process.wait(timeout=10)
+        log = door.process.stderr.read().decode()
+    for token_id, (stamp, token) in planted.items():
+        assert log.count(f"issued token {token_id} is refused") == 1, log
+        assert repr(stamp) in log
+        assert token not in log
 
 
 def test_a_trial_never_outlives_the_token_that_minted_it(store: str, tmp_path: Path) -> None:
@@ -107,7 +153,7 @@ def test_a_trial_never_outlives_the_token_that_minted_it(store: str, tmp_path: P
         parent_id, parent = issued.split()[1], issued.split()[-1]
         until = str(_listed(door.home)[parent_id]["expiresAt"])
         assert f"expires {until}; shown once:" in issued
-        assert time.time() + 3_500 < epoch_of(until) <= time.time() + 3_600
+        assert time.time() + 3_500 < time_of(until) <= time.time() + 3_600
 
         longer = _mint(door, parent, expiresIn=86_400)
         assert longer.status_code == 201, longer.text
@@ -115,7 +161,7 @@ def test_a_trial_never_outlives_the_token_that_minted_it(store: str, tmp_path: P
         as_parent = _mint(door, parent)
         assert as_parent.json()["expiresAt"] == until
         shorter = _mint(door, parent, expiresIn=60)
-        assert time.time() < epoch_of(shorter.json()["expiresAt"]) <= time.time() + 60
+        assert time.time() < time_of(shorter.json()["expiresAt"]) <= time.time() + 60
         listed = _listed(door.home)
         for trial in (longer, as_parent, shorter):
             row = listed[trial.json()["tokenId"]]
@@ -132,7 +178,7 @@ def test_a_trial_never_outlives_the_token_that_minted_it(store: str, tmp_path: P
         unbounded = _mint(door, forever.split()[-1])
         assert unbounded.json()["expiresAt"] is None
         bounded = _mint(door, forever.split()[-1], expiresIn=600)
-        assert epoch_of(bounded.json()["expiresAt"]) <= time.time() + 600
+        assert time_of(bounded.json()["expiresAt"]) <= time.time() + 600
 
 
 async def test_a_token_is_accepted_until_its_expiry_then_refused(tmp_path: Path) -> None:

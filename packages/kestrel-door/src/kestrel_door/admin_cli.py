@@ -142,7 +142,9 @@ def token_list(ctx: click.Context, as_json: bool) -> None:
         return
     for r in rows:
         state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
-        if not r.revoked_at and tokens.expired(r):
+        if not r.revoked_at and tokens.expiry_unreadable(r):
+            state = "refused (its expiry is not a time)"
+        elif not r.revoked_at and tokens.expired(r):
             state = "expired"
         expiry = f"expires {r.expires_at}" if r.expires_at else "never expires"
         parent = f"  parent {r.parent}" if r.parent else ""

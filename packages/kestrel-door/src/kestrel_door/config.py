@@ -50,11 +50,12 @@ class DoorConfig:
 
     def call_timeout_s(self, tool: Tool | None) -> float | None:
         """How long a call of ``tool`` may take before the door answers that it timed
-        out: ``request_timeout_s``, but no limit for a submit. Once the runtime has a
-        submission it applies or is refused, and the door answers that when it commits
-        (its wait for a bar ends by :attr:`longest_wait_s`): a timeout could only tell
-        the client it failed while the journal holds it."""
-        if tool is not None and tool.runs is not None and tool.runs.method == "submit":
+        out: ``request_timeout_s``, but no limit for a call that steps a session (a
+        submit: ``Binding.steps``). Once the runtime has a submission it applies or is
+        refused, and the door answers that when it commits (its wait for a bar ends by
+        :attr:`longest_wait_s`): a timeout could only tell the client it failed while the
+        journal holds it."""
+        if tool is not None and tool.runs is not None and tool.runs.steps:
             return None
         return self.request_timeout_s
 

@@ -22,6 +22,7 @@ from kestrel_protocol.surface import (
     SURFACE,
     ArgumentError,
     Surface,
+    Tool,
     refusal_result,
     result_refusal,
     run_tool,
@@ -73,7 +74,7 @@ class DoorTurnTools:
         audited = tool.name if tool is not None else str(name)[:64]
         outcome = "error"
         try:
-            result = await self._call(name, arguments)
+            result = await self._call(tool, name, arguments)
             outcome = _outcome(result)
             return result
         except ArgumentError:
@@ -92,8 +93,11 @@ class DoorTurnTools:
                 except Exception:
                     logger.exception("audit row could not be written")
 
-    async def _call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        tool = self._surface.tool(name)
+    async def _call(
+        self, tool: Tool | None, name: str, arguments: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        if tool is None:  # no such tool: refused as every face refuses it, naming it
+            tool = self._surface.tool(name)
         args = tool.parse(arguments)  # bad input is refused before the scope is looked at
         if tool.scope not in self.ctx.scopes:
             return refusal_result(

@@ -17,7 +17,7 @@ from typing import Final
 __all__ = [
     "DEFAULT_TOKEN_LIFETIME",
     "NEVER",
-    "epoch_of",
+    "OAUTH_TRIAL_LIFETIME",
     "lifetime_seconds",
     "rfc3339",
     "time_of",
@@ -25,6 +25,12 @@ __all__ = [
 
 DEFAULT_TOKEN_LIFETIME: Final = "90d"
 """An issued token's lifetime when the operator names none."""
+OAUTH_TRIAL_LIFETIME: Final = "24h"
+"""The longest life of a trial an OAuth grant mints. The door sees only the access token,
+never the refresh token nor its revocation, and the access token's ``exp`` (minutes: it is
+refreshed while the run goes on) would cut a run short; so a trial of a revoked grant
+works at most this long. A longer run mints the same trial name again with a fresh
+access token: the same principal, sessions and horizon."""
 NEVER: Final = "never"
 """The lifetime of a token that never expires (asked for by name only)."""
 _MAX_S: Final = 10 * 366 * 86_400  # ten years: longer is "never" said otherwise
@@ -49,10 +55,12 @@ def lifetime_seconds(text: str) -> int | None:
 
 def time_of(text: str) -> float:
     """The instant an RFC 3339 / ISO 8601 time with its UTC offset names (``Z`` or
-    ``+02:00``), as epoch seconds; ``ValueError`` naming the form otherwise."""
+    ``+02:00``: an operator's ``--expires-at``, a stored expiry), as epoch seconds;
+    ``ValueError`` naming the form otherwise (a time without its offset too: read as the
+    machine's local time, two replicas would disagree)."""
     try:
         parsed = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
+    except (ValueError, AttributeError, TypeError):  # not a time, or not text at all
         parsed = None
     if parsed is None or parsed.tzinfo is None:
         raise ValueError(
@@ -64,8 +72,3 @@ def time_of(text: str) -> float:
 def rfc3339(epoch: float) -> str:
     """``epoch`` as the store keeps times: RFC 3339 UTC, to the second (rounded down)."""
     return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def epoch_of(stamp: str) -> float:
-    """The epoch seconds of a time :func:`rfc3339` wrote."""
-    return dt.datetime.fromisoformat(stamp).timestamp()

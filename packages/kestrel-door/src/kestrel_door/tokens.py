@@ -3,7 +3,9 @@
 The token is shown once, on issue; afterwards only its sha256 exists, so neither the
 database nor ``token list`` can leak a usable bearer. A token expires
 (:mod:`.expiry`): after its ``expires_at`` it is refused as an unknown one is; a trial's
-ends no later than the token that minted it.
+ends no later than the token that minted it. A stored ``expires_at`` that is no time
+(written by another hand) is refused the same way, named once in the log by the token's
+id; ``token list`` shows it as it is stored, and ``token revoke`` still ends it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from kestrel_protocol.store import DoorRecords, TokenEntry
 from kestrel_protocol.surface import ALL_SCOPES, trial_principal
 
 from .bearers import bearer_digest, mint_bearer, well_formed_bearer
-from .expiry import DEFAULT_TOKEN_LIFETIME, epoch_of, lifetime_seconds, rfc3339
+from .expiry import DEFAULT_TOKEN_LIFETIME, lifetime_seconds, rfc3339, time_of
 from .principals import issuable_principal
 
 __all__ = ["ISSUED_TOKEN_PREFIX", "IssuedToken", "IssuedTokens"]
@@ -77,6 +79,8 @@ class IssuedTokens:
     def __init__(self, store: DoorRecords, now: Callable[[], float] = time.time) -> None:
         self._store = store
         self._now = now
+        self._unreadable: set[str] = set()
+        """The ids of tokens whose stored expiry is no time, named in the log already."""
 
     def issue(
         self,
@@ -129,7 +133,7 @@ class IssuedTokens:
         label = f"trial of {of}"
         asked = _after(self._now(), lifetime_s)
         expiry = None if asked is None else rfc3339(asked)
-        if not_after is not None and (asked is None or epoch_of(not_after) < asked):
+        if not_after is not None and (asked is None or time_of(not_after) < asked):
             expiry = not_after
         return self._add(
             trial_principal(of, name),
@@ -200,8 +204,38 @@ class IssuedTokens:
         ]
 
     def expired(self, row: IssuedToken) -> bool:
-        """Whether the door no longer accepts ``row`` for its age (revoked or not)."""
-        return row.expires_at is not None and epoch_of(row.expires_at) <= self._now()
+        """Whether the door no longer accepts ``row`` for its age (revoked or not): past
+        its expiry, or its stored expiry is no time (:meth:`expiry_unreadable`)."""
+        return self._ended(row.id, row.expires_at)
+
+    @staticmethod
+    def expiry_unreadable(row: IssuedToken) -> bool:
+        """Whether ``row``'s stored expiry is no time (the door refuses the token)."""
+        if row.expires_at is None:
+            return False
+        try:
+            time_of(row.expires_at)
+        except ValueError:
+            return True
+        return False
+
+    def _ended(self, token_id: str, expires_at: str | None) -> bool:
+        """Whether a token stored with ``expires_at`` is no longer accepted: past it, or
+        it is no time, which the log names once per token (by id, never the token)."""
+        if expires_at is None:
+            return False
+        try:
+            return time_of(expires_at) <= self._now()
+        except ValueError:
+            if token_id not in self._unreadable:
+                self._unreadable.add(token_id)
+                logger.warning(
+                    "issued token %s is refused: its stored expires_at %r is not a time "
+                    "(RFC 3339 with its offset); revoke it, or reissue it",
+                    token_id,
+                    expires_at,
+                )
+            return True
 
     def revoke(self, token_id: str) -> int | None:
         """Revoke by id, with every live token it minted (its trials), at once: how many
@@ -219,7 +253,7 @@ class IssuedTokens:
             row = self._store.token_grant(digest)
             if row is None or not hmac.compare_digest(row[0], digest):
                 return None
-            if row[5] is not None and epoch_of(row[5]) <= self._now():
+            if self._ended(row[4], row[5]):
                 return None
             only = None if row[3] is None else frozenset(row[3].split())
             return Grant(

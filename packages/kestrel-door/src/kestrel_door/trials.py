@@ -15,7 +15,8 @@ serves them), so a pair's disguised sample cannot open its labelled twin.
 A trial never outlives the issued token that minted it: it expires when that one does,
 or sooner with ``"expiresIn": SECONDS`` (a longer one is capped; the response's
 ``expiresAt`` is the real expiry, ``null`` when neither bounds it: a parent that never
-expires, or an OAuth grant's trial minted without ``expiresIn``).
+expires). A trial an OAuth grant mints ends within
+:data:`~.expiry.OAUTH_TRIAL_LIFETIME` (the door never learns that the grant was revoked).
 ``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
 scored (only the parent's own trials). The trial's token keeps the id of the issued token
 that minted it: revoking that one (``kestrel-door token revoke``) revokes its live trials
@@ -42,6 +43,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .door import Caller, Door, json_response, outage_response
+from .expiry import OAUTH_TRIAL_LIFETIME, lifetime_seconds
 from .tokens import IssuedTokens
 
 __all__ = ["trial_routes"]
@@ -51,6 +53,7 @@ _MINT = "trials.mint"
 _REVOKE = "trials.revoke"
 _MAX_SCENARIOS = 64
 _MAX_LIFETIME_S = 10 * 366 * 86_400
+_OAUTH_TRIAL_S = lifetime_seconds(OAUTH_TRIAL_LIFETIME) or _MAX_LIFETIME_S
 
 
 def _refusal(code: str, message: str, status: int, **detail: Any) -> Response:
@@ -175,6 +178,8 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         lifetime = _lifetime(body)
         if isinstance(lifetime, Response):
             return lifetime
+        if caller.token_id is None:  # an OAuth grant's: no issued parent to end with
+            lifetime = min(lifetime or _OAUTH_TRIAL_S, _OAUTH_TRIAL_S)
         only = await _scenarios(door, ctx.principal, body)
         if isinstance(only, Response):
             return only

@@ -48,12 +48,16 @@ class Binding:
     method takes exactly that). ``result`` makes the runtime's answer the tool's result
     object when it is not one already: ``result(answer, arguments)``. Where the method
     runs (a worker thread or the caller's) is the executing transport's decision, not
-    the surface's.
+    the surface's; ``steps`` is a fact it decides by.
     """
 
     method: str
     caller: Literal["principal", "reader"] | None = "principal"
     result: Callable[[Any, Any], ProtocolModel] | None = None
+    steps: bool = False
+    """The method steps a session (a submission): it appends to the session's journal,
+    waiting for the store's write lock while another process holds it, and once the
+    runtime has the submission it applies or is refused, and that stands."""
 
     def keywords(self, principal: str, reader: str | None, arguments: Any) -> dict[str, Any]:
         """What the runtime's method is passed, by keyword."""

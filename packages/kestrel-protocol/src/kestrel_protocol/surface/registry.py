@@ -169,7 +169,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
             "session stopped (stand down, max drawdown or end of tape)."
         ),
         arguments=SubmitArgs,
-        runs=Binding("submit"),
+        runs=Binding("submit", steps=True),
         results=(SessionResponse,),
         scope=SCOPE_TRADE,
         read_only=False,

@@ -28,6 +28,7 @@ from .closed import Closed
 from .engine import SessionEngine, chain_engine
 from .horizon import Marks
 from .pentads import pentad_root
+from .session_waits import SESSION_WAITS, SessionBusy
 
 __all__ = ["LiveSession", "LiveSessions", "default_max_live_sessions"]
 
@@ -112,11 +113,6 @@ class LiveSessions:
         if live is None or live.row.principal != principal:
             raise KestrelError(RefusalCode.UNKNOWN_SESSION, f"no session {sid}", {"session": sid})
         return live
-
-    def busy(self, sid: str) -> bool:
-        """Whether session ``sid`` is in memory with its lock held (a call is using it)."""
-        live = self.live.get(sid)
-        return live is not None and live.lock.locked()
 
     def touch(self, sid: str) -> None:
         """Mark the session most recently used."""
@@ -225,13 +221,18 @@ class LiveSessions:
     @contextmanager
     def locked(self, principal: str, sid: str) -> Iterator[LiveSession]:
         """The session, locked for one operation and current with the store (rebuilt if
-        a failure, an eviction or another process left it stale)."""
+        a failure, an eviction or another process left it stale). ``SessionBusy`` when
+        another call holds it and this one may not wait (:mod:`.session_waits`)."""
         while True:
             live = self.get(principal, sid)
-            with live.lock:
+            if not live.lock.acquire(blocking=SESSION_WAITS.get()):
+                raise SessionBusy(sid)
+            try:
                 if self.usable(live, fresh=True):
                     yield live
                     return
+            finally:
+                live.lock.release()
 
     def usable(self, live: LiveSession, *, fresh: bool = False) -> bool:
         """Whether ``live`` (its lock held) can serve: not forgotten and, when other

@@ -289,11 +289,6 @@ class Runtime:
     def blotter(self, principal: str, session_id: str) -> Blotter:
         return self._reads.blotter(principal, session_id)
 
-    def session_busy(self, sid: str) -> bool:
-        """Whether another call is using session ``sid`` now (a submit: perhaps waiting
-        for the store's write lock), so that a read of it would wait."""
-        return self._sessions.busy(sid)
-
     def blotter_size(self, principal: str, sid: str) -> int | None:
         """Orders plus fills in an open session's blotter (what building it may cost),
         ``None`` for a closed one (its blotter is read from the store)."""

@@ -16,10 +16,11 @@ responsive. Over a shared store (PostgreSQL) every call waits on the network and
 commit on the server's disk, so every call runs in a worker thread: the event loop
 keeps serving, and concurrent commits share the server's WAL flushes. A server of many
 clients on one event loop (a door) runs every call that writes the store in a worker
-thread, however short, and every read of a session such a call is using: on SQLite a
-write waits for another process's write lock (the ``kestrel`` CLI, a second replica)
-up to the busy timeout, and the loop must keep serving every other client meanwhile.
-Where a call runs never changes its result.
+thread, however short: on SQLite a write waits for another process's write lock (the
+``kestrel`` CLI, a second replica) up to the busy timeout, and the loop must keep serving
+every other client meanwhile. A call on the caller's thread never waits there for a
+session another call holds (such a write): finding its lock taken, it runs in a worker
+thread instead, nothing done twice. Where a call runs never changes its result.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio.to_thread
 from kestrel_protocol import KestrelError, ProtocolModel, RefusalCode, Wire
@@ -36,6 +37,7 @@ from kestrel_protocol.ports import SessionGate, Transport
 from kestrel_protocol.surface import Arguments, Binding, Tool
 
 from ..errors import SdkLocalError
+from ..runtime.session_waits import SESSION_WAITS, SessionBusy
 from .offload import threaded
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ __all__ = ["LocalTransport", "local_refusal", "local_transport"]
 T = TypeVar("T")
 _Plan = tuple[Binding, Callable[..., Any], Callable[[Any, str, Any], bool]]
 """How a tool runs, the runtime's method that runs it, and where a call runs."""
+_IN_A_THREAD: Final = object()
+"""A call not (or not wholly) made on the caller's thread: it runs in a worker thread."""
 
 
 def local_refusal(
@@ -133,7 +137,7 @@ class LocalTransport:
         plan = self._plans[tool] = (
             binding,
             method,
-            threaded(binding.method, many_clients=self._many_clients),
+            threaded(binding, many_clients=self._many_clients),
         )
         return plan
 
@@ -142,10 +146,18 @@ class LocalTransport:
         binding, method, decide = self._plan(tool) if plan is None else plan
         keywords = binding.keywords(self.principal, self._reader, arguments)
         try:
-            if self._remote or decide(self.runtime, self.principal, arguments):
+            found: Any = _IN_A_THREAD
+            if not self._remote:  # on the caller's thread, never waiting there for a session
+                waits = SESSION_WAITS.set(False)
+                try:
+                    if not decide(self.runtime, self.principal, arguments):
+                        found = method(**keywords)  # _direct, inlined: every step of an agent
+                except SessionBusy:  # another call holds the session: wait for it off the loop
+                    pass
+                finally:
+                    SESSION_WAITS.reset(waits)
+            if found is _IN_A_THREAD:
                 found = await anyio.to_thread.run_sync(self._direct, method, keywords)
-            else:  # _direct, inlined: this is every step of an agent loop
-                found = method(**keywords)
         except (KestrelError, sqlite3.OperationalError) as exc:
             raise self._translate(exc) from None
         return binding.answer(found, arguments)

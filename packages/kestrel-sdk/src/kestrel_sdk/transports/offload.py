@@ -9,9 +9,11 @@ catalog once loaded costs less than that, so they run directly, and only the cal
 may take long (a submit that advances thousands of bars or holds hundreds of lines, a
 large blotter, the catalog's first read from disk) take a thread. Over a shared store
 every call takes one (the transport decides that), and a server of many clients (a door)
-runs every call that writes the store (:data:`WRITES`) in one whatever its size, and a
-read of a session another call is using (:data:`SESSION_READS`, :func:`busy_session`).
-Where a call runs never changes its result.
+runs every call that steps a session (its tool's ``Binding.steps``: a write) in one
+whatever its size. A call
+made on the caller's thread never waits there for a session another call is using: it
+finds the session's lock held, does nothing, and runs in a worker thread instead
+(:mod:`kestrel_sdk.runtime.session_waits`). Where a call runs never changes its result.
 """
 
 from __future__ import annotations
@@ -21,13 +23,12 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from kestrel_protocol.surface import Binding
+
 __all__ = [
     "DIRECT_BLOTTER",
     "OFFLOAD",
-    "SESSION_READS",
-    "WRITES",
     "Offload",
-    "busy_session",
     "large_blotter",
     "long_submit",
     "threaded",
@@ -105,25 +106,6 @@ OFFLOAD: Final[Mapping[str, Offload]] = MappingProxyType(
 worth a worker thread runs; any other method runs in one."""
 
 
-WRITES: Final = frozenset({"submit"})
-"""The methods :data:`OFFLOAD` may run on the caller's thread that write the store. A
-write waits for the store's write lock while another process holds it (the ``kestrel``
-CLI, a second door replica, a checkpoint on the same SQLite file), up to the store's
-busy timeout: on a server's event loop that wait would stall every client, so a server
-of many clients runs each of these calls in a worker thread."""
-
-
-SESSION_READS: Final = frozenset({"frame", "history", "news", "blotter"})
-"""The methods :data:`OFFLOAD` may run on the caller's thread that read one session
-under its lock: while another call holds it (a submit waiting for the store's write
-lock), such a read waits too, so a server of many clients runs it in a worker thread."""
-
-
-def busy_session(runtime: Any, principal: str, arguments: Any) -> bool:
-    """A read of a session another call is using now (its lock held)."""
-    return bool(runtime.session_busy(arguments.session_id))
-
-
 def _thread(runtime: Any, principal: str, arguments: Any) -> bool:
     return True
 
@@ -132,20 +114,13 @@ def _caller(runtime: Any, principal: str, arguments: Any) -> bool:
     return False
 
 
-def threaded(method: str, *, many_clients: bool = False) -> Callable[[Any, str, Any], bool]:
-    """Whether a call of the runtime's ``method`` runs in a worker thread, as a predicate
-    ``(runtime, principal, arguments) -> bool`` (a transport looks it up once per method).
-    ``many_clients`` (an event loop that serves others besides this caller): a call that
-    writes the store (:data:`WRITES`) always does, and a read of a session
-    (:data:`SESSION_READS`) whenever another call is using that session."""
-    offload = "thread" if many_clients and method in WRITES else OFFLOAD.get(method, "thread")
-    decide = offload if callable(offload) else _thread if offload == "thread" else _caller
-    if not many_clients or method not in SESSION_READS or decide is _thread:
-        return decide
-    if decide is _caller:
-        return busy_session
-
-    def busy_or(runtime: Any, principal: str, arguments: Any) -> bool:
-        return busy_session(runtime, principal, arguments) or decide(runtime, principal, arguments)
-
-    return busy_or
+def threaded(binding: Binding, *, many_clients: bool = False) -> Callable[[Any, str, Any], bool]:
+    """Whether a call of the runtime method ``binding`` names runs in a worker thread, as a
+    predicate ``(runtime, principal, arguments) -> bool`` (a transport looks it up once per
+    tool). ``many_clients`` (an event loop that serves others besides this caller): a call
+    that steps a session (``binding.steps``) always does: it writes the store, and a write
+    waits for the store's write lock while another process holds it (the ``kestrel`` CLI,
+    a second door replica, a checkpoint on the same SQLite file), up to the store's busy
+    timeout, which on a server's event loop would stall every client."""
+    offload = "thread" if many_clients and binding.steps else OFFLOAD.get(binding.method, "thread")
+    return offload if callable(offload) else _thread if offload == "thread" else _caller
