@@ -160,11 +160,6 @@ def _lone_scout_then_trade(
         runtime.shutdown()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the opener finds the principal's sessions on the twins its own catalog holds"
-    " and replays them for their clocks (issue 48, session 15: not fixed yet)",
-)
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("left", ["closed", "open"])
 def test_a_lone_scout_on_a_twin_the_traders_catalog_lacks_is_seen(

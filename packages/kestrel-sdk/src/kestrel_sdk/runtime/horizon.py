@@ -83,8 +83,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
 
-from .ids import session_id
-
 if TYPE_CHECKING:
     from .catalog.lineage import Lineages
 
@@ -129,9 +127,7 @@ class Horizons:
         if lineages is None:
             return
         for principal, scenario_id in self.store.adopt_horizons(lambda: lineages().keys()):
-            twins = lineages().twins(scenario_id)
-            root = twins[0].scenario.root if twins else ""
-            self._clocks(principal, scenario_id, root, "", named=True)
+            self._clocks(principal, scenario_id, "", named=True)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
@@ -142,7 +138,7 @@ class Horizons:
         replica opening its label meanwhile); the second one on a lineage writes the
         clocks the principal's earlier sessions on its twins reached."""
         if self.store.count_session(principal, self._key(scenario_id), sid) == 2:
-            self._clocks(principal, scenario_id, scenario_root, sid)
+            self._clocks(principal, scenario_id, sid)
 
     def resumed(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
         """Session ``sid``, open and never stepped, was found under its label: what its
@@ -160,7 +156,7 @@ class Horizons:
         short = had < sum(len(self.store.labels(principal, root)) for _, root in twins)
         counted = self.store.count_session(principal, key, sid, short=short)
         if counted == 2 or (counted is None and had >= 2):
-            self._clocks(principal, scenario_id, scenario_root, sid)
+            self._clocks(principal, scenario_id, sid)
 
     def _twins(self, scenario_id: str, scenario_root: str) -> list[tuple[str, str]]:
         """The scenario's lineage: each twin's id and root (itself alone, without one)."""
@@ -169,19 +165,32 @@ class Horizons:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
         return twins
 
-    def _clocks(
-        self, principal: str, scenario_id: str, scenario_root: str, sid: str, named: bool = False
-    ) -> None:
+    def _clocks(self, principal: str, scenario_id: str, sid: str, named: bool = False) -> None:
         """Write the clocks the principal's sessions on the lineage other than ``sid``
-        reached, each named with its twin unless it is ``scenario_id`` (every one when
-        ``named``)."""
-        for twin, root in self._twins(scenario_id, scenario_root):
-            on = "" if twin == scenario_id and not named else f" on {twin}"
-            for label in sorted(self.store.labels(principal, root)):
-                other = session_id(principal, root, label)
-                if other != sid:
-                    bar = self._clock(principal, other)
-                    self.shown(principal, scenario_id, bar, _reached(other, bar, on))
+        reached, found by the lineage's key whatever twin they ran on and whatever this
+        catalog holds (``RuntimeStore.reached``), each named with its twin unless it is
+        ``scenario_id`` (every one when ``named``): the bar its journal's last row keeps;
+        without one (pruned, never stepped, or stepped only before the journal kept bars)
+        the clock ``clock`` reads (a closed session's head frame, or a replay), unless the
+        session is open on a twin this catalog lacks (never stepped since: at its
+        opening, which shows no bar a twin's opening does not)."""
+        order = {twin: i for i, (twin, _) in enumerate(self._twins(scenario_id, ""))}
+        sessions = sorted(
+            self.store.reached(principal, self._key(scenario_id)),
+            key=lambda s: (order.get(s.scenario_id, len(order)), s.scenario_id, s.label),
+        )
+        for other in sessions:
+            bar = other.bar
+            if other.session == sid or (
+                bar is None and not other.closed and other.scenario_id not in order
+            ):
+                continue
+            if bar is None:
+                bar = self._clock(principal, other.session)
+            on = (
+                "" if other.scenario_id == scenario_id and not named else f" on {other.scenario_id}"
+            )
+            self.shown(principal, scenario_id, bar, _reached(other.session, bar, on))
 
     def of(self, row: SessionRow) -> tuple[str, str]:
         """The horizon row a submission of the session ``row`` reads (principal, key):

@@ -1,7 +1,7 @@
 """Housekeeping over SQL, said once for SQLite and PostgreSQL (a part of
 :class:`.store.SqlStore`): what every session occupies, and pruning or discarding a
 closed, graded session's rows in one transaction; re-keying the horizon rows an upgraded
-store set apart.
+store set apart (and giving its sessions their lineage); the sessions of a lineage.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from kestrel_protocol.sql import Connection, SqlAdapter
-from kestrel_protocol.store import StoredSession
+from kestrel_protocol.store import Reached, StoredSession
 
 from .statements import Statements
 
@@ -88,20 +88,25 @@ class SqlHousekeeping(SqlAdapter):
         raise NotImplementedError
 
     def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
-        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps, in one
-        transaction; each taken by one process (its delete returns it), so replicas
-        adopting at once never add a row twice. See ``RuntimeStore``."""
+        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps, and give
+        the sessions it counted without their lineage theirs, in one transaction; each
+        row taken by one process (its delete returns it), so replicas adopting at once
+        never add a row twice. See ``RuntimeStore``."""
         sql = self.sql
         with self._connection() as conn:
             if conn.execute(sql.any_unkeyed).fetchone() is None:
                 return []  # a store made since, or its rows all adopted
             waiting = conn.execute(sql.unkeyed).fetchall()
+            unlined = conn.execute(sql.unlined).fetchall()
         by_id = keys()
         rows = [(principal, i) for principal, i in waiting if i in by_id]
+        lines = [(by_id[i], i) for (i,) in unlined if i in by_id]
         joined: list[tuple[str, str]] = []
-        if not rows:
+        if not rows and not lines:
             return joined
         with self._transaction() as conn:
+            for line in lines:
+                conn.execute(sql.line_sessions, line)
             for principal, scenario_id in rows:
                 taken = conn.execute(sql.take_unkeyed, (principal, scenario_id)).fetchall()
                 if not taken:
@@ -112,6 +117,16 @@ class SqlHousekeeping(SqlAdapter):
                 if sessions and total > sessions:  # sessions of both rows now compared
                     joined.append((principal, scenario_id))
         return joined
+
+    def reached(self, principal: str, key: str) -> list[Reached]:
+        """The principal's sessions on the lineage ``key``, each with the bar its last
+        journal row keeps (one read: no session is replayed)."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.reached, (principal, key)).fetchall()
+        return [
+            Reached(str(sid), str(scenario), str(label), status == "closed", bar)
+            for sid, scenario, label, status, bar in rows
+        ]
 
 
 def _stored(row: Any) -> StoredSession:
