@@ -13,10 +13,12 @@ as well, since the row outlives sessions.
 Every decision here reads the store, never what this process holds in memory, since
 other processes on the same store (a ``kestrel`` beside a ``kestrel-mcp``, door replicas
 on one PostgreSQL) move sessions on and close them: the horizon row at each submission,
-the count of the principal's sessions, and another session's clock, which is read from
-that session's journal head (this process's copy is first brought up to it, or rebuilt
-when it was closed elsewhere). A scout cached here at bar 0 and run to the end by
-another process is therefore seen at its end when a second session opens here.
+the count of the principal's sessions, the principal's sessions on the lineage (each
+keeps the lineage's key once counted) and another session's clock, which its journal's
+last row keeps (written by the step, one more value of its row: no replay; a closed
+session's head frame, or a replay for rows of a store from before). A scout cached here
+at bar 0 and run to the end by another process is therefore seen at its end when a
+second session opens here.
 
 What a submission marks by the row (the note, the raise: :class:`Marks`) is written by
 the store's append with its journal row, in one transaction (under the store's hold in
@@ -56,11 +58,11 @@ Lineages: a scenario, its disguised twins and the scenarios of the same bars
 scenario's id), which every process computes alike from the bars whatever else its
 catalog holds, since their bars map one to one by index: a principal shown bars of one
 twin past a session's clock has been shown them in all. The clocks an opening writes are
-those of the principal's sessions on the twins this catalog holds: a session the
-principal ran alone on a twin another catalog holds is seen once its clock is written
-otherwise (a second session stepping beside it, an opening by a runtime holding that
-twin). A store from before kept rows by scenario ids; each runtime re-keys, as it
-starts, those its catalog's ids name (:meth:`Horizons.adopt`).
+those of the principal's sessions on every twin, found by that key in the store
+(``RuntimeStore.reached``), a twin this catalog lacks included (a scout run alone on an
+import only another runtime's catalog holds). A store from before kept rows by scenario
+ids, and sessions without their key; each runtime re-keys, as it starts, those its
+catalog's ids name (:meth:`Horizons.adopt`).
 What showed them is named with the twin it was shown on ("tape goog read", "session ks_…
 on goog of the same principal had reached bar 2519"), so ``no-lookahead`` on a disguise
 says which twin was seen. The sessions counted are the
