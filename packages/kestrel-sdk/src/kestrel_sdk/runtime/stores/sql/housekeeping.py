@@ -88,31 +88,29 @@ class SqlHousekeeping(SqlAdapter):
         raise NotImplementedError
 
     def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
-        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps, and give
-        the sessions it counted without their lineage theirs, in one transaction; each
-        row taken by one process (its delete returns it), so replicas adopting at once
-        never add a row twice. See ``RuntimeStore``."""
+        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps (the
+        sessions counted on each before given its key), in one transaction; each taken by
+        one process (its delete returns it), so replicas adopting at once never add a row
+        twice. See ``RuntimeStore``."""
         sql = self.sql
         with self._connection() as conn:
             if conn.execute(sql.any_unkeyed).fetchone() is None:
                 return []  # a store made since, or its rows all adopted
             waiting = conn.execute(sql.unkeyed).fetchall()
-            unlined = conn.execute(sql.unlined).fetchall()
         by_id = keys()
         rows = [(principal, i) for principal, i in waiting if i in by_id]
-        lines = [(by_id[i], i) for (i,) in unlined if i in by_id]
         joined: list[tuple[str, str]] = []
-        if not rows and not lines:
+        if not rows:
             return joined
         with self._transaction() as conn:
-            for line in lines:
-                conn.execute(sql.line_sessions, line)
             for principal, scenario_id in rows:
                 taken = conn.execute(sql.take_unkeyed, (principal, scenario_id)).fetchall()
                 if not taken:
                     continue  # adopted by another process meanwhile
                 bar, what, sessions = taken[0]
-                row = (principal, by_id[scenario_id], bar, what, sessions)
+                key = by_id[scenario_id]
+                conn.execute(sql.line_sessions, (key, principal, scenario_id))
+                row = (principal, key, bar, what, sessions)
                 total = int(conn.execute(sql.adopt_horizon, row).fetchall()[0][0])
                 if sessions and total > sessions:  # sessions of both rows now compared
                     joined.append((principal, scenario_id))

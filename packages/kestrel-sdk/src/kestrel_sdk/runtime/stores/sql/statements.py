@@ -154,16 +154,10 @@ class Statements:
     # a store from before lineage tags: its rows by scenario id set apart when upgraded
     # (set_apart), each re-keyed by a catalog that holds its scenario (adopt_horizons)
     unkeyed: str = "SELECT principal, scenario FROM {unkeyed_horizons}"
-    any_unkeyed: str = (
-        "SELECT 1 FROM {unkeyed_horizons} UNION ALL"
-        " SELECT 1 FROM {sessions} WHERE counted = 1 AND lineage IS NULL LIMIT 1"
-    )
-    unlined: str = (  # sessions counted by a store from before they kept their lineage
-        "SELECT DISTINCT scenario_id FROM {sessions} WHERE counted = 1 AND lineage IS NULL"
-    )
-    line_sessions: str = (
-        "UPDATE {sessions} SET lineage = ? WHERE scenario_id = ? AND counted = 1"
-        " AND lineage IS NULL"
+    any_unkeyed: str = "SELECT 1 FROM {unkeyed_horizons} LIMIT 1"
+    line_sessions: str = (  # a row re-keyed: the sessions counted on it before get its key
+        "UPDATE {sessions} SET lineage = ? WHERE principal = ? AND scenario_id = ?"
+        " AND counted = 1 AND lineage IS NULL"
     )
     take_unkeyed: str = (
         "DELETE FROM {unkeyed_horizons} WHERE principal = ? AND scenario = ?"
@@ -184,6 +178,11 @@ class Statements:
         f" WHERE {_BY_ID}"
     )
     keyed_apart: str = f"DELETE FROM {{horizons}} WHERE {_BY_ID}"
+    sessions_apart: str = (  # upgrading: the sessions counted without their lineage, a row
+        "INSERT INTO {unkeyed_horizons} (principal, scenario, bar, what, sessions)"  # each
+        " SELECT DISTINCT principal, scenario_id, -1, '', 0 FROM {sessions} WHERE counted = 1"
+        " ON CONFLICT DO NOTHING"
+    )
     put_operation: str = (
         "INSERT INTO {operations} (token, principal, session) VALUES (?, ?, ?)"
         " ON CONFLICT (token) DO NOTHING"
@@ -277,8 +276,11 @@ def upgrade(dialect: Dialect, since: int) -> list[str]:
     repair decides: ``RuntimeStore.count_session`` with ``short``). Then every horizon
     row keyed by a scenario id set apart, each re-keyed by the first catalog holding its
     scenario (``RuntimeStore.adopt_horizons``): which id is whose tag only a catalog
-    knows. Then the sessions' lineage and the journal's bar, both NULL in the rows kept
-    (a counted session is given its lineage by ``adopt_horizons``, as its rows were)."""
+    knows. Then the sessions' lineage and the journal's bar, both NULL in the rows kept:
+    each (principal, scenario id) of sessions counted before is set apart as a row that
+    shows nothing and counts no session, so that the catalog re-keying it gives them their
+    lineage (``adopt_horizons``; where the principal's row of that id was set apart
+    already, with it)."""
     prefix = PREFIXES[dialect.name]
     sql = Statements.of(dialect)
     statements = []
@@ -290,4 +292,5 @@ def upgrade(dialect: Dialect, since: int) -> list[str]:
         *statements,
         SESSIONS.add_column("lineage", dialect, prefix),
         JOURNAL.add_column("bar", dialect, prefix),
+        sql.sessions_apart,
     ]
