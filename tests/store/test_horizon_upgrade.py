@@ -24,7 +24,7 @@ from tests.store.conftest import horizon_key, raw_sql
 
 END = 2519  # acme-trend's last bar
 OLD = {"sqlite": ("schema", "8"), "postgresql": ("runtime", "4")}
-NEWER = {"sqlite": ("schema", "10"), "postgresql": ("runtime", "6")}
+NEWER = {"sqlite": ("schema", "11"), "postgresql": ("runtime", "7")}
 
 
 def _kind(url: str) -> str:
@@ -62,15 +62,17 @@ def _old_store(url: str, home: Path, catalog: Path) -> str:
             row,
         )
     raw("DROP TABLE {unkeyed_horizons}", ())
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
     key, version = OLD[_kind(url)]
     raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
     return scout
 
 
-def _trade(runtime: Runtime, principal: str) -> str:
-    """A session of ``principal`` on acme-trend trading at bar 0: its no-lookahead detail
-    (failed)."""
-    sid = runtime.open_session(principal, SCENARIO, "trade").session_id
+def _trade(runtime: Runtime, principal: str, scenario: str = SCENARIO) -> str:
+    """A session of ``principal`` on ``scenario`` trading at bar 0: its no-lookahead
+    detail (failed)."""
+    sid = runtime.open_session(principal, scenario, "trade").session_id
     assert sid is not None
     runtime.submit(principal, sid, "buy 10 ACME\nadvance 1")
     grade = runtime.grade(principal, sid)
@@ -118,3 +120,47 @@ def test_a_store_newer_than_this_code_is_refused(store_url: str, tmp_path: Path)
         open_runtime_store(store_url)
     assert err.value.code == "BACKEND_UNAVAILABLE"
     assert f"schema {version}" in err.value.message
+
+
+BEFORE_LINEAGE = {"sqlite": ("schema", "9"), "postgresql": ("runtime", "5")}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [("closed", True, COPY, False, SCENARIO), ("open", False, SCENARIO, True, COPY)],
+    ids=["closed on the copy, traded in the shipped catalog", "open, traded on the copy"],
+)
+def test_a_lone_scout_made_before_sessions_kept_their_lineage_is_seen(
+    store_url: str, tmp_path: Path, case: tuple[str, bool, str, bool, str]
+) -> None:
+    """A store of the schema before sessions kept their lineage and journal rows their
+    clock bar (SQLite's 9, PostgreSQL's 5; made here by dropping the columns) holds
+    alice's scout run alone to the tape's end on one twin. Once a runtime holding the
+    copy opened the store (the sessions given their lineage, as horizon rows were
+    re-keyed), a trade on the other twin fails ``no-lookahead`` naming the scout: a
+    closed scout read from its head frame in a runtime whose catalog lacks its twin, an
+    open one (its rows without bars) replayed where the catalog holds it."""
+    left, scout_has_copy, scouted, trader_has_copy, traded = case
+    home, catalog = tmp_path / "home", copy_catalog(tmp_path / "catalog")
+    old = _runtime(store_url, home, [catalog] if scout_has_copy else [])
+    scout = old.open_session("alice", scouted, "scout").session_id
+    assert scout is not None
+    old.submit("alice", scout, f"advance {END}")
+    if left == "closed":
+        old.close("alice", scout)
+    old.shutdown()
+    raw = raw_sql(store_url)
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    key, version = BEFORE_LINEAGE[_kind(store_url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _runtime(store_url, home, [catalog]).shutdown()  # upgraded, its sessions adopted
+    trader = _runtime(store_url, home, [catalog] if trader_has_copy else [])
+    try:
+        detail = _trade(trader, "alice", traded)
+        assert detail.startswith(
+            f"session {scout} on {scouted} of the same principal had reached bar {END}"
+            " before submission 1 at bar 0"
+        ), detail
+    finally:
+        trader.shutdown()

@@ -12,6 +12,7 @@ from kestrel_protocol.store import (
     Horizon,
     JournalConflict,
     JournalEntry,
+    Reached,
     RuntimeStore,
     SessionHead,
     SessionRow,
@@ -403,6 +404,44 @@ def test_a_session_keeps_its_first_read_behind_the_horizon_whoever_notes_it(
         store.add_read("ks_a", 2, 1, "tape acme-trend read")
         other.add_read("ks_a", 5, 4, "session ks_b of the same principal had reached bar 9")
         assert store.lookahead("ks_a") == (True, [(2, 1, "tape acme-trend read")])
+    finally:
+        if other is not store:
+            other.close()
+
+
+def test_a_principals_sessions_on_a_lineage_are_found_with_their_clocks(
+    store: RuntimeStore, store_url: str
+) -> None:
+    """Each session keeps the lineage it was counted on and the clock bar its last step
+    reached (a value of the step's journal row): ``reached`` finds the principal's
+    sessions on a lineage whatever scenario of it they ran on, for any writer; a session
+    never stepped has no bar, and sessions uncounted, of another principal or on another
+    lineage are not found."""
+    other = _second_writer(store, store_url)
+    twin = SessionRow("ks_b", "alice", "aaa-copy", "sha256:" + "c" * 64, "1", "open", None, None)
+    try:
+        for row in (_row(), twin, _row("ks_c", "1", "bob"), _row("ks_d", "2"), _row("ks_e", "3")):
+            store.insert_session(row)
+        for principal, key, sid in (
+            ("alice", "lineage", "ks_a"),
+            ("alice", "lineage", "ks_b"),
+            ("bob", "lineage", "ks_c"),
+            ("alice", "another", "ks_d"),
+        ):
+            store.count_session(principal, key, sid)
+        prev = "sha256:" + "0" * 64
+        for seq, clock in ((1, 5), (2, 9)):
+            frame = f"sha256:{seq}" + "0" * 63
+            source = f"advance {clock}"
+            root = pentad_root("ks_a", seq, prev, source)
+            store.append("ks_a", seq, source, root, frame, prev=prev, clock=clock)
+            prev = frame
+        found = sorted(other.reached("alice", "lineage"), key=lambda r: r.session)
+        assert found == [
+            Reached("ks_a", "acme-trend", "1", False, 9),
+            Reached("ks_b", "aaa-copy", "1", False, None),
+        ]
+        assert other.reached("alice", "nothing") == []
     finally:
         if other is not store:
             other.close()

@@ -102,3 +102,100 @@ def test_a_scout_in_one_process_is_seen_by_a_trade_in_another_with_another_catal
         assert check.detail.startswith(f"{shown} before submission 1 at bar 0"), check.detail
     finally:
         runtime.shutdown()
+
+
+# Another OS process: a runtime over the catalog argv[2] (empty: the shipped one) scouting
+# alone the scenario argv[3] to its last bar, the session then closed or left open
+# (stepped, not closed); its id printed.
+LONE_SCOUT = """
+import sys
+from kestrel_sdk.runtime import Runtime
+home, catalog, scenario, how = sys.argv[1:5]
+runtime = Runtime(home, [catalog] if catalog else [])
+sid = runtime.open_session("alice", scenario, "scout").session_id
+runtime.submit("alice", sid, "advance 2519")
+if how == "closed":
+    runtime.close("alice", sid)
+print(sid)
+runtime.shutdown()
+"""
+
+
+def _lone_scout_then_trade(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    kind: str,
+    left: str,
+    *,
+    scout: tuple[bool, str],
+    trade: tuple[bool, str],
+) -> tuple[str, str]:
+    """A scout run alone in a child process, then a trade opened in this one: each a
+    (catalog with the copy?, scenario). The scout's id, and the trade's ``no-lookahead``
+    detail (asserted failed)."""
+    home = tmp_path / "home"
+    catalog = copy_catalog(tmp_path / "catalog")
+    url, env = _store(request, kind)
+    scout_catalog = str(catalog) if scout[0] else ""
+    child = subprocess.run(
+        [sys.executable, "-c", LONE_SCOUT, str(home), scout_catalog, scout[1], left],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    runtime = Runtime(home, [catalog] if trade[0] else [], store=open_runtime_store(url, home))
+    try:
+        sid = runtime.open_session(PRINCIPAL, trade[1], "trade").session_id
+        assert sid is not None
+        runtime.submit(PRINCIPAL, sid, "buy 10 ACME\nadvance 1")
+        grade = runtime.grade(PRINCIPAL, sid)
+        assert isinstance(grade, GradeResult)
+        check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
+        assert not check.passed, check.detail
+        return child.stdout.strip(), check.detail
+    finally:
+        runtime.shutdown()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("left", ["closed", "open"])
+def test_a_lone_scout_on_a_twin_the_traders_catalog_lacks_is_seen(
+    request: pytest.FixtureRequest, tmp_path: Path, kind: str, left: str
+) -> None:
+    """The scout runs alone (its clock written nowhere but its own session) on
+    ``aaa-copy``, which only its process's catalog holds; the trade on acme-trend,
+    opened second on the lineage by a runtime of the shipped catalog, must fail
+    ``no-lookahead`` naming it. Before, the opener looked for the principal's sessions
+    on the twins its own catalog holds, and the trade passed."""
+    scout, detail = _lone_scout_then_trade(
+        request, tmp_path, kind, left, scout=(True, COPY), trade=(False, SCENARIO)
+    )
+    shown = f"session {scout} on {COPY} of the same principal had reached bar {END}"
+    assert detail.startswith(f"{shown} before submission 1 at bar 0"), detail
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("left", ["closed", "open"])
+@pytest.mark.parametrize(
+    "case",
+    [((True, SCENARIO), (False, SCENARIO), ""), ((False, SCENARIO), (True, COPY), SCENARIO)],
+    ids=["on the twin the trader's catalog holds", "the reverse: trade on the copy"],
+)
+def test_a_lone_scout_on_a_twin_both_catalogs_hold_is_still_seen(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    kind: str,
+    left: str,
+    case: tuple[tuple[bool, str], tuple[bool, str], str],
+) -> None:
+    """The scout on acme-trend, which every catalog holds: seen by a trade on acme-trend
+    in a runtime of the shipped catalog, and by one on the copy in a runtime of the
+    copy's catalog (named with the twin it ran on)."""
+    scout, trade, on = case
+    sid, detail = _lone_scout_then_trade(request, tmp_path, kind, left, scout=scout, trade=trade)
+    twin = f" on {on}" if on else ""
+    shown = f"session {sid}{twin} of the same principal had reached bar {END}"
+    assert detail.startswith(f"{shown} before submission 1 at bar 0"), detail

@@ -19,6 +19,7 @@ __all__ = [
     "Horizon",
     "JournalConflict",
     "JournalEntry",
+    "Reached",
     "RuntimeStore",
     "SessionHead",
     "SessionRow",
@@ -84,6 +85,20 @@ class StepMarks(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Reached:
+    """A session of a principal on a lineage (:meth:`RuntimeStore.reached`): its id,
+    scenario id and label, whether it is closed, and the clock bar its last step reached
+    as its journal keeps it (``None``: never stepped, pruned, or stepped only before the
+    journal kept bars)."""
+
+    session: str
+    scenario_id: str
+    label: str
+    closed: bool
+    bar: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class SessionHead:
     """How far a session has got in the store: its last seq, its status and the frame
     its last submission produced (``None`` before the first: the journal has no row)."""
@@ -138,7 +153,8 @@ class RuntimeStore(Protocol):
       session, or a ``prev`` that is not the session's last frame root (another session
       under the same id: discarded and opened again) raises :class:`JournalConflict`
       and writes nothing. Seq 1 also writes row 0 (``prev``,
-      the opening frame's root); a ``status`` is stored with the row, atomically.
+      the opening frame's root); a ``status`` is stored with the row, atomically, and
+      ``clock`` (the clock bar the step moved the session to) in it.
       With ``horizon`` (a principal and a horizon key), it returns that horizon row as
       the step's commit leaves it before its ``marks`` (``None`` when there is none),
       read after the row in the step's transaction, where the marks are written.
@@ -148,7 +164,10 @@ class RuntimeStore(Protocol):
       returns the row's count then, or ``None`` when ``sid`` was counted already (or is
       unknown). A session from a store made before the flag was kept (its opening,
       never stepped, may have been killed before counting it) is counted only when the
-      caller says the count is ``short`` of the principal's sessions.
+      caller says the count is ``short`` of the principal's sessions. The session keeps
+      ``key`` (its lineage) from then: ``reached(principal, key)`` lists the principal's
+      sessions on it, each with the clock bar its journal's last row keeps, whatever
+      catalog the process asking holds (one read, no replay).
     - ``adopt_horizons(keys)`` re-keys the horizon rows a store from before lineage
       tags kept under a scenario's id (set apart when the store was upgraded): each
       such row whose id ``keys()`` maps (a catalog's scenario ids to their horizon
@@ -157,7 +176,9 @@ class RuntimeStore(Protocol):
       session was counted on one row), and is gone from the rows set apart. It returns
       ``(principal, id)`` for each row counting sessions that joined a row counting
       sessions too (the principal's sessions of both are compared from then). Rows of
-      ids ``keys`` lacks wait for a process whose catalog has them.
+      ids ``keys`` lacks wait for a process whose catalog has them. Sessions a store
+      from before counted without their key are given it the same way (those of the ids
+      ``keys`` maps).
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
       frame root it followed; ``head`` is the last seq, the status and the last frame
       root, one cheap read.
@@ -230,6 +251,7 @@ class RuntimeStore(Protocol):
         *,
         prev: str,
         status: str | None = None,
+        clock: int | None = None,
         horizon: tuple[str, str] | None = None,
         marks: StepMarks | None = None,
     ) -> Horizon | None: ...
@@ -256,6 +278,7 @@ class RuntimeStore(Protocol):
         self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
     ) -> int | None: ...
     def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]: ...
+    def reached(self, principal: str, key: str) -> list[Reached]: ...
 
     # forward tapes: appended bars keyed (scenario, index) and the window's state
     def feed_bars(self, scenario_id: str, after: int = 0) -> list[FeedBar]: ...

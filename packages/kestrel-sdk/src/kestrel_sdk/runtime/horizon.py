@@ -13,10 +13,12 @@ as well, since the row outlives sessions.
 Every decision here reads the store, never what this process holds in memory, since
 other processes on the same store (a ``kestrel`` beside a ``kestrel-mcp``, door replicas
 on one PostgreSQL) move sessions on and close them: the horizon row at each submission,
-the count of the principal's sessions, and another session's clock, which is read from
-that session's journal head (this process's copy is first brought up to it, or rebuilt
-when it was closed elsewhere). A scout cached here at bar 0 and run to the end by
-another process is therefore seen at its end when a second session opens here.
+the count of the principal's sessions, the principal's sessions on the lineage (each
+keeps the lineage's key once counted) and another session's clock, which its journal's
+last row keeps (written by the step, one more value of its row: no replay; a closed
+session's head frame, or a replay for rows of a store from before). A scout cached here
+at bar 0 and run to the end by another process is therefore seen at its end when a
+second session opens here.
 
 What a submission marks by the row (the note, the raise: :class:`Marks`) is written by
 the store's append with its journal row, in one transaction (under the store's hold in
@@ -56,11 +58,11 @@ Lineages: a scenario, its disguised twins and the scenarios of the same bars
 scenario's id), which every process computes alike from the bars whatever else its
 catalog holds, since their bars map one to one by index: a principal shown bars of one
 twin past a session's clock has been shown them in all. The clocks an opening writes are
-those of the principal's sessions on the twins this catalog holds: a session the
-principal ran alone on a twin another catalog holds is seen once its clock is written
-otherwise (a second session stepping beside it, an opening by a runtime holding that
-twin). A store from before kept rows by scenario ids; each runtime re-keys, as it
-starts, those its catalog's ids name (:meth:`Horizons.adopt`).
+those of the principal's sessions on every twin, found by that key in the store
+(``RuntimeStore.reached``), a twin this catalog lacks included (a scout run alone on an
+import only another runtime's catalog holds). A store from before kept rows by scenario
+ids, and sessions without their key; each runtime re-keys, as it starts, those its
+catalog's ids name (:meth:`Horizons.adopt`).
 What showed them is named with the twin it was shown on ("tape goog read", "session ks_…
 on goog of the same principal had reached bar 2519"), so ``no-lookahead`` on a disguise
 says which twin was seen. The sessions counted are the
@@ -82,8 +84,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
-
-from .ids import session_id
 
 if TYPE_CHECKING:
     from .catalog.lineage import Lineages
@@ -129,9 +129,7 @@ class Horizons:
         if lineages is None:
             return
         for principal, scenario_id in self.store.adopt_horizons(lambda: lineages().keys()):
-            twins = lineages().twins(scenario_id)
-            root = twins[0].scenario.root if twins else ""
-            self._clocks(principal, scenario_id, root, "", named=True)
+            self._clocks(principal, scenario_id, "", named=True)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
@@ -142,7 +140,7 @@ class Horizons:
         replica opening its label meanwhile); the second one on a lineage writes the
         clocks the principal's earlier sessions on its twins reached."""
         if self.store.count_session(principal, self._key(scenario_id), sid) == 2:
-            self._clocks(principal, scenario_id, scenario_root, sid)
+            self._clocks(principal, scenario_id, sid)
 
     def resumed(self, principal: str, scenario_id: str, scenario_root: str, sid: str) -> None:
         """Session ``sid``, open and never stepped, was found under its label: what its
@@ -160,7 +158,7 @@ class Horizons:
         short = had < sum(len(self.store.labels(principal, root)) for _, root in twins)
         counted = self.store.count_session(principal, key, sid, short=short)
         if counted == 2 or (counted is None and had >= 2):
-            self._clocks(principal, scenario_id, scenario_root, sid)
+            self._clocks(principal, scenario_id, sid)
 
     def _twins(self, scenario_id: str, scenario_root: str) -> list[tuple[str, str]]:
         """The scenario's lineage: each twin's id and root (itself alone, without one)."""
@@ -169,19 +167,32 @@ class Horizons:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
         return twins
 
-    def _clocks(
-        self, principal: str, scenario_id: str, scenario_root: str, sid: str, named: bool = False
-    ) -> None:
+    def _clocks(self, principal: str, scenario_id: str, sid: str, named: bool = False) -> None:
         """Write the clocks the principal's sessions on the lineage other than ``sid``
-        reached, each named with its twin unless it is ``scenario_id`` (every one when
-        ``named``)."""
-        for twin, root in self._twins(scenario_id, scenario_root):
-            on = "" if twin == scenario_id and not named else f" on {twin}"
-            for label in sorted(self.store.labels(principal, root)):
-                other = session_id(principal, root, label)
-                if other != sid:
-                    bar = self._clock(principal, other)
-                    self.shown(principal, scenario_id, bar, _reached(other, bar, on))
+        reached, found by the lineage's key whatever twin they ran on and whatever this
+        catalog holds (``RuntimeStore.reached``), each named with its twin unless it is
+        ``scenario_id`` (every one when ``named``): the bar its journal's last row keeps;
+        without one (pruned, never stepped, or stepped only before the journal kept bars)
+        the clock ``clock`` reads (a closed session's head frame, or a replay), unless the
+        session is open on a twin this catalog lacks (never stepped since: at its
+        opening, which shows no bar a twin's opening does not)."""
+        order = {twin: i for i, (twin, _) in enumerate(self._twins(scenario_id, ""))}
+        sessions = sorted(
+            self.store.reached(principal, self._key(scenario_id)),
+            key=lambda s: (order.get(s.scenario_id, len(order)), s.scenario_id, s.label),
+        )
+        for other in sessions:
+            bar = other.bar
+            if other.session == sid or (
+                bar is None and not other.closed and other.scenario_id not in order
+            ):
+                continue
+            if bar is None:
+                bar = self._clock(principal, other.session)
+            on = (
+                "" if other.scenario_id == scenario_id and not named else f" on {other.scenario_id}"
+            )
+            self.shown(principal, scenario_id, bar, _reached(other.session, bar, on))
 
     def of(self, row: SessionRow) -> tuple[str, str]:
         """The horizon row a submission of the session ``row`` reads (principal, key):

@@ -249,13 +249,19 @@ class LiveSessions:
 
     def clock(self, principal: str, sid: str) -> int:
         """The clock bar session ``sid`` has reached (open or closed) in the store: a
-        copy this process holds is first brought up to the session's journal head (or
-        rebuilt, when another process closed it), never trusted as it is."""
-        with self.locked(principal, sid) as live:
-            engine = live.engine
-            if engine is not None:
-                return engine.clock
-            head = live.frame_root
+        closed session's is its head frame's (read without its scenario: this catalog
+        may lack it); a copy this process holds of an open one is first brought up to
+        the session's journal head (or rebuilt, when another process closed it), never
+        trusted as it is."""
+        row = self.store.session(sid)
+        if row is not None and row.principal == principal and row.record_root is not None:
+            head = SessionRecord.parse(self._artifact(row.record_root)).head
+        else:
+            with self.locked(principal, sid) as live:
+                engine = live.engine
+                if engine is not None:
+                    return engine.clock
+                head = live.frame_root
         clock = self._artifact(head).get("clock")
         bar = clock.get("bar") if isinstance(clock, dict) else None
         return bar if isinstance(bar, int) else 0

@@ -148,6 +148,7 @@ class Submissions:
                 frame_root,
                 prev=prev,
                 status=status,
+                clock=engine.clock,
                 horizon=marks.key,
                 marks=marks.at(seq, clock, engine.clock),
             )

@@ -31,6 +31,7 @@ from kestrel_protocol.store import (
     Horizon,
     JournalConflict,
     JournalEntry,
+    Reached,
     SessionHead,
     SessionRow,
     StepMarks,
@@ -188,12 +189,14 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
         *,
         prev: str,
         status: str | None = None,
+        clock: int | None = None,
         horizon: tuple[str, str] | None = None,
         marks: StepMarks | None = None,
     ) -> Horizon | None:
-        """Keep one accepted submission; a taken seq, or a closed session, raises
-        ``JournalConflict`` and keeps nothing. With ``horizon``, that horizon row, and
-        ``marks`` written by it (under the same hold)."""
+        """Keep one accepted submission (and ``clock``, the bar it reached, as its
+        session's last); a taken seq, or a closed session, raises ``JournalConflict`` and
+        keeps nothing. With ``horizon``, that horizon row, and ``marks`` written by it
+        (under the same hold)."""
         with self._lock:
             found = self._sessions.get(session_id)
             if found is None:
@@ -206,6 +209,7 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
             if seq == 1:
                 journal.append((0, "", "", prev))
             journal.append((seq, source, pentad_root, frame_root))
+            found.bar = clock
             self._pentads.setdefault(pentad_root, (session_id, seq))
             if status is not None:
                 found.row = replace(found.row, status=status)
@@ -309,6 +313,15 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
         """Nothing to re-key: a memory store is never from before lineage tags."""
         return []
 
+    def reached(self, principal: str, key: str) -> list[Reached]:
+        """The principal's sessions on the lineage ``key`` and the bar each last reached."""
+        with self._lock:
+            return [
+                Reached(s.row.id, s.row.scenario_id, s.row.label, s.row.status == "closed", s.bar)
+                for s in self._sessions.values()
+                if s.lineage == key and s.row.principal == principal
+            ]
+
     def count_session(
         self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
     ) -> int | None:
@@ -316,9 +329,9 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
         how many now. (A memory store is never from before the flag: ``short`` is moot.)"""
         with self._lock:
             session = self._sessions.get(session_id)
-            if session is None or session.counted:
+            if session is None or session.lineage is not None:
                 return None
-            session.counted = True
+            session.lineage = scenario_id
             key = (principal, scenario_id)
             found = self._horizons.get(key, Horizon(-1, "", 0))
             self._horizons[key] = replace(found, sessions=found.sessions + 1)

@@ -64,6 +64,7 @@ class MemoryHousekeeping(MemoryTables):
                     self._owners.pop(root, None)
                     self._artifacts.pop(root, None)
             found.journal.clear()
+            found.bar = None
             found.reads.clear()
             for token, (_, sid) in list(self._operations.items()):
                 if sid == session_id:

@@ -23,7 +23,8 @@ class MemorySession:
     journal: list[JournalRow] = field(default_factory=list)  # row 0, then seq 1, 2, ...
     reads: list[tuple[int, int, str]] = field(default_factory=list)  # lookahead rows
     pruned: bool = False
-    counted: bool = False  # on its principal's horizon row
+    lineage: str | None = None  # its horizon row's key, once counted on it
+    bar: int | None = None  # the clock bar its last step reached (None: pruned, or none)
 
 
 class MemoryTables:

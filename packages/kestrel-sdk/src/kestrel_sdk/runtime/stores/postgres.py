@@ -54,11 +54,12 @@ from .sql import (
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresStore"]
 
-SCHEMA_VERSION = "5"
-"""5: horizon rows keyed by lineage tags; a database of 4 (keyed by scenario ids) or 3
-(before each session kept whether it was counted on its principal's horizon row) is
+SCHEMA_VERSION = "6"
+"""6: each session keeps its lineage, each journal row the clock bar its step reached; a
+database of 5 (without them), 4 (horizon rows keyed by scenario ids, not lineage tags) or
+3 (before each session kept whether it was counted on its principal's horizon row) is
 upgraded in place when a store first opens it (:data:`UPGRADES`)."""
-UPGRADES: Final = {"3": upgrade(POSTGRES, counted=False), "4": upgrade(POSTGRES, counted=True)}
+UPGRADES: Final = {str(3 + since): upgrade(POSTGRES, since) for since in range(3)}
 
 _SCHEMA: Final = create_statements(RUNTIME_TABLES, POSTGRES, PREFIXES[POSTGRES.name])
 

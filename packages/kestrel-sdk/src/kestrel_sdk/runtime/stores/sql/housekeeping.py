@@ -1,7 +1,7 @@
 """Housekeeping over SQL, said once for SQLite and PostgreSQL (a part of
 :class:`.store.SqlStore`): what every session occupies, and pruning or discarding a
 closed, graded session's rows in one transaction; re-keying the horizon rows an upgraded
-store set apart.
+store set apart (and giving its sessions their lineage); the sessions of a lineage.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from kestrel_protocol.sql import Connection, SqlAdapter
-from kestrel_protocol.store import StoredSession
+from kestrel_protocol.store import Reached, StoredSession
 
 from .statements import Statements
 
@@ -88,9 +88,10 @@ class SqlHousekeeping(SqlAdapter):
         raise NotImplementedError
 
     def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
-        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps, in one
-        transaction; each taken by one process (its delete returns it), so replicas
-        adopting at once never add a row twice. See ``RuntimeStore``."""
+        """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps (the
+        sessions counted on each before given its key), in one transaction; each taken by
+        one process (its delete returns it), so replicas adopting at once never add a row
+        twice. See ``RuntimeStore``."""
         sql = self.sql
         with self._connection() as conn:
             if conn.execute(sql.any_unkeyed).fetchone() is None:
@@ -107,11 +108,23 @@ class SqlHousekeeping(SqlAdapter):
                 if not taken:
                     continue  # adopted by another process meanwhile
                 bar, what, sessions = taken[0]
-                row = (principal, by_id[scenario_id], bar, what, sessions)
+                key = by_id[scenario_id]
+                conn.execute(sql.line_sessions, (key, principal, scenario_id))
+                row = (principal, key, bar, what, sessions)
                 total = int(conn.execute(sql.adopt_horizon, row).fetchall()[0][0])
                 if sessions and total > sessions:  # sessions of both rows now compared
                     joined.append((principal, scenario_id))
         return joined
+
+    def reached(self, principal: str, key: str) -> list[Reached]:
+        """The principal's sessions on the lineage ``key``, each with the bar its last
+        journal row keeps (one read: no session is replayed)."""
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.reached, (principal, key)).fetchall()
+        return [
+            Reached(str(sid), str(scenario), str(label), status == "closed", bar)
+            for sid, scenario, label, status, bar in rows
+        ]
 
 
 def _stored(row: Any) -> StoredSession:

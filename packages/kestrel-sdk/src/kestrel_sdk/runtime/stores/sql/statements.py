@@ -20,7 +20,7 @@ from typing import Final
 from kestrel_protocol.sql import render_all
 
 from .dialect import PREFIXES, TABLES, Dialect
-from .tables import SESSIONS, UNKEYED_HORIZONS
+from .tables import JOURNAL, SESSIONS, UNKEYED_HORIZONS
 
 __all__ = ["Statements", "upgrade"]
 
@@ -30,9 +30,9 @@ _SESSION_COLUMNS: Final = (
 _FOLLOWS: Final = "SELECT 1 FROM {journal} WHERE session = ? AND seq = ? AND frame_root = ?"
 """Whether a step follows the session's last frame: its row ``seq - 1`` has that root."""
 _APPEND: Final = (
-    "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root) VALUES ("
+    "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root, bar) VALUES ("
     "(SELECT id FROM {sessions} WHERE id = ? AND status <> 'closed' AND EXISTS"
-    f" ({_FOLLOWS})<unmoved>{{for_share}}), ?, ?, ?, ?)"
+    f" ({_FOLLOWS})<unmoved>{{for_share}}), ?, ?, ?, ?, ?)"
 )
 """A step: one statement, refused once the session is closed or when the frame it was
 applied to is not the session's last (another session under the same id: discarded and
@@ -98,8 +98,8 @@ class Statements:
     whose statement reads a snapshot that a commit may follow later."""
     follows: str = _FOLLOWS  # a step that changes the status: applied to the last frame
     append_row: str = (
-        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root)"
-        " VALUES (?, ?, ?, ?, ?)"
+        "INSERT INTO {journal} (session, seq, source, pentad_root, frame_root, bar)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
     )
     change_status: str = (  # seq 1 or a stand-down: the status with the row, atomically
         "UPDATE {sessions} SET status = coalesce(?, status) WHERE id = ? AND status <> 'closed'"
@@ -134,8 +134,13 @@ class Statements:
         " WHERE excluded.bar > {horizons}.bar"
     )
     mark_counted: str = (  # the session counted by this transaction alone (rowcount 1)
-        "UPDATE {sessions} SET counted = 1 WHERE id = ? AND (counted = 0"
+        "UPDATE {sessions} SET counted = 1, lineage = ? WHERE id = ? AND (counted = 0"
         " OR (counted IS NULL AND ?))"
+    )
+    reached: str = (  # the principal's sessions on a lineage, each with its last row's bar
+        "SELECT s.id, s.scenario_id, s.label, s.status, (SELECT j.bar FROM {journal} j"
+        " WHERE j.session = s.id ORDER BY j.seq DESC LIMIT 1)"
+        " FROM {sessions} s WHERE s.principal = ? AND s.lineage = ?"
     )
     counted_before: str = (  # upgrading: every session but one open and never stepped
         "UPDATE {sessions} SET counted = 1 WHERE status = 'closed'"
@@ -150,6 +155,10 @@ class Statements:
     # (set_apart), each re-keyed by a catalog that holds its scenario (adopt_horizons)
     unkeyed: str = "SELECT principal, scenario FROM {unkeyed_horizons}"
     any_unkeyed: str = "SELECT 1 FROM {unkeyed_horizons} LIMIT 1"
+    line_sessions: str = (  # a row re-keyed: the sessions counted on it before get its key
+        "UPDATE {sessions} SET lineage = ? WHERE principal = ? AND scenario_id = ?"
+        " AND counted = 1 AND lineage IS NULL"
+    )
     take_unkeyed: str = (
         "DELETE FROM {unkeyed_horizons} WHERE principal = ? AND scenario = ?"
         " RETURNING bar, what, sessions"
@@ -169,6 +178,11 @@ class Statements:
         f" WHERE {_BY_ID}"
     )
     keyed_apart: str = f"DELETE FROM {{horizons}} WHERE {_BY_ID}"
+    sessions_apart: str = (  # upgrading: the sessions counted without their lineage, a row
+        "INSERT INTO {unkeyed_horizons} (principal, scenario, bar, what, sessions)"  # each
+        " SELECT DISTINCT principal, scenario_id, -1, '', 0 FROM {sessions} WHERE counted = 1"
+        " ON CONFLICT DO NOTHING"
+    )
     put_operation: str = (
         "INSERT INTO {operations} (token, principal, session) VALUES (?, ?, ?)"
         " ON CONFLICT (token) DO NOTHING"
@@ -252,16 +266,31 @@ class Statements:
         return render_all(cls(), dialect, TABLES, PREFIXES[dialect.name])
 
 
-def upgrade(dialect: Dialect, counted: bool) -> list[str]:
-    """The statements upgrading, in place, a store of the schema before horizons were keyed
-    by lineage tags (SQLite's 8, PostgreSQL's 4; ``counted``) or before each session kept
-    whether it was counted too (SQLite's 7, PostgreSQL's 3). Without the flag: the
-    column, and every session counted but one still open and never stepped, whose opening
-    may have been killed before it counted it (the opening's own repair decides:
-    ``RuntimeStore.count_session`` with ``short``). Then every horizon row keyed by a
-    scenario id set apart, each re-keyed by the first catalog holding its scenario
-    (``RuntimeStore.adopt_horizons``): which id is whose tag only a catalog knows."""
+def upgrade(dialect: Dialect, since: int) -> list[str]:
+    """The statements upgrading, in place, a store of the schema before sessions kept
+    their lineage and journal rows their clock bar (``since`` 2: SQLite's 9, PostgreSQL's
+    5), before horizons were keyed by lineage tags too (1: SQLite's 8, PostgreSQL's 4) or
+    before each session kept whether it was counted too (0: SQLite's 7, PostgreSQL's 3).
+    Without the flag: the column, and every session counted but one still open and never
+    stepped, whose opening may have been killed before it counted it (the opening's own
+    repair decides: ``RuntimeStore.count_session`` with ``short``). Then every horizon
+    row keyed by a scenario id set apart, each re-keyed by the first catalog holding its
+    scenario (``RuntimeStore.adopt_horizons``): which id is whose tag only a catalog
+    knows. Then the sessions' lineage and the journal's bar, both NULL in the rows kept:
+    each (principal, scenario id) of sessions counted before is set apart as a row that
+    shows nothing and counts no session, so that the catalog re-keying it gives them their
+    lineage (``adopt_horizons``; where the principal's row of that id was set apart
+    already, with it)."""
     prefix = PREFIXES[dialect.name]
     sql = Statements.of(dialect)
-    flag = [] if counted else [SESSIONS.add_column("counted", dialect, prefix), sql.counted_before]
-    return [*flag, *UNKEYED_HORIZONS.create(dialect, prefix), sql.set_apart, sql.keyed_apart]
+    statements = []
+    if since < 1:
+        statements += [SESSIONS.add_column("counted", dialect, prefix), sql.counted_before]
+    if since < 2:
+        statements += [*UNKEYED_HORIZONS.create(dialect, prefix), sql.set_apart, sql.keyed_apart]
+    return [
+        *statements,
+        SESSIONS.add_column("lineage", dialect, prefix),
+        JOURNAL.add_column("bar", dialect, prefix),
+        sql.sessions_apart,
+    ]

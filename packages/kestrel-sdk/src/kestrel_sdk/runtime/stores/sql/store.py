@@ -193,6 +193,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
         *,
         prev: str,
         status: str | None = None,
+        clock: int | None = None,
         horizon: tuple[str, str] | None = None,
         marks: StepMarks | None = None,
     ) -> Horizon | None:
@@ -208,16 +209,18 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
         processes: see :mod:`kestrel_sdk.runtime.horizon`.
 
         ``prev`` (the frame root the submission was applied to) is stored only with
-        seq 1, as row 0; a later one must be the previous row's frame root. A taken seq,
-        a session closed meanwhile, or a ``prev`` that is not the session's last frame
-        (another session under the same id) raises ``JournalConflict`` and writes nothing.
+        seq 1, as row 0; a later one must be the previous row's frame root. ``clock``
+        (the bar the step reached) is one more value of the row (``RuntimeStore.reached``).
+        A taken seq, a session closed meanwhile, or a ``prev`` that is not the session's
+        last frame (another session under the same id) raises ``JournalConflict`` and
+        writes nothing.
         """
         sql = self.sql
         read = sql.horizon if marks is None else sql.lock_horizon
         try:
             with nullcontext() if marks is None else self._marking():
                 if seq == 1 or status is not None:
-                    row = (session_id, seq, source, pentad_root, frame_root)
+                    row = (session_id, seq, source, pentad_root, frame_root, clock)
                     self._append_with_status(row, prev, status)
                     if horizon is None:
                         return None
@@ -236,6 +239,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
                                 source,
                                 pentad_root,
                                 frame_root,
+                                clock,
                             ),
                         )
                         if horizon is None:
@@ -261,7 +265,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
         return self._transaction()
 
     def _append_with_status(
-        self, row: tuple[str, int, str, str, str], prev: str, status: str | None
+        self, row: tuple[str, int, str, str, str, int | None], prev: str, status: str | None
     ) -> None:
         """Seq 1 (with row 0: ``prev``), or a step that changed the session's status
         (applied to its last frame, ``prev``): the row and the status in one transaction."""
@@ -272,7 +276,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
             if updated.rowcount != 1:
                 raise JournalConflict(f"session {session_id} is closed or gone")
             if seq == 1:
-                conn.execute(sql.append_row, (session_id, 0, "", "", prev))
+                conn.execute(sql.append_row, (session_id, 0, "", "", prev, None))
             elif conn.execute(sql.follows, (session_id, seq - 1, prev)).fetchone() is None:
                 raise JournalConflict(f"session {session_id} is not at frame {prev}")
             conn.execute(sql.append_row, row)
@@ -366,7 +370,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
         (``None``: counted already). See ``RuntimeStore`` for ``short``."""
         sql = self.sql
         with self._transaction() as conn:
-            if conn.execute(sql.mark_counted, (session_id, short)).rowcount != 1:
+            if conn.execute(sql.mark_counted, (scenario_id, session_id, short)).rowcount != 1:
                 return None
             rows = conn.execute(sql.count_session, (principal, scenario_id)).fetchall()
         return int(rows[0][0])

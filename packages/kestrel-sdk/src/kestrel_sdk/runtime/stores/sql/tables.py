@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Index, Table
 
-__all__ = ["HORIZONS", "RUNTIME_TABLES", "SESSIONS", "UNKEYED_HORIZONS"]
+__all__ = ["HORIZONS", "JOURNAL", "RUNTIME_TABLES", "SESSIONS", "UNKEYED_HORIZONS"]
 
 ARTIFACTS: Final = Table(
     "artifacts",
@@ -31,6 +31,9 @@ SESSIONS: Final = Table(
         # 1 once counted on its principal's horizon row (in that transaction), 0 until;
         # NULL: open, never stepped, before the store kept it (statements.upgrade)
         Column("counted", "integer", null=True),
+        # the lineage's key (its horizon row's) once counted; NULL: not counted yet, or
+        # counted by a store from before it kept it (until adopted: adopt_horizons)
+        Column("lineage", "text", null=True),
     ),
     key=("id",),
     unique=(("principal", "scenario_root", "label"),),
@@ -50,6 +53,9 @@ JOURNAL: Final = Table(
         Column("source", "text"),  # the submitted source ('' in row 0)
         Column("pentad_root", "text"),  # '' in row 0
         Column("frame_root", "text"),  # the frame the submission produced (row 0: the opening)
+        # the clock bar the submission moved the session to (NULL in row 0, and in rows
+        # a store from before it kept it wrote)
+        Column("bar", "integer", null=True),
     ),
     key=("session", "seq"),
     indexes=(

@@ -51,12 +51,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "9"
-"""9: horizon rows keyed by lineage tags; 8 (keyed by scenario ids) and 7 (before each
-session kept whether it was counted on its principal's horizon row; the journal keyed
-(session, seq) as PostgreSQL's is, and no step files, as 6 had) are upgraded in place
-when opened (:data:`UPGRADES`)."""
-UPGRADES = {"7": upgrade(SQLITE, counted=False), "8": upgrade(SQLITE, counted=True)}
+SCHEMA_VERSION = "10"
+"""10: each session keeps its lineage, each journal row the clock bar its step reached;
+9 (without them), 8 (horizon rows keyed by scenario ids, not lineage tags) and 7 (before
+each session kept whether it was counted on its principal's horizon row; the journal
+keyed (session, seq) as PostgreSQL's is, and no step files, as 6 had) are upgraded in
+place when opened (:data:`UPGRADES`)."""
+UPGRADES = {str(7 + since): upgrade(SQLITE, since) for since in range(3)}
 """Per schema upgraded in place: the statements that make it :data:`SCHEMA_VERSION`."""
 CHECKPOINT_EVERY = 1000
 """Holds of the store's connection between background checkpoints (a step is one: its

@@ -222,6 +222,7 @@ class SqliteStore(SqlStore):
         *,
         prev: str,
         status: str | None = None,
+        clock: int | None = None,
         horizon: tuple[str, str] | None = None,
         marks: StepMarks | None = None,
     ) -> Horizon | None:
@@ -240,7 +241,7 @@ class SqliteStore(SqlStore):
             else:
                 row = (None, None, None) if seen is None else (seen.bar, seen.what, seen.sessions)
                 step = (session_id, session_id, seq - 1, prev, *horizon, *row)
-                step += (seq, source, pentad_root, frame_root)
+                step += (seq, source, pentad_root, frame_root, clock)
                 try:
                     if seen is None or marks is None or not marks.due(seen):
                         with self._stepping as cursor:
@@ -262,6 +263,7 @@ class SqliteStore(SqlStore):
                 frame_root,
                 prev=prev,
                 status=status,
+                clock=clock,
                 horizon=horizon,
             )
             if horizon is not None:
