@@ -159,8 +159,9 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
 
 def _reveal(path: Path) -> dict[str, Any]:
     """A reveal file's data (``INVALID_INPUT`` naming the file when it is not one)."""
+    from kestrel_protocol.documents import Unreadable, read_json  # noqa: PLC0415
+
     from ..runtime.catalog.reveal import REVEAL_KIND  # noqa: PLC0415 - the engine loads here
-    from .files import Unreadable, read_json  # noqa: PLC0415
 
     try:
         data = read_json(path)
