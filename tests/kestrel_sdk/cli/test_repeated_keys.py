@@ -4,18 +4,25 @@ every reader a stranger's file reaches, naming the key (issue 48, session 15).
 ``json`` keeps the last value of a repeated key: a file whose reader (a human, an editor,
 a first-value parser) sees a pnl of 9999.00 could verify with the real metrics written
 after them. ``kestrel verify``, ``kestrel report``, ``kestrel board`` (a proof and a
-``--reveal``) and ``kestrel-door board publish`` each verified or ranked such a file.
+``--reveal``) and ``kestrel-door board publish`` each verified or ranked such a file,
+``kestrel board --from URL`` such a download of a door's published board, and
+``--trust`` such a file of keys.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 from kestrel_door.cli import door_group
+from kestrel_sdk import published_document
 from kestrel_sdk.cli import cli
 
 from tests.kestrel_sdk.board.proofs import made_proof
@@ -91,3 +98,48 @@ def test_the_door_refuses_to_publish_a_repeated_key(files: dict[str, Path]) -> N
     )
     assert done.exit_code != 0, done.output
     assert f"{files['proof']}: not a readable proof file: {REFUSED}" in done.output
+
+
+@contextmanager
+def _serving(body: bytes) -> Iterator[str]:
+    """A web server answering every GET with ``body`` (a door's published board)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def test_a_published_board_with_a_repeated_key_is_refused(files: dict[str, Path]) -> None:
+    proof = json.loads(files["clean"].read_text(encoding="utf-8"))
+    body = _repeated(published_document([("alice", proof)])).encode("utf-8")
+    jwks = files["root"] / "keys.json"
+    jwks.write_text('{"keys": []}', encoding="utf-8")
+    with _serving(body) as url:
+        done = kestrel("board", "--from", url, "--trust", str(jwks), "--allow-failed", "--json")
+    assert done.returncode == 1, done.stdout
+    assert f"cannot read the board {url} publishes: {REFUSED}" in done.stderr
+
+
+def test_trusted_keys_with_a_repeated_key_are_refused(files: dict[str, Path]) -> None:
+    jwks = files["root"] / "repeated-keys.json"
+    jwks.write_text('{"keys": [{"kty": "none"}], "keys": []}', encoding="utf-8")
+    done = _cli(files["home"], "verify", str(files["clean"]), "--trust", str(jwks))
+    assert done.exit_code == 1, done.output
+    refused = 'the key "keys" is repeated in one object: a reader may take either value'
+    assert f"cannot read trusted keys from {jwks}: {refused}" in done.stderr

@@ -1,6 +1,7 @@
 """Reading a JSON file a stranger handed over (a proof, a grade, a reveal) within
 limits: the one reader of such files on every face (``kestrel verify``, ``report`` and
-``board``, ``kestrel-door board publish``).
+``board``, ``kestrel-door board publish``) and of the board a door publishes (``kestrel
+board --from``, which :func:`parse_json` reads without the size limit).
 
 No file may take its reader down (a ``RecursionError``, memory exhausted, a blocking
 read), nor say one thing to a person and another to the verifier: every way a file can
@@ -23,7 +24,15 @@ import stat
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "Unreadable", "check_depth", "read_json", "size_problem"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "Unreadable",
+    "check_depth",
+    "parse_json",
+    "read_json",
+    "size_problem",
+]
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 """The largest file read (64 MiB)."""
@@ -101,6 +110,12 @@ def read_json(path: Path) -> Any:
         raise Unreadable(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise Unreadable(f"too large: more than {MAX_FILE_BYTES} bytes")
+    return parse_json(raw)
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON data of ``raw`` (a file's bytes, a download) within this module's limits
+    but its size, or :class:`Unreadable`."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -188,12 +188,14 @@ def _published(
 ) -> tuple[str, str, list[tuple[str, str]], list[str]]:
     """The page and table of the board the door at ``url`` publishes, its failed rows
     (source, reason) and every row's badge."""
+    from kestrel_protocol.documents import parse_json  # noqa: PLC0415
+
     from .published import PUBLISHED_PATH, published_board  # noqa: PLC0415
 
     try:
         response = httpx.get(url.rstrip("/") + PUBLISHED_PATH, timeout=30.0)
         response.raise_for_status()
-        document = response.json()
+        document = parse_json(response.content)
         built = published_board(document, keys)
     except (httpx.HTTPError, ValueError) as exc:
         raise fail("INVALID_INPUT", f"cannot read the board {url} publishes: {exc}") from None
