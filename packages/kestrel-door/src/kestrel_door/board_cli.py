@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 from kestrel_protocol import canonical_json
+from kestrel_protocol.documents import Unreadable, read_json
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 
 from .admin_cli import door_store
@@ -48,8 +49,8 @@ def _records(ctx: click.Context) -> SqlBoardRecords:
 
 def _read_proof(item: str) -> dict[str, Any]:
     try:
-        data = json.loads(Path(item).read_bytes())
-    except (OSError, ValueError) as exc:
+        data = read_json(Path(item))
+    except Unreadable as exc:
         raise _fail(f"{item}: not a readable proof file: {exc}", "INVALID_INPUT") from None
     if not isinstance(data, dict) or data.get("kind") != "kestrel.proof":
         raise _fail(f"{item}: not a Kestrel proof", "INVALID_INPUT")

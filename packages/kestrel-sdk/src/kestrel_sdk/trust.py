@@ -52,6 +52,7 @@ from kestrel_protocol import (
     pae,
 )
 from kestrel_protocol.canonical import canonical_json
+from kestrel_protocol.documents import parse_json, read_json
 
 from .forward_edge import edge_mismatch, signed_edge
 from .runtime.verify import flatten
@@ -149,8 +150,8 @@ def load_trusted_keys(source: str, client: httpx.Client | None = None) -> Truste
     path = Path(source)
     if "://" not in source:
         try:
-            return TrustedKeys(_jwks(json.loads(path.read_bytes()), source), source, "file")
-        except (OSError, ValueError) as exc:
+            return TrustedKeys(_jwks(read_json(path), source), source, "file")
+        except ValueError as exc:
             raise ValueError(f"cannot read trusted keys from {source}: {exc}") from None
     own = client is None
     http = client if client is not None else httpx.Client(timeout=10.0)
@@ -174,7 +175,7 @@ def _get(http: httpx.Client, url: str) -> Any:
     try:
         response = http.get(url)
         response.raise_for_status()
-        return response.json()
+        return parse_json(response.content)
     except (httpx.HTTPError, ValueError) as exc:
         raise ValueError(f"cannot fetch trusted keys from {url}: {exc}") from None
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from kestrel_protocol.documents import MAX_DEPTH, MAX_FILE_BYTES
+
 from .baseline import BASELINE, SEALED_ON_DOOR, Baseline, buy_and_hold
 from .build import METHOD, Board, build_board
-from .files import MAX_DEPTH, MAX_FILE_BYTES
 from .forward import ForwardWindow, forward_window
 from .gaps import GAP_METHOD, AgentGap, Gaps, PairGap, Twins, memorisation_gaps
 from .html import render_board

@@ -159,8 +159,9 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
 
 def _reveal(path: Path) -> dict[str, Any]:
     """A reveal file's data (``INVALID_INPUT`` naming the file when it is not one)."""
+    from kestrel_protocol.documents import Unreadable, read_json  # noqa: PLC0415
+
     from ..runtime.catalog.reveal import REVEAL_KIND  # noqa: PLC0415 - the engine loads here
-    from .files import Unreadable, read_json  # noqa: PLC0415
 
     try:
         data = read_json(path)
@@ -187,12 +188,14 @@ def _published(
 ) -> tuple[str, str, list[tuple[str, str]], list[str]]:
     """The page and table of the board the door at ``url`` publishes, its failed rows
     (source, reason) and every row's badge."""
+    from kestrel_protocol.documents import parse_json  # noqa: PLC0415
+
     from .published import PUBLISHED_PATH, published_board  # noqa: PLC0415
 
     try:
         response = httpx.get(url.rstrip("/") + PUBLISHED_PATH, timeout=30.0)
         response.raise_for_status()
-        document = response.json()
+        document = parse_json(response.content)
         built = published_board(document, keys)
     except (httpx.HTTPError, ValueError) as exc:
         raise fail("INVALID_INPUT", f"cannot read the board {url} publishes: {exc}") from None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import Unreadable, check_depth, read_json, size_problem
+from kestrel_protocol.documents import Unreadable, check_depth, read_json, size_problem
 
 __all__ = ["INSPECT_METADATA_KEY", "Entry", "NoProofs", "read_entries"]
 
@@ -160,8 +160,9 @@ def read_entries(paths: list[Path]) -> list[Entry]:
 
     A proof file's agent is the folder it sits in below a directory given (one folder
     per agent: ``proofs/AGENT/…``), else the file's name without ``.json``; an Inspect
-    log's is its model. Every file is read within :mod:`.files`' limits: a bad one is an
-    entry saying why. A directory without one such file raises :class:`NoProofs`.
+    log's is its model. Every file is read within the limits of
+    :mod:`kestrel_protocol.documents`: a bad one is an entry saying why. A directory
+    without one such file raises :class:`NoProofs`.
     """
     entries: list[Entry] = []
     for path in paths:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from kestrel_protocol import (
     VerificationReport,
     root_of,
 )
+from kestrel_protocol.documents import Unreadable, read_json
 from kestrel_protocol.exits import ExitCode
 from kestrel_protocol.settings import KestrelSettings
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -334,10 +334,9 @@ def verify(  # noqa: PLR0917 - one parameter per click option
     naming the first mismatching field. Says where the scenario came from, and with
     --trust who attested the proof's grade."""
     try:
-        data = json.loads(file.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
-        first = str(exc).splitlines()[0]
-        raise fail("INVALID_INPUT", f"{file}: not a Kestrel proof or grade: {first}") from None
+        data = read_json(file)
+    except Unreadable as exc:
+        raise fail("INVALID_INPUT", f"{file}: not a Kestrel proof or grade: {exc}") from None
     if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
         verify_proof_data(
             data,

@@ -8,7 +8,6 @@ nothing is read from or written to the Kestrel home, even with ``--remote``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from kestrel_protocol import (
     VerificationReport,
     canonical_json,
 )
+from kestrel_protocol.documents import Unreadable, read_json
 
 from ..cli_convention import fail
 from ..client import KestrelSdk
@@ -187,8 +187,8 @@ def verify_proof_data(
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
     if reveal is not None and report.ok:
         try:
-            opened = json.loads(reveal.read_bytes())
-        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            opened = read_json(reveal)
+        except Unreadable as exc:
             raise fail("INVALID_INPUT", f"--reveal {reveal}: not a reveal: {exc}") from None
         report = reveal_verification(report, data, opened, source, catalog_paths)
     lines = [f"ok: proof {report.proof} of grade {report.grade} verified by replay"]

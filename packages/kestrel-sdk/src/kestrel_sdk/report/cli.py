@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import click
 from kestrel_protocol import GradeResult, KestrelError, Proof, RefusalCode, SessionResponse
+from kestrel_protocol.documents import Unreadable, read_json
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -61,10 +62,9 @@ def _load_grade(path: Path) -> GradeResult | Proof:
     """The grade or proof in ``path``; any other file is refused as ``kestrel verify``
     refuses it (``INVALID_INPUT``, exit 1)."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise fail("INVALID_INPUT", f"{path}: not a Kestrel proof or grade: {first}") from None
+        data = read_json(path)
+    except Unreadable as exc:
+        raise fail("INVALID_INPUT", f"{path}: not a Kestrel proof or grade: {exc}") from None
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind not in {"kestrel.grade", "kestrel.proof"}:
         raise fail(

@@ -1,15 +1,20 @@
-"""Reading one input file of a board within limits, so that no file can stop the board.
+"""Reading a JSON file a stranger handed over (a proof, a grade, a reveal) within
+limits: the one reader of such files on every face (``kestrel verify``, ``report`` and
+``board``, ``kestrel-door board publish``) and of the board a door publishes (``kestrel
+board --from``, which :func:`parse_json` reads without the size limit).
 
-A board reads files that participants wrote. One of them must never take the run down
-(a ``RecursionError``, memory exhausted, a blocking read): every way a file can be bad
-is a :class:`Unreadable` naming why, which becomes that file's failed row, and the rest
-of the board is still written. The limits:
+No file may take its reader down (a ``RecursionError``, memory exhausted, a blocking
+read), nor say one thing to a person and another to the verifier: every way a file can
+be bad is an :class:`Unreadable` naming why (a board's failed row, a command's
+``INVALID_INPUT``). The limits:
 
 - :data:`MAX_FILE_BYTES`: a file larger than this is not read (a proof that embeds its
   scenario's tape is well under a megabyte; an Inspect log holds many of them);
 - :data:`MAX_DEPTH`: JSON nested deeper than this is not a proof (a proof nests about
   ten levels);
-- the text must be UTF-8 and strict JSON (``NaN`` and ``Infinity`` are not JSON).
+- the text must be UTF-8 and strict JSON (``NaN`` and ``Infinity`` are not JSON);
+- no object may name a key twice: ``json`` keeps the last value, and a person or
+  another parser may read the first, so the file would not say one thing.
 """
 
 from __future__ import annotations
@@ -19,17 +24,26 @@ import stat
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "Unreadable", "check_depth", "read_json", "size_problem"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "Unreadable",
+    "check_depth",
+    "parse_json",
+    "read_json",
+    "size_problem",
+]
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
-"""The largest file a board reads (64 MiB)."""
+"""The largest file read (64 MiB)."""
 
 MAX_DEPTH: Final = 64
-"""The deepest nesting of objects and arrays a board accepts in a proof."""
+"""The deepest nesting of objects and arrays accepted in a document."""
 
 
-class Unreadable(Exception):
-    """Why a file cannot be put on the board (the text of its failed row)."""
+class Unreadable(ValueError):
+    """Why a file cannot be read as a Kestrel document (a board's failed row, a
+    command's refusal)."""
 
 
 def size_problem(path: Path) -> str | None:
@@ -52,6 +66,24 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object's members, refusing a key named twice."""
+    members = dict(pairs)
+    if len(members) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise Unreadable(
+                    f"the key {json.dumps(key)} is repeated in one object: a reader may "
+                    "take either value"
+                )
+            seen.add(key)
+    return members
+
+
+_DECODER: Final = json.JSONDecoder(parse_constant=_not_json, object_pairs_hook=_object)
+
+
 def check_depth(data: Any) -> None:
     """:class:`Unreadable` when ``data`` nests deeper than :data:`MAX_DEPTH` (checked
     without recursion, so that the check itself cannot overflow)."""
@@ -67,7 +99,7 @@ def check_depth(data: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """The JSON data of ``path`` within the board's limits, or :class:`Unreadable`."""
+    """The JSON data of ``path`` within this module's limits, or :class:`Unreadable`."""
     problem = size_problem(path)
     if problem is not None:
         raise Unreadable(problem)
@@ -78,6 +110,12 @@ def read_json(path: Path) -> Any:
         raise Unreadable(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise Unreadable(f"too large: more than {MAX_FILE_BYTES} bytes")
+    return parse_json(raw)
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON data of ``raw`` (a file's bytes, a download) within this module's limits
+    but its size, or :class:`Unreadable`."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -85,7 +123,9 @@ def read_json(path: Path) -> Any:
             f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
         ) from None
     try:
-        data = json.loads(text, parse_constant=_not_json)
+        data = _DECODER.decode(text)
+    except Unreadable:
+        raise
     except RecursionError:
         raise Unreadable(f"nested deeper than {MAX_DEPTH} levels: not a Kestrel proof") from None
     except ValueError as exc:
