@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from tests import replay_gate
 from tests.doors import open_session, serve_door
 from tests.session_gate import ARMED, LOOKED, WAITING
 
@@ -158,3 +159,53 @@ def test_a_read_that_finds_its_session_free_as_a_submit_takes_it_holds_up_no_one
             assert status == 200, read
             assert read == applied["delivery"]  # the step whole: its frame, never half of it
             assert read["frame"]["seq"] == applied["pentad"]["seq"] == 1
+
+
+def test_a_read_of_a_session_another_thread_is_replaying_holds_up_no_one(
+    tmp_path: Path,
+) -> None:
+    """A door keeping one session engine: session A is evicted, a submit of A (a worker
+    thread) is replaying A's journal, held there, when a read of A comes on the event
+    loop. Every other client must still be served, and the read must answer A's frame
+    as the submit left it, once the replay and the submit are done.
+
+    Was: the read waited on the loop for the replay (the session's rebuild lock), the
+    whole door frozen until it ended. The interleaving is made certain in the door's
+    process (``tests/replay_gate.py``): the test fails every time on the old code."""
+    home = tmp_path / "home"
+    setup = f"import tests.replay_gate as gate; gate.install({str(home)!r})"
+    with serve_door(home, "--max-live-sessions", "1", setup=setup) as door:
+        auth = {"Authorization": f"Bearer {door.token}"}
+        with httpx.Client(timeout=PROMPT_S, headers=auth) as agent:
+            evicted = open_session(agent, door, "evicted")
+            other = open_session(agent, door, "other")
+            path = f"/v1/sessions/{evicted}"
+            assert agent.get(f"{door.url}{path}/frame").status_code == 200
+            # the one engine kept is the other's now: A is evicted
+            assert agent.get(f"{door.url}/v1/sessions/{other}/frame").status_code == 200
+
+            (home / replay_gate.ARMED).touch()
+            try:
+                source = {"source": "buy 1 ACME\nadvance 1"}
+                submit = _send(door.url, door.token, "POST", f"{path}/submit", source)
+                _wait_for(home / replay_gate.HELD)  # the submit is replaying A, held
+                own = _send(door.url, door.token, "GET", f"{path}/frame")
+                _wait_for(home / replay_gate.LOOKED)  # the read came for A on the loop
+                # was: httpx.ReadTimeout, the door frozen until the replay ended
+                catalog = agent.get(f"{door.url}/v1/catalog")
+                assert catalog.status_code == 200, catalog.text
+                assert not _answered(submit)  # still held in its replay
+                assert not _answered(own)  # waiting for the replay, off the loop
+            finally:
+                (home / replay_gate.RELEASE).touch()
+
+            status, applied = _answer(submit)
+            assert status == 200, applied
+            status, read = _answer(own)
+            assert status == 200, read
+            assert read["frame"]["seq"] in {0, 1}  # read before or after the submit applied
+            if read["frame"]["seq"] == 1:
+                assert read == applied["delivery"]  # the step whole, never half of it
+            shown = agent.get(f"{door.url}{path}/frame").json()["frame"]
+            assert (shown["seq"], shown["clock"]["bar"]) == (1, 1)
+            assert agent.get(f"{door.url}/v1/sessions/{other}/frame").status_code == 200

@@ -23,8 +23,8 @@ from kestrel_protocol import canonical_json
 from kestrel_protocol.documents import Unreadable, read_json
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 
-from .admin_cli import door_store
-from .board_page import BoardBuilder, DocumentOf
+from .admin_cli import door_settings, door_store
+from .board_page import BoardBuilderFor, DocumentOf
 from .board_records import SqlBoardRecords
 from .keys import DoorKeys
 
@@ -58,9 +58,10 @@ def _read_proof(item: str) -> dict[str, Any]:
 
 
 def make_board_group(
-    build: BoardBuilder, document: DocumentOf, session_proof: SessionProof
+    build: BoardBuilderFor, document: DocumentOf, session_proof: SessionProof
 ) -> click.Group:
-    """The ``board`` verbs, checking proofs with ``build`` (the board's own checker)."""
+    """The ``board`` verbs, checking proofs with ``build`` (the board's own checker, for
+    the door's catalog)."""
 
     @click.group("board")
     def board_group() -> None:
@@ -92,10 +93,11 @@ def make_board_group(
         """Publish proofs (files) or sessions (ks_… ids) on the door's board."""
         records = _records(ctx)
         jwks = DoorKeys(door_store(ctx)).jwks()
+        builder = build(door_settings(ctx).catalog_dirs)
         for item in items:
             is_file = Path(item).exists() or not item.startswith("ks_")
             proof = _read_proof(item) if is_file else session_proof(ctx, item, public_url, seal)
-            [row] = json.loads(build(document([(agent, proof)], ()), jwks).json)["rows"]
+            [row] = json.loads(builder(document([(agent, proof)], ()), jwks).json)["rows"]
             if row["badge"] == "failed":
                 raise _fail(f"{item}: not published: {row['reason']}")
             if not str(row.get("attestation") or "").startswith("attested by"):

@@ -23,6 +23,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -32,7 +33,14 @@ from starlette.routing import BaseRoute, Route
 
 from .keys import DoorKeys
 
-__all__ = ["BOARD_PATHS", "BoardBuilder", "BoardPage", "BoardRecords", "BuiltBoard"]
+__all__ = [
+    "BOARD_PATHS",
+    "BoardBuilder",
+    "BoardBuilderFor",
+    "BoardPage",
+    "BoardRecords",
+    "BuiltBoard",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +65,10 @@ class BoardRecords(Protocol):
 
 BoardBuilder = Callable[[dict[str, Any], dict[str, Any]], BuiltBoard]
 """``(published document, the door's JWKS) → the built board``."""
+
+BoardBuilderFor = Callable[[list[Path] | None], BoardBuilder]
+"""``the catalog's directories (``KestrelSettings.catalog_dirs``) → the builder of boards
+checked against that catalog``."""
 
 DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]], tuple[str, ...]], dict[str, Any]]
 """``([(agent, proof), …], the scenarios the door seals) → the published document``

@@ -13,10 +13,12 @@ nothing else ever prints them.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +39,7 @@ from .admin_cli import (
 )
 from .attest import Attestor
 from .board_cli import make_board_group
+from .board_page import BoardBuilder
 from .feed_cli import make_feed_group
 from .feeds import RuntimeFeeds
 from .keys import DoorKeys
@@ -79,7 +82,12 @@ def _session_proof(
     ``sealed``, serves it: made by the runtime as the session's principal, signed with
     the door's keys."""
     settings = door_settings(ctx)
-    owner = kestrel_sdk.local_transport(home=settings.home, store=settings.store, sealed=sealed)
+    owner = kestrel_sdk.local_transport(
+        home=settings.home,
+        store=settings.store,
+        sealed=sealed,
+        catalog_paths=settings.catalog_dirs,
+    )
     runtime: Any = getattr(owner, "runtime", None)
 
     async def made() -> dict[str, Any]:
@@ -100,16 +108,21 @@ def _session_proof(
     return anyio.run(made)
 
 
-board_group = make_board_group(
-    kestrel_sdk.published_board, kestrel_sdk.published_document, _session_proof
-)
+def _board_builder(catalog: list[Path] | None) -> BoardBuilder:
+    """The door's board checked against the catalog of ``catalog`` (its directories)."""
+    return functools.partial(kestrel_sdk.published_board, catalog_paths=catalog)
+
+
+board_group = make_board_group(_board_builder, kestrel_sdk.published_document, _session_proof)
 
 
 @contextmanager
 def _feed_runtime(ctx: click.Context) -> Iterator[Any]:
     """The runtime on the door's store and catalog, for one ``feed`` verb."""
     settings = door_settings(ctx)
-    owner = kestrel_sdk.local_transport(home=settings.home, store=settings.store)
+    owner = kestrel_sdk.local_transport(
+        home=settings.home, store=settings.store, catalog_paths=settings.catalog_dirs
+    )
     try:
         runtime: Any = getattr(owner, "runtime", None)
         yield runtime
@@ -122,7 +135,7 @@ feed_group = make_feed_group(_feed_runtime)
 serve = make_serve_command(
     kestrel_sdk.local_transport,
     kestrel_sdk.seal_specs,
-    kestrel_sdk.published_board,
+    _board_builder,
     kestrel_sdk.published_document,
 )
 

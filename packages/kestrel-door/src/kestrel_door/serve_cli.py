@@ -23,7 +23,7 @@ from .app import create_door_app
 from .approval import ApprovalPolicy, RequireApproval
 from .attest import Attestor
 from .audit import AuditLog
-from .board_page import BoardBuilder, BoardPage, DocumentOf
+from .board_page import BoardBuilderFor, BoardPage, DocumentOf
 from .board_records import SqlBoardRecords
 from .config import DEFAULT_MAX_BODY, DoorConfig
 from .connections import ConnectionLimits, limit_connections
@@ -50,11 +50,12 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 def make_serve_command(
     local_transport: LocalTransport,
     seal_specs: SealSpecs,
-    build: BoardBuilder,
+    build: BoardBuilderFor,
     document: DocumentOf,
 ) -> click.Command:
     """The ``serve`` command over the runtime ``local_transport`` makes, its ``/board``
-    built with ``build`` and ``document`` (the board's own checker)."""
+    built with ``build`` (for the catalog it serves) and ``document`` (the board's own
+    checker)."""
 
     @click.command("serve")
     @click.option("--host", default="127.0.0.1", show_default=True)
@@ -210,6 +211,7 @@ def make_serve_command(
             gate=gate,
             sealed=seal,
             store=door_settings(ctx).store,
+            catalog_paths=door_settings(ctx).catalog_dirs,
             max_live_sessions=max_live_sessions,
             max_open_orders=max_open_orders,
             longest_wait_s=config.longest_wait_s,
@@ -253,7 +255,8 @@ def make_serve_command(
                 raise click.BadParameter(str(exc), param_hint="--require-approval") from None
         board = None
         if isinstance(store, SqlBoardRecords):
-            board = BoardPage(store, attestor.keys, build, document, _sealed(runtime, specs))
+            builder = build(door_settings(ctx).catalog_dirs)
+            board = BoardPage(store, attestor.keys, builder, document, _sealed(runtime, specs))
         app, http = limit_connections(
             create_door_app(
                 config,

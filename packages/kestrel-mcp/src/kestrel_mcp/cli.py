@@ -74,10 +74,9 @@ def build_transport(settings: KestrelSettings, principal: str | None = None) -> 
                 "--principal is for the local runtime: a door names the principal by its token"
             )
         return kestrel_sdk.remote_transport(base_url=settings.remote, token=_api_token(settings))
-    paths: list[str | Path] | None = list(settings.catalog_paths) or None
     return kestrel_sdk.local_transport(
         home=settings.home,
-        catalog_paths=paths,
+        catalog_paths=settings.catalog_dirs,
         store=settings.store,
         principal=principal if principal is not None else LOCAL_PRINCIPAL,
     )

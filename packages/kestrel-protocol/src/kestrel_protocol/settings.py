@@ -28,8 +28,9 @@ class KestrelSettings:
 
     ``home``: the Kestrel home (runtime store, door store, secrets file, reports).
     ``remote``: a door's URL when the process drives a remote Kestrel, else ``None``.
-    ``catalog_paths``: extra scenario directories (``KESTREL_CATALOG_PATH`` is read by
-    the catalog itself, docs/spec.md §4).
+    ``catalog_paths``: extra scenario directories (``--catalog-path``; else
+    ``KESTREL_CATALOG_PATH``, read by the catalog itself, docs/spec.md §4): every reader of
+    the catalog takes them as :attr:`catalog_dirs`.
     ``store``: the store URL (``sqlite:///PATH``, ``postgresql://…`` or ``memory:``), else ``None``
     for the default, SQLite in the home (``kestrel_protocol.store.store_location``).
     """
@@ -38,6 +39,14 @@ class KestrelSettings:
     remote: str | None = None
     catalog_paths: tuple[Path, ...] = ()
     store: str | None = None
+
+    @property
+    def catalog_dirs(self) -> list[Path] | None:
+        """The scenario directories the catalog is read from, as the catalog takes them:
+        those ``catalog_paths`` names (in place of ``KESTREL_CATALOG_PATH``), else ``None``
+        (the catalog reads ``KESTREL_CATALOG_PATH``). Every face and verb that reads the
+        catalog, through the runtime or from files, takes it from here."""
+        return list(self.catalog_paths) or None
 
     @classmethod
     def resolve(

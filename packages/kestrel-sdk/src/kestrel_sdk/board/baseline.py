@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from pathlib import Path
@@ -48,11 +49,14 @@ class _SealedHere(Exception):
     """The scenario is sealed on this machine: no face serves where its tape ends."""
 
 
-async def _trade(home: Path, scenario: str) -> dict[str, Any]:
+async def _trade(home: Path, scenario: str, catalog_paths: Sequence[Path] | None) -> dict[str, Any]:
     from ..client import create_sdk  # noqa: PLC0415 - the runtime loads only here
     from ..transports import local_transport  # noqa: PLC0415
 
-    sdk = create_sdk(local_transport(home=home, principal=BASELINE, store="memory:"))
+    runtime = local_transport(
+        home=home, principal=BASELINE, store="memory:", catalog_paths=catalog_paths
+    )
+    sdk = create_sdk(runtime)
     async with sdk:
         described = (await sdk.scenario(scenario)).to_json()
         opened = await sdk.open_session(scenario, label=BASELINE)
@@ -81,20 +85,27 @@ SEALED_ON_DOOR = (
 )
 
 
-def buy_and_hold(scenario: str, root: str, *, sealed: bool = False) -> Baseline:
-    """The baseline on the catalog's ``scenario`` (whose root must be ``root``); none
+def buy_and_hold(
+    scenario: str,
+    root: str,
+    *,
+    sealed: bool = False,
+    catalog_paths: Sequence[Path] | None = None,
+) -> Baseline:
+    """The baseline on the catalog's ``scenario`` (whose root must be ``root``; the
+    catalog of ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s); none
     when ``sealed`` (the door that published the board seals it: agents may still be
     trading it, and the baseline's figures are the hidden tape's)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     if sealed:
         return Baseline(scenario, root, why=SEALED_ON_DOOR)
-    known = load_catalog().get(scenario)
+    known = load_catalog(catalog_paths).get(scenario)
     if known is None or known.scenario.root != root:
         return Baseline(scenario, root, why="not a scenario of this machine's catalog")
     try:
         with tempfile.TemporaryDirectory(prefix="kestrel-baseline-") as home:
-            grade = anyio.run(_trade, Path(home), scenario)
+            grade = anyio.run(_trade, Path(home), scenario, catalog_paths)
     except _SealedHere:
         why = "sealed in this machine's catalog: its tape's end is not served"
         return Baseline(scenario, root, why=why)

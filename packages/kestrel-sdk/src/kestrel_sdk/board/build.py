@@ -134,18 +134,33 @@ def build_board(
     trusted_keys: Mapping[str, Any] | None = None,
     require_catalog: bool = False,
     reveals: Sequence[tuple[str, Any]] = (),
+    catalog_paths: Sequence[Path] | None = None,
 ) -> Board:
     """Read every proof of ``paths`` (files, directories, Inspect logs), verify each (the
     signed statements under ``trusted_keys``, a JWKS) and rank the ones that hold by
     ``metric`` (with ``trusted_keys``, only the attested ones); the memorisation gaps of
-    the pairs ``reveals`` ((where each came from, its data)) confirm or the logs claim."""
+    the pairs ``reveals`` ((where each came from, its data)) confirm or the logs claim.
+    This machine's catalog is the one of ``catalog_paths`` (``kestrel --catalog-path``;
+    ``None``: ``KESTREL_CATALOG_PATH``'s)."""
     entries = read_entries(paths)
     rows = [
-        checked(entry, trusted_keys=trusted_keys, require_catalog=require_catalog)
+        checked(
+            entry,
+            trusted_keys=trusted_keys,
+            require_catalog=require_catalog,
+            catalog_paths=catalog_paths,
+        )
         for entry in entries
     ]
     attested_only = trusted_keys is not None
-    return board_of(rows, metric, attested_only=attested_only, entries=entries, reveals=reveals)
+    return board_of(
+        rows,
+        metric,
+        attested_only=attested_only,
+        entries=entries,
+        reveals=reveals,
+        catalog_paths=catalog_paths,
+    )
 
 
 def board_of(
@@ -156,6 +171,7 @@ def board_of(
     entries: Sequence[Entry] = (),
     reveals: Sequence[tuple[str, Any]] = (),
     sealed: Collection[str] = (),
+    catalog_paths: Sequence[Path] | None = None,
 ) -> Board:
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
@@ -163,10 +179,12 @@ def board_of(
     order)."""
     scenarios, overall = rank_board(rows, metric, attested_only=attested_only)
     baselines = {
-        (r.scenario, r.root): buy_and_hold(r.scenario, r.root, sealed=r.scenario in sealed)
+        (r.scenario, r.root): buy_and_hold(
+            r.scenario, r.root, sealed=r.scenario in sealed, catalog_paths=catalog_paths
+        )
         for r in scenarios
     }
-    gaps = memorisation_gaps(rows, entries, reveals) if entries else Gaps()
+    gaps = memorisation_gaps(rows, entries, reveals, catalog_paths) if entries else Gaps()
     return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps)
 
 
@@ -176,6 +194,7 @@ def checked(
     trusted_keys: Mapping[str, Any] | None,
     require_catalog: bool,
     keys_source: bool = True,
+    catalog_paths: Sequence[Path] | None = None,
 ) -> BoardRow:
     """``entry``'s row; a proof that breaks the checker itself is a failed row saying so,
     never the end of the board (a participant must not be able to stop everyone's)."""
@@ -185,6 +204,7 @@ def checked(
             trusted_keys=trusted_keys,
             require_catalog=require_catalog,
             keys_source=keys_source,
+            catalog_paths=catalog_paths,
         )
     except Exception as exc:  # one bad input is its row: the board goes on
         logger.warning("board: %s could not be checked", entry.source, exc_info=True)

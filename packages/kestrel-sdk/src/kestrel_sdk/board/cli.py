@@ -10,6 +10,7 @@ from typing import Any
 import click
 import httpx
 
+from ..cli.bootstrap import settings_of
 from ..cli_convention import fail
 from .build import build_board
 from .html import render_board
@@ -69,7 +70,9 @@ __all__ = ["board_command"]
     help="A disguise's reveal (repeatable): confirms a labelled/disguised pair, whose "
     "memorisation gap the board then shows per agent.",
 )
+@click.pass_context
 def board_command(  # noqa: PLR0917 - one parameter per click option
+    ctx: click.Context,
     proofs: tuple[Path, ...],
     out: Path | None,
     metric: str,
@@ -131,6 +134,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
                 trusted_keys=keys,
                 require_catalog=require_catalog,
                 reveals=[(str(path), _reveal(path)) for path in reveals],
+                catalog_paths=settings_of(ctx).catalog_dirs,
             )
         except NoProofs as exc:
             raise fail("INVALID_INPUT", f"{exc}; no board written") from None

@@ -14,7 +14,9 @@ false``: it is one of those replays.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..forward_edge import embedded_times, member, statement_predicate
@@ -44,24 +46,30 @@ class ForwardWindow:
         return f"forward window {first} to {self.last or '?'}, {self.decisions} decision(s)"
 
 
-def tape_times(data: dict[str, Any]) -> tuple[str, ...]:
+def tape_times(
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None
+) -> tuple[str, ...]:
     """The times of the proof's tape: the embedded one's, else the catalog scenario's of
-    that id and root (verification found one or the other)."""
+    that id and root (verification found one or the other; the catalog of
+    ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s)."""
     embedded = embedded_times(data)
     if embedded is not None:
         return embedded
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = member(data, "scenario")
-    known = load_catalog().get(str(ref.get("id")))
+    known = load_catalog(catalog_paths).get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return ()
     return tuple(known.tape.times)
 
 
-def forward_window(data: dict[str, Any]) -> ForwardWindow | None:
+def forward_window(
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None
+) -> ForwardWindow | None:
     """The window of ``data``'s session when its door's statement says it traded a
-    forward tape, else ``None``."""
+    forward tape, else ``None`` (its tape's times from the catalog of ``catalog_paths``
+    when the proof does not embed it)."""
     predicate = statement_predicate(data)
     if predicate.get("forward") is not True:
         return None
@@ -74,6 +82,6 @@ def forward_window(data: dict[str, Any]) -> ForwardWindow | None:
     last = member(member(data, "head"), "clock").get("time")
     if not bars:
         return ForwardWindow(None, last if isinstance(last, str) else None, 0)
-    times = tape_times(data)
+    times = tape_times(data, catalog_paths)
     first = times[min(bars)] if 0 <= min(bars) < len(times) else None
     return ForwardWindow(first, last if isinstance(last, str) else None, len(bars))

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
+from pathlib import Path
 from typing import Any, Literal
 
 from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
@@ -196,13 +197,16 @@ def _runs(twins: Twins, rows: list[BoardRow]) -> list[PairGap]:
 
 
 def memorisation_gaps(
-    rows: list[BoardRow], entries: Sequence[Entry], reveals: Sequence[tuple[str, Any]]
+    rows: list[BoardRow],
+    entries: Sequence[Entry],
+    reveals: Sequence[tuple[str, Any]],
+    catalog_paths: Sequence[Path] | None = None,
 ) -> Gaps:
     """The gaps of the board's ranked ``rows`` (``entries``: the same order, for the
     proofs and the pairs Inspect claims; ``reveals``: (where it came from, its data))."""
     from .twins import revealed_twins  # noqa: PLC0415 - the engine loads only with reveals
 
-    known = revealed_twins(rows, entries, reveals) if reveals else []
+    known = revealed_twins(rows, entries, reveals, catalog_paths) if reveals else []
     for labelled, disguised in _claimed(entries):
         if any(t.labelled == labelled and t.disguised == disguised for t in known):
             continue

@@ -16,8 +16,9 @@ throwaway home).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .build import board_of, checked
@@ -95,13 +96,24 @@ def published_entries(document: Any) -> list[Entry]:
     return entries
 
 
-def published_board(document: Any, trusted_keys: Mapping[str, Any]) -> PublishedBoard:
-    """The board of a published document under ``trusted_keys`` (the door's JWKS)."""
+def published_board(
+    document: Any,
+    trusted_keys: Mapping[str, Any],
+    catalog_paths: Sequence[Path] | None = None,
+) -> PublishedBoard:
+    """The board of a published document under ``trusted_keys`` (the door's JWKS),
+    checked against the catalog of ``catalog_paths`` (``None``: ``KESTREL_CATALOG_PATH``'s)."""
     rows = [  # the keys' source unnamed: the door's page and a rebuild are the same bytes
-        checked(e, trusted_keys=trusted_keys, require_catalog=False, keys_source=False)
+        checked(
+            e,
+            trusted_keys=trusted_keys,
+            require_catalog=False,
+            keys_source=False,
+            catalog_paths=catalog_paths,
+        )
         for e in published_entries(document)
     ]
     sealed = published_seals(document)  # a published document: read_entries checked it
-    board = board_of(rows, "sharpe", attested_only=True, sealed=sealed)
+    board = board_of(rows, "sharpe", attested_only=True, sealed=sealed, catalog_paths=catalog_paths)
     table = json.dumps(board.to_json(), indent=2) + "\n"
     return PublishedBoard(render_board(board), table, len(board.failed))

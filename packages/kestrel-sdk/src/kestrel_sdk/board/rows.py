@@ -22,8 +22,9 @@ copied into another agent's folder still credits its principal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
@@ -118,14 +119,14 @@ def _object(data: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _forgery(data: dict[str, Any]) -> str | None:
+def _forgery(data: dict[str, Any], catalog_paths: Sequence[Path] | None) -> str | None:
     """Why an embedded scenario unknown here is a forgery: it takes the id of a scenario
     of this machine's catalog (whose root it does not have)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = _object(data, "scenario")
     scenario_id, root = _text(ref.get("id")), _text(ref.get("root"))
-    known = load_catalog().get(scenario_id) if scenario_id else None
+    known = load_catalog(catalog_paths).get(scenario_id) if scenario_id else None
     if known is None:
         return None
     return (
@@ -160,11 +161,13 @@ def check_entry(
     trusted_keys: Mapping[str, Any] | None = None,
     require_catalog: bool = False,
     keys_source: bool = True,
+    catalog_paths: Sequence[Path] | None = None,
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
     with ``trusted_keys``, the signed statement of a proof that carries one (the row
     names where the keys were trusted from unless ``keys_source`` is False: a door's
-    published board is the same bytes whoever spells the door's URL)."""
+    published board is the same bytes whoever spells the door's URL). This machine's
+    catalog is the one of ``catalog_paths`` (``None``: ``KESTREL_CATALOG_PATH``'s)."""
     row = BoardRow(
         entry.source, entry.named or entry.agent, "failed", entry.problem or "", entry.agent
     )
@@ -183,6 +186,7 @@ def check_entry(
             data,
             require_catalog=require_catalog,
             trusted_keys=trusted_keys if signed else None,
+            catalog_paths=catalog_paths,
         )
     except ValueError as exc:
         row.reason = f"not a Kestrel proof: {exc}"
@@ -196,14 +200,14 @@ def check_entry(
         m = report.mismatch
         row.reason = f"verification failed: {m.field}: expected {m.expected}, found {m.found}"
         return row
-    forged = _forgery(data) if row.provenance == "embedded" else None
+    forged = _forgery(data, catalog_paths) if row.provenance == "embedded" else None
     if forged is not None:
         row.reason = forged
         return row
     grade = data["grade"]
     sealed = _sealed(data)
-    row.window = window(data)
-    row.forward = forward_window(data)
+    row.window = window(data, catalog_paths)
+    row.forward = forward_window(data, catalog_paths)
     checked = False  # a door's statement whose signature held (``--trust``)
     if report.attested_by is not None and trusted_keys is not None:
         checked = True
@@ -235,7 +239,7 @@ def check_entry(
     unlike = edge_mismatch(data)
     if unlike is not None:
         failed.append(f"{WHOLE_WINDOW} failed: {unlike}")
-    elif stopped is None and unsigned_edge(data, checked=checked):
+    elif stopped is None and unsigned_edge(data, checked=checked, catalog_paths=catalog_paths):
         row.reason += (
             f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "
             "(no door's statement checked with --trust says where it ended)"

@@ -5,6 +5,7 @@ on is exactly the transform the reveal names of its source (checked as ``kestrel
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .gaps import Twins
@@ -33,14 +34,20 @@ def _scenarios(
     return found
 
 
-def _one(where: str, reveal: Any, rows: list[BoardRow], entries: Sequence[Entry]) -> list[Twins]:
+def _one(
+    where: str,
+    reveal: Any,
+    rows: list[BoardRow],
+    entries: Sequence[Entry],
+    catalog_paths: Sequence[Path] | None,
+) -> list[Twins]:
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.catalog.reveal import RevealMismatch, check_reveal  # noqa: PLC0415
     from ..runtime.verify import proof_scenario  # noqa: PLC0415
 
     disguised, named = _text(reveal, "scenario"), reveal.get("source")
     source, source_root = _text(named, "id"), _text(named, "root")
-    index = load_catalog()
+    index = load_catalog(catalog_paths)
     original = index.get(source)
     if original is None or original.scenario.root != source_root:
         proofs = _scenarios(rows, entries, source).get(source_root)
@@ -76,13 +83,17 @@ def _one(where: str, reveal: Any, rows: list[BoardRow], entries: Sequence[Entry]
 
 
 def revealed_twins(
-    rows: list[BoardRow], entries: Sequence[Entry], reveals: Sequence[tuple[str, Any]]
+    rows: list[BoardRow],
+    entries: Sequence[Entry],
+    reveals: Sequence[tuple[str, Any]],
+    catalog_paths: Sequence[Path] | None = None,
 ) -> list[Twins]:
     """The pairs ``reveals`` name ((where each came from, its data)), each confirmed,
-    refuted or unconfirmed (nothing on the board to check it against); once each."""
+    refuted or unconfirmed (nothing on the board to check it against); once each; a
+    source looked up in the catalog of ``catalog_paths``."""
     found: list[Twins] = []
     for where, reveal in reveals:
-        for twins in _one(where, reveal, rows, entries):
+        for twins in _one(where, reveal, rows, entries, catalog_paths):
             same = (twins.labelled, twins.labelled_root, twins.disguised, twins.disguised_root)
             if not any(
                 (t.labelled, t.labelled_root, t.disguised, t.disguised_root) == same for t in found

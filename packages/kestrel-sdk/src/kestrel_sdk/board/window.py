@@ -14,7 +14,9 @@ and a session that lost that much is ranked with its loss, never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from ..forward_edge import member, signed_edge
@@ -27,7 +29,7 @@ WHOLE_WINDOW = "whole-window"
 """The board's own check: the session traded its scenario's whole window."""
 
 
-def _terms(data: dict[str, Any]) -> dict[str, Any]:
+def _terms(data: dict[str, Any], catalog_paths: Sequence[Path] | None) -> dict[str, Any]:
     """The proof's scenario terms: the embedded scenario's, else the catalog's scenario of
     that id and root (verification found one or the other)."""
     embedded = member(member(data, "embedded"), "scenario")
@@ -36,24 +38,28 @@ def _terms(data: dict[str, Any]) -> dict[str, Any]:
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = member(data, "scenario")
-    known = load_catalog().get(str(ref.get("id")))
+    known = load_catalog(catalog_paths).get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return {}
     return known.scenario.to_json()
 
 
-def window(data: dict[str, Any]) -> tuple[int, int] | None:
+def window(
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None
+) -> tuple[int, int] | None:
     """The session's last clock bar (the proof's head, the frame replay reproduced) and
     the last bar it could have traded: the scenario's last bar (``clock.bar +
     clock.remaining``, or the scenario's bar count less one where a sealed door's frame
     does not say what remains), or its clock when the runtime stood it down at the
-    scenario's ``maxDrawdown`` (its drawdown reached the limit: the window ended there)."""
+    scenario's ``maxDrawdown`` (its drawdown reached the limit: the window ended there).
+    A scenario the proof does not embed is the catalog's of ``catalog_paths`` (``None``:
+    ``KESTREL_CATALOG_PATH``'s)."""
     head = member(data, "head")
     clock = member(head, "clock")
     bar, remaining = clock.get("bar"), clock.get("remaining")
     if not isinstance(bar, int):
         return None
-    terms = _terms(data)
+    terms = _terms(data, catalog_paths)
     limit = member(terms, "account").get("maxDrawdown")
     drawdown = member(head, "account").get("drawdown")
     if isinstance(limit, str) and isinstance(drawdown, str) and Decimal(drawdown) >= Decimal(limit):
@@ -66,11 +72,13 @@ def window(data: dict[str, Any]) -> tuple[int, int] | None:
         if edge is not None:
             bars = edge.bars
         elif isinstance(member(data, "embedded").get("tape"), str):
-            bars = len(tape_times(data))
+            bars = len(tape_times(data, catalog_paths))
     return (bar, bars - 1) if isinstance(bars, int) else None
 
 
-def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
+def unsigned_edge(
+    data: dict[str, Any], *, checked: bool, catalog_paths: Sequence[Path] | None = None
+) -> bool:
     """Whether the proof is of a forward scenario whose window end is its own word: no
     door's statement whose signature was ``checked`` (``--trust``) says where its tape
     ended (nor the frame what remained); an unchecked statement's edge is the proof's
@@ -78,7 +86,7 @@ def unsigned_edge(data: dict[str, Any], *, checked: bool) -> bool:
     remaining = member(member(data, "head"), "clock").get("remaining")
     if isinstance(remaining, int) or (checked and signed_edge(data) is not None):
         return False
-    return bool(member(_terms(data), "forward"))  # embedded, or the catalog's
+    return bool(member(_terms(data, catalog_paths), "forward"))  # embedded, or the catalog's
 
 
 def stopped_early(window: tuple[int, int] | None) -> str | None:

@@ -8,8 +8,6 @@ Local: ``local_transport`` over the runtime in ``settings.home`` (its store the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 from kestrel_protocol.settings import KestrelSettings
 
@@ -27,10 +25,12 @@ def open_sdk(settings: KestrelSettings, principal: str = LOCAL_PRINCIPAL) -> Kes
     ``principal`` on a local runtime (a door decides its caller's principal from the token)."""
     if settings.remote:
         return create_sdk(remote_transport(base_url=settings.remote))
-    paths: list[str | Path] | None = list(settings.catalog_paths) or None
     return create_sdk(
         local_transport(
-            home=settings.home, catalog_paths=paths, principal=principal, store=settings.store
+            home=settings.home,
+            catalog_paths=settings.catalog_dirs,
+            principal=principal,
+            store=settings.store,
         )
     )
 

@@ -117,7 +117,7 @@ def catalog(ctx: click.Context, check: bool, as_json: bool) -> None:
     if check:
         from ..runtime.catalog import check_catalog  # noqa: PLC0415 - local files only
 
-        problems = check_catalog()
+        problems = check_catalog(settings_of(ctx).catalog_dirs)
         for problem in problems:
             click.echo(str(problem))
         if problems:
@@ -345,7 +345,7 @@ def verify(  # noqa: PLR0917 - one parameter per click option
             trust=trust,
             reveal=reveal,
             source=source,
-            catalog_paths=list(settings_of(ctx).catalog_paths) or None,
+            catalog_paths=settings_of(ctx).catalog_dirs,
         )
         return
     if reveal is not None:

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from ..cli_convention import fail
+from .bootstrap import settings_of
 from .scenario import catalog_dirs, scenario, taken_by, where_to_put, write_scenario, wrote
 from .show import json_text
 
@@ -26,9 +27,7 @@ REVEALS = "reveals"
 
 def reveals_dir() -> Path:
     """Where this machine keeps the reveals of the disguises it made."""
-    from kestrel_protocol import kestrel_home  # noqa: PLC0415
-
-    return kestrel_home() / REVEALS
+    return settings_of(click.get_current_context()).home / REVEALS
 
 
 def read_secret(path: Path) -> bytes:
@@ -63,11 +62,12 @@ def catalog_scenario(source_id: str) -> Any:
     """The catalog's scenario ``source_id``; the CLI's ``UNKNOWN_SCENARIO`` when none."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
 
-    loaded = load_catalog().get(source_id)
+    loaded = load_catalog(catalog_dirs()).get(source_id)
     if loaded is None:
+        named = settings_of(click.get_current_context()).catalog_dirs is not None
+        where = "--catalog-path" if named else "KESTREL_CATALOG_PATH"
         raise fail(
-            "UNKNOWN_SCENARIO",
-            f"no scenario {source_id!r} in the catalog (shipped, or on KESTREL_CATALOG_PATH)",
+            "UNKNOWN_SCENARIO", f"no scenario {source_id!r} in the catalog (shipped, or on {where})"
         )
     return loaded
 
@@ -86,7 +86,8 @@ def catalog_scenario(source_id: str) -> Any:
     "--out",
     type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
     metavar="DIRECTORY",
-    help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
+    help="Scenario directory (default: ID under the first --catalog-path, else the first "
+    "KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the catalog entry as JSON.")
 def disguise(  # noqa: PLR0917 - one parameter per click option

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from ..cli_convention import fail
+from .bootstrap import settings_of
 from .show import json_text
 
 __all__ = ["catalog_dirs", "scenario", "taken_by", "where_to_put", "write_scenario", "wrote"]
@@ -33,17 +34,18 @@ def scenario() -> None:
 
 
 def catalog_dirs() -> list[Path]:
-    from ..runtime.catalog import CATALOG_PATH_ENV  # noqa: PLC0415 - the CLI starts without it
+    """The user catalog directories of the command running: ``kestrel --catalog-path``'s,
+    else ``KESTREL_CATALOG_PATH``'s."""
+    from ..runtime.catalog import catalog_entries  # noqa: PLC0415 - the CLI starts without it
 
-    raw = os.environ.get(CATALOG_PATH_ENV, "")
-    return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
+    return catalog_entries(settings_of(click.get_current_context()).catalog_dirs)
 
 
 def taken_by(scenario_id: str) -> str | None:
-    """Who already has ``scenario_id`` in this process's catalog, if anyone."""
+    """Who already has ``scenario_id`` in the command's catalog, if anyone."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
 
-    existing = load_catalog().get(scenario_id)
+    existing = load_catalog(catalog_dirs()).get(scenario_id)
     if existing is None:
         return None
     return "a shipped scenario" if existing.origin is None else str(existing.origin)
@@ -78,8 +80,10 @@ def where_to_put(target: Path) -> list[str]:
 
     parent = target.resolve().parent
     dirs = [entry.resolve() for entry in catalog_dirs() if entry.is_dir()]
+    named = settings_of(click.get_current_context()).catalog_dirs is not None
     if parent in dirs or target.resolve() in dirs:
-        return [f"{CATALOG_PATH_ENV} includes {parent}: the scenario is in the catalog now."]
+        where = "--catalog-path names" if named else f"{CATALOG_PATH_ENV} includes"
+        return [f"{where} {parent}: the scenario is in the catalog now."]
     joined = f"{parent}${{{CATALOG_PATH_ENV}:+{os.pathsep}${CATALOG_PATH_ENV}}}"
     return [
         f"To use it, put {parent} on {CATALOG_PATH_ENV} (or move {target.name}/ into a "
@@ -126,7 +130,8 @@ def where_to_put(target: Path) -> list[str]:
     "--out",
     type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
     metavar="DIRECTORY",
-    help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
+    help="Scenario directory (default: ID under the first --catalog-path, else the first "
+    "KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option(
     "--news",

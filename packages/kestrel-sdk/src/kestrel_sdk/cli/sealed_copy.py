@@ -29,7 +29,8 @@ __all__ = ["sealed_copy"]
     "--out",
     type=click.Path(path_type=Path),  # a file there is refused as the SDK words it
     metavar="DIRECTORY",
-    help="Scenario directory (default: ID under the first KESTREL_CATALOG_PATH entry, else ./ID).",
+    help="Scenario directory (default: ID under the first --catalog-path, else the first "
+    "KESTREL_CATALOG_PATH entry, else ./ID).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the copy's id and roots.")
 def sealed_copy(source_id: str, served_id: str, out: Path | None, as_json: bool) -> None:

@@ -90,7 +90,8 @@ class LiveSessions:
 
     def get(self, principal: str, sid: str) -> LiveSession:
         """The session in memory, rebuilt by replay when this process has not seen it
-        (or evicted it)."""
+        (or evicted it). ``SessionBusy`` when another thread is replaying it and this
+        call may not wait (:mod:`.session_waits`)."""
         live = self.live.get(sid)
         if live is not None and live.row.principal == principal:
             self.touch(sid)
@@ -98,15 +99,19 @@ class LiveSessions:
         if live is None:
             with self._lock:
                 building = self._building.setdefault(sid, threading.Lock())
+            # one replay per session (other sessions are not held up); a call that may not
+            # wait for another thread's replay raises SessionBusy (taking it is the check)
+            if not building.acquire(blocking=SESSION_WAITS.get()):
+                raise SessionBusy(sid)
             try:
-                with building:  # one replay per session; other sessions are not held up
-                    live = self.live.get(sid)
-                    if live is None:
-                        row = self.store.session(sid)
-                        if row is not None and row.principal == principal:
-                            live = self._rebuild(row)
-                            self._keep(live)
+                live = self.live.get(sid)
+                if live is None:
+                    row = self.store.session(sid)
+                    if row is not None and row.principal == principal:
+                        live = self._rebuild(row)
+                        self._keep(live)
             finally:
+                building.release()
                 with self._lock:
                     if self._building.get(sid) is building:
                         del self._building[sid]

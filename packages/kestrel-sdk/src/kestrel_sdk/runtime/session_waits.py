@@ -3,7 +3,8 @@
 A read of a session takes the session's lock (so it never sees a step half made). A call
 that runs where waiting would hold up others (on a server's event loop) is made with
 :data:`SESSION_WAITS` set to ``False``: meeting the lock held (a submit, perhaps waiting
-for the store's write lock) it raises :class:`SessionBusy` before doing anything, and its
+for the store's write lock), or the session evicted and another thread replaying it, it
+raises :class:`SessionBusy` before doing anything, and its
 caller runs it again where it may wait (a worker thread). Taking the lock is the check:
 no look at the lock beforehand that a submit could make stale in the next instant.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .builder import build_loaded_scenario
 from .embedded import load_embedded
-from .loader import CATALOG_PATH_ENV, check_catalog, load_catalog, tape_csv
+from .loader import CATALOG_PATH_ENV, catalog_entries, check_catalog, load_catalog, tape_csv
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, SymbolColumns, Tape
 from .served import ServedCatalog
 from .shipped import ShippedTapeError
@@ -19,6 +19,7 @@ __all__ = [
     "SymbolColumns",
     "Tape",
     "build_loaded_scenario",
+    "catalog_entries",
     "check_catalog",
     "load_catalog",
     "load_embedded",

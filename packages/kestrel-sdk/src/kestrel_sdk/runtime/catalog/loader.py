@@ -31,7 +31,7 @@ from .shipped import SHIPPED_PATH, ShippedTapeError, shipped_scenarios
 from .tapes import TapeShape, check_tape, parse_tape, render_tape
 from .terms import SCENARIO_FILE, ScenarioTerms, parse_terms
 
-__all__ = ["CATALOG_PATH_ENV", "check_catalog", "load_catalog", "tape_csv"]
+__all__ = ["CATALOG_PATH_ENV", "catalog_entries", "check_catalog", "load_catalog", "tape_csv"]
 
 CATALOG_PATH_ENV = "KESTREL_CATALOG_PATH"
 _CHECK_LIMIT = 100  # problems reported per tape by a check (a broken file can have many)
@@ -48,8 +48,9 @@ class _UserScenario:
     toml: Path
 
 
-def _catalog_entries(paths: Sequence[str | Path] | None) -> list[Path]:
-    """The catalog directories, ``~`` expanded, empty entries dropped."""
+def catalog_entries(paths: Sequence[str | Path] | None) -> list[Path]:
+    """The catalog directories ``paths`` lists (``None``: ``KESTREL_CATALOG_PATH``'s),
+    ``~`` expanded, empty entries dropped."""
     if paths is None:
         raw = os.environ.get(CATALOG_PATH_ENV, "")
         return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
@@ -238,7 +239,7 @@ def _collect(
     scenarios: dict[str, LoadedScenario] = {item.id: item for item in shipped}
     origins: dict[str, str] = {item.id: "a shipped scenario" for item in scenarios.values()}
     problems: list[CatalogProblem] = list(shipped_problems)
-    for directory in _scenario_dirs(_catalog_entries(paths), problems):
+    for directory in _scenario_dirs(catalog_entries(paths), problems):
         result = _load_user(directory, limit)
         if isinstance(result, list):
             problems.extend(result)
