@@ -6,13 +6,14 @@ Every command that writes a scenario into a catalog (``kestrel scenario new``,
 written into a hidden directory beside it, which the catalog never lists, and that
 directory is renamed into place, so the catalog sees all the files or none of them.
 
-A writer holds an OS lock (``flock``) on :data:`WRITER_LOCK` in its staging directory
-for as long as it writes. A writer killed mid-write (SIGKILL, a power cut) leaves its
-staging directory behind with that lock free: the next write into the same directory
-removes every staging directory whose lock it can take (its writer is gone), never one
-whose lock is held (its writer is still writing). Where the system has no ``flock``
-(Windows), no lock is taken and nothing is removed: a staging directory's owner cannot
-be told there, so what a killed writer left stays (the catalog never lists it).
+A writer holds an OS lock (``filelock``: one the system frees when its holder dies) on
+:data:`WRITER_LOCK` in its staging directory for as long as it writes, and says so by
+:data:`WRITER_MARK` beside it (made once the lock is held, removed before it is let go).
+A writer killed mid-write (SIGKILL, a power cut) leaves its staging directory behind,
+marked, with the lock free: the next write into the same directory removes every marked
+staging directory whose lock it can take (its writer is gone), never one whose lock is
+held (its writer is still writing), nor one without the mark (a writer in its first or
+last moments; what one killed there leaves stays, and the catalog never lists it).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+from filelock import FileLock, Timeout
 
 from ..runtime.catalog.news import NEWS_FILE, News
 from ..runtime.catalog.terms import SCENARIO_FILE
@@ -32,14 +34,12 @@ from ..runtime.catalog.terms import SCENARIO_FILE
 __all__ = [
     "TAPE_FILE",
     "WRITER_LOCK",
+    "WRITER_MARK",
     "ScenarioTargetError",
     "check_target",
     "remove_abandoned",
     "write_staged",
 ]
-
-if sys.platform != "win32":
-    import fcntl
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,9 @@ TAPE_FILE = "tape.csv"
 
 WRITER_LOCK = ".writer.lock"
 """The file of a staging directory its writer holds locked while it writes."""
+WRITER_MARK = ".writer.held"
+"""The file that says a staging directory's writer holds its lock (so a free lock there
+means the writer is gone)."""
 
 
 class ScenarioTargetError(ValueError):
@@ -85,58 +88,56 @@ def check_target(directory: str | Path) -> Path:
     return target
 
 
-def _locked_by_this_writer(staging: Path) -> int | None:
-    """Hold the lock of ``staging``: the lock file is made under another name, locked,
-    then renamed to :data:`WRITER_LOCK`, so that no one ever finds it there unlocked
-    while this writer lives. Returns the descriptor that holds it (``None`` where the
-    system has no ``flock``)."""
-    if sys.platform == "win32":
-        return None
-    descriptor, made = tempfile.mkstemp(prefix=".lock.", dir=staging)
+def _locked_by_this_writer(staging: Path) -> FileLock:
+    """Hold the lock of ``staging`` and mark it held (:data:`WRITER_MARK`)."""
+    lock = FileLock(staging / WRITER_LOCK)
+    lock.acquire()
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        os.replace(made, staging / WRITER_LOCK)
+        (staging / WRITER_MARK).touch()
     except BaseException:
-        os.close(descriptor)
+        lock.release()
         raise
-    return descriptor
+    return lock
+
+
+def _abandoned(entry: Path) -> bool:
+    """Whether ``entry`` is a staging directory whose writer is gone: marked held, and
+    its lock free (taken and let go at once: nothing else owns that directory)."""
+    if entry.is_symlink() or not (entry / WRITER_MARK).is_file():
+        return False
+    probe = FileLock(entry / WRITER_LOCK, timeout=0)
+    try:
+        probe.acquire()
+    except Timeout:  # its writer is at work
+        return False
+    except OSError:  # removed meanwhile, or not this process's to lock
+        return False
+    probe.release()
+    return True
 
 
 def remove_abandoned(catalog: Path) -> list[Path]:
-    """Remove the staging directories in ``catalog`` whose writer is gone: hidden
-    directories holding :data:`WRITER_LOCK` whose lock this process can take. One whose
+    """Remove the staging directories in ``catalog`` whose writer is gone (hidden
+    directories marked held by a writer whose lock this process can take). One whose
     lock is held (a writer still at work) is kept, and so is every directory without the
-    lock file (no writer of this module's made it). Returns the directories removed."""
-    if sys.platform == "win32":
-        return []
+    mark (no writer of this module's holds it). Returns the directories removed."""
     try:
         entries = sorted(catalog.iterdir())
     except OSError:  # no such directory yet, or not one this process may list
         return []
     removed: list[Path] = []
     for entry in entries:
-        if not entry.name.startswith(".") or entry.is_symlink():
-            continue
-        try:
-            descriptor = os.open(entry / WRITER_LOCK, os.O_RDONLY)
-        except OSError:  # not a directory, or not a staging directory
-            continue
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # its writer is at work
-            os.close(descriptor)
+        if not entry.name.startswith(".") or not _abandoned(entry):
             continue
         try:
             shutil.rmtree(entry)
-        except FileNotFoundError:  # its writer finished (renamed it) or another removed it
+        except FileNotFoundError:  # another write removed it meanwhile
             pass
         except OSError as error:
             log.warning("cannot remove %s, left by a scenario write that died: %s", entry, error)
         else:
             log.info("removed %s, left by a scenario write that died", entry)
             removed.append(entry)
-        finally:
-            os.close(descriptor)
     return removed
 
 
@@ -153,7 +154,7 @@ def write_staged(
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_abandoned(target.parent)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    lock: int | None = None
+    lock: FileLock | None = None
     try:
         lock = _locked_by_this_writer(staging)
         with (staging / TAPE_FILE).open("wb") as out:
@@ -163,13 +164,14 @@ def write_staged(
             (staging / NEWS_FILE).write_bytes(news.render())
         if target.exists():
             target.rmdir()  # empty: checked above
-        if lock is not None:  # still held: the directory is not abandoned
-            (staging / WRITER_LOCK).unlink()
+        (staging / WRITER_MARK).unlink()  # from here on no write removes the directory
+        lock.release()
+        lock = None
+        (staging / WRITER_LOCK).unlink(missing_ok=True)
         os.replace(staging, target)
     except BaseException:
+        if lock is not None:
+            lock.release()
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    finally:
-        if lock is not None:
-            os.close(lock)
     return target
