@@ -104,11 +104,11 @@ def _remedy(data: dict[str, Any]) -> str:
         return (
             "the scenario is sealed, so no proof of it can embed its tape: verify it where "
             "the catalog holds the scenario (its operator's, or once it is unsealed, its "
-            "directory added to KESTREL_CATALOG_PATH)"
+            "directory named by `--catalog-path` or KESTREL_CATALOG_PATH)"
         )
     return (
-        "make the proof with `kestrel proof SESSION --embed-tape`, or add the scenario to "
-        "KESTREL_CATALOG_PATH"
+        "make the proof with `kestrel proof SESSION --embed-tape`, or name the scenario's "
+        "catalog directory by `--catalog-path` or KESTREL_CATALOG_PATH"
     )
 
 
