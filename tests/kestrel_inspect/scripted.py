@@ -23,31 +23,39 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
 from kestrel_inspect import KestrelConnection, kestrel_agent
 
-__all__ = ["SUBMITS", "scripted_model", "scripted_trader"]
+__all__ = ["HONEST", "OPEN", "SUBMITS", "scripted_model", "scripted_trader"]
 
 SUBMITS = ("buy 10 ACME", "advance 5", "sell 10 ACME\nadvance 3", "advance 3000")
 """Traded to the end of the tape (a session that stops early fails the board)."""
+OPEN = "<open>"
+"""A step of a script: open a (new) session on the sample's scenario."""
+HONEST = (OPEN, *SUBMITS)
+"""The default script: open, trade to the end of the tape (then grade)."""
 MODEL = "mockllm/model"
 
 
-def _next(messages: list[ChatMessage], scenario: str) -> ModelOutput:
+def _next(messages: list[ChatMessage], scenario: str, script: tuple[str, ...]) -> ModelOutput:
+    """The tool call after the results so far: ``script``'s next step (an open or a
+    submit to the session opened last), then the grade of that session, then words."""
     results = [m for m in messages if isinstance(m, ChatMessageTool)]
-    if not results:
+    done = len(results)
+    if done < len(script) and script[done] == OPEN:
         return ModelOutput.for_tool_call(MODEL, "kestrel_session_open", {"scenario": scenario})
-    opened: dict[str, Any] = json.loads(results[0].text)
+    last_open = max(i for i, step in enumerate(script[:done]) if step == OPEN)
+    opened: dict[str, Any] = json.loads(results[last_open].text)
     session = opened["sessionId"]
-    done = len(results) - 1
-    if done < len(SUBMITS):
+    if done < len(script):
         return ModelOutput.for_tool_call(
-            MODEL, "kestrel_session_submit", {"sessionId": session, "source": SUBMITS[done]}
+            MODEL, "kestrel_session_submit", {"sessionId": session, "source": script[done]}
         )
-    if done == len(SUBMITS):
+    if done == len(script):
         return ModelOutput.for_tool_call(MODEL, "kestrel_grade", {"sessionId": session})
     return ModelOutput.from_content(MODEL, "I traded and graded the session.")
 
 
-def scripted_model() -> Model:
-    """The mock model trading each sample's scenario (read from the brief's first line)."""
+def scripted_model(script: tuple[str, ...] = HONEST) -> Model:
+    """The mock model trading each sample's scenario (read from the brief's first line)
+    by ``script``."""
 
     def generate(
         messages: list[ChatMessage],
@@ -57,7 +65,7 @@ def scripted_model() -> Model:
     ) -> ModelOutput:
         brief = messages[0].text
         scenario = brief.split("Kestrel scenario ", 1)[1].split(" ", 1)[0]
-        output = _next(messages, scenario)
+        output = _next(messages, scenario, script)
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return output
 

@@ -14,6 +14,14 @@ serve (the door could not make its trial or brief it, or did not answer for the 
 could not make the grade: ``BACKEND_UNAVAILABLE``, an outage, a rate limit) is
 **unscored**, its reason said, and left out of the metrics: it is no 0 of the agent's. An
 agent that opened no session on its scenario still scores 0.
+
+A sample passes as the board's row of its proof passes: every check of its grade passed
+(``no-lookahead`` among them) and the board's own check ``whole-window`` holds (the
+session traded its scenario's whole window: :mod:`kestrel_sdk.board.window`, the board's
+code itself). A sample that does not pass earns nothing on the money metrics (``return``,
+``sharpe``, ``max_drawdown`` are 0, as for an agent that opened no session): an agent that
+scouted the tape or traded ten bars of 2,520 cannot raise the mean. Its grade's figures
+stay in the score's metadata (``graded``), and its explanation names each failed check.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_sdk.board.window import WHOLE_WINDOW, stopped_early, window
 
 from .agent import UNAVAILABLE_KEY
 from .calls import call_kestrel, tool_name
@@ -35,7 +44,9 @@ __all__ = ["METADATA_KEY", "SCORE_KEYS", "UNAVAILABLE", "kestrel_scorer", "score
 METADATA_KEY = "kestrel"
 """The key of a score's metadata that holds the session, its roots and its proof."""
 
-SCORE_KEYS = ("return", "sharpe", "max_drawdown", "no_lookahead", "passed")
+MONEY_KEYS = ("return", "sharpe", "max_drawdown")
+"""The members of a score's value from the grade's metrics: 0 unless the sample passed."""
+SCORE_KEYS = (*MONEY_KEYS, "no_lookahead", "passed")
 """The members of a score's value: three of the grade's metrics, and two checks as 1 or 0."""
 
 UNAVAILABLE = "kestrel_unavailable"
@@ -62,16 +73,27 @@ def _unscored(explanation: str, metadata: dict[str, Any]) -> Score:
 
 
 def score_of_proof(proof: dict[str, Any]) -> Score:
-    """The score of a session from its proof's grade (figures are the grade's decimals)."""
+    """The score of a session from its proof's grade (figures are the grade's decimals),
+    judged as the board judges it: the grade's checks and the board's ``whole-window``."""
     grade = proof["grade"]
     metrics = grade["metrics"]
     checks = {c["id"]: c for c in grade["conformance"]["checks"]}
     lookahead = checks.get(NO_LOOKAHEAD, {"passed": False, "detail": "no no-lookahead check"})
     failed = [f"{c['id']} ({c['detail']})" for c in checks.values() if not c["passed"]]
+    stopped = stopped_early(window(proof))
+    if stopped is not None:
+        failed.append(f"{WHOLE_WINDOW} ({stopped})")
+    passed = bool(grade["passed"]) and stopped is None
+    graded = {
+        "return": float(metrics["return"]),
+        "sharpe": float(metrics["sharpe"]),
+        "max_drawdown": float(metrics["maxDrawdown"]),
+    }
     explanation = (
         f"grade {grade['root']} of session {grade['session']} on {grade['scenario']['id']}: "
         f"return {metrics['return']}, sharpe {metrics['sharpe']}, max drawdown "
-        f"{metrics['maxDrawdown']}; {'passed' if grade['passed'] else 'did not pass'}"
+        f"{metrics['maxDrawdown']}; "
+        + ("passed" if passed else "did not pass: scored 0 on return, sharpe and max drawdown")
         + (f"; failed: {'; '.join(failed)}" if failed else "")
     )
     kestrel: dict[str, Any] = {
@@ -79,19 +101,20 @@ def score_of_proof(proof: dict[str, Any]) -> Score:
         "scenario": grade["scenario"]["id"],
         "grade": grade["root"],
         "proof_root": proof["root"],
-        "passed": grade["passed"],
+        "passed": passed,
         "no_lookahead": lookahead["detail"],
+        "whole_window": "passed" if stopped is None else f"failed: {stopped}",
+        "graded": graded,
         "proof": proof,
     }
     if "attestation" in proof:
         kestrel["attestation"] = proof["attestation"]
+    earned = graded if passed else dict.fromkeys(MONEY_KEYS, 0.0)
     return Score(
-        value={
-            "return": float(metrics["return"]),
-            "sharpe": float(metrics["sharpe"]),
-            "max_drawdown": float(metrics["maxDrawdown"]),
+        value=earned
+        | {
             "no_lookahead": 1.0 if lookahead["passed"] else 0.0,
-            "passed": 1.0 if grade["passed"] else 0.0,
+            "passed": 1.0 if passed else 0.0,
         },
         answer=grade["session"],
         explanation=explanation,
