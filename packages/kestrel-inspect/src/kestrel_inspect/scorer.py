@@ -18,9 +18,12 @@ agent that opened no session on its scenario still scores 0.
 A sample passes as the board's row of its proof passes: every check of its grade passed
 (``no-lookahead`` among them) and the board's own check ``whole-window`` holds (the
 session traded its scenario's whole window: :mod:`kestrel_sdk.board.window`, the board's
-code itself). A sample that does not pass earns nothing on the money metrics (``return``,
-``sharpe``, ``max_drawdown`` are 0, as for an agent that opened no session): an agent that
-scouted the tape or traded ten bars of 2,520 cannot raise the mean. Its grade's figures
+code itself), where it can be told: a sealed scenario's proof does not say how many
+bars remain, and where no catalog here holds the scenario (a remote door's) the check is
+``unconfirmed`` in the metadata, not failed. A sample that does not pass earns nothing on
+the money metrics (``return``, ``sharpe``, ``max_drawdown`` are 0, as for an agent that
+opened no session): an agent that scouted the tape or traded ten bars of 2,520 cannot
+raise the mean. Its grade's figures
 stay in the score's metadata (``graded``), and its explanation names each failed check.
 """
 
@@ -72,6 +75,12 @@ def _unscored(explanation: str, metadata: dict[str, Any]) -> Score:
     )
 
 
+_UNTOLD = (
+    "neither the proof nor a catalog here says how many bars its scenario has (a sealed "
+    "scenario of a remote door: score where its catalog is to judge its window)"
+)
+
+
 def score_of_proof(proof: dict[str, Any]) -> Score:
     """The score of a session from its proof's grade (figures are the grade's decimals),
     judged as the board judges it: the grade's checks and the board's ``whole-window``."""
@@ -80,7 +89,8 @@ def score_of_proof(proof: dict[str, Any]) -> Score:
     checks = {c["id"]: c for c in grade["conformance"]["checks"]}
     lookahead = checks.get(NO_LOOKAHEAD, {"passed": False, "detail": "no no-lookahead check"})
     failed = [f"{c['id']} ({c['detail']})" for c in checks.values() if not c["passed"]]
-    stopped = stopped_early(window(proof))
+    span = window(proof)
+    stopped = None if span is None else stopped_early(span)
     if stopped is not None:
         failed.append(f"{WHOLE_WINDOW} ({stopped})")
     passed = bool(grade["passed"]) and stopped is None
@@ -103,7 +113,13 @@ def score_of_proof(proof: dict[str, Any]) -> Score:
         "proof_root": proof["root"],
         "passed": passed,
         "no_lookahead": lookahead["detail"],
-        "whole_window": "passed" if stopped is None else f"failed: {stopped}",
+        "whole_window": (
+            f"unconfirmed: {_UNTOLD}"
+            if span is None
+            else "passed"
+            if stopped is None
+            else f"failed: {stopped}"
+        ),
         "graded": graded,
         "proof": proof,
     }
