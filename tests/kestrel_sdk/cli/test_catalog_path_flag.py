@@ -57,14 +57,20 @@ def _imported(tmp_path: Path) -> Path:
     return catalog
 
 
+def _session(tmp_path: Path, catalog: Path) -> str:
+    """A session on ``mine`` run by ``kestrel run`` in ``tmp_path / "home"``: its id."""
+    program = tmp_path / "hold.kes"
+    program.write_text(HOLD)
+    ran = _kestrel(tmp_path / "home", catalog, "run", str(program), "--scenario", "mine", "--json")
+    assert ran.exit_code == 0, ran.output
+    session: str = json.loads(ran.stdout)["session"]
+    return session
+
+
 def _proof(tmp_path: Path, catalog: Path) -> Path:
     """A proof (not embedding its scenario) of a session on ``mine``, in a folder ``alice``."""
     home = tmp_path / "home"
-    program = tmp_path / "hold.kes"
-    program.write_text(HOLD)
-    ran = _kestrel(home, catalog, "run", str(program), "--scenario", "mine", "--json")
-    assert ran.exit_code == 0, ran.output
-    session = json.loads(ran.stdout)["session"]
+    session = _session(tmp_path, catalog)
     proof = tmp_path / "proofs" / "alice" / "mine.json"
     proof.parent.mkdir(parents=True)
     made = _kestrel(home, catalog, "proof", session, "-o", str(proof))
@@ -141,11 +147,7 @@ def test_a_disguise_takes_its_source_from_the_named_catalog_and_keeps_its_reveal
 def test_door_board_publish_checks_a_session_by_the_named_catalog(tmp_path: Path) -> None:
     catalog = _imported(tmp_path)
     home = tmp_path / "home"
-    program = tmp_path / "hold.kes"
-    program.write_text(HOLD)
-    ran = _kestrel(home, catalog, "run", str(program), "--scenario", "mine", "--json")
-    assert ran.exit_code == 0, ran.output
-    session = json.loads(ran.stdout)["session"]
+    session = _session(tmp_path, catalog)
     published = _kestrel(home, catalog, "door", "board", "publish", session, "--agent", "bob")
     assert published.exit_code == 0, published.output  # was: UNKNOWN_SCENARIO
     assert "(mine, agent bob)" in published.stdout

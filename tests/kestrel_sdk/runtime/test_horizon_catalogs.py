@@ -46,6 +46,20 @@ runtime.shutdown()
 """
 
 
+def _child(env: dict[str, str], script: str, *args: str) -> str:
+    """``script`` run with ``args`` in another OS process (succeeding): what it printed."""
+    child = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    return child.stdout.strip()
+
+
 def copy_catalog(root: Path) -> Path:
     """A catalog holding ``aaa-copy``, an import of acme-trend's bars (the same tape root)."""
     tape = Path(kestrel_sdk.__file__).parent / "catalog_data" / SCENARIO / "tape.csv"
@@ -75,15 +89,7 @@ def test_a_scout_in_one_process_is_seen_by_a_trade_in_another_with_another_catal
     catalog = copy_catalog(tmp_path / "catalog")
     url, env = _store(request, kind)
     scout_catalog = str(catalog) if copy_in == "scout's catalog" else ""
-    child = subprocess.run(
-        [sys.executable, "-c", SCOUT, str(home), scout_catalog, scout_by],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert child.returncode == 0, child.stderr
+    scouted = _child(env, SCOUT, str(home), scout_catalog, scout_by)
     trader_catalog = [catalog] if copy_in == "trader's catalog" else []
     runtime = Runtime(home, trader_catalog, store=open_runtime_store(url, home))
     try:
@@ -97,7 +103,7 @@ def test_a_scout_in_one_process_is_seen_by_a_trade_in_another_with_another_catal
         shown = (
             f"tape {SCENARIO} read"
             if scout_by == "tape"
-            else f"session {child.stdout.strip()} of the same principal had reached bar {END}"
+            else f"session {scouted} of the same principal had reached bar {END}"
         )
         assert check.detail.startswith(f"{shown} before submission 1 at bar 0"), check.detail
     finally:
@@ -137,15 +143,7 @@ def _lone_scout_then_trade(
     catalog = copy_catalog(tmp_path / "catalog")
     url, env = _store(request, kind)
     scout_catalog = str(catalog) if scout[0] else ""
-    child = subprocess.run(
-        [sys.executable, "-c", LONE_SCOUT, str(home), scout_catalog, scout[1], left],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert child.returncode == 0, child.stderr
+    scouted = _child(env, LONE_SCOUT, str(home), scout_catalog, scout[1], left)
     runtime = Runtime(home, [catalog] if trade[0] else [], store=open_runtime_store(url, home))
     try:
         sid = runtime.open_session(PRINCIPAL, trade[1], "trade").session_id
@@ -155,7 +153,7 @@ def _lone_scout_then_trade(
         assert isinstance(grade, GradeResult)
         check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
         assert not check.passed, check.detail
-        return child.stdout.strip(), check.detail
+        return scouted, check.detail
     finally:
         runtime.shutdown()
 
