@@ -15,11 +15,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kestrel_protocol import GradeResult, KestrelError
+from kestrel_protocol import KestrelError
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
 
-from tests.kestrel_sdk.runtime.test_horizon_catalogs import COPY, SCENARIO, copy_catalog
+from tests.kestrel_sdk.runtime.test_horizon_catalogs import (
+    COPY,
+    SCENARIO,
+    copy_catalog,
+    failed_lookahead,
+)
 from tests.store.conftest import horizon_key, raw_sql
 
 END = 2519  # acme-trend's last bar
@@ -69,19 +74,6 @@ def _old_store(url: str, home: Path, catalog: Path) -> str:
     return scout
 
 
-def _trade(runtime: Runtime, principal: str, scenario: str = SCENARIO) -> str:
-    """A session of ``principal`` on ``scenario`` trading at bar 0: its no-lookahead
-    detail (failed)."""
-    sid = runtime.open_session(principal, scenario, "trade").session_id
-    assert sid is not None
-    runtime.submit(principal, sid, "buy 10 ACME\nadvance 1")
-    grade = runtime.grade(principal, sid)
-    assert isinstance(grade, GradeResult)
-    check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
-    assert not check.passed, check.detail
-    return check.detail
-
-
 @pytest.mark.parametrize("first", ["with the copy", "shipped"])
 def test_a_scout_made_before_the_upgrade_is_judged_after_it(
     store_url: str, tmp_path: Path, first: str
@@ -92,12 +84,14 @@ def test_a_scout_made_before_the_upgrade_is_judged_after_it(
     other = _runtime(store_url, home, [] if first == "with the copy" else [catalog])
     try:
         key = horizon_key(SCENARIO)
-        detail = _trade(upgrading, "alice")
+        detail = failed_lookahead(upgrading, "alice")
         assert detail.startswith(  # written as the rows joined, named with the scout's twin
             f"session {scout} on {SCENARIO} of the same principal had reached bar {END} "
             "before submission 1 at bar 0"
         ), detail
-        assert _trade(other, "bob").startswith(f"tape {SCENARIO} read before submission 1")
+        assert failed_lookahead(other, "bob").startswith(
+            f"tape {SCENARIO} read before submission 1"
+        )
         # the scout, the idle session (counted under aaa-copy) and the trader: once each
         horizon = upgrading.store.horizon("alice", key)
         assert horizon is not None
@@ -157,7 +151,7 @@ def test_a_lone_scout_made_before_sessions_kept_their_lineage_is_seen(
     _runtime(store_url, home, [catalog]).shutdown()  # upgraded, its sessions adopted
     trader = _runtime(store_url, home, [catalog] if trader_has_copy else [])
     try:
-        detail = _trade(trader, "alice", traded)
+        detail = failed_lookahead(trader, "alice", traded)
         assert detail.startswith(
             f"session {scout} on {scouted} of the same principal had reached bar {END}"
             " before submission 1 at bar 0"

@@ -60,6 +60,19 @@ def _child(env: dict[str, str], script: str, *args: str) -> str:
     return child.stdout.strip()
 
 
+def failed_lookahead(runtime: Runtime, principal: str, scenario: str = SCENARIO) -> str:
+    """A session of ``principal`` on ``scenario`` trading at bar 0, graded: its
+    ``no-lookahead`` detail (asserted failed)."""
+    sid = runtime.open_session(principal, scenario, "trade").session_id
+    assert sid is not None
+    runtime.submit(principal, sid, "buy 10 ACME\nadvance 1")
+    grade = runtime.grade(principal, sid)
+    assert isinstance(grade, GradeResult)
+    check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
+    assert not check.passed, check.detail
+    return check.detail
+
+
 def copy_catalog(root: Path) -> Path:
     """A catalog holding ``aaa-copy``, an import of acme-trend's bars (the same tape root)."""
     tape = Path(kestrel_sdk.__file__).parent / "catalog_data" / SCENARIO / "tape.csv"
@@ -93,19 +106,13 @@ def test_a_scout_in_one_process_is_seen_by_a_trade_in_another_with_another_catal
     trader_catalog = [catalog] if copy_in == "trader's catalog" else []
     runtime = Runtime(home, trader_catalog, store=open_runtime_store(url, home))
     try:
-        sid = runtime.open_session(PRINCIPAL, SCENARIO, "trade").session_id
-        assert sid is not None
-        runtime.submit(PRINCIPAL, sid, "buy 10 ACME\nadvance 1")
-        grade = runtime.grade(PRINCIPAL, sid)
-        assert isinstance(grade, GradeResult)
-        check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
-        assert not check.passed, check.detail
+        detail = failed_lookahead(runtime, PRINCIPAL)
         shown = (
             f"tape {SCENARIO} read"
             if scout_by == "tape"
             else f"session {scouted} of the same principal had reached bar {END}"
         )
-        assert check.detail.startswith(f"{shown} before submission 1 at bar 0"), check.detail
+        assert detail.startswith(f"{shown} before submission 1 at bar 0"), detail
     finally:
         runtime.shutdown()
 
@@ -146,14 +153,7 @@ def _lone_scout_then_trade(
     scouted = _child(env, LONE_SCOUT, str(home), scout_catalog, scout[1], left)
     runtime = Runtime(home, [catalog] if trade[0] else [], store=open_runtime_store(url, home))
     try:
-        sid = runtime.open_session(PRINCIPAL, trade[1], "trade").session_id
-        assert sid is not None
-        runtime.submit(PRINCIPAL, sid, "buy 10 ACME\nadvance 1")
-        grade = runtime.grade(PRINCIPAL, sid)
-        assert isinstance(grade, GradeResult)
-        check = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
-        assert not check.passed, check.detail
-        return scouted, check.detail
+        return scouted, failed_lookahead(runtime, PRINCIPAL, trade[1])
     finally:
         runtime.shutdown()
 
