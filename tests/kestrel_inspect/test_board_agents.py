@@ -21,7 +21,8 @@ from kestrel_inspect import kestrel_trading
 KESTREL = str(Path(sys.executable).parent / "kestrel")
 
 
-def _board(*args: str) -> subprocess.CompletedProcess[str]:
+def kestrel_board(*args: str) -> subprocess.CompletedProcess[str]:
+    """``kestrel board ARGS`` in a child process, as a user runs it."""
     return subprocess.run(
         [KESTREL, "board", *args], capture_output=True, text=True, timeout=300, check=False
     )
@@ -55,7 +56,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_two_strategies_on_one_model_are_two_named_rows_beside_buy_and_hold(
     logs: Path,
 ) -> None:
-    done = _board(str(logs), "--json")
+    done = kestrel_board(str(logs), "--json")
     assert done.returncode == 0, done.stderr
     board: dict[str, Any] = json.loads(done.stdout)
     assert sorted({r["agent"] for r in board["rows"]}) == ["eager", "holder", "patient"]
@@ -85,7 +86,7 @@ def test_a_log_that_completed_no_sample_is_a_failed_row(logs: Path, tmp_path: Pa
     log.samples, log.status, log.results = [], "error", None
     empty = tmp_path / "empty.json"
     write_eval_log(log, str(empty))
-    done = _board(str(empty), "--json")
+    done = kestrel_board(str(empty), "--json")
     assert done.returncode == 1
     [row] = json.loads(done.stdout)["rows"]
     assert row["badge"] == "failed"

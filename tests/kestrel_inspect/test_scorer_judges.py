@@ -11,8 +11,6 @@ metadata. An honest agent passes and earns its grade's figures.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from inspect_ai.scorer import Score
 from kestrel_inspect import METADATA_KEY, kestrel_trading
 
 from tests.kestrel_inspect.scripted import HONEST, OPEN, SUBMITS, scripted_model
+from tests.kestrel_inspect.test_board_agents import kestrel_board
 
 STOPS_EARLY = (OPEN, "buy 10 ACME\nadvance 6", "sell 10 ACME\nadvance 4")
 """Ten bars of acme-chop, flat, then graded: every check of the grade passes."""
@@ -71,13 +70,7 @@ def test_a_session_stopped_early_does_not_pass_and_earns_nothing(tmp_path: Path)
     assert kestrel["graded"]["return"] == float(grade["metrics"]["return"]) != 0.0
     assert _means(log)["return"] == 0.0
     # the board fails the row of the same proof with the same words
-    board = subprocess.run(
-        [str(Path(sys.executable).parent / "kestrel"), "board", str(tmp_path / "logs"), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    board = kestrel_board(str(tmp_path / "logs"), "--json")
     [row] = json.loads(board.stdout)["rows"]
     assert row["badge"] == "failed"
     assert f"whole-window failed: {stopped}" in row["reason"]

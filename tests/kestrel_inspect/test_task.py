@@ -20,6 +20,7 @@ from kestrel_inspect import METADATA_KEY, TOKEN_ENV, KestrelConnection, kestrel_
 
 from tests.doors import serve_door
 from tests.kestrel_inspect.scripted import SUBMITS, scripted_model
+from tests.kestrel_inspect.test_board_agents import kestrel_board
 
 SCENARIOS = ["acme-chop", "acme-trend"]
 REPO = Path(__file__).resolve().parents[2]
@@ -112,13 +113,7 @@ def test_the_task_over_kestrel_mcp(tmp_path: Path) -> None:
     log = _run(kestrel_trading(SCENARIOS, home=str(home)), tmp_path / "logs")
     _check_log(log, tmp_path / "verify", "kestrel-mcp")
     # the board reads the log directory: a row per sample, each verified and ranked
-    board = subprocess.run(
-        [str(Path(sys.executable).parent / "kestrel"), "board", str(tmp_path / "logs"), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    board = kestrel_board(str(tmp_path / "logs"), "--json")
     assert board.returncode == 0, board.stderr
     rows = json.loads(board.stdout)["rows"]
     assert sorted(r["scenario"] for r in rows) == sorted(SCENARIOS)

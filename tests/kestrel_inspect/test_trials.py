@@ -229,6 +229,20 @@ def test_a_door_gone_before_the_proof_leaves_the_sample_unscored(tmp_path: Path)
     assert_nowhere(door.token, tmp_path / "logs")
 
 
+def _failed_eval(tmp_path: Path, door: str, scenario: str, token_file: Path) -> str:
+    """An eval of ``scenario`` through ``door`` with the token in ``token_file``, logged
+    under ``tmp_path / "logs"``, that must fail: its error message."""
+    [log] = inspect_eval(
+        kestrel_trading(scenario, door=door, token_file=str(token_file)),
+        model="kestrel/momentum",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "error"
+    assert log.error is not None
+    return log.error.message
+
+
 def test_an_evaluator_token_without_the_trials_scope_is_refused_naming_it(
     tmp_path: Path,
 ) -> None:
@@ -244,16 +258,9 @@ def test_an_evaluator_token_without_the_trials_scope_is_refused_naming_it(
         )
         token_file = tmp_path / "token"
         token_file.write_text(issued.output.split()[-1], encoding="utf-8")
-        [log] = inspect_eval(
-            kestrel_trading("acme-chop", door=door.url, token_file=str(token_file)),
-            model="kestrel/momentum",
-            log_dir=str(tmp_path / "logs"),
-            display="none",
-        )
-    assert log.status == "error"
-    assert log.error is not None
-    assert "the door refused to mint the trial" in log.error.message
-    assert "kestrel:trials" in log.error.message
+        message = _failed_eval(tmp_path, door.url, "acme-chop", token_file)
+    assert "the door refused to mint the trial" in message
+    assert "kestrel:trials" in message
 
 
 def test_an_evaluator_token_the_door_does_not_know_is_refused_saying_so(
@@ -267,15 +274,7 @@ def test_an_evaluator_token_the_door_does_not_know_is_refused_saying_so(
     bogus = "kestrel_tok_not-issued-by-this-door"
     token_file.write_text(bogus, encoding="utf-8")
     with serve_door(tmp_path / "door", principal="evaluator") as door:
-        [log] = inspect_eval(
-            kestrel_trading("acme-chop", door=door.url, token_file=str(token_file)),
-            model="kestrel/momentum",
-            log_dir=str(tmp_path / "logs"),
-            display="none",
-        )
-    assert log.status == "error"
-    assert log.error is not None
-    message = log.error.message
+        message = _failed_eval(tmp_path, door.url, "acme-chop", token_file)
     assert "the door refused to mint the trial" in message
     assert "not valid here: unknown, revoked or expired" in message  # the door's word
     assert "kestrel-door token issue" in message
@@ -292,14 +291,6 @@ def test_a_scenario_the_door_does_not_have_is_refused_naming_it_not_the_token(
     with serve_door(tmp_path / "door", principal="evaluator") as door:
         token_file = tmp_path / "token"
         token_file.write_text(door.token, encoding="utf-8")
-        [log] = inspect_eval(
-            kestrel_trading("acme-trnd", door=door.url, token_file=str(token_file)),
-            model="kestrel/momentum",
-            log_dir=str(tmp_path / "logs"),
-            display="none",
-        )
-    assert log.status == "error"
-    assert log.error is not None
-    message = log.error.message
+        message = _failed_eval(tmp_path, door.url, "acme-trnd", token_file)
     assert "UNKNOWN_SCENARIO: no scenario 'acme-trnd' in the door's catalog" in message
     assert "needs the scope" not in message
