@@ -12,12 +12,13 @@ run, however loaded the machine.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import Any
 
 from kestrel_sdk.runtime.live import LiveSession, LiveSessions
+
+from tests.session_gate import on_event_loop
 
 __all__ = ["ARMED", "HELD", "LOOKED", "RELEASE", "install"]
 
@@ -33,14 +34,6 @@ _PATIENCE_S = 30.0
 _POLL_S = 0.01
 
 
-def _on_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def install(home: str) -> None:
     """Gate the next armed replay of a session (``home``: the door's)."""
     where = Path(home)
@@ -49,7 +42,7 @@ def install(home: str) -> None:
 
     def gated_rebuild(self: LiveSessions, row: Any) -> LiveSession:
         armed = where / ARMED
-        if armed.exists() and not _on_event_loop():
+        if armed.exists() and not on_event_loop():
             armed.unlink()
             held.set()
             (where / HELD).touch()
@@ -61,7 +54,7 @@ def install(home: str) -> None:
         return rebuild(self, row)
 
     def gated_get(self: LiveSessions, principal: str, sid: str) -> LiveSession:
-        if held.is_set() and not released.is_set() and _on_event_loop():
+        if held.is_set() and not released.is_set() and on_event_loop():
             (where / LOOKED).touch()
         return get(self, principal, sid)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from kestrel_sdk.runtime.live import LiveSession, LiveSessions
 
-__all__ = ["ARMED", "LOOKED", "WAITING", "install"]
+__all__ = ["ARMED", "LOOKED", "WAITING", "install", "on_event_loop"]
 
 ARMED = "gate.armed"
 """The file (in the door's home) that arms the gate for one interleaving."""
@@ -30,7 +30,8 @@ LOOKED = "gate.looked"
 _PATIENCE_S = 30.0
 
 
-def _on_event_loop() -> bool:
+def on_event_loop() -> bool:
+    """Whether this call runs on a thread's event loop (the door's), not a worker thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -49,7 +50,7 @@ class _GatedLock:
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         armed = self._home / ARMED
         if armed.exists():
-            if _on_event_loop():  # the read: let the submit take the lock first
+            if on_event_loop():  # the read: let the submit take the lock first
                 (self._home / LOOKED).touch()
                 self._gate["looked"].set()
                 self._gate["taken"].wait(_PATIENCE_S)
