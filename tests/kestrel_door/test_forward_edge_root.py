@@ -460,3 +460,14 @@ def test_a_published_tape_that_is_not_the_one_signed_is_not_attested(
         f"the root of the first {EDGE} bars {_tape_url(served)} publishes, sha256:"
     )
     assert signed not in fetched.mismatch.expected
+
+
+def test_without_a_credential_the_door_serves_no_other_tape(served: Served) -> None:
+    """The public route serves an unsealed forward tape alone: an unknown id is 404, a
+    scenario that is not forward (the shipped acme-chop) is refused naming it."""
+    unknown = httpx.get(served.url + FEED_TAPE_PATH.format(id="no-such"))
+    assert unknown.status_code == 404, unknown.text
+    assert unknown.json()["refusal"]["code"] == "UNKNOWN_SCENARIO"
+    other = httpx.get(served.url + FEED_TAPE_PATH.format(id="acme-chop"))
+    assert other.status_code == 400, other.text
+    assert "acme-chop is not a forward scenario" in other.json()["refusal"]["message"]

@@ -218,8 +218,8 @@ class Runtime:
         """A forward tape's canonical CSV as published, once its feed is unsealed (what a
         verifier fetches to check a proof that does not embed it; read by no principal);
         ``SCENARIO_SEALED`` before, ``INVALID_ARGUMENT`` for a scenario not forward."""
+        self._served.with_tape(scenario_id)  # first: says nothing of a scenario served sealed
         feed = self._feeds.feed(scenario_id)
-        self._served.with_tape(scenario_id)
         feed.refresh()
         return tape_csv(feed.loaded())
 
