@@ -78,6 +78,14 @@ def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: 
         ("Acme closed at EUR104.50.", "'104.50', within 5 % of the source's"),
         ("Acme closed at 104.50USD.", "'104.50', within 5 % of the source's"),
         ("Acme closed at 104,50 € on the news.", "'104,50', within 5 % of the source's"),
+        # issue 48, session 16: each of these was shown as it is; a move in money divided
+        # into the disguised bar's move gives the factor, a day of the month the years
+        ("Acme shares fell $4.50 on the news.", "'fell $4.50', a price move in money"),
+        ("Acme rose 3.25 points.", "'rose 3.25 points', a price move in money"),
+        ("Acme lost 45 cents.", "'lost 45 cents', a price move in money"),
+        ("Acme was down 1.20 at the close.", "'down 1.20', a price move in money"),
+        ("Acme reports on the 14th.", "'on the 14th', a day of the month (with its weekday"),
+        ("Acme met on Thursday the 14th.", "'on Thursday the 14th', a day of the month"),
     ],
 )
 def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
@@ -106,6 +114,24 @@ def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
     with pytest.raises(ValueError, match="would show it") as raised:
         disguise_scenario(source, "tape-n1", SECRET)
     assert f"(2024-01-30T12:00:00Z) body names {named}" in str(raised.value)
+
+
+def test_figures_that_are_no_price_move_nor_day_pass(tmp_path: Path) -> None:
+    """An ordinal that is no day, a move in percent and an amount in billions tell
+    neither the factor nor the date: the disguise shows them."""
+    catalog = tmp_path / "catalog"
+    directory = write_news_scenario(catalog)
+    harmless = (
+        "Acme, the 3rd largest maker, rose 4.5 % for the 2nd time; revenue rose $2 billion "
+        "and sales increased 3.1 percent by the 2nd quarter; Acme added 300 jobs."
+    )
+    item = {"time": "2024-01-20T12:00:00Z", "symbol": "ACME", "headline": "Results"}
+    with (directory / "news.jsonl").open("a", encoding="utf-8") as news:
+        news.write(json.dumps({**item, "body": harmless}) + "\n")
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    twin = disguise_scenario(source, "tape-n1", SECRET).write(catalog / "tape-n1")
+    assert "the 3rd largest maker, rose 4.5 %" in (twin / "news.jsonl").read_text("utf-8")
 
 
 def _kestrel(home: Path, catalog: Path | str, *args: str) -> subprocess.CompletedProcess[str]:

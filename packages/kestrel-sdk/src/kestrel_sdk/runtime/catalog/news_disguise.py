@@ -8,9 +8,13 @@ ticker (whole words, any letter case, longest names first: "Acme Corporation" be
 the disguise or tell its price level, for the disguise to refuse: a year from ten before
 the source's first bar to the one after its last ("Q4 2021 results", "FY21", "Q3 '21"),
 a day of the year ("reported on March 3", "on 3/3/21", "into Christmas": the weekday is
-kept, so it tells which years), a price (a number with decimals, a point or a comma, or
-a currency sign, not a percentage, whatever letters touch it: "EUR104.50", "104,50 €")
-within 5 % of the source's range.
+kept, so it tells which years), a day of the month after "on", "by" or a weekday ("on
+the 14th", "Thursday the 14th": with the weekday kept, it narrows the years), a price
+(a number with decimals, a point or a comma, or a currency sign, not a percentage,
+whatever letters touch it: "EUR104.50", "104,50 €") within 5 % of the source's range,
+or a price move in money
+("fell $4.50", "up 3.25 points", "lost 45 cents": divided into the disguised bar's move,
+it gives the secret factor, and with it every source price).
 A name no ``news_aliases`` lists (a company, a person) cannot be found and is shown.
 """
 
@@ -51,6 +55,25 @@ _MONTH = (
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _MONTH_DAY = re.compile(
     rf"(?<![\w.])(?:{_MONTH}\s+{_DAY}(?![\d%]|[.,]\d)|{_DAY}\s+(?:of\s+)?{_MONTH}(?!\w))"
+)
+_WEEKDAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?"
+_ORDINAL_DAY = re.compile(
+    rf"(?<!\w)(?:(?:on|by|until|till|since|from|before|after|through|around)\s+"
+    rf"(?:{_WEEKDAY}\s+)?|{_WEEKDAY}\s+)the\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)(?!\w)"
+    r"(?!\s+(?!(?:of|and|or|to|at|as|when|in|with)\b)[a-z])",  # "on the 3rd attempt": no day
+    re.IGNORECASE,
+)
+_MOVE = re.compile(
+    r"(?<!\w)(?:r[io]se[sn]?|rising|f[ae]ll(?:s|en|ing)?|gain(?:s|ed|ing)?|los(?:es|t|ing|e)"
+    r"|add(?:s|ed|ing)?|shed(?:s|ding)?|drop(?:s|ped|ping)?|climb(?:s|ed|ing)?"
+    r"|jump(?:s|ed|ing)?|sl(?:id|ide|ides|iding)|s[ai]nk(?:s|ing)?|sank"
+    r"|declin(?:e|es|ed|ing)|(?:in|de)creas(?:e|es|ed|ing)|surg(?:e|es|ed|ing)"
+    r"|tumbl(?:e|es|ed|ing)|plung(?:e|es|ed|ing)|rall(?:y|ies|ied|ying)|up|down|off)"
+    r"\s+(?:by\s+)?(?:(?:[$€£¥]|US\$|EUR|USD|GBP)\s?\d[\d,]*(?:\.\d+)?"
+    r"(?![\d.,]|\s?(?:million|billion|trillion|bn|mn|m|k)\b)"  # "rose $2 billion": no price
+    r"|\d[\d,]*(?:\.\d+)?\s?(?:points?|pts|cents?|pence|p\b|pips?|dollars?|euros?)"
+    r"|\d[\d,]*\.\d+(?!\d|\s?%|\s?per ?cent))(?!\w)",
+    re.IGNORECASE,
 )
 _MARGIN = Fraction(105, 100)  # exact, whatever the caller's decimal context
 
@@ -110,8 +133,14 @@ def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]
     day_text = found.group(0) if found is not None else next(numeric, None)
     if day_text is not None:  # the weekday is kept: a day of the year tells which years
         return f"{day_text!r}, a day of the year (with its weekday, it dates the source)"
+    ordinal = _ORDINAL_DAY.search(text)
+    if ordinal is not None:
+        return f"{ordinal.group(0)!r}, a day of the month (with its weekday, it narrows the years)"
     low = Fraction(prices[0], 10**tape.scale) / _MARGIN
     high = Fraction(prices[1], 10**tape.scale) * _MARGIN
+    move = _MOVE.search(text)
+    if move is not None:  # divided into the disguised move, it gives the factor
+        return f"{move.group(0)!r}, a price move in money (it tells the disguise's price factor)"
     for price in _PRICE.finditer(text):
         sign, whole, decimals = price.groups()
         number = whole.replace(",", "") + (decimals or "").replace(",", ".")
