@@ -123,7 +123,8 @@ def test_figures_that_are_no_price_move_nor_day_pass(tmp_path: Path) -> None:
     directory = write_news_scenario(catalog)
     harmless = (
         "Acme, the 3rd largest maker, rose 4.5 % for the 2nd time; revenue rose $2 billion "
-        "and sales increased 3.1 percent by the 2nd quarter; Acme added 300 jobs."
+        "and sales increased 3.1 percent by the 2nd quarter; Acme added 300 jobs; orders "
+        "rose 2.5 times and it gained 1.5 million subscribers."
     )
     item = {"time": "2024-01-20T12:00:00Z", "symbol": "ACME", "headline": "Results"}
     with (directory / "news.jsonl").open("a", encoding="utf-8") as news:

@@ -69,10 +69,12 @@ _MOVE = re.compile(
     r"|jump(?:s|ed|ing)?|sl(?:id|ide|ides|iding)|s[ai]nk(?:s|ing)?|sank"
     r"|declin(?:e|es|ed|ing)|(?:in|de)creas(?:e|es|ed|ing)|surg(?:e|es|ed|ing)"
     r"|tumbl(?:e|es|ed|ing)|plung(?:e|es|ed|ing)|rall(?:y|ies|ied|ying)|up|down|off)"
-    r"\s+(?:by\s+)?(?:(?:[$€£¥]|US\$|EUR|USD|GBP)\s?\d[\d,]*(?:\.\d+)?"
-    r"(?![\d.,]|\s?(?:million|billion|trillion|bn|mn|m|k)\b)"  # "rose $2 billion": no price
+    r"\s+(?:by\s+)?(?:(?:[$€£¥]|US\$|EUR|USD|GBP)\s?\d(?:,?\d)*(?:\.\d+)?(?!\d|[.,]\d){_NOT_PRICE}"
     r"|\d[\d,]*(?:\.\d+)?\s?(?:points?|pts|cents?|pence|p\b|pips?|dollars?|euros?)"
-    r"|\d[\d,]*\.\d+(?!\d|\s?%|\s?per ?cent))(?!\w)",
+    r"|\d(?:,?\d)*\.\d+(?!\d|[.,]\d){_NOT_PRICE})(?!\w)".format(
+        _NOT_PRICE=r"(?!\s?%|\s?(?:per ?cent|pc|times|x|fold|bps|basis|million|billion"
+        r"|trillion|bn|mn|m|k)\b)"  # "rose 4.5 %", "rose 2.5 times", "rose $2 billion"
+    ),
     re.IGNORECASE,
 )
 _MARGIN = Fraction(105, 100)  # exact, whatever the caller's decimal context
