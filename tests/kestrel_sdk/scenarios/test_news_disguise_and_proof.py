@@ -195,6 +195,19 @@ def test_an_id_or_title_naming_a_news_alias_is_refused(tmp_path: Path) -> None:
     assert disguise_scenario(source, "coyote-7", SECRET).id == "coyote-7"
 
 
+def test_an_id_or_title_dating_the_source_or_naming_its_prices_is_refused() -> None:
+    """The id and title are served wherever the disguise is, sealed too: an id such as
+    ``tape-2015`` on a tape of 2010 to 2019 dated it (it passed), as a news item naming
+    the year is refused; a day of the year or a price near the source's, likewise."""
+    source = load_catalog([]).get("acme-trend")  # 2010-01-04 to 2019-08-30
+    assert source is not None
+    with pytest.raises(ValueError, match=r"the id 'tape-2015' names '2015', a year near the"):
+        disguise_scenario(source, "tape-2015", SECRET)
+    with pytest.raises(ValueError, match=r"the title 'Up from \$40.00 to Christmas' names"):
+        disguise_scenario(source, "tape-z1", SECRET, title="Up from $40.00 to Christmas")
+    assert disguise_scenario(source, "tape-1975", SECRET, title="Trend 7").id == "tape-1975"
+
+
 def _proof(tmp_path: Path) -> dict[str, Any]:
     catalog = tmp_path / "catalog"
     write_news_scenario(catalog)

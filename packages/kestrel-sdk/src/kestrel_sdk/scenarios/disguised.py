@@ -25,7 +25,7 @@ from ..runtime.catalog.instrument_terms import tick_scale
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
 from ..runtime.catalog.news import News
-from ..runtime.catalog.news_disguise import disguised_news, news_tells
+from ..runtime.catalog.news_disguise import disguised_news, news_tells, text_tells
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
 from ..runtime.catalog.seal_salt import salted_description
@@ -117,18 +117,23 @@ def disguise_scenario(
     bytes: ``os.urandom(32)``). Sealed when ``sealed`` or when the source is.
 
     Raises ``ValueError`` naming the problem: a short secret, an id or title that names
-    the source (its id, a symbol or a name its ``news_aliases`` lists), an invalid id,
+    the source (its id, a symbol or a name its ``news_aliases`` lists) or would date it or
+    tell its price level as news would (:func:`~..runtime.catalog.news_disguise.text_tells`:
+    ``tape-2015``), an invalid id,
     news that would date the disguise or tell its price level
     (:func:`~..runtime.catalog.news_disguise.news_tells`).
     """
     if len(secret) < 16:
         raise ValueError("the secret must be at least 16 bytes (e.g. os.urandom(32))")
     origin = source.scenario
+    tape = source.tape
     for what, text in (("id", scenario_id), ("title", title or "")):
         named = _names_source(text, source)
         if named is not None:
             raise ValueError(f"the {what} {text!r} names the source ({named}); choose another")
-    tape = source.tape
+        dated = text_tells(text, tape)  # served as it is, sealed too: as news would be
+        if dated is not None:
+            raise ValueError(f"the {what} {text!r} names {dated}; choose another")
     told = None if source.news is None else news_tells(source.news, tape)
     if told is not None:
         raise ValueError(f"{told}; rewrite the source's news without it")

@@ -28,7 +28,7 @@ from .disguise import DisguiseTransform, shifted_time
 from .model import Tape
 from .news import News, NewsItem, news_of_items
 
-__all__ = ["disguised_news", "news_tells"]
+__all__ = ["disguised_news", "news_tells", "text_tells"]
 
 _YEAR = re.compile(r"(?<![\d.,$])(\d{4})(?![\d]|[.,]\d)")
 _SHORT_YEAR = re.compile(
@@ -155,15 +155,28 @@ def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]
     return None
 
 
-def news_tells(news: News, tape: Tape) -> str | None:
-    """What the first item of ``news`` (a source's, on ``tape``) that would date its
-    disguise or tell its price level names: the item, the field, the words and why;
-    ``None`` when no item does."""
+def _bounds(tape: Tape) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The years of ``tape``'s first and last bars, and its lowest and highest prices."""
     years = (int(tape.times[0][:4]), int(tape.times[-1][:4]))
     prices = (
         min(min(columns.low) for columns in tape.columns.values()),
         max(max(columns.high) for columns in tape.columns.values()),
     )
+    return years, prices
+
+
+def text_tells(text: str, tape: Tape) -> str | None:
+    """What ``text`` (a disguise's id or title, served as it is) names that would date
+    the disguise of ``tape`` or tell its price level, and why; ``None`` when nothing."""
+    years, prices = _bounds(tape)
+    return _tell(text, years, tape, prices)
+
+
+def news_tells(news: News, tape: Tape) -> str | None:
+    """What the first item of ``news`` (a source's, on ``tape``) that would date its
+    disguise or tell its price level names: the item, the field, the words and why;
+    ``None`` when no item does."""
+    years, prices = _bounds(tape)
     for item in news.items:
         for field in ("headline", "body"):
             told = _tell(getattr(item, field), years, tape, prices)
