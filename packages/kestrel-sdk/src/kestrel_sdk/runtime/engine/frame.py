@@ -302,6 +302,10 @@ class FrameBuilder:
             f'{self._tail}{seq}{self._session_status}{status}"{tape_json}}}'
         )
 
+    def change_count(self) -> int:
+        """:attr:`changes` now (for a reader keeping what it made while it holds)."""
+        return self.changes
+
     def changing(self) -> None:
         """The engine begins to change (a submission, a close, a tape grown): the last
         frame's object can no longer be made from its state."""
