@@ -59,8 +59,9 @@ if TYPE_CHECKING:
 
 BarParts = tuple[str, str, str, tuple[int, Bars, dict[str, str]]]
 """A bar's parts (:meth:`FrameBuilder._marks_at`): before and after the events, its time
-and its texts; each loaded scenario's, unsealed and sealed, by (bar, last bar), up to
-``_BARS_MAX`` (all forgotten when full)."""
+and its texts; each loaded scenario's, unsealed and sealed, by (bar, last bar), for a
+tape of up to ``_BARS_MAX`` bars (a longer one's would be forgotten before a session
+came back to them: none are kept), all forgotten when full (a forward tape grown)."""
 
 _BARS_MAX: Final = 4096
 _SHARED_BARS: WeakKeyDictionary[LoadedScenario, tuple[dict[tuple[int, int], BarParts], ...]] = (
@@ -68,7 +69,9 @@ _SHARED_BARS: WeakKeyDictionary[LoadedScenario, tuple[dict[tuple[int, int], BarP
 )
 
 
-def _bar_parts(loaded: LoadedScenario, sealed: bool) -> dict[tuple[int, int], BarParts]:
+def _bar_parts(loaded: LoadedScenario, sealed: bool) -> dict[tuple[int, int], BarParts] | None:
+    if len(loaded.tape) > _BARS_MAX:
+        return None
     shared = _SHARED_BARS.get(loaded)
     if shared is None:
         shared = _SHARED_BARS.setdefault(loaded, ({}, {}))
@@ -163,11 +166,13 @@ class FrameBuilder:
         bar for every session of the scenario), and the same texts kept for an object or
         values asked."""
         shared = self._bar_parts
-        parts = shared.get((bar, last))
+        parts = None if shared is None else shared.get((bar, last))
         if parts is None:
-            if len(shared) >= _BARS_MAX:
-                shared.clear()
-            parts = shared[bar, last] = self._write_bar(bar, last)
+            parts = self._write_bar(bar, last)
+            if shared is not None:
+                if len(shared) >= _BARS_MAX:
+                    shared.clear()
+                shared[bar, last] = parts
         # (the model bar: one tuple, read and replaced whole, see :meth:`_values`)
         self._before_events, self._after_events, self._time, self._model_bar = parts
         self._marks_bar = bar
