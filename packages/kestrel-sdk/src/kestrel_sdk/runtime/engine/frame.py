@@ -26,7 +26,6 @@ from collections.abc import Callable
 from fractions import Fraction
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final, TypeVar
-from weakref import WeakKeyDictionary
 
 from kestrel_protocol import SessionFrame
 from kestrel_protocol.objects.session import SessionStatus
@@ -34,6 +33,7 @@ from kestrel_protocol.objects.session import SessionStatus
 from ..catalog.model import LoadedScenario
 from ..frame_values import FrameValues
 from .account import Account
+from .bar_parts import BARS_MAX, BarParts, bar_parts
 from .bus import Event
 from .frame_account import AccountParts
 from .frame_models import Bars, FrameModels, Written
@@ -56,26 +56,6 @@ _NO_EVENTS: list[Event] = []
 
 if TYPE_CHECKING:
     Columns = tuple[array[int], array[int], array[int], array[int], array[int]]
-
-BarParts = tuple[str, str, str, tuple[int, Bars, dict[str, str]]]
-"""A bar's parts (:meth:`FrameBuilder._marks_at`): before and after the events, its time
-and its texts; each loaded scenario's, unsealed and sealed, by (bar, last bar), for a
-tape of up to ``_BARS_MAX`` bars (a longer one's would be forgotten before a session
-came back to them: none are kept), all forgotten when full (a forward tape grown)."""
-
-_BARS_MAX: Final = 4096
-_SHARED_BARS: WeakKeyDictionary[LoadedScenario, tuple[dict[tuple[int, int], BarParts], ...]] = (
-    WeakKeyDictionary()
-)
-
-
-def _bar_parts(loaded: LoadedScenario, sealed: bool) -> dict[tuple[int, int], BarParts] | None:
-    if len(loaded.tape) > _BARS_MAX:
-        return None
-    shared = _SHARED_BARS.get(loaded)
-    if shared is None:
-        shared = _SHARED_BARS.setdefault(loaded, ({}, {}))
-    return shared[sealed]
 
 
 class FrameBuilder:
@@ -121,7 +101,7 @@ class FrameBuilder:
         self._model_bar: tuple[int, Bars, dict[str, str]] = (-1, {}, {})
         """The bar whose texts :meth:`_marks_at` wrote last: its OHLCV texts per symbol
         (for an object asked) and its marks (for values asked)."""
-        self._bar_parts = _bar_parts(loaded, sealed)
+        self._bar_parts = bar_parts(loaded, sealed)
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._volume_scale = loaded.tape.volume_scale
         self._marks_bar = self._marks_last = -1
@@ -170,7 +150,7 @@ class FrameBuilder:
         if parts is None:
             parts = self._write_bar(bar, last)
             if shared is not None:
-                if len(shared) >= _BARS_MAX:
+                if len(shared) >= BARS_MAX:
                     shared.clear()
                 shared[bar, last] = parts
         # (the model bar: one tuple, read and replaced whole, see :meth:`_values`)
@@ -249,7 +229,7 @@ class FrameBuilder:
         self._times = loaded.tape.times
         self._volume = loaded.tape.volume_member
         self._volume_scale = loaded.tape.volume_scale
-        self._bar_parts = _bar_parts(loaded, self._sealed)
+        self._bar_parts = bar_parts(loaded, self._sealed)
 
     def build(
         self,
