@@ -4,7 +4,8 @@ validating it (``Blotter.with_root``) makes, over sessions with every kind of or
 member (aliases, limits and stops, bracket children, OCO groups, trailing stops,
 rejections, cancellations, expiries, liquidations), and exactly what building every
 order and fill as an object from the engine's own orders and fills makes (the way the
-blotter was made before it was written as text), fractional quantities too."""
+blotter was made before it was written as text), fractional quantities too; and read
+mid-session it is the engine's now (a trailing stop ratchets without an event)."""
 
 from __future__ import annotations
 
@@ -161,3 +162,28 @@ def test_the_written_blotter_is_the_one_built_from_objects(case: str) -> None:
     if scenario == "fractional":  # quantities as decimal strings, averages rounded
         assert any(isinstance(o.qty, str) for o in expected.orders)
         assert any(o.avg_price is not None for o in expected.orders)
+
+
+def test_a_blotter_read_mid_session_shows_a_trailing_stop_where_it_is_now() -> None:
+    """A trailing stop ratchets with the closes, no event saying so: a blotter read after
+    it moved shows its stop now (and its root is of that), not the stop of a read before."""
+    loaded = load_catalog([]).get("acme-trend")
+    assert loaded is not None
+    engine = SessionEngine(loaded, "ks_trail")
+    engine.submit("buy 10 ACME\nadvance 1")
+    engine.submit("sell 10 ACME trail 5% tif gtc\nadvance 1")
+    moved = 0
+    for _ in range(30):
+        before = engine.blotter()
+        engine.submit("advance 1")
+        stop = next(order.stop for order in engine.orders if order.id == "o2")
+        shown = next(order for order in engine.blotter().orders if order.id == "o2")
+        assert shown.stop == stop
+        if shown.status != "new":
+            break
+        moved += shown.stop != next(o.stop for o in before.orders if o.id == "o2")
+    assert moved  # the stop did move while the order rested
+    validated = Blotter.with_root(
+        **{k: v for k, v in engine.blotter().to_json().items() if k != "root"}
+    )
+    assert engine.blotter_root() == validated.root

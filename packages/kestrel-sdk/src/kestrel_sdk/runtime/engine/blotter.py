@@ -18,7 +18,6 @@ from typing import Final
 from kestrel_protocol import Blotter
 from kestrel_protocol.wire import text_builder
 
-from .bus import Event
 from .orders import Fill, LiveOrder, order_links
 from .scaled import Terms
 from .spliced import rooted_bytes
@@ -38,7 +37,11 @@ def _linked(links: dict[str, str], key: str) -> str:
 
 
 class BlotterRecorder:
-    """Bus subscriber keeping orders (on ``accepted``) and fills (on ``fill``).
+    """The session's orders and fills as a blotter: ``orders`` is the engine's own list
+    (every order in id order) and ``fills`` the loop's (every fill in booking order), so
+    it hears no event; what it wrote is kept while the engine's change count
+    (:attr:`.frame.FrameBuilder.changes`, raised by everything that moves an order) is
+    what it was when written.
 
     An order's ``reason`` is the rejection (``insufficient-cash``,
     ``insufficient-margin`` …), who cancelled it (``statement``, ``stand-down``,
@@ -47,12 +50,24 @@ class BlotterRecorder:
     ``null`` otherwise.
     """
 
-    def __init__(self, session_id: str, terms: Terms, times: Sequence[str]) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        terms: Terms,
+        times: Sequence[str],
+        *,
+        orders: list[LiveOrder],
+        fills: list[Fill],
+        changes: Callable[[], int],
+    ) -> None:
         self._session_id = session_id
         self._terms = terms
         self._times = times
-        self.orders: list[LiveOrder] = []
-        self.fills: list[Fill] = []
+        self.orders = orders
+        self.fills = fills
+        self._changes = changes
+        self._version = -1
+        """The change count :attr:`_written` and :attr:`_built` were made at."""
         self._written: tuple[str, bytes] | None = None
         self._built: Blotter | None = None
 
@@ -60,15 +75,17 @@ class BlotterRecorder:
         """The bar times of a forward tape grown since (:meth:`.core.SessionEngine.extend`)."""
         self._times = times
 
-    def on_event(self, event: Event) -> None:
-        self._written = self._built = None
-        if event.type == "accepted" and event.order is not None:
-            self.orders.append(event.order)
-        elif event.type == "fill" and event.fill is not None:
-            self.fills.append(event.fill)
+    def _current(self) -> None:
+        """Drop what was written before the engine last changed."""
+        version = self._changes()
+        if version != self._version:
+            self._written = self._built = None
+            self._version = version
 
     def build(self) -> Blotter:
-        """The rooted blotter now (made from :meth:`canonical`, kept until the next event)."""
+        """The rooted blotter now (made from :meth:`canonical`, kept until the engine
+        changes)."""
+        self._current()
         built = self._built
         if built is None:
             built = self._built = _BUILD(self.canonical())
@@ -83,6 +100,7 @@ class BlotterRecorder:
         return self._write()[1]
 
     def _write(self) -> tuple[str, bytes]:
+        self._current()
         written = self._written
         if written is None:
             terms = self._terms

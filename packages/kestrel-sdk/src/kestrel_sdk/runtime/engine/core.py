@@ -93,9 +93,15 @@ class SessionEngine:
             liquidate=self._margin_call_liquidation,
         )
         self._frames = FrameBuilder(session_id, loaded, terms, self._cols, sealed=sealed)
-        self._blotter = BlotterRecorder(session_id, terms, self._times)
+        self._blotter = BlotterRecorder(
+            session_id,
+            terms,
+            self._times,
+            orders=self._orders,
+            fills=self._loop.fills,
+            changes=self._frames.change_count,
+        )
         self._bus.subscribe(self._frames.on_event)
-        self._bus.subscribe(self._blotter.on_event)
         links = Links(self._open, self._bus)  # (it subscribes when an order is linked)
         self._cancels = Cancels(self._orders, self._open, self._aliases, self._bus)
         self._placer = Placer(

@@ -6,7 +6,9 @@ order: the text is what faces send (spliced, not re-serialised) and what the fra
 root hashes. No protocol object is made on the step: a caller that reads the frame as an
 object has it built when it asks, once (:mod:`.frame_models`). Parts that did not
 change since the previous frame (the scenario reference, the marks of the same bar, an
-unchanged account, position or open order) are reused.
+unchanged account, position or open order) are reused, and a bar's parts (its bars,
+clock and marks) are written once for every session of the scenario in the process
+(a training loop's episodes replay one tape).
 
 A sealed session's frames (``sealed``) have no ``clock.remaining``, which tells the
 tape's length: the text, and so the root, is of the frame as served.
@@ -31,6 +33,7 @@ from kestrel_protocol.objects.session import SessionStatus
 from ..catalog.model import LoadedScenario
 from ..frame_values import FrameValues
 from .account import Account
+from .bar_parts import BARS_MAX, BarParts, bar_parts
 from .bus import Event
 from .frame_account import AccountParts
 from .frame_models import Bars, FrameModels, Written
@@ -98,6 +101,7 @@ class FrameBuilder:
         self._model_bar: tuple[int, Bars, dict[str, str]] = (-1, {}, {})
         """The bar whose texts :meth:`_marks_at` wrote last: its OHLCV texts per symbol
         (for an object asked) and its marks (for values asked)."""
+        self._bar_parts = bar_parts(loaded, sealed)
         self._models = FrameModels(session_id, scenario.id, scenario.root, terms)
         self._volume_scale = loaded.tape.volume_scale
         self._marks_bar = self._marks_last = -1
@@ -139,7 +143,23 @@ class FrameBuilder:
     def _marks_at(self, bar: int, last: int) -> None:
         """The bars, the clock and the marks of clock bar ``bar`` of a tape whose last bar
         is ``last``, as the frame's parts before and after its events (written once per
-        bar), and the same texts kept for an object or values asked."""
+        bar for every session of the scenario), and the same texts kept for an object or
+        values asked."""
+        shared = self._bar_parts
+        parts = None if shared is None else shared.get((bar, last))
+        if parts is None:
+            parts = self._write_bar(bar, last)
+            if shared is not None:
+                if len(shared) >= BARS_MAX:
+                    shared.clear()
+                shared[bar, last] = parts
+        # (the model bar: one tuple, read and replaced whole, see :meth:`_values`)
+        self._before_events, self._after_events, self._time, self._model_bar = parts
+        self._marks_bar = bar
+        self._marks_last = last
+
+    def _write_bar(self, bar: int, last: int) -> BarParts:
+        """:meth:`_marks_at`'s parts of ``bar``, written."""
         texts = self._prices.bar
         cols = self._cols
         shown = self._volume if self._volume_scale else None
@@ -167,19 +187,17 @@ class FrameBuilder:
             marks = f'{marks}{comma}{mark_head}{close}"'
             comma = ","
         time = self._times[bar]
-        self._time = time
         # a sealed session's clock has no "remaining" (it tells the tape's length)
         remaining = "" if self._sealed else f',"remaining":{last - bar}'
         # the frame from "bars" to its events, and its "kind" and marks after them; a
         # tape's time is ISO-8601 UTC (``Tape.times``, each row read matched against
         # ``tape_format.TIME_FORM``), none of whose characters JSON escapes: no quote()
-        self._before_events = (
-            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":"{time}"}},"events":['
+        return (
+            f',"bars":{{{bars}}},"clock":{{"bar":{bar}{remaining},"time":"{time}"}},"events":[',
+            f'],"kind":"kestrel.frame","marks":{{{marks}}}',
+            time,
+            (bar, values, closes),
         )
-        self._after_events = f'],"kind":"kestrel.frame","marks":{{{marks}}}'
-        self._marks_bar = bar
-        self._marks_last = last
-        self._model_bar = (bar, values, closes)  # one tuple, read and replaced whole
 
     def _position(
         self, symbol: str, qty: int, basis: Fraction | int, mark: int, unrealized: Fraction | int
@@ -211,6 +229,7 @@ class FrameBuilder:
         self._times = loaded.tape.times
         self._volume = loaded.tape.volume_member
         self._volume_scale = loaded.tape.volume_scale
+        self._bar_parts = bar_parts(loaded, self._sealed)
 
     def build(
         self,
@@ -301,6 +320,10 @@ class FrameBuilder:
             f',"orders":[{orders_json}],"positions":[{positions_json}]'
             f'{self._tail}{seq}{self._session_status}{status}"{tape_json}}}'
         )
+
+    def change_count(self) -> int:
+        """:attr:`changes` now (for a reader keeping what it made while it holds)."""
+        return self.changes
 
     def changing(self) -> None:
         """The engine begins to change (a submission, a close, a tape grown): the last

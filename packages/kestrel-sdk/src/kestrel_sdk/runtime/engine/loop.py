@@ -105,7 +105,8 @@ class BarLoop:
         """``None`` when the scenario does not slip (no ``Fraction`` test per fill)."""
         self._forward = loaded.forward
         """A forward tape's day orders expire bar by bar (``LiveOrder.day_of``)."""
-        self._fill_count = 0
+        self.fills: list[Fill] = []
+        """Every fill so far, in booking order (the blotter's)."""
         self.trace = EquityTrace(terms.cash)
 
     def retape(self, cols: dict[str, Columns], days: array[int]) -> None:
@@ -167,8 +168,9 @@ class BarLoop:
         self._account.apply_fill(order.symbol, qty if order.buy else -qty, price, fee)
         order.filled += qty
         order.notional += qty * price
-        self._fill_count += 1
-        fill = Fill(f"f{self._fill_count}", order, bar=j, qty=qty, price=price, fee=fee)
+        fills = self.fills
+        fill = Fill(f"f{len(fills) + 1}", order, bar=j, qty=qty, price=price, fee=fee)
+        fills.append(fill)
         if order.filled >= order.qty:
             order.status = "filled"
             order.closed_bar = j

@@ -1,8 +1,11 @@
 """Checking a session's sources: a source becomes a :class:`Program` (its statements,
 ready to apply atomically) or a refusal naming every diagnostic.
 
-An agent repeats a handful of sources, so a program whose diagnostics cannot depend on
-the session's state is remembered (:class:`Programs`) and a repeat is not parsed again.
+An agent repeats sources, within a session and across the sessions of one scenario (a
+training loop's episodes replay one tape: the same quantities come back), so a program
+whose diagnostics cannot depend on the session's state is remembered for its scenario
+(:class:`Programs`, shared by every session of it in the process) and a repeat is not
+parsed again.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
+from weakref import WeakKeyDictionary
 
 from kestrel_protocol import KestrelError, RefusalCode
 
@@ -20,7 +24,8 @@ from ..lang.validate import ScenarioRules, SessionContext, check_session
 
 __all__ = ["Program", "Programs"]
 
-_CHECKED_MAX: Final = 256
+_CHECKED_MAX: Final = 4096
+"""Programs remembered per scenario (all forgotten when it is full)."""
 _CHECKED_MAX_CHARS: Final = 1024
 
 
@@ -42,7 +47,8 @@ class Program:
     checked against the scenario alone (K201-K203), which a session never changes; an
     alias (K105 reuse), an order reference (K204) or ``advance to`` (K205) depend on
     what the session holds now. A source made only of the former that passed once
-    passes on every later check of the same session, so its program is remembered.
+    passes on every later check in any session of the same scenario, so its program
+    is remembered.
     """
 
     @classmethod
@@ -66,12 +72,21 @@ class Program:
         return cls(source, tuple(statements), places, placed, free)
 
 
+_SHARED: WeakKeyDictionary[LoadedScenario, tuple[ScenarioRules, dict[str, Program]]] = (
+    WeakKeyDictionary()
+)
+"""Each loaded scenario's rules and remembered programs, kept while it is loaded."""
+
+
 class Programs:
-    """One session's source checker, remembering the programs that stay valid."""
+    """One session's source checker, remembering the programs that stay valid: its
+    scenario's rules and remembered programs are every session's of that scenario."""
 
     def __init__(self, loaded: LoadedScenario) -> None:
-        self._rules = ScenarioRules(loaded)
-        self._checked: dict[str, Program] = {}
+        shared = _SHARED.get(loaded)
+        if shared is None:
+            shared = _SHARED.setdefault(loaded, (ScenarioRules(loaded), {}))
+        self._rules, self._checked = shared
 
     def check(self, source: str, context: Callable[[], SessionContext]) -> Program:
         """``source`` as a program, checked against the scenario and ``context()`` (what
