@@ -218,3 +218,38 @@ def test_an_open_session_an_upgraded_store_kept_is_given_its_bar_by_the_runtime_
         ), detail
     finally:
         trader.shutdown()
+
+
+def test_a_runtime_adopting_a_session_whose_tape_changed_since_still_starts(
+    store_url: str, tmp_path: Path
+) -> None:
+    """The scout's tape (aaa-copy's) was changed in place since it was listed (its size
+    and time kept: listed from its remembered shape, refused on first use): the runtime
+    adopting the upgraded store cannot replay the scout, keeps no bar for it and starts
+    all the same (in another OS process, whose memory holds no copy of the tape)."""
+    home, catalog = tmp_path / "home", copy_catalog(tmp_path / "catalog")
+    old = _runtime(store_url, home, [catalog])
+    scout = old.open_session("alice", COPY, "scout").session_id
+    assert scout is not None
+    old.submit("alice", scout, f"advance {END}")
+    old.shutdown()
+    raw = raw_sql(store_url)
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    key, version = BEFORE_LINEAGE[_kind(store_url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    tape = catalog / COPY / "tape.csv"
+    stamp, data = tape.stat(), bytearray(tape.read_bytes())
+    last = max(i for i, byte in enumerate(data) if chr(byte).isdigit())
+    data[last] = ord("1") if data[last] != ord("1") else ord("2")
+    tape.write_bytes(bytes(data))
+    os.utime(tape, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
+    _child(env, UPGRADE, store_url, str(home), str(catalog))  # started and stopped
+
+    store = open_runtime_store(store_url)
+    try:
+        [left] = store.reached("alice", horizon_key(SCENARIO))
+    finally:
+        store.close()
+    assert (left.session, left.bar) == (scout, None)

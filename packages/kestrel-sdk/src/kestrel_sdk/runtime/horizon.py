@@ -81,15 +81,19 @@ behind); nothing here imports the sessions' cache.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from kestrel_protocol import KestrelError
 from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
 
 if TYPE_CHECKING:
     from .catalog.lineage import Lineages
 
 __all__ = ["Horizons", "Marks", "Submitter"]
+
+log = logging.getLogger(__name__)
 
 
 class Submitter(Protocol):
@@ -127,6 +131,8 @@ class Horizons:
         the upgrade) is replayed here, once, and its clock bar kept in its last journal
         row (``RuntimeStore.keep_bar``): from then every runtime reads it from the store,
         its catalog holding the session's twin or not, and none replays it to know it.
+        One that cannot be replayed now (its tape changed since it was listed) is logged
+        and read as before, by replay where a catalog holds it: the start goes on.
         Where a row joined a row counting sessions, the principal's sessions on the
         lineage are now compared, so their clocks are written, as a second session's
         opening writes them (each named with its twin: no opening names the scenario
@@ -137,7 +143,12 @@ class Horizons:
         adopted = self.store.adopt_horizons(lambda: lineages().keys())
         for row in adopted:
             for sid in row.unbarred:
-                self.store.keep_bar(sid, self._clock(row.principal, sid))
+                try:
+                    bar = self._clock(row.principal, sid)
+                except KestrelError as error:  # its tape is not served now: the start goes on
+                    log.warning("session %s: no clock bar kept (not replayed: %s)", sid, error)
+                    continue
+                self.store.keep_bar(sid, bar)
         for row in adopted:
             if row.joined:
                 self._clocks(row.principal, row.scenario_id, "", named=True)
