@@ -28,6 +28,7 @@ from kestrel_sdk.cli import cli
 from kestrel_sdk.runtime.catalog import load_catalog, tape_csv
 from kestrel_sdk.runtime.catalog.renamed import NEUTRAL_DESCRIPTION
 from kestrel_sdk.runtime.catalog.seal_salt import salted_description
+from kestrel_sdk.scenarios import disguise_scenario
 
 pytestmark = pytest.mark.anyio
 
@@ -160,3 +161,30 @@ async def test_the_search_finds_a_sealed_scenario_whose_description_is_public(
     tape = shipped.scenario.tape
     found = _search(seen, shipped.scenario.description, shipped.scenario.title)
     assert found == (tape.bars, tape.end)
+
+
+@pytest.mark.parametrize("sealed_by", ["scenario.toml", "door"])
+async def test_a_sealed_disguises_root_does_not_tell_its_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sealed_by: str
+) -> None:
+    """A disguise's description was public text: its fixed line and the commitment, which
+    the catalog entry lists (to pair it with its source after the reveal). Sealed
+    (``kestrel scenario disguise --sealed``, or by the door: ``--seal tape-s1``), the
+    search found its length and end from its root. Its description now ends with the
+    salt of its tape too."""
+    monkeypatch.delenv("KESTREL_CATALOG_PATH", raising=False)
+    catalog = _sealed_import(tmp_path)
+    source = load_catalog([catalog]).get("zqx-1")
+    assert source is not None
+    made = disguise_scenario(source, "tape-s1", bytes(range(32)), sealed=sealed_by != "door")
+    made.write(catalog / "tape-s1")
+    seen = await _served(tmp_path, catalog, "tape-s1", "tape-s1")
+    commitment = made.reveal["commitment"]
+    public = (
+        "Real market bars in disguise: symbols, times and price levels are changed, returns "
+        f"are kept. Commitment {commitment}; the reveal names the source after the evaluation."
+    )
+    assert _search(seen, public) is None
+    loaded = load_catalog([catalog]).get("tape-s1")
+    assert loaded is not None  # the salt is the disguised tape's: checked once it is out
+    assert loaded.scenario.description == salted_description(public, tape_csv(loaded))

@@ -26,10 +26,19 @@ import pytest
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from kestrel_door.cli import door_group
-from kestrel_protocol import PAYLOAD_TYPE, canonical_json, pae, root_of, root_of_bytes
+from kestrel_protocol import (
+    PAYLOAD_TYPE,
+    VerificationReport,
+    canonical_json,
+    pae,
+    root_of,
+    root_of_bytes,
+)
+from kestrel_protocol.surface import FEED_TAPE_PATH
 from kestrel_sdk import create_sdk, remote_transport
 from kestrel_sdk.cli import cli
 from kestrel_sdk.cli.proofs import proof_verification
+from kestrel_sdk.published_tape import fetch_published
 from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
 from tests.doors import Door, issue_token, serve_door
@@ -43,19 +52,47 @@ STOPPED = "stopped at bar 3 of 9: the session did not trade its whole window"
 SIGNED = "the forward tape as the door signed it"
 
 
+class Sealed:
+    """What a verifier was told while the feed was frozen but still sealed (its tape
+    published nowhere): the door's answer to a fetch of the tape, ``kestrel verify
+    --trust`` of alice's bare proof and bob's, the SDK's report of bob's and the board's
+    row of bob's (``--trust``)."""
+
+    def __init__(self, fetch: httpx.Response, alice: Result, bob: Result) -> None:
+        self.fetch, self.alice, self.bob = fetch, alice, bob
+        self.report: VerificationReport | None = None
+        self.row: dict[str, Any] = {}
+
+
 class Served:
     """What the door served: its URL (its keys at its well-known address), the forward
     scenario's directory (its declared prefix), alice's proof with the tape embedded
     (frozen and unsealed) and without (while sealed), and the proof (while sealed) of
-    bob's session, which stopped at bar 1, inside the prefix."""
+    bob's session, which stopped at bar 1, inside the prefix; what a verifier was told
+    while the tape was sealed."""
 
-    def __init__(self, door: Door, catalog: Path, proofs: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, door: Door, catalog: Path, proofs: list[dict[str, Any]], sealed: Sealed
+    ) -> None:
         self.url, self.catalog = door.url, catalog
         self.embedded, self.bare, self.short = proofs
+        self.sealed = sealed
         self.jwks: Mapping[str, Any] = {}
 
 
-async def _proofs(door: Door, operator: dict[str, str]) -> list[dict[str, Any]]:
+def _while_sealed(door: Door, bare: dict[str, Any], short: dict[str, Any], where: Path) -> Sealed:
+    """What a verifier is told of the tapeless proofs while the frozen feed is sealed."""
+    where.mkdir()
+    fetch = httpx.get(door.url + FEED_TAPE_PATH.format(id=SCENARIO))
+    sealed = Sealed(fetch, _verify(where, bare, door.url), _verify(where, short, door.url))
+    sealed.report = proof_verification(short, trusted_keys=load_trusted_keys(door.url))
+    sealed.row = _board(where, short, "--trust", door.url)
+    return sealed
+
+
+async def _proofs(
+    door: Door, operator: dict[str, str], where: Path
+) -> tuple[list[dict[str, Any]], Sealed]:
     feed = f"{door.url}/v1/feeds/{SCENARIO}"
     bob_token = await anyio.to_thread.run_sync(issue_token, door.home, "bob")
     async with (
@@ -73,11 +110,12 @@ async def _proofs(door: Door, operator: dict[str, str]) -> list[dict[str, Any]]:
             assert frozen.status_code == 200, frozen.text
         bare = (await sdk.proof(alice.id)).to_json()
         stopped = (await bob.proof(short.id)).to_json()
+        sealed = await anyio.to_thread.run_sync(_while_sealed, door, bare, stopped, where)
         unseal = ["--home", str(door.home), "feed", "unseal", SCENARIO]
         unsealed = await anyio.to_thread.run_sync(CliRunner().invoke, door_group, unseal)
         assert unsealed.exit_code == 0, unsealed.output
         embedded = (await sdk.proof(alice.id, embed_tape=True)).to_json()
-    return [embedded, bare, stopped]
+    return [embedded, bare, stopped], sealed
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +132,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 headers={**operator, "Content-Type": "text/csv"},
             )
             assert made.status_code == 200, made.text
-            found = Served(door, catalog, anyio.run(_proofs, door, operator))
+            proofs, sealed = anyio.run(_proofs, door, operator, root / "sealed")
+            found = Served(door, catalog, proofs, sealed)
             found.jwks = load_trusted_keys(door.url)
             yield found
 
@@ -317,14 +356,118 @@ def test_a_proof_without_its_tape_takes_its_window_end_from_the_signed_edge(
 
 
 def test_a_proof_without_its_tape_past_the_verifier_s_tape_is_refused_saying_so(
-    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    served: Served,
 ) -> None:
-    """Alice reached bar 3; the verifier's catalog holds bars 0 to 2 (the signed edge, 10
-    bars, brings none): the verification says so, never that the proof is forged or
+    """While the feed is sealed (its tape published nowhere): alice reached bar 3; the
+    verifier's catalog holds bars 0 to 2 (the signed edge, 10 bars, brings none): the
+    verification says so, and why no tape was fetched, never that the proof is forged or
     attested."""
-    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(served.catalog))
-    said = _verify(tmp_path, served.bare, served.url)
+    said = served.sealed.alice
     assert said.exit_code != 0, said.output
     assert "attested by" not in said.stdout
     reach = "its session traded forward scenario acme-forward to bar 3, and this verifier holds 3"
     assert reach in said.stderr, said.output
+    assert f"; forward tape unconfirmed: {_tape_url(served)} does not publish it yet" in said.stderr
+
+
+def _tape_url(served: Served) -> str:
+    return served.url + FEED_TAPE_PATH.format(id=SCENARIO)
+
+
+def test_a_proof_without_its_tape_is_replayed_over_the_tape_its_door_publishes(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the feed is unsealed the door serves its tape to anyone: alice's proof made
+    while it was sealed (no tape; she reached bar 3, past the 3 bars the verifier's
+    catalog holds) verifies under ``--trust`` on every face, replayed over the 10 bars the
+    door publishes, whose root is the signed edge's. Was: refused, ``UNKNOWN_SCENARIO``."""
+    published = httpx.get(_tape_url(served))  # no credential
+    assert published.status_code == 200, published.text
+    assert published.text == HEADER + "".join(ROWS[:EDGE])
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(served.catalog))
+    replayed = (
+        f"forward tape: replayed over the {EDGE} bar(s) {_tape_url(served)} publishes, up to "
+        f"the edge its door signed ({PREFIX} of them the declared prefix)"
+    )
+    report = proof_verification(served.bare, trusted_keys=served.jwks)
+    assert report.ok, report.mismatch
+    assert report.provenance is not None
+    assert replayed in report.provenance.detail
+    assert report.attested_by is not None
+    assert "unconfirmed" not in report.attested_by
+    said = _verify(tmp_path, served.bare, served.url)
+    assert said.exit_code == 0, said.output
+    assert f"attested by {served.url}" in said.stdout
+    assert replayed in said.stdout
+    row = _board(tmp_path, served.bare, "--trust", served.url)
+    assert _attested(row), row
+    assert "unconfirmed" not in row["reason"], row
+    assert row["checks"]["whole-window"] == f"failed: {STOPPED}"
+
+
+def test_where_the_door_does_not_publish_the_tape_every_face_says_it_is_unconfirmed(
+    served: Served,
+) -> None:
+    """While the feed is sealed, bob's proof (no tape, inside the declared prefix) still
+    verifies by replay and its statement holds, but nothing checked its tape against the
+    signed root: every face says so, in the same words. Was: attested, silently."""
+    assert served.sealed.fetch.status_code == 403, served.sealed.fetch.text
+    assert served.sealed.fetch.json()["refusal"]["code"] == "SCENARIO_SEALED"
+    unconfirmed = f"; forward tape unconfirmed: {_tape_url(served)} does not publish it yet"
+    report = served.sealed.report
+    assert report is not None
+    assert report.ok, report.mismatch
+    assert report.attested_by is not None
+    assert unconfirmed in report.attested_by
+    said = served.sealed.bob
+    assert said.exit_code == 0, said.output
+    assert f"attested by {served.url}" in said.stdout
+    assert unconfirmed in said.stdout
+    assert unconfirmed in served.sealed.row["reason"], served.sealed.row
+    assert unconfirmed in served.sealed.row["attestation"], served.sealed.row
+
+
+def _forging(served: Served, bar: int) -> httpx.Client:
+    """A client to which the door's tape comes with bar ``bar`` given another volume."""
+    real = httpx.HTTPTransport()
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        answer = real.handle_request(request)
+        answer.read()
+        if request.url.path != FEED_TAPE_PATH.format(id=SCENARIO):
+            return answer
+        forged = _edited({"embedded": {"tape": answer.text}}, bar)["embedded"]["tape"]
+        return httpx.Response(200, text=forged, headers={"Content-Type": "text/csv"})
+
+    return httpx.Client(transport=httpx.MockTransport(handle))
+
+
+@pytest.mark.parametrize("bar", [2, 3, EDGE - 1])
+def test_a_published_tape_that_is_not_the_one_signed_is_not_attested(
+    served: Served, bar: int
+) -> None:
+    """The tape comes back with a bar of the prefix, alice's last or the edge's last
+    changed: its root is not the signed one, and nothing is replayed over it."""
+    with _forging(served, bar) as client:
+        fetched = fetch_published(served.bare, served.jwks, client)
+    assert fetched is not None
+    assert fetched.tape is None
+    assert fetched.mismatch is not None
+    assert fetched.mismatch.field == "statement.predicate.edge.root"
+    signed = _statement(served.bare)["predicate"]["edge"]["root"]
+    assert fetched.mismatch.found == f"{signed} (signed)"
+    assert fetched.mismatch.expected.startswith(
+        f"the root of the first {EDGE} bars {_tape_url(served)} publishes, sha256:"
+    )
+    assert signed not in fetched.mismatch.expected
+
+
+def test_without_a_credential_the_door_serves_no_other_tape(served: Served) -> None:
+    """The public route serves an unsealed forward tape alone: an unknown id is 404, a
+    scenario that is not forward (the shipped acme-chop) is refused naming it."""
+    unknown = httpx.get(served.url + FEED_TAPE_PATH.format(id="no-such"))
+    assert unknown.status_code == 404, unknown.text
+    assert unknown.json()["refusal"]["code"] == "UNKNOWN_SCENARIO"
+    other = httpx.get(served.url + FEED_TAPE_PATH.format(id="acme-chop"))
+    assert other.status_code == 400, other.text
+    assert "acme-chop is not a forward scenario" in other.json()["refusal"]["message"]

@@ -86,3 +86,16 @@ def test_a_mistyped_seal_is_a_usage_error_naming_it_and_help_says_so(tmp_path: P
     assert "serving" not in typo.output
     shown = CliRunner().invoke(door_group, ["serve", "--help"]).output
     assert "the door says at start" in " ".join(shown.split())
+
+
+def test_the_door_says_at_start_where_sessions_and_its_records_are_kept(tmp_path: Path) -> None:
+    """The start line named only door.db as the store, though the sessions the door serves
+    are kept in kestrel.db beside it (what ``kestrel home`` and ``--store`` call the store):
+    it names both."""
+    home = tmp_path / "door"
+    lines = _start_lines(home, dict(os.environ))
+    serving = [line for line in lines if line.startswith("kestrel-door: serving ")]
+    assert len(serving) == 1
+    assert serving[0].endswith(
+        f"; home {home}; store sqlite:///{home / 'kestrel.db'}, door records {home / 'door.db'}"
+    )

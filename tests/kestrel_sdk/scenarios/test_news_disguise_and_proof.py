@@ -78,6 +78,14 @@ def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: 
         ("Acme closed at EUR104.50.", "'104.50', within 5 % of the source's"),
         ("Acme closed at 104.50USD.", "'104.50', within 5 % of the source's"),
         ("Acme closed at 104,50 € on the news.", "'104,50', within 5 % of the source's"),
+        # issue 48, session 16: each of these was shown as it is; a move in money divided
+        # into the disguised bar's move gives the factor, a day of the month the years
+        ("Acme shares fell $4.50 on the news.", "'fell $4.50', a price move in money"),
+        ("Acme rose 3.25 points.", "'rose 3.25 points', a price move in money"),
+        ("Acme lost 45 cents.", "'lost 45 cents', a price move in money"),
+        ("Acme was down 1.20 at the close.", "'down 1.20', a price move in money"),
+        ("Acme reports on the 14th.", "'on the 14th', a day of the month (with its weekday"),
+        ("Acme met on Thursday the 14th.", "'on Thursday the 14th', a day of the month"),
     ],
 )
 def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
@@ -106,6 +114,25 @@ def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
     with pytest.raises(ValueError, match="would show it") as raised:
         disguise_scenario(source, "tape-n1", SECRET)
     assert f"(2024-01-30T12:00:00Z) body names {named}" in str(raised.value)
+
+
+def test_figures_that_are_no_price_move_nor_day_pass(tmp_path: Path) -> None:
+    """An ordinal that is no day, a move in percent and an amount in billions tell
+    neither the factor nor the date: the disguise shows them."""
+    catalog = tmp_path / "catalog"
+    directory = write_news_scenario(catalog)
+    harmless = (
+        "Acme, the 3rd largest maker, rose 4.5 % for the 2nd time; revenue rose $2 billion "
+        "and sales increased 3.1 percent by the 2nd quarter; Acme added 300 jobs; orders "
+        "rose 2.5 times and it gained 1.5 million subscribers."
+    )
+    item = {"time": "2024-01-20T12:00:00Z", "symbol": "ACME", "headline": "Results"}
+    with (directory / "news.jsonl").open("a", encoding="utf-8") as news:
+        news.write(json.dumps({**item, "body": harmless}) + "\n")
+    source = load_catalog([catalog]).get(NEWS_ID)
+    assert source is not None
+    twin = disguise_scenario(source, "tape-n1", SECRET).write(catalog / "tape-n1")
+    assert "the 3rd largest maker, rose 4.5 %" in (twin / "news.jsonl").read_text("utf-8")
 
 
 def _kestrel(home: Path, catalog: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -166,6 +193,19 @@ def test_an_id_or_title_naming_a_news_alias_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"the title 'Coyote works, inc: daily' names the source"):
         disguise_scenario(source, "tape-n1", SECRET, title="Coyote works, inc: daily")
     assert disguise_scenario(source, "coyote-7", SECRET).id == "coyote-7"
+
+
+def test_an_id_or_title_dating_the_source_or_naming_its_prices_is_refused() -> None:
+    """The id and title are served wherever the disguise is, sealed too: an id such as
+    ``tape-2015`` on a tape of 2010 to 2019 dated it (it passed), as a news item naming
+    the year is refused; a day of the year or a price near the source's, likewise."""
+    source = load_catalog([]).get("acme-trend")  # 2010-01-04 to 2019-08-30
+    assert source is not None
+    with pytest.raises(ValueError, match=r"the id 'tape-2015' names '2015', a year near the"):
+        disguise_scenario(source, "tape-2015", SECRET)
+    with pytest.raises(ValueError, match=r"the title 'Up from \$40.00 to Christmas' names"):
+        disguise_scenario(source, "tape-z1", SECRET, title="Up from $40.00 to Christmas")
+    assert disguise_scenario(source, "tape-1975", SECRET, title="Trend 7").id == "tape-1975"
 
 
 def _proof(tmp_path: Path) -> dict[str, Any]:

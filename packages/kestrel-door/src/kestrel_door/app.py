@@ -87,7 +87,8 @@ def create_door_app(
     ``/board``. With ``trials`` (the door's issued tokens) a token holding
     ``kestrel:trials`` mints trial principals at ``/v1/trials`` (:mod:`.trials`).
     With ``feeds`` (the runtime's forward tapes), a token holding ``kestrel:feed``
-    appends bars and freezes them (:mod:`.feed_routes`).
+    appends bars and freezes them, and an unsealed tape is served to anyone
+    (:mod:`.feed_routes`).
     """
     door = Door(
         config,

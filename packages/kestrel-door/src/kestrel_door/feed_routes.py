@@ -1,4 +1,5 @@
-"""The operator's feed on ``/v1``: append bars to a forward tape, freeze it, see it.
+"""The operator's feed on ``/v1``: append bars to a forward tape, freeze it, see it; and
+the tape, once published, for anyone.
 
 ``POST`` at :data:`~kestrel_protocol.surface.FEED_BARS_PATH` (a ``text/csv`` body: the
 tape's header and the new bars' rows) appends; ``POST`` at ``FEED_FREEZE_PATH`` ends the
@@ -9,9 +10,16 @@ without it the answer is 403 ``FORBIDDEN`` naming the scope, and nothing about t
 feed. The runtime validates an append (a malformed line, a conflicting bar: refused
 naming it, nothing written), writes it in one transaction and only then is it
 acknowledged (200). The door lends it its own clock, which the store reads as the last
-thing before that commit (``published_at``: so a submission that arrived while the bar
-could not be seen is never late for it). Every call leaves an audit row (the body's
-digest, not the body).
+thing before that commit (``published_at``: so a submission that arrived while the
+append was checked and written is on time, and one made once the bar could be seen is
+late; one arriving during the commit itself is named late too, docs/runtime.md). Every
+call leaves an audit row (the body's digest, not the body).
+
+Once the operator has unsealed a feed, ``GET`` at ``FEED_TAPE_PATH`` answers its tape
+(canonical ``text/csv``) to anyone, with no credential and no audit row, as the door's
+signing keys are served: ``kestrel verify --trust`` fetches it to check a proof that
+does not embed its tape against the tape root the door signed. Before, it is refused
+``SCENARIO_SEALED``, saying nothing of the bars.
 """
 
 from __future__ import annotations
@@ -21,7 +29,13 @@ from typing import Any
 
 import anyio
 from kestrel_protocol import KestrelError, RefusalCode
-from kestrel_protocol.surface import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH, SCOPE_FEED
+from kestrel_protocol.surface import (
+    FEED_BARS_PATH,
+    FEED_FREEZE_PATH,
+    FEED_PATH,
+    FEED_TAPE_PATH,
+    SCOPE_FEED,
+)
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -57,7 +71,7 @@ async def _operator(door: Door, request: Request) -> Caller | Response:
 
 
 def feed_routes(door: Door, feeds: FeedRuntime) -> list[Route]:
-    """The three feed routes over the runtime's ``feeds``."""
+    """The feed routes over the runtime's ``feeds``."""
 
     async def run(
         request: Request, tool: str, call: Callable[[str], Any], arguments: dict[str, Any]
@@ -116,8 +130,19 @@ def feed_routes(door: Door, feeds: FeedRuntime) -> list[Route]:
     async def status(request: Request) -> Response:
         return await run(request, "feed.status", feeds.feed_status, {})
 
+    async def tape(request: Request) -> Response:  # no credential: the published tape
+        scenario = str(request.path_params["id"])
+        try:
+            text = await anyio.to_thread.run_sync(feeds.published_tape, scenario)
+        except KestrelError as exc:
+            if exc.code == RefusalCode.BACKEND_UNAVAILABLE:
+                return outage_response(exc)
+            return json_response({"refusal": exc.refusal.to_json()}, status_for(str(exc.code)))
+        return Response(text, media_type="text/csv; charset=utf-8")
+
     return [
         Route(FEED_BARS_PATH, append, methods=["POST"]),
         Route(FEED_FREEZE_PATH, freeze, methods=["POST"]),
         Route(FEED_PATH, status, methods=["GET"]),
+        Route(FEED_TAPE_PATH, tape, methods=["GET"]),
     ]

@@ -17,6 +17,7 @@ from typing import Any
 import click
 import uvicorn
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol.store import store_location
 
 from .admin_cli import door_settings, door_store
 from .app import create_door_app
@@ -287,8 +288,11 @@ def make_serve_command(
             )
         )
         listening = _listen(host, port)  # bound before the address is printed
+        sessions = store_location(door_settings(ctx).store, home)
+        where = f"{sessions}, door records {store.location}" if sessions.kind == "sqlite" else ""
         click.echo(
-            f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}; store {store.location}",
+            f"kestrel-door: serving {base_url} (/v1, /mcp); home {home}; "
+            f"store {where or store.location}",
             err=True,
         )
         if runtime is not None:  # the catalog it serves and what it seals, said at start

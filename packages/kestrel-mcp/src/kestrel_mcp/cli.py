@@ -31,12 +31,26 @@ from kestrel_secrets import open_secret_store
 from .server import create_kestrel_mcp_server
 from .stdio import SPIN_SECONDS, serve_stdio
 
-__all__ = ["LOCAL_PRINCIPAL", "PRINCIPAL_ENV", "build_transport", "main", "mcp_command"]
+__all__ = [
+    "LOCAL_PRINCIPAL",
+    "PRINCIPAL_ENV",
+    "TERMINAL_NOTE",
+    "build_transport",
+    "main",
+    "mcp_command",
+]
 
 
 LOCAL_PRINCIPAL = "local"
 """Whom the local runtime's sessions belong to unless ``--principal`` names another."""
 PRINCIPAL_ENV = "KESTREL_PRINCIPAL"
+TERMINAL_NOTE = (
+    "kestrel-mcp: serving MCP over stdio, for an MCP host to start (add it to Claude, "
+    "Cursor, …: packages/kestrel-mcp/README.md); it reads JSON-RPC from this terminal "
+    "until Ctrl-D or Ctrl-C"
+)
+"""What a ``kestrel-mcp`` started in a terminal says on stderr (it would otherwise wait in
+silence for a host's first message)."""
 
 
 def _api_token(settings: KestrelSettings) -> str:
@@ -155,6 +169,8 @@ def _run(
     # out of the collector's sight, a full collection walks only what serving made. With it
     # in sight, a full collection mid-session took 29 ms, a whole ~5,000-call window's share.
     gc.freeze()
+    if sys.stdin.isatty():  # started by hand: say what it waits for (hosts pipe stdin)
+        click.echo(TERMINAL_NOTE, err=True)
     anyio.run(partial(_serve, settings, transport, scenarios, spin_us / 1_000_000))
 
 

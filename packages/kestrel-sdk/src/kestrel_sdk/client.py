@@ -13,7 +13,7 @@ generated into :mod:`.tool_methods` (``python -m kestrel_sdk.generate``), and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -43,7 +43,7 @@ from kestrel_protocol import (
     Wire,
 )
 from kestrel_protocol.ports import Transport
-from kestrel_protocol.surface import SURFACE, Surface
+from kestrel_protocol.surface import SURFACE, Surface, Tool
 
 from .tool_methods import SdkToolMethods, SessionToolMethods
 
@@ -79,7 +79,9 @@ class KestrelSession(SessionToolMethods):
         """Apply Kestrel source atomically; refused as a whole on any error diagnostic.
         On a forward scenario, ``wait`` seconds (at most 300) are waited for a bar not yet
         published before ``BAR_NOT_PUBLISHED``."""
-        found = await self._sdk.run("submit", session_id=self.id, source=source, wait=wait)
+        sdk = self._sdk  # the step path: one call less than ``run``'s keywords
+        fields = {"session_id": self.id, "source": source, "wait": wait}
+        found = await sdk._invoke(sdk.surface.projecting("submit"), fields)
         return cast(SessionResponse, found)
 
     async def frame(self) -> Delivery:
@@ -121,14 +123,17 @@ class KestrelSdk(SdkToolMethods):
     async def run(self, method: str, **arguments: Any) -> ProtocolModel:
         """Run the tool whose runtime method is ``method`` with ``arguments`` (by field
         name; ``None`` is left out), checked by its model before the transport sees them."""
-        tool = self.surface.projecting(method)
-        found = await self.transport.invoke(tool, tool.bind(arguments))
-        return found.model() if isinstance(found, Wire) else found
+        return await self._invoke(self.surface.projecting(method), arguments)
 
     async def call(self, name: str, **arguments: Any) -> ProtocolModel:
         """Run the surface's tool called ``name`` with ``arguments`` (by field name):
         any tool, the ones without a typed method below included."""
-        tool = self.surface.tool(name)
+        return await self._invoke(self.surface.tool(name), arguments)
+
+    async def _invoke(self, tool: Tool, arguments: Mapping[str, Any]) -> ProtocolModel:
+        """Run ``tool`` (one of the surface's) with ``arguments`` (by field name; ``None``
+        is left out), checked by its model before the transport sees them: what every
+        method of the SDK and its sessions calls. The object answered is made here."""
         found = await self.transport.invoke(tool, tool.bind(arguments))
         return found.model() if isinstance(found, Wire) else found
 

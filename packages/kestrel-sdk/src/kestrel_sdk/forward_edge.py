@@ -23,15 +23,31 @@ from typing import Any
 from kestrel_protocol import root_of_bytes
 
 __all__ = [
+    "UNCONFIRMED",
     "SignedEdge",
+    "bar_times",
     "edge_mismatch",
     "embedded_times",
+    "first_bars",
     "member",
     "signed_edge",
     "statement_predicate",
+    "unconfirmed_tail",
 ]
 
 _ROOT = re.compile(r"sha256:[0-9a-f]{64}")
+
+UNCONFIRMED = "forward tape unconfirmed"
+"""How a result begins to say that a proof's forward tape was checked neither embedded
+nor fetched (the reason follows)."""
+
+
+def unconfirmed_tail(attested_by: str) -> str:
+    """What a verification's ``attestedBy`` says of a forward tape it could not check
+    (``"; forward tape unconfirmed: …"``), or ``""``: for a face that shows the signer
+    alone."""
+    _, mark, why = attested_by.partition(f"; {UNCONFIRMED}: ")
+    return f"{mark}{why}" if mark else ""
 
 
 def member(data: Any, name: str) -> dict[str, Any]:
@@ -75,11 +91,9 @@ def signed_edge(data: Mapping[str, Any]) -> SignedEdge | None:
     return SignedEdge(bars, root)
 
 
-def embedded_times(data: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The bar times of the tape the proof embeds, or ``None`` when it embeds none."""
-    tape = member(data, "embedded").get("tape")
-    if not isinstance(tape, str):
-        return None
+def bar_times(tape: str) -> tuple[str, ...]:
+    """The bar times of ``tape`` (CSV text: a header, then rows whose first column is the
+    time), one a bar."""
     times: list[str] = []
     for line in tape.splitlines()[1:]:
         time = line.split(",", 1)[0]
@@ -88,8 +102,15 @@ def embedded_times(data: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(times)
 
 
-def _root_of_first(tape: str, bars: int) -> str:
-    """The tape root of the first ``bars`` bars of ``tape`` (its header and their rows)."""
+def embedded_times(data: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The bar times of the tape the proof embeds, or ``None`` when it embeds none."""
+    tape = member(data, "embedded").get("tape")
+    return bar_times(tape) if isinstance(tape, str) else None
+
+
+def first_bars(tape: str, bars: int) -> str:
+    """The first ``bars`` bars of ``tape`` (its header and their rows): their tape root
+    is the root of this text."""
     lines = tape.splitlines(keepends=True)
     kept, times = lines[:1], 0
     for line in lines[1:]:
@@ -101,7 +122,7 @@ def _root_of_first(tape: str, bars: int) -> str:
             break
         times += 1
         kept.append(line)
-    return root_of_bytes("".join(kept).encode("utf-8"))
+    return "".join(kept)
 
 
 def edge_mismatch(data: Mapping[str, Any]) -> str | None:
@@ -116,7 +137,7 @@ def edge_mismatch(data: Mapping[str, Any]) -> str | None:
             f"the embedded tape holds {len(times)} bars; the door's statement says "
             f"{edge.bars} were published when the grade was signed: the tape was cut"
         )
-    root = _root_of_first(str(member(data, "embedded")["tape"]), edge.bars)
+    root = root_of_bytes(first_bars(str(member(data, "embedded")["tape"]), edge.bars).encode())
     if root != edge.root:
         return (
             f"the embedded tape's first {edge.bars} bars have root {root}; the door's "

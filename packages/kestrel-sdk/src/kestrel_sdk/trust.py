@@ -64,6 +64,7 @@ __all__ = [
     "check_attestation",
     "check_order",
     "load_trusted_keys",
+    "signed_issuer",
 ]
 
 _METADATA = "/.well-known/oauth-protected-resource"
@@ -224,9 +225,10 @@ def _public_key(jwks: Mapping[str, Any], kid: str) -> Ed25519PublicKey:
     raise NotAttested("attestation.signatures[0].keyid", "a key of the trusted JWKS", kid)
 
 
-def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
-    """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
-    :class:`NotAttested` naming the first thing that does not hold."""
+def _signed_payload(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> tuple[bytes, str]:
+    """The payload of ``proof``'s envelope and the key id that signed it, once its
+    signature verifies under a key of ``jwks`` it does not revoke; :class:`NotAttested`
+    naming the first thing that does not hold."""
     if "attestation" not in proof:
         raise NotAttested("attestation", "a signed statement (a proof served by a door)", "none")
     try:
@@ -248,6 +250,23 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
             f"a signature by key {signature.keyid}",
             "a bad one" + _order_of_tampered(payload, proof),
         ) from None
+    return payload, signature.keyid
+
+
+def signed_issuer(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> str | None:
+    """The issuer ``proof``'s statement names when its signature holds under ``jwks`` (the
+    door whose word it is), else ``None``; nothing else of it is checked here."""
+    try:
+        issuer = json.loads(_signed_payload(proof, jwks)[0])["predicate"]["issuer"]
+    except (NotAttested, ValueError, KeyError, TypeError):
+        return None
+    return issuer if isinstance(issuer, str) else None
+
+
+def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
+    """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
+    :class:`NotAttested` naming the first thing that does not hold."""
+    payload, kid = _signed_payload(proof, jwks)
     try:
         statement = json.loads(payload)
         predicate = statement["predicate"]
@@ -296,7 +315,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         raise NotAttested("embedded.tape", "the forward tape as the door signed it", unlike)
     return Attested(
         issuer=issuer,
-        kid=signature.keyid,
+        kid=kid,
         source=str(jwks) if isinstance(jwks, TrustedKeys) else None,
         principal=named,
         trial_of=trial_of,

@@ -32,7 +32,7 @@ from .briefs import STYLES, prompts
 from .compact import COMPACT_TEXT, compact_text
 from .declare import Binding, Route, Tool
 from .dispatch import call_tool, run_tool
-from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH
+from .feeds import FEED_BARS_PATH, FEED_FREEZE_PATH, FEED_PATH, FEED_TAPE_PATH
 from .methods import MAX_COMPLETIONS, McpMethods, Sleep, ToolCaller
 from .notify import LOG_LEVEL_KEY, LOG_LEVELS, Notifier, Send, log_threshold
 from .paging import next_cursor, offset_of, page
@@ -87,6 +87,7 @@ __all__ = [
     "FEED_BARS_PATH",
     "FEED_FREEZE_PATH",
     "FEED_PATH",
+    "FEED_TAPE_PATH",
     "HISTORY_MAX",
     "ID_RULE",
     "INSTRUCTIONS",

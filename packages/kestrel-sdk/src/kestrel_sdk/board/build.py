@@ -112,7 +112,8 @@ class Board:
 METHOD = (
     "cells (agent x scenario) ranked by the mean of the metric over their N runs, with a "
     "95% Student t-interval; cells whose intervals overlap share a rank; overall: the mean "
-    "over catalog scenarios of an agent's cell means (interval: the mean of the bounds)"
+    "over catalog tapes of an agent's cell means (a scenario and its twins are one tape: "
+    "their cells averaged first; interval: the mean of the bounds)"
 )
 """The ranking method, as the board's JSON and page state it."""
 
@@ -181,7 +182,11 @@ def board_of(
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
     the board) and the memorisation gaps (``entries``: the rows' entries, in the same
     order)."""
-    scenarios, overall = rank_board(rows, metric, attested_only=attested_only)
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
+    from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415
+
+    lineages = Lineages(load_catalog(catalog_paths, home=home)).keys()  # a tape and its twins: one
+    scenarios, overall = rank_board(rows, metric, attested_only=attested_only, lineages=lineages)
     baselines = {
         (r.scenario, r.root): buy_and_hold(
             r.scenario, r.root, sealed=r.scenario in sealed, catalog_paths=catalog_paths, home=home

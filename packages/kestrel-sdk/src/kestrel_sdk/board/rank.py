@@ -17,16 +17,20 @@ unsealed run was served its tape's end and length, and could have read the tape 
 another principal.
 
 Overall, only scenarios of this machine's catalog count (a scenario a proof embeds could
-be invented: a group of one that its author always wins). An agent's overall figure is
-the mean over its scenarios of its cells' means (never a mean of ranks), with the
-interval from the mean of its cells' lower bounds to the mean of their upper bounds.
-Agents ranked in more catalog scenarios come first; among agents in as many, the rank is
-one plus the number whose whole interval is better.
+be invented: a group of one that its author always wins), and the scenarios of one tape
+(a scenario, its disguised twins and copies of its bars: one lineage) count once: an
+agent's cells on them are one figure, the mean of their means and of their bounds.
+Before, a tape and its twin were two scenarios: an agent that ran both stood with two,
+its one tape weighed twice. An agent's overall figure is the mean over its tapes of
+those figures (never a mean of ranks), with the interval from the mean of their lower
+bounds to the mean of their upper bounds. Agents ranked on more tapes come first; among
+agents on as many, the rank is one plus the number whose whole interval is better.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
@@ -72,8 +76,9 @@ class ScenarioRanking:
 
 @dataclass(frozen=True, slots=True)
 class AgentStanding:
-    """An agent overall: its rank, how many catalog scenarios and proofs it is ranked
-    with, and the mean over those scenarios of its cells' means and bounds."""
+    """An agent overall: its rank, how many catalog tapes (lineages: a scenario and its
+    twins are one) and proofs it is ranked with, and the mean over those tapes of its
+    cells' means and bounds (a tape's cells averaged first)."""
 
     rank: int
     agent: str
@@ -139,16 +144,23 @@ def _ordered(mean: Decimal, higher_first: bool) -> Decimal:
     return mean.copy_negate() if higher_first else mean
 
 
-def _standings(per_agent: dict[str, list[Cell]], higher_first: bool) -> list[AgentStanding]:
+def _mean_of(found: Sequence[Interval]) -> Interval:
+    """The mean of ``found``'s means and of their bounds, with their runs summed."""
+    k = Decimal(len(found))
+    with localcontext(DEFAULT_DECIMAL_CONTEXT):
+        mean = sum((s.mean for s in found), Decimal(0)) / k
+        low = sum((s.low for s in found), Decimal(0)) / k
+        high = sum((s.high for s in found), Decimal(0)) / k
+    return Interval(sum(s.n for s in found), mean, low, high, None)
+
+
+def _standings(
+    per_agent: dict[str, dict[str, list[Cell]]], higher_first: bool
+) -> list[AgentStanding]:
     figures: dict[str, tuple[int, int, Interval]] = {}
-    for agent, cells in per_agent.items():
-        k = Decimal(len(cells))
-        with localcontext(DEFAULT_DECIMAL_CONTEXT):
-            mean = sum((c.stats.mean for c in cells), Decimal(0)) / k
-            low = sum((c.stats.low for c in cells), Decimal(0)) / k
-            high = sum((c.stats.high for c in cells), Decimal(0)) / k
-        n = sum(c.stats.n for c in cells)
-        figures[agent] = (len(cells), n, Interval(n, mean, low, high, None))
+    for agent, tapes in per_agent.items():
+        mine = _mean_of([_mean_of([c.stats for c in cells]) for cells in tapes.values()])
+        figures[agent] = (len(tapes), mine.n, mine)
     standings = []
     for agent, (scenarios, proofs, mine) in figures.items():
         rank = 1 + sum(
@@ -170,10 +182,16 @@ def _scenario_of(row: BoardRow) -> tuple[str, str, bool]:
 
 
 def rank_board(
-    rows: list[BoardRow], metric: str, *, attested_only: bool = False
+    rows: list[BoardRow],
+    metric: str,
+    *,
+    attested_only: bool = False,
+    lineages: Mapping[str, str] | None = None,
 ) -> tuple[list[ScenarioRanking], list[AgentStanding]]:
     """Set each row's ``rank`` (its cell's, or why it has none); the per-scenario
-    rankings and the overall one."""
+    rankings and the overall one, where the catalog scenarios ``lineages`` maps to one
+    key (by id: a tape and its twins) count once."""
+    tape_of = lineages or {}
     key, higher_first = METRICS[metric]
     keep_names_apart(rows)
     _mark_unranked(rows, key, attested_only)
@@ -184,12 +202,12 @@ def rank_board(
         unsealed = row.attested and row.badge != "attested-and-sealed"
         by_scenario[(*_scenario_of(row), unsealed and _scenario_of(row) in sealed)].append(row)
     rankings: list[ScenarioRanking] = []
-    per_agent: dict[str, list[Cell]] = defaultdict(list)
+    per_agent: dict[str, dict[str, list[Cell]]] = defaultdict(lambda: defaultdict(list))
     for (scenario, root, forward, unsealed), ranked in sorted(by_scenario.items()):
         cells = _cells(ranked, key, higher_first)
         counted = not (forward or unsealed) and all(r.provenance == "catalog" for r in ranked)
         if counted:
             for cell in cells:
-                per_agent[cell.agent].append(cell)
+                per_agent[cell.agent][tape_of.get(scenario, scenario)].append(cell)
         rankings.append(ScenarioRanking(scenario, root, cells, counted, forward, unsealed))
     return rankings, _standings(per_agent, higher_first)

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
-from ..forward_edge import edge_mismatch
+from ..forward_edge import edge_mismatch, unconfirmed_tail
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
 from .window import WHOLE_WINDOW, stopped_early, unsigned_edge, window
@@ -221,7 +221,9 @@ def check_entry(
         row.issuer = attested.issuer
         row.identity = attested.trial_of or attested.principal
         row.agent = entry.named or row.identity or row.agent
-        shown = report.attested_by if keys_source else f"{attested.issuer} (key {attested.kid})"
+        shown = report.attested_by
+        if not keys_source:  # the signer alone, and what it could not check
+            shown = f"{attested.issuer} (key {attested.kid}){unconfirmed_tail(shown)}"
         row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:

@@ -3,7 +3,9 @@
 Plugin verbs come from the entry-point group ``kestrel.cli`` (each entry point is a
 click command or group, named by the entry point). They are loaded only when the verb
 list is needed or the verb is invoked, and a plugin that fails to load is reported on
-stderr and left out: a broken plugin never breaks the CLI.
+stderr and left out: a broken plugin never breaks the CLI. A verb of one of Kestrel's own
+packages that is not installed beside this ``kestrel`` (``uv tool install`` of each
+package gives each its own environment) is refused naming the package and how to add it.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from kestrel_protocol.exits import cli_error_line
 
 from ..cli_convention import KestrelCliGroup
 
-__all__ = ["PLUGIN_GROUP", "KestrelGroup"]
+__all__ = ["OWN_PLUGINS", "PLUGIN_GROUP", "KestrelGroup"]
 
 PLUGIN_GROUP = "kestrel.cli"
+OWN_PLUGINS = {"door": "kestrel-door", "mcp": "kestrel-mcp", "secrets": "kestrel-secrets"}
+"""The verbs Kestrel's own packages mount under ``kestrel``, by the package that brings each
+(their ``kestrel.cli`` entry points; a test holds the two equal)."""
 
 
 class KestrelGroup(KestrelCliGroup):
@@ -70,4 +75,13 @@ class KestrelGroup(KestrelCliGroup):
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
-        return self._plugin(cmd_name)
+        command = self._plugin(cmd_name)
+        package = OWN_PLUGINS.get(cmd_name)
+        if command is None and package is not None and cmd_name not in self._entry_points():
+            ctx.fail(
+                f"No such command {cmd_name!r}: it comes with {package}, which is not "
+                "installed beside this kestrel. Install them together (uv tool install "
+                f'"$KESTREL/packages/kestrel-sdk" --with "$KESTREL/packages/{package}"), '
+                f"or run {package} itself."
+            )
+        return command

@@ -16,6 +16,7 @@ import anyio
 import click
 from kestrel_protocol import (
     GradeResult,
+    KestrelError,
     Mismatch,
     Proof,
     ProtocolModel,
@@ -78,19 +79,36 @@ def proof_verification(
     catalog (shipped, plus ``KESTREL_CATALOG_PATH``) or the scenario the proof embeds,
     its provenance said; under ``require_catalog`` an embedded scenario unknown here is a
     mismatch; with ``trusted_keys`` (a JWKS) the door's signed statement is checked
-    against the replayed proof (``attestedBy``, or the mismatch it names);
+    against the replayed proof (``attestedBy``, or the mismatch it names), and a proof of
+    a forward scenario that does not embed its tape is replayed over the tape its door
+    publishes, checked against the signed edge (``attestedBy`` says ``forward tape
+    unconfirmed`` and why where it could not be fetched: :mod:`..published_tape`);
     ``catalog_paths``, the scenario directories ``kestrel --catalog-path`` names, in
     place of ``KESTREL_CATALOG_PATH`` (as every other verb takes them); ``home``, the
     Kestrel home the catalog remembers its tapes' shapes in (``load_catalog``'s).
 
     Raises ``ValueError`` for data that is not a ``kestrel.proof``, and ``KestrelError``
-    (``UNKNOWN_SCENARIO``) for a scenario neither in the catalog nor embedded.
+    (``UNKNOWN_SCENARIO``) for a scenario neither in the catalog nor embedded, or a
+    forward session past the tape held here (saying why none was fetched).
     """
+    from ..published_tape import fetch_published  # noqa: PLC0415 - httpx loads only here
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-    from ..runtime.verify import verify_proof  # noqa: PLC0415
+    from ..runtime.verify import refused, verify_proof  # noqa: PLC0415
     from ..trust import NotAttested, check_attestation  # noqa: PLC0415
 
-    report = verify_proof(load_catalog(catalog_paths, home=home), data)
+    fetched = fetch_published(data, trusted_keys) if trusted_keys is not None else None
+    if fetched is not None and fetched.mismatch is not None:
+        return refused(data, fetched.mismatch)
+    try:
+        report = verify_proof(
+            load_catalog(catalog_paths, home=home),
+            data,
+            fetched.tape if fetched is not None else None,
+        )
+    except KestrelError as exc:
+        if fetched is None or fetched.unconfirmed is None:
+            raise
+        raise KestrelError(exc.code, exc.message + fetched.note(), exc.detail) from None
     if not report.ok:
         return report
     provenance = report.provenance
@@ -110,7 +128,8 @@ def proof_verification(
     except NotAttested as exc:
         mismatch = Mismatch(field=exc.field, expected=exc.expected, found=exc.found)
         return report.model_copy(update={"ok": False, "mismatch": mismatch})
-    return report.model_copy(update={"attested_by": str(attested)})
+    note = fetched.note() if fetched is not None else ""
+    return report.model_copy(update={"attested_by": str(attested) + note})
 
 
 def reveal_verification(

@@ -214,6 +214,15 @@ class Runtime:
         """How many bars a forward tape holds as published, and their tape root."""
         return self._feeds.feed(scenario_id).edge()
 
+    def published_tape(self, scenario_id: str) -> str:
+        """A forward tape's canonical CSV as published, once its feed is unsealed (what a
+        verifier fetches to check a proof that does not embed it; read by no principal);
+        ``SCENARIO_SEALED`` before, ``INVALID_ARGUMENT`` for a scenario not forward."""
+        self._served.with_tape(scenario_id)  # first: says nothing of a scenario served sealed
+        feed = self._feeds.feed(scenario_id)
+        feed.refresh()
+        return tape_csv(feed.loaded())
+
     def freeze_feed(self, scenario_id: str) -> FeedStatus:
         """End a forward scenario's window: its tape is fixed as published."""
         return self._feeds.feed(scenario_id).freeze()

@@ -5,8 +5,11 @@ The bars are transformed as :mod:`kestrel_sdk.runtime.catalog.disguise` describe
 new tick, volumes scaled, returns kept within one tick's rounding); the terms (account,
 fees, fill, interval, lots) are the source's. The title and description name nothing
 of the source: the description carries only the commitment to (source, transform,
-secret), which the reveal (:attr:`DisguisedScenario.reveal`) opens. The same source and
-secret make the same scenario, byte for byte.
+secret), which the reveal (:attr:`DisguisedScenario.reveal`) opens, and the salt of the
+disguised tape (:mod:`~kestrel_sdk.runtime.catalog.seal_salt`): the commitment is listed
+in the catalog, so without the salt the description was public and, sealed, the root
+gave up the tape's length and end to a search. The same source and secret make the same
+scenario, byte for byte.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from ..runtime.catalog.instrument_terms import tick_scale
 from ..runtime.catalog.lineage import twin_toml
 from ..runtime.catalog.model import LoadedScenario
 from ..runtime.catalog.news import News
-from ..runtime.catalog.news_disguise import disguised_news, news_tells
+from ..runtime.catalog.news_disguise import disguised_news, news_tells, text_tells
 from ..runtime.catalog.objects import scenario_object
 from ..runtime.catalog.reveal import reveal_object
+from ..runtime.catalog.seal_salt import salted_description
 from ..runtime.catalog.tapes import TapeShape, parse_tape
 from .imported import scenario_row
 from .staged import write_staged
@@ -113,18 +117,23 @@ def disguise_scenario(
     bytes: ``os.urandom(32)``). Sealed when ``sealed`` or when the source is.
 
     Raises ``ValueError`` naming the problem: a short secret, an id or title that names
-    the source (its id, a symbol or a name its ``news_aliases`` lists), an invalid id,
+    the source (its id, a symbol or a name its ``news_aliases`` lists) or would date it or
+    tell its price level as news would (:func:`~..runtime.catalog.news_disguise.text_tells`:
+    ``tape-2015``), an invalid id,
     news that would date the disguise or tell its price level
     (:func:`~..runtime.catalog.news_disguise.news_tells`).
     """
     if len(secret) < 16:
         raise ValueError("the secret must be at least 16 bytes (e.g. os.urandom(32))")
     origin = source.scenario
+    tape = source.tape
     for what, text in (("id", scenario_id), ("title", title or "")):
         named = _names_source(text, source)
         if named is not None:
             raise ValueError(f"the {what} {text!r} names the source ({named}); choose another")
-    tape = source.tape
+        dated = text_tells(text, tape)  # served as it is, sealed too: as news would be
+        if dated is not None:
+            raise ValueError(f"the {what} {text!r} names {dated}; choose another")
     told = None if source.news is None else news_tells(source.news, tape)
     if told is not None:
         raise ValueError(f"{told}; rewrite the source's news without it")
@@ -136,16 +145,17 @@ def disguise_scenario(
         {"symbol": part.disguised, "tick": part.tick, "lot": lots[part.symbol]} for part in parts
     ]
     symbols = " ".join(part.disguised for part in parts)
+    scale = max(tick_scale(part.tick) for part in parts)
+    csv = disguised_tape_csv(tape, transform, scale)
     toml, terms = twin_toml(
         source,
         scenario_id=scenario_id,
         title=title or f"{symbols} {origin.tape.interval} bars",
-        description=DESCRIPTION.format(commitment=reveal["commitment"]),
+        # salted, sealed or not (a door may seal it): else its root gives up its length
+        description=salted_description(DESCRIPTION.format(commitment=reveal["commitment"]), csv),
         instruments=instruments,
         sealed=sealed or source.sealed,
     )
-    scale = max(tick_scale(part.tick) for part in parts)
-    csv = disguised_tape_csv(tape, transform, scale)
     parsed = parse_tape(csv.encode("utf-8"), {part.disguised: part.tick for part in parts}, scale)
     if isinstance(parsed, list):  # pragma: no cover - the transform writes canonical bars
         raise ValueError(f"internal error: the disguised tape is invalid: {parsed[0].reason}")

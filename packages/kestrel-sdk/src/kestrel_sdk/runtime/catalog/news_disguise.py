@@ -8,9 +8,13 @@ ticker (whole words, any letter case, longest names first: "Acme Corporation" be
 the disguise or tell its price level, for the disguise to refuse: a year from ten before
 the source's first bar to the one after its last ("Q4 2021 results", "FY21", "Q3 '21"),
 a day of the year ("reported on March 3", "on 3/3/21", "into Christmas": the weekday is
-kept, so it tells which years), a price (a number with decimals, a point or a comma, or
-a currency sign, not a percentage, whatever letters touch it: "EUR104.50", "104,50 €")
-within 5 % of the source's range.
+kept, so it tells which years), a day of the month after "on", "by" or a weekday ("on
+the 14th", "Thursday the 14th": with the weekday kept, it narrows the years), a price
+(a number with decimals, a point or a comma, or a currency sign, not a percentage,
+whatever letters touch it: "EUR104.50", "104,50 €") within 5 % of the source's range,
+or a price move in money
+("fell $4.50", "up 3.25 points", "lost 45 cents": divided into the disguised bar's move,
+it gives the secret factor, and with it every source price).
 A name no ``news_aliases`` lists (a company, a person) cannot be found and is shown.
 """
 
@@ -24,7 +28,7 @@ from .disguise import DisguiseTransform, shifted_time
 from .model import Tape
 from .news import News, NewsItem, news_of_items
 
-__all__ = ["disguised_news", "news_tells"]
+__all__ = ["disguised_news", "news_tells", "text_tells"]
 
 _YEAR = re.compile(r"(?<![\d.,$])(\d{4})(?![\d]|[.,]\d)")
 _SHORT_YEAR = re.compile(
@@ -51,6 +55,27 @@ _MONTH = (
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _MONTH_DAY = re.compile(
     rf"(?<![\w.])(?:{_MONTH}\s+{_DAY}(?![\d%]|[.,]\d)|{_DAY}\s+(?:of\s+)?{_MONTH}(?!\w))"
+)
+_WEEKDAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?"
+_ORDINAL_DAY = re.compile(
+    rf"(?<!\w)(?:(?:on|by|until|till|since|from|before|after|through|around)\s+"
+    rf"(?:{_WEEKDAY}\s+)?|{_WEEKDAY}\s+)the\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)(?!\w)"
+    r"(?!\s+(?!(?:of|and|or|to|at|as|when|in|with)\b)[a-z])",  # "on the 3rd attempt": no day
+    re.IGNORECASE,
+)
+_MOVE = re.compile(
+    r"(?<!\w)(?:r[io]se[sn]?|rising|f[ae]ll(?:s|en|ing)?|gain(?:s|ed|ing)?|los(?:es|t|ing|e)"
+    r"|add(?:s|ed|ing)?|shed(?:s|ding)?|drop(?:s|ped|ping)?|climb(?:s|ed|ing)?"
+    r"|jump(?:s|ed|ing)?|sl(?:id|ide|ides|iding)|s[ai]nk(?:s|ing)?|sank"
+    r"|declin(?:e|es|ed|ing)|(?:in|de)creas(?:e|es|ed|ing)|surg(?:e|es|ed|ing)"
+    r"|tumbl(?:e|es|ed|ing)|plung(?:e|es|ed|ing)|rall(?:y|ies|ied|ying)|up|down|off)"
+    r"\s+(?:by\s+)?(?:(?:[$€£¥]|US\$|EUR|USD|GBP)\s?\d(?:,?\d)*(?:\.\d+)?(?!\d|[.,]\d){_NOT_PRICE}"
+    r"|\d[\d,]*(?:\.\d+)?\s?(?:points?|pts|cents?|pence|p\b|pips?|dollars?|euros?)"
+    r"|\d(?:,?\d)*\.\d+(?!\d|[.,]\d){_NOT_PRICE})(?!\w)".format(
+        _NOT_PRICE=r"(?!\s?%|\s?(?:per ?cent|pc|times|x|fold|bps|basis|million|billion"
+        r"|trillion|bn|mn|m|k)\b)"  # "rose 4.5 %", "rose 2.5 times", "rose $2 billion"
+    ),
+    re.IGNORECASE,
 )
 _MARGIN = Fraction(105, 100)  # exact, whatever the caller's decimal context
 
@@ -110,8 +135,14 @@ def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]
     day_text = found.group(0) if found is not None else next(numeric, None)
     if day_text is not None:  # the weekday is kept: a day of the year tells which years
         return f"{day_text!r}, a day of the year (with its weekday, it dates the source)"
+    ordinal = _ORDINAL_DAY.search(text)
+    if ordinal is not None:
+        return f"{ordinal.group(0)!r}, a day of the month (with its weekday, it narrows the years)"
     low = Fraction(prices[0], 10**tape.scale) / _MARGIN
     high = Fraction(prices[1], 10**tape.scale) * _MARGIN
+    move = _MOVE.search(text)
+    if move is not None:  # divided into the disguised move, it gives the factor
+        return f"{move.group(0)!r}, a price move in money (it tells the disguise's price factor)"
     for price in _PRICE.finditer(text):
         sign, whole, decimals = price.groups()
         number = whole.replace(",", "") + (decimals or "").replace(",", ".")
@@ -124,15 +155,28 @@ def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]
     return None
 
 
-def news_tells(news: News, tape: Tape) -> str | None:
-    """What the first item of ``news`` (a source's, on ``tape``) that would date its
-    disguise or tell its price level names: the item, the field, the words and why;
-    ``None`` when no item does."""
+def _bounds(tape: Tape) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The years of ``tape``'s first and last bars, and its lowest and highest prices."""
     years = (int(tape.times[0][:4]), int(tape.times[-1][:4]))
     prices = (
         min(min(columns.low) for columns in tape.columns.values()),
         max(max(columns.high) for columns in tape.columns.values()),
     )
+    return years, prices
+
+
+def text_tells(text: str, tape: Tape) -> str | None:
+    """What ``text`` (a disguise's id or title, served as it is) names that would date
+    the disguise of ``tape`` or tell its price level, and why; ``None`` when nothing."""
+    years, prices = _bounds(tape)
+    return _tell(text, years, tape, prices)
+
+
+def news_tells(news: News, tape: Tape) -> str | None:
+    """What the first item of ``news`` (a source's, on ``tape``) that would date its
+    disguise or tell its price level names: the item, the field, the words and why;
+    ``None`` when no item does."""
+    years, prices = _bounds(tape)
     for item in news.items:
         for field in ("headline", "body"):
             told = _tell(getattr(item, field), years, tape, prices)

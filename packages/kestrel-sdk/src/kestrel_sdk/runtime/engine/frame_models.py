@@ -29,7 +29,7 @@ from kestrel_protocol import (
 from .bus import Event
 from .orders import LiveOrder, order_links
 from .scaled import Terms
-from .wire import builder
+from .wire import PriceTexts, builder
 
 __all__ = ["Bars", "FrameModels", "Seen", "Written"]
 
@@ -63,6 +63,9 @@ class FrameModels:
     def __init__(self, session_id: str, scenario_id: str, scenario_root: str, terms: Terms):
         self._session_id = session_id
         self._terms = terms
+        self._prices = PriceTexts(10 ** (terms.scale - terms.price_scale), terms.price_scale)
+        """A fill's price as the frame's text writes it: the tape price's text, which
+        :class:`~.frame.FrameBuilder` has just made and :class:`PriceTexts` remembers."""
         self._scenario = _new_frame_ref(scenario_id, scenario_root)
         # each cache one (key, objects) tuple, read and replaced whole: a reader on
         # another thread sees an old entry or a new one, never half of each
@@ -190,7 +193,7 @@ class FrameModels:
             members["qty"] = self._terms.quantity(event.qty)
         fill = event.fill
         if fill is not None:
-            members["price"] = self._terms.price(fill.price)
+            members["price"] = self._prices.text(fill.price)
             members["fee"] = self._terms.money(fill.fee)
         if event.reason is not None:
             members["reason"] = event.reason

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from .grades import NOT_STORED, verify_grade
 from .mismatch import flatten
-from .proofs import verify_proof
-from .scenario import proof_scenario
+from .proofs import refused, verify_proof
+from .scenario import PublishedTape, proof_scenario
 
-__all__ = ["NOT_STORED", "flatten", "proof_scenario", "verify_grade", "verify_proof"]
+__all__ = [
+    "NOT_STORED",
+    "PublishedTape",
+    "flatten",
+    "proof_scenario",
+    "refused",
+    "verify_grade",
+    "verify_proof",
+]

@@ -13,6 +13,7 @@ from typing import Any
 from kestrel_protocol import (
     KestrelError,
     Lookahead,
+    Mismatch,
     Pentad,
     SessionRecord,
     VerificationReport,
@@ -23,13 +24,21 @@ from ..catalog.model import CatalogIndex, LoadedScenario
 from ..engine import SessionEngine, chain_engine, compute_grade
 from ..sealed import sealed_frame_data
 from .mismatch import MismatchFound, as_text, compare, member, same
-from .scenario import checked_scenario, forward_reach, forward_tape_note, provenance
+from .scenario import (
+    PublishedTape,
+    checked_scenario,
+    forward_reach,
+    forward_tape_note,
+    provenance,
+)
 
-__all__ = ["verify_proof"]
+__all__ = ["refused", "verify_proof"]
 
 
-def _check_proof(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:
-    loaded = checked_scenario(index, data)
+def _check_proof(
+    index: CatalogIndex, data: dict[str, Any], published: PublishedTape | None
+) -> LoadedScenario:
+    loaded = checked_scenario(index, data, published)
     forward_reach(loaded, data)
     scenario = loaded.scenario
     presented_record = member(data, "record", dict)
@@ -142,9 +151,25 @@ def _presented_lookahead(record: Any) -> Lookahead:
         raise MismatchFound("record.lookahead", "a kestrel lookahead object", str(data)) from None
 
 
-def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:
+def _roots(data: dict[str, Any]) -> tuple[str, str]:
+    """The proof's grade root and its own root, as it says them."""
+    grade = data.get("grade")
+    grade_root = as_text(grade.get("root")) if isinstance(grade, dict) else "(absent)"
+    return grade_root, as_text(data.get("root"))
+
+
+def refused(data: dict[str, Any], mismatch: Mismatch) -> VerificationReport:
+    """The report of the proof ``data`` that ``mismatch`` refutes."""
+    grade, proof = _roots(data)
+    return VerificationReport(ok=False, grade=grade, proof=proof, mismatch=mismatch)
+
+
+def verify_proof(
+    index: CatalogIndex, data: Any, published: PublishedTape | None = None
+) -> VerificationReport:
     """The verification report of a proof given as JSON data (``ok`` or the first
-    mismatch), replayed over ``index``'s scenario or the one the proof embeds.
+    mismatch), replayed over ``index``'s scenario or the one the proof embeds (a forward
+    scenario of ``index`` over the tape ``published``, where given).
 
     Raises ``ValueError`` when ``data`` is not a ``kestrel.proof`` object, and
     ``KestrelError(UNKNOWN_SCENARIO)`` naming the scenario's id and root when it is
@@ -153,15 +178,13 @@ def verify_proof(index: CatalogIndex, data: Any) -> VerificationReport:
     """
     if not isinstance(data, dict) or data.get("kind") != "kestrel.proof":
         raise ValueError("expected a kestrel.proof object")
-    grade = data.get("grade")
-    grade_root = as_text(grade.get("root")) if isinstance(grade, dict) else "(absent)"
-    proof_root = as_text(data.get("root"))
     try:
-        loaded = _check_proof(index, data)
+        loaded = _check_proof(index, data, published)
     except MismatchFound as exc:
-        return VerificationReport(
-            ok=False, grade=grade_root, proof=proof_root, mismatch=exc.mismatch
-        )
+        return refused(data, exc.mismatch)
     found = provenance(index, data)
-    found = found.model_copy(update={"detail": found.detail + forward_tape_note(loaded, data)})
-    return VerificationReport(ok=True, grade=grade_root, proof=proof_root, provenance=found)
+    found = found.model_copy(
+        update={"detail": found.detail + forward_tape_note(loaded, data, published)}
+    )
+    grade, proof = _roots(data)
+    return VerificationReport(ok=True, grade=grade, proof=proof, provenance=found)

@@ -4,13 +4,16 @@ against the proof's reference); and where a verified proof's scenario came from.
 
 A forward scenario's tape grows past its declared prefix: a verifier holds only the
 bars the proof embeds, or the catalog's prefix (or, on the operator's store, the bars
-published there). A proof whose session reached a bar the verifier does not hold is
-refused saying so (:func:`forward_reach`), never replayed into a mismatch that reads
-as a forgery; one it verifies says over which tape (:func:`forward_tape_note`).
+published there, or those its door publishes once unsealed, fetched and checked against
+the door's signed edge by the caller: :class:`PublishedTape`). A proof whose session
+reached a bar the verifier does not hold is refused saying so (:func:`forward_reach`),
+never replayed into a mismatch that reads as a forgery; one it verifies says over which
+tape (:func:`forward_tape_note`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kestrel_protocol import KestrelError, Provenance, RefusalCode, root_of_bytes
@@ -20,12 +23,48 @@ from ..catalog.model import CatalogIndex, LoadedScenario
 from .mismatch import MismatchFound, as_text, compare, member, same
 
 __all__ = [
+    "PublishedTape",
     "checked_scenario",
     "forward_reach",
     "forward_tape_note",
     "proof_scenario",
     "provenance",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedTape:
+    """A forward tape as its door published it, for a proof that does not embed it:
+    ``text``, its bars up to the edge the door signed (their root checked by the caller
+    against the signed one), read from ``source``."""
+
+    text: str
+    source: str
+
+
+def _over_published(declared: LoadedScenario, published: PublishedTape) -> LoadedScenario:
+    """The catalog's forward scenario ``declared`` over the tape its door published (read
+    as an embedded tape is, its prefix checked by the rebuilt scenario's root)."""
+    if not declared.forward:
+        return declared
+    where = f"the tape {published.source} publishes"
+    try:
+        rebuilt = load_embedded(declared.scenario.to_json(), published.text)
+    except ValueError as exc:
+        raise MismatchFound(where, "a tape the catalog would accept", str(exc)) from None
+    same(where, declared.scenario.root, rebuilt.scenario.root)  # its prefix, its terms
+    tape = rebuilt.tape
+    return LoadedScenario(
+        declared.scenario,
+        declared.origin,
+        lambda: tape,
+        sealed=declared.sealed,
+        max_open_orders=declared.max_open_orders,
+        lineage=declared.lineage,
+        forward=True,
+        news=declared.news,
+        news_aliases=declared.news_aliases,
+    )
 
 
 def _embedded(data: Any) -> LoadedScenario:
@@ -62,9 +101,12 @@ def proof_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:
         raise ValueError(f"{exc.mismatch.field}: {exc.mismatch.found}") from None
 
 
-def checked_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenario:
+def checked_scenario(
+    index: CatalogIndex, data: dict[str, Any], published: PublishedTape | None = None
+) -> LoadedScenario:
     """:func:`proof_scenario`, a member that differs raised as :class:`MismatchFound`
-    (what a proof's verification reports)."""
+    (what a proof's verification reports); a catalog's forward scenario over the tape
+    ``published`` when given."""
     ref = member(data, "scenario", dict)
     scenario_id, root = ref.get("id"), ref.get("root")
     if "embedded" in data:
@@ -79,7 +121,7 @@ def checked_scenario(index: CatalogIndex, data: dict[str, Any]) -> LoadedScenari
                 f"catalog{has} and the proof does not embed it; {_remedy(data)}",
                 {"scenario": scenario_id, "root": root},
             )
-        loaded = found
+        loaded = found if published is None else _over_published(found, published)
     scenario = loaded.scenario
     expected = {"id": scenario.id, "root": scenario.root, "tapeRoot": scenario.tape.root}
     compare("scenario", expected, ref)
@@ -162,16 +204,24 @@ def forward_reach(loaded: LoadedScenario, data: dict[str, Any]) -> None:
     )
 
 
-def forward_tape_note(loaded: LoadedScenario, data: dict[str, Any]) -> str:
+def forward_tape_note(
+    loaded: LoadedScenario, data: dict[str, Any], published: PublishedTape | None = None
+) -> str:
     """What a verified proof of a forward scenario was replayed over (``""`` for any
-    other scenario): the tape embedded, the one published on this store, or the
-    declared prefix, which holds every bar its session reached."""
+    other scenario): the tape embedded, the one its door publishes (``published``), the
+    one published on this store, or the declared prefix, which holds every bar its
+    session reached."""
     forward = loaded.scenario.forward_tape
     if not loaded.forward or forward is None:
         return ""
     held = len(loaded.tape)
     if "embedded" in data:
         return f"; forward tape: replayed over the {held} bar(s) the proof embeds"
+    if published is not None:
+        return (
+            f"; forward tape: replayed over the {held} bar(s) {published.source} publishes, "
+            f"up to the edge its door signed ({forward.bars} of them the declared prefix)"
+        )
     if held > forward.bars:
         return (
             f"; forward tape: replayed over the {held} bar(s) published on this store "

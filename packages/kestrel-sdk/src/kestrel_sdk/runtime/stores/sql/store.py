@@ -50,12 +50,6 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
     """What the driver raises on a duplicate key (a taken seq) or a null one (a step's
     append refused: its session closed, gone, or not at the frame it was applied to)."""
 
-    def _step(self) -> AbstractContextManager[Connection]:
-        """A step's way in (:meth:`append`: its journal row, then its horizon read, in
-        the step's transaction when it has marks): :meth:`_connection`, unless the
-        adapter has a cheaper hold for exactly those two statements."""
-        return self._connection()
-
     def _reading(self) -> AbstractContextManager[Connection]:
         """A read's way in (one statement or a few, none writing): :meth:`_connection`,
         unless the adapter has one that never waits behind a write (SQLite's, while
@@ -227,7 +221,7 @@ class SqlStore(SqlFeeds, SqlHousekeeping):
                     with self._connection() as conn:
                         found = conn.execute(read, horizon).fetchone()
                 else:
-                    with self._step() as conn:
+                    with self._connection() as conn:
                         conn.execute(
                             sql.append,
                             (

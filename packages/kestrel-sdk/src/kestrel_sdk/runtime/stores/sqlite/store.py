@@ -46,10 +46,7 @@ pairs; all forgotten at once beyond that, and read again by their next step)."""
 
 class _Held:
     """The store's connection with its lock held, for one statement or a few (each
-    committing on its own); released, and counted towards a checkpoint, on exit: every
-    :data:`CHECKPOINT_EVERY` holds, a checkpoint is asked of the background thread. A
-    plain class rather than a generator context manager, the count inline: every step
-    goes through it (as :class:`_Step`)."""
+    committing on its own); released on exit (:meth:`SqliteStore._release`)."""
 
     __slots__ = ("_store",)
 
@@ -62,30 +59,7 @@ class _Held:
         return store._conn
 
     def __exit__(self, *exc: object) -> None:
-        store = self._store
-        try:
-            store._uses += 1
-            if store._uses >= CHECKPOINT_EVERY:
-                store._uses = 0
-                store._checkpointer.request()
-        finally:
-            store._lock.release()
-
-
-class _Step(_Held):
-    """A step's hold (:meth:`SqliteStore.append`: its append, and its horizon read when
-    the row moved): the store's own cursor rather than the connection, whose ``execute``
-    makes a cursor per statement (≈ 0.2 µs each). Only for those statements: each runs to
-    its end (an append in its one step, the horizon read by its key, its one row
-    fetched), so the cursor never keeps a statement, and with it a read transaction, open
-    between holds."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> Connection:
-        store = self._store
-        store._lock.acquire()
-        return store._cursor
+        self._store._release()
 
 
 class _Taken(_Held):
@@ -145,7 +119,8 @@ class SqliteStore(SqlStore):
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = threading.RLock()
         self._uses = 0  # holds of the connection since the last checkpoint was asked for
-        self._seen: dict[tuple[str, str], Horizon | None] = {}  # see append
+        # the horizon rows as last read or raised, each with its values in append_unmoved
+        self._seen: dict[tuple[str, str], tuple[Horizon | None, tuple[Any, ...]]] = {}
         self._checkpointer = Checkpointer(self.path, self._lock)
         self._held = _Held(self)  # the connection, lock held: every statement's way in
         self._taken = _Taken(self)
@@ -153,8 +128,8 @@ class SqliteStore(SqlStore):
         # 0600, created before SQLite opens it; autocommit: a step's one statement is its
         # transaction; statements prepared once (the statement cache holds them all)
         self._conn = connect_private(self.path)
+        # a step's own cursor (append): the connection's execute makes one per statement
         self._cursor = self._conn.cursor()
-        self._stepping = _Step(self)
         schema = open_database(self._conn, self._lock)
         if schema != SCHEMA_VERSION:
             self.close()
@@ -235,17 +210,31 @@ class SqliteStore(SqlStore):
         another reason, is the statements as before, in one transaction."""
         if horizon is not None and status is None and seq > 1:
             try:
-                seen = self._seen[horizon]
+                seen, row = self._seen[horizon]
             except KeyError:
                 pass  # not read yet (or forgotten)
             else:
-                row = (None, None, None) if seen is None else (seen.bar, seen.what, seen.sessions)
-                step = (session_id, session_id, seq - 1, prev, *horizon, *row)
-                step += (seq, source, pentad_root, frame_root, clock)
+                step = (
+                    session_id,
+                    session_id,
+                    seq - 1,
+                    prev,
+                    *row,
+                    seq,
+                    source,
+                    pentad_root,
+                    frame_root,
+                    clock,
+                )
                 try:
                     if seen is None or marks is None or not marks.due(seen):
-                        with self._stepping as cursor:
-                            cursor.execute(self.sql.append_unmoved, step)
+                        # the store's cursor: the statement runs to its end, so it never
+                        # keeps a read transaction open between holds
+                        self._lock.acquire()
+                        try:
+                            self._cursor.execute(self.sql.append_unmoved, step)
+                        finally:
+                            self._release()
                     else:
                         with self._transaction() as conn:
                             conn.execute(self.sql.append_unmoved, step)
@@ -267,9 +256,7 @@ class SqliteStore(SqlStore):
                 horizon=horizon,
             )
             if horizon is not None:
-                if len(self._seen) >= _SEEN_ROWS:
-                    self._seen.clear()
-                self._seen[horizon] = found  # before its marks raise it
+                self._saw(horizon, found)  # before its marks raise it
             if marks is not None and found is not None:
                 marks.mark(found)
         return found
@@ -278,15 +265,34 @@ class SqliteStore(SqlStore):
         """:meth:`..sql.SqlStore.raise_horizon`, the next step expecting the row as raised
         (a session ahead of its principal's others raises it on each of its steps)."""
         super().raise_horizon(principal, scenario_id, bar, what)
-        seen = self._seen.get((principal, scenario_id))
+        seen, _ = self._seen.get((principal, scenario_id), (None, ()))
         if seen is not None and bar > seen.bar:  # else as it was: the statement raises only
-            self._seen[principal, scenario_id] = Horizon(bar, what, seen.sessions)
+            self._saw((principal, scenario_id), Horizon(bar, what, seen.sessions))
+
+    def _saw(self, key: tuple[str, str], horizon: Horizon | None) -> None:
+        """Remember the horizon row ``key`` as read or raised, with its values in
+        ``append_unmoved`` (all null: there is none)."""
+        if len(self._seen) >= _SEEN_ROWS:
+            self._seen.clear()
+        if horizon is None:
+            self._seen[key] = (None, (*key, None, None, None))
+        else:
+            self._seen[key] = (horizon, (*key, horizon.bar, horizon.what, horizon.sessions))
+
+    def _release(self) -> None:
+        """Release the connection (held by :class:`_Held` or a step), counting the hold
+        towards a checkpoint: every :data:`CHECKPOINT_EVERY` holds, a checkpoint is asked
+        of the background thread."""
+        try:
+            self._uses += 1
+            if self._uses >= CHECKPOINT_EVERY:
+                self._uses = 0
+                self._checkpointer.request()
+        finally:
+            self._lock.release()
 
     def _connection(self) -> AbstractContextManager[Connection]:
         return self._held
-
-    def _step(self) -> AbstractContextManager[Connection]:
-        return self._stepping
 
     def _reading(self) -> AbstractContextManager[Connection]:
         """The connection, when free or this thread's (its open transaction's writes
