@@ -12,6 +12,7 @@ furthest bar, the sessions added up) once, whichever catalog opens it first.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from kestrel_sdk.runtime.stores import open_runtime_store
 from tests.kestrel_sdk.runtime.test_horizon_catalogs import (
     COPY,
     SCENARIO,
+    _child,
     copy_catalog,
     failed_lookahead,
 )
@@ -158,3 +160,96 @@ def test_a_lone_scout_made_before_sessions_kept_their_lineage_is_seen(
         ), detail
     finally:
         trader.shutdown()
+
+
+# Another OS process: the runtime that upgrades the store at argv[1], over the shipped
+# catalog and the catalog directory argv[3] (its home argv[2]), started and stopped.
+UPGRADE = """
+import sys
+from kestrel_sdk.runtime import Runtime
+from kestrel_sdk.runtime.stores import open_runtime_store
+url, home, catalog = sys.argv[1:4]
+Runtime(home, [catalog], store=open_runtime_store(url)).shutdown()
+"""
+
+
+@pytest.mark.parametrize("scouted", [COPY, SCENARIO])
+def test_an_open_session_an_upgraded_store_kept_is_given_its_bar_by_the_runtime_adopting_it(
+    store_url: str, tmp_path: Path, scouted: str
+) -> None:
+    """alice's scout, run to the tape's end in a store of the schema before journal rows
+    kept their clock bar (SQLite's 9, PostgreSQL's 5) and left open there, has no bar
+    in its journal. The runtime that re-keys it (in another OS process, its catalog
+    holding the copy) replays it once and keeps its bar in its last journal row: the
+    store lists it with that bar, so no runtime replays it to know its clock, and a
+    trade on acme-trend in a runtime whose catalog lacks the scout's twin fails
+    ``no-lookahead`` naming it.
+
+    Was: no bar kept; the scout was read by replay where the catalog held its twin and
+    missed where it did not (on aaa-copy, a trade on acme-trend in the shipped catalog
+    alone passed ``no-lookahead``)."""
+    home, catalog = tmp_path / "home", copy_catalog(tmp_path / "catalog")
+    old = _runtime(store_url, home, [catalog])
+    scout = old.open_session("alice", scouted, "scout").session_id
+    assert scout is not None
+    old.submit("alice", scout, f"advance {END}")
+    old.shutdown()
+    raw = raw_sql(store_url)
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    key, version = BEFORE_LINEAGE[_kind(store_url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
+    _child(env, UPGRADE, store_url, str(home), str(catalog))  # upgraded, adopted
+
+    store = open_runtime_store(store_url)
+    try:
+        [kept] = store.reached("alice", horizon_key(SCENARIO))
+    finally:
+        store.close()
+    assert (kept.session, kept.closed, kept.bar) == (scout, False, END)  # was: bar None
+    trader = _runtime(store_url, home, [])  # the shipped catalog alone
+    try:
+        detail = failed_lookahead(trader, "alice", SCENARIO)
+        on = "" if scouted == SCENARIO else f" on {COPY}"
+        assert detail.startswith(
+            f"session {scout}{on} of the same principal had reached bar {END}"
+            " before submission 1 at bar 0"
+        ), detail
+    finally:
+        trader.shutdown()
+
+
+def test_a_runtime_adopting_a_session_whose_tape_changed_since_still_starts(
+    store_url: str, tmp_path: Path
+) -> None:
+    """The scout's tape (aaa-copy's) was changed in place since it was listed (its size
+    and time kept: listed from its remembered shape, refused on first use): the runtime
+    adopting the upgraded store cannot replay the scout, keeps no bar for it and starts
+    all the same (in another OS process, whose memory holds no copy of the tape)."""
+    home, catalog = tmp_path / "home", copy_catalog(tmp_path / "catalog")
+    old = _runtime(store_url, home, [catalog])
+    scout = old.open_session("alice", COPY, "scout").session_id
+    assert scout is not None
+    old.submit("alice", scout, f"advance {END}")
+    old.shutdown()
+    raw = raw_sql(store_url)
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    key, version = BEFORE_LINEAGE[_kind(store_url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    tape = catalog / COPY / "tape.csv"
+    stamp, data = tape.stat(), bytearray(tape.read_bytes())
+    last = max(i for i, byte in enumerate(data) if chr(byte).isdigit())
+    data[last] = ord("1") if data[last] != ord("1") else ord("2")
+    tape.write_bytes(bytes(data))
+    os.utime(tape, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
+    _child(env, UPGRADE, store_url, str(home), str(catalog))  # started and stopped
+
+    store = open_runtime_store(store_url)
+    try:
+        [left] = store.reached("alice", horizon_key(SCENARIO))
+    finally:
+        store.close()
+    assert (left.session, left.bar) == (scout, None)

@@ -93,7 +93,7 @@ def make_board_group(
         """Publish proofs (files) or sessions (ks_… ids) on the door's board."""
         records = _records(ctx)
         jwks = DoorKeys(door_store(ctx)).jwks()
-        builder = build(door_settings(ctx).catalog_dirs)
+        builder = build(door_settings(ctx))
         for item in items:
             is_file = Path(item).exists() or not item.startswith("ks_")
             proof = _read_proof(item) if is_file else session_proof(ctx, item, public_url, seal)

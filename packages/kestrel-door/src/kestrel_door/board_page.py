@@ -23,10 +23,10 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
+from kestrel_protocol.settings import KestrelSettings
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -66,9 +66,9 @@ class BoardRecords(Protocol):
 BoardBuilder = Callable[[dict[str, Any], dict[str, Any]], BuiltBoard]
 """``(published document, the door's JWKS) → the built board``."""
 
-BoardBuilderFor = Callable[[list[Path] | None], BoardBuilder]
-"""``the catalog's directories (``KestrelSettings.catalog_dirs``) → the builder of boards
-checked against that catalog``."""
+BoardBuilderFor = Callable[[KestrelSettings], BoardBuilder]
+"""``the door's settings → the builder of boards checked against its catalog
+(``KestrelSettings.catalog_dirs``, the tapes' shapes remembered in its ``home``)``."""
 
 DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]], tuple[str, ...]], dict[str, Any]]
 """``([(agent, proof), …], the scenarios the door seals) → the published document``

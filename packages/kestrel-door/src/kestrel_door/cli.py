@@ -18,7 +18,6 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -108,9 +107,12 @@ def _session_proof(
     return anyio.run(made)
 
 
-def _board_builder(catalog: list[Path] | None) -> BoardBuilder:
-    """The door's board checked against the catalog of ``catalog`` (its directories)."""
-    return functools.partial(kestrel_sdk.published_board, catalog_paths=catalog)
+def _board_builder(settings: KestrelSettings) -> BoardBuilder:
+    """The door's board checked against its catalog (``settings.catalog_dirs``; the
+    tapes' shapes remembered in ``settings.home``)."""
+    return functools.partial(
+        kestrel_sdk.published_board, catalog_paths=settings.catalog_dirs, home=settings.home
+    )
 
 
 board_group = make_board_group(_board_builder, kestrel_sdk.published_document, _session_proof)

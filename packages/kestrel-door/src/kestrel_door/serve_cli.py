@@ -256,7 +256,7 @@ def make_serve_command(
                 raise click.BadParameter(str(exc), param_hint="--require-approval") from None
         board = None
         if isinstance(store, SqlBoardRecords):
-            builder = build(door_settings(ctx).catalog_dirs)
+            builder = build(door_settings(ctx))
             board = BoardPage(store, attestor.keys, builder, document, _sealed(runtime, specs))
         app, http = limit_connections(
             create_door_app(

@@ -29,6 +29,8 @@ stay in the score's metadata (``graded``), and its explanation names each failed
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
@@ -81,15 +83,21 @@ _UNTOLD = (
 )
 
 
-def score_of_proof(proof: dict[str, Any]) -> Score:
+def score_of_proof(
+    proof: dict[str, Any], catalog_paths: Sequence[str] = (), home: str | None = None
+) -> Score:
     """The score of a session from its proof's grade (figures are the grade's decimals),
-    judged as the board judges it: the grade's checks and the board's ``whole-window``."""
+    judged as the board judges it: the grade's checks and the board's ``whole-window``
+    (a scenario the proof does not embed read from the catalog of ``catalog_paths``, else
+    ``KESTREL_CATALOG_PATH``'s, with the Kestrel home ``home``: the connection's)."""
     grade = proof["grade"]
     metrics = grade["metrics"]
     checks = {c["id"]: c for c in grade["conformance"]["checks"]}
     lookahead = checks.get(NO_LOOKAHEAD, {"passed": False, "detail": "no no-lookahead check"})
     failed = [f"{c['id']} ({c['detail']})" for c in checks.values() if not c["passed"]]
-    span = window(proof)
+    span = window(
+        proof, [Path(p) for p in catalog_paths] or None, None if home is None else Path(home)
+    )
     stopped = None if span is None else stopped_early(span)
     if stopped is not None:
         failed.append(f"{WHOLE_WINDOW} ({stopped})")
@@ -180,7 +188,7 @@ def kestrel_scorer(connection: KestrelConnection, embed_tape: bool = False) -> S
                 f"({type(exc).__name__})",
                 where,
             )
-        result = score_of_proof(proof)
+        result = score_of_proof(proof, connection.catalog_paths, connection.home)
         assert result.metadata is not None
         result.metadata[METADATA_KEY].update(where)
         return result

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kestrel_protocol import Catalog, Scenario, root_of_bytes
+from kestrel_protocol import Catalog, Scenario, kestrel_home, root_of_bytes
 from kestrel_sdk.runtime.catalog import (
     CatalogProblem,
     check_catalog,
@@ -326,7 +326,9 @@ def test_a_tape_validated_before_is_listed_from_its_remembered_shape(
     first = load_catalog([tmp_path]).get("foo-daily")  # validated in full, remembered
     assert first is not None
     info = first.scenario.tape
-    assert remembered_shape(tape, toml) == TapeShape(info.bars, info.start, info.end, info.root)
+    assert remembered_shape(kestrel_home(), tape, toml) == TapeShape(
+        info.bars, info.start, info.end, info.root
+    )
     # Another process (no columns in memory) met a tape with the same identity but other
     # bytes, as `kestrel scenario new` would have remembered it: it is listed without
     # being read, and its first use refuses it.
@@ -335,7 +337,7 @@ def test_a_tape_validated_before_is_listed_from_its_remembered_shape(
     tape.write_bytes(other.encode())
     os.utime(tape, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     claimed = TapeShape(2, info.start, info.end, root_of_bytes(b"not these bytes"))
-    remember_shape(tape, toml, claimed)
+    remember_shape(kestrel_home(), tape, toml, claimed)
     listed = load_catalog([tmp_path]).get("foo-daily")
     assert listed is not None
     assert listed.scenario.tape.root == claimed.root  # the tape was not read

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kestrel_protocol import KestrelError, root_of_bytes
+from kestrel_protocol import KestrelError, kestrel_home, root_of_bytes
 from kestrel_sdk.runtime.catalog import check_catalog, load_catalog
 from kestrel_sdk.runtime.catalog import tapes as tape_module
 from kestrel_sdk.runtime.catalog.shapes import remembered_shape
@@ -56,7 +56,10 @@ def test_a_copied_in_tape_with_a_fault_part_way_is_refused_naming_its_line(
     assert [str(problem) for problem in index.problems] == [
         f"{bad / 'tape.csv'}:45002: prices are inconsistent: need low <= open, close <= high"
     ]
-    assert remembered_shape(bad / "tape.csv", (bad / "scenario.toml").read_bytes()) is None
+    assert (
+        remembered_shape(kestrel_home(), bad / "tape.csv", (bad / "scenario.toml").read_bytes())
+        is None
+    )
 
 
 def test_a_check_names_every_fault_of_a_large_tape_rows_first_then_their_order(
@@ -167,11 +170,11 @@ def test_a_tape_listed_under_a_fresh_home_is_checked_again_and_remembered_there(
     found = []
     for home in ("first", "second"):
         monkeypatch.setenv("KESTREL_HOME", str(tmp_path / home))
-        assert remembered_shape(tape, toml) is None
+        assert remembered_shape(kestrel_home(), tape, toml) is None
         index = load_catalog([tmp_path / "catalog"])
         assert index.problems == []
         found.append(index.get("copied"))
-        assert remembered_shape(tape, toml) == shape
+        assert remembered_shape(kestrel_home(), tape, toml) == shape
     for loaded in found:
         assert loaded is not None
         listed = loaded.scenario.tape

@@ -31,6 +31,7 @@ from .door_records import (
 )
 from .location import MEMORY_URL, STORE_ENV, StoreLocation, store_location
 from .runtime_store import (
+    Adopted,
     ArtifactStatus,
     Horizon,
     JournalConflict,
@@ -47,6 +48,7 @@ __all__ = [
     "MEMORY_URL",
     "OFFERS_KEPT",
     "STORE_ENV",
+    "Adopted",
     "Arrival",
     "ArtifactStatus",
     "AuditEntry",

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 from ..store_feed import FeedBar, FeedStatus
 
 __all__ = [
+    "Adopted",
     "ArtifactStatus",
     "Horizon",
     "JournalConflict",
@@ -99,6 +100,22 @@ class Reached:
 
 
 @dataclass(frozen=True, slots=True)
+class Adopted:
+    """A horizon row an upgraded store kept under a scenario's id, re-keyed by
+    :meth:`RuntimeStore.adopt_horizons`: whose it was (``principal``, ``scenario_id``),
+    whether it joined a row counting sessions too (``joined``: the principal's sessions
+    of both are compared from then), and the principal's open sessions on that id it
+    gave their key whose last journal row keeps no clock bar (``unbarred``: stepped only
+    before the journal kept bars; the runtime replays each once and keeps its bar with
+    :meth:`RuntimeStore.keep_bar`)."""
+
+    principal: str
+    scenario_id: str
+    joined: bool
+    unbarred: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SessionHead:
     """How far a session has got in the store: its last seq, its status and the frame
     its last submission produced (``None`` before the first: the journal has no row)."""
@@ -174,11 +191,13 @@ class RuntimeStore(Protocol):
       keys; called only when such rows wait) joins the row of its key, in one
       transaction (the furthest bar with what showed it, the sessions added up: each
       session was counted on one row), and is gone from the rows set apart. It returns
-      ``(principal, id)`` for each row counting sessions that joined a row counting
-      sessions too (the principal's sessions of both are compared from then). Rows of
-      ids ``keys`` lacks wait for a process whose catalog has them. Sessions a store
-      from before counted without their key are given it the same way (those of the ids
-      ``keys`` maps).
+      an :class:`Adopted` for each row it re-keyed (whether it joined a row counting
+      sessions too). Rows of ids ``keys`` lacks wait for a process whose catalog has
+      them. Sessions a store from before counted without their key are given it the same
+      way (those of the ids ``keys`` maps), the open ones whose last journal row keeps no
+      bar named (``Adopted.unbarred``). ``keep_bar(sid, bar)`` writes ``bar`` into the
+      session's last journal row where that row keeps none (a step appended meanwhile
+      keeps its own: nothing is written), so ``reached`` reads it from then.
     - ``journal(sid, after=n)`` returns the entries with seq > n in order, each with the
       frame root it followed; ``head`` is the last seq, the status and the last frame
       root, one cheap read.
@@ -277,7 +296,8 @@ class RuntimeStore(Protocol):
     def count_session(
         self, principal: str, scenario_id: str, session_id: str, *, short: bool = False
     ) -> int | None: ...
-    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]: ...
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[Adopted]: ...
+    def keep_bar(self, session_id: str, bar: int) -> None: ...
     def reached(self, principal: str, key: str) -> list[Reached]: ...
 
     # forward tapes: appended bars keyed (scenario, index) and the window's state

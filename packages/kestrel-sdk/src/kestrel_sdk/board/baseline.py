@@ -1,7 +1,8 @@
 """The buy-and-hold baseline of a board: the same tapes, traded by no one.
 
 For each catalog scenario on the board, the board trades one session itself, on this
-machine's runtime in a throwaway home: at bar 0 it buys about half the account's equity
+machine's runtime over a store in memory (nothing kept; the catalog's remembered tape
+shapes are the command's home's): at bar 0 it buys about half the account's equity
 of the scenario's first symbol (whole lots, within ``maxPosition``; the rule of the
 offline agent ``kestrel/hold``) and advances to the end of the tape; the runtime grades
 it. The session id, every root and every figure derive from the scenario alone, so the
@@ -14,7 +15,6 @@ baseline, and never ranked or credited to anyone.
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, localcontext
@@ -49,7 +49,9 @@ class _SealedHere(Exception):
     """The scenario is sealed on this machine: no face serves where its tape ends."""
 
 
-async def _trade(home: Path, scenario: str, catalog_paths: Sequence[Path] | None) -> dict[str, Any]:
+async def _trade(
+    scenario: str, catalog_paths: Sequence[Path] | None, home: Path | None
+) -> dict[str, Any]:
     from ..client import create_sdk  # noqa: PLC0415 - the runtime loads only here
     from ..transports import local_transport  # noqa: PLC0415
 
@@ -91,21 +93,22 @@ def buy_and_hold(
     *,
     sealed: bool = False,
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> Baseline:
     """The baseline on the catalog's ``scenario`` (whose root must be ``root``; the
-    catalog of ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s); none
+    catalog of ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s, its shapes
+    remembered in ``home``: ``load_catalog``); none
     when ``sealed`` (the door that published the board seals it: agents may still be
     trading it, and the baseline's figures are the hidden tape's)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     if sealed:
         return Baseline(scenario, root, why=SEALED_ON_DOOR)
-    known = load_catalog(catalog_paths).get(scenario)
+    known = load_catalog(catalog_paths, home=home).get(scenario)
     if known is None or known.scenario.root != root:
         return Baseline(scenario, root, why="not a scenario of this machine's catalog")
     try:
-        with tempfile.TemporaryDirectory(prefix="kestrel-baseline-") as home:
-            grade = anyio.run(_trade, Path(home), scenario, catalog_paths)
+        grade = anyio.run(_trade, scenario, catalog_paths, home)
     except _SealedHere:
         why = "sealed in this machine's catalog: its tape's end is not served"
         return Baseline(scenario, root, why=why)

@@ -136,6 +136,7 @@ def build_board(
     require_catalog: bool = False,
     reveals: Sequence[tuple[str, Any]] = (),
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> Board:
     """Read every proof of ``paths`` (files, directories, Inspect logs), verify each (the
     signed statements under ``trusted_keys``, a JWKS) and rank the ones that hold by
@@ -150,6 +151,7 @@ def build_board(
             trusted_keys=trusted_keys,
             require_catalog=require_catalog,
             catalog_paths=catalog_paths,
+            home=home,
         )
         for entry in entries
     ]
@@ -161,6 +163,7 @@ def build_board(
         entries=entries,
         reveals=reveals,
         catalog_paths=catalog_paths,
+        home=home,
     )
 
 
@@ -173,6 +176,7 @@ def board_of(
     reveals: Sequence[tuple[str, Any]] = (),
     sealed: Collection[str] = (),
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> Board:
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
@@ -181,15 +185,15 @@ def board_of(
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415
 
-    lineages = Lineages(load_catalog(catalog_paths)).keys()  # a tape and its twins: one
+    lineages = Lineages(load_catalog(catalog_paths, home=home)).keys()  # a tape and its twins: one
     scenarios, overall = rank_board(rows, metric, attested_only=attested_only, lineages=lineages)
     baselines = {
         (r.scenario, r.root): buy_and_hold(
-            r.scenario, r.root, sealed=r.scenario in sealed, catalog_paths=catalog_paths
+            r.scenario, r.root, sealed=r.scenario in sealed, catalog_paths=catalog_paths, home=home
         )
         for r in scenarios
     }
-    gaps = memorisation_gaps(rows, entries, reveals, catalog_paths) if entries else Gaps()
+    gaps = memorisation_gaps(rows, entries, reveals, catalog_paths, home) if entries else Gaps()
     return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps)
 
 
@@ -200,6 +204,7 @@ def checked(
     require_catalog: bool,
     keys_source: bool = True,
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> BoardRow:
     """``entry``'s row; a proof that breaks the checker itself is a failed row saying so,
     never the end of the board (a participant must not be able to stop everyone's)."""
@@ -210,6 +215,7 @@ def checked(
             require_catalog=require_catalog,
             keys_source=keys_source,
             catalog_paths=catalog_paths,
+            home=home,
         )
     except Exception as exc:  # one bad input is its row: the board goes on
         logger.warning("board: %s could not be checked", entry.source, exc_info=True)

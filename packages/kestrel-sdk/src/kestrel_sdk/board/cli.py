@@ -135,6 +135,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
                 require_catalog=require_catalog,
                 reveals=[(str(path), _reveal(path)) for path in reveals],
                 catalog_paths=settings_of(ctx).catalog_dirs,
+                home=settings_of(ctx).home,
             )
         except NoProofs as exc:
             raise fail("INVALID_INPUT", f"{exc}; no board written") from None

@@ -47,7 +47,7 @@ class ForwardWindow:
 
 
 def tape_times(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
 ) -> tuple[str, ...]:
     """The times of the proof's tape: the embedded one's, else the catalog scenario's of
     that id and root (verification found one or the other; the catalog of
@@ -58,14 +58,14 @@ def tape_times(
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = member(data, "scenario")
-    known = load_catalog(catalog_paths).get(str(ref.get("id")))
+    known = load_catalog(catalog_paths, home=home).get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return ()
     return tuple(known.tape.times)
 
 
 def forward_window(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
 ) -> ForwardWindow | None:
     """The window of ``data``'s session when its door's statement says it traded a
     forward tape, else ``None`` (its tape's times from the catalog of ``catalog_paths``
@@ -82,6 +82,6 @@ def forward_window(
     last = member(member(data, "head"), "clock").get("time")
     if not bars:
         return ForwardWindow(None, last if isinstance(last, str) else None, 0)
-    times = tape_times(data, catalog_paths)
+    times = tape_times(data, catalog_paths, home)
     first = times[min(bars)] if 0 <= min(bars) < len(times) else None
     return ForwardWindow(first, last if isinstance(last, str) else None, len(bars))

@@ -201,12 +201,13 @@ def memorisation_gaps(
     entries: Sequence[Entry],
     reveals: Sequence[tuple[str, Any]],
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> Gaps:
     """The gaps of the board's ranked ``rows`` (``entries``: the same order, for the
     proofs and the pairs Inspect claims; ``reveals``: (where it came from, its data))."""
     from .twins import revealed_twins  # noqa: PLC0415 - the engine loads only with reveals
 
-    known = revealed_twins(rows, entries, reveals, catalog_paths) if reveals else []
+    known = revealed_twins(rows, entries, reveals, catalog_paths, home) if reveals else []
     for labelled, disguised in _claimed(entries):
         if any(t.labelled == labelled and t.disguised == disguised for t in known):
             continue

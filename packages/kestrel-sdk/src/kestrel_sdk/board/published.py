@@ -100,6 +100,7 @@ def published_board(
     document: Any,
     trusted_keys: Mapping[str, Any],
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> PublishedBoard:
     """The board of a published document under ``trusted_keys`` (the door's JWKS),
     checked against the catalog of ``catalog_paths`` (``None``: ``KESTREL_CATALOG_PATH``'s)."""
@@ -110,10 +111,13 @@ def published_board(
             require_catalog=False,
             keys_source=False,
             catalog_paths=catalog_paths,
+            home=home,
         )
         for e in published_entries(document)
     ]
     sealed = published_seals(document)  # a published document: read_entries checked it
-    board = board_of(rows, "sharpe", attested_only=True, sealed=sealed, catalog_paths=catalog_paths)
+    board = board_of(
+        rows, "sharpe", attested_only=True, sealed=sealed, catalog_paths=catalog_paths, home=home
+    )
     table = json.dumps(board.to_json(), indent=2) + "\n"
     return PublishedBoard(render_board(board), table, len(board.failed))

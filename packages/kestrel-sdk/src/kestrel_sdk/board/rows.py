@@ -119,14 +119,16 @@ def _object(data: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _forgery(data: dict[str, Any], catalog_paths: Sequence[Path] | None) -> str | None:
+def _forgery(
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None, home: Path | None
+) -> str | None:
     """Why an embedded scenario unknown here is a forgery: it takes the id of a scenario
     of this machine's catalog (whose root it does not have)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = _object(data, "scenario")
     scenario_id, root = _text(ref.get("id")), _text(ref.get("root"))
-    known = load_catalog(catalog_paths).get(scenario_id) if scenario_id else None
+    known = load_catalog(catalog_paths, home=home).get(scenario_id) if scenario_id else None
     if known is None:
         return None
     return (
@@ -162,6 +164,7 @@ def check_entry(
     require_catalog: bool = False,
     keys_source: bool = True,
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
     with ``trusted_keys``, the signed statement of a proof that carries one (the row
@@ -187,6 +190,7 @@ def check_entry(
             require_catalog=require_catalog,
             trusted_keys=trusted_keys if signed else None,
             catalog_paths=catalog_paths,
+            home=home,
         )
     except ValueError as exc:
         row.reason = f"not a Kestrel proof: {exc}"
@@ -200,14 +204,14 @@ def check_entry(
         m = report.mismatch
         row.reason = f"verification failed: {m.field}: expected {m.expected}, found {m.found}"
         return row
-    forged = _forgery(data, catalog_paths) if row.provenance == "embedded" else None
+    forged = _forgery(data, catalog_paths, home) if row.provenance == "embedded" else None
     if forged is not None:
         row.reason = forged
         return row
     grade = data["grade"]
     sealed = _sealed(data)
-    row.window = window(data, catalog_paths)
-    row.forward = forward_window(data, catalog_paths)
+    row.window = window(data, catalog_paths, home)
+    row.forward = forward_window(data, catalog_paths, home)
     checked = False  # a door's statement whose signature held (``--trust``)
     if report.attested_by is not None and trusted_keys is not None:
         checked = True
@@ -241,7 +245,9 @@ def check_entry(
     unlike = edge_mismatch(data)
     if unlike is not None:
         failed.append(f"{WHOLE_WINDOW} failed: {unlike}")
-    elif stopped is None and unsigned_edge(data, checked=checked, catalog_paths=catalog_paths):
+    elif stopped is None and unsigned_edge(
+        data, checked=checked, catalog_paths=catalog_paths, home=home
+    ):
         row.reason += (
             f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "
             "(no door's statement checked with --trust says where it ended)"

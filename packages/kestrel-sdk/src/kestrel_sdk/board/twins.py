@@ -40,6 +40,8 @@ def _one(
     rows: list[BoardRow],
     entries: Sequence[Entry],
     catalog_paths: Sequence[Path] | None,
+    *,
+    home: Path | None,
 ) -> list[Twins]:
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.catalog.reveal import RevealMismatch, check_reveal  # noqa: PLC0415
@@ -47,7 +49,7 @@ def _one(
 
     disguised, named = _text(reveal, "scenario"), reveal.get("source")
     source, source_root = _text(named, "id"), _text(named, "root")
-    index = load_catalog(catalog_paths)
+    index = load_catalog(catalog_paths, home=home)
     original = index.get(source)
     if original is None or original.scenario.root != source_root:
         proofs = _scenarios(rows, entries, source).get(source_root)
@@ -87,13 +89,14 @@ def revealed_twins(
     entries: Sequence[Entry],
     reveals: Sequence[tuple[str, Any]],
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> list[Twins]:
     """The pairs ``reveals`` name ((where each came from, its data)), each confirmed,
     refuted or unconfirmed (nothing on the board to check it against); once each; a
     source looked up in the catalog of ``catalog_paths``."""
     found: list[Twins] = []
     for where, reveal in reveals:
-        for twins in _one(where, reveal, rows, entries, catalog_paths):
+        for twins in _one(where, reveal, rows, entries, catalog_paths, home=home):
             same = (twins.labelled, twins.labelled_root, twins.disguised, twins.disguised_root)
             if not any(
                 (t.labelled, t.labelled_root, t.disguised, t.disguised_root) == same for t in found

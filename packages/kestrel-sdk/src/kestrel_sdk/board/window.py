@@ -29,7 +29,9 @@ WHOLE_WINDOW = "whole-window"
 """The board's own check: the session traded its scenario's whole window."""
 
 
-def _terms(data: dict[str, Any], catalog_paths: Sequence[Path] | None) -> dict[str, Any]:
+def _terms(
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None, home: Path | None
+) -> dict[str, Any]:
     """The proof's scenario terms: the embedded scenario's, else the catalog's scenario of
     that id and root (verification found one or the other)."""
     embedded = member(member(data, "embedded"), "scenario")
@@ -38,14 +40,14 @@ def _terms(data: dict[str, Any], catalog_paths: Sequence[Path] | None) -> dict[s
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
 
     ref = member(data, "scenario")
-    known = load_catalog(catalog_paths).get(str(ref.get("id")))
+    known = load_catalog(catalog_paths, home=home).get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return {}
     return known.scenario.to_json()
 
 
 def window(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None
+    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
 ) -> tuple[int, int] | None:
     """The session's last clock bar (the proof's head, the frame replay reproduced) and
     the last bar it could have traded: the scenario's last bar (``clock.bar +
@@ -59,7 +61,7 @@ def window(
     bar, remaining = clock.get("bar"), clock.get("remaining")
     if not isinstance(bar, int):
         return None
-    terms = _terms(data, catalog_paths)
+    terms = _terms(data, catalog_paths, home)
     limit = member(terms, "account").get("maxDrawdown")
     drawdown = member(head, "account").get("drawdown")
     if isinstance(limit, str) and isinstance(drawdown, str) and Decimal(drawdown) >= Decimal(limit):
@@ -72,12 +74,16 @@ def window(
         if edge is not None:
             bars = edge.bars
         elif isinstance(member(data, "embedded").get("tape"), str):
-            bars = len(tape_times(data, catalog_paths))
+            bars = len(tape_times(data, catalog_paths, home))
     return (bar, bars - 1) if isinstance(bars, int) else None
 
 
 def unsigned_edge(
-    data: dict[str, Any], *, checked: bool, catalog_paths: Sequence[Path] | None = None
+    data: dict[str, Any],
+    *,
+    checked: bool,
+    catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> bool:
     """Whether the proof is of a forward scenario whose window end is its own word: no
     door's statement whose signature was ``checked`` (``--trust``) says where its tape
@@ -86,7 +92,7 @@ def unsigned_edge(
     remaining = member(member(data, "head"), "clock").get("remaining")
     if isinstance(remaining, int) or (checked and signed_edge(data) is not None):
         return False
-    return bool(member(_terms(data, catalog_paths), "forward"))  # embedded, or the catalog's
+    return bool(member(_terms(data, catalog_paths, home), "forward"))  # embedded, or the catalog's
 
 
 def stopped_early(window: tuple[int, int] | None) -> str | None:

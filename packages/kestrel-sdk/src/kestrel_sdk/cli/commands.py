@@ -117,7 +117,8 @@ def catalog(ctx: click.Context, check: bool, as_json: bool) -> None:
     if check:
         from ..runtime.catalog import check_catalog  # noqa: PLC0415 - local files only
 
-        problems = check_catalog(settings_of(ctx).catalog_dirs)
+        settings = settings_of(ctx)
+        problems = check_catalog(settings.catalog_dirs, home=settings.home)
         for problem in problems:
             click.echo(str(problem))
         if problems:
@@ -346,6 +347,7 @@ def verify(  # noqa: PLR0917 - one parameter per click option
             reveal=reveal,
             source=source,
             catalog_paths=settings_of(ctx).catalog_dirs,
+            home=settings_of(ctx).home,
         )
         return
     if reveal is not None:

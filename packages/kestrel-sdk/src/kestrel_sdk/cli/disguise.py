@@ -17,7 +17,15 @@ import click
 
 from ..cli_convention import fail
 from .bootstrap import settings_of
-from .scenario import catalog_dirs, scenario, taken_by, where_to_put, write_scenario, wrote
+from .scenario import (
+    catalog_dirs,
+    command_home,
+    scenario,
+    taken_by,
+    where_to_put,
+    write_scenario,
+    wrote,
+)
 from .show import json_text
 
 __all__ = ["catalog_scenario", "disguise", "read_secret", "reveal", "reveals_dir"]
@@ -62,7 +70,7 @@ def catalog_scenario(source_id: str) -> Any:
     """The catalog's scenario ``source_id``; the CLI's ``UNKNOWN_SCENARIO`` when none."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
 
-    loaded = load_catalog(catalog_dirs()).get(source_id)
+    loaded = load_catalog(catalog_dirs(), home=command_home()).get(source_id)
     if loaded is None:
         named = settings_of(click.get_current_context()).catalog_dirs is not None
         where = "--catalog-path" if named else "KESTREL_CATALOG_PATH"

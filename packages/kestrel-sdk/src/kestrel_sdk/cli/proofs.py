@@ -73,6 +73,7 @@ def proof_verification(
     require_catalog: bool = False,
     trusted_keys: Mapping[str, Any] | None = None,
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> VerificationReport:
     """A proof's verification as ``kestrel verify`` does it: replayed over this machine's
     catalog (shipped, plus ``KESTREL_CATALOG_PATH``) or the scenario the proof embeds,
@@ -83,7 +84,8 @@ def proof_verification(
     publishes, checked against the signed edge (``attestedBy`` says ``forward tape
     unconfirmed`` and why where it could not be fetched: :mod:`..published_tape`);
     ``catalog_paths``, the scenario directories ``kestrel --catalog-path`` names, in
-    place of ``KESTREL_CATALOG_PATH`` (as every other verb takes them).
+    place of ``KESTREL_CATALOG_PATH`` (as every other verb takes them); ``home``, the
+    Kestrel home the catalog remembers its tapes' shapes in (``load_catalog``'s).
 
     Raises ``ValueError`` for data that is not a ``kestrel.proof``, and ``KestrelError``
     (``UNKNOWN_SCENARIO``) for a scenario neither in the catalog nor embedded, or a
@@ -99,7 +101,9 @@ def proof_verification(
         return refused(data, fetched.mismatch)
     try:
         report = verify_proof(
-            load_catalog(catalog_paths), data, fetched.tape if fetched is not None else None
+            load_catalog(catalog_paths, home=home),
+            data,
+            fetched.tape if fetched is not None else None,
         )
     except KestrelError as exc:
         if fetched is None or fetched.unconfirmed is None:
@@ -134,6 +138,8 @@ def reveal_verification(
     reveal: Any,
     source: Path | None,
     catalog_paths: Sequence[Path] | None = None,
+    *,
+    home: Path | None = None,
 ) -> VerificationReport:
     """A verified proof's report after checking its scenario against ``reveal``: the
     proof's tape must be exactly the transform the reveal names of its source (the
@@ -143,12 +149,12 @@ def reveal_verification(
     from ..runtime.catalog.reveal import RevealMismatch, check_reveal  # noqa: PLC0415
     from ..runtime.verify import proof_scenario  # noqa: PLC0415
 
-    index = load_catalog(catalog_paths)
+    index = load_catalog(catalog_paths, home=home)
     disguised = proof_scenario(index, data)
     named = reveal.get("source") if isinstance(reveal, dict) else None
     source_id = named.get("id") if isinstance(named, dict) else None
     if source is not None:
-        given = load_catalog([source])
+        given = load_catalog([source], home=home)
         ids = [i for i in given.ids() if (s := given.get(i)) is not None and s.origin is not None]
         original = given.get(ids[0]) if ids else None
         if original is None:
@@ -184,6 +190,7 @@ def verify_proof_data(
     reveal: Path | None = None,
     source: Path | None = None,
     catalog_paths: Sequence[Path] | None = None,
+    home: Path | None = None,
 ) -> None:
     """``kestrel verify`` of a proof: replay it, say where its scenario came from and,
     with ``trust`` (a JWKS file or URL), check the door's signed statement against it;
@@ -198,7 +205,11 @@ def verify_proof_data(
         raise fail("INVALID_INPUT", str(exc)) from None
     try:
         report = proof_verification(
-            data, require_catalog=require_catalog, trusted_keys=keys, catalog_paths=catalog_paths
+            data,
+            require_catalog=require_catalog,
+            trusted_keys=keys,
+            catalog_paths=catalog_paths,
+            home=home,
         )
     except ValueError as exc:
         raise fail("INVALID_INPUT", f"not a Kestrel proof: {exc}") from None
@@ -207,7 +218,7 @@ def verify_proof_data(
             opened = read_json(reveal)
         except Unreadable as exc:
             raise fail("INVALID_INPUT", f"--reveal {reveal}: not a reveal: {exc}") from None
-        report = reveal_verification(report, data, opened, source, catalog_paths)
+        report = reveal_verification(report, data, opened, source, catalog_paths, home=home)
     lines = [f"ok: proof {report.proof} of grade {report.grade} verified by replay"]
     if report.provenance is not None:
         lines.append(f"provenance: {report.provenance.source}: {report.provenance.detail}")

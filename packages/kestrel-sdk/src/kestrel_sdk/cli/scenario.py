@@ -41,11 +41,17 @@ def catalog_dirs() -> list[Path]:
     return catalog_entries(settings_of(click.get_current_context()).catalog_dirs)
 
 
+def command_home() -> Path:
+    """The Kestrel home of the command running (``kestrel --home``, else
+    ``KESTREL_HOME``, else ``~/.kestrel``): the catalog remembers its tapes' shapes there."""
+    return settings_of(click.get_current_context()).home
+
+
 def taken_by(scenario_id: str) -> str | None:
     """Who already has ``scenario_id`` in the command's catalog, if anyone."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the CLI starts without it
 
-    existing = load_catalog(catalog_dirs()).get(scenario_id)
+    existing = load_catalog(catalog_dirs(), home=command_home()).get(scenario_id)
     if existing is None:
         return None
     return "a shipped scenario" if existing.origin is None else str(existing.origin)
@@ -224,7 +230,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
         )
     dirs = catalog_dirs()
     target = out if out is not None else (dirs[0] if dirs else Path()) / imported.id
-    written = write_scenario(target, imported.write)
+    written = write_scenario(target, lambda at: imported.write(at, home=command_home()))
     entry = imported.entry()
     if as_json:
         click.echo(json_text(entry))

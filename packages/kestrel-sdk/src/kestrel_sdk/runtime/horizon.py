@@ -61,8 +61,9 @@ twin past a session's clock has been shown them in all. The clocks an opening wr
 those of the principal's sessions on every twin, found by that key in the store
 (``RuntimeStore.reached``), a twin this catalog lacks included (a scout run alone on an
 import only another runtime's catalog holds). A store from before kept rows by scenario
-ids, and sessions without their key; each runtime re-keys, as it starts, those its
-catalog's ids name (:meth:`Horizons.adopt`).
+ids, and sessions without their key or their journal's bars; each runtime re-keys, as it
+starts, those its catalog's ids name, keeping the bar each open one reached
+(:meth:`Horizons.adopt`).
 What showed them is named with the twin it was shown on ("tape goog read", "session ks_…
 on goog of the same principal had reached bar 2519"), so ``no-lookahead`` on a disguise
 says which twin was seen. The sessions counted are the
@@ -80,15 +81,19 @@ behind); nothing here imports the sessions' cache.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from kestrel_protocol import KestrelError
 from kestrel_protocol.store import Horizon, RuntimeStore, SessionRow
 
 if TYPE_CHECKING:
     from .catalog.lineage import Lineages
 
 __all__ = ["Horizons", "Marks", "Submitter"]
+
+log = logging.getLogger(__name__)
 
 
 class Submitter(Protocol):
@@ -121,15 +126,32 @@ class Horizons:
 
     def adopt(self) -> None:
         """Re-key the rows an upgraded store kept by the ids of this catalog's scenarios
-        (``RuntimeStore.adopt_horizons``; the catalog is loaded only when rows wait):
-        where one joined a row counting sessions, the principal's sessions on the lineage
-        are now compared, so their clocks are written, as a second session's opening
-        writes them (each named with its twin: no opening names the scenario traded)."""
+        (``RuntimeStore.adopt_horizons``; the catalog is loaded only when rows wait).
+        Each open session given its key whose journal kept no bar (stepped only before
+        the upgrade) is replayed here, once, and its clock bar kept in its last journal
+        row (``RuntimeStore.keep_bar``): from then every runtime reads it from the store,
+        its catalog holding the session's twin or not, and none replays it to know it.
+        One that cannot be replayed now (its tape changed since it was listed) is logged
+        and read as before, by replay where a catalog holds it: the start goes on.
+        Where a row joined a row counting sessions, the principal's sessions on the
+        lineage are now compared, so their clocks are written, as a second session's
+        opening writes them (each named with its twin: no opening names the scenario
+        traded)."""
         lineages = self._lineages
         if lineages is None:
             return
-        for principal, scenario_id in self.store.adopt_horizons(lambda: lineages().keys()):
-            self._clocks(principal, scenario_id, "", named=True)
+        adopted = self.store.adopt_horizons(lambda: lineages().keys())
+        for row in adopted:
+            for sid in row.unbarred:
+                try:
+                    bar = self._clock(row.principal, sid)
+                except KestrelError as error:  # its tape is not served now: the start goes on
+                    log.warning("session %s: no clock bar kept (not replayed: %s)", sid, error)
+                    continue
+                self.store.keep_bar(sid, bar)
+        for row in adopted:
+            if row.joined:
+                self._clocks(row.principal, row.scenario_id, "", named=True)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
@@ -172,10 +194,11 @@ class Horizons:
         reached, found by the lineage's key whatever twin they ran on and whatever this
         catalog holds (``RuntimeStore.reached``), each named with its twin unless it is
         ``scenario_id`` (every one when ``named``): the bar its journal's last row keeps;
-        without one (pruned, never stepped, or stepped only before the journal kept bars)
-        the clock ``clock`` reads (a closed session's head frame, or a replay), unless the
-        session is open on a twin this catalog lacks (never stepped since: at its
-        opening, which shows no bar a twin's opening does not)."""
+        without one (pruned, never stepped, or closed having been stepped only before the
+        journal kept bars: :meth:`adopt` keeps an open one's) the clock ``clock`` reads
+        (a closed session's head frame, or a replay), unless the session is open on a
+        twin this catalog lacks (never stepped: at its opening, which shows no bar a
+        twin's opening does not)."""
         order = {twin: i for i, (twin, _) in enumerate(self._twins(scenario_id, ""))}
         sessions = sorted(
             self.store.reached(principal, self._key(scenario_id)),

@@ -90,7 +90,7 @@ class Runtime:
         self.home = kestrel_home(home)
         self.store: RuntimeStore = store if store is not None else open_runtime_store(None, home)
         self.grade_budget = grade_budget
-        self._served = ServedCatalog(catalog_paths, catalog, sealed)
+        self._served = ServedCatalog(catalog_paths, catalog, sealed, self.home)
         served = self._served
         self._feeds = Feeds(self.store, served.loaded)
         served.unsealed = lambda scenario_id: self._feeds.feed(scenario_id).unsealed()

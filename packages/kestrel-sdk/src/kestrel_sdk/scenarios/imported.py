@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kestrel_protocol import Scenario
+from kestrel_protocol import Scenario, kestrel_home
 
 from ..runtime.catalog.instrument_terms import lot_member
 from ..runtime.catalog.news import News, parse_news
@@ -181,11 +181,12 @@ class ImportedScenario:
         """The scenario's row in the catalog object (as ``kestrel catalog --json`` shows it)."""
         return scenario_row(self.scenario)
 
-    def write(self, directory: str | Path) -> Path:
+    def write(self, directory: str | Path, *, home: str | Path | None = None) -> Path:
         """Write ``scenario.toml`` and ``tape.csv`` into ``directory`` by
         :func:`~.staged.write_staged` (which refuses a target the catalog would not list
         with ``ScenarioTargetError``): both appear at once, nothing is left behind on
-        failure. Returns the absolute path written."""
+        failure. Returns the absolute path written. The tape's shape is remembered in the
+        Kestrel home ``home`` (``load_catalog``'s), so the catalog lists it unread."""
 
         def tape(out: IO[bytes]) -> None:
             with self._lock:
@@ -195,7 +196,8 @@ class ImportedScenario:
         target = write_staged(directory, tape, self.toml, self.news)
         info = self.scenario.tape  # made as the catalog validates: remembered so
         shape = TapeShape(bars=info.bars, start=info.start, end=info.end, root=info.root)
-        remember_shape(target / TAPE_FILE, self.toml.encode("utf-8"), shape)  # no re-read
+        toml = self.toml.encode("utf-8")
+        remember_shape(kestrel_home(home), target / TAPE_FILE, toml, shape)  # no re-read
         return target
 
 

@@ -4,7 +4,8 @@
 User scenarios are validated in full when first met (a malformed one is skipped with a
 warning, never breaking the rest), a block of lines at a time and keeping no columns, so
 a large tape costs a listing time, not memory; a tape validated before and unchanged
-since is listed from its remembered shape, not read (``shapes``). Every tape's columns
+since is listed from its remembered shape, not read (``shapes``, kept in the Kestrel home
+the caller names: ``home``, else :func:`kestrel_protocol.kestrel_home`'s). Every tape's columns
 are parsed on its first use, into the process's :mod:`.shared_tapes`, keyed by tape
 root, so every session on a tape shares one copy.
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_protocol import KestrelError, RefusalCode, kestrel_home
 
 from .forward_tape import empty_tape, forward_shape
 from .model import CatalogIndex, CatalogProblem, LoadedScenario, Tape
@@ -105,7 +106,7 @@ def _unsafe_file(directory: Path, path: Path) -> CatalogProblem | None:
     return None
 
 
-def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProblem]:
+def _load_user(directory: Path, limit: int, home: Path) -> _UserScenario | list[CatalogProblem]:
     toml = directory / SCENARIO_FILE
     unsafe = _unsafe_file(directory, toml)
     if unsafe is not None:
@@ -124,7 +125,7 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
         return [unsafe]
     if terms.forward:
         return _load_forward(directory, terms, toml, tape_path, limit)
-    shape = remembered_shape(tape_path, toml_bytes)
+    shape = remembered_shape(home, tape_path, toml_bytes)
     if shape is None:  # not validated before, or changed since: read it (columns not kept)
         try:
             checked = check_tape(tape_path, terms.ticks, terms.scale, limit=limit)
@@ -136,7 +137,7 @@ def _load_user(directory: Path, limit: int) -> _UserScenario | list[CatalogProbl
         if isinstance(checked, list):
             return [CatalogProblem(tape_path, problem.line, problem.reason) for problem in checked]
         shape = checked
-        remember_shape(tape_path, toml_bytes, shape)
+        remember_shape(home, tape_path, toml_bytes, shape)
     news = _user_news(directory, terms, shape, limit)
     if isinstance(news, list):
         return news
@@ -233,14 +234,15 @@ def _line_of(text: str, key: str) -> int | None:
 
 
 def _collect(
-    paths: Sequence[str | Path] | None, limit: int
+    paths: Sequence[str | Path] | None, limit: int, home: str | Path | None
 ) -> tuple[dict[str, LoadedScenario], list[CatalogProblem]]:
+    shapes_home = kestrel_home(home)
     shipped, shipped_problems = shipped_scenarios()
     scenarios: dict[str, LoadedScenario] = {item.id: item for item in shipped}
     origins: dict[str, str] = {item.id: "a shipped scenario" for item in scenarios.values()}
     problems: list[CatalogProblem] = list(shipped_problems)
     for directory in _scenario_dirs(catalog_entries(paths), problems):
-        result = _load_user(directory, limit)
+        result = _load_user(directory, limit, shapes_home)
         if isinstance(result, list):
             problems.extend(result)
             continue
@@ -259,14 +261,18 @@ def _collect(
     return scenarios, problems
 
 
-def load_catalog(paths: Sequence[str | Path] | None = None) -> CatalogIndex:
+def load_catalog(
+    paths: Sequence[str | Path] | None = None, *, home: str | Path | None = None
+) -> CatalogIndex:
     """The catalog: shipped scenarios plus every valid user scenario.
 
     ``paths`` lists catalog directories (each holds scenario directories, or is one);
-    ``None`` reads ``KESTREL_CATALOG_PATH``. A malformed user scenario is skipped and
+    ``None`` reads ``KESTREL_CATALOG_PATH``. ``home`` is the Kestrel home the shapes of
+    checked tapes are remembered in (``None``: ``$KESTREL_HOME``, else ``~/.kestrel``);
+    every face passes the home it runs with. A malformed user scenario is skipped and
     logged as a warning; the problems are also on ``CatalogIndex.problems``.
     """
-    scenarios, problems = _collect(paths, limit=1)
+    scenarios, problems = _collect(paths, 1, home)
     for problem in problems:
         logger.warning("skipping a user scenario: %s", problem)
     ordered = {scenario_id: scenarios[scenario_id] for scenario_id in sorted(scenarios)}
@@ -275,8 +281,11 @@ def load_catalog(paths: Sequence[str | Path] | None = None) -> CatalogIndex:
     return CatalogIndex(catalog, ordered, problems)
 
 
-def check_catalog(paths: Sequence[str | Path] | None = None) -> list[CatalogProblem]:
-    """Every problem of the catalog, shipped tapes parsed in full too (no warnings logged).
+def check_catalog(
+    paths: Sequence[str | Path] | None = None, *, home: str | Path | None = None
+) -> list[CatalogProblem]:
+    """Every problem of the catalog, shipped tapes parsed in full too (no warnings logged);
+    ``paths`` and ``home`` as :func:`load_catalog` takes them.
 
     An empty list means every scenario loads; ``kestrel catalog --check`` prints these.
     """
@@ -286,7 +295,7 @@ def check_catalog(paths: Sequence[str | Path] | None = None) -> list[CatalogProb
             item.tape  # noqa: B018 - parsing it is the check
         except ShippedTapeError as error:
             problems.append(CatalogProblem(SHIPPED_PATH / item.id, None, str(error)))
-    problems.extend(_collect(paths, limit=_CHECK_LIMIT)[1])
+    problems.extend(_collect(paths, _CHECK_LIMIT, home)[1])
     return problems
 
 

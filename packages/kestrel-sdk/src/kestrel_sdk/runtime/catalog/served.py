@@ -31,7 +31,8 @@ __all__ = ["OPAQUE_TITLE", "ServedCatalog"]
 
 
 class ServedCatalog:
-    """The catalog at ``paths`` (or ``index``, when one is supplied), sealing ``sealed``
+    """The catalog at ``paths`` (or ``index``, when one is supplied; the shapes of its
+    checked tapes remembered in ``home``: ``load_catalog``), sealing ``sealed``
     besides the scenarios whose ``scenario.toml`` seals them. An entry of ``sealed`` is
     a scenario id, or ``ID=SERVED_ID`` to serve it as a renamed copy (``ValueError`` for
     a malformed entry; ``UNKNOWN_SCENARIO`` on first use for an id the catalog lacks or a
@@ -42,8 +43,10 @@ class ServedCatalog:
         paths: Sequence[str | Path] | None,
         index: CatalogIndex | None = None,
         sealed: Iterable[str] = (),
+        home: Path | None = None,
     ) -> None:
         self._paths = list(paths) if paths is not None else None
+        self._home = home
         self._source = index  # tests and embedders may supply one
         specs = seal_specs(sealed)
         self._sealed = frozenset(source for source, served in specs if served is None)
@@ -88,7 +91,9 @@ class ServedCatalog:
 
     def _load(self) -> tuple[CatalogIndex, CatalogIndex]:
         """(the served index, the index with the sources of renamed copies too)."""
-        source = self._source if self._source is not None else load_catalog(self._paths)
+        source = (
+            self._source if self._source is not None else load_catalog(self._paths, home=self._home)
+        )
         if not self._renamed and not self._sealed & set(source.ids()):
             return source, source  # served as loaded, catalog root and all
         scenarios = {i: s for i in source.ids() if (s := source.get(i)) is not None}

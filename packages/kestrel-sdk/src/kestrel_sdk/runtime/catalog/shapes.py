@@ -2,7 +2,9 @@
 
 A user tape is validated in full the first time a process meets it (or when
 ``kestrel scenario new`` writes it); its shape (bars, first and last time, root) is then
-remembered under ``$KESTREL_HOME/catalog-shapes/``, keyed by the tape file's identity
+remembered under ``catalog-shapes/`` in the Kestrel home the caller chose (``--home``,
+``home=``; else ``$KESTREL_HOME``, else ``~/.kestrel``: :func:`kestrel_protocol.kestrel_home`),
+keyed by the tape file's identity
 (real path, device, inode, size, modification time) and the bytes of its
 ``scenario.toml`` (whose terms the validation used). A later listing or check with the
 same key takes the shape from there without opening the tape; any change to either file
@@ -20,8 +22,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kestrel_protocol import kestrel_home
-
 from .tapes import TapeShape
 
 __all__ = ["remember_shape", "remembered_shape"]
@@ -32,7 +32,7 @@ _DIRECTORY = "catalog-shapes"
 _VERSION = 1
 
 
-def _key(tape: Path, toml: bytes) -> tuple[Path, dict[str, Any]] | None:
+def _key(home: Path, tape: Path, toml: bytes) -> tuple[Path, dict[str, Any]] | None:
     try:
         real = tape.resolve()
         found = real.stat()
@@ -48,12 +48,13 @@ def _key(tape: Path, toml: bytes) -> tuple[Path, dict[str, Any]] | None:
         "terms": hashlib.sha256(toml).hexdigest(),
     }
     name = hashlib.sha256(str(real).encode("utf-8", "surrogateescape")).hexdigest()
-    return kestrel_home() / _DIRECTORY / f"{name}.json", key
+    return home / _DIRECTORY / f"{name}.json", key
 
 
-def remembered_shape(tape: Path, toml: bytes) -> TapeShape | None:
-    """The shape remembered for ``tape`` as it is now (with these terms), else ``None``."""
-    found = _key(tape, toml)
+def remembered_shape(home: Path, tape: Path, toml: bytes) -> TapeShape | None:
+    """The shape remembered in ``home`` for ``tape`` as it is now (with these terms), else
+    ``None``."""
+    found = _key(home, tape, toml)
     if found is None:
         return None
     path, key = found
@@ -72,10 +73,10 @@ def remembered_shape(tape: Path, toml: bytes) -> TapeShape | None:
         return None
 
 
-def remember_shape(tape: Path, toml: bytes, shape: TapeShape) -> None:
-    """Remember that ``tape`` (with these terms) validated to ``shape``; best effort (a
-    home that cannot be written only means the next listing validates again)."""
-    found = _key(tape, toml)
+def remember_shape(home: Path, tape: Path, toml: bytes, shape: TapeShape) -> None:
+    """Remember in ``home`` that ``tape`` (with these terms) validated to ``shape``; best
+    effort (a home that cannot be written only means the next listing validates again)."""
+    found = _key(home, tape, toml)
     if found is None:
         return
     path, key = found

@@ -27,6 +27,7 @@ from typing import Any
 from kestrel_protocol import canonical_json
 from kestrel_protocol.store import (
     MEMORY_URL,
+    Adopted,
     ArtifactStatus,
     Horizon,
     JournalConflict,
@@ -309,9 +310,12 @@ class MemoryStore(MemoryFeeds, MemoryHousekeeping):
             elif bar > found.bar:
                 self._horizons[key] = Horizon(bar, what, found.sessions)
 
-    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[Adopted]:
         """Nothing to re-key: a memory store is never from before lineage tags."""
         return []
+
+    def keep_bar(self, session_id: str, bar: int) -> None:
+        """Nothing to keep: a memory store's steps always kept their bar."""
 
     def reached(self, principal: str, key: str) -> list[Reached]:
         """The principal's sessions on the lineage ``key`` and the bar each last reached."""

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from kestrel_protocol.sql import Connection, SqlAdapter
-from kestrel_protocol.store import Reached, StoredSession
+from kestrel_protocol.store import Adopted, Reached, StoredSession
 
 from .statements import Statements
 
@@ -87,7 +87,7 @@ class SqlHousekeeping(SqlAdapter):
         """Bytes the store occupies on disk (the adapter's measure)."""
         raise NotImplementedError
 
-    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[tuple[str, str]]:
+    def adopt_horizons(self, keys: Callable[[], Mapping[str, str]]) -> list[Adopted]:
         """Re-key the rows set apart by the upgrade whose ids ``keys()`` maps (the
         sessions counted on each before given its key), in one transaction; each taken by
         one process (its delete returns it), so replicas adopting at once never add a row
@@ -99,9 +99,9 @@ class SqlHousekeeping(SqlAdapter):
             waiting = conn.execute(sql.unkeyed).fetchall()
         by_id = keys()
         rows = [(principal, i) for principal, i in waiting if i in by_id]
-        joined: list[tuple[str, str]] = []
+        adopted: list[Adopted] = []
         if not rows:
-            return joined
+            return adopted
         with self._transaction() as conn:
             for principal, scenario_id in rows:
                 taken = conn.execute(sql.take_unkeyed, (principal, scenario_id)).fetchall()
@@ -109,12 +109,20 @@ class SqlHousekeeping(SqlAdapter):
                     continue  # adopted by another process meanwhile
                 bar, what, sessions = taken[0]
                 key = by_id[scenario_id]
+                unbarred = conn.execute(sql.unbarred, (principal, scenario_id)).fetchall()
                 conn.execute(sql.line_sessions, (key, principal, scenario_id))
                 row = (principal, key, bar, what, sessions)
                 total = int(conn.execute(sql.adopt_horizon, row).fetchall()[0][0])
-                if sessions and total > sessions:  # sessions of both rows now compared
-                    joined.append((principal, scenario_id))
-        return joined
+                joined = bool(sessions) and total > sessions  # both rows' sessions compared
+                named = tuple(str(sid) for (sid,) in unbarred)
+                adopted.append(Adopted(principal, scenario_id, joined, named))
+        return adopted
+
+    def keep_bar(self, session_id: str, bar: int) -> None:
+        """Write ``bar`` into the session's last journal row where it keeps none (see
+        ``RuntimeStore``)."""
+        with self._transaction() as conn:
+            conn.execute(self.sql.keep_bar, (bar, session_id, session_id))
 
     def reached(self, principal: str, key: str) -> list[Reached]:
         """The principal's sessions on the lineage ``key``, each with the bar its last

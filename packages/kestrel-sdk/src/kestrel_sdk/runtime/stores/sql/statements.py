@@ -155,6 +155,17 @@ class Statements:
     # (set_apart), each re-keyed by a catalog that holds its scenario (adopt_horizons)
     unkeyed: str = "SELECT principal, scenario FROM {unkeyed_horizons}"
     any_unkeyed: str = "SELECT 1 FROM {unkeyed_horizons} LIMIT 1"
+    unbarred: str = (  # a row re-keyed: its open sessions whose last journal row has no bar
+        "SELECT s.id FROM {sessions} s WHERE s.principal = ? AND s.scenario_id = ?"
+        " AND s.counted = 1 AND s.lineage IS NULL AND s.status <> 'closed'"
+        " AND EXISTS (SELECT 1 FROM {journal} j WHERE j.session = s.id AND j.bar IS NULL"
+        " AND j.seq = (SELECT max(seq) FROM {journal} WHERE session = s.id))"
+        " ORDER BY s.id"
+    )
+    keep_bar: str = (  # an upgraded session's bar, replayed once, where its last row has none
+        "UPDATE {journal} SET bar = ? WHERE session = ? AND bar IS NULL"
+        " AND seq = (SELECT max(seq) FROM {journal} WHERE session = ?)"
+    )
     line_sessions: str = (  # a row re-keyed: the sessions counted on it before get its key
         "UPDATE {sessions} SET lineage = ? WHERE principal = ? AND scenario_id = ?"
         " AND counted = 1 AND lineage IS NULL"
