@@ -183,17 +183,7 @@ class Feed:
 
     def _grown(self) -> LoadedScenario:
         assert self._growing is not None  # bars were read
-        tape = self._growing.tape()
-        declared = self.declared
-        grown = LoadedScenario(
-            declared.scenario,
-            declared.origin,
-            lambda: tape,
-            sealed=declared.sealed,
-            max_open_orders=declared.max_open_orders,
-            lineage=declared.lineage,
-            forward=True,
-        )
+        grown = self.declared.with_tape(self._growing.tape())
         grown.prefix_roots = list(self._roots)
         return grown
 

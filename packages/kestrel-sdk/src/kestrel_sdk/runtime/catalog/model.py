@@ -143,6 +143,21 @@ class LoadedScenario:
                 tape = self._tape
         return tape
 
+    def with_tape(self, tape: Tape) -> LoadedScenario:
+        """This scenario over ``tape`` (a forward tape grown past its declared prefix, or
+        as its door published it), every other member kept; ``prefix_roots`` unknown."""
+        return LoadedScenario(
+            self.scenario,
+            self.origin,
+            lambda: tape,
+            sealed=self.sealed,
+            max_open_orders=self.max_open_orders,
+            lineage=self.lineage,
+            forward=self.forward,
+            news=self.news,
+            news_aliases=self.news_aliases,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CatalogProblem:

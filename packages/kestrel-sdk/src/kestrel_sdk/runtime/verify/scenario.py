@@ -53,18 +53,7 @@ def _over_published(declared: LoadedScenario, published: PublishedTape) -> Loade
     except ValueError as exc:
         raise MismatchFound(where, "a tape the catalog would accept", str(exc)) from None
     same(where, declared.scenario.root, rebuilt.scenario.root)  # its prefix, its terms
-    tape = rebuilt.tape
-    return LoadedScenario(
-        declared.scenario,
-        declared.origin,
-        lambda: tape,
-        sealed=declared.sealed,
-        max_open_orders=declared.max_open_orders,
-        lineage=declared.lineage,
-        forward=True,
-        news=declared.news,
-        news_aliases=declared.news_aliases,
-    )
+    return declared.with_tape(rebuilt.tape)
 
 
 def _embedded(data: Any) -> LoadedScenario:
