@@ -29,45 +29,12 @@ from mcp import Client, StdioServerParameters
 
 from tests.doors import issue_token
 from tests.loopback import free_port, wait_for_http
+from tests.user_scenario import write_user_scenario
 
 BARS = """Date,Open,High,Low,Close,Adj Close,Volume
 2024-01-02,187.149994,188.440002,183.889999,185.639999,184.938217,82488700
 2024-01-03,184.220001,185.880005,183.429993,184.250000,183.553467,58414500
 2024-01-04,182.149994,183.089996,180.880005,181.910004,181.222336,71983600
-"""
-
-TOML = """\
-id = "mine"
-title = "A user scenario"
-description = "two days of FOO"
-tape = "tape.csv"
-interval = "1d"
-bars_per_year = 252
-
-[account]
-cash = "5000.00"
-shortable = false
-max_position = 1000
-max_drawdown = "1.0"
-
-[fees]
-bps = "10"
-minimum = "0.00"
-
-[fill]
-participation = "1"
-slippage_bps = "0"
-
-[[instruments]]
-symbol = "FOO"
-tick = "0.01"
-lot = 1
-"""
-
-TAPE = """\
-time,symbol,open,high,low,close,volume
-2024-01-02T00:00:00Z,FOO,10.00,10.50,9.90,10.20,1000
-2024-01-03T00:00:00Z,FOO,10.20,10.40,10.00,10.10,800
 """
 
 
@@ -85,11 +52,7 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 @pytest.fixture
 def catalog(tmp_path: Path) -> Path:
     """A catalog directory holding the user scenario ``mine`` (never listed before)."""
-    directory = tmp_path / "catalog" / "mine"
-    directory.mkdir(parents=True)
-    (directory / "scenario.toml").write_text(TOML)
-    (directory / "tape.csv").write_text(TAPE)
-    return directory.parent
+    return write_user_scenario(tmp_path / "catalog", "mine").parent
 
 
 def _remembered(home: Path) -> list[str]:
