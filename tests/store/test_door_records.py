@@ -298,7 +298,7 @@ def test_a_store_made_before_tokens_expired_is_upgraded_in_place(
 
         with psycopg.connect(store_url) as conn:
             found = conn.execute("SELECT value FROM kestrel_meta WHERE key = 'door'").fetchone()
-        assert found == ("4",)
+        assert found == ("5",)
 
 
 def _revoke_plan(store_url: str) -> str:
