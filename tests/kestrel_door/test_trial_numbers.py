@@ -16,10 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+import kestrel_sdk
 import pytest
-from kestrel_sdk.board import build_board, render_board
-from kestrel_sdk.trust import load_trusted_keys
+from kestrel_door import DoorStore, IssuedTokens
+from kestrel_door.attest import Attestor, attesting
+from kestrel_door.keys import DoorKeys
+from kestrel_protocol import Proof
+from kestrel_sdk.board import BoardRow, build_board, render_board, trials_shown
+from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
 from tests.doors import Door, serve_door
 
@@ -119,3 +125,62 @@ def test_replicas_minting_at_once_never_give_one_number_twice(
         with ThreadPoolExecutor(max_workers=8) as pool:
             numbers = list(pool.map(lambda ask: _mint(*ask)["trialNumber"], asks))
     assert sorted(numbers) == list(range(1, 25))
+
+
+def _trial_proof(tmp_path: Path) -> tuple[dict[str, Any], Attestor]:
+    """A proof of the trial ``ev/trial-a`` (the first ``ev`` minted) as a door signs it,
+    and the door's attestor."""
+
+    store = DoorStore(tmp_path / "door.db")
+    IssuedTokens(store).issue_trial("ev", "a", ["kestrel:read", "kestrel:trade"])
+    attestor = Attestor(DoorKeys(store), "https://door.test")
+    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    def transport_for(principal: str) -> Any:
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        try:
+            async with kestrel_sdk.create_sdk(
+                attesting(transport_for, attestor)("ev/trial-a")
+            ) as sdk:
+                opened = await sdk.open_session(SCENARIO)
+                assert opened.session is not None
+                await opened.session.submit("advance 3")
+                proof = await sdk.proof(opened.session.id)
+            data: dict[str, Any] = proof.to_json()
+            return data
+        finally:
+            await owner.aclose()
+
+    return anyio.run(run), attestor
+
+
+def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unnumbered(
+    tmp_path: Path,
+) -> None:
+
+    proof, attestor = _trial_proof(tmp_path)
+    jwks = attestor.keys.jwks()
+    attested = check_attestation(proof, jwks)
+    assert (attested.trial_of, attested.trial_number) == (_predicate(proof)["trialOf"], 1)
+    unsigned = Proof.parse({k: v for k, v in proof.items() if k != "attestation"})
+    parent, pseudonym = attested.trial_of, _predicate(proof)["principal"]
+    for trial_of, number in ((parent, 0), (None, 2)):  # no trial 0; a number of no trial
+        bad = attestor.attest(unsigned, pseudonym, trial_of, number).to_json()
+        with pytest.raises(NotAttested) as refused:
+            check_attestation(bad, jwks)
+        assert refused.value.field == "statement.predicate.trialNumber"
+    # a trial's statement without a number verifies: a trial with no number
+    plain = attestor.attest(unsigned, pseudonym, parent).to_json()
+    assert check_attestation(plain, jwks).trial_number is None
+    rows = [
+        BoardRow(f"r{n}", "agent", "failed", "", issuer="https://door.test", trial_of=parent)
+        for n in range(2)
+    ]
+    rows[0].trial = 2
+    [seen] = trials_shown(rows)
+    assert (seen.shown, seen.missing, seen.unnumbered) == ((2,), (1,), 1)
+    assert str(seen) == "trials 1–2 minted at least; 1 not shown; 1 trial row(s) without a number"
