@@ -189,7 +189,7 @@ async def test_a_token_is_accepted_until_its_expiry_then_refused(tmp_path: Path)
     grant = await tokens.verify(token)
     assert grant is not None
     assert grant.expires_at == row.expires_at
-    trial, trial_token = tokens.issue_trial(
+    trial, trial_token, _ = tokens.issue_trial(
         "alice", "a", ["kestrel:read"], parent=row.id, lifetime_s=86_400, not_after=row.expires_at
     )
     assert trial.expires_at == row.expires_at

@@ -143,6 +143,57 @@ def _token(token_id: str, principal: str, parent: str | None = None) -> TokenEnt
     return TokenEntry(token_id, principal, "kestrel:read", None, "t", None, None, parent)
 
 
+def test_a_parents_trials_are_numbered_in_mint_order(records: DoorRecords) -> None:
+    """1, 2, 3 per parent, with its token in one transaction; a trial minted again keeps
+    its first number; another parent counts from 1; a principal never minted has none."""
+    minted = [
+        records.add_trial_token(_token(f"tk_{n}", principal), bytes([n]) * 32, of)
+        for n, (principal, of) in enumerate(
+            [
+                ("ev/trial-a", "ev"),
+                ("ev/trial-b", "ev"),
+                ("ox/trial-a", "ox"),
+                ("ev/trial-a", "ev"),
+                ("ev/trial-c", "ev"),
+            ],
+            start=1,
+        )
+    ]
+    assert minted == [1, 2, 1, 1, 3]
+    assert [t.id for t in records.tokens()] == [f"tk_{n}" for n in range(1, 6)]
+    assert records.token_grant(bytes([5]) * 32) is not None
+    numbers = {p: records.trial_number(p) for p in ("ev/trial-a", "ev/trial-c", "ox/trial-a")}
+    assert numbers == {"ev/trial-a": 1, "ev/trial-c": 3, "ox/trial-a": 1}
+    assert records.trial_number("ev/trial-z") is None
+    assert records.trial_number("ev") is None
+
+
+def test_a_store_made_before_trials_were_numbered_is_upgraded_in_place(
+    records: DoorRecords, store_url: str
+) -> None:
+    """A door store of the schema before (PostgreSQL's door schema 4) opens upgraded: its
+    trials kept, unnumbered; the parent's next trial is its first numbered one."""
+    old = [_token("tk_ev", "ev"), _token("tk_a", "ev/trial-a", "tk_ev")]
+    for n, row in enumerate(old):
+        records.add_token(row, bytes([n + 1]) * 32)
+    records.close()
+    raw = raw_sql(store_url, door=True)
+    prefix = "" if store_url.startswith("sqlite") else "kestrel_door_"
+    raw(f"DROP TABLE {prefix}trials", ())
+    raw(f"DROP TABLE {prefix}trial_counts", ())
+    if not store_url.startswith("sqlite"):
+        raw("UPDATE {meta} SET value = '4' WHERE key = 'door'", ())
+    again = open_door_store(store_url)
+    try:
+        assert sorted(again.tokens(), key=lambda t: t.id) == sorted(old, key=lambda t: t.id)
+        assert again.trial_number("ev/trial-a") is None
+        new = _token("tk_b", "ev/trial-b", "tk_ev")
+        assert again.add_trial_token(new, b"\x03" * 32, "ev") == 1
+        assert again.revoke_token("tk_ev", "t1") == 2
+    finally:
+        again.close()
+
+
 def test_revoking_a_token_revokes_the_live_tokens_it_minted_at_once(
     records: DoorRecords,
 ) -> None:
@@ -298,7 +349,7 @@ def test_a_store_made_before_tokens_expired_is_upgraded_in_place(
 
         with psycopg.connect(store_url) as conn:
             found = conn.execute("SELECT value FROM kestrel_meta WHERE key = 'door'").fetchone()
-        assert found == ("4",)
+        assert found == ("5",)
 
 
 def _revoke_plan(store_url: str) -> str:

@@ -73,9 +73,16 @@ class Attestor:
             arrival = Arrival(response.pentad.seq, arrived_at, frame.clock.bar)
             self.keys.records.add_arrival(frame.session, arrival)
 
-    def attest(self, proof: Proof, pseudonym: str, trial_of: str | None = None) -> Proof:
+    def attest(
+        self,
+        proof: Proof,
+        pseudonym: str,
+        trial_of: str | None = None,
+        trial_number: int | None = None,
+    ) -> Proof:
         """``proof`` (of a session opened under ``pseudonym``) with the signed statement
-        about its grade; ``trial_of``: the pseudonym of the principal whose trial it was."""
+        about its grade; ``trial_of``: the pseudonym of the principal whose trial it was,
+        ``trial_number`` the trial's number among that principal's."""
         data = proof.rooted_json()
         submissions, forward, edge = None, True, None
         scenario_id = proof.scenario.id
@@ -92,6 +99,7 @@ class Attestor:
             principal=pseudonym,
             signed_at=utc_now(),
             trial_of=trial_of,
+            trial_number=trial_number,
             submissions=submissions,
             forward=forward,
             edge=edge,
@@ -112,12 +120,24 @@ class _Attesting:
     """A pseudonym's transport whose proofs come signed; every other result as it is."""
 
     def __init__(
-        self, inner: Transport, attestor: Attestor, pseudonym: str, trial_of: str | None
+        self,
+        inner: Transport,
+        attestor: Attestor,
+        principal: str,
+        pseudonym: str,
+        trial_of: str | None,
     ) -> None:
         self._inner = inner
         self._attestor = attestor
+        self._principal = principal
         self._pseudonym = pseudonym
         self._trial_of = trial_of
+
+    def _signed(self, proof: Proof) -> Proof:
+        """``proof`` attested; a trial's statement with its number as the store keeps it."""
+        records = self._attestor.keys.records
+        number = records.trial_number(self._principal) if self._trial_of is not None else None
+        return self._attestor.attest(proof, self._pseudonym, self._trial_of, number)
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         submits = tool.runs is not None and tool.runs.method == "submit"
@@ -142,9 +162,7 @@ class _Attesting:
             made = made.model()
         if not isinstance(made, Proof):
             return made
-        return await anyio.to_thread.run_sync(
-            self._attestor.attest, made, self._pseudonym, self._trial_of
-        )
+        return await anyio.to_thread.run_sync(self._signed, made)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -156,12 +174,13 @@ class _Attesting:
 def attesting(transport_for: TransportFactory, attestor: Attestor) -> TransportFactory:
     """``transport_for`` under each principal's pseudonym, its proofs carrying the door's
     signed statement (naming, for a trial principal ``PARENT/trial-NAME``, the parent's
-    pseudonym as ``trialOf``)."""
+    pseudonym as ``trialOf`` and the trial's number among the parent's as
+    ``trialNumber``)."""
 
     def make(principal: str) -> Transport:
         pseudonym = attestor.pseudonyms.of(principal)
         parent, mark, _ = principal.rpartition(TRIAL_MARK)
         trial_of = attestor.pseudonyms.of(parent) if mark and parent else None
-        return _Attesting(transport_for(pseudonym), attestor, pseudonym, trial_of)
+        return _Attesting(transport_for(pseudonym), attestor, principal, pseudonym, trial_of)
 
     return make

@@ -24,10 +24,12 @@ from .tables import TABLES, TOKENS
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 """2: an issued token keeps the only scenarios its principal sees (a trial's); 3: and the
 issued token that minted it (a trial's parent); 4: and when it expires (a replica of 3
-would accept an expired token: a new version). A database of 1, 2 or 3 is upgraded in place
+would accept an expired token: a new version); 5: each trial's number among its parent's
+(tables of their own, made by the schema's statements; a replica of 4 would mint trials
+without a number: a new version). A database of 1, 2, 3 or 4 is upgraded in place
 when a door first opens it (:data:`UPGRADES`); then every statement of the schema runs, so
 a database of any of them gains the index on ``tokens.parent`` (no new version: it changes
 nothing a replica of the release before reads or writes)."""
@@ -38,6 +40,7 @@ UPGRADES: Final = {
     "1": (_SCENARIOS, _PARENT, _EXPIRES),
     "2": (_PARENT, _EXPIRES),
     "3": (_EXPIRES,),
+    "4": (),
 }
 
 _SCHEMA: Final = create_statements(TABLES, POSTGRES, "kestrel_door_")

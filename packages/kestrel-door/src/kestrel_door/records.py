@@ -53,6 +53,13 @@ class DoorStatements:
         "SELECT digest, principal, scopes, scenarios, id, expires_at FROM {tokens}"
         " WHERE digest = ? AND revoked_at IS NULL"
     )
+    count_trials: str = (  # the parent's row, so that the next statement can lock it
+        "INSERT INTO {trial_counts} (parent, minted) VALUES (?, 0) ON CONFLICT (parent) DO NOTHING"
+    )
+    trials_minted: str = "SELECT minted FROM {trial_counts} WHERE parent = ?{for_update}"
+    count_trial: str = "UPDATE {trial_counts} SET minted = minted + 1 WHERE parent = ?"
+    add_trial: str = "INSERT INTO {trials} (principal, parent, number) VALUES (?, ?, ?)"
+    trial_number: str = "SELECT number FROM {trials} WHERE principal = ?"
     add_audit: str = (
         "INSERT INTO {audit} (time, principal, venue, tool, digest, outcome)"
         " VALUES (?, ?, ?, ?, ?, ?)"
@@ -131,20 +138,25 @@ class SqlDoorRecords(SqlAdapter):
 
     def add_token(self, row: TokenEntry, digest: bytes) -> None:
         with self._connection() as conn:
-            conn.execute(
-                self.sql.add_token,
-                (
-                    row.id,
-                    digest,
-                    row.principal,
-                    row.scopes,
-                    row.label,
-                    row.created_at,
-                    row.scenarios,
-                    row.parent,
-                    row.expires_at,
-                ),
-            )
+            conn.execute(self.sql.add_token, _token_values(row, digest))
+
+    def add_trial_token(self, row: TokenEntry, digest: bytes, of: str) -> int:
+        sql = self.sql
+        with self._transaction() as conn:
+            conn.execute(sql.count_trials, (of,))
+            minted = conn.execute(sql.trials_minted, (of,)).fetchone()  # locks the count
+            known = conn.execute(sql.trial_number, (row.principal,)).fetchone()
+            number = int(known[0]) if known is not None else int(minted[0]) + 1
+            if known is None:  # a trial minted again keeps its first number
+                conn.execute(sql.count_trial, (of,))
+                conn.execute(sql.add_trial, (row.principal, of, number))
+            conn.execute(sql.add_token, _token_values(row, digest))
+            return number
+
+    def trial_number(self, principal: str) -> int | None:
+        with self._connection() as conn:
+            row = conn.execute(self.sql.trial_number, (principal,)).fetchone()
+        return None if row is None else int(row[0])
 
     def tokens(self) -> list[TokenEntry]:
         with self._connection() as conn:
@@ -283,3 +295,18 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             rows = conn.execute(self.sql.arrivals, (session_id,)).fetchall()
         return [Arrival(int(seq), str(at), int(clock)) for seq, at, clock in rows]
+
+
+def _token_values(row: TokenEntry, digest: bytes) -> tuple[object, ...]:
+    """``row``'s values in the order of ``add_token``'s columns."""
+    return (
+        row.id,
+        digest,
+        row.principal,
+        row.scopes,
+        row.label,
+        row.created_at,
+        row.scenarios,
+        row.parent,
+        row.expires_at,
+    )

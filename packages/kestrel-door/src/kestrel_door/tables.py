@@ -95,6 +95,17 @@ ARRIVALS: Final = Table(
     ),
     key=("session", "seq"),
 )
+TRIAL_COUNTS: Final = Table(  # how many trials each parent principal has minted
+    "trial_counts",
+    (Column("parent", "text"), Column("minted", "integer")),
+    key=("parent",),
+)
+TRIALS: Final = Table(  # each trial principal's number among its parent's (1, 2, ...)
+    "trials",
+    (Column("principal", "text"), Column("parent", "text"), Column("number", "integer")),
+    key=("principal",),
+    unique=(("parent", "number"),),  # never one number twice
+)
 BOARD_PROOFS: Final = Table(  # the proofs published on /board (:mod:`.board_records`)
     "board_proofs",
     (Column("root", "text"), Column("agent", "text", null=True), Column("proof", "text")),
@@ -112,6 +123,8 @@ DOOR_TABLES: Final = (
     REVOKED_KEYS,
     SECRETS,
     ARRIVALS,
+    TRIAL_COUNTS,
+    TRIALS,
 )
 """The tables of the door's records (:mod:`.records`), in the order they are created."""
 BOARD_TABLES: Final = (BOARD_PROOFS,)

@@ -104,7 +104,7 @@ class IssuedTokens:
                 "a token must be usable when issued"
             )
         expiry = None if until is None else rfc3339(until)
-        return self._add(
+        row, token, entry, digest = self._made(
             issuable_principal(principal),
             scopes,
             label,
@@ -112,6 +112,8 @@ class IssuedTokens:
             parent=None,
             expires_at=expiry,
         )
+        self._store.add_token(entry, digest)
+        return row, token
 
     def issue_trial(
         self,
@@ -123,19 +125,21 @@ class IssuedTokens:
         parent: str | None = None,
         lifetime_s: float | None = None,
         not_after: str | None = None,
-    ) -> tuple[IssuedToken, str]:
+    ) -> tuple[IssuedToken, str, int]:
         """Mint the token of the trial ``name`` of the principal ``of`` (``OF/trial-NAME``,
-        labelled ``trial of OF``). With ``scenarios`` (ids the caller checked against the
-        catalog) it sees and trades only those; with ``parent`` (the id of the issued token
-        minting it) it is revoked with that one. It expires ``lifetime_s`` from now, but
-        never after ``not_after`` (the expiry of the bearer minting it): the earlier of the
-        two, ``None`` when neither is given."""
+        labelled ``trial of OF``), with the trial's number among ``of``'s trials (1, 2, ...
+        in mint order, kept in the same transaction; a name minted again keeps its first).
+        With ``scenarios`` (ids the caller checked against the catalog) it sees and trades
+        only those; with ``parent`` (the id of the issued token minting it) it is revoked
+        with that one. It expires ``lifetime_s`` from now, but never after ``not_after``
+        (the expiry of the bearer minting it): the earlier of the two, ``None`` when neither
+        is given."""
         label = f"trial of {of}"
         asked = _after(self._now(), lifetime_s)
         expiry = None if asked is None else rfc3339(asked)
         if not_after is not None and (asked is None or time_of(not_after) < asked):
             expiry = not_after
-        return self._add(
+        row, token, entry, digest = self._made(
             trial_principal(of, name),
             scopes,
             label,
@@ -143,8 +147,9 @@ class IssuedTokens:
             parent=parent,
             expires_at=expiry,
         )
+        return row, token, self._store.add_trial_token(entry, digest, of)
 
-    def _add(
+    def _made(
         self,
         principal: str,
         scopes: list[str] | tuple[str, ...],
@@ -153,7 +158,8 @@ class IssuedTokens:
         scenarios: Sequence[str] | None,
         parent: str | None,
         expires_at: str | None,
-    ) -> tuple[IssuedToken, str]:
+    ) -> tuple[IssuedToken, str, TokenEntry, bytes]:
+        """A new token's listing row, the token, and what the store keeps of it."""
         unknown = sorted(set(scopes) - set(ALL_SCOPES))
         if unknown:
             raise ValueError(f"unknown scope(s) {unknown}; known: {list(ALL_SCOPES)}")
@@ -184,8 +190,7 @@ class IssuedTokens:
             parent,
             expires_at,
         )
-        self._store.add_token(entry, digest)
-        return row, token
+        return row, token, entry, digest
 
     def list(self) -> list[IssuedToken]:
         return [

@@ -9,7 +9,10 @@ and gets a new issued token for the principal ``PARENT/trial-NAME``, whose scope
 parent's tool scopes (never ``kestrel:trials``: a trial cannot mint). Its sessions run
 under their own pseudonym, so the horizon of one trial is not another's; the audit row
 of the mint names the parent and the digest of the trial, and the trial's name carries
-its parent. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
+its parent. The door numbers a parent's trials 1, 2, 3 ... in mint order (``trialNumber``
+in the answer; a name minted again keeps its number), and signs the number in the
+statement of each of the trial's sessions, so a board sees which trials were not
+published. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
 trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
 serves them), so a pair's disguised sample cannot open its labelled twin.
 A trial never outlives the issued token that minted it: it expires when that one does,
@@ -184,7 +187,7 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         if isinstance(only, Response):
             return only
         try:
-            row, token = await anyio.to_thread.run_sync(
+            row, token, number = await anyio.to_thread.run_sync(
                 lambda: tokens.issue_trial(
                     ctx.principal,
                     name,
@@ -201,6 +204,7 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
             return _store_failed(exc)
         answer: dict[str, Any] = {
             "principal": row.principal,
+            "trialNumber": number,
             "tokenId": row.id,
             "scopes": list(row.scopes),
             "expiresAt": row.expires_at,

@@ -93,13 +93,16 @@ def grade_statement(
     principal: str,
     signed_at: str,
     trial_of: str | None = None,
+    trial_number: int | None = None,
     submissions: Sequence[Mapping[str, Any]] | None = None,
     forward: bool = True,
     edge: tuple[int, str] | None = None,
 ) -> bytes:
     """The statement about ``proof``'s grade (canonical JSON bytes): the payload.
     ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
-    evaluator's harness minted), so that a board credits every trial to one agent.
+    evaluator's harness minted), so that a board credits every trial to one agent;
+    ``trial_number``: its number among that principal's trials (1, 2, ... in the order the
+    door minted them), so that a board sees the trials not shown.
     ``submissions``: a session on a forward scenario's order of events (see above);
     ``forward``: false for a replay of the complete tape; ``edge``: how many bars of its
     forward tape had been published and the tape root of those bars (sent with
@@ -115,6 +118,7 @@ def grade_statement(
             **grade_facts(proof),
             "principal": principal,
             **({"trialOf": trial_of} if trial_of is not None else {}),
+            **({"trialNumber": trial_number} if trial_number is not None else {}),
             **(
                 {"forward": forward, "submissions": [dict(s) for s in submissions]}
                 if submissions is not None

@@ -82,7 +82,8 @@ class NotAttested(Exception):
 class Attested:
     """Who signed (the statement's issuer), with which key, and the keys' source; whom
     the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
-    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``);
+    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``) and
+    its number among that principal's trials (``trialNumber``);
     for a forward session, how many of its decisions were each found to precede their
     bar (``decisions``); for a replay of a complete forward tape (``replay``), how many
     of its submissions were each found to follow theirs."""
@@ -92,6 +93,8 @@ class Attested:
     source: str | None = None
     principal: str | None = None
     trial_of: str | None = None
+    trial_number: int | None = None
+    """The trial's number among ``trial_of``'s (``trialNumber``); ``None``: not numbered."""
     decisions: int | None = None
     replay: bool = False
 
@@ -296,6 +299,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     named = principal if isinstance(principal, str) and principal else None
     trial = predicate.get("trialOf")
     trial_of = trial if isinstance(trial, str) and trial else None
+    trial_number = _trial_number(predicate, trial_of)
     decisions = check_order(predicate, proof)
     replay = predicate.get("forward") is False
     if isinstance(jwks, TrustedKeys) and not jwks.vouches_for(issuer):
@@ -319,9 +323,25 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         source=str(jwks) if isinstance(jwks, TrustedKeys) else None,
         principal=named,
         trial_of=trial_of,
+        trial_number=trial_number,
         decisions=decisions,
         replay=replay,
     )
+
+
+def _trial_number(predicate: Mapping[str, Any], trial_of: str | None) -> int | None:
+    """The statement's ``trialNumber`` (``None`` when it has none); :class:`NotAttested`
+    when it is no whole number from 1, or it numbers no trial (no ``trialOf``)."""
+    if "trialNumber" not in predicate:
+        return None
+    number = predicate["trialNumber"]
+    if trial_of is None or not isinstance(number, int) or isinstance(number, bool) or number < 1:
+        raise NotAttested(
+            "statement.predicate.trialNumber",
+            "a whole number from 1, beside trialOf",
+            f"{_text(number)}" + ("" if trial_of is not None else " without trialOf"),
+        )
+    return number
 
 
 def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int | None:

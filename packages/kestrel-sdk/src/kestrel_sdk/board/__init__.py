@@ -21,6 +21,7 @@ from .rank import AgentStanding, Cell, ScenarioRanking, rank_board
 from .rows import BADGES, METRICS, Badge, BoardRow, check_entry
 from .sources import INSPECT_METADATA_KEY, Entry, NoProofs, read_entries
 from .stats import Interval, interval
+from .trials import TrialsShown, trials_shown
 from .window import WHOLE_WINDOW
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "PairGap",
     "PublishedBoard",
     "ScenarioRanking",
+    "TrialsShown",
     "Twins",
     "build_board",
     "buy_and_hold",
@@ -64,4 +66,5 @@ __all__ = [
     "rank_board",
     "read_entries",
     "render_board",
+    "trials_shown",
 ]

@@ -15,6 +15,7 @@ from .rank import AgentStanding, ScenarioRanking, rank_board
 from .rows import METRICS, BoardRow, check_entry
 from .sources import Entry, read_entries
 from .stats import Interval, eight_places
+from .trials import TrialsShown, trials_shown
 
 __all__ = ["METHOD", "Board", "board_of", "build_board", "checked", "figures"]
 
@@ -35,6 +36,8 @@ class Board:
     attested_only: bool = False
     baselines: dict[tuple[str, str], Baseline] = field(default_factory=dict)
     gaps: Gaps = field(default_factory=Gaps)
+    trials: list[TrialsShown] = field(default_factory=list)
+    """Per parent of attested trial rows, the trial numbers shown and missing."""
 
     @property
     def failed(self) -> list[BoardRow]:
@@ -100,6 +103,7 @@ class Board:
                 for row in self.unranked
             ],
             "gaps": self.gaps.to_json(),
+            "trials": [shown.to_json() for shown in self.trials],
         }
 
     def _baseline_json(self, ranking: ScenarioRanking) -> dict[str, Any] | None:
@@ -180,8 +184,8 @@ def board_of(
 ) -> Board:
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
-    the board) and the memorisation gaps (``entries``: the rows' entries, in the same
-    order)."""
+    the board), the memorisation gaps (``entries``: the rows' entries, in the same
+    order) and, per parent of attested trial rows, the trials shown and missing."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415
 
@@ -194,7 +198,8 @@ def board_of(
         for r in scenarios
     }
     gaps = memorisation_gaps(rows, entries, reveals, catalog_paths, home) if entries else Gaps()
-    return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps)
+    trials = trials_shown(rows)  # after ranking: each row credited to its agent
+    return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps, trials)
 
 
 def checked(

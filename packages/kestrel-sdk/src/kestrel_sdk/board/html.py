@@ -13,6 +13,7 @@ from .gaps_html import render_gaps
 from .rank import ScenarioRanking
 from .rows import METRICS, BoardRow
 from .stats import Interval, eight_places
+from .trials import TrialsShown
 
 __all__ = ["render_board"]
 
@@ -189,6 +190,27 @@ def _overall_baseline(board: Board) -> str:
     return _baseline_row(eight_places(mean), None, colspan=3)
 
 
+def _trials(found: list[TrialsShown]) -> str:
+    """Per parent of attested trial rows, the trials shown and missing (else nothing)."""
+    if not found:
+        return ""
+    rows = "".join(
+        f'<tr data-trials="{escape(t.parent)}"><td>{escape(", ".join(t.agents))}</td>'
+        f"<td><code>{escape(t.parent)}</code> at {escape(t.issuer)}</td>"
+        f"<td data-shown>{escape(', '.join(map(str, t.shown)) or '—')}</td>"
+        f'<td data-missing="{escape(" ".join(map(str, t.missing)))}">{escape(str(t))}</td></tr>'
+        for t in found
+    )
+    return (
+        '<h2>Trials</h2><p class="sub">A door numbers the trials each evaluator mints (1, 2, '
+        "3 ... in mint order) and signs the number: a trial below the highest shown that no "
+        "proof here shows was run and not published (or crashed). Nothing is ranked "
+        "differently for it.</p>"
+        '<table id="trials"><tr><th>agent</th><th>trials of</th><th>shown</th><th>what the '
+        f"board sees</th></tr>{rows}</table>"
+    )
+
+
 def render_board(board: Board) -> str:
     """Render the page: the overall standings, each scenario's cells and proofs, every
     proof, with the buy-and-hold baseline beside the agents."""
@@ -242,7 +264,7 @@ embeds is ranked on its own, never overall.</p>
 <th class="num">95% interval</th></tr>{overall}</table>
 <h2>By scenario</h2>
 {scenarios or '<p class="sub">No proof verified.</p>'}
-{render_gaps(board.gaps)}<h2>Not ranked</h2>
+{render_gaps(board.gaps)}{_trials(board.trials)}<h2>Not ranked</h2>
 <table id="unranked"><tr><th>agent</th><th>badge</th><th>source</th><th>why</th></tr>
 {unranked}</table>
 <h2>Every proof</h2>

@@ -74,6 +74,10 @@ class BoardRow:
     issuer: str | None = None
     identity: str | None = None
     """Whom its door's signed statement credits: the trial's parent, else the principal."""
+    trial_of: str | None = None
+    """For a trial, the pseudonym of its parent, as its door's signed statement says."""
+    trial: int | None = None
+    """That trial's number among the parent's (``trialNumber``); ``None``: not numbered."""
     rank: int | None = None
     unranked: str | None = None
     duplicates: list[str] = field(default_factory=list)
@@ -107,6 +111,11 @@ class BoardRow:
             "attestation": self.attestation,
             "window": None if self.window is None else list(self.window),
             **({} if self.forward is None else {"forward": self.forward.to_json()}),
+            **(
+                {}
+                if self.trial_of is None
+                else {"trial": {"of": self.trial_of, "number": self.trial}}
+            ),
         }
 
 
@@ -220,6 +229,7 @@ def check_entry(
         attested = check_attestation(data, trusted_keys)  # it held: whom it names
         row.issuer = attested.issuer
         row.identity = attested.trial_of or attested.principal
+        row.trial_of, row.trial = attested.trial_of, attested.trial_number
         row.agent = entry.named or row.identity or row.agent
         shown = report.attested_by
         if not keys_source:  # the signer alone, and what it could not check

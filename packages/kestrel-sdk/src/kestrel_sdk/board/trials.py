@@ -1,0 +1,98 @@
+"""Trials withheld: which of a parent's numbered trials its attested rows show.
+
+A door numbers the trials each parent principal mints (1, 2, 3 ... in mint order) and
+signs the number (``trialNumber``) beside ``trialOf`` in the statement of each trial's
+sessions. Each trial is its own principal, so an operator could mint ten, run the agent
+ten times and publish the best proof alone; the board ranks what it is given, but for each
+parent (its door and pseudonym) it states what the attested rows show: the numbers shown,
+that at least as many trials as the highest were minted, and the numbers below it that no
+row shows. It ranks nothing differently (a missing run may have crashed). A trial whose
+statement has no number is counted apart; trials minted after the highest shown cannot
+be seen.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .rows import BoardRow
+
+__all__ = ["TrialsShown", "trials_shown"]
+
+
+def _spans(numbers: Sequence[int]) -> str:
+    """``1, 2, 3, 5`` as ``1–3, 5``."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
+
+
+@dataclass(frozen=True, slots=True)
+class TrialsShown:
+    """One parent's attested trial rows: the agents they are credited to, the trial
+    numbers they show and how many show no number."""
+
+    issuer: str
+    parent: str
+    agents: tuple[str, ...]
+    shown: tuple[int, ...]
+    unnumbered: int = 0
+
+    @property
+    def highest(self) -> int:
+        """At least this many trials were minted (0: no numbered row)."""
+        return max(self.shown, default=0)
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """The numbers below the highest that no row shows."""
+        return tuple(n for n in range(1, self.highest) if n not in self.shown)
+
+    def __str__(self) -> str:
+        said = []
+        if self.highest:
+            minted = "trial 1" if self.highest == 1 else f"trials 1–{self.highest}"
+            missing = f"{_spans(self.missing)} not shown" if self.missing else "none missing"
+            said.append(f"{minted} minted at least; {missing}")
+        if self.unnumbered:
+            said.append(f"{self.unnumbered} trial row(s) without a number")
+        return "; ".join(said)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agents": list(self.agents),
+            "issuer": self.issuer,
+            "trialOf": self.parent,
+            "shown": list(self.shown),
+            "mintedAtLeast": self.highest,
+            "missing": list(self.missing),
+            "unnumbered": self.unnumbered,
+            "said": str(self),
+        }
+
+
+def trials_shown(rows: Sequence[BoardRow]) -> list[TrialsShown]:
+    """Per parent (its door and pseudonym), what the rows whose door's statement held and
+    named a trial show (after ranking: each row credited to its agent)."""
+    found: dict[tuple[str, str], list[BoardRow]] = defaultdict(list)
+    for row in rows:
+        if row.issuer is not None and row.trial_of is not None:
+            found[(row.issuer, row.trial_of)].append(row)
+    shown = [
+        TrialsShown(
+            issuer,
+            parent,
+            tuple(sorted({row.agent for row in trials})),
+            tuple(sorted({row.trial for row in trials if row.trial is not None})),
+            sum(1 for row in trials if row.trial is None),
+        )
+        for (issuer, parent), trials in found.items()
+    ]
+    return sorted(shown, key=lambda t: (t.agents, t.issuer, t.parent))

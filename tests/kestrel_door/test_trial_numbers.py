@@ -1,0 +1,186 @@
+"""Trials withheld (issue 48): a board states which of an evaluator's trials it was not shown.
+
+Each trial is its own principal, so an operator could mint several, run the agent once per
+trial and publish only the best proof. The door numbers the trials it mints per parent
+(1, 2, 3 ... in mint order, in the mint's own transaction) and signs the number beside
+``trialOf``; ``kestrel board --trust`` states, per parent, the numbers shown and the ones
+missing below the highest. A real ``kestrel-door serve`` on loopback; two replicas on one
+real PostgreSQL mint at once and never give one number twice.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import kestrel_sdk
+import pytest
+from kestrel_door import DoorStore, IssuedTokens
+from kestrel_door.attest import Attestor, attesting
+from kestrel_door.keys import DoorKeys
+from kestrel_protocol import Proof
+from kestrel_sdk.board import BoardRow, build_board, render_board, trials_shown
+from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
+
+from tests.doors import Door, serve_door
+
+SCENARIO = "acme-chop"
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _mint(door: Door, name: str) -> dict[str, Any]:
+    made = httpx.post(
+        f"{door.url}/v1/trials", json={"trial": name}, headers=_auth(door.token), timeout=60
+    )
+    assert made.status_code == 201, made.text
+    minted: dict[str, Any] = made.json()
+    return minted
+
+
+def _run(door: Door, token: str) -> dict[str, Any]:
+    """A short session of the trial's, and its proof as the door serves it (signed)."""
+    with httpx.Client(timeout=120, headers=_auth(token)) as http:
+        opened = http.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
+        assert opened.status_code == 200, opened.text
+        sid = opened.json()["sessionId"]
+        done = http.post(f"{door.url}/v1/sessions/{sid}/submit", json={"source": "advance 20"})
+        assert done.status_code == 200, done.text
+        proof = http.get(f"{door.url}/v1/sessions/{sid}/proof")
+        assert proof.status_code == 200, proof.text
+        data: dict[str, Any] = proof.json()
+    return data
+
+
+def _predicate(proof: dict[str, Any]) -> dict[str, Any]:
+    statement = json.loads(base64.b64decode(proof["attestation"]["payload"]))
+    predicate: dict[str, Any] = statement["predicate"]
+    return predicate
+
+
+def _board(folder: Path, proofs: list[dict[str, Any]], door: Door) -> tuple[Any, str]:
+    """The board (``--trust`` the door) of ``proofs`` published in ``folder``: its JSON
+    and its page."""
+    folder.mkdir()
+    for n, proof in enumerate(proofs):
+        (folder / f"run-{n}.json").write_text(json.dumps(proof))
+    board = build_board([folder], trusted_keys=load_trusted_keys(door.url))
+    return board.to_json(), render_board(board)
+
+
+def test_a_board_names_the_trials_an_evaluator_did_not_publish(tmp_path: Path) -> None:
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        trials = [_mint(door, f"run-{n}") for n in (1, 2, 3)]
+        assert [t["trialNumber"] for t in trials] == [1, 2, 3]  # in mint order
+        again = _mint(door, "run-2")  # the same trial minted again keeps its number
+        assert again["trialNumber"] == 2
+        proofs = [_run(door, t["token"]) for t in trials]
+        signed = [_predicate(p) for p in proofs]
+        assert [s["trialNumber"] for s in signed] == [1, 2, 3]  # inside the signature
+        assert len({s["trialOf"] for s in signed}) == 1
+        # the best two of three published: the board says trial 2 was not shown
+        withheld, page = _board(tmp_path / "two", [proofs[0], proofs[2]], door)
+        [seen] = withheld["trials"]
+        assert seen["trialOf"] == signed[0]["trialOf"]
+        assert seen["agents"] == [signed[0]["trialOf"]]
+        assert (seen["shown"], seen["mintedAtLeast"], seen["missing"]) == ([1, 3], 3, [2])
+        assert seen["said"] == "trials 1–3 minted at least; 2 not shown"
+        assert 'data-missing="2"' in page
+        assert "trials 1–3 minted at least; 2 not shown" in page
+        assert {r["trial"]["number"] for r in withheld["rows"]} == {1, 3}
+        # every trial published: none missing
+        honest, page = _board(tmp_path / "three", proofs, door)
+        [seen] = honest["trials"]
+        assert (seen["shown"], seen["missing"]) == ([1, 2, 3], [])
+        assert seen["said"] == "trials 1–3 minted at least; none missing"
+        assert 'data-missing=""' in page
+        # the ranking is the same either way: a missing run may have crashed
+        assert [r["rank"] for r in withheld["rows"]] == [
+            r["rank"] for r in honest["rows"] if r["trial"]["number"] != 2
+        ]
+
+
+@pytest.fixture
+def shared_store(postgres_dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every door of the test on one PostgreSQL store."""
+    monkeypatch.setenv("KESTREL_STORE", postgres_dsn)
+    return postgres_dsn
+
+
+def test_replicas_minting_at_once_never_give_one_number_twice(
+    shared_store: str, tmp_path: Path
+) -> None:
+    with (
+        serve_door(tmp_path / "a", principal="evaluator") as a,
+        serve_door(tmp_path / "b", principal="evaluator") as b,
+    ):
+        asks = [(a if n % 2 else b, f"run-{n}") for n in range(24)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            numbers = list(pool.map(lambda ask: _mint(*ask)["trialNumber"], asks))
+    assert sorted(numbers) == list(range(1, 25))
+
+
+def _trial_proof(tmp_path: Path) -> tuple[dict[str, Any], Attestor]:
+    """A proof of the trial ``ev/trial-a`` (the first ``ev`` minted) as a door signs it,
+    and the door's attestor."""
+
+    store = DoorStore(tmp_path / "door.db")
+    IssuedTokens(store).issue_trial("ev", "a", ["kestrel:read", "kestrel:trade"])
+    attestor = Attestor(DoorKeys(store), "https://door.test")
+    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    def transport_for(principal: str) -> Any:
+        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        try:
+            async with kestrel_sdk.create_sdk(
+                attesting(transport_for, attestor)("ev/trial-a")
+            ) as sdk:
+                opened = await sdk.open_session(SCENARIO)
+                assert opened.session is not None
+                await opened.session.submit("advance 3")
+                proof = await sdk.proof(opened.session.id)
+            data: dict[str, Any] = proof.to_json()
+            return data
+        finally:
+            await owner.aclose()
+
+    return anyio.run(run), attestor
+
+
+def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unnumbered(
+    tmp_path: Path,
+) -> None:
+
+    proof, attestor = _trial_proof(tmp_path)
+    jwks = attestor.keys.jwks()
+    attested = check_attestation(proof, jwks)
+    assert (attested.trial_of, attested.trial_number) == (_predicate(proof)["trialOf"], 1)
+    unsigned = Proof.parse({k: v for k, v in proof.items() if k != "attestation"})
+    parent, pseudonym = attested.trial_of, _predicate(proof)["principal"]
+    for trial_of, number in ((parent, 0), (None, 2)):  # no trial 0; a number of no trial
+        bad = attestor.attest(unsigned, pseudonym, trial_of, number).to_json()
+        with pytest.raises(NotAttested) as refused:
+            check_attestation(bad, jwks)
+        assert refused.value.field == "statement.predicate.trialNumber"
+    # a trial's statement without a number verifies: a trial with no number
+    plain = attestor.attest(unsigned, pseudonym, parent).to_json()
+    assert check_attestation(plain, jwks).trial_number is None
+    rows = [
+        BoardRow(f"r{n}", "agent", "failed", "", issuer="https://door.test", trial_of=parent)
+        for n in range(2)
+    ]
+    rows[0].trial = 2
+    [seen] = trials_shown(rows)
+    assert (seen.shown, seen.missing, seen.unnumbered) == ((2,), (1,), 1)
+    assert str(seen) == "trials 1–2 minted at least; 1 not shown; 1 trial row(s) without a number"
