@@ -163,14 +163,26 @@ def test_a_lone_scout_made_before_sessions_kept_their_lineage_is_seen(
 
 
 # Another OS process: the runtime that upgrades the store at argv[1], over the shipped
-# catalog and the catalog directory argv[3] (its home argv[2]), started and stopped.
+# catalog and the catalog directory argv[3] (its home argv[2]), started and stopped; its
+# warnings printed.
 UPGRADE = """
-import sys
+import logging, sys
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.stores import open_runtime_store
+logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(message)s")
 url, home, catalog = sys.argv[1:4]
 Runtime(home, [catalog], store=open_runtime_store(url)).shutdown()
 """
+
+
+def _change_in_place(tape: Path) -> None:
+    """One digit of ``tape`` changed, its size and times kept: listed from its
+    remembered shape, it is refused on first use."""
+    stamp, data = tape.stat(), bytearray(tape.read_bytes())
+    last = max(i for i, byte in enumerate(data) if chr(byte).isdigit())
+    data[last] = ord("1") if data[last] != ord("1") else ord("2")
+    tape.write_bytes(bytes(data))
+    os.utime(tape, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
 
 
 @pytest.mark.parametrize("scouted", [COPY, SCENARIO])
@@ -238,12 +250,7 @@ def test_a_runtime_adopting_a_session_whose_tape_changed_since_still_starts(
     raw("ALTER TABLE {journal} DROP COLUMN bar", ())
     key, version = BEFORE_LINEAGE[_kind(store_url)]
     raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
-    tape = catalog / COPY / "tape.csv"
-    stamp, data = tape.stat(), bytearray(tape.read_bytes())
-    last = max(i for i, byte in enumerate(data) if chr(byte).isdigit())
-    data[last] = ord("1") if data[last] != ord("1") else ord("2")
-    tape.write_bytes(bytes(data))
-    os.utime(tape, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    _change_in_place(catalog / COPY / "tape.csv")
     env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
     _child(env, UPGRADE, store_url, str(home), str(catalog))  # started and stopped
 
@@ -253,3 +260,58 @@ def test_a_runtime_adopting_a_session_whose_tape_changed_since_still_starts(
     finally:
         store.close()
     assert (left.session, left.bar) == (scout, None)
+
+
+def test_a_runtime_joining_rows_with_a_session_whose_tape_changed_since_still_starts(
+    store_url: str, tmp_path: Path
+) -> None:
+    """alice's rows kept apart under acme-trend and aaa-copy (one session counted on
+    each) join as the store is upgraded, so her sessions on the lineage are compared and
+    their clocks written. Her scout on aaa-copy (open, run to the tape's end, its rows
+    without bars) cannot be replayed: its tape was changed in place since it was listed.
+    The runtime adopting the store (in another OS process) starts all the same, logs the
+    scout once and keeps no bar for it, and writes the clock her other session (closed
+    at bar 100 on acme-trend, read from its head frame) reached.
+
+    Was: the joined rows' clocks replayed the scout again and its error left
+    ``Runtime()`` (BACKEND_UNAVAILABLE): the runtime did not start."""
+    home, catalog = tmp_path / "home", copy_catalog(tmp_path / "catalog")
+    old = _runtime(store_url, home, [catalog])
+    scout = old.open_session("alice", COPY, "scout").session_id
+    other = old.open_session("alice", SCENARIO, "other").session_id
+    assert scout is not None
+    assert other is not None
+    old.submit("alice", scout, f"advance {END}")
+    old.submit("alice", other, "advance 100")
+    old.close("alice", other)
+    old.shutdown()
+    raw = raw_sql(store_url)
+    raw("DELETE FROM {horizons}", ())
+    for row in (("alice", SCENARIO, -1, "", 1), ("alice", COPY, -1, "", 1)):
+        raw(
+            "INSERT INTO {horizons} (principal, scenario, bar, what, sessions)"
+            " VALUES (?, ?, ?, ?, ?)",
+            row,
+        )
+    raw("DROP TABLE {unkeyed_horizons}", ())
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    key, version = OLD[_kind(store_url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _change_in_place(catalog / COPY / "tape.csv")
+    env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
+    printed = _child(env, UPGRADE, store_url, str(home), str(catalog))  # was: failed
+    assert printed.count(f"session {scout}: no clock bar kept") == 1, printed
+
+    store = open_runtime_store(store_url)
+    try:
+        reached = {s.session: s.bar for s in store.reached("alice", horizon_key(SCENARIO))}
+        horizon = store.horizon("alice", horizon_key(SCENARIO))
+    finally:
+        store.close()
+    assert reached == {scout: None, other: None}  # the closed one's bar is its head frame's
+    assert horizon is not None
+    assert (horizon.bar, horizon.sessions) == (100, 2)
+    assert horizon.what == (
+        f"session {other} on {SCENARIO} of the same principal had reached bar 100"
+    )

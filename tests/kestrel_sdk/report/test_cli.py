@@ -179,14 +179,25 @@ def test_the_demo_leaves_the_scenario_it_shows_unseen_and_names_a_failed_check(
     lookahead = next(c for c in grade.conformance.checks if c.id == "no-lookahead")
     assert lookahead.passed, lookahead.detail
     assert grade.passed
-    # a second demo: the demo's principal was shown the whole tape; the table says why
+    # a second demo: the demo's principal was shown the whole tape; the table says why,
+    # its grade and report are written, and it exits 1 as `kestrel run` (was: 0)
     again = run("demo")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 1, again.stderr
     failed = [line for line in again.stdout.splitlines() if line.startswith("failed ")]
     assert len(failed) == 1, again.stdout
     assert failed[0].split(None, 1)[1].startswith("no-lookahead: tape acme-trend read"), failed
+    paths = dict(line.split(None, 1) for line in again.stdout.splitlines()[-3:])
+    grade = GradeResult.parse(Path(paths["grade"]).read_bytes())
+    assert not grade.passed
+    assert Path(paths["report"]).is_file()
+    assert again.stderr.splitlines()[-1] == (
+        f"kestrel: CHECK_FAILED: grade {grade.root} of session {grade.session} "
+        "failed check(s): no-lookahead"
+    )
     quiet = run("demo", "--quiet")
+    assert quiet.returncode == 1, quiet.stderr
     assert "kestrel: failed check no-lookahead: " in quiet.stderr
+    assert Path(quiet.stdout.strip()).is_file()  # the report's path, as when it passed
 
 
 def test_the_demo_on_an_unknown_scenario_says_only_that(tmp_path: Path) -> None:

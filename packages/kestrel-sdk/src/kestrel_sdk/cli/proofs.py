@@ -231,8 +231,8 @@ def verify_proof_data(
 
 def conclude_grade(grade: GradeResult) -> None:
     """Exit ``CHECK_FAILED`` naming the checks ``grade`` failed, once it is printed and
-    written: a run or a grade that did not pass is not ok for a script (``kestrel run``
-    and ``kestrel grade`` alike)."""
+    written: a run or a grade that did not pass is not ok for a script (``kestrel run``,
+    ``kestrel grade`` and ``kestrel demo`` alike)."""
     if grade.passed:
         return
     failed = ", ".join(c.id for c in grade.conformance.checks if not c.passed)

@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..cli.bootstrap import open_sdk, settings_of
-from ..cli.proofs import GRADE_ELSEWHERE
+from ..cli.proofs import GRADE_ELSEWHERE, conclude_grade
 from ..cli_convention import fail
 from ..client import KestrelSdk
 from .agent import SmaCrossAgent
@@ -177,7 +177,9 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
     """Run the SMA-cross agent on a shipped scenario: trade, grade, verify, report.
 
     Locally it trades as the principal ``demo``, not as you: the scenario's bars it shows
-    are shown to ``demo``, so your own runs on it still pass ``no-lookahead``."""
+    are shown to ``demo``, so your own runs on it still pass ``no-lookahead``. A grade that
+    fails a check exits 1 once it is written, as ``kestrel run``: a second demo in one home
+    fails ``no-lookahead`` (``demo`` was shown the whole tape by the first)."""
     console = Console(stderr=True)
     settings = settings_of(ctx)
     shown_to = (
@@ -255,3 +257,4 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
         click.echo(_paths(grade, report or _no_report(grade.scenario.id), grade_path))
     if not verified:
         raise fail("CHECK_FAILED", f"grade {grade.root} did not verify")
+    conclude_grade(grade)  # a failed check exits 1, as `kestrel run` (its grade written)

@@ -131,27 +131,36 @@ class Horizons:
         the upgrade) is replayed here, once, and its clock bar kept in its last journal
         row (``RuntimeStore.keep_bar``): from then every runtime reads it from the store,
         its catalog holding the session's twin or not, and none replays it to know it.
-        One that cannot be replayed now (its tape changed since it was listed) is logged
-        and read as before, by replay where a catalog holds it: the start goes on.
         Where a row joined a row counting sessions, the principal's sessions on the
         lineage are now compared, so their clocks are written, as a second session's
         opening writes them (each named with its twin: no opening names the scenario
-        traded)."""
+        traded). A session that cannot be replayed now (its tape changed since it was
+        listed) is logged once, keeps no bar and writes no clock, and is read as before,
+        by replay where a catalog holds it: the others' clocks are written and the start
+        goes on."""
         lineages = self._lineages
         if lineages is None:
             return
         adopted = self.store.adopt_horizons(lambda: lineages().keys())
+        unreplayed: set[str] = set()
+
+        def clock(principal: str, sid: str) -> int | None:
+            try:
+                return self._clock(principal, sid)
+            except KestrelError as error:  # its tape is not served now: the start goes on
+                if sid not in unreplayed:
+                    unreplayed.add(sid)
+                    log.warning("session %s: no clock bar kept (not replayed: %s)", sid, error)
+                return None
+
         for row in adopted:
             for sid in row.unbarred:
-                try:
-                    bar = self._clock(row.principal, sid)
-                except KestrelError as error:  # its tape is not served now: the start goes on
-                    log.warning("session %s: no clock bar kept (not replayed: %s)", sid, error)
-                    continue
-                self.store.keep_bar(sid, bar)
+                bar = clock(row.principal, sid)
+                if bar is not None:
+                    self.store.keep_bar(sid, bar)
         for row in adopted:
             if row.joined:
-                self._clocks(row.principal, row.scenario_id, "", named=True)
+                self._clocks(row.principal, row.scenario_id, "", named=True, read=clock)
 
     def shown(self, principal: str, scenario_id: str, bar: int, what: str) -> None:
         """``principal`` was shown bars of the scenario up to ``bar`` by ``what``."""
@@ -189,7 +198,14 @@ class Horizons:
             twins = [(t.id, t.scenario.root) for t in self._lineages().twins(scenario_id)] or twins
         return twins
 
-    def _clocks(self, principal: str, scenario_id: str, sid: str, named: bool = False) -> None:
+    def _clocks(
+        self,
+        principal: str,
+        scenario_id: str,
+        sid: str,
+        named: bool = False,
+        read: Callable[[str, str], int | None] | None = None,
+    ) -> None:
         """Write the clocks the principal's sessions on the lineage other than ``sid``
         reached, found by the lineage's key whatever twin they ran on and whatever this
         catalog holds (``RuntimeStore.reached``), each named with its twin unless it is
@@ -198,7 +214,8 @@ class Horizons:
         journal kept bars: :meth:`adopt` keeps an open one's) the clock ``clock`` reads
         (a closed session's head frame, or a replay), unless the session is open on a
         twin this catalog lacks (never stepped: at its opening, which shows no bar a
-        twin's opening does not)."""
+        twin's opening does not); ``read``, where given, reads it instead (``None``: that
+        session's clock is not written: :meth:`adopt` skips one it cannot replay)."""
         order = {twin: i for i, (twin, _) in enumerate(self._twins(scenario_id, ""))}
         sessions = sorted(
             self.store.reached(principal, self._key(scenario_id)),
@@ -211,7 +228,9 @@ class Horizons:
             ):
                 continue
             if bar is None:
-                bar = self._clock(principal, other.session)
+                bar = (read or self._clock)(principal, other.session)
+                if bar is None:
+                    continue
             on = (
                 "" if other.scenario_id == scenario_id and not named else f" on {other.scenario_id}"
             )
