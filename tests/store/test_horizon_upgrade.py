@@ -42,6 +42,16 @@ def _runtime(url: str, home: Path, catalogs: list[Path]) -> Runtime:
     return Runtime(home, catalogs, store=open_runtime_store(url))
 
 
+def _as_before_lineage(url: str, versions: dict[str, tuple[str, str]]) -> None:
+    """The store as the code before lineage keys left it: no session ``lineage``, no
+    journal ``bar``, its schema version the one ``versions`` gives its kind."""
+    raw = raw_sql(url)
+    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
+    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    key, version = versions[_kind(url)]
+    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+
+
 def _old_store(url: str, home: Path, catalog: Path) -> str:
     """alice's scout run to the tape's end (acme-trend, shipped catalog) and an idle
     session opened by a process whose catalog also held ``aaa-copy``, bob's tape read:
@@ -69,10 +79,7 @@ def _old_store(url: str, home: Path, catalog: Path) -> str:
             row,
         )
     raw("DROP TABLE {unkeyed_horizons}", ())
-    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
-    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
-    key, version = OLD[_kind(url)]
-    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _as_before_lineage(url, OLD)
     return scout
 
 
@@ -145,11 +152,7 @@ def test_a_lone_scout_made_before_sessions_kept_their_lineage_is_seen(
     if left == "closed":
         old.close("alice", scout)
     old.shutdown()
-    raw = raw_sql(store_url)
-    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
-    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
-    key, version = BEFORE_LINEAGE[_kind(store_url)]
-    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _as_before_lineage(store_url, BEFORE_LINEAGE)
     _runtime(store_url, home, [catalog]).shutdown()  # upgraded, its sessions adopted
     trader = _runtime(store_url, home, [catalog] if trader_has_copy else [])
     try:
@@ -206,11 +209,7 @@ def test_an_open_session_an_upgraded_store_kept_is_given_its_bar_by_the_runtime_
     assert scout is not None
     old.submit("alice", scout, f"advance {END}")
     old.shutdown()
-    raw = raw_sql(store_url)
-    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
-    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
-    key, version = BEFORE_LINEAGE[_kind(store_url)]
-    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _as_before_lineage(store_url, BEFORE_LINEAGE)
     env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
     _child(env, UPGRADE, store_url, str(home), str(catalog))  # upgraded, adopted
 
@@ -245,11 +244,7 @@ def test_a_runtime_adopting_a_session_whose_tape_changed_since_still_starts(
     assert scout is not None
     old.submit("alice", scout, f"advance {END}")
     old.shutdown()
-    raw = raw_sql(store_url)
-    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
-    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
-    key, version = BEFORE_LINEAGE[_kind(store_url)]
-    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _as_before_lineage(store_url, BEFORE_LINEAGE)
     _change_in_place(catalog / COPY / "tape.csv")
     env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
     _child(env, UPGRADE, store_url, str(home), str(catalog))  # started and stopped
@@ -294,10 +289,7 @@ def test_a_runtime_joining_rows_with_a_session_whose_tape_changed_since_still_st
             row,
         )
     raw("DROP TABLE {unkeyed_horizons}", ())
-    raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
-    raw("ALTER TABLE {journal} DROP COLUMN bar", ())
-    key, version = OLD[_kind(store_url)]
-    raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
+    _as_before_lineage(store_url, OLD)
     _change_in_place(catalog / COPY / "tape.csv")
     env = {k: v for k, v in os.environ.items() if k != "KESTREL_STORE"}
     printed = _child(env, UPGRADE, store_url, str(home), str(catalog))  # was: failed
