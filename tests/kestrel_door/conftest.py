@@ -364,6 +364,14 @@ class SessionsScript:
 
 
 @pytest.fixture
+def shared_store(postgres_dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every door and door command of the test on one PostgreSQL store
+    (``KESTREL_STORE``)."""
+    monkeypatch.setenv("KESTREL_STORE", postgres_dsn)
+    return postgres_dsn
+
+
+@pytest.fixture
 def replicas(postgres_dsn: str, tmp_path: Path) -> Iterator[Replicas]:
     """Two ``kestrel-door serve`` replicas on one PostgreSQL store, stopped afterwards."""
     from tests.kestrel_door.test_attested import Replicas

@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
 from click.testing import CliRunner
 from kestrel_door import open_door_store
 from kestrel_door.cli import door_group
@@ -88,13 +87,6 @@ def _door_cli(*args: str) -> str:
     result = CliRunner().invoke(door_group, list(args))
     assert result.exit_code == 0, result.output
     return result.output
-
-
-@pytest.fixture
-def shared_store(postgres_dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every door and door command of the test on one PostgreSQL store."""
-    monkeypatch.setenv("KESTREL_STORE", postgres_dsn)
-    return postgres_dsn
 
 
 def test_no_candidate_name_recovers_the_principal_of_an_attested_proof(

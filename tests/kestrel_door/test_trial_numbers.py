@@ -107,13 +107,6 @@ def test_a_board_names_the_trials_an_evaluator_did_not_publish(tmp_path: Path) -
         ]
 
 
-@pytest.fixture
-def shared_store(postgres_dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every door of the test on one PostgreSQL store."""
-    monkeypatch.setenv("KESTREL_STORE", postgres_dsn)
-    return postgres_dsn
-
-
 def test_replicas_minting_at_once_never_give_one_number_twice(
     shared_store: str, tmp_path: Path
 ) -> None:
