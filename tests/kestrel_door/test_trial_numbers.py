@@ -196,8 +196,9 @@ def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unn
             check_attestation(bad, jwks)
         assert refused.value.field == "statement.predicate.trialNumber"
     assert attested.trials_minted == 1  # signed: one trial minted
-    for number, minted in ((3, 2), (None, 4)):  # fewer minted than its number; no number
-        bad = attestor.attest(unsigned, pseudonym, parent, number, minted).to_json()
+    overclaims: list[tuple[int | None, int]] = [(3, 2), (None, 4)]
+    for numbered, minted in overclaims:  # fewer minted than its number; no number
+        bad = attestor.attest(unsigned, pseudonym, parent, numbered, minted).to_json()
         with pytest.raises(NotAttested) as refused:
             check_attestation(bad, jwks)
         assert refused.value.field == "statement.predicate.trialsMinted"
@@ -214,8 +215,7 @@ def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unn
     [seen] = trials_shown(rows)
     assert (seen.shown, seen.missing, seen.unnumbered) == ((2,), (1,), 1)
     assert str(seen) == "trials 1–2 minted at least; 1 not shown; 1 trial row(s) without a number"
-    for n, number in enumerate((7, None)):  # the largest signed count: 1–6, 8–10 missing
-        rows[n].trial, rows[n].minted = number, 10 if number else None
+    rows[0].trial, rows[0].minted = 7, 10  # the largest signed count: 1–6, 8–10 missing
     [seen] = trials_shown(rows)
     assert (seen.shown, seen.highest, seen.missing) == ((7,), 10, (1, 2, 3, 4, 5, 6, 8, 9, 10))
     assert str(seen).startswith("trials 1–10 minted at least; 1–6, 8–10 not shown")
