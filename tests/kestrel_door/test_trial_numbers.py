@@ -3,8 +3,9 @@
 Each trial is its own principal, so an operator could mint several, run the agent once per
 trial and publish only the best proof. The door numbers the trials it mints per parent
 (1, 2, 3 ... in mint order, in the mint's own transaction) and signs the number beside
-``trialOf``; ``kestrel board --trust`` states, per parent, the numbers shown and the ones
-missing below the highest. A real ``kestrel-door serve`` on loopback; two replicas on one
+``trialOf``, with how many trials the parent had minted when it signed (``trialsMinted``);
+``kestrel board --trust`` states, per parent, the numbers shown and the ones missing up to
+the most minted. A real ``kestrel-door serve`` on loopback; two replicas on one
 real PostgreSQL mint at once and never give one number twice.
 """
 
@@ -84,6 +85,7 @@ def test_a_board_names_the_trials_an_evaluator_did_not_publish(tmp_path: Path) -
         proofs = [_run(door, t["token"]) for t in trials]
         signed = [_predicate(p) for p in proofs]
         assert [s["trialNumber"] for s in signed] == [1, 2, 3]  # inside the signature
+        assert [s["trialsMinted"] for s in signed] == [3, 3, 3]  # all three minted by then
         assert len({s["trialOf"] for s in signed}) == 1
         # the best two of three published: the board says trial 2 was not shown
         withheld, page = _board(tmp_path / "two", [proofs[0], proofs[2]], door)
@@ -105,6 +107,33 @@ def test_a_board_names_the_trials_an_evaluator_did_not_publish(tmp_path: Path) -
         assert [r["rank"] for r in withheld["rows"]] == [
             r["rank"] for r in honest["rows"] if r["trial"]["number"] != 2
         ]
+
+
+def test_a_board_names_the_trials_minted_after_the_one_published(tmp_path: Path) -> None:
+    """Mint three, run all, have only trial 1's proof signed after the third mint and
+    publish it alone: its statement says three were minted, so 2 and 3 are missing."""
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        trials = [_mint(door, f"run-{n}") for n in (1, 2, 3)]
+        with httpx.Client(timeout=120, headers=_auth(trials[0]["token"])) as http:
+            opened = http.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
+            assert opened.status_code == 200, opened.text
+            sid = opened.json()["sessionId"]
+            done = http.post(f"{door.url}/v1/sessions/{sid}/submit", json={"source": "advance 20"})
+            assert done.status_code == 200, done.text
+            for trial in trials[1:]:
+                _run(door, trial["token"])
+            fetched = http.get(f"{door.url}/v1/sessions/{sid}/proof")  # signed now
+            assert fetched.status_code == 200, fetched.text
+            best: dict[str, Any] = fetched.json()
+        board, page = _board(tmp_path / "best", [best], door)
+        [seen] = board["trials"]
+        assert seen["said"] == "trials 1–3 minted at least; 2–3 not shown"
+        assert (seen["shown"], seen["mintedAtLeast"], seen["missing"]) == ([1], 3, [2, 3])
+        assert 'data-missing="2 3"' in page
+        signed = _predicate(best)
+        assert (signed["trialNumber"], signed["trialsMinted"]) == (1, 3)
+        assert check_attestation(best, load_trusted_keys(door.url)).trials_minted == 3
+        assert board["rows"][0]["trial"] == {"of": signed["trialOf"], "number": 1, "minted": 3}
 
 
 def test_replicas_minting_at_once_never_give_one_number_twice(
@@ -166,6 +195,15 @@ def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unn
         with pytest.raises(NotAttested) as refused:
             check_attestation(bad, jwks)
         assert refused.value.field == "statement.predicate.trialNumber"
+    assert attested.trials_minted == 1  # signed: one trial minted
+    overclaims: list[tuple[int | None, int]] = [(3, 2), (None, 4)]
+    for numbered, minted in overclaims:  # fewer minted than its number; no number
+        bad = attestor.attest(unsigned, pseudonym, parent, numbered, minted).to_json()
+        with pytest.raises(NotAttested) as refused:
+            check_attestation(bad, jwks)
+        assert refused.value.field == "statement.predicate.trialsMinted"
+    kept = attestor.attest(unsigned, pseudonym, parent, 2, 2).to_json()
+    assert check_attestation(kept, jwks).trials_minted == 2
     # a trial's statement without a number verifies: a trial with no number
     plain = attestor.attest(unsigned, pseudonym, parent).to_json()
     assert check_attestation(plain, jwks).trial_number is None
@@ -177,3 +215,7 @@ def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unn
     [seen] = trials_shown(rows)
     assert (seen.shown, seen.missing, seen.unnumbered) == ((2,), (1,), 1)
     assert str(seen) == "trials 1–2 minted at least; 1 not shown; 1 trial row(s) without a number"
+    rows[0].trial, rows[0].minted = 7, 10  # the largest signed count: 1–6, 8–10 missing
+    [seen] = trials_shown(rows)
+    assert (seen.shown, seen.highest, seen.missing) == ((7,), 10, (1, 2, 3, 4, 5, 6, 8, 9, 10))
+    assert str(seen).startswith("trials 1–10 minted at least; 1–6, 8–10 not shown")

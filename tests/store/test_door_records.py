@@ -166,6 +166,10 @@ def test_a_parents_trials_are_numbered_in_mint_order(records: DoorRecords) -> No
     assert numbers == {"ev/trial-a": 1, "ev/trial-c": 3, "ox/trial-a": 1}
     assert records.trial_number("ev/trial-z") is None
     assert records.trial_number("ev") is None
+    # each trial's number beside how many its parent has minted by now
+    standing = {p: records.trial_standing(p) for p in ("ev/trial-a", "ox/trial-a")}
+    assert standing == {"ev/trial-a": (1, 3), "ox/trial-a": (1, 1)}
+    assert records.trial_standing("ev/trial-z") is None
 
 
 def test_a_store_made_before_trials_were_numbered_is_upgraded_in_place(

@@ -79,10 +79,12 @@ class Attestor:
         pseudonym: str,
         trial_of: str | None = None,
         trial_number: int | None = None,
+        trials_minted: int | None = None,
     ) -> Proof:
         """``proof`` (of a session opened under ``pseudonym``) with the signed statement
         about its grade; ``trial_of``: the pseudonym of the principal whose trial it was,
-        ``trial_number`` the trial's number among that principal's."""
+        ``trial_number`` the trial's number among that principal's, ``trials_minted`` how
+        many trials that principal had minted."""
         data = proof.rooted_json()
         submissions, forward, edge = None, True, None
         scenario_id = proof.scenario.id
@@ -100,6 +102,7 @@ class Attestor:
             signed_at=utc_now(),
             trial_of=trial_of,
             trial_number=trial_number,
+            trials_minted=trials_minted,
             submissions=submissions,
             forward=forward,
             edge=edge,
@@ -134,10 +137,12 @@ class _Attesting:
         self._trial_of = trial_of
 
     def _signed(self, proof: Proof) -> Proof:
-        """``proof`` attested; a trial's statement with its number as the store keeps it."""
+        """``proof`` attested; a trial's statement with its number and its parent's count
+        of trials minted, as the store keeps them now."""
         records = self._attestor.keys.records
-        number = records.trial_number(self._principal) if self._trial_of is not None else None
-        return self._attestor.attest(proof, self._pseudonym, self._trial_of, number)
+        standing = records.trial_standing(self._principal) if self._trial_of else None
+        number, minted = (None, None) if standing is None else standing
+        return self._attestor.attest(proof, self._pseudonym, self._trial_of, number, minted)
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         submits = tool.runs is not None and tool.runs.method == "submit"
@@ -174,8 +179,8 @@ class _Attesting:
 def attesting(transport_for: TransportFactory, attestor: Attestor) -> TransportFactory:
     """``transport_for`` under each principal's pseudonym, its proofs carrying the door's
     signed statement (naming, for a trial principal ``PARENT/trial-NAME``, the parent's
-    pseudonym as ``trialOf`` and the trial's number among the parent's as
-    ``trialNumber``)."""
+    pseudonym as ``trialOf``, the trial's number among the parent's as ``trialNumber`` and
+    how many trials the parent had minted when the door signed as ``trialsMinted``)."""
 
     def make(principal: str) -> Transport:
         pseudonym = attestor.pseudonyms.of(principal)

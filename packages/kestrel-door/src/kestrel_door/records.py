@@ -60,6 +60,10 @@ class DoorStatements:
     count_trial: str = "UPDATE {trial_counts} SET minted = minted + 1 WHERE parent = ?"
     add_trial: str = "INSERT INTO {trials} (principal, parent, number) VALUES (?, ?, ?)"
     trial_number: str = "SELECT number FROM {trials} WHERE principal = ?"
+    trial_standing: str = (
+        "SELECT t.number, c.minted FROM {trials} t JOIN {trial_counts} c ON c.parent = t.parent"
+        " WHERE t.principal = ?"
+    )
     add_audit: str = (
         "INSERT INTO {audit} (time, principal, venue, tool, digest, outcome)"
         " VALUES (?, ?, ?, ?, ?, ?)"
@@ -157,6 +161,11 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             row = conn.execute(self.sql.trial_number, (principal,)).fetchone()
         return None if row is None else int(row[0])
+
+    def trial_standing(self, principal: str) -> tuple[int, int] | None:
+        with self._connection() as conn:
+            row = conn.execute(self.sql.trial_standing, (principal,)).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
 
     def tokens(self) -> list[TokenEntry]:
         with self._connection() as conn:

@@ -94,6 +94,7 @@ def grade_statement(
     signed_at: str,
     trial_of: str | None = None,
     trial_number: int | None = None,
+    trials_minted: int | None = None,
     submissions: Sequence[Mapping[str, Any]] | None = None,
     forward: bool = True,
     edge: tuple[int, str] | None = None,
@@ -102,7 +103,9 @@ def grade_statement(
     ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
     evaluator's harness minted), so that a board credits every trial to one agent;
     ``trial_number``: its number among that principal's trials (1, 2, ... in the order the
-    door minted them), so that a board sees the trials not shown.
+    door minted them), so that a board sees the trials not shown; ``trials_minted``: how
+    many trials that principal had minted when the door signed (at least ``trial_number``),
+    so that a board sees the trials withheld after the highest shown.
     ``submissions``: a session on a forward scenario's order of events (see above);
     ``forward``: false for a replay of the complete tape; ``edge``: how many bars of its
     forward tape had been published and the tape root of those bars (sent with
@@ -119,6 +122,7 @@ def grade_statement(
             "principal": principal,
             **({"trialOf": trial_of} if trial_of is not None else {}),
             **({"trialNumber": trial_number} if trial_number is not None else {}),
+            **({"trialsMinted": trials_minted} if trials_minted is not None else {}),
             **(
                 {"forward": forward, "submissions": [dict(s) for s in submissions]}
                 if submissions is not None

@@ -83,7 +83,8 @@ class Attested:
     """Who signed (the statement's issuer), with which key, and the keys' source; whom
     the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
     and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``) and
-    its number among that principal's trials (``trialNumber``);
+    its number among that principal's trials (``trialNumber``) and how many that principal
+    had minted when the door signed (``trialsMinted``);
     for a forward session, how many of its decisions were each found to precede their
     bar (``decisions``); for a replay of a complete forward tape (``replay``), how many
     of its submissions were each found to follow theirs."""
@@ -95,6 +96,9 @@ class Attested:
     trial_of: str | None = None
     trial_number: int | None = None
     """The trial's number among ``trial_of``'s (``trialNumber``); ``None``: not numbered."""
+    trials_minted: int | None = None
+    """How many trials ``trial_of`` had minted when the door signed (``trialsMinted``, at
+    least ``trial_number``); ``None``: not said."""
     decisions: int | None = None
     replay: bool = False
 
@@ -300,6 +304,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     trial = predicate.get("trialOf")
     trial_of = trial if isinstance(trial, str) and trial else None
     trial_number = _trial_number(predicate, trial_of)
+    trials_minted = _trials_minted(predicate, trial_number)
     decisions = check_order(predicate, proof)
     replay = predicate.get("forward") is False
     if isinstance(jwks, TrustedKeys) and not jwks.vouches_for(issuer):
@@ -324,6 +329,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         principal=named,
         trial_of=trial_of,
         trial_number=trial_number,
+        trials_minted=trials_minted,
         decisions=decisions,
         replay=replay,
     )
@@ -342,6 +348,26 @@ def _trial_number(predicate: Mapping[str, Any], trial_of: str | None) -> int | N
             f"{_text(number)}" + ("" if trial_of is not None else " without trialOf"),
         )
     return number
+
+
+def _trials_minted(predicate: Mapping[str, Any], trial_number: int | None) -> int | None:
+    """The statement's ``trialsMinted`` (``None`` when it has none); :class:`NotAttested`
+    when it is no whole number from ``trialNumber``, or there is no ``trialNumber``."""
+    if "trialsMinted" not in predicate:
+        return None
+    minted = predicate["trialsMinted"]
+    if (
+        trial_number is None
+        or not isinstance(minted, int)
+        or isinstance(minted, bool)
+        or minted < trial_number
+    ):
+        raise NotAttested(
+            "statement.predicate.trialsMinted",
+            "a whole number from trialNumber, beside trialOf and trialNumber",
+            f"{_text(minted)}" + ("" if trial_number is not None else " without trialNumber"),
+        )
+    return minted
 
 
 def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int | None:

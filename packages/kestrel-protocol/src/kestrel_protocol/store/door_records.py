@@ -91,6 +91,9 @@ class DoorRecords(Protocol):
     # first), in one transaction: never one number twice, whichever replica mints
     def add_trial_token(self, row: TokenEntry, digest: bytes, of: str) -> int: ...
     def trial_number(self, principal: str) -> int | None: ...  # None: no trial numbered
+    # the trial's number and how many trials its parent has minted so far (None: no trial
+    # numbered), read together
+    def trial_standing(self, principal: str) -> tuple[int, int] | None: ...
     def tokens(self) -> list[TokenEntry]: ...
     # ``None`` when no live token ``token_id``; else how many live tokens it minted were
     # revoked with it, in the same transaction

@@ -203,9 +203,9 @@ def _trials(found: list[TrialsShown]) -> str:
     )
     return (
         '<h2>Trials</h2><p class="sub">A door numbers the trials each evaluator mints (1, 2, '
-        "3 ... in mint order) and signs the number: a trial below the highest shown that no "
-        "proof here shows was run and not published (or crashed). Nothing is ranked "
-        "differently for it.</p>"
+        "3 ... in mint order) and signs the number and how many it had minted: a trial up to "
+        "the most minted that no proof here shows was minted and not published (or crashed). "
+        "Nothing is ranked differently for it.</p>"
         '<table id="trials"><tr><th>agent</th><th>trials of</th><th>shown</th><th>what the '
         f"board sees</th></tr>{rows}</table>"
     )

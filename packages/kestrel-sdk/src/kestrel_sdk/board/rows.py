@@ -78,6 +78,8 @@ class BoardRow:
     """For a trial, the pseudonym of its parent, as its door's signed statement says."""
     trial: int | None = None
     """That trial's number among the parent's (``trialNumber``); ``None``: not numbered."""
+    minted: int | None = None
+    """How many trials the parent had minted when its door signed (``trialsMinted``)."""
     rank: int | None = None
     unranked: str | None = None
     duplicates: list[str] = field(default_factory=list)
@@ -114,7 +116,7 @@ class BoardRow:
             **(
                 {}
                 if self.trial_of is None
-                else {"trial": {"of": self.trial_of, "number": self.trial}}
+                else {"trial": {"of": self.trial_of, "number": self.trial, "minted": self.minted}}
             ),
         }
 
@@ -230,6 +232,7 @@ def check_entry(
         row.issuer = attested.issuer
         row.identity = attested.trial_of or attested.principal
         row.trial_of, row.trial = attested.trial_of, attested.trial_number
+        row.minted = attested.trials_minted
         row.agent = entry.named or row.identity or row.agent
         shown = report.attested_by
         if not keys_source:  # the signer alone, and what it could not check

@@ -2,12 +2,14 @@
 
 A door numbers the trials each parent principal mints (1, 2, 3 ... in mint order) and
 signs the number (``trialNumber``) beside ``trialOf`` in the statement of each trial's
-sessions. Each trial is its own principal, so an operator could mint ten, run the agent
-ten times and publish the best proof alone; the board ranks what it is given, but for each
-parent (its door and pseudonym) it states what the attested rows show: the numbers shown,
-that at least as many trials as the highest were minted, and the numbers below it that no
-row shows. It ranks nothing differently (a missing run may have crashed). A trial whose
-statement has no number is counted apart; trials minted after the highest shown cannot
+sessions, with how many trials the parent had minted when it signed (``trialsMinted``).
+Each trial is its own principal, so an operator could mint ten, run the agent ten times
+and publish the best proof alone; the board ranks what it is given, but for each parent
+(its door and pseudonym) it states what the attested rows show: the numbers shown, that
+at least as many trials were minted as the largest signed ``trialsMinted`` (or the
+highest number shown, if larger), and every number up to it that no row shows. It ranks
+nothing differently (a missing run may have crashed). A trial whose statement has no
+number is counted apart; trials minted after the last statement shown was signed cannot
 be seen.
 """
 
@@ -37,23 +39,26 @@ def _spans(numbers: Sequence[int]) -> str:
 @dataclass(frozen=True, slots=True)
 class TrialsShown:
     """One parent's attested trial rows: the agents they are credited to, the trial
-    numbers they show and how many show no number."""
+    numbers they show, how many show no number and the largest count of trials minted
+    that their statements sign (0: none signs one)."""
 
     issuer: str
     parent: str
     agents: tuple[str, ...]
     shown: tuple[int, ...]
     unnumbered: int = 0
+    minted: int = 0
 
     @property
     def highest(self) -> int:
-        """At least this many trials were minted (0: no numbered row)."""
-        return max(self.shown, default=0)
+        """At least this many trials were minted (0: no numbered row): the largest signed
+        ``trialsMinted``, or the highest number shown if larger."""
+        return max(self.minted, *self.shown, 0)
 
     @property
     def missing(self) -> tuple[int, ...]:
-        """The numbers below the highest that no row shows."""
-        return tuple(n for n in range(1, self.highest) if n not in self.shown)
+        """The numbers up to the highest that no row shows."""
+        return tuple(n for n in range(1, self.highest + 1) if n not in self.shown)
 
     def __str__(self) -> str:
         said = []
@@ -92,6 +97,7 @@ def trials_shown(rows: Sequence[BoardRow]) -> list[TrialsShown]:
             tuple(sorted({row.agent for row in trials})),
             tuple(sorted({row.trial for row in trials if row.trial is not None})),
             sum(1 for row in trials if row.trial is None),
+            max((row.minted for row in trials if row.minted is not None), default=0),
         )
         for (issuer, parent), trials in found.items()
     ]
