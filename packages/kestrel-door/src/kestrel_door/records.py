@@ -157,11 +157,6 @@ class SqlDoorRecords(SqlAdapter):
             conn.execute(sql.add_token, _token_values(row, digest))
             return number
 
-    def trial_number(self, principal: str) -> int | None:
-        with self._connection() as conn:
-            row = conn.execute(self.sql.trial_number, (principal,)).fetchone()
-        return None if row is None else int(row[0])
-
     def trial_standing(self, principal: str) -> tuple[int, int] | None:
         with self._connection() as conn:
             row = conn.execute(self.sql.trial_standing, (principal,)).fetchone()

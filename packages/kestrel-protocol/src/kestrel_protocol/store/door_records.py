@@ -90,7 +90,6 @@ class DoorRecords(Protocol):
     # number among ``of``'s trials (1, 2, ... in mint order; a trial minted again keeps its
     # first), in one transaction: never one number twice, whichever replica mints
     def add_trial_token(self, row: TokenEntry, digest: bytes, of: str) -> int: ...
-    def trial_number(self, principal: str) -> int | None: ...  # None: no trial numbered
     # the trial's number and how many trials its parent has minted so far (None: no trial
     # numbered), read together
     def trial_standing(self, principal: str) -> tuple[int, int] | None: ...
