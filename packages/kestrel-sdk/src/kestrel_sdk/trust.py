@@ -35,7 +35,6 @@ import binascii
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -51,10 +50,11 @@ from kestrel_protocol import (
     grade_facts,
     pae,
 )
-from kestrel_protocol.canonical import canonical_json
 from kestrel_protocol.documents import parse_json, read_json
 
+from .attested import Attested, NotAttested, statement_text
 from .forward_edge import edge_mismatch, signed_edge
+from .forward_order import check_order, order_of_tampered
 from .runtime.verify import flatten
 
 __all__ = [
@@ -68,51 +68,6 @@ __all__ = [
 ]
 
 _METADATA = "/.well-known/oauth-protected-resource"
-
-
-class NotAttested(Exception):
-    """The statement does not hold for this proof: ``field`` and why."""
-
-    def __init__(self, field: str, expected: str, found: str) -> None:
-        super().__init__(f"{field}: expected {expected}, found {found}")
-        self.field, self.expected, self.found = field, expected, found
-
-
-@dataclass(frozen=True, slots=True)
-class Attested:
-    """Who signed (the statement's issuer), with which key, and the keys' source; whom
-    the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
-    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``) and
-    its number among that principal's trials (``trialNumber``) and how many that principal
-    had minted when the door signed (``trialsMinted``);
-    for a forward session, how many of its decisions were each found to precede their
-    bar (``decisions``); for a replay of a complete forward tape (``replay``), how many
-    of its submissions were each found to follow theirs."""
-
-    issuer: str
-    kid: str
-    source: str | None = None
-    principal: str | None = None
-    trial_of: str | None = None
-    trial_number: int | None = None
-    """The trial's number among ``trial_of``'s (``trialNumber``); ``None``: not numbered."""
-    trials_minted: int | None = None
-    """How many trials ``trial_of`` had minted when the door signed (``trialsMinted``, at
-    least ``trial_number``); ``None``: not said."""
-    decisions: int | None = None
-    replay: bool = False
-
-    def __str__(self) -> str:
-        trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
-        order = ""
-        if self.replay:
-            order = (
-                f"; forward scenario replayed: each of {self.decisions} submissions was made "
-                "after its bar was published (the tape was complete: not a forward run)"
-            )
-        elif self.decisions is not None:
-            order = f"; forward: each of {self.decisions} decisions preceded its bar"
-        return f"{self.issuer} (key {self.kid}){trusted}{order}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -255,7 +210,7 @@ def _signed_payload(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> tuple[
         raise NotAttested(
             "attestation.signatures[0].sig",
             f"a signature by key {signature.keyid}",
-            "a bad one" + _order_of_tampered(payload, proof),
+            "a bad one" + order_of_tampered(payload, proof),
         ) from None
     return payload, signature.keyid
 
@@ -296,8 +251,8 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         if signed.get(path) != value:
             raise NotAttested(
                 f"statement.predicate.{path}",
-                f"{_text(value)} (the proof's)",
-                f"{_text(signed.get(path))} (signed)",
+                f"{statement_text(value)} (the proof's)",
+                f"{statement_text(signed.get(path))} (signed)",
             )
     issuer, principal = str(predicate.get("issuer")), predicate.get("principal")
     named = principal if isinstance(principal, str) and principal else None
@@ -317,7 +272,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         raise NotAttested(
             "statement.predicate.edge",
             "the bars published and their tape root (sha256:…)",
-            _text(predicate["edge"]) if "edge" in predicate else "none",
+            statement_text(predicate["edge"]) if "edge" in predicate else "none",
         )
     unlike = edge_mismatch(proof)  # the signature held: its edge is the door's word
     if unlike is not None:
@@ -345,7 +300,7 @@ def _trial_number(predicate: Mapping[str, Any], trial_of: str | None) -> int | N
         raise NotAttested(
             "statement.predicate.trialNumber",
             "a whole number from 1, beside trialOf",
-            f"{_text(number)}" + ("" if trial_of is not None else " without trialOf"),
+            f"{statement_text(number)}" + ("" if trial_of is not None else " without trialOf"),
         )
     return number
 
@@ -365,99 +320,11 @@ def _trials_minted(predicate: Mapping[str, Any], trial_number: int | None) -> in
         raise NotAttested(
             "statement.predicate.trialsMinted",
             "a whole number from trialNumber, beside trialOf and trialNumber",
-            f"{_text(minted)}" + ("" if trial_number is not None else " without trialNumber"),
+            f"{statement_text(minted)}"
+            + ("" if trial_number is not None else " without trialNumber"),
         )
     return minted
 
 
-def check_order(predicate: Mapping[str, Any], proof: Mapping[str, Any]) -> int | None:
-    """How many submissions of a forward session's statement traded into a bar published
-    during the window, each having arrived before that bar was published (None for a
-    statement that is not ``forward``); for a replay of the complete tape (``forward:
-    false``), each having arrived after it. :class:`NotAttested` naming the first
-    submission (by seq) that did not, or that the proof does not hold."""
-    if "forward" not in predicate and "submissions" not in predicate:
-        if _embeds_forward(proof):  # the door left out the order of a forward session
-            raise NotAttested(
-                "statement.predicate.forward", "true (the proof's scenario is forward)", "none"
-            )
-        return None
-    field = "statement.predicate.submissions"
-    listed = predicate.get("submissions")
-    replay = predicate.get("forward") is False
-    if not isinstance(predicate.get("forward"), bool) or not isinstance(listed, list):
-        raise NotAttested(
-            field, "forward: true or false and a list of submissions", "something else"
-        )
-    held, previous, decisions = len(proof.get("pentads") or ()), 0, 0
-    for entry in listed:
-        seq = entry.get("seq") if isinstance(entry, dict) else None
-        if not isinstance(seq, int) or isinstance(seq, bool) or not previous < seq <= held:
-            raise NotAttested(
-                field,
-                f"submissions in seq order, each one of the proof's {held}",
-                f"seq {seq!r} after seq {previous}",
-            )
-        previous = seq
-        if "barPublishedAt" not in entry:
-            continue  # its bar was of the prefix, or never published: not a forward bar
-        named = f"{field}[seq {seq}]"
-        published = _instant(entry["barPublishedAt"], f"{named}.barPublishedAt")
-        if "arrivedAt" not in entry:
-            raise NotAttested(named, "the time the submission arrived", "none recorded")
-        arrived = _instant(entry["arrivedAt"], f"{named}.arrivedAt")
-        if replay and not published < arrived:
-            raise NotAttested(
-                named,
-                f"a submission made after its bar {entry.get('bar')} was published "
-                f"({entry['barPublishedAt']}), as the statement says the session replayed "
-                "the complete tape",
-                f"submission {seq} arrived at {entry['arrivedAt']}",
-            )
-        if not replay and not arrived < published:
-            raise NotAttested(
-                named,
-                f"a decision made before its bar {entry.get('bar')} was published "
-                f"({entry['barPublishedAt']})",
-                f"submission {seq} arrived at {entry['arrivedAt']}",
-            )
-        decisions += 1
-    return decisions
-
-
-def _embeds_forward(proof: Mapping[str, Any]) -> bool:
-    """Whether the scenario ``proof`` embeds is a forward one."""
-    embedded = proof.get("embedded")
-    scenario = embedded.get("scenario") if isinstance(embedded, Mapping) else None
-    return isinstance(scenario, Mapping) and scenario.get("forward") is not None
-
-
-def _instant(value: Any, field: str) -> datetime:
-    """An RFC 3339 UTC time of a statement."""
-    try:
-        if isinstance(value, str) and value.endswith("Z"):
-            return datetime.fromisoformat(value)
-    except ValueError:
-        pass
-    raise NotAttested(field, "an RFC 3339 UTC time", _text(value))
-
-
-def _order_of_tampered(payload: bytes, proof: Mapping[str, Any]) -> str:
-    """What a statement whose signature failed says wrongly of its order of events
-    (``""`` when it says nothing wrong, or is not a statement)."""
-    try:
-        predicate = json.loads(payload)["predicate"]
-        check_order(predicate, proof)
-    except NotAttested as exc:
-        return f"; and {exc.field}: expected {exc.expected}, found {exc.found}"
-    except (ValueError, KeyError, TypeError):
-        return ""
-    return ""
-
-
 def _source_of(jwks: Mapping[str, Any]) -> str:
     return f"the trusted {jwks}" if isinstance(jwks, TrustedKeys) else "the trusted JWKS"
-
-
-def _text(value: Any) -> str:
-    return canonical_json(value).decode("utf-8")

@@ -1,0 +1,62 @@
+"""What checking a door's signed statement gives: :class:`Attested` (who signed, whom
+it names, what it vouched for) or :class:`NotAttested` (the field that does not hold, and
+why). Shared by :mod:`.trust` and :mod:`.forward_order`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kestrel_protocol.canonical import canonical_json
+
+__all__ = ["Attested", "NotAttested", "statement_text"]
+
+
+class NotAttested(Exception):
+    """The statement does not hold for this proof: ``field`` and why."""
+
+    def __init__(self, field: str, expected: str, found: str) -> None:
+        super().__init__(f"{field}: expected {expected}, found {found}")
+        self.field, self.expected, self.found = field, expected, found
+
+
+@dataclass(frozen=True, slots=True)
+class Attested:
+    """Who signed (the statement's issuer), with which key, and the keys' source; whom
+    the statement names (the principal's pseudonym, ``p_…``, or None when it names none),
+    and, for a trial the evaluator's harness minted, whose trial it was (``trialOf``) and
+    its number among that principal's trials (``trialNumber``) and how many that principal
+    had minted when the door signed (``trialsMinted``);
+    for a forward session, how many of its decisions were each found to precede their
+    bar (``decisions``); for a replay of a complete forward tape (``replay``), how many
+    of its submissions were each found to follow theirs."""
+
+    issuer: str
+    kid: str
+    source: str | None = None
+    principal: str | None = None
+    trial_of: str | None = None
+    trial_number: int | None = None
+    """The trial's number among ``trial_of``'s (``trialNumber``); ``None``: not numbered."""
+    trials_minted: int | None = None
+    """How many trials ``trial_of`` had minted when the door signed (``trialsMinted``, at
+    least ``trial_number``); ``None``: not said."""
+    decisions: int | None = None
+    replay: bool = False
+
+    def __str__(self) -> str:
+        trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
+        order = ""
+        if self.replay:
+            order = (
+                f"; forward scenario replayed: each of {self.decisions} submissions was made "
+                "after its bar was published (the tape was complete: not a forward run)"
+            )
+        elif self.decisions is not None:
+            order = f"; forward: each of {self.decisions} decisions preceded its bar"
+        return f"{self.issuer} (key {self.kid}){trusted}{order}"
+
+
+def statement_text(value: Any) -> str:
+    """``value`` of a statement as a mismatch names it (its canonical JSON)."""
+    return canonical_json(value).decode("utf-8")
