@@ -11,13 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+import kestrel_sdk
 from click.testing import CliRunner
+from kestrel_door.attest import Attestor, attesting
 from kestrel_door.cli import door_group
 
 from tests.loopback import free_port, wait_for_http
 
-__all__ = ["MCP_HEADERS", "Door", "answers", "issue_token", "open_session", "serve_door"]
+__all__ = [
+    "MCP_HEADERS",
+    "Door",
+    "answers",
+    "attested_proof",
+    "issue_token",
+    "open_session",
+    "serve_door",
+]
 
 SCOPES = "kestrel:read kestrel:trade kestrel:grade kestrel:trials"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
@@ -90,3 +101,32 @@ def open_session(client: httpx.Client, door: Door, label: str, scenario: str = "
     assert made.status_code == 200, made.text
     sid: str = made.json()["sessionId"]
     return sid
+
+
+def attested_proof(
+    home: Path, attestor: Attestor, principal: str, scenario: str, sources: tuple[str, ...]
+) -> dict[str, Any]:
+    """The proof of ``principal``'s session of ``sources`` on ``scenario``, signed by
+    ``attestor`` as a door signs it (through :func:`kestrel_door.attest.attesting`), run
+    in process on a memory store in ``home``."""
+    owner = kestrel_sdk.local_transport(home=home, store="memory:")
+    runtime: Any = getattr(owner, "runtime", None)
+
+    def transport_for(name: str) -> Any:
+        return kestrel_sdk.local_transport(principal=name, runtime=runtime)
+
+    async def run() -> dict[str, Any]:
+        attestor.pseudonyms.load()
+        try:
+            async with kestrel_sdk.create_sdk(attesting(transport_for, attestor)(principal)) as sdk:
+                opened = await sdk.open_session(scenario)
+                assert opened.session is not None
+                for source in sources:
+                    await opened.session.submit(source)
+                proof = await sdk.proof(opened.session.id)
+            data: dict[str, Any] = proof.to_json()
+            return data
+        finally:
+            await owner.aclose()
+
+    return anyio.run(run)

@@ -40,6 +40,7 @@ from kestrel_sdk.board import forward_window
 from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trust import NotAttested, check_attestation
 
+from tests.doors import attested_proof
 from tests.forward_door import HEADER, PREFIX, ROWS, bars, forward_catalog
 from tests.forward_door import SCENARIO as FORWARD
 
@@ -74,28 +75,7 @@ def _signed_proof(tmp_path: Path, feeds: Feeds | None) -> tuple[dict[str, Any], 
     """A proof of alice's session (``SOURCES``) as a door with ``feeds`` signs it."""
     keys = DoorKeys(DoorStore(tmp_path / "door.db"))
     attestor = Attestor(keys, ISSUER, feeds=feeds)
-    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
-    runtime: Any = getattr(owner, "runtime", None)
-
-    def transport_for(principal: str) -> Any:
-        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
-
-    async def run() -> dict[str, Any]:
-        attestor.pseudonyms.load()
-        transport = attesting(transport_for, attestor)("alice")
-        try:
-            async with kestrel_sdk.create_sdk(transport) as sdk:
-                opened = await sdk.open_session(SCENARIO)
-                assert opened.session is not None
-                for source in SOURCES:
-                    await opened.session.submit(source)
-                proof = await sdk.proof(opened.session.id)
-            data: dict[str, Any] = proof.to_json()
-            return data
-        finally:
-            await owner.aclose()
-
-    return anyio.run(run), keys
+    return attested_proof(tmp_path, attestor, "alice", SCENARIO, SOURCES), keys
 
 
 def _statement(proof: Mapping[str, Any]) -> dict[str, Any]:

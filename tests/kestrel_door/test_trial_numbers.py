@@ -17,18 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
-import kestrel_sdk
 import pytest
 from kestrel_door import DoorStore, IssuedTokens
-from kestrel_door.attest import Attestor, attesting
+from kestrel_door.attest import Attestor
 from kestrel_door.keys import DoorKeys
 from kestrel_protocol import Proof
 from kestrel_sdk.board import BoardRow, build_board, render_board, trials_shown
 from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
-from tests.doors import Door, serve_door
+from tests.doors import Door, attested_proof, serve_door
 
 SCENARIO = "acme-chop"
 
@@ -156,28 +154,8 @@ def _trial_proof(tmp_path: Path) -> tuple[dict[str, Any], Attestor]:
     store = DoorStore(tmp_path / "door.db")
     IssuedTokens(store).issue_trial("ev", "a", ["kestrel:read", "kestrel:trade"])
     attestor = Attestor(DoorKeys(store), "https://door.test")
-    owner = kestrel_sdk.local_transport(home=tmp_path, store="memory:")
-    runtime: Any = getattr(owner, "runtime", None)
-
-    def transport_for(principal: str) -> Any:
-        return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
-
-    async def run() -> dict[str, Any]:
-        attestor.pseudonyms.load()
-        try:
-            async with kestrel_sdk.create_sdk(
-                attesting(transport_for, attestor)("ev/trial-a")
-            ) as sdk:
-                opened = await sdk.open_session(SCENARIO)
-                assert opened.session is not None
-                await opened.session.submit("advance 3")
-                proof = await sdk.proof(opened.session.id)
-            data: dict[str, Any] = proof.to_json()
-            return data
-        finally:
-            await owner.aclose()
-
-    return anyio.run(run), attestor
+    proof = attested_proof(tmp_path, attestor, "ev/trial-a", SCENARIO, ("advance 3",))
+    return proof, attestor
 
 
 def test_verify_trust_checks_the_trial_number_and_a_statement_without_one_is_unnumbered(
