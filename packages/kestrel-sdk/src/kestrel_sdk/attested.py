@@ -45,7 +45,22 @@ class Attested:
     replay: bool = False
 
     def __str__(self) -> str:
+        """As a verification's ``attestedBy`` says it on every face (``kestrel verify
+        --trust`` prints it): the signer, the keys' source, the trial the statement names
+        (its number and how many its parent had minted when signed) and the forward order
+        found."""
         trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
+        return f"{self.issuer} (key {self.kid}){trusted}{self._trial()}{self._order()}"
+
+    def _trial(self) -> str:
+        if self.trial_of is None:
+            return ""
+        if self.trial_number is None:
+            return f"; a trial of {self.trial_of}, not numbered"
+        minted = "" if self.trials_minted is None else f" ({self.trials_minted} minted when signed)"
+        return f"; trial {self.trial_number} of {self.trial_of}{minted}"
+
+    def _order(self) -> str:
         order = ""
         if self.replay:
             order = (
@@ -54,7 +69,7 @@ class Attested:
             )
         elif self.decisions is not None:
             order = f"; forward: each of {self.decisions} decisions preceded its bar"
-        return f"{self.issuer} (key {self.kid}){trusted}{order}"
+        return order
 
 
 def statement_text(value: Any) -> str:

@@ -65,6 +65,7 @@ __all__ = [
     "check_order",
     "load_trusted_keys",
     "signed_issuer",
+    "signed_payload",
 ]
 
 _METADATA = "/.well-known/oauth-protected-resource"
@@ -187,8 +188,9 @@ def _public_key(jwks: Mapping[str, Any], kid: str) -> Ed25519PublicKey:
     raise NotAttested("attestation.signatures[0].keyid", "a key of the trusted JWKS", kid)
 
 
-def _signed_payload(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> tuple[bytes, str]:
-    """The payload of ``proof``'s envelope and the key id that signed it, once its
+def signed_payload(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> tuple[bytes, str]:
+    """The payload of ``proof``'s envelope (its ``attestation``: a proof's, or any signed
+    answer of a door's) and the key id that signed it, once its
     signature verifies under a key of ``jwks`` it does not revoke; :class:`NotAttested`
     naming the first thing that does not hold."""
     if "attestation" not in proof:
@@ -219,7 +221,7 @@ def signed_issuer(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> str | No
     """The issuer ``proof``'s statement names when its signature holds under ``jwks`` (the
     door whose word it is), else ``None``; nothing else of it is checked here."""
     try:
-        issuer = json.loads(_signed_payload(proof, jwks)[0])["predicate"]["issuer"]
+        issuer = json.loads(signed_payload(proof, jwks)[0])["predicate"]["issuer"]
     except (NotAttested, ValueError, KeyError, TypeError):
         return None
     return issuer if isinstance(issuer, str) else None
@@ -228,7 +230,7 @@ def signed_issuer(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> str | No
 def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
     """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
     :class:`NotAttested` naming the first thing that does not hold."""
-    payload, kid = _signed_payload(proof, jwks)
+    payload, kid = signed_payload(proof, jwks)
     try:
         statement = json.loads(payload)
         predicate = statement["predicate"]

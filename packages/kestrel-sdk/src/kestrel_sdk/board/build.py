@@ -164,6 +164,7 @@ def build_board(
         rows,
         metric,
         attested_only=attested_only,
+        trusted_keys=trusted_keys,
         entries=entries,
         reveals=reveals,
         catalog_paths=catalog_paths,
@@ -176,6 +177,7 @@ def board_of(
     metric: str,
     *,
     attested_only: bool,
+    trusted_keys: Mapping[str, Any] | None = None,
     entries: Sequence[Entry] = (),
     reveals: Sequence[tuple[str, Any]] = (),
     sealed: Collection[str] = (),
@@ -185,7 +187,9 @@ def board_of(
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
     the board), the memorisation gaps (``entries``: the rows' entries, in the same
-    order) and, per parent of attested trial rows, the trials shown and missing."""
+    order) and, per parent of attested trial rows, the trials shown and missing (with
+    ``trusted_keys``, the keys the rows were checked under, up to the count each parent's
+    door signs now)."""
     from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415
 
@@ -198,7 +202,7 @@ def board_of(
         for r in scenarios
     }
     gaps = memorisation_gaps(rows, entries, reveals, catalog_paths, home) if entries else Gaps()
-    trials = trials_shown(rows)  # after ranking: each row credited to its agent
+    trials = trials_shown(rows, trusted_keys)  # after ranking: each row credited to its agent
     return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps, trials)
 
 
