@@ -24,7 +24,7 @@ import kestrel_sdk
 import pytest
 from click.testing import CliRunner
 from kestrel_door import DoorStore
-from kestrel_door.arrivals import door_time
+from kestrel_door.arrivals import Stamps, door_time
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
@@ -61,8 +61,8 @@ class Feeds:
     def is_forward(self, scenario_id: str) -> bool:
         return scenario_id == SCENARIO
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        return {bar: "" if bar <= self.prefix else self.at for bar in range(100)}
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        return {bar: ("", "") if bar <= self.prefix else (self.at, self.at) for bar in range(100)}
 
     def edge(self, scenario_id: str) -> tuple[int, str]:
         return 100, root_of_bytes((HEADER + "".join(ROWS[:100])).encode())
@@ -162,8 +162,9 @@ class _FrozenAfterBarOne(Feeds):
     before: a session that made a decision in the window, then went on trading bars
     already published."""
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        return {bar: "2999-01-01T00:00:00.000000Z" if bar == 1 else ANCIENT for bar in range(100)}
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        at = {bar: "2999-01-01T00:00:00.000000Z" if bar == 1 else ANCIENT for bar in range(100)}
+        return {bar: (stamp, stamp) for bar, stamp in at.items()}
 
     def frozen(self, scenario_id: str) -> bool:
         return True
@@ -188,6 +189,7 @@ def _swapped(statement: dict[str, Any], seq: int) -> dict[str, Any]:
     submissions = [dict(s) for s in predicate["submissions"]]
     entry = submissions[seq - 1]
     entry["arrivedAt"], entry["barPublishedAt"] = entry["barPublishedAt"], entry["arrivedAt"]
+    entry["barVisibleBy"] = entry["barPublishedAt"]  # and the bar visible by then
     return {**statement, "predicate": {**predicate, "submissions": submissions}}
 
 
