@@ -105,10 +105,13 @@ def test_a_decision_arriving_while_its_bar_is_unseen_is_not_named_late(
         other.kill()
     late = door_time()  # a submission arriving once the append has returned
     assert (held, seen) == (1, [0])  # bar 1 stamped, and unseen here until its commit
+    assert stamp < looked < late
+    said = _verdict(runtime, looked)
+    assert said.startswith("unconfirmed: "), said  # was: named late, though it was unseen
     (_, _, published_at, visible_by) = runtime.feed_published(SCENARIO_ID)[1]
     assert published_at == stamp < looked < visible_by < late  # read before and after
     assert _verdict(runtime, early) == "on time"
-    assert _verdict(runtime, looked) == (  # was: named late, though the bar was unseen
+    assert said == (
         "unconfirmed: statement.predicate.submissions[seq 1]: expected a decision made "
         f"before its bar 1 was published ({stamp}), found submission 1 arrived at {looked}, "
         f"while the bar was being published ({stamp}, visible by {visible_by}): whether "
