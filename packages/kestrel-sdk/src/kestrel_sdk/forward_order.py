@@ -8,9 +8,9 @@ submission that arrived before the first read decided before its bar; one that a
 after the second decided once the bar could be seen: it is late, and the first such is
 named by its seq (:func:`check_order`). One that arrived between the two may have
 decided before the bar became visible, or after: its order is unconfirmed
-(:data:`~.attested.ORDER_UNCONFIRMED`, in the words a late one is named with), never counted as on
-time nor failed (so too after ``barPublishedAt`` where the statement has no
-``barVisibleBy``: the door read no time after the commit). A session that traded the
+(:data:`~.attested.ORDER_UNCONFIRMED`, in the words a late one is named with), never
+counted as on time nor failed (so too after ``barPublishedAt`` where the statement has
+no ``barVisibleBy``: the door read no time after the commit). A session that traded the
 tape only once it was complete (``forward: false``: a replay of published bars) is said
 so; each of its submissions must then have arrived after its bar was visible. A
 statement whose signature fails is said so, and when the tampered statement's own order
