@@ -23,11 +23,13 @@ Predicate ``https://kestrel.invalid/attestation/grade/v1`` (documented in
 A session on a forward scenario (its tape grew while it traded) adds the order of
 events, which no replay can show: ``"forward": true`` and, for every submission (seq
 order), when it reached the door and when the bar it traded into (the clock at
-submission + 1) was published::
+submission + 1) was published: the door's clock read as the last thing before the
+commit that made the bar visible, and as the first thing after it::
 
      "forward": true,
      "submissions": [{"seq": 1, "arrivedAt": "2026-12-03T13:59:58.120000Z", "bar": 4,
-                      "barPublishedAt": "2026-12-03T13:59:59.003000Z"}, …],
+                      "barPublishedAt": "2026-12-03T13:59:59.003000Z",
+                      "barVisibleBy": "2026-12-03T13:59:59.004100Z"}, …],
      "edge": {"bars": 2520, "root": "sha256:…"}
 
 and where its tape ended when the grade was signed: ``edge.bars``, how many bars had
@@ -38,9 +40,10 @@ as it grew.
 
 ``arrivedAt`` is absent when the door holds no arrival for the seq, ``bar`` when it
 cannot tell the clock before it, ``barPublishedAt`` when that bar was not published
-during the window (a bar of the declared prefix, or one never published). A session
+during the window (a bar of the declared prefix, or one never published),
+``barVisibleBy`` when the store kept no reading after the bar's commit. A session
 that traded the tape only once it was complete (its feed frozen, each of its
-submissions arriving after the tape's last bar was published) replays published bars:
+submissions arriving after the tape's last bar was visible) replays published bars:
 its statement says ``"forward": false`` with the same ``submissions``. Every other
 session's statement has neither member.
 

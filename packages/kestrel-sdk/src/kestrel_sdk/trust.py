@@ -15,11 +15,13 @@ named.
 
 A statement about a session on a forward scenario (``forward: true``) also carries the
 order of events: every submission whose bar was published during the window must have
-arrived before that bar was published (:func:`check_order`); the first that did not is
-named by its seq. A session that traded the tape only once it was complete (``forward:
-false``: a replay of published bars) is said so; each of its submissions must then have
-arrived after its bar was published. A statement whose signature fails is said so, and
-when the tampered statement's own order names a submission, that one too.
+arrived before that bar was published (:func:`check_order`); the first that arrived once
+it could be seen is named by its seq, and one that arrived while it was being published
+(between the door's reads before and after the commit) is said unconfirmed. A session
+that traded the tape only once it was complete (``forward: false``: a replay of
+published bars) is said so; each of its submissions must then have arrived after its bar
+was published. A statement whose signature fails is said so, and when the tampered
+statement's own order names a submission, that one too.
 
 Once its signature holds, a forward session's statement also says how many bars its tape
 held when the door signed and the tape root of those bars (``edge``; a statement about a
@@ -262,7 +264,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     trial_of = trial if isinstance(trial, str) and trial else None
     trial_number = _trial_number(predicate, trial_of)
     trials_minted = _trials_minted(predicate, trial_number)
-    decisions = check_order(predicate, proof)
+    order = check_order(predicate, proof)
     replay = predicate.get("forward") is False
     if isinstance(jwks, TrustedKeys) and not jwks.vouches_for(issuer):
         raise NotAttested(
@@ -287,7 +289,8 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         trial_of=trial_of,
         trial_number=trial_number,
         trials_minted=trials_minted,
-        decisions=decisions,
+        decisions=None if order is None else order.decisions,
+        unconfirmed=() if order is None else order.unconfirmed,
         replay=replay,
     )
 

@@ -236,7 +236,8 @@ def check_entry(
         row.agent = entry.named or row.identity or row.agent
         shown = report.attested_by
         if not keys_source:  # the signer alone, and what it could not check
-            shown = f"{attested.issuer} (key {attested.kid}){unconfirmed_tail(shown)}"
+            said = f"{attested.order_unconfirmed()}{unconfirmed_tail(shown)}"
+            shown = f"{attested.issuer} (key {attested.kid}){said}"
         row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
