@@ -38,7 +38,7 @@ from kestrel_protocol.surface import FEED_TAPE_PATH
 from kestrel_sdk import create_sdk, remote_transport
 from kestrel_sdk.cli import cli
 from kestrel_sdk.cli.proofs import proof_verification
-from kestrel_sdk.published_tape import fetch_published
+from kestrel_sdk.published_tape import PublishedTapes, fetch_published
 from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
 from tests.doors import Door, issue_token, serve_door
@@ -449,7 +449,7 @@ def test_a_published_tape_that_is_not_the_one_signed_is_not_attested(
     """The tape comes back with a bar of the prefix, alice's last or the edge's last
     changed: its root is not the signed one, and nothing is replayed over it."""
     with _forging(served, bar) as client:
-        fetched = fetch_published(served.bare, served.jwks, client)
+        fetched = fetch_published(served.bare, served.jwks, PublishedTapes(client))
     assert fetched is not None
     assert fetched.tape is None
     assert fetched.mismatch is not None

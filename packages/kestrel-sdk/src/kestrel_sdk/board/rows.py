@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from kestrel_protocol import KestrelError
 
-from ..forward_edge import edge_mismatch, unconfirmed_tail
+from ..forward_edge import edge_mismatch
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
 from .window import WHOLE_WINDOW, stopped_early, unsigned_edge, window
@@ -192,16 +192,16 @@ def check_entry(
         row.reason = "not a Kestrel proof: expected a JSON object"
         return row
     _claims(row, data)
-    from ..cli.proofs import proof_verification  # noqa: PLC0415 - the CLI loads only here
+    from ..proof_check import check_proof  # noqa: PLC0415 - the engine loads only here
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415
 
     signed = "attestation" in data
     try:
-        report = proof_verification(
+        check = check_proof(
             data,
+            load_catalog(catalog_paths, home=home),
             require_catalog=require_catalog,
             trusted_keys=trusted_keys if signed else None,
-            catalog_paths=catalog_paths,
-            home=home,
         )
     except ValueError as exc:
         row.reason = f"not a Kestrel proof: {exc}"
@@ -209,6 +209,7 @@ def check_entry(
     except KestrelError as exc:
         row.reason = f"{exc.code}: {exc.message}"
         return row
+    report = check.report
     if report.provenance is not None:
         row.provenance = report.provenance.source
     if report.mismatch is not None:
@@ -223,12 +224,9 @@ def check_entry(
     sealed = _sealed(data)
     row.window = window(data, catalog_paths, home)
     row.forward = forward_window(data, catalog_paths, home)
-    checked = False  # a door's statement whose signature held (``--trust``)
-    if report.attested_by is not None and trusted_keys is not None:
-        checked = True
-        from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
-
-        attested = check_attestation(data, trusted_keys)  # it held: whom it names
+    attested = check.attested  # the statement held under the trusted keys: whom it names
+    checked = attested is not None  # a door's statement whose signature held (``--trust``)
+    if attested is not None:
         row.issuer = attested.issuer
         row.identity = attested.trial_of or attested.principal
         row.trial_of, row.trial = attested.trial_of, attested.trial_number
@@ -236,7 +234,7 @@ def check_entry(
         row.agent = entry.named or row.identity or row.agent
         shown = report.attested_by
         if not keys_source:  # the signer alone, and what it could not check
-            shown = f"{attested.issuer} (key {attested.kid}){unconfirmed_tail(shown)}"
+            shown = f"{attested.issuer} (key {attested.kid}){check.unconfirmed}"
         row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
