@@ -14,12 +14,11 @@ false``: it is one of those replays.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..forward_edge import embedded_times, member, statement_predicate
+from .catalog import BoardCatalog
 
 __all__ = ["ForwardWindow", "forward_window", "tape_times"]
 
@@ -46,30 +45,25 @@ class ForwardWindow:
         return f"forward window {first} to {self.last or '?'}, {self.decisions} decision(s)"
 
 
-def tape_times(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
-) -> tuple[str, ...]:
-    """The times of the proof's tape: the embedded one's, else the catalog scenario's of
-    that id and root (verification found one or the other; the catalog of
-    ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s)."""
+def tape_times(data: dict[str, Any], catalog: BoardCatalog) -> tuple[str, ...]:
+    """The times of the proof's tape: the embedded one's, else ``catalog``'s scenario of
+    that id and root (verification found one or the other)."""
     embedded = embedded_times(data)
     if embedded is not None:
         return embedded
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-
     ref = member(data, "scenario")
-    known = load_catalog(catalog_paths, home=home).get(str(ref.get("id")))
+    known = catalog.index.get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return ()
     return tuple(known.tape.times)
 
 
 def forward_window(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
+    data: dict[str, Any], catalog: BoardCatalog | None = None
 ) -> ForwardWindow | None:
     """The window of ``data``'s session when its door's statement says it traded a
-    forward tape, else ``None`` (its tape's times from the catalog of ``catalog_paths``
-    when the proof does not embed it)."""
+    forward tape, else ``None`` (its tape's times from ``catalog`` when the proof does
+    not embed it; ``None``: ``KESTREL_CATALOG_PATH``'s)."""
     predicate = statement_predicate(data)
     if predicate.get("forward") is not True:
         return None
@@ -82,6 +76,6 @@ def forward_window(
     last = member(member(data, "head"), "clock").get("time")
     if not bars:
         return ForwardWindow(None, last if isinstance(last, str) else None, 0)
-    times = tape_times(data, catalog_paths, home)
+    times = tape_times(data, catalog if catalog is not None else BoardCatalog())
     first = times[min(bars)] if 0 <= min(bars) < len(times) else None
     return ForwardWindow(first, last if isinstance(last, str) else None, len(bars))
