@@ -152,14 +152,17 @@ def build_board(
     the pairs ``reveals`` ((where each came from, its data)) confirm or the logs claim.
     This machine's catalog is the one of ``catalog_paths`` (``kestrel --catalog-path``;
     ``None``: ``KESTREL_CATALOG_PATH``'s)."""
+    from ..published_tape import PublishedTapes  # noqa: PLC0415 - httpx loads only here
+
     entries = read_entries(paths)
-    catalog = BoardCatalog(catalog_paths, home)  # loaded once a build
+    catalog, tapes = BoardCatalog(catalog_paths, home), PublishedTapes()  # read once a build
     rows = [
         checked(
             entry,
             trusted_keys=trusted_keys,
             require_catalog=require_catalog,
             catalog=catalog,
+            tapes=tapes,
         )
         for entry in entries
     ]

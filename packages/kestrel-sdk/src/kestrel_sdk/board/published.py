@@ -105,7 +105,9 @@ def published_board(
 ) -> PublishedBoard:
     """The board of a published document under ``trusted_keys`` (the door's JWKS),
     checked against the catalog of ``catalog_paths`` (``None``: ``KESTREL_CATALOG_PATH``'s)."""
-    catalog = BoardCatalog(catalog_paths, home)  # loaded once a build
+    from ..published_tape import PublishedTapes  # noqa: PLC0415 - httpx loads only here
+
+    catalog, tapes = BoardCatalog(catalog_paths, home), PublishedTapes()  # read once a build
     rows = [  # the keys' source unnamed: the door's page and a rebuild are the same bytes
         checked(
             e,
@@ -113,6 +115,7 @@ def published_board(
             require_catalog=False,
             keys_source=False,
             catalog=catalog,
+            tapes=tapes,
         )
         for e in published_entries(document)
     ]
