@@ -28,7 +28,7 @@ def install(home: str) -> None:
             reads.write(scenario_id + "\n")
         return served(runtime, scenario_id)
 
-    Runtime.published_tape = counted  # type: ignore[method-assign]
+    Runtime.published_tape = counted  # type: ignore[method-assign,assignment]
 
 
 def setup(home: Path) -> str:
