@@ -224,7 +224,8 @@ def check_entry(
     grade = data["grade"]
     sealed = _sealed(data)
     row.window = window(data, catalog)
-    row.forward = forward_window(data, catalog)
+    fetched = check.fetched.tape if check.fetched is not None else None  # under --trust
+    row.forward = forward_window(data, catalog, None if fetched is None else fetched.text)
     attested = check.attested  # the statement held under the trusted keys: whom it names
     checked = attested is not None  # a door's statement whose signature held (``--trust``)
     if attested is not None:
