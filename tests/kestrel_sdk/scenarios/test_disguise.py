@@ -2,8 +2,9 @@
 
 backtesting.py's GOOG (daily), EURUSD (hourly) and BTCUSD (monthly, fractional volumes)
 are imported and disguised: every bar-to-bar return is the source's within one tick's
-rounding, no price is within 1 % of a source close, the calendar moves by whole weeks
-past 2200 (weekday, time of day, intervals kept), the symbols and title are fictitious.
+rounding, no price is within 1 % of a source close, the bars are laid past 2200 on a
+calendar of the disguise's own (time of day and days kept), the symbols and title are
+fictitious.
 After the evaluation the reveal is published; ``kestrel verify --reveal`` confirms the
 proof's tape is exactly the disguise of the source, and fails naming the bar and symbol
 of a tape changed by one tick, or what differs when revealed against the wrong source.
@@ -90,14 +91,20 @@ def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) 
         for value in getattr(dis.columns[disguised], column):
             price = Decimal(value) * unit_d
             assert price < low / Decimal("1.01") or price > high * Decimal("1.01")
-    # the calendar: whole weeks later, after 2200, weekday and time of day kept
+    # the calendar: the first bar whole weeks later, after 2200; every bar's time of day
+    # kept, and bars of one day on one day (:mod:`test_disguise_calendar`: no holiday)
     first_s = datetime.fromisoformat(src.times[0].replace("Z", "+00:00"))
+    first_d = datetime.fromisoformat(dis.times[0].replace("Z", "+00:00"))
+    assert (first_d - first_s).days % 7 == 0
+    assert (first_d - first_s).seconds == 0
+    days: dict[str, str] = {}
     for time_s, time_d in zip(src.times, dis.times, strict=True):
         moved = datetime.fromisoformat(time_d.replace("Z", "+00:00"))
-        shift = moved - datetime.fromisoformat(time_s.replace("Z", "+00:00"))
-        assert shift.days % 7 == 0
-        assert shift.seconds == 0
         assert moved.year >= 2200 > first_s.year
+        assert time_d[10:] == time_s[10:]
+        assert days.setdefault(time_s[:10], time_d[:10]) == time_d[:10]
+    assert sorted(days.values()) == list(days.values())
+    assert len(set(days.values())) == len(days)
     # the names: nothing of the source
     assert disguised != symbol
     assert symbol not in twin.scenario.title

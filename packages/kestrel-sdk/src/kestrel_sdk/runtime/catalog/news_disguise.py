@@ -1,6 +1,7 @@
 """A disguise's news: the source's items moved with its bars and renamed with its symbols.
 
-Each item's time moves by the transform's whole weeks (as every bar's does), its symbol
+Each item's time moves as the bars do (:mod:`.disguise_calendar`: between the same two
+bars, visible at the same clocks), its symbol
 becomes the symbol's fictitious ticker, and in its headline and body every name the
 source's ``news_aliases`` lists for a symbol, and the symbol itself, is replaced by that
 ticker (whole words, any letter case, longest names first: "Acme Corporation" before
@@ -21,10 +22,10 @@ A name no ``news_aliases`` lists (a company, a person) cannot be found and is sh
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from .disguise import DisguiseTransform, shifted_time
+from .disguise import DisguiseTransform
 from .model import Tape
 from .news import News, NewsItem, news_of_items
 
@@ -89,9 +90,14 @@ def _renamer(names: Mapping[str, str]) -> re.Pattern[str]:
 
 
 def disguised_news(
-    news: News, transform: DisguiseTransform, aliases: Mapping[str, tuple[str, ...]]
+    news: News,
+    transform: DisguiseTransform,
+    aliases: Mapping[str, tuple[str, ...]],
+    times: Sequence[str],
 ) -> News:
-    """The items of ``news`` as the disguise of ``transform`` shows them."""
+    """The items of ``news`` as the disguise of ``transform`` shows them (``times``: the
+    source's bar times)."""
+    calendar = transform.calendar_of(times)
     renamed = transform.renamed()
     names: dict[str, str] = {}
     for symbol, ticker in renamed.items():
@@ -105,7 +111,7 @@ def disguised_news(
     return news_of_items(
         NewsItem(
             "",
-            shifted_time(item.time, transform.weeks),
+            calendar.time(item.time),
             None if item.symbol is None else renamed[item.symbol],
             rename(item.headline),
             rename(item.body),
