@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import datetime
@@ -27,7 +28,7 @@ from kestrel_protocol import GradeResult, canonical_json
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
-from kestrel_sdk.runtime.catalog.reveal import check_reveal
+from kestrel_sdk.runtime.catalog.reveal import check_reveal, lineage_tag
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 SECRET = bytes(range(32))
@@ -110,6 +111,34 @@ def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) 
     assert symbol not in twin.scenario.title
     assert symbol not in twin.scenario.description
     assert twin.scenario.tape.start[:4] not in twin.scenario.title
+
+
+def test_no_served_view_or_proof_carries_the_lineage_tag(catalog: Path, tmp_path: Path) -> None:
+    """A disguise's ``scenario.toml`` records its lineage, a tag anyone computes from the
+    source's public bars (an import of GOOG.csv gives it): the catalog entry, the frames
+    and the proofs (embedded tape or not) carry neither it nor the source's tape root."""
+    source, twin = _pair(catalog, "goog")
+    tag = lineage_tag(source)
+    assert twin.lineage == tag
+    assert f'lineage = "{tag}"' in (catalog / TWIN["goog"] / "scenario.toml").read_text()
+    served_catalog = tmp_path / "served"  # the disguise alone, as a door serves it
+    shutil.copytree(catalog / TWIN["goog"], served_catalog / TWIN["goog"])
+    runtime = Runtime(tmp_path / "home", [served_catalog])
+    try:
+        sid = runtime.open_session("alice", TWIN["goog"]).session_id
+        assert sid is not None
+        served = [
+            runtime.catalog().to_json(),
+            runtime.submit("alice", sid, "advance 3").model().to_json(),
+            _traded_proof(runtime, TWIN["goog"], "bob", embed=True),
+            _traded_proof(runtime, TWIN["goog"], "carol", embed=False),
+        ]
+    finally:
+        runtime.shutdown()
+    for shown in served:
+        text = canonical_json(shown).decode()
+        assert tag not in text
+        assert source.scenario.tape.root not in text
 
 
 def test_the_same_source_and_secret_make_the_same_scenario(catalog: Path) -> None:
