@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
+import struct
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -32,7 +38,7 @@ from kestrel_sdk.cli import cli as kestrel_cli
 from kestrel_sdk.trials_minted import fetch_trials_minted
 from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
-from tests.doors import Door, attested_proof, serve_door
+from tests.doors import Door, attested_proof, issue_token, serve_door
 
 SCENARIO = "acme-chop"
 
@@ -209,6 +215,67 @@ def test_a_board_asks_the_door_for_the_trials_minted_after_the_proof_it_shows(
         "trial 1 minted at least; none missing; trials minted since unknown: cannot fetch "
         f"{door.url}/v1/trials/of/{parent}"
     )
+
+
+@contextmanager
+def _knocks(port: int) -> Iterator[list[int]]:
+    """A listening socket on ``port`` of 127.0.0.1 that resets every connection at once
+    (a door out of reach, answering nothing): the list holds one item per connection."""
+    knocked: list[int] = []
+    listener = socket.create_server(("127.0.0.1", port))
+
+    def refuse() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # shut down: no more knocks
+                return
+            knocked.append(1)  # before the reset the knocker waits on
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    thread = threading.Thread(target=refuse, daemon=True)
+    thread.start()
+    try:
+        yield knocked
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(timeout=10)
+
+
+def test_a_board_asks_a_door_out_of_reach_once_for_all_its_parents(tmp_path: Path) -> None:
+    """Three parents of one door each publish a trial's proof; the door stops before the
+    board is built: every parent's row says the door could not be reached, and its
+    address was tried once (not once per parent, each a timeout)."""
+    with serve_door(tmp_path / "door", principal="evaluator-1") as door:
+        bearers = [door.token, *(issue_token(door.home, f"evaluator-{n}") for n in (2, 3))]
+        proofs = []
+        for bearer in bearers:
+            made = httpx.post(
+                f"{door.url}/v1/trials", json={"trial": "run"}, headers=_auth(bearer), timeout=60
+            )
+            assert made.status_code == 201, made.text
+            proofs.append(_run(door, made.json()["token"]))
+        keys = load_trusted_keys(door.url)
+    folder = tmp_path / "board"
+    folder.mkdir()
+    for n, proof in enumerate(proofs):
+        (folder / f"run-{n}.json").write_text(json.dumps(proof))
+    port = urlsplit(door.url).port
+    assert port is not None
+    with _knocks(port) as knocked:  # the door stopped by pid: its port answers nothing
+        board = build_board([folder], trusted_keys=keys).to_json()
+    assert len(knocked) == 1  # one connection attempt for the three parents
+    parents = {_predicate(p)["trialOf"] for p in proofs}
+    assert {seen["trialOf"] for seen in board["trials"]} == parents
+    assert len(parents) == 3
+    for seen in board["trials"]:
+        assert seen["doorCount"] is None
+        assert "trials minted since unknown: " in seen["said"]
+        assert f"cannot fetch {door.url}/v1/trials/of/p_" in seen["said"]
+    again = [s for s in board["trials"] if "not asked again" in s["said"]]
+    assert len(again) == 2  # the door could not be reached: said on each of the others
 
 
 def test_a_trial_session_published_by_the_door_cli_is_signed_as_the_door_serves_it(

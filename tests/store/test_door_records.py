@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kestrel_door import open_door_store
+from kestrel_door import Pseudonyms, open_door_store
 from kestrel_protocol.store import DoorRecords, TokenEntry
 from kestrel_protocol.store_feed import Arrival
 
@@ -169,7 +169,48 @@ def test_a_parents_trials_are_numbered_in_mint_order(records: DoorRecords) -> No
     assert standing == {"ev/trial-a": (1, 3), "ev/trial-c": (3, 3), "ox/trial-a": (1, 1)}
     assert records.trial_standing("ev/trial-z") is None
     assert records.trial_standing("ev") is None
-    assert records.trial_counts() == {"ev": 3, "ox": 1}  # every parent's count, no other
+    # each parent's count found by its pseudonym; a pseudonym that minted none counts 0
+    pseudonym = Pseudonyms(records).of
+    asked = ("ev", "ox", "ev/trial-a", "nobody")
+    counts = {p: records.trials_minted_by(pseudonym(p)) for p in asked}
+    assert counts == {"ev": 3, "ox": 1, "ev/trial-a": 0, "nobody": 0}
+
+
+def test_a_store_made_before_counts_kept_pseudonyms_answers_the_same_counts(
+    records: DoorRecords, store_url: str
+) -> None:
+    """A door store of the schema before (PostgreSQL's door schema 5: trial counts
+    without their parent's pseudonym) opens upgraded: every kept count is found by its
+    parent's pseudonym, and a new count after it too."""
+    for n, (principal, of) in enumerate(
+        [("ev/trial-a", "ev"), ("ev/trial-b", "ev"), ("ox/trial-a", "ox")], start=1
+    ):
+        records.add_trial_token(_token(f"tk_{n}", principal), bytes([n]) * 32, of)
+    records.close()
+    raw = raw_sql(store_url, door=True)
+    prefix = "" if store_url.startswith("sqlite") else "kestrel_door_"
+    raw(f"DROP INDEX {prefix}trial_counts_by_pseudonym", ())
+    raw(f"ALTER TABLE {prefix}trial_counts DROP COLUMN pseudonym", ())
+    if not store_url.startswith("sqlite"):
+        raw("UPDATE {meta} SET value = '5' WHERE key = 'door'", ())
+    again = open_door_store(store_url)
+    lookup = "SELECT minted FROM {t} WHERE pseudonym = 'p_0'"
+    assert "trial_counts_by_pseudonym" in _plan(store_url, lookup, "trial_counts")
+    try:
+        pseudonym = Pseudonyms(again).of
+        assert again.trials_minted_by(pseudonym("ev")) == 2
+        assert again.trials_minted_by(pseudonym("ox")) == 1
+        again.add_trial_token(_token("tk_4", "zed/trial-a"), b"\x04" * 32, "zed")
+        assert again.trials_minted_by(pseudonym("zed")) == 1
+        assert again.trials_minted_by(pseudonym("nobody")) == 0
+    finally:
+        again.close()
+    if not store_url.startswith("sqlite"):  # a replica of schema 5 would add unnamed counts
+        import psycopg
+
+        with psycopg.connect(store_url) as conn:
+            found = conn.execute("SELECT value FROM kestrel_meta WHERE key = 'door'").fetchone()
+        assert found == ("6",)
 
 
 def test_a_store_made_before_trials_were_numbered_is_upgraded_in_place(
@@ -353,27 +394,30 @@ def test_a_store_made_before_tokens_expired_is_upgraded_in_place(
 
         with psycopg.connect(store_url) as conn:
             found = conn.execute("SELECT value FROM kestrel_meta WHERE key = 'door'").fetchone()
-        assert found == ("5",)
+        assert found == ("6",)
 
 
-def _revoke_plan(store_url: str) -> str:
-    """How the database finds the trials a revoked token minted (its query plan), with
-    sequential scans priced out where the planner would choose one for a small table."""
-    revoke = "UPDATE {t} SET revoked_at = 'x' WHERE parent = 'tk_ev' AND revoked_at IS NULL"
+_REVOKE = "UPDATE {t} SET revoked_at = 'x' WHERE parent = 'tk_ev' AND revoked_at IS NULL"
+
+
+def _plan(store_url: str, statement: str = _REVOKE, table: str = "tokens") -> str:
+    """How the database runs ``statement`` on the door's ``table`` (its query plan; by
+    default how it finds the trials a revoked token minted), with sequential scans priced
+    out where the planner would choose one for a small table."""
     if store_url.startswith("sqlite:///"):
         import sqlite3
         from pathlib import Path
 
         door = Path(store_url[len("sqlite:///") :]).parent / "door.db"
         with sqlite3.connect(door) as conn:
-            plan = conn.execute("EXPLAIN QUERY PLAN " + revoke.format(t="tokens")).fetchall()
+            plan = conn.execute("EXPLAIN QUERY PLAN " + statement.format(t=table)).fetchall()
         conn.close()
         return " ".join(str(row[-1]) for row in plan)
     import psycopg
 
     with psycopg.connect(store_url) as pg:
         pg.execute("SET enable_seqscan = off")
-        found = pg.execute("EXPLAIN " + revoke.format(t="kestrel_door_tokens")).fetchall()
+        found = pg.execute("EXPLAIN " + statement.format(t="kestrel_door_" + table)).fetchall()
         return " ".join(str(row[0]) for row in found)
 
 
@@ -388,10 +432,10 @@ def test_a_store_made_before_tokens_parent_was_indexed_is_upgraded_in_place(
         records.add_token(row, bytes([n + 1]) * 32)
     records.close()
     raw_sql(store_url, door=True)("DROP INDEX IF EXISTS {tokens}_by_parent", ())
-    assert "tokens_by_parent" not in _revoke_plan(store_url)  # as the store was: a scan
+    assert "tokens_by_parent" not in _plan(store_url)  # as the store was: a scan
     again = open_door_store(store_url)
     try:
-        assert "tokens_by_parent" in _revoke_plan(store_url)
+        assert "tokens_by_parent" in _plan(store_url)
         assert sorted(again.tokens(), key=lambda t: t.id) == sorted(rows, key=lambda t: t.id)
         assert again.revoke_token("tk_ev", "t1") == 1
         revoked = {t.id: t.revoked_at for t in again.tokens()}

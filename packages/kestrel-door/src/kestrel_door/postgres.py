@@ -20,27 +20,32 @@ from kestrel_protocol.tables import create_statements
 
 from .board_records import BoardStatements, SqlBoardRecords
 from .records import DoorStatements, SqlDoorRecords
-from .tables import TABLES, TOKENS
+from .tables import TABLES, TOKENS, TRIAL_COUNTS
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 """2: an issued token keeps the only scenarios its principal sees (a trial's); 3: and the
 issued token that minted it (a trial's parent); 4: and when it expires (a replica of 3
 would accept an expired token: a new version); 5: each trial's number among its parent's
 (tables of their own, made by the schema's statements; a replica of 4 would mint trials
-without a number: a new version). A database of 1, 2, 3 or 4 is upgraded in place
-when a door first opens it (:data:`UPGRADES`); then every statement of the schema runs, so
-a database of any of them gains the index on ``tokens.parent`` (no new version: it changes
-nothing a replica of the release before reads or writes)."""
+without a number: a new version); 6: each trial count keeps its parent's pseudonym (the
+public count is one lookup; a replica of 5 would add counts no lookup finds: a new
+version; the rows of a database of 5 are named when a door opens it). A database of 1,
+2, 3, 4 or 5 is upgraded in place when a door first opens it (:data:`UPGRADES`); then
+every statement of the schema runs, so a database of any of them gains the index on
+``tokens.parent`` (no new version: it changes nothing a replica of the release before
+reads or writes)."""
 _SCENARIOS: Final = TOKENS.add_column("scenarios", POSTGRES, "kestrel_door_")
 _PARENT: Final = TOKENS.add_column("parent", POSTGRES, "kestrel_door_")
 _EXPIRES: Final = TOKENS.add_column("expires_at", POSTGRES, "kestrel_door_")
-UPGRADES: Final = {
+_PSEUDONYM: Final = TRIAL_COUNTS.add_column("pseudonym", POSTGRES, "kestrel_door_")
+UPGRADES: Final = {  # before 5 there were no trial counts: made with the column
     "1": (_SCENARIOS, _PARENT, _EXPIRES),
     "2": (_PARENT, _EXPIRES),
     "3": (_EXPIRES,),
     "4": (),
+    "5": (_PSEUDONYM,),
 }
 
 _SCHEMA: Final = create_statements(TABLES, POSTGRES, "kestrel_door_")
@@ -60,6 +65,7 @@ class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-door")
         self._create_schema(_SCHEMA, "door", SCHEMA_VERSION, UPGRADES)
+        self._name_trial_parents()  # the counts kept before their pseudonym was
 
     @contextmanager
     def _audit_transaction(self, rows: int) -> Iterator[Connection]:

@@ -16,8 +16,7 @@ import hmac
 import re
 import secrets
 import threading
-
-from kestrel_protocol.store import DoorRecords
+from typing import Protocol
 
 from .keys import utc_now
 
@@ -30,10 +29,16 @@ PSEUDONYM_SECRET = "pseudonym"
 """The name of the pseudonym secret in the door's store."""
 
 
+class SecretStore(Protocol):
+    """Where the door keeps its secrets: a ``DoorRecords`` (or its SQL logic)."""
+
+    def door_secret(self, name: str, new: bytes, created_at: str) -> bytes: ...
+
+
 class Pseudonyms:
     """The principals' pseudonyms at the door whose store is ``records``."""
 
-    def __init__(self, records: DoorRecords) -> None:
+    def __init__(self, records: SecretStore) -> None:
         self._records = records
         self._secret: bytes | None = None  # never changes once stored: read once
         self._lock = threading.Lock()

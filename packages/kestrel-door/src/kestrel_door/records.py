@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from kestrel_protocol.sql import Connection, Dialect, SqlAdapter, render_all
@@ -28,6 +29,7 @@ from kestrel_protocol.store import (
     TokenGrantRow,
 )
 
+from .pseudonyms import Pseudonyms
 from .tables import DOOR_TABLES
 
 __all__ = ["DoorStatements", "SqlDoorRecords"]
@@ -54,13 +56,18 @@ class DoorStatements:
         " WHERE digest = ? AND revoked_at IS NULL"
     )
     count_trials: str = (  # the parent's row, so that the next statement can lock it
-        "INSERT INTO {trial_counts} (parent, minted) VALUES (?, 0) ON CONFLICT (parent) DO NOTHING"
+        "INSERT INTO {trial_counts} (parent, minted, pseudonym) VALUES (?, 0, ?)"
+        " ON CONFLICT (parent) DO NOTHING"
     )
     trials_minted: str = "SELECT minted FROM {trial_counts} WHERE parent = ?{for_update}"
     count_trial: str = "UPDATE {trial_counts} SET minted = minted + 1 WHERE parent = ?"
     add_trial: str = "INSERT INTO {trials} (principal, parent, number) VALUES (?, ?, ?)"
     trial_number: str = "SELECT number FROM {trials} WHERE principal = ?"
-    trial_counts: str = "SELECT parent, minted FROM {trial_counts}"
+    trials_minted_by: str = "SELECT minted FROM {trial_counts} WHERE pseudonym = ?"
+    unnamed_parents: str = "SELECT parent FROM {trial_counts} WHERE pseudonym IS NULL"
+    name_parent: str = (
+        "UPDATE {trial_counts} SET pseudonym = ? WHERE parent = ? AND pseudonym IS NULL"
+    )
     trial_standing: str = (
         "SELECT t.number, c.minted FROM {trials} t JOIN {trial_counts} c ON c.parent = t.parent"
         " WHERE t.principal = ?"
@@ -145,10 +152,16 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             conn.execute(self.sql.add_token, _token_values(row, digest))
 
+    @cached_property
+    def _pseudonyms(self) -> Pseudonyms:
+        """The principals' pseudonyms at this store (its secret read once)."""
+        return Pseudonyms(self)
+
     def add_trial_token(self, row: TokenEntry, digest: bytes, of: str) -> tuple[int, int]:
         sql = self.sql
+        pseudonym = self._pseudonyms.of(of)  # before the transaction: it may read the secret
         with self._transaction() as conn:
-            conn.execute(sql.count_trials, (of,))
+            conn.execute(sql.count_trials, (of, pseudonym))
             minted = conn.execute(sql.trials_minted, (of,)).fetchone()  # locks the count
             known = conn.execute(sql.trial_number, (row.principal,)).fetchone()
             count = int(minted[0]) + (known is None)
@@ -164,10 +177,23 @@ class SqlDoorRecords(SqlAdapter):
             row = conn.execute(self.sql.trial_standing, (principal,)).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
-    def trial_counts(self) -> dict[str, int]:
+    def trials_minted_by(self, pseudonym: str) -> int:
         with self._connection() as conn:
-            rows = conn.execute(self.sql.trial_counts).fetchall()
-        return {str(parent): int(minted) for parent, minted in rows}
+            row = conn.execute(self.sql.trials_minted_by, (pseudonym,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _name_trial_parents(self) -> None:
+        """Keep each parent's pseudonym beside its count where a row kept from before
+        the column lacks it (an upgraded store, when it is opened): every count is then
+        found by its pseudonym."""
+        with self._connection() as conn:
+            parents = [str(row[0]) for row in conn.execute(self.sql.unnamed_parents).fetchall()]
+        if not parents:
+            return
+        named = [(self._pseudonyms.of(parent), parent) for parent in parents]
+        with self._transaction() as conn:
+            for values in named:
+                conn.execute(self.sql.name_parent, values)
 
     def tokens(self) -> list[TokenEntry]:
         with self._connection() as conn:

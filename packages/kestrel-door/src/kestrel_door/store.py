@@ -25,15 +25,20 @@ from kestrel_protocol.tables import create_statements
 from .board_records import BoardStatements, SqlBoardRecords
 from .checkpoints import BACKSTOP_PAGES, WalCheckpoints
 from .records import DoorStatements, SqlDoorRecords
-from .tables import TABLES, TOKENS
+from .tables import TABLES, TOKENS, TRIAL_COUNTS
 
 __all__ = ["DoorStore"]
 
 _CREATE: Final = create_statements(TABLES, SQLITE, "")
-_TOKEN_COLUMNS: Final = ("scenarios", "parent", "expires_at")
-"""The tokens' columns a file made before them gains in place (a trial's scenarios, the
-token that minted it, when it expires), in order. A token kept from before has no
-expiry: it stays as it was issued, never expiring, until the operator revokes it."""
+_ADDED_COLUMNS: Final = (
+    (TOKENS, ("scenarios", "parent", "expires_at")),
+    (TRIAL_COUNTS, ("pseudonym",)),
+)
+"""The columns a file made before them gains in place, in order: the tokens' (a trial's
+scenarios, the token that minted it, when it expires; a token kept from before has no
+expiry: it stays as it was issued, never expiring, until the operator revokes it) and
+the trial counts' parent pseudonym (filled for the rows kept from before when the file is
+opened)."""
 _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 
@@ -55,12 +60,15 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
         self._conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
         self.checkpoints = WalCheckpoints(self.path)
         with self._transaction() as conn:  # another process opening it meanwhile waits
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(tokens)").fetchall()}
-            for name in _TOKEN_COLUMNS if columns else ():  # a file made before them
-                if name not in columns:
-                    conn.execute(TOKENS.add_column(name, SQLITE, ""))
+            for table, added in _ADDED_COLUMNS:
+                info = conn.execute(f"PRAGMA table_info({table.name})").fetchall()
+                columns = {row[1] for row in info}
+                for name in added if columns else ():  # a file made before them
+                    if name not in columns:
+                        conn.execute(table.add_column(name, SQLITE, ""))
         # then what the file lacks (every table, or an index on a column just added)
         self._conn.executescript("".join(f"{s};\n" for s in _CREATE))
+        self._name_trial_parents()  # the counts kept before their pseudonym was
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """An immediate (write-locking) transaction, so read-check-write is atomic."""

@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Index, Table
 
-__all__ = ["BOARD_TABLES", "DOOR_TABLES", "TABLES", "TOKENS"]
+__all__ = ["BOARD_TABLES", "DOOR_TABLES", "TABLES", "TOKENS", "TRIAL_COUNTS"]
 
 TOKENS: Final = Table(
     "tokens",
@@ -97,8 +97,15 @@ ARRIVALS: Final = Table(
 )
 TRIAL_COUNTS: Final = Table(  # how many trials each parent principal has minted
     "trial_counts",
-    (Column("parent", "text"), Column("minted", "integer")),
+    (
+        Column("parent", "text"),
+        Column("minted", "integer"),
+        # the parent's pseudonym (:mod:`.pseudonyms`), so that its public count is one
+        # lookup; null only in a row kept from before it, until the store is opened
+        Column("pseudonym", "text", null=True),
+    ),
     key=("parent",),
+    indexes=(Index("trial_counts_by_pseudonym", "pseudonym"),),
 )
 TRIALS: Final = Table(  # each trial principal's number among its parent's (1, 2, ...)
     "trials",

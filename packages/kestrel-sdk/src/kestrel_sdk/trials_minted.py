@@ -38,10 +38,12 @@ __all__ = ["DoorCount", "fetch_trials_minted"]
 @dataclass(frozen=True, slots=True)
 class DoorCount:
     """What a parent's door says of its trials minted: ``minted`` (its signed count now),
-    or ``unread`` (why no count holds)."""
+    or ``unread`` (why no count holds); ``reached`` is false when the door could not be
+    reached at all (no answer: no use asking it for another parent now)."""
 
     minted: int | None = None
     unread: str | None = None
+    reached: bool = True
 
 
 def _checked(answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str) -> int:
@@ -93,7 +95,7 @@ def fetch_trials_minted(
     try:
         response = http.get(url)
     except httpx.HTTPError as exc:
-        return DoorCount(unread=f"cannot fetch {url}: {exc}")
+        return DoorCount(unread=f"cannot fetch {url}: {exc}", reached=False)
     finally:
         if client is None:
             http.close()

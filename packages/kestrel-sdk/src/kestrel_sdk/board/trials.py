@@ -13,8 +13,10 @@ number is counted apart. Trials minted after the last statement shown was signed
 seen under trusted keys: the board asks each parent's door (the statements' issuer) how
 many that parent has minted now, a count the door signs (:mod:`..trials_minted`), and
 states the larger; where the door cannot be read, or its answer does not hold, the
-parent's row says so. (A door's published board, the same bytes whoever rebuilds it,
-asks nothing.)
+parent's row says so. Within one build each door is asked at most once per parent, and a
+door that could not be reached is not asked again: the rows of its other parents say so,
+with why (a door out of reach costs one timeout, not one per parent). (A door's published
+board, the same bytes whoever rebuilds it, asks nothing.)
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ def trials_shown(
     for row in rows:
         if row.issuer is not None and row.trial_of is not None:
             found[(row.issuer, row.trial_of)].append(row)
+    counts = {} if trusted_keys is None else _door_counts(list(found), trusted_keys, client)
     shown = [
         TrialsShown(
             issuer,
@@ -117,10 +120,36 @@ def trials_shown(
             tuple(sorted({row.trial for row in trials if row.trial is not None})),
             sum(1 for row in trials if row.trial is None),
             max((row.minted for row in trials if row.minted is not None), default=0),
-            None
-            if trusted_keys is None
-            else fetch_trials_minted(issuer, parent, trusted_keys, client),
+            counts.get((issuer, parent)),
         )
         for (issuer, parent), trials in found.items()
     ]
     return sorted(shown, key=lambda t: (t.agents, t.issuer, t.parent))
+
+
+def _door_counts(
+    parents: Sequence[tuple[str, str]],
+    trusted_keys: Mapping[str, Any],
+    client: httpx.Client | None,
+) -> dict[tuple[str, str], DoorCount]:
+    """What each parent's door (``(issuer, parent)``, each once) signs of its count now,
+    through one client; a door that could not be reached is not asked again, and each of
+    its other parents' counts says why."""
+    counts: dict[tuple[str, str], DoorCount] = {}
+    unreached: dict[str, DoorCount] = {}  # issuer -> the failure of the one time asked
+    http = client if client is not None else httpx.Client(timeout=10.0)
+    try:
+        for issuer, parent in parents:
+            failed = unreached.get(issuer)
+            if failed is not None:
+                said = f"not asked again, the door could not be reached: {failed.unread}"
+                counts[(issuer, parent)] = DoorCount(unread=said, reached=False)
+                continue
+            count = fetch_trials_minted(issuer, parent, trusted_keys, http)
+            if not count.reached:
+                unreached[issuer] = count
+            counts[(issuer, parent)] = count
+    finally:
+        if client is None:
+            http.close()
+    return counts
