@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import postgres
+from tests import (
+    postgres,
+    started_home,  # noqa: F401  (read HOME now, before it is pointed away)
+)
 from tests.doors import Door
 from tests.peers import INSTALL_SERVICES, require_peer
 from tests.postgres import Cluster
