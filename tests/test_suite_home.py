@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import kestrel_home
 from kestrel_sdk.runtime.catalog import load_catalog
+from kestrel_sdk.runtime.catalog.shapes import remembered_shape
 
 from tests.user_scenario import write_user_scenario
 
@@ -26,18 +27,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def listed_by_a_module_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The home a module-wide fixture's listing of a user scenario remembered its shape in
-    (no home named: the default one)."""
-    catalog = write_user_scenario(tmp_path_factory.mktemp("catalog"), "mine").parent
-    assert load_catalog([catalog]).get("mine") is not None
-    return kestrel_home()
+def listed_by_a_module_fixture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A user scenario listed by a module-wide fixture (no home named: its shape is
+    remembered in the default home): that home, and the scenario's directory."""
+    directory = write_user_scenario(tmp_path_factory.mktemp("catalog"), "mine")
+    assert load_catalog([directory.parent]).get("mine") is not None
+    return kestrel_home(), directory
 
 
 def test_a_module_fixture_remembers_in_a_home_of_the_suites(
-    listed_by_a_module_fixture: Path,
+    listed_by_a_module_fixture: tuple[Path, Path],
 ) -> None:
-    assert len(list((listed_by_a_module_fixture / "catalog-shapes").iterdir())) == 1
+    home, directory = listed_by_a_module_fixture
+    toml = (directory / "scenario.toml").read_bytes()
+    assert remembered_shape(home, directory / "tape.csv", toml) is not None
 
 
 def test_nothing_is_written_under_the_home_the_suite_started_with(tmp_path: Path) -> None:
