@@ -147,6 +147,7 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
     statement = json.loads(base64.b64decode(data["attestation"]["payload"]))
     entry = statement["predicate"]["submissions"][1]
     entry["arrivedAt"], entry["barPublishedAt"] = entry["barPublishedAt"], entry["arrivedAt"]
+    entry["barVisibleBy"] = entry["barPublishedAt"]  # and the bar visible by then
     payload = base64.b64encode(json.dumps(statement).encode()).decode()
     tampered = {**data, "attestation": {**data["attestation"], "payload": payload}}
     (tmp_path / "tampered.json").write_text(json.dumps(tampered))

@@ -38,11 +38,12 @@ from kestrel_protocol.surface import FEED_TAPE_PATH
 from kestrel_sdk import create_sdk, remote_transport
 from kestrel_sdk.cli import cli
 from kestrel_sdk.cli.proofs import proof_verification
-from kestrel_sdk.published_tape import fetch_published
+from kestrel_sdk.published_tape import PublishedTapes, fetch_published
 from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
 from tests.doors import Door, issue_token, serve_door
 from tests.forward_door import HEADER, PREFIX, ROWS, SCENARIO, bars, feed_token, forward_catalog
+from tests.tape_reads import setup
 
 EDGE = 10
 """Bars published when the grade is signed: the prefix's three and seven appended."""
@@ -65,7 +66,8 @@ class Sealed:
 
 
 class Served:
-    """What the door served: its URL (its keys at its well-known address), the forward
+    """What the door served: its URL (its keys at its well-known address) and home (the
+    requests for its tape counted there: :mod:`tests.tape_reads`), the forward
     scenario's directory (its declared prefix), alice's proof with the tape embedded
     (frozen and unsealed) and without (while sealed), and the proof (while sealed) of
     bob's session, which stopped at bar 1, inside the prefix; what a verifier was told
@@ -74,7 +76,7 @@ class Served:
     def __init__(
         self, door: Door, catalog: Path, proofs: list[dict[str, Any]], sealed: Sealed
     ) -> None:
-        self.url, self.catalog = door.url, catalog
+        self.url, self.catalog, self.home = door.url, catalog, door.home
         self.embedded, self.bare, self.short = proofs
         self.sealed = sealed
         self.jwks: Mapping[str, Any] = {}
@@ -124,7 +126,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     catalog = forward_catalog(root / "catalog")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KESTREL_CATALOG_PATH", str(catalog))  # the door's
-        with serve_door(root / "door", principal="alice") as door:
+        with serve_door(root / "door", principal="alice", setup=setup(root / "door")) as door:
             operator = {"Authorization": f"Bearer {feed_token(door.home)}"}
             made = httpx.post(
                 f"{door.url}/v1/feeds/{SCENARIO}/bars",
@@ -449,7 +451,7 @@ def test_a_published_tape_that_is_not_the_one_signed_is_not_attested(
     """The tape comes back with a bar of the prefix, alice's last or the edge's last
     changed: its root is not the signed one, and nothing is replayed over it."""
     with _forging(served, bar) as client:
-        fetched = fetch_published(served.bare, served.jwks, client)
+        fetched = fetch_published(served.bare, served.jwks, PublishedTapes(client))
     assert fetched is not None
     assert fetched.tape is None
     assert fetched.mismatch is not None

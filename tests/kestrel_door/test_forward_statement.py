@@ -24,7 +24,7 @@ import kestrel_sdk
 import pytest
 from click.testing import CliRunner
 from kestrel_door import DoorStore
-from kestrel_door.arrivals import door_time
+from kestrel_door.arrivals import Stamps, door_time
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
@@ -36,8 +36,9 @@ from kestrel_protocol import (
     pae,
     root_of_bytes,
 )
-from kestrel_sdk.board import forward_window
+from kestrel_sdk.board import build_board, forward_window
 from kestrel_sdk.cli import cli as kestrel_cli
+from kestrel_sdk.cli.proofs import proof_verification
 from kestrel_sdk.trust import NotAttested, check_attestation
 
 from tests.doors import attested_proof
@@ -49,20 +50,24 @@ ISSUER = "https://door.test"
 SOURCES = ("buy 5 ACME", "advance 1", "sell 5 ACME\nadvance 2")
 ANCIENT = "2001-01-01T00:00:00.000000Z"
 """A publication time before every submission."""
+LATER = "2999-01-01T00:00:00.000000Z"
+"""A time after every submission."""
 
 
 class Feeds:
     """The runtime's forward feeds as the door asks them: ``SCENARIO`` is forward, each
-    of its bars after ``prefix`` published at ``at``, its window open."""
+    of its bars after ``prefix`` published at ``at`` (its clock read before the commit)
+    and visible by ``visible`` (read after it; ``at`` too by default), its window open."""
 
-    def __init__(self, at: str, prefix: int = 0) -> None:
-        self.at, self.prefix = at, prefix
+    def __init__(self, at: str, prefix: int = 0, visible: str = "") -> None:
+        self.at, self.prefix, self.visible = at, prefix, visible or at
 
     def is_forward(self, scenario_id: str) -> bool:
         return scenario_id == SCENARIO
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        return {bar: "" if bar <= self.prefix else self.at for bar in range(100)}
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        stamps = (self.at, self.visible)
+        return {bar: ("", "") if bar <= self.prefix else stamps for bar in range(100)}
 
     def edge(self, scenario_id: str) -> tuple[int, str]:
         return 100, root_of_bytes((HEADER + "".join(ROWS[:100])).encode())
@@ -157,13 +162,47 @@ def test_a_decision_advancing_from_the_prefix_into_the_window_is_checked(
     assert "before its bar 3 was published" in output
 
 
+def test_a_decision_arriving_while_its_bar_was_published_is_unconfirmed_on_every_face(
+    tmp_path: Path,
+) -> None:
+    """Each bar stamped before every submission arrived (``barPublishedAt``) and visible
+    by a time after them all (``barVisibleBy``): whether any decision preceded its bar
+    is unknown. ``kestrel verify --trust``, the SDK's trusted verification and a board's
+    row each pass it, counting none as on time and saying each order unconfirmed, in the
+    same words (with the stamp alone, each was named late)."""
+    proof, keys = _signed_proof(tmp_path, Feeds(ANCIENT, visible=LATER))
+    submissions = _statement(proof)["predicate"]["submissions"]
+    assert [(s["barPublishedAt"], s["barVisibleBy"]) for s in submissions] == [(ANCIENT, LATER)] * 3
+    said = [
+        f"; order unconfirmed: statement.predicate.submissions[seq {s['seq']}]: expected a "
+        f"decision made before its bar {s['bar']} was published ({ANCIENT}), found "
+        f"submission {s['seq']} arrived at {s['arrivedAt']}, while the bar was being "
+        f"published ({ANCIENT}, visible by {LATER}): whether it could be seen then is unknown"
+        for s in submissions
+    ]
+    code, output = _verify(tmp_path, proof, keys)
+    assert code == 0, output
+    assert "forward: each of 0 decisions preceded its bar" + "".join(said) in output, output
+    report = proof_verification(proof, trusted_keys=keys.jwks())
+    assert report.ok, report.mismatch
+    assert report.attested_by is not None
+    assert "forward: each of 0 decisions preceded its bar" + "".join(said) in report.attested_by
+    (tmp_path / "proofs").mkdir()
+    (tmp_path / "proofs" / "alice.json").write_bytes(canonical_json(proof))
+    (row,) = build_board([tmp_path / "proofs"], trusted_keys=keys.jwks()).rows
+    assert row.attested, row.reason
+    assert f"attested by {ISSUER} (key " in row.reason
+    assert "".join(said) in row.reason, row.reason
+
+
 class _FrozenAfterBarOne(Feeds):
     """A frozen feed whose bar 1 was published after every submission, bar 2 on
     before: a session that made a decision in the window, then went on trading bars
     already published."""
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        return {bar: "2999-01-01T00:00:00.000000Z" if bar == 1 else ANCIENT for bar in range(100)}
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        at = {bar: "2999-01-01T00:00:00.000000Z" if bar == 1 else ANCIENT for bar in range(100)}
+        return {bar: (stamp, stamp) for bar, stamp in at.items()}
 
     def frozen(self, scenario_id: str) -> bool:
         return True
@@ -188,6 +227,7 @@ def _swapped(statement: dict[str, Any], seq: int) -> dict[str, Any]:
     submissions = [dict(s) for s in predicate["submissions"]]
     entry = submissions[seq - 1]
     entry["arrivedAt"], entry["barPublishedAt"] = entry["barPublishedAt"], entry["arrivedAt"]
+    entry["barVisibleBy"] = entry["barPublishedAt"]  # and the bar visible by then
     return {**statement, "predicate": {**predicate, "submissions": submissions}}
 
 

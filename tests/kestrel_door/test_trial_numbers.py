@@ -5,8 +5,10 @@ trial and publish only the best proof. The door numbers the trials it mints per 
 (1, 2, 3 ... in mint order, in the mint's own transaction) and signs the number beside
 ``trialOf``, with how many trials the parent had minted when it signed (``trialsMinted``);
 ``kestrel board --trust`` states, per parent, the numbers shown and the ones missing up to
-the most minted. A real ``kestrel-door serve`` on loopback; two replicas on one
-real PostgreSQL mint at once and never give one number twice.
+the most minted, and asks the door how many the parent has minted since (a count the
+door signs for anyone), saying so where it cannot. A real ``kestrel-door serve`` on
+loopback; two replicas on one real PostgreSQL mint at once and never give one number
+twice.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from kestrel_door import DoorStore, IssuedTokens
 from kestrel_door.attest import Attestor
+from kestrel_door.cli import door_group
 from kestrel_door.keys import DoorKeys
 from kestrel_protocol import Proof
 from kestrel_sdk.board import BoardRow, build_board, render_board, trials_shown
+from kestrel_sdk.cli import cli as kestrel_cli
+from kestrel_sdk.trials_minted import fetch_trials_minted
 from kestrel_sdk.trust import NotAttested, check_attestation, load_trusted_keys
 
 from tests.doors import Door, attested_proof, serve_door
@@ -132,6 +138,103 @@ def test_a_board_names_the_trials_minted_after_the_one_published(tmp_path: Path)
         assert (signed["trialNumber"], signed["trialsMinted"]) == (1, 3)
         assert check_attestation(best, load_trusted_keys(door.url)).trials_minted == 3
         assert board["rows"][0]["trial"] == {"of": signed["trialOf"], "number": 1, "minted": 3}
+
+
+def test_a_board_asks_the_door_for_the_trials_minted_after_the_proof_it_shows(
+    tmp_path: Path,
+) -> None:
+    """Trial 1 run and signed when it alone was minted, then four more minted: its
+    statement says one, the door's signed count says five, and the board states five;
+    with the door gone, the board says it could not ask."""
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        first = _mint(door, "run-1")
+        assert (first["trialNumber"], first["trialsMinted"]) == (1, 1)
+        proof = _run(door, first["token"])  # signed now: one trial minted
+        later = [_mint(door, f"run-{n}") for n in (2, 3, 4, 5)]
+        assert [(t["trialNumber"], t["trialsMinted"]) for t in later] == [
+            (2, 2),
+            (3, 3),
+            (4, 4),
+            (5, 5),
+        ]
+        again = _mint(door, "run-1")  # minted again: its number, the parent's count now
+        assert (again["trialNumber"], again["trialsMinted"]) == (1, 5)
+        signed = _predicate(proof)
+        parent = signed["trialOf"]
+        assert (signed["trialNumber"], signed["trialsMinted"]) == (1, 1)
+        # anyone reads a parent's count, signed by the door; no credential
+        counted = httpx.get(f"{door.url}/v1/trials/of/{parent}", timeout=30)
+        assert counted.status_code == 200, counted.text
+        answer = counted.json()
+        assert (answer["trialOf"], answer["trialsMinted"]) == (parent, 5)
+        said = json.loads(base64.b64decode(answer["attestation"]["payload"]))["predicate"]
+        assert {k: said[k] for k in ("trialOf", "trialsMinted", "issuer")} == {
+            "trialOf": parent,
+            "trialsMinted": 5,
+            "issuer": door.url,
+        }
+        # a principal that minted none and a pseudonym the door never knew: alike
+        for other in (signed["principal"], "p_" + "0" * 32):
+            nothing = httpx.get(f"{door.url}/v1/trials/of/{other}", timeout=30)
+            assert nothing.status_code == 200, nothing.text
+            assert (set(nothing.json()), nothing.json()["trialsMinted"]) == (set(answer), 0)
+        bad = httpx.get(f"{door.url}/v1/trials/of/evaluator", timeout=30)
+        assert bad.status_code == 400
+        assert bad.json()["refusal"]["detail"]["where"] == "trialOf"
+        keys = load_trusted_keys(door.url)
+        # an answer altered on the way is no count: the board says why
+        forged = {**answer, "trialsMinted": 2}
+        fake = httpx.Client(
+            transport=httpx.MockTransport(lambda _: httpx.Response(200, json=forged))
+        )
+        unread = fetch_trials_minted(door.url, parent, keys, fake).unread
+        assert unread is not None
+        assert "trialsMinted: expected 5 (signed), found 2" in unread
+        board, page = _board(tmp_path / "one", [proof], door)
+        [seen] = board["trials"]
+        assert seen["said"] == "trials 1–5 minted at least; 2–5 not shown"
+        assert (seen["mintedAtLeast"], seen["doorCount"], seen["missing"]) == (5, 5, [2, 3, 4, 5])
+        assert 'data-missing="2 3 4 5"' in page
+        # kestrel verify --trust prints the trial's number and its parent's count
+        (tmp_path / "proof.json").write_text(json.dumps(proof))
+        verified = CliRunner().invoke(
+            kestrel_cli, ["verify", str(tmp_path / "proof.json"), "--trust", door.url]
+        )
+        assert verified.exit_code == 0, verified.output
+        assert f"; trial 1 of {parent} (1 minted when signed)" in verified.output
+    gone = build_board([tmp_path / "one"], trusted_keys=keys).to_json()  # the door stopped
+    [seen] = gone["trials"]
+    assert seen["doorCount"] is None
+    assert seen["said"].startswith(
+        "trial 1 minted at least; none missing; trials minted since unknown: cannot fetch "
+        f"{door.url}/v1/trials/of/{parent}"
+    )
+
+
+def test_a_trial_session_published_by_the_door_cli_is_signed_as_the_door_serves_it(
+    tmp_path: Path,
+) -> None:
+    """``kestrel-door board publish ks_…`` of a trial's session signs its trial facts."""
+    with serve_door(tmp_path / "door", principal="evaluator") as door:
+        trials = [_mint(door, f"run-{n}") for n in (1, 2)]
+        with httpx.Client(timeout=120, headers=_auth(trials[1]["token"])) as http:
+            opened = http.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
+            assert opened.status_code == 200, opened.text
+            sid = opened.json()["sessionId"]
+            done = http.post(
+                f"{door.url}/v1/sessions/{sid}/submit", json={"source": "advance 3000"}
+            )
+            assert done.status_code == 200, done.text
+        published = CliRunner().invoke(
+            door_group,
+            ["--home", str(door.home), "board", "publish", sid, "--public-url", door.url],
+        )
+        assert published.exit_code == 0, published.output
+        [item] = httpx.get(f"{door.url}/board/proofs.json", timeout=30).json()["proofs"]
+        served = _run(door, trials[0]["token"])  # as the door serves a trial's proof
+    signed = _predicate(item["proof"])
+    assert signed["trialOf"] == _predicate(served)["trialOf"]
+    assert (signed["trialNumber"], signed["trialsMinted"]) == (2, 2)
 
 
 def test_replicas_minting_at_once_never_give_one_number_twice(

@@ -36,3 +36,15 @@ def test_a_long_run_keeps_exactly_the_last_roots() -> None:
     assert len(roots) == 1000
     expected = [r for n in range(24_999, 24_499, -1) for r in (_root(n), _root(10**6 + n))]
     assert roots == expected
+
+
+def test_roots_seen_again_across_many_notes_are_offered_as_the_last_ones_seen() -> None:
+    # what moving a root seen again to the end and dropping the oldest would hold, read
+    # after every note, with roots coming back before and after they fell out
+    recall = Recall(limit=4)
+    shown: list[str] = []
+    for n in range(60):
+        root = _root((n * 7) % 11)
+        recall.note({"pentad": {"root": root}})
+        shown = [r for r in shown if r != root] + [root]
+        assert recall.roots() == shown[::-1][:4]

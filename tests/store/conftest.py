@@ -28,6 +28,7 @@ _SQLITE_TABLES = {
     "tokens": "tokens",
     "horizons": "horizons",
     "unkeyed_horizons": "unkeyed_horizons",
+    "feed_bars": "feed_bars",
 }
 _POSTGRES_TABLES = {
     "artifacts": "kestrel_artifacts",
@@ -38,6 +39,7 @@ _POSTGRES_TABLES = {
     "tokens": "kestrel_door_tokens",
     "horizons": "kestrel_horizons",
     "unkeyed_horizons": "kestrel_unkeyed_horizons",
+    "feed_bars": "kestrel_feed_bars",
 }
 
 

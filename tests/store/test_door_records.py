@@ -144,8 +144,9 @@ def _token(token_id: str, principal: str, parent: str | None = None) -> TokenEnt
 
 
 def test_a_parents_trials_are_numbered_in_mint_order(records: DoorRecords) -> None:
-    """1, 2, 3 per parent, with its token in one transaction; a trial minted again keeps
-    its first number; another parent counts from 1; a principal never minted has none."""
+    """1, 2, 3 per parent, with its token and the parent's count in one transaction; a
+    trial minted again keeps its first number and counts no more; another parent counts
+    from 1; a principal never minted has none."""
     minted = [
         records.add_trial_token(_token(f"tk_{n}", principal), bytes([n]) * 32, of)
         for n, (principal, of) in enumerate(
@@ -159,7 +160,7 @@ def test_a_parents_trials_are_numbered_in_mint_order(records: DoorRecords) -> No
             start=1,
         )
     ]
-    assert minted == [1, 2, 1, 1, 3]
+    assert minted == [(1, 1), (2, 2), (1, 1), (1, 2), (3, 3)]  # (number, parent's count)
     assert [t.id for t in records.tokens()] == [f"tk_{n}" for n in range(1, 6)]
     assert records.token_grant(bytes([5]) * 32) is not None
     # each trial's number beside how many its parent has minted by now
@@ -168,6 +169,7 @@ def test_a_parents_trials_are_numbered_in_mint_order(records: DoorRecords) -> No
     assert standing == {"ev/trial-a": (1, 3), "ev/trial-c": (3, 3), "ox/trial-a": (1, 1)}
     assert records.trial_standing("ev/trial-z") is None
     assert records.trial_standing("ev") is None
+    assert records.trial_counts() == {"ev": 3, "ox": 1}  # every parent's count, no other
 
 
 def test_a_store_made_before_trials_were_numbered_is_upgraded_in_place(
@@ -190,7 +192,7 @@ def test_a_store_made_before_trials_were_numbered_is_upgraded_in_place(
         assert sorted(again.tokens(), key=lambda t: t.id) == sorted(old, key=lambda t: t.id)
         assert again.trial_standing("ev/trial-a") is None
         new = _token("tk_b", "ev/trial-b", "tk_ev")
-        assert again.add_trial_token(new, b"\x03" * 32, "ev") == 1
+        assert again.add_trial_token(new, b"\x03" * 32, "ev") == (1, 1)
         assert again.revoke_token("tk_ev", "t1") == 2
     finally:
         again.close()

@@ -21,10 +21,11 @@ AT = "2026-12-01T10:00:00Z"
 
 
 def _bar(index: int, published_at: str = "", close: str = "100.00") -> FeedBar:
+    """Bar ``index`` as given to an append, or as stored once stamped ``published_at``
+    by a clock that read it both before the commit and after."""
     time = f"2026-12-01T10:{index:02d}:00Z"
-    return FeedBar(
-        index, time, f"{time},ACME,100.00,101.00,99.00,{close},500\n", ROOT, published_at
-    )
+    rows = f"{time},ACME,100.00,101.00,99.00,{close},500\n"
+    return FeedBar(index, time, rows, ROOT, published_at, published_at)
 
 
 def _at(at: str = AT) -> Callable[[], str]:
@@ -53,18 +54,27 @@ def test_a_batch_is_published_in_order_and_read_from_an_index(store: RuntimeStor
     assert store.feed_bars("other") == []  # per scenario
 
 
-def test_a_batch_is_stamped_with_one_reading_of_the_clock(store: RuntimeStore) -> None:
-    readings: list[str] = []
+def test_a_batch_is_stamped_before_its_commit_and_after_it(store: RuntimeStore) -> None:
+    readings: list[tuple[str, list[int]]] = []
 
-    def clock() -> str:
-        readings.append("2026-12-01T10:00:07.000001Z")
-        return readings[-1]
+    def clock() -> str:  # what this store showed when its clock was read
+        readings.append((f"2026-12-01T10:00:0{7 + len(readings)}.000001Z", []))
+        readings[-1][1].extend(bar.index for bar in store.feed_bars("fwd"))
+        return readings[-1][0]
 
     store.append_feed("fwd", [_bar(0)], _at())
     store.append_feed("fwd", [_bar(1), _bar(2)], clock)
-    assert len(readings) == 1  # (a batch refused reads none: _never below)
-    stamps = [bar.published_at for bar in store.feed_bars("fwd")]
-    assert stamps == [AT, "2026-12-01T10:00:07.000001Z", "2026-12-01T10:00:07.000001Z"]
+    # two readings (a batch refused reads none: _never below): the first as the last
+    # thing before the commit (test_stamp_order: unseen by another process), the second
+    # once the batch could be seen
+    assert [at for at, _ in readings] == [
+        "2026-12-01T10:00:07.000001Z",
+        "2026-12-01T10:00:08.000001Z",
+    ]
+    assert readings[1][1] == [0, 1, 2]
+    stored = [(bar.published_at, bar.visible_by) for bar in store.feed_bars("fwd")]
+    first, second = (at for at, _ in readings)
+    assert stored == [(AT, AT), (first, second), (first, second)]
 
 
 def test_a_batch_meeting_a_taken_index_writes_nothing(store: RuntimeStore) -> None:
@@ -104,7 +114,7 @@ def test_a_process_sees_at_once_what_another_published(store_url: str) -> None:
     for index in (1, 2):
         subprocess.run([sys.executable, "-c", OTHER, store_url, str(index)], check=True)
         assert [bar.index for bar in store.feed_bars("fwd")] == list(range(index + 1))
-    assert store.feed_bars("fwd", after=2) == [FeedBar(2, "T", "rows\n", "R", "P")]
+    assert store.feed_bars("fwd", after=2) == [FeedBar(2, "T", "rows\n", "R", "P", "P")]
     with pytest.raises(FeedConflict):  # and an index it took is refused here
         store.append_feed("fwd", [_bar(2)], _never)
     store.close()

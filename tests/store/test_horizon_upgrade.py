@@ -31,7 +31,7 @@ from tests.store.conftest import horizon_key, raw_sql
 
 END = 2519  # acme-trend's last bar
 OLD = {"sqlite": ("schema", "8"), "postgresql": ("runtime", "4")}
-NEWER = {"sqlite": ("schema", "11"), "postgresql": ("runtime", "7")}
+NEWER = {"sqlite": ("schema", "12"), "postgresql": ("runtime", "8")}
 
 
 def _kind(url: str) -> str:
@@ -44,10 +44,12 @@ def _runtime(url: str, home: Path, catalogs: list[Path]) -> Runtime:
 
 def _as_before_lineage(url: str, versions: dict[str, tuple[str, str]]) -> None:
     """The store as the code before lineage keys left it: no session ``lineage``, no
-    journal ``bar``, its schema version the one ``versions`` gives its kind."""
+    journal ``bar`` (nor a feed bar's ``visible_by``, kept later still), its schema
+    version the one ``versions`` gives its kind."""
     raw = raw_sql(url)
     raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
     raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    raw("ALTER TABLE {feed_bars} DROP COLUMN visible_by", ())
     key, version = versions[_kind(url)]
     raw("UPDATE {meta} SET value = ? WHERE key = ?", (version, key))
 

@@ -239,6 +239,7 @@ def test_a_store_from_before_the_flag_is_upgraded_and_keeps_its_counts(store_url
     raw("ALTER TABLE {sessions} DROP COLUMN counted", ())
     raw("ALTER TABLE {sessions} DROP COLUMN lineage", ())
     raw("ALTER TABLE {journal} DROP COLUMN bar", ())
+    raw("ALTER TABLE {feed_bars} DROP COLUMN visible_by", ())
     before = ("schema", "7") if store_url.startswith("sqlite:") else ("runtime", "3")
     raw("UPDATE {meta} SET value = ? WHERE key = ?", (before[1], before[0]))
 

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import kestrel_sdk
 from kestrel_door import DoorStore
+from kestrel_door.arrivals import Stamps
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.keys import DoorKeys
 from kestrel_sdk.board import build_board, render_board
@@ -48,8 +49,8 @@ class Feeds:
     def is_forward(self, scenario_id: str) -> bool:
         return scenario_id == SCENARIO
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        return {bar: "" if bar == 0 else PUBLISHED for bar in range(2600)}
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        return {bar: ("", "") if bar == 0 else (PUBLISHED, PUBLISHED) for bar in range(2600)}
 
     def edge(self, scenario_id: str) -> tuple[int, str]:
         tape = load_catalog().get(SCENARIO).tape  # type: ignore[union-attr]

@@ -261,7 +261,7 @@ def test_a_second_store_on_the_same_home_sees_committed_rows(tmp_path: Path) -> 
     second.close()
 
 
-@pytest.mark.parametrize("version", ["0", "6", "11"])
+@pytest.mark.parametrize("version", ["0", "6", "12"])
 def test_a_store_of_another_schema_is_refused_clearly(tmp_path: Path, version: str) -> None:
     SqliteStore(tmp_path).close()
     with sqlite3.connect(tmp_path / "kestrel.db") as conn:

@@ -2,8 +2,9 @@
 
 backtesting.py's GOOG (daily), EURUSD (hourly) and BTCUSD (monthly, fractional volumes)
 are imported and disguised: every bar-to-bar return is the source's within one tick's
-rounding, no price is within 1 % of a source close, the calendar moves by whole weeks
-past 2200 (weekday, time of day, intervals kept), the symbols and title are fictitious.
+rounding, no price is within 1 % of a source close, the bars are laid past 2200 on a
+calendar of the disguise's own (time of day and days kept), the symbols and title are
+fictitious.
 After the evaluation the reveal is published; ``kestrel verify --reveal`` confirms the
 proof's tape is exactly the disguise of the source, and fails naming the bar and symbol
 of a tape changed by one tick, or what differs when revealed against the wrong source.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import datetime
@@ -26,7 +28,7 @@ from kestrel_protocol import GradeResult, canonical_json
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
-from kestrel_sdk.runtime.catalog.reveal import check_reveal
+from kestrel_sdk.runtime.catalog.reveal import check_reveal, lineage_tag
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 SECRET = bytes(range(32))
@@ -90,19 +92,53 @@ def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) 
         for value in getattr(dis.columns[disguised], column):
             price = Decimal(value) * unit_d
             assert price < low / Decimal("1.01") or price > high * Decimal("1.01")
-    # the calendar: whole weeks later, after 2200, weekday and time of day kept
+    # the calendar: the first bar whole weeks later, after 2200; every bar's time of day
+    # kept, and bars of one day on one day (:mod:`test_disguise_calendar`: no holiday)
     first_s = datetime.fromisoformat(src.times[0].replace("Z", "+00:00"))
+    first_d = datetime.fromisoformat(dis.times[0].replace("Z", "+00:00"))
+    assert (first_d - first_s).days % 7 == 0
+    assert (first_d - first_s).seconds == 0
+    days: dict[str, str] = {}
     for time_s, time_d in zip(src.times, dis.times, strict=True):
         moved = datetime.fromisoformat(time_d.replace("Z", "+00:00"))
-        shift = moved - datetime.fromisoformat(time_s.replace("Z", "+00:00"))
-        assert shift.days % 7 == 0
-        assert shift.seconds == 0
         assert moved.year >= 2200 > first_s.year
+        assert time_d[10:] == time_s[10:]
+        assert days.setdefault(time_s[:10], time_d[:10]) == time_d[:10]
+    assert sorted(days.values()) == list(days.values())
+    assert len(set(days.values())) == len(days)
     # the names: nothing of the source
     assert disguised != symbol
     assert symbol not in twin.scenario.title
     assert symbol not in twin.scenario.description
     assert twin.scenario.tape.start[:4] not in twin.scenario.title
+
+
+def test_no_served_view_or_proof_carries_the_lineage_tag(catalog: Path, tmp_path: Path) -> None:
+    """A disguise's ``scenario.toml`` records its lineage, a tag anyone computes from the
+    source's public bars (an import of GOOG.csv gives it): the catalog entry, the frames
+    and the proofs (embedded tape or not) carry neither it nor the source's tape root."""
+    source, twin = _pair(catalog, "goog")
+    tag = lineage_tag(source)
+    assert twin.lineage == tag
+    assert f'lineage = "{tag}"' in (catalog / TWIN["goog"] / "scenario.toml").read_text()
+    served_catalog = tmp_path / "served"  # the disguise alone, as a door serves it
+    shutil.copytree(catalog / TWIN["goog"], served_catalog / TWIN["goog"])
+    runtime = Runtime(tmp_path / "home", [served_catalog])
+    try:
+        sid = runtime.open_session("alice", TWIN["goog"]).session_id
+        assert sid is not None
+        served = [
+            runtime.catalog().to_json(),
+            runtime.submit("alice", sid, "advance 3").model().to_json(),
+            _traded_proof(runtime, TWIN["goog"], "bob", embed=True),
+            _traded_proof(runtime, TWIN["goog"], "carol", embed=False),
+        ]
+    finally:
+        runtime.shutdown()
+    for shown in served:
+        text = canonical_json(shown).decode()
+        assert tag not in text
+        assert source.scenario.tape.root not in text
 
 
 def test_the_same_source_and_secret_make_the_same_scenario(catalog: Path) -> None:

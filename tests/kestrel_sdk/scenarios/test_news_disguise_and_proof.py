@@ -86,20 +86,25 @@ def test_a_disguise_renames_a_symbols_aliases_in_headlines_and_bodies(tmp_path: 
         ("Acme was down 1.20 at the close.", "'down 1.20', a price move in money"),
         ("Acme reports on the 14th.", "'on the 14th', a day of the month (with its weekday"),
         ("Acme met on Thursday the 14th.", "'on Thursday the 14th', a day of the month"),
+        # issue 48, session 17: a month was shown as it is; beside the item's disguised
+        # date it tells where in the year the source is (the calendar no longer does)
+        ("Acme's sales were strong in March.", "'March', a month (beside the disguised date"),
+        ("Acme: Sept. orders rose.", "'Sept.', a month"),
+        ("Acme hired in May.", "'May', a month"),
     ],
 )
 def test_news_that_would_date_the_disguise_or_tell_its_prices_is_refused(
     tmp_path: Path, body: str, named: str
 ) -> None:
-    """A year near the source's bars, a day of the year (its weekday is kept) or a price
-    near its range would be shown as it is by the disguise (a 22xx tape reporting "Q4
-    2023 results"): refused, naming the item,
-    the field and the words; figures such as an EPS of $2.31 or a 104.5 % rise pass."""
+    """A year near the source's bars, a day of the year or of the month, a month or a
+    price near its range would be shown as it is by the disguise (a 22xx tape reporting
+    "Q4 2023 results"): refused, naming the item, the field and the words; figures such
+    as an EPS of $2.31 or a 104.5 % rise pass, and so do "may" and "Marketing"."""
     catalog = tmp_path / "catalog"
     directory = write_news_scenario(catalog)
     harmless = (
         "EPS of $2.31 against $1.94; revenue rose 104.5 % and 105.2 percent in 1998; "
-        "in May, 12 Marketing staff left."
+        "12 Marketing staff may leave."
     )
     item = {"time": "2024-01-20T12:00:00Z", "symbol": "ACME", "headline": "Results", "body": ""}
     with (directory / "news.jsonl").open("a", encoding="utf-8") as news:

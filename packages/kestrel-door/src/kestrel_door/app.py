@@ -130,7 +130,7 @@ def create_door_app(
         Route("/.well-known/oauth-protected-resource/{rest:path}", metadata, methods=["GET"]),
         *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
-        *(trial_routes(door, trials) if trials is not None else []),
+        *(trial_routes(door, trials, attestor) if trials is not None else []),
         *(feed_routes(door, feeds) if feeds is not None else []),
         *(board.routes() if board is not None else []),
     ]

@@ -7,12 +7,14 @@ forward scenario, the door reads its own clock (:func:`door_time`) before the ru
 sees the call, and once the runtime has accepted it notes (seq, that time, the clock bar
 the submission left the session at) in its records (``DoorRecords.add_arrival``, shared
 by replicas on PostgreSQL), outside every root. When it signs the session's grade
-(:mod:`.attest`), :func:`forward_submissions` pairs each submission with the time the
-bar it traded into (the clock at submission + 1; for a submission that advanced from the
-declared prefix into the window, the window's first bar) was published, as
-:class:`ForwardFeeds` (the composition root's view of the runtime's feeds) tells it.
-A session that traded the tape only once it was complete (:func:`replayed`) is a replay
-of published bars, not a forward run: its statement says ``forward: false``.
+(:mod:`.attest`), :func:`forward_submissions` pairs each submission with the times
+between which the bar it traded into (the clock at submission + 1; for a submission that
+advanced from the declared prefix into the window, the window's first bar) became
+visible: its clock read before the append's commit (``barPublishedAt``) and after it
+(``barVisibleBy``), as :class:`ForwardFeeds` (the composition root's view of the
+runtime's feeds) tells them. A session that traded the tape only once it was complete
+(:func:`replayed`) is a replay of published bars, not a forward run: its statement says
+``forward: false``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from kestrel_protocol.store_feed import Arrival
 
-__all__ = ["ForwardFeeds", "door_time", "forward_submissions", "replayed"]
+__all__ = ["ForwardFeeds", "Stamps", "door_time", "forward_submissions", "replayed"]
+
+Stamps = tuple[str, str]
+"""When a bar was published: the door's clock read as the last thing before the commit
+that made it visible, and as the first thing after it (``("", "")`` for a bar of the
+declared prefix, published before the window; the second ``""`` while it is not known)."""
 
 
 def door_time() -> str:
@@ -40,9 +47,8 @@ class ForwardFeeds(Protocol):
         """Whether ``scenario_id`` (as served) is a forward scenario."""
         ...
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        """Each bar's index -> when it was published (``""`` for a bar of the declared
-        prefix, published before the window)."""
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        """Each bar's index -> when it was published (:data:`Stamps`)."""
         ...
 
     def edge(self, scenario_id: str) -> tuple[int, str]:
@@ -56,15 +62,17 @@ class ForwardFeeds(Protocol):
 
 
 def forward_submissions(
-    arrivals: list[Arrival], published: Mapping[int, str], pentads: int
+    arrivals: list[Arrival], published: Mapping[int, Stamps], pentads: int
 ) -> list[dict[str, Any]]:
     """The statement's ``submissions`` for a session of ``pentads`` submissions: for seq
     1 … ``pentads``, when it arrived, the bar it traded into (the clock before it + 1; a
-    session opens at bar 0) and when that bar was published. A submission that advanced
-    from the declared prefix into bars published during the window is its decision
-    about the first of them: that is its bar. A member the door cannot tell is absent:
-    ``arrivedAt`` without an arrival noted for the seq, ``bar`` without the previous
-    seq's clock, ``barPublishedAt`` for a bar of the prefix or one never published."""
+    session opens at bar 0) and when that bar was published (before its commit, and
+    visible by). A submission that advanced from the declared prefix into bars published
+    during the window is its decision about the first of them: that is its bar. A member
+    the door cannot tell is absent: ``arrivedAt`` without an arrival noted for the seq,
+    ``bar`` without the previous seq's clock, ``barPublishedAt`` for a bar of the prefix
+    or one never published, ``barVisibleBy`` where the store holds no read after the
+    commit (a bar stored before it kept one, or whose append stopped after its commit)."""
     by_seq = {arrival.seq: arrival for arrival in arrivals}
     listed: list[dict[str, Any]] = []
     for seq in range(1, pentads + 1):
@@ -75,23 +83,37 @@ def forward_submissions(
         before = 0 if seq == 1 else getattr(by_seq.get(seq - 1), "clock", None)
         if before is not None:
             reached = before + 1 if arrival is None else max(before + 1, arrival.clock)
-            bar = next((k for k in range(before + 1, reached + 1) if published.get(k)), before + 1)
+            bar = next((k for k in range(before + 1, reached + 1) if _at(published, k)), before + 1)
             entry["bar"] = bar
-            if published.get(bar):
-                entry["barPublishedAt"] = published[bar]
+            at, visible_by = published.get(bar, ("", ""))
+            if at:
+                entry["barPublishedAt"] = at
+                if visible_by:
+                    entry["barVisibleBy"] = visible_by
         listed.append(entry)
     return listed
 
 
-def replayed(submissions: list[dict[str, Any]], published: Mapping[int, str], frozen: bool) -> bool:
+def _at(published: Mapping[int, Stamps], bar: int) -> str:
+    """When ``bar`` was published (before its commit), ``""`` for one of the prefix."""
+    return published.get(bar, ("", ""))[0]
+
+
+def replayed(
+    submissions: list[dict[str, Any]], published: Mapping[int, Stamps], frozen: bool
+) -> bool:
     """Whether a session whose statement lists ``submissions`` traded the tape only once
     it was complete: its feed ``frozen``, a bar published during the window, and each
-    submission arrived (as the door noted it) after the last such bar was published.
-    Judged by when each decision was made, not by when the proof is asked: a session
-    that made any decision while a bar was still to come is a forward run, its late
-    decisions named by ``verify --trust``."""
+    submission arrived (as the door noted it) after every such bar was visible (its
+    clock read after the commit; a bar without that read shows no replay). Judged by
+    when each decision was made, not by when the proof is asked: a session that made any
+    decision while a bar was still to come, or may have been, is a forward run, its
+    decisions checked by ``verify --trust``."""
     try:  # times the door's clock wrote (an operator's own clock may write others)
-        times = [datetime.fromisoformat(at) for at in published.values() if at]
+        window = [visible_by for at, visible_by in published.values() if at]
+        if not all(window):
+            return False
+        times = [datetime.fromisoformat(visible_by) for visible_by in window]
         if not (frozen and times and submissions):
             return False
         return all(

@@ -10,7 +10,12 @@ every principal's sessions under its pseudonym (:mod:`.pseudonyms`): the stateme
 Given the runtime's forward feeds, it also notes when each submission to a session on a
 forward scenario arrived, and the statement about such a session carries the order of
 events (:mod:`.arrivals`), how many bars its tape held when the grade was signed and
-the tape root of those bars.
+the tape root of those bars. A trial's statement names its parent's pseudonym
+(``trialOf``), its number and how many trials the parent had minted
+(:meth:`Attestor.attest_as`: the one way a principal's proof is signed, served or
+published by session id with ``kestrel-door board publish``);
+:meth:`Attestor.trials_minted` signs, for anyone, how many a parent has minted by now
+(``GET`` :data:`~kestrel_protocol.surface.TRIALS_MINTED_PATH`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from kestrel_protocol import (
     Wire,
     grade_statement,
     pae,
+    trials_statement,
 )
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.store_feed import Arrival
@@ -107,6 +113,40 @@ class Attestor:
             forward=forward,
             edge=edge,
         )
+        return Proof.parse({**data, "attestation": self._signed(payload)})
+
+    def attest_as(self, proof: Proof, principal: str) -> Proof:
+        """``proof`` of a session of ``principal`` (opened under its pseudonym) attested;
+        a trial's statement (``PARENT/trial-NAME``) names its parent's pseudonym, its
+        number and its parent's count of trials minted, as the store keeps them now."""
+        parent, mark, _ = principal.rpartition(TRIAL_MARK)
+        trial_of = self.pseudonyms.of(parent) if mark and parent else None
+        standing = self.keys.records.trial_standing(principal) if trial_of else None
+        number, minted = (None, None) if standing is None else standing
+        return self.attest(proof, self.pseudonyms.of(principal), trial_of, number, minted)
+
+    def attest_session(self, proof: Proof, pseudonym: str) -> Proof:
+        """``proof`` of a session the runtime opened under ``pseudonym`` attested as
+        :meth:`attest_as` signs it for the principal of the issued token whose pseudonym
+        that is (a trial's statement with its trial facts); a pseudonym of no issued
+        token's principal (an OAuth grant's) is named alone."""
+        named = {token.principal for token in self.keys.records.tokens()}
+        principal = next((p for p in named if self.pseudonyms.of(p) == pseudonym), None)
+        if principal is None:
+            return self.attest(proof, pseudonym)
+        return self.attest_as(proof, principal)
+
+    def trials_minted(self, trial_of: str) -> dict[str, Any]:
+        """How many trials the principal whose pseudonym is ``trial_of`` has minted now
+        (0 for a pseudonym of no principal that minted one), with the door's signed
+        statement of it as ``attestation``."""
+        counts = self.keys.records.trial_counts()
+        minted = next((n for p, n in counts.items() if self.pseudonyms.of(p) == trial_of), 0)
+        payload = trials_statement(trial_of, minted, issuer=self.issuer, signed_at=utc_now())
+        return {"trialOf": trial_of, "trialsMinted": minted, "attestation": self._signed(payload)}
+
+    def _signed(self, payload: bytes) -> dict[str, Any]:
+        """The DSSE envelope of ``payload`` signed with the door's newest key (JSON)."""
         kid, key = self.keys.signer()
         signature = key.sign(pae(PAYLOAD_TYPE, payload))
         envelope = Envelope(
@@ -116,33 +156,19 @@ class Attestor:
                 EnvelopeSignature(keyid=kid, sig=base64.b64encode(signature).decode("ascii"))
             ],
         )
-        return Proof.parse({**data, "attestation": envelope.to_json()})
+        return envelope.to_json()
 
 
 class _Attesting:
     """A pseudonym's transport whose proofs come signed; every other result as it is."""
 
-    def __init__(
-        self,
-        inner: Transport,
-        attestor: Attestor,
-        principal: str,
-        pseudonym: str,
-        trial_of: str | None,
-    ) -> None:
+    def __init__(self, inner: Transport, attestor: Attestor, principal: str) -> None:
         self._inner = inner
         self._attestor = attestor
         self._principal = principal
-        self._pseudonym = pseudonym
-        self._trial_of = trial_of
 
     def _signed(self, proof: Proof) -> Proof:
-        """``proof`` attested; a trial's statement with its number and its parent's count
-        of trials minted, as the store keeps them now."""
-        records = self._attestor.keys.records
-        standing = records.trial_standing(self._principal) if self._trial_of else None
-        number, minted = (None, None) if standing is None else standing
-        return self._attestor.attest(proof, self._pseudonym, self._trial_of, number, minted)
+        return self._attestor.attest_as(proof, self._principal)
 
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         submits = tool.runs is not None and tool.runs.method == "submit"
@@ -183,9 +209,6 @@ def attesting(transport_for: TransportFactory, attestor: Attestor) -> TransportF
     how many trials the parent had minted when the door signed as ``trialsMinted``)."""
 
     def make(principal: str) -> Transport:
-        pseudonym = attestor.pseudonyms.of(principal)
-        parent, mark, _ = principal.rpartition(TRIAL_MARK)
-        trial_of = attestor.pseudonyms.of(parent) if mark and parent else None
-        return _Attesting(transport_for(pseudonym), attestor, principal, pseudonym, trial_of)
+        return _Attesting(transport_for(attestor.pseudonyms.of(principal)), attestor, principal)
 
     return make

@@ -98,7 +98,7 @@ def _session_proof(
             async with kestrel_sdk.create_sdk(mine) as sdk:
                 proof = await sdk.proof(session_id)
             attestor = Attestor(DoorKeys(door_store(ctx)), issuer, feeds=RuntimeFeeds(runtime))
-            signed = attestor.attest(proof, row.principal)
+            signed = attestor.attest_session(proof, row.principal)  # under its pseudonym
             data: dict[str, Any] = signed.to_json()
             return data
         finally:

@@ -10,10 +10,11 @@ without it the answer is 403 ``FORBIDDEN`` naming the scope, and nothing about t
 feed. The runtime validates an append (a malformed line, a conflicting bar: refused
 naming it, nothing written), writes it in one transaction and only then is it
 acknowledged (200). The door lends it its own clock, which the store reads as the last
-thing before that commit (``published_at``: so a submission that arrived while the
-append was checked and written is on time, and one made once the bar could be seen is
-late; one arriving during the commit itself is named late too, docs/runtime.md). Every
-call leaves an audit row (the body's digest, not the body).
+thing before that commit and as the first after it (``published_at``, ``visible_by``:
+so a submission that arrived while the append was checked and written is on time, one
+made once the bar could be seen late, and one arriving in between, during the commit,
+unconfirmed; docs/runtime.md). Every call leaves an audit row (the body's digest, not
+the body).
 
 Once the operator has unsealed a feed, ``GET`` at ``FEED_TAPE_PATH`` answers its tape
 (canonical ``text/csv``) to anyone, with no credential and no audit row, as the door's

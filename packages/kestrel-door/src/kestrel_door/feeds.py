@@ -3,8 +3,9 @@
 A forward scenario's tape grows by appends the operator makes through the door
 (``kestrel-door feed``, or ``POST`` at the door's ``FEED_BARS_PATH``); the runtime validates, stores
 and publishes them (``kestrel_sdk.runtime.feed``); the door only lends each append its
-own clock (:func:`~.arrivals.door_time`), which the store reads as the bars become
-visible (``published_at``: the runtime reads no clock of its own). :class:`FeedRuntime` is what
+own clock (:func:`~.arrivals.door_time`), which the store reads as the last thing before
+the bars become visible and the first after (``published_at``, ``visible_by``: the
+runtime reads no clock of its own). :class:`FeedRuntime` is what
 the door asks of the runtime (the composition root passes the runtime itself);
 :class:`RuntimeFeeds` answers the door's :class:`~.arrivals.ForwardFeeds` from it;
 :func:`feed_json` is a result as the faces say it; :func:`bar_groups` cuts a tape file
@@ -21,6 +22,8 @@ from typing import Any, Protocol
 
 from kestrel_protocol import KestrelError, RefusalCode
 
+from .arrivals import Stamps
+
 __all__ = ["FeedRuntime", "RuntimeFeeds", "bar_groups", "feed_json", "parse_every"]
 
 
@@ -29,7 +32,7 @@ class FeedRuntime(Protocol):
 
     def append_bars(self, scenario_id: str, data: bytes, *, clock: Callable[[], str]) -> Any: ...
     def feed_status(self, scenario_id: str) -> Any: ...
-    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]: ...
+    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str, str]]: ...
     def feed_edge(self, scenario_id: str) -> tuple[int, str]: ...
     def published_tape(self, scenario_id: str) -> str: ...  # once unsealed
     def freeze_feed(self, scenario_id: str) -> Any: ...  # the status after, as unseal_feed
@@ -62,8 +65,9 @@ class RuntimeFeeds:
             self._forward[scenario_id] = forward
         return forward
 
-    def published(self, scenario_id: str) -> Mapping[int, str]:
-        return {index: at for index, _, at in self.runtime.feed_published(scenario_id)}
+    def published(self, scenario_id: str) -> Mapping[int, Stamps]:
+        published = self.runtime.feed_published(scenario_id)
+        return {index: (at, visible_by) for index, _, at, visible_by in published}
 
     def edge(self, scenario_id: str) -> tuple[int, str]:
         return self.runtime.feed_edge(scenario_id)

@@ -13,6 +13,7 @@ signing key, so rotating or revoking keys (:mod:`.keys`) does not change a pseud
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import threading
 
@@ -20,7 +21,10 @@ from kestrel_protocol.store import DoorRecords
 
 from .keys import utc_now
 
-__all__ = ["PSEUDONYM_SECRET", "Pseudonyms"]
+__all__ = ["PSEUDONYM", "PSEUDONYM_SECRET", "Pseudonyms"]
+
+PSEUDONYM = re.compile(r"p_[0-9a-f]{32}")
+"""How every pseudonym is spelled."""
 
 PSEUDONYM_SECRET = "pseudonym"
 """The name of the pseudonym secret in the door's store."""

@@ -60,6 +60,7 @@ class DoorStatements:
     count_trial: str = "UPDATE {trial_counts} SET minted = minted + 1 WHERE parent = ?"
     add_trial: str = "INSERT INTO {trials} (principal, parent, number) VALUES (?, ?, ?)"
     trial_number: str = "SELECT number FROM {trials} WHERE principal = ?"
+    trial_counts: str = "SELECT parent, minted FROM {trial_counts}"
     trial_standing: str = (
         "SELECT t.number, c.minted FROM {trials} t JOIN {trial_counts} c ON c.parent = t.parent"
         " WHERE t.principal = ?"
@@ -144,23 +145,29 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             conn.execute(self.sql.add_token, _token_values(row, digest))
 
-    def add_trial_token(self, row: TokenEntry, digest: bytes, of: str) -> int:
+    def add_trial_token(self, row: TokenEntry, digest: bytes, of: str) -> tuple[int, int]:
         sql = self.sql
         with self._transaction() as conn:
             conn.execute(sql.count_trials, (of,))
             minted = conn.execute(sql.trials_minted, (of,)).fetchone()  # locks the count
             known = conn.execute(sql.trial_number, (row.principal,)).fetchone()
-            number = int(known[0]) if known is not None else int(minted[0]) + 1
+            count = int(minted[0]) + (known is None)
+            number = int(known[0]) if known is not None else count
             if known is None:  # a trial minted again keeps its first number
                 conn.execute(sql.count_trial, (of,))
                 conn.execute(sql.add_trial, (row.principal, of, number))
             conn.execute(sql.add_token, _token_values(row, digest))
-            return number
+            return number, count
 
     def trial_standing(self, principal: str) -> tuple[int, int] | None:
         with self._connection() as conn:
             row = conn.execute(self.sql.trial_standing, (principal,)).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
+
+    def trial_counts(self) -> dict[str, int]:
+        with self._connection() as conn:
+            rows = conn.execute(self.sql.trial_counts).fetchall()
+        return {str(parent): int(minted) for parent, minted in rows}
 
     def tokens(self) -> list[TokenEntry]:
         with self._connection() as conn:

@@ -125,10 +125,11 @@ class IssuedTokens:
         parent: str | None = None,
         lifetime_s: float | None = None,
         not_after: str | None = None,
-    ) -> tuple[IssuedToken, str, int]:
+    ) -> tuple[IssuedToken, str, tuple[int, int]]:
         """Mint the token of the trial ``name`` of the principal ``of`` (``OF/trial-NAME``,
         labelled ``trial of OF``), with the trial's number among ``of``'s trials (1, 2, ...
-        in mint order, kept in the same transaction; a name minted again keeps its first).
+        in mint order, kept in the same transaction; a name minted again keeps its first)
+        and how many trials ``of`` has minted with it.
         With ``scenarios`` (ids the caller checked against the catalog) it sees and trades
         only those; with ``parent`` (the id of the issued token minting it) it is revoked
         with that one. It expires ``lifetime_s`` from now, but never after ``not_after``

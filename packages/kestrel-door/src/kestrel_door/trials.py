@@ -10,7 +10,8 @@ parent's tool scopes (never ``kestrel:trials``: a trial cannot mint). Its sessio
 under their own pseudonym, so the horizon of one trial is not another's; the audit row
 of the mint names the parent and the digest of the trial, and the trial's name carries
 its parent. The door numbers a parent's trials 1, 2, 3 ... in mint order (``trialNumber``
-in the answer; a name minted again keeps its number), and signs the number in the
+in the answer, beside ``trialsMinted``, the parent's count with it; a name minted again
+keeps its number), and signs the number in the
 statement of each of the trial's sessions, so a board sees which trials were not
 published. With ``"scenarios": [ID, ...]`` (ids of the door's catalog) the trial sees and
 trades only those (the token keeps them; :class:`~kestrel_protocol.confined.ConfinedTransport`
@@ -20,12 +21,17 @@ or sooner with ``"expiresIn": SECONDS`` (a longer one is capped; the response's
 ``expiresAt`` is the real expiry, ``null`` when neither bounds it: a parent that never
 expires). A trial an OAuth grant mints ends within
 :data:`~.expiry.OAUTH_TRIAL_LIFETIME` (the door never learns that the grant was revoked).
-``DELETE /v1/trials/{tokenId}`` revokes a trial's token once its run is
-scored (only the parent's own trials). The trial's token keeps the id of the issued token
-that minted it: revoking that one (``kestrel-door token revoke``) revokes its live trials
-in the same transaction. A trial an OAuth token minted has no such parent: it ends by its
-own revoke. The token is in the response body only, once,
-as ``token issue`` prints it; it is never logged.
+``GET`` at :data:`~kestrel_protocol.surface.TRIALS_MINTED_PATH` (no credential, no audit
+row, as the door's keys and a published tape are served) answers how many trials the
+principal whose pseudonym is ``trialOf`` has minted by now, with the door's signed
+statement of it (:meth:`.attest.Attestor.trials_minted`): a board reads it to see the
+trials minted after the last statement it was shown; a pseudonym that minted none and one
+the door never knew are answered alike, ``0``. ``DELETE /v1/trials/{tokenId}`` revokes a
+trial's token once its run is scored (only the parent's own trials). The trial's token
+keeps the id of the issued token that minted it: revoking that one (``kestrel-door token
+revoke``) revokes its live trials in the same transaction. A trial an OAuth token minted
+has no such parent: it ends by its own revoke. The token is in the response body only,
+once, as ``token issue`` prints it; it is never logged.
 """
 
 from __future__ import annotations
@@ -39,14 +45,17 @@ from kestrel_protocol.surface import (
     SCOPE_TRIALS,
     TOOL_SCOPES,
     TRIAL_MARK,
+    TRIALS_MINTED_PATH,
     TRIALS_PATH,
 )
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .attest import Attestor
 from .door import Caller, Door, json_response, outage_response
 from .expiry import OAUTH_TRIAL_LIFETIME, lifetime_seconds
+from .pseudonyms import PSEUDONYM
 from .tokens import IssuedTokens
 
 __all__ = ["trial_routes"]
@@ -154,8 +163,9 @@ def _lifetime(body: Any) -> int | Response | None:
     return asked
 
 
-def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
-    """``POST /v1/trials`` (mint) and ``DELETE /v1/trials/{tokenId}`` (revoke)."""
+def trial_routes(door: Door, tokens: IssuedTokens, attestor: Attestor | None = None) -> list[Route]:
+    """``POST /v1/trials`` (mint) and ``DELETE /v1/trials/{tokenId}`` (revoke); with the
+    door's ``attestor``, ``GET`` at ``TRIALS_MINTED_PATH`` (a parent's count, signed)."""
 
     async def mint(request: Request) -> Response:
         caller = await _parent(door, request)
@@ -187,7 +197,7 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         if isinstance(only, Response):
             return only
         try:
-            row, token, number = await anyio.to_thread.run_sync(
+            row, token, (number, count) = await anyio.to_thread.run_sync(
                 lambda: tokens.issue_trial(
                     ctx.principal,
                     name,
@@ -205,6 +215,7 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
         answer: dict[str, Any] = {
             "principal": row.principal,
             "trialNumber": number,
+            "trialsMinted": count,
             "tokenId": row.id,
             "scopes": list(row.scopes),
             "expiresAt": row.expires_at,
@@ -243,9 +254,28 @@ def trial_routes(door: Door, tokens: IssuedTokens) -> list[Route]:
             )
         return json_response({"revoked": token_id})
 
+    async def minted(request: Request) -> Response:  # no credential: a signed count
+        assert attestor is not None
+        trial_of = str(request.path_params["trial_of"])
+        if PSEUDONYM.fullmatch(trial_of) is None:
+            return _refusal(
+                RefusalCode.INVALID_ARGUMENT,
+                f"{trial_of[:80]!r} is no pseudonym: a trial statement's trialOf, p_ and 32 "
+                "lowercase hex digits",
+                400,
+                where="trialOf",
+            )
+        try:
+            answer = await anyio.to_thread.run_sync(attestor.trials_minted, trial_of)
+        except Exception as exc:
+            return _store_failed(exc)
+        return json_response(answer, headers={"Cache-Control": "no-store"})
+
+    counted = [Route(TRIALS_MINTED_PATH, minted, methods=["GET"])] if attestor is not None else []
     return [
         Route(TRIALS_PATH, mint, methods=["POST"]),
         Route(TRIALS_PATH + "/{token_id}", revoke, methods=["DELETE"]),
+        *counted,
     ]
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from kestrel_protocol import KestrelError, RefusalCode
+from kestrel_sdk.board.catalog import BoardCatalog
 from kestrel_sdk.board.window import WHOLE_WINDOW, stopped_early, window
 
 from .agent import UNAVAILABLE_KEY
@@ -95,9 +96,8 @@ def score_of_proof(
     checks = {c["id"]: c for c in grade["conformance"]["checks"]}
     lookahead = checks.get(NO_LOOKAHEAD, {"passed": False, "detail": "no no-lookahead check"})
     failed = [f"{c['id']} ({c['detail']})" for c in checks.values() if not c["passed"]]
-    span = window(
-        proof, [Path(p) for p in catalog_paths] or None, None if home is None else Path(home)
-    )
+    paths, at = [Path(p) for p in catalog_paths] or None, None if home is None else Path(home)
+    span = window(proof, BoardCatalog(paths, at))
     stopped = None if span is None else stopped_early(span)
     if stopped is not None:
         failed.append(f"{WHOLE_WINDOW} ({stopped})")

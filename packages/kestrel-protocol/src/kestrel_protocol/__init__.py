@@ -13,9 +13,11 @@ from .attestation import (
     PAYLOAD_TYPE,
     PREDICATE_TYPE,
     STATEMENT_TYPE,
+    TRIALS_PREDICATE_TYPE,
     grade_facts,
     grade_statement,
     pae,
+    trials_statement,
 )
 from .canonical import (
     MAX_SAFE_INTEGER,
@@ -80,6 +82,7 @@ __all__ = [
     "PREDICATE_TYPE",
     "QUOTE_MAX",
     "STATEMENT_TYPE",
+    "TRIALS_PREDICATE_TYPE",
     "CanonicalizationError",
     "DecimalStr",
     "KestrelError",
@@ -107,6 +110,7 @@ __all__ = [
     "root_of",
     "root_of_bytes",
     "to_json_value",
+    "trials_statement",
 ]
 __all__ += _attestation.__all__
 __all__ += _blotter.__all__

@@ -23,11 +23,13 @@ Predicate ``https://kestrel.invalid/attestation/grade/v1`` (documented in
 A session on a forward scenario (its tape grew while it traded) adds the order of
 events, which no replay can show: ``"forward": true`` and, for every submission (seq
 order), when it reached the door and when the bar it traded into (the clock at
-submission + 1) was published::
+submission + 1) was published: the door's clock read as the last thing before the
+commit that made the bar visible, and as the first thing after it::
 
      "forward": true,
      "submissions": [{"seq": 1, "arrivedAt": "2026-12-03T13:59:58.120000Z", "bar": 4,
-                      "barPublishedAt": "2026-12-03T13:59:59.003000Z"}, …],
+                      "barPublishedAt": "2026-12-03T13:59:59.003000Z",
+                      "barVisibleBy": "2026-12-03T13:59:59.004100Z"}, …],
      "edge": {"bars": 2520, "root": "sha256:…"}
 
 and where its tape ended when the grade was signed: ``edge.bars``, how many bars had
@@ -38,11 +40,23 @@ as it grew.
 
 ``arrivedAt`` is absent when the door holds no arrival for the seq, ``bar`` when it
 cannot tell the clock before it, ``barPublishedAt`` when that bar was not published
-during the window (a bar of the declared prefix, or one never published). A session
+during the window (a bar of the declared prefix, or one never published),
+``barVisibleBy`` when the store kept no reading after the bar's commit. A session
 that traded the tape only once it was complete (its feed frozen, each of its
-submissions arriving after the tape's last bar was published) replays published bars:
+submissions arriving after the tape's last bar was visible) replays published bars:
 its statement says ``"forward": false`` with the same ``submissions``. Every other
 session's statement has neither member.
+
+A door also says, to anyone, how many trials a parent principal has minted by now (the
+trials a statement signed before the last mint cannot count): a statement of predicate
+type :data:`TRIALS_PREDICATE_TYPE` (:func:`trials_statement`), signed as a grade's is::
+
+    {"trialOf": "p_…", "trialsMinted": 10,
+     "issuer": "https://door.example", "signedAt": "2026-12-03T14:00:00Z"}
+
+its subject ``kestrel-trials:p_…``, the sha256 of the canonical JSON of ``trialOf`` and
+``trialsMinted``. A pseudonym that has minted none is answered ``0``, as one the door
+never knew.
 """
 
 from __future__ import annotations
@@ -50,20 +64,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from .canonical import canonical_json
+from .canonical import canonical_json, root_of_bytes
 
 __all__ = [
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
+    "TRIALS_PREDICATE_TYPE",
     "grade_facts",
     "grade_statement",
     "pae",
+    "trials_statement",
 ]
 
 STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
 PREDICATE_TYPE: Final = "https://kestrel.invalid/attestation/grade/v1"
+TRIALS_PREDICATE_TYPE: Final = "https://kestrel.invalid/attestation/trials/v1"
 
 
 def pae(payload_type: str, payload: bytes) -> bytes:
@@ -132,5 +149,20 @@ def grade_statement(
             "issuer": issuer,
             "signedAt": signed_at,
         },
+    }
+    return canonical_json(statement)
+
+
+def trials_statement(trial_of: str, trials_minted: int, *, issuer: str, signed_at: str) -> bytes:
+    """The statement that the principal whose pseudonym is ``trial_of`` had minted
+    ``trials_minted`` trials at the door ``issuer`` when it signed (canonical JSON bytes:
+    the payload)."""
+    facts = {"trialOf": trial_of, "trialsMinted": trials_minted}
+    digest = root_of_bytes(canonical_json(facts)).removeprefix("sha256:")
+    statement = {
+        "_type": STATEMENT_TYPE,
+        "subject": [{"name": f"kestrel-trials:{trial_of}", "digest": {"sha256": digest}}],
+        "predicateType": TRIALS_PREDICATE_TYPE,
+        "predicate": {**facts, "issuer": issuer, "signedAt": signed_at},
     }
     return canonical_json(statement)

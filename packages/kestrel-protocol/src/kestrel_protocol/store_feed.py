@@ -23,9 +23,12 @@ class FeedBar:
     ``index`` is the bar's index in the whole tape (a declared prefix's bars come
     first); ``rows`` its canonical tape rows (every symbol of ``time``, LF-ended);
     ``prefix_root`` the root of the tape's prefix ending with it (the chain of
-    :mod:`kestrel_sdk.runtime.feed`); ``published_at`` the UTC text of the caller's
-    clock (the door's), read by the store as the bar became visible (``""`` on a bar
-    not stored yet), outside every root.
+    :mod:`kestrel_sdk.runtime.feed`); ``published_at`` and ``visible_by`` the UTC text
+    of the caller's clock (the door's), read by the store as the last thing before the
+    commit that makes the bar visible and as the first thing after it: the bar became
+    visible between the two (``""`` on a bar not stored yet; ``visible_by`` ``""`` too
+    while the second read is not written, or on a bar stored before it was kept), outside
+    every root.
     """
 
     index: int
@@ -33,6 +36,7 @@ class FeedBar:
     rows: str
     prefix_root: str
     published_at: str
+    visible_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,13 @@ from typing import Any
 
 from kestrel_protocol.canonical import canonical_json
 
-__all__ = ["Attested", "NotAttested", "statement_text"]
+__all__ = ["ORDER_UNCONFIRMED", "Attested", "NotAttested", "statement_text"]
+
+ORDER_UNCONFIRMED = "order unconfirmed"
+"""How a result begins to say that a forward decision arrived while its bar was being
+published (between the door's two reads of its clock): whether it preceded the bar is
+not known (what the statement says of it follows, in the words a late one is named
+with)."""
 
 
 class NotAttested(Exception):
@@ -28,8 +34,10 @@ class Attested:
     its number among that principal's trials (``trialNumber``) and how many that principal
     had minted when the door signed (``trialsMinted``);
     for a forward session, how many of its decisions were each found to precede their
-    bar (``decisions``); for a replay of a complete forward tape (``replay``), how many
-    of its submissions were each found to follow theirs."""
+    bar (``decisions``) and what the statement says of each whose order is unconfirmed
+    (``unconfirmed``: it arrived while its bar was being published); for a replay of a
+    complete forward tape (``replay``), how many of its submissions were each found to
+    follow theirs."""
 
     issuer: str
     kid: str
@@ -42,10 +50,26 @@ class Attested:
     """How many trials ``trial_of`` had minted when the door signed (``trialsMinted``, at
     least ``trial_number``); ``None``: not said."""
     decisions: int | None = None
+    unconfirmed: tuple[str, ...] = ()
     replay: bool = False
 
     def __str__(self) -> str:
+        """As a verification's ``attestedBy`` says it on every face (``kestrel verify
+        --trust`` prints it): the signer, the keys' source, the trial the statement names
+        (its number and how many its parent had minted when signed) and the forward order
+        found."""
         trusted = f"; keys trusted from {self.source}" if self.source is not None else ""
+        return f"{self.issuer} (key {self.kid}){trusted}{self._trial()}{self._order()}"
+
+    def _trial(self) -> str:
+        if self.trial_of is None:
+            return ""
+        if self.trial_number is None:
+            return f"; a trial of {self.trial_of}, not numbered"
+        minted = "" if self.trials_minted is None else f" ({self.trials_minted} minted when signed)"
+        return f"; trial {self.trial_number} of {self.trial_of}{minted}"
+
+    def _order(self) -> str:
         order = ""
         if self.replay:
             order = (
@@ -54,7 +78,13 @@ class Attested:
             )
         elif self.decisions is not None:
             order = f"; forward: each of {self.decisions} decisions preceded its bar"
-        return f"{self.issuer} (key {self.kid}){trusted}{order}"
+        return order + self.order_unconfirmed()
+
+    def order_unconfirmed(self) -> str:
+        """What the statement says of each decision whose order is unconfirmed
+        (``"; order unconfirmed: statement.predicate.submissions[seq N]: …"``), or
+        ``""``: for every face, the signer's line or a board's row."""
+        return "".join(f"; {ORDER_UNCONFIRMED}: {said}" for said in self.unconfirmed)
 
 
 def statement_text(value: Any) -> str:

@@ -32,7 +32,6 @@ __all__ = [
     "member",
     "signed_edge",
     "statement_predicate",
-    "unconfirmed_tail",
 ]
 
 _ROOT = re.compile(r"sha256:[0-9a-f]{64}")
@@ -40,14 +39,6 @@ _ROOT = re.compile(r"sha256:[0-9a-f]{64}")
 UNCONFIRMED = "forward tape unconfirmed"
 """How a result begins to say that a proof's forward tape was checked neither embedded
 nor fetched (the reason follows)."""
-
-
-def unconfirmed_tail(attested_by: str) -> str:
-    """What a verification's ``attestedBy`` says of a forward tape it could not check
-    (``"; forward tape unconfirmed: …"``), or ``""``: for a face that shows the signer
-    alone."""
-    _, mark, why = attested_by.partition(f"; {UNCONFIRMED}: ")
-    return f"{mark}{why}" if mark else ""
 
 
 def member(data: Any, name: str) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from .forward_edge import UNCONFIRMED, bar_times, first_bars, member, signed_edg
 from .runtime.verify import PublishedTape
 from .trust import TrustedKeys, signed_issuer
 
-__all__ = ["Fetched", "fetch_published"]
+__all__ = ["Fetched", "PublishedTapes", "fetch_published"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +75,30 @@ def _get(url: str, client: httpx.Client | None) -> str | Fetched:
     return Fetched(unconfirmed=f"{url} answered {response.status_code}{said}")
 
 
+class PublishedTapes:
+    """The forward tapes doors publish, each read once: the text at a tape's URL, or why
+    it could not be read, kept for every later proof of that tape (a board of many proofs
+    of one feed fetches its tape once). Through ``client`` when one is given."""
+
+    def __init__(self, client: httpx.Client | None = None) -> None:
+        self._client = client
+        self._read: dict[str, str | Fetched] = {}
+
+    def text(self, url: str) -> str | Fetched:
+        """The text at ``url``, or why it could not be read (asked once)."""
+        if url not in self._read:
+            self._read[url] = _get(url, self._client)
+        return self._read[url]
+
+
 def fetch_published(
-    data: Any, jwks: Mapping[str, Any], client: httpx.Client | None = None
+    data: Any, jwks: Mapping[str, Any], tapes: PublishedTapes | None = None
 ) -> Fetched | None:
     """The forward tape of the proof ``data`` as the door its statement names publishes
     it, checked against the statement's signed edge; ``None`` when there is none to fetch
     (the proof embeds its tape, is of no forward session, or its statement's signature
     does not hold under ``jwks``, or names a door those keys were not fetched from: its
-    check says so)."""
+    check says so); the tape read through ``tapes`` (``None``: read for this proof alone)."""
     edge = signed_edge(data) if isinstance(data, dict) and "embedded" not in data else None
     issuer = signed_issuer(data, jwks) if edge is not None else None
     if edge is None or issuer is None:
@@ -94,7 +110,7 @@ def fetch_published(
     if parts.scheme not in ("http", "https") or not parts.netloc or not isinstance(scenario, str):
         return Fetched(unconfirmed=f"the statement's issuer {issuer} is no door to fetch it from")
     url = issuer.rstrip("/") + FEED_TAPE_PATH.format(id=quote(scenario, safe=""))
-    text = _get(url, client)
+    text = (tapes if tapes is not None else PublishedTapes()).text(url)
     if isinstance(text, Fetched):
         return text
     held = len(bar_times(text))

@@ -15,11 +15,13 @@ named.
 
 A statement about a session on a forward scenario (``forward: true``) also carries the
 order of events: every submission whose bar was published during the window must have
-arrived before that bar was published (:func:`check_order`); the first that did not is
-named by its seq. A session that traded the tape only once it was complete (``forward:
-false``: a replay of published bars) is said so; each of its submissions must then have
-arrived after its bar was published. A statement whose signature fails is said so, and
-when the tampered statement's own order names a submission, that one too.
+arrived before that bar was published (:func:`check_order`); the first that arrived once
+it could be seen is named by its seq, and one that arrived while it was being published
+(between the door's reads before and after the commit) is said unconfirmed. A session
+that traded the tape only once it was complete (``forward: false``: a replay of
+published bars) is said so; each of its submissions must then have arrived after its bar
+was published. A statement whose signature fails is said so, and when the tampered
+statement's own order names a submission, that one too.
 
 Once its signature holds, a forward session's statement also says how many bars its tape
 held when the door signed and the tape root of those bars (``edge``; a statement about a
@@ -65,6 +67,7 @@ __all__ = [
     "check_order",
     "load_trusted_keys",
     "signed_issuer",
+    "signed_payload",
 ]
 
 _METADATA = "/.well-known/oauth-protected-resource"
@@ -187,8 +190,9 @@ def _public_key(jwks: Mapping[str, Any], kid: str) -> Ed25519PublicKey:
     raise NotAttested("attestation.signatures[0].keyid", "a key of the trusted JWKS", kid)
 
 
-def _signed_payload(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> tuple[bytes, str]:
-    """The payload of ``proof``'s envelope and the key id that signed it, once its
+def signed_payload(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> tuple[bytes, str]:
+    """The payload of ``proof``'s envelope (its ``attestation``: a proof's, or any signed
+    answer of a door's) and the key id that signed it, once its
     signature verifies under a key of ``jwks`` it does not revoke; :class:`NotAttested`
     naming the first thing that does not hold."""
     if "attestation" not in proof:
@@ -219,7 +223,7 @@ def signed_issuer(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> str | No
     """The issuer ``proof``'s statement names when its signature holds under ``jwks`` (the
     door whose word it is), else ``None``; nothing else of it is checked here."""
     try:
-        issuer = json.loads(_signed_payload(proof, jwks)[0])["predicate"]["issuer"]
+        issuer = json.loads(signed_payload(proof, jwks)[0])["predicate"]["issuer"]
     except (NotAttested, ValueError, KeyError, TypeError):
         return None
     return issuer if isinstance(issuer, str) else None
@@ -228,7 +232,7 @@ def signed_issuer(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> str | No
 def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
     """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
     :class:`NotAttested` naming the first thing that does not hold."""
-    payload, kid = _signed_payload(proof, jwks)
+    payload, kid = signed_payload(proof, jwks)
     try:
         statement = json.loads(payload)
         predicate = statement["predicate"]
@@ -260,7 +264,7 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
     trial_of = trial if isinstance(trial, str) and trial else None
     trial_number = _trial_number(predicate, trial_of)
     trials_minted = _trials_minted(predicate, trial_number)
-    decisions = check_order(predicate, proof)
+    order = check_order(predicate, proof)
     replay = predicate.get("forward") is False
     if isinstance(jwks, TrustedKeys) and not jwks.vouches_for(issuer):
         raise NotAttested(
@@ -285,7 +289,8 @@ def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Atte
         trial_of=trial_of,
         trial_number=trial_number,
         trials_minted=trials_minted,
-        decisions=decisions,
+        decisions=None if order is None else order.decisions,
+        unconfirmed=() if order is None else order.unconfirmed,
         replay=replay,
     )
 

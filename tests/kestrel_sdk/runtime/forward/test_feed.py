@@ -65,7 +65,8 @@ def test_appends_grow_the_tape_and_chain_every_prefix(runtime: Runtime) -> None:
         first.prefix_root,
     )
     assert (status.frozen, status.unsealed) == (False, False)
-    assert runtime.feed_published(SCENARIO_ID) == [(0, bar_time(0), AT), (1, bar_time(1), AT)]
+    published = runtime.feed_published(SCENARIO_ID)  # the clock read before and after the commit
+    assert published == [(0, bar_time(0), AT, AT), (1, bar_time(1), AT, AT)]
 
 
 def test_the_edge_is_the_count_and_tape_root_of_the_bars_published(
@@ -106,7 +107,7 @@ def test_the_same_bar_twice_is_accepted_once(runtime: Runtime) -> None:
     again = runtime.append_bars(SCENARIO_ID, bars(1, 2), clock=lambda: "2026-12-01T14:33:00Z")
     assert (again.accepted, again.duplicates, again.bars) == (1, 1, 3)
     published = runtime.feed_published(SCENARIO_ID)
-    assert published[1] == (1, bar_time(1), AT)  # its first publication stands
+    assert published[1] == (1, bar_time(1), AT, AT)  # its first publication stands
     # rows written otherwise (no header, CRLF, 100.5 for 100.50) are the same bar
     loose = bar_rows(2).replace("\n", "\r\n").encode()
     assert runtime.append_bars(SCENARIO_ID, loose, clock=lambda: AT).duplicates == 1
@@ -209,8 +210,8 @@ def test_a_declared_prefix_starts_the_chain(tmp_path: Path) -> None:
     added = runtime.append_bars(SCENARIO_ID, bars(3), clock=lambda: AT)
     assert added.prefix_root == prefix_link(3, head.head, bar_rows(3))
     assert runtime.feed_published(SCENARIO_ID)[:4] == [
-        (0, bar_time(0), ""),
-        (1, bar_time(1), ""),
-        (2, bar_time(2), ""),
-        (3, bar_time(3), AT),
+        (0, bar_time(0), "", ""),
+        (1, bar_time(1), "", ""),
+        (2, bar_time(2), "", ""),
+        (3, bar_time(3), AT, AT),
     ]

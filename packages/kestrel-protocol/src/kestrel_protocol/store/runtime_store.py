@@ -212,12 +212,14 @@ class RuntimeStore(Protocol):
       batch (consecutive indexes) in one transaction, committed before it returns; an
       index taken, or a feed frozen, raises
       :class:`~kestrel_protocol.store_feed.FeedConflict` and writes nothing. Each bar's
-      ``published_at`` is ``clock()``, read once, after the batch is checked and
-      written, as the last thing before the commit (no reader saw the batch before,
-      however long it took); the bars given carry none. ``feed_bars(sid, after)``
-      returns the bars with index >= ``after`` in order; ``feed_state`` is ``None``
-      for a scenario the store holds nothing of; ``set_feed_state`` changes only the
-      flags given (frozen, unsealed).
+      ``published_at`` is ``clock()``, read after the batch is checked and written, as
+      the last thing before the commit (no reader saw the batch before, however long it
+      took), and its ``visible_by`` ``clock()`` read again once the commit is done,
+      written in a transaction of its own before ``append_feed`` returns (every reader
+      could see the batch by then; ``""`` until written); the bars given carry neither.
+      ``feed_bars(sid, after)`` returns the bars with index >= ``after`` in order;
+      ``feed_state`` is ``None`` for a scenario the store holds nothing of;
+      ``set_feed_state`` changes only the flags given (frozen, unsealed).
     - ``prune`` removes a closed, graded session's steps (journal rows, pentads,
       lookahead reads, operation tokens) in one transaction and marks it pruned; its row,
       record, head frame, blotter and grade stay, and horizons are never touched (a

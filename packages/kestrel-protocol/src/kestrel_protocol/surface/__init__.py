@@ -79,7 +79,7 @@ from .text import (
     label_problem,
     text_problem,
 )
-from .trials import TRIAL_MARK, TRIALS_PATH, trial_principal
+from .trials import TRIAL_MARK, TRIALS_MINTED_PATH, TRIALS_PATH, trial_principal
 
 __all__ = [
     "ALL_SCOPES",
@@ -109,6 +109,7 @@ __all__ = [
     "TOOLS",
     "TOOL_SCOPE",
     "TOOL_SCOPES",
+    "TRIALS_MINTED_PATH",
     "TRIALS_PATH",
     "TRIAL_MARK",
     "URL_TEXT_MAX",

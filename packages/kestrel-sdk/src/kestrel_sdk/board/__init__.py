@@ -6,6 +6,7 @@ from kestrel_protocol.documents import MAX_DEPTH, MAX_FILE_BYTES
 
 from .baseline import BASELINE, SEALED_ON_DOOR, Baseline, buy_and_hold
 from .build import METHOD, Board, build_board
+from .catalog import BoardCatalog
 from .forward import ForwardWindow, forward_window
 from .gaps import GAP_METHOD, AgentGap, Gaps, PairGap, Twins, memorisation_gaps
 from .html import render_board
@@ -42,6 +43,7 @@ __all__ = [
     "Badge",
     "Baseline",
     "Board",
+    "BoardCatalog",
     "BoardRow",
     "Cell",
     "Entry",

@@ -15,14 +15,14 @@ baseline, and never ranked or credited to anyone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, localcontext
-from pathlib import Path
 from typing import Any
 
 import anyio
 from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+
+from .catalog import BoardCatalog
 
 __all__ = ["BASELINE", "SEALED_ON_DOOR", "Baseline", "buy_and_hold"]
 
@@ -49,14 +49,16 @@ class _SealedHere(Exception):
     """The scenario is sealed on this machine: no face serves where its tape ends."""
 
 
-async def _trade(
-    scenario: str, catalog_paths: Sequence[Path] | None, home: Path | None
-) -> dict[str, Any]:
+async def _trade(scenario: str, catalog: BoardCatalog) -> dict[str, Any]:
     from ..client import create_sdk  # noqa: PLC0415 - the runtime loads only here
     from ..transports import local_transport  # noqa: PLC0415
 
     runtime = local_transport(
-        home=home, principal=BASELINE, store="memory:", catalog_paths=catalog_paths
+        home=catalog.home,
+        principal=BASELINE,
+        store="memory:",
+        catalog_paths=catalog.paths,
+        catalog=catalog.index,
     )
     sdk = create_sdk(runtime)
     async with sdk:
@@ -92,23 +94,20 @@ def buy_and_hold(
     root: str,
     *,
     sealed: bool = False,
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
+    catalog: BoardCatalog | None = None,
 ) -> Baseline:
     """The baseline on the catalog's ``scenario`` (whose root must be ``root``; the
-    catalog of ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s, its shapes
-    remembered in ``home``: ``load_catalog``); none
+    catalog ``catalog``, ``None``: ``KESTREL_CATALOG_PATH``'s); none
     when ``sealed`` (the door that published the board seals it: agents may still be
     trading it, and the baseline's figures are the hidden tape's)."""
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-
     if sealed:
         return Baseline(scenario, root, why=SEALED_ON_DOOR)
-    known = load_catalog(catalog_paths, home=home).get(scenario)
+    catalog = catalog if catalog is not None else BoardCatalog()
+    known = catalog.index.get(scenario)
     if known is None or known.scenario.root != root:
         return Baseline(scenario, root, why="not a scenario of this machine's catalog")
     try:
-        grade = anyio.run(_trade, scenario, catalog_paths, home)
+        grade = anyio.run(_trade, scenario, catalog)
     except _SealedHere:
         why = "sealed in this machine's catalog: its tape's end is not served"
         return Baseline(scenario, root, why=why)

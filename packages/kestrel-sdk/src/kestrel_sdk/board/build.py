@@ -7,15 +7,19 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .baseline import BASELINE, Baseline, buy_and_hold
+from .catalog import BoardCatalog
 from .gaps import Gaps, memorisation_gaps
 from .rank import AgentStanding, ScenarioRanking, rank_board
 from .rows import METRICS, BoardRow, check_entry
 from .sources import Entry, read_entries
 from .stats import Interval, eight_places
 from .trials import TrialsShown, trials_shown
+
+if TYPE_CHECKING:
+    from ..published_tape import PublishedTapes
 
 __all__ = ["METHOD", "Board", "board_of", "build_board", "checked", "figures"]
 
@@ -148,14 +152,17 @@ def build_board(
     the pairs ``reveals`` ((where each came from, its data)) confirm or the logs claim.
     This machine's catalog is the one of ``catalog_paths`` (``kestrel --catalog-path``;
     ``None``: ``KESTREL_CATALOG_PATH``'s)."""
+    from ..published_tape import PublishedTapes  # noqa: PLC0415 - httpx loads only here
+
     entries = read_entries(paths)
+    catalog, tapes = BoardCatalog(catalog_paths, home), PublishedTapes()  # read once a build
     rows = [
         checked(
             entry,
             trusted_keys=trusted_keys,
             require_catalog=require_catalog,
-            catalog_paths=catalog_paths,
-            home=home,
+            catalog=catalog,
+            tapes=tapes,
         )
         for entry in entries
     ]
@@ -164,10 +171,10 @@ def build_board(
         rows,
         metric,
         attested_only=attested_only,
+        trusted_keys=trusted_keys,
         entries=entries,
         reveals=reveals,
-        catalog_paths=catalog_paths,
-        home=home,
+        catalog=catalog,
     )
 
 
@@ -176,29 +183,32 @@ def board_of(
     metric: str,
     *,
     attested_only: bool,
+    trusted_keys: Mapping[str, Any] | None = None,
     entries: Sequence[Entry] = (),
     reveals: Sequence[tuple[str, Any]] = (),
     sealed: Collection[str] = (),
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
+    catalog: BoardCatalog | None = None,
 ) -> Board:
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
     the board), the memorisation gaps (``entries``: the rows' entries, in the same
-    order) and, per parent of attested trial rows, the trials shown and missing."""
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-    from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415
+    order) and, per parent of attested trial rows, the trials shown and missing (with
+    ``trusted_keys``, the keys the rows were checked under, up to the count each parent's
+    door signs now); the catalog is ``catalog``, the rows' (``None``:
+    ``KESTREL_CATALOG_PATH``'s)."""
+    from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415 - the engine loads only here
 
-    lineages = Lineages(load_catalog(catalog_paths, home=home)).keys()  # a tape and its twins: one
+    catalog = catalog if catalog is not None else BoardCatalog()
+    lineages = Lineages(catalog.index).keys()  # a tape and its twins: one
     scenarios, overall = rank_board(rows, metric, attested_only=attested_only, lineages=lineages)
     baselines = {
         (r.scenario, r.root): buy_and_hold(
-            r.scenario, r.root, sealed=r.scenario in sealed, catalog_paths=catalog_paths, home=home
+            r.scenario, r.root, sealed=r.scenario in sealed, catalog=catalog
         )
         for r in scenarios
     }
-    gaps = memorisation_gaps(rows, entries, reveals, catalog_paths, home) if entries else Gaps()
-    trials = trials_shown(rows)  # after ranking: each row credited to its agent
+    gaps = memorisation_gaps(rows, entries, reveals, catalog) if entries else Gaps()
+    trials = trials_shown(rows, trusted_keys)  # after ranking: each row credited to its agent
     return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps, trials)
 
 
@@ -208,19 +218,20 @@ def checked(
     trusted_keys: Mapping[str, Any] | None,
     require_catalog: bool,
     keys_source: bool = True,
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
+    catalog: BoardCatalog | None = None,
+    tapes: PublishedTapes | None = None,
 ) -> BoardRow:
-    """``entry``'s row; a proof that breaks the checker itself is a failed row saying so,
-    never the end of the board (a participant must not be able to stop everyone's)."""
+    """``entry``'s row (:func:`.rows.check_entry`); a proof that breaks the checker
+    itself is a failed row saying so, never the end of the board (a participant must not
+    be able to stop everyone's)."""
     try:
         return check_entry(
             entry,
             trusted_keys=trusted_keys,
             require_catalog=require_catalog,
             keys_source=keys_source,
-            catalog_paths=catalog_paths,
-            home=home,
+            catalog=catalog,
+            tapes=tapes,
         )
     except Exception as exc:  # one bad input is its row: the board goes on
         logger.warning("board: %s could not be checked", entry.source, exc_info=True)

@@ -14,12 +14,11 @@ false``: it is one of those replays.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..forward_edge import embedded_times, member, statement_predicate
+from ..forward_edge import bar_times, embedded_times, member, statement_predicate
+from .catalog import BoardCatalog
 
 __all__ = ["ForwardWindow", "forward_window", "tape_times"]
 
@@ -27,8 +26,9 @@ __all__ = ["ForwardWindow", "forward_window", "tape_times"]
 @dataclass(frozen=True, slots=True)
 class ForwardWindow:
     """A forward run's window: ``first`` (the time of the first bar a forward decision
-    traded into; ``None`` when it made none, or when the proof neither embeds its tape
-    nor names a tape of this catalog that holds that bar), ``last`` (the time of its last bar) and
+    traded into; ``None`` when it made none, or when its tape holding that bar is neither
+    embedded, nor fetched from its door, nor in this catalog), ``last`` (the time of its
+    last bar) and
     ``decisions`` (its submissions into bars published after they were made)."""
 
     first: str | None
@@ -42,34 +42,39 @@ class ForwardWindow:
     def __str__(self) -> str:
         if not self.decisions:
             return f"forward, no forward decision (last bar {self.last or '?'})"
-        first = self.first or "? (the tape is neither embedded nor in this catalog)"
+        first = self.first or (
+            "? (the tape is neither embedded, nor fetched from its door (--trust), "
+            "nor in this catalog)"
+        )
         return f"forward window {first} to {self.last or '?'}, {self.decisions} decision(s)"
 
 
 def tape_times(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
+    data: dict[str, Any], catalog: BoardCatalog, published: str | None = None
 ) -> tuple[str, ...]:
-    """The times of the proof's tape: the embedded one's, else the catalog scenario's of
-    that id and root (verification found one or the other; the catalog of
-    ``catalog_paths``, ``None``: ``KESTREL_CATALOG_PATH``'s)."""
+    """The times of the proof's tape: the embedded one's, else those of ``published``
+    (the tape its door publishes, fetched to verify it: its bars up to the signed edge),
+    else ``catalog``'s scenario of that id and root (verification found one of them; a
+    forward scenario's holds its declared prefix alone)."""
     embedded = embedded_times(data)
     if embedded is not None:
         return embedded
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-
+    if published is not None:
+        return bar_times(published)
     ref = member(data, "scenario")
-    known = load_catalog(catalog_paths, home=home).get(str(ref.get("id")))
+    known = catalog.index.get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return ()
     return tuple(known.tape.times)
 
 
 def forward_window(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
+    data: dict[str, Any], catalog: BoardCatalog | None = None, published: str | None = None
 ) -> ForwardWindow | None:
     """The window of ``data``'s session when its door's statement says it traded a
-    forward tape, else ``None`` (its tape's times from the catalog of ``catalog_paths``
-    when the proof does not embed it)."""
+    forward tape, else ``None`` (when the proof does not embed its tape, its times are
+    those of ``published``, the tape its door publishes as verification fetched it, else
+    ``catalog``'s; ``None``: ``KESTREL_CATALOG_PATH``'s)."""
     predicate = statement_predicate(data)
     if predicate.get("forward") is not True:
         return None
@@ -82,6 +87,6 @@ def forward_window(
     last = member(member(data, "head"), "clock").get("time")
     if not bars:
         return ForwardWindow(None, last if isinstance(last, str) else None, 0)
-    times = tape_times(data, catalog_paths, home)
+    times = tape_times(data, catalog if catalog is not None else BoardCatalog(), published)
     first = times[min(bars)] if 0 <= min(bars) < len(times) else None
     return ForwardWindow(first, last if isinstance(last, str) else None, len(bars))

@@ -29,11 +29,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
-from pathlib import Path
 from typing import Any, Literal
 
 from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
 
+from .catalog import BoardCatalog
 from .rows import BoardRow
 from .sources import Entry
 from .stats import Interval, eight_places, interval
@@ -200,14 +200,14 @@ def memorisation_gaps(
     rows: list[BoardRow],
     entries: Sequence[Entry],
     reveals: Sequence[tuple[str, Any]],
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
+    catalog: BoardCatalog | None = None,
 ) -> Gaps:
     """The gaps of the board's ranked ``rows`` (``entries``: the same order, for the
-    proofs and the pairs Inspect claims; ``reveals``: (where it came from, its data))."""
+    proofs and the pairs Inspect claims; ``reveals``: (where it came from, its data),
+    their sources looked up in ``catalog``, ``None``: ``KESTREL_CATALOG_PATH``'s)."""
     from .twins import revealed_twins  # noqa: PLC0415 - the engine loads only with reveals
 
-    known = revealed_twins(rows, entries, reveals, catalog_paths, home) if reveals else []
+    known = revealed_twins(rows, entries, reveals, catalog or BoardCatalog()) if reveals else []
     for labelled, disguised in _claimed(entries):
         if any(t.labelled == labelled and t.disguised == disguised for t in known):
             continue

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .build import board_of, checked
+from .catalog import BoardCatalog
 from .html import render_board
 from .sources import Entry
 
@@ -104,20 +105,21 @@ def published_board(
 ) -> PublishedBoard:
     """The board of a published document under ``trusted_keys`` (the door's JWKS),
     checked against the catalog of ``catalog_paths`` (``None``: ``KESTREL_CATALOG_PATH``'s)."""
+    from ..published_tape import PublishedTapes  # noqa: PLC0415 - httpx loads only here
+
+    catalog, tapes = BoardCatalog(catalog_paths, home), PublishedTapes()  # read once a build
     rows = [  # the keys' source unnamed: the door's page and a rebuild are the same bytes
         checked(
             e,
             trusted_keys=trusted_keys,
             require_catalog=False,
             keys_source=False,
-            catalog_paths=catalog_paths,
-            home=home,
+            catalog=catalog,
+            tapes=tapes,
         )
         for e in published_entries(document)
     ]
     sealed = published_seals(document)  # a published document: read_entries checked it
-    board = board_of(
-        rows, "sharpe", attested_only=True, sealed=sealed, catalog_paths=catalog_paths, home=home
-    )
+    board = board_of(rows, "sharpe", attested_only=True, sealed=sealed, catalog=catalog)
     table = json.dumps(board.to_json(), indent=2) + "\n"
     return PublishedBoard(render_board(board), table, len(board.failed))

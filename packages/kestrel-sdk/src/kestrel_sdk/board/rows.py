@@ -22,17 +22,20 @@ copied into another agent's folder still credits its principal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kestrel_protocol import KestrelError
 
-from ..forward_edge import edge_mismatch, unconfirmed_tail
+from ..forward_edge import edge_mismatch
+from .catalog import BoardCatalog
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
 from .window import WHOLE_WINDOW, stopped_early, unsigned_edge, window
+
+if TYPE_CHECKING:
+    from ..published_tape import PublishedTapes
 
 __all__ = ["BADGES", "METRICS", "Badge", "BoardRow", "check_entry"]
 
@@ -130,16 +133,12 @@ def _object(data: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _forgery(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None, home: Path | None
-) -> str | None:
+def _forgery(data: dict[str, Any], catalog: BoardCatalog) -> str | None:
     """Why an embedded scenario unknown here is a forgery: it takes the id of a scenario
     of this machine's catalog (whose root it does not have)."""
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-
     ref = _object(data, "scenario")
     scenario_id, root = _text(ref.get("id")), _text(ref.get("root"))
-    known = load_catalog(catalog_paths, home=home).get(scenario_id) if scenario_id else None
+    known = catalog.index.get(scenario_id) if scenario_id else None
     if known is None:
         return None
     return (
@@ -174,14 +173,15 @@ def check_entry(
     trusted_keys: Mapping[str, Any] | None = None,
     require_catalog: bool = False,
     keys_source: bool = True,
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
+    catalog: BoardCatalog | None = None,
+    tapes: PublishedTapes | None = None,
 ) -> BoardRow:
     """The row of ``entry``: its proof verified by replay, its provenance checked and,
     with ``trusted_keys``, the signed statement of a proof that carries one (the row
     names where the keys were trusted from unless ``keys_source`` is False: a door's
     published board is the same bytes whoever spells the door's URL). This machine's
-    catalog is the one of ``catalog_paths`` (``None``: ``KESTREL_CATALOG_PATH``'s)."""
+    catalog is ``catalog`` (``None``: ``KESTREL_CATALOG_PATH``'s); a forward tape a
+    proof does not embed is fetched through ``tapes`` (a build's: once per tape)."""
     row = BoardRow(
         entry.source, entry.named or entry.agent, "failed", entry.problem or "", entry.agent
     )
@@ -192,16 +192,17 @@ def check_entry(
         row.reason = "not a Kestrel proof: expected a JSON object"
         return row
     _claims(row, data)
-    from ..cli.proofs import proof_verification  # noqa: PLC0415 - the CLI loads only here
+    from ..proof_check import check_proof  # noqa: PLC0415 - the engine loads only here
 
+    catalog = catalog if catalog is not None else BoardCatalog()
     signed = "attestation" in data
     try:
-        report = proof_verification(
+        check = check_proof(
             data,
+            catalog.index,
             require_catalog=require_catalog,
             trusted_keys=trusted_keys if signed else None,
-            catalog_paths=catalog_paths,
-            home=home,
+            tapes=tapes,
         )
     except ValueError as exc:
         row.reason = f"not a Kestrel proof: {exc}"
@@ -209,26 +210,25 @@ def check_entry(
     except KestrelError as exc:
         row.reason = f"{exc.code}: {exc.message}"
         return row
+    report = check.report
     if report.provenance is not None:
         row.provenance = report.provenance.source
     if report.mismatch is not None:
         m = report.mismatch
         row.reason = f"verification failed: {m.field}: expected {m.expected}, found {m.found}"
         return row
-    forged = _forgery(data, catalog_paths, home) if row.provenance == "embedded" else None
+    forged = _forgery(data, catalog) if row.provenance == "embedded" else None
     if forged is not None:
         row.reason = forged
         return row
     grade = data["grade"]
     sealed = _sealed(data)
-    row.window = window(data, catalog_paths, home)
-    row.forward = forward_window(data, catalog_paths, home)
-    checked = False  # a door's statement whose signature held (``--trust``)
-    if report.attested_by is not None and trusted_keys is not None:
-        checked = True
-        from ..trust import check_attestation  # noqa: PLC0415 - the cryptography loads only here
-
-        attested = check_attestation(data, trusted_keys)  # it held: whom it names
+    row.window = window(data, catalog)
+    fetched = check.fetched.tape if check.fetched is not None else None  # under --trust
+    row.forward = forward_window(data, catalog, None if fetched is None else fetched.text)
+    attested = check.attested  # the statement held under the trusted keys: whom it names
+    checked = attested is not None  # a door's statement whose signature held (``--trust``)
+    if attested is not None:
         row.issuer = attested.issuer
         row.identity = attested.trial_of or attested.principal
         row.trial_of, row.trial = attested.trial_of, attested.trial_number
@@ -236,7 +236,10 @@ def check_entry(
         row.agent = entry.named or row.identity or row.agent
         shown = report.attested_by
         if not keys_source:  # the signer alone, and what it could not check
-            shown = f"{attested.issuer} (key {attested.kid}){unconfirmed_tail(shown)}"
+            shown = (
+                f"{attested.issuer} (key {attested.kid})"
+                f"{attested.order_unconfirmed()}{check.unconfirmed}"
+            )
         row.attestation = f"attested by {shown}"
         row.attestation += "; sealed" if sealed else "; not sealed"
     elif signed:
@@ -258,9 +261,7 @@ def check_entry(
     unlike = edge_mismatch(data)
     if unlike is not None:
         failed.append(f"{WHOLE_WINDOW} failed: {unlike}")
-    elif stopped is None and unsigned_edge(
-        data, checked=checked, catalog_paths=catalog_paths, home=home
-    ):
+    elif stopped is None and unsigned_edge(data, catalog, checked=checked):
         row.reason += (
             f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "
             "(no door's statement checked with --trust says where it ended)"

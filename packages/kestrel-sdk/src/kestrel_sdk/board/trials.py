@@ -9,17 +9,24 @@ and publish the best proof alone; the board ranks what it is given, but for each
 at least as many trials were minted as the largest signed ``trialsMinted`` (or the
 highest number shown, if larger), and every number up to it that no row shows. It ranks
 nothing differently (a missing run may have crashed). A trial whose statement has no
-number is counted apart; trials minted after the last statement shown was signed cannot
-be seen.
+number is counted apart. Trials minted after the last statement shown was signed are
+seen under trusted keys: the board asks each parent's door (the statements' issuer) how
+many that parent has minted now, a count the door signs (:mod:`..trials_minted`), and
+states the larger; where the door cannot be read, or its answer does not hold, the
+parent's row says so. (A door's published board, the same bytes whoever rebuilds it,
+asks nothing.)
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
+from ..trials_minted import DoorCount, fetch_trials_minted
 from .rows import BoardRow
 
 __all__ = ["TrialsShown", "trials_shown"]
@@ -40,7 +47,8 @@ def _spans(numbers: Sequence[int]) -> str:
 class TrialsShown:
     """One parent's attested trial rows: the agents they are credited to, the trial
     numbers they show, how many show no number and the largest count of trials minted
-    that their statements sign (0: none signs one)."""
+    that their statements sign (0: none signs one); ``door``: what the parent's door
+    signs of its count now (``None``: not asked)."""
 
     issuer: str
     parent: str
@@ -48,12 +56,14 @@ class TrialsShown:
     shown: tuple[int, ...]
     unnumbered: int = 0
     minted: int = 0
+    door: DoorCount | None = None
 
     @property
     def highest(self) -> int:
         """At least this many trials were minted (0: no numbered row): the largest signed
-        ``trialsMinted``, or the highest number shown if larger."""
-        return max(self.minted, *self.shown, 0)
+        ``trialsMinted``, the door's signed count now or the highest number shown."""
+        counted = self.door.minted if self.door is not None else None
+        return max(self.minted, counted or 0, *self.shown, 0)
 
     @property
     def missing(self) -> tuple[int, ...]:
@@ -68,6 +78,8 @@ class TrialsShown:
             said.append(f"{minted} minted at least; {missing}")
         if self.unnumbered:
             said.append(f"{self.unnumbered} trial row(s) without a number")
+        if self.door is not None and self.door.unread is not None:
+            said.append(f"trials minted since unknown: {self.door.unread}")
         return "; ".join(said)
 
     def to_json(self) -> dict[str, Any]:
@@ -78,14 +90,21 @@ class TrialsShown:
             "shown": list(self.shown),
             "mintedAtLeast": self.highest,
             "missing": list(self.missing),
+            **({} if self.door is None else {"doorCount": self.door.minted}),
             "unnumbered": self.unnumbered,
             "said": str(self),
         }
 
 
-def trials_shown(rows: Sequence[BoardRow]) -> list[TrialsShown]:
+def trials_shown(
+    rows: Sequence[BoardRow],
+    trusted_keys: Mapping[str, Any] | None = None,
+    client: httpx.Client | None = None,
+) -> list[TrialsShown]:
     """Per parent (its door and pseudonym), what the rows whose door's statement held and
-    named a trial show (after ranking: each row credited to its agent)."""
+    named a trial show (after ranking: each row credited to its agent); with
+    ``trusted_keys`` (those the rows were checked under), with the count each parent's
+    door signs now (asked through ``client``)."""
     found: dict[tuple[str, str], list[BoardRow]] = defaultdict(list)
     for row in rows:
         if row.issuer is not None and row.trial_of is not None:
@@ -98,6 +117,9 @@ def trials_shown(rows: Sequence[BoardRow]) -> list[TrialsShown]:
             tuple(sorted({row.trial for row in trials if row.trial is not None})),
             sum(1 for row in trials if row.trial is None),
             max((row.minted for row in trials if row.minted is not None), default=0),
+            None
+            if trusted_keys is None
+            else fetch_trials_minted(issuer, parent, trusted_keys, client),
         )
         for (issuer, parent), trials in found.items()
     ]

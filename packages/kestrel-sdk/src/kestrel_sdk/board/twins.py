@@ -5,9 +5,9 @@ on is exactly the transform the reveal names of its source (checked as ``kestrel
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from .catalog import BoardCatalog
 from .gaps import Twins
 from .rows import BoardRow
 from .sources import Entry
@@ -39,17 +39,14 @@ def _one(
     reveal: Any,
     rows: list[BoardRow],
     entries: Sequence[Entry],
-    catalog_paths: Sequence[Path] | None,
-    *,
-    home: Path | None,
+    catalog: BoardCatalog,
 ) -> list[Twins]:
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
     from ..runtime.catalog.reveal import RevealMismatch, check_reveal  # noqa: PLC0415
     from ..runtime.verify import proof_scenario  # noqa: PLC0415
 
     disguised, named = _text(reveal, "scenario"), reveal.get("source")
     source, source_root = _text(named, "id"), _text(named, "root")
-    index = load_catalog(catalog_paths, home=home)
+    index = catalog.index
     original = index.get(source)
     if original is None or original.scenario.root != source_root:
         proofs = _scenarios(rows, entries, source).get(source_root)
@@ -88,15 +85,14 @@ def revealed_twins(
     rows: list[BoardRow],
     entries: Sequence[Entry],
     reveals: Sequence[tuple[str, Any]],
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
+    catalog: BoardCatalog,
 ) -> list[Twins]:
     """The pairs ``reveals`` name ((where each came from, its data)), each confirmed,
     refuted or unconfirmed (nothing on the board to check it against); once each; a
-    source looked up in the catalog of ``catalog_paths``."""
+    source looked up in ``catalog``."""
     found: list[Twins] = []
     for where, reveal in reveals:
-        for twins in _one(where, reveal, rows, entries, catalog_paths, home=home):
+        for twins in _one(where, reveal, rows, entries, catalog):
             same = (twins.labelled, twins.labelled_root, twins.disguised, twins.disguised_root)
             if not any(
                 (t.labelled, t.labelled_root, t.disguised, t.disguised_root) == same for t in found

@@ -14,12 +14,11 @@ and a session that lost that much is ranked with its loss, never dropped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from ..forward_edge import member, signed_edge
+from .catalog import BoardCatalog
 from .forward import tape_times
 
 __all__ = ["WHOLE_WINDOW", "stopped_early", "unsigned_edge", "window"]
@@ -29,39 +28,34 @@ WHOLE_WINDOW = "whole-window"
 """The board's own check: the session traded its scenario's whole window."""
 
 
-def _terms(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None, home: Path | None
-) -> dict[str, Any]:
+def _terms(data: dict[str, Any], catalog: BoardCatalog) -> dict[str, Any]:
     """The proof's scenario terms: the embedded scenario's, else the catalog's scenario of
     that id and root (verification found one or the other)."""
     embedded = member(member(data, "embedded"), "scenario")
     if embedded:
         return embedded
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-
     ref = member(data, "scenario")
-    known = load_catalog(catalog_paths, home=home).get(str(ref.get("id")))
+    known = catalog.index.get(str(ref.get("id")))
     if known is None or known.scenario.root != ref.get("root"):
         return {}
     return known.scenario.to_json()
 
 
-def window(
-    data: dict[str, Any], catalog_paths: Sequence[Path] | None = None, home: Path | None = None
-) -> tuple[int, int] | None:
+def window(data: dict[str, Any], catalog: BoardCatalog | None = None) -> tuple[int, int] | None:
     """The session's last clock bar (the proof's head, the frame replay reproduced) and
     the last bar it could have traded: the scenario's last bar (``clock.bar +
     clock.remaining``, or the scenario's bar count less one where a sealed door's frame
     does not say what remains), or its clock when the runtime stood it down at the
     scenario's ``maxDrawdown`` (its drawdown reached the limit: the window ended there).
-    A scenario the proof does not embed is the catalog's of ``catalog_paths`` (``None``:
+    A scenario the proof does not embed is ``catalog``'s (``None``:
     ``KESTREL_CATALOG_PATH``'s)."""
     head = member(data, "head")
     clock = member(head, "clock")
     bar, remaining = clock.get("bar"), clock.get("remaining")
     if not isinstance(bar, int):
         return None
-    terms = _terms(data, catalog_paths, home)
+    catalog = catalog if catalog is not None else BoardCatalog()
+    terms = _terms(data, catalog)
     limit = member(terms, "account").get("maxDrawdown")
     drawdown = member(head, "account").get("drawdown")
     if isinstance(limit, str) and isinstance(drawdown, str) and Decimal(drawdown) >= Decimal(limit):
@@ -74,17 +68,11 @@ def window(
         if edge is not None:
             bars = edge.bars
         elif isinstance(member(data, "embedded").get("tape"), str):
-            bars = len(tape_times(data, catalog_paths, home))
+            bars = len(tape_times(data, catalog))
     return (bar, bars - 1) if isinstance(bars, int) else None
 
 
-def unsigned_edge(
-    data: dict[str, Any],
-    *,
-    checked: bool,
-    catalog_paths: Sequence[Path] | None = None,
-    home: Path | None = None,
-) -> bool:
+def unsigned_edge(data: dict[str, Any], catalog: BoardCatalog, *, checked: bool) -> bool:
     """Whether the proof is of a forward scenario whose window end is its own word: no
     door's statement whose signature was ``checked`` (``--trust``) says where its tape
     ended (nor the frame what remained); an unchecked statement's edge is the proof's
@@ -92,7 +80,7 @@ def unsigned_edge(
     remaining = member(member(data, "head"), "clock").get("remaining")
     if isinstance(remaining, int) or (checked and signed_edge(data) is not None):
         return False
-    return bool(member(_terms(data, catalog_paths, home), "forward"))  # embedded, or the catalog's
+    return bool(member(_terms(data, catalog), "forward"))  # embedded, or the catalog's
 
 
 def stopped_early(window: tuple[int, int] | None) -> str | None:

@@ -107,8 +107,9 @@ def disguise(  # noqa: PLR0917 - one parameter per click option
     out: Path | None,
     as_json: bool,
 ) -> None:
-    """Make a disguised twin of scenario SRC: fictitious symbols, times moved by secret
-    whole weeks past 2200, prices rescaled by a secret factor, returns kept. It carries
+    """Make a disguised twin of scenario SRC: fictitious symbols, bars laid past 2200 on
+    a calendar of its own (no holiday gaps), prices rescaled by a secret factor, returns
+    kept. It carries
     only a commitment; `kestrel scenario reveal ID` publishes the reveal later."""
     from ..scenarios import (  # noqa: PLC0415 - the CLI starts without it
         check_target,

@@ -16,7 +16,6 @@ import anyio
 import click
 from kestrel_protocol import (
     GradeResult,
-    KestrelError,
     Mismatch,
     Proof,
     ProtocolModel,
@@ -91,45 +90,12 @@ def proof_verification(
     (``UNKNOWN_SCENARIO``) for a scenario neither in the catalog nor embedded, or a
     forward session past the tape held here (saying why none was fetched).
     """
-    from ..published_tape import fetch_published  # noqa: PLC0415 - httpx loads only here
-    from ..runtime.catalog import load_catalog  # noqa: PLC0415 - the engine loads only here
-    from ..runtime.verify import refused, verify_proof  # noqa: PLC0415
-    from ..trust import NotAttested, check_attestation  # noqa: PLC0415
+    from ..proof_check import check_proof  # noqa: PLC0415 - the engine loads only here
+    from ..runtime.catalog import load_catalog  # noqa: PLC0415
 
-    fetched = fetch_published(data, trusted_keys) if trusted_keys is not None else None
-    if fetched is not None and fetched.mismatch is not None:
-        return refused(data, fetched.mismatch)
-    try:
-        report = verify_proof(
-            load_catalog(catalog_paths, home=home),
-            data,
-            fetched.tape if fetched is not None else None,
-        )
-    except KestrelError as exc:
-        if fetched is None or fetched.unconfirmed is None:
-            raise
-        raise KestrelError(exc.code, exc.message + fetched.note(), exc.detail) from None
-    if not report.ok:
-        return report
-    provenance = report.provenance
-    if require_catalog and provenance is not None and provenance.source != "catalog":
-        mismatch = Mismatch(
-            field="scenario",
-            expected="a scenario of this machine's catalog (--require-catalog)",
-            found=provenance.detail,
-        )
-        return report.model_copy(update={"ok": False, "mismatch": mismatch})
-    if trusted_keys is None:
-        if isinstance(data, dict) and "attestation" in data:  # signed, but not checked
-            return report.model_copy(update={"attestation": "unchecked"})
-        return report
-    try:
-        attested = check_attestation(data, trusted_keys)
-    except NotAttested as exc:
-        mismatch = Mismatch(field=exc.field, expected=exc.expected, found=exc.found)
-        return report.model_copy(update={"ok": False, "mismatch": mismatch})
-    note = fetched.note() if fetched is not None else ""
-    return report.model_copy(update={"attested_by": str(attested) + note})
+    catalog = load_catalog(catalog_paths, home=home)
+    checked = check_proof(data, catalog, require_catalog=require_catalog, trusted_keys=trusted_keys)
+    return checked.report
 
 
 def reveal_verification(

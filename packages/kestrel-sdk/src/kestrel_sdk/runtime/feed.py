@@ -8,7 +8,8 @@ time is refused naming the time and what differs), atomic and durable in the sto
 before it is acknowledged. Every bar's prefix root is committed with it (the chain of
 :mod:`.catalog.forward_tape`). The time a bar was published is read from the caller's
 clock (the door's) by the store, in the append's transaction as the last thing before
-its commit: never before the batch was validated and written. The runtime never reads a
+its commit (never before the batch was validated and written), and read again once it
+committed: the bar became visible between the two. The runtime never reads a
 clock itself, and no root holds the time.
 
 Sessions trade at the edge (:mod:`.live`): each process's copy of the tape is a cache
@@ -164,12 +165,24 @@ class Feed:
             self._unsealed = state is not None and state.unsealed
         return self._unsealed
 
-    def published(self) -> list[tuple[int, str, str]]:
-        """``(bar, time, published_at)`` of every bar, the prefix's first (published
-        before the window: ``""``)."""
+    def published(self) -> list[tuple[int, str, str, str]]:
+        """``(bar, time, published_at, visible_by)`` of every bar, the prefix's first
+        (published before the window: ``""`` both). A bar read here before its
+        append wrote ``visible_by`` (just after its commit) is read again for it."""
         self.refresh()
-        prefix = [(index, time, "") for index, time in enumerate(self._prefix_times)]
-        return prefix + [(bar.index, bar.time, bar.published_at) for bar in self._bars]
+        with self._lock:
+            unconfirmed = next((n for n, bar in enumerate(self._bars) if not bar.visible_by), None)
+        if unconfirmed is not None:
+            again = self.store.feed_bars(self.id, after=self._bars[unconfirmed].index)
+            with self._lock:
+                for bar in again:
+                    at = bar.index - self._prefix_bars
+                    if 0 <= at < len(self._bars) and self._bars[at].index == bar.index:
+                        self._bars[at] = bar
+        prefix = [(index, time, "", "") for index, time in enumerate(self._prefix_times)]
+        return prefix + [
+            (bar.index, bar.time, bar.published_at, bar.visible_by) for bar in self._bars
+        ]
 
     def edge(self) -> tuple[int, str]:
         """How many bars the tape holds as published (the prefix's too) and the tape

@@ -198,16 +198,18 @@ class Runtime:
     def append_bars(self, scenario_id: str, data: bytes, *, clock: Callable[[], str]) -> FeedAppend:
         """Publish bars (tape CSV) on a forward scenario's tape, all or none, durable
         before this returns; ``clock`` is the caller's (UTC text), read by the store as
-        the bars become visible: their ``published_at``."""
+        the last thing before the bars become visible and the first after: their
+        ``published_at`` and ``visible_by``."""
         return self._feeds.feed(scenario_id).append(data, clock=clock)
 
     def feed_status(self, scenario_id: str) -> FeedStatus:
         """How far a forward scenario's tape has grown; whether frozen, unsealed."""
         return self._feeds.feed(scenario_id).status()
 
-    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str]]:
-        """``(bar, time, published_at)`` of every bar of a forward tape (the prefix's
-        ``published_at`` is ``""``)."""
+    def feed_published(self, scenario_id: str) -> list[tuple[int, str, str, str]]:
+        """``(bar, time, published_at, visible_by)`` of every bar of a forward tape: the
+        caller's clock read before the commit that made it visible and after it (the
+        prefix's are ``""``)."""
         return self._feeds.feed(scenario_id).published()
 
     def feed_edge(self, scenario_id: str) -> tuple[int, str]:

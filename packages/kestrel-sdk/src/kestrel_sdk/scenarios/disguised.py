@@ -1,7 +1,7 @@
 """``disguise_scenario``: a catalog scenario made from another one, unrecognisable.
 
 The bars are transformed as :mod:`kestrel_sdk.runtime.catalog.disguise` describes
-(fictitious tickers, times moved into 2200-2400 by whole weeks, prices rescaled onto a
+(fictitious tickers, bars laid on a calendar of their own in 2200-2400, prices rescaled onto a
 new tick, volumes scaled, returns kept within one tick's rounding); the terms (account,
 fees, fill, interval, lots) are the source's. The title and description name nothing
 of the source: the description carries only the commitment to (source, transform,
@@ -163,7 +163,9 @@ def disguise_scenario(
         bars=len(parsed), start=parsed.times[0], end=parsed.times[-1], root=parsed.root
     )
     news = (
-        None if source.news is None else disguised_news(source.news, transform, source.news_aliases)
+        None
+        if source.news is None
+        else disguised_news(source.news, transform, source.news_aliases, tape.times)
     )
     news_root = None if news is None else news.root
     return DisguisedScenario(scenario_object(terms, shape, news_root), toml, csv, reveal, news)

@@ -41,6 +41,7 @@ from ..runtime.session_waits import SESSION_WAITS, SessionBusy
 from .offload import threaded
 
 if TYPE_CHECKING:
+    from ..runtime.catalog import CatalogIndex
     from ..runtime.service import Runtime
 
 __all__ = ["LocalTransport", "local_refusal", "local_transport"]
@@ -182,6 +183,7 @@ def local_transport(
     store_detail: bool = True,
     longest_wait_s: float | None = None,
     many_clients: bool = False,
+    catalog: CatalogIndex | None = None,
 ) -> Transport:
     """The runtime in-process; state persists in the store ``store`` names
     (``sqlite:///PATH``, ``postgresql://…``, or ``memory:`` for training loops, sweeps
@@ -206,6 +208,7 @@ def local_transport(
     ``"ID=SERVED_ID"`` serves one only as a renamed copy under the neutral ``SERVED_ID``
     (``kestrel_sdk.runtime.catalog.renamed``). ``longest_wait_s`` bounds every wait for a
     forward tape's bar, whatever a submission asks (a door: within its per-call timeout).
+    ``catalog``: the catalog already loaded from ``catalog_paths`` (not loaded again).
     """
     if runtime is not None:
         own = True if own_artifacts is None else own_artifacts
@@ -226,6 +229,7 @@ def local_transport(
         home,
         catalog_paths,
         gate,
+        catalog=catalog,
         sealed=sealed,
         store=opened,
         max_live_sessions=max_live_sessions,

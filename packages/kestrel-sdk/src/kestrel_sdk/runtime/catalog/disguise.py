@@ -4,9 +4,10 @@ From a source scenario and a secret, :func:`disguise_transform` draws the transf
 and :func:`disguised_tape_csv` applies it:
 
 - each symbol gets a fictitious ticker (four letters, none containing a source symbol);
-- every time moves by the same whole number of weeks, so the first bar falls between
-  2200 and 2400 (a period no model has seen): weekday, time of day and every interval
-  between bars are kept;
+- the first bar moves by a whole number of weeks, to between 2200 and 2400 (a period
+  no model has seen), and the bars are laid on a calendar of the disguise's own
+  (:mod:`.disguise_calendar`: the source's holidays closed up, no month length kept;
+  bar order, each bar's time of day and which bars share a day kept);
 - each symbol's prices are multiplied by a secret factor chosen so that the disguised
   prices lie wholly above or wholly below the source's range (none within 5 % of a
   source price), and rounded to a new tick: a power of ten fine enough for at least
@@ -32,26 +33,27 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from math import gcd
 from typing import Any
 
 from kestrel_protocol import decimal_context
 
+from .disguise_calendar import DisguiseCalendar, open_day_calendar, week_calendar
 from .instrument_terms import tick_scale
 from .model import Tape
 from .tape_format import HEADER
 from .volumes import volume_text
 
 __all__ = [
+    "OPEN_DAYS",
     "DisguiseTransform",
     "SymbolDisguise",
     "disguise_transform",
     "disguised_tape_csv",
     "disguised_volume",
     "scaled_price",
-    "shifted_time",
 ]
 
 _EPOCH = date(2200, 1, 1)
@@ -62,6 +64,9 @@ _LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
 _VOWELS = "AEIOUY"
 _DECIMAL = decimal_context()
 _SIX = decimal_context(6)
+OPEN_DAYS = "open-days"
+"""The calendar a disguise's bars are laid on (its reveal's ``calendar``); a reveal
+naming none is of a disguise made before (issue 48), moved by whole weeks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,28 +94,41 @@ class SymbolDisguise:
 
 @dataclass(frozen=True, slots=True)
 class DisguiseTransform:
-    """The whole transform: the week shift, the volume factor and each symbol's part."""
+    """The whole transform: the first bar's week shift, the volume factor, each symbol's
+    part, and the calendar the bars are laid on (``None``: moved by whole weeks, as a
+    disguise made before open days was; then not in its JSON)."""
 
     weeks: int
     volume_factor: str
     symbols: tuple[SymbolDisguise, ...]
+    calendar: str | None = OPEN_DAYS
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        made: dict[str, Any] = {
             "weeks": self.weeks,
             "volumeFactor": self.volume_factor,
             "symbols": [item.to_json() for item in self.symbols],
         }
+        if self.calendar is not None:
+            made["calendar"] = self.calendar
+        return made
+
+    def calendar_of(self, times: Sequence[str]) -> DisguiseCalendar:
+        """Where the source's bar ``times`` are laid (and any time between them)."""
+        if self.calendar == OPEN_DAYS:
+            return open_day_calendar(times, self.weeks)
+        return week_calendar(times, self.weeks)
 
     def renamed(self) -> dict[str, str]:
         return {item.symbol: item.disguised for item in self.symbols}
 
-    def with_ticks(
-        self, ticks: Mapping[str, str], volume_ticks: Mapping[str, str]
+    def with_rules(
+        self, ticks: Mapping[str, str], volume_ticks: Mapping[str, str], calendar: object
     ) -> DisguiseTransform:
         """The transform with the price and volume ticks these name by disguised symbol
-        (each a decimal above 0; others are ignored): a disguise made under an earlier
-        tick rule (its reveal says which) is the same transform otherwise."""
+        (each a decimal above 0; others are ignored) and its bars laid on ``calendar``
+        (:data:`OPEN_DAYS`, else by whole weeks): a disguise made under an earlier rule
+        (its reveal says which) is the same transform otherwise."""
         parts = tuple(
             replace(
                 part,
@@ -119,7 +137,7 @@ class DisguiseTransform:
             )
             for part in self.symbols
         )
-        return replace(self, symbols=parts)
+        return replace(self, symbols=parts, calendar=OPEN_DAYS if calendar == OPEN_DAYS else None)
 
 
 def _draw(secret: bytes, tape_root: str, label: str) -> int:
@@ -253,12 +271,6 @@ def scaled_price(units: int, scale: int, factor: Decimal, tick: str) -> int:
     return (2 * numerator + divisor) // (2 * divisor) * step
 
 
-def shifted_time(time: str, weeks: int) -> str:
-    """``time`` moved by ``weeks`` whole weeks."""
-    moved = datetime.strptime(time, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    return (moved + timedelta(weeks=weeks)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _text(units: int, places: int) -> str:
     whole, frac = divmod(units, 10**places)
     return f"{whole}.{frac:0{places}d}" if places else str(whole)
@@ -271,8 +283,7 @@ def disguised_tape_csv(tape: Tape, transform: DisguiseTransform, scale: int) -> 
     parts: Mapping[str, SymbolDisguise] = {item.symbol: item for item in transform.symbols}
     order = sorted(tape.symbols, key=lambda symbol: parts[symbol].disguised)
     rows: list[str] = [HEADER, "\n"]
-    for index, time in enumerate(tape.times):
-        moved = shifted_time(time, transform.weeks)
+    for index, moved in enumerate(transform.calendar_of(tape.times).bar_times()):
         for symbol in order:
             part = parts[symbol]
             factor = Decimal(part.factor)

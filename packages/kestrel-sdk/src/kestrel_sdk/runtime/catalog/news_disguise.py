@@ -1,30 +1,31 @@
 """A disguise's news: the source's items moved with its bars and renamed with its symbols.
 
-Each item's time moves by the transform's whole weeks (as every bar's does), its symbol
-becomes the symbol's fictitious ticker, and in its headline and body every name the
-source's ``news_aliases`` lists for a symbol, and the symbol itself, is replaced by that
-ticker (whole words, any letter case, longest names first: "Acme Corporation" before
-"Acme"). Other text is the source's, so :func:`news_tells` finds what in it would date
-the disguise or tell its price level, for the disguise to refuse: a year from ten before
-the source's first bar to the one after its last ("Q4 2021 results", "FY21", "Q3 '21"),
-a day of the year ("reported on March 3", "on 3/3/21", "into Christmas": the weekday is
-kept, so it tells which years), a day of the month after "on", "by" or a weekday ("on
-the 14th", "Thursday the 14th": with the weekday kept, it narrows the years), a price
+Each item's time moves as the bars do (:mod:`.disguise_calendar`: between the same two
+bars, visible at the same clocks), its symbol becomes the symbol's fictitious ticker,
+and in its headline and body every name the source's ``news_aliases`` lists for a
+symbol, and the symbol itself, is replaced by that ticker (whole words, any letter case,
+longest names first: "Acme Corporation" before "Acme"). Other text is the source's, so
+:func:`news_tells` finds what in it would date the disguise or tell its price level, for
+the disguise to refuse: a year from ten before the source's first bar to the one after
+its last ("Q4 2021 results", "FY21", "Q3 '21"), a day of the year ("reported on March
+3", "on 3/3/21", "into Christmas": with the weekday, it tells which years), a day of the
+month after "on", "by" or a weekday ("on the 14th", "Thursday the 14th": it narrows
+them), a month ("sales in March": the item's date is the disguise's, laid on a calendar
+of its own, so a month named beside it tells where in the year the source is), a price
 (a number with decimals, a point or a comma, or a currency sign, not a percentage,
 whatever letters touch it: "EUR104.50", "104,50 €") within 5 % of the source's range,
-or a price move in money
-("fell $4.50", "up 3.25 points", "lost 45 cents": divided into the disguised bar's move,
-it gives the secret factor, and with it every source price).
+or a price move in money ("fell $4.50", "up 3.25 points", "lost 45 cents": divided into
+the disguised bar's move, it gives the secret factor, and with it every source price).
 A name no ``news_aliases`` lists (a company, a person) cannot be found and is shown.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from .disguise import DisguiseTransform, shifted_time
+from .disguise import DisguiseTransform
 from .model import Tape
 from .news import News, NewsItem, news_of_items
 
@@ -48,14 +49,16 @@ _HOLIDAY = re.compile(
     r"|Valentine'?s Day|Ides of March)(?!\w)",
     re.IGNORECASE,
 )
-_MONTH = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November"
-    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?"
+_FULL_MONTHS = (
+    r"January|February|March|April|May|June|July|August|September|October|November|December"
 )
+_SHORT_MONTHS = r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec"
+_MONTH = rf"(?:{_FULL_MONTHS}|{_SHORT_MONTHS})\.?"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _MONTH_DAY = re.compile(
     rf"(?<![\w.])(?:{_MONTH}\s+{_DAY}(?![\d%]|[.,]\d)|{_DAY}\s+(?:of\s+)?{_MONTH}(?!\w))"
 )
+_MONTH_NAME = re.compile(rf"(?<![\w.])(?:{_FULL_MONTHS}|(?:{_SHORT_MONTHS})\.?)(?!\w)")
 _WEEKDAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?"
 _ORDINAL_DAY = re.compile(
     rf"(?<!\w)(?:(?:on|by|until|till|since|from|before|after|through|around)\s+"
@@ -89,9 +92,14 @@ def _renamer(names: Mapping[str, str]) -> re.Pattern[str]:
 
 
 def disguised_news(
-    news: News, transform: DisguiseTransform, aliases: Mapping[str, tuple[str, ...]]
+    news: News,
+    transform: DisguiseTransform,
+    aliases: Mapping[str, tuple[str, ...]],
+    times: Sequence[str],
 ) -> News:
-    """The items of ``news`` as the disguise of ``transform`` shows them."""
+    """The items of ``news`` as the disguise of ``transform`` shows them (``times``: the
+    source's bar times)."""
+    calendar = transform.calendar_of(times)
     renamed = transform.renamed()
     names: dict[str, str] = {}
     for symbol, ticker in renamed.items():
@@ -105,7 +113,7 @@ def disguised_news(
     return news_of_items(
         NewsItem(
             "",
-            shifted_time(item.time, transform.weeks),
+            calendar.time(item.time),
             None if item.symbol is None else renamed[item.symbol],
             rename(item.headline),
             rename(item.body),
@@ -116,7 +124,8 @@ def disguised_news(
 
 def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]) -> str | None:
     """The first words of ``text`` naming a year from ten before the first of ``years``
-    to the one after the last, a day of the year ("March 3", "3rd of Mar."), or a price
+    to the one after the last, a day of the year ("March 3", "3rd of Mar."), a day of
+    the month ("on the 14th"), a month ("in March"), a price move in money, or a price
     within 5 % of ``prices`` (the lowest and highest of ``tape``), and why."""
     near = f"a year near the source's bars ({years[0]} to {years[1]})"
     for year in _YEAR.finditer(text):
@@ -138,6 +147,9 @@ def _tell(text: str, years: tuple[int, int], tape: Tape, prices: tuple[int, int]
     ordinal = _ORDINAL_DAY.search(text)
     if ordinal is not None:
         return f"{ordinal.group(0)!r}, a day of the month (with its weekday, it narrows the years)"
+    month = _MONTH_NAME.search(text)
+    if month is not None:  # the item's date is the disguise's: the month is the source's
+        return f"{month.group(0)!r}, a month (beside the disguised date, it tells the source's)"
     low = Fraction(prices[0], 10**tape.scale) / _MARGIN
     high = Fraction(prices[1], 10**tape.scale) * _MARGIN
     move = _MOVE.search(text)

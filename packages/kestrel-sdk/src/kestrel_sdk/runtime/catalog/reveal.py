@@ -19,11 +19,11 @@ from typing import Any
 from kestrel_protocol import Scenario, canonical_json, root_of_bytes
 
 from .disguise import (
+    OPEN_DAYS,
     DisguiseTransform,
     disguise_transform,
     disguised_volume,
     scaled_price,
-    shifted_time,
 )
 from .instrument_terms import tick_scale
 from .model import LoadedScenario
@@ -113,8 +113,10 @@ def rebuilt_transform(
 ) -> DisguiseTransform:
     """The transform of ``disguised`` rebuilt from its ``secret``: its price ticks are
     its instruments', its volume steps the rule's where every volume is on them, else
-    one unit (a disguise made before volume steps; :func:`check_reveal` checks every
-    bar either way)."""
+    one unit (a disguise made before volume steps), its calendar the one its commitment
+    names (else open days, unless its bars are the source's moved by whole weeks, as a
+    disguise made before open days was; :func:`check_reveal` checks every bar either
+    way)."""
     made = disguise_transform(source.tape, secret)
     ticks = {item.symbol: item.tick for item in disguised.scenario.instruments}
     scale = disguised.tape.volume_scale
@@ -128,7 +130,17 @@ def rebuilt_transform(
         for part in made.symbols
         if part.disguised in disguised.tape.columns
     }
-    return made.with_ticks(ticks, volume_ticks)
+    on_open_days, by_weeks = (
+        made.with_rules(ticks, volume_ticks, calendar) for calendar in (OPEN_DAYS, None)
+    )
+    commitment = scenario_commitment(disguised.scenario)
+    for rebuilt in (on_open_days, by_weeks):  # one calendar may lay the bars as the other
+        if reveal_object(disguised.id, source.scenario, rebuilt, secret)["commitment"] == (
+            commitment
+        ):
+            return rebuilt
+    weekly = by_weeks.calendar_of(source.tape.times).bar_times()
+    return by_weeks if list(disguised.tape.times) == weekly else on_open_days
 
 
 def _ticks(reveal: dict[str, Any], name: str, absent: str | None) -> dict[str, Any]:
@@ -160,12 +172,20 @@ def check_reveal(disguised: LoadedScenario, reveal: Any, source: LoadedScenario)
     for key, value in source_ref(source.scenario).items():
         _same(f"source.{key}", named.get(key), value)
     made = disguise_transform(source.tape, _secret(reveal))
-    transform = made.with_ticks(_ticks(reveal, "tick", None), _ticks(reveal, "volumeTick", "1"))
+    transform = made.with_rules(
+        _ticks(reveal, "tick", None),
+        _ticks(reveal, "volumeTick", "1"),
+        reveal["transform"].get("calendar") if isinstance(reveal.get("transform"), dict) else None,
+    )
     _same("transform", canonical_json(transform.to_json()), canonical_json(reveal.get("transform")))
     _check_terms(disguised.scenario, source.scenario, transform)
     _check_bars(disguised, source, transform)
     news = source.news
-    moved = None if news is None else disguised_news(news, transform, source.news_aliases).root
+    moved = (
+        None
+        if news is None
+        else disguised_news(news, transform, source.news_aliases, source.tape.times).root
+    )
     _same("newsRoot", moved, disguised.scenario.news_root)
 
 
@@ -186,8 +206,7 @@ def _check_bars(
 ) -> None:
     tape, original = disguised.tape, source.tape
     volume = Decimal(transform.volume_factor)
-    for index, time in enumerate(original.times):
-        moved = shifted_time(time, transform.weeks)
+    for index, moved in enumerate(transform.calendar_of(original.times).bar_times()):
         _same(f"bar {index}: time", moved, tape.times[index])
         for part in transform.symbols:
             src, got = original.columns[part.symbol], tape.columns[part.disguised]

@@ -2,7 +2,8 @@
 of each scenario in index order and its window's flags, under the store's lock, with
 the contract the SQL adapters keep (a batch all or none; a taken index or a frozen feed
 is :class:`FeedConflict`, nothing written; the batch stamped with its clock under the
-lock that every reader takes, so as it becomes visible).
+lock that every reader takes, the last thing before it becomes visible, and again once
+that lock is let go: ``visible_by``).
 
 Each append also notifies :attr:`MemoryFeeds.published` (a condition on the store's
 lock), so that a waiter in the same process wakes when a bar is published rather than
@@ -37,6 +38,18 @@ class MemoryFeeds:
             return held[bisect_left(held, after, key=_index) :]
 
     def append_feed(self, scenario_id: str, bars: list[FeedBar], clock: Callable[[], str]) -> None:
+        self._publish(scenario_id, bars, clock)
+        if not bars:
+            return
+        visible_by = clock()  # the lock let go: every reader can see the batch by now
+        with self._feed_lock:
+            held = self._feed_bars.get(scenario_id, [])
+            for bar in bars:
+                at = bisect_left(held, bar.index, key=_index)
+                if at < len(held) and held[at].index == bar.index:  # not forgotten meanwhile
+                    held[at] = replace(held[at], visible_by=visible_by)
+
+    def _publish(self, scenario_id: str, bars: list[FeedBar], clock: Callable[[], str]) -> None:
         with self._feed_lock:
             if self._feed_flags.get(scenario_id, (False, False))[0]:
                 raise FeedConflict(f"the feed of {scenario_id} is frozen")
@@ -46,7 +59,7 @@ class MemoryFeeds:
                 raise FeedConflict(f"a bar of {scenario_id} was published meanwhile")
             last = held[-1].index if held else -1
             at = clock()
-            held.extend(replace(bar, published_at=at) for bar in bars)
+            held.extend(replace(bar, published_at=at, visible_by="") for bar in bars)
             if indexes != sorted(indexes) or indexes[:1] < [last]:
                 held.sort(key=_index)  # a batch before a bar held (the runtime's never is)
             self._feed_flags.setdefault(scenario_id, (False, False))

@@ -54,12 +54,13 @@ from .sql import (
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresStore"]
 
-SCHEMA_VERSION = "6"
-"""6: each session keeps its lineage, each journal row the clock bar its step reached; a
-database of 5 (without them), 4 (horizon rows keyed by scenario ids, not lineage tags) or
-3 (before each session kept whether it was counted on its principal's horizon row) is
-upgraded in place when a store first opens it (:data:`UPGRADES`)."""
-UPGRADES: Final = {str(3 + since): upgrade(POSTGRES, since) for since in range(3)}
+SCHEMA_VERSION = "7"
+"""7: each bar of a forward tape keeps the clock read after its append committed
+(``visible_by``); a database of 6 (without it), 5 (nor each session its lineage, each
+journal row the clock bar its step reached), 4 (horizon rows keyed by scenario ids, not
+lineage tags) or 3 (before each session kept whether it was counted on its principal's
+horizon row) is upgraded in place when a store first opens it (:data:`UPGRADES`)."""
+UPGRADES: Final = {str(3 + since): upgrade(POSTGRES, since) for since in range(4)}
 
 _SCHEMA: Final = create_statements(RUNTIME_TABLES, POSTGRES, PREFIXES[POSTGRES.name])
 

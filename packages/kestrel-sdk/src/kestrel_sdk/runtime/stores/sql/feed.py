@@ -6,7 +6,9 @@ An append is one transaction: it takes its feed's row (``{for_update}``; SQLite'
 batch, keyed ``(scenario, bar)``: an index another process took first fails the insert,
 and nothing of the batch is written (:class:`FeedConflict`). Only then is the caller's
 clock read, and the batch stamped with it in one statement, the last before the commit
-that makes it visible. On PostgreSQL the same
+that makes it visible (``published_at``); once committed, the clock is read again and
+written in a transaction of its own (``visible_by``): every bar of the batch became
+visible between the two. On PostgreSQL the same
 transaction notifies the store's feed channel (:meth:`SqlFeeds._announce`), delivered when
 it commits, so that waiting processes wake at once; so does a freeze (a wait for a bar of
 a frozen tape is over).
@@ -35,12 +37,15 @@ class SqlFeeds(SqlAdapter):
         """The scenario's published bars with index >= ``after``, in order."""
         with self._connection() as conn:
             rows = conn.execute(self.sql.feed_bars, (scenario_id, after)).fetchall()
-        return [FeedBar(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
+        return [FeedBar(int(r[0]), *(str(value) for value in r[1:6])) for r in rows]
 
     def append_feed(self, scenario_id: str, bars: list[FeedBar], clock: Callable[[], str]) -> None:
         """Publish ``bars`` (consecutive indexes), all or none, committed before this
-        returns, stamped ``clock()`` as the last thing before the commit."""
+        returns, stamped ``clock()`` as the last thing before the commit and again as the
+        first thing after it."""
         sql = self.sql
+        indexes = [bar.index for bar in bars]
+        span = (scenario_id, min(indexes, default=0), max(indexes, default=-1))
         try:
             with self._transaction() as conn:
                 conn.execute(sql.open_feed, (scenario_id,))
@@ -52,10 +57,13 @@ class SqlFeeds(SqlAdapter):
                     conn.execute(sql.append_feed, (*values, ""))
                 self._announce(conn, scenario_id)  # delivered with the commit
                 if bars:
-                    span = (bars[0].index, bars[-1].index)
-                    conn.execute(sql.stamp_feed, (clock(), scenario_id, min(span), max(span)))
+                    conn.execute(sql.stamp_feed, (clock(), *span))
         except self.duplicate:
             raise FeedConflict(f"a bar of {scenario_id} was published meanwhile") from None
+        if bars:
+            visible_by = clock()  # committed: every reader can see the batch by now
+            with self._transaction() as conn:
+                conn.execute(sql.confirm_feed, (visible_by, *span))
 
     def _announce(self, conn: Connection, scenario_id: str) -> None:
         """Tell other processes, with the append's commit, that the scenario's tape grew

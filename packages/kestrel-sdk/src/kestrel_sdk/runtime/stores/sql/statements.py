@@ -20,7 +20,7 @@ from typing import Final
 from kestrel_protocol.sql import render_all
 
 from .dialect import PREFIXES, TABLES, Dialect
-from .tables import JOURNAL, SESSIONS, UNKEYED_HORIZONS
+from .tables import FEED_BARS, JOURNAL, SESSIONS, UNKEYED_HORIZONS
 
 __all__ = ["Statements", "upgrade"]
 
@@ -246,7 +246,8 @@ class Statements:
     # forward tapes: appended bars keyed (scenario, bar) and each feed's window state;
     # an append locks its feed's row (the freeze waits for it, or it sees the freeze)
     feed_bars: str = (
-        "SELECT bar, bar_time, bar_rows, prefix_root, published_at FROM {feed_bars}"
+        "SELECT bar, bar_time, bar_rows, prefix_root, published_at, coalesce(visible_by, '')"
+        " FROM {feed_bars}"
         " WHERE scenario = ? AND bar >= ? ORDER BY bar"
     )
     last_feed_bar: str = (
@@ -259,6 +260,9 @@ class Statements:
     )
     stamp_feed: str = (
         "UPDATE {feed_bars} SET published_at = ? WHERE scenario = ? AND bar BETWEEN ? AND ?"
+    )
+    confirm_feed: str = (
+        "UPDATE {feed_bars} SET visible_by = ? WHERE scenario = ? AND bar BETWEEN ? AND ?"
     )
     lock_feed: str = "SELECT frozen, unsealed FROM {feeds} WHERE scenario = ?{for_update}"
     feed_state: str = "SELECT frozen, unsealed FROM {feeds} WHERE scenario = ?"
@@ -278,10 +282,13 @@ class Statements:
 
 
 def upgrade(dialect: Dialect, since: int) -> list[str]:
-    """The statements upgrading, in place, a store of the schema before sessions kept
-    their lineage and journal rows their clock bar (``since`` 2: SQLite's 9, PostgreSQL's
-    5), before horizons were keyed by lineage tags too (1: SQLite's 8, PostgreSQL's 4) or
-    before each session kept whether it was counted too (0: SQLite's 7, PostgreSQL's 3).
+    """The statements upgrading, in place, a store of the schema before a forward tape's
+    bars kept the clock read after their append committed (``since`` 3: SQLite's 10,
+    PostgreSQL's 6: the column, NULL in the rows kept, which say only ``published_at``),
+    before sessions kept their lineage and journal rows their clock bar too (2: SQLite's
+    9, PostgreSQL's 5), before horizons were keyed by lineage tags too (1: SQLite's 8,
+    PostgreSQL's 4) or before each session kept whether it was counted too (0: SQLite's
+    7, PostgreSQL's 3).
     Without the flag: the column, and every session counted but one still open and never
     stepped, whose opening may have been killed before it counted it (the opening's own
     repair decides: ``RuntimeStore.count_session`` with ``short``). Then every horizon
@@ -299,9 +306,10 @@ def upgrade(dialect: Dialect, since: int) -> list[str]:
         statements += [SESSIONS.add_column("counted", dialect, prefix), sql.counted_before]
     if since < 2:
         statements += [*UNKEYED_HORIZONS.create(dialect, prefix), sql.set_apart, sql.keyed_apart]
-    return [
-        *statements,
-        SESSIONS.add_column("lineage", dialect, prefix),
-        JOURNAL.add_column("bar", dialect, prefix),
-        sql.sessions_apart,
-    ]
+    if since < 3:
+        statements += [
+            SESSIONS.add_column("lineage", dialect, prefix),
+            JOURNAL.add_column("bar", dialect, prefix),
+            sql.sessions_apart,
+        ]
+    return [*statements, FEED_BARS.add_column("visible_by", dialect, prefix)]

@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Index, Table
 
-__all__ = ["HORIZONS", "JOURNAL", "RUNTIME_TABLES", "SESSIONS", "UNKEYED_HORIZONS"]
+__all__ = ["FEED_BARS", "HORIZONS", "JOURNAL", "RUNTIME_TABLES", "SESSIONS", "UNKEYED_HORIZONS"]
 
 ARTIFACTS: Final = Table(
     "artifacts",
@@ -116,6 +116,9 @@ FEED_BARS: Final = Table(  # a forward tape's published bars
         Column("bar_rows", "text"),  # its canonical tape rows, every symbol, LF-ended
         Column("prefix_root", "text"),  # the root of the tape's prefix ending with it
         Column("published_at", "text"),  # UTC, the publisher's clock: in no object or root
+        # its clock read again once the append committed (the bar was visible by then);
+        # NULL until written, and in rows a store from before it kept it wrote
+        Column("visible_by", "text", null=True),
     ),
     key=("scenario", "bar"),
     without_rowid=True,

@@ -49,13 +49,15 @@ __all__ = [
     "open_database",
 ]
 
-SCHEMA_VERSION = "10"
-"""10: each session keeps its lineage, each journal row the clock bar its step reached;
-9 (without them), 8 (horizon rows keyed by scenario ids, not lineage tags) and 7 (before
-each session kept whether it was counted on its principal's horizon row; the journal
-keyed (session, seq) as PostgreSQL's is, and no step files, as 6 had) are upgraded in
-place when opened (:data:`UPGRADES`)."""
-UPGRADES = {str(7 + since): upgrade(SQLITE, since) for since in range(3)}
+SCHEMA_VERSION = "11"
+"""11: each bar of a forward tape keeps the clock read after its append committed
+(``visible_by``); 10 (without it: its bars keep ``published_at`` alone), 9 (nor each
+session its lineage, each journal row the clock bar its step reached), 8 (horizon rows
+keyed by scenario ids, not lineage tags) and 7 (before each session kept whether it was
+counted on its principal's horizon row; the journal keyed (session, seq) as PostgreSQL's
+is, and no step files, as 6 had) are upgraded in place when opened
+(:data:`UPGRADES`)."""
+UPGRADES = {str(7 + since): upgrade(SQLITE, since) for since in range(4)}
 """Per schema upgraded in place: the statements that make it :data:`SCHEMA_VERSION`."""
 CHECKPOINT_EVERY = 1000
 """Holds of the store's connection between background checkpoints (a step is one: its

@@ -1,0 +1,107 @@
+"""How many trials a parent has minted, as its door says now, for a board under trust.
+
+A trial's statement signs how many trials its parent had minted when the door signed it
+(``trialsMinted``); trials minted after the last statement a board is shown could not
+be seen. So, under trusted keys, a board asks the door each trial statement names
+(its issuer, as :mod:`.published_tape` finds a forward tape's door) for the parent's
+count now (:data:`~kestrel_protocol.surface.TRIALS_MINTED_PATH`, public): the answer
+holds only when the door's signed statement of it verifies under the same keys and
+names that door and that parent (:func:`fetch_trials_minted`). Where it cannot be read
+or does not hold, the result says why, and the board says it on the parent's row:
+never a silent pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import httpx
+from kestrel_protocol import (
+    STATEMENT_TYPE,
+    TRIALS_PREDICATE_TYPE,
+    canonical_json,
+    root_of_bytes,
+)
+from kestrel_protocol.documents import parse_json
+from kestrel_protocol.surface import TRIALS_MINTED_PATH
+
+from .attested import NotAttested, statement_text
+from .trust import signed_payload
+
+__all__ = ["DoorCount", "fetch_trials_minted"]
+
+
+@dataclass(frozen=True, slots=True)
+class DoorCount:
+    """What a parent's door says of its trials minted: ``minted`` (its signed count now),
+    or ``unread`` (why no count holds)."""
+
+    minted: int | None = None
+    unread: str | None = None
+
+
+def _checked(answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str) -> int:
+    """The count ``answer`` signs for ``trial_of`` at ``issuer``; :class:`NotAttested`
+    naming the first thing that does not hold."""
+    if not isinstance(answer, dict):
+        raise NotAttested("answer", "a JSON object", type(answer).__name__)
+    payload, _ = signed_payload(answer, jwks)
+    try:
+        statement = json.loads(payload)
+        predicate = statement["predicate"]
+        digest = statement["subject"][0]["digest"]["sha256"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise NotAttested("attestation.payload", "an in-toto statement", "something else") from None
+    if (statement.get("_type"), statement.get("predicateType")) != (
+        STATEMENT_TYPE,
+        TRIALS_PREDICATE_TYPE,
+    ):
+        found = statement_text(statement.get("predicateType"))
+        raise NotAttested("statement.predicateType", TRIALS_PREDICATE_TYPE, found)
+    minted = predicate.get("trialsMinted")
+    if not isinstance(minted, int) or isinstance(minted, bool) or minted < 0:
+        found = statement_text(minted)
+        raise NotAttested("statement.predicate.trialsMinted", "a whole number", found)
+    facts = {"trialOf": predicate.get("trialOf"), "trialsMinted": minted}
+    if root_of_bytes(canonical_json(facts)) != f"sha256:{digest}":
+        raise NotAttested("statement.subject", "the digest of trialOf and trialsMinted", digest)
+    for field, expected in (("trialOf", trial_of), ("issuer", issuer.rstrip("/"))):
+        if predicate.get(field) != expected:
+            found = statement_text(predicate.get(field))
+            raise NotAttested(f"statement.predicate.{field}", expected, found)
+    if answer.get("trialsMinted") != minted:
+        found = statement_text(answer.get("trialsMinted"))
+        raise NotAttested("trialsMinted", f"{minted} (signed)", found)
+    return minted
+
+
+def fetch_trials_minted(
+    issuer: str, trial_of: str, jwks: Mapping[str, Any], client: httpx.Client | None = None
+) -> DoorCount:
+    """How many trials the principal whose pseudonym is ``trial_of`` has minted, as the
+    door at ``issuer`` signs it now under ``jwks``; else why that cannot be said."""
+    parts = urlsplit(issuer)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return DoorCount(unread=f"the statements' issuer {issuer} is no door to ask")
+    path = TRIALS_MINTED_PATH.format(trial_of=quote(trial_of, safe=""))
+    url = issuer.rstrip("/") + path
+    http = client if client is not None else httpx.Client(timeout=10.0)
+    try:
+        response = http.get(url)
+    except httpx.HTTPError as exc:
+        return DoorCount(unread=f"cannot fetch {url}: {exc}")
+    finally:
+        if client is None:
+            http.close()
+    if response.status_code != 200:
+        return DoorCount(unread=f"{url} answered {response.status_code}")
+    try:
+        return DoorCount(minted=_checked(parse_json(response.content), jwks, issuer, trial_of))
+    except ValueError:
+        return DoorCount(unread=f"{url} answered no JSON")
+    except NotAttested as exc:
+        return DoorCount(unread=f"{url} is not attested: {exc}")
