@@ -6,7 +6,7 @@ under ``CI=true`` the same miss fails the test, so CI proves every peer-backed t
 
 Node 22 and the npm peers (MCP Inspector, MCP conformance suite) live in the cache that
 ``.ci/install-node.sh`` fills: ``$KESTREL_NODE_CACHE``, default ``~/.cache/kestrel-node``.
-Read once at import, before tests/conftest.py points HOME at a per-test temp dir.
+Read once at import, before tests/conftest.py points HOME at a home of the suite's own.
 """
 
 from __future__ import annotations

@@ -18,13 +18,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.started_home import STARTED_HOME
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "packages" / "kestrel-protocol"
 UV = shutil.which("uv")
-# Read before any test runs: the autouse fixture points HOME (and so uv's default cache)
-# at an empty temp dir.
+# The operator's (tests/conftest.py points HOME, and so uv's default cache, at an empty
+# temp dir).
 UV_CACHE = (
-    subprocess.run([UV, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(
+        [UV, "cache", "dir"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "HOME": STARTED_HOME},
+    ).stdout.strip()
     if UV
     else ""
 )

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from kestrel_protocol import KestrelError, canonical_json, root_of
 from kestrel_protocol.store import Horizon, JournalConflict, SessionRow
+from kestrel_protocol.wal_checkpoints import WalCheckpointer
 from kestrel_sdk.runtime.pentads import pentad_bytes, pentad_root
 from kestrel_sdk.runtime.stores.sqlite import SqliteStore
-from kestrel_sdk.runtime.stores.sqlite.database import RESTART_FRAMES, Checkpointer
+from kestrel_sdk.runtime.stores.sqlite.database import RESTART_FRAMES, checkpointer
 
 
 def test_put_get_is_content_addressed_and_verbatim(tmp_path: Path) -> None:
@@ -148,7 +149,7 @@ def test_a_starved_checkpoint_thread_still_bounds_the_wal(
     auto-checkpoint, the backstop at twice the restart mark, checkpoints in the step, so
     the WAL starts over there instead of growing with every step."""
     store = SqliteStore(tmp_path)
-    monkeypatch.setattr(Checkpointer, "request", lambda self: None)  # the thread never runs
+    monkeypatch.setattr(WalCheckpointer, "request", lambda self: None)  # the thread never runs
     sid = "ks_" + "b" * 26
     scenario_root = "sha256:" + "0" * 64
     store.insert_session(SessionRow(sid, "local", "acme", scenario_root, "l", "open", None, None))
@@ -182,7 +183,7 @@ def test_a_checkpoint_that_runs_late_still_lets_the_wal_start_over(tmp_path: Pat
     conn.execute("PRAGMA wal_autocheckpoint = 0")  # only the thread checkpoints
     conn.execute("CREATE TABLE t (x BLOB)")
     lock = threading.RLock()
-    checkpoints = Checkpointer(path, lock)
+    checkpoints = checkpointer(path, lock)
     for _ in range(RESTART_FRAMES):  # a commit writes a frame at least
         with lock:
             conn.execute("INSERT INTO t VALUES (zeroblob(100))")

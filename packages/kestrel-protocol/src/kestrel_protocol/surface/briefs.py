@@ -7,7 +7,8 @@ holds catalog metadata and terms only, never a bar of the tape after bar 0, nor 
 description or length (which may tell of later bars), whether the scenario is sealed
 or not.
 The prompts are built from the tools they are served with (:func:`prompts`), so a brief
-names each tool as its surface does, and this module imports no registry.
+names each tool as its surface does (:class:`.tool_names.ToolNames`), and this module
+imports no registry.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Final
 from .declare import Tool
 from .prompt import Fetch, Prompt, PromptArgument
 from .results import ArgumentError
+from .tool_names import ToolNames
 
 __all__ = ["STYLES", "news_lesson", "prompts"]
 
@@ -39,20 +41,7 @@ STYLES: Final[Mapping[str, str]] = {
 _MAX_FILLS: Final = 50
 
 
-class _Names:
-    """The name of the tool that runs each runtime method, on the surface being served."""
-
-    def __init__(self, tools: Iterable[Tool]) -> None:
-        self._names: dict[str, str] = {}
-        for tool in tools:
-            if tool.runs is not None:
-                self._names.setdefault(tool.runs.method, tool.name)
-
-    def __call__(self, method: str) -> str:
-        return self._names.get(method, method)
-
-
-def _workflow(_tool: _Names) -> str:
+def _workflow(_tool: ToolNames) -> str:
     return (
         "Workflow (each step is one tool call):\n"
         f"1. {_tool('validate')} {{source, scenario}} checks statements without applying them.\n"
@@ -79,7 +68,7 @@ def news_lesson(news_tool: str, newest: object) -> str:
     )
 
 
-def _news(_tool: _Names, scenario: Mapping[str, Any]) -> str:
+def _news(_tool: ToolNames, scenario: Mapping[str, Any]) -> str:
     """What a scenario with news gives to read (nothing for one without)."""
     if scenario.get("newsRoot") is None:
         return ""
@@ -140,7 +129,7 @@ def _user(text: str) -> list[dict[str, Any]]:
 
 
 async def _trade_scenario(
-    _tool: _Names, fetch: Fetch, args: Mapping[str, str]
+    _tool: ToolNames, fetch: Fetch, args: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     style = args.get("style", "balanced")
     if style not in STYLES:
@@ -193,7 +182,7 @@ def _metrics(metrics: Mapping[str, Any]) -> list[str]:
 
 
 async def _review_grade(
-    _tool: _Names, fetch: Fetch, args: Mapping[str, str]
+    _tool: ToolNames, fetch: Fetch, args: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     root = args["gradeRoot"]
     grade = await fetch(_tool("artifact"), {"root": root})
@@ -251,7 +240,7 @@ Fills ({len(fills)}):
 
 def prompts(tools: Iterable[Tool]) -> tuple[Prompt, ...]:
     """Kestrel's prompts, in ``prompts/list`` order, naming ``tools`` (the surface's)."""
-    names = _Names(tools)
+    names = ToolNames(tools)
     return (
         Prompt(
             name="kestrel_trade_scenario",

@@ -7,6 +7,10 @@ and both SDK transports (``local_transport`` runs each tool's :class:`~.declare.
 one more :class:`~.declare.Tool` in :data:`TOOLS` and its runtime method (see
 ``CONTRIBUTING.md``); deleting one removes it from every face.
 
+The resources (:mod:`.resources`) and what an agent is told on connecting
+(:mod:`.instructions`) name each tool by the method it runs, as the prompts do
+(:class:`.tool_names.ToolNames`): only this module spells a tool's name.
+
 Names use underscores because Claude Desktop and claude.ai check every tool name
 against ``^[a-zA-Z0-9_-]{1,64}$`` and withhold the whole server when one fails; the
 seed's dotted spellings stay accepted by ``tools/call`` as unlisted aliases.
@@ -16,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..language import order_form_lines
 from ..objects.blotter import Blotter
 from ..objects.catalog import Catalog, Scenario, SealedScenario
 from ..objects.grade import GradeResult, OperationResumption, VerificationReport
@@ -44,11 +47,14 @@ from .arguments import (
     ValidateArgs,
     VerifyArgs,
 )
-from .briefs import news_lesson, prompts
+from .briefs import prompts
 from .declare import Binding, Route, Tool
+from .instructions import instructions
 from .resource import Resource
+from .resources import resources
 from .scopes import SCOPE_GRADE, SCOPE_READ, SCOPE_TRADE
 from .surface import Surface
+from .tool_names import ToolNames
 
 __all__ = ["INSTRUCTIONS", "RESOURCES", "SURFACE", "TOOLS"]
 
@@ -403,144 +409,13 @@ TOOLS: Final[tuple[Tool, ...]] = (
     ),
 )
 
-_SCENARIO_ID: Final = "[a-z0-9][a-z0-9-]{0,63}"
-_SESSION_ID: Final = "ks_[a-z2-7]{26}"
-_ROOT: Final = "sha256(?::|%3[aA])[0-9a-f]{64}"
-"""A root in a URI (hosts that URL-encode a template variable send sha256%3A...)."""
+_NAMES: Final = ToolNames(TOOLS)
 
-RESOURCES: Final[tuple[Resource, ...]] = (
-    Resource(
-        uri="kestrel://catalog",
-        name="catalog",
-        title="Kestrel catalog",
-        description="Every scenario and the four statement kinds (kestrel.catalog).",
-        mime="application/json",
-        tool="kestrel_catalog",
-    ),
-    Resource(
-        uri="kestrel://catalog/scenarios/{id}",
-        name="scenario",
-        title="Kestrel scenario",
-        description=(
-            "A scenario's full description (kestrel.scenario): instruments, tape, "
-            "account, fees and fill terms."
-        ),
-        mime="application/json",
-        tool="kestrel_scenario",
-        variables={"id": _SCENARIO_ID},
-        arguments=lambda v: {"scenario": v["id"]},
-        per_scenario=True,
-        item_name="scenario {id}",
-        complete={"id": "scenario"},
-    ),
-    Resource(
-        uri="kestrel://catalog/scenarios/{id}/tape",
-        name="scenario-tape",
-        title="Kestrel scenario tape",
-        description=(
-            "A scenario's tape as canonical CSV (time,symbol,open,high,low,close,volume), "
-            "the future included: reading it while you trade the scenario fails the "
-            "grade's no-lookahead check (use kestrel_session_history instead). Refused for "
-            "a sealed scenario."
-        ),
-        mime="text/csv",
-        tool="kestrel_tape",
-        variables={"id": _SCENARIO_ID},
-        arguments=lambda v: {"scenario": v["id"]},
-        per_scenario=True,
-        item_name="tape {id}",
-        item_title="{title} (tape)",
-        complete={"id": "scenario"},
-    ),
-    Resource(
-        uri="kestrel://sessions/{id}/frame",
-        name="session-frame",
-        title="Kestrel session frame",
-        description=(
-            "One of your sessions' latest frame and its root (as kestrel_session_frame "
-            "answers). Subscribe to it (resources/subscribe, where the server says it "
-            "can) to be told after each submit or close that changes it, instead of "
-            "polling."
-        ),
-        mime="application/json",
-        tool="kestrel_session_frame",
-        variables={"id": _SESSION_ID},
-        arguments=lambda v: {"sessionId": v["id"]},
-        updated_by=("trade", "close"),
-    ),
-    Resource(
-        uri="kestrel://sessions/{id}/news",
-        name="session-news",
-        title="Kestrel session news",
-        description=(
-            "The newest news items visible at one of your sessions' clock, whole (as "
-            "kestrel_session_news answers): never an item after the clock."
-        ),
-        mime="application/json",
-        tool="kestrel_session_news",
-        variables={"id": _SESSION_ID},
-        arguments=lambda v: {"sessionId": v["id"]},
-        updated_by=("trade", "close"),
-    ),
-    Resource(
-        uri="kestrel://artifacts/{root}",
-        name="artifact",
-        title="Kestrel artifact",
-        description=(
-            "Any stored object (session record, pentad, blotter, grade) by its root, "
-            "sha256:<hex>, verbatim."
-        ),
-        mime="application/json",
-        tool="kestrel_artifact",
-        variables={"root": _ROOT},
-        arguments=lambda v: {"root": "sha256:" + v["root"][-64:]},
-        complete={"root": "root"},
-    ),
-    Resource(
-        uri="kestrel://proofs/{gradeRoot}",
-        name="proof",
-        title="Kestrel proof",
-        description=(
-            "The proof (kestrel.proof) of one of your graded sessions by its grade's root: "
-            "verifiable anywhere with `kestrel verify FILE`."
-        ),
-        mime="application/json",
-        tool="kestrel_proof_of_grade",
-        variables={"gradeRoot": _ROOT},
-        arguments=lambda v: {"gradeRoot": "sha256:" + v["gradeRoot"][-64:]},
-        complete={"gradeRoot": "root"},
-    ),
-)
+RESOURCES: Final[tuple[Resource, ...]] = resources(_NAMES)
+"""Kestrel's resources (:mod:`.resources`), naming the tools above."""
 
 SURFACE: Final = Surface(TOOLS, RESOURCES, prompts(TOOLS), catalog="kestrel_catalog")
 """Kestrel's surface (its tools, resources and prompts), as every face serves it."""
 
-_FORMS: Final = "\n".join(order_form_lines("    "))
-
-INSTRUCTIONS: Final = f"""\
-Kestrel is a deterministic paper-trading runtime: you trade a fixed tape of price bars, \
-no real money, and every result is content-addressed so anyone can re-verify it.
-Workflow: kestrel_catalog (pick a scenario) -> kestrel_validate (optional) -> \
-kestrel_session_open {{scenario}} -> kestrel_session_submit {{sessionId, source}} as often as \
-you like (each returns the new frame) -> kestrel_session_close -> kestrel_grade (if it returns \
-a kestrel.operation, call kestrel_operation_resume with its token).
-Source is one statement per line; exactly four kinds:
-  order:      buy|sell QTY SYMBOL [market | limit P | stop P [limit P]] [tif day|gtc|ioc] [as alias]
-  cancel:     cancel o1 | cancel alias | cancel all [SYMBOL]
-  advance:    advance [N] | advance to 2024-03-01T15:30:00Z   (orders fill from the next bar)
-  stand-down: stand down ["reason"]   (cancels orders, flattens positions, ends trading)
-An order may also take these forms (ORDER is an order statement before tif and as):
-{_FORMS}
-A submit is atomic: any error diagnostic refuses the whole source (INVALID_SOURCE). \
-A refusal comes back as a tool error whose structuredContent.refusal.code says why.
-{news_lesson("kestrel_session_news", "newsInFrame (default 5)")} \
-The session's news resource holds the same items.
-Fair play: each frame carries the clock bar's OHLCV (bars) and kestrel_session_history \
-{{sessionId, bars}} the bars up to the clock. Reading a scenario's tape (kestrel_tape or its \
-tape resource) while trading it fails the grade's no-lookahead check; a sealed scenario's \
-tape is refused.\
-"""
-"""What an agent is told about Kestrel when it connects (MCP ``instructions``): the
-workflow, the four statement kinds with the order's forms (from
-:data:`kestrel_protocol.ORDER_FORMS`, as the catalog and the trading brief show them),
-how to read news, and fair play."""
+INSTRUCTIONS: Final = instructions(_NAMES)
+"""What an agent is told about Kestrel when it connects (:mod:`.instructions`)."""

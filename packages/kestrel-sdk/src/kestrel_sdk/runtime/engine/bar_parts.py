@@ -6,10 +6,10 @@ scenario in the process (a training loop's episodes replay one tape): see
 from __future__ import annotations
 
 from typing import Final
-from weakref import WeakKeyDictionary
 
 from ..catalog.model import LoadedScenario
 from .frame_models import Bars
+from .per_scenario import Bounded, PerScenario
 
 __all__ = ["BARS_MAX", "BarParts", "bar_parts"]
 
@@ -21,18 +21,15 @@ BARS_MAX: Final = 4096
 a session came back to them: none are kept); all are forgotten when there are this many
 (a forward tape grown)."""
 
-_SHARED: WeakKeyDictionary[LoadedScenario, tuple[dict[tuple[int, int], BarParts], ...]] = (
-    WeakKeyDictionary()
+_SHARED: Final = PerScenario[tuple[Bounded[tuple[int, int], BarParts], ...]](
+    lambda loaded: (Bounded(BARS_MAX), Bounded(BARS_MAX))
 )
 """Each loaded scenario's parts by (bar, last bar): its unsealed sessions', its sealed ones'."""
 
 
-def bar_parts(loaded: LoadedScenario, sealed: bool) -> dict[tuple[int, int], BarParts] | None:
+def bar_parts(loaded: LoadedScenario, sealed: bool) -> Bounded[tuple[int, int], BarParts] | None:
     """The parts every session of ``loaded`` (sealed or not) shares; ``None`` for a tape
     longer than :data:`BARS_MAX`."""
     if len(loaded.tape) > BARS_MAX:
         return None
-    shared = _SHARED.get(loaded)
-    if shared is None:
-        shared = _SHARED.setdefault(loaded, ({}, {}))
-    return shared[sealed]
+    return _SHARED.of(loaded)[sealed]

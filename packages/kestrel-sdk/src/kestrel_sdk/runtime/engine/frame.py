@@ -33,7 +33,7 @@ from kestrel_protocol.objects.session import SessionStatus
 from ..catalog.model import LoadedScenario
 from ..frame_values import FrameValues
 from .account import Account
-from .bar_parts import BARS_MAX, BarParts, bar_parts
+from .bar_parts import BarParts, bar_parts
 from .bus import Event
 from .frame_account import AccountParts
 from .frame_models import Bars, FrameModels, Written
@@ -150,9 +150,7 @@ class FrameBuilder:
         if parts is None:
             parts = self._write_bar(bar, last)
             if shared is not None:
-                if len(shared) >= BARS_MAX:
-                    shared.clear()
-                shared[bar, last] = parts
+                shared.keep((bar, last), parts)
         # (the model bar: one tuple, read and replaced whole, see :meth:`_values`)
         self._before_events, self._after_events, self._time, self._model_bar = parts
         self._marks_bar = bar

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
-from weakref import WeakKeyDictionary
 
 from kestrel_protocol import KestrelError, RefusalCode
 
@@ -21,6 +20,7 @@ from ..catalog.model import LoadedScenario
 from ..lang.parser import parse_located
 from ..lang.syntax import Advance, Cancel, Located, Order, Statement
 from ..lang.validate import ScenarioRules, SessionContext, check_session
+from .per_scenario import Bounded, PerScenario
 
 __all__ = ["Program", "Programs"]
 
@@ -72,8 +72,8 @@ class Program:
         return cls(source, tuple(statements), places, placed, free)
 
 
-_SHARED: WeakKeyDictionary[LoadedScenario, tuple[ScenarioRules, dict[str, Program]]] = (
-    WeakKeyDictionary()
+_SHARED: Final = PerScenario[tuple[ScenarioRules, Bounded[str, Program]]](
+    lambda loaded: (ScenarioRules(loaded), Bounded(_CHECKED_MAX))
 )
 """Each loaded scenario's rules and remembered programs, kept while it is loaded."""
 
@@ -83,10 +83,7 @@ class Programs:
     scenario's rules and remembered programs are every session's of that scenario."""
 
     def __init__(self, loaded: LoadedScenario) -> None:
-        shared = _SHARED.get(loaded)
-        if shared is None:
-            shared = _SHARED.setdefault(loaded, (ScenarioRules(loaded), {}))
-        self._rules, self._checked = shared
+        self._rules, self._checked = _SHARED.of(loaded)
 
     def check(self, source: str, context: Callable[[], SessionContext]) -> Program:
         """``source`` as a program, checked against the scenario and ``context()`` (what
@@ -115,7 +112,5 @@ class Programs:
                 {"diagnostics": [d.to_json() for d in diagnostics]},
             )
         if program.session_free and len(source) <= _CHECKED_MAX_CHARS:
-            if len(self._checked) >= _CHECKED_MAX:
-                self._checked.clear()
-            self._checked[source] = program
+            self._checked.keep(source, program)
         return program

@@ -27,7 +27,6 @@ step) or ``EXTRA``.
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import threading
@@ -36,6 +35,7 @@ from pathlib import Path
 from kestrel_protocol.sql import SQLITE
 from kestrel_protocol.sqlite_files import transaction, use_wal
 from kestrel_protocol.tables import META, create_statements
+from kestrel_protocol.wal_checkpoints import WalCheckpointer
 
 from ..sql import RUNTIME_TABLES, upgrade
 
@@ -45,11 +45,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "SYNCHRONOUS_ENV",
     "UPGRADES",
-    "Checkpointer",
+    "checkpointer",
     "open_database",
 ]
-
-log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "11"
 """11: each bar of a forward tape keeps the clock read after its append committed
@@ -101,51 +99,7 @@ def open_database(conn: sqlite3.Connection, lock: threading.RLock) -> str:
     return found
 
 
-class Checkpointer:
-    """A daemon thread that runs passive WAL checkpoints when asked, beside the steps;
-    once the WAL holds :data:`RESTART_FRAMES` frames, one more with ``lock`` (the store's:
-    no step of this process commits) held, which leaves the WAL wholly checkpointed, so
-    that the next commit starts it over."""
-
-    def __init__(self, path: Path, lock: threading.RLock) -> None:
-        self._path = path
-        self._lock = lock
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self.restarts = 0
-        """Checkpoints run with ``lock`` held, each letting the WAL start over."""
-
-    def request(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, name="kestrel-checkpoint", daemon=True
-            )
-            self._thread.start()
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stopping = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
-        try:
-            conn.execute("PRAGMA busy_timeout = 30000")
-            while True:
-                self._wake.wait()
-                self._wake.clear()
-                if self._stopping:
-                    return
-                try:
-                    _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    if frames >= RESTART_FRAMES:
-                        with self._lock:  # what the steps wrote meanwhile: none writes now
-                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                        self.restarts += 1
-                except sqlite3.Error as exc:  # the backstop still checkpoints
-                    log.warning("background checkpoint of %s failed: %s", self._path, exc)
-        finally:
-            conn.close()
+def checkpointer(path: Path, lock: threading.RLock) -> WalCheckpointer:
+    """The store's background checkpoints of ``path`` (its commits under ``lock``): the
+    WAL starts over from :data:`RESTART_FRAMES` frames."""
+    return WalCheckpointer(path, "kestrel-checkpoint", lock=lock, restart_frames=RESTART_FRAMES)

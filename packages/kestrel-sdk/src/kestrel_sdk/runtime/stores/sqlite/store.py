@@ -34,7 +34,7 @@ from kestrel_protocol.sqlite_files import connect_private, transaction
 from kestrel_protocol.store import Horizon, StepMarks
 
 from ..sql import SQLITE, Connection, SqlStore, Statements
-from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, Checkpointer, open_database
+from .database import CHECKPOINT_EVERY, SCHEMA_VERSION, checkpointer, open_database
 
 __all__ = ["SqliteStore"]
 
@@ -121,7 +121,7 @@ class SqliteStore(SqlStore):
         self._uses = 0  # holds of the connection since the last checkpoint was asked for
         # the horizon rows as last read or raised, each with its values in append_unmoved
         self._seen: dict[tuple[str, str], tuple[Horizon | None, tuple[Any, ...]]] = {}
-        self._checkpointer = Checkpointer(self.path, self._lock)
+        self._checkpointer = checkpointer(self.path, self._lock)
         self._held = _Held(self)  # the connection, lock held: every statement's way in
         self._taken = _Taken(self)
         self._reader = _Reader(self.path)
