@@ -21,7 +21,7 @@ from typing import Any
 
 from kestrel_protocol.documents import Unreadable, check_depth, read_json, size_problem
 
-__all__ = ["INSPECT_METADATA_KEY", "Entry", "NoProofs", "read_entries"]
+__all__ = ["INSPECT_METADATA_KEY", "Entry", "NoProofs", "is_inspect_log", "read_entries"]
 
 INSPECT_METADATA_KEY = "kestrel"
 """The score metadata key under which ``kestrel_inspect`` keeps a sample's proof."""
@@ -62,6 +62,12 @@ def _shown(path: Path | str) -> str:
 
 def _looks_like_inspect_log(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "status" in data
+
+
+def is_inspect_log(path: Path, data: Any = None) -> bool:
+    """Whether the board reads ``path`` as an Inspect log: a ``.eval`` file, or ``data``
+    (its JSON, when it is JSON) shaped as Inspect's ``.json`` log."""
+    return path.suffix == ".eval" or _looks_like_inspect_log(data)
 
 
 def _inspect_entries(path: Path) -> Iterator[Entry]:
