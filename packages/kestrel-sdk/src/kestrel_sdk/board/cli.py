@@ -89,12 +89,13 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     Each proof is replayed on this machine; one that fails is listed as failed with the
     reason and never ranked, and so is one that embeds a forgery of a catalog scenario.
     With --trust, a proof whose door signed its grade is attested-and-sealed when the
-    statement holds and says the scenario was sealed, and failed when it does not hold;
-    only attested proofs are ranked, credited to the principal the statement names.
-    A row is credited to the agent a run was named for (-T agent=NAME), else to the
-    attested principal, else to its folder. A grade, session or proof given twice is
-    ranked once; only catalog scenarios count overall; a file that is not a proof (over
-    64 MiB, nested deeper than 64, not UTF-8, not JSON) is a failed row, and so is a
+    statement holds and says the scenario was sealed, replayed-only when it holds and
+    says not, and failed when it does not hold; only attested proofs (sealed or not) are
+    ranked, credited to the principal the statement names. A row is credited to the
+    agent a run was named for (-T agent=NAME), else to the attested principal, else to
+    its folder. A grade, session or proof given twice is ranked once; only catalog
+    scenarios count overall; a file that is not a proof (over 64 MiB, nested deeper than
+    64, not UTF-8, not JSON, a key repeated in one object) is a failed row, and so is a
     proof whose grade did not pass or whose session stopped before its window ended.
     A directory that holds no proof file is refused (exit 1), and nothing is written.
 
