@@ -27,7 +27,9 @@ INSPECT_METADATA_KEY = "kestrel"
 """The score metadata key under which ``kestrel_inspect`` keeps a sample's proof."""
 
 _INSTALL_INSPECT = (
-    'install inspect-ai (uv pip install "$KESTREL/packages/kestrel-inspect" from the clone)'
+    "reading it needs inspect-ai, which kestrel-sdk alone does not install: in the clone, "
+    "`uv run --package kestrel-inspect kestrel board …`; in another environment, "
+    '`uv pip install "$KESTREL/packages/kestrel-inspect"`'
 )
 
 
@@ -74,7 +76,7 @@ def _inspect_entries(path: Path) -> Iterator[Entry]:
     try:
         from inspect_ai.log import read_eval_log  # noqa: PLC0415 - an optional dependency
     except ImportError:
-        yield Entry(_shown(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
+        yield Entry(_shown(path), "?", problem=f"an Inspect log: {_INSTALL_INSPECT}")
         return
     try:
         log = read_eval_log(str(path))
