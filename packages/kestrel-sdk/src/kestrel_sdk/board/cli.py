@@ -89,12 +89,13 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     Each proof is replayed on this machine; one that fails is listed as failed with the
     reason and never ranked, and so is one that embeds a forgery of a catalog scenario.
     With --trust, a proof whose door signed its grade is attested-and-sealed when the
-    statement holds and says the scenario was sealed, and failed when it does not hold;
-    only attested proofs are ranked, credited to the principal the statement names.
-    A row is credited to the agent a run was named for (-T agent=NAME), else to the
-    attested principal, else to its folder. A grade, session or proof given twice is
-    ranked once; only catalog scenarios count overall; a file that is not a proof (over
-    64 MiB, nested deeper than 64, not UTF-8, not JSON) is a failed row, and so is a
+    statement holds and says the scenario was sealed, replayed-only when it holds and
+    says not, and failed when it does not hold; only attested proofs (sealed or not) are
+    ranked, credited to the principal the statement names. A row is credited to the
+    agent a run was named for (-T agent=NAME), else to the attested principal, else to
+    its folder. A grade, session or proof given twice is ranked once; only catalog
+    scenarios count overall; a file that is not a proof (over 64 MiB, nested deeper than
+    64, not UTF-8, not JSON, a key repeated in one object) is a failed row, and so is a
     proof whose grade did not pass or whose session stopped before its window ended.
     A directory that holds no proof file is refused (exit 1), and nothing is written.
 
@@ -123,6 +124,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         keys = load_trusted_keys(trust) if trust is not None else None
     except ValueError as exc:
         raise fail("INVALID_INPUT", str(exc)) from None
+    trials: list[str] = []
     if from_url is not None:
         assert keys is not None
         page, table, failed, badges = _published(from_url, keys)
@@ -142,6 +144,9 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         page, table = render_board(board), json.dumps(board.to_json(), indent=2) + "\n"
         failed = [(r.source, r.reason) for r in board.failed]
         badges = [r.badge for r in board.rows]
+        trials = [
+            f"trials of {t.parent} at {t.issuer} ({', '.join(t.agents)}): {t}" for t in board.trials
+        ]
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +158,8 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         assert target is not None
         counts = ", ".join(f"{badges.count(b)} {b}" for b in BADGES)
         click.echo(f"{target.resolve()}: {len(badges)} proofs ({counts})")
+        for line in trials:  # what the board saw of each evaluator's trials, not only the page
+            click.echo(line)
     if failed and not allow_failed:
         source, reason = failed[0]
         raise fail(

@@ -21,13 +21,15 @@ from typing import Any
 
 from kestrel_protocol.documents import Unreadable, check_depth, read_json, size_problem
 
-__all__ = ["INSPECT_METADATA_KEY", "Entry", "NoProofs", "read_entries"]
+__all__ = ["INSPECT_METADATA_KEY", "Entry", "NoProofs", "is_inspect_log", "read_entries"]
 
 INSPECT_METADATA_KEY = "kestrel"
 """The score metadata key under which ``kestrel_inspect`` keeps a sample's proof."""
 
 _INSTALL_INSPECT = (
-    'install inspect-ai (uv pip install "$KESTREL/packages/kestrel-inspect" from the clone)'
+    "reading it needs inspect-ai, which kestrel-sdk alone does not install: in the clone, "
+    "`uv run --package kestrel-inspect kestrel board …`; in another environment, "
+    '`uv pip install "$KESTREL/packages/kestrel-inspect"`'
 )
 
 
@@ -64,11 +66,17 @@ def _looks_like_inspect_log(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "status" in data
 
 
+def is_inspect_log(path: Path, data: Any = None) -> bool:
+    """Whether the board reads ``path`` as an Inspect log: a ``.eval`` file, or ``data``
+    (its JSON, when it is JSON) shaped as Inspect's ``.json`` log."""
+    return path.suffix == ".eval" or _looks_like_inspect_log(data)
+
+
 def _inspect_entries(path: Path) -> Iterator[Entry]:
     try:
         from inspect_ai.log import read_eval_log  # noqa: PLC0415 - an optional dependency
     except ImportError:
-        yield Entry(_shown(path), "?", problem=f"an Inspect log: to read it, {_INSTALL_INSPECT}")
+        yield Entry(_shown(path), "?", problem=f"an Inspect log: {_INSTALL_INSPECT}")
         return
     try:
         log = read_eval_log(str(path))

@@ -15,7 +15,6 @@ from kestrel_protocol import (
     VerificationReport,
     root_of,
 )
-from kestrel_protocol.documents import Unreadable, read_json
 from kestrel_protocol.exits import ExitCode
 from kestrel_protocol.settings import KestrelSettings
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,6 +28,7 @@ from .proofs import (
     GRADE_ELSEWHERE,
     conclude_grade,
     conclude_verification,
+    read_proof_or_grade,
     verify_proof_data,
     write_out,
     write_proof,
@@ -334,10 +334,7 @@ def verify(  # noqa: PLR0917 - one parameter per click option
     """Replay a proof (from the file alone) or a grade (from the artifacts); exit 1
     naming the first mismatching field. Says where the scenario came from, and with
     --trust who attested the proof's grade."""
-    try:
-        data = read_json(file)
-    except Unreadable as exc:
-        raise fail("INVALID_INPUT", f"{file}: not a Kestrel proof or grade: {exc}") from None
+    data = read_proof_or_grade(file)
     if isinstance(data, dict) and data.get("kind") == "kestrel.proof":
         verify_proof_data(
             data,

@@ -35,6 +35,7 @@ __all__ = [
     "conclude_grade",
     "proof",
     "proof_verification",
+    "read_proof_or_grade",
     "reveal_verification",
     "verify_proof_data",
     "write_out",
@@ -47,6 +48,37 @@ GRADE_ELSEWHERE = (
     "the session ran"
 )
 """Why a grade whose artifacts this store lacks cannot be verified or reported here."""
+
+_KINDS = ("kestrel.grade", "kestrel.proof")
+
+
+def read_proof_or_grade(path: Path) -> Any:
+    """The JSON of the file ``kestrel verify`` or ``kestrel report`` was given. A file
+    that cannot be read as JSON is ``INVALID_INPUT`` naming why; so is an Inspect log
+    (a ``.eval`` file, or Inspect's ``.json`` log), saying that ``kestrel board`` reads
+    it: it holds a proof per sample, not one proof. Any other JSON is returned as it is
+    for the caller to judge."""
+    try:
+        data = read_json(path)
+    except Unreadable as exc:
+        _refuse_inspect_log(path, None)
+        raise fail("INVALID_INPUT", f"{path}: not a Kestrel proof or grade: {exc}") from None
+    if not (isinstance(data, dict) and data.get("kind") in _KINDS):
+        _refuse_inspect_log(path, data)
+    return data
+
+
+def _refuse_inspect_log(path: Path, data: Any) -> None:
+    from ..board.sources import is_inspect_log  # noqa: PLC0415 - only for a file refused
+
+    if is_inspect_log(path, data):
+        raise fail(
+            "INVALID_INPUT",
+            f"{path}: an Inspect log, not one proof: `kestrel board {path}` verifies the "
+            "proof of every sample in it (with --trust DOOR, each door's statement too); "
+            "to verify one sample's proof alone, write it out first "
+            "(packages/kestrel-inspect/README.md, *One sample's proof*)",
+        )
 
 
 def write_out(made: ProtocolModel, out: Path) -> None:

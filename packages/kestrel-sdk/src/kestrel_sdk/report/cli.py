@@ -15,13 +15,12 @@ from pathlib import Path
 import anyio
 import click
 from kestrel_protocol import GradeResult, KestrelError, Proof, RefusalCode, SessionResponse
-from kestrel_protocol.documents import Unreadable, read_json
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..cli.bootstrap import open_sdk, settings_of
-from ..cli.proofs import GRADE_ELSEWHERE, conclude_grade
+from ..cli.proofs import GRADE_ELSEWHERE, conclude_grade, read_proof_or_grade
 from ..cli_convention import fail
 from ..client import KestrelSdk
 from .agent import SmaCrossAgent
@@ -61,10 +60,7 @@ def _phase(console: Console, quiet: bool, what: str) -> Iterator[None]:
 def _load_grade(path: Path) -> GradeResult | Proof:
     """The grade or proof in ``path``; any other file is refused as ``kestrel verify``
     refuses it (``INVALID_INPUT``, exit 1)."""
-    try:
-        data = read_json(path)
-    except Unreadable as exc:
-        raise fail("INVALID_INPUT", f"{path}: not a Kestrel proof or grade: {exc}") from None
+    data = read_proof_or_grade(path)
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind not in {"kestrel.grade", "kestrel.proof"}:
         raise fail(
