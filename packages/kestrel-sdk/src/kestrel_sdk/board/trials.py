@@ -24,12 +24,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from ..trials_minted import DoorCount, fetch_trials_minted
 from .rows import BoardRow
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..trials_minted import DoorCount
 
 __all__ = ["TrialsShown", "trials_shown"]
 
@@ -135,6 +137,10 @@ def _door_counts(
     """What each parent's door (``(issuer, parent)``, each once) signs of its count now,
     through one client; a door that could not be reached is not asked again, and each of
     its other parents' counts says why."""
+    import httpx  # noqa: PLC0415 - httpx loads only when a door is asked
+
+    from ..trials_minted import DoorCount, fetch_trials_minted  # noqa: PLC0415
+
     counts: dict[tuple[str, str], DoorCount] = {}
     unreached: dict[str, DoorCount] = {}  # issuer -> the failure of the one time asked
     http = client if client is not None else httpx.Client(timeout=10.0)
