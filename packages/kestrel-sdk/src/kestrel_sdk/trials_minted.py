@@ -13,7 +13,6 @@ never a silent pass.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ from kestrel_protocol.documents import parse_json
 from kestrel_protocol.surface import TRIALS_MINTED_PATH
 
 from .attested import NotAttested, statement_text
-from .trust import signed_payload
+from .trust import signed_statement
 
 __all__ = ["DoorCount", "fetch_trials_minted"]
 
@@ -51,13 +50,7 @@ def _checked(answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str) -
     naming the first thing that does not hold."""
     if not isinstance(answer, dict):
         raise NotAttested("answer", "a JSON object", type(answer).__name__)
-    payload, _ = signed_payload(answer, jwks)
-    try:
-        statement = json.loads(payload)
-        predicate = statement["predicate"]
-        digest = statement["subject"][0]["digest"]["sha256"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise NotAttested("attestation.payload", "an in-toto statement", "something else") from None
+    statement, predicate, digest, _ = signed_statement(answer, jwks)
     if (statement.get("_type"), statement.get("predicateType")) != (
         STATEMENT_TYPE,
         TRIALS_PREDICATE_TYPE,

@@ -68,6 +68,7 @@ __all__ = [
     "load_trusted_keys",
     "signed_issuer",
     "signed_payload",
+    "signed_statement",
 ]
 
 _METADATA = "/.well-known/oauth-protected-resource"
@@ -229,16 +230,27 @@ def signed_issuer(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> str | No
     return issuer if isinstance(issuer, str) else None
 
 
-def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
-    """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
-    :class:`NotAttested` naming the first thing that does not hold."""
-    payload, kid = signed_payload(proof, jwks)
+def signed_statement(
+    signed: Mapping[str, Any], jwks: Mapping[str, Any]
+) -> tuple[Any, Any, Any, str]:
+    """The in-toto statement of ``signed`` (a proof, or any signed answer of a door's) once
+    its signature holds under ``jwks``: the statement, its predicate, its subject's sha256
+    digest and the key id that signed; :class:`NotAttested` naming the first thing that
+    does not hold."""
+    payload, kid = signed_payload(signed, jwks)
     try:
         statement = json.loads(payload)
         predicate = statement["predicate"]
         digest = statement["subject"][0]["digest"]["sha256"]
     except (ValueError, KeyError, IndexError, TypeError):
         raise NotAttested("attestation.payload", "an in-toto statement", "something else") from None
+    return statement, predicate, digest, kid
+
+
+def check_attestation(proof: Mapping[str, Any], jwks: Mapping[str, Any]) -> Attested:
+    """Check ``proof``'s ``attestation`` under ``jwks``; who signed it, or
+    :class:`NotAttested` naming the first thing that does not hold."""
+    statement, predicate, digest, kid = signed_statement(proof, jwks)
     if statement.get("_type") != STATEMENT_TYPE:
         raise NotAttested("statement._type", STATEMENT_TYPE, str(statement.get("_type")))
     if statement.get("predicateType") != PREDICATE_TYPE:
