@@ -208,6 +208,13 @@ def test_a_board_asks_the_door_for_the_trials_minted_after_the_proof_it_shows(
         )
         assert verified.exit_code == 0, verified.output
         assert f"; trial 1 of {parent} (1 minted when signed)" in verified.output
+        # and --json carries the trial as data, not only in attestedBy's words
+        as_json = CliRunner().invoke(
+            kestrel_cli, ["verify", str(tmp_path / "proof.json"), "--trust", door.url, "--json"]
+        )
+        assert as_json.exit_code == 0, as_json.output
+        report = json.loads(as_json.output)
+        assert report["trial"] == {"of": parent, "number": 1, "minted": 1}
     gone = build_board([tmp_path / "one"], trusted_keys=keys).to_json()  # the door stopped
     [seen] = gone["trials"]
     assert seen["doorCount"] is None

@@ -18,6 +18,7 @@ from kestrel_protocol import (
     AccountState,
     AccountTerms,
     Artifact,
+    AttestedTrial,
     Blotter,
     BlotterFill,
     BlotterOrder,
@@ -337,11 +338,13 @@ def build_samples() -> list[ProtocolModel]:
     verification = VerificationReport(
         ok=False, grade=grade.root, proof=proof.root, mismatch=mismatch
     )
+    trial = AttestedTrial(of="p_" + "0" * 32, number=3, minted=10)
     provenance = Provenance(source="embedded", detail="scenario t sha256:… unknown here")
     signature = EnvelopeSignature(keyid="kid-1", sig="c2ln")
     envelope = Envelope(payload_type=PAYLOAD_TYPE, payload="e30=", signatures=[signature])
     return [
         statement_kinds[0],
+        trial,
         order_form,
         catalog_entry,
         catalog,

@@ -51,6 +51,7 @@ def test_a_signed_proof_verified_without_trust_says_its_signature_went_unchecked
         checked = json.loads(_verify(elsewhere, str(signed), "--trust", door.url, "--json").stdout)
         assert "attestation" not in checked
         assert checked["attestedBy"].startswith(door.url)
+        assert "trial" not in checked  # a statement naming no trial: no trial member
 
     local = write(tmp_path / "local.json", made_proof(tmp_path / "home"))
     unsigned = _verify(elsewhere, str(local))

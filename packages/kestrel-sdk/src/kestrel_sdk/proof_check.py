@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kestrel_protocol import KestrelError, Mismatch, VerificationReport
+from kestrel_protocol import AttestedTrial, KestrelError, Mismatch, VerificationReport
 
 from .attested import Attested, NotAttested
 
@@ -98,5 +98,10 @@ def check_proof(
         report = report.model_copy(update={"ok": False, "mismatch": mismatch})
         return ProofCheck(report, fetched=fetched)
     note = fetched.note() if fetched is not None else ""
-    said = report.model_copy(update={"attested_by": str(attested) + note})
+    update: dict[str, Any] = {"attested_by": str(attested) + note}
+    if attested.trial_of is not None:  # else no member at all, as before
+        update["trial"] = AttestedTrial(
+            of=attested.trial_of, number=attested.trial_number, minted=attested.trials_minted
+        )
+    said = report.model_copy(update=update)
     return ProofCheck(said, attested, fetched)

@@ -10,6 +10,7 @@ from ..model import DecimalStr, ProtocolModel, RootStr, SelfRooted
 from .session import ScenarioRef
 
 __all__ = [
+    "AttestedTrial",
     "Conformance",
     "ConformanceCheck",
     "GradeResult",
@@ -112,11 +113,24 @@ class Provenance(ProtocolModel):
     detail: str
 
 
+class AttestedTrial(ProtocolModel):
+    """The trial a verified statement names (``kestrel verify --trust``): its parent
+    principal's pseudonym (``of``: the statement's ``trialOf``), its number among that
+    parent's trials (``number``: ``trialNumber``; ``None``, not numbered) and how many
+    trials the parent had minted when the door signed (``minted``: ``trialsMinted``;
+    ``None``, not said)."""
+
+    of: str
+    number: int | None = None
+    minted: int | None = None
+
+
 class VerificationReport(ProtocolModel):
     """The outcome of verifying a grade or a proof: replayed, first mismatch named.
     ``proof`` is the presented proof's root when a proof was verified; ``provenance``
     where its scenario came from; ``attestedBy`` the issuer and key of the signed
-    statement checked against the proof (``kestrel verify --trust``); ``attestation``
+    statement checked against the proof (``kestrel verify --trust``), and ``trial`` the
+    trial that statement names (absent: none); ``attestation``
     is ``unchecked`` when the proof carries a signed statement that was not checked (no
     ``--trust``): replay verified the arithmetic, not who signed it."""
 
@@ -127,4 +141,5 @@ class VerificationReport(ProtocolModel):
     mismatch: Mismatch | None = None
     provenance: Provenance | None = None
     attested_by: str | None = None
+    trial: AttestedTrial | None = None
     attestation: Literal["unchecked"] | None = None
