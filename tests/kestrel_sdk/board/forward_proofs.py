@@ -4,6 +4,7 @@ tests of the door's signed ``edge``, signed through the real door path."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "STOPPED",
     "TRUSTED_CUT",
     "cut",
+    "door_signed_proof",
     "forward_runtime",
     "signed_proof",
     "unattested_proof",
@@ -52,11 +54,12 @@ def forward_runtime(tmp_path: Path) -> Runtime:
     return runtime
 
 
-def signed_proof(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A session on the forward tape, stopped at bar 3 of 9, traded through a door that
-    signs its proof; the tape frozen, unsealed and embedded. The proof, the door's keys."""
-    runtime = forward_runtime(tmp_path)
-    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
+def door_signed_proof(
+    runtime: Runtime, keys: DoorKeys, sources: Sequence[str], *, unseal: bool
+) -> dict[str, Any]:
+    """Alice's session on the forward scenario of ``runtime``, each of ``sources`` submitted
+    through a door that signs its proof (the real door path, under ``keys``); the feed then
+    frozen and, with ``unseal``, unsealed, its proof embedding the tape (sealed: no tape)."""
     attestor = Attestor(keys, "https://door.test", feeds=RuntimeFeeds(runtime))
 
     async def run() -> dict[str, Any]:
@@ -67,14 +70,25 @@ def signed_proof(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         async with kestrel_sdk.create_sdk(make("alice")) as sdk:
             opened = await sdk.open_session(SCENARIO_ID)
             assert opened.session is not None
-            await opened.session.submit(SOURCE)
+            for source in sources:
+                await opened.session.submit(source)
             runtime.freeze_feed(SCENARIO_ID)
-            runtime.unseal_feed(SCENARIO_ID)
-            proof: dict[str, Any] = (await sdk.proof(opened.session.id, embed_tape=True)).to_json()
-            return proof
+            if unseal:
+                runtime.unseal_feed(SCENARIO_ID)
+            proof = await sdk.proof(opened.session.id, embed_tape=unseal)
+            data: dict[str, Any] = proof.to_json()
+            return data
 
+    return anyio.run(run)
+
+
+def signed_proof(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A session on the forward tape, stopped at bar 3 of 9, traded through a door that
+    signs its proof; the tape frozen, unsealed and embedded. The proof, the door's keys."""
+    runtime = forward_runtime(tmp_path)
+    keys = DoorKeys(DoorStore(tmp_path / "door.db"))
     try:
-        return anyio.run(run), keys.jwks()
+        return door_signed_proof(runtime, keys, [SOURCE], unseal=True), keys.jwks()
     finally:
         runtime.shutdown()
 

@@ -13,61 +13,31 @@ and serves its tape to the verifier through an httpx transport in the test's pro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import anyio
 import httpx
-import kestrel_sdk
 from kestrel_door import DoorStore
-from kestrel_door.attest import Attestor, attesting
-from kestrel_door.feeds import RuntimeFeeds
 from kestrel_door.keys import DoorKeys
 from kestrel_protocol.surface import FEED_TAPE_PATH
 from kestrel_sdk.board import BoardCatalog, Entry, check_entry
 from kestrel_sdk.forward_edge import bar_times
 from kestrel_sdk.published_tape import PublishedTapes
-from kestrel_sdk.runtime import Runtime
-from kestrel_sdk.runtime.stores import open_runtime_store
 
-from tests.kestrel_sdk.board.forward_proofs import AT
-from tests.kestrel_sdk.runtime.forward.scenarios import SCENARIO_ID, bars, forward_catalog
+from tests.kestrel_sdk.board.forward_proofs import door_signed_proof, forward_runtime
+from tests.kestrel_sdk.runtime.forward.scenarios import SCENARIO_ID
 
-ISSUER = "https://door.test"
 TRADES = ("advance 2", "buy 3 ACME\nadvance 1", "sell 3 ACME\nadvance 6")
 """Three submissions, the first bar each trades into 2, 3 and 4: bars after the two of
-the prefix, each published (at :data:`AT`) after the decision: three forward decisions."""
-
-
-def _tapeless_proof(runtime: Runtime, keys: DoorKeys) -> dict[str, Any]:
-    """Alice's proof, signed by the door while the feed was sealed: no tape in it."""
-    attestor = Attestor(keys, ISSUER, feeds=RuntimeFeeds(runtime))
-
-    async def run() -> dict[str, Any]:
-        attestor.pseudonyms.load()
-        make = attesting(
-            lambda p: kestrel_sdk.local_transport(principal=p, runtime=runtime), attestor
-        )
-        async with kestrel_sdk.create_sdk(make("alice")) as sdk:
-            opened = await sdk.open_session(SCENARIO_ID)
-            assert opened.session is not None
-            for source in TRADES:
-                await opened.session.submit(source)
-            runtime.freeze_feed(SCENARIO_ID)
-            proof: dict[str, Any] = (await sdk.proof(opened.session.id)).to_json()
-            return proof
-
-    return anyio.run(run)
+the prefix, each published (at ``forward_proofs.AT``) after the decision: three forward
+decisions."""
 
 
 def test_a_tapeless_forward_row_shows_its_window_start_from_the_fetched_tape(
     tmp_path: Path,
 ) -> None:
-    catalog = forward_catalog(tmp_path, prefix=2)
-    runtime = Runtime(tmp_path / "home", [catalog], store=open_runtime_store("memory:"))
+    runtime = forward_runtime(tmp_path)  # its catalog at tmp_path / "catalog"
     try:
-        runtime.append_bars(SCENARIO_ID, bars(2, 8), clock=lambda: AT)
         keys = DoorKeys(DoorStore(tmp_path / "door.db"))
-        proof = _tapeless_proof(runtime, keys)
+        proof = door_signed_proof(runtime, keys, TRADES, unseal=False)  # signed while sealed
         runtime.unseal_feed(SCENARIO_ID)
         tape = runtime.published_tape(SCENARIO_ID)
     finally:
@@ -85,7 +55,7 @@ def test_a_tapeless_forward_row_shows_its_window_start_from_the_fetched_tape(
         row = check_entry(
             entry,
             trusted_keys=keys.jwks(),
-            catalog=BoardCatalog([catalog]),
+            catalog=BoardCatalog([tmp_path / "catalog"]),
             tapes=PublishedTapes(client),
         )
     assert row.attested, row.reason
