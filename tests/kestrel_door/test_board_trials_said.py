@@ -45,7 +45,7 @@ def test_the_board_command_says_which_trials_it_was_not_shown(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     parent = signed["trialOf"]
     assert result.output.splitlines() == [
-        f"{page.resolve()}: 1 proofs (0 attested-and-sealed, 0 replayed-only, 1 failed)",
+        f"{page.resolve()}: 1 proof (0 attested-and-sealed, 0 replayed-only, 1 failed)",
         f"trials of {parent} at {signed['issuer']} ({parent}): "
         "trials 1–2 minted at least; 2 not shown",
     ]

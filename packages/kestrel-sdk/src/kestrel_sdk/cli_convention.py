@@ -14,15 +14,19 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 import click
 from kestrel_protocol import KestrelError
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 
-__all__ = ["KestrelCliCommand", "KestrelCliGroup", "fail", "report_and_exit"]
+__all__ = ["TRUSTED_KEYS", "KestrelCliCommand", "KestrelCliGroup", "fail", "report_and_exit"]
 
 log = logging.getLogger(__name__)
+
+TRUSTED_KEYS: Final = "URL|JWKS-FILE"
+"""What ``--trust`` takes, in every help and line naming it (``kestrel verify``,
+``kestrel board``): a door's URL, its JWKS URL, or a JWKS file."""
 
 
 def fail(code: str, message: str) -> click.exceptions.Exit:

@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 import httpx
+from kestrel_protocol.quoting import counted
 
 from ..cli.bootstrap import settings_of
-from ..cli_convention import fail
+from ..cli_convention import TRUSTED_KEYS, fail
 from .build import build_board
 from .html import render_board
 from .rows import BADGES, METRICS
@@ -38,7 +39,7 @@ __all__ = ["board_command"]
 )
 @click.option(
     "--trust",
-    metavar="URL|JWKS",
+    metavar=TRUSTED_KEYS,
     default=None,
     help="Check doors' signed statements with these keys: a door's URL, a JWKS URL or file.",
 )
@@ -157,14 +158,14 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     else:
         assert target is not None
         counts = ", ".join(f"{badges.count(b)} {b}" for b in BADGES)
-        click.echo(f"{target.resolve()}: {len(badges)} proofs ({counts})")
+        click.echo(f"{target.resolve()}: {counted(len(badges), 'proof')} ({counts})")
         for line in trials:  # what the board saw of each evaluator's trials, not only the page
             click.echo(line)
     if failed and not allow_failed:
         source, reason = failed[0]
         raise fail(
             "CHECK_FAILED",
-            f"{len(failed)} of {len(badges)} rows failed (first: {source}: {reason}); "
+            f"{len(failed)} of {counted(len(badges), 'row')} failed (first: {source}: {reason}); "
             "the board is written: --allow-failed exits 0 with failed rows",
         )
 

@@ -16,10 +16,11 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_protocol.exits import ExitCode
+from kestrel_protocol.quoting import counted
 from kestrel_protocol.settings import KestrelSettings
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..cli_convention import fail
+from ..cli_convention import TRUSTED_KEYS, fail
 from ..client import KestrelSdk, KestrelSession
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
@@ -156,7 +157,7 @@ def validate(ctx: click.Context, file: Path, scenario: str | None, as_json: bool
             for line in diagnostics_lines(str(file), report):
                 click.echo(line)
             if report.ok:
-                click.echo(f"{file}: ok ({report.statements} statements)")
+                click.echo(f"{file}: ok ({counted(report.statements, 'statement')})")
         if not report.ok:
             raise click.exceptions.Exit(int(ExitCode.FAILED))
 
@@ -306,7 +307,7 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
 )
 @click.option(
     "--trust",
-    metavar="URL|JWKS-FILE",
+    metavar=TRUSTED_KEYS,
     default=None,
     help="Check the door's signed statement in a proof with these keys (a door's URL, "
     "its JWKS URL, or a JWKS file).",
