@@ -53,14 +53,13 @@ class Duration(click.ParamType[float]):
 
 
 async def submit_waiting(
-    session: KestrelSession, source: str, wait: float | None
+    session: KestrelSession, source: str, deadline: float | None
 ) -> SessionResponse:
-    """``session.submit(source)``; with ``wait`` (seconds in all, from now), sent again
-    after each retryable ``BAR_NOT_PUBLISHED``, each submit waiting for its bars, until
-    it applies or ``wait`` has passed (then that refusal is raised)."""
-    if not wait:
+    """``session.submit(source)``; with a ``deadline`` (:func:`anyio.current_time`), sent
+    again after each retryable ``BAR_NOT_PUBLISHED``, each submit waiting for its bars,
+    until it applies or the deadline has passed (then that refusal is raised)."""
+    if deadline is None:
         return await session.submit(source)
-    deadline = anyio.current_time() + wait
     while True:
         left = deadline - anyio.current_time()
         try:
@@ -75,7 +74,9 @@ async def send_program(
     session: KestrelSession, source: str, atomic: bool, quiet: bool, wait: float | None
 ) -> None:
     """Send ``source`` on ``session``: one submission, or the chunks of a long program
-    (:mod:`.plan`) with a progress bar, each waiting for its bars with ``wait``."""
+    (:mod:`.plan`) with a progress bar; with ``wait``, the submissions wait for their bars
+    that many seconds in all."""
+    deadline = None if not wait else anyio.current_time() + wait
     estimate = estimate_bars(source)
     if atomic or estimate < LONG_RUN_BARS:
         chunks = [Chunk(source, estimate)]
@@ -83,10 +84,10 @@ async def send_program(
         chunks = plan_chunks(source)
     if len(chunks) == 1:
         if quiet:
-            await submit_waiting(session, source, wait)
+            await submit_waiting(session, source, deadline)
         else:
             with stdout().status("running" if wait is None else "running (waiting for bars)"):
-                await submit_waiting(session, source, wait)
+                await submit_waiting(session, source, deadline)
         return
     opening = (await session.frame()).frame.clock
     total = (estimate if opening.remaining is None else min(estimate, opening.remaining)) or None
@@ -94,7 +95,7 @@ async def send_program(
     with progress:
         task = progress.add_task("run", total=total)
         for chunk in chunks:
-            response = await submit_waiting(session, chunk.source, wait)
+            response = await submit_waiting(session, chunk.source, deadline)
             progress.update(task, completed=response.delivery.frame.clock.bar - opening.bar)
             if response.disposition == "stood-down":
                 break
