@@ -156,4 +156,4 @@ def test_a_disguise_laid_by_whole_weeks_before_still_opens(
         "tape-z9", source.scenario, rebuilt_transform(current, source, SECRET), SECRET
     )
     check_reveal(current, now, source)
-    assert now["transform"]["calendar"] == "open-days"
+    assert now["transform"]["calendar"] == "sessions"
