@@ -4,8 +4,8 @@ From a source scenario and a secret, :func:`disguise_transform` draws the transf
 and :func:`disguised_tape_csv` applies it:
 
 - each symbol gets a fictitious ticker (four letters, none containing a source symbol);
-- the first bar moves by a whole number of weeks, to between 2200 and 2400 (a period
-  no model has seen), and the bars are laid on sessions of the disguise's own
+- the first session's day moves by a whole number of weeks, to between 2200 and 2400 (a
+  period no model has seen), and the bars are laid on sessions of the disguise's own
   (:mod:`.disguise_sessions`: the source's holidays closed up, no month length kept,
   every session on one template of times of day whatever the source's clock did;
   bar order and which bars share a session kept);

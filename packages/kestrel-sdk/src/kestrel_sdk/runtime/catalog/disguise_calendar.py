@@ -25,7 +25,10 @@ bar: an item is visible at the same bars); where the interval is kept, that is i
 time moved as the bars are. A time before the first bar or after the last moves with it.
 
 A disguise made before this (its reveal names no ``calendar``) moved every time by whole
-weeks: :func:`week_calendar` lays its bars so, and its reveal still opens it.
+weeks: :func:`week_calendar` lays its bars so, and its reveal still opens it. One made
+now lays sessions, not UTC days, on open days by these rules (:mod:`.disguise_sessions`:
+each bar's time of day, kept here, told the week of the year and the half days);
+:func:`open_day_calendar` lays a disguise whose reveal names ``"open-days"``.
 """
 
 from __future__ import annotations
