@@ -150,3 +150,18 @@ def test_a_disguise_laid_on_open_days_before_still_opens(
     check_reveal(current, now, source)
     assert now["transform"]["calendar"] == "sessions"
     assert current.tape.times != twin.tape.times
+
+
+def test_a_news_time_in_a_session_keeps_its_place_from_the_sessions_open() -> None:
+    acme = load_catalog([]).get("acme-trend")  # any tape: the rule is the calendar's
+    assert acme is not None
+    days = [("2019-03-07", 14), ("2019-03-08", 14), ("2019-03-11", 13), ("2019-03-12", 13)]
+    times = [f"{day}T{hour + k:02d}:30:00Z" for day, hour in days for k in range(7)]
+    calendar = disguise_transform(acme.tape, SECRET).calendar_of(times)
+    laid = calendar.bar_times()
+    assert {time[10:] for time in laid[::7]} == {"T14:30:00Z"}  # summer time: no trace
+    monday = laid[14]
+    item = calendar.time("2019-03-11T15:45:00Z")  # 2h15 after Monday's (summer) open
+    assert item == f"{monday[:10]}T16:45:00Z"
+    weekend = calendar.time("2019-03-09T12:00:00Z")  # between Friday's close and Monday
+    assert laid[13] < weekend < monday
