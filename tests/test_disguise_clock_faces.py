@@ -87,11 +87,13 @@ async def test_no_face_serves_the_sources_clock_on_a_disguise(tmp_path: Path) ->
     read["params"] = {"uri": f"kestrel://catalog/scenarios/{TWIN}/tape"}
     try:
         door_mcp = (await http.post("/mcp", json=read, headers=auth)).json()
+        stdio_mcp = await stdio.handle(read)
+        assert stdio_mcp is not None
         faces = {
             "sdk": await create_sdk(owner).tape(TWIN),
             "remote sdk": await create_sdk(remote_transport(BASE, token, client=http)).tape(TWIN),
             "/v1": (await http.get(f"/v1/catalog/scenarios/{TWIN}/tape", headers=auth)).text,
-            "stdio mcp": (await stdio.handle(read))["result"]["contents"][0]["text"],
+            "stdio mcp": stdio_mcp["result"]["contents"][0]["text"],
             "door /mcp": door_mcp["result"]["contents"][0]["text"],
         }
     finally:
