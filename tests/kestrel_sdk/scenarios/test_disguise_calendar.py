@@ -112,16 +112,19 @@ import sys
 from pathlib import Path
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario
-source = load_catalog([Path(sys.argv[1])]).get("goog")
+source = load_catalog([Path(sys.argv[1])]).get(sys.argv[2])
 print(disguise_scenario(source, "tape-z9", bytes(range(32))).scenario.tape.root)
 """
 
 
-def test_the_same_source_and_secret_lay_the_same_dates_in_any_process(catalog: Path) -> None:
-    here = disguise_scenario(_source(catalog, "goog"), "tape-z9", SECRET).scenario.tape.root
+@pytest.mark.parametrize("name", ["goog", "eurusd"])  # days; weeks laid on sessions
+def test_the_same_source_and_secret_lay_the_same_dates_in_any_process(
+    catalog: Path, name: str
+) -> None:
+    here = disguise_scenario(_source(catalog, name), "tape-z9", SECRET).scenario.tape.root
     for seed in ("1", "2"):
         made = subprocess.run(
-            [sys.executable, "-c", _ROOT_IN_A_PROCESS, str(catalog)],
+            [sys.executable, "-c", _ROOT_IN_A_PROCESS, str(catalog), name],
             env={**os.environ, "PYTHONHASHSEED": seed},
             capture_output=True,
             text=True,
@@ -156,4 +159,4 @@ def test_a_disguise_laid_by_whole_weeks_before_still_opens(
         "tape-z9", source.scenario, rebuilt_transform(current, source, SECRET), SECRET
     )
     check_reveal(current, now, source)
-    assert now["transform"]["calendar"] == "open-days"
+    assert now["transform"]["calendar"] == "sessions"
