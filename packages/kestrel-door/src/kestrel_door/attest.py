@@ -41,7 +41,7 @@ from kestrel_protocol.ports import Transport
 from kestrel_protocol.store_feed import Arrival
 from kestrel_protocol.surface import TRIAL_MARK, Arguments, Tool
 
-from .arrivals import ForwardFeeds, door_time, forward_submissions, replayed
+from .arrivals import ForwardFeeds, forward_submissions, replayed
 from .door import TransportFactory
 from .keys import DoorKeys, utc_now
 from .pseudonyms import Pseudonyms
@@ -172,7 +172,9 @@ class _Attesting:
     async def invoke(self, tool: Tool, arguments: Arguments) -> ProtocolModel | Wire[Any]:
         submits = tool.runs is not None and tool.runs.method == "submit"
         forward = self._attestor.feeds is not None and submits
-        arrived_at = door_time() if forward else ""  # before the runtime sees the call
+        # before the runtime sees the call, by the clock every replica and feed reads
+        now = self._attestor.keys.records.now
+        arrived_at = await anyio.to_thread.run_sync(now) if forward else ""
         made = await self._inner.invoke(tool, arguments)
         if submits and not forward:
             return made  # a step: its text as the runtime wrote it, no object made
