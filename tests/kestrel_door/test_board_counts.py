@@ -172,7 +172,7 @@ def test_a_count_the_door_did_not_answer_never_reads_as_all_shown(
     line = cli.output.splitlines()[1]
     assert line.startswith(f"trials of {evaluated['parent']} at {evaluated['url']} (")
     assert said + why in line
-    assert line.endswith(f"(asked again at {seen['countUrl']})")
+    assert line.endswith(f"(ask the door again at {seen['countUrl']})")
     assert 'data-all-shown="no"' in page.read_text(encoding="utf-8")
 
 
@@ -245,7 +245,10 @@ def test_a_published_board_states_the_doors_count_as_of_when_on_every_face(
     # anyone rebuilding it sees the same bytes, and the command line says the same
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert (tmp_path / "reader" / "page.html").read_bytes() == html.content
-    assert f"trials of {parent} at {door.url} ({parent}): {said} (asked again at " in rebuilt.stdout
+    assert (
+        f"trials of {parent} at {door.url} ({parent}): {said} (ask the door again at "
+        in rebuilt.stdout
+    )
     # a document carrying no count, or one altered, says so: never "none missing"
     bare = {k: v for k, v in document.items() if k != "trialsMinted"}
     [unseen] = json.loads(published_board(bare, jwks).json)["trials"]

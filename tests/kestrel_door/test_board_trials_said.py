@@ -54,6 +54,6 @@ def test_the_board_command_says_which_trials_it_was_not_shown(tmp_path: Path) ->
     issuer, url = re.escape(signed["issuer"]), re.escape(f"{signed['issuer']}/v1/trials/of/")
     assert re.fullmatch(
         rf"trials of {parent} at {issuer} \({parent}\): {said}"
-        rf"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(asked again at {url}{parent}\)",
+        rf"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(ask the door again at {url}{parent}\)",
         line,
     ), line

@@ -156,7 +156,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         click.echo(f"{target.resolve()}: {len(badges)} proofs ({counts})")
         for t in json.loads(table)["trials"]:  # each evaluator's trials, not only on the page
             of = f"trials of {t['trialOf']} at {t['issuer']} ({', '.join(t['agents'])})"
-            click.echo(f"{of}: {t['said']} (asked again at {t['countUrl']})")
+            click.echo(f"{of}: {t['said']} (ask the door again at {t['countUrl']})")
     if failed and not allow_failed:
         source, reason = failed[0]
         raise fail(
