@@ -93,6 +93,8 @@ def _row(row: BoardRow) -> str:
     agent = row.agent + (
         f" (filed under {row.filed_under})" if row.filed_under != row.agent else ""
     )
+    if row.identity is not None and row.identity not in row.agent:  # a name is a claim
+        agent += f" (signed identity {row.identity})"
     return (
         f'<tr class="{escape(row.badge)}" data-row data-badge="{escape(row.badge)}" '
         f'data-rank="{escape(rank)}" data-source="{escape(row.source)}">'

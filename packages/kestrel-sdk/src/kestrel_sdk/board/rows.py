@@ -17,7 +17,10 @@ published a door's proof under), else to the principal the statement names (its 
 pseudonym; for a trial, the pseudonym of the principal whose trial it was, ``trialOf``,
 so that every run of one evaluator's agent is one cell) when a trusted statement holds,
 else to the agent it was filed under (its folder, or an Inspect log's model): a proof
-copied into another agent's folder still credits its principal.
+copied into another agent's folder still credits its principal. A name is a claim: an
+attested row always carries the signed identity too (JSON ``identity``; on the page,
+``NAME (signed identity p_…)``), so a proof of another principal's session filed under
+an entrant's name shows whose session it was.
 """
 
 from __future__ import annotations
@@ -76,7 +79,8 @@ class BoardRow:
     attestation: str | None = None
     issuer: str | None = None
     identity: str | None = None
-    """Whom its door's signed statement credits: the trial's parent, else the principal."""
+    """Whom its door's signed statement credits: the trial's parent, else the principal
+    (JSON ``identity``; on the page beside a name that is not it: a name is a claim)."""
     trial_of: str | None = None
     """For a trial, the pseudonym of its parent, as its door's signed statement says."""
     trial: int | None = None
@@ -99,6 +103,7 @@ class BoardRow:
         return {
             "source": self.source,
             "agent": self.agent,
+            "identity": self.identity,
             "filedUnder": self.filed_under,
             "badge": self.badge,
             "reason": self.reason,
