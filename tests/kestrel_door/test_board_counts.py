@@ -88,7 +88,8 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             timeout=60,
         )
         assert other.status_code == 201, other.text
-        rival = _predicate(_run(door, other.json()["token"]))["trialOf"]
+        rivals = _run(door, other.json()["token"])
+        rival = _predicate(rivals)["trialOf"]
         counts = {
             who: httpx.get(f"{door.url}/v1/trials/of/{who}", timeout=30).json()
             for who in (parent, rival)
@@ -99,7 +100,12 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = root / "proofs"
     folder.mkdir()
     (folder / "run-1.json").write_text(json.dumps(proof), encoding="utf-8")
+    both = root / "two-parents"
+    both.mkdir()
+    (both / "evaluator.json").write_text(json.dumps(proof), encoding="utf-8")
+    (both / "rival.json").write_text(json.dumps(rivals), encoding="utf-8")
     return {
+        "both": both,
         "url": door.url,
         "parent": parent,
         "rival": rival,
@@ -263,3 +269,28 @@ def test_a_published_board_states_the_doors_count_as_of_when_on_every_face(
     )
     assert altered["allShown"] is False
     assert published_document([], (), [answer])["trialsMinted"] == [answer]
+
+
+@pytest.mark.parametrize(("status", "asked"), [(503, 1), (404, 1), (400, 2)])
+def test_a_door_answering_a_status_not_about_the_parent_is_asked_once(
+    evaluated: dict[str, Any], status: int, asked: int
+) -> None:
+    """Two parents of one door; the door answers every count with ``status``. A 5xx (its
+    store down: each answer may cost the store's timeout) or a 404 (no count served) is
+    about the door, not the parent: it is asked once, and the other parent's row says it
+    was not asked again, and why. A 400 names the pseudonym asked: each parent is asked."""
+    port = urlsplit(evaluated["url"]).port
+    assert port is not None
+    keys = load_trusted_keys(str(evaluated["jwks"]))
+    with _answering(port, status, {"refusal": {"code": "X", "message": "no"}}) as paths:
+        board = build_board([evaluated["both"]], trusted_keys=keys).to_json()
+    assert len(paths) == asked
+    answered = f"answered {status}, not a count"
+    for seen in board["trials"]:
+        assert seen["allShown"] is False
+        assert answered in seen["doorUnread"]
+        assert "none missing of those signed; trials minted since unknown: " in seen["said"]
+    again = [s for s in board["trials"] if s["doorUnread"].startswith("not asked again")]
+    assert len(again) == 2 - asked
+    for seen in again:
+        assert seen["doorUnread"].startswith("not asked again, the door did not answer a count: ")

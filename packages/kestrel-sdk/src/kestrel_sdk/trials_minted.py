@@ -40,8 +40,10 @@ __all__ = ["DoorCount", "checked_count", "count_url", "fetch_trials_minted"]
 class DoorCount:
     """What a parent's door says of its trials minted: ``minted`` (its signed count) and
     ``signed_at`` (when it signed it, its clock), or ``unread`` (why no count holds);
-    ``reached`` is false when the door could not be reached at all (no answer: no use
-    asking it for another parent now)."""
+    ``reached`` is false when asking the door for another parent now is of no use: it
+    could not be reached at all, or it answered a status that is not about this parent
+    (anything but 400, which names the pseudonym asked: a 5xx, its store down, or a 404,
+    no count served), each asked again a timeout or a failure more."""
 
     minted: int | None = None
     unread: str | None = None
@@ -117,7 +119,8 @@ def fetch_trials_minted(
         if client is None:
             http.close()
     if response.status_code != 200:
-        return DoorCount(unread=f"{url} answered {response.status_code}, not a count")
+        said = f"{url} answered {response.status_code}, not a count"
+        return DoorCount(unread=said, reached=response.status_code == 400)
     try:
         answer = parse_json(response.content)
     except ValueError:

@@ -18,8 +18,9 @@ larger is stated, with when the door signed it and where anyone asks again
 (``countUrl``); "none missing" is said only under a count that held: where the count
 could not be read or does not hold, the parent's row says why and "none missing of those
 signed". Asking, each door is asked at most once per parent, and a door that could not
-be reached is not asked again: the rows of its other parents say so, with why (a door
-out of reach costs one timeout, not one per parent).
+be reached, or answered a status that is not about the parent asked (a 5xx: its store
+down; a 404), is not asked again: the rows of its other parents say so, with why (a
+door out of reach costs one timeout, not one per parent).
 """
 
 from __future__ import annotations
@@ -180,8 +181,8 @@ def _door_counts(
     client: httpx.Client | None,
 ) -> dict[tuple[str, str], DoorCount]:
     """What each parent's door (``(issuer, parent)``, each once) signs of its count now,
-    through one client; a door that could not be reached is not asked again, and each of
-    its other parents' counts says why."""
+    through one client; a door that could not be reached, or answered a status not about
+    the parent asked, is not asked again, and each of its other parents' counts says why."""
     import httpx  # noqa: PLC0415 - httpx loads only when a door is asked
 
     from ..trials_minted import DoorCount, fetch_trials_minted  # noqa: PLC0415
@@ -193,7 +194,7 @@ def _door_counts(
         for issuer, parent in parents:
             failed = unreached.get(issuer)
             if failed is not None:
-                said = f"not asked again, the door could not be reached: {failed.unread}"
+                said = f"not asked again, the door did not answer a count: {failed.unread}"
                 counts[(issuer, parent)] = DoorCount(unread=said, reached=False)
                 continue
             count = fetch_trials_minted(issuer, parent, trusted_keys, http)
