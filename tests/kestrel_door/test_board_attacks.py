@@ -15,6 +15,7 @@ attacks other suites did not show on a board, each against a real door on loopba
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from click.testing import CliRunner
 from kestrel_door.cli import door_group
 
 from tests.doors import issue_token, serve_door
+from tests.forward_door import PREFIX, bars, feed_token, forward_catalog
+from tests.forward_door import SCENARIO as FORWARD
 from tests.kestrel_sdk.board.proofs import door_proof, write
 from tests.kestrel_sdk.board.test_board import BOLD, CAUTIOUS, kestrel
 
@@ -137,3 +140,67 @@ def test_a_key_revoked_after_signing_fails_the_row_on_the_doors_board_and_by_url
     [stale] = attacked["from-file"]["rows"]
     assert stale["rank"] == 1
     assert f"keys trusted from file {attacked['stale']}" in stale["attestation"]
+
+
+def test_a_forward_proof_signed_before_its_window_closed_is_failed_and_not_published(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent trades a forward tape to its edge, stops there while the window is still
+    open (a lucky stretch) and has its proof signed; the operator then appends more
+    bars, freezes and unseals the feed. The early proof stopped at the edge its door
+    signed, so it passed whole-window and ranked; now ``kestrel board --trust`` fails it
+    saying the window was still open, and ``kestrel-door board publish`` refuses it."""
+    catalog = forward_catalog(tmp_path / "catalog")  # its declared prefix alone
+    monkeypatch.setenv("KESTREL_CATALOG_PATH", str(catalog))
+    home = tmp_path / "home"
+    with serve_door(home) as door:
+        operator = {"Authorization": f"Bearer {feed_token(home)}", "Content-Type": "text/csv"}
+        appends = f"{door.url}/v1/feeds/{FORWARD}/bars"
+        with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {door.token}"}) as agent:
+            made = agent.post(f"{door.url}/v1/sessions", json={"scenario": FORWARD})
+            assert made.status_code == 200, made.text
+            sid = made.json()["sessionId"]
+            submit = f"{door.url}/v1/sessions/{sid}/submit"
+            assert agent.post(submit, json={"source": f"advance {PREFIX - 1}"}).status_code == 200
+            waited: list[httpx.Response] = []  # a decision made before its bar is out
+            source = {"source": "buy 5 ACME\nadvance 1 wait 30s"}
+            waiter = threading.Thread(target=lambda: waited.append(agent.post(submit, json=source)))
+            waiter.start()
+            try:
+                for _ in range(3):  # as test_forward_door: the door answers meanwhile
+                    asked = httpx.get(f"{door.url}/v1/catalog", headers=agent.headers)
+                    assert asked.status_code == 200, asked.text
+                assert waiter.is_alive()  # its bar is not out: it waits
+                appended = httpx.post(appends, content=bars(PREFIX, PREFIX + 1), headers=operator)
+                assert appended.status_code == 200, appended.text
+            finally:
+                waiter.join(timeout=60)
+            assert waited[0].status_code == 200, waited[0].text  # at the edge: bar PREFIX
+            early = agent.get(f"{door.url}/v1/sessions/{sid}/proof")  # signed, window open
+            assert early.status_code == 200, early.text
+            more = httpx.post(appends, content=bars(PREFIX + 2, PREFIX + 40), headers=operator)
+            assert more.status_code == 200, more.text
+            frozen = httpx.post(f"{door.url}/v1/feeds/{FORWARD}/freeze", headers=operator)
+            assert frozen.status_code == 200, frozen.text
+        unsealed = CliRunner().invoke(door_group, ["--home", str(home), "feed", "unseal", FORWARD])
+        assert unsealed.exit_code == 0, unsealed.output
+        proof = write(tmp_path / "proofs" / "early.json", early.json())
+        done = kestrel(
+            *("--catalog-path", str(catalog.parent), "board", "--allow-failed", "--json"),
+            *(str(proof.parent), "--trust", door.url),
+        )
+        assert done.returncode == 0, done.stderr
+        board = json.loads(done.stdout)
+        refused = CliRunner().invoke(
+            door_group, ["--home", str(home), "board", "publish", str(proof)]
+        )
+    [row] = board["rows"]
+    why = (
+        f"stopped at the edge of its forward tape ({PREFIX + 1} bars published) while its "
+        "window was still open: its door signed the grade before the feed was frozen"
+    )
+    assert row["checks"].get("whole-window") == f"failed: {why}", row["reason"]
+    assert (row["badge"], row["rank"]) == ("failed", None)
+    assert refused.exit_code != 0
+    assert "not published: " in refused.output
+    assert why in refused.output
