@@ -257,7 +257,14 @@ def make_serve_command(
         board = None
         if isinstance(store, SqlBoardRecords):
             builder = build(door_settings(ctx))
-            board = BoardPage(store, attestor.keys, builder, document, _sealed(runtime, specs))
+            board = BoardPage(
+                store,
+                attestor.keys,
+                builder,
+                document,
+                _sealed(runtime, specs),
+                count=attestor.trials_minted,  # each published trial's parent, signed
+            )
         app, http = limit_connections(
             create_door_app(
                 config,
