@@ -12,7 +12,6 @@ source close.
 
 from __future__ import annotations
 
-import base64
 import csv
 import json
 import os
@@ -26,29 +25,15 @@ from typing import Any
 
 import httpx
 import pytest
-from kestrel_door import (
-    Attestor,
-    AuditLog,
-    DoorConfig,
-    DoorKeys,
-    DoorStore,
-    IssuedTokens,
-    Pseudonyms,
-    create_door_app,
-)
-from kestrel_mcp import create_kestrel_mcp_server
 from kestrel_protocol import GradeResult
-from kestrel_protocol.surface import ALL_SCOPES, SURFACE
-from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
 from tests.doors import serve_door
-from tests.every_face import call_everywhere, read_everything, sample_call
+from tests.every_face import Faces, Traded, decoded, read_everything, surface_calls
 
 pytestmark = pytest.mark.anyio
 
-BASE = "http://127.0.0.1:8787"
 SCENARIO = "tape-q7"
 CLOCK = 1000
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -117,12 +102,6 @@ class Leaks:
         return [*words, *self._dated(text), *sorted(self._priced(text))][:5]
 
 
-def _decoded(body: str) -> str:
-    """``body`` with every signed statement it carries decoded beside it."""
-    payloads = re.findall(r'"payload":\s*"([A-Za-z0-9+/=]+)"', body)
-    return "\n".join([body, *(base64.b64decode(p).decode("utf-8") for p in payloads)])
-
-
 def _catalogs(tmp_path: Path) -> tuple[Path, Leaks]:
     """The labelled import (kept apart) and the served catalog holding only its
     disguised, sealed twin; what a response must not hold."""
@@ -143,39 +122,10 @@ def _catalogs(tmp_path: Path) -> tuple[Path, Leaks]:
 
 async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path: Path) -> None:
     served, leaks = _catalogs(tmp_path)
-    owner: Any = local_transport(home=tmp_path / "home", catalog_paths=[served])
-    runtime = owner.runtime
+    faces = Faces(tmp_path, [served])
+    runtime, alice, http, auth, mcp = faces.runtime, faces.alice, faces.http, faces.auth, faces.mcp
     assert runtime.sealed(SCENARIO)
     (symbol,) = runtime.loaded(SCENARIO).tape.symbols
-    store = DoorStore(tmp_path / "door.db")
-    alice = create_sdk(local_transport(principal=Pseudonyms(store).of("alice"), runtime=runtime))
-    tokens = IssuedTokens(store)
-    app = create_door_app(
-        DoorConfig(base_url=BASE),
-        transport_for=lambda p: local_transport(principal=p, runtime=runtime),
-        grant_verifiers=[tokens],
-        audit=AuditLog(store),
-        attestor=Attestor(DoorKeys(store), BASE),
-    )
-    token = tokens.issue("alice", list(ALL_SCOPES))[1]
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
-    auth = {"Authorization": f"Bearer {token}"}
-    stdio = create_kestrel_mcp_server(alice.transport, secrets=False)
-    remote = create_sdk(remote_transport(BASE, token, client=http))
-    bodies: list[tuple[str, str]] = []
-    mcp_id = 0
-
-    async def mcp(method: str, params: dict[str, Any], *, stdio_too: bool = True) -> Any:
-        """Through stdio MCP and the door's /mcp (the agent's own steps: the door's only)."""
-        nonlocal mcp_id
-        mcp_id += 1
-        message = {"jsonrpc": "2.0", "id": mcp_id, "method": method, "params": params}
-        if stdio_too:
-            response = await stdio.handle(message)
-            bodies.append((f"stdio {method} {params}", json.dumps(response)))
-        door = await http.post("/mcp", json=message, headers=auth)
-        bodies.append((f"door /mcp {method} {params}", door.text))
-        return door.json()
 
     # the scripted agent: over /mcp a session traded to mid-tape, over /v1 another graded
     await mcp(
@@ -192,7 +142,7 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
         {"name": "kestrel_session_open", "arguments": {"scenario": SCENARIO, "label": "mcp"}},
         stdio_too=False,
     )
-    sid = opened["result"]["structuredContent"]["sessionId"]
+    sid = opened.json()["result"]["structuredContent"]["sessionId"]
     traded = await mcp(
         "tools/call",
         {
@@ -201,72 +151,50 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
         },
         stdio_too=False,
     )
-    assert traded["result"]["structuredContent"]["delivery"]["frame"]["clock"]["bar"] == CLOCK
-    pentad_root = traded["result"]["structuredContent"]["pentad"]["root"]
+    content = traded.json()["result"]["structuredContent"]
+    assert content["delivery"]["frame"]["clock"]["bar"] == CLOCK
+    pentad_root = content["pentad"]["root"]
     v1 = await http.post("/v1/sessions", json={"scenario": SCENARIO, "label": "v1"}, headers=auth)
-    bodies.append(("/v1 open", v1.text))
+    faces.bodies.append(("/v1 open", v1.text))
     other = v1.json()["sessionId"]
     for source in (f"buy 2 {symbol}\nadvance 300", f"sell 2 {symbol}\nadvance 10"):
         step = await http.post(
             f"/v1/sessions/{other}/submit", json={"source": source}, headers=auth
         )
-        bodies.append((f"/v1 submit {source}", step.text))
+        faces.bodies.append((f"/v1 submit {source}", step.text))
         assert step.status_code == 200, step.text
     graded = await alice.grade(other)
     assert isinstance(graded, GradeResult)
 
-    samples: dict[str, Any] = {
-        "scenario": SCENARIO,
-        "sessionId": sid,
-        "source": "cancel all",
-        "token": "op_nope",
-        "root": pentad_root,
-        "grade": graded.to_json(),
-        "gradeRoot": graded.root,
-        "bars": 1000,
-    }
+    samples = Traded(sid, pentad_root, graded).samples(SCENARIO)
     refused: list[tuple[str, dict[str, Any]]] = [
         ("kestrel_session_submit", {"sessionId": sid, "source": "buy 1 NOPE\nadvance 1"}),
         ("kestrel_session_submit", {"sessionId": sid, "source": "advance 0"}),
     ]
-    calls = refused + [
-        (tool.name, sample_call(tool, samples))
-        for tool in SURFACE.tools
-        if tool.name not in ("kestrel_grade", "kestrel_session_close")
-    ]
-    calls += [
+    extra: list[tuple[str, dict[str, Any]]] = [
         ("kestrel_session_history", {"sessionId": sid, "bars": 1001}),
         ("kestrel_session_open", {"scenario": SCENARIO, "label": "mcp"}),
     ]
-    calls += [(name, {"sessionId": sid}) for name in ("kestrel_session_close", "kestrel_grade")]
-    for name, arguments in calls:
-        await call_everywhere(
-            name,
-            arguments,
-            mcp=mcp,
-            http=http,
-            auth=auth,
-            transports=((alice, "sdk local"), (remote, "sdk remote")),
-            bodies=bodies,
-        )
+    for name, arguments in surface_calls(samples, refused=refused, extra=extra):
+        await faces.call(name, arguments)
     for session in (sid, other):
         proof = await http.get(f"/v1/sessions/{session}/proof", headers=auth)
-        bodies.append((f"/v1 proof {session}", proof.text))
+        faces.bodies.append((f"/v1 proof {session}", proof.text))
 
     await mcp("tools/list", {})
     known = {"id": SCENARIO, "scenario": SCENARIO, "root": pentad_root, "gradeRoot": graded.root}
     await read_everything(mcp, known)
 
-    for where, body in bodies:
-        found = leaks(_decoded(body))
+    for where, body in faces.bodies:
+        found = leaks(decoded(body))
         assert not found, (where, found)
-    joined = "\n".join(_decoded(body) for _, body in bodies)
+    joined = "\n".join(decoded(body) for _, body in faces.bodies)
     assert "SCENARIO_SEALED" in joined  # the tape was asked for, and refused
     assert "unknown symbol 'NOPE'" in joined  # refusals were seen
     assert "https://in-toto.io/Statement/v1" in joined  # proofs were signed
     assert symbol in joined
     assert "kestrel.grade" in joined
-    assert len(bodies) > 60
+    assert len(faces.bodies) > 60
     # the search finds what it seeks
     assert leaks("GOOG")
     assert leaks("Alphabet Inc.")
@@ -276,8 +204,7 @@ async def test_no_face_names_the_real_world_on_a_disguised_sealed_goog(tmp_path:
     assert not leaks("on 2014-10-06 and 2003-01-01")
     assert leaks('"close":"100.34"')
     assert leaks('"p": 104.3')
-    await http.aclose()
-    await owner.aclose()
+    await faces.aclose()
 
 
 def test_a_door_process_serves_the_disguise_and_the_reveal_verifies_its_proof(
@@ -331,7 +258,7 @@ def test_a_door_process_serves_the_disguise_and_the_reveal_verifies_its_proof(
             bodies.append(proof.text)
             assert proof.status_code == 200, proof.text
     for body in bodies:
-        found = leaks(_decoded(body))
+        found = leaks(decoded(body))
         assert not found, (body[:300], found)
 
     # after the evaluation: the operator publishes the reveal; anyone verifies

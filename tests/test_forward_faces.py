@@ -13,30 +13,14 @@ for.)
 from __future__ import annotations
 
 import json
-import re
 import threading
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from kestrel_door import (
-    Attestor,
-    AuditLog,
-    DoorConfig,
-    DoorKeys,
-    DoorStore,
-    IssuedTokens,
-    Pseudonyms,
-    create_door_app,
-)
-from kestrel_mcp import create_kestrel_mcp_server
-from kestrel_protocol import GradeResult
-from kestrel_protocol.surface import ALL_SCOPES, SURFACE
-from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.runtime.service import Runtime
 
-from tests.every_face import call_everywhere, read_everything, sample_call
+from tests.every_face import Faces, numbers, read_everything, surface_calls
 from tests.kestrel_sdk.runtime.forward.scenarios import (
     SCENARIO_ID,
     bar_rows,
@@ -47,64 +31,13 @@ from tests.kestrel_sdk.runtime.forward.scenarios import (
 
 pytestmark = pytest.mark.anyio
 
-BASE = "http://127.0.0.1:8787"
 CLOCK = 40
 EDGE = 60
 AT = "2026-12-01T15:31:00Z"
 
 
-class _Faces:
-    """Alice on every face of one runtime: stdio MCP, the door (``/mcp``, ``/v1``) and
-    both SDK transports; every body kept."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        owner: Any = local_transport(
-            home=tmp_path / "home", catalog_paths=[forward_catalog(tmp_path)]
-        )
-        self.owner = owner
-        self.runtime: Runtime = owner.runtime
-        store = DoorStore(tmp_path / "door.db")
-        principal = Pseudonyms(store).of("alice")
-        self.alice = create_sdk(local_transport(principal=principal, runtime=self.runtime))
-        tokens = IssuedTokens(store)
-        runtime = self.runtime
-        app = create_door_app(
-            DoorConfig(base_url=BASE),
-            transport_for=lambda p: local_transport(principal=p, runtime=runtime),
-            grant_verifiers=[tokens],
-            audit=AuditLog(store),
-            attestor=Attestor(DoorKeys(store), BASE),
-        )
-        token = tokens.issue("alice", list(ALL_SCOPES))[1]
-        self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
-        self.auth = {"Authorization": f"Bearer {token}"}
-        self.stdio = create_kestrel_mcp_server(self.alice.transport, secrets=False)
-        self.remote = create_sdk(remote_transport(BASE, token, client=self.http))
-        self.bodies: list[tuple[str, str]] = []
-        self._id = 0
-
-    async def mcp(self, method: str, params: dict[str, Any]) -> None:
-        self._id += 1
-        message = {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params}
-        response = await self.stdio.handle(message)
-        self.bodies.append((f"stdio {method} {params}", json.dumps(response)))
-        door = await self.http.post("/mcp", json=message, headers=self.auth)
-        self.bodies.append((f"door /mcp {method} {params}", door.text))
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> None:
-        await call_everywhere(
-            name,
-            arguments,
-            mcp=self.mcp,
-            http=self.http,
-            auth=self.auth,
-            transports=((self.alice, "sdk local"), (self.remote, "sdk remote")),
-            bodies=self.bodies,
-        )
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-        await self.owner.aclose()
+def _faces(tmp_path: Path) -> Faces:
+    return Faces(tmp_path, [forward_catalog(tmp_path)])
 
 
 def _later(clock: int) -> tuple[list[str], set[str]]:
@@ -118,32 +51,11 @@ def _later(clock: int) -> tuple[list[str], set[str]]:
     return [bar_time(k) for k in range(clock + 1, EDGE + 1)], later
 
 
-def _numbers(text: str) -> set[str]:
-    return set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", text))
-
-
 async def test_no_face_shows_a_bar_after_the_clock_of_a_forward_session(tmp_path: Path) -> None:
-    faces = _Faces(tmp_path)
+    faces = _faces(tmp_path)
     faces.runtime.append_bars(SCENARIO_ID, bars(0, EDGE + 1), clock=lambda: AT)
-    opened = (await faces.alice.open_session(SCENARIO_ID, "forward")).session
-    assert opened is not None
-    sid = opened.id
-    submitted = await opened.submit(f"buy 1 ACME tif gtc\nadvance {CLOCK}")
-    assert submitted.delivery.frame.clock.bar == CLOCK
-    other = (await faces.alice.open_session(SCENARIO_ID, "graded")).session
-    assert other is not None
-    grade = await faces.alice.grade(other.id)
-    assert isinstance(grade, GradeResult)
-    samples: dict[str, Any] = {
-        "scenario": SCENARIO_ID,
-        "sessionId": sid,
-        "source": "cancel all",
-        "token": "op_nope",
-        "root": submitted.pentad.root,
-        "grade": grade.to_json(),
-        "gradeRoot": grade.root,
-        "bars": 1000,
-    }
+    traded = await faces.trade_and_grade(SCENARIO_ID, "forward", CLOCK)
+    sid = traded.session_id
     refused: list[tuple[str, dict[str, Any]]] = [
         ("kestrel_session_submit", {"sessionId": sid, "source": f"advance {EDGE - CLOCK + 1}"}),
         ("kestrel_session_submit", {"sessionId": sid, "source": "advance to 2026-12-02T00:00:00Z"}),
@@ -153,24 +65,18 @@ async def test_no_face_shows_a_bar_after_the_clock_of_a_forward_session(tmp_path
         ("kestrel_validate", {"source": "advance to 2030-01-01T00:00Z", "scenario": SCENARIO_ID}),
         ("kestrel_session_open", {"scenario": SCENARIO_ID, "label": "forward"}),
     ]
-    calls = refused + [
-        (tool.name, sample_call(tool, samples))
-        for tool in SURFACE.tools
-        if tool.name not in ("kestrel_grade", "kestrel_session_close")
-    ]
-    calls += [(name, {"sessionId": sid}) for name in ("kestrel_session_close", "kestrel_grade")]
-    for name, arguments in calls:
+    for name, arguments in surface_calls(traded.samples(SCENARIO_ID), refused=refused):
         await faces.call(name, arguments)
-    known = {"id": SCENARIO_ID, "scenario": SCENARIO_ID, "root": submitted.pentad.root}
-    known["gradeRoot"] = grade.root
+    known = {"id": SCENARIO_ID, "scenario": SCENARIO_ID, "root": traded.root}
+    known["gradeRoot"] = traded.grade.root
     await read_everything(faces.mcp, known)
 
     times, prices = _later(CLOCK)
     # the search finds what it seeks: the next bar's rows would be found
     assert times[0] in bar_rows(CLOCK + 1)
-    assert _numbers(bar_rows(CLOCK + 1)) & prices
+    assert numbers(bar_rows(CLOCK + 1)) & prices
     for where, body in faces.bodies:
-        found = [t for t in times if t in body] + sorted(_numbers(body) & prices)
+        found = [t for t in times if t in body] + sorted(numbers(body) & prices)
         assert not found, (where, found[:3], body[:300])
     joined = "\n".join(body for _, body in faces.bodies)
     assert "BAR_NOT_PUBLISHED" in joined  # the advance past the edge was refused
@@ -186,7 +92,7 @@ async def test_no_face_shows_a_bar_after_the_clock_of_a_forward_session(tmp_path
 async def test_an_advance_past_the_edge_is_refused_retryable_on_every_face(
     tmp_path: Path,
 ) -> None:
-    faces = _Faces(tmp_path)
+    faces = _faces(tmp_path)
     faces.runtime.append_bars(SCENARIO_ID, bars(0, 3), clock=lambda: AT)
     opened = (await faces.alice.open_session(SCENARIO_ID, "edge")).session
     assert opened is not None
@@ -232,7 +138,7 @@ class _AppendWhenWaiting:
 
 
 async def test_the_submit_tool_s_wait_argument_waits_on_every_face(tmp_path: Path) -> None:
-    faces = _Faces(tmp_path)
+    faces = _faces(tmp_path)
     faces.runtime.append_bars(SCENARIO_ID, bars(0), clock=lambda: AT)
     waiter = _AppendWhenWaiting(faces.runtime)
     faces.runtime.waiter = waiter

@@ -32,7 +32,6 @@ from kestrel_door import (
     IssuedTokens,
     create_door_app,
 )
-from kestrel_door import attest as door_attest
 from kestrel_door.arrivals import door_time
 from kestrel_door.feeds import RuntimeFeeds
 from kestrel_protocol.store import RuntimeStore
@@ -108,7 +107,7 @@ async def test_a_waiting_agent_arriving_before_the_bar_is_visible_is_on_time(
         arrived.set()
         return at
 
-    monkeypatch.setattr(door_attest, "door_time", noted)
+    monkeypatch.setattr(door_store, "now", noted)  # the door's clock: its store's
     appending = threading.Event()
 
     def between() -> None:  # in the append's thread: bar 1 is not visible yet

@@ -2,9 +2,9 @@
 
 backtesting.py's GOOG (daily), EURUSD (hourly) and BTCUSD (monthly, fractional volumes)
 are imported and disguised: every bar-to-bar return is the source's within one tick's
-rounding, no price is within 1 % of a source close, the bars are laid past 2200 on a
-calendar of the disguise's own (time of day and days kept), the symbols and title are
-fictitious.
+rounding, no price is within 1 % of a source close, the bars are laid past 2200 on
+sessions of the disguise's own (each session's bars kept together), the symbols and title
+are fictitious.
 After the evaluation the reveal is published; ``kestrel verify --reveal`` confirms the
 proof's tape is exactly the disguise of the source, and fails naming the bar and symbol
 of a tape changed by one tick, or what differs when revealed against the wrong source.
@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,8 @@ from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.catalog.model import LoadedScenario
 from kestrel_sdk.runtime.catalog.reveal import check_reveal, lineage_tag
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
+
+from tests.exchange_hours import read_sessions
 
 SECRET = bytes(range(32))
 TWIN = {"goog": "tape-q7", "eurusd": "tape-k2", "btcusd": "tape-m4"}
@@ -92,20 +94,23 @@ def test_returns_are_kept_bar_for_bar_within_one_tick(catalog: Path, name: str) 
         for value in getattr(dis.columns[disguised], column):
             price = Decimal(value) * unit_d
             assert price < low / Decimal("1.01") or price > high * Decimal("1.01")
-    # the calendar: the first bar whole weeks later, after 2200; every bar's time of day
-    # kept, and bars of one day on one day (:mod:`test_disguise_calendar`: no holiday)
+    # the calendar: every bar after 2200; the bars of each session (a day's, an FX
+    # week's) one session of the disguise; a daily tape's time of day and the first
+    # bar's weekday kept (:mod:`test_disguise_calendar`: no holiday;
+    # :mod:`test_disguise_sessions`: no clock of the source's)
     first_s = datetime.fromisoformat(src.times[0].replace("Z", "+00:00"))
-    first_d = datetime.fromisoformat(dis.times[0].replace("Z", "+00:00"))
-    assert (first_d - first_s).days % 7 == 0
-    assert (first_d - first_s).seconds == 0
-    days: dict[str, str] = {}
-    for time_s, time_d in zip(src.times, dis.times, strict=True):
-        moved = datetime.fromisoformat(time_d.replace("Z", "+00:00"))
-        assert moved.year >= 2200 > first_s.year
-        assert time_d[10:] == time_s[10:]
-        assert days.setdefault(time_s[:10], time_d[:10]) == time_d[:10]
-    assert sorted(days.values()) == list(days.values())
-    assert len(set(days.values())) == len(days)
+    assert all(
+        datetime.fromisoformat(time.replace("Z", "+00:00")).year >= 2200 > first_s.year
+        for time in dis.times
+    )
+    sessions_s, sessions_d = read_sessions(src.times), read_sessions(dis.times)
+    assert [s.bars for s in sessions_d] == [s.bars for s in sessions_s]
+    if len({time[10:] for time in src.times}) == 1:
+        assert {time[10:] for time in dis.times} == {src.times[0][10:]}
+        assert sorted(dis.times) == list(dis.times)
+        assert len({time[:10] for time in dis.times}) == len(dis.times)
+        first_d = datetime.fromisoformat(dis.times[0].replace("Z", "+00:00"))
+        assert (first_d - first_s) % timedelta(weeks=1) == timedelta(0)
     # the names: nothing of the source
     assert disguised != symbol
     assert symbol not in twin.scenario.title

@@ -27,21 +27,16 @@ from kestrel_sdk.runtime.catalog.model import LoadedScenario
 from kestrel_sdk.runtime.catalog.reveal import check_reveal, rebuilt_transform, reveal_object
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
-SECRET = bytes(range(32))
+from tests.kestrel_sdk.scenarios.twins import SECRET, backtesting_bars, disguised_twin
+
 SOURCES = ("GOOG", "EURUSD", "BTCUSD")
-
-
-def _bars(name: str) -> Path:
-    import backtesting.test  # type: ignore[import-untyped]
-
-    return Path(backtesting.test.__file__).with_name(f"{name}.csv")
 
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("catalog")
     for name in SOURCES:
-        scenario_from_file(_bars(name), name.lower()).write(root / name.lower())
+        scenario_from_file(backtesting_bars(name), name.lower()).write(root / name.lower())
     return root
 
 
@@ -49,13 +44,6 @@ def _source(catalog: Path, name: str) -> LoadedScenario:
     loaded = load_catalog([catalog]).get(name.lower())
     assert loaded is not None
     return loaded
-
-
-def _twin(source: LoadedScenario, directory: Path) -> LoadedScenario:
-    disguise_scenario(source, "tape-z9", SECRET).write(directory / "tape-z9")
-    twin = load_catalog([directory]).get("tape-z9")
-    assert twin is not None
-    return twin
 
 
 def _gaps(times: tuple[str, ...] | list[str]) -> list[int]:
@@ -76,7 +64,7 @@ def test_a_disguise_keeps_none_of_its_sources_calendar_gaps(
     catalog: Path, name: str, tmp_path: Path
 ) -> None:
     source = _source(catalog, name)
-    twin = _twin(source, tmp_path)
+    twin = disguised_twin(source, tmp_path)
     gaps_source, gaps_twin = _gaps(source.tape.times), _gaps(twin.tape.times)
     assert len(set(gaps_source)) > 1  # holidays (GOOG 77, EURUSD 2) or month lengths
     # the attack: where the source skipped a trading weekday more than it does most
@@ -112,16 +100,19 @@ import sys
 from pathlib import Path
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.scenarios import disguise_scenario
-source = load_catalog([Path(sys.argv[1])]).get("goog")
+source = load_catalog([Path(sys.argv[1])]).get(sys.argv[2])
 print(disguise_scenario(source, "tape-z9", bytes(range(32))).scenario.tape.root)
 """
 
 
-def test_the_same_source_and_secret_lay_the_same_dates_in_any_process(catalog: Path) -> None:
-    here = disguise_scenario(_source(catalog, "goog"), "tape-z9", SECRET).scenario.tape.root
+@pytest.mark.parametrize("name", ["goog", "eurusd"])  # days; weeks laid on sessions
+def test_the_same_source_and_secret_lay_the_same_dates_in_any_process(
+    catalog: Path, name: str
+) -> None:
+    here = disguise_scenario(_source(catalog, name), "tape-z9", SECRET).scenario.tape.root
     for seed in ("1", "2"):
         made = subprocess.run(
-            [sys.executable, "-c", _ROOT_IN_A_PROCESS, str(catalog)],
+            [sys.executable, "-c", _ROOT_IN_A_PROCESS, str(catalog), name],
             env={**os.environ, "PYTHONHASHSEED": seed},
             capture_output=True,
             text=True,
@@ -151,9 +142,9 @@ def test_a_disguise_laid_by_whole_weeks_before_still_opens(
     again = reveal_object("tape-z9", source.scenario, rebuilt, SECRET)
     assert again["commitment"] == made.reveal["commitment"]
     # and a disguise made now is rebuilt as laid on its own calendar
-    current = _twin(source, tmp_path / "now")
+    current = disguised_twin(source, tmp_path / "now")
     now = reveal_object(
         "tape-z9", source.scenario, rebuilt_transform(current, source, SECRET), SECRET
     )
     check_reveal(current, now, source)
-    assert now["transform"]["calendar"] == "open-days"
+    assert now["transform"]["calendar"] == "sessions"

@@ -28,28 +28,18 @@ from kestrel_sdk.runtime.catalog.model import LoadedScenario, Tape
 from kestrel_sdk.runtime.catalog.reveal import check_reveal
 from kestrel_sdk.scenarios import disguise_scenario, scenario_from_file
 
-SECRET = bytes(range(32))
+from tests.kestrel_sdk.scenarios.twins import SECRET, backtesting_bars, disguised_twin
 
 
 def _source(name: str, tmp_path: Path) -> LoadedScenario:
     """A shipped scenario, or one of backtesting.py's bar files imported."""
     if name.isupper():
-        import backtesting.test  # type: ignore[import-untyped]
-
-        bars = Path(backtesting.test.__file__).with_name(f"{name}.csv")
-        scenario_from_file(bars, name.lower()).write(tmp_path / name.lower())
+        scenario_from_file(backtesting_bars(name), name.lower()).write(tmp_path / name.lower())
         loaded = load_catalog([tmp_path]).get(name.lower())
     else:
         loaded = load_catalog([]).get(name)
     assert loaded is not None
     return loaded
-
-
-def _twin(source: LoadedScenario, directory: Path) -> LoadedScenario:
-    disguise_scenario(source, "tape-z9", SECRET).write(directory / "tape-z9")
-    twin = load_catalog([directory]).get("tape-z9")
-    assert twin is not None
-    return twin
 
 
 def _grid_spacings(prices: set[int]) -> list[int]:
@@ -75,7 +65,7 @@ def _grid_spacings(prices: set[int]) -> list[int]:
 
 @pytest.mark.parametrize("name", ["GOOG", "BTCUSD", "acme-trend", "acme-chop", "pairs-kx"])
 def test_the_disguised_prices_do_not_keep_the_source_tick_grid(name: str, tmp_path: Path) -> None:
-    twin = _twin(_source(name, tmp_path / "source"), tmp_path / "twin")
+    twin = disguised_twin(_source(name, tmp_path / "source"), tmp_path / "twin")
     for instrument in twin.scenario.instruments:
         columns = twin.tape.columns[instrument.symbol]
         prices = {v for c in (columns.open, columns.high, columns.low, columns.close) for v in c}
@@ -91,7 +81,7 @@ def test_the_disguised_volumes_do_not_keep_the_source_volume_grid(
     """GOOG's volumes are in hundreds: scaled by one secret factor and rounded to whole
     shares, they sat on a grid whose spacing gave back every source volume (840900,
     its lowest, exactly)."""
-    twin = _twin(_source(name, tmp_path / "source"), tmp_path / "twin")
+    twin = disguised_twin(_source(name, tmp_path / "source"), tmp_path / "twin")
     for symbol in twin.tape.symbols:
         volumes = twin.tape.columns[symbol].volume
         step = gcd(*volumes)  # the disguise's own step, a power of ten: not the source's

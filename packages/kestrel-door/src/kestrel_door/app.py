@@ -17,6 +17,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from .approval import ApprovalPolicy
+from .arrivals import door_time
 from .attest import JWKS_PATH, Attestor, attesting
 from .audit import AuditLog
 from .board_page import BoardPage
@@ -124,6 +125,8 @@ def create_door_app(
             if on_close is not None:
                 await on_close()
 
+    # the door's clock: its store's, which every replica reads (one host's without one)
+    clock = door_time if attestor is None else attestor.keys.records.now
     routes = [
         *mcp_routes(door),  # first: every request of an agent's loop is matched against it
         Route("/.well-known/oauth-protected-resource", metadata, methods=["GET"]),
@@ -131,7 +134,7 @@ def create_door_app(
         *([Route(JWKS_PATH, grade_keys, methods=["GET"])] if attestor is not None else []),
         *v1_routes(door),
         *(trial_routes(door, trials, attestor) if trials is not None else []),
-        *(feed_routes(door, feeds) if feeds is not None else []),
+        *(feed_routes(door, feeds, clock) if feeds is not None else []),
         *(board.routes() if board is not None else []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=unrouted_handlers(routes))

@@ -4,7 +4,8 @@ Each verb runs on the door's configured store and catalog (``--home``, ``--store
 ``$KESTREL_CATALOG_PATH``: what ``serve`` uses), so a running door (any replica) serves
 what it writes at once. ``append ID`` reads a tape CSV (the header, then the new bars'
 rows) from stdin or ``--file`` and appends it as one transaction, stamped with the
-door's clock; it is acknowledged only once written. ``replay ID FILE --every 1s`` appends
+door's clock (its store's, ``DoorRecords.now``: the one every replica stamps arrivals
+by); it is acknowledged only once written. ``replay ID FILE --every 1s`` appends
 a recorded file's bars one time at a time at a wall-clock pace (an evaluation "live" on
 a recorded day), saying each bar once it is written; stopped and run again, it goes on
 where it was (the bars already published are accepted once). ``freeze`` ends the window
@@ -26,7 +27,7 @@ from typing import Any
 import click
 from kestrel_protocol import KestrelError
 
-from .arrivals import door_time
+from .admin_cli import door_store
 from .feeds import FeedRuntime, bar_groups, feed_json, parse_every
 
 __all__ = ["OpenFeeds", "make_feed_group"]
@@ -94,7 +95,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
         """Append bars (a tape CSV) to SCENARIO_ID's forward tape, atomically."""
         data = _read(file)
         with open_feeds(ctx) as feeds:
-            made = feeds.append_bars(scenario_id, data, clock=door_time)
+            made = feeds.append_bars(scenario_id, data, clock=door_store(ctx).now)
         click.echo(_appended(made))
 
     @feed_group.command("replay")
@@ -109,12 +110,13 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--every") from None
         bars = list(bar_groups(_read(file)))
+        clock = door_store(ctx).now  # the one every replica reads, not this host's
         with open_feeds(ctx) as feeds:
             for n, (bar, lines) in enumerate(bars):
                 if n:
                     time.sleep(pace)
                 try:
-                    appended = feeds.append_bars(scenario_id, bar, clock=door_time)
+                    appended = feeds.append_bars(scenario_id, bar, clock=clock)
                 except KestrelError as exc:
                     raise _in_file(exc, file, lines) from None
                 made = feed_json(appended)

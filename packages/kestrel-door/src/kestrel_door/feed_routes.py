@@ -71,8 +71,11 @@ async def _operator(door: Door, request: Request) -> Caller | Response:
     return caller
 
 
-def feed_routes(door: Door, feeds: FeedRuntime) -> list[Route]:
-    """The feed routes over the runtime's ``feeds``."""
+def feed_routes(
+    door: Door, feeds: FeedRuntime, clock: Callable[[], str] = door_time
+) -> list[Route]:
+    """The feed routes over the runtime's ``feeds``; ``clock`` stamps each append (the
+    door store's, which every replica reads: ``DoorRecords.now``)."""
 
     async def run(
         request: Request, tool: str, call: Callable[[str], Any], arguments: dict[str, Any]
@@ -118,7 +121,7 @@ def feed_routes(door: Door, feeds: FeedRuntime) -> list[Route]:
         data = await request.body()
 
         def append_bars(scenario: str) -> Any:
-            return feeds.append_bars(scenario, data, clock=door_time)
+            return feeds.append_bars(scenario, data, clock=clock)
 
         return await run(request, "feed.append", append_bars, {"bars": data.decode("latin-1")})
 

@@ -54,6 +54,11 @@ kept gains it)."""
 
 _STATEMENTS: Final = DoorStatements.of(POSTGRES, "kestrel_door_")
 
+_NOW: Final = (
+    "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+)
+"""The server's clock as ``door_time`` writes one (its time now, not its transaction's)."""
+
 
 class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
     """``DoorRecords`` (and the board's published proofs) over a PostgreSQL database
@@ -66,6 +71,14 @@ class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
         super().__init__(dsn, pool_size=pool_size, name="kestrel-door")
         self._create_schema(_SCHEMA, "door", SCHEMA_VERSION, UPGRADES)
         self._name_trial_parents()  # the counts kept before their pseudonym was
+
+    def now(self) -> str:
+        """The database server's clock: every replica and every feed on this store stamp
+        arrivals and publications by it, whatever their own hosts' clocks say."""
+        with self._connection() as conn:
+            row = conn.execute(_NOW).fetchone()
+        assert row is not None  # a SELECT without FROM: one row
+        return str(row[0])
 
     @contextmanager
     def _audit_transaction(self, rows: int) -> Iterator[Connection]:

@@ -29,6 +29,7 @@ from kestrel_protocol.store import (
     TokenGrantRow,
 )
 
+from .arrivals import door_time
 from .pseudonyms import Pseudonyms
 from .tables import DOOR_TABLES
 
@@ -332,6 +333,11 @@ class SqlDoorRecords(SqlAdapter):
         with self._connection() as conn:
             rows = conn.execute(self.sql.arrivals, (session_id,)).fetchall()
         return [Arrival(int(seq), str(at), int(clock)) for seq, at, clock in rows]
+
+    def now(self) -> str:
+        """The door's clock: this host's, every process on a SQLite file being on one host
+        (the PostgreSQL adapter reads the database server's: one for every replica)."""
+        return door_time()
 
 
 def _token_values(row: TokenEntry, digest: bytes) -> tuple[object, ...]:

@@ -220,8 +220,8 @@ def make_serve_command(
         runtime = getattr(owner, "runtime", None)
         if seal and runtime is not None:
             _check_seals(runtime, specs)
-        if runtime is not None:  # a forward session's statement says its order of events
-            attestor.feeds = RuntimeFeeds(runtime)
+        if runtime is not None and _serves_forward(runtime):
+            attestor.feeds = RuntimeFeeds(runtime)  # a forward session's order of events
 
         # Each principal reads only its own sessions' artifacts (a proof is how one is shared),
         # a store that fails is "store unavailable" to it (where and why go to the log), and
@@ -257,7 +257,14 @@ def make_serve_command(
         board = None
         if isinstance(store, SqlBoardRecords):
             builder = build(door_settings(ctx))
-            board = BoardPage(store, attestor.keys, builder, document, _sealed(runtime, specs))
+            board = BoardPage(
+                store,
+                attestor.keys,
+                builder,
+                document,
+                _sealed(runtime, specs),
+                count=attestor.trials_minted,  # each published trial's parent, signed
+            )
         app, http = limit_connections(
             create_door_app(
                 config,
@@ -331,6 +338,12 @@ def _listen(host: str, port: int) -> socket.socket:
         ) from None
     listening.set_inheritable(True)
     return listening
+
+
+def _serves_forward(runtime: Any) -> bool:
+    """Whether the runtime's catalog holds a forward scenario (the door then notes each
+    submission's arrival; a door without one reads no clock for it)."""
+    return any((s.model_extra or {}).get("forward") for s in runtime.catalog().scenarios)
 
 
 def _sealed(runtime: Any, specs: list[tuple[str, str | None]]) -> tuple[str, ...]:

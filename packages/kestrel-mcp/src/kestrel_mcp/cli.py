@@ -256,28 +256,22 @@ def _with_options(func: Any) -> Any:
 @click.command(name="kestrel-mcp", cls=kestrel_sdk.KestrelCliCommand)
 @_with_options
 @click.version_option(package_name="kestrel-mcp")
-def main(  # noqa: PLR0917 - one parameter per click option
-    remote: str | None,
-    home: str | None,
-    store: str | None,
-    catalog_paths: tuple[str, ...],
-    principal: str | None,
-    scenarios: tuple[str, ...],
-    log: str,
-    spin_us: int,
-) -> None:
+def main(**options: Any) -> None:
     """Serve Kestrel to an MCP host over stdio (Claude Desktop, Claude Code, Cursor, ...)."""
-    settings = KestrelSettings.resolve(
-        home=home, remote=remote, catalog_paths=catalog_paths, store=store
-    )
-    _run(settings, log, spin_us, principal, scenarios)
+    _start(None, **options)
 
 
 @click.command(name="mcp")
 @_with_options
 @click.pass_context
-def mcp_command(  # noqa: PLR0917 - one parameter per click option
-    ctx: click.Context,
+def mcp_command(ctx: click.Context, /, **options: Any) -> None:
+    """Serve Kestrel as an MCP server over stdio (same as the kestrel-mcp command)."""
+    # The ``kestrel`` group's settings apply; an option given here wins over them.
+    _start(ctx.find_object(KestrelSettings), **options)
+
+
+def _start(  # noqa: PLR0917 - one parameter per click option
+    inherited: KestrelSettings | None,
     remote: str | None,
     home: str | None,
     store: str | None,
@@ -287,9 +281,8 @@ def mcp_command(  # noqa: PLR0917 - one parameter per click option
     log: str,
     spin_us: int,
 ) -> None:
-    """Serve Kestrel as an MCP server over stdio (same as the kestrel-mcp command)."""
-    # The ``kestrel`` group's settings apply; an option given here wins over them.
-    inherited = ctx.find_object(KestrelSettings)
+    """Either command, its options given: the settings they resolve (over ``inherited``,
+    the ``kestrel`` group's, when given), then the process (:func:`_run`)."""
     if inherited is None:
         settings = KestrelSettings.resolve(
             home=home, remote=remote, catalog_paths=catalog_paths, store=store

@@ -125,7 +125,6 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         keys = load_trusted_keys(trust) if trust is not None else None
     except ValueError as exc:
         raise fail("INVALID_INPUT", str(exc)) from None
-    trials: list[str] = []
     if from_url is not None:
         assert keys is not None
         page, table, failed, badges = _published(from_url, keys)
@@ -145,9 +144,6 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         page, table = render_board(board), json.dumps(board.to_json(), indent=2) + "\n"
         failed = [(r.source, r.reason) for r in board.failed]
         badges = [r.badge for r in board.rows]
-        trials = [
-            f"trials of {t.parent} at {t.issuer} ({', '.join(t.agents)}): {t}" for t in board.trials
-        ]
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -159,8 +155,9 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         assert target is not None
         counts = ", ".join(f"{badges.count(b)} {b}" for b in BADGES)
         click.echo(f"{target.resolve()}: {counted(len(badges), 'proof')} ({counts})")
-        for line in trials:  # what the board saw of each evaluator's trials, not only the page
-            click.echo(line)
+        for t in json.loads(table)["trials"]:  # each evaluator's trials, not only on the page
+            of = f"trials of {t['trialOf']} at {t['issuer']} ({', '.join(t['agents'])})"
+            click.echo(f"{of}: {t['said']} (ask the door again at {t['countUrl']})")
     if failed and not allow_failed:
         source, reason = failed[0]
         raise fail(

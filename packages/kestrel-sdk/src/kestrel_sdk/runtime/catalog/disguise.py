@@ -4,10 +4,11 @@ From a source scenario and a secret, :func:`disguise_transform` draws the transf
 and :func:`disguised_tape_csv` applies it:
 
 - each symbol gets a fictitious ticker (four letters, none containing a source symbol);
-- the first bar moves by a whole number of weeks, to between 2200 and 2400 (a period
-  no model has seen), and the bars are laid on a calendar of the disguise's own
-  (:mod:`.disguise_calendar`: the source's holidays closed up, no month length kept;
-  bar order, each bar's time of day and which bars share a day kept);
+- the first session's day moves by a whole number of weeks, to between 2200 and 2400 (a
+  period no model has seen), and the bars are laid on sessions of the disguise's own
+  (:mod:`.disguise_sessions`: the source's holidays closed up, no month length kept,
+  every session on one template of times of day whatever the source's clock did;
+  bar order and which bars share a session kept);
 - each symbol's prices are multiplied by a secret factor chosen so that the disguised
   prices lie wholly above or wholly below the source's range (none within 5 % of a
   source price), and rounded to a new tick: a power of ten fine enough for at least
@@ -41,13 +42,16 @@ from typing import Any
 from kestrel_protocol import decimal_context
 
 from .disguise_calendar import DisguiseCalendar, open_day_calendar, week_calendar
+from .disguise_sessions import SESSIONS, session_calendar
 from .instrument_terms import tick_scale
 from .model import Tape
 from .tape_format import HEADER
 from .volumes import volume_text
 
 __all__ = [
+    "CALENDARS",
     "OPEN_DAYS",
+    "SESSIONS",
     "DisguiseTransform",
     "SymbolDisguise",
     "disguise_transform",
@@ -65,8 +69,11 @@ _VOWELS = "AEIOUY"
 _DECIMAL = decimal_context()
 _SIX = decimal_context(6)
 OPEN_DAYS = "open-days"
-"""The calendar a disguise's bars are laid on (its reveal's ``calendar``); a reveal
-naming none is of a disguise made before (issue 48), moved by whole weeks."""
+"""The calendar a disguise made in issue 48's session 17 was laid on (its UTC days on open
+days, each bar's time of day kept); a reveal naming no ``calendar`` is of a disguise
+made before, moved by whole weeks. One made now is laid on :data:`SESSIONS`."""
+CALENDARS = (SESSIONS, OPEN_DAYS, None)
+"""Every calendar a disguise was laid on, the newest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +102,13 @@ class SymbolDisguise:
 @dataclass(frozen=True, slots=True)
 class DisguiseTransform:
     """The whole transform: the first bar's week shift, the volume factor, each symbol's
-    part, and the calendar the bars are laid on (``None``: moved by whole weeks, as a
-    disguise made before open days was; then not in its JSON)."""
+    part, and the calendar the bars are laid on (one of :data:`CALENDARS`; ``None``:
+    moved by whole weeks, as a disguise made before open days was, then not in its JSON)."""
 
     weeks: int
     volume_factor: str
     symbols: tuple[SymbolDisguise, ...]
-    calendar: str | None = OPEN_DAYS
+    calendar: str | None = SESSIONS
 
     def to_json(self) -> dict[str, Any]:
         made: dict[str, Any] = {
@@ -115,6 +122,8 @@ class DisguiseTransform:
 
     def calendar_of(self, times: Sequence[str]) -> DisguiseCalendar:
         """Where the source's bar ``times`` are laid (and any time between them)."""
+        if self.calendar == SESSIONS:
+            return session_calendar(times, self.weeks)
         if self.calendar == OPEN_DAYS:
             return open_day_calendar(times, self.weeks)
         return week_calendar(times, self.weeks)
@@ -127,8 +136,8 @@ class DisguiseTransform:
     ) -> DisguiseTransform:
         """The transform with the price and volume ticks these name by disguised symbol
         (each a decimal above 0; others are ignored) and its bars laid on ``calendar``
-        (:data:`OPEN_DAYS`, else by whole weeks): a disguise made under an earlier rule
-        (its reveal says which) is the same transform otherwise."""
+        (one of :data:`CALENDARS`, else by whole weeks): a disguise made under an earlier
+        rule (its reveal says which) is the same transform otherwise."""
         parts = tuple(
             replace(
                 part,
@@ -137,7 +146,8 @@ class DisguiseTransform:
             )
             for part in self.symbols
         )
-        return replace(self, symbols=parts, calendar=OPEN_DAYS if calendar == OPEN_DAYS else None)
+        laid = next((name for name in CALENDARS if name == calendar), None)
+        return replace(self, symbols=parts, calendar=laid)
 
 
 def _draw(secret: bytes, tape_root: str, label: str) -> int:

@@ -25,7 +25,10 @@ bar: an item is visible at the same bars); where the interval is kept, that is i
 time moved as the bars are. A time before the first bar or after the last moves with it.
 
 A disguise made before this (its reveal names no ``calendar``) moved every time by whole
-weeks: :func:`week_calendar` lays its bars so, and its reveal still opens it.
+weeks: :func:`week_calendar` lays its bars so, and its reveal still opens it. One made
+now lays sessions, not UTC days, on open days by these rules (:mod:`.disguise_sessions`:
+each bar's time of day, kept here, told the week of the year and the half days);
+:func:`open_day_calendar` lays a disguise whose reveal names ``"open-days"``.
 """
 
 from __future__ import annotations
@@ -37,7 +40,15 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 
-__all__ = ["DisguiseCalendar", "open_day_calendar", "week_calendar"]
+__all__ = [
+    "DisguiseCalendar",
+    "open_day_calendar",
+    "open_days_after",
+    "open_step",
+    "open_weekdays",
+    "seconds_of",
+    "week_calendar",
+]
 
 _FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _ONE_DAY = timedelta(days=1)
@@ -47,7 +58,8 @@ def _parse(time: str) -> datetime:
     return datetime.strptime(time, _FORMAT).replace(tzinfo=UTC)
 
 
-def _seconds(time: str) -> int:
+def seconds_of(time: str) -> int:
+    """A bar time (``...Z``) in seconds since the epoch."""
     return int(_parse(time).timestamp())
 
 
@@ -68,7 +80,7 @@ class DisguiseCalendar:
 
     def time(self, time: str) -> str:
         """``time`` (a source's, ``...Z``) as the disguise shows it."""
-        at = _seconds(time)
+        at = seconds_of(time)
         source, moved = self.source, self.moved
         index = bisect_left(source, at)
         if index < len(source) and source[index] == at:
@@ -84,12 +96,13 @@ class DisguiseCalendar:
 
 def week_calendar(times: Sequence[str], weeks: int) -> DisguiseCalendar:
     """Every time moved by ``weeks`` whole weeks (a disguise made before open days)."""
-    source = tuple(_seconds(time) for time in times)
+    source = tuple(seconds_of(time) for time in times)
     shift = weeks * 7 * 86_400
     return DisguiseCalendar(source, tuple(seconds + shift for seconds in source))
 
 
-def _open_weekdays(days: Sequence[date]) -> frozenset[int]:
+def open_weekdays(days: Sequence[date]) -> frozenset[int]:
+    """The weekdays ``days`` fall on at least half as often as on the busiest one."""
     counts = Counter(day.weekday() for day in days)
     busiest = max(counts.values())
     return frozenset(weekday for weekday, count in counts.items() if 2 * count >= busiest)
@@ -103,20 +116,31 @@ def _open_days_apart(first: date, last: date, open_weekdays: frozenset[int]) -> 
     )
 
 
+def open_step(days: Sequence[date], open_weekdays: frozenset[int]) -> int:
+    """How many open days apart ``days`` (ascending, distinct) most often are (1 if
+    they are fewer than two; a tie goes to the fewer)."""
+    apart = Counter(_open_days_apart(a, b, open_weekdays) for a, b in pairwise(days))
+    return min(apart, key=lambda count: (-apart[count], count)) if apart else 1
+
+
+def open_days_after(day: date, count: int, open_weekdays: frozenset[int]) -> date:
+    """The day ``count`` open days after ``day``."""
+    while count:
+        day += _ONE_DAY
+        count -= day.weekday() in open_weekdays
+    return day
+
+
 def open_day_calendar(times: Sequence[str], weeks: int) -> DisguiseCalendar:
     """The source's bar ``times`` laid on open days, the first day moved by ``weeks``."""
     stamps = [_parse(time) for time in times]
     days = sorted({stamp.date() for stamp in stamps})
-    open_weekdays = _open_weekdays(days)
-    apart = Counter(_open_days_apart(a, b, open_weekdays) for a, b in pairwise(days))
-    step = min(apart, key=lambda count: (-apart[count], count)) if apart else 1
+    weekdays = open_weekdays(days)
+    step = open_step(days, weekdays)
     laid = {days[0]: days[0] + timedelta(weeks=weeks)}
     day = laid[days[0]]
     for source_day in days[1:]:
-        left = step
-        while left:
-            day += _ONE_DAY
-            left -= day.weekday() in open_weekdays
+        day = open_days_after(day, step, weekdays)
         laid[source_day] = day
     source = tuple(int(stamp.timestamp()) for stamp in stamps)
     moved = tuple(

@@ -19,7 +19,7 @@ from typing import Any
 from kestrel_protocol import Scenario, canonical_json, root_of_bytes
 
 from .disguise import (
-    OPEN_DAYS,
+    CALENDARS,
     DisguiseTransform,
     disguise_transform,
     disguised_volume,
@@ -114,8 +114,8 @@ def rebuilt_transform(
     """The transform of ``disguised`` rebuilt from its ``secret``: its price ticks are
     its instruments', its volume steps the rule's where every volume is on them, else
     one unit (a disguise made before volume steps), its calendar the one its commitment
-    names (else open days, unless its bars are the source's moved by whole weeks, as a
-    disguise made before open days was; :func:`check_reveal` checks every bar either
+    names (else the first of :data:`~.disguise.CALENDARS`, newest first, that lays the
+    source's bars where the disguise's are; :func:`check_reveal` checks every bar either
     way)."""
     made = disguise_transform(source.tape, secret)
     ticks = {item.symbol: item.tick for item in disguised.scenario.instruments}
@@ -130,17 +130,18 @@ def rebuilt_transform(
         for part in made.symbols
         if part.disguised in disguised.tape.columns
     }
-    on_open_days, by_weeks = (
-        made.with_rules(ticks, volume_ticks, calendar) for calendar in (OPEN_DAYS, None)
-    )
+    candidates = [made.with_rules(ticks, volume_ticks, calendar) for calendar in CALENDARS]
     commitment = scenario_commitment(disguised.scenario)
-    for rebuilt in (on_open_days, by_weeks):  # one calendar may lay the bars as the other
+    for rebuilt in candidates:  # one calendar may lay the bars as another
         if reveal_object(disguised.id, source.scenario, rebuilt, secret)["commitment"] == (
             commitment
         ):
             return rebuilt
-    weekly = by_weeks.calendar_of(source.tape.times).bar_times()
-    return by_weeks if list(disguised.tape.times) == weekly else on_open_days
+    times = list(disguised.tape.times)
+    return next(
+        (each for each in candidates if each.calendar_of(source.tape.times).bar_times() == times),
+        candidates[0],
+    )
 
 
 def _ticks(reveal: dict[str, Any], name: str, absent: str | None) -> dict[str, Any]:

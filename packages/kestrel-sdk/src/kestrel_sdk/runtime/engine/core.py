@@ -9,7 +9,6 @@ and marks equity bar by bar.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
 from typing import Final, Literal
 
 from kestrel_protocol import (
@@ -31,7 +30,7 @@ from .bus import Event, EventBus
 from .cancels import Cancels
 from .edge import forward_roots, unpublished
 from .frame import FrameBuilder
-from .liquidation import close_positions, margin_call_price
+from .liquidation import Liquidation
 from .loop import BarLoop, columns
 from .margin import MarginRules
 from .orders import Fill, LiveOrder
@@ -115,6 +114,16 @@ class SessionEngine:
             open_orders=self._open,
             aliases=self._aliases,
             forward=self._forward,
+        )
+        self._liquidation = Liquidation(
+            terms,
+            self._symbols,
+            account=self._account,
+            orders=self._orders,
+            open_orders=self._open,
+            bus=self._bus,
+            loop=self._loop,
+            cancels=self._cancels,
         )
         self._last_step = Step("")
         self._root: str | None = None
@@ -359,37 +368,17 @@ class SessionEngine:
         )
 
     def _stand(self, reason: StandDownReason, detail: str) -> None:
-        """Cancel every open order and liquidate every position at the clock bar's close
-        as market orders (``reason: "stand-down"``), fees applying."""
+        """Close the book out at the clock bar's close (:mod:`.liquidation`) and stand
+        down."""
         bar = self._clock
-        self._cancels.cancel_open(bar, "stand-down")
-        closes = {symbol: cols[3][bar] for symbol, cols in self._cols.items()}
-        self._close_positions(bar, "stand-down", lambda symbol, _: closes[symbol])
-        self._loop.trace.restate(bar, self._account.cash, self._account.holdings)
+        self._liquidation.stand_down(bar, self._working_seq, self._cols)
         self._status = "stood-down"
         self._stand_down = StandDown(reason=reason, detail=detail)
         self._bus.publish(Event("stood-down", bar, reason=reason))
 
-    def _close_positions(self, bar: int, reason: str, price_of: Callable[[str, bool], int]) -> None:
-        close_positions(
-            account=self._account,
-            symbols=self._symbols,
-            terms=self._terms,
-            orders=self._orders,
-            open_orders=self._open,
-            bus=self._bus,
-            loop=self._loop,
-            seq=self._working_seq,
-            bar=bar,
-            reason=reason,
-            price_of=price_of,
-        )
-
     def _margin_call_liquidation(self, j: int) -> None:
-        """After a margin call: cancel every open order and close every position at bar
-        ``j``'s open (slipped as a market order is), reason ``margin-call``."""
-        self._cancels.cancel_open(j, "margin-call")
-        self._close_positions(j, "margin-call", margin_call_price(self._terms, self._cols, j))
+        """After a margin call: close the book out at bar ``j``'s open."""
+        self._liquidation.margin_call(j, self._working_seq, self._cols)
 
     # -- frames ------------------------------------------------------------------------
 
