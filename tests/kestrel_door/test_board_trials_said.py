@@ -47,7 +47,7 @@ def test_the_board_command_says_which_trials_it_was_not_shown(tmp_path: Path) ->
     parent = signed["trialOf"]
     summary, line = result.output.splitlines()
     assert (
-        summary == f"{page.resolve()}: 1 proofs (0 attested-and-sealed, 0 replayed-only, 1 failed)"
+        summary == f"{page.resolve()}: 1 proof (0 attested-and-sealed, 0 replayed-only, 1 failed)"
     )
     said = "trials 1–2 minted at least; 2 not shown; the door's count as of "
     # when the door signed its count (its clock, UTC), and where anyone asks again

@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 import httpx
+from kestrel_protocol.quoting import counted
 
 from ..cli.bootstrap import settings_of
-from ..cli_convention import fail
+from ..cli_convention import TRUSTED_KEYS, fail
 from .build import build_board
 from .html import render_board
 from .rows import BADGES, METRICS
@@ -38,7 +39,7 @@ __all__ = ["board_command"]
 )
 @click.option(
     "--trust",
-    metavar="URL|JWKS",
+    metavar=TRUSTED_KEYS,
     default=None,
     help="Check doors' signed statements with these keys: a door's URL, a JWKS URL or file.",
 )
@@ -153,7 +154,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     else:
         assert target is not None
         counts = ", ".join(f"{badges.count(b)} {b}" for b in BADGES)
-        click.echo(f"{target.resolve()}: {len(badges)} proofs ({counts})")
+        click.echo(f"{target.resolve()}: {counted(len(badges), 'proof')} ({counts})")
         for t in json.loads(table)["trials"]:  # each evaluator's trials, not only on the page
             of = f"trials of {t['trialOf']} at {t['issuer']} ({', '.join(t['agents'])})"
             click.echo(f"{of}: {t['said']} (ask the door again at {t['countUrl']})")
@@ -161,7 +162,7 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         source, reason = failed[0]
         raise fail(
             "CHECK_FAILED",
-            f"{len(failed)} of {len(badges)} rows failed (first: {source}: {reason}); "
+            f"{len(failed)} of {counted(len(badges), 'row')} failed (first: {source}: {reason}); "
             "the board is written: --allow-failed exits 0 with failed rows",
         )
 

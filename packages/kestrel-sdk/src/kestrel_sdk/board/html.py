@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from html import escape
 
-from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, counted
 
 from .baseline import BASELINE
 from .build import METHOD, Board
@@ -247,7 +247,7 @@ def render_board(board: Board) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Kestrel board — {len(board.rows)} proofs ranked by {escape(label)}</title>
+<title>Kestrel board — {counted(len(board.rows), "proof")} ranked by {escape(label)}</title>
 <style>{_CSS}</style></head>
 <body data-metric="{escape(label)}">
 <h1>Kestrel board</h1>
