@@ -93,4 +93,4 @@ def test_wait_takes_a_duration(tmp_path: Path) -> None:
     forward_catalog(tmp_path, prefix=1)
     bad = _run(tmp_path, "--wait", "soon")
     assert bad.exit_code == 2
-    assert "'soon' is not a duration such as 30s, 10m or 2h" in bad.stderr
+    assert "'soon' is not a duration such as 30s, 500ms, 10m or 2h" in bad.stderr

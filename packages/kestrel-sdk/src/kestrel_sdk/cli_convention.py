@@ -18,15 +18,40 @@ from typing import Any, Final, NoReturn
 
 import click
 from kestrel_protocol import KestrelError
+from kestrel_protocol.durations import duration_seconds
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 
-__all__ = ["TRUSTED_KEYS", "KestrelCliCommand", "KestrelCliGroup", "fail", "report_and_exit"]
+__all__ = [
+    "TRUSTED_KEYS",
+    "Duration",
+    "KestrelCliCommand",
+    "KestrelCliGroup",
+    "fail",
+    "report_and_exit",
+]
 
 log = logging.getLogger(__name__)
 
 TRUSTED_KEYS: Final = "URL|JWKS-FILE"
 """What ``--trust`` takes, in every help and line naming it (``kestrel verify``,
 ``kestrel board``): a door's URL, its JWKS URL, or a JWKS file."""
+
+
+class Duration(click.ParamType[float]):
+    """A duration in seconds (``kestrel run --wait``), written in the forms
+    :func:`kestrel_protocol.durations.duration_seconds` reads, as every command line's."""
+
+    name = "duration"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return duration_seconds(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def fail(code: str, message: str) -> click.exceptions.Exit:

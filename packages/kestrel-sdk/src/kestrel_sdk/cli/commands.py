@@ -19,7 +19,7 @@ from kestrel_protocol.exits import ExitCode
 from kestrel_protocol.quoting import counted
 from kestrel_protocol.settings import KestrelSettings
 
-from ..cli_convention import TRUSTED_KEYS, fail
+from ..cli_convention import TRUSTED_KEYS, Duration, fail
 from ..client import KestrelSdk
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
@@ -32,7 +32,7 @@ from .proofs import (
     write_out,
     write_proof,
 )
-from .sending import Duration, send_program
+from .sending import send_program
 from .show import (
     catalog_table,
     diagnostics_lines,

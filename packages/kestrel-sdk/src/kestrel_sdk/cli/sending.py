@@ -15,11 +15,9 @@ scenario nothing is ever waited for.
 
 from __future__ import annotations
 
-import re
-from typing import Any, Final
+from typing import Final
 
 import anyio
-import click
 from kestrel_protocol import SessionResponse
 
 from ..client import KestrelSession
@@ -27,29 +25,10 @@ from ..errors import SdkError
 from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
 from .show import progress_bar, stdout
 
-__all__ = ["WAIT_PER_SUBMISSION", "Duration", "send_program", "submit_waiting"]
+__all__ = ["WAIT_PER_SUBMISSION", "send_program", "submit_waiting"]
 
 WAIT_PER_SUBMISSION: Final = 300.0
 """The longest wait one submit asks for (the submit tool's own bound)."""
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
-_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-class Duration(click.ParamType[float]):
-    """A duration in seconds: ``90``, ``30s``, ``500ms``, ``10m``, ``2h``."""
-
-    name = "duration"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, float):
-            return value
-        found = _DURATION.fullmatch(str(value).strip())
-        if found is None:
-            self.fail(f"{value!r} is not a duration such as 30s, 10m or 2h", param, ctx)
-        return float(found.group(1)) * _SECONDS[found.group(2)]
 
 
 async def submit_waiting(
