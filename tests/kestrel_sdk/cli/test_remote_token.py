@@ -84,3 +84,20 @@ def test_without_a_token_both_command_lines_refuse_alike(tmp_path: Path) -> None
         assert "kestrel secrets set KESTREL_API_TOKEN" in line
         said.append(line.split(" (see '")[0])  # each names its own --help
     assert said[0] == said[1]
+
+
+def test_without_kestrel_secrets_installed_the_refusal_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK does not depend on kestrel-secrets: where it is absent, ``kestrel --remote``
+    with no ``$KESTREL_API_TOKEN`` is refused saying the store could not be read, and why."""
+    from click.testing import CliRunner
+    from kestrel_sdk.cli import cli
+
+    monkeypatch.setitem(sys.modules, "kestrel_secrets", None)  # import raises ImportError
+    done = CliRunner().invoke(
+        cli, ["--home", str(tmp_path), "--remote", "http://127.0.0.1:9", "catalog"]
+    )
+    assert done.exit_code == 2, done.output
+    assert "KESTREL_API_TOKEN is not set and kestrel-secrets" in done.stderr
+    assert "is not installed" in done.stderr
