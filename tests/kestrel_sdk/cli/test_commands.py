@@ -194,7 +194,9 @@ def test_refusals_are_one_line_with_exit_3(tmp_path: Path) -> None:
     scenario = _kestrel(tmp_path, "run", str(TREND), "--scenario", "nope")
     assert scenario.exit_code == 3
     assert "UNKNOWN_SCENARIO" in scenario.stderr
-    remote = CliRunner().invoke(cli, ["--remote", "http://127.0.0.1:9", "catalog"])
+    remote = CliRunner().invoke(
+        cli, ["--remote", "http://127.0.0.1:9", "catalog"], env={"KESTREL_API_TOKEN": "kt_x"}
+    )
     assert remote.exit_code == 3
     assert remote.stderr.startswith("kestrel: BACKEND_UNAVAILABLE: ")
     assert "Traceback" not in unknown.stderr + session.stderr + remote.stderr

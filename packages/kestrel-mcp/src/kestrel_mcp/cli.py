@@ -53,32 +53,6 @@ TERMINAL_NOTE = (
 silence for a host's first message)."""
 
 
-def _api_token(settings: KestrelSettings) -> str:
-    """The bearer for a remote door: ``KESTREL_API_TOKEN``, else the secret store's key.
-
-    None found is refused at start (a usage error naming where it looked and the store's
-    reason, never a value): an MCP host would otherwise start a server whose every tool
-    call is refused."""
-    token = os.environ.get("KESTREL_API_TOKEN")
-    if token:
-        return token
-    try:
-        found = open_secret_store(settings.home).reveal("KESTREL_API_TOKEN")
-    except KestrelError as exc:  # the store's refusals name what is wrong, never a value
-        why = f"the secret store refused: {exc.code}: {exc.message}"
-    except Exception as exc:
-        why = f"the secret store is unavailable ({type(exc).__name__})"
-    else:
-        if found:
-            return found
-        why = "the secret store holds no KESTREL_API_TOKEN"
-    raise click.UsageError(
-        f"--remote {settings.remote} needs the door's token: KESTREL_API_TOKEN is not set "
-        f"and {why}. Issue one on the door (kestrel-door token issue --principal NAME) and "
-        "set KESTREL_API_TOKEN, or keep it with: kestrel secrets set KESTREL_API_TOKEN"
-    )
-
-
 def build_transport(settings: KestrelSettings, principal: str | None = None) -> Transport:
     """The transport ``settings`` choose: the door at ``remote`` (whose token names the
     principal), else the local runtime acting as ``principal`` (default ``local``)."""
@@ -87,7 +61,9 @@ def build_transport(settings: KestrelSettings, principal: str | None = None) -> 
             raise click.UsageError(
                 "--principal is for the local runtime: a door names the principal by its token"
             )
-        return kestrel_sdk.remote_transport(base_url=settings.remote, token=_api_token(settings))
+        return kestrel_sdk.remote_transport(
+            base_url=settings.remote, token=kestrel_sdk.door_token(settings)
+        )
     return kestrel_sdk.local_transport(
         home=settings.home,
         catalog_paths=settings.catalog_dirs,

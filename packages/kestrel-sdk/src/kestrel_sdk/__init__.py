@@ -6,6 +6,7 @@ from __future__ import annotations
 from .board.published import PublishedBoard, published_board, published_document
 from .cli_convention import KestrelCliCommand, KestrelCliGroup
 from .client import Gated, KestrelSdk, KestrelSession, create_sdk
+from .door_token import API_TOKEN_ENV, door_token
 from .errors import KestrelClientError, SdkError, SdkLocalError
 from .render import render_frame
 from .results import BlotterView, Frames, GradeView, ProofView
@@ -15,6 +16,7 @@ from .sync import Kestrel, SyncSession
 from .transports import local_transport, remote_transport
 
 __all__ = [
+    "API_TOKEN_ENV",
     "CATALOG_PATH_ENV",
     "BlotterView",
     "Frames",
@@ -32,6 +34,7 @@ __all__ = [
     "SdkLocalError",
     "SyncSession",
     "create_sdk",
+    "door_token",
     "local_transport",
     "published_board",
     "published_document",

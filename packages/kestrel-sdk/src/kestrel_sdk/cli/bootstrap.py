@@ -2,8 +2,9 @@
 :class:`~kestrel_protocol.settings.KestrelSettings` the root group resolved once.
 
 Local: ``local_transport`` over the runtime in ``settings.home`` (its store the one
-``settings.store`` names, else SQLite in the home). Remote:
-``remote_transport`` to ``settings.remote`` (bearer from ``$KESTREL_API_TOKEN``).
+``settings.store`` names, else SQLite in the home). Remote: ``remote_transport`` to
+``settings.remote``, its bearer ``$KESTREL_API_TOKEN`` else the home's secret store
+(:func:`~kestrel_sdk.door_token.door_token`, the rule ``kestrel-mcp --remote`` shares).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import click
 from kestrel_protocol.settings import KestrelSettings
 
 from ..client import KestrelSdk, create_sdk
+from ..door_token import door_token
 from ..transports import local_transport, remote_transport
 
 __all__ = ["LOCAL_PRINCIPAL", "open_sdk", "settings_of"]
@@ -24,7 +26,7 @@ def open_sdk(settings: KestrelSettings, principal: str = LOCAL_PRINCIPAL) -> Kes
     """The SDK over the transport ``settings`` choose (the caller closes it), acting as
     ``principal`` on a local runtime (a door decides its caller's principal from the token)."""
     if settings.remote:
-        return create_sdk(remote_transport(base_url=settings.remote))
+        return create_sdk(remote_transport(base_url=settings.remote, token=door_token(settings)))
     return create_sdk(
         local_transport(
             home=settings.home,

@@ -23,6 +23,7 @@ from kestrel_protocol import ProtocolModel, RefusalCode, Wire
 from kestrel_protocol.ports import Transport
 from kestrel_protocol.surface import Arguments, Route, Tool
 
+from ..door_token import API_TOKEN_ENV
 from ..errors import KestrelClientError
 
 if TYPE_CHECKING:
@@ -196,12 +197,13 @@ def remote_transport(
 ) -> Transport:
     """A transport to a door at ``base_url`` (default ``$KESTREL_REMOTE``).
 
-    ``token`` defaults to ``$KESTREL_API_TOKEN``.
+    ``token`` defaults to ``$KESTREL_API_TOKEN`` (the command lines' ``--remote`` also
+    looks in the secret store: :func:`~kestrel_sdk.door_token.door_token`).
     Pass ``client`` to share connection pools (it is then not closed by ``aclose``).
     """
     url = base_url or os.environ.get("KESTREL_REMOTE")
     if not url:
         raise ValueError("remote_transport needs base_url (or KESTREL_REMOTE)")
     if token is None:
-        token = os.environ.get("KESTREL_API_TOKEN")
+        token = os.environ.get(API_TOKEN_ENV)
     return RemoteTransport(url, token, client)
