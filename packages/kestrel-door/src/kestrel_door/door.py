@@ -41,7 +41,8 @@ logger = logging.getLogger(__name__)
 
 _NO_BEARER = (
     "a bearer credential is required and none was sent (Authorization: Bearer TOKEN; "
-    "Kestrel's clients send $KESTREL_API_TOKEN)"
+    "Kestrel's clients send $KESTREL_API_TOKEN, else the token kept by "
+    "kestrel secrets set KESTREL_API_TOKEN)"
 )
 _NOT_BEARER = (
     "the Authorization header sent holds no bearer credential: send Authorization: Bearer "

@@ -155,7 +155,10 @@ _OPTIONS = [
         "--remote",
         default=None,
         metavar="URL",
-        help="Serve a remote Kestrel door instead of the local runtime (env KESTREL_REMOTE).",
+        help=(
+            "Serve a remote Kestrel door instead of the local runtime (env KESTREL_REMOTE); "
+            "its token: $KESTREL_API_TOKEN, else the secret store's."
+        ),
     ),
     click.option(
         "--home",

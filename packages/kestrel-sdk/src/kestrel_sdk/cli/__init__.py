@@ -35,7 +35,14 @@ __all__ = ["PLUGIN_GROUP", "ExitCode", "cli", "main"]
     type=click.Path(file_okay=False, path_type=Path),
     help="Kestrel home (default $KESTREL_HOME or ~/.kestrel).",
 )
-@click.option("--remote", metavar="URL", help="Use a Kestrel door (default $KESTREL_REMOTE).")
+@click.option(
+    "--remote",
+    metavar="URL",
+    help=(
+        "Use a Kestrel door (default $KESTREL_REMOTE); its token: $KESTREL_API_TOKEN, else "
+        "the secret store's."
+    ),
+)
 @click.option(
     "--store",
     metavar="URL",
