@@ -12,9 +12,13 @@ public):
   ``application/json`` and not ``text/html``;
 - ``GET /board.json``: the table (JSON);
 - ``GET /board/proofs.json``: the published proofs and the scenarios the door seals as it
-  serves (``sealed``: the board trades no baseline on those, whose figures would tell
-  agents still being evaluated what the hidden tape did), from which ``kestrel board
-  --from URL --trust URL`` rebuilds the same page byte for byte on any machine.
+  serves (``sealed``: their proofs withheld, only counted, since a proof of a whole window
+  tells agents still being evaluated the hidden tape's length and last prices), from
+  which ``kestrel board --from URL --trust URL`` rebuilds the same page byte for byte on
+  any machine.
+
+Which scenarios the door seals is read with the roots (a forward tape's feed unsealed by
+``kestrel-door feed unseal`` in another process shows its proofs on the next request).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ __all__ = [
     "BoardPage",
     "BoardRecords",
     "BuiltBoard",
+    "SealedNow",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,8 +77,10 @@ BoardBuilderFor = Callable[[KestrelSettings], BoardBuilder]
 
 DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]], tuple[str, ...]], dict[str, Any]]
 """``([(agent, proof), …], the scenarios the door seals) → the published document``
-(``/board/proofs.json``: the board shows no figure of a sealed scenario's tape beside the
-agents', no baseline)."""
+(``/board/proofs.json``: no proof of a sealed scenario, no figure of its tape)."""
+
+SealedNow = Callable[[], tuple[str, ...]]
+"""The scenarios the door seals now (read with the board's version)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +100,7 @@ class BoardPage:
         keys: DoorKeys,
         build: BoardBuilder,
         document: DocumentOf,
-        sealed: tuple[str, ...] = (),
+        sealed: SealedNow = tuple,
     ) -> None:
         self._records = records
         self._sealed = sealed
@@ -105,13 +112,13 @@ class BoardPage:
         self.builds = 0
         """How many times the board was built (once per change, never per request)."""
 
-    def _version(self) -> object:
+    def _version(self) -> tuple[object, str, tuple[str, ...]]:
         keys = json.dumps(self._keys.jwks(), sort_keys=True)  # a key added or revoked
-        return (self._records.board_version(), keys)
+        return (self._records.board_version(), keys, self._sealed())  # or a feed unsealed
 
-    def _built(self, version: object) -> _Cached:
+    def _built(self, version: tuple[object, str, tuple[str, ...]]) -> _Cached:
         items = [(p.agent, json.loads(p.proof)) for p in self._records.published()]
-        document = self._document(items, self._sealed)
+        document = self._document(items, version[2])
         built = self._build(document, self._keys.jwks())
         self.builds += 1
         logger.info("board: built from %d published proofs", len(items))

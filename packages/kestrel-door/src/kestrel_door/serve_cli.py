@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import socket
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import click
@@ -257,7 +258,8 @@ def make_serve_command(
         board = None
         if isinstance(store, SqlBoardRecords):
             builder = build(door_settings(ctx))
-            board = BoardPage(store, attestor.keys, builder, document, _sealed(runtime, specs))
+            sealed_now = partial(_sealed, runtime, specs)
+            board = BoardPage(store, attestor.keys, builder, document, sealed_now)
         app, http = limit_connections(
             create_door_app(
                 config,
