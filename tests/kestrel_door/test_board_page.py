@@ -5,7 +5,8 @@ change; ``/board/proofs.json`` is what anyone downloads, and ``kestrel board --f
 
 While the door seals the scenario its proofs are withheld (issue 48, session 18): a
 proof of a whole window carries every frame, so the tape's length and last prices, to
-agents still trading it; the door restarted without ``--seal`` serves them."""
+agents still trading it; the door unsealed (``kestrel-door unseal``) and restarted
+serves them."""
 
 from __future__ import annotations
 
@@ -94,7 +95,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         sealed_rebuild = ("board", "--from", door.url, "--trust", door.url, "--json")
         found["sealed rebuild"] = _kestrel_in(root / "sealed", *sealed_rebuild)
         port = int(door.url.rsplit(":", 1)[1])
-    # the evaluation over, the operator serves the door again without --seal, at its URL
+    # the evaluation over, the operator unseals it and serves the door again at its URL
+    unsealed = _door(root / "door", "unseal", "acme-chop")
+    assert unsealed.exit_code == 0, unsealed.output
     with serve_door(root / "door", principal="alice", port=port) as door:
         found["html"] = httpx.get(door.url + "/board")
         found["json"] = httpx.get(door.url + "/board.json")

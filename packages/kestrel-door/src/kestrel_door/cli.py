@@ -42,6 +42,7 @@ from .board_page import BoardBuilder
 from .feed_cli import make_feed_group
 from .feeds import RuntimeFeeds
 from .keys import DoorKeys
+from .sealing import unseal
 from .serve_cli import make_serve_command
 
 __all__ = ["door_group", "main"]
@@ -150,6 +151,7 @@ for _command in (
     approval_group,
     board_group,
     feed_group,
+    unseal,
 ):
     door_group.add_command(_command)
 
