@@ -1,7 +1,8 @@
 """Kestrel as a Gymnasium environment: a random and a simple policy, graded per episode.
 
-Run it with ``uv run python examples/gym_policies.py [SCENARIO] [EPISODES]`` (default
-``acme-chop``, 3 episodes; needs ``kestrel-sdk[gym]``). Nothing is trained: the point is
+Run it with ``uv run --package kestrel-sdk --extra gym python examples/gym_policies.py
+[SCENARIO] [EPISODES]`` (default ``acme-chop``, 3 episodes; the ``gym`` extra is
+``kestrel-sdk[gym]``: Gymnasium and NumPy). Nothing is trained: the point is
 the loop a learner would run. Each episode is one Kestrel session, seeded so it can be
 replayed exactly; when it ends (the tape ran out, or the drawdown limit stood it down)
 the env grades it, and the grade, with its root, is printed. Episodes after the first

@@ -3,6 +3,9 @@ another process uses it over the door; when the turn ends the token stops resolv
 
     uv run python examples/harness.py
 
+(in the clone: the child is the official ``mcp`` client, a dev dependency of the
+workspace, which plain ``uv run`` installs with the rest).
+
 The host owns the runtime, the door and the harness. The credential it mints states
 nothing: it points at "the turn now in flight on thread T", so the child process can do
 exactly what that turn can do (its own tools, guard and audit), and nothing once the
@@ -20,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import uvicorn
 from kestrel_door import DoorConfig, DoorTurnTools, create_door_app, create_turn_credentials
 from kestrel_protocol.ports import LiveTurn, RunContext
 from kestrel_sdk import local_transport
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 TOKEN_ENV = "KESTREL_TURN_TOKEN"
 
@@ -34,7 +37,9 @@ TOKEN_ENV = "KESTREL_TURN_TOKEN"
 async def child(url: str) -> int:
     """The other process: an official MCP client holding only the turn credential."""
     token = os.environ[TOKEN_ENV]
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300)
+    )
     try:
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
             opened = await client.call_tool("kestrel_session_open", {"scenario": "acme-trend"})
@@ -46,8 +51,16 @@ async def child(url: str) -> int:
             print(f"child: opened {sid}, equity after 5 bars {equity}")
             return 0
     except Exception as exc:
-        print(f"child: refused ({type(exc).__name__})")
+        print(f"child: refused: {_said(exc)}")
         return 3
+
+
+def _said(exc: BaseException) -> str:
+    """The error the door's answer raised (the MCP client raises it inside an exception
+    group): for a credential that no longer resolves, the door's refusal message."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _run_child(url: str, token: str) -> int:

@@ -1,12 +1,12 @@
 """An agent loop through the SDK: SMA(20) cross, 10 shares, one bar per step.
 
-Run it with ``uv run python examples/sma_cross.py [SCENARIO]`` (default ``acme-trend``;
-any catalog scenario, your own imported ones included). It trades the scenario's first
-symbol. Each step reads the frame's mark, decides on the closes seen so far, and submits at
-most one order followed by ``advance 1``; orders fill at the next bar's open. When the
-tape ends the runtime stands the session down (flattening it), and the agent closes
-and grades the session and prints the grade. If anything fails on the way, the session
-is closed all the same.
+Run it with ``uv run --package kestrel-sdk python examples/sma_cross.py [SCENARIO]``
+(default ``acme-trend``; any catalog scenario, your own imported ones included). It
+trades the scenario's first symbol. Each step reads the frame's mark, decides on the
+closes seen so far, and submits at most one order followed by ``advance 1``; orders fill
+at the next bar's open. When the tape ends the runtime stands the session down
+(flattening it), and the agent closes and grades the session and prints the grade. If
+anything fails on the way, the session is closed all the same.
 """
 
 from __future__ import annotations

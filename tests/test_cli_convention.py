@@ -15,6 +15,7 @@ from kestrel_door.cli import door_group
 from kestrel_mcp.cli import main as kestrel_mcp
 from kestrel_sdk.cli import cli as kestrel
 from kestrel_sdk.runtime import SqliteStore
+from kestrel_secrets.cli import main as kestrel_secrets
 
 
 def _foreign_store(home: Path) -> Path:
@@ -125,3 +126,49 @@ def test_every_cli_fails_with_one_line_and_the_one_exit_table(
     assert len(lines[0]) > len(f"kestrel: {code}: ")  # a message, not just a code
     assert "Traceback" not in result.output
     assert not (tmp_path / "unused").exists()  # flags win over the environment
+
+
+BARE_GROUPS: list[tuple[click.Command, list[str], str, str]] = [
+    (kestrel, ["--home", "unused", "scenario"], "kestrel scenario", "disguise, new, reveal"),
+    (kestrel, ["--home", "unused", "secrets"], "kestrel secrets", "list, path, set, unset"),
+    (door_group, [], "kestrel-door", "feed, keys, serve, token"),
+    (door_group, ["token"], "kestrel-door token", "issue, list, revoke"),
+]
+
+
+@pytest.mark.parametrize("case", BARE_GROUPS, ids=[c[2] for c in BARE_GROUPS])
+def test_a_group_given_no_command_names_its_commands_in_one_line(
+    case: tuple[click.Command, list[str], str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not its whole help squeezed into the one line (what click's error carries)."""
+    command, argv, path, some = case
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(command, argv, prog_name=path.split(maxsplit=1)[0])
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"kestrel: USAGE: missing command: {path} takes one of "), line
+    assert some in line
+    assert line.endswith(f"(see '{path} --help')")
+    assert "Options:" not in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        ([], "missing command: kestrel-secrets takes one of list, path, set, unset"),
+        (["--bogus"], "No such option '--bogus'."),
+        (["set"], "Missing argument 'KEY'. (see 'kestrel-secrets set --help')"),
+    ],
+)
+def test_the_kestrel_secrets_script_fails_in_one_line_too(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its refusals were one line; its usage errors were click's three."""
+    with pytest.raises(SystemExit) as ended:
+        kestrel_secrets(argv)
+    assert ended.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("kestrel: USAGE: ")
+    assert said in line

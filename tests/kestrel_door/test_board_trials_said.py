@@ -10,6 +10,7 @@ trial 2 was withheld. Each parent now has a line after the summary, in the page'
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -44,8 +45,15 @@ def test_the_board_command_says_which_trials_it_was_not_shown(tmp_path: Path) ->
         )
     assert result.exit_code == 0, result.output
     parent = signed["trialOf"]
-    assert result.output.splitlines() == [
-        f"{page.resolve()}: 1 proofs (0 attested-and-sealed, 0 replayed-only, 1 failed)",
-        f"trials of {parent} at {signed['issuer']} ({parent}): "
-        "trials 1–2 minted at least; 2 not shown",
-    ]
+    summary, line = result.output.splitlines()
+    assert (
+        summary == f"{page.resolve()}: 1 proof (0 attested-and-sealed, 0 replayed-only, 1 failed)"
+    )
+    said = "trials 1–2 minted at least; 2 not shown; the door's count as of "
+    # when the door signed its count (its clock, UTC), and where anyone asks again
+    issuer, url = re.escape(signed["issuer"]), re.escape(f"{signed['issuer']}/v1/trials/of/")
+    assert re.fullmatch(
+        rf"trials of {parent} at {issuer} \({parent}\): {said}"
+        rf"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(ask the door again at {url}{parent}\)",
+        line,
+    ), line

@@ -100,6 +100,21 @@ def test_replay_names_the_line_of_the_file_a_bad_row_is_on(tmp_path: Path, catal
     assert _published(home) == [row.split(",", 1)[0] for row in rows[:4]]
 
 
+def test_replay_reads_its_pace_as_kestrel_run_reads_a_wait(tmp_path: Path, catalog: Path) -> None:
+    """``--every`` takes the durations ``kestrel run --wait`` takes (one reader), and a pace
+    it cannot read is refused naming the forms, before any bar is appended."""
+    home = tmp_path / "home"
+    recorded = tmp_path / "day.csv"
+    recorded.write_text(HEADER + "".join(ROWS[PREFIX : PREFIX + 2]))
+    refused = _feed(home, "replay", SCENARIO, str(recorded), "--every", "soon")
+    assert refused.exit_code == 2
+    assert "'soon' is not a duration such as 30s, 500ms, 10m or 2h" in refused.output
+    assert _published(home) == []
+    paced = _feed(home, "replay", SCENARIO, str(recorded), "--every", "0.001")  # seconds
+    assert paced.exit_code == 0, paced.output
+    assert _published(home) == [row.split(",", 1)[0] for row in ROWS[PREFIX : PREFIX + 2]]
+
+
 def test_only_a_kestrel_feed_token_appends(tmp_path: Path, catalog: Path) -> None:
     home = tmp_path / "home"
     with serve_door(home) as door:

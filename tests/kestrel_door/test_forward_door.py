@@ -140,7 +140,7 @@ def test_a_forward_session_waits_on_the_door_and_its_statement_says_the_order(
     (tmp_path / "proof.json").write_text(json.dumps(data))
     verified = _verify_in_empty_home(tmp_path, "proof.json", "--trust", str(tmp_path / "jwks.json"))
     assert verified.returncode == 0, verified.stderr
-    assert "forward: each of 1 decisions preceded its bar" in verified.stdout
+    assert "forward: its one decision preceded its bar" in verified.stdout
 
     # the order tampered with (the waited decision's arrival and its bar's publication
     # swapped): fails naming the submission

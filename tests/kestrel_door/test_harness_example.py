@@ -13,5 +13,9 @@ def test_harness_example_credential_works_during_the_turn_only() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "child: opened ks_" in done.stdout
-    assert "child: refused" in done.stdout
+    # the child says why: the door's refusal, not only an exception's type
+    assert (
+        "child: refused: MCPError: the bearer credential sent is not valid here: "
+        "unknown, revoked or expired" in done.stdout
+    ), done.stdout
     assert "kestrel_turn_" not in done.stdout + done.stderr

@@ -103,7 +103,8 @@ def test_a_board_names_the_trials_an_evaluator_did_not_publish(tmp_path: Path) -
         assert seen["trialOf"] == signed[0]["trialOf"]
         assert seen["agents"] == [signed[0]["trialOf"]]
         assert (seen["shown"], seen["mintedAtLeast"], seen["missing"]) == ([1, 3], 3, [2])
-        assert seen["said"] == "trials 1–3 minted at least; 2 not shown"
+        as_of = f"; the door's count as of {seen['doorCountAsOf']}"  # the door signed it then
+        assert seen["said"] == "trials 1–3 minted at least; 2 not shown" + as_of
         assert 'data-missing="2"' in page
         assert "trials 1–3 minted at least; 2 not shown" in page
         assert {r["trial"]["number"] for r in withheld["rows"]} == {1, 3}
@@ -111,7 +112,9 @@ def test_a_board_names_the_trials_an_evaluator_did_not_publish(tmp_path: Path) -
         honest, page = _board(tmp_path / "three", proofs, door)
         [seen] = honest["trials"]
         assert (seen["shown"], seen["missing"]) == ([1, 2, 3], [])
-        assert seen["said"] == "trials 1–3 minted at least; none missing"
+        as_of = f"; the door's count as of {seen['doorCountAsOf']}"
+        assert seen["said"] == "trials 1–3 minted at least; none missing" + as_of
+        assert seen["allShown"] is True
         assert 'data-missing=""' in page
         # the ranking is the same either way: a missing run may have crashed
         assert [r["rank"] for r in withheld["rows"]] == [
@@ -137,7 +140,8 @@ def test_a_board_names_the_trials_minted_after_the_one_published(tmp_path: Path)
             best: dict[str, Any] = fetched.json()
         board, page = _board(tmp_path / "best", [best], door)
         [seen] = board["trials"]
-        assert seen["said"] == "trials 1–3 minted at least; 2–3 not shown"
+        as_of = f"; the door's count as of {seen['doorCountAsOf']}"
+        assert seen["said"] == "trials 1–3 minted at least; 2–3 not shown" + as_of
         assert (seen["shown"], seen["mintedAtLeast"], seen["missing"]) == ([1], 3, [2, 3])
         assert 'data-missing="2 3"' in page
         signed = _predicate(best)
@@ -198,7 +202,8 @@ def test_a_board_asks_the_door_for_the_trials_minted_after_the_proof_it_shows(
         assert "trialsMinted: expected 5 (signed), found 2" in unread
         board, page = _board(tmp_path / "one", [proof], door)
         [seen] = board["trials"]
-        assert seen["said"] == "trials 1–5 minted at least; 2–5 not shown"
+        as_of = f"; the door's count as of {seen['doorCountAsOf']}"
+        assert seen["said"] == "trials 1–5 minted at least; 2–5 not shown" + as_of
         assert (seen["mintedAtLeast"], seen["doorCount"], seen["missing"]) == (5, 5, [2, 3, 4, 5])
         assert 'data-missing="2 3 4 5"' in page
         # kestrel verify --trust prints the trial's number and its parent's count
@@ -219,7 +224,8 @@ def test_a_board_asks_the_door_for_the_trials_minted_after_the_proof_it_shows(
     [seen] = gone["trials"]
     assert seen["doorCount"] is None
     assert seen["said"].startswith(
-        "trial 1 minted at least; none missing; trials minted since unknown: cannot fetch "
+        "trial 1 minted at least; none missing of those signed; trials minted since unknown: "
+        "cannot fetch "
         f"{door.url}/v1/trials/of/{parent}"
     )
 

@@ -205,8 +205,11 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr  # a failed row: the board is written, exit 1
     [row] = json.loads(done.stdout)["rows"]
     assert (row["badge"], row["reason"]) == ("failed", "no such file or directory")
-    assert "1 of 1 rows failed (first: " in done.stderr
+    assert "1 of 1 row failed (first: " in done.stderr
     assert "--allow-failed" in done.stderr
+    page = tmp_path / "one.html"
+    kestrel("board", str(tmp_path / "missing.json"), "-o", str(page))
+    assert "<title>Kestrel board — 1 proof ranked by " in page.read_text(encoding="utf-8")
     usage = kestrel("board")
     assert usage.returncode == 2
     assert "Missing argument 'PROOFS...'" in usage.stderr

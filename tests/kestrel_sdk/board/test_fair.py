@@ -132,7 +132,7 @@ def test_a_session_that_stops_early_fails_a_check_that_says_so(tmp_path: Path) -
     assert (row["badge"], row["passed"], row["rank"]) == ("failed", False, None)
     assert "whole-window failed: stopped at bar 10 of 2519" in row["reason"]
     assert row["checks"]["whole-window"].startswith("failed: stopped at bar 10 of 2519")
-    assert "1 of 1 rows failed" in done.stderr
+    assert "1 of 1 row failed" in done.stderr
     assert "stopped at bar 10 of 2519" in done.stderr
     assert "--allow-failed" in done.stderr
     page = tmp_path / "board.html"

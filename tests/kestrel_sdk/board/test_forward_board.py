@@ -18,11 +18,14 @@ from typing import Any
 
 import anyio
 import kestrel_sdk
+from click.testing import CliRunner
 from kestrel_door import DoorStore
 from kestrel_door.arrivals import Stamps
 from kestrel_door.attest import Attestor, attesting
 from kestrel_door.keys import DoorKeys
 from kestrel_sdk.board import build_board, render_board
+from kestrel_sdk.cli import cli as kestrel_cli
+from kestrel_sdk.forward_edge import statement_predicate
 from kestrel_sdk.runtime import Runtime
 from kestrel_sdk.runtime.catalog import load_catalog
 from kestrel_sdk.runtime.stores import open_runtime_store
@@ -44,7 +47,11 @@ TRADES = {
 
 class Feeds:
     """``SCENARIO`` is forward, bar 0 its prefix, every later bar published at ``PUBLISHED``
-    (its window open)."""
+    (after every decision), its window ``closed`` (the feed frozen) when a grade is signed
+    or still open."""
+
+    def __init__(self, closed: bool = True) -> None:
+        self.closed = closed
 
     def is_forward(self, scenario_id: str) -> bool:
         return scenario_id == SCENARIO
@@ -57,11 +64,12 @@ class Feeds:
         return len(tape), tape.root  # its whole tape published
 
     def frozen(self, scenario_id: str) -> bool:
-        return False  # the window is open
+        return self.closed
 
 
-def _proofs(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
-    """Each principal's signed proof, written under its name; the door's key set."""
+def _proofs(tmp_path: Path, *, closed: bool = True) -> tuple[Path, dict[str, Any]]:
+    """Each principal's signed proof, written under its name, the forward ones signed
+    with the window ``closed`` or open; the door's key set."""
     keys = DoorKeys(DoorStore(tmp_path / "door.db"))
     owner = kestrel_sdk.local_transport(home=tmp_path / "runtime", store="memory:")
     runtime: Any = getattr(owner, "runtime", None)
@@ -70,7 +78,7 @@ def _proofs(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
         return kestrel_sdk.local_transport(principal=principal, runtime=runtime)
 
     async def trade(principal: str) -> dict[str, Any]:
-        attestor = Attestor(keys, ISSUER, feeds=None if principal == "carol" else Feeds())
+        attestor = Attestor(keys, ISSUER, feeds=None if principal == "carol" else Feeds(closed))
         attestor.pseudonyms.load()
         async with kestrel_sdk.create_sdk(attesting(transport_for, attestor)(principal)) as sdk:
             opened = await sdk.open_session(SCENARIO)
@@ -125,6 +133,43 @@ def test_forward_runs_show_their_window_and_rank_apart_from_replays(tmp_path: Pa
     page = render_board(board)
     assert page.count("data-forward") == 1
     assert f"forward window {times[1]} to {times[-1]}" in page
+
+
+def test_a_forward_run_graded_before_its_window_closed_fails_whole_window(
+    tmp_path: Path,
+) -> None:
+    """Alice and Bob stop at the edge of the forward tape and have the door grade them
+    while its window is still open (a lucky stretch, then stop): each passed
+    ``whole-window`` on the edge its door signed and was ranked beside runs that traded
+    to the freeze. The statement now says the window was open (``windowClosed: false``):
+    under ``--trust`` both fail ``whole-window`` saying so, on the SDK's board and on
+    ``kestrel board``'s; Carol's replay is untouched."""
+    folder, jwks = _proofs(tmp_path, closed=False)
+    board = build_board([folder], trusted_keys=jwks)
+    rows = {Path(row.source).stem: row for row in board.rows}
+    why = (
+        "stopped at the edge of its forward tape (2520 bars published) while its window was "
+        "still open: its door signed the grade before the feed was frozen"
+    )
+    for name in ("alice", "bob"):
+        assert (
+            statement_predicate(json.loads((folder / f"{name}.json").read_text()))["windowClosed"]
+            is False
+        )
+        assert rows[name].checks["whole-window"] == f"failed: {why}", rows[name].reason
+        assert (rows[name].badge, rows[name].rank) == ("failed", None)
+    assert rows["carol"].badge != "failed", rows["carol"].reason
+    assert [(r.forward, len(r.cells)) for r in board.scenarios] == [(False, 1)]
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps(jwks), encoding="utf-8")
+    done = CliRunner().invoke(
+        kestrel_cli,
+        ["--home", str(tmp_path / "home"), "board", str(folder), "--trust", str(keys), "--json"],
+    )
+    assert done.exit_code != 0  # failed rows: exit 1, naming the first
+    said = {Path(r["source"]).stem: r for r in json.loads(done.stdout)["rows"]}
+    assert said["alice"]["checks"]["whole-window"] == f"failed: {why}"
+    assert said["alice"]["badge"] == "failed"
 
 
 def test_a_run_of_a_grown_forward_tape_that_stops_early_fails_whole_window(

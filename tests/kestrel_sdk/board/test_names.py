@@ -80,3 +80,20 @@ def test_a_copy_under_another_name_is_credited_to_its_signed_identity(
     board = _board(door, [("alice", "alice"), ("a-thief", "alice")])
     assert _cells(board) == {alice: 1}
     assert {r["agent"] for r in board["rows"]} == {alice, "alice"}
+
+
+def test_a_proof_of_another_principals_session_shows_whose_it_was(
+    door: dict[str, Any],
+) -> None:
+    """mallory publishes alice's proof alone under her own name (no row of alice's on the
+    board to be a copy of): the row was credited to "mallory" and nothing on the board
+    said the session was alice's. Now the row carries the signed identity, in JSON and
+    on the page beside the name."""
+    alice = _pseudonym(door, "alice")
+    document = published_document([("mallory", door["alice"])])
+    built = published_board(document, door["jwks"])
+    [row] = json.loads(built.json)["rows"]
+    assert (row["agent"], row["identity"]) == ("mallory", alice)
+    assert f"mallory (signed identity {alice})" in built.html
+    [own] = _board(door, [("mallory", "mallory")])["rows"]  # its own run: the same name
+    assert own["identity"] != alice

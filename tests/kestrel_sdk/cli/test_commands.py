@@ -86,6 +86,10 @@ def test_validate_prints_located_diagnostics_and_exits_1(tmp_path: Path) -> None
     ok = _kestrel(tmp_path, "validate", str(TREND), "--scenario", "acme-trend")
     assert ok.exit_code == 0
     assert "ok (9 statements)" in ok.stdout
+    one = tmp_path / "one.kes"
+    one.write_text("advance 5\n", encoding="utf-8")
+    single = _kestrel(tmp_path, "validate", str(one))
+    assert single.stdout == f"{one}: ok (1 statement)\n"  # never "1 statements"
     scenario_error = tmp_path / "sym.kes"
     scenario_error.write_text("buy 10 NOPE\n", encoding="utf-8")
     bad_symbol = _kestrel(tmp_path, "validate", str(scenario_error), "--scenario", "acme-trend")
@@ -385,3 +389,12 @@ def test_verify_and_report_refuse_a_file_that_is_no_grade_the_same_way(tmp_path:
         missing = _kestrel(tmp_path / "home", verb, str(tmp_path / "nothere.json"))
         assert missing.exit_code == 2, (verb, missing.stderr)
         assert missing.stderr.startswith("kestrel: USAGE: "), missing.stderr
+
+
+def test_verify_and_board_name_what_trust_takes_alike(tmp_path: Path) -> None:
+    """``--trust`` takes the same keys on both verbs (a door's URL, its JWKS URL, a JWKS
+    file), and their helps say it in the same words."""
+    for verb in ("verify", "board"):
+        shown = _kestrel(tmp_path, verb, "--help")
+        assert shown.exit_code == 0, shown.output
+        assert "--trust URL|JWKS-FILE" in shown.stdout, (verb, shown.stdout)

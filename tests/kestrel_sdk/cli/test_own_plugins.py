@@ -38,6 +38,8 @@ def test_a_verb_of_a_package_not_installed_names_the_package(
     assert line.startswith(f"kestrel: USAGE: No such command '{verb}': it comes with {package},")
     assert f'--with "$KESTREL/packages/{package}"' in line
     assert f"or run {package} itself" in line
+    # the line that works in a clone, where uv run, not uv tool install, is the way in
+    assert f"uv run --package {package} {package} … is kestrel {verb} …" in line
 
 
 def test_an_unknown_verb_is_still_only_unknown(

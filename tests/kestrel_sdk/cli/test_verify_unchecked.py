@@ -19,7 +19,7 @@ from kestrel_sdk.cli import cli
 from tests.doors import serve_door
 from tests.kestrel_sdk.board.proofs import door_proof, made_proof, write
 
-UNCHECKED = "attestation present, not checked: pass --trust URL|JWKS to check it"
+UNCHECKED = "attestation present, not checked: pass --trust URL|JWKS-FILE to check it"
 
 
 def _verify(home: Path, *args: str) -> Result:

@@ -12,6 +12,7 @@ import json
 
 import click
 from kestrel_protocol.exits import cli_error_line, exit_code_for
+from kestrel_protocol.quoting import counted
 from kestrel_protocol.settings import KestrelSettings
 from kestrel_protocol.store import DoorRecords
 from kestrel_protocol.surface import ALL_SCOPES, SURFACE
@@ -164,7 +165,7 @@ def token_revoke(ctx: click.Context, token_id: str) -> None:
     if trials is None:
         click.echo(cli_error_line("INVALID_INPUT", f"no live token {token_id}"), err=True)
         ctx.exit(int(exit_code_for("INVALID_INPUT")))
-    click.echo(f"revoked {token_id} and {trials} trial{'' if trials == 1 else 's'} it minted")
+    click.echo(f"revoked {token_id} and {counted(trials, 'trial')} it minted")
 
 
 @click.group("keys")

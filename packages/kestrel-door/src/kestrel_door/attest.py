@@ -9,8 +9,9 @@ every principal's sessions under its pseudonym (:mod:`.pseudonyms`): the stateme
 ``principal`` is the one the runtime knew, and nothing in the proof derives from a name.
 Given the runtime's forward feeds, it also notes when each submission to a session on a
 forward scenario arrived, and the statement about such a session carries the order of
-events (:mod:`.arrivals`), how many bars its tape held when the grade was signed and
-the tape root of those bars. A trial's statement names its parent's pseudonym
+events (:mod:`.arrivals`), how many bars its tape held when the grade was signed, the
+tape root of those bars and whether its window had closed (the feed frozen). A trial's
+statement names its parent's pseudonym
 (``trialOf``), its number and how many trials the parent had minted
 (:meth:`Attestor.attest_as`: the one way a principal's proof is signed, served or
 published by session id with ``kestrel-door board publish``);
@@ -92,14 +93,15 @@ class Attestor:
         ``trial_number`` the trial's number among that principal's, ``trials_minted`` how
         many trials that principal had minted."""
         data = proof.rooted_json()
-        submissions, forward, edge = None, True, None
+        submissions, forward, edge, closed = None, True, None, None
         scenario_id = proof.scenario.id
         if self.feeds is not None and self.feeds.is_forward(scenario_id):
             published = self.feeds.published(scenario_id)
             submissions = forward_submissions(
                 self.keys.records.arrivals(proof.record.session), published, len(proof.pentads)
             )
-            forward = not replayed(submissions, published, self.feeds.frozen(scenario_id))
+            closed = self.feeds.frozen(scenario_id)  # its window over: no bar to come
+            forward = not replayed(submissions, published, closed)
             edge = self.feeds.edge(scenario_id)  # where its tape ended, as signed
         payload = grade_statement(
             data,
@@ -112,6 +114,7 @@ class Attestor:
             submissions=submissions,
             forward=forward,
             edge=edge,
+            window_closed=closed,
         )
         return Proof.parse({**data, "attestation": self._signed(payload)})
 

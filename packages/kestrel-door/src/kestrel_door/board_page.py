@@ -4,9 +4,13 @@ The door's page is built by an injected :data:`BoardBuilder` (the composition ro
 passes ``kestrel_sdk.published_board``: this library never imports the runtime) from the
 published proofs (:mod:`.board_records`) under the door's own keys: every proof is
 re-verified by replay and its signed statement checked. It is built once per change
-(a proof published or taken off, a key added or revoked) and cached; a request reads only the
-roots and agents to know whether the board changed. Routes (no credential: the board is
-public):
+(a proof published or taken off, a key added or revoked, a trial minted by a parent
+whose trial's proof is published) and cached; a request reads only the roots and agents,
+and the count of each such parent, to know whether the board changed. The published
+document carries the door's signed count of each such parent's trials minted (as
+``GET /v1/trials/of/{trialOf}`` answers it, signed at the build), so the page says how
+many trials each evaluator had minted and when, not only what the proofs' statements
+signed when they were made. Routes (no credential: the board is public):
 
 - ``GET /board``: the page (HTML), or its table (JSON) when the request accepts
   ``application/json`` and not ``text/html``;
@@ -23,11 +27,12 @@ Which scenarios the door seals is read with the roots (a forward tape's feed uns
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 from kestrel_protocol.settings import KestrelSettings
@@ -75,12 +80,36 @@ BoardBuilderFor = Callable[[KestrelSettings], BoardBuilder]
 """``the door's settings → the builder of boards checked against its catalog
 (``KestrelSettings.catalog_dirs``, the tapes' shapes remembered in its ``home``)``."""
 
-DocumentOf = Callable[[list[tuple[str | None, dict[str, Any]]], tuple[str, ...]], dict[str, Any]]
-"""``([(agent, proof), …], the scenarios the door seals) → the published document``
-(``/board/proofs.json``: no proof of a sealed scenario, no figure of its tape)."""
+
+class DocumentOf(Protocol):
+    """``([(agent, proof), …], the scenarios the door seals, the door's signed counts of
+    the published trials' parents) → the published document`` (``/board/proofs.json``:
+    no proof of a sealed scenario, no figure of its tape)."""
+
+    def __call__(
+        self,
+        items: list[tuple[str | None, dict[str, Any]]],
+        sealed: Iterable[str] = (),
+        counts: Iterable[dict[str, Any]] = (),
+    ) -> dict[str, Any]: ...
+
 
 SealedNow = Callable[[], tuple[str, ...]]
 """The scenarios the door seals now (read with the board's version)."""
+
+CountOf = Callable[[str], dict[str, Any]]
+"""``a parent's pseudonym → the door's signed answer of how many trials it has minted``
+(:meth:`.attest.Attestor.trials_minted`)."""
+
+
+def _trial_of(proof: Any) -> str | None:
+    """The parent the door's statement in ``proof`` names (``trialOf``), if any."""
+    try:
+        statement = json.loads(base64.b64decode(proof["attestation"]["payload"]))
+        trial_of = statement["predicate"].get("trialOf")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return trial_of if isinstance(trial_of, str) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +118,8 @@ class _Cached:
     html: bytes
     table: bytes
     proofs: bytes
+    parents: tuple[str, ...] = ()
+    """The parents whose trials' proofs are published (their counts are on the page)."""
 
 
 class BoardPage:
@@ -101,42 +132,58 @@ class BoardPage:
         build: BoardBuilder,
         document: DocumentOf,
         sealed: SealedNow = tuple,
+        *,
+        count: CountOf | None = None,
     ) -> None:
         self._records = records
         self._sealed = sealed
         self._keys = keys
         self._build = build
         self._document = document
+        self._count = count
         self._cached: _Cached | None = None
         self._lock = anyio.Lock()
         self.builds = 0
         """How many times the board was built (once per change, never per request)."""
 
-    def _version(self) -> tuple[object, str, tuple[str, ...]]:
-        keys = json.dumps(self._keys.jwks(), sort_keys=True)  # a key added or revoked
-        return (self._records.board_version(), keys, self._sealed())  # or a feed unsealed
+    def _version(self, parents: Sequence[str]) -> tuple[object, ...]:
+        """What the board is built from: the published roots and agents, the keys (one
+        added or revoked), the trials each of ``parents`` has minted and the scenarios
+        the door seals."""
+        keys = json.dumps(self._keys.jwks(), sort_keys=True)
+        minted = tuple(self._keys.records.trials_minted_by(p) for p in parents)
+        minted = minted if self._count else ()
+        return (self._records.board_version(), keys, minted, self._sealed())  # or unsealed
 
-    def _built(self, version: tuple[object, str, tuple[str, ...]]) -> _Cached:
+    def _built(self, version: tuple[object, ...]) -> _Cached:
         items = [(p.agent, json.loads(p.proof)) for p in self._records.published()]
-        document = self._document(items, version[2])
+        parents = tuple(sorted({p for _, proof in items if (p := _trial_of(proof)) is not None}))
+        counts = [self._count(p) for p in parents] if self._count is not None else []
+        document = self._document(items, cast("tuple[str, ...]", version[3]), counts)
         built = self._build(document, self._keys.jwks())
         self.builds += 1
         logger.info("board: built from %d published proofs", len(items))
+        minted = tuple(int(answer["trialsMinted"]) for answer in counts)  # the counts signed
         return _Cached(
-            version,
+            (*version[:2], minted if self._count else (), version[3]),
             built.html.encode("utf-8", "backslashreplace"),
             built.json.encode("utf-8", "backslashreplace"),
             json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+            parents,
         )
+
+    def _current_version(self) -> tuple[object, ...]:
+        cached = self._cached
+        return self._version(cached.parents if cached is not None else ())
 
     async def current(self) -> _Cached:
         """The board as it stands (built again only if it changed)."""
-        version = await anyio.to_thread.run_sync(self._version)
+        version = await anyio.to_thread.run_sync(self._current_version)
         cached = self._cached
         if cached is not None and cached.version == version:
             return cached
         async with self._lock:
-            version = await anyio.to_thread.run_sync(self._version)
+            version = await anyio.to_thread.run_sync(self._current_version)
             if self._cached is None or self._cached.version != version:
                 self._cached = await anyio.to_thread.run_sync(self._built, version)
             return self._cached

@@ -26,9 +26,10 @@ from typing import Any
 
 import click
 from kestrel_protocol import KestrelError
+from kestrel_protocol.durations import duration_seconds
 
 from .admin_cli import door_store
-from .feeds import FeedRuntime, bar_groups, feed_json, parse_every
+from .feeds import FeedRuntime, bar_groups, feed_json
 
 __all__ = ["OpenFeeds", "make_feed_group"]
 
@@ -106,7 +107,7 @@ def make_feed_group(open_feeds: OpenFeeds) -> click.Group:
     def replay(ctx: click.Context, scenario_id: str, file: Path, every: str) -> None:
         """Append FILE's bars to SCENARIO_ID's tape one time at a time, one every EVERY."""
         try:
-            pace = parse_every(every)
+            pace = duration_seconds(every)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--every") from None
         bars = list(bar_groups(_read(file)))

@@ -15,7 +15,6 @@ into its bars, one time each, for ``feed replay``.
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
@@ -24,7 +23,7 @@ from kestrel_protocol import KestrelError, RefusalCode
 
 from .arrivals import Stamps
 
-__all__ = ["FeedRuntime", "RuntimeFeeds", "bar_groups", "feed_json", "parse_every"]
+__all__ = ["FeedRuntime", "RuntimeFeeds", "bar_groups", "feed_json"]
 
 
 class FeedRuntime(Protocol):
@@ -112,15 +111,3 @@ def bar_groups(data: bytes) -> Iterator[tuple[bytes, list[int]]]:
         where.append(number)
     if group:
         yield (header + "".join(group)).encode("utf-8"), where
-
-
-_EVERY = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m)")
-_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0}
-
-
-def parse_every(text: str) -> float:
-    """``1s``, ``50ms``, ``0.5s``, ``2m`` in seconds; ``ValueError`` naming the form."""
-    found = _EVERY.fullmatch(text.strip())
-    if found is None:
-        raise ValueError(f"{text!r} is not a pace such as 1s, 50ms or 2m")
-    return float(found.group(1)) * _UNIT[found.group(2)]

@@ -262,8 +262,14 @@ def make_serve_command(
         board = None
         if isinstance(store, SqlBoardRecords):
             builder = build(door_settings(ctx))
-            sealed_now = partial(_sealed, runtime, specs)
-            board = BoardPage(store, attestor.keys, builder, document, sealed_now)
+            board = BoardPage(
+                store,
+                attestor.keys,
+                builder,
+                document,
+                partial(_sealed, runtime, specs),  # read with the roots: a feed unsealed
+                count=attestor.trials_minted,  # each published trial's parent, signed
+            )
         app, http = limit_connections(
             create_door_app(
                 config,

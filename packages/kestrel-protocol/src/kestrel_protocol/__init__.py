@@ -71,7 +71,7 @@ from .objects.reads import *  # noqa: F403
 from .objects.record import *  # noqa: F403
 from .objects.session import *  # noqa: F403
 from .objects.validation import *  # noqa: F403
-from .quoting import QUOTE_MAX, clipped, quoted
+from .quoting import QUOTE_MAX, clipped, counted, quoted
 from .wire import Wire
 
 __all__ = [
@@ -98,6 +98,7 @@ __all__ = [
     "Wire",
     "canonical_json",
     "clipped",
+    "counted",
     "decimal_context",
     "grade_facts",
     "grade_statement",

@@ -115,6 +115,7 @@ def grade_statement(
     submissions: Sequence[Mapping[str, Any]] | None = None,
     forward: bool = True,
     edge: tuple[int, str] | None = None,
+    window_closed: bool | None = None,
 ) -> bytes:
     """The statement about ``proof``'s grade (canonical JSON bytes): the payload.
     ``trial_of``: the pseudonym of the principal whose trial ``principal`` is (a run the
@@ -126,7 +127,9 @@ def grade_statement(
     ``submissions``: a session on a forward scenario's order of events (see above);
     ``forward``: false for a replay of the complete tape; ``edge``: how many bars of its
     forward tape had been published and the tape root of those bars (sent with
-    ``submissions``)."""
+    ``submissions``); ``window_closed``: whether the forward tape was complete (its feed
+    frozen) when the door signed (sent with ``submissions``): a forward session graded
+    before its window closed stopped at the edge of a tape still growing."""
     digest = str(proof["grade"]["root"]).removeprefix("sha256:")
     statement = {
         "_type": STATEMENT_TYPE,
@@ -146,6 +149,7 @@ def grade_statement(
                 else {}
             ),
             **({"edge": {"bars": edge[0], "root": edge[1]}} if edge is not None else {}),
+            **({"windowClosed": window_closed} if window_closed is not None else {}),
             "issuer": issuer,
             "signedAt": signed_at,
         },

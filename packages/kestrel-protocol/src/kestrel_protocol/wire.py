@@ -26,10 +26,10 @@ from typing import Any, Final, Generic, TypeVar, Union, cast
 from pydantic import BaseModel
 from pydantic_core import SchemaValidator, core_schema
 
-from .canonical import canonical_json
+from .canonical import DECLINED, canonical_json, own_loads
 from .model import save_canonical
 
-__all__ = ["Wire", "data_builder", "text_builder"]
+__all__ = ["Wire", "data_builder", "own_data", "text_builder"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -107,6 +107,18 @@ def data_builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
     return cast("Callable[[dict[str, Any]], M]", build)  # a string: not subscripted per call
 
 
+def own_data(text: str) -> Any:
+    """The JSON value of ``text`` Kestrel wrote itself (no float, no integer beyond
+    ±(2**53-1)): read by orjson where it reads it as ``json`` does
+    (:func:`~kestrel_protocol.canonical.own_loads`), else by ``json`` (a lone surrogate,
+    deep nesting, no orjson)."""
+    try:
+        data = own_loads(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate, which UTF-8 cannot hold: json reads it
+        data = DECLINED
+    return json.loads(text) if data is DECLINED else data
+
+
 class Wire(Generic[M]):
     """A protocol object of class ``cls`` as its compact JSON text (the same JSON value
     as the object's ``to_json()``; members may be in another order, a frame's are in
@@ -150,8 +162,9 @@ class Wire(Generic[M]):
         return found
 
     def to_json(self) -> dict[str, Any]:
-        """The text as JSON data (a fresh dict)."""
-        data = json.loads(self.text)
+        """The text as JSON data (a fresh dict); a writer holding the values may make it
+        from them instead (the same value)."""
+        data = own_data(self.text)
         if not isinstance(data, dict):
             raise TypeError(f"a {self.cls.__name__} is a JSON object, not {self.text[:40]!r}")
         return data

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kestrel_protocol.canonical import canonical_json
+from kestrel_protocol.quoting import counted
 
 __all__ = ["ORDER_UNCONFIRMED", "Attested", "NotAttested", "statement_text"]
 
@@ -73,11 +74,11 @@ class Attested:
         order = ""
         if self.replay:
             order = (
-                f"; forward scenario replayed: each of {self.decisions} submissions was made "
+                f"; forward scenario replayed: {_each(self.decisions, 'submission')} was made "
                 "after its bar was published (the tape was complete: not a forward run)"
             )
         elif self.decisions is not None:
-            order = f"; forward: each of {self.decisions} decisions preceded its bar"
+            order = f"; forward: {_each(self.decisions, 'decision')} preceded its bar"
         return order + self.order_unconfirmed()
 
     def order_unconfirmed(self) -> str:
@@ -85,6 +86,12 @@ class Attested:
         (``"; order unconfirmed: statement.predicate.submissions[seq N]: …"``), or
         ``""``: for every face, the signer's line or a board's row."""
         return "".join(f"; {ORDER_UNCONFIRMED}: {said}" for said in self.unconfirmed)
+
+
+def _each(count: int | None, noun: str) -> str:
+    """``each of 3 decisions``, or ``its one decision``: the subject of a line that says
+    the same of every one of a session's decisions."""
+    return f"its one {noun}" if count == 1 else f"each of {counted(count or 0, noun)}"
 
 
 def statement_text(value: Any) -> str:

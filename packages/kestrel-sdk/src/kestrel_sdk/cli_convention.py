@@ -14,15 +14,44 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 import click
 from kestrel_protocol import KestrelError
+from kestrel_protocol.durations import duration_seconds
 from kestrel_protocol.exits import cli_error_line, exit_code_for
 
-__all__ = ["KestrelCliCommand", "KestrelCliGroup", "fail", "report_and_exit"]
+__all__ = [
+    "TRUSTED_KEYS",
+    "Duration",
+    "KestrelCliCommand",
+    "KestrelCliGroup",
+    "fail",
+    "report_and_exit",
+]
 
 log = logging.getLogger(__name__)
+
+TRUSTED_KEYS: Final = "URL|JWKS-FILE"
+"""What ``--trust`` takes, in every help and line naming it (``kestrel verify``,
+``kestrel board``): a door's URL, its JWKS URL, or a JWKS file."""
+
+
+class Duration(click.ParamType[float]):
+    """A duration in seconds (``kestrel run --wait``), written in the forms
+    :func:`kestrel_protocol.durations.duration_seconds` reads, as every command line's."""
+
+    name = "duration"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return duration_seconds(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def fail(code: str, message: str) -> click.exceptions.Exit:
@@ -36,7 +65,7 @@ def _line_of(exc: BaseException) -> tuple[str, str]:
         return str(exc.code), exc.message
     if isinstance(exc, click.UsageError):
         hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        return "USAGE", exc.format_message() + hint
+        return "USAGE", _missing_command(exc) or exc.format_message() + hint
     if isinstance(exc, click.ClickException):  # e.g. a file click could not open
         return "INVALID_INPUT", exc.format_message()
     if isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt)):
@@ -46,6 +75,20 @@ def _line_of(exc: BaseException) -> tuple[str, str]:
     log.debug("internal error", exc_info=exc)
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return "INTERNAL", f"{detail} (set KESTREL_DEBUG=1 for details)"
+
+
+def _missing_command(exc: click.UsageError) -> str | None:
+    """For a group given no command (``kestrel scenario``, ``kestrel-door``), whose error
+    click makes its whole help: the commands it takes, in one line."""
+    ctx = exc.ctx
+    if not isinstance(exc, click.exceptions.NoArgsIsHelpError) or ctx is None:
+        return None
+    group = ctx.command
+    names = group.list_commands(ctx) if isinstance(group, click.Group) else []
+    return (
+        f"missing command: {ctx.command_path} takes one of {', '.join(names)} "
+        f"(see '{ctx.command_path} --help')"
+    )
 
 
 def report_and_exit(exc: BaseException) -> NoReturn:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kestrel_protocol import root_of_bytes
+from kestrel_protocol.quoting import counted
 
 __all__ = [
     "UNCONFIRMED",
@@ -125,7 +126,7 @@ def edge_mismatch(data: Mapping[str, Any]) -> str | None:
         return None
     if len(times) < edge.bars:
         return (
-            f"the embedded tape holds {len(times)} bars; the door's statement says "
+            f"the embedded tape holds {counted(len(times), 'bar')}; the door's statement says "
             f"{edge.bars} were published when the grade was signed: the tape was cut"
         )
     root = root_of_bytes(first_bars(str(member(data, "embedded")["tape"]), edge.bars).encode())

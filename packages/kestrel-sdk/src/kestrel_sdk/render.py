@@ -8,6 +8,7 @@ marks, account, positions, open orders and the events since the previous frame.
 from __future__ import annotations
 
 from kestrel_protocol import FrameEvent, FrameOrder, SessionFrame
+from kestrel_protocol.quoting import counted
 
 __all__ = ["render_frame"]
 
@@ -58,7 +59,7 @@ def render_frame(frame: SessionFrame) -> str:
     lines = [
         f"{frame.session} seq {frame.seq} · {frame.scenario.id} · {frame.status}",
         f"clock  bar {clock.bar} {clock.time}"
-        + ("" if clock.remaining is None else f" ({clock.remaining} bars remaining)"),
+        + ("" if clock.remaining is None else f" ({counted(clock.remaining, 'bar')} remaining)"),
         "marks  " + ("  ".join(f"{s} {p}" for s, p in sorted(frame.marks.items())) or "-"),
         f"equity {account.equity}  cash {account.cash}  realized {account.realized}"
         f"  unrealized {account.unrealized}  fees {account.fees}",

@@ -6,9 +6,11 @@ be seen. So, under trusted keys, a board asks the door each trial statement name
 (its issuer, as :mod:`.published_tape` finds a forward tape's door) for the parent's
 count now (:data:`~kestrel_protocol.surface.TRIALS_MINTED_PATH`, public): the answer
 holds only when the door's signed statement of it verifies under the same keys and
-names that door and that parent (:func:`fetch_trials_minted`). Where it cannot be read
-or does not hold, the result says why, and the board says it on the parent's row:
-never a silent pass.
+names that door and that parent (:func:`fetch_trials_minted`; :func:`checked_count` for
+an answer a published board carries). A count that holds says when the door signed it;
+where it cannot be read or does not hold (no answer, a status other than 200, a signature
+that does not verify, a count of another door or parent), the result says why, and the
+board says it on the parent's row: never a silent pass.
 """
 
 from __future__ import annotations
@@ -31,23 +33,35 @@ from kestrel_protocol.surface import TRIALS_MINTED_PATH
 from .attested import NotAttested, statement_text
 from .trust import signed_statement
 
-__all__ = ["DoorCount", "fetch_trials_minted"]
+__all__ = ["DoorCount", "checked_count", "count_url", "fetch_trials_minted"]
 
 
 @dataclass(frozen=True, slots=True)
 class DoorCount:
-    """What a parent's door says of its trials minted: ``minted`` (its signed count now),
-    or ``unread`` (why no count holds); ``reached`` is false when the door could not be
-    reached at all (no answer: no use asking it for another parent now)."""
+    """What a parent's door says of its trials minted: ``minted`` (its signed count) and
+    ``signed_at`` (when it signed it, its clock), or ``unread`` (why no count holds);
+    ``reached`` is false when asking the door for another parent now is of no use: it
+    could not be reached at all, or it answered a status that is not about this parent
+    (anything but 400, which names the pseudonym asked: a 5xx, its store down, or a 404,
+    no count served), each asked again a timeout or a failure more."""
 
     minted: int | None = None
     unread: str | None = None
     reached: bool = True
+    signed_at: str | None = None
 
 
-def _checked(answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str) -> int:
-    """The count ``answer`` signs for ``trial_of`` at ``issuer``; :class:`NotAttested`
-    naming the first thing that does not hold."""
+def count_url(issuer: str, trial_of: str) -> str:
+    """Where the door at ``issuer`` serves the signed count of ``trial_of``'s trials (anyone
+    asks it again there)."""
+    return issuer.rstrip("/") + TRIALS_MINTED_PATH.format(trial_of=quote(trial_of, safe=""))
+
+
+def _checked(
+    answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str
+) -> tuple[int, str | None]:
+    """The count ``answer`` signs for ``trial_of`` at ``issuer`` and when it was signed;
+    :class:`NotAttested` naming the first thing that does not hold."""
     if not isinstance(answer, dict):
         raise NotAttested("answer", "a JSON object", type(answer).__name__)
     statement, predicate, digest, _ = signed_statement(answer, jwks)
@@ -71,7 +85,20 @@ def _checked(answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str) -
     if answer.get("trialsMinted") != minted:
         found = statement_text(answer.get("trialsMinted"))
         raise NotAttested("trialsMinted", f"{minted} (signed)", found)
-    return minted
+    signed_at = predicate.get("signedAt")
+    return minted, signed_at if isinstance(signed_at, str) else None
+
+
+def checked_count(
+    answer: Any, jwks: Mapping[str, Any], issuer: str, trial_of: str, where: str
+) -> DoorCount:
+    """The count ``answer`` (the door's signed answer, found at ``where``) holds for
+    ``trial_of`` at ``issuer`` under ``jwks``; else why not."""
+    try:
+        minted, signed_at = _checked(answer, jwks, issuer, trial_of)
+    except NotAttested as exc:
+        return DoorCount(unread=f"{where} is not attested: {exc}")
+    return DoorCount(minted=minted, signed_at=signed_at)
 
 
 def fetch_trials_minted(
@@ -82,8 +109,7 @@ def fetch_trials_minted(
     parts = urlsplit(issuer)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return DoorCount(unread=f"the statements' issuer {issuer} is no door to ask")
-    path = TRIALS_MINTED_PATH.format(trial_of=quote(trial_of, safe=""))
-    url = issuer.rstrip("/") + path
+    url = count_url(issuer, trial_of)
     http = client if client is not None else httpx.Client(timeout=10.0)
     try:
         response = http.get(url)
@@ -93,10 +119,10 @@ def fetch_trials_minted(
         if client is None:
             http.close()
     if response.status_code != 200:
-        return DoorCount(unread=f"{url} answered {response.status_code}")
+        said = f"{url} answered {response.status_code}, not a count"
+        return DoorCount(unread=said, reached=response.status_code == 400)
     try:
-        return DoorCount(minted=_checked(parse_json(response.content), jwks, issuer, trial_of))
+        answer = parse_json(response.content)
     except ValueError:
         return DoorCount(unread=f"{url} answered no JSON")
-    except NotAttested as exc:
-        return DoorCount(unread=f"{url} is not attested: {exc}")
+    return checked_count(answer, jwks, issuer, trial_of, url)

@@ -186,7 +186,20 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    secrets_group.main(args=argv, prog_name="kestrel-secrets")
+    try:
+        done = secrets_group.main(args=argv, prog_name="kestrel-secrets", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # no command: name them, not the help
+        names = ", ".join(secrets_group.list_commands(exc.ctx or click.Context(secrets_group)))
+        _usage(
+            f"missing command: kestrel-secrets takes one of {names} (see 'kestrel-secrets --help')"
+        )
+    except click.UsageError as exc:  # the one line every Kestrel command line fails with
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        _usage(exc.format_message() + hint)
+    except click.exceptions.Abort:
+        click.echo(cli_error_line("INTERRUPTED", "interrupted"), err=True)
+        raise SystemExit(int(exit_code_for("INTERRUPTED"))) from None
+    raise SystemExit(done if isinstance(done, int) else 0)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from ..objects.history import History
 from ..objects.news import NewsPage
 from ..objects.record import SessionRecord
 from ..objects.session import Delivery, SessionResponse
+from ..quoting import counted
 from .wide import WIDE_SYMBOLS, wide_frame_text
 
 __all__ = [
@@ -99,7 +100,7 @@ def frame_text(frame: Data) -> str:
     more than ``WIDE_SYMBOLS`` symbols is written as tables instead (``wide``)."""
     clock = frame["clock"]
     remaining = clock.get("remaining")
-    left = "" if remaining is None else f", {remaining} bars remaining"
+    left = "" if remaining is None else f", {counted(remaining, 'bar')} remaining"
     a = frame["account"]
     bars = frame.get("bars")
     positions, orders, events = frame["positions"], frame["orders"], frame["events"]
@@ -149,7 +150,7 @@ def news_text(page: Data) -> str:
     more = page.get("nextBefore")
     head = (
         f"news of {page['session']} on {page['scenario']['id']} to bar {clock['bar']} "
-        f"({clock['time']}): {len(page['items'])} items"
+        f"({clock['time']}): {counted(len(page['items']), 'item')}"
         + ("" if more is None else f"; older ones with before={more}")
     )
     return "\n".join((head, *(_news_item(n) for n in page["items"])))
@@ -180,7 +181,7 @@ def history_text(history: Data) -> str:
     return "\n".join(
         (
             f"history of {history['session']} on {history['scenario']['id']} to bar "
-            f"{clock['bar']} ({clock['time']}): {len(bars)} bars",
+            f"{clock['bar']} ({clock['time']}): {counted(len(bars), 'bar')}",
             "time,symbol,open,high,low,close,volume",
             *rows,
         )
@@ -197,7 +198,7 @@ def record_text(record: Data) -> str:
     return "\n".join(
         (
             f"session {record['session']} (label {record['label']}) on {record['scenario']['id']}: "
-            f"{record['status']} after {len(record['pentads'])} submissions",
+            f"{record['status']} after {counted(len(record['pentads']), 'submission')}",
             f"sealed: {'yes' if lookahead['sealed'] else 'no'}; reads behind the clock: "
             + (seen or "none"),
         )

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import DECLINED, fast_compact_bytes, own_loads
+from ..canonical import fast_compact_bytes
 from ..errors import KestrelError
 from ..model import ProtocolModel
 from ..wire import Wire
 from .compact import COMPACT_TEXT, compact_text
 from .declare import Tool
-from .results import ArgumentError, ToolResult, json_bytes, refusal_result, tool_result
+from .results import ArgumentError, ToolResult, refusal_result, tool_result
 from .surface import Surface
 
 if TYPE_CHECKING:
@@ -55,18 +55,13 @@ async def run_tool(tool: Tool, transport: Transport, args: Any) -> ToolResult:
         raise
     except KestrelError as exc:
         return refusal_result(exc)
-    if isinstance(data, Wire):  # its text as it is, spliced by every face; its data parsed
-        written = data.text
-        raw = json_bytes(written)
-        structured = own_loads(raw)  # the runtime's own text: read as it comes
-        if structured is DECLINED:
-            structured = data.to_json()
+    if isinstance(data, Wire):  # its text as it is, spliced by every face; its data read
+        structured = data.to_json()  # the wire's own: a response reads only its frame's text
         render = COMPACT_TEXT.get(data.cls) if tool.text is None else tool.text
         return ToolResult(
             structured,
             None if render is None else render(structured),
-            encoded=written,
-            utf8=raw,
+            encoded=data.text,
             float_free=True,  # a protocol object holds no float
         )
     if isinstance(data, ProtocolModel):  # its data, and its JSON text from that data

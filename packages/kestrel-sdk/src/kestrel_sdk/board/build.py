@@ -16,7 +16,7 @@ from .rank import AgentStanding, ScenarioRanking, rank_board
 from .rows import METRICS, BoardRow, check_entry
 from .sources import Entry, read_entries
 from .stats import Interval, eight_places
-from .trials import TrialsShown, trials_shown
+from .trials import CountSource, TrialsShown, asking_doors, trials_shown
 
 if TYPE_CHECKING:
     from ..published_tape import PublishedTapes
@@ -171,7 +171,7 @@ def build_board(
         rows,
         metric,
         attested_only=attested_only,
-        trusted_keys=trusted_keys,
+        counts=None if trusted_keys is None else asking_doors(trusted_keys),
         entries=entries,
         reveals=reveals,
         catalog=catalog,
@@ -183,7 +183,7 @@ def board_of(
     metric: str,
     *,
     attested_only: bool,
-    trusted_keys: Mapping[str, Any] | None = None,
+    counts: CountSource | None = None,
     entries: Sequence[Entry] = (),
     reveals: Sequence[tuple[str, Any]] = (),
     sealed: Collection[str] = (),
@@ -192,10 +192,9 @@ def board_of(
     """The board of checked ``rows``: ranked, with each ranked catalog scenario's
     buy-and-hold baseline (none on the scenarios ``sealed`` by the door that published
     the board), the memorisation gaps (``entries``: the rows' entries, in the same
-    order) and, per parent of attested trial rows, the trials shown and missing (with
-    ``trusted_keys``, the keys the rows were checked under, up to the count each parent's
-    door signs now); the catalog is ``catalog``, the rows' (``None``:
-    ``KESTREL_CATALOG_PATH``'s)."""
+    order) and, per parent of attested trial rows, the trials shown and missing (up to
+    the count each parent's door signs, from ``counts``); the catalog is ``catalog``, the
+    rows' (``None``: ``KESTREL_CATALOG_PATH``'s)."""
     from ..runtime.catalog.lineage import Lineages  # noqa: PLC0415 - the engine loads only here
 
     catalog = catalog if catalog is not None else BoardCatalog()
@@ -208,7 +207,7 @@ def board_of(
         for r in scenarios
     }
     gaps = memorisation_gaps(rows, entries, reveals, catalog) if entries else Gaps()
-    trials = trials_shown(rows, trusted_keys)  # after ranking: each row credited to its agent
+    trials = trials_shown(rows, counts)  # after ranking: each row credited to its agent
     return Board(metric, rows, scenarios, overall, attested_only, baselines, gaps, trials)
 
 

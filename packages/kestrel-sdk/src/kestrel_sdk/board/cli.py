@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 import httpx
+from kestrel_protocol.quoting import counted
 
 from ..cli.bootstrap import settings_of
-from ..cli_convention import fail
+from ..cli_convention import TRUSTED_KEYS, fail
 from .build import build_board
 from .html import render_board
 from .rows import BADGES, METRICS
@@ -38,7 +39,7 @@ __all__ = ["board_command"]
 )
 @click.option(
     "--trust",
-    metavar="URL|JWKS",
+    metavar=TRUSTED_KEYS,
     default=None,
     help="Check doors' signed statements with these keys: a door's URL, a JWKS URL or file.",
 )
@@ -124,7 +125,6 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         keys = load_trusted_keys(trust) if trust is not None else None
     except ValueError as exc:
         raise fail("INVALID_INPUT", str(exc)) from None
-    trials: list[str] = []
     if from_url is not None:
         assert keys is not None
         page, table, failed, badges = _published(from_url, keys)
@@ -144,9 +144,6 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
         page, table = render_board(board), json.dumps(board.to_json(), indent=2) + "\n"
         failed = [(r.source, r.reason) for r in board.failed]
         badges = [r.badge for r in board.rows]
-        trials = [
-            f"trials of {t.parent} at {t.issuer} ({', '.join(t.agents)}): {t}" for t in board.trials
-        ]
     target = out if out is not None or as_json else Path("board.html")
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -157,14 +154,15 @@ def board_command(  # noqa: PLR0917 - one parameter per click option
     else:
         assert target is not None
         counts = ", ".join(f"{badges.count(b)} {b}" for b in BADGES)
-        click.echo(f"{target.resolve()}: {len(badges)} proofs ({counts})")
-        for line in trials:  # what the board saw of each evaluator's trials, not only the page
-            click.echo(line)
+        click.echo(f"{target.resolve()}: {counted(len(badges), 'proof')} ({counts})")
+        for t in json.loads(table)["trials"]:  # each evaluator's trials, not only on the page
+            of = f"trials of {t['trialOf']} at {t['issuer']} ({', '.join(t['agents'])})"
+            click.echo(f"{of}: {t['said']} (ask the door again at {t['countUrl']})")
     if failed and not allow_failed:
         source, reason = failed[0]
         raise fail(
             "CHECK_FAILED",
-            f"{len(failed)} of {len(badges)} rows failed (first: {source}: {reason}); "
+            f"{len(failed)} of {counted(len(badges), 'row')} failed (first: {source}: {reason}); "
             "the board is written: --allow-failed exits 0 with failed rows",
         )
 

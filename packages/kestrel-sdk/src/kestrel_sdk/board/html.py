@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from html import escape
 
-from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT, counted
 
 from .baseline import BASELINE
 from .build import METHOD, Board
@@ -93,6 +93,8 @@ def _row(row: BoardRow) -> str:
     agent = row.agent + (
         f" (filed under {row.filed_under})" if row.filed_under != row.agent else ""
     )
+    if row.identity is not None and row.identity not in row.agent:  # a name is a claim
+        agent += f" (signed identity {row.identity})"
     return (
         f'<tr class="{escape(row.badge)}" data-row data-badge="{escape(row.badge)}" '
         f'data-rank="{escape(rank)}" data-source="{escape(row.source)}">'
@@ -191,23 +193,28 @@ def _overall_baseline(board: Board) -> str:
 
 
 def _trials(found: list[TrialsShown]) -> str:
-    """Per parent of attested trial rows, the trials shown and missing (else nothing)."""
+    """Per parent of attested trial rows, the trials shown and missing, as of the door's
+    count, with where to ask the door again (else nothing)."""
     if not found:
         return ""
     rows = "".join(
         f'<tr data-trials="{escape(t.parent)}"><td>{escape(", ".join(t.agents))}</td>'
         f"<td><code>{escape(t.parent)}</code> at {escape(t.issuer)}</td>"
         f"<td data-shown>{escape(', '.join(map(str, t.shown)) or '—')}</td>"
-        f'<td data-missing="{escape(" ".join(map(str, t.missing)))}">{escape(str(t))}</td></tr>'
+        f'<td data-missing="{escape(" ".join(map(str, t.missing)))}" '
+        f'data-all-shown="{"yes" if t.all_shown else "no"}">{escape(str(t))}</td>'
+        f'<td><a href="{escape(t.url)}" data-count-url>{escape(t.url)}</a></td></tr>'
         for t in found
     )
     return (
         '<h2>Trials</h2><p class="sub">A door numbers the trials each evaluator mints (1, 2, '
         "3 ... in mint order) and signs the number and how many it had minted: a trial up to "
         "the most minted that no proof here shows was minted and not published (or crashed). "
-        "Nothing is ranked differently for it.</p>"
+        "The door also signs each evaluator's count: the board states it as of when the door "
+        "signed it, or why it has none (then trials minted since are unseen); the link asks "
+        "the door again. Nothing is ranked differently for it.</p>"
         '<table id="trials"><tr><th>agent</th><th>trials of</th><th>shown</th><th>what the '
-        f"board sees</th></tr>{rows}</table>"
+        f"board sees</th><th>the door's count now</th></tr>{rows}</table>"
     )
 
 
@@ -240,7 +247,7 @@ def render_board(board: Board) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Kestrel board — {len(board.rows)} proofs ranked by {escape(label)}</title>
+<title>Kestrel board — {counted(len(board.rows), "proof")} ranked by {escape(label)}</title>
 <style>{_CSS}</style></head>
 <body data-metric="{escape(label)}">
 <h1>Kestrel board</h1>

@@ -7,9 +7,10 @@ it), when its door's signed statement does not hold under the trusted keys, when
 was no proof at all, when its grade did not pass a check, or when the session stopped
 before its window ended (the board's own check, ``whole-window``: its last clock bar is
 before the scenario's last bar, "stopped at bar 10 of 2519"; an agent that trades ten
-bars of 2,520 would otherwise rank on a Sharpe of ten bars). A failed row never wears a
-passing badge. It is ``attested-and-sealed`` when the statement holds and says the
-scenario was sealed, else ``replayed-only``.
+bars of 2,520 would otherwise rank on a Sharpe of ten bars; under ``--trust``, a forward
+session its door graded while the window was still open, :mod:`.window`). A failed row
+never wears a passing badge. It is ``attested-and-sealed`` when the statement holds and
+says the scenario was sealed, else ``replayed-only``.
 
 A row is credited to the agent the run was named for (``-T agent=NAME`` of
 ``kestrel_trading``, kept in the Inspect sample's metadata, or the name an operator
@@ -17,7 +18,10 @@ published a door's proof under), else to the principal the statement names (its 
 pseudonym; for a trial, the pseudonym of the principal whose trial it was, ``trialOf``,
 so that every run of one evaluator's agent is one cell) when a trusted statement holds,
 else to the agent it was filed under (its folder, or an Inspect log's model): a proof
-copied into another agent's folder still credits its principal.
+copied into another agent's folder still credits its principal. A name is a claim: an
+attested row always carries the signed identity too (JSON ``identity``; on the page,
+``NAME (signed identity p_…)``), so a proof of another principal's session filed under
+an entrant's name shows whose session it was.
 """
 
 from __future__ import annotations
@@ -32,7 +36,14 @@ from ..forward_edge import edge_mismatch
 from .catalog import BoardCatalog
 from .forward import ForwardWindow, forward_window
 from .sources import Entry
-from .window import WHOLE_WINDOW, stopped_early, unsigned_edge, window
+from .window import (
+    WHOLE_WINDOW,
+    open_window,
+    stopped_early,
+    unsigned_edge,
+    window,
+    window_unsaid,
+)
 
 if TYPE_CHECKING:
     from ..published_tape import PublishedTapes
@@ -76,7 +87,8 @@ class BoardRow:
     attestation: str | None = None
     issuer: str | None = None
     identity: str | None = None
-    """Whom its door's signed statement credits: the trial's parent, else the principal."""
+    """Whom its door's signed statement credits: the trial's parent, else the principal
+    (JSON ``identity``; on the page beside a name that is not it: a name is a claim)."""
     trial_of: str | None = None
     """For a trial, the pseudonym of its parent, as its door's signed statement says."""
     trial: int | None = None
@@ -99,6 +111,7 @@ class BoardRow:
         return {
             "source": self.source,
             "agent": self.agent,
+            "identity": self.identity,
             "filedUnder": self.filed_under,
             "badge": self.badge,
             "reason": self.reason,
@@ -253,7 +266,7 @@ def check_entry(
     row.reason = "verified by replay" + (f", {row.attestation}" if row.attestation else "")
     if row.forward is not None:
         row.reason += f"; {row.forward}"
-    stopped = stopped_early(row.window)
+    stopped = stopped_early(row.window) or open_window(data, checked=checked)
     failed = [f"{k} {v}" for k, v in row.checks.items() if v != "passed"]
     if stopped is not None:
         row.checks[WHOLE_WINDOW] = f"failed: {stopped}"
@@ -265,6 +278,11 @@ def check_entry(
         row.reason += (
             f"; {WHOLE_WINDOW} unconfirmed: the forward tape's end is the proof's own word "
             "(no door's statement checked with --trust says where it ended)"
+        )
+    elif stopped is None and window_unsaid(data, checked=checked):
+        row.reason += (
+            f"; {WHOLE_WINDOW} unconfirmed: its door's statement does not say whether the "
+            "forward window had closed when it signed"
         )
     if failed:  # verified, but not a passing run: the badge says so, with the reason
         row.reason += "; failed " + "; ".join(failed)

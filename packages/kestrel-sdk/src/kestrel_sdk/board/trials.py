@@ -10,19 +10,23 @@ at least as many trials were minted as the largest signed ``trialsMinted`` (or t
 highest number shown, if larger), and every number up to it that no row shows. It ranks
 nothing differently (a missing run may have crashed). A trial whose statement has no
 number is counted apart. Trials minted after the last statement shown was signed are
-seen under trusted keys: the board asks each parent's door (the statements' issuer) how
-many that parent has minted now, a count the door signs (:mod:`..trials_minted`), and
-states the larger; where the door cannot be read, or its answer does not hold, the
-parent's row says so. Within one build each door is asked at most once per parent, and a
-door that could not be reached is not asked again: the rows of its other parents say so,
-with why (a door out of reach costs one timeout, not one per parent). (A door's published
-board, the same bytes whoever rebuilds it, asks nothing.)
+seen through the door's own signed count of the parent's trials (:mod:`..trials_minted`),
+from a :data:`CountSource`: a board under trusted keys asks each parent's door now
+(:func:`asking_doors`); a door's published board reads the counts its door signed into
+the published document (:mod:`.published`), the same bytes whoever rebuilds it. The
+larger is stated, with when the door signed it and where anyone asks again
+(``countUrl``); "none missing" is said only under a count that held: where the count
+could not be read or does not hold, the parent's row says why and "none missing of those
+signed". Asking, each door is asked at most once per parent, and a door that could not
+be reached, or answered a status that is not about the parent asked (a 5xx: its store
+down; a 404), is not asked again: the rows of its other parents say so, with why (a
+door out of reach costs one timeout, not one per parent).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +37,10 @@ if TYPE_CHECKING:
 
     from ..trials_minted import DoorCount
 
-__all__ = ["TrialsShown", "trials_shown"]
+__all__ = ["CountSource", "TrialsShown", "asking_doors", "trials_shown"]
+
+CountSource = Callable[[Sequence[tuple[str, str]]], Mapping[tuple[str, str], "DoorCount"]]
+"""``[(issuer, parent), …] → what each parent's door signs of its trials minted``."""
 
 
 def _spans(numbers: Sequence[int]) -> str:
@@ -52,7 +59,7 @@ class TrialsShown:
     """One parent's attested trial rows: the agents they are credited to, the trial
     numbers they show, how many show no number and the largest count of trials minted
     that their statements sign (0: none signs one); ``door``: what the parent's door
-    signs of its count now (``None``: not asked)."""
+    signs of its count (``None``: not asked)."""
 
     issuer: str
     parent: str
@@ -74,19 +81,40 @@ class TrialsShown:
         """The numbers up to the highest that no row shows."""
         return tuple(n for n in range(1, self.highest + 1) if n not in self.shown)
 
+    @property
+    def counted(self) -> bool:
+        """The door's signed count held: nothing minted up to then is unseen."""
+        return self.door is not None and self.door.minted is not None
+
+    @property
+    def all_shown(self) -> bool:
+        """Every trial the door had minted when it signed its count is shown."""
+        return self.counted and not self.missing and not self.unnumbered
+
+    @property
+    def url(self) -> str:
+        """Where the parent's door serves its signed count: anyone asks again there."""
+        from ..trials_minted import count_url  # noqa: PLC0415 - httpx loads only here
+
+        return count_url(self.issuer, self.parent)
+
     def __str__(self) -> str:
         said = []
         if self.highest:
             minted = "trial 1" if self.highest == 1 else f"trials 1–{self.highest}"
             missing = f"{_spans(self.missing)} not shown" if self.missing else "none missing"
-            said.append(f"{minted} minted at least; {missing}")
+            signed = "" if self.missing or self.counted else " of those signed"
+            said.append(f"{minted} minted at least; {missing}{signed}")
         if self.unnumbered:
             said.append(f"{self.unnumbered} trial row(s) without a number")
         if self.door is not None and self.door.unread is not None:
             said.append(f"trials minted since unknown: {self.door.unread}")
+        elif self.door is not None:
+            said.append(f"the door's count as of {self.door.signed_at or 'a time it did not sign'}")
         return "; ".join(said)
 
     def to_json(self) -> dict[str, Any]:
+        door = self.door
         return {
             "agents": list(self.agents),
             "issuer": self.issuer,
@@ -94,26 +122,31 @@ class TrialsShown:
             "shown": list(self.shown),
             "mintedAtLeast": self.highest,
             "missing": list(self.missing),
-            **({} if self.door is None else {"doorCount": self.door.minted}),
+            "allShown": self.all_shown,
+            **(
+                {}
+                if door is None
+                else {
+                    "doorCount": door.minted,
+                    "doorCountAsOf": door.signed_at,
+                    "doorUnread": door.unread,
+                }
+            ),
+            "countUrl": self.url,
             "unnumbered": self.unnumbered,
             "said": str(self),
         }
 
 
-def trials_shown(
-    rows: Sequence[BoardRow],
-    trusted_keys: Mapping[str, Any] | None = None,
-    client: httpx.Client | None = None,
-) -> list[TrialsShown]:
+def trials_shown(rows: Sequence[BoardRow], counts: CountSource | None = None) -> list[TrialsShown]:
     """Per parent (its door and pseudonym), what the rows whose door's statement held and
-    named a trial show (after ranking: each row credited to its agent); with
-    ``trusted_keys`` (those the rows were checked under), with the count each parent's
-    door signs now (asked through ``client``)."""
+    named a trial show (after ranking: each row credited to its agent), with the count
+    each parent's door signs from ``counts`` (``None``: none asked)."""
     found: dict[tuple[str, str], list[BoardRow]] = defaultdict(list)
     for row in rows:
         if row.issuer is not None and row.trial_of is not None:
             found[(row.issuer, row.trial_of)].append(row)
-    counts = {} if trusted_keys is None else _door_counts(list(found), trusted_keys, client)
+    said = {} if counts is None or not found else counts(list(found))
     shown = [
         TrialsShown(
             issuer,
@@ -122,11 +155,24 @@ def trials_shown(
             tuple(sorted({row.trial for row in trials if row.trial is not None})),
             sum(1 for row in trials if row.trial is None),
             max((row.minted for row in trials if row.minted is not None), default=0),
-            counts.get((issuer, parent)),
+            said.get((issuer, parent)),
         )
         for (issuer, parent), trials in found.items()
     ]
     return sorted(shown, key=lambda t: (t.agents, t.issuer, t.parent))
+
+
+def asking_doors(
+    trusted_keys: Mapping[str, Any], client: httpx.Client | None = None
+) -> CountSource:
+    """The counts each parent's door signs now, asked through ``client`` (``None``: one
+    of the build's own) and checked under ``trusted_keys`` (those the rows were checked
+    under)."""
+
+    def counts(parents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], DoorCount]:
+        return _door_counts(parents, trusted_keys, client)
+
+    return counts
 
 
 def _door_counts(
@@ -135,8 +181,8 @@ def _door_counts(
     client: httpx.Client | None,
 ) -> dict[tuple[str, str], DoorCount]:
     """What each parent's door (``(issuer, parent)``, each once) signs of its count now,
-    through one client; a door that could not be reached is not asked again, and each of
-    its other parents' counts says why."""
+    through one client; a door that could not be reached, or answered a status not about
+    the parent asked, is not asked again, and each of its other parents' counts says why."""
     import httpx  # noqa: PLC0415 - httpx loads only when a door is asked
 
     from ..trials_minted import DoorCount, fetch_trials_minted  # noqa: PLC0415
@@ -148,7 +194,7 @@ def _door_counts(
         for issuer, parent in parents:
             failed = unreached.get(issuer)
             if failed is not None:
-                said = f"not asked again, the door could not be reached: {failed.unread}"
+                said = f"not asked again, the door did not answer a count: {failed.unread}"
                 counts[(issuer, parent)] = DoorCount(unread=said, reached=False)
                 continue
             count = fetch_trials_minted(issuer, parent, trusted_keys, http)

@@ -9,7 +9,13 @@ scenario, whose terms count its declared prefix alone, the bars its tape held wh
 door signed the grade, as the door's statement says (``edge``); without a statement,
 the bars of the tape the proof embeds, the proof's own word, which the row says), unless the
 runtime stood it down at the scenario's ``maxDrawdown``: then the window ended there,
-and a session that lost that much is ranked with its loss, never dropped.
+and a session that lost that much is ranked with its loss, never dropped. A forward
+session is graded at the edge of a tape still growing when its agent stops before the
+window closes: one could stop after a lucky stretch and be signed there, passing on the
+edge alone. So under ``--trust`` a forward session whose door's statement says the
+window was still open when it signed (``windowClosed: false``: the feed not frozen) did
+not trade its whole window either; a statement that does not say (an older door's)
+leaves it unconfirmed, said on the row.
 """
 
 from __future__ import annotations
@@ -17,11 +23,18 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from ..forward_edge import member, signed_edge
+from ..forward_edge import member, signed_edge, statement_predicate
 from .catalog import BoardCatalog
 from .forward import tape_times
 
-__all__ = ["WHOLE_WINDOW", "stopped_early", "unsigned_edge", "window"]
+__all__ = [
+    "WHOLE_WINDOW",
+    "open_window",
+    "stopped_early",
+    "unsigned_edge",
+    "window",
+    "window_unsaid",
+]
 
 
 WHOLE_WINDOW = "whole-window"
@@ -91,3 +104,26 @@ def stopped_early(window: tuple[int, int] | None) -> str | None:
     if bar < last:
         return f"stopped at bar {bar} of {last}: the session did not trade its whole window"
     return None
+
+
+def open_window(data: dict[str, Any], *, checked: bool) -> str | None:
+    """Why a forward session did not trade its whole window though it reached the edge
+    its door signed: the statement (its signature ``checked``, ``--trust``) says the
+    window was still open then; ``None`` when it says it had closed, or says nothing
+    (:func:`window_unsaid`), or is no forward session's."""
+    predicate = statement_predicate(data) if checked else {}
+    if predicate.get("forward") is not True or predicate.get("windowClosed") is not False:
+        return None
+    edge = signed_edge(data)
+    bars = "?" if edge is None else edge.bars
+    return (
+        f"stopped at the edge of its forward tape ({bars} bars published) while its window "
+        "was still open: its door signed the grade before the feed was frozen"
+    )
+
+
+def window_unsaid(data: dict[str, Any], *, checked: bool) -> bool:
+    """Whether a forward session's checked statement does not say whether its window had
+    closed when signed (an older door's): its whole window is unconfirmed."""
+    predicate = statement_predicate(data) if checked else {}
+    return predicate.get("forward") is True and "windowClosed" not in predicate

@@ -16,14 +16,13 @@ from kestrel_protocol import (
     root_of,
 )
 from kestrel_protocol.exits import ExitCode
+from kestrel_protocol.quoting import counted
 from kestrel_protocol.settings import KestrelSettings
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..cli_convention import fail
-from ..client import KestrelSdk, KestrelSession
+from ..cli_convention import TRUSTED_KEYS, Duration, fail
+from ..client import KestrelSdk
 from ..errors import SdkError
 from .bootstrap import open_sdk, settings_of
-from .plan import LONG_RUN_BARS, Chunk, estimate_bars, plan_chunks
 from .proofs import (
     GRADE_ELSEWHERE,
     conclude_grade,
@@ -33,12 +32,14 @@ from .proofs import (
     write_out,
     write_proof,
 )
+from .sending import send_program
 from .show import (
     catalog_table,
     diagnostics_lines,
     grade_table,
     json_text,
     pretty_json,
+    progress_bar,
     stdout,
 )
 
@@ -75,22 +76,9 @@ def _read_source(path: Path) -> str:
         raise fail("INVALID_INPUT", f"{path}: {exc.strerror}") from None
 
 
-def _progress(label: str, quiet: bool) -> Progress:
-    """The bar a long CLI wait shows (gone when done; none with ``--quiet``)."""
-    return Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-        disable=quiet,
-        console=stdout(),
-    )
-
-
 async def _finish(sdk: KestrelSdk, session_id: str, quiet: bool) -> GradeResult:
     """Grade to the end (with a progress bar when it takes a while)."""
-    progress = _progress("grading", quiet)
+    progress = progress_bar("grading", quiet)
     task: Any = None
 
     def show(running: OperationResumption) -> None:
@@ -156,36 +144,11 @@ def validate(ctx: click.Context, file: Path, scenario: str | None, as_json: bool
             for line in diagnostics_lines(str(file), report):
                 click.echo(line)
             if report.ok:
-                click.echo(f"{file}: ok ({report.statements} statements)")
+                click.echo(f"{file}: ok ({counted(report.statements, 'statement')})")
         if not report.ok:
             raise click.exceptions.Exit(int(ExitCode.FAILED))
 
     anyio.run(go, settings_of(ctx))
-
-
-async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet: bool) -> None:
-    estimate = estimate_bars(source)
-    if atomic or estimate < LONG_RUN_BARS:
-        chunks = [Chunk(source, estimate)]
-    else:
-        chunks = plan_chunks(source)
-    if len(chunks) == 1:
-        if quiet:
-            await session.submit(source)
-        else:
-            with stdout().status("running"):
-                await session.submit(source)
-        return
-    opening = (await session.frame()).frame.clock
-    total = (estimate if opening.remaining is None else min(estimate, opening.remaining)) or None
-    progress = _progress("bars", quiet)
-    with progress:
-        task = progress.add_task("run", total=total)
-        for chunk in chunks:
-            response = await session.submit(chunk.source)
-            progress.update(task, completed=response.delivery.frame.clock.bar - opening.bar)
-            if response.disposition == "stood-down":
-                break
 
 
 @click.command("run")
@@ -203,6 +166,13 @@ async def _submit_all(session: KestrelSession, source: str, atomic: bool, quiet:
     "--embed-tape", is_flag=True, help="With --out: carry the scenario and its tape in the proof."
 )
 @click.option("--atomic", is_flag=True, help="Send the program as one submission.")
+@click.option(
+    "--wait",
+    type=Duration(),
+    metavar="DURATION",
+    help="On a forward scenario: wait up to DURATION in all (30s, 10m, 2h) for bars "
+    "not yet published, rather than stop at the tape's edge.",
+)
 @click.pass_context
 def run(  # noqa: PLR0917 - one parameter per click option
     ctx: click.Context,
@@ -214,6 +184,7 @@ def run(  # noqa: PLR0917 - one parameter per click option
     out: Path | None,
     embed_tape: bool,
     atomic: bool,
+    wait: float | None,
 ) -> None:
     """Open a session, run a program, close, grade and summarise."""
     source = _read_source(file)
@@ -235,8 +206,12 @@ def run(  # noqa: PLR0917 - one parameter per click option
             session = opened.session
             unfinished = session.id
             try:
-                await _submit_all(session, source, atomic, quiet or as_json)
+                await send_program(session, source, atomic, quiet or as_json, wait)
             except SdkError as exc:
+                if exc.code == "BAR_NOT_PUBLISHED":  # a forward tape's edge
+                    how = "--wait DURATION waits for its bars" if wait is None else "--wait ran out"
+                    left = f"{exc.message} (session {session.id} left open; {how})"
+                    raise fail(exc.code, left) from None
                 diagnostics = exc.detail.get("diagnostics")
                 if exc.code != "INVALID_SOURCE" or not diagnostics:
                     raise
@@ -306,7 +281,7 @@ def grade(ctx: click.Context, session_id: str, as_json: bool, out: Path | None) 
 )
 @click.option(
     "--trust",
-    metavar="URL|JWKS-FILE",
+    metavar=TRUSTED_KEYS,
     default=None,
     help="Check the door's signed statement in a proof with these keys (a door's URL, "
     "its JWKS URL, or a JWKS file).",

@@ -82,6 +82,7 @@ class KestrelGroup(KestrelCliGroup):
                 f"No such command {cmd_name!r}: it comes with {package}, which is not "
                 "installed beside this kestrel. Install them together (uv tool install "
                 f'"$KESTREL/packages/kestrel-sdk" --with "$KESTREL/packages/{package}"), '
-                f"or run {package} itself."
+                f"or run {package} itself (from a clone: uv run --package {package} {package} "
+                f"… is kestrel {cmd_name} …)."
             )
         return command

@@ -25,7 +25,7 @@ from kestrel_protocol import (
 )
 from kestrel_protocol.documents import Unreadable, read_json
 
-from ..cli_convention import fail
+from ..cli_convention import TRUSTED_KEYS, fail
 from ..client import KestrelSdk
 from .bootstrap import open_sdk, settings_of
 from .show import json_text
@@ -223,7 +223,7 @@ def verify_proof_data(
     if report.attested_by is not None:
         lines.append(f"attested by {report.attested_by}")
     if report.attestation == "unchecked":
-        lines.append("attestation present, not checked: pass --trust URL|JWKS to check it")
+        lines.append(f"attestation present, not checked: pass --trust {TRUSTED_KEYS} to check it")
     conclude_verification(report, as_json, "\n".join(lines))
 
 

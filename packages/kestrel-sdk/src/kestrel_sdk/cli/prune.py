@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from kestrel_protocol.quoting import counted
 from kestrel_protocol.settings import KestrelSettings
 from kestrel_protocol.store import RuntimeStore, StoredSession, StoreLocation, store_location
 
@@ -189,7 +190,7 @@ def _print(outcome: dict[str, Any]) -> None:
         report = f"; {row['report']}" if row["report"] else ""
         click.echo(
             f"{verb} {row['session']} ({row['scenario']}, closed {row['closedAt'] or 'undated'}"
-            f", {row['steps']} steps, {size_text(row['stepBytes'])}{report})"
+            f", {counted(row['steps'], 'step')}, {size_text(row['stepBytes'])}{report})"
         )
     for session in outcome["ungraded"]:
         click.echo(f"kept {session}: closed but never graded (kestrel grade {session}, then prune)")

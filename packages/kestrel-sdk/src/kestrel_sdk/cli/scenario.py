@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+from kestrel_protocol.quoting import counted
 
 from ..cli_convention import fail
 from .bootstrap import settings_of
@@ -77,7 +78,7 @@ def wrote(written: Path, news_items: int | None) -> list[str]:
     """What a scenario directory written here holds (its news too, when it has any)."""
     lines = [f"wrote {written / 'scenario.toml'} and {written / 'tape.csv'}"]
     if news_items is not None:
-        lines.append(f"wrote {news_items} news items to {written / 'news.jsonl'}")
+        lines.append(f"wrote {counted(news_items, 'news item')} to {written / 'news.jsonl'}")
     return lines
 
 
@@ -221,7 +222,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
         count = error.total
         raise fail(
             "INVALID_ARGUMENT",
-            f"{count} problem{'s' if count > 1 else ''} in {failed}; nothing written",
+            f"{counted(count, 'problem')} in {failed}; nothing written",
         ) from None
     taken = taken_by(imported.id)
     if taken is not None:
@@ -238,7 +239,7 @@ def new(  # noqa: PLR0917 - one parameter per click option
     tape = imported.scenario.tape
     symbols = ", ".join(entry["symbols"])
     click.echo(
-        f"{source.name}: {imported.layout} layout; {tape.bars} bars of {symbols}, "
+        f"{source.name}: {imported.layout} layout; {counted(tape.bars, 'bar')} of {symbols}, "
         f"{tape.interval}, {tape.start} to {tape.end}, tick {imported.scenario.instruments[0].tick}"
     )
     for note in imported.notes:

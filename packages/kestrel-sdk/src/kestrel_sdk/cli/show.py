@@ -7,6 +7,7 @@ from typing import Any
 
 from kestrel_protocol import Catalog, GradeResult, ValidationReport, canonical_json
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "grade_table",
     "json_text",
     "pretty_json",
+    "progress_bar",
     "size_text",
     "stdout",
 ]
@@ -78,3 +80,16 @@ def grade_table(grade: GradeResult) -> Table:
     table.add_row("head", grade.head)
     table.add_row("grade root", grade.root)
     return table
+
+
+def progress_bar(label: str, quiet: bool) -> Progress:
+    """The bar a long CLI wait shows (gone when done; none with ``--quiet``)."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=quiet,
+        console=stdout(),
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import click
 from kestrel_protocol import GradeResult, KestrelError, Proof, RefusalCode, SessionResponse
+from kestrel_protocol.quoting import counted
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -199,19 +200,25 @@ def demo_command(ctx: click.Context, scenario: str, out: Path | None, quiet: boo
                 TextColumn("[bold]trading[/] " + scenario),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("bars · {task.fields[fills]} fills"),
+                TextColumn("bars · {task.fields[fills]}"),
                 TimeElapsedColumn(),
                 console=console,
                 disable=quiet,
             ) as progress:
                 bars = getattr(found.tape, "bars", None)  # a sealed tape has no length
-                task = progress.add_task("run", total=None if bars is None else bars - 1, fills=0)
+                task = progress.add_task(
+                    "run", total=None if bars is None else bars - 1, fills=counted(0, "fill")
+                )
                 fills = 0
 
                 def step(response: SessionResponse) -> None:
                     nonlocal fills
                     fills += sum(1 for e in response.delivery.frame.events if e.type == "fill")
-                    progress.update(task, completed=response.delivery.frame.clock.bar, fills=fills)
+                    progress.update(
+                        task,
+                        completed=response.delivery.frame.clock.bar,
+                        fills=counted(fills, "fill"),
+                    )
 
                 await agent.run(session, step)
             with _phase(console, quiet, f"closing {session.id}"):

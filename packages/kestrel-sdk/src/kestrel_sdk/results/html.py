@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from kestrel_protocol import Blotter, GradeResult, Proof
+from kestrel_protocol.quoting import counted
 
 __all__ = ["blotter_html", "grade_html", "proof_html"]
 
@@ -88,7 +89,7 @@ def proof_html(proof: Proof, title: str | None = None) -> str:
     title = title or (proof.embedded.scenario.title if proof.embedded is not None else None)
     return (
         f'<div class="kestrel" data-kind="proof">{_STYLE}'
-        f"<p>proof <code>{escape(proof.root)}</code> · {len(proof.pentads)} pentads · "
+        f"<p>proof <code>{escape(proof.root)}</code> · {counted(len(proof.pentads), 'pentad')} · "
         f"{escape(signed)} · verify anywhere with <code>kestrel verify</code></p>"
         f"{_grade_body(proof.grade, title)}</div>"
     )

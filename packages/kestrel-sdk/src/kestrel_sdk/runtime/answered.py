@@ -1,17 +1,18 @@
-"""A submission's response as the step left it: the values it is made of, its JSON text
-and its object each made only when asked for (:class:`kestrel_protocol.Wire`).
+"""A submission's response as the step left it: the values it is made of, its JSON text,
+its JSON data and its object each made only when asked for (:class:`kestrel_protocol.Wire`).
 
 A face splices the text (written around the frame's canonical text, members in the
-order the object dumps them); the SDK reads the object, made from the same values (the
-frame's from the engine's, :mod:`.engine.frame_models`). Neither is made on the step.
+order the object dumps them) and reads the data (the frame's text read, the rest the
+values themselves); the SDK reads the object, made from the same values (the frame's
+from the engine's, :mod:`.engine.frame_models`). None is made on the step.
 """
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import Any, Final, final
 
 from kestrel_protocol import SessionResponse, StandDown, Wire
-from kestrel_protocol.wire import data_builder
+from kestrel_protocol.wire import data_builder, own_data
 
 from .engine.step import Step
 from .engine.wire import quote
@@ -79,6 +80,28 @@ class Answered(Wire[SessionResponse]):
             f'{{"ok":true,"disposition":"stood-down","pentad":{pentad},"delivery":{delivery}'
             f',"standDown":{{"reason":{quote(stood.reason)},"detail":{quote(stood.detail)}}}}}'
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The response as JSON data, members in the text's order: only the frame's text
+        is read (the pentad's roots, source and session are the values themselves)."""
+        pentad = {
+            "root": self._root,
+            "session": self._sid,
+            "seq": self._seq,
+            "prev": self._prev,
+            "body": {"mediaType": MEDIA_TYPE, "bytes": self._source},
+        }
+        delivery = {"frame": own_data(self._frame), "frameRoot": self._frame_root}
+        stood = self._step.stand_down
+        if stood is None:
+            return {"ok": True, "disposition": "applied", "pentad": pentad, "delivery": delivery}
+        return {
+            "ok": True,
+            "disposition": "stood-down",
+            "pentad": pentad,
+            "delivery": delivery,
+            "standDown": {"reason": stood.reason, "detail": stood.detail},
+        }
 
     def make(self) -> SessionResponse:
         step = self._step

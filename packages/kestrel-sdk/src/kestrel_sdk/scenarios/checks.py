@@ -15,6 +15,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
+from kestrel_protocol.quoting import counted
+
 from .layouts import RawBar
 from .volumes import import_volume
 
@@ -55,9 +57,9 @@ def naive_note(first: tuple[int, str, int], count: int) -> str:
     """The note for ``count`` times of day without an offset, taken as UTC, the ``first`` of
     them ``(row, text in the file, its UTC time in epoch seconds)``."""
     row, text, seconds = first
-    counted = f"{count} time{'s' if count > 1 else ''}"
     return (
-        f"{counted} without an offset taken as UTC: {text} (row {row}) is {time_text(seconds)}"
+        f"{counted(count, 'time')} without an offset taken as UTC: "
+        f"{text} (row {row}) is {time_text(seconds)}"
         " (give local times their offset, e.g. 2024-03-01T09:30:00-05:00)"
     )
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal, localcontext
 
 from kestrel_protocol import DEFAULT_DECIMAL_CONTEXT
+from kestrel_protocol.quoting import counted
 
 from ..runtime.catalog.volumes import (
     MAX_PLACES,
@@ -81,8 +82,8 @@ def noise_note(first: tuple[int, str, str], count: int) -> str:
     """The note for ``count`` volumes rounded from noise, the ``first`` of them ``(row, text
     in the file, volume kept)``."""
     row, text, kept = first
-    counted = f"{count} volume{'s' if count > 1 else ''}"
     return (
-        f"{counted} rounded to at most {MAX_PLACES} decimal places: {text} (row {row}) is "
+        f"{counted(count, 'volume')} rounded to at most {MAX_PLACES} decimal places: "
+        f"{text} (row {row}) is "
         f"{kept} stored as a binary float"
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kestrel_protocol import Mismatch
+from kestrel_protocol import Mismatch, counted
 
 __all__ = ["MismatchFound", "as_text", "compare", "flatten", "member", "same"]
 
@@ -93,7 +93,8 @@ def _same_shape(path: str, expected: Any, presented: Any) -> None:
             _same_shape(f"{path}.{key}" if path else key, value, presented.get(key))
     elif isinstance(expected, list) and isinstance(presented, list):
         if len(expected) != len(presented):
-            raise MismatchFound(path, f"{len(expected)} items", f"{len(presented)} items")
+            said = counted(len(expected), "item"), counted(len(presented), "item")
+            raise MismatchFound(path, *said)
         for index, (item, given) in enumerate(zip(expected, presented, strict=True)):
             if not _equal(item, given):
                 name = item.get("id") if isinstance(item, dict) else None
