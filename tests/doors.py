@@ -56,13 +56,18 @@ def issue_token(home: Path, principal: str, scopes: str = SCOPES) -> str:
 
 @contextmanager
 def serve_door(
-    home: Path, *extra: str, principal: str = "evaluated-agent", setup: str = ""
+    home: Path,
+    *extra: str,
+    principal: str = "evaluated-agent",
+    setup: str = "",
+    port: int | None = None,
 ) -> Iterator[Door]:
-    """``kestrel-door serve`` in its own process on a free loopback port (``extra`` are
-    serve's options, e.g. ``--seal acme-chop``), stopped by pid afterwards. ``setup`` is
-    Python the door's process runs before it starts (a test's instrument)."""
+    """``kestrel-door serve`` in its own process on a free loopback port (or ``port``: a
+    door served again at its URL; ``extra`` are serve's options, e.g. ``--seal
+    acme-chop``), stopped by pid afterwards. ``setup`` is Python the door's process runs
+    before it starts (a test's instrument)."""
     token = issue_token(home, principal)
-    port = free_port()
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     door = subprocess.Popen(
         [

@@ -1,7 +1,12 @@
 """The board a door serves (issue 50): ``kestrel-door board publish`` puts attested
 proofs (files or sessions) on ``/board``; the page (HTML, or JSON) is built once per
 change; ``/board/proofs.json`` is what anyone downloads, and ``kestrel board --from URL
---trust URL`` in another, empty home gives the door's page byte for byte."""
+--trust URL`` in another, empty home gives the door's page byte for byte.
+
+While the door seals the scenario its proofs are withheld (issue 48, session 18): a
+proof of a whole window carries every frame, so the tape's length and last prices, to
+agents still trading it; the door unsealed (``kestrel-door unseal``) and restarted
+serves them."""
 
 from __future__ import annotations
 
@@ -16,14 +21,15 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner, Result
-from kestrel_door.board_page import BoardPage
+from kestrel_door.board_page import BOARD_PATHS, BoardPage
 from kestrel_door.board_records import SqlBoardRecords
 from kestrel_door.cli import door_group
 from kestrel_door.keys import DoorKeys
 from kestrel_door.postgres import PostgresDoorStore
 from kestrel_door.store import DoorStore
 from kestrel_sdk import published_document
-from kestrel_sdk.board import SEALED_ON_DOOR, buy_and_hold, published_seals
+from kestrel_sdk.board import buy_and_hold, published_seals
+from kestrel_sdk.runtime.catalog import load_catalog, tape_csv
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -85,6 +91,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         assert by_session.exit_code == 0, by_session.output
         found["early"] = _door(door.home, "board", "publish", str(write(files / "e.json", early)))
         found["local"] = _door(door.home, "board", "publish", str(write(files / "l.json", local)))
+        found["sealed"] = [httpx.get(door.url + path) for path in BOARD_PATHS]
+        sealed_rebuild = ("board", "--from", door.url, "--trust", door.url, "--json")
+        found["sealed rebuild"] = _kestrel_in(root / "sealed", *sealed_rebuild)
+        port = int(door.url.rsplit(":", 1)[1])
+    # the evaluation over, the operator unseals it and serves the door again at its URL
+    unsealed = _door(root / "door", "unseal", "acme-chop")
+    assert unsealed.exit_code == 0, unsealed.output
+    with serve_door(root / "door", principal="alice", port=port) as door:
         found["html"] = httpx.get(door.url + "/board")
         found["json"] = httpx.get(door.url + "/board.json")
         found["accept"] = httpx.get(door.url + "/board", headers={"Accept": "application/json"})
@@ -124,7 +138,8 @@ def test_the_door_serves_the_published_proofs_ranked(served: dict[str, Any]) -> 
     assert board["ranks"] == "attested"
     [chop] = board["scenarios"]
     assert chop["baseline"]["name"] == "buy-and-hold"
-    assert published_seals(served["proofs"].json()) == {"acme-chop"}
+    assert published_seals(served["sealed"][2].json()) == {"acme-chop"}
+    assert published_seals(served["proofs"].json()) == frozenset()  # restarted unsealed
     # the download: every published proof with the agent it was published under, in
     # the order of roots; the session's proof signed by the door as it serves
     published = served["proofs"].json()
@@ -136,25 +151,45 @@ def test_the_door_serves_the_published_proofs_ranked(served: dict[str, Any]) -> 
     assert "attestation" in items[served["bob"]["root"]]["proof"]
 
 
-def test_no_baseline_of_a_tape_the_door_seals(served: dict[str, Any]) -> None:
-    """Published mid-evaluation, the board traded the buy-and-hold baseline over the
-    whole tape of acme-chop, sealed only by ``--seal``: its return and Sharpe told agents
-    still trading it what the hidden tape did. Now it shows none, and says why."""
-    [chop] = served["json"].json()["scenarios"]
-    assert chop["baseline"] == {
-        "name": "buy-and-hold",
-        "grade": None,
-        "metrics": None,
-        "why": SEALED_ON_DOOR,
+def test_nothing_of_a_tape_the_door_seals_is_on_its_board(served: dict[str, Any]) -> None:
+    """Published mid-evaluation, the proofs of acme-chop (sealed by ``--seal``) were
+    served on ``/board``, ``/board.json`` and ``/board/proofs.json``: every frame of a
+    run to the end, so the tape's length and last prices, and each grade's figures, to
+    agents still trading it. Now none is served, nor rebuilt from the door; the download
+    says how many are withheld. Was: both proofs served and ranked."""
+    pages = served["sealed"]
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    assert pages[2].json() == {
+        "kind": "kestrel.board.proofs",
+        "proofs": [],
+        "sealed": ["acme-chop"],
+        "withheld": [{"scenario": "acme-chop", "proofs": 2}],
     }
+    table = pages[1].json()
+    assert (table["rows"], table["scenarios"], table["overall"]) == ([], [], [])
+    rebuilt = served["sealed rebuild"]
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert rebuilt.stdout.encode("utf-8") == pages[1].content
+    shown = served["json"].json()  # once unsealed: the same proofs' rows
+    [chop] = shown["scenarios"]
     hidden = buy_and_hold("acme-chop", chop["root"])  # this machine's catalog has the tape
     assert hidden.metrics is not None
-    assert hidden.grade is not None
-    html = served["html"].text
-    assert SEALED_ON_DOOR in html
-    for figure in (hidden.grade, hidden.metrics["return"], hidden.metrics["sharpe"]):
-        assert figure not in html
-        assert figure not in served["json"].text
+    assert chop["baseline"]["metrics"] == hidden.metrics  # the baseline, traded now
+    last = _last_bar("acme-chop").split(",")
+    hints = [*last[1:], hidden.metrics["return"], hidden.metrics["sharpe"], str(hidden.grade)]
+    for row in shown["rows"]:
+        hints += [*row["roots"].values(), *(str(v) for v in row["metrics"].values())]
+    for page in [*pages, rebuilt]:
+        body = page.text if isinstance(page, httpx.Response) else page.stdout
+        leaked = [hint for hint in hints if len(hint) > 4 and hint in body]
+        assert leaked == []
+
+
+def _last_bar(scenario: str) -> str:
+    """The last line of ``scenario``'s tape (CSV: its time, then its prices)."""
+    loaded = load_catalog().get(scenario)
+    assert loaded is not None
+    return tape_csv(loaded).strip().splitlines()[-1]
 
 
 def test_another_home_rebuilds_the_same_bytes(served: dict[str, Any]) -> None:

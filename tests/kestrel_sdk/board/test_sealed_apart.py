@@ -1,5 +1,5 @@
 """A scenario sealed for some entrants and not for one (issue 48): alice is graded on
-acme-chop by a door that seals it; the same door, restarted without ``--seal``, grades
+acme-chop by a door that seals it; the same door, unsealed and restarted, grades
 mallory on it (its frames told mallory the tape's length). Both statements hold under
 the door's keys, and the board ranked them in one ranking, counted overall. Now the
 unsealed run is ranked apart (``unsealed``), not counted overall, and the page says why."""
@@ -36,6 +36,8 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str
         ["--home", str(door.home), "token", "issue", "--principal", "mallory", "--scope", SCOPES],
     )
     mallory_token = issued.output.strip().splitlines()[-1]
+    unseal = CliRunner().invoke(door_group, ["--home", str(door.home), "unseal", "acme-chop"])
+    assert unseal.exit_code == 0, unseal.output  # the store keeps --seal: every door seals
     with serve_door(root / "door", principal="alice") as unsealed:
         mallory = door_proof(unsealed.url, mallory_token, "acme-chop", POOR)
     document = published_document([("alice", alice), ("mallory", mallory)])

@@ -16,9 +16,13 @@ signed when they were made. Routes (no credential: the board is public):
   ``application/json`` and not ``text/html``;
 - ``GET /board.json``: the table (JSON);
 - ``GET /board/proofs.json``: the published proofs and the scenarios the door seals as it
-  serves (``sealed``: the board trades no baseline on those, whose figures would tell
-  agents still being evaluated what the hidden tape did), from which ``kestrel board
-  --from URL --trust URL`` rebuilds the same page byte for byte on any machine.
+  serves (``sealed``: their proofs withheld, only counted, since a proof of a whole window
+  tells agents still being evaluated the hidden tape's length and last prices), from
+  which ``kestrel board --from URL --trust URL`` rebuilds the same page byte for byte on
+  any machine.
+
+Which scenarios the door seals is read with the roots (a forward tape's feed unsealed by
+``kestrel-door feed unseal`` in another process shows its proofs on the next request).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 from kestrel_protocol.settings import KestrelSettings
@@ -45,6 +49,7 @@ __all__ = [
     "BoardPage",
     "BoardRecords",
     "BuiltBoard",
+    "SealedNow",
 ]
 
 logger = logging.getLogger(__name__)
@@ -79,8 +84,7 @@ BoardBuilderFor = Callable[[KestrelSettings], BoardBuilder]
 class DocumentOf(Protocol):
     """``([(agent, proof), …], the scenarios the door seals, the door's signed counts of
     the published trials' parents) → the published document`` (``/board/proofs.json``:
-    the board shows no figure of a sealed scenario's tape beside the agents', no
-    baseline)."""
+    no proof of a sealed scenario, no figure of its tape)."""
 
     def __call__(
         self,
@@ -89,6 +93,9 @@ class DocumentOf(Protocol):
         counts: Iterable[dict[str, Any]] = (),
     ) -> dict[str, Any]: ...
 
+
+SealedNow = Callable[[], tuple[str, ...]]
+"""The scenarios the door seals now (read with the board's version)."""
 
 CountOf = Callable[[str], dict[str, Any]]
 """``a parent's pseudonym → the door's signed answer of how many trials it has minted``
@@ -124,7 +131,7 @@ class BoardPage:
         keys: DoorKeys,
         build: BoardBuilder,
         document: DocumentOf,
-        sealed: tuple[str, ...] = (),
+        sealed: SealedNow = tuple,
         *,
         count: CountOf | None = None,
     ) -> None:
@@ -141,22 +148,24 @@ class BoardPage:
 
     def _version(self, parents: Sequence[str]) -> tuple[object, ...]:
         """What the board is built from: the published roots and agents, the keys (one
-        added or revoked) and the trials each of ``parents`` has minted."""
+        added or revoked), the trials each of ``parents`` has minted and the scenarios
+        the door seals."""
         keys = json.dumps(self._keys.jwks(), sort_keys=True)
         minted = tuple(self._keys.records.trials_minted_by(p) for p in parents)
-        return (self._records.board_version(), keys, minted if self._count else ())
+        minted = minted if self._count else ()
+        return (self._records.board_version(), keys, minted, self._sealed())  # or unsealed
 
     def _built(self, version: tuple[object, ...]) -> _Cached:
         items = [(p.agent, json.loads(p.proof)) for p in self._records.published()]
         parents = tuple(sorted({p for _, proof in items if (p := _trial_of(proof)) is not None}))
         counts = [self._count(p) for p in parents] if self._count is not None else []
-        document = self._document(items, self._sealed, counts)
+        document = self._document(items, cast("tuple[str, ...]", version[3]), counts)
         built = self._build(document, self._keys.jwks())
         self.builds += 1
         logger.info("board: built from %d published proofs", len(items))
         minted = tuple(int(answer["trialsMinted"]) for answer in counts)  # the counts signed
         return _Cached(
-            (*version[:2], minted if self._count else ()),
+            (*version[:2], minted if self._count else (), version[3]),
             built.html.encode("utf-8", "backslashreplace"),
             built.json.encode("utf-8", "backslashreplace"),
             json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),

@@ -42,6 +42,7 @@ from .board_page import BoardBuilder
 from .feed_cli import make_feed_group
 from .feeds import RuntimeFeeds
 from .keys import DoorKeys
+from .sealing import kept_seals, unseal
 from .serve_cli import make_serve_command
 
 __all__ = ["door_group", "main"]
@@ -78,13 +79,14 @@ def _session_proof(
     ctx: click.Context, session_id: str, issuer: str, sealed: tuple[str, ...]
 ) -> dict[str, Any]:
     """The proof of ``session_id`` (graded if need be) as the door at ``issuer``, sealing
-    ``sealed``, serves it: made by the runtime as the session's principal, signed with
-    the door's keys."""
+    ``sealed`` and what its store keeps sealed, serves it: made by the runtime as the
+    session's principal, signed with the door's keys."""
     settings = door_settings(ctx)
+    named = kestrel_sdk.seal_specs(sealed)
     owner = kestrel_sdk.local_transport(
         home=settings.home,
         store=settings.store,
-        sealed=sealed,
+        sealed=(*sealed, *kept_seals(door_store(ctx), named)),  # and the store's, as serve
         catalog_paths=settings.catalog_dirs,
     )
     runtime: Any = getattr(owner, "runtime", None)
@@ -150,6 +152,7 @@ for _command in (
     approval_group,
     board_group,
     feed_group,
+    unseal,
 ):
     door_group.add_command(_command)
 

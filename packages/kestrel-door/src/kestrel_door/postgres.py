@@ -20,6 +20,7 @@ from kestrel_protocol.tables import create_statements
 
 from .board_records import BoardStatements, SqlBoardRecords
 from .records import DoorStatements, SqlDoorRecords
+from .seal_records import SealStatements, SqlSealRecords
 from .tables import TABLES, TOKENS, TRIAL_COUNTS
 
 __all__ = ["SCHEMA_VERSION", "UPGRADES", "PostgresDoorStore"]
@@ -60,12 +61,13 @@ _NOW: Final = (
 """The server's clock as ``door_time`` writes one (its time now, not its transaction's)."""
 
 
-class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords):
+class PostgresDoorStore(PostgresDatabase, SqlDoorRecords, SqlBoardRecords, SqlSealRecords):
     """``DoorRecords`` (and the board's published proofs) over a PostgreSQL database
     (``postgresql://…``)."""
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
     board_sql: ClassVar[BoardStatements] = BoardStatements.of(POSTGRES, "kestrel_door_")
+    seal_sql: ClassVar[SealStatements] = SealStatements.of(POSTGRES, "kestrel_door_")
 
     def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
         super().__init__(dsn, pool_size=pool_size, name="kestrel-door")

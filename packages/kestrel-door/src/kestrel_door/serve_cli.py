@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import socket
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import click
@@ -31,7 +32,7 @@ from .connections import ConnectionLimits, limit_connections
 from .feeds import RuntimeFeeds
 from .keys import DoorKeys
 from .oauth import JwtGrantVerifier
-from .sealing import catalog_line, seal_line
+from .sealing import catalog_line, keep_seals, kept_seals, seal_line
 from .tokens import IssuedTokens
 from .vouchers import VoucherGate, VoucherSigner, load_voucher_key
 
@@ -180,6 +181,9 @@ def make_serve_command(
 
         specs = _seal_specs(seal_specs, seal)
         store = door_store(ctx)
+        kept = kept_seals(store, specs)  # every door on the store seals what --seal did
+        every = _seal_specs(seal_specs, (*seal, *kept))  # a served id named twice: refused
+        kept_ids = [served or source for source, served in every[len(specs) :]]
         home = door_settings(ctx).home
         shown_host = f"[{host}]" if ":" in host and not host.startswith("[") else host
         base_url = public_url or f"http://{shown_host}:{port}"
@@ -210,7 +214,7 @@ def make_serve_command(
         owner = local_transport(
             home=home,
             gate=gate,
-            sealed=seal,
+            sealed=(*seal, *kept),
             store=door_settings(ctx).store,
             catalog_paths=door_settings(ctx).catalog_dirs,
             max_live_sessions=max_live_sessions,
@@ -220,6 +224,7 @@ def make_serve_command(
         runtime = getattr(owner, "runtime", None)
         if seal and runtime is not None:
             _check_seals(runtime, specs)
+            keep_seals(store, specs)
         if runtime is not None and _serves_forward(runtime):
             attestor.feeds = RuntimeFeeds(runtime)  # a forward session's order of events
 
@@ -262,7 +267,7 @@ def make_serve_command(
                 attestor.keys,
                 builder,
                 document,
-                _sealed(runtime, specs),
+                partial(_sealed, runtime, specs),  # read with the roots: a feed unsealed
                 count=attestor.trials_minted,  # each published trial's parent, signed
             )
         app, http = limit_connections(
@@ -304,7 +309,8 @@ def make_serve_command(
         )
         if runtime is not None:  # the catalog it serves and what it seals, said at start
             click.echo(catalog_line(runtime), err=True)
-            click.echo(seal_line(runtime, [served or source for source, served in specs]), err=True)
+            flagged = [served or source for source, served in specs]
+            click.echo(seal_line(runtime, flagged, kept_ids), err=True)
         # What start-up built (modules, the surface, the runtime and its catalog) lives as long
         # as the process: out of the collector's sight, a full collection walks only what
         # serving made. In sight, each full collection held the event loop 35-160 ms, every

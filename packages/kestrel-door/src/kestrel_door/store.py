@@ -25,6 +25,7 @@ from kestrel_protocol.tables import create_statements
 from .board_records import BoardStatements, SqlBoardRecords
 from .checkpoints import BACKSTOP_PAGES, WalCheckpoints
 from .records import DoorStatements, SqlDoorRecords
+from .seal_records import SealStatements, SqlSealRecords
 from .tables import TABLES, TOKENS, TRIAL_COUNTS
 
 __all__ = ["DoorStore"]
@@ -42,7 +43,7 @@ opened)."""
 _STATEMENTS: Final = DoorStatements.of(SQLITE, "")
 
 
-class DoorStore(SqlDoorRecords, SqlBoardRecords):
+class DoorStore(SqlDoorRecords, SqlBoardRecords, SqlSealRecords):
     """``DoorRecords`` (and the board's published proofs) over a serialised SQLite
     connection; every write is its own short transaction. The WAL is checkpointed on a
     thread of its own every so many audit rows (:mod:`.checkpoints`), never by a row's
@@ -50,6 +51,7 @@ class DoorStore(SqlDoorRecords, SqlBoardRecords):
 
     sql: ClassVar[DoorStatements] = _STATEMENTS
     board_sql: ClassVar[BoardStatements] = BoardStatements.of(SQLITE, "")
+    seal_sql: ClassVar[SealStatements] = SealStatements.of(SQLITE, "")
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else kestrel_home() / "door.db"

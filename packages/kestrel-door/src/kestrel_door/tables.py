@@ -8,7 +8,7 @@ from typing import Final
 
 from kestrel_protocol.tables import Column, Index, Table
 
-__all__ = ["BOARD_TABLES", "DOOR_TABLES", "TABLES", "TOKENS", "TRIAL_COUNTS"]
+__all__ = ["BOARD_TABLES", "DOOR_TABLES", "SEAL_TABLES", "TABLES", "TOKENS", "TRIAL_COUNTS"]
 
 TOKENS: Final = Table(
     "tokens",
@@ -118,6 +118,11 @@ BOARD_PROOFS: Final = Table(  # the proofs published on /board (:mod:`.board_rec
     (Column("root", "text"), Column("agent", "text", null=True), Column("proof", "text")),
     key=("root",),
 )
+SEALS: Final = Table(  # the scenarios a door seals by --seal (:mod:`.seal_records`)
+    "seals",
+    (Column("scenario", "text"), Column("served", "text", null=True)),
+    key=("scenario",),
+)
 
 DOOR_TABLES: Final = (
     TOKENS,
@@ -136,5 +141,7 @@ DOOR_TABLES: Final = (
 """The tables of the door's records (:mod:`.records`), in the order they are created."""
 BOARD_TABLES: Final = (BOARD_PROOFS,)
 """The board's table (:mod:`.board_records`)."""
-TABLES: Final = (*DOOR_TABLES, *BOARD_TABLES)
+SEAL_TABLES: Final = (SEALS,)
+"""The kept seals' table (:mod:`.seal_records`)."""
+TABLES: Final = (*DOOR_TABLES, *BOARD_TABLES, *SEAL_TABLES)
 """Every table of the door's store."""

@@ -4,13 +4,17 @@ anyone can download and rebuild the same page from.
 The door serves ``/board/proofs.json``: ``{"kind": "kestrel.board.proofs", "proofs":
 [{"agent": NAME or null, "proof": PROOF}, …], "sealed": [ID, …], "trialsMinted":
 [ANSWER, …]}``, the proofs in the order of their roots, the scenarios the door seals as
-it serves (sorted): the board trades no baseline on those, since its figures would tell
-agents still being evaluated what the hidden tape did; and, for each parent whose trial
-a published proof is, the door's signed count of its trials minted (the answer of
-``GET /v1/trials/of/{trialOf}``, in the order of ``trialOf``), signed when the door last
-built its board (a trial minted since rebuilds it): the board states each such count,
-when the door signed it and where anyone asks again; a parent the document carries no
-count of (or one that does not hold under the keys) says so on its row. Its ``/board``
+it serves (sorted) and, for each parent whose trial a published proof is, the door's
+signed count of its trials minted (the answer of ``GET /v1/trials/of/{trialOf}``, in the
+order of ``trialOf``), signed when the door last built its board (a trial minted since
+rebuilds it): the board states each such count, when the door signed it and where anyone
+asks again; a parent the document carries no count of (or one that does not hold under
+the keys) says so on its row. A proof of a scenario the door seals is withheld
+(``"withheld": [{"scenario": ID, "proofs": N}, …]`` says how many, and nothing else of
+them): it carries every frame of a run that traded the window whole, so its length and
+last prices, and its grade's figures tell what the hidden tape did to agents still
+trading it; once the scenario is unsealed it is served as any other. For the same reason
+the board trades no baseline on a sealed scenario. Its ``/board``
 page is :func:`published_board` of that document under the door's own keys (ranked by
 Sharpe, only attested proofs ranked);
 ``kestrel board --from URL --trust URL`` downloads the document and the keys and runs
@@ -22,6 +26,7 @@ throwaway home).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,17 +75,29 @@ def _root(item: Mapping[str, Any]) -> str:
     return root if isinstance(root, str) else ""
 
 
+def _scenario(proof: Mapping[str, Any]) -> str | None:
+    scenario = proof.get("scenario")
+    found = scenario.get("id") if isinstance(scenario, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def published_document(
     items: list[tuple[str | None, dict[str, Any]]],
     sealed: Iterable[str] = (),
     counts: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The download of the published ``(agent, proof)`` pairs, in the order of roots, on
-    a door sealing the scenarios ``sealed``, with ``counts``: the door's signed answers of
-    how many trials each published trial's parent has minted (none: no ``trialsMinted``)."""
-    proofs = [{"agent": agent, "proof": proof} for agent, proof in items]
+    a door sealing the scenarios ``sealed`` (their proofs withheld, only counted), with
+    ``counts``: the door's signed answers of how many trials each published trial's
+    parent has minted (none: no ``trialsMinted``)."""
+    shut = set(sealed)
+    withheld = Counter(_scenario(proof) for _, proof in items if _scenario(proof) in shut)
+    proofs = [{"agent": a, "proof": p} for a, p in items if _scenario(p) not in shut]
     proofs.sort(key=lambda item: (_root(item), item["agent"] or ""))
-    document = {"kind": PUBLISHED_KIND, "proofs": proofs, "sealed": sorted(set(sealed))}
+    document: dict[str, Any] = {"kind": PUBLISHED_KIND, "proofs": proofs, "sealed": sorted(shut)}
+    if withheld:
+        tally = sorted((str(s), n) for s, n in withheld.items())
+        document["withheld"] = [{"scenario": s, "proofs": n} for s, n in tally]
     answers = sorted(counts, key=lambda answer: str(answer.get("trialOf")))
     return document | ({"trialsMinted": answers} if answers else {})
 
