@@ -8,7 +8,8 @@ re-verified by replay and its signed statement checked. It is built once per cha
 whose trial's proof is published) and cached; a request reads only the roots and agents,
 and the count of each such parent, to know whether the board changed. The published
 document carries the door's signed count of each such parent's trials minted (as
-``GET /v1/trials/of/{trialOf}`` answers it, signed at the build), so the page says how
+``GET`` at :data:`~kestrel_protocol.surface.TRIALS_MINTED_PATH` answers it, signed at the
+build), so the page says how
 many trials each evaluator had minted and when, not only what the proofs' statements
 signed when they were made. Routes (no credential: the board is public):
 

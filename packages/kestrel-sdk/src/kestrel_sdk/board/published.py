@@ -5,23 +5,21 @@ The door serves ``/board/proofs.json``: ``{"kind": "kestrel.board.proofs", "proo
 [{"agent": NAME or null, "proof": PROOF}, …], "sealed": [ID, …], "trialsMinted":
 [ANSWER, …]}``, the proofs in the order of their roots, the scenarios the door seals as
 it serves (sorted) and, for each parent whose trial a published proof is, the door's
-signed count of its trials minted (the answer of ``GET /v1/trials/of/{trialOf}``, in the
-order of ``trialOf``), signed when the door last built its board (a trial minted since
-rebuilds it): the board states each such count, when the door signed it and where anyone
-asks again; a parent the document carries no count of (or one that does not hold under
-the keys) says so on its row. A proof of a scenario the door seals is withheld
-(``"withheld": [{"scenario": ID, "proofs": N}, …]`` says how many, and nothing else of
-them): it carries every frame of a run that traded the window whole, so its length and
-last prices, and its grade's figures tell what the hidden tape did to agents still
-trading it; once the scenario is unsealed it is served as any other. For the same reason
-the board trades no baseline on a sealed scenario. Its ``/board``
-page is :func:`published_board` of that document under the door's own keys (ranked by
-Sharpe, only attested proofs ranked);
-``kestrel board --from URL --trust URL`` downloads the document and the keys and runs
-the same function, so the two pages are the same bytes: nothing on them depends on the
-machine or the clock (a row's source is ``proofs.json#N``, the baseline is traded in a
-throwaway home).
-"""
+signed count of its trials minted (the answer of ``GET`` at
+:data:`~kestrel_protocol.surface.TRIALS_MINTED_PATH`, in the order of ``trialOf``),
+signed when the door last built its board (a trial minted since rebuilds it): the board
+states each such count, when the door signed it and where anyone asks again; a parent
+the document carries no count of (or one that does not hold under the keys) says so on
+its row. A proof of a scenario the door seals is withheld (``"withheld": [{"scenario":
+ID, "proofs": N}, …]`` says how many, and nothing else of them): it carries every frame
+of a run that traded the window whole, so its length and last prices, and its grade's
+figures tell what the hidden tape did to agents still trading it; once the scenario is
+unsealed it is served as any other. For the same reason the board trades no baseline on
+a sealed scenario. Its ``/board`` page is :func:`published_board` of that document under
+the door's own keys (ranked by Sharpe, only attested proofs ranked); ``kestrel board
+--from URL --trust URL`` downloads the document and the keys and runs the same function,
+so the two pages are the same bytes: nothing on them depends on the machine or the clock
+(a row's source is ``proofs.json#N``, the baseline is traded in a throwaway home)."""
 
 from __future__ import annotations
 
