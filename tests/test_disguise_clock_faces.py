@@ -16,23 +16,17 @@ import csv
 import io
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from click.testing import CliRunner
-from kestrel_door import AuditLog, DoorConfig, DoorStore, IssuedTokens, create_door_app
-from kestrel_mcp import create_kestrel_mcp_server
-from kestrel_protocol.surface import ALL_SCOPES
-from kestrel_sdk import create_sdk, local_transport, remote_transport
 from kestrel_sdk.cli import cli
 from kestrel_sdk.scenarios import scenario_from_file
 
+from tests.every_face import Faces
 from tests.exchange_hours import read_sessions, write_exchange_bars
 
 pytestmark = pytest.mark.anyio
 
-BASE = "http://127.0.0.1:8787"
 TWIN = "tape-x5"
 
 
@@ -68,37 +62,25 @@ def _times(text: str) -> list[str]:
 
 
 async def test_no_face_serves_the_sources_clock_on_a_disguise(tmp_path: Path) -> None:
-    served = _disguised_by_the_cli(tmp_path)
-    owner: Any = local_transport(home=tmp_path / "home", catalog_paths=[served])
-    runtime = owner.runtime
-    store = DoorStore(tmp_path / "door.db")
-    tokens = IssuedTokens(store)
-    app = create_door_app(
-        DoorConfig(base_url=BASE),
-        transport_for=lambda p: local_transport(principal=p, runtime=runtime),
-        grant_verifiers=[tokens],
-        audit=AuditLog(store),
-    )
-    token = tokens.issue("alice", list(ALL_SCOPES))[1]
-    auth = {"Authorization": f"Bearer {token}"}
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
-    stdio = create_kestrel_mcp_server(local_transport(runtime=runtime), secrets=False)
-    read = {"jsonrpc": "2.0", "id": 1, "method": "resources/read"}
-    read["params"] = {"uri": f"kestrel://catalog/scenarios/{TWIN}/tape"}
+    every = Faces(tmp_path, [_disguised_by_the_cli(tmp_path)], attested=False)
+    read = {"uri": f"kestrel://catalog/scenarios/{TWIN}/tape"}
     try:
-        door_mcp = (await http.post("/mcp", json=read, headers=auth)).json()
-        stdio_mcp = await stdio.handle(read)
+        door_mcp = (await every.mcp("resources/read", read, stdio_too=False)).json()
+        stdio_mcp = await every.stdio.handle(
+            {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": read}
+        )
         assert stdio_mcp is not None
         faces = {
-            "sdk": await create_sdk(owner).tape(TWIN),
-            "remote sdk": await create_sdk(remote_transport(BASE, token, client=http)).tape(TWIN),
-            "/v1": (await http.get(f"/v1/catalog/scenarios/{TWIN}/tape", headers=auth)).text,
+            "sdk": await every.alice.tape(TWIN),
+            "remote sdk": await every.remote.tape(TWIN),
+            "/v1": (
+                await every.http.get(f"/v1/catalog/scenarios/{TWIN}/tape", headers=every.auth)
+            ).text,
             "stdio mcp": stdio_mcp["result"]["contents"][0]["text"],
             "door /mcp": door_mcp["result"]["contents"][0]["text"],
         }
     finally:
-        await http.aclose()
-        await owner.aclose()
+        await every.aclose()
     assert len(set(faces.values())) == 1
     for face, text in faces.items():
         sessions = read_sessions(_times(text))[1:-1]  # the tape's ends cut theirs
