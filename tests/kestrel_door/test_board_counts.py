@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from click.testing import CliRunner
-from kestrel_door.cli import door_group
 from kestrel_sdk import published_board, published_document
 from kestrel_sdk.board import build_board, render_board
 from kestrel_sdk.cli import cli as kestrel_cli
@@ -37,7 +36,13 @@ from kestrel_sdk.trust import load_trusted_keys
 
 from tests.doors import issue_token, serve_door
 from tests.kestrel_door.test_board_page import _kestrel_in
-from tests.kestrel_door.test_trial_numbers import SCENARIO, _auth, _mint, _predicate, _run
+from tests.kestrel_door.test_trial_numbers import (
+    _auth,
+    _mint,
+    _predicate,
+    _publish_whole_run,
+    _run,
+)
 
 METADATA = "/.well-known/oauth-protected-resource"
 
@@ -213,19 +218,7 @@ def test_a_published_board_states_the_doors_count_as_of_when_on_every_face(
     where to ask again; the rebuild is the door's page byte for byte."""
     with serve_door(tmp_path / "door", principal="evaluator") as door:
         first = _mint(door, "run-1")
-        with httpx.Client(timeout=120, headers=_auth(first["token"])) as http:
-            opened = http.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
-            assert opened.status_code == 200, opened.text
-            sid = opened.json()["sessionId"]
-            done = http.post(
-                f"{door.url}/v1/sessions/{sid}/submit", json={"source": "advance 3000"}
-            )
-            assert done.status_code == 200, done.text
-        published = CliRunner().invoke(
-            door_group,
-            ["--home", str(door.home), "board", "publish", sid, "--public-url", door.url],
-        )
-        assert published.exit_code == 0, published.output
+        _publish_whole_run(door, first["token"])
         before = httpx.get(f"{door.url}/board.json", timeout=120).json()
         _mint(door, "run-2")
         _mint(door, "run-3")

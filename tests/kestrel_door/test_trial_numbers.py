@@ -56,6 +56,21 @@ def _mint(door: Door, name: str) -> dict[str, Any]:
     return minted
 
 
+def _publish_whole_run(door: Door, token: str) -> None:
+    """A session of ``token``'s traded past the tape's end, published on the door's board
+    by ``kestrel-door board publish``."""
+    with httpx.Client(timeout=120, headers=_auth(token)) as http:
+        opened = http.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
+        assert opened.status_code == 200, opened.text
+        sid = opened.json()["sessionId"]
+        done = http.post(f"{door.url}/v1/sessions/{sid}/submit", json={"source": "advance 3000"})
+        assert done.status_code == 200, done.text
+    published = CliRunner().invoke(
+        door_group, ["--home", str(door.home), "board", "publish", sid, "--public-url", door.url]
+    )
+    assert published.exit_code == 0, published.output
+
+
 def _run(door: Door, token: str) -> dict[str, Any]:
     """A short session of the trial's, and its proof as the door serves it (signed)."""
     with httpx.Client(timeout=120, headers=_auth(token)) as http:
@@ -297,19 +312,7 @@ def test_a_trial_session_published_by_the_door_cli_is_signed_as_the_door_serves_
     """``kestrel-door board publish ks_…`` of a trial's session signs its trial facts."""
     with serve_door(tmp_path / "door", principal="evaluator") as door:
         trials = [_mint(door, f"run-{n}") for n in (1, 2)]
-        with httpx.Client(timeout=120, headers=_auth(trials[1]["token"])) as http:
-            opened = http.post(f"{door.url}/v1/sessions", json={"scenario": SCENARIO})
-            assert opened.status_code == 200, opened.text
-            sid = opened.json()["sessionId"]
-            done = http.post(
-                f"{door.url}/v1/sessions/{sid}/submit", json={"source": "advance 3000"}
-            )
-            assert done.status_code == 200, done.text
-        published = CliRunner().invoke(
-            door_group,
-            ["--home", str(door.home), "board", "publish", sid, "--public-url", door.url],
-        )
-        assert published.exit_code == 0, published.output
+        _publish_whole_run(door, trials[1]["token"])
         [item] = httpx.get(f"{door.url}/board/proofs.json", timeout=30).json()["proofs"]
         served = _run(door, trials[0]["token"])  # as the door serves a trial's proof
     signed = _predicate(item["proof"])
